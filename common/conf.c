@@ -1,0 +1,917 @@
+#include "config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <libconfig.h>
+
+#include "conf.h"
+#include "naming.h"
+#include "xmalloc.h"
+
+#define CONF_MAX_SERVERS	256
+
+/* A parse in progress: where errors go. */
+struct conf_ctx {
+	const char	*file;
+	char		*err;
+	size_t		 errlen;
+};
+
+static const char *const transport_names[] = {
+	[TRANSPORT_STDIO] = "stdio",
+	[TRANSPORT_HTTP] = "http",
+	[TRANSPORT_SSE] = "sse",
+	[TRANSPORT_WS] = "ws",
+};
+
+static const char *const isolation_names[] = {
+	[ISOLATION_SHARED] = "shared",
+	[ISOLATION_PER_SESSION] = "per-session",
+};
+
+const char *
+conf_transport_name(enum transport t)
+{
+	return (transport_names[t]);
+}
+
+const char *
+conf_isolation_name(enum isolation i)
+{
+	return (isolation_names[i]);
+}
+
+/* Report an error at a setting's line; always returns -1. */
+static int __attribute__((format(printf, 3, 4)))
+conf_error(struct conf_ctx *ctx, const config_setting_t *s, const char *fmt,
+    ...)
+{
+	va_list		 ap;
+	char		 msg[512];
+	const char	*file = ctx->file;
+	int		 line = 0;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	if (s != NULL) {
+		line = (int)config_setting_source_line(s);
+		if (config_setting_source_file(s) != NULL)
+			file = config_setting_source_file(s);
+	}
+	if (line > 0)
+		snprintf(ctx->err, ctx->errlen, "%s:%d: %s", file, line, msg);
+	else
+		snprintf(ctx->err, ctx->errlen, "%s: %s", file, msg);
+	return (-1);
+}
+
+/* Free a NULL-terminated string vector. */
+static void
+strv_free(char **v)
+{
+	size_t	i;
+
+	if (v == NULL)
+		return;
+	for (i = 0; v[i] != NULL; i++)
+		free(v[i]);
+	free(v);
+}
+
+/* Compare two string vectors. */
+static int
+strv_equal(char *const *a, char *const *b)
+{
+	size_t	i;
+
+	if (a == NULL || b == NULL)
+		return (a == b);
+	for (i = 0; a[i] != NULL && b[i] != NULL; i++) {
+		if (strcmp(a[i], b[i]) != 0)
+			return (0);
+	}
+	return (a[i] == NULL && b[i] == NULL);
+}
+
+/* Read a string setting. */
+static int
+get_string(struct conf_ctx *ctx, const config_setting_t *s, char **out,
+    int allow_empty)
+{
+	const char	*v;
+
+	if (config_setting_type(s) != CONFIG_TYPE_STRING)
+		return (conf_error(ctx, s, "%s must be a string",
+		    config_setting_name(s)));
+	v = config_setting_get_string(s);
+	if (!allow_empty && *v == '\0')
+		return (conf_error(ctx, s, "%s must not be empty",
+		    config_setting_name(s)));
+	free(*out);
+	*out = xstrdup(v);
+	return (0);
+}
+
+/* Read an integer setting within bounds. */
+static int
+get_int(struct conf_ctx *ctx, const config_setting_t *s, long long min,
+    long long max, long long *out)
+{
+	long long	v;
+
+	switch (config_setting_type(s)) {
+	case CONFIG_TYPE_INT:
+		v = config_setting_get_int(s);
+		break;
+	case CONFIG_TYPE_INT64:
+		v = config_setting_get_int64(s);
+		break;
+	default:
+		return (conf_error(ctx, s, "%s must be an integer",
+		    config_setting_name(s)));
+	}
+	if (v < min || v > max)
+		return (conf_error(ctx, s, "%s must be between %lld and %lld",
+		    config_setting_name(s), min, max));
+	*out = v;
+	return (0);
+}
+
+/* Read a duration in seconds. */
+static int
+get_seconds(struct conf_ctx *ctx, const config_setting_t *s, long long min,
+    long long max, unsigned int *out)
+{
+	long long	v;
+
+	if (get_int(ctx, s, min, max, &v) != 0)
+		return (-1);
+	*out = (unsigned int)v;
+	return (0);
+}
+
+/* Read a size in bytes: an integer, or a string with a k, M or G suffix. */
+static int
+get_size(struct conf_ctx *ctx, const config_setting_t *s, size_t min,
+    size_t max, size_t *out)
+{
+	const char		*v;
+	char			*end;
+	unsigned long long	 n;
+
+	if (config_setting_type(s) != CONFIG_TYPE_STRING) {
+		long long	ll;
+
+		if (get_int(ctx, s, (long long)min, (long long)max, &ll) != 0)
+			return (-1);
+		*out = (size_t)ll;
+		return (0);
+	}
+	v = config_setting_get_string(s);
+	errno = 0;
+	n = strtoull(v, &end, 10);
+	if (end == v || errno != 0 || *v == '-')
+		goto bad;
+	switch (*end) {
+	case 'k':
+	case 'K':
+		n *= 1024ULL;
+		end++;
+		break;
+	case 'm':
+	case 'M':
+		n *= 1024ULL * 1024;
+		end++;
+		break;
+	case 'g':
+	case 'G':
+		n *= 1024ULL * 1024 * 1024;
+		end++;
+		break;
+	}
+	if (*end != '\0')
+		goto bad;
+	if (n < min || n > max)
+		return (conf_error(ctx, s, "%s must be between %zu and %zu "
+		    "bytes", config_setting_name(s), min, max));
+	*out = (size_t)n;
+	return (0);
+bad:
+	return (conf_error(ctx, s, "%s: bad size \"%s\" (bytes, or a number "
+	    "with k, M or G)", config_setting_name(s), v));
+}
+
+/* Read an array or list of strings into a NULL-terminated vector. */
+static int
+get_strv(struct conf_ctx *ctx, const config_setting_t *s, int nonempty,
+    char ***out)
+{
+	config_setting_t	*e;
+	char			**v;
+	int			  i, n;
+
+	if (!config_setting_is_array(s) && !config_setting_is_list(s))
+		return (conf_error(ctx, s, "%s must be an array of strings",
+		    config_setting_name(s)));
+	n = config_setting_length(s);
+	if (nonempty && n == 0)
+		return (conf_error(ctx, s, "%s must not be empty",
+		    config_setting_name(s)));
+	v = xcalloc((size_t)n + 1, sizeof *v);
+	for (i = 0; i < n; i++) {
+		e = config_setting_get_elem(s, (unsigned int)i);
+		if (config_setting_type(e) != CONFIG_TYPE_STRING) {
+			strv_free(v);
+			return (conf_error(ctx, e, "%s must contain only "
+			    "strings", config_setting_name(s)));
+		}
+		v[i] = xstrdup(config_setting_get_string(e));
+	}
+	strv_free(*out);
+	*out = v;
+	return (0);
+}
+
+/* Is s a valid environment variable name? */
+static int
+valid_env_name(const char *s)
+{
+	size_t	i;
+
+	if (*s == '\0' || (*s >= '0' && *s <= '9'))
+		return (0);
+	for (i = 0; s[i] != '\0'; i++) {
+		if (!((s[i] >= 'A' && s[i] <= 'Z') ||
+		    (s[i] >= 'a' && s[i] <= 'z') ||
+		    (s[i] >= '0' && s[i] <= '9') || s[i] == '_'))
+			return (0);
+	}
+	return (1);
+}
+
+/* Read an env group: { NAME = "value"; ... }. */
+static int
+get_env(struct conf_ctx *ctx, const config_setting_t *s, char ***out)
+{
+	config_setting_t	*e;
+	char			**v;
+	int			  i, n;
+
+	if (!config_setting_is_group(s))
+		return (conf_error(ctx, s, "env must be a group of "
+		    "NAME = \"value\" settings"));
+	n = config_setting_length(s);
+	v = xcalloc((size_t)n + 1, sizeof *v);
+	for (i = 0; i < n; i++) {
+		e = config_setting_get_elem(s, (unsigned int)i);
+		if (!valid_env_name(config_setting_name(e)) ||
+		    config_setting_type(e) != CONFIG_TYPE_STRING) {
+			strv_free(v);
+			return (conf_error(ctx, e, "env: %s must be a string "
+			    "with a valid variable name",
+			    config_setting_name(e)));
+		}
+		xasprintf(&v[i], "%s=%s", config_setting_name(e),
+		    config_setting_get_string(e));
+	}
+	strv_free(*out);
+	*out = v;
+	return (0);
+}
+
+/* Is s a valid upstream name? */
+static int
+valid_server_name(const char *s)
+{
+	size_t	i;
+
+	for (i = 0; s[i] != '\0'; i++) {
+		if (i >= 48)
+			return (0);
+		if (!((s[i] >= 'A' && s[i] <= 'Z') ||
+		    (s[i] >= 'a' && s[i] <= 'z') ||
+		    (s[i] >= '0' && s[i] <= '9') ||
+		    (i > 0 && (s[i] == '_' || s[i] == '-' || s[i] == '.'))))
+			return (0);
+	}
+	return (i > 0);
+}
+
+/* Look a name up in a table; -1 if absent. */
+static int
+lookup_name(const char *const *names, size_t n, const char *s)
+{
+	size_t	i;
+
+	for (i = 0; i < n; i++) {
+		if (strcmp(names[i], s) == 0)
+			return ((int)i);
+	}
+	return (-1);
+}
+
+/* Check a URL's scheme for a transport. */
+static int
+check_url(struct conf_ctx *ctx, const config_setting_t *s,
+    const struct server_conf *srv)
+{
+	const char	*u = srv->url;
+
+	switch (srv->transport) {
+	case TRANSPORT_HTTP:
+	case TRANSPORT_SSE:
+		if (strncmp(u, "http://", 7) == 0 ||
+		    strncmp(u, "https://", 8) == 0)
+			return (0);
+		return (conf_error(ctx, s, "server %s: url must start with "
+		    "http:// or https://", srv->name));
+	case TRANSPORT_WS:
+		if (strncmp(u, "ws://", 5) == 0 || strncmp(u, "wss://", 6) == 0)
+			return (0);
+		return (conf_error(ctx, s, "server %s: url must start with "
+		    "ws:// or wss://", srv->name));
+	default:
+		return (0);
+	}
+}
+
+/* Read one server group. */
+static int
+parse_server(struct conf_ctx *ctx, const struct conf *conf,
+    const config_setting_t *g, struct server_conf *srv)
+{
+	config_setting_t	*s, *url_s = NULL, *transport_s = NULL;
+	const char		*key;
+	char			*tmp = NULL;
+	int			 i, n, v;
+	int			 have_prefix = 0, have_timeout = 0;
+	int			 have_max = 0;
+
+	memset(srv, 0, sizeof *srv);
+	srv->line = (int)config_setting_source_line(g);
+	srv->init_timeout = 60;
+	if (!config_setting_is_group(g))
+		return (conf_error(ctx, g, "each entry of servers must be a "
+		    "group { name = ...; ... }"));
+	n = config_setting_length(g);
+	for (i = 0; i < n; i++) {
+		s = config_setting_get_elem(g, (unsigned int)i);
+		key = config_setting_name(s);
+		if (strcmp(key, "name") == 0) {
+			if (get_string(ctx, s, &srv->name, 0) != 0)
+				return (-1);
+			if (!valid_server_name(srv->name))
+				return (conf_error(ctx, s, "server name \"%s\" "
+				    "must be 1-48 characters of A-Z a-z 0-9 _ "
+				    "- . starting with a letter or digit",
+				    srv->name));
+		} else if (strcmp(key, "transport") == 0) {
+			if (get_string(ctx, s, &tmp, 0) != 0)
+				return (-1);
+			v = lookup_name(transport_names, 4, tmp);
+			if (v < 0) {
+				conf_error(ctx, s, "unknown transport \"%s\" "
+				    "(stdio, http, sse or ws)", tmp);
+				free(tmp);
+				return (-1);
+			}
+			srv->transport = (enum transport)v;
+			transport_s = s;
+		} else if (strcmp(key, "command") == 0) {
+			if (get_strv(ctx, s, 1, &srv->command) != 0)
+				return (-1);
+			if (*srv->command[0] == '\0')
+				return (conf_error(ctx, s, "command[0] must "
+				    "not be empty"));
+		} else if (strcmp(key, "env") == 0) {
+			if (get_env(ctx, s, &srv->env) != 0)
+				return (-1);
+		} else if (strcmp(key, "cwd") == 0) {
+			if (get_string(ctx, s, &srv->cwd, 0) != 0)
+				return (-1);
+			if (srv->cwd[0] != '/')
+				return (conf_error(ctx, s, "cwd must be an "
+				    "absolute path"));
+		} else if (strcmp(key, "url") == 0) {
+			if (get_string(ctx, s, &srv->url, 0) != 0)
+				return (-1);
+			url_s = s;
+		} else if (strcmp(key, "prefix") == 0) {
+			if (get_string(ctx, s, &srv->prefix, 1) != 0)
+				return (-1);
+			if (!name_valid_prefix(srv->prefix))
+				return (conf_error(ctx, s, "prefix \"%s\" must "
+				    "be at most 32 characters of A-Z a-z 0-9 _ "
+				    "- .", srv->prefix));
+			have_prefix = 1;
+		} else if (strcmp(key, "isolation") == 0) {
+			if (get_string(ctx, s, &tmp, 0) != 0)
+				return (-1);
+			v = lookup_name(isolation_names, 2, tmp);
+			if (v < 0) {
+				conf_error(ctx, s, "unknown isolation \"%s\" "
+				    "(shared or per-session)", tmp);
+				free(tmp);
+				return (-1);
+			}
+			srv->isolation = (enum isolation)v;
+		} else if (strcmp(key, "request_timeout") == 0) {
+			if (get_seconds(ctx, s, 1, 86400,
+			    &srv->request_timeout) != 0)
+				return (-1);
+			have_timeout = 1;
+		} else if (strcmp(key, "init_timeout") == 0) {
+			if (get_seconds(ctx, s, 1, 3600,
+			    &srv->init_timeout) != 0)
+				return (-1);
+		} else if (strcmp(key, "max_message") == 0) {
+			if (get_size(ctx, s, 4096, (size_t)1 << 30,
+			    &srv->max_message) != 0)
+				return (-1);
+			have_max = 1;
+		} else {
+			return (conf_error(ctx, s, "unknown server setting "
+			    "\"%s\"", key));
+		}
+		free(tmp);
+		tmp = NULL;
+	}
+	if (srv->name == NULL)
+		return (conf_error(ctx, g, "server has no name"));
+	if (transport_s == NULL && srv->command == NULL && srv->url != NULL)
+		return (conf_error(ctx, g, "server %s: set transport "
+		    "(http, sse or ws) for a url", srv->name));
+	switch (srv->transport) {
+	case TRANSPORT_STDIO:
+		if (srv->command == NULL)
+			return (conf_error(ctx, g, "server %s: stdio needs a "
+			    "command", srv->name));
+		if (srv->url != NULL)
+			return (conf_error(ctx, url_s, "server %s: url is not "
+			    "used by stdio", srv->name));
+		break;
+	default:
+		if (srv->url == NULL)
+			return (conf_error(ctx, g, "server %s: %s needs a url",
+			    srv->name, transport_names[srv->transport]));
+		if (srv->command != NULL || srv->env != NULL ||
+		    srv->cwd != NULL)
+			return (conf_error(ctx, g, "server %s: command, env "
+			    "and cwd are only for stdio", srv->name));
+		if (check_url(ctx, url_s, srv) != 0)
+			return (-1);
+		break;
+	}
+	if (!have_prefix)
+		xasprintf(&srv->prefix, "%s__", srv->name);
+	if (!have_timeout)
+		srv->request_timeout = conf->request_timeout;
+	if (!have_max)
+		srv->max_message = conf->max_message;
+	return (0);
+}
+
+/* Read the top level. */
+static int
+parse_root(struct conf_ctx *ctx, config_t *cf, struct conf *conf)
+{
+	config_setting_t	*root, *s, *servers = NULL;
+	const char		*key;
+	long long		 ll;
+	int			 i, n, j;
+
+	root = config_root_setting(cf);
+	n = config_setting_length(root);
+	/* Globals first: server defaults depend on them. */
+	for (i = 0; i < n; i++) {
+		s = config_setting_get_elem(root, (unsigned int)i);
+		key = config_setting_name(s);
+		if (strcmp(key, "listen") == 0) {
+			if (get_string(ctx, s, &conf->listen, 0) != 0)
+				return (-1);
+		} else if (strcmp(key, "control") == 0) {
+			if (get_string(ctx, s, &conf->control, 0) != 0)
+				return (-1);
+			if (conf->control[0] != '/')
+				return (conf_error(ctx, s, "control must be an "
+				    "absolute path"));
+		} else if (strcmp(key, "allowed_origins") == 0) {
+			if (get_strv(ctx, s, 0, &conf->allowed_origins) != 0)
+				return (-1);
+		} else if (strcmp(key, "allowed_hosts") == 0) {
+			if (get_strv(ctx, s, 0, &conf->allowed_hosts) != 0)
+				return (-1);
+		} else if (strcmp(key, "max_message") == 0) {
+			if (get_size(ctx, s, 4096, (size_t)1 << 30,
+			    &conf->max_message) != 0)
+				return (-1);
+		} else if (strcmp(key, "max_body") == 0) {
+			if (get_size(ctx, s, 1024, (size_t)1 << 30,
+			    &conf->max_body) != 0)
+				return (-1);
+		} else if (strcmp(key, "max_sessions") == 0) {
+			if (get_int(ctx, s, 1, 1000000, &ll) != 0)
+				return (-1);
+			conf->max_sessions = (unsigned int)ll;
+		} else if (strcmp(key, "max_pending") == 0) {
+			if (get_int(ctx, s, 1, 100000, &ll) != 0)
+				return (-1);
+			conf->max_pending = (unsigned int)ll;
+		} else if (strcmp(key, "session_timeout") == 0) {
+			if (get_seconds(ctx, s, 10, 7 * 86400,
+			    &conf->session_timeout) != 0)
+				return (-1);
+		} else if (strcmp(key, "request_timeout") == 0) {
+			if (get_seconds(ctx, s, 1, 86400,
+			    &conf->request_timeout) != 0)
+				return (-1);
+		} else if (strcmp(key, "servers") == 0) {
+			if (!config_setting_is_list(s))
+				return (conf_error(ctx, s, "servers must be a "
+				    "list: servers = ( { ... }, { ... } );"));
+			servers = s;
+		} else
+			return (conf_error(ctx, s, "unknown setting \"%s\"",
+			    key));
+	}
+	if (servers == NULL)
+		return (0);
+	n = config_setting_length(servers);
+	if (n > CONF_MAX_SERVERS)
+		return (conf_error(ctx, servers, "more than %d servers",
+		    CONF_MAX_SERVERS));
+	conf->servers = xcalloc((size_t)n + 1, sizeof *conf->servers);
+	for (i = 0; i < n; i++) {
+		s = config_setting_get_elem(servers, (unsigned int)i);
+		conf->nservers++;
+		if (parse_server(ctx, conf, s, &conf->servers[i]) != 0)
+			return (-1);
+		for (j = 0; j < i; j++) {
+			if (strcmp(conf->servers[j].name,
+			    conf->servers[i].name) == 0)
+				return (conf_error(ctx, s, "server name \"%s\" "
+				    "already used on line %d",
+				    conf->servers[i].name,
+				    conf->servers[j].line));
+		}
+	}
+	return (0);
+}
+
+/* Make an empty configuration with the defaults. */
+static struct conf *
+conf_new(const char *file)
+{
+	struct conf	*conf;
+
+	conf = xcalloc(1, sizeof *conf);
+	conf->file = xstrdup(file);
+	conf->listen = xstrdup(CONF_DEFAULT_LISTEN);
+	conf->control = xstrdup(CONF_DEFAULT_CONTROL);
+	conf->max_message = 32 * 1024 * 1024;
+	conf->max_body = 8 * 1024 * 1024;
+	conf->max_sessions = 10000;
+	conf->max_pending = 256;
+	conf->session_timeout = 1800;
+	conf->request_timeout = 300;
+	return (conf);
+}
+
+/* Finish a libconfig parse into a configuration. */
+static struct conf *
+conf_finish(config_t *cf, int ok, const char *name, char *err, size_t errlen)
+{
+	struct conf_ctx	 ctx = { name, err, errlen };
+	struct conf	*conf;
+
+	if (!ok) {
+		snprintf(err, errlen, "%s:%d: %s",
+		    config_error_file(cf) != NULL ? config_error_file(cf) :
+		    name, config_error_line(cf), config_error_text(cf));
+		config_destroy(cf);
+		return (NULL);
+	}
+	conf = conf_new(name);
+	if (parse_root(&ctx, cf, conf) != 0) {
+		conf_free(conf);
+		conf = NULL;
+	}
+	config_destroy(cf);
+	return (conf);
+}
+
+struct conf *
+conf_load(const char *file, char *err, size_t errlen)
+{
+	config_t	cf;
+	FILE		*f;
+	int		 ok;
+
+	if ((f = fopen(file, "r")) == NULL) {
+		snprintf(err, errlen, "%s: %s", file, strerror(errno));
+		return (NULL);
+	}
+	fclose(f);
+	config_init(&cf);
+	ok = config_read_file(&cf, file);
+	return (conf_finish(&cf, ok, file, err, errlen));
+}
+
+struct conf *
+conf_parse(const char *text, const char *name, char *err, size_t errlen)
+{
+	config_t	cf;
+	int		ok;
+
+	config_init(&cf);
+	ok = config_read_string(&cf, text);
+	return (conf_finish(&cf, ok, name, err, errlen));
+}
+
+void
+conf_server_free(struct server_conf *srv)
+{
+	if (srv == NULL)
+		return;
+	free(srv->name);
+	strv_free(srv->command);
+	strv_free(srv->env);
+	free(srv->cwd);
+	free(srv->url);
+	free(srv->prefix);
+	memset(srv, 0, sizeof *srv);
+}
+
+void
+conf_free(struct conf *conf)
+{
+	size_t	i;
+
+	if (conf == NULL)
+		return;
+	for (i = 0; i < conf->nservers; i++)
+		conf_server_free(&conf->servers[i]);
+	free(conf->servers);
+	free(conf->file);
+	free(conf->listen);
+	free(conf->control);
+	strv_free(conf->allowed_origins);
+	strv_free(conf->allowed_hosts);
+	free(conf);
+}
+
+/* Print a string literal in libconfig syntax. */
+static void
+print_string(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s != '\0'; s++) {
+		switch (*s) {
+		case '"':
+			fputs("\\\"", f);
+			break;
+		case '\\':
+			fputs("\\\\", f);
+			break;
+		case '\n':
+			fputs("\\n", f);
+			break;
+		case '\t':
+			fputs("\\t", f);
+			break;
+		default:
+			if ((unsigned char)*s < 0x20)
+				fprintf(f, "\\x%02x", (unsigned char)*s);
+			else
+				fputc(*s, f);
+		}
+	}
+	fputc('"', f);
+}
+
+/* Print a string vector as an array. */
+static void
+print_strv(FILE *f, char *const *v)
+{
+	size_t	i;
+
+	fputs("[ ", f);
+	for (i = 0; v[i] != NULL; i++) {
+		if (i > 0)
+			fputs(", ", f);
+		print_string(f, v[i]);
+	}
+	fputs(" ]", f);
+}
+
+void
+conf_print(const struct conf *conf, FILE *f)
+{
+	const struct server_conf	*srv;
+	size_t				 i, j;
+	const char			*eq;
+
+	fprintf(f, "listen = ");
+	print_string(f, conf->listen);
+	fprintf(f, ";\ncontrol = ");
+	print_string(f, conf->control);
+	fprintf(f, ";\n");
+	if (conf->allowed_origins != NULL) {
+		fprintf(f, "allowed_origins = ");
+		print_strv(f, conf->allowed_origins);
+		fprintf(f, ";\n");
+	}
+	if (conf->allowed_hosts != NULL) {
+		fprintf(f, "allowed_hosts = ");
+		print_strv(f, conf->allowed_hosts);
+		fprintf(f, ";\n");
+	}
+	fprintf(f, "max_message = %zu;\nmax_body = %zu;\n", conf->max_message,
+	    conf->max_body);
+	fprintf(f, "max_sessions = %u;\nmax_pending = %u;\n",
+	    conf->max_sessions, conf->max_pending);
+	fprintf(f, "session_timeout = %u;\nrequest_timeout = %u;\n",
+	    conf->session_timeout, conf->request_timeout);
+	fprintf(f, "servers = (");
+	for (i = 0; i < conf->nservers; i++) {
+		srv = &conf->servers[i];
+		fprintf(f, "%s\n  {\n    name = ", i > 0 ? "," : "");
+		print_string(f, srv->name);
+		fprintf(f, ";\n    transport = \"%s\";\n",
+		    transport_names[srv->transport]);
+		if (srv->command != NULL) {
+			fprintf(f, "    command = ");
+			print_strv(f, srv->command);
+			fprintf(f, ";\n");
+		}
+		if (srv->env != NULL) {
+			fprintf(f, "    env = {");
+			for (j = 0; srv->env[j] != NULL; j++) {
+				eq = strchr(srv->env[j], '=');
+				fprintf(f, " %.*s = ", (int)(eq - srv->env[j]),
+				    srv->env[j]);
+				print_string(f, eq + 1);
+				fprintf(f, ";");
+			}
+			fprintf(f, " };\n");
+		}
+		if (srv->cwd != NULL) {
+			fprintf(f, "    cwd = ");
+			print_string(f, srv->cwd);
+			fprintf(f, ";\n");
+		}
+		if (srv->url != NULL) {
+			fprintf(f, "    url = ");
+			print_string(f, srv->url);
+			fprintf(f, ";\n");
+		}
+		fprintf(f, "    prefix = ");
+		print_string(f, srv->prefix);
+		fprintf(f, ";\n    isolation = \"%s\";\n",
+		    isolation_names[srv->isolation]);
+		fprintf(f, "    request_timeout = %u;\n    init_timeout = %u;\n",
+		    srv->request_timeout, srv->init_timeout);
+		fprintf(f, "    max_message = %zu;\n  }", srv->max_message);
+	}
+	fprintf(f, "%s);\n", conf->nservers > 0 ? "\n" : " ");
+}
+
+/* Convert a string vector to a JSON array. */
+static json_t *
+strv_to_json(char *const *v)
+{
+	json_t	*a = json_array();
+	size_t	 i;
+
+	for (i = 0; v[i] != NULL; i++)
+		json_array_append_new(a, json_string(v[i]));
+	return (a);
+}
+
+json_t *
+conf_server_to_json(const struct server_conf *srv)
+{
+	json_t	*o;
+
+	o = json_pack("{s:s, s:s, s:s, s:s, s:I, s:I, s:I}",
+	    "name", srv->name,
+	    "transport", transport_names[srv->transport],
+	    "prefix", srv->prefix,
+	    "isolation", isolation_names[srv->isolation],
+	    "request_timeout", (json_int_t)srv->request_timeout,
+	    "init_timeout", (json_int_t)srv->init_timeout,
+	    "max_message", (json_int_t)srv->max_message);
+	if (o == NULL)
+		return (NULL);
+	if (srv->command != NULL)
+		json_object_set_new(o, "command", strv_to_json(srv->command));
+	if (srv->env != NULL)
+		json_object_set_new(o, "env", strv_to_json(srv->env));
+	if (srv->cwd != NULL)
+		json_object_set_new(o, "cwd", json_string(srv->cwd));
+	if (srv->url != NULL)
+		json_object_set_new(o, "url", json_string(srv->url));
+	return (o);
+}
+
+/* Read a JSON array of strings into a vector. */
+static int
+json_to_strv(const json_t *a, char ***out)
+{
+	size_t	 i;
+	json_t	*e;
+
+	if (a == NULL)
+		return (0);
+	if (!json_is_array(a))
+		return (-1);
+	*out = xcalloc(json_array_size(a) + 1, sizeof **out);
+	json_array_foreach(a, i, e) {
+		if (!json_is_string(e))
+			return (-1);
+		(*out)[i] = xstrdup(json_string_value(e));
+	}
+	return (0);
+}
+
+struct server_conf *
+conf_server_from_json(const json_t *o, char *err, size_t errlen)
+{
+	struct server_conf	*srv;
+	const char		*name, *transport, *prefix, *isolation;
+	json_int_t		 rt, it, mm;
+	json_error_t		 jerr;
+	int			 t, iso;
+
+	if (json_unpack_ex((json_t *)o, &jerr, 0,
+	    "{s:s, s:s, s:s, s:s, s:I, s:I, s:I}",
+	    "name", &name, "transport", &transport, "prefix", &prefix,
+	    "isolation", &isolation, "request_timeout", &rt,
+	    "init_timeout", &it, "max_message", &mm) != 0) {
+		snprintf(err, errlen, "bad server configuration: %s",
+		    jerr.text);
+		return (NULL);
+	}
+	t = lookup_name(transport_names, 4, transport);
+	iso = lookup_name(isolation_names, 2, isolation);
+	if (t < 0 || iso < 0 || rt <= 0 || it <= 0 || mm <= 0) {
+		snprintf(err, errlen, "bad server configuration values");
+		return (NULL);
+	}
+	srv = xcalloc(1, sizeof *srv);
+	srv->name = xstrdup(name);
+	srv->transport = (enum transport)t;
+	srv->prefix = xstrdup(prefix);
+	srv->isolation = (enum isolation)iso;
+	srv->request_timeout = (unsigned int)rt;
+	srv->init_timeout = (unsigned int)it;
+	srv->max_message = (size_t)mm;
+	if (json_to_strv(json_object_get(o, "command"), &srv->command) != 0 ||
+	    json_to_strv(json_object_get(o, "env"), &srv->env) != 0)
+		goto bad;
+	if (json_is_string(json_object_get(o, "cwd")))
+		srv->cwd = xstrdup(json_string_value(json_object_get(o,
+		    "cwd")));
+	if (json_is_string(json_object_get(o, "url")))
+		srv->url = xstrdup(json_string_value(json_object_get(o,
+		    "url")));
+	if (srv->transport == TRANSPORT_STDIO ? srv->command == NULL :
+	    srv->url == NULL)
+		goto bad;
+	return (srv);
+bad:
+	snprintf(err, errlen, "bad server configuration: command or url");
+	conf_server_free(srv);
+	free(srv);
+	return (NULL);
+}
+
+/* Compare two optional strings. */
+static int
+str_equal(const char *a, const char *b)
+{
+	if (a == NULL || b == NULL)
+		return (a == b);
+	return (strcmp(a, b) == 0);
+}
+
+int
+conf_server_equal(const struct server_conf *a, const struct server_conf *b)
+{
+	return (str_equal(a->name, b->name) &&
+	    a->transport == b->transport &&
+	    strv_equal(a->command, b->command) &&
+	    strv_equal(a->env, b->env) &&
+	    str_equal(a->cwd, b->cwd) &&
+	    str_equal(a->url, b->url) &&
+	    str_equal(a->prefix, b->prefix) &&
+	    a->isolation == b->isolation &&
+	    a->request_timeout == b->request_timeout &&
+	    a->init_timeout == b->init_timeout &&
+	    a->max_message == b->max_message);
+}

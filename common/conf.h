@@ -1,0 +1,85 @@
+/*
+ * Configuration: the libconfig file read into plain structures, checked
+ * strictly (unknown keys and bad values are errors reported as
+ * "file:line: message"), printed normalised for -nv, and the per-upstream
+ * part converted to and from JSON for the worker's MSG_CONFIG frame.
+ */
+#ifndef MCPS_CONF_H
+#define MCPS_CONF_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include <jansson.h>
+
+#define CONF_DEFAULT_LISTEN		"127.0.0.1:8931"
+#define CONF_DEFAULT_CONTROL		"/run/mcp-supervisord/control.sock"
+
+enum transport {
+	TRANSPORT_STDIO = 0,
+	TRANSPORT_HTTP,
+	TRANSPORT_SSE,
+	TRANSPORT_WS
+};
+
+enum isolation {
+	ISOLATION_SHARED = 0,
+	ISOLATION_PER_SESSION
+};
+
+/* One upstream; every string is owned. */
+struct server_conf {
+	char		 *name;
+	enum transport	  transport;
+	char		**command;	/* NULL-terminated argv (stdio) */
+	char		**env;		/* NULL-terminated "NAME=value" */
+	char		 *cwd;
+	char		 *url;		/* http, sse, ws */
+	char		 *prefix;	/* exposed-name prefix, "" for none */
+	enum isolation	  isolation;
+	unsigned int	  request_timeout;	/* seconds */
+	unsigned int	  init_timeout;		/* seconds */
+	size_t		  max_message;		/* bytes, one message */
+	int		  line;			/* where it was defined */
+};
+
+/* The whole configuration; every string is owned. */
+struct conf {
+	char			 *file;
+	char			 *listen;
+	char			 *control;
+	char			**allowed_origins;	/* NULL: loopback only */
+	char			**allowed_hosts;	/* NULL: see conf.c */
+	size_t			  max_message;
+	size_t			  max_body;
+	unsigned int		  max_sessions;
+	unsigned int		  max_pending;		/* per session */
+	unsigned int		  session_timeout;	/* seconds idle */
+	unsigned int		  request_timeout;	/* default, seconds */
+	struct server_conf	 *servers;
+	size_t			  nservers;
+};
+
+/* Read a file; on error returns NULL and writes "file:line: msg" to err. */
+struct conf	*conf_load(const char *file, char *err, size_t errlen);
+/* Parse from a string (for tests and fuzzing); name is used in errors. */
+struct conf	*conf_parse(const char *text, const char *name, char *err,
+		    size_t errlen);
+void		 conf_free(struct conf *);
+/* Print normalised, in the file's own syntax. */
+void		 conf_print(const struct conf *, FILE *);
+
+const char	*conf_transport_name(enum transport);
+const char	*conf_isolation_name(enum isolation);
+
+/* Convert one upstream's configuration to JSON (a new reference). */
+json_t		*conf_server_to_json(const struct server_conf *);
+/* And back; NULL with err set if the JSON is not a valid configuration. */
+struct server_conf *conf_server_from_json(const json_t *, char *err,
+		    size_t errlen);
+void		 conf_server_free(struct server_conf *);
+/* Are two upstream configurations the same? */
+int		 conf_server_equal(const struct server_conf *,
+		    const struct server_conf *);
+
+#endif

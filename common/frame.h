@@ -1,0 +1,101 @@
+/*
+ * Frames: the unit of every internal channel (supervisor <-> worker,
+ * supervisor <-> mcpctl).  A frame is a fixed 16-byte header in network
+ * byte order followed by a payload, which is JSON for every type:
+ *
+ *	u32 length	payload bytes, checked against a maximum before
+ *			the payload is read
+ *	u16 type	enum msg_type
+ *	u16 flags	must be zero (reserved)
+ *	u32 session	supervisor's client session number, 0 for none
+ *	u32 tag		request tag (supervisor's pending request number,
+ *			or the worker's upstream-request number), 0 for none
+ *
+ * The session and tag let the supervisor route a result to the right
+ * client stream without parsing the payload.
+ */
+#ifndef MCPS_FRAME_H
+#define MCPS_FRAME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+struct evbuffer;
+
+#define FRAME_HDR_LEN		16
+#define FRAME_PROTOCOL_VERSION	1
+
+/* Every message type of every channel.  Never renumber; append only. */
+enum msg_type {
+	MSG_HELLO = 1,		/* worker: started {version, pid} */
+	MSG_CONFIG = 2,		/* supervisor: upstream configuration */
+	MSG_STATUS = 3,		/* worker: state change {state, pid, error} */
+	MSG_CATALOG = 4,	/* worker: upstream catalog */
+	MSG_REQUEST = 5,	/* supervisor: client request for upstream */
+	MSG_RESPONSE = 6,	/* worker: response to MSG_REQUEST */
+	MSG_FAIL = 7,		/* worker: MSG_REQUEST failed {code, message} */
+	MSG_CANCEL = 8,		/* supervisor: client cancelled a request */
+	MSG_CLIENT_NOTIFY = 9,	/* supervisor: client notification */
+	MSG_NOTIFY = 10,	/* worker: upstream notification */
+	MSG_UP_REQUEST = 11,	/* worker: upstream-initiated request */
+	MSG_UP_RESPONSE = 12,	/* supervisor: answer to MSG_UP_REQUEST */
+	MSG_SESSION_OPEN = 13,	/* supervisor: client session begins */
+	MSG_SESSION_CLOSE = 14,	/* supervisor: client session ended */
+	MSG_SHUTDOWN = 15,	/* supervisor: stop the upstream and exit */
+	MSG_CTL_REQUEST = 64,	/* mcpctl: command */
+	MSG_CTL_REPLY = 65,	/* supervisor: command result */
+};
+
+struct frame_hdr {
+	uint32_t	len;
+	uint16_t	type;
+	uint16_t	flags;
+	uint32_t	session;
+	uint32_t	tag;
+};
+
+enum frame_result {
+	FRAME_NEED = 0,		/* not a whole frame yet */
+	FRAME_OK = 1,		/* a whole frame is present */
+	FRAME_BAD = -1		/* the stream is corrupt */
+};
+
+/* Return the name of a message type for logs, or NULL if unknown. */
+const char	*msg_type_name(uint16_t);
+
+void	frame_hdr_encode(const struct frame_hdr *, unsigned char *);
+void	frame_hdr_decode(const unsigned char *, struct frame_hdr *);
+
+/*
+ * Decode the frame at the start of buf.  On FRAME_OK, hdr is filled and the
+ * whole frame (FRAME_HDR_LEN + hdr->len bytes) is present.  The header is
+ * checked (length against max, known type, zero flags) as soon as its 16
+ * bytes are present, before any of the payload.  *why is set on FRAME_BAD.
+ */
+enum frame_result frame_decode(const void *buf, size_t len, size_t max,
+	    struct frame_hdr *hdr, const char **why);
+
+/* The same on an evbuffer; the frame stays in the buffer. */
+enum frame_result frame_peek(struct evbuffer *, size_t max,
+	    struct frame_hdr *, const char **why);
+
+/* Append a frame with a payload copied from data. */
+void	frame_add(struct evbuffer *, uint16_t type, uint32_t session,
+	    uint32_t tag, const void *data, size_t len);
+/* Append a frame whose payload is all of src (moved, src is left empty). */
+void	frame_add_buffer(struct evbuffer *, uint16_t type, uint32_t session,
+	    uint32_t tag, struct evbuffer *src);
+/* Append a frame whose payload is a JSON value (borrowed). */
+void	frame_add_json(struct evbuffer *, uint16_t type, uint32_t session,
+	    uint32_t tag, const json_t *);
+
+/*
+ * Remove a whole frame (after FRAME_OK) and parse its payload as a JSON
+ * object.  Returns a new reference, or NULL with *why set.
+ */
+json_t	*frame_take_json(struct evbuffer *, const struct frame_hdr *,
+	    const char **why);
+
+#endif

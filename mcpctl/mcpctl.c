@@ -1,0 +1,249 @@
+/*
+ * mcpctl: control a running mcp-supervisord over its control socket.  It
+ * sends one MSG_CTL_REQUEST frame and prints the MSG_CTL_REPLY.
+ */
+#include "config.h"
+
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "conf.h"
+#include "frame.h"
+
+#define MCPCTL_MAX_REPLY	(16 * 1024 * 1024)
+#define MCPCTL_TIMEOUT_MS	10000
+
+static __attribute__((noreturn)) void
+usage(void)
+{
+	fprintf(stderr, "usage: mcpctl [-j] [-s socket] command\n"
+	    "commands:\n"
+	    "  status        show every upstream and the gateway\n");
+	exit(2);
+}
+
+/* Read exactly len bytes, waiting at most the timeout overall. */
+static int
+read_full(int fd, void *buf, size_t len)
+{
+	struct pollfd	 pfd = { fd, POLLIN, 0 };
+	unsigned char	*p = buf;
+	ssize_t		 n;
+
+	while (len > 0) {
+		if (poll(&pfd, 1, MCPCTL_TIMEOUT_MS) <= 0) {
+			errno = ETIMEDOUT;
+			return (-1);
+		}
+		n = read(fd, p, len);
+		if (n == 0) {
+			errno = ECONNRESET;
+			return (-1);
+		}
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return (-1);
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return (0);
+}
+
+/* Send a command and return the reply. */
+static json_t *
+command(const char *path, json_t *req)
+{
+	struct sockaddr_un	 sun;
+	struct frame_hdr	 hdr;
+	unsigned char		 raw[FRAME_HDR_LEN];
+	char			*body, *payload;
+	const char		*why;
+	json_t			*reply;
+	json_error_t		 jerr;
+	int			 fd;
+	size_t			 len, off;
+	ssize_t			 n;
+
+	memset(&sun, 0, sizeof sun);
+	sun.sun_family = AF_UNIX;
+	if (strlen(path) >= sizeof sun.sun_path) {
+		fprintf(stderr, "mcpctl: socket path too long\n");
+		exit(1);
+	}
+	strcpy(sun.sun_path, path);
+	if ((fd = socket(AF_UNIX, SOCK_STREAM, 0)) == -1 ||
+	    connect(fd, (struct sockaddr *)&sun, sizeof sun) != 0) {
+		fprintf(stderr, "mcpctl: %s: %s (is mcp-supervisord "
+		    "running?)\n", path, strerror(errno));
+		exit(1);
+	}
+	body = json_dumps(req, JSON_COMPACT);
+	len = strlen(body);
+	hdr.len = (uint32_t)len;
+	hdr.type = MSG_CTL_REQUEST;
+	hdr.flags = 0;
+	hdr.session = 0;
+	hdr.tag = 0;
+	frame_hdr_encode(&hdr, raw);
+	payload = malloc(FRAME_HDR_LEN + len);
+	if (payload == NULL) {
+		perror("mcpctl");
+		exit(1);
+	}
+	memcpy(payload, raw, FRAME_HDR_LEN);
+	memcpy(payload + FRAME_HDR_LEN, body, len);
+	free(body);
+	for (off = 0; off < FRAME_HDR_LEN + len; off += (size_t)n) {
+		n = write(fd, payload + off, FRAME_HDR_LEN + len - off);
+		if (n < 0) {
+			if (errno == EINTR) {
+				n = 0;
+				continue;
+			}
+			fprintf(stderr, "mcpctl: write: %s\n",
+			    strerror(errno));
+			exit(1);
+		}
+	}
+	free(payload);
+
+	if (read_full(fd, raw, sizeof raw) != 0) {
+		fprintf(stderr, "mcpctl: no reply: %s\n", strerror(errno));
+		exit(1);
+	}
+	if (frame_decode(raw, sizeof raw, MCPCTL_MAX_REPLY, &hdr,
+	    &why) == FRAME_BAD || hdr.type != MSG_CTL_REPLY) {
+		fprintf(stderr, "mcpctl: bad reply\n");
+		exit(1);
+	}
+	body = malloc(hdr.len + 1);
+	if (body == NULL || read_full(fd, body, hdr.len) != 0) {
+		fprintf(stderr, "mcpctl: short reply\n");
+		exit(1);
+	}
+	close(fd);
+	reply = json_loadb(body, hdr.len, 0, &jerr);
+	free(body);
+	if (reply == NULL) {
+		fprintf(stderr, "mcpctl: bad reply: %s\n", jerr.text);
+		exit(1);
+	}
+	return (reply);
+}
+
+/* Print an integer field, or "-" when it is negative or absent. */
+static void
+print_int(json_t *o, const char *key, int width)
+{
+	json_t	*v = json_object_get(o, key);
+
+	if (json_is_integer(v) && json_integer_value(v) >= 0)
+		printf("%-*lld", width, (long long)json_integer_value(v));
+	else
+		printf("%-*s", width, "-");
+}
+
+/* Print the status reply as a table. */
+static void
+print_status(json_t *reply)
+{
+	json_t		*ups, *up, *cols, *c;
+	size_t		 i;
+	const char	*err;
+
+	printf("mcp-supervisord %s, pid %lld, listening on %s, %lld "
+	    "sessions\n\n",
+	    json_string_value(json_object_get(reply, "version")),
+	    (long long)json_integer_value(json_object_get(reply, "pid")),
+	    json_string_value(json_object_get(reply, "listen")),
+	    (long long)json_integer_value(json_object_get(reply,
+	    "sessions")));
+	printf("%-16s %-9s %-9s %-8s %-8s %-6s %-6s %-9s %-7s %s\n", "NAME",
+	    "TRANSPORT", "STATE", "PID", "UPSTREAM", "RESTS", "TOOLS",
+	    "RESOURCES", "PROMPTS", "LAST ERROR");
+	ups = json_object_get(reply, "upstreams");
+	json_array_foreach(ups, i, up) {
+		printf("%-16s %-9s %-9s ",
+		    json_string_value(json_object_get(up, "name")),
+		    json_string_value(json_object_get(up, "transport")),
+		    json_string_value(json_object_get(up, "state")));
+		print_int(up, "pid", 9);
+		print_int(up, "upstream_pid", 9);
+		print_int(up, "restarts", 7);
+		print_int(up, "tools", 7);
+		print_int(up, "resources", 10);
+		print_int(up, "prompts", 8);
+		err = json_string_value(json_object_get(up, "last_error"));
+		printf("%s\n", err != NULL ? err : "-");
+	}
+	cols = json_object_get(reply, "collisions");
+	if (json_array_size(cols) > 0) {
+		printf("\ncollisions (the later upstream's item is not "
+		    "exposed):\n");
+		json_array_foreach(cols, i, c) {
+			printf("  %s %s: kept from %s, dropped from %s\n",
+			    json_string_value(json_object_get(c, "kind")),
+			    json_string_value(json_object_get(c, "name")),
+			    json_string_value(json_object_get(c, "kept")),
+			    json_string_value(json_object_get(c, "dropped")));
+		}
+	}
+}
+
+int
+main(int argc, char **argv)
+{
+	const char	*path = CONF_DEFAULT_CONTROL, *env;
+	json_t		*req, *reply;
+	char		*text;
+	int		 ch, raw = 0, ok;
+
+	if ((env = getenv("MCPCTL_SOCKET")) != NULL && *env != '\0')
+		path = env;
+	while ((ch = getopt(argc, argv, "js:")) != -1) {
+		switch (ch) {
+		case 'j':
+			raw = 1;
+			break;
+		case 's':
+			path = optarg;
+			break;
+		default:
+			usage();
+		}
+	}
+	argc -= optind;
+	argv += optind;
+	if (argc < 1)
+		usage();
+	if (strcmp(argv[0], "status") == 0 && argc == 1)
+		req = json_pack("{s:s}", "command", "status");
+	else
+		usage();
+
+	reply = command(path, req);
+	json_decref(req);
+	ok = json_is_true(json_object_get(reply, "ok"));
+	if (raw) {
+		text = json_dumps(reply, JSON_INDENT(2));
+		printf("%s\n", text);
+		free(text);
+	} else if (!ok)
+		fprintf(stderr, "mcpctl: %s\n",
+		    json_string_value(json_object_get(reply, "error")));
+	else
+		print_status(reply);
+	json_decref(reply);
+	return (ok ? 0 : 1);
+}

@@ -1,0 +1,205 @@
+#include "config.h"
+
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/listener.h>
+
+#include "log.h"
+#include "supervisor.h"
+#include "xmalloc.h"
+
+#define CONTROL_MAX_FRAME	65536
+#define CONTROL_MAX_CLIENTS	64
+
+static struct evconnlistener	*control_lev;
+static char			*control_path;
+static unsigned int		 control_clients;
+
+/* Reply to a control command. */
+static void
+control_reply(struct bufferevent *bev, json_t *reply)
+{
+	frame_add_json(bufferevent_get_output(bev), MSG_CTL_REPLY, 0, 0,
+	    reply);
+	json_decref(reply);
+}
+
+/* Build the status reply. */
+static json_t *
+control_status(void)
+{
+	json_t	*ups;
+	size_t	 i;
+
+	ups = json_array();
+	for (i = 0; i < nupstreams; i++)
+		json_array_append_new(ups, upstream_status_json(upstreams[i]));
+	return (json_pack("{s:b, s:s, s:I, s:s, s:I, s:I, s:o, s:o}",
+	    "ok", 1, "version", PACKAGE_VERSION,
+	    "pid", (json_int_t)getpid(), "listen", conf->listen,
+	    "sessions", (json_int_t)session_count(),
+	    "connections", (json_int_t)http_conn_count(),
+	    "upstreams", ups, "collisions", catalog_collisions()));
+}
+
+/* Run one command. */
+static json_t *
+control_command(json_t *req)
+{
+	const char	*cmd;
+
+	if (json_unpack(req, "{s:s}", "command", &cmd) != 0)
+		return (json_pack("{s:b, s:s}", "ok", 0, "error",
+		    "request has no command"));
+	if (strcmp(cmd, "status") == 0)
+		return (control_status());
+	return (json_pack("{s:b, s:s+}", "ok", 0, "error", "unknown command: ",
+	    cmd));
+}
+
+/* Close a control connection. */
+static void
+control_close_client(struct bufferevent *bev)
+{
+	bufferevent_free(bev);
+	control_clients--;
+}
+
+static void
+control_read_cb(struct bufferevent *bev, void *arg)
+{
+	struct evbuffer		*in = bufferevent_get_input(bev);
+	struct frame_hdr	 hdr;
+	const char		*why;
+	json_t			*req;
+
+	for (;;) {
+		switch (frame_peek(in, CONTROL_MAX_FRAME, &hdr, &why)) {
+		case FRAME_NEED:
+			return;
+		case FRAME_BAD:
+			log_warnx("control: bad frame: %s", why);
+			control_close_client(bev);
+			return;
+		case FRAME_OK:
+			break;
+		}
+		if (hdr.type != MSG_CTL_REQUEST ||
+		    (req = frame_take_json(in, &hdr, &why)) == NULL) {
+			log_warnx("control: bad request");
+			control_close_client(bev);
+			return;
+		}
+		control_reply(bev, control_command(req));
+		json_decref(req);
+	}
+}
+
+static void
+control_event_cb(struct bufferevent *bev, short events, void *arg)
+{
+	control_close_client(bev);
+}
+
+static void
+control_accept_cb(struct evconnlistener *lev, evutil_socket_t fd,
+    struct sockaddr *sa, int salen, void *arg)
+{
+	struct bufferevent	*bev;
+	struct timeval		 tv = { 30, 0 };
+
+	if (control_clients >= CONTROL_MAX_CLIENTS) {
+		close(fd);
+		return;
+	}
+	bev = bufferevent_socket_new(base, fd, BEV_OPT_CLOSE_ON_FREE);
+	if (bev == NULL) {
+		close(fd);
+		return;
+	}
+	control_clients++;
+	bufferevent_setcb(bev, control_read_cb, NULL, control_event_cb, NULL);
+	bufferevent_set_timeouts(bev, &tv, &tv);
+	bufferevent_enable(bev, EV_READ | EV_WRITE);
+}
+
+/* Create the parent directory of the socket if it is missing. */
+static void
+control_mkdir(const char *path)
+{
+	char	*dir, *slash;
+
+	dir = xstrdup(path);
+	if ((slash = strrchr(dir, '/')) != NULL && slash != dir) {
+		*slash = '\0';
+		if (mkdir(dir, 0755) != 0 && errno != EEXIST)
+			log_warn("mkdir %s", dir);
+	}
+	free(dir);
+}
+
+/* Listen on the control socket. */
+int
+control_listen(const char *path)
+{
+	struct sockaddr_un	sun;
+	mode_t			old;
+	int			fd;
+
+	memset(&sun, 0, sizeof sun);
+	sun.sun_family = AF_UNIX;
+	if (strlen(path) >= sizeof sun.sun_path) {
+		log_warnx("control socket path too long: %s", path);
+		return (-1);
+	}
+	strcpy(sun.sun_path, path);
+	control_mkdir(path);
+
+	/* A socket that answers belongs to a running daemon. */
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) != -1) {
+		if (connect(fd, (struct sockaddr *)&sun, sizeof sun) == 0) {
+			close(fd);
+			log_warnx("control socket %s is in use: is "
+			    "mcp-supervisord already running?", path);
+			return (-1);
+		}
+		close(fd);
+	}
+	if (unlink(path) != 0 && errno != ENOENT) {
+		log_warn("unlink %s", path);
+		return (-1);
+	}
+	old = umask(0117);
+	control_lev = evconnlistener_new_bind(base, control_accept_cb, NULL,
+	    LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, 16,
+	    (struct sockaddr *)&sun, sizeof sun);
+	umask(old);
+	if (control_lev == NULL) {
+		log_warn("control socket %s", path);
+		return (-1);
+	}
+	control_path = xstrdup(path);
+	return (0);
+}
+
+void
+control_close(void)
+{
+	if (control_lev == NULL)
+		return;
+	evconnlistener_free(control_lev);
+	control_lev = NULL;
+	unlink(control_path);
+	free(control_path);
+	control_path = NULL;
+}

@@ -1,0 +1,629 @@
+#include "config.h"
+
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <arpa/inet.h>
+
+#include <errno.h>
+#include <netdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+#include <event2/listener.h>
+
+#include "http_parse.h"
+#include "log.h"
+#include "supervisor.h"
+#include "xmalloc.h"
+
+#define HTTP_MAX_HEAD		16384
+#define HTTP_HEAD_TIMEOUT	30	/* seconds to send a request */
+#define HTTP_IDLE_TIMEOUT	120	/* seconds idle between requests */
+#define HTTP_WRITE_TIMEOUT	60	/* seconds without write progress */
+#define HTTP_MAX_UNREAD		65536	/* input held while busy */
+
+enum http_state {
+	HC_HEAD = 0,		/* reading a request head */
+	HC_BODY,		/* reading its body */
+	HC_HANDLING,		/* the handler owes a response */
+	HC_STREAMING,		/* a chunked response is under way */
+	HC_CLOSING		/* flushing, then closing */
+};
+
+/* One client connection; owned by the connection list. */
+struct http_conn {
+	struct bufferevent	*bev;
+	enum http_state		 state;
+	http_handler		 handler;
+	char			*headbuf;	/* the head's bytes */
+	char			*method;
+	char			*path;
+	struct http_request	 req;
+	enum http_body		 framing;
+	uint64_t		 remaining;
+	struct http_chunked	 chunked;
+	int			 keepalive;
+	int			 too_big;	/* body over max_body */
+	struct stream		*stream;	/* borrowed */
+	char			 peer[64];
+	TAILQ_ENTRY(http_conn)	 entry;
+};
+
+struct http_listener {
+	struct evconnlistener		*lev;
+	http_handler			 handler;
+	TAILQ_ENTRY(http_listener)	 entry;
+};
+
+static TAILQ_HEAD(, http_conn)	conns = TAILQ_HEAD_INITIALIZER(conns);
+static TAILQ_HEAD(, http_listener) listeners =
+    TAILQ_HEAD_INITIALIZER(listeners);
+static unsigned int		nconns;
+static unsigned int		max_conns;
+
+static void	http_read_cb(struct bufferevent *, void *);
+static void	http_write_cb(struct bufferevent *, void *);
+static void	http_event_cb(struct bufferevent *, short, void *);
+static void	http_conn_free(struct http_conn *);
+static void	http_next(struct http_conn *);
+
+unsigned int
+http_conn_count(void)
+{
+	return (nconns);
+}
+
+/* Set the read and write timeouts for the connection's state. */
+static void
+http_timeouts(struct http_conn *c, int read_seconds)
+{
+	struct timeval	rtv = { read_seconds, 0 };
+	struct timeval	wtv = { HTTP_WRITE_TIMEOUT, 0 };
+
+	bufferevent_set_timeouts(c->bev, read_seconds > 0 ? &rtv : NULL,
+	    &wtv);
+}
+
+/* Reset per-request state. */
+static void
+http_reset(struct http_conn *c)
+{
+	free(c->headbuf);
+	free(c->method);
+	free(c->path);
+	c->headbuf = c->method = c->path = NULL;
+	if (c->req.body != NULL)
+		evbuffer_free(c->req.body);
+	memset(&c->req, 0, sizeof c->req);
+	c->framing = HTTP_BODY_NONE;
+	c->remaining = 0;
+	c->too_big = 0;
+	c->stream = NULL;
+}
+
+/* Accept a connection. */
+static void
+http_accept_cb(struct evconnlistener *lev, evutil_socket_t fd,
+    struct sockaddr *sa, int salen, void *arg)
+{
+	struct http_listener	*l = arg;
+	struct http_conn	*c;
+	static const char	 busy[] = "HTTP/1.1 503 Service Unavailable\r\n"
+	    "Content-Length: 0\r\nConnection: close\r\nRetry-After: 1\r\n\r\n";
+	int			 one = 1;
+
+	if (nconns >= max_conns) {
+		log_warnx("http: %u connections, refusing more", nconns);
+		if (write(fd, busy, sizeof busy - 1) < 0)
+			log_debug("http: write 503: %s", strerror(errno));
+		close(fd);
+		return;
+	}
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+	c = xcalloc(1, sizeof *c);
+	c->handler = l->handler;
+	if (sa->sa_family == AF_INET) {
+		struct sockaddr_in *sin = (struct sockaddr_in *)sa;
+
+		inet_ntop(AF_INET, &sin->sin_addr, c->peer, sizeof c->peer);
+	} else if (sa->sa_family == AF_INET6) {
+		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)sa;
+
+		inet_ntop(AF_INET6, &sin6->sin6_addr, c->peer,
+		    sizeof c->peer);
+	}
+	c->bev = bufferevent_socket_new(base, fd, BEV_OPT_CLOSE_ON_FREE);
+	if (c->bev == NULL) {
+		close(fd);
+		free(c);
+		return;
+	}
+	bufferevent_setcb(c->bev, http_read_cb, http_write_cb, http_event_cb,
+	    c);
+	bufferevent_enable(c->bev, EV_READ | EV_WRITE);
+	http_timeouts(c, HTTP_HEAD_TIMEOUT);
+	TAILQ_INSERT_TAIL(&conns, c, entry);
+	nconns++;
+}
+
+/* Report a listener error (e.g. out of descriptors) and carry on. */
+static void
+http_accept_error_cb(struct evconnlistener *lev, void *arg)
+{
+	log_warn("http: accept");
+}
+
+/* Split "host:port" or "[v6]:port". */
+static int
+split_hostport(const char *addr, char *host, size_t hostlen, char *port,
+    size_t portlen)
+{
+	const char	*colon, *h = addr;
+	size_t		 len;
+
+	if (*addr == '[') {
+		colon = strstr(addr, "]:");
+		if (colon == NULL)
+			return (-1);
+		h = addr + 1;
+		len = (size_t)(colon - h);
+		colon++;
+	} else {
+		colon = strrchr(addr, ':');
+		if (colon == NULL)
+			return (-1);
+		len = (size_t)(colon - addr);
+	}
+	if (len == 0 || len >= hostlen || strlen(colon + 1) == 0 ||
+	    strlen(colon + 1) >= portlen)
+		return (-1);
+	memcpy(host, h, len);
+	host[len] = '\0';
+	strcpy(port, colon + 1);
+	return (0);
+}
+
+/* Listen on "host:port"; writes the bound address (for port 0). */
+int
+http_listen(const char *addr, http_handler handler, char *bound,
+    size_t boundlen)
+{
+	struct addrinfo		 hints, *res, *ai;
+	struct http_listener	*l;
+	struct sockaddr_storage	 ss;
+	socklen_t		 sslen = sizeof ss;
+	struct rlimit		 rl;
+	char			 host[256], port[16], h[INET6_ADDRSTRLEN];
+	int			 error, n = 0;
+
+	if (split_hostport(addr, host, sizeof host, port, sizeof port) != 0) {
+		log_warnx("listen \"%s\": expected host:port", addr);
+		return (-1);
+	}
+	memset(&hints, 0, sizeof hints);
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = AI_PASSIVE;
+	if ((error = getaddrinfo(host, port, &hints, &res)) != 0) {
+		log_warnx("listen %s: %s", addr, gai_strerror(error));
+		return (-1);
+	}
+	for (ai = res; ai != NULL; ai = ai->ai_next) {
+		l = xcalloc(1, sizeof *l);
+		l->handler = handler;
+		l->lev = evconnlistener_new_bind(base, http_accept_cb, l,
+		    LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE |
+		    LEV_OPT_CLOSE_ON_EXEC, 1024, ai->ai_addr,
+		    (int)ai->ai_addrlen);
+		if (l->lev == NULL) {
+			log_warn("listen %s", addr);
+			free(l);
+			continue;
+		}
+		evconnlistener_set_error_cb(l->lev, http_accept_error_cb);
+		TAILQ_INSERT_TAIL(&listeners, l, entry);
+		if (n++ == 0) {
+			getsockname(evconnlistener_get_fd(l->lev),
+			    (struct sockaddr *)&ss, &sslen);
+			if (ss.ss_family == AF_INET6) {
+				struct sockaddr_in6 *s6 = (void *)&ss;
+
+				inet_ntop(AF_INET6, &s6->sin6_addr, h,
+				    sizeof h);
+				snprintf(bound, boundlen, "[%s]:%u", h,
+				    ntohs(s6->sin6_port));
+			} else {
+				struct sockaddr_in *s4 = (void *)&ss;
+
+				inet_ntop(AF_INET, &s4->sin_addr, h, sizeof h);
+				snprintf(bound, boundlen, "%s:%u", h,
+				    ntohs(s4->sin_port));
+			}
+		}
+		/* Port 0 must mean one port for all addresses: stop here. */
+		if (strcmp(port, "0") == 0)
+			break;
+	}
+	freeaddrinfo(res);
+	if (n == 0)
+		return (-1);
+	max_conns = 1000;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur > 256)
+		max_conns = (unsigned int)(rl.rlim_cur - 128 - 4 * conf->nservers);
+	return (0);
+}
+
+void
+http_close_listeners(void)
+{
+	struct http_listener	*l;
+
+	while ((l = TAILQ_FIRST(&listeners)) != NULL) {
+		TAILQ_REMOVE(&listeners, l, entry);
+		evconnlistener_free(l->lev);
+		free(l);
+	}
+}
+
+/* Write a status line and common headers. */
+static void
+http_head_out(struct http_conn *c, int status, const char *ctype,
+    const char *extra)
+{
+	struct evbuffer	*out = bufferevent_get_output(c->bev);
+
+	evbuffer_add_printf(out, "HTTP/1.1 %d %s\r\n", status,
+	    http_reason(status));
+	if (ctype != NULL)
+		evbuffer_add_printf(out, "Content-Type: %s\r\n", ctype);
+	if (extra != NULL)
+		evbuffer_add(out, extra, strlen(extra));
+	if (!c->keepalive)
+		evbuffer_add(out, "Connection: close\r\n", 19);
+}
+
+/* The response is complete: next request, or close. */
+static void
+http_done(struct http_conn *c)
+{
+	if (c->stream != NULL) {
+		c->stream->conn = NULL;
+		c->stream = NULL;
+	}
+	if (!c->keepalive || c->too_big) {
+		c->state = HC_CLOSING;
+		bufferevent_disable(c->bev, EV_READ);
+		if (evbuffer_get_length(bufferevent_get_output(c->bev)) == 0)
+			http_conn_free(c);
+		return;
+	}
+	http_reset(c);
+	c->state = HC_HEAD;
+	http_timeouts(c, HTTP_IDLE_TIMEOUT);
+	bufferevent_enable(c->bev, EV_READ);
+	/* Pipelined input may already hold the next request. */
+	if (evbuffer_get_length(bufferevent_get_input(c->bev)) != 0)
+		http_next(c);
+}
+
+void
+http_reply(struct http_conn *c, int status, const char *ctype,
+    const char *extra, const char *body, size_t len)
+{
+	struct evbuffer	*out = bufferevent_get_output(c->bev);
+
+	if (c->state != HC_HANDLING)
+		fatalx("%s: no request to answer", __func__);
+	http_head_out(c, status, ctype, extra);
+	evbuffer_add_printf(out, "Content-Length: %zu\r\n\r\n", len);
+	if (len != 0)
+		evbuffer_add(out, body, len);
+	http_done(c);
+}
+
+void
+http_reply_buffer(struct http_conn *c, int status, const char *ctype,
+    const char *extra, struct evbuffer *body)
+{
+	struct evbuffer	*out = bufferevent_get_output(c->bev);
+
+	if (c->state != HC_HANDLING)
+		fatalx("%s: no request to answer", __func__);
+	http_head_out(c, status, ctype, extra);
+	evbuffer_add_printf(out, "Content-Length: %zu\r\n\r\n",
+	    evbuffer_get_length(body));
+	evbuffer_add_buffer(out, body);
+	http_done(c);
+}
+
+void
+http_stream_start(struct http_conn *c, const char *extra)
+{
+	struct evbuffer	*out = bufferevent_get_output(c->bev);
+
+	if (c->state != HC_HANDLING)
+		fatalx("%s: no request to answer", __func__);
+	http_head_out(c, 200, "text/event-stream", extra);
+	evbuffer_add(out, "Cache-Control: no-cache\r\n"
+	    "Transfer-Encoding: chunked\r\n\r\n", 54);
+	c->state = HC_STREAMING;
+	http_timeouts(c, 0);
+}
+
+void
+http_stream_write(struct http_conn *c, struct evbuffer *data)
+{
+	struct evbuffer	*out = bufferevent_get_output(c->bev);
+	size_t		 len = evbuffer_get_length(data);
+
+	if (c->state != HC_STREAMING)
+		fatalx("%s: not streaming", __func__);
+	if (len == 0)
+		return;
+	evbuffer_add_printf(out, "%zx\r\n", len);
+	evbuffer_add_buffer(out, data);
+	evbuffer_add(out, "\r\n", 2);
+}
+
+void
+http_stream_end(struct http_conn *c)
+{
+	if (c->state != HC_STREAMING)
+		fatalx("%s: not streaming", __func__);
+	evbuffer_add(bufferevent_get_output(c->bev), "0\r\n\r\n", 5);
+	c->state = HC_HANDLING;
+	http_done(c);
+}
+
+void
+http_set_stream(struct http_conn *c, struct stream *st)
+{
+	c->stream = st;
+}
+
+/* Bytes waiting to be written to a connection. */
+size_t
+http_conn_queued(struct http_conn *c)
+{
+	return (evbuffer_get_length(bufferevent_get_output(c->bev)));
+}
+
+/* Drop a connection at once. */
+void
+http_conn_close(struct http_conn *c)
+{
+	http_conn_free(c);
+}
+
+static void
+http_conn_free(struct http_conn *c)
+{
+	if (c->stream != NULL) {
+		stream_detach(c->stream);
+		c->stream = NULL;
+	}
+	http_reset(c);
+	bufferevent_free(c->bev);
+	TAILQ_REMOVE(&conns, c, entry);
+	nconns--;
+	free(c);
+}
+
+/* Answer a malformed request and close. */
+static void
+http_fail(struct http_conn *c, int status, const char *msg)
+{
+	char	body[256];
+	int	n;
+
+	log_debug("http %s: %d %s", c->peer, status, msg);
+	c->keepalive = 0;
+	c->state = HC_HANDLING;
+	n = snprintf(body, sizeof body, "%s\n", msg);
+	http_reply(c, status, "text/plain; charset=utf-8", NULL, body,
+	    (size_t)n);
+}
+
+/* Hand a complete request to the handler. */
+static void
+http_dispatch(struct http_conn *c)
+{
+	c->state = HC_HANDLING;
+	http_timeouts(c, 0);
+	c->req.method = c->method;
+	c->req.path = c->path;
+	c->handler(c, &c->req);
+}
+
+/* Parse a request head if a whole one is buffered. */
+static int
+http_read_head(struct http_conn *c)
+{
+	struct evbuffer		*in = bufferevent_get_input(c->bev);
+	struct evbuffer_ptr	 end;
+	const struct http_header *h;
+	size_t			 avail = evbuffer_get_length(in), headlen;
+	ssize_t			 r;
+	char			*q;
+
+	end = evbuffer_search(in, "\r\n\r\n", 4, NULL);
+	if (end.pos < 0) {
+		if (avail > HTTP_MAX_HEAD) {
+			http_fail(c, 431, "request head too large");
+			return (-1);
+		}
+		return (0);
+	}
+	headlen = (size_t)end.pos + 4;
+	if (headlen > HTTP_MAX_HEAD) {
+		http_fail(c, 431, "request head too large");
+		return (-1);
+	}
+	c->headbuf = xmalloc(headlen);
+	evbuffer_remove(in, c->headbuf, headlen);
+	r = http_parse_request(c->headbuf, headlen, HTTP_MAX_HEAD,
+	    &c->req.head);
+	if (r <= 0) {
+		http_fail(c, r < 0 ? (int)-r : 400, "malformed request head");
+		return (-1);
+	}
+	c->method = xstrndup(c->req.head.method, c->req.head.methodlen);
+	c->path = xstrndup(c->req.head.target, c->req.head.targetlen);
+	if ((q = strchr(c->path, '?')) != NULL)
+		*q = '\0';
+
+	c->keepalive = c->req.head.minor >= 1;
+	if ((h = http_header(&c->req.head, "Connection")) != NULL) {
+		if (http_has_token(h->value, h->valuelen, "close"))
+			c->keepalive = 0;
+		else if (http_has_token(h->value, h->valuelen, "keep-alive"))
+			c->keepalive = 1;
+	}
+	r = http_body_framing(&c->req.head, 1, &c->framing, &c->remaining);
+	if (r < 0) {
+		http_fail(c, (int)-r, "bad body framing");
+		return (-1);
+	}
+	if (c->framing == HTTP_BODY_LENGTH && c->remaining > conf->max_body) {
+		c->too_big = 1;
+		c->framing = HTTP_BODY_NONE;
+	} else if (c->framing != HTTP_BODY_NONE) {
+		h = http_header(&c->req.head, "Expect");
+		if (h != NULL && h->valuelen == 12 &&
+		    strncasecmp(h->value, "100-continue", 12) == 0)
+			evbuffer_add(bufferevent_get_output(c->bev),
+			    "HTTP/1.1 100 Continue\r\n\r\n", 25);
+	}
+	c->req.body = evbuffer_new();
+	http_chunked_init(&c->chunked);
+	return (1);
+}
+
+/* Read body bytes; 1 when the body is complete. */
+static int
+http_read_body(struct http_conn *c)
+{
+	struct evbuffer	*in = bufferevent_get_input(c->bev);
+	size_t		 avail, take;
+	ssize_t		 r;
+	unsigned char	*p;
+	int		 done;
+
+	switch (c->framing) {
+	case HTTP_BODY_NONE:
+		return (1);
+	case HTTP_BODY_LENGTH:
+		avail = evbuffer_get_length(in);
+		take = avail < c->remaining ? avail : (size_t)c->remaining;
+		evbuffer_remove_buffer(in, c->req.body, take);
+		c->remaining -= take;
+		return (c->remaining == 0);
+	case HTTP_BODY_CHUNKED:
+		avail = evbuffer_get_length(in);
+		if (avail == 0)
+			return (0);
+		p = evbuffer_pullup(in, (ev_ssize_t)avail);
+		r = http_chunked_decode(&c->chunked, (const char *)p, avail,
+		    c->req.body, conf->max_body, &done);
+		if (r == -2) {
+			c->too_big = 1;
+			evbuffer_drain(c->req.body,
+			    evbuffer_get_length(c->req.body));
+			return (1);
+		}
+		if (r < 0) {
+			http_fail(c, 400, "malformed chunked body");
+			return (-1);
+		}
+		evbuffer_drain(in, (size_t)r);
+		return (done);
+	default:
+		return (1);
+	}
+}
+
+/* Process buffered input as far as it goes. */
+static void
+http_next(struct http_conn *c)
+{
+	int	r;
+
+	if (c->state == HC_HEAD) {
+		if ((r = http_read_head(c)) <= 0)
+			return;
+		c->state = HC_BODY;
+		http_timeouts(c, HTTP_HEAD_TIMEOUT);
+	}
+	if (c->state == HC_BODY) {
+		if ((r = http_read_body(c)) <= 0)
+			return;
+		if (c->too_big) {
+			c->state = HC_HANDLING;
+			c->keepalive = 0;
+			http_reply(c, 413, "application/json", NULL,
+			    "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":"
+			    "-32600,\"message\":\"request body too large\"}}",
+			    99);
+			return;
+		}
+		http_dispatch(c);
+	}
+}
+
+static void
+http_read_cb(struct bufferevent *bev, void *arg)
+{
+	struct http_conn	*c = arg;
+
+	switch (c->state) {
+	case HC_HEAD:
+	case HC_BODY:
+		http_next(c);
+		break;
+	case HC_HANDLING:
+	case HC_STREAMING:
+		/* Hold pipelined input, but not without bound. */
+		if (evbuffer_get_length(bufferevent_get_input(bev)) >
+		    HTTP_MAX_UNREAD)
+			bufferevent_disable(bev, EV_READ);
+		break;
+	case HC_CLOSING:
+		evbuffer_drain(bufferevent_get_input(bev),
+		    evbuffer_get_length(bufferevent_get_input(bev)));
+		break;
+	}
+}
+
+static void
+http_write_cb(struct bufferevent *bev, void *arg)
+{
+	struct http_conn	*c = arg;
+
+	if (c->state == HC_CLOSING)
+		http_conn_free(c);
+}
+
+static void
+http_event_cb(struct bufferevent *bev, short events, void *arg)
+{
+	struct http_conn	*c = arg;
+
+	if (events & BEV_EVENT_TIMEOUT) {
+		if (c->state == HC_HEAD && (events & BEV_EVENT_READING) &&
+		    evbuffer_get_length(bufferevent_get_input(bev)) == 0) {
+			log_debug("http %s: idle, closing", c->peer);
+		} else
+			log_debug("http %s: timeout (%s), closing", c->peer,
+			    (events & BEV_EVENT_WRITING) ? "write" : "read");
+	} else if (events & BEV_EVENT_ERROR)
+		log_debug("http %s: %s", c->peer, strerror(errno));
+	http_conn_free(c);
+}

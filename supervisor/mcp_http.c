@@ -1,0 +1,321 @@
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <event2/buffer.h>
+
+#include "http_parse.h"
+#include "log.h"
+#include "supervisor.h"
+#include "xmalloc.h"
+
+#define MCP_PATH	"/mcp"
+
+static const char *const loopback_names[] = {
+	"localhost", "127.0.0.1", "[::1]", NULL
+};
+
+/* Answer with a JSON-RPC error that has no id, at an HTTP status. */
+static void
+mcp_http_error(struct http_conn *c, int status, int code, const char *msg,
+    const char *extra)
+{
+	struct evbuffer	*buf = evbuffer_new();
+
+	jrpc_add_error(buf, NULL, 0, code, msg, NULL);
+	http_reply_buffer(c, status, "application/json", extra, buf);
+	evbuffer_free(buf);
+}
+
+/* Split off a host's port: "h:1" -> "h", "[::1]:1" -> "[::1]". */
+static size_t
+host_len(const char *h, size_t len)
+{
+	size_t	i;
+
+	if (len > 0 && h[0] == '[') {
+		for (i = 0; i < len; i++) {
+			if (h[i] == ']')
+				return (i + 1);
+		}
+		return (len);
+	}
+	for (i = 0; i < len; i++) {
+		if (h[i] == ':')
+			return (i);
+	}
+	return (len);
+}
+
+/* Is a host (without port) one of a list of names? */
+static int
+host_in(const char *h, size_t len, char *const *names)
+{
+	size_t	i, hl = host_len(h, len);
+
+	for (i = 0; names[i] != NULL; i++) {
+		/* An entry with a port must match host:port exactly. */
+		if (strlen(names[i]) == len &&
+		    strncasecmp(names[i], h, len) == 0)
+			return (1);
+		if (strlen(names[i]) == hl &&
+		    strncasecmp(names[i], h, hl) == 0)
+			return (1);
+	}
+	return (0);
+}
+
+/* Is the configured listen address a loopback one? */
+static int
+listen_is_loopback(void)
+{
+	const char	*l = conf->listen;
+
+	return (strncmp(l, "127.", 4) == 0 || strncmp(l, "[::1]:", 6) == 0 ||
+	    strncmp(l, "localhost:", 10) == 0);
+}
+
+/*
+ * Check Host and Origin against DNS rebinding.  Host must name this
+ * server: one of allowed_hosts, or when that is unset and the gateway
+ * listens on loopback, a loopback name.  An Origin, when present, must be
+ * one of allowed_origins, or when that is unset, a loopback origin.
+ */
+static int
+mcp_http_check_origin(struct http_request *req, const char **why)
+{
+	const struct http_header	*host, *origin;
+	const char			*o, *sep;
+	size_t				 olen, i;
+
+	host = http_header(&req->head, "Host");
+	if (host == NULL || host->valuelen == 0) {
+		*why = "Host header is required";
+		return (400);
+	}
+	if (conf->allowed_hosts != NULL) {
+		if (!host_in(host->value, host->valuelen, conf->allowed_hosts)) {
+			*why = "Host not allowed";
+			return (403);
+		}
+	} else if (listen_is_loopback() && !host_in(host->value,
+	    host->valuelen, (char *const *)loopback_names)) {
+		*why = "Host not allowed";
+		return (403);
+	}
+
+	if ((origin = http_header(&req->head, "Origin")) == NULL)
+		return (0);
+	o = origin->value;
+	olen = origin->valuelen;
+	if (conf->allowed_origins != NULL) {
+		for (i = 0; conf->allowed_origins[i] != NULL; i++) {
+			if (strlen(conf->allowed_origins[i]) == olen &&
+			    strncasecmp(conf->allowed_origins[i], o, olen) == 0)
+				return (0);
+		}
+		*why = "Origin not allowed";
+		return (403);
+	}
+	/* Default: http(s)://<loopback name>[:port]. */
+	sep = olen > 3 ? strstr(o, "://") : NULL;
+	if (sep == NULL || sep - o > 5 || (size_t)(sep - o) + 3 >= olen) {
+		*why = "Origin not allowed";
+		return (403);
+	}
+	sep += 3;
+	if (host_in(sep, olen - (size_t)(sep - o),
+	    (char *const *)loopback_names) &&
+	    (strncasecmp(o, "http://", 7) == 0 ||
+	    strncasecmp(o, "https://", 8) == 0))
+		return (0);
+	*why = "Origin not allowed";
+	return (403);
+}
+
+/* Check the protocol version header, if any. */
+static int
+mcp_http_check_version(struct http_request *req)
+{
+	const struct http_header	*h;
+	char				 v[32];
+
+	h = http_header(&req->head, "MCP-Protocol-Version");
+	if (h == NULL)
+		return (0);
+	if (h->valuelen >= sizeof v)
+		return (-1);
+	memcpy(v, h->value, h->valuelen);
+	v[h->valuelen] = '\0';
+	return (mcp_version_supported(v) ? 0 : -1);
+}
+
+/* Find the session named by the request; answers the error itself. */
+static struct session *
+mcp_http_session(struct http_conn *c, struct http_request *req)
+{
+	const struct http_header	*h;
+	struct session			*s;
+
+	h = http_header(&req->head, "Mcp-Session-Id");
+	if (h == NULL) {
+		mcp_http_error(c, 400, JRPC_INVALID_REQUEST,
+		    "Bad Request: Mcp-Session-Id header is required", NULL);
+		return (NULL);
+	}
+	if ((s = session_find(h->value, h->valuelen)) == NULL) {
+		mcp_http_error(c, 404, JRPC_INVALID_REQUEST,
+		    "Session not found", NULL);
+		return (NULL);
+	}
+	if (mcp_http_check_version(req) != 0) {
+		mcp_http_error(c, 400, JRPC_INVALID_REQUEST,
+		    "Bad Request: unsupported MCP-Protocol-Version", NULL);
+		return (NULL);
+	}
+	return (s);
+}
+
+/* Handle an initialize request: a new session. */
+static void
+mcp_http_initialize(struct http_conn *c, const struct jrpc *m)
+{
+	struct session	*s;
+	json_t		*result;
+	char		 err[256], *text, extra[96];
+	int		 code;
+	struct evbuffer	*buf;
+
+	if ((s = session_new()) == NULL) {
+		log_warnx("session limit (%u) reached", conf->max_sessions);
+		mcp_http_error(c, 503, MCP_OVERLOADED,
+		    "too many sessions, try again later", "Retry-After: 5\r\n");
+		return;
+	}
+	if ((result = route_initialize(s, m, &code, err, sizeof err)) == NULL) {
+		session_free(s, "bad initialize");
+		buf = evbuffer_new();
+		jrpc_add_error(buf, m->p + m->id.off, m->id.len, code, err,
+		    NULL);
+		http_reply_buffer(c, 400, "application/json", NULL, buf);
+		evbuffer_free(buf);
+		return;
+	}
+	log_info("session %.8s: new, %s %s, protocol %s", s->id,
+	    json_string_value(json_object_get(s->client_info, "name")) ?
+	    json_string_value(json_object_get(s->client_info, "name")) : "?",
+	    json_string_value(json_object_get(s->client_info, "version")) ?
+	    json_string_value(json_object_get(s->client_info, "version")) :
+	    "?", s->version);
+	text = json_dumps(result, JSON_COMPACT);
+	json_decref(result);
+	buf = evbuffer_new();
+	jrpc_add_result(buf, m->p + m->id.off, m->id.len, text, strlen(text));
+	free(text);
+	snprintf(extra, sizeof extra, "Mcp-Session-Id: %s\r\n", s->id);
+	http_reply_buffer(c, 200, "application/json", extra, buf);
+	evbuffer_free(buf);
+}
+
+/* Handle a POST: one JSON-RPC message. */
+static void
+mcp_http_post(struct http_conn *c, struct http_request *req)
+{
+	const struct http_header	*h;
+	struct session			*s;
+	struct stream			*st;
+	struct jrpc			 m;
+	const char			*why, *p;
+	size_t				 n;
+	int				 r;
+
+	h = http_header(&req->head, "Content-Type");
+	if (h == NULL || h->valuelen < 16 ||
+	    strncasecmp(h->value, "application/json", 16) != 0 ||
+	    (h->valuelen > 16 && h->value[16] != ';' &&
+	    h->value[16] != ' ')) {
+		mcp_http_error(c, 415, JRPC_INVALID_REQUEST,
+		    "Unsupported Media Type: Content-Type must be "
+		    "application/json", NULL);
+		return;
+	}
+	h = http_header(&req->head, "Accept");
+	if (h == NULL ||
+	    !http_accepts(h->value, h->valuelen, "application/json") ||
+	    !http_accepts(h->value, h->valuelen, "text/event-stream")) {
+		mcp_http_error(c, 406, JRPC_INVALID_REQUEST,
+		    "Not Acceptable: Accept must list application/json and "
+		    "text/event-stream", NULL);
+		return;
+	}
+	n = evbuffer_get_length(req->body);
+	p = (const char *)evbuffer_pullup(req->body, -1);
+	if (p == NULL)
+		p = "";
+	if ((r = jrpc_scan(p, n, &m, &why)) != 0) {
+		struct evbuffer	*buf = evbuffer_new();
+
+		log_debug("http: bad message: %s", why);
+		jrpc_add_error(buf, m.id.len != 0 ? p + m.id.off : NULL,
+		    m.id.len, r, r == JRPC_PARSE_ERROR ? "Parse error" :
+		    why, NULL);
+		http_reply_buffer(c, 400, "application/json", NULL, buf);
+		evbuffer_free(buf);
+		return;
+	}
+	if (m.kind == JRPC_REQUEST &&
+	    strcmp(m.method_name, "initialize") == 0) {
+		mcp_http_initialize(c, &m);
+		return;
+	}
+	if ((s = mcp_http_session(c, req)) == NULL)
+		return;
+	if (m.kind != JRPC_REQUEST) {
+		route_notification(s, &m);
+		http_reply(c, 202, NULL, NULL, NULL, 0);
+		return;
+	}
+	st = stream_new(s, STREAM_JSON, c);
+	route_request(s, st, &m);
+}
+
+/* Handle a DELETE: end the session. */
+static void
+mcp_http_delete(struct http_conn *c, struct http_request *req)
+{
+	struct session	*s;
+
+	if ((s = mcp_http_session(c, req)) == NULL)
+		return;
+	session_free(s, "deleted by client");
+	http_reply(c, 200, NULL, NULL, NULL, 0);
+}
+
+void
+mcp_http_handle(struct http_conn *c, struct http_request *req)
+{
+	const char	*why;
+	int		 status;
+
+	if (strcmp(req->path, MCP_PATH) != 0) {
+		http_reply(c, 404, "text/plain; charset=utf-8", NULL,
+		    "not found: the MCP endpoint is /mcp\n", 36);
+		return;
+	}
+	if ((status = mcp_http_check_origin(req, &why)) != 0) {
+		log_warnx("http: %s %s refused: %s", req->method, req->path,
+		    why);
+		mcp_http_error(c, status, JRPC_INVALID_REQUEST, why, NULL);
+		return;
+	}
+	if (strcmp(req->method, "POST") == 0)
+		mcp_http_post(c, req);
+	else if (strcmp(req->method, "DELETE") == 0)
+		mcp_http_delete(c, req);
+	else
+		mcp_http_error(c, 405, JRPC_INVALID_REQUEST,
+		    "Method Not Allowed", "Allow: POST, DELETE\r\n");
+}

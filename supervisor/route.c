@@ -1,0 +1,495 @@
+#include "config.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/buffer.h>
+#include <event2/event.h>
+
+#include "log.h"
+#include "supervisor.h"
+#include "xmalloc.h"
+
+static struct u64map	pending_by_tag;
+static uint32_t		next_tag;
+
+void
+route_init(void)
+{
+	u64map_init(&pending_by_tag);
+}
+
+/* Reply to a request with an error. */
+void
+route_error(struct stream *st, const char *id, size_t idlen, int code,
+    const char *fmt, ...)
+{
+	struct evbuffer	*buf;
+	va_list		 ap;
+	char		 msg[512];
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	buf = evbuffer_new();
+	jrpc_add_error(buf, id, idlen, code, msg, NULL);
+	stream_send(st, buf, 1);
+	evbuffer_free(buf);
+}
+
+/* Reply to a request with a result given as JSON text. */
+static void
+route_result(struct stream *st, const struct jrpc *m, const char *result,
+    size_t len)
+{
+	struct evbuffer	*buf;
+
+	buf = evbuffer_new();
+	jrpc_add_result(buf, m->p + m->id.off, m->id.len, result, len);
+	stream_send(st, buf, 1);
+	evbuffer_free(buf);
+}
+
+/* Reply to a request with an error about the request itself. */
+static void __attribute__((format(printf, 4, 5)))
+route_reject(struct stream *st, const struct jrpc *m, int code,
+    const char *fmt, ...)
+{
+	va_list	ap;
+	char	msg[512];
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	route_error(st, m->p + m->id.off, m->id.len, code, "%s", msg);
+}
+
+/* Free a pending request, unlinking it everywhere. */
+void
+route_pending_free(struct pending *p)
+{
+	u64map_del(&pending_by_tag, p->tag);
+	TAILQ_REMOVE(&p->up->pending, p, up_entry);
+	p->up->npending--;
+	TAILQ_REMOVE(&p->session->pending, p, session_entry);
+	p->session->npending--;
+	if (p->timer != NULL)
+		event_free(p->timer);
+	free(p->id);
+	free(p);
+}
+
+/* Answer a pending request with an error and forget it. */
+static void
+route_pending_fail(struct pending *p, int code, const char *msg)
+{
+	route_error(p->stream, p->id, p->idlen, code, "%s", msg);
+	route_pending_free(p);
+}
+
+/* A request timed out: answer it and cancel it upstream. */
+static void
+route_timeout_cb(evutil_socket_t fd, short events, void *arg)
+{
+	struct pending	*p = arg;
+	char		 msg[256];
+
+	log_warnx("upstream %s: %s from session %.8s timed out after %u s",
+	    p->up->sc->name, p->method, p->session->id,
+	    p->up->sc->request_timeout);
+	upstream_send(p->up, MSG_CANCEL, p->session->no, p->tag,
+	    "{\"reason\":\"request timed out at the gateway\"}", 45);
+	snprintf(msg, sizeof msg, "upstream %s did not answer within %u s",
+	    p->up->sc->name, p->up->sc->request_timeout);
+	route_pending_fail(p, MCP_REQUEST_TIMEOUT, msg);
+}
+
+/* Send a request to an upstream, with edits applied to its text. */
+static void
+route_forward(struct session *s, struct stream *st, const struct jrpc *m,
+    struct upstream *up, const struct jedit *edits, size_t nedits)
+{
+	struct pending	*p;
+	struct evbuffer	*buf;
+	struct timeval	 tv;
+	char		 why[512];
+
+	if (s->npending >= conf->max_pending) {
+		route_reject(st, m, MCP_OVERLOADED, "too many requests in "
+		    "flight for this session (limit %u)", conf->max_pending);
+		return;
+	}
+	if (up->state != UPSTREAM_READY) {
+		upstream_unavailable(up, why, sizeof why);
+		route_reject(st, m, MCP_CONNECTION_CLOSED, "%s", why);
+		return;
+	}
+	p = xcalloc(1, sizeof *p);
+	do {
+		if (++next_tag == 0)
+			next_tag = 1;
+	} while (u64map_get(&pending_by_tag, next_tag) != NULL);
+	p->tag = next_tag;
+	p->session = s;
+	p->up = up;
+	p->stream = st;
+	p->idlen = m->id.len;
+	p->id = xmalloc(p->idlen);
+	memcpy(p->id, m->p + m->id.off, p->idlen);
+	snprintf(p->method, sizeof p->method, "%s", m->method_name);
+	u64map_put(&pending_by_tag, p->tag, p);
+	TAILQ_INSERT_TAIL(&up->pending, p, up_entry);
+	up->npending++;
+	TAILQ_INSERT_TAIL(&s->pending, p, session_entry);
+	s->npending++;
+
+	p->timer = evtimer_new(base, route_timeout_cb, p);
+	tv.tv_sec = up->sc->request_timeout;
+	tv.tv_usec = 0;
+	evtimer_add(p->timer, &tv);
+
+	buf = evbuffer_new();
+	jscan_splice(buf, m->p, m->n, edits, nedits);
+	if (upstream_send_buffer(up, MSG_REQUEST, s->no, p->tag, buf) != 0) {
+		upstream_unavailable(up, why, sizeof why);
+		route_pending_fail(p, MCP_CONNECTION_CLOSED, why);
+	}
+	evbuffer_free(buf);
+}
+
+/* Route a request naming a tool or prompt to its upstream. */
+static void
+route_named(struct session *s, struct stream *st, const struct jrpc *m,
+    enum catalog_kind kind, const char *const *path)
+{
+	struct catalog_entry	*e;
+	struct jspan		 name;
+	struct evbuffer		*lit;
+	struct jedit		 edit;
+	char			 buf[512];
+	const char		*what = kind == CATALOG_TOOLS ? "tool" :
+				    "prompt";
+
+	if (jscan_path(m->p, m->params, path, &name) != 0 ||
+	    jscan_type(m->p, name) != JT_STRING) {
+		route_reject(st, m, JRPC_INVALID_PARAMS, "%s: params.%s must "
+		    "be a string", m->method_name, path[0]);
+		return;
+	}
+	if (jscan_string(m->p, name, buf, sizeof buf) < 0 ||
+	    (e = kind == CATALOG_TOOLS ? catalog_tool(buf) :
+	    catalog_prompt(buf)) == NULL) {
+		route_reject(st, m, JRPC_INVALID_PARAMS, "unknown %s: %.200s",
+		    what, jscan_string(m->p, name, buf, sizeof buf) < 0 ?
+		    "(name too long)" : buf);
+		return;
+	}
+	lit = evbuffer_new();
+	jscan_add_string(lit, e->name, strlen(e->name));
+	edit.at = name;
+	edit.len = evbuffer_get_length(lit);
+	edit.text = (const char *)evbuffer_pullup(lit, -1);
+	route_forward(s, st, m, e->up, &edit, 1);
+	evbuffer_free(lit);
+}
+
+/* Route a request naming a resource URI. */
+static void
+route_uri(struct session *s, struct stream *st, const struct jrpc *m,
+    const char *const *path)
+{
+	struct jspan	 uri;
+	struct upstream	*up;
+	char		*u;
+
+	if (jscan_path(m->p, m->params, path, &uri) != 0 ||
+	    jscan_type(m->p, uri) != JT_STRING) {
+		route_reject(st, m, JRPC_INVALID_PARAMS, "%s: params.%s must "
+		    "be a string", m->method_name, path[0]);
+		return;
+	}
+	u = jscan_strdup(m->p, uri);
+	if ((up = catalog_resource(u)) == NULL) {
+		route_error(st, m->p + m->id.off, m->id.len,
+		    MCP_RESOURCE_NOT_FOUND, "Resource not found: %.300s", u);
+		free(u);
+		return;
+	}
+	free(u);
+	route_forward(s, st, m, up, NULL, 0);
+}
+
+/* Route completion/complete by its reference. */
+static void
+route_complete(struct session *s, struct stream *st, const struct jrpc *m)
+{
+	static const char *const ref_type[] = { "ref", "type", NULL };
+	static const char *const ref_name[] = { "ref", "name", NULL };
+	static const char *const ref_uri[] = { "ref", "uri", NULL };
+	struct jspan	type;
+
+	if (jscan_path(m->p, m->params, ref_type, &type) != 0) {
+		route_reject(st, m, JRPC_INVALID_PARAMS,
+		    "completion/complete: params.ref.type is required");
+		return;
+	}
+	if (jscan_string_equals(m->p, type, "ref/prompt"))
+		route_named(s, st, m, CATALOG_PROMPTS, ref_name);
+	else if (jscan_string_equals(m->p, type, "ref/resource"))
+		route_uri(s, st, m, ref_uri);
+	else
+		route_reject(st, m, JRPC_INVALID_PARAMS,
+		    "completion/complete: unknown ref.type");
+}
+
+/* Answer a list request from the merged catalog. */
+static void
+route_list(struct stream *st, const struct jrpc *m, enum catalog_kind kind)
+{
+	struct jspan	 cursor;
+	const char	*text;
+	size_t		 len;
+
+	/* The merged list is one page, so no cursor of ours exists. */
+	if (jscan_member(m->p, m->params, "cursor", &cursor) == 0 &&
+	    jscan_type(m->p, cursor) != JT_NULL) {
+		route_reject(st, m, JRPC_INVALID_PARAMS, "invalid cursor");
+		return;
+	}
+	text = catalog_list(kind, &len);
+	route_result(st, m, text, len);
+}
+
+void
+route_request(struct session *s, struct stream *st, const struct jrpc *m)
+{
+	static const char *const name[] = { "name", NULL };
+	static const char *const uri[] = { "uri", NULL };
+	const char	*method = m->method_name;
+
+	session_touch(s);
+	if (strcmp(method, "tools/call") == 0)
+		route_named(s, st, m, CATALOG_TOOLS, name);
+	else if (strcmp(method, "tools/list") == 0)
+		route_list(st, m, CATALOG_TOOLS);
+	else if (strcmp(method, "ping") == 0)
+		route_result(st, m, "{}", 2);
+	else if (strcmp(method, "resources/read") == 0 ||
+	    strcmp(method, "resources/subscribe") == 0 ||
+	    strcmp(method, "resources/unsubscribe") == 0)
+		route_uri(s, st, m, uri);
+	else if (strcmp(method, "resources/list") == 0)
+		route_list(st, m, CATALOG_RESOURCES);
+	else if (strcmp(method, "resources/templates/list") == 0)
+		route_list(st, m, CATALOG_TEMPLATES);
+	else if (strcmp(method, "prompts/list") == 0)
+		route_list(st, m, CATALOG_PROMPTS);
+	else if (strcmp(method, "prompts/get") == 0)
+		route_named(s, st, m, CATALOG_PROMPTS, name);
+	else if (strcmp(method, "completion/complete") == 0)
+		route_complete(s, st, m);
+	else if (strcmp(method, "logging/setLevel") == 0)
+		route_result(st, m, "{}", 2);
+	else if (strcmp(method, "initialize") == 0)
+		route_reject(st, m, JRPC_INVALID_REQUEST,
+		    "session is already initialized");
+	else
+		route_reject(st, m, JRPC_METHOD_NOT_FOUND,
+		    "Method not found: %s", method);
+}
+
+/* Find a session's pending request by the client's raw id. */
+static struct pending *
+route_find_client_id(struct session *s, const char *id, size_t len)
+{
+	struct pending	*p;
+
+	TAILQ_FOREACH(p, &s->pending, session_entry) {
+		if (p->idlen == len && memcmp(p->id, id, len) == 0)
+			return (p);
+	}
+	return (NULL);
+}
+
+/* The client cancelled one of its requests. */
+static void
+route_cancelled(struct session *s, const struct jrpc *m)
+{
+	struct jspan	 rid, reason;
+	struct pending	*p;
+	struct evbuffer	*buf;
+
+	if (jscan_member(m->p, m->params, "requestId", &rid) != 0 ||
+	    !jrpc_id_valid(m->p, rid)) {
+		log_debug("session %.8s: cancel without a valid requestId",
+		    s->id);
+		return;
+	}
+	if ((p = route_find_client_id(s, m->p + rid.off, rid.len)) == NULL) {
+		log_debug("session %.8s: cancel of an unknown request",
+		    s->id);
+		return;
+	}
+	buf = evbuffer_new();
+	evbuffer_add(buf, "{", 1);
+	if (jscan_member(m->p, m->params, "reason", &reason) == 0 &&
+	    jscan_type(m->p, reason) == JT_STRING) {
+		evbuffer_add(buf, "\"reason\":", 9);
+		evbuffer_add(buf, m->p + reason.off, reason.len);
+	}
+	evbuffer_add(buf, "}", 1);
+	upstream_send_buffer(p->up, MSG_CANCEL, s->no, p->tag, buf);
+	evbuffer_free(buf);
+	log_debug("session %.8s: cancelled %s", s->id, p->method);
+	route_pending_free(p);
+}
+
+void
+route_notification(struct session *s, const struct jrpc *m)
+{
+	session_touch(s);
+	if (m->kind != JRPC_NOTIFICATION) {
+		log_debug("session %.8s: unexpected response from client",
+		    s->id);
+		return;
+	}
+	if (strcmp(m->method_name, "notifications/initialized") == 0)
+		s->initialized = 1;
+	else if (strcmp(m->method_name, "notifications/cancelled") == 0)
+		route_cancelled(s, m);
+	else
+		log_debug("session %.8s: notification %s ignored", s->id,
+		    m->method_name);
+}
+
+/* Build the gateway's initialize result for a new session. */
+json_t *
+route_initialize(struct session *s, const struct jrpc *m, int *code,
+    char *err, size_t errlen)
+{
+	json_t		*params, *caps, *info;
+	json_error_t	 jerr;
+	const char	*version, *answer;
+
+	params = json_loadb(m->p + m->params.off, m->params.len,
+	    JSON_ALLOW_NUL, &jerr);
+	if (params == NULL || json_unpack_ex(params, &jerr, 0,
+	    "{s:s, s:o, s:o}", "protocolVersion", &version,
+	    "capabilities", &caps, "clientInfo", &info) != 0 ||
+	    !json_is_object(caps) || !json_is_object(info)) {
+		*code = JRPC_INVALID_PARAMS;
+		snprintf(err, errlen, "initialize: params need "
+		    "protocolVersion (string), capabilities and clientInfo "
+		    "(objects)");
+		json_decref(params);
+		return (NULL);
+	}
+	answer = mcp_version_supported(version) ? version :
+	    MCP_VERSION_LATEST;
+	snprintf(s->version, sizeof s->version, "%s", answer);
+	s->client_caps = json_incref(caps);
+	s->client_info = json_incref(info);
+	json_decref(params);
+	return (json_pack("{s:s, s:{s:{s:b}, s:{s:b, s:b}, s:{s:b}, s:{}, "
+	    "s:{}}, s:{s:s, s:s, s:s}}",
+	    "protocolVersion", s->version,
+	    "capabilities",
+	    "tools", "listChanged", 1,
+	    "resources", "subscribe", 1, "listChanged", 1,
+	    "prompts", "listChanged", 1,
+	    "logging", "completions",
+	    "serverInfo", "name", "mcp-supervisor", "title", "MCP Supervisor",
+	    "version", PACKAGE_VERSION));
+}
+
+/* A worker's answer to a request. */
+static void
+route_response(struct upstream *up, const struct frame_hdr *hdr,
+    struct evbuffer *in)
+{
+	struct pending	*p;
+	struct evbuffer	*payload;
+
+	p = u64map_get(&pending_by_tag, hdr->tag);
+	if (p == NULL || p->up != up) {
+		log_debug("upstream %s: answer to a request no longer "
+		    "pending", up->sc->name);
+		evbuffer_drain(in, FRAME_HDR_LEN + hdr->len);
+		return;
+	}
+	evbuffer_drain(in, FRAME_HDR_LEN);
+	payload = evbuffer_new();
+	evbuffer_remove_buffer(in, payload, hdr->len);
+	stream_send(p->stream, payload, 1);
+	evbuffer_free(payload);
+	route_pending_free(p);
+}
+
+/* A worker could not complete a request. */
+static void
+route_fail(struct upstream *up, const struct frame_hdr *hdr,
+    struct evbuffer *in)
+{
+	struct pending	*p;
+	json_t		*msg;
+	const char	*why, *text = "upstream request failed";
+	json_int_t	 code = JRPC_INTERNAL_ERROR;
+
+	if ((msg = frame_take_json(in, hdr, &why)) == NULL) {
+		log_warnx("upstream %s: FAIL frame: %s", up->sc->name, why);
+		return;
+	}
+	json_unpack(msg, "{s?I, s?s}", "code", &code, "message", &text);
+	p = u64map_get(&pending_by_tag, hdr->tag);
+	if (p != NULL && p->up == up)
+		route_pending_fail(p, (int)code, text);
+	json_decref(msg);
+}
+
+void
+route_worker_frame(struct upstream *up, const struct frame_hdr *hdr,
+    struct evbuffer *in)
+{
+	switch (hdr->type) {
+	case MSG_RESPONSE:
+		route_response(up, hdr, in);
+		break;
+	case MSG_FAIL:
+		route_fail(up, hdr, in);
+		break;
+	default:
+		log_debug("upstream %s: %s frame not handled yet",
+		    up->sc->name, msg_type_name(hdr->type));
+		evbuffer_drain(in, FRAME_HDR_LEN + hdr->len);
+		break;
+	}
+}
+
+void
+route_fail_upstream(struct upstream *up, int code, const char *message)
+{
+	struct pending	*p;
+
+	while ((p = TAILQ_FIRST(&up->pending)) != NULL)
+		route_pending_fail(p, code, message);
+}
+
+void
+route_cancel_session(struct session *s)
+{
+	struct pending	*p;
+
+	while ((p = TAILQ_FIRST(&s->pending)) != NULL) {
+		upstream_send(p->up, MSG_CANCEL, s->no, p->tag,
+		    "{\"reason\":\"session ended\"}", 26);
+		route_pending_free(p);
+	}
+}
+
+void
+route_list_changed(enum catalog_kind kind)
+{
+	log_debug("catalog: %d list changed", (int)kind);
+}

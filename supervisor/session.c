@@ -1,0 +1,210 @@
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/event.h>
+
+#include "log.h"
+#include "supervisor.h"
+#include "xmalloc.h"
+
+static TAILQ_HEAD(, session)	 sessions = TAILQ_HEAD_INITIALIZER(sessions);
+static struct u64map		 by_key;	/* id's first 64 bits */
+static struct u64map		 by_no;
+static unsigned int		 nsessions;
+static uint32_t			 next_no;
+static struct event		*sweep_timer;
+
+/* Expire idle sessions. */
+static void
+session_sweep_cb(evutil_socket_t fd, short events, void *arg)
+{
+	struct session	*s, *next;
+	int64_t		 limit;
+	struct stream	*st;
+	int		 connected;
+
+	limit = now_ms() - (int64_t)conf->session_timeout * 1000;
+	for (s = TAILQ_FIRST(&sessions); s != NULL; s = next) {
+		next = TAILQ_NEXT(s, entry);
+		if (s->last_active > limit || s->npending != 0)
+			continue;
+		connected = 0;
+		TAILQ_FOREACH(st, &s->streams, entry) {
+			if (st->conn != NULL)
+				connected = 1;
+		}
+		if (!connected)
+			session_free(s, "idle timeout");
+	}
+}
+
+void
+session_init(void)
+{
+	struct timeval	tv;
+	unsigned int	period;
+
+	u64map_init(&by_key);
+	u64map_init(&by_no);
+	period = conf->session_timeout / 4;
+	if (period > 30)
+		period = 30;
+	if (period < 1)
+		period = 1;
+	tv.tv_sec = period;
+	tv.tv_usec = 0;
+	sweep_timer = event_new(base, -1, EV_PERSIST, session_sweep_cb, NULL);
+	evtimer_add(sweep_timer, &tv);
+}
+
+/* Decode hex digits into a 64-bit key; -1 if not hex. */
+static int
+hex_key(const char *p, size_t len, uint64_t *key)
+{
+	size_t	i;
+	int	v;
+
+	*key = 0;
+	for (i = 0; i < len; i++) {
+		if (p[i] >= '0' && p[i] <= '9')
+			v = p[i] - '0';
+		else if (p[i] >= 'a' && p[i] <= 'f')
+			v = p[i] - 'a' + 10;
+		else
+			return (-1);
+		*key = (*key << 4) | (uint64_t)v;
+	}
+	return (0);
+}
+
+/* Create a session; NULL if the limit is reached. */
+struct session *
+session_new(void)
+{
+	struct session	*s;
+	unsigned char	 raw[16];
+	size_t		 i;
+
+	if (nsessions >= conf->max_sessions)
+		return (NULL);
+	s = xcalloc(1, sizeof *s);
+	do {
+		fill_random(raw, sizeof raw);
+		for (i = 0; i < sizeof raw; i++)
+			snprintf(s->id + 2 * i, 3, "%02x", raw[i]);
+		hex_key(s->id, 16, &s->key);
+	} while (u64map_get(&by_key, s->key) != NULL);
+	do {
+		if (++next_no == 0)
+			next_no = 1;
+	} while (u64map_get(&by_no, next_no) != NULL);
+	s->no = next_no;
+	s->last_active = now_ms();
+	TAILQ_INIT(&s->pending);
+	TAILQ_INIT(&s->streams);
+	u64map_put(&by_key, s->key, s);
+	u64map_put(&by_no, s->no, s);
+	TAILQ_INSERT_TAIL(&sessions, s, entry);
+	nsessions++;
+	return (s);
+}
+
+/* End a session: cancel its requests, close its streams, tell workers. */
+void
+session_free(struct session *s, const char *why)
+{
+	struct stream	*st;
+	size_t		 i;
+
+	log_debug("session %.8s: closed (%s)", s->id, why);
+	route_cancel_session(s);
+	while ((st = TAILQ_FIRST(&s->streams)) != NULL)
+		stream_free(st);
+	if (s->initialized) {
+		for (i = 0; i < nupstreams; i++)
+			upstream_send(upstreams[i], MSG_SESSION_CLOSE, s->no,
+			    0, "{}", 2);
+	}
+	u64map_del(&by_key, s->key);
+	u64map_del(&by_no, s->no);
+	TAILQ_REMOVE(&sessions, s, entry);
+	nsessions--;
+	json_decref(s->client_caps);
+	json_decref(s->client_info);
+	free(s);
+}
+
+void
+session_free_all(void)
+{
+	struct session	*s;
+
+	while ((s = TAILQ_FIRST(&sessions)) != NULL)
+		session_free(s, "shutdown");
+	if (sweep_timer != NULL) {
+		event_free(sweep_timer);
+		sweep_timer = NULL;
+	}
+	u64map_free(&by_key);
+	u64map_free(&by_no);
+}
+
+/* Compare in time independent of where the strings differ. */
+static int
+equal_ct(const char *a, const char *b, size_t len)
+{
+	unsigned char	diff = 0;
+	size_t		i;
+
+	for (i = 0; i < len; i++)
+		diff |= (unsigned char)(a[i] ^ b[i]);
+	return (diff == 0);
+}
+
+/* Find a session by its id header. */
+struct session *
+session_find(const char *id, size_t len)
+{
+	struct session	*s;
+	uint64_t	 key;
+
+	if (len != 32 || hex_key(id, 16, &key) != 0)
+		return (NULL);
+	if ((s = u64map_get(&by_key, key)) == NULL)
+		return (NULL);
+	if (!equal_ct(s->id, id, 32))
+		return (NULL);
+	return (s);
+}
+
+struct session *
+session_by_no(uint32_t no)
+{
+	return (u64map_get(&by_no, no));
+}
+
+void
+session_touch(struct session *s)
+{
+	s->last_active = now_ms();
+}
+
+unsigned int
+session_count(void)
+{
+	return (nsessions);
+}
+
+void
+session_foreach(void (*fn)(struct session *, void *), void *arg)
+{
+	struct session	*s, *next;
+
+	for (s = TAILQ_FIRST(&sessions); s != NULL; s = next) {
+		next = TAILQ_NEXT(s, entry);
+		fn(s, arg);
+	}
+}

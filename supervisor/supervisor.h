@@ -1,0 +1,255 @@
+/*
+ * mcp-supervisord: one process, one libevent loop.  It owns the listeners,
+ * client sessions, the merged catalog, routing and id bookkeeping, and the
+ * worker processes (one per upstream); it never talks to an upstream
+ * directly and never blocks.
+ */
+#ifndef MCPS_SUPERVISOR_H
+#define MCPS_SUPERVISOR_H
+
+#include <sys/queue.h>
+#include <sys/types.h>
+#include <stdint.h>
+#include <time.h>
+
+#include <event2/event.h>
+#include <jansson.h>
+
+#include "conf.h"
+#include "frame.h"
+#include "http_parse.h"
+#include "json_scan.h"
+#include "jsonrpc.h"
+#include "strmap.h"
+#include "u64map.h"
+
+struct bufferevent;
+struct evbuffer;
+struct http_conn;
+struct session;
+struct stream;
+struct upstream;
+
+/* Protocol versions the gateway speaks with clients, newest first. */
+#define MCP_VERSION_LATEST	"2025-11-25"
+extern const char *const mcp_versions[];
+int		 mcp_version_supported(const char *);
+
+/* supervisord.c: process-wide state. */
+extern struct event_base	*base;
+extern struct conf		*conf;
+extern const char		*worker_path;
+int64_t		 now_ms(void);		/* monotonic milliseconds */
+void		 fill_random(void *, size_t);
+
+/* upstream.c: one worker process and what the supervisor knows of it. */
+enum upstream_state {
+	UPSTREAM_STARTING = 0,	/* worker spawned, handshake under way */
+	UPSTREAM_READY,		/* catalog known, requests flow */
+	UPSTREAM_BACKOFF,	/* died; waiting to restart */
+	UPSTREAM_STOPPED,	/* stopped by the operator or at exit */
+	UPSTREAM_FAILED		/* gave up restarting */
+};
+
+struct pending;
+TAILQ_HEAD(pending_list, pending);
+
+struct upstream {
+	struct server_conf	*sc;		/* borrowed from conf */
+	size_t			 index;		/* position in conf */
+	enum upstream_state	 state;
+	pid_t			 pid;		/* worker, or -1 */
+	pid_t			 upstream_pid;	/* as reported, or -1 */
+	struct bufferevent	*bev;		/* channel, or NULL */
+	struct event		*timer;		/* backoff and stop timer */
+	unsigned int		 restarts;
+	unsigned int		 delay;		/* next backoff, seconds */
+	int64_t			 started;	/* monotonic ms of spawn */
+	int64_t			 ready_at;	/* monotonic ms of ready */
+	char			*last_error;
+	int			 reported;	/* this run sent an error */
+	json_t			*catalog;	/* last catalog, or NULL */
+	json_t			*info;		/* last ready status */
+	struct pending_list	 pending;
+	unsigned int		 npending;
+};
+
+extern struct upstream	**upstreams;
+extern size_t		  nupstreams;
+
+void		 upstream_init_all(void);
+void		 upstream_stop_all(void);
+int		 upstream_all_stopped(void);
+void		 upstream_reap(void);
+struct upstream	*upstream_find(const char *);
+const char	*upstream_state_name(enum upstream_state);
+/* Send a frame to a ready upstream; -1 if it is not ready. */
+int		 upstream_send(struct upstream *, uint16_t type,
+		    uint32_t session, uint32_t tag, const char *, size_t);
+int		 upstream_send_buffer(struct upstream *, uint16_t type,
+		    uint32_t session, uint32_t tag, struct evbuffer *);
+json_t		*upstream_status_json(const struct upstream *);
+/* Explain why an upstream cannot take a request (for error messages). */
+void		 upstream_unavailable(const struct upstream *, char *, size_t);
+
+/* catalog.c: the merged tools, resources, templates and prompts. */
+enum catalog_kind {
+	CATALOG_TOOLS = 0,
+	CATALOG_RESOURCES,
+	CATALOG_TEMPLATES,
+	CATALOG_PROMPTS,
+	CATALOG_NKINDS
+};
+
+/* What an exposed name or URI routes to. */
+struct catalog_entry {
+	struct upstream	*up;
+	char		*name;		/* the upstream's own name or URI */
+};
+
+void		 catalog_init(void);
+void		 catalog_free(void);
+/* Rebuild from every upstream's catalog; notify sessions of changes. */
+void		 catalog_rebuild(void);
+/* The cached list result ({"tools":[...]}, ...) as JSON text. */
+const char	*catalog_list(enum catalog_kind, size_t *);
+struct catalog_entry *catalog_tool(const char *);
+struct catalog_entry *catalog_prompt(const char *);
+/* The upstream serving a resource URI (listed, or by template). */
+struct upstream	*catalog_resource(const char *);
+json_t		*catalog_collisions(void);
+size_t		 catalog_count(const struct upstream *, enum catalog_kind);
+
+/* session.c: client sessions. */
+struct session {
+	uint32_t		 no;		/* number in frames */
+	uint64_t		 key;		/* first 64 bits of id */
+	char			 id[33];	/* hex, 128 random bits */
+	char			 version[16];	/* negotiated protocol */
+	json_t			*client_caps;
+	json_t			*client_info;
+	int			 initialized;
+	int64_t			 last_active;
+	struct event		*expire;
+	struct pending_list	 pending;
+	unsigned int		 npending;
+	TAILQ_HEAD(, stream)	 streams;
+	unsigned int		 nstreams;
+	uint32_t		 next_stream;
+	TAILQ_ENTRY(session)	 entry;
+};
+
+void		 session_init(void);
+struct session	*session_new(void);
+void		 session_free(struct session *, const char *why);
+void		 session_free_all(void);
+struct session	*session_find(const char *id, size_t len);
+struct session	*session_by_no(uint32_t);
+void		 session_touch(struct session *);
+unsigned int	 session_count(void);
+/* Call fn for every session. */
+void		 session_foreach(void (*)(struct session *, void *), void *);
+
+/* stream.c: where a session's outgoing messages go. */
+enum stream_kind {
+	STREAM_JSON = 0,	/* one JSON response body */
+	STREAM_SSE		/* an event stream on a POST */
+};
+
+struct stream {
+	struct session		*session;
+	uint32_t		 no;
+	enum stream_kind	 kind;
+	struct http_conn	*conn;		/* borrowed; NULL if detached */
+	int			 done;
+	TAILQ_ENTRY(stream)	 entry;
+};
+
+struct stream	*stream_new(struct session *, enum stream_kind,
+		    struct http_conn *);
+void		 stream_free(struct stream *);
+/*
+ * Send one message (all of msg is consumed).  final marks the response
+ * that ends a POST stream.
+ */
+void		 stream_send(struct stream *, struct evbuffer *msg, int final);
+/* The connection of a stream went away. */
+void		 stream_detach(struct stream *);
+
+/* route.c: client messages to upstreams and back. */
+struct pending {
+	uint32_t		 tag;
+	struct session		*session;
+	struct upstream		*up;
+	struct stream		*stream;	/* where the reply goes */
+	char			*id;		/* raw client id text */
+	size_t			 idlen;
+	char			 method[JRPC_METHOD_MAX];
+	struct event		*timer;
+	TAILQ_ENTRY(pending)	 up_entry;
+	TAILQ_ENTRY(pending)	 session_entry;
+};
+
+void		 route_init(void);
+/* Handle a client request; the reply goes to stream. */
+void		 route_request(struct session *, struct stream *,
+		    const struct jrpc *);
+/* Handle a client notification or response. */
+void		 route_notification(struct session *, const struct jrpc *);
+/* Build an initialize result for a new session; NULL + error if bad. */
+json_t		*route_initialize(struct session *, const struct jrpc *,
+		    int *code, char *err, size_t errlen);
+/* Frames from a worker that concern requests. */
+void		 route_worker_frame(struct upstream *, const struct frame_hdr *,
+		    struct evbuffer *);
+/* Tell every session that a list changed. */
+void		 route_list_changed(enum catalog_kind);
+/* Answer every request pending on an upstream with an error. */
+void		 route_fail_upstream(struct upstream *, int code,
+		    const char *message);
+/* Forget every request of a session (cancelling them upstream). */
+void		 route_cancel_session(struct session *);
+void		 route_pending_free(struct pending *);
+/* Reply to a request with an error (consumes nothing). */
+void		 route_error(struct stream *, const char *id, size_t idlen,
+		    int code, const char *fmt, ...)
+		    __attribute__((format(printf, 5, 6)));
+
+/* http.c: the HTTP/1.1 server. */
+struct http_request {
+	const char	*method;
+	const char	*path;		/* without query */
+	struct http_head head;
+	struct evbuffer	*body;
+};
+
+typedef void (*http_handler)(struct http_conn *, struct http_request *);
+
+int		 http_listen(const char *addr, http_handler, char *bound,
+		    size_t boundlen);
+void		 http_close_listeners(void);
+/* Complete response with an optional body; extra is "Name: v\r\n" lines. */
+void		 http_reply(struct http_conn *, int status, const char *ctype,
+		    const char *extra, const char *body, size_t len);
+void		 http_reply_buffer(struct http_conn *, int status,
+		    const char *ctype, const char *extra, struct evbuffer *);
+/* Start a chunked event-stream response. */
+void		 http_stream_start(struct http_conn *, const char *extra);
+/* Write one chunk (all of data is consumed). */
+void		 http_stream_write(struct http_conn *, struct evbuffer *);
+void		 http_stream_end(struct http_conn *);
+/* Attach the stream that owns this connection's response. */
+void		 http_set_stream(struct http_conn *, struct stream *);
+unsigned int	 http_conn_count(void);
+size_t		 http_conn_queued(struct http_conn *);
+/* Drop a connection at once (its stream is detached). */
+void		 http_conn_close(struct http_conn *);
+
+/* mcp_http.c: the Streamable HTTP endpoint. */
+void		 mcp_http_handle(struct http_conn *, struct http_request *);
+
+/* control.c: the control socket for mcpctl. */
+int		 control_listen(const char *path);
+void		 control_close(void);
+
+#endif

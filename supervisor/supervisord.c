@@ -1,0 +1,260 @@
+#include "config.h"
+
+#include <sys/resource.h>
+#include <sys/prctl.h>
+#include <sys/random.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "log.h"
+#include "supervisor.h"
+
+#ifndef SYSCONFDIR
+#define SYSCONFDIR "/etc"
+#endif
+#ifndef WORKER_PATH
+#define WORKER_PATH "/usr/libexec/mcp-supervisor/mcp-worker"
+#endif
+
+struct event_base	*base;
+struct conf		*conf;
+const char		*worker_path = WORKER_PATH;
+
+static struct event	*ev_sigterm, *ev_sigint, *ev_sigchld, *ev_sighup;
+static struct event	*ev_exit_timer;
+static int		 exiting;
+
+const char *const mcp_versions[] = {
+	"2025-11-25", "2025-06-18", "2025-03-26", NULL
+};
+
+/* Is a protocol version one the gateway speaks? */
+int
+mcp_version_supported(const char *v)
+{
+	size_t	i;
+
+	for (i = 0; mcp_versions[i] != NULL; i++) {
+		if (strcmp(mcp_versions[i], v) == 0)
+			return (1);
+	}
+	return (0);
+}
+
+/* Return monotonic milliseconds. */
+int64_t
+now_ms(void)
+{
+	struct timespec	ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ((int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
+}
+
+/* Fill a buffer with cryptographically random bytes. */
+void
+fill_random(void *buf, size_t len)
+{
+	unsigned char	*p = buf;
+	ssize_t		 n;
+
+	while (len > 0) {
+		n = getrandom(p, len, 0);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			fatal("getrandom");
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+}
+
+static __attribute__((noreturn)) void
+usage(void)
+{
+	fprintf(stderr, "usage: mcp-supervisord [-dnv] [-f file]\n");
+	exit(2);
+}
+
+/* Finish exiting once every worker is gone. */
+static void
+check_exit(void)
+{
+	if (exiting && upstream_all_stopped()) {
+		log_info("exiting");
+		event_base_loopexit(base, NULL);
+	}
+}
+
+/* Give up waiting for workers at exit. */
+static void
+exit_timer_cb(evutil_socket_t fd, short events, void *arg)
+{
+	log_warnx("workers did not exit in time");
+	event_base_loopexit(base, NULL);
+}
+
+/* Begin an orderly exit. */
+static void
+begin_exit(const char *why)
+{
+	struct timeval	tv = { 10, 0 };
+
+	if (exiting)
+		return;
+	exiting = 1;
+	log_info("%s, shutting down", why);
+	http_close_listeners();
+	control_close();
+	session_free_all();
+	upstream_stop_all();
+	ev_exit_timer = evtimer_new(base, exit_timer_cb, NULL);
+	evtimer_add(ev_exit_timer, &tv);
+	check_exit();
+}
+
+/* Handle a signal. */
+static void
+signal_cb(evutil_socket_t sig, short events, void *arg)
+{
+	switch (sig) {
+	case SIGTERM:
+		begin_exit("SIGTERM");
+		break;
+	case SIGINT:
+		begin_exit("SIGINT");
+		break;
+	case SIGCHLD:
+		upstream_reap();
+		check_exit();
+		break;
+	case SIGHUP:
+		log_warnx("SIGHUP: configuration reload is not supported "
+		    "yet; restart the daemon to apply changes");
+		break;
+	}
+}
+
+/* Raise the open-file limit to the hard limit. */
+static void
+raise_nofile(void)
+{
+	struct rlimit	rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+		return;
+	if (rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
+			log_warn("setrlimit RLIMIT_NOFILE");
+	}
+}
+
+int
+main(int argc, char **argv)
+{
+	const char	*file = SYSCONFDIR "/mcp-supervisord.conf", *env;
+	char		 err[1024], bound[128];
+	int		 ch, foreground = 0, check = 0, verbose = 0;
+
+	while ((ch = getopt(argc, argv, "df:nv")) != -1) {
+		switch (ch) {
+		case 'd':
+			foreground = 1;
+			break;
+		case 'f':
+			file = optarg;
+			break;
+		case 'n':
+			check = 1;
+			break;
+		case 'v':
+			verbose++;
+			break;
+		default:
+			usage();
+		}
+	}
+	if (optind != argc)
+		usage();
+
+	log_init("mcp-supervisord", foreground || check, verbose);
+	if ((conf = conf_load(file, err, sizeof err)) == NULL) {
+		if (check)
+			fprintf(stderr, "%s\n", err);
+		else
+			log_warnx("%s", err);
+		exit(1);
+	}
+	if (check) {
+		if (verbose)
+			conf_print(conf, stdout);
+		else
+			fprintf(stderr, "configuration OK\n");
+		conf_free(conf);
+		exit(0);
+	}
+	if ((env = getenv("MCP_SUPERVISOR_WORKER")) != NULL && *env != '\0')
+		worker_path = env;
+	if (access(worker_path, X_OK) != 0)
+		fatal("worker %s", worker_path);
+
+	signal(SIGPIPE, SIG_IGN);
+	raise_nofile();
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1) != 0)
+		log_warn("prctl PR_SET_CHILD_SUBREAPER");
+
+	if ((base = event_base_new()) == NULL)
+		fatalx("event_base_new");
+	session_init();
+	catalog_init();
+	route_init();
+	if (http_listen(conf->listen, mcp_http_handle, bound,
+	    sizeof bound) != 0)
+		exit(1);
+	if (control_listen(conf->control) != 0)
+		exit(1);
+	log_info("listening on http://%s/mcp, control socket %s", bound,
+	    conf->control);
+
+	if (!foreground) {
+		if (daemon(0, 0) != 0)
+			fatal("daemon");
+		if (event_reinit(base) != 0)
+			fatalx("event_reinit");
+	}
+
+	ev_sigterm = evsignal_new(base, SIGTERM, signal_cb, NULL);
+	ev_sigint = evsignal_new(base, SIGINT, signal_cb, NULL);
+	ev_sigchld = evsignal_new(base, SIGCHLD, signal_cb, NULL);
+	ev_sighup = evsignal_new(base, SIGHUP, signal_cb, NULL);
+	evsignal_add(ev_sigterm, NULL);
+	evsignal_add(ev_sigint, NULL);
+	evsignal_add(ev_sigchld, NULL);
+	evsignal_add(ev_sighup, NULL);
+
+	upstream_init_all();
+	event_base_dispatch(base);
+
+	upstream_reap();
+	catalog_free();
+	event_free(ev_sigterm);
+	event_free(ev_sigint);
+	event_free(ev_sigchld);
+	event_free(ev_sighup);
+	if (ev_exit_timer != NULL)
+		event_free(ev_exit_timer);
+	event_base_free(base);
+	conf_free(conf);
+	return (0);
+}

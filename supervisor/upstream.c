@@ -1,0 +1,593 @@
+#include "config.h"
+
+#include <sys/socket.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+
+#include "log.h"
+#include "supervisor.h"
+#include "xmalloc.h"
+
+#define BACKOFF_FIRST		1	/* seconds */
+#define BACKOFF_MAX		60
+#define HEALTHY_AFTER		60000	/* ms of uptime that resets backoff */
+#define STOP_GRACE		5	/* seconds before SIGKILL */
+#define CHANNEL_SLACK		65536	/* frame bytes beyond max_message */
+#define CHANNEL_MAX_QUEUED	(256 * 1024 * 1024)
+
+struct upstream	**upstreams;
+size_t		  nupstreams;
+
+static const char *const state_names[] = {
+	[UPSTREAM_STARTING] = "starting",
+	[UPSTREAM_READY] = "ready",
+	[UPSTREAM_BACKOFF] = "backoff",
+	[UPSTREAM_STOPPED] = "stopped",
+	[UPSTREAM_FAILED] = "failed",
+};
+
+static void	upstream_spawn(struct upstream *);
+static void	upstream_lost(struct upstream *, const char *);
+
+const char *
+upstream_state_name(enum upstream_state s)
+{
+	return (state_names[s]);
+}
+
+/* Record the last error of an upstream. */
+static void __attribute__((format(printf, 2, 3)))
+upstream_error(struct upstream *up, const char *fmt, ...)
+{
+	va_list	ap;
+	char	*msg;
+
+	va_start(ap, fmt);
+	if (vasprintf(&msg, fmt, ap) < 0)
+		fatal("vasprintf");
+	va_end(ap);
+	free(up->last_error);
+	up->last_error = msg;
+}
+
+/* Find an upstream by name. */
+struct upstream *
+upstream_find(const char *name)
+{
+	size_t	i;
+
+	for (i = 0; i < nupstreams; i++) {
+		if (strcmp(upstreams[i]->sc->name, name) == 0)
+			return (upstreams[i]);
+	}
+	return (NULL);
+}
+
+/* Create the upstreams of the configuration and start their workers. */
+void
+upstream_init_all(void)
+{
+	struct upstream	*up;
+	size_t		 i;
+
+	nupstreams = conf->nservers;
+	upstreams = xcalloc(nupstreams + 1, sizeof *upstreams);
+	for (i = 0; i < nupstreams; i++) {
+		up = xcalloc(1, sizeof *up);
+		up->sc = &conf->servers[i];
+		up->index = i;
+		up->pid = -1;
+		up->upstream_pid = -1;
+		up->delay = BACKOFF_FIRST;
+		TAILQ_INIT(&up->pending);
+		upstreams[i] = up;
+		upstream_spawn(up);
+	}
+}
+
+/* Timer: restart after backoff, or force a stop. */
+static void
+upstream_timer_cb(evutil_socket_t fd, short events, void *arg)
+{
+	struct upstream	*up = arg;
+
+	switch (up->state) {
+	case UPSTREAM_BACKOFF:
+		upstream_spawn(up);
+		break;
+	case UPSTREAM_STARTING:
+		log_warnx("upstream %s: not ready after %u s, killing it",
+		    up->sc->name, up->sc->init_timeout + 5);
+		upstream_error(up, "not ready after %u s",
+		    up->sc->init_timeout + 5);
+		if (up->pid > 0)
+			kill(up->pid, SIGKILL);
+		upstream_lost(up, "startup timeout");
+		break;
+	case UPSTREAM_STOPPED:
+		if (up->pid > 0) {
+			log_warnx("upstream %s: worker %ld did not stop, "
+			    "killing it", up->sc->name, (long)up->pid);
+			kill(up->pid, SIGKILL);
+		}
+		break;
+	default:
+		break;
+	}
+}
+
+/* Arm the upstream's timer. */
+static void
+upstream_arm(struct upstream *up, unsigned int seconds)
+{
+	struct timeval	tv = { (time_t)seconds, 0 };
+
+	if (up->timer == NULL)
+		up->timer = evtimer_new(base, upstream_timer_cb, up);
+	evtimer_add(up->timer, &tv);
+}
+
+/* Handle a STATUS frame. */
+static void
+upstream_status(struct upstream *up, json_t *msg)
+{
+	const char	*state, *error;
+	json_int_t	 pid;
+
+	if (json_unpack(msg, "{s:s}", "state", &state) != 0) {
+		log_warnx("upstream %s: STATUS without state", up->sc->name);
+		return;
+	}
+	if (json_unpack(msg, "{s:I}", "pid", &pid) == 0)
+		up->upstream_pid = (pid_t)pid;
+	if (json_unpack(msg, "{s:s}", "error", &error) == 0) {
+		upstream_error(up, "%s", error);
+		up->reported = 1;
+	}
+	if (strcmp(state, "ready") == 0 && up->state == UPSTREAM_STARTING) {
+		up->state = UPSTREAM_READY;
+		up->ready_at = now_ms();
+		if (up->timer != NULL)
+			evtimer_del(up->timer);
+		json_decref(up->info);
+		up->info = json_incref(msg);
+		log_info("upstream %s: ready (pid %ld, %lld ms)",
+		    up->sc->name, (long)up->upstream_pid,
+		    (long long)(up->ready_at - up->started));
+	}
+}
+
+/* Handle one frame from a worker; -1 if the channel is corrupt. */
+static int
+upstream_frame(struct upstream *up, const struct frame_hdr *hdr,
+    struct evbuffer *in)
+{
+	json_t		*msg;
+	const char	*why;
+
+	switch (hdr->type) {
+	case MSG_HELLO:
+	case MSG_STATUS:
+	case MSG_CATALOG:
+		if ((msg = frame_take_json(in, hdr, &why)) == NULL) {
+			log_warnx("upstream %s: %s frame: %s", up->sc->name,
+			    msg_type_name(hdr->type), why);
+			return (-1);
+		}
+		if (hdr->type == MSG_STATUS)
+			upstream_status(up, msg);
+		else if (hdr->type == MSG_CATALOG) {
+			json_decref(up->catalog);
+			up->catalog = json_incref(msg);
+			catalog_rebuild();
+		}
+		json_decref(msg);
+		return (0);
+	case MSG_RESPONSE:
+	case MSG_FAIL:
+	case MSG_NOTIFY:
+	case MSG_UP_REQUEST:
+		route_worker_frame(up, hdr, in);
+		return (0);
+	default:
+		log_warnx("upstream %s: unexpected %s frame", up->sc->name,
+		    msg_type_name(hdr->type));
+		return (-1);
+	}
+}
+
+/* Handle every whole frame buffered from a worker; -1 if corrupt. */
+static int
+upstream_process(struct upstream *up)
+{
+	struct evbuffer		*in = bufferevent_get_input(up->bev);
+	struct frame_hdr	 hdr;
+	const char		*why;
+	enum frame_result	 r;
+
+	for (;;) {
+		r = frame_peek(in, up->sc->max_message + CHANNEL_SLACK, &hdr,
+		    &why);
+		if (r == FRAME_NEED)
+			return (0);
+		if (r == FRAME_BAD) {
+			log_warnx("upstream %s: bad frame from worker: %s",
+			    up->sc->name, why);
+			return (-1);
+		}
+		if (upstream_frame(up, &hdr, in) != 0)
+			return (-1);
+		if (up->bev == NULL)
+			return (0);
+	}
+}
+
+/* Read frames from a worker. */
+static void
+upstream_read_cb(struct bufferevent *bev, void *arg)
+{
+	struct upstream	*up = arg;
+
+	if (upstream_process(up) == 0)
+		return;
+	upstream_error(up, "protocol error on worker channel");
+	if (up->pid > 0)
+		kill(up->pid, SIGKILL);
+	upstream_lost(up, "protocol error");
+}
+
+/* Read what a dead worker left in the channel, so its last words count. */
+static void
+upstream_drain(struct upstream *up)
+{
+	struct evbuffer	*in;
+	int		 fd;
+
+	if (up->bev == NULL)
+		return;
+	in = bufferevent_get_input(up->bev);
+	fd = bufferevent_getfd(up->bev);
+	while (evbuffer_get_length(in) <= up->sc->max_message +
+	    CHANNEL_SLACK && evbuffer_read(in, fd, 65536) > 0)
+		;
+	upstream_process(up);
+}
+
+/* The channel closed or failed. */
+static void
+upstream_event_cb(struct bufferevent *bev, short events, void *arg)
+{
+	struct upstream	*up = arg;
+
+	if (events & (BEV_EVENT_EOF | BEV_EVENT_ERROR))
+		upstream_lost(up, "worker channel closed");
+}
+
+/*
+ * The worker is gone or going: drop the channel and answer everything in
+ * flight.  The restart happens when the process is reaped.
+ */
+static void
+upstream_lost(struct upstream *up, const char *why)
+{
+	char	msg[256];
+
+	if (up->bev == NULL)
+		return;
+	bufferevent_free(up->bev);
+	up->bev = NULL;
+	log_debug("upstream %s: %s", up->sc->name, why);
+	snprintf(msg, sizeof msg, "upstream %s exited during the call",
+	    up->sc->name);
+	route_fail_upstream(up, MCP_CONNECTION_CLOSED, msg);
+	if (up->pid > 0)
+		kill(up->pid, SIGKILL);
+}
+
+/* Close every descriptor above 3 in a new child. */
+static void
+close_from(int lowfd)
+{
+#ifdef HAVE_CLOSE_RANGE
+	if (close_range((unsigned int)lowfd, ~0U, 0) == 0)
+		return;
+#endif
+	for (int fd = lowfd; fd < 65536; fd++)
+		close(fd);
+}
+
+/* Fork and exec a worker. */
+static void
+upstream_spawn(struct upstream *up)
+{
+	int		 sv[2], devnull;
+	pid_t		 pid;
+	char		*argv[8];
+	int		 argc = 0;
+	json_t		*cfg;
+	sigset_t	 all;
+
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
+		log_warn("upstream %s: socketpair", up->sc->name);
+		upstream_error(up, "socketpair: %s", strerror(errno));
+		goto retry;
+	}
+	argv[argc++] = (char *)"mcp-worker";
+	if (log_getforeground())
+		argv[argc++] = (char *)"-d";
+	if (log_getverbose() > 0)
+		argv[argc++] = (char *)"-v";
+	if (log_getverbose() > 1)
+		argv[argc++] = (char *)"-v";
+	argv[argc++] = up->sc->name;
+	argv[argc] = NULL;
+
+	switch (pid = fork()) {
+	case -1:
+		log_warn("upstream %s: fork", up->sc->name);
+		upstream_error(up, "fork: %s", strerror(errno));
+		close(sv[0]);
+		close(sv[1]);
+		goto retry;
+	case 0:
+		sigemptyset(&all);
+		sigprocmask(SIG_SETMASK, &all, NULL);
+		signal(SIGPIPE, SIG_DFL);
+		if (sv[1] == 3)
+			fcntl(3, F_SETFD, 0);
+		else if (dup2(sv[1], 3) == -1)
+			_exit(127);
+		if ((devnull = open("/dev/null", O_RDWR)) != -1) {
+			dup2(devnull, 0);
+			if (devnull > 3)
+				close(devnull);
+		}
+		close_from(4);
+		execv(worker_path, argv);
+		_exit(127);
+	}
+	close(sv[1]);
+	evutil_make_socket_nonblocking(sv[0]);
+	up->pid = pid;
+	up->upstream_pid = -1;
+	up->reported = 0;
+	up->state = UPSTREAM_STARTING;
+	up->started = now_ms();
+	up->bev = bufferevent_socket_new(base, sv[0], BEV_OPT_CLOSE_ON_FREE);
+	if (up->bev == NULL)
+		fatalx("bufferevent_socket_new");
+	bufferevent_setcb(up->bev, upstream_read_cb, NULL, upstream_event_cb,
+	    up);
+	bufferevent_enable(up->bev, EV_READ | EV_WRITE);
+
+	cfg = json_pack("{s:o, s:i}", "server", conf_server_to_json(up->sc),
+	    "verbose", log_getverbose());
+	frame_add_json(bufferevent_get_output(up->bev), MSG_CONFIG, 0, 0, cfg);
+	json_decref(cfg);
+	upstream_arm(up, up->sc->init_timeout + 5);
+	log_debug("upstream %s: worker %ld started", up->sc->name, (long)pid);
+	return;
+
+retry:
+	up->state = UPSTREAM_BACKOFF;
+	upstream_arm(up, up->delay);
+}
+
+/* Schedule a restart after the worker of an upstream exited. */
+static void
+upstream_exited(struct upstream *up, int status)
+{
+	char	how[64];
+
+	if (WIFEXITED(status))
+		snprintf(how, sizeof how, "exited with status %d",
+		    WEXITSTATUS(status));
+	else if (WIFSIGNALED(status))
+		snprintf(how, sizeof how, "killed by signal %d",
+		    WTERMSIG(status));
+	else
+		snprintf(how, sizeof how, "ended");
+
+	/* A worker killed outright leaves its upstream group behind. */
+	if (WIFSIGNALED(status) && up->upstream_pid > 0)
+		kill(-up->upstream_pid, SIGKILL);
+	upstream_drain(up);
+	upstream_lost(up, how);
+	up->pid = -1;
+	up->upstream_pid = -1;
+
+	if (up->state == UPSTREAM_STOPPED) {
+		log_info("upstream %s: stopped", up->sc->name);
+		if (up->timer != NULL)
+			evtimer_del(up->timer);
+		return;
+	}
+	if (!up->reported)
+		upstream_error(up, "worker %s", how);
+	if (up->state == UPSTREAM_READY &&
+	    now_ms() - up->ready_at >= HEALTHY_AFTER)
+		up->delay = BACKOFF_FIRST;
+	up->restarts++;
+	up->state = UPSTREAM_BACKOFF;
+	log_warnx("upstream %s: worker %s; restarting in %u s (%s)",
+	    up->sc->name, how, up->delay,
+	    up->last_error != NULL ? up->last_error : "no error reported");
+	upstream_arm(up, up->delay);
+	up->delay = up->delay * 2 > BACKOFF_MAX ? BACKOFF_MAX : up->delay * 2;
+}
+
+/* Reap every exited child. */
+void
+upstream_reap(void)
+{
+	pid_t	pid;
+	int	status;
+	size_t	i;
+
+	for (;;) {
+		pid = waitpid(-1, &status, WNOHANG);
+		if (pid == 0)
+			return;
+		if (pid == -1) {
+			if (errno == EINTR)
+				continue;
+			return;
+		}
+		for (i = 0; i < nupstreams; i++) {
+			if (upstreams[i]->pid == pid) {
+				upstream_exited(upstreams[i], status);
+				break;
+			}
+		}
+		if (i == nupstreams)
+			log_debug("reaped orphan %ld", (long)pid);
+	}
+}
+
+/* Ask every worker to stop. */
+void
+upstream_stop_all(void)
+{
+	struct upstream	*up;
+	size_t		 i;
+
+	for (i = 0; i < nupstreams; i++) {
+		up = upstreams[i];
+		up->state = UPSTREAM_STOPPED;
+		if (up->pid <= 0)
+			continue;
+		if (up->bev != NULL)
+			frame_add(bufferevent_get_output(up->bev),
+			    MSG_SHUTDOWN, 0, 0, "{}", 2);
+		else
+			kill(up->pid, SIGTERM);
+		upstream_arm(up, STOP_GRACE);
+	}
+}
+
+/* Is every worker gone? */
+int
+upstream_all_stopped(void)
+{
+	size_t	i;
+
+	for (i = 0; i < nupstreams; i++) {
+		if (upstreams[i]->pid > 0)
+			return (0);
+	}
+	return (1);
+}
+
+/* Queue a frame for a ready upstream. */
+static int
+upstream_ready_output(struct upstream *up, struct evbuffer **out)
+{
+	if (up->state != UPSTREAM_READY || up->bev == NULL)
+		return (-1);
+	*out = bufferevent_get_output(up->bev);
+	if (evbuffer_get_length(*out) > CHANNEL_MAX_QUEUED) {
+		log_warnx("upstream %s: worker is not reading (%zu bytes "
+		    "queued), killing it", up->sc->name,
+		    evbuffer_get_length(*out));
+		upstream_error(up, "worker stopped reading");
+		kill(up->pid, SIGKILL);
+		upstream_lost(up, "stuck");
+		return (-1);
+	}
+	return (0);
+}
+
+int
+upstream_send(struct upstream *up, uint16_t type, uint32_t session,
+    uint32_t tag, const char *p, size_t len)
+{
+	struct evbuffer	*out;
+
+	if (upstream_ready_output(up, &out) != 0)
+		return (-1);
+	frame_add(out, type, session, tag, p, len);
+	return (0);
+}
+
+int
+upstream_send_buffer(struct upstream *up, uint16_t type, uint32_t session,
+    uint32_t tag, struct evbuffer *payload)
+{
+	struct evbuffer	*out;
+
+	if (upstream_ready_output(up, &out) != 0)
+		return (-1);
+	frame_add_buffer(out, type, session, tag, payload);
+	return (0);
+}
+
+/* Describe why an upstream cannot take requests. */
+void
+upstream_unavailable(const struct upstream *up, char *buf, size_t len)
+{
+	struct timeval	tv;
+	const char	*err = up->last_error != NULL ? up->last_error :
+			    "no error reported";
+
+	switch (up->state) {
+	case UPSTREAM_STARTING:
+		snprintf(buf, len, "upstream %s is starting", up->sc->name);
+		break;
+	case UPSTREAM_BACKOFF:
+		if (up->timer != NULL &&
+		    evtimer_pending(up->timer, &tv) != 0) {
+			snprintf(buf, len, "upstream %s is restarting (last "
+			    "error: %s)", up->sc->name, err);
+		} else
+			snprintf(buf, len, "upstream %s is restarting",
+			    up->sc->name);
+		break;
+	case UPSTREAM_STOPPED:
+		snprintf(buf, len, "upstream %s is stopped", up->sc->name);
+		break;
+	case UPSTREAM_FAILED:
+		snprintf(buf, len, "upstream %s has failed (last error: %s)",
+		    up->sc->name, err);
+		break;
+	default:
+		snprintf(buf, len, "upstream %s is not available",
+		    up->sc->name);
+		break;
+	}
+}
+
+/* Describe an upstream for mcpctl status. */
+json_t *
+upstream_status_json(const struct upstream *up)
+{
+	json_t	*o;
+
+	o = json_pack("{s:s, s:s, s:s, s:I, s:I, s:i, s:I, s:I, s:I, s:I}",
+	    "name", up->sc->name,
+	    "transport", conf_transport_name(up->sc->transport),
+	    "state", state_names[up->state],
+	    "pid", (json_int_t)up->pid,
+	    "upstream_pid", (json_int_t)up->upstream_pid,
+	    "restarts", (int)up->restarts,
+	    "tools", (json_int_t)catalog_count(up, CATALOG_TOOLS),
+	    "resources", (json_int_t)catalog_count(up, CATALOG_RESOURCES),
+	    "prompts", (json_int_t)catalog_count(up, CATALOG_PROMPTS),
+	    "pending", (json_int_t)up->npending);
+	json_object_set_new(o, "last_error", up->last_error != NULL ?
+	    json_string(up->last_error) : json_null());
+	if (up->state == UPSTREAM_READY)
+		json_object_set_new(o, "uptime",
+		    json_integer((now_ms() - up->ready_at) / 1000));
+	return (o);
+}

@@ -1,0 +1,195 @@
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "worker.h"
+#include "xmalloc.h"
+
+#define CATALOG_MAX_PAGES	1000
+#define CATALOG_MAX_ITEMS	100000
+
+enum {
+	KIND_TOOLS = 0,
+	KIND_RESOURCES,
+	KIND_TEMPLATES,
+	KIND_PROMPTS,
+	NKINDS
+};
+
+static const char *const kind_keys[NKINDS] = {
+	"tools", "resources", "resourceTemplates", "prompts"
+};
+static const char *const kind_methods[NKINDS] = {
+	"tools/list", "resources/list", "resources/templates/list",
+	"prompts/list"
+};
+static const char *const kind_caps[NKINDS] = {
+	"tools", "resources", "resources", "prompts"
+};
+
+/* One list being fetched, page by page. */
+struct fetch {
+	int	 kind;
+	json_t	*items;
+	int	 pages;
+};
+
+static void	catalog_fetch(struct conn *, int);
+
+/* Send the whole catalog; the first time, the upstream becomes ready. */
+static void
+catalog_send(struct conn *c)
+{
+	json_t	*o;
+	int	 k;
+
+	o = json_object();
+	for (k = 0; k < NKINDS; k++)
+		json_object_set(o, kind_keys[k], c->lists[k] != NULL ?
+		    c->lists[k] : json_array());
+	chan_send_json(MSG_CATALOG, 0, 0, o);
+	if (!c->announced) {
+		c->announced = 1;
+		c->state = CONN_READY;
+		evtimer_del(c->init_timer);
+		worker_status("ready", NULL);
+	}
+}
+
+/* A list is complete (or failed and keeps its old value). */
+static void
+catalog_fetched(struct conn *c, struct fetch *f, json_t *items)
+{
+	int	k;
+
+	if (items != NULL) {
+		json_decref(c->lists[f->kind]);
+		c->lists[f->kind] = items;
+	} else if (c->lists[f->kind] == NULL)
+		c->lists[f->kind] = json_array();
+	c->fetching[f->kind] = 0;
+	k = f->kind;
+	free(f);
+	if (c->dirty[k]) {
+		c->dirty[k] = 0;
+		catalog_fetch(c, k);
+		return;
+	}
+	for (k = 0; k < NKINDS; k++) {
+		if (c->fetching[k])
+			return;
+	}
+	catalog_send(c);
+}
+
+/* One page arrived. */
+static void
+catalog_page_cb(struct conn *c, const struct jrpc *m, void *arg)
+{
+	struct fetch	*f = arg;
+	json_t		*result, *items, *item, *params;
+	const char	*cursor;
+	size_t		 i;
+
+	if (m == NULL || m->kind != JRPC_RESULT) {
+		log_warnx("%s failed: %.*s", kind_methods[f->kind],
+		    m != NULL ? (int)(m->error.len > 200 ? 200 :
+		    m->error.len) : 7, m != NULL ? m->p + m->error.off :
+		    "timeout");
+		json_decref(f->items);
+		catalog_fetched(c, f, NULL);
+		return;
+	}
+	result = json_loadb(m->p + m->result.off, m->result.len,
+	    JSON_ALLOW_NUL, NULL);
+	items = json_object_get(result, kind_keys[f->kind]);
+	if (!json_is_array(items)) {
+		log_warnx("%s: result has no %s array", kind_methods[f->kind],
+		    kind_keys[f->kind]);
+		json_decref(result);
+		json_decref(f->items);
+		catalog_fetched(c, f, NULL);
+		return;
+	}
+	json_array_foreach(items, i, item) {
+		if (json_array_size(f->items) >= CATALOG_MAX_ITEMS)
+			break;
+		if (json_is_object(item))
+			json_array_append(f->items, item);
+	}
+	f->pages++;
+	if (json_unpack(result, "{s:s}", "nextCursor", &cursor) == 0 &&
+	    *cursor != '\0') {
+		if (f->pages >= CATALOG_MAX_PAGES ||
+		    json_array_size(f->items) >= CATALOG_MAX_ITEMS) {
+			log_warnx("%s: more than %d pages or %d items, the "
+			    "rest is not listed", kind_methods[f->kind],
+			    CATALOG_MAX_PAGES, CATALOG_MAX_ITEMS);
+		} else {
+			params = json_pack("{s:s}", "cursor", cursor);
+			json_decref(result);
+			conn_call(c, kind_methods[f->kind], params,
+			    catalog_page_cb, f);
+			return;
+		}
+	}
+	json_decref(result);
+	catalog_fetched(c, f, f->items);
+}
+
+/* Fetch one list from its first page. */
+static void
+catalog_fetch(struct conn *c, int kind)
+{
+	struct fetch	*f;
+
+	if (c->fetching[kind]) {
+		c->dirty[kind] = 1;
+		return;
+	}
+	c->fetching[kind] = 1;
+	f = xcalloc(1, sizeof *f);
+	f->kind = kind;
+	f->items = json_array();
+	conn_call(c, kind_methods[kind], NULL, catalog_page_cb, f);
+}
+
+/* Fetch every list the upstream's capabilities offer. */
+void
+catalog_fetch_all(struct conn *c)
+{
+	int	k, any = 0;
+
+	for (k = 0; k < NKINDS; k++) {
+		if (json_object_get(c->server_caps, kind_caps[k]) != NULL) {
+			c->fetching[k] = 0;
+			any = 1;
+		} else
+			c->lists[k] = json_array();
+	}
+	for (k = 0; k < NKINDS; k++) {
+		if (c->lists[k] == NULL)
+			catalog_fetch(c, k);
+	}
+	if (!any)
+		catalog_send(c);
+}
+
+/* Refresh after a list_changed notification. */
+void
+catalog_list_changed(struct conn *c, const char *method)
+{
+	if (c->session != 0)
+		return;
+	if (strcmp(method, "notifications/tools/list_changed") == 0)
+		catalog_fetch(c, KIND_TOOLS);
+	else if (strcmp(method, "notifications/resources/list_changed") == 0) {
+		catalog_fetch(c, KIND_RESOURCES);
+		catalog_fetch(c, KIND_TEMPLATES);
+	} else if (strcmp(method, "notifications/prompts/list_changed") == 0)
+		catalog_fetch(c, KIND_PROMPTS);
+	else
+		log_debug("%s ignored", method);
+}

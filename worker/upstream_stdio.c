@@ -1,0 +1,514 @@
+#include "config.h"
+
+#include <sys/prctl.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+
+#include "log.h"
+#include "worker.h"
+#include "xmalloc.h"
+
+#define STDERR_MAX_LINE		4096
+#define STDIN_MAX_QUEUED	(64 * 1024 * 1024)
+#define EXIT_DRAIN_MS		1000	/* read stdout after exit */
+#define STOP_GRACE_MS		3000	/* SIGTERM to SIGKILL */
+
+extern char **environ;
+
+/* A stdio upstream: a child process in its own process group. */
+struct stdio_tp {
+	struct conn		*conn;
+	pid_t			 pid;
+	int			 exited;
+	int			 status;
+	int			 out_eof;
+	struct bufferevent	*in;		/* child's stdin */
+	struct bufferevent	*out;		/* child's stdout */
+	struct bufferevent	*err;		/* child's stderr */
+	int			 discarding;	/* skipping an over-long line */
+	size_t			 discarded;
+	struct event		*grace;
+};
+
+static struct u64map	children;	/* pid -> stdio_tp */
+static struct u64map	dying;		/* pid -> marker, until reaped */
+
+/* Describe how a process ended. */
+static void
+describe_status(int status, char *buf, size_t len)
+{
+	if (WIFEXITED(status))
+		snprintf(buf, len, "exited with status %d",
+		    WEXITSTATUS(status));
+	else if (WIFSIGNALED(status))
+		snprintf(buf, len, "killed by signal %d (%s)",
+		    WTERMSIG(status), strsignal(WTERMSIG(status)));
+	else
+		snprintf(buf, len, "ended");
+}
+
+/* The upstream is gone: report it once. */
+static void
+stdio_gone(struct stdio_tp *tp, const char *why)
+{
+	struct conn	*c = tp->conn;
+	char		 how[128];
+
+	if (why == NULL) {
+		describe_status(tp->status, how, sizeof how);
+		why = how;
+	}
+	if (tp->grace != NULL)
+		evtimer_del(tp->grace);
+	conn_lost(c, why);
+}
+
+/* Grace timer: after exit, or after stdout closed. */
+static void
+stdio_grace_cb(evutil_socket_t fd, short events, void *arg)
+{
+	struct stdio_tp	*tp = arg;
+
+	if (tp->exited) {
+		stdio_gone(tp, NULL);
+		return;
+	}
+	kill(-tp->pid, SIGKILL);
+	stdio_gone(tp, "closed its stdout");
+}
+
+/* Arm the grace timer. */
+static void
+stdio_arm(struct stdio_tp *tp, int ms)
+{
+	struct timeval	tv = { ms / 1000, (ms % 1000) * 1000 };
+
+	if (tp->grace == NULL)
+		tp->grace = evtimer_new(base, stdio_grace_cb, tp);
+	evtimer_add(tp->grace, &tv);
+}
+
+/* Kill a stopped upstream's group if it outlived its grace period. */
+static void
+stdio_kill_cb(evutil_socket_t fd, short events, void *arg)
+{
+	pid_t	pid = (pid_t)(intptr_t)arg;
+
+	if (u64map_del(&dying, (uint64_t)pid) != NULL)
+		kill(-pid, SIGKILL);
+}
+
+void
+stdio_child_exited(pid_t pid, int status)
+{
+	struct stdio_tp	*tp;
+	char		 how[128];
+
+	u64map_del(&dying, (uint64_t)pid);
+	if ((tp = u64map_get(&children, (uint64_t)pid)) == NULL) {
+		log_debug("reaped process %ld", (long)pid);
+		return;
+	}
+	u64map_del(&children, (uint64_t)pid);
+	tp->exited = 1;
+	tp->status = status;
+	describe_status(status, how, sizeof how);
+	log_info("upstream process %ld %s", (long)pid, how);
+	if (tp->out_eof)
+		stdio_gone(tp, NULL);
+	else
+		stdio_arm(tp, EXIT_DRAIN_MS);
+}
+
+/* Read whole lines from the upstream's stdout. */
+static void
+stdio_out_cb(struct bufferevent *bev, void *arg)
+{
+	struct stdio_tp		*tp = arg;
+	struct evbuffer		*in = bufferevent_get_input(bev);
+	struct evbuffer_ptr	 nl;
+	size_t			 len, max = sc->max_message;
+	char			*p;
+
+	while (tp->conn->state != CONN_DEAD) {
+		len = evbuffer_get_length(in);
+		if (len == 0)
+			return;
+		nl = evbuffer_search(in, "\n", 1, NULL);
+		if (tp->discarding) {
+			if (nl.pos < 0) {
+				tp->discarded += len;
+				evbuffer_drain(in, len);
+				return;
+			}
+			tp->discarded += (size_t)nl.pos + 1;
+			evbuffer_drain(in, (size_t)nl.pos + 1);
+			log_warnx("dropped a line of %zu bytes from the "
+			    "upstream (max_message is %zu)", tp->discarded,
+			    max);
+			tp->discarding = 0;
+			continue;
+		}
+		if (nl.pos < 0) {
+			if (len > max) {
+				tp->discarding = 1;
+				tp->discarded = len;
+				evbuffer_drain(in, len);
+			}
+			return;
+		}
+		if ((size_t)nl.pos > max) {
+			evbuffer_drain(in, (size_t)nl.pos + 1);
+			log_warnx("dropped a line of %zu bytes from the "
+			    "upstream (max_message is %zu)", (size_t)nl.pos,
+			    max);
+			continue;
+		}
+		p = (char *)evbuffer_pullup(in, nl.pos + 1);
+		len = (size_t)nl.pos;
+		if (len > 0 && p[len - 1] == '\r')
+			len--;
+		while (len > 0 && (p[len - 1] == ' ' || p[len - 1] == '\t'))
+			len--;
+		if (len > 0)
+			conn_message(tp->conn, p, len);
+		evbuffer_drain(in, (size_t)nl.pos + 1);
+	}
+}
+
+/* Log the upstream's stderr, a line at a time, tagged. */
+static void
+stdio_err_cb(struct bufferevent *bev, void *arg)
+{
+	struct evbuffer		*in = bufferevent_get_input(bev);
+	struct evbuffer_ptr	 nl;
+	char			 line[STDERR_MAX_LINE + 1];
+	size_t			 len, i;
+
+	for (;;) {
+		nl = evbuffer_search(in, "\n", 1, NULL);
+		if (nl.pos < 0 &&
+		    evbuffer_get_length(in) < STDERR_MAX_LINE)
+			return;
+		len = nl.pos < 0 || nl.pos > STDERR_MAX_LINE ?
+		    STDERR_MAX_LINE : (size_t)nl.pos;
+		evbuffer_remove(in, line, len);
+		if (nl.pos >= 0 && (size_t)nl.pos == len)
+			evbuffer_drain(in, 1);
+		if (len > 0 && line[len - 1] == '\r')
+			len--;
+		for (i = 0; i < len; i++) {
+			if ((unsigned char)line[i] < 0x20 && line[i] != '\t')
+				line[i] = '?';
+		}
+		line[len] = '\0';
+		log_info("stderr: %s", line);
+	}
+}
+
+/* Stdout or stderr closed or failed. */
+static void
+stdio_event_cb(struct bufferevent *bev, short events, void *arg)
+{
+	struct stdio_tp	*tp = arg;
+	struct evbuffer	*in;
+
+	if (bev == tp->err) {
+		in = bufferevent_get_input(bev);
+		if (evbuffer_get_length(in) > 0) {
+			evbuffer_add(in, "\n", 1);
+			stdio_err_cb(bev, tp);
+		}
+		bufferevent_disable(bev, EV_READ);
+		return;
+	}
+	if (bev == tp->in) {
+		log_debug("upstream stdin closed");
+		bufferevent_disable(bev, EV_WRITE);
+		return;
+	}
+	if (tp->out_eof)
+		return;
+	tp->out_eof = 1;
+	bufferevent_disable(bev, EV_READ);
+	if (tp->exited)
+		stdio_gone(tp, NULL);
+	else
+		stdio_arm(tp, EXIT_DRAIN_MS * 2);
+}
+
+/* Find a command in PATH (from the upstream's env, else ours). */
+static char *
+stdio_resolve(const char *cmd, char **envp)
+{
+	const char	*path = NULL, *p, *end;
+	char		*full;
+	size_t		 i;
+
+	if (strchr(cmd, '/') != NULL)
+		return (access(cmd, X_OK) == 0 ? xstrdup(cmd) : NULL);
+	for (i = 0; envp[i] != NULL; i++) {
+		if (strncmp(envp[i], "PATH=", 5) == 0)
+			path = envp[i] + 5;
+	}
+	if (path == NULL)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	for (p = path; ; p = end + 1) {
+		end = strchr(p, ':');
+		if (end == NULL)
+			end = p + strlen(p);
+		xasprintf(&full, "%.*s/%s", (int)(end - p),
+		    end == p ? "." : p, cmd);
+		if (access(full, X_OK) == 0)
+			return (full);
+		free(full);
+		if (*end == '\0')
+			return (NULL);
+	}
+}
+
+/* Our environment with the upstream's settings over it. */
+static char **
+stdio_envp(void)
+{
+	char	**envp;
+	size_t	  n = 0, m = 0, i, j, k;
+	size_t	  namelen;
+
+	while (environ[n] != NULL)
+		n++;
+	if (sc->env != NULL) {
+		while (sc->env[m] != NULL)
+			m++;
+	}
+	envp = xcalloc(n + m + 1, sizeof *envp);
+	k = 0;
+	for (i = 0; i < n; i++) {
+		namelen = strcspn(environ[i], "=");
+		for (j = 0; j < m; j++) {
+			if (strncmp(sc->env[j], environ[i], namelen + 1) == 0)
+				break;
+		}
+		if (j == m)
+			envp[k++] = environ[i];
+	}
+	for (j = 0; j < m; j++)
+		envp[k++] = sc->env[j];
+	envp[k] = NULL;
+	return (envp);
+}
+
+/* In the child: close every descriptor above 2 except keep. */
+static void
+close_except(int keep)
+{
+	int	fd;
+
+#ifdef HAVE_CLOSE_RANGE
+	if (close_range(3, (unsigned int)keep - 1, 0) == 0 &&
+	    close_range((unsigned int)keep + 1, ~0U, 0) == 0)
+		return;
+#endif
+	for (fd = 3; fd < 65536; fd++) {
+		if (fd != keep)
+			close(fd);
+	}
+}
+
+/* In the child: report errno to the parent and exit. */
+static void __attribute__((noreturn))
+child_fail(int fd, int err)
+{
+	ssize_t	n;
+
+	n = write(fd, &err, sizeof err);
+	(void)n;
+	_exit(127);
+}
+
+/* Make a bufferevent for one end of a pipe. */
+static struct bufferevent *
+stdio_bev(int fd, short what)
+{
+	struct bufferevent	*bev;
+
+	evutil_make_socket_nonblocking(fd);
+	bev = bufferevent_socket_new(base, fd, BEV_OPT_CLOSE_ON_FREE);
+	if (bev == NULL)
+		fatalx("bufferevent_socket_new");
+	bufferevent_enable(bev, what);
+	return (bev);
+}
+
+/* Spawn the upstream. */
+static int
+stdio_start(struct conn *c)
+{
+	struct stdio_tp	*tp;
+	char		**envp, *path, why[512];
+	int		  pin[2], pout[2], perr[2], pexec[2], err;
+	pid_t		  pid, parent = getpid();
+	ssize_t		  n;
+	sigset_t	  none;
+
+	if (children.cap == 0) {
+		u64map_init(&children);
+		u64map_init(&dying);
+	}
+	envp = stdio_envp();
+	if ((path = stdio_resolve(sc->command[0], envp)) == NULL) {
+		snprintf(why, sizeof why, "command not found: %s",
+		    sc->command[0]);
+		log_warnx("%s", why);
+		worker_status("error", why);
+		free(envp);
+		return (-1);
+	}
+	if (pipe2(pin, O_CLOEXEC) != 0 || pipe2(pout, O_CLOEXEC) != 0 ||
+	    pipe2(perr, O_CLOEXEC) != 0 || pipe2(pexec, O_CLOEXEC) != 0)
+		fatal("pipe2");
+
+	switch (pid = fork()) {
+	case -1:
+		fatal("fork");
+	case 0:
+		setpgid(0, 0);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(127);
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		signal(SIGPIPE, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		signal(SIGCHLD, SIG_DFL);
+		if (dup2(pin[0], 0) == -1 || dup2(pout[1], 1) == -1 ||
+		    dup2(perr[1], 2) == -1)
+			child_fail(pexec[1], errno);
+		close_except(pexec[1]);
+		if (sc->cwd != NULL && chdir(sc->cwd) != 0)
+			child_fail(pexec[1], errno);
+		execve(path, sc->command, envp);
+		child_fail(pexec[1], errno);
+	}
+	setpgid(pid, pid);
+	close(pin[0]);
+	close(pout[1]);
+	close(perr[1]);
+	close(pexec[1]);
+	free(envp);
+	do {
+		n = read(pexec[0], &err, sizeof err);
+	} while (n == -1 && errno == EINTR);
+	close(pexec[0]);
+	if (n == (ssize_t)sizeof err) {
+		waitpid(pid, NULL, 0);
+		close(pin[1]);
+		close(pout[0]);
+		close(perr[0]);
+		snprintf(why, sizeof why, "cannot start %s: %s%s%s", path,
+		    strerror(err), sc->cwd != NULL ? " (cwd " : "",
+		    sc->cwd != NULL ? sc->cwd : "");
+		if (sc->cwd != NULL)
+			strncat(why, ")", sizeof why - strlen(why) - 1);
+		log_warnx("%s", why);
+		worker_status("error", why);
+		free(path);
+		return (-1);
+	}
+	log_info("started %s (pid %ld)", path, (long)pid);
+	free(path);
+
+	tp = xcalloc(1, sizeof *tp);
+	tp->conn = c;
+	tp->pid = pid;
+	tp->in = stdio_bev(pin[1], EV_WRITE);
+	tp->out = stdio_bev(pout[0], EV_READ);
+	tp->err = stdio_bev(perr[0], EV_READ);
+	bufferevent_setcb(tp->in, NULL, NULL, stdio_event_cb, tp);
+	bufferevent_setcb(tp->out, stdio_out_cb, NULL, stdio_event_cb, tp);
+	bufferevent_setcb(tp->err, stdio_err_cb, NULL, stdio_event_cb, tp);
+	c->tp = tp;
+	u64map_put(&children, (uint64_t)pid, tp);
+	worker_status("starting", NULL);
+	conn_transport_up(c);
+	return (0);
+}
+
+/* Write one message and a newline; line breaks inside become spaces. */
+static void
+stdio_send(struct conn *c, struct evbuffer *msg)
+{
+	struct stdio_tp		*tp = c->tp;
+	struct evbuffer		*out = bufferevent_get_output(tp->in);
+	struct evbuffer_ptr	 nl, cr;
+	unsigned char		*p;
+	size_t			 len = evbuffer_get_length(msg), i;
+
+	/* JSON allows line breaks only as whitespace, so this is safe. */
+	nl = evbuffer_search(msg, "\n", 1, NULL);
+	cr = evbuffer_search(msg, "\r", 1, NULL);
+	if (nl.pos >= 0 || cr.pos >= 0) {
+		p = evbuffer_pullup(msg, -1);
+		for (i = 0; i < len; i++) {
+			if (p[i] == '\n' || p[i] == '\r')
+				p[i] = ' ';
+		}
+	}
+	evbuffer_add_buffer(out, msg);
+	evbuffer_add(out, "\n", 1);
+	if (evbuffer_get_length(out) > STDIN_MAX_QUEUED) {
+		kill(-tp->pid, SIGKILL);
+		stdio_gone(tp, "is not reading its stdin");
+	}
+}
+
+/* Stop the upstream: close its pipes, SIGTERM its group, SIGKILL later. */
+static void
+stdio_stop(struct conn *c)
+{
+	struct stdio_tp	*tp = c->tp;
+	struct timeval	 tv = { STOP_GRACE_MS / 1000, 0 };
+
+	c->tp = NULL;
+	if (!tp->exited) {
+		u64map_del(&children, (uint64_t)tp->pid);
+		kill(-tp->pid, SIGTERM);
+		u64map_put(&dying, (uint64_t)tp->pid, (void *)1);
+		event_base_once(base, -1, EV_TIMEOUT, stdio_kill_cb,
+		    (void *)(intptr_t)tp->pid, &tv);
+	}
+	bufferevent_free(tp->in);
+	bufferevent_free(tp->out);
+	bufferevent_free(tp->err);
+	if (tp->grace != NULL)
+		event_free(tp->grace);
+	free(tp);
+}
+
+static pid_t
+stdio_pid(struct conn *c)
+{
+	struct stdio_tp	*tp = c->tp;
+
+	return (tp != NULL ? tp->pid : -1);
+}
+
+const struct transport_ops transport_stdio = {
+	.name = "stdio",
+	.start = stdio_start,
+	.send = stdio_send,
+	.stop = stdio_stop,
+	.pid = stdio_pid,
+};

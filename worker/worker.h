@@ -1,0 +1,128 @@
+/*
+ * mcp-worker: one process per upstream, started by mcp-supervisord with
+ * its end of a socketpair on fd 3.  It owns the upstream transport, does
+ * the upstream's initialize handshake, keeps the upstream's catalog fresh,
+ * and relays messages, mapping ids so that each upstream connection sees
+ * only ids the worker assigned.
+ */
+#ifndef MCPS_WORKER_H
+#define MCPS_WORKER_H
+
+#include <sys/types.h>
+#include <stdint.h>
+
+#include <event2/event.h>
+#include <jansson.h>
+
+#include "conf.h"
+#include "frame.h"
+#include "jsonrpc.h"
+#include "u64map.h"
+
+struct evbuffer;
+struct conn;
+
+/* Exit codes the supervisor understands. */
+#define WORKER_EXIT_OK		0	/* asked to stop */
+#define WORKER_EXIT_UPSTREAM	3	/* the upstream died or failed */
+#define WORKER_EXIT_CONFIG	4	/* bad configuration: do not respawn */
+
+/* worker.c */
+extern struct event_base	*base;
+extern struct server_conf	*sc;
+int64_t		 now_ms(void);
+void		 chan_send(uint16_t type, uint32_t session, uint32_t tag,
+		    const char *, size_t);
+void		 chan_send_buffer(uint16_t type, uint32_t session, uint32_t tag,
+		    struct evbuffer *);
+void		 chan_send_json(uint16_t type, uint32_t session, uint32_t tag,
+		    json_t *);	/* reference taken */
+/* Report our state ("starting", "ready", "error") to the supervisor. */
+void		 worker_status(const char *state, const char *error);
+/* The shared connection failed: tell the supervisor and exit. */
+void		 worker_fatal_conn(struct conn *, const char *why)
+		    __attribute__((noreturn));
+
+/* A transport moves whole JSON-RPC messages to and from an upstream. */
+struct transport_ops {
+	const char	*name;
+	/* Start connecting or spawning; conn_transport_up() when ready. */
+	int		(*start)(struct conn *);
+	/* Send one message (all of msg is consumed). */
+	void		(*send)(struct conn *, struct evbuffer *msg);
+	/* Stop and free the transport's state (no callbacks afterwards). */
+	void		(*stop)(struct conn *);
+	/* The pid of a local process, or -1. */
+	pid_t		(*pid)(struct conn *);
+};
+
+extern const struct transport_ops transport_stdio;
+/* A child of the worker exited (from the SIGCHLD handler). */
+void		 stdio_child_exited(pid_t, int status);
+
+/* conn.c: one upstream session and the requests in flight on it. */
+enum conn_state {
+	CONN_STARTING = 0,	/* transport not up yet */
+	CONN_INITIALIZING,	/* handshake and first catalog */
+	CONN_READY,
+	CONN_DEAD
+};
+
+typedef void (*call_cb)(struct conn *, const struct jrpc *, void *);
+
+/* A request the worker sent upstream, keyed by the id it assigned. */
+struct call {
+	int64_t		 id;
+	uint32_t	 session;	/* 0 for the worker's own requests */
+	uint32_t	 tag;		/* supervisor's tag, 0 for own */
+	char		*client_id;	/* raw text of the client's id */
+	size_t		 client_idlen;
+	char		*token;		/* raw original progressToken */
+	size_t		 tokenlen;
+	call_cb		 cb;		/* the worker's own requests */
+	void		*arg;
+};
+
+struct conn {
+	uint32_t			 session;	/* 0: shared */
+	const struct transport_ops	*ops;
+	void				*tp;		/* transport state */
+	enum conn_state			 state;
+	int64_t				 next_id;
+	struct u64map			 calls;		/* by our id */
+	struct u64map			 by_tag;	/* by supervisor tag */
+	json_t				*server_caps;
+	json_t				*server_info;
+	char				*instructions;
+	char				 version[16];
+	struct event			*init_timer;
+	/* Catalog refresh (catalog.c). */
+	json_t				*lists[4];
+	int				 fetching[4];
+	int				 dirty[4];
+	int				 announced;
+};
+
+struct conn	*conn_new(uint32_t session);
+void		 conn_free(struct conn *);
+/* Transport callbacks. */
+void		 conn_transport_up(struct conn *);
+void		 conn_message(struct conn *, const char *, size_t);
+void		 conn_lost(struct conn *, const char *why);
+/* Send a request of the worker's own; cb gets the response. */
+void		 conn_call(struct conn *, const char *method, json_t *params,
+		    call_cb, void *);
+void		 conn_notify(struct conn *, const char *method, json_t *params);
+/* Relay a client request (MSG_REQUEST) and a cancellation. */
+void		 conn_relay_request(struct conn *, uint32_t session,
+		    uint32_t tag, const char *, size_t);
+void		 conn_relay_cancel(struct conn *, uint32_t tag,
+		    const char *, size_t);
+/* Fail every relayed request with an error. */
+void		 conn_fail_all(struct conn *, int code, const char *);
+
+/* catalog.c: the upstream's tools, resources, templates and prompts. */
+void		 catalog_fetch_all(struct conn *);
+void		 catalog_list_changed(struct conn *, const char *method);
+
+#endif
