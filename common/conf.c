@@ -349,12 +349,14 @@ parse_server(struct conf_ctx *ctx, const struct conf *conf,
 	const char		*key;
 	char			*tmp = NULL;
 	int			 i, n, v;
+	long long		 ll;
 	int			 have_prefix = 0, have_timeout = 0;
-	int			 have_max = 0;
+	int			 have_max = 0, have_stimeout = 0;
 
 	memset(srv, 0, sizeof *srv);
 	srv->line = (int)config_setting_source_line(g);
 	srv->init_timeout = 60;
+	srv->max_instances = 64;
 	if (!config_setting_is_group(g))
 		return (conf_error(ctx, g, "each entry of servers must be a "
 		    "group { name = ...; ... }"));
@@ -425,10 +427,19 @@ parse_server(struct conf_ctx *ctx, const struct conf *conf,
 			    &srv->request_timeout) != 0)
 				return (-1);
 			have_timeout = 1;
+		} else if (strcmp(key, "server_request_timeout") == 0) {
+			if (get_seconds(ctx, s, 1, 86400,
+			    &srv->server_request_timeout) != 0)
+				return (-1);
+			have_stimeout = 1;
 		} else if (strcmp(key, "init_timeout") == 0) {
 			if (get_seconds(ctx, s, 1, 3600,
 			    &srv->init_timeout) != 0)
 				return (-1);
+		} else if (strcmp(key, "max_instances") == 0) {
+			if (get_int(ctx, s, 1, 10000, &ll) != 0)
+				return (-1);
+			srv->max_instances = (unsigned int)ll;
 		} else if (strcmp(key, "max_message") == 0) {
 			if (get_size(ctx, s, 4096, (size_t)1 << 30,
 			    &srv->max_message) != 0)
@@ -471,6 +482,8 @@ parse_server(struct conf_ctx *ctx, const struct conf *conf,
 		xasprintf(&srv->prefix, "%s__", srv->name);
 	if (!have_timeout)
 		srv->request_timeout = conf->request_timeout;
+	if (!have_stimeout)
+		srv->server_request_timeout = conf->server_request_timeout;
 	if (!have_max)
 		srv->max_message = conf->max_message;
 	return (0);
@@ -530,6 +543,10 @@ parse_root(struct conf_ctx *ctx, config_t *cf, struct conf *conf)
 			if (get_seconds(ctx, s, 1, 86400,
 			    &conf->request_timeout) != 0)
 				return (-1);
+		} else if (strcmp(key, "server_request_timeout") == 0) {
+			if (get_seconds(ctx, s, 1, 86400,
+			    &conf->server_request_timeout) != 0)
+				return (-1);
 		} else if (strcmp(key, "servers") == 0) {
 			if (!config_setting_is_list(s))
 				return (conf_error(ctx, s, "servers must be a "
@@ -579,6 +596,7 @@ conf_new(const char *file)
 	conf->max_pending = 256;
 	conf->session_timeout = 1800;
 	conf->request_timeout = 300;
+	conf->server_request_timeout = 300;
 	return (conf);
 }
 
@@ -737,6 +755,8 @@ conf_print(const struct conf *conf, FILE *f)
 	    conf->max_sessions, conf->max_pending);
 	fprintf(f, "session_timeout = %u;\nrequest_timeout = %u;\n",
 	    conf->session_timeout, conf->request_timeout);
+	fprintf(f, "server_request_timeout = %u;\n",
+	    conf->server_request_timeout);
 	fprintf(f, "servers = (");
 	for (i = 0; i < conf->nservers; i++) {
 		srv = &conf->servers[i];
@@ -774,8 +794,11 @@ conf_print(const struct conf *conf, FILE *f)
 		print_string(f, srv->prefix);
 		fprintf(f, ";\n    isolation = \"%s\";\n",
 		    isolation_names[srv->isolation]);
-		fprintf(f, "    request_timeout = %u;\n    init_timeout = %u;\n",
-		    srv->request_timeout, srv->init_timeout);
+		fprintf(f, "    request_timeout = %u;\n"
+		    "    server_request_timeout = %u;\n    init_timeout = %u;\n",
+		    srv->request_timeout, srv->server_request_timeout,
+		    srv->init_timeout);
+		fprintf(f, "    max_instances = %u;\n", srv->max_instances);
 		fprintf(f, "    max_message = %zu;\n  }", srv->max_message);
 	}
 	fprintf(f, "%s);\n", conf->nservers > 0 ? "\n" : " ");
@@ -798,13 +821,15 @@ conf_server_to_json(const struct server_conf *srv)
 {
 	json_t	*o;
 
-	o = json_pack("{s:s, s:s, s:s, s:s, s:I, s:I, s:I}",
+	o = json_pack("{s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:I}",
 	    "name", srv->name,
 	    "transport", transport_names[srv->transport],
 	    "prefix", srv->prefix,
 	    "isolation", isolation_names[srv->isolation],
 	    "request_timeout", (json_int_t)srv->request_timeout,
+	    "server_request_timeout", (json_int_t)srv->server_request_timeout,
 	    "init_timeout", (json_int_t)srv->init_timeout,
+	    "max_instances", (json_int_t)srv->max_instances,
 	    "max_message", (json_int_t)srv->max_message);
 	if (o == NULL)
 		return (NULL);
@@ -844,22 +869,24 @@ conf_server_from_json(const json_t *o, char *err, size_t errlen)
 {
 	struct server_conf	*srv;
 	const char		*name, *transport, *prefix, *isolation;
-	json_int_t		 rt, it, mm;
+	json_int_t		 rt, srt, it, mi, mm;
 	json_error_t		 jerr;
 	int			 t, iso;
 
 	if (json_unpack_ex((json_t *)o, &jerr, 0,
-	    "{s:s, s:s, s:s, s:s, s:I, s:I, s:I}",
+	    "{s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:I}",
 	    "name", &name, "transport", &transport, "prefix", &prefix,
 	    "isolation", &isolation, "request_timeout", &rt,
-	    "init_timeout", &it, "max_message", &mm) != 0) {
+	    "server_request_timeout", &srt, "init_timeout", &it,
+	    "max_instances", &mi, "max_message", &mm) != 0) {
 		snprintf(err, errlen, "bad server configuration: %s",
 		    jerr.text);
 		return (NULL);
 	}
 	t = lookup_name(transport_names, 4, transport);
 	iso = lookup_name(isolation_names, 2, isolation);
-	if (t < 0 || iso < 0 || rt <= 0 || it <= 0 || mm <= 0) {
+	if (t < 0 || iso < 0 || rt <= 0 || srt <= 0 || it <= 0 || mi <= 0 ||
+	    mm <= 0) {
 		snprintf(err, errlen, "bad server configuration values");
 		return (NULL);
 	}
@@ -869,7 +896,9 @@ conf_server_from_json(const json_t *o, char *err, size_t errlen)
 	srv->prefix = xstrdup(prefix);
 	srv->isolation = (enum isolation)iso;
 	srv->request_timeout = (unsigned int)rt;
+	srv->server_request_timeout = (unsigned int)srt;
 	srv->init_timeout = (unsigned int)it;
+	srv->max_instances = (unsigned int)mi;
 	srv->max_message = (size_t)mm;
 	if (json_to_strv(json_object_get(o, "command"), &srv->command) != 0 ||
 	    json_to_strv(json_object_get(o, "env"), &srv->env) != 0)
@@ -912,6 +941,8 @@ conf_server_equal(const struct server_conf *a, const struct server_conf *b)
 	    str_equal(a->prefix, b->prefix) &&
 	    a->isolation == b->isolation &&
 	    a->request_timeout == b->request_timeout &&
+	    a->server_request_timeout == b->server_request_timeout &&
 	    a->init_timeout == b->init_timeout &&
+	    a->max_instances == b->max_instances &&
 	    a->max_message == b->max_message);
 }

@@ -37,8 +37,10 @@ struct server_conf {
 	char		 *url;		/* http, sse, ws */
 	char		 *prefix;	/* exposed-name prefix, "" for none */
 	enum isolation	  isolation;
-	unsigned int	  request_timeout;	/* seconds */
+	unsigned int	  request_timeout;	/* seconds, client calls */
+	unsigned int	  server_request_timeout; /* seconds, its requests */
 	unsigned int	  init_timeout;		/* seconds */
+	unsigned int	  max_instances;	/* per-session processes */
 	size_t		  max_message;		/* bytes, one message */
 	int		  line;			/* where it was defined */
 };
@@ -56,6 +58,7 @@ struct conf {
 	unsigned int		  max_pending;		/* per session */
 	unsigned int		  session_timeout;	/* seconds idle */
 	unsigned int		  request_timeout;	/* default, seconds */
+	unsigned int		  server_request_timeout; /* default */
 	struct server_conf	 *servers;
 	size_t			  nservers;
 };

@@ -207,12 +207,24 @@ int
 sse_parse(struct sse_parser *sp, const char *p, size_t n, sse_cb cb,
     void *arg)
 {
-	size_t	pos = 0, end;
+	static const char	bom[] = "\xef\xbb\xbf";
+	size_t			pos = 0, end, k;
 
-	if (!sp->started && n > 0) {
-		if (n >= 3 && memcmp(p, "\xef\xbb\xbf", 3) == 0)
-			pos = 3;
+	/*
+	 * Skip a BOM at the start of the stream, even one split over calls:
+	 * started is 0 before the first byte, -k after k bytes of a BOM, and
+	 * 1 once past it.  Bytes that only looked like a BOM are line text.
+	 */
+	while (sp->started <= 0 && pos < n) {
+		k = (size_t)-sp->started;
+		if (p[pos] == bom[k]) {
+			pos++;
+			sp->started = k + 1 == 3 ? 1 : -(int)(k + 1);
+			continue;
+		}
 		sp->started = 1;
+		if (sbuf_add(&sp->line, bom, k, sp->max) != 0)
+			return (-1);
 	}
 	while (pos < n) {
 		if (sp->after_cr) {

@@ -275,10 +275,12 @@ catalog_rebuild(void)
 	cat = c;
 	catalog_destroy(old);
 
-	for (k = 0; k < CATALOG_NKINDS; k++) {
-		if (changed[k])
-			route_list_changed(k);
-	}
+	if (changed[CATALOG_TOOLS])
+		route_list_changed("notifications/tools/list_changed");
+	if (changed[CATALOG_RESOURCES] || changed[CATALOG_TEMPLATES])
+		route_list_changed("notifications/resources/list_changed");
+	if (changed[CATALOG_PROMPTS])
+		route_list_changed("notifications/prompts/list_changed");
 }
 
 const char *

@@ -46,6 +46,7 @@ struct http_conn {
 	char			*headbuf;	/* the head's bytes */
 	char			*method;
 	char			*path;
+	char			*query;
 	struct http_request	 req;
 	enum http_body		 framing;
 	uint64_t		 remaining;
@@ -99,7 +100,8 @@ http_reset(struct http_conn *c)
 	free(c->headbuf);
 	free(c->method);
 	free(c->path);
-	c->headbuf = c->method = c->path = NULL;
+	free(c->query);
+	c->headbuf = c->method = c->path = c->query = NULL;
 	if (c->req.body != NULL)
 		evbuffer_free(c->req.body);
 	memset(&c->req, 0, sizeof c->req);
@@ -352,8 +354,8 @@ http_stream_start(struct http_conn *c, const char *extra)
 	if (c->state != HC_HANDLING)
 		fatalx("%s: no request to answer", __func__);
 	http_head_out(c, 200, "text/event-stream", extra);
-	evbuffer_add(out, "Cache-Control: no-cache\r\n"
-	    "Transfer-Encoding: chunked\r\n\r\n", 54);
+	evbuffer_add_printf(out, "Cache-Control: no-cache\r\n"
+	    "Transfer-Encoding: chunked\r\n\r\n");
 	c->state = HC_STREAMING;
 	http_timeouts(c, 0);
 }
@@ -440,6 +442,7 @@ http_dispatch(struct http_conn *c)
 	http_timeouts(c, 0);
 	c->req.method = c->method;
 	c->req.path = c->path;
+	c->req.query = c->query;
 	c->handler(c, &c->req);
 }
 
@@ -477,8 +480,11 @@ http_read_head(struct http_conn *c)
 	}
 	c->method = xstrndup(c->req.head.method, c->req.head.methodlen);
 	c->path = xstrndup(c->req.head.target, c->req.head.targetlen);
-	if ((q = strchr(c->path, '?')) != NULL)
+	if ((q = strchr(c->path, '?')) != NULL) {
 		*q = '\0';
+		c->query = xstrdup(q + 1);
+	} else
+		c->query = xstrdup("");
 
 	c->keepalive = c->req.head.minor >= 1;
 	if ((h = http_header(&c->req.head, "Connection")) != NULL) {
@@ -554,7 +560,10 @@ http_read_body(struct http_conn *c)
 static void
 http_next(struct http_conn *c)
 {
-	int	r;
+	static const char	 too_large[] = "{\"jsonrpc\":\"2.0\",\"id\":null,"
+	    "\"error\":{\"code\":-32600,\"message\":\"request body too "
+	    "large\"}}";
+	int			 r;
 
 	if (c->state == HC_HEAD) {
 		if ((r = http_read_head(c)) <= 0)
@@ -569,9 +578,7 @@ http_next(struct http_conn *c)
 			c->state = HC_HANDLING;
 			c->keepalive = 0;
 			http_reply(c, 413, "application/json", NULL,
-			    "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":"
-			    "-32600,\"message\":\"request body too large\"}}",
-			    99);
+			    too_large, strlen(too_large));
 			return;
 		}
 		http_dispatch(c);

@@ -9,10 +9,13 @@
 
 #include "http_parse.h"
 #include "log.h"
+#include "sse.h"
 #include "supervisor.h"
 #include "xmalloc.h"
 
-#define MCP_PATH	"/mcp"
+#define MCP_PATH		"/mcp"
+#define LEGACY_SSE_PATH		"/sse"
+#define LEGACY_POST_PATH	"/messages"
 
 static const char *const loopback_names[] = {
 	"localhost", "127.0.0.1", "[::1]", NULL
@@ -220,17 +223,26 @@ mcp_http_initialize(struct http_conn *c, const struct jrpc *m)
 	evbuffer_free(buf);
 }
 
-/* Handle a POST: one JSON-RPC message. */
-static void
-mcp_http_post(struct http_conn *c, struct http_request *req)
+/*
+ * The rule for answering a POSTed request: a request the gateway routes to
+ * an upstream and whose handling may bring server-initiated traffic
+ * (tools/call, resources/read, prompts/get) is answered with an event
+ * stream that carries that traffic and ends with the response; every
+ * other request is answered with one JSON body.
+ */
+static int
+mcp_http_streams(const struct jrpc *m)
+{
+	return (strcmp(m->method_name, "tools/call") == 0 ||
+	    strcmp(m->method_name, "resources/read") == 0 ||
+	    strcmp(m->method_name, "prompts/get") == 0);
+}
+
+/* Check that a body is declared as JSON. */
+static int
+mcp_http_check_json(struct http_conn *c, struct http_request *req)
 {
 	const struct http_header	*h;
-	struct session			*s;
-	struct stream			*st;
-	struct jrpc			 m;
-	const char			*why, *p;
-	size_t				 n;
-	int				 r;
 
 	h = http_header(&req->head, "Content-Type");
 	if (h == NULL || h->valuelen < 16 ||
@@ -240,8 +252,46 @@ mcp_http_post(struct http_conn *c, struct http_request *req)
 		mcp_http_error(c, 415, JRPC_INVALID_REQUEST,
 		    "Unsupported Media Type: Content-Type must be "
 		    "application/json", NULL);
-		return;
+		return (-1);
 	}
+	return (0);
+}
+
+/* Scan a POSTed body; answers the error itself. */
+static int
+mcp_http_scan(struct http_conn *c, struct http_request *req, struct jrpc *m)
+{
+	struct evbuffer	*buf;
+	const char	*why, *p;
+	size_t		 n;
+	int		 r;
+
+	n = evbuffer_get_length(req->body);
+	p = (const char *)evbuffer_pullup(req->body, -1);
+	if (p == NULL)
+		p = "";
+	if ((r = jrpc_scan(p, n, m, &why)) == 0)
+		return (0);
+	log_debug("http: bad message: %s", why);
+	buf = evbuffer_new();
+	jrpc_add_error(buf, m->id.len != 0 ? p + m->id.off : NULL, m->id.len,
+	    r, r == JRPC_PARSE_ERROR ? "Parse error" : why, NULL);
+	http_reply_buffer(c, 400, "application/json", NULL, buf);
+	evbuffer_free(buf);
+	return (-1);
+}
+
+/* Handle a POST: one JSON-RPC message. */
+static void
+mcp_http_post(struct http_conn *c, struct http_request *req)
+{
+	const struct http_header	*h;
+	struct session			*s;
+	struct stream			*st;
+	struct jrpc			 m;
+
+	if (mcp_http_check_json(c, req) != 0)
+		return;
 	h = http_header(&req->head, "Accept");
 	if (h == NULL ||
 	    !http_accepts(h->value, h->valuelen, "application/json") ||
@@ -251,21 +301,8 @@ mcp_http_post(struct http_conn *c, struct http_request *req)
 		    "text/event-stream", NULL);
 		return;
 	}
-	n = evbuffer_get_length(req->body);
-	p = (const char *)evbuffer_pullup(req->body, -1);
-	if (p == NULL)
-		p = "";
-	if ((r = jrpc_scan(p, n, &m, &why)) != 0) {
-		struct evbuffer	*buf = evbuffer_new();
-
-		log_debug("http: bad message: %s", why);
-		jrpc_add_error(buf, m.id.len != 0 ? p + m.id.off : NULL,
-		    m.id.len, r, r == JRPC_PARSE_ERROR ? "Parse error" :
-		    why, NULL);
-		http_reply_buffer(c, 400, "application/json", NULL, buf);
-		evbuffer_free(buf);
+	if (mcp_http_scan(c, req, &m) != 0)
 		return;
-	}
 	if (m.kind == JRPC_REQUEST &&
 	    strcmp(m.method_name, "initialize") == 0) {
 		mcp_http_initialize(c, &m);
@@ -278,8 +315,160 @@ mcp_http_post(struct http_conn *c, struct http_request *req)
 		http_reply(c, 202, NULL, NULL, NULL, 0);
 		return;
 	}
-	st = stream_new(s, STREAM_JSON, c);
+	st = stream_new(s, mcp_http_streams(&m) ? STREAM_POST : STREAM_JSON,
+	    c);
 	route_request(s, st, &m);
+}
+
+/* Parse a Last-Event-ID of ours: "<stream>-<seq>". */
+static int
+mcp_http_event_id(const struct http_header *h, uint32_t *no, uint32_t *seq)
+{
+	char		 buf[32], *dash, *end;
+	unsigned long	 a, b;
+
+	if (h->valuelen == 0 || h->valuelen >= sizeof buf)
+		return (-1);
+	memcpy(buf, h->value, h->valuelen);
+	buf[h->valuelen] = '\0';
+	if ((dash = strchr(buf, '-')) == NULL || dash == buf)
+		return (-1);
+	*dash = '\0';
+	a = strtoul(buf, &end, 10);
+	if (*end != '\0' || a > UINT32_MAX)
+		return (-1);
+	b = strtoul(dash + 1, &end, 10);
+	if (*end != '\0' || end == dash + 1 || b > UINT32_MAX)
+		return (-1);
+	*no = (uint32_t)a;
+	*seq = (uint32_t)b;
+	return (0);
+}
+
+/* Handle a GET: the standalone stream, or the resumption of a stream. */
+static void
+mcp_http_get(struct http_conn *c, struct http_request *req)
+{
+	const struct http_header	*h;
+	struct session			*s;
+	struct stream			*st;
+	uint32_t			 no, seq;
+
+	h = http_header(&req->head, "Accept");
+	if (h == NULL ||
+	    !http_accepts(h->value, h->valuelen, "text/event-stream")) {
+		mcp_http_error(c, 406, JRPC_INVALID_REQUEST,
+		    "Not Acceptable: Accept must list text/event-stream", NULL);
+		return;
+	}
+	if ((s = mcp_http_session(c, req)) == NULL)
+		return;
+	session_touch(s);
+	if ((h = http_header(&req->head, "Last-Event-ID")) == NULL) {
+		st = stream_find(s, 0);
+		if (st != NULL && st->conn != NULL) {
+			mcp_http_error(c, 409, JRPC_INVALID_REQUEST,
+			    "Conflict: the session already has a standalone "
+			    "stream", NULL);
+			return;
+		}
+		stream_resume(session_get_stream(s), c, 0, 0);
+		return;
+	}
+	if (mcp_http_event_id(h, &no, &seq) != 0 || no > s->next_stream) {
+		mcp_http_error(c, 400, JRPC_INVALID_REQUEST,
+		    "Bad Request: Last-Event-ID is not one of this session's "
+		    "event ids", NULL);
+		return;
+	}
+	if (no == 0) {
+		stream_resume(session_get_stream(s), c, seq, 1);
+		return;
+	}
+	st = stream_find(s, no);
+	if (st == NULL || (st->done && seq >= st->seq)) {
+		/* Finished and delivered: nothing more will come. */
+		if (st != NULL)
+			stream_free(st);
+		http_reply(c, 204, NULL, NULL, NULL, 0);
+		return;
+	}
+	stream_resume(st, c, seq, 1);
+}
+
+/* Legacy HTTP+SSE (2024-11-05): GET /sse opens a session and its stream. */
+static void
+mcp_http_legacy_sse(struct http_conn *c, struct http_request *req)
+{
+	struct session	*s;
+	struct stream	*st;
+	struct evbuffer	*buf;
+	char		 data[128];
+
+	if ((s = session_new()) == NULL) {
+		log_warnx("session limit (%u) reached", conf->max_sessions);
+		mcp_http_error(c, 503, MCP_OVERLOADED,
+		    "too many sessions, try again later", "Retry-After: 5\r\n");
+		return;
+	}
+	snprintf(s->version, sizeof s->version, "2024-11-05");
+	st = stream_new(s, STREAM_LEGACY, c);
+	snprintf(data, sizeof data, "%s?sessionId=%s", LEGACY_POST_PATH,
+	    s->id);
+	buf = evbuffer_new();
+	sse_add_event(buf, NULL, "endpoint", data, strlen(data));
+	http_stream_write(c, buf);
+	evbuffer_free(buf);
+	log_info("session %.8s: new legacy SSE session", s->id);
+	(void)st;
+}
+
+/* Legacy HTTP+SSE: POST /messages?sessionId=... carries one message. */
+static void
+mcp_http_legacy_post(struct http_conn *c, struct http_request *req)
+{
+	struct session	*s = NULL;
+	struct stream	*st;
+	struct jrpc	 m;
+	json_t		*result;
+	const char	*id;
+	char		 err[256], *text;
+	int		 code;
+	struct evbuffer	*buf;
+
+	if ((id = strstr(req->query, "sessionId=")) != NULL)
+		s = session_find(id + 10, strcspn(id + 10, "&"));
+	if (s == NULL || (st = stream_find(s, 1)) == NULL ||
+	    st->kind != STREAM_LEGACY) {
+		mcp_http_error(c, 404, JRPC_INVALID_REQUEST,
+		    "Session not found", NULL);
+		return;
+	}
+	if (mcp_http_check_json(c, req) != 0 || mcp_http_scan(c, req, &m) != 0)
+		return;
+	http_reply(c, 202, "text/plain; charset=utf-8", NULL, "Accepted", 8);
+	if (m.kind != JRPC_REQUEST) {
+		route_notification(s, &m);
+		return;
+	}
+	if (strcmp(m.method_name, "initialize") != 0 ||
+	    s->client_caps != NULL) {
+		route_request(s, st, &m);
+		return;
+	}
+	buf = evbuffer_new();
+	if ((result = route_initialize(s, &m, &code, err, sizeof err)) ==
+	    NULL)
+		jrpc_add_error(buf, m.p + m.id.off, m.id.len, code, err, NULL);
+	else {
+		text = json_dumps(result, JSON_COMPACT);
+		json_decref(result);
+		jrpc_add_result(buf, m.p + m.id.off, m.id.len, text,
+		    strlen(text));
+		free(text);
+	}
+	stream_send(st, buf, 1);
+	evbuffer_free(buf);
 }
 
 /* Handle a DELETE: end the session. */
@@ -300,9 +489,15 @@ mcp_http_handle(struct http_conn *c, struct http_request *req)
 	const char	*why;
 	int		 status;
 
-	if (strcmp(req->path, MCP_PATH) != 0) {
+	static const char	 not_found[] = "not found: the MCP endpoint is "
+	    "/mcp\n";
+	int			 legacy_get, legacy_post;
+
+	legacy_get = strcmp(req->path, LEGACY_SSE_PATH) == 0;
+	legacy_post = strcmp(req->path, LEGACY_POST_PATH) == 0;
+	if (strcmp(req->path, MCP_PATH) != 0 && !legacy_get && !legacy_post) {
 		http_reply(c, 404, "text/plain; charset=utf-8", NULL,
-		    "not found: the MCP endpoint is /mcp\n", 36);
+		    not_found, strlen(not_found));
 		return;
 	}
 	if ((status = mcp_http_check_origin(req, &why)) != 0) {
@@ -311,11 +506,21 @@ mcp_http_handle(struct http_conn *c, struct http_request *req)
 		mcp_http_error(c, status, JRPC_INVALID_REQUEST, why, NULL);
 		return;
 	}
-	if (strcmp(req->method, "POST") == 0)
+	if (legacy_get && strcmp(req->method, "GET") == 0)
+		mcp_http_legacy_sse(c, req);
+	else if (legacy_post && strcmp(req->method, "POST") == 0)
+		mcp_http_legacy_post(c, req);
+	else if (legacy_get || legacy_post)
+		mcp_http_error(c, 405, JRPC_INVALID_REQUEST,
+		    "Method Not Allowed", legacy_get ? "Allow: GET\r\n" :
+		    "Allow: POST\r\n");
+	else if (strcmp(req->method, "POST") == 0)
 		mcp_http_post(c, req);
+	else if (strcmp(req->method, "GET") == 0)
+		mcp_http_get(c, req);
 	else if (strcmp(req->method, "DELETE") == 0)
 		mcp_http_delete(c, req);
 	else
 		mcp_http_error(c, 405, JRPC_INVALID_REQUEST,
-		    "Method Not Allowed", "Allow: POST, DELETE\r\n");
+		    "Method Not Allowed", "Allow: GET, POST, DELETE\r\n");
 }

@@ -29,6 +29,7 @@ session_sweep_cb(evutil_socket_t fd, short events, void *arg)
 	limit = now_ms() - (int64_t)conf->session_timeout * 1000;
 	for (s = TAILQ_FIRST(&sessions); s != NULL; s = next) {
 		next = TAILQ_NEXT(s, entry);
+		stream_expire(s, now_ms());
 		if (s->last_active > limit || s->npending != 0)
 			continue;
 		connected = 0;
@@ -102,9 +103,12 @@ session_new(void)
 			next_no = 1;
 	} while (u64map_get(&by_no, next_no) != NULL);
 	s->no = next_no;
+	s->loglevel = -1;
 	s->last_active = now_ms();
 	TAILQ_INIT(&s->pending);
+	TAILQ_INIT(&s->up_requests);
 	TAILQ_INIT(&s->streams);
+	strmap_init(&s->subs);
 	u64map_put(&by_key, s->key, s);
 	u64map_put(&by_no, s->no, s);
 	TAILQ_INSERT_TAIL(&sessions, s, entry);
@@ -120,7 +124,7 @@ session_free(struct session *s, const char *why)
 	size_t		 i;
 
 	log_debug("session %.8s: closed (%s)", s->id, why);
-	route_cancel_session(s);
+	route_session_end(s);
 	while ((st = TAILQ_FIRST(&s->streams)) != NULL)
 		stream_free(st);
 	if (s->initialized) {
@@ -132,6 +136,7 @@ session_free(struct session *s, const char *why)
 	u64map_del(&by_no, s->no);
 	TAILQ_REMOVE(&sessions, s, entry);
 	nsessions--;
+	strmap_free(&s->subs);
 	json_decref(s->client_caps);
 	json_decref(s->client_info);
 	free(s);
@@ -207,4 +212,51 @@ session_foreach(void (*fn)(struct session *, void *), void *arg)
 		next = TAILQ_NEXT(s, entry);
 		fn(s, arg);
 	}
+}
+
+/* The session's standalone stream, created on demand. */
+struct stream *
+session_get_stream(struct session *s)
+{
+	struct stream	*st;
+
+	if ((st = stream_find(s, 0)) != NULL)
+		return (st);
+	return (stream_new(s, STREAM_GET, NULL));
+}
+
+static const char *const log_levels[] = {
+	"debug", "info", "notice", "warning", "error", "critical", "alert",
+	"emergency", NULL
+};
+
+int
+log_level_index(const char *name)
+{
+	int	i;
+
+	for (i = 0; log_levels[i] != NULL; i++) {
+		if (strcmp(log_levels[i], name) == 0)
+			return (i);
+	}
+	return (-1);
+}
+
+const char *
+log_level_name(int i)
+{
+	return (log_levels[i]);
+}
+
+int
+session_min_loglevel(void)
+{
+	struct session	*s;
+	int		 level = -1;
+
+	TAILQ_FOREACH(s, &sessions, entry) {
+		if (s->loglevel >= 0 && (level < 0 || s->loglevel < level))
+			level = s->loglevel;
+	}
+	return (level);
 }

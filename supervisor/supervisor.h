@@ -39,6 +39,7 @@ int		 mcp_version_supported(const char *);
 extern struct event_base	*base;
 extern struct conf		*conf;
 extern const char		*worker_path;
+extern char			 listen_bound[128];	/* actual address */
 int64_t		 now_ms(void);		/* monotonic milliseconds */
 void		 fill_random(void *, size_t);
 
@@ -53,6 +54,8 @@ enum upstream_state {
 
 struct pending;
 TAILQ_HEAD(pending_list, pending);
+struct up_request;
+TAILQ_HEAD(up_request_list, up_request);
 
 struct upstream {
 	struct server_conf	*sc;		/* borrowed from conf */
@@ -72,6 +75,9 @@ struct upstream {
 	json_t			*info;		/* last ready status */
 	struct pending_list	 pending;
 	unsigned int		 npending;
+	struct up_request_list	 up_requests;	/* it sent, unanswered */
+	struct strmap		 subs;		/* uri -> subscriber count */
+	int			 loglevel;	/* forwarded level, -1 none */
 };
 
 extern struct upstream	**upstreams;
@@ -89,6 +95,10 @@ int		 upstream_send(struct upstream *, uint16_t type,
 int		 upstream_send_buffer(struct upstream *, uint16_t type,
 		    uint32_t session, uint32_t tag, struct evbuffer *);
 json_t		*upstream_status_json(const struct upstream *);
+/* Tell a per-session upstream about a new client session. */
+void		 upstream_session_open(struct upstream *, struct session *);
+/* Does the upstream declare a capability (e.g. "logging")? */
+int		 upstream_has_capability(const struct upstream *, const char *);
 /* Explain why an upstream cannot take a request (for error messages). */
 void		 upstream_unavailable(const struct upstream *, char *, size_t);
 
@@ -129,10 +139,13 @@ struct session {
 	json_t			*client_caps;
 	json_t			*client_info;
 	int			 initialized;
+	int			 loglevel;	/* -1: not set */
 	int64_t			 last_active;
-	struct event		*expire;
 	struct pending_list	 pending;
 	unsigned int		 npending;
+	struct up_request_list	 up_requests;	/* awaiting our client */
+	unsigned int		 nup_requests;
+	struct strmap		 subs;		/* uri -> upstream */
 	TAILQ_HEAD(, stream)	 streams;
 	unsigned int		 nstreams;
 	uint32_t		 next_stream;
@@ -149,25 +162,45 @@ void		 session_touch(struct session *);
 unsigned int	 session_count(void);
 /* Call fn for every session. */
 void		 session_foreach(void (*)(struct session *, void *), void *);
+/* The most verbose log level any session asked for, or -1. */
+int		 session_min_loglevel(void);
+/* The session's standalone stream (number 0), created on demand. */
+struct stream	*session_get_stream(struct session *);
+/* Log levels: index in the syslog-style list, or -1 if unknown. */
+int		 log_level_index(const char *);
+const char	*log_level_name(int);
 
 /* stream.c: where a session's outgoing messages go. */
 enum stream_kind {
 	STREAM_JSON = 0,	/* one JSON response body */
-	STREAM_SSE		/* an event stream on a POST */
+	STREAM_POST,		/* an event stream answering a POST */
+	STREAM_GET,		/* the standalone stream (number 0) */
+	STREAM_LEGACY		/* the 2024-11-05 HTTP+SSE stream */
 };
+
+struct stream_event;
+TAILQ_HEAD(stream_events, stream_event);
 
 struct stream {
 	struct session		*session;
 	uint32_t		 no;
 	enum stream_kind	 kind;
 	struct http_conn	*conn;		/* borrowed; NULL if detached */
-	int			 done;
+	uint32_t		 seq;		/* of the last event */
+	uint32_t		 sent;		/* last seq written anywhere */
+	struct stream_events	 events;	/* kept for replay */
+	size_t			 nevents;
+	size_t			 bytes;
+	int			 done;		/* final response sent */
+	int64_t			 done_at;
 	TAILQ_ENTRY(stream)	 entry;
 };
 
+/* Create a stream; POST and GET streams start their HTTP response. */
 struct stream	*stream_new(struct session *, enum stream_kind,
 		    struct http_conn *);
 void		 stream_free(struct stream *);
+struct stream	*stream_find(struct session *, uint32_t no);
 /*
  * Send one message (all of msg is consumed).  final marks the response
  * that ends a POST stream.
@@ -175,13 +208,30 @@ void		 stream_free(struct stream *);
 void		 stream_send(struct stream *, struct evbuffer *msg, int final);
 /* The connection of a stream went away. */
 void		 stream_detach(struct stream *);
+/*
+ * Attach a GET connection to a stream, replaying the events after seq
+ * (and, for the standalone stream without Last-Event-ID, those never sent).
+ */
+void		 stream_resume(struct stream *, struct http_conn *,
+		    uint32_t after, int have_last);
+/* Free streams that are complete and past their replay time. */
+void		 stream_expire(struct session *, int64_t now);
 
 /* route.c: client messages to upstreams and back. */
+enum pending_hook {
+	HOOK_NONE = 0,
+	HOOK_SUBSCRIBE,		/* record the subscription on success */
+	HOOK_UNSUBSCRIBE
+};
+
 struct pending {
 	uint32_t		 tag;
 	struct session		*session;
 	struct upstream		*up;
-	struct stream		*stream;	/* where the reply goes */
+	struct stream		*stream;	/* where the reply goes, or
+						   NULL for the gateway's own */
+	enum pending_hook	 hook;
+	char			*uri;		/* for the hooks */
 	char			*id;		/* raw client id text */
 	size_t			 idlen;
 	char			 method[JRPC_METHOD_MAX];
@@ -202,14 +252,30 @@ json_t		*route_initialize(struct session *, const struct jrpc *,
 /* Frames from a worker that concern requests. */
 void		 route_worker_frame(struct upstream *, const struct frame_hdr *,
 		    struct evbuffer *);
-/* Tell every session that a list changed. */
-void		 route_list_changed(enum catalog_kind);
+/* Tell every session that a list changed (method of the notification). */
+void		 route_list_changed(const char *method);
 /* Answer every request pending on an upstream with an error. */
 void		 route_fail_upstream(struct upstream *, int code,
 		    const char *message);
 /* Forget every request of a session (cancelling them upstream). */
 void		 route_cancel_session(struct session *);
 void		 route_pending_free(struct pending *);
+
+/* A request from an upstream, waiting for a client's answer. */
+struct up_request {
+	uint64_t		 id;		/* ours, towards the client */
+	uint32_t		 ref;		/* the worker's reference */
+	struct session		*session;
+	struct upstream		*up;
+	struct stream		*stream;	/* where it was sent */
+	char			 method[JRPC_METHOD_MAX];
+	struct event		*timer;
+	TAILQ_ENTRY(up_request)	 up_entry;
+	TAILQ_ENTRY(up_request)	 session_entry;
+};
+
+/* Forget a session's subscriptions and requests (at session end). */
+void		 route_session_end(struct session *);
 /* Reply to a request with an error (consumes nothing). */
 void		 route_error(struct stream *, const char *id, size_t idlen,
 		    int code, const char *fmt, ...)
@@ -219,6 +285,7 @@ void		 route_error(struct stream *, const char *id, size_t idlen,
 struct http_request {
 	const char	*method;
 	const char	*path;		/* without query */
+	const char	*query;		/* after '?', or "" */
 	struct http_head head;
 	struct evbuffer	*body;
 };

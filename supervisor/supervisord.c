@@ -28,6 +28,7 @@
 struct event_base	*base;
 struct conf		*conf;
 const char		*worker_path = WORKER_PATH;
+char			 listen_bound[128];
 
 static struct event	*ev_sigterm, *ev_sigint, *ev_sigchld, *ev_sighup;
 static struct event	*ev_exit_timer;
@@ -164,7 +165,7 @@ int
 main(int argc, char **argv)
 {
 	const char	*file = SYSCONFDIR "/mcp-supervisord.conf", *env;
-	char		 err[1024], bound[128];
+	char		 err[1024];
 	int		 ch, foreground = 0, check = 0, verbose = 0;
 
 	while ((ch = getopt(argc, argv, "df:nv")) != -1) {
@@ -219,13 +220,13 @@ main(int argc, char **argv)
 	session_init();
 	catalog_init();
 	route_init();
-	if (http_listen(conf->listen, mcp_http_handle, bound,
-	    sizeof bound) != 0)
+	if (http_listen(conf->listen, mcp_http_handle, listen_bound,
+	    sizeof listen_bound) != 0)
 		exit(1);
 	if (control_listen(conf->control) != 0)
 		exit(1);
-	log_info("listening on http://%s/mcp, control socket %s", bound,
-	    conf->control);
+	log_info("listening on http://%s/mcp, control socket %s",
+	    listen_bound, conf->control);
 
 	if (!foreground) {
 		if (daemon(0, 0) != 0)

@@ -90,7 +90,10 @@ upstream_init_all(void)
 		up->pid = -1;
 		up->upstream_pid = -1;
 		up->delay = BACKOFF_FIRST;
+		up->loglevel = -1;
 		TAILQ_INIT(&up->pending);
+		TAILQ_INIT(&up->up_requests);
+		strmap_init(&up->subs);
 		upstreams[i] = up;
 		upstream_spawn(up);
 	}
@@ -138,6 +141,43 @@ upstream_arm(struct upstream *up, unsigned int seconds)
 	evtimer_add(up->timer, &tv);
 }
 
+/* Tell a per-session upstream about one session. */
+static void
+upstream_open_one(struct session *s, void *arg)
+{
+	upstream_session_open(arg, s);
+}
+
+/* Tell a per-session upstream about a client session. */
+void
+upstream_session_open(struct upstream *up, struct session *s)
+{
+	json_t	*o;
+
+	if (up->sc->isolation != ISOLATION_PER_SESSION ||
+	    s->client_caps == NULL)
+		return;
+	o = json_pack("{s:O, s:s}", "capabilities", s->client_caps,
+	    "protocolVersion", s->version);
+	if (s->client_info != NULL)
+		json_object_set(o, "clientInfo", s->client_info);
+	if (s->loglevel >= 0)
+		json_object_set_new(o, "logLevel",
+		    json_string(log_level_name(s->loglevel)));
+	if (up->state == UPSTREAM_READY && up->bev != NULL)
+		frame_add_json(bufferevent_get_output(up->bev),
+		    MSG_SESSION_OPEN, s->no, 0, o);
+	json_decref(o);
+}
+
+/* Does the upstream declare a capability? */
+int
+upstream_has_capability(const struct upstream *up, const char *name)
+{
+	return (json_object_get(json_object_get(up->info, "capabilities"),
+	    name) != NULL);
+}
+
 /* Handle a STATUS frame. */
 static void
 upstream_status(struct upstream *up, json_t *msg)
@@ -165,6 +205,8 @@ upstream_status(struct upstream *up, json_t *msg)
 		log_info("upstream %s: ready (pid %ld, %lld ms)",
 		    up->sc->name, (long)up->upstream_pid,
 		    (long long)(up->ready_at - up->started));
+		if (up->sc->isolation == ISOLATION_PER_SESSION)
+			session_foreach(upstream_open_one, up);
 	}
 }
 

@@ -9,15 +9,34 @@
 #include <event2/event.h>
 
 #include "log.h"
+#include "strmap.h"
 #include "worker.h"
 #include "xmalloc.h"
+
+#define CONN_MAX_QUEUED		64	/* requests waiting for an instance */
+#define MAX_ELICITATIONS	1024	/* URL elicitations remembered */
 
 /* Protocol versions the worker accepts from upstreams. */
 static const char *const upstream_versions[] = {
 	"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05", NULL
 };
 
+/* A request from the upstream that a client is answering. */
+struct up_req {
+	uint32_t	 ref;		/* our reference, the supervisor's tag */
+	struct conn	*conn;
+	uint32_t	 session;
+	char		*id;		/* the upstream's raw id */
+	size_t		 idlen;
+};
+
+static struct u64map	up_reqs;	/* ref -> up_req */
+static uint32_t		next_ref;
+static struct strmap	elicitations;	/* elicitationId -> session */
+static size_t		nelicitations;
+
 static void	conn_init_timeout_cb(evutil_socket_t, short, void *);
+static void	conn_send(struct conn *, struct evbuffer *);
 
 /* Free a call. */
 static void
@@ -30,37 +49,73 @@ call_free(struct call *call)
 
 /* Create a connection and start its transport. */
 struct conn *
-conn_new(uint32_t session)
+conn_new(uint32_t session, struct session_info *info)
 {
 	struct conn	*c;
 	struct timeval	 tv;
 
+	if (up_reqs.cap == 0) {
+		u64map_init(&up_reqs);
+		strmap_init(&elicitations);
+	}
 	c = xcalloc(1, sizeof *c);
 	c->session = session;
+	c->info = info;
 	c->next_id = 1;
 	u64map_init(&c->calls);
 	u64map_init(&c->by_tag);
+	TAILQ_INIT(&c->queue);
 	switch (sc->transport) {
 	case TRANSPORT_STDIO:
 		c->ops = &transport_stdio;
 		break;
 	default:
-		worker_status("error", "transport not supported");
 		worker_fatal_conn(c, "transport not supported");
 	}
 	c->init_timer = evtimer_new(base, conn_init_timeout_cb, c);
 	tv.tv_sec = sc->init_timeout;
 	tv.tv_usec = 0;
 	evtimer_add(c->init_timer, &tv);
-	if (c->ops->start(c) != 0)
+	if (c->ops->start(c) != 0) {
 		conn_lost(c, "transport failed to start");
+		return (NULL);
+	}
 	return (c);
+}
+
+/* Forget the upstream requests of a connection, telling the clients. */
+static void
+conn_drop_up_reqs(struct conn *c, int tell)
+{
+	struct up_req	*ur;
+	size_t		 pos = 0;
+	uint64_t	 key;
+	void		*value;
+	json_t		*n;
+
+	while (u64map_next(&up_reqs, &pos, &key, &value)) {
+		ur = value;
+		if (ur->conn != c)
+			continue;
+		if (tell) {
+			n = json_pack("{s:s, s:s, s:{s:I, s:s}}", "jsonrpc",
+			    "2.0", "method", "notifications/cancelled",
+			    "params", "requestId", (json_int_t)ur->ref,
+			    "reason", "the upstream went away");
+			chan_send_json(MSG_NOTIFY, ur->session, 0, n);
+		}
+		u64map_del(&up_reqs, key);
+		free(ur->id);
+		free(ur);
+		pos = 0;	/* the map changed */
+	}
 }
 
 /* Free a connection: stop its transport and forget its calls. */
 void
 conn_free(struct conn *c)
 {
+	struct queued	*q;
 	size_t		 pos = 0;
 	uint64_t	 key;
 	void		*value;
@@ -72,6 +127,14 @@ conn_free(struct conn *c)
 		call_free(value);
 	u64map_free(&c->calls);
 	u64map_free(&c->by_tag);
+	while ((q = TAILQ_FIRST(&c->queue)) != NULL) {
+		TAILQ_REMOVE(&c->queue, q, entry);
+		free(q->p);
+		free(q);
+	}
+	conn_drop_up_reqs(c, 0);
+	if (c->info != NULL && c->info->conn == c)
+		c->info->conn = NULL;
 	if (c->init_timer != NULL)
 		event_free(c->init_timer);
 	json_decref(c->server_caps);
@@ -91,21 +154,49 @@ conn_init_timeout_cb(evutil_socket_t fd, short events, void *arg)
 
 	snprintf(why, sizeof why, "not initialized within %u s",
 	    sc->init_timeout);
+	if (c->tp != NULL && c->ops->pid != NULL && c->ops->pid(c) > 0)
+		log_warnx("upstream process %ld: %s", (long)c->ops->pid(c),
+		    why);
 	conn_lost(c, why);
 }
 
-/* The transport failed or the upstream went away. */
+/* Fail a relayed request back to the supervisor. */
+static void
+conn_fail(uint32_t session, uint32_t tag, int code, const char *msg)
+{
+	chan_send_json(MSG_FAIL, session, tag, json_pack("{s:i, s:s}",
+	    "code", code, "message", msg));
+}
+
+/*
+ * The transport failed or the upstream went away.  The shared connection
+ * takes the worker with it; a per-session one fails its requests and is
+ * freed (the next request of that session starts a new instance).
+ */
 void
 conn_lost(struct conn *c, const char *why)
 {
-	char	msg[512];
+	struct queued	*q;
+	char		 msg[512];
 
+	if (c->state == CONN_DEAD)
+		return;
 	c->state = CONN_DEAD;
 	snprintf(msg, sizeof msg, "upstream %s: %s", sc->name, why);
 	if (c->session == 0)
 		worker_fatal_conn(c, msg);
-	log_warnx("%s", msg);
+	log_warnx("session %u: %s", c->session, msg);
 	conn_fail_all(c, MCP_CONNECTION_CLOSED, msg);
+	while ((q = TAILQ_FIRST(&c->queue)) != NULL) {
+		TAILQ_REMOVE(&c->queue, q, entry);
+		conn_fail(q->session, q->tag, MCP_CONNECTION_CLOSED, msg);
+		free(q->p);
+		free(q);
+	}
+	c->nqueued = 0;
+	conn_drop_up_reqs(c, 1);
+	if (c->init_timer != NULL)
+		evtimer_del(c->init_timer);
 }
 
 /* Send a message built in a buffer. */
@@ -166,6 +257,27 @@ conn_notify(struct conn *c, const char *method, json_t *params)
 	json_decref(msg);
 }
 
+/* A per-session instance is ready: relay what waited for it. */
+static void
+conn_ready(struct conn *c)
+{
+	struct queued	*q;
+
+	c->state = CONN_READY;
+	evtimer_del(c->init_timer);
+	if (c->info != NULL && c->info->loglevel != NULL &&
+	    json_object_get(c->server_caps, "logging") != NULL)
+		conn_call(c, "logging/setLevel", json_pack("{s:s}", "level",
+		    c->info->loglevel), NULL, NULL);
+	while ((q = TAILQ_FIRST(&c->queue)) != NULL) {
+		TAILQ_REMOVE(&c->queue, q, entry);
+		c->nqueued--;
+		conn_relay_request(c, q->session, q->tag, q->p, q->n);
+		free(q->p);
+		free(q);
+	}
+}
+
 /* The initialize answer arrived. */
 static void
 conn_initialized(struct conn *c, const struct jrpc *m, void *arg)
@@ -176,10 +288,6 @@ conn_initialized(struct conn *c, const struct jrpc *m, void *arg)
 	char		 why[512];
 	size_t		 i;
 
-	if (m == NULL) {
-		conn_lost(c, "no answer to initialize");
-		return;
-	}
 	if (m->kind == JRPC_ERROR) {
 		snprintf(why, sizeof why, "initialize failed: %.*s",
 		    (int)(m->error.len > 300 ? 300 : m->error.len),
@@ -218,34 +326,37 @@ conn_initialized(struct conn *c, const struct jrpc *m, void *arg)
 	json_decref(result);
 	conn_notify(c, "notifications/initialized", NULL);
 	log_debug("initialized, protocol %s", c->version);
-	if (c->session != 0) {
-		c->state = CONN_READY;
-		evtimer_del(c->init_timer);
-		return;
-	}
-	catalog_fetch_all(c);
+	if (c->session != 0)
+		conn_ready(c);
+	else
+		catalog_fetch_all(c);
 }
 
-/* The transport is up: begin the handshake. */
+/*
+ * The transport is up: begin the handshake.  A shared upstream is told the
+ * client capabilities the gateway can serve for some client; a per-session
+ * instance is told its own client's.
+ */
 void
 conn_transport_up(struct conn *c)
 {
-	json_t	*params;
+	json_t	*params, *caps, *info;
 
 	c->state = CONN_INITIALIZING;
-	params = json_pack("{s:s, s:{s:{s:b}, s:{}, s:{s:{}, s:{}}}, "
-	    "s:{s:s, s:s}}",
-	    "protocolVersion", "2025-11-25",
-	    "capabilities",
-	    "roots", "listChanged", 1,
-	    "sampling",
-	    "elicitation", "form", "url",
-	    "clientInfo", "name", "mcp-supervisor", "version",
+	if (c->info != NULL && c->info->caps != NULL)
+		caps = json_deep_copy(c->info->caps);
+	else
+		caps = json_pack("{s:{s:b}, s:{}, s:{s:{}, s:{}}}",
+		    "roots", "listChanged", 1, "sampling",
+		    "elicitation", "form", "url");
+	info = json_pack("{s:s, s:s}", "name", "mcp-supervisor", "version",
 	    PACKAGE_VERSION);
+	params = json_pack("{s:s, s:o, s:o}", "protocolVersion", "2025-11-25",
+	    "capabilities", caps, "clientInfo", info);
 	conn_call(c, "initialize", params, conn_initialized, NULL);
 }
 
-/* Answer a request from the upstream. */
+/* Answer a request from the upstream ourselves. */
 static void
 conn_answer(struct conn *c, const struct jrpc *m, int code, const char *msg)
 {
@@ -276,8 +387,9 @@ conn_response(struct conn *c, const struct jrpc *m)
 		    (int)(m->id.len > 40 ? 40 : m->id.len), m->p + m->id.off);
 		return;
 	}
-	if (call->cb != NULL) {
-		call->cb(c, m, call->arg);
+	if (call->tag == 0) {
+		if (call->cb != NULL)
+			call->cb(c, m, call->arg);
 		call_free(call);
 		return;
 	}
@@ -290,6 +402,161 @@ conn_response(struct conn *c, const struct jrpc *m)
 	chan_send_buffer(MSG_RESPONSE, call->session, call->tag, buf);
 	evbuffer_free(buf);
 	call_free(call);
+}
+
+/*
+ * Work out which client caused a message from the upstream: the request
+ * whose response stream carried it, else the connection's own session,
+ * else the one session with calls in flight.  Returns 0 with *session
+ * (and *tag, the most recent such call, or 0) set; -1 if there is no
+ * caller or more than one session could be.
+ */
+static int
+conn_origin(struct conn *c, int64_t related, uint32_t *session,
+    uint32_t *tag, int *nsessions)
+{
+	struct call	*call, *best = NULL;
+	size_t		 pos = 0;
+	uint64_t	 key;
+	void		*value;
+	uint32_t	 seen = 0;
+
+	*session = 0;
+	*tag = 0;
+	*nsessions = 0;
+	if (related != 0 &&
+	    (call = u64map_get(&c->calls, (uint64_t)related)) != NULL &&
+	    call->tag != 0) {
+		*session = call->session;
+		*tag = call->tag;
+		*nsessions = 1;
+		return (0);
+	}
+	while (u64map_next(&c->calls, &pos, &key, &value)) {
+		call = value;
+		if (call->tag == 0)
+			continue;
+		if (seen != 0 && call->session != seen)
+			(*nsessions)++;
+		else if (seen == 0)
+			*nsessions = 1;
+		seen = call->session;
+		if (best == NULL || call->id > best->id)
+			best = call;
+	}
+	if (c->session != 0) {
+		*session = c->session;
+		*tag = best != NULL ? best->tag : 0;
+		*nsessions = 1;
+		return (0);
+	}
+	if (*nsessions != 1)
+		return (-1);
+	*session = best->session;
+	*tag = best->tag;
+	return (0);
+}
+
+/* Remember which session a URL elicitation went to. */
+static void
+conn_note_elicitation(const struct jrpc *m, uint32_t session)
+{
+	static const char *const path[] = { "elicitationId", NULL };
+	struct jspan	 eid;
+	char		*id;
+
+	if (jscan_path(m->p, m->params, path, &eid) != 0 ||
+	    (id = jscan_strdup(m->p, eid)) == NULL)
+		return;
+	if (nelicitations >= MAX_ELICITATIONS) {
+		strmap_free(&elicitations);
+		strmap_init(&elicitations);
+		nelicitations = 0;
+	}
+	if (strmap_add(&elicitations, id, (void *)(uintptr_t)session) == 0)
+		nelicitations++;
+	free(id);
+}
+
+/* A request from the upstream: ours to answer, or its caller's. */
+static void
+conn_request(struct conn *c, const struct jrpc *m, int64_t related)
+{
+	struct up_req	*ur;
+	struct evbuffer	*buf;
+	struct jedit	 edit;
+	uint32_t	 session, tag;
+	int		 n;
+	char		 ref[16], why[256];
+
+	if (strcmp(m->method_name, "ping") == 0) {
+		conn_answer(c, m, 0, "{}");
+		return;
+	}
+	if (conn_origin(c, related, &session, &tag, &n) != 0) {
+		if (n == 0)
+			snprintf(why, sizeof why, "%s: no client call is in "
+			    "flight, so no client can answer it",
+			    m->method_name);
+		else
+			snprintf(why, sizeof why, "%s: %d client sessions "
+			    "have calls in flight and the gateway cannot tell "
+			    "which one this is for", m->method_name, n);
+		log_warnx("refused %s", why);
+		conn_answer(c, m, JRPC_INTERNAL_ERROR, why);
+		return;
+	}
+	ur = xcalloc(1, sizeof *ur);
+	do {
+		if (++next_ref == 0)
+			next_ref = 1;
+	} while (u64map_get(&up_reqs, next_ref) != NULL);
+	ur->ref = next_ref;
+	ur->conn = c;
+	ur->session = session;
+	ur->idlen = m->id.len;
+	ur->id = xmalloc(m->id.len);
+	memcpy(ur->id, m->p + m->id.off, m->id.len);
+	u64map_put(&up_reqs, ur->ref, ur);
+	if (strcmp(m->method_name, "elicitation/create") == 0)
+		conn_note_elicitation(m, session);
+
+	snprintf(ref, sizeof ref, "%u", ur->ref);
+	edit.at = m->id;
+	edit.text = ref;
+	edit.len = strlen(ref);
+	buf = evbuffer_new();
+	jscan_splice(buf, m->p, m->n, &edit, 1);
+	chan_send_buffer(MSG_UP_REQUEST, session, tag, buf);
+	evbuffer_free(buf);
+}
+
+void
+conn_relay_answer(uint32_t ref, const char *p, size_t n)
+{
+	struct up_req	*ur;
+	struct jrpc	 m;
+	struct jedit	 edit;
+	struct evbuffer	*buf;
+	const char	*why;
+
+	if ((ur = u64map_del(&up_reqs, ref)) == NULL) {
+		log_debug("answer to an upstream request no longer waiting");
+		return;
+	}
+	if (jrpc_scan(p, n, &m, &why) == 0 &&
+	    (m.kind == JRPC_RESULT || m.kind == JRPC_ERROR)) {
+		edit.at = m.id;
+		edit.text = ur->id;
+		edit.len = ur->idlen;
+		buf = evbuffer_new();
+		jscan_splice(buf, p, n, &edit, 1);
+		conn_send(ur->conn, buf);
+		evbuffer_free(buf);
+	} else
+		log_warnx("bad answer from the supervisor: %s", why);
+	free(ur->id);
+	free(ur);
 }
 
 /* A progress notification: back to the request's client, token restored. */
@@ -319,15 +586,90 @@ conn_progress(struct conn *c, const struct jrpc *m)
 	evbuffer_free(buf);
 }
 
+/* The upstream cancelled a request it sent a client. */
+static void
+conn_up_cancelled(struct conn *c, const struct jrpc *m)
+{
+	struct up_req	*ur;
+	struct jspan	 rid, reason;
+	struct evbuffer	*buf;
+	size_t		 pos = 0;
+	uint64_t	 key;
+	void		*value;
+
+	if (jscan_member(m->p, m->params, "requestId", &rid) != 0)
+		return;
+	while (u64map_next(&up_reqs, &pos, &key, &value)) {
+		ur = value;
+		if (ur->conn == c && ur->idlen == rid.len &&
+		    memcmp(ur->id, m->p + rid.off, rid.len) == 0)
+			break;
+		ur = NULL;
+	}
+	if (ur == NULL) {
+		log_debug("upstream cancelled a request it has not sent");
+		return;
+	}
+	buf = evbuffer_new();
+	evbuffer_add_printf(buf, "{\"jsonrpc\":\"2.0\",\"method\":"
+	    "\"notifications/cancelled\",\"params\":{\"requestId\":%u",
+	    ur->ref);
+	if (jscan_member(m->p, m->params, "reason", &reason) == 0 &&
+	    jscan_type(m->p, reason) == JT_STRING) {
+		evbuffer_add(buf, ",\"reason\":", 10);
+		evbuffer_add(buf, m->p + reason.off, reason.len);
+	}
+	evbuffer_add(buf, "}}", 2);
+	chan_send_buffer(MSG_NOTIFY, ur->session, 0, buf);
+	evbuffer_free(buf);
+	u64map_del(&up_reqs, ur->ref);
+	free(ur->id);
+	free(ur);
+}
+
+/* Relay a notification as it is, to a session (0: any) and request. */
+static void
+conn_forward(const struct jrpc *m, uint32_t session, uint32_t tag)
+{
+	chan_send(MSG_NOTIFY, session, tag, m->p, m->n);
+}
+
 /* A notification from the upstream. */
 static void
-conn_notification(struct conn *c, const struct jrpc *m)
+conn_notification(struct conn *c, const struct jrpc *m, int64_t related)
 {
+	static const char *const eid_path[] = { "elicitationId", NULL };
 	const char	*method = m->method_name;
+	struct jspan	 eid;
+	uint32_t	 session, tag;
+	uintptr_t	 to;
+	char		*id;
+	int		 n;
 
 	if (strcmp(method, "notifications/progress") == 0)
 		conn_progress(c, m);
-	else if (strncmp(method, "notifications/", 14) == 0 &&
+	else if (strcmp(method, "notifications/message") == 0) {
+		/* A log line goes to its caller, or to every session. */
+		if (conn_origin(c, related, &session, &tag, &n) != 0)
+			session = tag = 0;
+		conn_forward(m, session, tag);
+	} else if (strcmp(method, "notifications/resources/updated") == 0)
+		conn_forward(m, c->session, 0);
+	else if (strcmp(method, "notifications/cancelled") == 0)
+		conn_up_cancelled(c, m);
+	else if (strcmp(method, "notifications/elicitation/complete") == 0) {
+		if (jscan_path(m->p, m->params, eid_path, &eid) != 0 ||
+		    (id = jscan_strdup(m->p, eid)) == NULL)
+			return;
+		to = (uintptr_t)strmap_del(&elicitations, id);
+		free(id);
+		if (to == 0) {
+			log_debug("elicitation completed for no known session");
+			return;
+		}
+		nelicitations--;
+		conn_forward(m, (uint32_t)to, 0);
+	} else if (strncmp(method, "notifications/", 14) == 0 &&
 	    strlen(method) > 26 &&
 	    strcmp(method + strlen(method) - 13, "/list_changed") == 0)
 		catalog_list_changed(c, method);
@@ -335,28 +677,14 @@ conn_notification(struct conn *c, const struct jrpc *m)
 		log_debug("notification %s not relayed", method);
 }
 
-/* A request from the upstream. */
-static void
-conn_request(struct conn *c, const struct jrpc *m)
-{
-	if (strcmp(m->method_name, "ping") == 0) {
-		conn_answer(c, m, 0, "{}");
-		return;
-	}
-	log_debug("upstream request %s refused", m->method_name);
-	conn_answer(c, m, JRPC_METHOD_NOT_FOUND,
-	    "method not supported by the gateway");
-}
-
 /* One message from the upstream. */
 void
-conn_message(struct conn *c, const char *p, size_t n)
+conn_message(struct conn *c, const char *p, size_t n, int64_t related)
 {
 	struct jrpc	 m;
 	const char	*why;
-	int		 r;
 
-	if ((r = jrpc_scan(p, n, &m, &why)) != 0) {
+	if (jrpc_scan(p, n, &m, &why) != 0) {
 		log_warnx("upstream sent an invalid message (%s), dropped",
 		    why);
 		return;
@@ -367,20 +695,12 @@ conn_message(struct conn *c, const char *p, size_t n)
 		conn_response(c, &m);
 		break;
 	case JRPC_REQUEST:
-		conn_request(c, &m);
+		conn_request(c, &m, related);
 		break;
 	case JRPC_NOTIFICATION:
-		conn_notification(c, &m);
+		conn_notification(c, &m, related);
 		break;
 	}
-}
-
-/* Fail a relayed request back to the supervisor. */
-static void
-conn_fail(uint32_t session, uint32_t tag, int code, const char *msg)
-{
-	chan_send_json(MSG_FAIL, session, tag, json_pack("{s:i, s:s}",
-	    "code", code, "message", msg));
 }
 
 /* Order two edits by position. */
@@ -403,10 +723,27 @@ conn_relay_request(struct conn *c, uint32_t session, uint32_t tag,
 	struct jedit	 edits[2];
 	struct jspan	 token;
 	struct evbuffer	*buf;
+	struct queued	*q;
 	const char	*why;
 	char		 idtext[32], msg[256];
 	size_t		 nedits = 0;
 
+	if (c != NULL && c->state == CONN_INITIALIZING && c->session != 0) {
+		if (c->nqueued >= CONN_MAX_QUEUED) {
+			conn_fail(session, tag, MCP_OVERLOADED, "too many "
+			    "requests waiting for the upstream to start");
+			return;
+		}
+		q = xcalloc(1, sizeof *q);
+		q->session = session;
+		q->tag = tag;
+		q->p = xmalloc(n);
+		memcpy(q->p, p, n);
+		q->n = n;
+		TAILQ_INSERT_TAIL(&c->queue, q, entry);
+		c->nqueued++;
+		return;
+	}
 	if (c == NULL || c->state != CONN_READY) {
 		snprintf(msg, sizeof msg, "upstream %s is not ready",
 		    sc->name);
@@ -452,9 +789,21 @@ void
 conn_relay_cancel(struct conn *c, uint32_t tag, const char *p, size_t n)
 {
 	struct call	*call;
+	struct queued	*q;
 	json_t		*params, *reason;
 
-	if (c == NULL || (call = u64map_del(&c->by_tag, tag)) == NULL)
+	if (c == NULL)
+		return;
+	TAILQ_FOREACH(q, &c->queue, entry) {
+		if (q->tag == tag) {
+			TAILQ_REMOVE(&c->queue, q, entry);
+			c->nqueued--;
+			free(q->p);
+			free(q);
+			return;
+		}
+	}
+	if ((call = u64map_del(&c->by_tag, tag)) == NULL)
 		return;
 	u64map_del(&c->calls, (uint64_t)call->id);
 	params = json_pack("{s:I}", "requestId", (json_int_t)call->id);
@@ -468,6 +817,19 @@ conn_relay_cancel(struct conn *c, uint32_t tag, const char *p, size_t n)
 }
 
 void
+conn_relay_notify(struct conn *c, const char *p, size_t n)
+{
+	struct evbuffer	*buf;
+
+	if (c == NULL || c->state != CONN_READY)
+		return;
+	buf = evbuffer_new();
+	evbuffer_add(buf, p, n);
+	conn_send(c, buf);
+	evbuffer_free(buf);
+}
+
+void
 conn_fail_all(struct conn *c, int code, const char *msg)
 {
 	size_t		 pos = 0;
@@ -477,7 +839,7 @@ conn_fail_all(struct conn *c, int code, const char *msg)
 
 	while (u64map_next(&c->calls, &pos, &key, &value)) {
 		call = value;
-		if (call->cb == NULL)
+		if (call->tag != 0)
 			conn_fail(call->session, call->tag, code, msg);
 		call_free(call);
 	}

@@ -183,7 +183,7 @@ stdio_out_cb(struct bufferevent *bev, void *arg)
 		while (len > 0 && (p[len - 1] == ' ' || p[len - 1] == '\t'))
 			len--;
 		if (len > 0)
-			conn_message(tp->conn, p, len);
+			conn_message(tp->conn, p, len, 0);
 		evbuffer_drain(in, (size_t)nl.pos + 1);
 	}
 }

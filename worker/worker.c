@@ -32,7 +32,7 @@ struct server_conf	*sc;
 
 static struct bufferevent	*chan;
 static struct conn		*shared;	/* the shared connection */
-static struct u64map		 sessions;	/* per-session connections */
+static struct u64map		 sessions;	/* no -> session_info */
 static struct event		*ev_sigchld, *ev_sigterm, *ev_exit_timer;
 static int			 exiting = -1;	/* exit code once stopping */
 
@@ -115,11 +115,140 @@ worker_fatal_conn(struct conn *c, const char *why)
 	worker_exit(WORKER_EXIT_UPSTREAM);
 }
 
-/* Find the connection serving a client session. */
-static struct conn *
-worker_conn(uint32_t session)
+/* Find a session's record (per-session isolation). */
+static struct session_info *
+worker_session(uint32_t no, int create)
 {
-	return (shared);
+	struct session_info	*si;
+
+	if ((si = u64map_get(&sessions, no)) != NULL || !create)
+		return (si);
+	si = xcalloc(1, sizeof *si);
+	si->no = no;
+	u64map_put(&sessions, no, si);
+	return (si);
+}
+
+/* Forget a session and stop its instance. */
+static void
+worker_session_close(uint32_t no)
+{
+	struct session_info	*si;
+
+	if ((si = u64map_del(&sessions, no)) == NULL)
+		return;
+	if (si->conn != NULL) {
+		log_debug("session %u: stopping its instance", no);
+		conn_free(si->conn);
+	}
+	json_decref(si->caps);
+	json_decref(si->client_info);
+	free(si->loglevel);
+	free(si);
+}
+
+/* Count the running per-session instances. */
+static unsigned int
+worker_instances(void)
+{
+	size_t			 pos = 0;
+	uint64_t		 key;
+	void			*value;
+	unsigned int		 n = 0;
+
+	while (u64map_next(&sessions, &pos, &key, &value)) {
+		if (((struct session_info *)value)->conn != NULL)
+			n++;
+	}
+	return (n);
+}
+
+/* Answer a request without an upstream (MSG_RESPONSE with a result). */
+static void
+worker_answer(uint32_t session, uint32_t tag, const char *p, size_t n,
+    const char *result)
+{
+	struct jrpc	 m;
+	const char	*why;
+	struct evbuffer	*buf;
+
+	if (jrpc_scan(p, n, &m, &why) != 0)
+		return;
+	buf = evbuffer_new();
+	jrpc_add_result(buf, p + m.id.off, m.id.len, result, strlen(result));
+	chan_send_buffer(MSG_RESPONSE, session, tag, buf);
+	evbuffer_free(buf);
+}
+
+/*
+ * Find the connection for a client request.  Per-session isolation starts
+ * the session's own instance on first use (a logging/setLevel before that
+ * is remembered and answered here).  Returns NULL if answered or failed.
+ */
+static struct conn *
+worker_conn_for(uint32_t session, uint32_t tag, const char *p, size_t n)
+{
+	struct session_info	*si;
+	struct jrpc		 m;
+	struct jspan		 level;
+	const char		*why;
+	char			 msg[256];
+
+	if (sc->isolation == ISOLATION_SHARED || session == 0)
+		return (shared);
+	si = worker_session(session, 1);
+	if (si->conn != NULL)
+		return (si->conn);
+	if (jrpc_scan(p, n, &m, &why) == 0 &&
+	    strcmp(m.method_name, "logging/setLevel") == 0) {
+		if (jscan_member(p, m.params, "level", &level) == 0) {
+			free(si->loglevel);
+			si->loglevel = jscan_strdup(p, level);
+		}
+		worker_answer(session, tag, p, n, "{}");
+		return (NULL);
+	}
+	if (worker_instances() >= sc->max_instances) {
+		snprintf(msg, sizeof msg, "upstream %s: all %u per-session "
+		    "instances are in use", sc->name, sc->max_instances);
+		log_warnx("%s", msg);
+		chan_send_json(MSG_FAIL, session, tag, json_pack("{s:i, s:s}",
+		    "code", MCP_OVERLOADED, "message", msg));
+		return (NULL);
+	}
+	log_debug("session %u: starting its instance", session);
+	si->conn = conn_new(session, si);
+	return (si->conn);
+}
+
+/* The connection a client notification is for. */
+static struct conn *
+worker_conn_of(uint32_t session)
+{
+	struct session_info	*si;
+
+	if (sc->isolation == ISOLATION_SHARED)
+		return (shared);
+	si = worker_session(session, 0);
+	return (si != NULL ? si->conn : NULL);
+}
+
+/* Record what a per-session instance needs to know of its client. */
+static void
+worker_session_open(uint32_t session, json_t *msg)
+{
+	struct session_info	*si;
+	const char		*level;
+
+	si = worker_session(session, 1);
+	json_decref(si->caps);
+	json_decref(si->client_info);
+	si->caps = json_incref(json_object_get(msg, "capabilities"));
+	si->client_info = json_incref(json_object_get(msg, "clientInfo"));
+	if (json_unpack(msg, "{s:s}", "logLevel", &level) == 0) {
+		free(si->loglevel);
+		si->loglevel = xstrdup(level);
+	}
 }
 
 /* Handle one frame from the supervisor. */
@@ -145,32 +274,47 @@ worker_frame(const struct frame_hdr *hdr, struct evbuffer *in)
 			worker_exit(WORKER_EXIT_CONFIG);
 		}
 		json_decref(msg);
-		shared = conn_new(0);
+		shared = conn_new(0, NULL);
+		return (0);
+	case MSG_SESSION_OPEN:
+		if (sc == NULL || (msg = frame_take_json(in, hdr, &why)) == NULL)
+			return (-1);
+		if (sc->isolation == ISOLATION_PER_SESSION)
+			worker_session_open(hdr->session, msg);
+		json_decref(msg);
+		return (0);
+	case MSG_SESSION_CLOSE:
+		evbuffer_drain(in, FRAME_HDR_LEN + hdr->len);
+		worker_session_close(hdr->session);
 		return (0);
 	case MSG_REQUEST:
 	case MSG_CANCEL:
+	case MSG_CLIENT_NOTIFY:
+	case MSG_UP_RESPONSE:
 		if (sc == NULL)
 			return (-1);
-		p = (char *)evbuffer_pullup(in, FRAME_HDR_LEN + hdr->len);
-		c = worker_conn(hdr->session);
-		if (hdr->type == MSG_REQUEST)
-			conn_relay_request(c, hdr->session, hdr->tag,
-			    p + FRAME_HDR_LEN, hdr->len);
-		else
-			conn_relay_cancel(c, hdr->tag, p + FRAME_HDR_LEN,
+		p = (char *)evbuffer_pullup(in, FRAME_HDR_LEN + hdr->len) +
+		    FRAME_HDR_LEN;
+		if (hdr->type == MSG_REQUEST) {
+			c = worker_conn_for(hdr->session, hdr->tag, p,
 			    hdr->len);
+			if (c != NULL)
+				conn_relay_request(c, hdr->session, hdr->tag,
+				    p, hdr->len);
+		} else if (hdr->type == MSG_CANCEL)
+			conn_relay_cancel(worker_conn_of(hdr->session),
+			    hdr->tag, p, hdr->len);
+		else if (hdr->type == MSG_CLIENT_NOTIFY)
+			conn_relay_notify(worker_conn_of(hdr->session), p,
+			    hdr->len);
+		else
+			conn_relay_answer(hdr->tag, p, hdr->len);
 		evbuffer_drain(in, FRAME_HDR_LEN + hdr->len);
 		return (0);
 	case MSG_SHUTDOWN:
 		evbuffer_drain(in, FRAME_HDR_LEN + hdr->len);
 		log_debug("asked to stop");
 		worker_begin_exit(WORKER_EXIT_OK);
-		return (0);
-	case MSG_CLIENT_NOTIFY:
-	case MSG_UP_RESPONSE:
-	case MSG_SESSION_OPEN:
-	case MSG_SESSION_CLOSE:
-		evbuffer_drain(in, FRAME_HDR_LEN + hdr->len);
 		return (0);
 	default:
 		log_warnx("unexpected %s frame", msg_type_name(hdr->type));
@@ -299,8 +443,11 @@ worker_exit(int code)
 
 	if (shared != NULL)
 		conn_free(shared);
-	while (u64map_next(&sessions, &pos, &key, &value))
-		conn_free(value);
+	shared = NULL;
+	while (u64map_next(&sessions, &pos, &key, &value)) {
+		worker_session_close((uint32_t)key);
+		pos = 0;	/* the map changed */
+	}
 	kill_children(SIGKILL);
 	while (waitpid(-1, NULL, WNOHANG) > 0)
 		;
@@ -331,9 +478,10 @@ worker_begin_exit(int code)
 		conn_free(shared);
 		shared = NULL;
 	}
-	while (u64map_next(&sessions, &pos, &key, &value))
-		conn_free(value);
-	u64map_free(&sessions);
+	while (u64map_next(&sessions, &pos, &key, &value)) {
+		worker_session_close((uint32_t)key);
+		pos = 0;	/* the map changed */
+	}
 	kill_children(SIGTERM);
 	if (reap_children())
 		worker_exit(code);

@@ -8,6 +8,7 @@
 #ifndef MCPS_WORKER_H
 #define MCPS_WORKER_H
 
+#include <sys/queue.h>
 #include <sys/types.h>
 #include <stdint.h>
 
@@ -60,6 +61,24 @@ extern const struct transport_ops transport_stdio;
 /* A child of the worker exited (from the SIGCHLD handler). */
 void		 stdio_child_exited(pid_t, int status);
 
+/* A client session as a per-session upstream needs to know it. */
+struct session_info {
+	uint32_t	 no;
+	json_t		*caps;		/* the client's capabilities */
+	json_t		*client_info;
+	char		*loglevel;	/* requested level, or NULL */
+	struct conn	*conn;		/* its upstream instance, or NULL */
+};
+
+/* A client request waiting for its per-session instance to be ready. */
+struct queued {
+	uint32_t		 session;
+	uint32_t		 tag;
+	char			*p;
+	size_t			 n;
+	TAILQ_ENTRY(queued)	 entry;
+};
+
 /* conn.c: one upstream session and the requests in flight on it. */
 enum conn_state {
 	CONN_STARTING = 0,	/* transport not up yet */
@@ -96,6 +115,9 @@ struct conn {
 	char				*instructions;
 	char				 version[16];
 	struct event			*init_timer;
+	struct session_info		*info;		/* per-session only */
+	TAILQ_HEAD(, queued)		 queue;
+	size_t				 nqueued;
 	/* Catalog refresh (catalog.c). */
 	json_t				*lists[4];
 	int				 fetching[4];
@@ -103,11 +125,16 @@ struct conn {
 	int				 announced;
 };
 
-struct conn	*conn_new(uint32_t session);
+struct conn	*conn_new(uint32_t session, struct session_info *);
 void		 conn_free(struct conn *);
 /* Transport callbacks. */
 void		 conn_transport_up(struct conn *);
-void		 conn_message(struct conn *, const char *, size_t);
+/*
+ * One message from the upstream.  related is the id of our request whose
+ * response stream carried it (Streamable HTTP), or 0 if unknown.
+ */
+void		 conn_message(struct conn *, const char *, size_t,
+		    int64_t related);
 void		 conn_lost(struct conn *, const char *why);
 /* Send a request of the worker's own; cb gets the response. */
 void		 conn_call(struct conn *, const char *method, json_t *params,
@@ -118,6 +145,10 @@ void		 conn_relay_request(struct conn *, uint32_t session,
 		    uint32_t tag, const char *, size_t);
 void		 conn_relay_cancel(struct conn *, uint32_t tag,
 		    const char *, size_t);
+/* Relay a client's answer to an upstream request (MSG_UP_RESPONSE). */
+void		 conn_relay_answer(uint32_t ref, const char *, size_t);
+/* Relay a client notification (MSG_CLIENT_NOTIFY). */
+void		 conn_relay_notify(struct conn *, const char *, size_t);
 /* Fail every relayed request with an error. */
 void		 conn_fail_all(struct conn *, int code, const char *);
 

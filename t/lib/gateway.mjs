@@ -1,0 +1,188 @@
+// Start the real mcp-supervisord for a test: a private temporary
+// directory, its own control socket, an ephemeral port, and upstreams from
+// the build tree.  Every process started here is stopped by stop() or,
+// failing that, when the test process exits.
+import { spawn, execFileSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync, readFileSync, rmSync, openSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+export const srcdir = process.env.top_srcdir ?? path.resolve(here, '../..');
+export const builddir = process.env.top_builddir ?? path.resolve(srcdir, 'build');
+export const bin = {
+  supervisord: path.join(builddir, 'supervisor/mcp-supervisord'),
+  worker: path.join(builddir, 'worker/mcp-worker'),
+  mcpctl: path.join(builddir, 'mcpctl/mcpctl'),
+  demo: path.join(builddir, 'demo/mcp-demo-server'),
+};
+export const nodeModules = path.join(srcdir, 't/node_modules');
+
+const live = new Set();
+process.on('exit', () => {
+  for (const g of live) {
+    try { process.kill(-g.pid, 'SIGKILL'); } catch { /* gone */ }
+  }
+});
+
+export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+// A libconfig string literal.
+export const q = (s) => JSON.stringify(s);
+
+// A stdio upstream running mcp-demo-server.
+export function demo(name, extra = '') {
+  return `{ name = ${q(name)}; transport = "stdio"; command = [ ${q(bin.demo)}, "--name", ${q(name)} ]; ${extra} }`;
+}
+
+export class Gateway {
+  constructor(dir, child) {
+    this.dir = dir;
+    this.child = child;
+    this.pid = child.pid;
+    this.ctl = path.join(dir, 'control.sock');
+    this.logFile = path.join(dir, 'supervisord.log');
+  }
+
+  status() {
+    const out = execFileSync(bin.mcpctl, ['-j', '-s', this.ctl, 'status'], {
+      encoding: 'utf8', timeout: 10000,
+    });
+    return JSON.parse(out);
+  }
+
+  mcpctl(...args) {
+    return execFileSync(bin.mcpctl, ['-s', this.ctl, ...args], {
+      encoding: 'utf8', timeout: 10000,
+    });
+  }
+
+  upstream(name) {
+    return this.status().upstreams.find((u) => u.name === name);
+  }
+
+  log() {
+    return readFileSync(this.logFile, 'utf8');
+  }
+
+  // Wait until a predicate over the status holds.
+  async waitFor(pred, what = 'condition', ms = 20000) {
+    const until = Date.now() + ms;
+    let last;
+    while (Date.now() < until) {
+      try {
+        last = this.status();
+        if (pred(last)) return last;
+      } catch (e) {
+        last = e.message;
+      }
+      await sleep(50);
+    }
+    throw new Error(`timed out waiting for ${what}; last status: ${JSON.stringify(last)}\n--- log ---\n${this.log()}`);
+  }
+
+  async ready(ms) {
+    return this.waitFor((s) => s.upstreams.every((u) => u.state === 'ready'), 'upstreams ready', ms);
+  }
+
+  async stop() {
+    if (this.exited) return this.exitCode;
+    const done = new Promise((r) => this.child.once('exit', (code) => r(code)));
+    try { process.kill(this.pid, 'SIGTERM'); } catch { /* gone */ }
+    const timer = setTimeout(() => {
+      try { process.kill(-this.pid, 'SIGKILL'); } catch { /* gone */ }
+    }, 15000);
+    const code = await done;
+    clearTimeout(timer);
+    // Anything left in the daemon's process group is a leak.
+    try { process.kill(-this.pid, 'SIGKILL'); } catch { /* none */ }
+    live.delete(this);
+    if (!process.env.KEEP_TMP) rmSync(this.dir, { recursive: true, force: true });
+    return code;
+  }
+}
+
+// Start a gateway with the given server entries (libconfig text each).
+export async function startGateway({ servers, globals = '', wait = true, verbose = true } = {}) {
+  const dir = mkdtempSync(path.join(tmpdir(), 'mcps-test-'));
+  const conf = path.join(dir, 'mcp-supervisord.conf');
+  writeFileSync(conf, `listen = "127.0.0.1:0";\ncontrol = ${q(path.join(dir, 'control.sock'))};\n${globals}\n` +
+    `servers = (\n  ${servers.join(',\n  ')}\n);\n`);
+  const log = openSync(path.join(dir, 'supervisord.log'), 'a');
+  const args = ['-d', '-f', conf];
+  if (verbose) args.unshift('-v');
+  const child = spawn(bin.supervisord, args, {
+    detached: true,
+    stdio: ['ignore', log, log],
+    env: {
+      ...process.env,
+      MCP_SUPERVISOR_WORKER: bin.worker,
+      PATH: `${path.dirname(bin.demo)}:${process.env.PATH}`,
+    },
+  });
+  const gw = new Gateway(dir, child);
+  live.add(gw);
+  child.once('exit', (code) => { gw.exited = true; gw.exitCode = code; });
+  const status = await gw.waitFor(() => true, 'control socket');
+  gw.url = `http://${status.listen}/mcp`;
+  gw.base = `http://${status.listen}`;
+  if (wait) await gw.ready();
+  return gw;
+}
+
+// Raw MCP over HTTP for tests that check the wire itself.
+export async function post(gw, body, { session, headers = {}, raw = false } = {}) {
+  const h = {
+    'content-type': 'application/json',
+    accept: 'application/json, text/event-stream',
+    ...headers,
+  };
+  if (session) h['mcp-session-id'] = session;
+  const res = await fetch(gw.url, { method: 'POST', headers: h, body: typeof body === 'string' ? body : JSON.stringify(body) });
+  if (raw) return res;
+  const text = await res.text();
+  return { status: res.status, headers: res.headers, text, json: parseBody(res.headers.get('content-type'), text) };
+}
+
+// Parse a JSON body, or the JSON messages of an event stream.
+export function parseBody(ctype, text) {
+  if (!ctype) return undefined;
+  if (ctype.startsWith('application/json')) return JSON.parse(text);
+  if (ctype.startsWith('text/event-stream')) return parseSse(text).filter((e) => e.data !== '').map((e) => JSON.parse(e.data));
+  return undefined;
+}
+
+// Split an event stream into events {id, event, data}.
+export function parseSse(text) {
+  const events = [];
+  for (const block of text.split(/\r?\n\r?\n/)) {
+    if (block.trim() === '') continue;
+    const ev = { data: [] };
+    for (const line of block.split(/\r?\n/)) {
+      if (line.startsWith(':')) continue;
+      const i = line.indexOf(':');
+      const field = i < 0 ? line : line.slice(0, i);
+      let value = i < 0 ? '' : line.slice(i + 1);
+      if (value.startsWith(' ')) value = value.slice(1);
+      if (field === 'data') ev.data.push(value);
+      else ev[field] = value;
+    }
+    ev.data = ev.data.join('\n');
+    events.push(ev);
+  }
+  return events;
+}
+
+// initialize + notifications/initialized over raw HTTP; returns the session id.
+export async function rawSession(gw, capabilities = {}, version = '2025-11-25') {
+  const r = await post(gw, {
+    jsonrpc: '2.0', id: 1, method: 'initialize',
+    params: { protocolVersion: version, capabilities, clientInfo: { name: 'raw-test', version: '1' } },
+  });
+  if (r.status !== 200) throw new Error(`initialize: ${r.status} ${r.text}`);
+  const session = r.headers.get('mcp-session-id');
+  const n = await post(gw, { jsonrpc: '2.0', method: 'notifications/initialized' }, { session });
+  if (n.status !== 202) throw new Error(`initialized: ${n.status}`);
+  return session;
+}
