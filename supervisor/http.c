@@ -446,6 +446,29 @@ http_dispatch(struct http_conn *c)
 	c->handler(c, &c->req);
 }
 
+/* Return the name of a header that must appear once but is repeated. */
+static const char *
+http_duplicate(const struct http_head *h)
+{
+	static const char *const single[] = {
+		"Host", "Content-Type", "Origin", "Mcp-Session-Id",
+		"MCP-Protocol-Version", "Last-Event-ID", "Authorization", NULL
+	};
+	size_t	i, j, n, len;
+
+	for (i = 0; single[i] != NULL; i++) {
+		len = strlen(single[i]);
+		for (j = n = 0; j < h->nheaders; j++) {
+			if (h->headers[j].namelen == len &&
+			    strncasecmp(h->headers[j].name, single[i], len) == 0)
+				n++;
+		}
+		if (n > 1)
+			return (single[i]);
+	}
+	return (NULL);
+}
+
 /* Parse a request head if a whole one is buffered. */
 static int
 http_read_head(struct http_conn *c)
@@ -455,7 +478,8 @@ http_read_head(struct http_conn *c)
 	const struct http_header *h;
 	size_t			 avail = evbuffer_get_length(in), headlen;
 	ssize_t			 r;
-	char			*q;
+	char			*q, why[64];
+	const char		*dup;
 
 	end = evbuffer_search(in, "\r\n\r\n", 4, NULL);
 	if (end.pos < 0) {
@@ -476,6 +500,11 @@ http_read_head(struct http_conn *c)
 	    &c->req.head);
 	if (r <= 0) {
 		http_fail(c, r < 0 ? (int)-r : 400, "malformed request head");
+		return (-1);
+	}
+	if ((dup = http_duplicate(&c->req.head)) != NULL) {
+		snprintf(why, sizeof why, "duplicate %s header", dup);
+		http_fail(c, 400, why);
 		return (-1);
 	}
 	c->method = xstrndup(c->req.head.method, c->req.head.methodlen);

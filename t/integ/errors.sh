@@ -1,0 +1,75 @@
+#!/bin/sh
+# Bad input gets a precise error and the gateway carries on.
+. "$(dirname "$0")/lib.sh"
+
+GLOBALS='max_body = "64k";'
+start_gateway "$(demo demo)" "$(demo small 'max_message = "64k"; request_timeout = 2;')"
+session
+
+is "bad JSON: 400" "$(status_of '{"jsonrpc":')" 400
+like "bad JSON: parse error" "$(cat "$T/body")" '"id":null,"error":\{"code":-32700'
+is "a batch: 400" "$(status_of '[{"jsonrpc":"2.0","id":1,"method":"ping"}]')" 400
+like "a batch: invalid request" "$(cat "$T/body")" '"code":-32600,"message":"batches are not supported"'
+is "not an object: 400" "$(status_of '"hello"')" 400
+is "jsonrpc 1.0: 400" "$(status_of '{"jsonrpc":"1.0","id":1,"method":"ping"}')" 400
+like "jsonrpc 1.0: the id is kept in the error" "$(cat "$T/body")" '^\{"jsonrpc":"2.0","id":1,"error":\{"code":-32600'
+is "null id on a request: 400" "$(status_of '{"jsonrpc":"2.0","id":null,"method":"ping"}')" 400
+is "invalid UTF-8: 400" "$(printf '{"jsonrpc":"2.0","id":1,"method":"p\377"}' > "$T/bad"; status_of @"$T/bad")" 400
+
+out=$(mcp '{"jsonrpc":"2.0","id":1,"method":"no/such/method"}')
+is "unknown method: JSON-RPC error" "$out" '{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"Method not found: no/such/method"}}'
+out=$(mcp '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"nope","arguments":{}}}' | data_lines)
+like "unknown tool: invalid params" "$out" '"code":-32602,"message":"unknown tool: nope"'
+out=$(mcp '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{}}' | data_lines)
+like "missing tool name: invalid params" "$out" '"code":-32602'
+out=$(mcp '{"jsonrpc":"2.0","id":4,"method":"resources/read","params":{"uri":"nowhere://x"}}' | data_lines)
+like "unknown resource: -32002" "$out" '"code":-32002,"message":"Resource not found: nowhere://x"'
+out=$(mcp '{"jsonrpc":"2.0","id":5,"method":"tools/list","params":{"cursor":"bogus"}}')
+like "a cursor we never gave: invalid params" "$out" '"code":-32602,"message":"invalid cursor"'
+
+is "a notification: 202" "$(status_of '{"jsonrpc":"2.0","method":"notifications/whatever"}')" 202
+is "a response to nothing: 202" "$(status_of '{"jsonrpc":"2.0","id":77,"result":{}}')" 202
+
+saved=$SID
+SID=00000000000000000000000000000000
+is "unknown session: 404" "$(status_of '{"jsonrpc":"2.0","id":1,"method":"ping"}')" 404
+SID=
+is "missing session: 400" "$(status_of '{"jsonrpc":"2.0","id":1,"method":"ping"}')" 400
+SID=$saved
+
+head -c 100000 /dev/zero | tr '\0' 'x' > "$T/huge"
+is "a body over max_body: 413" "$(status_of @"$T/huge")" 413
+code=$(curl -s -o /dev/null -w '%{http_code}' -H 'Content-Type: text/plain' -H 'Accept: application/json, text/event-stream' -H "Mcp-Session-Id: $SID" -d '{"jsonrpc":"2.0","id":1,"method":"ping"}' "$URL")
+is "wrong Content-Type: 415" "$code" 415
+is "two Content-Type headers: 400" "$(status_of '{"jsonrpc":"2.0","id":1,"method":"ping"}' -H 'Content-Type: text/plain')" 400
+code=$(curl -s -o /dev/null -w '%{http_code}' -H 'Content-Type: application/json' -H 'Accept: application/json' -H "Mcp-Session-Id: $SID" -d '{"jsonrpc":"2.0","id":1,"method":"ping"}' "$URL")
+is "Accept without text/event-stream: 406" "$code" 406
+is "unsupported MCP-Protocol-Version: 400" "$(status_of '{"jsonrpc":"2.0","id":1,"method":"ping"}' -H 'MCP-Protocol-Version: 1999-01-01')" 400
+is "supported MCP-Protocol-Version: 200" "$(status_of '{"jsonrpc":"2.0","id":1,"method":"ping"}' -H 'MCP-Protocol-Version: 2025-06-18')" 200
+is "foreign Origin: 403" "$(status_of '{"jsonrpc":"2.0","id":1,"method":"ping"}' -H 'Origin: http://evil.example')" 403
+is "loopback Origin: 200" "$(status_of '{"jsonrpc":"2.0","id":1,"method":"ping"}' -H 'Origin: http://localhost:6274')" 200
+is "foreign Host: 403" "$(status_of '{"jsonrpc":"2.0","id":1,"method":"ping"}' -H 'Host: evil.example:8931')" 403
+code=$(curl -s -o /dev/null -w '%{http_code}' -X PUT "$URL")
+is "PUT: 405" "$code" 405
+code=$(curl -s -o /dev/null -w '%{http_code}' "${URL%/mcp}/elsewhere")
+is "another path: 404" "$code" 404
+code=$(curl -s -o /dev/null -w '%{http_code}' -H "X-Big: $(head -c 20000 /dev/zero | tr '\0' y)" "$URL")
+is "a head over 16 KiB: 431" "$code" 431
+code=$(curl -s -o /dev/null -w '%{http_code}' -H 'Accept: application/json' -H "Mcp-Session-Id: $SID" "$URL")
+is "GET that does not accept an event stream: 406" "$code" 406
+
+# A garbage line and an over-long line from an upstream are dropped; the
+# upstream keeps running.
+out=$(mcp '{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"demo__garbage","arguments":{}}}' | data_lines)
+like "a garbage line does not break the call" "$out" '"text":"garbage sent"'
+like "the garbage line is logged" "$(cat "$T/log")" 'upstream sent an invalid message .*dropped'
+out=$(mcp '{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"small__big","arguments":{"bytes":100000}}}' | data_lines)
+like "a result over max_message is dropped and the call times out" "$out" '"id":7,"error":\{"code":-32001'
+like "the over-long line is logged" "$(cat "$T/log")" 'dropped a line of 1000[0-9]+ bytes'
+out=$(mcp '{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"small__big","arguments":{"bytes":1000}}}' | data_lines)
+like "the same upstream still answers" "$out" '"id":8,"result"'
+is "and was not restarted" "$(field small 6)" 0
+
+out=$(mcp '{"jsonrpc":"2.0","id":9,"method":"ping"}')
+is "the session still works after all that" "$out" '{"jsonrpc":"2.0","id":9,"result":{}}'
+finish

@@ -1,0 +1,82 @@
+// Two clients on one upstream never receive each other's server-initiated
+// requests: a shared upstream refuses what it cannot attribute, and a
+// per-session upstream gives each client its own process.
+import { test, after, before } from 'node:test';
+import assert from 'node:assert/strict';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { CreateMessageRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { startGateway, demo, sleep } from '../lib/gateway.mjs';
+
+let gw;
+before(async () => {
+  gw = await startGateway({ servers: [demo('shared'), demo('own', 'isolation = "per-session";')] });
+});
+after(async () => { assert.equal(await gw.stop(), 0); });
+
+async function connect(name) {
+  const asked = [];
+  const client = new Client({ name, version: '1' }, { capabilities: { sampling: {} } });
+  client.setRequestHandler(CreateMessageRequestSchema, async (req) => {
+    asked.push(req.params.messages[0].content.text);
+    return { role: 'assistant', content: { type: 'text', text: `from ${name}` }, model: 'm' };
+  });
+  const transport = new StreamableHTTPClientTransport(new URL(gw.url));
+  await client.connect(transport);
+  return { client, asked, transport };
+}
+const text = (r) => r.content.map((c) => c.text).join('');
+
+test('shared: an ambiguous origin is refused, never guessed', async () => {
+  const a = await connect('a');
+  const b = await connect('b');
+  // Both clients have a call in flight on the shared upstream...
+  const busyA = a.client.callTool({ name: 'shared__sleep', arguments: { ms: 1500 } });
+  const busyB = b.client.callTool({ name: 'shared__sleep', arguments: { ms: 1500 } });
+  await sleep(300);
+  // ...so when the upstream asks for sampling, nobody can tell whose it is.
+  const r = await a.client.callTool({ name: 'shared__sample', arguments: { prompt: 'who am I' } });
+  assert.equal(r.isError, true);
+  assert.match(text(r), /cannot tell which one/);
+  assert.deepEqual(a.asked, []);
+  assert.deepEqual(b.asked, []);
+  await busyA;
+  await busyB;
+  // With one caller, the origin is known.
+  assert.equal(text(await b.client.callTool({ name: 'shared__sample', arguments: { prompt: 'mine' } })), 'sampled: from b');
+  assert.deepEqual(b.asked, ['mine']);
+  assert.deepEqual(a.asked, []);
+  assert.match(gw.log(), /cannot tell which one this is for/);
+  await a.client.close();
+  await b.client.close();
+});
+
+test('per-session: each client its own upstream process and requests', async () => {
+  const a = await connect('a');
+  const b = await connect('b');
+  const busy = b.client.callTool({ name: 'own__sleep', arguments: { ms: 800 } });
+  const [ra, rb] = await Promise.all([
+    a.client.callTool({ name: 'own__sample', arguments: { prompt: 'for a' } }),
+    b.client.callTool({ name: 'own__sample', arguments: { prompt: 'for b' } }),
+  ]);
+  await busy;
+  assert.equal(text(ra), 'sampled: from a');
+  assert.equal(text(rb), 'sampled: from b');
+  assert.deepEqual(a.asked, ['for a']);
+  assert.deepEqual(b.asked, ['for b']);
+  // One process for the catalog plus one per session.
+  const pids = await Promise.all([a, b].map(async (c) => {
+    const r = await c.client.callTool({ name: 'own__stderr', arguments: { text: `pid check ${c === a ? 'a' : 'b'}` } });
+    return r;
+  }));
+  assert.equal(pids.length, 2);
+  const lines = gw.log().split('\n').filter((l) => / started .*mcp-demo-server --name own|started .*mcp-demo-server \(pid/.test(l) && l.includes('worker own'));
+  assert.ok(lines.length >= 3, `catalog instance and two session instances:\n${lines.join('\n')}`);
+  // Ending a session (DELETE) stops its instance.
+  await a.transport.terminateSession();
+  await b.transport.terminateSession();
+  await a.client.close();
+  await b.client.close();
+  await sleep(300);
+  assert.equal(gw.log().match(/session \d+: stopping its instance/g)?.length, 2);
+});
