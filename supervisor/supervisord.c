@@ -16,6 +16,7 @@
 #include <event2/event.h>
 
 #include "log.h"
+#include "xmalloc.h"
 #include "supervisor.h"
 
 #ifndef SYSCONFDIR
@@ -83,7 +84,7 @@ fill_random(void *buf, size_t len)
 static __attribute__((noreturn)) void
 usage(void)
 {
-	fprintf(stderr, "usage: mcp-supervisord [-dnv] [-f file]\n");
+	fprintf(stderr, "usage: mcp-supervisord [-dnv] [-f file] [-s socket]\n");
 	exit(2);
 }
 
@@ -165,10 +166,11 @@ int
 main(int argc, char **argv)
 {
 	const char	*file = SYSCONFDIR "/mcp-supervisord.conf", *env;
+	const char	*socket_path = NULL;
 	char		 err[1024];
 	int		 ch, foreground = 0, check = 0, verbose = 0;
 
-	while ((ch = getopt(argc, argv, "df:nv")) != -1) {
+	while ((ch = getopt(argc, argv, "df:ns:v")) != -1) {
 		switch (ch) {
 		case 'd':
 			foreground = 1;
@@ -178,6 +180,9 @@ main(int argc, char **argv)
 			break;
 		case 'n':
 			check = 1;
+			break;
+		case 's':
+			socket_path = optarg;
 			break;
 		case 'v':
 			verbose++;
@@ -196,6 +201,10 @@ main(int argc, char **argv)
 		else
 			log_warnx("%s", err);
 		exit(1);
+	}
+	if (socket_path != NULL) {
+		free(conf->control);
+		conf->control = xstrdup(socket_path);
 	}
 	if (check) {
 		if (verbose)

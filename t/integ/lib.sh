@@ -12,20 +12,32 @@ export MCP_SUPERVISOR_WORKER=$top_builddir/worker/mcp-worker
 export PATH="$top_builddir/demo:$PATH"
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/mcps-integ.XXXXXX")
+# Sanitizer reports of every process go to files, checked at the end.
+export ASAN_OPTIONS="log_path=$T/asan:detect_leaks=1:abort_on_error=0"
+export UBSAN_OPTIONS="log_path=$T/ubsan:print_stacktrace=1:halt_on_error=1"
+export LSAN_OPTIONS="suppressions=$top_srcdir/t/lsan.supp"
 CTL=$T/control.sock
 GW_PID=
 failures=0
 ntests=0
 
-cleanup() {
+# Stop the daemon (SIGTERM, then SIGKILL of its group after 10 s).
+stop_gateway() {
 	if [ -n "$GW_PID" ] && kill -0 "$GW_PID" 2>/dev/null; then
 		kill -TERM "$GW_PID" 2>/dev/null || true
 		for _ in $(seq 100); do
 			kill -0 "$GW_PID" 2>/dev/null || break
 			sleep 0.1
 		done
+	fi
+	if [ -n "$GW_PID" ]; then
 		kill -KILL -- "-$GW_PID" 2>/dev/null || true
 	fi
+	GW_PID=
+}
+
+cleanup() {
+	stop_gateway
 	if [ -z "${KEEP_TMP:-}" ]; then rm -rf "$T"; fi
 }
 trap cleanup EXIT
@@ -76,6 +88,13 @@ like() {
 }
 
 finish() {
+	stop_gateway
+	for f in "$T"/asan.* "$T"/ubsan.*; do
+		[ -e "$f" ] || continue
+		echo "not ok - sanitizer report $f"
+		cat "$f"
+		failures=$((failures + 1))
+	done
 	echo "1..$ntests"
 	if [ "$failures" -ne 0 ]; then
 		show_log

@@ -3,7 +3,7 @@
 // the build tree.  Every process started here is stopped by stop() or,
 // failing that, when the test process exits.
 import { spawn, execFileSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync, readFileSync, rmSync, openSync } from 'node:fs';
+import { mkdtempSync, writeFileSync, readFileSync, rmSync, openSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -66,6 +66,12 @@ export class Gateway {
     return readFileSync(this.logFile, 'utf8');
   }
 
+  // Reports written by AddressSanitizer or UBSan in any of our processes.
+  sanitizerReports() {
+    return readdirSync(this.dir).filter((f) => /^(asan|ubsan)\./.test(f))
+      .map((f) => `${f}:\n${readFileSync(path.join(this.dir, f), 'utf8')}`);
+  }
+
   // Wait until a predicate over the status holds.
   async waitFor(pred, what = 'condition', ms = 20000) {
     const until = Date.now() + ms;
@@ -98,9 +104,23 @@ export class Gateway {
     // Anything left in the daemon's process group is a leak.
     try { process.kill(-this.pid, 'SIGKILL'); } catch { /* none */ }
     live.delete(this);
+    const reports = this.sanitizerReports();
+    if (reports.length > 0) {
+      process.env.KEEP_TMP = '1';
+      throw new Error(`sanitizer reports in ${this.dir}:\n${reports.join('\n')}`);
+    }
     if (!process.env.KEEP_TMP) rmSync(this.dir, { recursive: true, force: true });
     return code;
   }
+}
+
+// Send sanitizer reports of every process to files in the test's directory.
+export function sanitizerEnv(dir) {
+  return {
+    ASAN_OPTIONS: `log_path=${dir}/asan:detect_leaks=1:abort_on_error=0`,
+    UBSAN_OPTIONS: `log_path=${dir}/ubsan:print_stacktrace=1:halt_on_error=1`,
+    LSAN_OPTIONS: `suppressions=${path.join(srcdir, 't/lsan.supp')}`,
+  };
 }
 
 // Start a gateway with the given server entries (libconfig text each).
@@ -117,6 +137,7 @@ export async function startGateway({ servers, globals = '', wait = true, verbose
     stdio: ['ignore', log, log],
     env: {
       ...process.env,
+      ...sanitizerEnv(dir),
       MCP_SUPERVISOR_WORKER: bin.worker,
       PATH: `${path.dirname(bin.demo)}:${process.env.PATH}`,
     },
