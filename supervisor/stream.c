@@ -20,6 +20,7 @@
 #define STREAM_MAX_BYTES	(4 * 1024 * 1024)
 #define STREAM_RETRY_MS		1000	/* the retry field we send */
 #define STREAM_KEEP_MS		(300 * 1000)	/* undelivered, complete */
+#define STREAM_MAX_KEPT		16	/* such streams per session */
 
 /* One formatted event ("id: ..\nevent: message\ndata: ..\n\n"). */
 struct stream_event {
@@ -150,6 +151,30 @@ stream_detach(struct stream *st)
 		stream_destroy(st);
 }
 
+/* Keep at most STREAM_MAX_KEPT complete, undelivered streams. */
+static void
+stream_trim(struct session *s)
+{
+	struct stream	*st, *next;
+	unsigned int	 n = 0;
+
+	TAILQ_FOREACH(st, &s->streams, entry) {
+		if (st->done && st->conn == NULL)
+			n++;
+	}
+	for (st = TAILQ_FIRST(&s->streams); st != NULL && n > STREAM_MAX_KEPT;
+	    st = next) {
+		next = TAILQ_NEXT(st, entry);
+		if (!st->done || st->conn != NULL)
+			continue;
+		log_warnx("session %.8s: dropping undelivered stream %u (more "
+		    "than %d waiting to be resumed)", s->id, st->no,
+		    STREAM_MAX_KEPT);
+		stream_destroy(st);
+		n--;
+	}
+}
+
 /* Cut off a reader that does not keep up; its events stay for replay. */
 static void
 stream_check_reader(struct stream *st, size_t last)
@@ -257,6 +282,8 @@ stream_send(struct stream *st, struct evbuffer *msg, int final)
 		stream_check_reader(st, len);
 	}
 	evbuffer_free(out);
+	if (st->done && st->conn == NULL)
+		stream_trim(st->session);
 }
 
 void

@@ -52,10 +52,20 @@ like "an upstream that exits mid-call: error with its status" "$out" '"id":5,"er
 wait_state ready "a$TAG"
 like "mcpctl shows the last error" "$("$MCPCTL" -s "$CTL" status)" "exited with status 7"
 
-# Stopping the daemon leaves no process behind.
+# Stopping the daemon leaves no process behind; so does killing it.
 is "one upstream process per upstream" "$(procs "a$TAG")" 1
 kill -TERM "$GW_PID"
 for _ in $(seq 100); do kill -0 "$GW_PID" 2>/dev/null || break; sleep 0.1; done
 ok "the daemon exits on SIGTERM" sh -c "! kill -0 $GW_PID 2>/dev/null"
 is "no upstream left after stop" "$(procs "$TAG")" 0
+
+start_gateway "$(demo "c$TAG")"
+worker=$(worker_pid "c$TAG")
+kill -9 "$GW_PID"
+for _ in $(seq 50); do
+	[ "$(procs "c$TAG")" -eq 0 ] && ! kill -0 "$worker" 2>/dev/null && break
+	sleep 0.1
+done
+ok "kill -9 of the supervisor: its worker exits" sh -c "! kill -0 $worker 2>/dev/null"
+is "kill -9 of the supervisor: its upstream exits" "$(procs "c$TAG")" 0
 finish

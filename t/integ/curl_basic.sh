@@ -3,12 +3,16 @@
 # exactly as sent.
 . "$(dirname "$0")/lib.sh"
 
-start_gateway "$(demo demo)" "$(demo two 'prefix = "t_";')"
+PAGED="{ name = \"paged\"; transport = \"stdio\"; command = [ \"$DEMO\", \"--page-size\", \"3\" ]; prefix = \"p_\"; }"
+start_gateway "$(demo demo)" "$(demo two 'prefix = "t_";')" "$PAGED"
 session
 like "initialize answers with a session id" "$SID" '^[0-9a-f]{32}$'
 like "initialize result" "$(cat "$T/init")" '"protocolVersion":"2025-11-25".*"serverInfo":\{"name":"mcp-supervisor"'
 
 out=$(mcp '{"jsonrpc":"2.0","id":"list-1","method":"tools/list"}')
+n=$(printf '%s' "$out" | grep -o '"name":"p_[a-z_]*"' | wc -l | tr -d ' ')
+is "an upstream's pages are all followed" "$n" "$(printf '%s' "$out" | grep -o '"name":"demo__[a-z_]*"' | wc -l | tr -d ' ')"
+is "no cursor leaks into the merged list" "$(printf '%s' "$out" | grep -c nextCursor)" 0
 like "tools/list has prefixed names" "$out" '"name":"demo__echo".*"name":"t_echo"'
 like "tools/list keeps a string id" "$out" '^\{"jsonrpc":"2.0","id":"list-1","result"'
 

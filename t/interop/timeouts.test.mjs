@@ -1,0 +1,39 @@
+// Timeouts in both directions: a client call the upstream does not answer
+// in time, and an upstream request the client does not answer in time.
+// Both sides get clean errors or cancellations and nothing leaks.
+import { test, after, before } from 'node:test';
+import assert from 'node:assert/strict';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { CreateMessageRequestSchema, CancelledNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { startGateway, demo } from '../lib/gateway.mjs';
+
+let gw;
+before(async () => {
+  gw = await startGateway({ servers: [demo('slow', 'request_timeout = 1;'), demo('ask', 'server_request_timeout = 1;')] });
+});
+after(async () => { assert.equal(await gw.stop(), 0); });
+
+test('a call the upstream does not answer in time', async () => {
+  const client = new Client({ name: 't', version: '1' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(gw.url)));
+  await assert.rejects(client.callTool({ name: 'slow__sleep', arguments: { ms: 5000 } }),
+    (e) => e.code === -32001 && /did not answer within 1 s/.test(e.message));
+  assert.equal(gw.upstream('slow').pending, 0);
+  assert.equal((await client.callTool({ name: 'slow__echo', arguments: { text: 'ok' } })).content[0].text, 'ok');
+  await client.close();
+});
+
+test('an upstream request the client does not answer in time', async () => {
+  const cancelled = [];
+  const client = new Client({ name: 't2', version: '1' }, { capabilities: { sampling: {} } });
+  client.setRequestHandler(CreateMessageRequestSchema, () => new Promise(() => {}));	// never answers
+  client.setNotificationHandler(CancelledNotificationSchema, (n) => cancelled.push(n.params));
+  await client.connect(new StreamableHTTPClientTransport(new URL(gw.url)));
+  const r = await client.callTool({ name: 'ask__sample', arguments: { prompt: 'hello?' } });
+  assert.equal(r.isError, true);
+  assert.match(r.content[0].text, /did not answer sampling\/createMessage within 1 s/);
+  assert.equal(cancelled.length, 1, 'the client is told the request is cancelled');
+  assert.match(cancelled[0].reason, /timed out/);
+  await client.close();
+});

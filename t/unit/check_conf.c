@@ -1,0 +1,905 @@
+/*
+ * Unit tests for common/conf.c: parsing with defaults and inheritance,
+ * sizes, "file:line: message" errors, the normalised printout (which must
+ * parse back to the same configuration) and the per-upstream JSON form.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <check.h>
+#include <jansson.h>
+
+#include "conf.h"
+
+/* Parse text that must be valid. */
+static struct conf *
+parse_ok(const char *text)
+{
+	struct conf	*conf;
+	char		 err[1024];
+
+	err[0] = '\0';
+	conf = conf_parse(text, "t.conf", err, sizeof err);
+	ck_assert_msg(conf != NULL, "parse failed: %s\n%s", err, text);
+	return (conf);
+}
+
+/* Parse text that must fail with exactly this error. */
+static void
+parse_err(const char *text, const char *want)
+{
+	struct conf	*conf;
+	char		 err[1024];
+
+	strcpy(err, "unset");
+	conf = conf_parse(text, "t.conf", err, sizeof err);
+	ck_assert_msg(conf == NULL, "accepted:\n%s", text);
+	ck_assert_str_eq(err, want);
+}
+
+/* Is a string vector exactly the given strings? */
+static void
+strv_is(char **v, const char *const *want)
+{
+	size_t	i;
+
+	ck_assert_ptr_nonnull(v);
+	for (i = 0; want[i] != NULL; i++) {
+		ck_assert_ptr_nonnull(v[i]);
+		ck_assert_str_eq(v[i], want[i]);
+	}
+	ck_assert_ptr_null(v[i]);
+}
+
+START_TEST(test_defaults)
+{
+	struct conf		*conf;
+	struct server_conf	*s;
+	static const char *const cmd[] = { "mcp-demo-server", NULL };
+
+	conf = parse_ok("servers = ( { name = \"demo\"; command = "
+	    "[ \"mcp-demo-server\" ]; } );");
+	ck_assert_str_eq(conf->file, "t.conf");
+	ck_assert_str_eq(conf->listen, CONF_DEFAULT_LISTEN);
+	ck_assert_str_eq(conf->control, CONF_DEFAULT_CONTROL);
+	ck_assert_ptr_null(conf->allowed_origins);
+	ck_assert_ptr_null(conf->allowed_hosts);
+	ck_assert_uint_eq(conf->max_message, 32 * 1024 * 1024);
+	ck_assert_uint_eq(conf->max_body, 8 * 1024 * 1024);
+	ck_assert_uint_eq(conf->max_sessions, 10000);
+	ck_assert_uint_eq(conf->max_pending, 256);
+	ck_assert_uint_eq(conf->session_timeout, 1800);
+	ck_assert_uint_eq(conf->request_timeout, 300);
+	ck_assert_uint_eq(conf->server_request_timeout, 300);
+	ck_assert_uint_eq(conf->nservers, 1);
+	s = &conf->servers[0];
+	ck_assert_str_eq(s->name, "demo");
+	ck_assert_int_eq(s->transport, TRANSPORT_STDIO);
+	strv_is(s->command, cmd);
+	ck_assert_ptr_null(s->env);
+	ck_assert_ptr_null(s->cwd);
+	ck_assert_ptr_null(s->url);
+	ck_assert_str_eq(s->prefix, "demo__");
+	ck_assert_int_eq(s->isolation, ISOLATION_SHARED);
+	ck_assert_uint_eq(s->request_timeout, 300);
+	ck_assert_uint_eq(s->server_request_timeout, 300);
+	ck_assert_uint_eq(s->init_timeout, 60);
+	ck_assert_uint_eq(s->max_instances, 64);
+	ck_assert_uint_eq(s->max_message, 32 * 1024 * 1024);
+	ck_assert_int_eq(s->line, 1);
+	conf_free(conf);
+
+	/* An empty file is a valid configuration with no upstreams. */
+	conf = parse_ok("");
+	ck_assert_uint_eq(conf->nservers, 0);
+	ck_assert_str_eq(conf->listen, CONF_DEFAULT_LISTEN);
+	conf_free(conf);
+	conf = parse_ok("# nothing\nservers = ( );\n");
+	ck_assert_uint_eq(conf->nservers, 0);
+	conf_free(conf);
+}
+END_TEST
+
+START_TEST(test_full)
+{
+	struct conf		*conf;
+	struct server_conf	*s;
+	static const char *const cmd[] = { "npx", "-y", "server fs", "/tmp",
+				    NULL };
+	static const char *const env[] = { "NODE_ENV=production",
+				    "EMPTY=", "A_1=x=y", NULL };
+	static const char *const origins[] = { "http://localhost:3000",
+				    NULL };
+	static const char *const hosts[] = { "localhost", "127.0.0.1", NULL };
+
+	conf = parse_ok(
+	    "listen = \"0.0.0.0:9000\";\n"
+	    "control = \"/tmp/ctl.sock\";\n"
+	    "allowed_origins = [ \"http://localhost:3000\" ];\n"
+	    "allowed_hosts = ( \"localhost\", \"127.0.0.1\" );\n"
+	    "max_message = \"16M\";\n"
+	    "max_body = \"1k\";\n"
+	    "max_sessions = 5;\n"
+	    "max_pending = 7;\n"
+	    "session_timeout = 60;\n"
+	    "request_timeout = 30;\n"
+	    "server_request_timeout = 40;\n"
+	    "servers = (\n"
+	    "  { name = \"fs\"; transport = \"stdio\";\n"
+	    "    command = [ \"npx\", \"-y\", \"server fs\", \"/tmp\" ];\n"
+	    "    env = { NODE_ENV = \"production\"; EMPTY = \"\"; "
+	    "A_1 = \"x=y\"; };\n"
+	    "    cwd = \"/tmp\"; isolation = \"per-session\"; },\n"
+	    "  { name = \"search\"; transport = \"http\";\n"
+	    "    url = \"https://example.com/mcp\"; prefix = \"\";\n"
+	    "    request_timeout = 5; init_timeout = 9;\n"
+	    "    server_request_timeout = 6; max_instances = 3;\n"
+	    "    max_message = 65536; },\n"
+	    "  { name = \"ide\"; transport = \"ws\"; url = \"ws://h:1/\";\n"
+	    "    prefix = \"i.d-e_\"; max_message = \"1M\"; },\n"
+	    "  { name = \"old\"; transport = \"sse\";\n"
+	    "    url = \"http://h/sse\"; }\n"
+	    ");\n");
+	ck_assert_str_eq(conf->listen, "0.0.0.0:9000");
+	ck_assert_str_eq(conf->control, "/tmp/ctl.sock");
+	strv_is(conf->allowed_origins, origins);
+	strv_is(conf->allowed_hosts, hosts);
+	ck_assert_uint_eq(conf->max_message, 16 * 1024 * 1024);
+	ck_assert_uint_eq(conf->max_body, 1024);
+	ck_assert_uint_eq(conf->max_sessions, 5);
+	ck_assert_uint_eq(conf->max_pending, 7);
+	ck_assert_uint_eq(conf->session_timeout, 60);
+	ck_assert_uint_eq(conf->request_timeout, 30);
+	ck_assert_uint_eq(conf->server_request_timeout, 40);
+	ck_assert_uint_eq(conf->nservers, 4);
+
+	s = &conf->servers[0];
+	ck_assert_str_eq(s->name, "fs");
+	strv_is(s->command, cmd);
+	strv_is(s->env, env);
+	ck_assert_str_eq(s->cwd, "/tmp");
+	ck_assert_int_eq(s->isolation, ISOLATION_PER_SESSION);
+	ck_assert_str_eq(s->prefix, "fs__");
+	/* Inherited from the globals. */
+	ck_assert_uint_eq(s->request_timeout, 30);
+	ck_assert_uint_eq(s->server_request_timeout, 40);
+	ck_assert_uint_eq(s->max_instances, 64);
+	ck_assert_uint_eq(s->max_message, 16 * 1024 * 1024);
+	ck_assert_int_eq(s->line, 13);
+
+	s = &conf->servers[1];
+	ck_assert_int_eq(s->transport, TRANSPORT_HTTP);
+	ck_assert_str_eq(s->url, "https://example.com/mcp");
+	ck_assert_str_eq(s->prefix, "");
+	ck_assert_uint_eq(s->request_timeout, 5);
+	ck_assert_uint_eq(s->init_timeout, 9);
+	ck_assert_uint_eq(s->server_request_timeout, 6);
+	ck_assert_uint_eq(s->max_instances, 3);
+	ck_assert_uint_eq(s->max_message, 65536);
+	ck_assert_ptr_null(s->command);
+	ck_assert_int_eq(s->line, 17);
+
+	s = &conf->servers[2];
+	ck_assert_int_eq(s->transport, TRANSPORT_WS);
+	ck_assert_str_eq(s->prefix, "i.d-e_");
+	ck_assert_uint_eq(s->max_message, 1024 * 1024);
+	ck_assert_uint_eq(s->request_timeout, 30);
+
+	s = &conf->servers[3];
+	ck_assert_int_eq(s->transport, TRANSPORT_SSE);
+	ck_assert_str_eq(s->prefix, "old__");
+	conf_free(conf);
+}
+END_TEST
+
+START_TEST(test_globals_after_servers)
+{
+	/* Server defaults come from the globals wherever they are. */
+	struct conf	*conf;
+
+	conf = parse_ok("servers = ( { name = \"a\"; command = [ \"x\" ]; } );\n"
+	    "request_timeout = 12;\nmax_message = \"8k\";\n"
+	    "server_request_timeout = 13;\n");
+	ck_assert_uint_eq(conf->servers[0].request_timeout, 12);
+	ck_assert_uint_eq(conf->servers[0].server_request_timeout, 13);
+	ck_assert_uint_eq(conf->servers[0].max_message, 8192);
+	conf_free(conf);
+}
+END_TEST
+
+/* Parse max_message = <value> and return it, or 0 on error. */
+static size_t
+size_of(const char *value, char *err, size_t errlen)
+{
+	char		 text[256];
+	struct conf	*conf;
+	size_t		 v;
+
+	snprintf(text, sizeof text, "max_message = %s;\n", value);
+	conf = conf_parse(text, "t.conf", err, errlen);
+	if (conf == NULL)
+		return (0);
+	v = conf->max_message;
+	conf_free(conf);
+	return (v);
+}
+
+START_TEST(test_sizes)
+{
+	char	err[512];
+
+	ck_assert_uint_eq(size_of("\"16M\"", err, sizeof err), 16777216);
+	ck_assert_uint_eq(size_of("\"16m\"", err, sizeof err), 16777216);
+	ck_assert_uint_eq(size_of("\"4k\"", err, sizeof err), 4096);
+	ck_assert_uint_eq(size_of("\"5K\"", err, sizeof err), 5120);
+	ck_assert_uint_eq(size_of("\"1G\"", err, sizeof err), 1073741824);
+	ck_assert_uint_eq(size_of("\"1g\"", err, sizeof err), 1073741824);
+	ck_assert_uint_eq(size_of("\"4096\"", err, sizeof err), 4096);
+	ck_assert_uint_eq(size_of("4096", err, sizeof err), 4096);
+	ck_assert_uint_eq(size_of("1073741824", err, sizeof err), 1073741824);
+	ck_assert_uint_eq(size_of("0x1000", err, sizeof err), 4096);
+	ck_assert_uint_eq(size_of("1048576L", err, sizeof err), 1048576);
+
+	/* Bounds. */
+	ck_assert_uint_eq(size_of("\"1k\"", err, sizeof err), 0);
+	ck_assert_str_eq(err, "t.conf:1: max_message must be between 4096 "
+	    "and 1073741824 bytes");
+	ck_assert_uint_eq(size_of("4095", err, sizeof err), 0);
+	ck_assert_str_eq(err, "t.conf:1: max_message must be between 4096 "
+	    "and 1073741824");
+	ck_assert_uint_eq(size_of("\"2G\"", err, sizeof err), 0);
+	ck_assert_uint_eq(size_of("1073741825", err, sizeof err), 0);
+	ck_assert_uint_eq(size_of("10000000000L", err, sizeof err), 0);
+	ck_assert_uint_eq(size_of("-4096", err, sizeof err), 0);
+
+	/* Bad sizes. */
+	ck_assert_uint_eq(size_of("\"16 M\"", err, sizeof err), 0);
+	ck_assert_str_eq(err, "t.conf:1: max_message: bad size \"16 M\" (bytes, "
+	    "or a number with k, M or G)");
+	ck_assert_uint_eq(size_of("\"M\"", err, sizeof err), 0);
+	ck_assert_uint_eq(size_of("\"\"", err, sizeof err), 0);
+	ck_assert_uint_eq(size_of("\"16MB\"", err, sizeof err), 0);
+	ck_assert_uint_eq(size_of("\"1.5M\"", err, sizeof err), 0);
+	ck_assert_uint_eq(size_of("\"-1M\"", err, sizeof err), 0);
+	ck_assert_uint_eq(size_of("\"16T\"", err, sizeof err), 0);
+	ck_assert_uint_eq(size_of("\"99999999999999999999999\"", err,
+	    sizeof err), 0);
+	ck_assert_uint_eq(size_of("16.0", err, sizeof err), 0);
+	ck_assert_str_eq(err, "t.conf:1: max_message must be an integer");
+	ck_assert_uint_eq(size_of("true", err, sizeof err), 0);
+
+	/* A suffix must not wrap a huge number around into range. */
+	ck_assert_uint_eq(size_of("\"17179869185G\"", err, sizeof err), 0);
+	ck_assert_uint_eq(size_of("\"17592186044417M\"", err, sizeof err), 0);
+	ck_assert_uint_eq(size_of("\"18014398509481985k\"", err, sizeof err),
+	    0);
+	ck_assert_str_eq(err, "t.conf:1: max_message must be between 4096 "
+	    "and 1073741824 bytes");
+}
+END_TEST
+
+START_TEST(test_ints)
+{
+	struct conf	*conf;
+
+	conf = parse_ok("max_sessions = 1;\nmax_pending = 100000;\n"
+	    "session_timeout = 604800;\nrequest_timeout = 86400;\n");
+	ck_assert_uint_eq(conf->max_sessions, 1);
+	ck_assert_uint_eq(conf->max_pending, 100000);
+	ck_assert_uint_eq(conf->session_timeout, 604800);
+	ck_assert_uint_eq(conf->request_timeout, 86400);
+	conf_free(conf);
+	parse_err("max_sessions = 0;\n", "t.conf:1: max_sessions must be "
+	    "between 1 and 1000000");
+	parse_err("\nmax_pending = 100001;\n", "t.conf:2: max_pending must be "
+	    "between 1 and 100000");
+	parse_err("session_timeout = 9;\n", "t.conf:1: session_timeout must "
+	    "be between 10 and 604800");
+	parse_err("request_timeout = \"30\";\n", "t.conf:1: request_timeout "
+	    "must be an integer");
+	parse_err("server_request_timeout = 86401;\n", "t.conf:1: "
+	    "server_request_timeout must be between 1 and 86400");
+	parse_err("max_sessions = 4294967297L;\n", "t.conf:1: max_sessions "
+	    "must be between 1 and 1000000");
+}
+END_TEST
+
+START_TEST(test_errors)
+{
+	/* Top level. */
+	parse_err("listen = \"x\";\n\nfoo = 1;\n",
+	    "t.conf:3: unknown setting \"foo\"");
+	parse_err("listen = 5;\n", "t.conf:1: listen must be a string");
+	parse_err("listen = \"\";\n", "t.conf:1: listen must not be empty");
+	parse_err("control = \"run/ctl\";\n",
+	    "t.conf:1: control must be an absolute path");
+	parse_err("allowed_hosts = \"x\";\n",
+	    "t.conf:1: allowed_hosts must be an array of strings");
+	parse_err("allowed_hosts = ( \"x\",\n 5 );\n",
+	    "t.conf:2: allowed_hosts must contain only strings");
+	parse_err("servers = { a = 1; };\n", "t.conf:1: servers must be a "
+	    "list: servers = ( { ... }, { ... } );");
+	parse_err("servers = ( 5 );\n", "t.conf:1: each entry of servers must "
+	    "be a group { name = ...; ... }");
+
+	/* Syntax errors come from libconfig, with its line. */
+	parse_err("listen = \"x\";\nservers = (\n  { name = ; }\n);\n",
+	    "t.conf:3: syntax error");
+	parse_err("a = 1;\na = 2;\n", "t.conf:2: duplicate setting name");
+	parse_err("listen = \"x\";\nmax_body = ;\n", "t.conf:2: syntax error");
+	parse_err("listen = \"x\n", "t.conf:2: syntax error");
+
+	/* Servers. */
+	parse_err("servers = (\n { name = \"a\"; command = [ \"x\" ];\n"
+	    "   colour = \"red\"; }\n);\n",
+	    "t.conf:3: unknown server setting \"colour\"");
+	parse_err("servers = (\n { name = \"a\";\n transport = \"tcp\"; }\n);\n",
+	    "t.conf:3: unknown transport \"tcp\" (stdio, http, sse or ws)");
+	parse_err("servers = (\n { name = \"a\"; command = [ \"x\" ];\n"
+	    "   isolation = \"solo\"; }\n);\n",
+	    "t.conf:3: unknown isolation \"solo\" (shared or per-session)");
+	parse_err("servers = (\n { name = \"a\"; command = [ \"x\" ]; },\n"
+	    " { name = \"b\"; command = [ \"x\" ]; },\n\n"
+	    " { name = \"a\"; command = [ \"y\" ]; }\n);\n",
+	    "t.conf:5: server name \"a\" already used on line 2");
+	parse_err("servers = (\n\n { name = \"a\";\n transport = \"stdio\"; }\n"
+	    ");\n", "t.conf:3: server a: stdio needs a command");
+	parse_err("servers = (\n { name = \"a\"; command = [ \"x\" ];\n"
+	    "   url = \"http://h/\"; transport = \"stdio\"; }\n);\n",
+	    "t.conf:3: server a: url is not used by stdio");
+	parse_err("servers = (\n { name = \"a\"; transport = \"http\";\n"
+	    "   url = \"ftp://h/\"; }\n);\n",
+	    "t.conf:3: server a: url must start with http:// or https://");
+	parse_err("servers = (\n { name = \"a\"; transport = \"sse\";\n"
+	    "   url = \"ws://h/\"; }\n);\n",
+	    "t.conf:3: server a: url must start with http:// or https://");
+	parse_err("servers = (\n { name = \"a\"; transport = \"ws\";\n"
+	    "   url = \"http://h/\"; }\n);\n",
+	    "t.conf:3: server a: url must start with ws:// or wss://");
+	parse_err("servers = (\n { name = \"a\"; transport = \"http\"; }\n);\n",
+	    "t.conf:2: server a: http needs a url");
+	parse_err("servers = (\n { name = \"a\"; url = \"http://h/\"; }\n);\n",
+	    "t.conf:2: server a: set transport (http, sse or ws) for a url");
+	parse_err("servers = (\n { name = \"a\"; transport = \"http\";\n"
+	    "   url = \"http://h/\"; cwd = \"/\"; }\n);\n",
+	    "t.conf:2: server a: command, env and cwd are only for stdio");
+	parse_err("servers = (\n { name = \"a\"; command = [ \"x\" ];\n"
+	    "   env = {\n     GOOD = \"1\";\n     BAD-NAME = \"2\"; }; }\n);\n",
+	    "t.conf:5: env: BAD-NAME must be a string with a valid variable "
+	    "name");
+	parse_err("servers = (\n { name = \"a\"; command = [ \"x\" ];\n"
+	    "   env = { N = 1; }; }\n);\n",
+	    "t.conf:3: env: N must be a string with a valid variable name");
+	parse_err("servers = (\n { name = \"a\"; command = [ \"x\" ];\n"
+	    "   env = [ \"N=1\" ]; }\n);\n",
+	    "t.conf:3: env must be a group of NAME = \"value\" settings");
+	parse_err("servers = (\n { name = \"a\"; command = [ \"x\" ];\n"
+	    "   cwd = \"tmp\"; }\n);\n",
+	    "t.conf:3: cwd must be an absolute path");
+	parse_err("servers = (\n { name = \"a\"; command = [ \"x\" ];\n"
+	    "   prefix = \"a b\"; }\n);\n",
+	    "t.conf:3: prefix \"a b\" must be at most 32 characters of A-Z "
+	    "a-z 0-9 _ - .");
+	parse_err("servers = (\n { name = \"a\"; command = [ \"x\" ];\n"
+	    "   prefix = \"abcdefghijklmnopqrstuvwxyz0123456\"; }\n);\n",
+	    "t.conf:3: prefix \"abcdefghijklmnopqrstuvwxyz0123456\" must be "
+	    "at most 32 characters of A-Z a-z 0-9 _ - .");
+	parse_err("servers = (\n { command = [ \"x\" ]; }\n);\n",
+	    "t.conf:2: server has no name");
+	parse_err("servers = (\n { name = \"-a\"; command = [ \"x\" ]; }\n);\n",
+	    "t.conf:2: server name \"-a\" must be 1-48 characters of A-Z a-z "
+	    "0-9 _ - . starting with a letter or digit");
+	parse_err("servers = (\n { name = \"a/b\"; command = [ \"x\" ]; }\n);\n",
+	    "t.conf:2: server name \"a/b\" must be 1-48 characters of A-Z a-z "
+	    "0-9 _ - . starting with a letter or digit");
+	parse_err("servers = (\n { name = \"\"; command = [ \"x\" ]; }\n);\n",
+	    "t.conf:2: name must not be empty");
+	parse_err("servers = (\n { name = \"a\"; command = [ ]; }\n);\n",
+	    "t.conf:2: command must not be empty");
+	parse_err("servers = (\n { name = \"a\"; command = [ \"\" ]; }\n);\n",
+	    "t.conf:2: command[0] must not be empty");
+	parse_err("servers = (\n { name = \"a\"; command = ( \"x\",\n 1 ); }\n"
+	    ");\n", "t.conf:3: command must contain only strings");
+	parse_err("servers = (\n { name = \"a\"; command = [ \"x\" ];\n"
+	    "   request_timeout = 0; }\n);\n",
+	    "t.conf:3: request_timeout must be between 1 and 86400");
+	parse_err("servers = (\n { name = \"a\"; command = [ \"x\" ];\n"
+	    "   init_timeout = 3601; }\n);\n",
+	    "t.conf:3: init_timeout must be between 1 and 3600");
+	parse_err("servers = (\n { name = \"a\"; command = [ \"x\" ];\n"
+	    "   max_instances = 0; }\n);\n",
+	    "t.conf:3: max_instances must be between 1 and 10000");
+	parse_err("servers = (\n { name = \"a\"; command = [ \"x\" ];\n"
+	    "   server_request_timeout = \"1\"; }\n);\n",
+	    "t.conf:3: server_request_timeout must be an integer");
+	parse_err("servers = (\n { name = \"a\"; command = [ \"x\" ];\n"
+	    "   max_message = \"1k\"; }\n);\n",
+	    "t.conf:3: max_message must be between 4096 and 1073741824 bytes");
+
+	/*
+	 * Every string reaches the worker as JSON: bytes that are not UTF-8
+	 * would be dropped there, so they are refused here.
+	 */
+	parse_err("servers = (\n { name = \"a\";\n"
+	    "   command = [ \"x\", \"--dir=/home/j\xf6rg\" ]; }\n);\n",
+	    "t.conf:3: command must be valid UTF-8");
+	parse_err("servers = (\n { name = \"a\"; command = [ \"x\" ];\n"
+	    "   cwd = \"/tmp/\xc0\x80\"; }\n);\n",
+	    "t.conf:3: cwd must be valid UTF-8");
+	parse_err("servers = (\n { name = \"a\"; command = [ \"x\" ];\n"
+	    "   env = { A = \"ok\";\n B = \"\xed\xa0\x80\"; }; }\n);\n",
+	    "t.conf:4: env: B must be valid UTF-8");
+	parse_err("listen = \"\xff:1\";\n", "t.conf:1: listen must be valid "
+	    "UTF-8");
+	parse_err("allowed_origins = [ \"http://\xe9\" ];\n",
+	    "t.conf:1: allowed_origins must be valid UTF-8");
+}
+END_TEST
+
+START_TEST(test_name_lengths)
+{
+	char		 text[256], name[64];
+	struct conf	*conf;
+	char		 err[512];
+
+	memset(name, 'n', 48);
+	name[48] = '\0';
+	snprintf(text, sizeof text, "servers = ( { name = \"%s\"; command = "
+	    "[ \"x\" ]; } );", name);
+	conf = parse_ok(text);
+	ck_assert_str_eq(conf->servers[0].name, name);
+	conf_free(conf);
+	name[48] = 'n';
+	name[49] = '\0';
+	snprintf(text, sizeof text, "servers = ( { name = \"%s\"; command = "
+	    "[ \"x\" ]; } );", name);
+	ck_assert_ptr_null(conf_parse(text, "t.conf", err, sizeof err));
+}
+END_TEST
+
+START_TEST(test_load)
+{
+	char		 path[] = "/tmp/check_conf.XXXXXX", err[1024], want[1100];
+	struct conf	*conf;
+	FILE		*f;
+	int		 fd;
+
+	fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	f = fdopen(fd, "w");
+	fputs("listen = \"127.0.0.1:1\";\nservers = (\n"
+	    "  { name = \"d\"; command = [ \"x\" ]; }\n);\n", f);
+	fclose(f);
+	conf = conf_load(path, err, sizeof err);
+	ck_assert_ptr_nonnull(conf);
+	ck_assert_str_eq(conf->file, path);
+	ck_assert_str_eq(conf->listen, "127.0.0.1:1");
+	ck_assert_int_eq(conf->servers[0].line, 3);
+	conf_free(conf);
+
+	f = fopen(path, "w");
+	fputs("listen = \"x\";\n\nbogus = 1;\n", f);
+	fclose(f);
+	ck_assert_ptr_null(conf_load(path, err, sizeof err));
+	snprintf(want, sizeof want, "%s:3: unknown setting \"bogus\"", path);
+	ck_assert_str_eq(err, want);
+
+	f = fopen(path, "w");
+	fputs("listen = \"x\";\nservers = (\n{ name = }\n", f);
+	fclose(f);
+	ck_assert_ptr_null(conf_load(path, err, sizeof err));
+	snprintf(want, sizeof want, "%s:3: syntax error", path);
+	ck_assert_str_eq(err, want);
+
+	unlink(path);
+	ck_assert_ptr_null(conf_load(path, err, sizeof err));
+	snprintf(want, sizeof want, "%s: %s", path, strerror(ENOENT));
+	ck_assert_str_eq(err, want);
+}
+END_TEST
+
+START_TEST(test_err_truncated)
+{
+	char	err[8];
+
+	ck_assert_ptr_null(conf_parse("foo = 1;", "t.conf", err, sizeof err));
+	ck_assert_str_eq(err, "t.conf:");
+}
+END_TEST
+
+/* Print a configuration into a new string. */
+static char *
+print_conf(const struct conf *conf)
+{
+	char	*buf = NULL;
+	size_t	 len = 0;
+	FILE	*f = open_memstream(&buf, &len);
+
+	ck_assert_ptr_nonnull(f);
+	conf_print(conf, f);
+	fclose(f);
+	return (buf);
+}
+
+/* Are two configurations the same (apart from where they came from)? */
+static void
+conf_same(const struct conf *a, const struct conf *b)
+{
+	size_t	i, j;
+
+	ck_assert_str_eq(a->listen, b->listen);
+	ck_assert_str_eq(a->control, b->control);
+	if (a->allowed_origins == NULL)
+		ck_assert_ptr_null(b->allowed_origins);
+	else {
+		for (i = 0; a->allowed_origins[i] != NULL; i++)
+			ck_assert_str_eq(a->allowed_origins[i],
+			    b->allowed_origins[i]);
+		ck_assert_ptr_null(b->allowed_origins[i]);
+	}
+	if (a->allowed_hosts == NULL)
+		ck_assert_ptr_null(b->allowed_hosts);
+	else {
+		for (j = 0; a->allowed_hosts[j] != NULL; j++)
+			ck_assert_str_eq(a->allowed_hosts[j],
+			    b->allowed_hosts[j]);
+		ck_assert_ptr_null(b->allowed_hosts[j]);
+	}
+	ck_assert_uint_eq(a->max_message, b->max_message);
+	ck_assert_uint_eq(a->max_body, b->max_body);
+	ck_assert_uint_eq(a->max_sessions, b->max_sessions);
+	ck_assert_uint_eq(a->max_pending, b->max_pending);
+	ck_assert_uint_eq(a->session_timeout, b->session_timeout);
+	ck_assert_uint_eq(a->request_timeout, b->request_timeout);
+	ck_assert_uint_eq(a->server_request_timeout,
+	    b->server_request_timeout);
+	ck_assert_uint_eq(a->nservers, b->nservers);
+	for (i = 0; i < a->nservers; i++)
+		ck_assert_msg(conf_server_equal(&a->servers[i],
+		    &b->servers[i]), "server %zu differs", i);
+}
+
+static const char *const print_cases[] = {
+	"",
+	"servers = ( { name = \"demo\"; command = [ \"mcp-demo-server\" ]; } );",
+	"listen = \"[::1]:8931\";\ncontrol = \"/run/x y/\\\"q\\\".sock\";\n"
+	"allowed_origins = [ ];\nallowed_hosts = [ \"a\", \"b\\\\c\" ];\n"
+	"max_message = \"1G\";\nmax_body = \"1k\";\nmax_sessions = 1;\n"
+	"max_pending = 2;\nsession_timeout = 10;\nrequest_timeout = 1;\n"
+	"server_request_timeout = 77;\n"
+	"servers = (\n"
+	"  { name = \"fs\"; command = [ \"sh\", \"-c\", \"echo \\\"$X\\\"\\n"
+	"\\tdone\\\\\", \"\\x01\\x1f\\x7f\\r\\f\", \"\xc3\xa9\xe2\x82\xac\" ];\n"
+	"    env = { X = \"a\\\"b\"; Y = \"\"; Z = \"line\\nbreak\"; };\n"
+	"    cwd = \"/tmp/a b\"; isolation = \"per-session\";\n"
+	"    init_timeout = 3600; max_instances = 10000; },\n"
+	"  { name = \"h\"; transport = \"http\"; url = \"https://x/mcp?a=\\\"1\\\"\";"
+	" prefix = \"\"; max_message = 4096; },\n"
+	"  { name = \"s\"; transport = \"sse\"; url = \"http://s/\"; "
+	"prefix = \"S.-_\"; request_timeout = 86400;"
+	" server_request_timeout = 2; },\n"
+	"  { name = \"w\"; transport = \"ws\"; url = \"wss://w/\"; }\n"
+	");\n",
+};
+
+START_TEST(test_print_round_trip)
+{
+	struct conf	*a, *b, *c;
+	char		*text, *text2;
+
+	a = parse_ok(print_cases[_i]);
+	text = print_conf(a);
+	b = parse_ok(text);
+	conf_same(a, b);
+	/* Printing is a fixed point. */
+	text2 = print_conf(b);
+	ck_assert_str_eq(text, text2);
+	c = parse_ok(text2);
+	conf_same(a, c);
+	free(text);
+	free(text2);
+	conf_free(a);
+	conf_free(b);
+	conf_free(c);
+}
+END_TEST
+
+START_TEST(test_print_long_name)
+{
+	/*
+	 * A 48-character name has a 50-character default prefix, longer
+	 * than a prefix may be set to: the printout must still parse.
+	 */
+	struct conf	*a, *b;
+	char		*text;
+	static const char name[] = "abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJKL";
+
+	a = parse_ok("servers = ( { name = \"abcdefghijklmnopqrstuvwxyz0123456789"
+	    "ABCDEFGHIJKL\"; command = [ \"x\" ]; } );");
+	ck_assert_uint_eq(strlen(a->servers[0].prefix), 50);
+	ck_assert_mem_eq(a->servers[0].prefix, name, 48);
+	text = print_conf(a);
+	b = parse_ok(text);
+	conf_same(a, b);
+	free(text);
+	conf_free(a);
+	conf_free(b);
+}
+END_TEST
+
+START_TEST(test_print_text)
+{
+	struct conf	*conf;
+	char		*text;
+
+	conf = parse_ok("servers = ( { name = \"d\"; command = [ \"a\\\"b\" ];"
+	    " env = { K = \"v\"; }; } );");
+	text = print_conf(conf);
+	ck_assert_str_eq(text,
+	    "listen = \"127.0.0.1:8931\";\n"
+	    "control = \"/run/mcp-supervisord/control.sock\";\n"
+	    "max_message = 33554432;\n"
+	    "max_body = 8388608;\n"
+	    "max_sessions = 10000;\n"
+	    "max_pending = 256;\n"
+	    "session_timeout = 1800;\n"
+	    "request_timeout = 300;\n"
+	    "server_request_timeout = 300;\n"
+	    "servers = (\n"
+	    "  {\n"
+	    "    name = \"d\";\n"
+	    "    transport = \"stdio\";\n"
+	    "    command = [ \"a\\\"b\" ];\n"
+	    "    env = { K = \"v\"; };\n"
+	    "    prefix = \"d__\";\n"
+	    "    isolation = \"shared\";\n"
+	    "    request_timeout = 300;\n"
+	    "    server_request_timeout = 300;\n"
+	    "    init_timeout = 60;\n"
+	    "    max_instances = 64;\n"
+	    "    max_message = 33554432;\n"
+	    "  }\n"
+	    ");\n");
+	free(text);
+	conf_free(conf);
+}
+END_TEST
+
+START_TEST(test_server_equal)
+{
+	struct conf	*a, *b;
+
+	a = parse_ok("servers = ( { name = \"a\"; command = [ \"x\", \"y\" ]; },"
+	    " { name = \"b\"; command = [ \"x\" ]; env = { A = \"1\"; }; } );");
+	b = parse_ok("servers = ( { name = \"a\"; command = [ \"x\" ]; },"
+	    " { name = \"b\"; command = [ \"x\" ]; env = { A = \"2\"; }; } );");
+	ck_assert(conf_server_equal(&a->servers[0], &a->servers[0]));
+	ck_assert(!conf_server_equal(&a->servers[0], &b->servers[0]));
+	ck_assert(!conf_server_equal(&b->servers[0], &a->servers[0]));
+	ck_assert(!conf_server_equal(&a->servers[1], &b->servers[1]));
+	ck_assert(!conf_server_equal(&a->servers[0], &a->servers[1]));
+	conf_free(a);
+	conf_free(b);
+	a = parse_ok("servers = ( { name = \"a\"; command = [ \"x\" ]; } );");
+	b = parse_ok("servers = ( { name = \"a\"; command = [ \"x\" ]; "
+	    "max_instances = 2; } );");
+	ck_assert(!conf_server_equal(&a->servers[0], &b->servers[0]));
+	conf_free(b);
+	b = parse_ok("servers = ( { name = \"a\"; command = [ \"x\" ]; "
+	    "server_request_timeout = 2; } );");
+	ck_assert(!conf_server_equal(&a->servers[0], &b->servers[0]));
+	conf_free(b);
+	b = parse_ok("servers = ( { name = \"a\"; command = [ \"x\" ]; "
+	    "prefix = \"a__\"; request_timeout = 300; } );");
+	ck_assert(conf_server_equal(&a->servers[0], &b->servers[0]));
+	conf_free(b);
+	conf_free(a);
+}
+END_TEST
+
+START_TEST(test_json_round_trip)
+{
+	struct conf		*conf;
+	struct server_conf	*back;
+	json_t			*j;
+	char			 err[256];
+	size_t			 i;
+
+	conf = parse_ok(print_cases[2]);
+	for (i = 0; i < conf->nservers; i++) {
+		j = conf_server_to_json(&conf->servers[i]);
+		ck_assert_ptr_nonnull(j);
+		back = conf_server_from_json(j, err, sizeof err);
+		ck_assert_msg(back != NULL, "%s", err);
+		ck_assert(conf_server_equal(&conf->servers[i], back));
+		conf_server_free(back);
+		free(back);
+		json_decref(j);
+	}
+	/* The JSON form of the first server. */
+	j = conf_server_to_json(&conf->servers[0]);
+	ck_assert_str_eq(json_string_value(json_object_get(j, "name")), "fs");
+	ck_assert_str_eq(json_string_value(json_object_get(j, "transport")),
+	    "stdio");
+	ck_assert_str_eq(json_string_value(json_object_get(j, "isolation")),
+	    "per-session");
+	ck_assert_str_eq(json_string_value(json_object_get(j, "prefix")),
+	    "fs__");
+	ck_assert_str_eq(json_string_value(json_object_get(j, "cwd")),
+	    "/tmp/a b");
+	ck_assert_int_eq(json_integer_value(json_object_get(j,
+	    "init_timeout")), 3600);
+	ck_assert_int_eq(json_integer_value(json_object_get(j,
+	    "request_timeout")), 1);
+	ck_assert_int_eq(json_integer_value(json_object_get(j,
+	    "server_request_timeout")), 77);
+	ck_assert_int_eq(json_integer_value(json_object_get(j,
+	    "max_instances")), 10000);
+	ck_assert_int_eq(json_integer_value(json_object_get(j,
+	    "max_message")), 1073741824);
+	ck_assert_uint_eq(json_array_size(json_object_get(j, "command")), 5);
+	ck_assert_str_eq(json_string_value(json_array_get(json_object_get(j,
+	    "env"), 0)), "X=a\"b");
+	ck_assert_ptr_null(json_object_get(j, "url"));
+	json_decref(j);
+	conf_free(conf);
+}
+END_TEST
+
+/* from_json must refuse this JSON text. */
+static void
+from_json_bad(const char *text)
+{
+	json_error_t		 jerr;
+	json_t			*j = json_loads(text, 0, &jerr);
+	struct server_conf	*s;
+	char			 err[256];
+
+	ck_assert_msg(j != NULL, "%s: %s", text, jerr.text);
+	err[0] = '\0';
+	s = conf_server_from_json(j, err, sizeof err);
+	ck_assert_msg(s == NULL, "accepted %s", text);
+	ck_assert_msg(strncmp(err, "bad server configuration", 24) == 0,
+	    "%s: %s", text, err);
+	json_decref(j);
+}
+
+#define GOOD_REST "\"prefix\":\"p\",\"isolation\":\"shared\"," \
+	"\"request_timeout\":1,\"server_request_timeout\":3," \
+	"\"init_timeout\":2,\"max_instances\":4,\"max_message\":4096"
+#define REST_TAIL "\"server_request_timeout\":3,\"max_instances\":4,"
+
+START_TEST(test_json_bad)
+{
+	json_error_t		 jerr;
+	json_t			*j;
+	struct server_conf	*s;
+	char			 err[256];
+
+	/* The good one these are variations of. */
+	j = json_loads("{\"name\":\"a\",\"transport\":\"stdio\",\"command\":"
+	    "[\"x\"]," GOOD_REST "}", 0, &jerr);
+	s = conf_server_from_json(j, err, sizeof err);
+	ck_assert_ptr_nonnull(s);
+	ck_assert_str_eq(s->name, "a");
+	ck_assert_str_eq(s->prefix, "p");
+	ck_assert_uint_eq(s->init_timeout, 2);
+	ck_assert_uint_eq(s->server_request_timeout, 3);
+	ck_assert_uint_eq(s->max_instances, 4);
+	ck_assert_ptr_null(s->env);
+	conf_server_free(s);
+	free(s);
+	json_decref(j);
+
+	from_json_bad("[]");
+	from_json_bad("{}");
+	from_json_bad("{\"transport\":\"stdio\",\"command\":[\"x\"]," GOOD_REST
+	    "}");
+	from_json_bad("{\"name\":1,\"transport\":\"stdio\",\"command\":[\"x\"],"
+	    GOOD_REST "}");
+	from_json_bad("{\"name\":\"a\",\"transport\":\"tcp\",\"command\":[\"x\"],"
+	    GOOD_REST "}");
+	from_json_bad("{\"name\":\"a\",\"transport\":\"stdio\",\"command\":"
+	    "[\"x\"]," REST_TAIL "\"prefix\":\"p\",\"isolation\":\"solo\","
+	    "\"request_timeout\":1,\"init_timeout\":2,\"max_message\":4096}");
+	from_json_bad("{\"name\":\"a\",\"transport\":\"stdio\",\"command\":"
+	    "[\"x\"]," REST_TAIL "\"prefix\":\"p\",\"isolation\":\"shared\","
+	    "\"request_timeout\":0,\"init_timeout\":2,\"max_message\":4096}");
+	from_json_bad("{\"name\":\"a\",\"transport\":\"stdio\",\"command\":"
+	    "[\"x\"]," REST_TAIL "\"prefix\":\"p\",\"isolation\":\"shared\","
+	    "\"request_timeout\":1,\"init_timeout\":-2,\"max_message\":4096}");
+	from_json_bad("{\"name\":\"a\",\"transport\":\"stdio\",\"command\":"
+	    "[\"x\"]," REST_TAIL "\"prefix\":\"p\",\"isolation\":\"shared\","
+	    "\"request_timeout\":1,\"init_timeout\":2,\"max_message\":\"4k\"}");
+	from_json_bad("{\"name\":\"a\",\"transport\":\"stdio\"," GOOD_REST "}");
+	from_json_bad("{\"name\":\"a\",\"transport\":\"stdio\",\"command\":\"x\","
+	    GOOD_REST "}");
+	from_json_bad("{\"name\":\"a\",\"transport\":\"stdio\",\"command\":"
+	    "[\"x\",1]," GOOD_REST "}");
+	from_json_bad("{\"name\":\"a\",\"transport\":\"stdio\",\"command\":"
+	    "[\"x\"],\"env\":{\"A\":\"1\"}," GOOD_REST "}");
+	from_json_bad("{\"name\":\"a\",\"transport\":\"stdio\",\"command\":"
+	    "[\"x\"],\"env\":[null]," GOOD_REST "}");
+	from_json_bad("{\"name\":\"a\",\"transport\":\"http\"," GOOD_REST "}");
+	from_json_bad("{\"name\":\"a\",\"transport\":\"ws\",\"url\":5,"
+	    GOOD_REST "}");
+	/* Each of the new members is required and positive. */
+	from_json_bad("{\"name\":\"a\",\"transport\":\"stdio\",\"command\":"
+	    "[\"x\"],\"prefix\":\"p\",\"isolation\":\"shared\","
+	    "\"request_timeout\":1,\"init_timeout\":2,\"max_message\":4096}");
+	from_json_bad("{\"name\":\"a\",\"transport\":\"stdio\",\"command\":"
+	    "[\"x\"],\"prefix\":\"p\",\"isolation\":\"shared\","
+	    "\"request_timeout\":1,\"server_request_timeout\":0,"
+	    "\"init_timeout\":2,\"max_instances\":4,\"max_message\":4096}");
+	from_json_bad("{\"name\":\"a\",\"transport\":\"stdio\",\"command\":"
+	    "[\"x\"],\"prefix\":\"p\",\"isolation\":\"shared\","
+	    "\"request_timeout\":1,\"server_request_timeout\":3,"
+	    "\"init_timeout\":2,\"max_instances\":-1,\"max_message\":4096}");
+}
+END_TEST
+
+START_TEST(test_names)
+{
+	ck_assert_str_eq(conf_transport_name(TRANSPORT_STDIO), "stdio");
+	ck_assert_str_eq(conf_transport_name(TRANSPORT_HTTP), "http");
+	ck_assert_str_eq(conf_transport_name(TRANSPORT_SSE), "sse");
+	ck_assert_str_eq(conf_transport_name(TRANSPORT_WS), "ws");
+	ck_assert_str_eq(conf_isolation_name(ISOLATION_SHARED), "shared");
+	ck_assert_str_eq(conf_isolation_name(ISOLATION_PER_SESSION),
+	    "per-session");
+}
+END_TEST
+
+static Suite *
+conf_suite(void)
+{
+	Suite	*s = suite_create("conf");
+	TCase	*tc;
+
+	tc = tcase_create("parse");
+	tcase_add_test(tc, test_defaults);
+	tcase_add_test(tc, test_full);
+	tcase_add_test(tc, test_globals_after_servers);
+	tcase_add_test(tc, test_sizes);
+	tcase_add_test(tc, test_ints);
+	tcase_add_test(tc, test_name_lengths);
+	tcase_add_test(tc, test_names);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("errors");
+	tcase_add_test(tc, test_errors);
+	tcase_add_test(tc, test_load);
+	tcase_add_test(tc, test_err_truncated);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("print");
+	tcase_add_loop_test(tc, test_print_round_trip, 0,
+	    sizeof print_cases / sizeof print_cases[0]);
+	tcase_add_test(tc, test_print_text);
+	tcase_add_test(tc, test_print_long_name);
+	tcase_add_test(tc, test_server_equal);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("json");
+	tcase_add_test(tc, test_json_round_trip);
+	tcase_add_test(tc, test_json_bad);
+	suite_add_tcase(s, tc);
+	return (s);
+}
+
+int
+main(void)
+{
+	SRunner	*sr = srunner_create(conf_suite());
+	int	 failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return (failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE);
+}
