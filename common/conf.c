@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <libconfig.h>
 
@@ -98,6 +99,21 @@ strv_equal(char *const *a, char *const *b)
 	return (a[i] == NULL && b[i] == NULL);
 }
 
+/*
+ * Is s valid UTF-8?  Every string goes to the worker as JSON, where
+ * jansson would refuse anything else and the setting would be lost.
+ */
+static int
+valid_utf8(const char *s)
+{
+	json_t	*j;
+
+	if ((j = json_string(s)) == NULL)
+		return (0);
+	json_decref(j);
+	return (1);
+}
+
 /* Read a string setting. */
 static int
 get_string(struct conf_ctx *ctx, const config_setting_t *s, char **out,
@@ -111,6 +127,9 @@ get_string(struct conf_ctx *ctx, const config_setting_t *s, char **out,
 	v = config_setting_get_string(s);
 	if (!allow_empty && *v == '\0')
 		return (conf_error(ctx, s, "%s must not be empty",
+		    config_setting_name(s)));
+	if (!valid_utf8(v))
+		return (conf_error(ctx, s, "%s must be valid UTF-8",
 		    config_setting_name(s)));
 	free(*out);
 	*out = xstrdup(v);
@@ -142,12 +161,23 @@ get_int(struct conf_ctx *ctx, const config_setting_t *s, long long min,
 	return (0);
 }
 
+/* Read a boolean setting. */
+static int
+get_bool(struct conf_ctx *ctx, const config_setting_t *s, int *out)
+{
+	if (config_setting_type(s) != CONFIG_TYPE_BOOL)
+		return (conf_error(ctx, s, "%s must be true or false",
+		    config_setting_name(s)));
+	*out = config_setting_get_bool(s);
+	return (0);
+}
+
 /* Read a duration in seconds. */
 static int
 get_seconds(struct conf_ctx *ctx, const config_setting_t *s, long long min,
     long long max, unsigned int *out)
 {
-	long long	v;
+	long long	v = 0;
 
 	if (get_int(ctx, s, min, max, &v) != 0)
 		return (-1);
@@ -162,7 +192,7 @@ get_size(struct conf_ctx *ctx, const config_setting_t *s, size_t min,
 {
 	const char		*v;
 	char			*end;
-	unsigned long long	 n;
+	unsigned long long	 n, unit = 1;
 
 	if (config_setting_type(s) != CONFIG_TYPE_STRING) {
 		long long	ll;
@@ -180,26 +210,27 @@ get_size(struct conf_ctx *ctx, const config_setting_t *s, size_t min,
 	switch (*end) {
 	case 'k':
 	case 'K':
-		n *= 1024ULL;
+		unit = 1024ULL;
 		end++;
 		break;
 	case 'm':
 	case 'M':
-		n *= 1024ULL * 1024;
+		unit = 1024ULL * 1024;
 		end++;
 		break;
 	case 'g':
 	case 'G':
-		n *= 1024ULL * 1024 * 1024;
+		unit = 1024ULL * 1024 * 1024;
 		end++;
 		break;
 	}
 	if (*end != '\0')
 		goto bad;
-	if (n < min || n > max)
+	/* Check before multiplying, so a huge number cannot wrap. */
+	if (n > max / unit || n * unit < min)
 		return (conf_error(ctx, s, "%s must be between %zu and %zu "
 		    "bytes", config_setting_name(s), min, max));
-	*out = (size_t)n;
+	*out = (size_t)(n * unit);
 	return (0);
 bad:
 	return (conf_error(ctx, s, "%s: bad size \"%s\" (bytes, or a number "
@@ -229,6 +260,11 @@ get_strv(struct conf_ctx *ctx, const config_setting_t *s, int nonempty,
 			strv_free(v);
 			return (conf_error(ctx, e, "%s must contain only "
 			    "strings", config_setting_name(s)));
+		}
+		if (!valid_utf8(config_setting_get_string(e))) {
+			strv_free(v);
+			return (conf_error(ctx, e, "%s must be valid UTF-8",
+			    config_setting_name(s)));
 		}
 		v[i] = xstrdup(config_setting_get_string(e));
 	}
@@ -276,11 +312,78 @@ get_env(struct conf_ctx *ctx, const config_setting_t *s, char ***out)
 			    "with a valid variable name",
 			    config_setting_name(e)));
 		}
+		if (!valid_utf8(config_setting_get_string(e))) {
+			strv_free(v);
+			return (conf_error(ctx, e, "env: %s must be valid "
+			    "UTF-8", config_setting_name(e)));
+		}
 		xasprintf(&v[i], "%s=%s", config_setting_name(e),
 		    config_setting_get_string(e));
 	}
 	strv_free(*out);
 	*out = v;
+	return (0);
+}
+
+/* Is s an HTTP header name (a token) we let users set? */
+static int
+valid_header_name(const char *s)
+{
+	static const char *const reserved[] = {
+		"Host", "Content-Length", "Content-Type", "Transfer-Encoding",
+		"Connection", "Upgrade", "Accept", "Mcp-Session-Id",
+		"MCP-Protocol-Version", "Last-Event-ID", NULL
+	};
+	size_t	i;
+
+	if (*s == '\0')
+		return (0);
+	for (i = 0; s[i] != '\0'; i++) {
+		if (!((s[i] >= 'A' && s[i] <= 'Z') ||
+		    (s[i] >= 'a' && s[i] <= 'z') ||
+		    (s[i] >= '0' && s[i] <= '9') || s[i] == '-' || s[i] == '_'))
+			return (0);
+	}
+	for (i = 0; reserved[i] != NULL; i++) {
+		if (strcasecmp(reserved[i], s) == 0 ||
+		    strncasecmp(s, "Sec-WebSocket-", 14) == 0)
+			return (0);
+	}
+	return (1);
+}
+
+/* Read a headers group: { Authorization = "Bearer ${file:/path}"; }. */
+static int
+get_headers(struct conf_ctx *ctx, const config_setting_t *s, char ***out)
+{
+	config_setting_t	*e;
+	const char		*v;
+	char			**h;
+	int			  i, n;
+
+	if (!config_setting_is_group(s))
+		return (conf_error(ctx, s, "headers must be a group of "
+		    "Name = \"value\" settings"));
+	n = config_setting_length(s);
+	h = xcalloc((size_t)n + 1, sizeof *h);
+	for (i = 0; i < n; i++) {
+		e = config_setting_get_elem(s, (unsigned int)i);
+		if (!valid_header_name(config_setting_name(e))) {
+			strv_free(h);
+			return (conf_error(ctx, e, "headers: %s is not a header "
+			    "name that can be set", config_setting_name(e)));
+		}
+		if (config_setting_type(e) != CONFIG_TYPE_STRING ||
+		    strpbrk((v = config_setting_get_string(e)), "\r\n") !=
+		    NULL || !valid_utf8(v)) {
+			strv_free(h);
+			return (conf_error(ctx, e, "headers: %s must be a "
+			    "one-line string", config_setting_name(e)));
+		}
+		xasprintf(&h[i], "%s: %s", config_setting_name(e), v);
+	}
+	strv_free(*out);
+	*out = h;
 	return (0);
 }
 
@@ -350,6 +453,7 @@ parse_server(struct conf_ctx *ctx, const struct conf *conf,
 	char			*tmp = NULL;
 	int			 i, n, v;
 	long long		 ll;
+	size_t			 sz;
 	int			 have_prefix = 0, have_timeout = 0;
 	int			 have_max = 0, have_stimeout = 0;
 
@@ -357,6 +461,14 @@ parse_server(struct conf_ctx *ctx, const struct conf *conf,
 	srv->line = (int)config_setting_source_line(g);
 	srv->init_timeout = 60;
 	srv->max_instances = 64;
+	srv->tls_verify = 1;
+	srv->connect_timeout = 10;
+	srv->ping_interval = 30;
+	srv->ping_timeout = 10;
+	srv->restart_delay = 1;
+	srv->restart_max_delay = 60;
+	srv->healthy_after = 60;
+	srv->max_failures = 10;
 	if (!config_setting_is_group(g))
 		return (conf_error(ctx, g, "each entry of servers must be a "
 		    "group { name = ...; ... }"));
@@ -440,6 +552,61 @@ parse_server(struct conf_ctx *ctx, const struct conf *conf,
 			if (get_int(ctx, s, 1, 10000, &ll) != 0)
 				return (-1);
 			srv->max_instances = (unsigned int)ll;
+		} else if (strcmp(key, "headers") == 0) {
+			if (get_headers(ctx, s, &srv->headers) != 0)
+				return (-1);
+		} else if (strcmp(key, "tls_verify") == 0) {
+			if (get_bool(ctx, s, &srv->tls_verify) != 0)
+				return (-1);
+		} else if (strcmp(key, "ca_file") == 0) {
+			if (get_string(ctx, s, &srv->ca_file, 0) != 0)
+				return (-1);
+			if (srv->ca_file[0] != '/')
+				return (conf_error(ctx, s, "ca_file must be an "
+				    "absolute path"));
+		} else if (strcmp(key, "connect_timeout") == 0) {
+			if (get_seconds(ctx, s, 1, 3600,
+			    &srv->connect_timeout) != 0)
+				return (-1);
+		} else if (strcmp(key, "lazy") == 0) {
+			if (get_bool(ctx, s, &srv->lazy) != 0)
+				return (-1);
+		} else if (strcmp(key, "ping_interval") == 0) {
+			if (get_seconds(ctx, s, 0, 86400,
+			    &srv->ping_interval) != 0)
+				return (-1);
+		} else if (strcmp(key, "ping_timeout") == 0) {
+			if (get_seconds(ctx, s, 1, 3600,
+			    &srv->ping_timeout) != 0)
+				return (-1);
+		} else if (strcmp(key, "restart_delay") == 0) {
+			if (get_seconds(ctx, s, 1, 3600,
+			    &srv->restart_delay) != 0)
+				return (-1);
+		} else if (strcmp(key, "restart_max_delay") == 0) {
+			if (get_seconds(ctx, s, 1, 86400,
+			    &srv->restart_max_delay) != 0)
+				return (-1);
+		} else if (strcmp(key, "healthy_after") == 0) {
+			if (get_seconds(ctx, s, 1, 86400,
+			    &srv->healthy_after) != 0)
+				return (-1);
+		} else if (strcmp(key, "max_failures") == 0) {
+			if (get_int(ctx, s, 0, 1000000, &ll) != 0)
+				return (-1);
+			srv->max_failures = (unsigned int)ll;
+		} else if (strcmp(key, "user") == 0) {
+			if (get_string(ctx, s, &srv->user, 0) != 0)
+				return (-1);
+		} else if (strcmp(key, "rlimit_nofile") == 0) {
+			if (get_int(ctx, s, 16, 1048576, &ll) != 0)
+				return (-1);
+			srv->rlimit_nofile = (unsigned long long)ll;
+		} else if (strcmp(key, "rlimit_as") == 0) {
+			if (get_size(ctx, s, (size_t)16 << 20, (size_t)1 << 42,
+			    &sz) != 0)
+				return (-1);
+			srv->rlimit_as = sz;
 		} else if (strcmp(key, "max_message") == 0) {
 			if (get_size(ctx, s, 4096, (size_t)1 << 30,
 			    &srv->max_message) != 0)
@@ -478,6 +645,13 @@ parse_server(struct conf_ctx *ctx, const struct conf *conf,
 			return (-1);
 		break;
 	}
+	if (srv->transport == TRANSPORT_STDIO && (srv->headers != NULL ||
+	    srv->ca_file != NULL))
+		return (conf_error(ctx, g, "server %s: headers and ca_file are "
+		    "only for http, sse and ws", srv->name));
+	if (srv->restart_max_delay < srv->restart_delay)
+		return (conf_error(ctx, g, "server %s: restart_max_delay is "
+		    "shorter than restart_delay", srv->name));
 	if (!have_prefix)
 		xasprintf(&srv->prefix, "%s__", srv->name);
 	if (!have_timeout)
@@ -659,6 +833,9 @@ conf_server_free(struct server_conf *srv)
 	free(srv->name);
 	strv_free(srv->command);
 	strv_free(srv->env);
+	strv_free(srv->headers);
+	free(srv->ca_file);
+	free(srv->user);
 	free(srv->cwd);
 	free(srv->url);
 	free(srv->prefix);
@@ -790,15 +967,61 @@ conf_print(const struct conf *conf, FILE *f)
 			print_string(f, srv->url);
 			fprintf(f, ";\n");
 		}
-		fprintf(f, "    prefix = ");
-		print_string(f, srv->prefix);
-		fprintf(f, ";\n    isolation = \"%s\";\n",
+		/*
+		 * The default prefix of a long name is longer than a prefix
+		 * may be set to; leave it out and it is derived again.
+		 */
+		if (name_valid_prefix(srv->prefix)) {
+			fprintf(f, "    prefix = ");
+			print_string(f, srv->prefix);
+			fprintf(f, ";\n");
+		}
+		fprintf(f, "    isolation = \"%s\";\n",
 		    isolation_names[srv->isolation]);
 		fprintf(f, "    request_timeout = %u;\n"
 		    "    server_request_timeout = %u;\n    init_timeout = %u;\n",
 		    srv->request_timeout, srv->server_request_timeout,
 		    srv->init_timeout);
 		fprintf(f, "    max_instances = %u;\n", srv->max_instances);
+		if (srv->headers != NULL) {
+			fprintf(f, "    headers = {");
+			for (j = 0; srv->headers[j] != NULL; j++) {
+				eq = strchr(srv->headers[j], ':');
+				fprintf(f, " %.*s = ", (int)(eq - srv->headers[j]),
+				    srv->headers[j]);
+				print_string(f, eq + 2);
+				fprintf(f, ";");
+			}
+			fprintf(f, " };\n");
+		}
+		if (srv->transport != TRANSPORT_STDIO) {
+			fprintf(f, "    tls_verify = %s;\n",
+			    srv->tls_verify ? "true" : "false");
+			if (srv->ca_file != NULL) {
+				fprintf(f, "    ca_file = ");
+				print_string(f, srv->ca_file);
+				fprintf(f, ";\n");
+			}
+			fprintf(f, "    connect_timeout = %u;\n",
+			    srv->connect_timeout);
+		}
+		fprintf(f, "    lazy = %s;\n    ping_interval = %u;\n"
+		    "    ping_timeout = %u;\n", srv->lazy ? "true" : "false",
+		    srv->ping_interval, srv->ping_timeout);
+		fprintf(f, "    restart_delay = %u;\n    restart_max_delay = %u;\n"
+		    "    healthy_after = %u;\n    max_failures = %u;\n",
+		    srv->restart_delay, srv->restart_max_delay,
+		    srv->healthy_after, srv->max_failures);
+		if (srv->user != NULL) {
+			fprintf(f, "    user = ");
+			print_string(f, srv->user);
+			fprintf(f, ";\n");
+		}
+		if (srv->rlimit_nofile != 0)
+			fprintf(f, "    rlimit_nofile = %llu;\n",
+			    srv->rlimit_nofile);
+		if (srv->rlimit_as != 0)
+			fprintf(f, "    rlimit_as = %llu;\n", srv->rlimit_as);
 		fprintf(f, "    max_message = %zu;\n  }", srv->max_message);
 	}
 	fprintf(f, "%s);\n", conf->nservers > 0 ? "\n" : " ");
@@ -841,6 +1064,30 @@ conf_server_to_json(const struct server_conf *srv)
 		json_object_set_new(o, "cwd", json_string(srv->cwd));
 	if (srv->url != NULL)
 		json_object_set_new(o, "url", json_string(srv->url));
+	if (srv->headers != NULL)
+		json_object_set_new(o, "headers", strv_to_json(srv->headers));
+	if (srv->ca_file != NULL)
+		json_object_set_new(o, "ca_file", json_string(srv->ca_file));
+	if (srv->user != NULL)
+		json_object_set_new(o, "user", json_string(srv->user));
+	json_object_set_new(o, "tls_verify", json_boolean(srv->tls_verify));
+	json_object_set_new(o, "lazy", json_boolean(srv->lazy));
+	json_object_set_new(o, "connect_timeout",
+	    json_integer(srv->connect_timeout));
+	json_object_set_new(o, "ping_interval",
+	    json_integer(srv->ping_interval));
+	json_object_set_new(o, "ping_timeout", json_integer(srv->ping_timeout));
+	json_object_set_new(o, "restart_delay",
+	    json_integer(srv->restart_delay));
+	json_object_set_new(o, "restart_max_delay",
+	    json_integer(srv->restart_max_delay));
+	json_object_set_new(o, "healthy_after",
+	    json_integer(srv->healthy_after));
+	json_object_set_new(o, "max_failures", json_integer(srv->max_failures));
+	json_object_set_new(o, "rlimit_nofile",
+	    json_integer((json_int_t)srv->rlimit_nofile));
+	json_object_set_new(o, "rlimit_as",
+	    json_integer((json_int_t)srv->rlimit_as));
 	return (o);
 }
 
@@ -909,6 +1156,36 @@ conf_server_from_json(const json_t *o, char *err, size_t errlen)
 	if (json_is_string(json_object_get(o, "url")))
 		srv->url = xstrdup(json_string_value(json_object_get(o,
 		    "url")));
+	if (json_to_strv(json_object_get(o, "headers"), &srv->headers) != 0)
+		goto bad;
+	if (json_is_string(json_object_get(o, "ca_file")))
+		srv->ca_file = xstrdup(json_string_value(json_object_get(o,
+		    "ca_file")));
+	if (json_is_string(json_object_get(o, "user")))
+		srv->user = xstrdup(json_string_value(json_object_get(o,
+		    "user")));
+	srv->tls_verify = json_is_true(json_object_get(o, "tls_verify"));
+	srv->lazy = json_is_true(json_object_get(o, "lazy"));
+	srv->connect_timeout = (unsigned int)json_integer_value(
+	    json_object_get(o, "connect_timeout"));
+	srv->ping_interval = (unsigned int)json_integer_value(
+	    json_object_get(o, "ping_interval"));
+	srv->ping_timeout = (unsigned int)json_integer_value(
+	    json_object_get(o, "ping_timeout"));
+	srv->restart_delay = (unsigned int)json_integer_value(
+	    json_object_get(o, "restart_delay"));
+	srv->restart_max_delay = (unsigned int)json_integer_value(
+	    json_object_get(o, "restart_max_delay"));
+	srv->healthy_after = (unsigned int)json_integer_value(
+	    json_object_get(o, "healthy_after"));
+	srv->max_failures = (unsigned int)json_integer_value(
+	    json_object_get(o, "max_failures"));
+	srv->rlimit_nofile = (unsigned long long)json_integer_value(
+	    json_object_get(o, "rlimit_nofile"));
+	srv->rlimit_as = (unsigned long long)json_integer_value(
+	    json_object_get(o, "rlimit_as"));
+	if (srv->connect_timeout == 0 || srv->ping_timeout == 0)
+		goto bad;
 	if (srv->transport == TRANSPORT_STDIO ? srv->command == NULL :
 	    srv->url == NULL)
 		goto bad;
@@ -944,5 +1221,19 @@ conf_server_equal(const struct server_conf *a, const struct server_conf *b)
 	    a->server_request_timeout == b->server_request_timeout &&
 	    a->init_timeout == b->init_timeout &&
 	    a->max_instances == b->max_instances &&
+	    strv_equal(a->headers, b->headers) &&
+	    a->tls_verify == b->tls_verify &&
+	    str_equal(a->ca_file, b->ca_file) &&
+	    a->connect_timeout == b->connect_timeout &&
+	    a->lazy == b->lazy &&
+	    a->ping_interval == b->ping_interval &&
+	    a->ping_timeout == b->ping_timeout &&
+	    a->restart_delay == b->restart_delay &&
+	    a->restart_max_delay == b->restart_max_delay &&
+	    a->healthy_after == b->healthy_after &&
+	    a->max_failures == b->max_failures &&
+	    str_equal(a->user, b->user) &&
+	    a->rlimit_nofile == b->rlimit_nofile &&
+	    a->rlimit_as == b->rlimit_as &&
 	    a->max_message == b->max_message);
 }

@@ -42,6 +42,22 @@ struct server_conf {
 	unsigned int	  init_timeout;		/* seconds */
 	unsigned int	  max_instances;	/* per-session processes */
 	size_t		  max_message;		/* bytes, one message */
+	/* Remote transports. */
+	char		**headers;		/* NULL-terminated "Name: value" */
+	int		  tls_verify;
+	char		 *ca_file;
+	unsigned int	  connect_timeout;	/* seconds */
+	/* Supervision. */
+	int		  lazy;			/* start on first use */
+	unsigned int	  ping_interval;	/* seconds idle, 0: never */
+	unsigned int	  ping_timeout;		/* seconds */
+	unsigned int	  restart_delay;	/* first backoff, seconds */
+	unsigned int	  restart_max_delay;	/* backoff cap, seconds */
+	unsigned int	  healthy_after;	/* uptime resetting backoff */
+	unsigned int	  max_failures;		/* in a row, then failed */
+	char		 *user;			/* run the worker as */
+	unsigned long long rlimit_nofile;	/* 0: inherit */
+	unsigned long long rlimit_as;		/* bytes, 0: inherit */
 	int		  line;			/* where it was defined */
 };
 

@@ -25,9 +25,12 @@
 static __attribute__((noreturn)) void
 usage(void)
 {
-	fprintf(stderr, "usage: mcpctl [-j] [-s socket] command\n"
+	fprintf(stderr, "usage: mcpctl [-j] [-s socket] command [name]\n"
 	    "commands:\n"
-	    "  status        show every upstream and the gateway\n");
+	    "  status        show every upstream and the gateway\n"
+	    "  stop NAME     stop an upstream (its calls fail until start)\n"
+	    "  start NAME    start a stopped or failed upstream\n"
+	    "  restart NAME  restart an upstream now\n");
 	exit(2);
 }
 
@@ -229,6 +232,11 @@ main(int argc, char **argv)
 		usage();
 	if (strcmp(argv[0], "status") == 0 && argc == 1)
 		req = json_pack("{s:s}", "command", "status");
+	else if ((strcmp(argv[0], "stop") == 0 ||
+	    strcmp(argv[0], "start") == 0 ||
+	    strcmp(argv[0], "restart") == 0) && argc == 2)
+		req = json_pack("{s:s, s:s}", "command", argv[0], "name",
+		    argv[1]);
 	else
 		usage();
 
@@ -242,7 +250,7 @@ main(int argc, char **argv)
 	} else if (!ok)
 		fprintf(stderr, "mcpctl: %s\n",
 		    json_string_value(json_object_get(reply, "error")));
-	else
+	else if (strcmp(argv[0], "status") == 0)
 		print_status(reply);
 	json_decref(reply);
 	return (ok ? 0 : 1);

@@ -56,13 +56,34 @@ control_status(void)
 static json_t *
 control_command(json_t *req)
 {
-	const char	*cmd;
+	const char	*cmd, *name;
+	struct upstream	*up;
+	char		 err[256];
+	int		 r;
 
 	if (json_unpack(req, "{s:s}", "command", &cmd) != 0)
 		return (json_pack("{s:b, s:s}", "ok", 0, "error",
 		    "request has no command"));
 	if (strcmp(cmd, "status") == 0)
 		return (control_status());
+	if (strcmp(cmd, "stop") == 0 || strcmp(cmd, "start") == 0 ||
+	    strcmp(cmd, "restart") == 0) {
+		if (json_unpack(req, "{s:s}", "name", &name) != 0)
+			return (json_pack("{s:b, s:s}", "ok", 0, "error",
+			    "which upstream?"));
+		if ((up = upstream_find(name)) == NULL)
+			return (json_pack("{s:b, s:s+}", "ok", 0, "error",
+			    "no upstream named ", name));
+		if (strcmp(cmd, "stop") == 0)
+			r = upstream_stop(up, err, sizeof err);
+		else if (strcmp(cmd, "start") == 0)
+			r = upstream_start(up, err, sizeof err);
+		else
+			r = upstream_restart(up, err, sizeof err);
+		if (r != 0)
+			return (json_pack("{s:b, s:s}", "ok", 0, "error", err));
+		return (json_pack("{s:b}", "ok", 1));
+	}
 	return (json_pack("{s:b, s:s+}", "ok", 0, "error", "unknown command: ",
 	    cmd));
 }

@@ -13,6 +13,8 @@
 #include "supervisor.h"
 #include "xmalloc.h"
 
+#define MAX_QUEUED	256	/* requests waiting for an upstream to start */
+
 static struct u64map	pending_by_tag;
 static uint32_t		next_tag;
 static uint64_t		next_up_id;	/* ids of requests we send clients */
@@ -99,9 +101,22 @@ route_pending_free(struct pending *p)
 	}
 	if (p->timer != NULL)
 		event_free(p->timer);
+	if (p->queued != NULL) {
+		evbuffer_free(p->queued);
+		p->up->nqueued--;
+	}
 	free(p->uri);
 	free(p->id);
 	free(p);
+}
+
+/* Tell the worker a request is cancelled, if it was ever sent. */
+static void
+route_pending_cancel(struct pending *p, const char *reason)
+{
+	if (p->queued == NULL)
+		upstream_send(p->up, MSG_CANCEL, p->session != NULL ?
+		    p->session->no : 0, p->tag, reason, strlen(reason));
 }
 
 /* Answer a pending request with an error and forget it. */
@@ -124,8 +139,7 @@ route_timeout_cb(evutil_socket_t fd, short events, void *arg)
 	log_warnx("upstream %s: %s from session %.8s timed out after %u s",
 	    p->up->sc->name, p->method, p->session != NULL ?
 	    p->session->id : "(gateway)", p->up->sc->request_timeout);
-	upstream_send(p->up, MSG_CANCEL, p->session != NULL ?
-	    p->session->no : 0, p->tag, timed_out, strlen(timed_out));
+	route_pending_cancel(p, timed_out);
 	snprintf(msg, sizeof msg, "upstream %s did not answer within %u s",
 	    p->up->sc->name, p->up->sc->request_timeout);
 	route_pending_fail(p, MCP_REQUEST_TIMEOUT, msg);
@@ -165,6 +179,13 @@ route_send(struct session *s, struct stream *st, struct upstream *up,
 	tv.tv_usec = 0;
 	evtimer_add(p->timer, &tv);
 
+	/* An upstream that is starting gets the request when it is ready. */
+	if (up->state == UPSTREAM_STARTING) {
+		p->queued = evbuffer_new();
+		evbuffer_add_buffer(p->queued, buf);
+		up->nqueued++;
+		return (p);
+	}
 	if (upstream_send_buffer(up, MSG_REQUEST, s != NULL ? s->no : 0,
 	    p->tag, buf) != 0) {
 		upstream_unavailable(up, why, sizeof why);
@@ -172,6 +193,26 @@ route_send(struct session *s, struct stream *st, struct upstream *up,
 		return (NULL);
 	}
 	return (p);
+}
+
+void
+route_flush_queued(struct upstream *up)
+{
+	struct pending	*p, *next;
+	struct evbuffer	*buf;
+
+	for (p = TAILQ_FIRST(&up->pending); p != NULL && up->nqueued > 0;
+	    p = next) {
+		next = TAILQ_NEXT(p, up_entry);
+		if (p->queued == NULL)
+			continue;
+		buf = p->queued;
+		p->queued = NULL;
+		up->nqueued--;
+		upstream_send_buffer(up, MSG_REQUEST, p->session != NULL ?
+		    p->session->no : 0, p->tag, buf);
+		evbuffer_free(buf);
+	}
 }
 
 /* Send a request of the gateway's own; its answer is dropped. */
@@ -182,7 +223,7 @@ route_internal(struct upstream *up, struct session *s, const char *method,
 	struct evbuffer	*buf;
 	char		*text;
 
-	if (up->state != UPSTREAM_READY) {
+	if (up->state != UPSTREAM_READY && up->state != UPSTREAM_STARTING) {
 		json_decref(params);
 		return;
 	}
@@ -210,7 +251,9 @@ route_forward(struct session *s, struct stream *st, const struct jrpc *m,
 		    "flight for this session (limit %u)", conf->max_pending);
 		return (NULL);
 	}
-	if (up->state != UPSTREAM_READY) {
+	upstream_use(up);
+	if (up->state != UPSTREAM_READY && (up->state != UPSTREAM_STARTING ||
+	    up->nqueued >= MAX_QUEUED)) {
 		upstream_unavailable(up, why, sizeof why);
 		route_reject(st, m, MCP_CONNECTION_CLOSED, "%s", why);
 		return (NULL);
@@ -597,7 +640,9 @@ route_cancelled(struct session *s, const struct jrpc *m)
 			evbuffer_add(buf, m->p + reason.off, reason.len);
 		}
 		evbuffer_add(buf, "}", 1);
-		upstream_send_buffer(p->up, MSG_CANCEL, s->no, p->tag, buf);
+		if (p->queued == NULL)
+			upstream_send_buffer(p->up, MSG_CANCEL, s->no, p->tag,
+			    buf);
 		evbuffer_free(buf);
 		log_debug("session %.8s: cancelled %s", s->id, p->method);
 		route_pending_free(p);
@@ -1123,8 +1168,7 @@ route_cancel_session(struct session *s)
 	struct pending		*p;
 
 	while ((p = TAILQ_FIRST(&s->pending)) != NULL) {
-		upstream_send(p->up, MSG_CANCEL, s->no, p->tag, ended,
-		    strlen(ended));
+		route_pending_cancel(p, ended);
 		route_pending_free(p);
 	}
 }

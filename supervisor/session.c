@@ -113,6 +113,9 @@ session_new(void)
 	u64map_put(&by_no, s->no, s);
 	TAILQ_INSERT_TAIL(&sessions, s, entry);
 	nsessions++;
+	/* A session is the first use of lazy upstreams. */
+	for (i = 0; i < nupstreams; i++)
+		upstream_use(upstreams[i]);
 	return (s);
 }
 

@@ -49,7 +49,8 @@ enum upstream_state {
 	UPSTREAM_READY,		/* catalog known, requests flow */
 	UPSTREAM_BACKOFF,	/* died; waiting to restart */
 	UPSTREAM_STOPPED,	/* stopped by the operator or at exit */
-	UPSTREAM_FAILED		/* gave up restarting */
+	UPSTREAM_FAILED,	/* gave up restarting */
+	UPSTREAM_IDLE		/* lazy, not started yet */
 };
 
 struct pending;
@@ -75,6 +76,9 @@ struct upstream {
 	json_t			*info;		/* last ready status */
 	struct pending_list	 pending;
 	unsigned int		 npending;
+	unsigned int		 nqueued;	/* pending waiting for a start */
+	unsigned int		 failures;	/* deaths in a row */
+	int			 restart_now;	/* mcpctl restart */
 	struct up_request_list	 up_requests;	/* it sent, unanswered */
 	struct strmap		 subs;		/* uri -> subscriber count */
 	int			 loglevel;	/* forwarded level, -1 none */
@@ -95,6 +99,12 @@ int		 upstream_send(struct upstream *, uint16_t type,
 int		 upstream_send_buffer(struct upstream *, uint16_t type,
 		    uint32_t session, uint32_t tag, struct evbuffer *);
 json_t		*upstream_status_json(const struct upstream *);
+/* Start a lazy upstream on first use. */
+void		 upstream_use(struct upstream *);
+/* mcpctl stop, start and restart; -1 with err set if refused. */
+int		 upstream_stop(struct upstream *, char *, size_t);
+int		 upstream_start(struct upstream *, char *, size_t);
+int		 upstream_restart(struct upstream *, char *, size_t);
 /* Tell a per-session upstream about a new client session. */
 void		 upstream_session_open(struct upstream *, struct session *);
 /* Does the upstream declare a capability (e.g. "logging")? */
@@ -232,6 +242,8 @@ struct pending {
 						   NULL for the gateway's own */
 	enum pending_hook	 hook;
 	char			*uri;		/* for the hooks */
+	struct evbuffer		*queued;	/* text, while it waits for
+						   its upstream to start */
 	char			*id;		/* raw client id text */
 	size_t			 idlen;
 	char			 method[JRPC_METHOD_MAX];
@@ -252,6 +264,8 @@ json_t		*route_initialize(struct session *, const struct jrpc *,
 /* Frames from a worker that concern requests. */
 void		 route_worker_frame(struct upstream *, const struct frame_hdr *,
 		    struct evbuffer *);
+/* Send the requests that waited for an upstream to start. */
+void		 route_flush_queued(struct upstream *);
 /* Tell every session that a list changed (method of the notification). */
 void		 route_list_changed(const char *method);
 /* Answer every request pending on an upstream with an error. */

@@ -19,9 +19,9 @@
 #include "supervisor.h"
 #include "xmalloc.h"
 
-#define BACKOFF_FIRST		1	/* seconds */
-#define BACKOFF_MAX		60
-#define HEALTHY_AFTER		60000	/* ms of uptime that resets backoff */
+/* From worker/worker.h: a configuration the worker refused. */
+#define WORKER_EXIT_CONFIG	4
+
 #define STOP_GRACE		5	/* seconds before SIGKILL */
 #define CHANNEL_SLACK		65536	/* frame bytes beyond max_message */
 #define CHANNEL_MAX_QUEUED	(256 * 1024 * 1024)
@@ -35,10 +35,12 @@ static const char *const state_names[] = {
 	[UPSTREAM_BACKOFF] = "backoff",
 	[UPSTREAM_STOPPED] = "stopped",
 	[UPSTREAM_FAILED] = "failed",
+	[UPSTREAM_IDLE] = "idle",
 };
 
 static void	upstream_spawn(struct upstream *);
 static void	upstream_lost(struct upstream *, const char *);
+static void	upstream_arm(struct upstream *, unsigned int);
 
 const char *
 upstream_state_name(enum upstream_state s)
@@ -89,14 +91,101 @@ upstream_init_all(void)
 		up->index = i;
 		up->pid = -1;
 		up->upstream_pid = -1;
-		up->delay = BACKOFF_FIRST;
+		up->delay = up->sc->restart_delay;
 		up->loglevel = -1;
 		TAILQ_INIT(&up->pending);
 		TAILQ_INIT(&up->up_requests);
 		strmap_init(&up->subs);
 		upstreams[i] = up;
-		upstream_spawn(up);
+		if (up->sc->lazy)
+			up->state = UPSTREAM_IDLE;
+		else
+			upstream_spawn(up);
 	}
+}
+
+/* Start a lazy upstream on its first use. */
+void
+upstream_use(struct upstream *up)
+{
+	if (up->state != UPSTREAM_IDLE)
+		return;
+	log_info("upstream %s: first use, starting", up->sc->name);
+	upstream_spawn(up);
+}
+
+/* Forget an upstream's catalog (it is stopped or has failed). */
+static void
+upstream_drop_catalog(struct upstream *up)
+{
+	if (up->catalog == NULL)
+		return;
+	json_decref(up->catalog);
+	up->catalog = NULL;
+	catalog_rebuild();
+}
+
+/* mcpctl stop NAME. */
+int
+upstream_stop(struct upstream *up, char *err, size_t len)
+{
+	char	msg[256];
+
+	if (up->state == UPSTREAM_STOPPED && !up->restart_now) {
+		snprintf(err, len, "%s is already stopped", up->sc->name);
+		return (-1);
+	}
+	log_info("upstream %s: stopping (mcpctl)", up->sc->name);
+	up->restart_now = 0;
+	up->state = UPSTREAM_STOPPED;
+	if (up->timer != NULL)
+		evtimer_del(up->timer);
+	snprintf(msg, sizeof msg, "upstream %s was stopped", up->sc->name);
+	route_fail_upstream(up, MCP_CONNECTION_CLOSED, msg);
+	if (up->pid > 0) {
+		if (up->bev != NULL)
+			frame_add(bufferevent_get_output(up->bev),
+			    MSG_SHUTDOWN, 0, 0, "{}", 2);
+		else
+			kill(up->pid, SIGTERM);
+		upstream_arm(up, STOP_GRACE);
+	}
+	upstream_drop_catalog(up);
+	return (0);
+}
+
+/* mcpctl start NAME. */
+int
+upstream_start(struct upstream *up, char *err, size_t len)
+{
+	if (up->pid > 0 || (up->state != UPSTREAM_STOPPED &&
+	    up->state != UPSTREAM_FAILED && up->state != UPSTREAM_IDLE &&
+	    up->state != UPSTREAM_BACKOFF)) {
+		snprintf(err, len, "%s is %s", up->sc->name,
+		    state_names[up->state]);
+		return (-1);
+	}
+	log_info("upstream %s: starting (mcpctl)", up->sc->name);
+	if (up->timer != NULL)
+		evtimer_del(up->timer);
+	up->failures = 0;
+	up->delay = up->sc->restart_delay;
+	upstream_spawn(up);
+	return (0);
+}
+
+/* mcpctl restart NAME: stop the worker if it runs, then start at once. */
+int
+upstream_restart(struct upstream *up, char *err, size_t len)
+{
+	if (up->pid <= 0)
+		return (upstream_start(up, err, len));
+	log_info("upstream %s: restarting (mcpctl)", up->sc->name);
+	up->failures = 0;
+	up->delay = up->sc->restart_delay;
+	upstream_stop(up, err, len);
+	up->restart_now = 1;
+	return (0);
 }
 
 /* Timer: restart after backoff, or force a stop. */
@@ -207,6 +296,7 @@ upstream_status(struct upstream *up, json_t *msg)
 		    (long long)(up->ready_at - up->started));
 		if (up->sc->isolation == ISOLATION_PER_SESSION)
 			session_foreach(upstream_open_one, up);
+		route_flush_queued(up);
 	}
 }
 
@@ -450,23 +540,50 @@ upstream_exited(struct upstream *up, int status)
 	up->upstream_pid = -1;
 
 	if (up->state == UPSTREAM_STOPPED) {
-		log_info("upstream %s: stopped", up->sc->name);
 		if (up->timer != NULL)
 			evtimer_del(up->timer);
+		if (up->restart_now) {
+			up->restart_now = 0;
+			upstream_spawn(up);
+			return;
+		}
+		log_info("upstream %s: stopped", up->sc->name);
 		return;
 	}
 	if (!up->reported)
 		upstream_error(up, "worker %s", how);
-	if (up->state == UPSTREAM_READY &&
-	    now_ms() - up->ready_at >= HEALTHY_AFTER)
-		up->delay = BACKOFF_FIRST;
+	/* A run that stayed healthy long enough starts the count afresh. */
+	if (up->state == UPSTREAM_READY && now_ms() - up->ready_at >=
+	    (int64_t)up->sc->healthy_after * 1000) {
+		up->delay = up->sc->restart_delay;
+		up->failures = 0;
+	}
+	up->failures++;
+	if (WIFEXITED(status) && WEXITSTATUS(status) == WORKER_EXIT_CONFIG) {
+		log_warnx("upstream %s: worker %s: configuration refused, not "
+		    "restarting (%s)", up->sc->name, how,
+		    up->last_error != NULL ? up->last_error : "");
+		up->state = UPSTREAM_FAILED;
+		upstream_drop_catalog(up);
+		return;
+	}
+	if (up->sc->max_failures > 0 && up->failures >= up->sc->max_failures) {
+		log_warnx("upstream %s: failed %u times in a row, giving up "
+		    "(mcpctl restart %s retries it): %s", up->sc->name,
+		    up->failures, up->sc->name, up->last_error != NULL ?
+		    up->last_error : how);
+		up->state = UPSTREAM_FAILED;
+		upstream_drop_catalog(up);
+		return;
+	}
 	up->restarts++;
 	up->state = UPSTREAM_BACKOFF;
 	log_warnx("upstream %s: worker %s; restarting in %u s (%s)",
 	    up->sc->name, how, up->delay,
 	    up->last_error != NULL ? up->last_error : "no error reported");
 	upstream_arm(up, up->delay);
-	up->delay = up->delay * 2 > BACKOFF_MAX ? BACKOFF_MAX : up->delay * 2;
+	up->delay = up->delay * 2 > up->sc->restart_max_delay ?
+	    up->sc->restart_max_delay : up->delay * 2;
 }
 
 /* Reap every exited child. */
@@ -602,6 +719,10 @@ upstream_unavailable(const struct upstream *up, char *buf, size_t len)
 		snprintf(buf, len, "upstream %s has failed (last error: %s)",
 		    up->sc->name, err);
 		break;
+	case UPSTREAM_IDLE:
+		snprintf(buf, len, "upstream %s is not started",
+		    up->sc->name);
+		break;
 	default:
 		snprintf(buf, len, "upstream %s is not available",
 		    up->sc->name);
@@ -626,6 +747,7 @@ upstream_status_json(const struct upstream *up)
 	    "resources", (json_int_t)catalog_count(up, CATALOG_RESOURCES),
 	    "prompts", (json_int_t)catalog_count(up, CATALOG_PROMPTS),
 	    "pending", (json_int_t)up->npending);
+	json_object_set_new(o, "failures", json_integer(up->failures));
 	json_object_set_new(o, "last_error", up->last_error != NULL ?
 	    json_string(up->last_error) : json_null());
 	if (up->state == UPSTREAM_READY)

@@ -52,9 +52,7 @@ catalog_send(struct conn *c)
 	chan_send_json(MSG_CATALOG, 0, 0, o);
 	if (!c->announced) {
 		c->announced = 1;
-		c->state = CONN_READY;
-		evtimer_del(c->init_timer);
-		worker_status("ready", NULL);
+		conn_catalog_ready(c);
 	}
 }
 

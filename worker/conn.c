@@ -36,6 +36,9 @@ static struct strmap	elicitations;	/* elicitationId -> session */
 static size_t		nelicitations;
 
 static void	conn_init_timeout_cb(evutil_socket_t, short, void *);
+static void	conn_reap_cb(evutil_socket_t, short, void *);
+static void	conn_ping_cb(evutil_socket_t, short, void *);
+static void	conn_pong_timeout_cb(evutil_socket_t, short, void *);
 static void	conn_send(struct conn *, struct evbuffer *);
 
 /* Free a call. */
@@ -69,9 +72,20 @@ conn_new(uint32_t session, struct session_info *info)
 	case TRANSPORT_STDIO:
 		c->ops = &transport_stdio;
 		break;
-	default:
-		worker_fatal_conn(c, "transport not supported");
+	case TRANSPORT_HTTP:
+		c->ops = &transport_http;
+		break;
+	case TRANSPORT_SSE:
+		c->ops = &transport_sse;
+		break;
+	case TRANSPORT_WS:
+		c->ops = &transport_ws;
+		break;
 	}
+	c->reap = evtimer_new(base, conn_reap_cb, c);
+	c->ping_timer = event_new(base, -1, EV_PERSIST, conn_ping_cb, c);
+	c->pong_timer = evtimer_new(base, conn_pong_timeout_cb, c);
+	c->last_rx = now_ms();
 	c->init_timer = evtimer_new(base, conn_init_timeout_cb, c);
 	tv.tv_sec = sc->init_timeout;
 	tv.tv_usec = 0;
@@ -137,12 +151,72 @@ conn_free(struct conn *c)
 		c->info->conn = NULL;
 	if (c->init_timer != NULL)
 		event_free(c->init_timer);
+	if (c->reap != NULL)
+		event_free(c->reap);
+	if (c->ping_timer != NULL)
+		event_free(c->ping_timer);
+	if (c->pong_timer != NULL)
+		event_free(c->pong_timer);
 	json_decref(c->server_caps);
 	json_decref(c->server_info);
 	free(c->instructions);
 	for (k = 0; k < 4; k++)
 		json_decref(c->lists[k]);
 	free(c);
+}
+
+/* The answer to a liveness ping. */
+static void
+conn_pong(struct conn *c, const struct jrpc *m, void *arg)
+{
+	evtimer_del(c->pong_timer);
+	c->pinging = 0;
+}
+
+/* Ping the upstream when it has been quiet for ping_interval. */
+static void
+conn_ping_cb(evutil_socket_t fd, short events, void *arg)
+{
+	struct conn	*c = arg;
+	struct timeval	 tv = { (time_t)sc->ping_timeout, 0 };
+
+	if (c->state != CONN_READY || c->pinging ||
+	    now_ms() - c->last_rx < (int64_t)sc->ping_interval * 1000)
+		return;
+	c->pinging = 1;
+	evtimer_add(c->pong_timer, &tv);
+	conn_call(c, "ping", NULL, conn_pong, NULL);
+}
+
+/* No answer to a ping: the upstream is hung. */
+static void
+conn_pong_timeout_cb(evutil_socket_t fd, short events, void *arg)
+{
+	struct conn	*c = arg;
+	char		 why[128];
+
+	snprintf(why, sizeof why, "stopped answering (no answer to a ping "
+	    "within %u s)", sc->ping_timeout);
+	conn_lost(c, why);
+}
+
+/* Start pinging a ready connection, if configured. */
+static void
+conn_start_pings(struct conn *c)
+{
+	struct timeval	tv = { (time_t)sc->ping_interval, 0 };
+
+	if (sc->ping_interval > 0)
+		evtimer_add(c->ping_timer, &tv);
+}
+
+void
+conn_catalog_ready(struct conn *c)
+{
+	c->state = CONN_READY;
+	evtimer_del(c->init_timer);
+	conn_start_pings(c);
+	worker_status("ready", NULL);
 }
 
 /* The handshake took too long. */
@@ -176,8 +250,9 @@ conn_fail(uint32_t session, uint32_t tag, int code, const char *msg)
 void
 conn_lost(struct conn *c, const char *why)
 {
-	struct queued	*q;
-	char		 msg[512];
+	static const struct timeval	 zero = { 0, 0 };
+	struct queued			*q;
+	char				 msg[512];
 
 	if (c->state == CONN_DEAD)
 		return;
@@ -197,6 +272,22 @@ conn_lost(struct conn *c, const char *why)
 	conn_drop_up_reqs(c, 1);
 	if (c->init_timer != NULL)
 		evtimer_del(c->init_timer);
+	evtimer_del(c->ping_timer);
+	evtimer_del(c->pong_timer);
+	/* Free it from the loop, not from inside its transport. */
+	evtimer_add(c->reap, &zero);
+}
+
+/* Free a dead per-session connection; its session's next request starts
+ * a new instance. */
+static void
+conn_reap_cb(evutil_socket_t fd, short events, void *arg)
+{
+	struct conn	*c = arg;
+
+	if (c->info != NULL && c->info->conn == c)
+		c->info->conn = NULL;
+	conn_free(c);
 }
 
 /* Send a message built in a buffer. */
@@ -265,6 +356,7 @@ conn_ready(struct conn *c)
 
 	c->state = CONN_READY;
 	evtimer_del(c->init_timer);
+	conn_start_pings(c);
 	if (c->info != NULL && c->info->loglevel != NULL &&
 	    json_object_get(c->server_caps, "logging") != NULL)
 		conn_call(c, "logging/setLevel", json_pack("{s:s}", "level",
@@ -326,6 +418,8 @@ conn_initialized(struct conn *c, const struct jrpc *m, void *arg)
 	json_decref(result);
 	conn_notify(c, "notifications/initialized", NULL);
 	log_debug("initialized, protocol %s", c->version);
+	if (c->ops->initialized != NULL)
+		c->ops->initialized(c);
 	if (c->session != 0)
 		conn_ready(c);
 	else
@@ -701,6 +795,28 @@ conn_message(struct conn *c, const char *p, size_t n, int64_t related)
 		conn_notification(c, &m, related);
 		break;
 	}
+}
+
+/*
+ * The transport could not get an answer to our request id: answer it with
+ * an error, as if the upstream had (the client's id is restored as usual).
+ */
+void
+conn_answer_error(struct conn *c, int64_t id, const char *msg)
+{
+	struct evbuffer	*buf;
+	char		 idtext[32];
+
+	if (u64map_get(&c->calls, (uint64_t)id) == NULL)
+		return;
+	log_warnx("request %" PRId64 ": %s", id, msg);
+	snprintf(idtext, sizeof idtext, "%" PRId64, id);
+	buf = evbuffer_new();
+	jrpc_add_error(buf, idtext, strlen(idtext), MCP_CONNECTION_CLOSED, msg,
+	    NULL);
+	conn_message(c, (const char *)evbuffer_pullup(buf, -1),
+	    evbuffer_get_length(buf), 0);
+	evbuffer_free(buf);
 }
 
 /* Order two edits by position. */

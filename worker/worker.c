@@ -1,12 +1,15 @@
 #include "config.h"
 
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 
 #include <sys/socket.h>
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -113,6 +116,55 @@ worker_fatal_conn(struct conn *c, const char *why)
 	worker_status("error", why);
 	conn_fail_all(c, MCP_CONNECTION_CLOSED, why);
 	worker_exit(WORKER_EXIT_UPSTREAM);
+}
+
+/*
+ * Confine the worker (and so its upstream) before anything starts: no new
+ * privileges through exec, resource limits, and the configured user.
+ */
+static int
+worker_confine(char *err, size_t len)
+{
+	struct passwd	*pw;
+	struct rlimit	 rl;
+
+	if (sc->rlimit_nofile != 0) {
+		rl.rlim_cur = rl.rlim_max = (rlim_t)sc->rlimit_nofile;
+		if (setrlimit(RLIMIT_NOFILE, &rl) != 0) {
+			snprintf(err, len, "rlimit_nofile %llu: %s",
+			    sc->rlimit_nofile, strerror(errno));
+			return (-1);
+		}
+	}
+	if (sc->rlimit_as != 0) {
+		rl.rlim_cur = rl.rlim_max = (rlim_t)sc->rlimit_as;
+		if (setrlimit(RLIMIT_AS, &rl) != 0) {
+			snprintf(err, len, "rlimit_as %llu: %s", sc->rlimit_as,
+			    strerror(errno));
+			return (-1);
+		}
+	}
+	if (sc->user != NULL) {
+		if ((pw = getpwnam(sc->user)) == NULL) {
+			snprintf(err, len, "user %s does not exist", sc->user);
+			return (-1);
+		}
+		if (getuid() != pw->pw_uid) {
+			if (initgroups(pw->pw_name, pw->pw_gid) != 0 ||
+			    setresgid(pw->pw_gid, pw->pw_gid, pw->pw_gid) != 0 ||
+			    setresuid(pw->pw_uid, pw->pw_uid, pw->pw_uid) != 0) {
+				snprintf(err, len, "cannot run as %s: %s",
+				    sc->user, strerror(errno));
+				return (-1);
+			}
+			log_debug("running as %s", sc->user);
+		}
+	}
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
+		snprintf(err, len, "PR_SET_NO_NEW_PRIVS: %s", strerror(errno));
+		return (-1);
+	}
+	return (0);
 }
 
 /* Find a session's record (per-session isolation). */
@@ -274,6 +326,11 @@ worker_frame(const struct frame_hdr *hdr, struct evbuffer *in)
 			worker_exit(WORKER_EXIT_CONFIG);
 		}
 		json_decref(msg);
+		if (worker_confine(err, sizeof err) != 0) {
+			log_warnx("%s", err);
+			worker_status("error", err);
+			worker_exit(WORKER_EXIT_CONFIG);
+		}
 		shared = conn_new(0, NULL);
 		return (0);
 	case MSG_SESSION_OPEN:

@@ -53,11 +53,16 @@ struct transport_ops {
 	void		(*send)(struct conn *, struct evbuffer *msg);
 	/* Stop and free the transport's state (no callbacks afterwards). */
 	void		(*stop)(struct conn *);
-	/* The pid of a local process, or -1. */
+	/* The pid of a local process, or -1 (optional). */
 	pid_t		(*pid)(struct conn *);
+	/* The handshake is done (optional). */
+	void		(*initialized)(struct conn *);
 };
 
 extern const struct transport_ops transport_stdio;
+extern const struct transport_ops transport_http;
+extern const struct transport_ops transport_sse;
+extern const struct transport_ops transport_ws;
 /* A child of the worker exited (from the SIGCHLD handler). */
 void		 stdio_child_exited(pid_t, int status);
 
@@ -115,6 +120,11 @@ struct conn {
 	char				*instructions;
 	char				 version[16];
 	struct event			*init_timer;
+	struct event			*reap;		/* frees it when dead */
+	struct event			*ping_timer;	/* liveness */
+	struct event			*pong_timer;
+	int				 pinging;
+	int64_t				 last_rx;	/* last message, ms */
 	struct session_info		*info;		/* per-session only */
 	TAILQ_HEAD(, queued)		 queue;
 	size_t				 nqueued;
@@ -149,11 +159,20 @@ void		 conn_relay_cancel(struct conn *, uint32_t tag,
 void		 conn_relay_answer(uint32_t ref, const char *, size_t);
 /* Relay a client notification (MSG_CLIENT_NOTIFY). */
 void		 conn_relay_notify(struct conn *, const char *, size_t);
+/* Answer one of our requests with an error the transport met. */
+void		 conn_answer_error(struct conn *, int64_t id, const char *);
 /* Fail every relayed request with an error. */
 void		 conn_fail_all(struct conn *, int code, const char *);
 
+/* headers.c: configured request headers, secrets expanded. */
+struct curl_slist;
+int		 worker_headers(struct curl_slist **);
+struct curl_slist *worker_headers_dup(const struct curl_slist *);
+
 /* catalog.c: the upstream's tools, resources, templates and prompts. */
 void		 catalog_fetch_all(struct conn *);
+/* The shared connection's catalog is complete: it is ready. */
+void		 conn_catalog_ready(struct conn *);
 void		 catalog_list_changed(struct conn *, const char *method);
 
 #endif

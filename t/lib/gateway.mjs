@@ -207,3 +207,45 @@ export async function rawSession(gw, capabilities = {}, version = '2025-11-25') 
   if (n.status !== 202) throw new Error(`initialized: ${n.status}`);
   return session;
 }
+
+// Start a Node program that serves on an ephemeral loopback port (through
+// the loopback.mjs preload); resolves to {port, stop()} once it listens.
+export async function startNodeServer(args, { env = {}, ms = 20000 } = {}) {
+  const dir = mkdtempSync(path.join(tmpdir(), 'mcps-srv-'));
+  const portFile = path.join(dir, 'port');
+  const logFile = path.join(dir, 'log');
+  const log = openSync(logFile, 'a');
+  const child = spawn(process.execPath, ['--import', path.join(srcdir, 't/fixtures/loopback.mjs'), ...args], {
+    detached: true,
+    stdio: ['pipe', log, log],
+    env: { ...process.env, PORT: '0', MCPS_PORT_FILE: portFile, ...env },
+  });
+  const entry = { pid: child.pid };
+  live.add(entry);
+  let exited = false;
+  child.once('exit', () => { exited = true; });
+  const until = Date.now() + ms;
+  let port;
+  while (Date.now() < until && !exited) {
+    try { port = Number(readFileSync(portFile, 'utf8')); } catch { /* not yet */ }
+    if (port) break;
+    await sleep(50);
+  }
+  if (!port) throw new Error(`${args.join(' ')} did not start:\n${readFileSync(logFile, 'utf8')}`);
+  return {
+    port,
+    child,
+    log: () => readFileSync(logFile, 'utf8'),
+    async stop() {
+      if (!exited) {
+        const done = new Promise((r) => child.once('exit', r));
+        try { process.kill(-child.pid, 'SIGTERM'); } catch { /* gone */ }
+        const t = setTimeout(() => { try { process.kill(-child.pid, 'SIGKILL'); } catch { /* gone */ } }, 5000);
+        await done;
+        clearTimeout(t);
+      }
+      live.delete(entry);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}

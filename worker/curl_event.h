@@ -1,0 +1,26 @@
+/*
+ * libcurl's multi interface driven by the worker's libevent loop: curl
+ * tells us which sockets to watch and when to time out; we tell it when
+ * they are ready.  Never a blocking call.
+ */
+#ifndef MCPS_CURL_EVENT_H
+#define MCPS_CURL_EVENT_H
+
+#include <curl/curl.h>
+
+struct curlev;
+
+/* Called when a transfer is done; the easy handle is removed from multi. */
+typedef void (*curlev_done_cb)(CURL *, CURLcode, void *arg);
+
+/* Create a multi handle on the worker's event base. */
+struct curlev	*curlev_new(curlev_done_cb, void *arg);
+/* Free it; transfers still added are removed (not cleaned up). */
+void		 curlev_free(struct curlev *);
+/* Start a transfer (from the loop; a refusal comes to the done callback). */
+int		 curlev_add(struct curlev *, CURL *);
+/* Stop a transfer early (no done callback). */
+void		 curlev_remove(struct curlev *, CURL *);
+CURLM		*curlev_multi(struct curlev *);
+
+#endif

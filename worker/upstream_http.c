@@ -1,0 +1,618 @@
+/*
+ * Streamable HTTP upstreams: every message is a POST answered with JSON or
+ * an event stream; a GET stream carries what the upstream sends unasked;
+ * the upstream's Mcp-Session-Id is kept and sent; a 404 for our session
+ * means it is gone, and the worker starts a fresh one.  Event streams that
+ * break before their response are resumed with GET and Last-Event-ID,
+ * after the retry time the upstream asked for.
+ */
+#include "config.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <curl/curl.h>
+#include <event2/buffer.h>
+#include <event2/event.h>
+
+#include "curl_event.h"
+#include "log.h"
+#include "sse.h"
+#include "worker.h"
+#include "xmalloc.h"
+
+#define HTTP_MAX_EXCHANGES	1024	/* POSTs in flight */
+#define HTTP_RETRY_MS		1000	/* default before resuming a stream */
+#define HTTP_MAX_RESUMES	5	/* per stream, in a row */
+#define HTTP_GET_MAX_BACKOFF_MS	30000
+
+enum exchange_kind {
+	EX_POST = 0,
+	EX_RESUME,		/* GET with Last-Event-ID for a POST stream */
+	EX_LISTEN		/* the standalone GET stream */
+};
+
+struct http_tp;
+
+/* One HTTP request and its response. */
+struct exchange {
+	struct http_tp		*tp;
+	enum exchange_kind	 kind;
+	CURL			*easy;
+	struct curl_slist	*headers;
+	char			*body;
+	size_t			 bodylen;
+	int64_t			 id;		/* JSON-RPC id we POSTed, or 0 */
+	long			 status;
+	int			 sse;		/* the body is an event stream */
+	int			 json;		/* the body is JSON */
+	struct evbuffer		*resp;		/* a JSON body */
+	struct sse_parser	 parser;
+	char			*last_id;	/* of the event stream */
+	long			 retry_ms;
+	int			 answered;	/* our request got its answer */
+	int			 resumes;
+	int			 too_big;
+	int			 init;		/* the initialize request */
+	struct event		*timer;		/* resumption after retry */
+	TAILQ_ENTRY(exchange)	 entry;
+};
+
+struct http_tp {
+	struct conn		*conn;
+	struct curlev		*cev;
+	char			*session;	/* Mcp-Session-Id */
+	struct curl_slist	*extra;		/* configured headers */
+	TAILQ_HEAD(, exchange)	 exchanges;
+	unsigned int		 nexchanges;
+	struct exchange		*listen;	/* the GET stream */
+	int			 listen_refused;	/* 405 */
+	unsigned int		 listen_backoff;
+	struct event		*listen_timer;
+	char			*listen_last;	/* its Last-Event-ID */
+	int			 initialized;
+};
+
+static void	http_listen(struct http_tp *);
+static void	http_exchange_free(struct exchange *);
+
+/* Feed one message to the connection. */
+static void
+http_deliver(struct exchange *ex, const char *p, size_t n)
+{
+	struct jrpc	 m;
+	const char	*why;
+	int64_t		 id;
+
+	if (ex->id != 0 && jrpc_scan(p, n, &m, &why) == 0 &&
+	    (m.kind == JRPC_RESULT || m.kind == JRPC_ERROR) &&
+	    jscan_int64(p, m.id, &id) == 0 && id == ex->id)
+		ex->answered = 1;
+	conn_message(ex->tp->conn, p, n, ex->kind == EX_LISTEN ? 0 : ex->id);
+}
+
+/* Answer our request ourselves, with an error, if it got no answer. */
+static void
+http_fail_request(struct exchange *ex, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void
+http_fail_request(struct exchange *ex, const char *fmt, ...)
+{
+	va_list	ap;
+	char	msg[512];
+
+	if (ex->id == 0 || ex->answered)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	ex->answered = 1;
+	conn_answer_error(ex->tp->conn, ex->id, msg);
+}
+
+/* One event of an event stream. */
+static void
+http_sse_event(const struct sse_event *ev, void *arg)
+{
+	struct exchange	*ex = arg;
+
+	if (ev->id[0] != '\0') {
+		free(ex->last_id);
+		ex->last_id = xstrdup(ev->id);
+	}
+	if (ev->retry >= 0)
+		ex->retry_ms = ev->retry;
+	if (ev->datalen == 0 || strcmp(ev->event, "message") != 0)
+		return;		/* priming events, keep-alives, others */
+	http_deliver(ex, ev->data, ev->datalen);
+}
+
+/* Response headers: the status, the body's type, the session id. */
+static size_t
+http_header_cb(char *p, size_t size, size_t n, void *arg)
+{
+	struct exchange	*ex = arg;
+	struct http_tp	*tp = ex->tp;
+	size_t		 len = size * n, vl;
+	const char	*v;
+
+	if (len > 5 && strncmp(p, "HTTP/", 5) == 0) {
+		curl_easy_getinfo(ex->easy, CURLINFO_RESPONSE_CODE,
+		    &ex->status);
+		ex->sse = ex->json = 0;
+		return (len);
+	}
+	if (len > 13 && strncasecmp(p, "content-type:", 13) == 0) {
+		v = p + 13;
+		while (*v == ' ' || *v == '\t')
+			v++;
+		if (strncasecmp(v, "text/event-stream", 17) == 0)
+			ex->sse = 1;
+		else if (strncasecmp(v, "application/json", 16) == 0)
+			ex->json = 1;
+	} else if (len > 15 && strncasecmp(p, "mcp-session-id:", 15) == 0 &&
+	    ex->kind == EX_POST) {
+		v = p + 15;
+		while (*v == ' ' || *v == '\t')
+			v++;
+		vl = len - (size_t)(v - p);
+		while (vl > 0 && (v[vl - 1] == '\r' || v[vl - 1] == '\n' ||
+		    v[vl - 1] == ' '))
+			vl--;
+		if (vl > 0 && vl < 256 && tp->session == NULL)
+			tp->session = xstrndup(v, vl);
+	}
+	return (len);
+}
+
+/* Response body bytes. */
+static size_t
+http_write_cb(char *p, size_t size, size_t n, void *arg)
+{
+	struct exchange	*ex = arg;
+	size_t		 len = size * n;
+
+	if (ex->status / 100 != 2)
+		return (len);	/* an error page; only its status matters */
+	if (ex->sse) {
+		if (sse_parse(&ex->parser, p, len, http_sse_event, ex) != 0) {
+			ex->too_big = 1;
+			return (0);	/* abort the transfer */
+		}
+		return (len);
+	}
+	if (evbuffer_get_length(ex->resp) + len > sc->max_message) {
+		ex->too_big = 1;
+		return (0);
+	}
+	evbuffer_add(ex->resp, p, len);
+	return (len);
+}
+
+/* Build the request headers every exchange carries. */
+static struct curl_slist *
+http_headers(struct http_tp *tp, const char *accept)
+{
+	struct curl_slist	*h = NULL, *e;
+	char			*line;
+
+	for (e = tp->extra; e != NULL; e = e->next)
+		h = curl_slist_append(h, e->data);
+	xasprintf(&line, "Accept: %s", accept);
+	h = curl_slist_append(h, line);
+	free(line);
+	if (tp->session != NULL) {
+		xasprintf(&line, "Mcp-Session-Id: %s", tp->session);
+		h = curl_slist_append(h, line);
+		free(line);
+	}
+	if (tp->initialized && tp->conn->version[0] != '\0') {
+		xasprintf(&line, "MCP-Protocol-Version: %s",
+		    tp->conn->version);
+		h = curl_slist_append(h, line);
+		free(line);
+	}
+	return (h);
+}
+
+/* Make an exchange with an easy handle set up for our upstream. */
+static struct exchange *
+http_exchange_new(struct http_tp *tp, enum exchange_kind kind)
+{
+	struct exchange	*ex;
+	CURL		*easy;
+
+	ex = xcalloc(1, sizeof *ex);
+	ex->tp = tp;
+	ex->kind = kind;
+	ex->retry_ms = -1;
+	ex->resp = evbuffer_new();
+	sse_parser_init(&ex->parser, sc->max_message);
+	if ((easy = curl_easy_init()) == NULL)
+		fatalx("curl_easy_init");
+	ex->easy = easy;
+	curl_easy_setopt(easy, CURLOPT_URL, sc->url);
+	curl_easy_setopt(easy, CURLOPT_PRIVATE, ex);
+	curl_easy_setopt(easy, CURLOPT_HEADERFUNCTION, http_header_cb);
+	curl_easy_setopt(easy, CURLOPT_HEADERDATA, ex);
+	curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, http_write_cb);
+	curl_easy_setopt(easy, CURLOPT_WRITEDATA, ex);
+	curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS,
+	    (long)sc->connect_timeout * 1000);
+	curl_easy_setopt(easy, CURLOPT_SSL_VERIFYPEER, sc->tls_verify ? 1L : 0L);
+	curl_easy_setopt(easy, CURLOPT_SSL_VERIFYHOST, sc->tls_verify ? 2L : 0L);
+	if (sc->ca_file != NULL)
+		curl_easy_setopt(easy, CURLOPT_CAINFO, sc->ca_file);
+	curl_easy_setopt(easy, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(easy, CURLOPT_TCP_KEEPALIVE, 1L);
+	TAILQ_INSERT_TAIL(&tp->exchanges, ex, entry);
+	tp->nexchanges++;
+	return (ex);
+}
+
+static void
+http_exchange_free(struct exchange *ex)
+{
+	struct http_tp	*tp = ex->tp;
+
+	TAILQ_REMOVE(&tp->exchanges, ex, entry);
+	tp->nexchanges--;
+	if (tp->listen == ex)
+		tp->listen = NULL;
+	if (ex->timer != NULL)
+		event_free(ex->timer);
+	curl_easy_cleanup(ex->easy);
+	curl_slist_free_all(ex->headers);
+	sse_parser_free(&ex->parser);
+	evbuffer_free(ex->resp);
+	free(ex->last_id);
+	free(ex->body);
+	free(ex);
+}
+
+/* Start an exchange; -1 if curl refused it. */
+static int
+http_start(struct exchange *ex)
+{
+	curl_easy_setopt(ex->easy, CURLOPT_HTTPHEADER, ex->headers);
+	if (curlev_add(ex->tp->cev, ex->easy) != 0) {
+		http_fail_request(ex, "cannot start an HTTP request");
+		http_exchange_free(ex);
+		return (-1);
+	}
+	return (0);
+}
+
+/* Resume a broken POST stream: GET with its Last-Event-ID. */
+static void
+http_resume_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct exchange		*old = arg, *ex;
+	struct http_tp		*tp = old->tp;
+	char			*line;
+
+	ex = http_exchange_new(tp, EX_RESUME);
+	ex->id = old->id;
+	ex->resumes = old->resumes + 1;
+	ex->last_id = old->last_id;
+	old->last_id = NULL;
+	http_exchange_free(old);
+	ex->headers = http_headers(tp, "text/event-stream");
+	xasprintf(&line, "Last-Event-ID: %s", ex->last_id);
+	ex->headers = curl_slist_append(ex->headers, line);
+	free(line);
+	curl_easy_setopt(ex->easy, CURLOPT_HTTPGET, 1L);
+	log_debug("resuming the stream of request %" PRId64 " after event %s",
+	    ex->id, ex->last_id);
+	http_start(ex);
+}
+
+/* A POST stream (or its resumption) ended without our answer. */
+static void
+http_stream_broken(struct exchange *ex, const char *why)
+{
+	struct timeval		 tv;
+	long			 ms;
+
+	if (ex->last_id == NULL || ex->resumes >= HTTP_MAX_RESUMES ||
+	    ex->tp->conn->state == CONN_DEAD) {
+		http_fail_request(ex, "upstream %s: the response stream %s",
+		    sc->name, why);
+		http_exchange_free(ex);
+		return;
+	}
+	ms = ex->retry_ms >= 0 ? ex->retry_ms : HTTP_RETRY_MS;
+	ex->timer = evtimer_new(base, http_resume_cb, ex);
+	tv.tv_sec = ms / 1000;
+	tv.tv_usec = (ms % 1000) * 1000;
+	evtimer_add(ex->timer, &tv);
+}
+
+/* Reopen the GET stream later. */
+static void
+http_listen_cb(evutil_socket_t fd, short what, void *arg)
+{
+	http_listen(arg);
+}
+
+/* The GET stream ended: reconnect after its retry time, with backoff. */
+static void
+http_listen_ended(struct http_tp *tp, struct exchange *ex)
+{
+	struct timeval	tv;
+	long		ms;
+	char		*last = ex->last_id;
+
+	ex->last_id = NULL;
+	ms = ex->retry_ms >= 0 ? ex->retry_ms : HTTP_RETRY_MS;
+	if (ex->status / 100 != 2 || !ex->sse) {
+		tp->listen_backoff = tp->listen_backoff == 0 ? 1000 :
+		    tp->listen_backoff * 2;
+		if (tp->listen_backoff > HTTP_GET_MAX_BACKOFF_MS)
+			tp->listen_backoff = HTTP_GET_MAX_BACKOFF_MS;
+		ms = tp->listen_backoff;
+	} else
+		tp->listen_backoff = 0;
+	http_exchange_free(ex);
+	if (tp->conn->state == CONN_DEAD) {
+		free(last);
+		return;
+	}
+	tv.tv_sec = ms / 1000;
+	tv.tv_usec = (ms % 1000) * 1000;
+	if (tp->listen_timer == NULL)
+		tp->listen_timer = evtimer_new(base, http_listen_cb, tp);
+	evtimer_add(tp->listen_timer, &tv);
+	if (last != NULL) {
+		free(tp->listen_last);
+		tp->listen_last = last;
+	}
+}
+
+/* Open the GET stream for what the upstream sends unasked. */
+static void
+http_listen(struct http_tp *tp)
+{
+	struct exchange	*ex;
+	char		*line;
+
+	if (tp->listen_refused || tp->listen != NULL ||
+	    tp->conn->state == CONN_DEAD)
+		return;
+	ex = http_exchange_new(tp, EX_LISTEN);
+	ex->headers = http_headers(tp, "text/event-stream");
+	if (tp->listen_last != NULL) {
+		xasprintf(&line, "Last-Event-ID: %s", tp->listen_last);
+		ex->headers = curl_slist_append(ex->headers, line);
+		free(line);
+	}
+	curl_easy_setopt(ex->easy, CURLOPT_HTTPGET, 1L);
+	tp->listen = ex;
+	http_start(ex);
+}
+
+/* Is this curl error about reaching the upstream at all? */
+static int
+http_unreachable(CURLcode r)
+{
+	return (r == CURLE_COULDNT_RESOLVE_HOST || r == CURLE_COULDNT_CONNECT ||
+	    r == CURLE_SSL_CONNECT_ERROR || r == CURLE_PEER_FAILED_VERIFICATION ||
+	    r == CURLE_OPERATION_TIMEDOUT || r == CURLE_COULDNT_RESOLVE_PROXY);
+}
+
+/* A POST or a resumption finished. */
+static void
+http_done_request(struct exchange *ex, CURLcode r)
+{
+	struct conn	*c = ex->tp->conn;
+	char		 why[512];
+
+	if (r != CURLE_OK) {
+		if (ex->too_big)
+			http_fail_request(ex, "upstream %s: a message is over "
+			    "max_message (%zu bytes)", sc->name,
+			    sc->max_message);
+		else if (http_unreachable(r) || ex->init) {
+			snprintf(why, sizeof why, "%s: %s", sc->url,
+			    curl_easy_strerror(r));
+			http_exchange_free(ex);
+			conn_lost(c, why);
+			return;
+		} else if (ex->sse) {
+			snprintf(why, sizeof why, "broke (%s)",
+			    curl_easy_strerror(r));
+			http_stream_broken(ex, why);
+			return;
+		} else
+			http_fail_request(ex, "upstream %s: %s", sc->name,
+			    curl_easy_strerror(r));
+		http_exchange_free(ex);
+		return;
+	}
+	if (ex->status == 404 && ex->tp->session != NULL && !ex->init) {
+		http_exchange_free(ex);
+		conn_lost(c, "the upstream ended our session (HTTP 404)");
+		return;
+	}
+	if (ex->status / 100 != 2) {
+		if (ex->init) {
+			snprintf(why, sizeof why, "initialize: HTTP %ld from %s",
+			    ex->status, sc->url);
+			http_exchange_free(ex);
+			conn_lost(c, why);
+			return;
+		}
+		http_fail_request(ex, "upstream %s answered HTTP %ld", sc->name,
+		    ex->status);
+		http_exchange_free(ex);
+		return;
+	}
+	if (ex->json && evbuffer_get_length(ex->resp) > 0)
+		http_deliver(ex, (const char *)evbuffer_pullup(ex->resp, -1),
+		    evbuffer_get_length(ex->resp));
+	else if (ex->sse && ex->id != 0 && !ex->answered) {
+		http_stream_broken(ex, "ended before the response");
+		return;
+	} else if (ex->id != 0 && !ex->answered && ex->kind == EX_RESUME)
+		http_fail_request(ex, "upstream %s could not resume the "
+		    "stream (HTTP %ld)", sc->name, ex->status);
+	else if (ex->id != 0 && !ex->answered)
+		http_fail_request(ex, "upstream %s answered a request with "
+		    "HTTP %ld and no response", sc->name, ex->status);
+	http_exchange_free(ex);
+}
+
+/* curl finished a transfer. */
+static void
+http_done_cb(CURL *easy, CURLcode r, void *arg)
+{
+	struct http_tp	*tp = arg;
+	struct exchange	*ex;
+
+	curl_easy_getinfo(easy, CURLINFO_PRIVATE, (char **)&ex);
+	if (ex->kind != EX_LISTEN) {
+		http_done_request(ex, r);
+		return;
+	}
+	if (ex->status == 405) {
+		log_debug("the upstream offers no GET stream");
+		tp->listen_refused = 1;
+		http_exchange_free(ex);
+		return;
+	}
+	if (ex->status == 404 && tp->session != NULL) {
+		http_exchange_free(ex);
+		conn_lost(tp->conn, "the upstream ended our session (HTTP 404)");
+		return;
+	}
+	if (r != CURLE_OK)
+		log_debug("GET stream: %s", curl_easy_strerror(r));
+	http_listen_ended(tp, ex);
+}
+
+/* Start: set up curl and begin the handshake (its first POST). */
+static int
+http_tp_start(struct conn *c)
+{
+	struct http_tp	*tp;
+
+	tp = xcalloc(1, sizeof *tp);
+	tp->conn = c;
+	TAILQ_INIT(&tp->exchanges);
+	if (worker_headers(&tp->extra) != 0) {
+		free(tp);
+		return (-1);
+	}
+	tp->cev = curlev_new(http_done_cb, tp);
+	c->tp = tp;
+	worker_status("starting", NULL);
+	conn_transport_up(c);
+	return (0);
+}
+
+/* Send one message as a POST. */
+static void
+http_tp_send(struct conn *c, struct evbuffer *msg)
+{
+	struct http_tp	*tp = c->tp;
+	struct exchange	*ex;
+	struct jrpc	 m;
+	const char	*why;
+	size_t		 len = evbuffer_get_length(msg);
+
+	ex = http_exchange_new(tp, EX_POST);
+	ex->bodylen = len;
+	ex->body = xmalloc(len + 1);
+	evbuffer_remove(msg, ex->body, len);
+	ex->body[len] = '\0';
+	if (jrpc_scan(ex->body, len, &m, &why) == 0 &&
+	    m.kind == JRPC_REQUEST) {
+		jscan_int64(ex->body, m.id, &ex->id);
+		ex->init = strcmp(m.method_name, "initialize") == 0;
+	}
+	if (tp->nexchanges > HTTP_MAX_EXCHANGES) {
+		http_fail_request(ex, "upstream %s: too many requests in "
+		    "flight (%d)", sc->name, HTTP_MAX_EXCHANGES);
+		http_exchange_free(ex);
+		return;
+	}
+	ex->headers = http_headers(tp, "application/json, text/event-stream");
+	ex->headers = curl_slist_append(ex->headers,
+	    "Content-Type: application/json");
+	curl_easy_setopt(ex->easy, CURLOPT_POSTFIELDS, ex->body);
+	curl_easy_setopt(ex->easy, CURLOPT_POSTFIELDSIZE_LARGE,
+	    (curl_off_t)len);
+	http_start(ex);
+}
+
+/* The handshake is done: open the GET stream. */
+static void
+http_tp_initialized(struct conn *c)
+{
+	struct http_tp	*tp = c->tp;
+
+	tp->initialized = 1;
+	http_listen(tp);
+}
+
+/* End our session at the upstream (DELETE), waiting at most a second. */
+static void
+http_delete_session(struct http_tp *tp)
+{
+	struct curl_slist	*h;
+	CURL			*easy;
+
+	if (tp->session == NULL || (easy = curl_easy_init()) == NULL)
+		return;
+	h = http_headers(tp, "application/json");
+	curl_easy_setopt(easy, CURLOPT_URL, sc->url);
+	curl_easy_setopt(easy, CURLOPT_CUSTOMREQUEST, "DELETE");
+	curl_easy_setopt(easy, CURLOPT_HTTPHEADER, h);
+	curl_easy_setopt(easy, CURLOPT_NOBODY, 1L);
+	curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS, 1000L);
+	curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(easy, CURLOPT_SSL_VERIFYPEER, sc->tls_verify ? 1L : 0L);
+	curl_easy_setopt(easy, CURLOPT_SSL_VERIFYHOST, sc->tls_verify ? 2L : 0L);
+	if (sc->ca_file != NULL)
+		curl_easy_setopt(easy, CURLOPT_CAINFO, sc->ca_file);
+	curl_easy_perform(easy);
+	curl_easy_cleanup(easy);
+	curl_slist_free_all(h);
+}
+
+/* Stop: drop every exchange, end the session, free everything. */
+static void
+http_tp_stop(struct conn *c)
+{
+	struct http_tp	*tp = c->tp;
+	struct exchange	*ex;
+
+	c->tp = NULL;
+	while ((ex = TAILQ_FIRST(&tp->exchanges)) != NULL) {
+		curlev_remove(tp->cev, ex->easy);
+		http_exchange_free(ex);
+	}
+	if (c->state == CONN_READY)
+		http_delete_session(tp);
+	curlev_free(tp->cev);
+	if (tp->listen_timer != NULL)
+		event_free(tp->listen_timer);
+	curl_slist_free_all(tp->extra);
+	free(tp->listen_last);
+	free(tp->session);
+	free(tp);
+}
+
+const struct transport_ops transport_http = {
+	.name = "http",
+	.start = http_tp_start,
+	.send = http_tp_send,
+	.stop = http_tp_stop,
+	.initialized = http_tp_initialized,
+};

@@ -1,0 +1,308 @@
+/*
+ * Legacy HTTP+SSE upstreams (protocol 2024-11-05): a GET opens an event
+ * stream whose first "endpoint" event names where to POST; every answer
+ * comes back on the stream.  The stream is the session, so losing it ends
+ * the connection and the supervisor reconnects with backoff.
+ */
+#include "config.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <curl/curl.h>
+#include <event2/buffer.h>
+#include <event2/event.h>
+
+#include "curl_event.h"
+#include "log.h"
+#include "sse.h"
+#include "worker.h"
+#include "xmalloc.h"
+
+#define SSE_MAX_POSTS	1024
+
+struct sse_tp;
+
+/* A POST of one message. */
+struct sse_post {
+	struct sse_tp		*tp;
+	CURL			*easy;
+	struct curl_slist	*headers;
+	char			*body;
+	int64_t			 id;	/* of a request, else 0 */
+	long			 status;
+	TAILQ_ENTRY(sse_post)	 entry;
+};
+
+struct sse_tp {
+	struct conn		*conn;
+	struct curlev		*cev;
+	CURL			*stream;	/* the GET */
+	struct curl_slist	*stream_headers;
+	struct curl_slist	*extra;
+	struct sse_parser	 parser;
+	long			 status;
+	int			 is_sse;
+	char			*endpoint;	/* absolute POST URL */
+	TAILQ_HEAD(, sse_post)	 posts;
+	unsigned int		 nposts;
+};
+
+/* Resolve the endpoint event's URL against the upstream's. */
+static char *
+sse_resolve(const char *ref)
+{
+	CURLU	*u;
+	char	*out = NULL, *res = NULL;
+
+	if ((u = curl_url()) == NULL)
+		return (NULL);
+	if (curl_url_set(u, CURLUPART_URL, sc->url, 0) == CURLUE_OK &&
+	    curl_url_set(u, CURLUPART_URL, ref, 0) == CURLUE_OK &&
+	    curl_url_get(u, CURLUPART_URL, &out, 0) == CURLUE_OK) {
+		res = xstrdup(out);
+		curl_free(out);
+	}
+	curl_url_cleanup(u);
+	return (res);
+}
+
+/* One event of the stream. */
+static void
+sse_event_cb(const struct sse_event *ev, void *arg)
+{
+	struct sse_tp	*tp = arg;
+
+	if (strcmp(ev->event, "endpoint") == 0) {
+		if (tp->endpoint != NULL)
+			return;
+		if ((tp->endpoint = sse_resolve(ev->data)) == NULL) {
+			log_warnx("bad endpoint event: %.200s", ev->data);
+			return;
+		}
+		log_debug("posting to %s", tp->endpoint);
+		conn_transport_up(tp->conn);
+		return;
+	}
+	if (strcmp(ev->event, "message") == 0 && ev->datalen > 0)
+		conn_message(tp->conn, ev->data, ev->datalen, 0);
+}
+
+static size_t
+sse_stream_header_cb(char *p, size_t size, size_t n, void *arg)
+{
+	struct sse_tp	*tp = arg;
+	size_t		 len = size * n;
+	const char	*v;
+
+	if (len > 5 && strncmp(p, "HTTP/", 5) == 0)
+		curl_easy_getinfo(tp->stream, CURLINFO_RESPONSE_CODE,
+		    &tp->status);
+	else if (len > 13 && strncasecmp(p, "content-type:", 13) == 0) {
+		v = p + 13;
+		while (*v == ' ')
+			v++;
+		tp->is_sse = strncasecmp(v, "text/event-stream", 17) == 0;
+	}
+	return (len);
+}
+
+static size_t
+sse_stream_write_cb(char *p, size_t size, size_t n, void *arg)
+{
+	struct sse_tp	*tp = arg;
+	size_t		 len = size * n;
+
+	if (tp->status / 100 != 2 || !tp->is_sse)
+		return (0);
+	if (sse_parse(&tp->parser, p, len, sse_event_cb, tp) != 0)
+		return (0);
+	return (len);
+}
+
+/* Set the options every request to the upstream has. */
+static void
+sse_setopts(CURL *easy, const char *url)
+{
+	curl_easy_setopt(easy, CURLOPT_URL, url);
+	curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS,
+	    (long)sc->connect_timeout * 1000);
+	curl_easy_setopt(easy, CURLOPT_SSL_VERIFYPEER, sc->tls_verify ? 1L : 0L);
+	curl_easy_setopt(easy, CURLOPT_SSL_VERIFYHOST, sc->tls_verify ? 2L : 0L);
+	if (sc->ca_file != NULL)
+		curl_easy_setopt(easy, CURLOPT_CAINFO, sc->ca_file);
+	curl_easy_setopt(easy, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(easy, CURLOPT_TCP_KEEPALIVE, 1L);
+}
+
+static size_t
+sse_post_header_cb(char *p, size_t size, size_t n, void *arg)
+{
+	struct sse_post	*post = arg;
+
+	if (size * n > 5 && strncmp(p, "HTTP/", 5) == 0)
+		curl_easy_getinfo(post->easy, CURLINFO_RESPONSE_CODE,
+		    &post->status);
+	return (size * n);
+}
+
+static size_t
+sse_discard_cb(char *p, size_t size, size_t n, void *arg)
+{
+	return (size * n);
+}
+
+static void
+sse_post_free(struct sse_post *post)
+{
+	TAILQ_REMOVE(&post->tp->posts, post, entry);
+	post->tp->nposts--;
+	curl_easy_cleanup(post->easy);
+	curl_slist_free_all(post->headers);
+	free(post->body);
+	free(post);
+}
+
+/* A transfer ended. */
+static void
+sse_done_cb(CURL *easy, CURLcode r, void *arg)
+{
+	struct sse_tp	*tp = arg;
+	struct sse_post	*post;
+	char		 why[512];
+
+	if (easy == tp->stream) {
+		if (r != CURLE_OK)
+			snprintf(why, sizeof why, "the SSE stream %s: %s",
+			    sc->url, curl_easy_strerror(r));
+		else if (tp->status / 100 != 2 || !tp->is_sse)
+			snprintf(why, sizeof why, "GET %s: HTTP %ld%s",
+			    sc->url, tp->status, tp->is_sse ? "" :
+			    ", not an event stream");
+		else
+			snprintf(why, sizeof why, "the SSE stream closed");
+		conn_lost(tp->conn, why);
+		return;
+	}
+	curl_easy_getinfo(easy, CURLINFO_PRIVATE, (char **)&post);
+	if (post->id != 0 && (r != CURLE_OK || post->status / 100 != 2)) {
+		if (r != CURLE_OK)
+			snprintf(why, sizeof why, "upstream %s: POST: %s",
+			    sc->name, curl_easy_strerror(r));
+		else
+			snprintf(why, sizeof why, "upstream %s answered HTTP "
+			    "%ld", sc->name, post->status);
+		conn_answer_error(tp->conn, post->id, why);
+	}
+	sse_post_free(post);
+}
+
+static int
+sse_tp_start(struct conn *c)
+{
+	struct sse_tp	*tp;
+
+	tp = xcalloc(1, sizeof *tp);
+	tp->conn = c;
+	TAILQ_INIT(&tp->posts);
+	if (worker_headers(&tp->extra) != 0) {
+		free(tp);
+		return (-1);
+	}
+	sse_parser_init(&tp->parser, sc->max_message);
+	tp->cev = curlev_new(sse_done_cb, tp);
+	if ((tp->stream = curl_easy_init()) == NULL)
+		fatalx("curl_easy_init");
+	sse_setopts(tp->stream, sc->url);
+	tp->stream_headers = worker_headers_dup(tp->extra);
+	tp->stream_headers = curl_slist_append(tp->stream_headers,
+	    "Accept: text/event-stream");
+	curl_easy_setopt(tp->stream, CURLOPT_HTTPHEADER, tp->stream_headers);
+	curl_easy_setopt(tp->stream, CURLOPT_HEADERFUNCTION,
+	    sse_stream_header_cb);
+	curl_easy_setopt(tp->stream, CURLOPT_HEADERDATA, tp);
+	curl_easy_setopt(tp->stream, CURLOPT_WRITEFUNCTION, sse_stream_write_cb);
+	curl_easy_setopt(tp->stream, CURLOPT_WRITEDATA, tp);
+	c->tp = tp;
+	worker_status("starting", NULL);
+	if (curlev_add(tp->cev, tp->stream) != 0)
+		return (-1);
+	return (0);
+}
+
+static void
+sse_tp_send(struct conn *c, struct evbuffer *msg)
+{
+	struct sse_tp	*tp = c->tp;
+	struct sse_post	*post;
+	struct jrpc	 m;
+	const char	*why;
+	size_t		 len = evbuffer_get_length(msg);
+
+	post = xcalloc(1, sizeof *post);
+	post->tp = tp;
+	post->body = xmalloc(len + 1);
+	evbuffer_remove(msg, post->body, len);
+	post->body[len] = '\0';
+	if (jrpc_scan(post->body, len, &m, &why) == 0 &&
+	    m.kind == JRPC_REQUEST)
+		jscan_int64(post->body, m.id, &post->id);
+	TAILQ_INSERT_TAIL(&tp->posts, post, entry);
+	tp->nposts++;
+	if ((post->easy = curl_easy_init()) == NULL)
+		fatalx("curl_easy_init");
+	if (tp->nposts > SSE_MAX_POSTS) {
+		conn_answer_error(c, post->id, "too many requests in flight");
+		sse_post_free(post);
+		return;
+	}
+	sse_setopts(post->easy, tp->endpoint);
+	post->headers = worker_headers_dup(tp->extra);
+	post->headers = curl_slist_append(post->headers,
+	    "Content-Type: application/json");
+	curl_easy_setopt(post->easy, CURLOPT_HTTPHEADER, post->headers);
+	curl_easy_setopt(post->easy, CURLOPT_POSTFIELDS, post->body);
+	curl_easy_setopt(post->easy, CURLOPT_POSTFIELDSIZE_LARGE,
+	    (curl_off_t)len);
+	curl_easy_setopt(post->easy, CURLOPT_PRIVATE, post);
+	curl_easy_setopt(post->easy, CURLOPT_HEADERFUNCTION,
+	    sse_post_header_cb);
+	curl_easy_setopt(post->easy, CURLOPT_HEADERDATA, post);
+	curl_easy_setopt(post->easy, CURLOPT_WRITEFUNCTION, sse_discard_cb);
+	if (curlev_add(tp->cev, post->easy) != 0) {
+		conn_answer_error(c, post->id, "cannot start an HTTP request");
+		sse_post_free(post);
+	}
+}
+
+static void
+sse_tp_stop(struct conn *c)
+{
+	struct sse_tp	*tp = c->tp;
+	struct sse_post	*post;
+
+	c->tp = NULL;
+	while ((post = TAILQ_FIRST(&tp->posts)) != NULL) {
+		curlev_remove(tp->cev, post->easy);
+		sse_post_free(post);
+	}
+	curlev_remove(tp->cev, tp->stream);
+	curl_easy_cleanup(tp->stream);
+	curlev_free(tp->cev);
+	curl_slist_free_all(tp->stream_headers);
+	curl_slist_free_all(tp->extra);
+	sse_parser_free(&tp->parser);
+	free(tp->endpoint);
+	free(tp);
+}
+
+const struct transport_ops transport_sse = {
+	.name = "sse",
+	.start = sse_tp_start,
+	.send = sse_tp_send,
+	.stop = sse_tp_stop,
+};

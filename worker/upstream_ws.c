@@ -1,0 +1,495 @@
+/*
+ * WebSocket upstreams (ws:// and wss://): one JSON-RPC message per text
+ * frame, subprotocol "mcp".  The connection is a bufferevent (with TLS for
+ * wss://, the host name verified), the HTTP upgrade is parsed with our own
+ * HTTP parser, and wslay does the framing.  A ping every ping_interval
+ * seconds keeps the connection honest: no frame at all for two intervals
+ * and the connection is declared lost.  Any loss ends the connection and
+ * the supervisor reconnects with backoff.
+ */
+#include "config.h"
+
+#include <sys/random.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <curl/curl.h>
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/bufferevent_ssl.h>
+#include <event2/dns.h>
+#include <event2/event.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/sha.h>
+#include <openssl/ssl.h>
+#include <wslay/wslay.h>
+
+#include "http_parse.h"
+#include "log.h"
+#include "worker.h"
+#include "xmalloc.h"
+
+#define WS_GUID		"258EAFA5-E914-47DA-95CA-C5AB0DC11B65"
+#define WS_MAX_HEAD	16384
+#define WS_MAX_QUEUED	(64 * 1024 * 1024)
+
+struct ws_tp {
+	struct conn		*conn;
+	struct bufferevent	*bev;
+	struct evdns_base	*dns;
+	SSL_CTX			*ssl_ctx;
+	wslay_event_context_ptr	 ws;
+	char			*host;
+	char			*path;		/* with the query */
+	int			 port;
+	int			 tls;
+	char			 key[32];	/* Sec-WebSocket-Key */
+	int			 upgraded;
+	struct event		*ping;
+	int64_t			 last_rx;
+	int			 lost;
+};
+
+/* The connection is gone; say why once. */
+static void
+ws_lost(struct ws_tp *tp, const char *why)
+{
+	if (tp->lost)
+		return;
+	tp->lost = 1;
+	conn_lost(tp->conn, why);
+}
+
+/* wslay: take bytes from the input buffer. */
+static ssize_t
+ws_recv_cb(wslay_event_context_ptr ctx, uint8_t *buf, size_t len, int flags,
+    void *arg)
+{
+	struct ws_tp	*tp = arg;
+	struct evbuffer	*in = bufferevent_get_input(tp->bev);
+	int		 n;
+
+	if (evbuffer_get_length(in) == 0) {
+		wslay_event_set_error(ctx, WSLAY_ERR_WOULDBLOCK);
+		return (-1);
+	}
+	n = evbuffer_remove(in, buf, len);
+	if (n > 0)
+		tp->last_rx = now_ms();
+	return (n);
+}
+
+/* wslay: queue bytes on the output buffer. */
+static ssize_t
+ws_send_cb(wslay_event_context_ptr ctx, const uint8_t *data, size_t len,
+    int flags, void *arg)
+{
+	struct ws_tp	*tp = arg;
+	struct evbuffer	*out = bufferevent_get_output(tp->bev);
+
+	if (evbuffer_get_length(out) > WS_MAX_QUEUED) {
+		wslay_event_set_error(ctx, WSLAY_ERR_WOULDBLOCK);
+		return (-1);
+	}
+	evbuffer_add(out, data, len);
+	return ((ssize_t)len);
+}
+
+/* wslay: masking keys. */
+static int
+ws_genmask_cb(wslay_event_context_ptr ctx, uint8_t *buf, size_t len,
+    void *arg)
+{
+	if (getrandom(buf, len, 0) != (ssize_t)len)
+		return (-1);
+	return (0);
+}
+
+/* wslay: a whole message arrived. */
+static void
+ws_msg_cb(wslay_event_context_ptr ctx,
+    const struct wslay_event_on_msg_recv_arg *m, void *arg)
+{
+	struct ws_tp	*tp = arg;
+	char		 why[160];
+
+	switch (m->opcode) {
+	case WSLAY_TEXT_FRAME:
+		conn_message(tp->conn, (const char *)m->msg, m->msg_length, 0);
+		break;
+	case WSLAY_BINARY_FRAME:
+		log_warnx("binary WebSocket message of %zu bytes dropped "
+		    "(MCP uses text frames)", m->msg_length);
+		break;
+	case WSLAY_CONNECTION_CLOSE:
+		snprintf(why, sizeof why, "the WebSocket was closed (%u)",
+		    (unsigned int)m->status_code);
+		ws_lost(tp, why);
+		break;
+	default:
+		break;	/* ping (answered by wslay) and pong */
+	}
+}
+
+/* Drive wslay after I/O; detect the end of the connection. */
+static void
+ws_pump(struct ws_tp *tp)
+{
+	if (tp->lost)
+		return;
+	if (wslay_event_recv(tp->ws) != 0 || wslay_event_send(tp->ws) != 0) {
+		ws_lost(tp, "WebSocket protocol error");
+		return;
+	}
+	if (!tp->lost && !wslay_event_want_read(tp->ws) &&
+	    !wslay_event_want_write(tp->ws))
+		ws_lost(tp, "the WebSocket was closed");
+}
+
+/* Compute the Sec-WebSocket-Accept value for our key. */
+static void
+ws_accept_value(const char *key, char *out, size_t len)
+{
+	unsigned char	digest[SHA_DIGEST_LENGTH];
+	char		buf[128];
+
+	snprintf(buf, sizeof buf, "%s%s", key, WS_GUID);
+	SHA1((const unsigned char *)buf, strlen(buf), digest);
+	if (len > 4 * ((SHA_DIGEST_LENGTH + 2) / 3))
+		EVP_EncodeBlock((unsigned char *)out, digest, SHA_DIGEST_LENGTH);
+	else
+		out[0] = '\0';
+}
+
+/* Check a header value, trimmed, against an expected one. */
+static int
+ws_header_is(const struct http_head *h, const char *name, const char *want,
+    int token)
+{
+	const struct http_header	*f = http_header(h, name);
+
+	if (f == NULL)
+		return (0);
+	if (token)
+		return (http_has_token(f->value, f->valuelen, want));
+	return (f->valuelen == strlen(want) &&
+	    strncasecmp(f->value, want, f->valuelen) == 0);
+}
+
+/* Read the upgrade response; then hand the connection to wslay. */
+static void
+ws_read_upgrade(struct ws_tp *tp)
+{
+	struct evbuffer			*in = bufferevent_get_input(tp->bev);
+	struct evbuffer_ptr		 end;
+	struct http_head		 h;
+	const struct http_header	*f;
+	char				*head, accept[64], why[256];
+	size_t				 len;
+	ssize_t				 r;
+
+	end = evbuffer_search(in, "\r\n\r\n", 4, NULL);
+	if (end.pos < 0) {
+		if (evbuffer_get_length(in) > WS_MAX_HEAD)
+			ws_lost(tp, "the WebSocket upgrade response is too "
+			    "large");
+		return;
+	}
+	len = (size_t)end.pos + 4;
+	head = xmalloc(len);
+	evbuffer_remove(in, head, len);
+	r = http_parse_response(head, len, WS_MAX_HEAD, &h);
+	ws_accept_value(tp->key, accept, sizeof accept);
+	if (r <= 0)
+		snprintf(why, sizeof why, "malformed WebSocket upgrade "
+		    "response");
+	else if (h.status != 101)
+		snprintf(why, sizeof why, "the WebSocket upgrade was refused "
+		    "(HTTP %d)", h.status);
+	else if (!ws_header_is(&h, "Upgrade", "websocket", 1) ||
+	    !ws_header_is(&h, "Connection", "upgrade", 1))
+		snprintf(why, sizeof why, "not a WebSocket upgrade");
+	else if (!ws_header_is(&h, "Sec-WebSocket-Accept", accept, 0))
+		snprintf(why, sizeof why, "bad Sec-WebSocket-Accept");
+	else if (!ws_header_is(&h, "Sec-WebSocket-Protocol", "mcp", 0)) {
+		f = http_header(&h, "Sec-WebSocket-Protocol");
+		snprintf(why, sizeof why, "the server did not accept the "
+		    "\"mcp\" subprotocol%s%.*s", f != NULL ? ", it chose " :
+		    "", f != NULL ? (int)f->valuelen : 0,
+		    f != NULL ? f->value : "");
+	} else
+		why[0] = '\0';
+	free(head);
+	if (why[0] != '\0') {
+		ws_lost(tp, why);
+		return;
+	}
+	tp->upgraded = 1;
+	tp->last_rx = now_ms();
+	log_debug("WebSocket connected to %s", sc->url);
+	conn_transport_up(tp->conn);
+	ws_pump(tp);
+}
+
+static void
+ws_read_cb(struct bufferevent *bev, void *arg)
+{
+	struct ws_tp	*tp = arg;
+
+	if (!tp->upgraded)
+		ws_read_upgrade(tp);
+	else
+		ws_pump(tp);
+}
+
+static void
+ws_write_cb(struct bufferevent *bev, void *arg)
+{
+	struct ws_tp	*tp = arg;
+
+	if (tp->upgraded)
+		ws_pump(tp);
+}
+
+/* Send the upgrade request. */
+static void
+ws_send_upgrade(struct ws_tp *tp)
+{
+	struct evbuffer		*out = bufferevent_get_output(tp->bev);
+	struct curl_slist	*extra, *e;
+	unsigned char		 raw[16];
+
+	if (getrandom(raw, sizeof raw, 0) != (ssize_t)sizeof raw)
+		fatal("getrandom");
+	EVP_EncodeBlock((unsigned char *)tp->key, raw, sizeof raw);
+	evbuffer_add_printf(out, "GET %s HTTP/1.1\r\nHost: %s", tp->path,
+	    tp->host);
+	if ((!tp->tls && tp->port != 80) || (tp->tls && tp->port != 443))
+		evbuffer_add_printf(out, ":%d", tp->port);
+	evbuffer_add_printf(out, "\r\nUpgrade: websocket\r\n"
+	    "Connection: Upgrade\r\nSec-WebSocket-Key: %s\r\n"
+	    "Sec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: mcp\r\n",
+	    tp->key);
+	if (worker_headers(&extra) == 0) {
+		for (e = extra; e != NULL; e = e->next)
+			evbuffer_add_printf(out, "%s\r\n", e->data);
+		curl_slist_free_all(extra);
+	}
+	evbuffer_add(out, "\r\n", 2);
+}
+
+static void
+ws_event_cb(struct bufferevent *bev, short events, void *arg)
+{
+	struct ws_tp	*tp = arg;
+	char		 why[512];
+	unsigned long	 e;
+
+	if (events & BEV_EVENT_CONNECTED) {
+		ws_send_upgrade(tp);
+		return;
+	}
+	if (events & BEV_EVENT_ERROR) {
+		e = tp->tls ? bufferevent_get_openssl_error(bev) : 0;
+		if (e != 0)
+			snprintf(why, sizeof why, "%s: TLS: %s", sc->url,
+			    ERR_reason_error_string(e));
+		else if (bufferevent_socket_get_dns_error(bev) != 0)
+			snprintf(why, sizeof why, "%s: %s", sc->url,
+			    evutil_gai_strerror(
+			    bufferevent_socket_get_dns_error(bev)));
+		else
+			snprintf(why, sizeof why, "%s: %s", sc->url,
+			    strerror(EVUTIL_SOCKET_ERROR()));
+		ws_lost(tp, why);
+	} else if (events & BEV_EVENT_EOF) {
+		/* Frames still buffered are read before the end counts. */
+		if (tp->upgraded)
+			ws_pump(tp);
+		ws_lost(tp, "the WebSocket connection closed");
+	}
+}
+
+/* Send a ping; give up on a peer silent for two intervals. */
+static void
+ws_ping_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct ws_tp			*tp = arg;
+	struct wslay_event_msg		 msg = { WSLAY_PING,
+	    (const uint8_t *)"mcp", 3 };
+
+	if (!tp->upgraded)
+		return;
+	if (now_ms() - tp->last_rx > 2000LL * sc->ping_interval) {
+		ws_lost(tp, "the WebSocket peer stopped answering pings");
+		return;
+	}
+	wslay_event_queue_msg(tp->ws, &msg);
+	ws_pump(tp);
+}
+
+/* Split ws[s]://host[:port]/path?query. */
+static int
+ws_parse_url(struct ws_tp *tp)
+{
+	CURLU	*u;
+	char	*host = NULL, *port = NULL, *path = NULL, *query = NULL;
+	int	 ok = -1;
+
+	if ((u = curl_url()) == NULL)
+		return (-1);
+	if (curl_url_set(u, CURLUPART_URL, sc->url,
+	    CURLU_NON_SUPPORT_SCHEME) != CURLUE_OK ||
+	    curl_url_get(u, CURLUPART_HOST, &host, 0) != CURLUE_OK ||
+	    curl_url_get(u, CURLUPART_PATH, &path, 0) != CURLUE_OK)
+		goto out;
+	tp->tls = strncmp(sc->url, "wss:", 4) == 0;
+	tp->port = tp->tls ? 443 : 80;
+	if (curl_url_get(u, CURLUPART_PORT, &port, 0) == CURLUE_OK)
+		tp->port = atoi(port);
+	curl_url_get(u, CURLUPART_QUERY, &query, 0);
+	tp->host = xstrdup(host);
+	if (query != NULL)
+		xasprintf(&tp->path, "%s?%s", path, query);
+	else
+		tp->path = xstrdup(path);
+	/* An IPv6 literal comes back bracketed; connect wants it bare. */
+	ok = 0;
+out:
+	curl_free(host);
+	curl_free(port);
+	curl_free(path);
+	curl_free(query);
+	curl_url_cleanup(u);
+	return (ok);
+}
+
+/* Set up TLS for wss://, verifying the host name unless told not to. */
+static SSL *
+ws_ssl(struct ws_tp *tp)
+{
+	SSL	*ssl;
+
+	if ((tp->ssl_ctx = SSL_CTX_new(TLS_client_method())) == NULL)
+		return (NULL);
+	SSL_CTX_set_min_proto_version(tp->ssl_ctx, TLS1_2_VERSION);
+	if (sc->ca_file != NULL)
+		SSL_CTX_load_verify_locations(tp->ssl_ctx, sc->ca_file, NULL);
+	else
+		SSL_CTX_set_default_verify_paths(tp->ssl_ctx);
+	SSL_CTX_set_verify(tp->ssl_ctx, sc->tls_verify ? SSL_VERIFY_PEER :
+	    SSL_VERIFY_NONE, NULL);
+	if ((ssl = SSL_new(tp->ssl_ctx)) == NULL)
+		return (NULL);
+	SSL_set_tlsext_host_name(ssl, tp->host);
+	if (sc->tls_verify)
+		SSL_set1_host(ssl, tp->host);
+	return (ssl);
+}
+
+static int
+ws_tp_start(struct conn *c)
+{
+	struct ws_tp			*tp;
+	struct wslay_event_callbacks	 cbs = {
+		ws_recv_cb, ws_send_cb, ws_genmask_cb, NULL, NULL, NULL,
+		ws_msg_cb
+	};
+	struct timeval			 tv;
+	SSL				*ssl;
+	char				*host;
+
+	tp = xcalloc(1, sizeof *tp);
+	tp->conn = c;
+	c->tp = tp;
+	if (ws_parse_url(tp) != 0) {
+		worker_status("error", "bad WebSocket url");
+		return (-1);
+	}
+	if (tp->tls) {
+		if ((ssl = ws_ssl(tp)) == NULL) {
+			worker_status("error", "cannot set up TLS");
+			return (-1);
+		}
+		tp->bev = bufferevent_openssl_socket_new(base, -1, ssl,
+		    BUFFEREVENT_SSL_CONNECTING, BEV_OPT_CLOSE_ON_FREE);
+	} else
+		tp->bev = bufferevent_socket_new(base, -1,
+		    BEV_OPT_CLOSE_ON_FREE);
+	if (tp->bev == NULL)
+		fatalx("bufferevent");
+	if (wslay_event_context_client_init(&tp->ws, &cbs, tp) != 0)
+		fatalx("wslay_event_context_client_init");
+	wslay_event_config_set_max_recv_msg_length(tp->ws, sc->max_message);
+	bufferevent_setcb(tp->bev, ws_read_cb, ws_write_cb, ws_event_cb, tp);
+	bufferevent_enable(tp->bev, EV_READ | EV_WRITE);
+	tv.tv_sec = sc->connect_timeout;
+	tv.tv_usec = 0;
+	bufferevent_set_timeouts(tp->bev, NULL, &tv);
+	tp->dns = evdns_base_new(base, EVDNS_BASE_INITIALIZE_NAMESERVERS);
+	host = tp->host;
+	if (host[0] == '[') {	/* an IPv6 literal */
+		host = xstrndup(host + 1, strlen(host) - 2);
+		free(tp->host);
+		tp->host = host;
+	}
+	worker_status("starting", NULL);
+	if (bufferevent_socket_connect_hostname(tp->bev, tp->dns, AF_UNSPEC,
+	    tp->host, tp->port) != 0) {
+		worker_status("error", "cannot connect");
+		return (-1);
+	}
+	tp->ping = event_new(base, -1, EV_PERSIST, ws_ping_cb, tp);
+	tv.tv_sec = sc->ping_interval;
+	evtimer_add(tp->ping, &tv);
+	return (0);
+}
+
+/* Send one message as a text frame. */
+static void
+ws_tp_send(struct conn *c, struct evbuffer *msg)
+{
+	struct ws_tp		*tp = c->tp;
+	struct wslay_event_msg	 m;
+	size_t			 len = evbuffer_get_length(msg);
+
+	m.opcode = WSLAY_TEXT_FRAME;
+	m.msg = evbuffer_pullup(msg, -1);
+	m.msg_length = len;
+	if (wslay_event_queue_msg(tp->ws, &m) != 0)
+		ws_lost(tp, "cannot queue a WebSocket message");
+	evbuffer_drain(msg, len);
+	ws_pump(tp);
+}
+
+static void
+ws_tp_stop(struct conn *c)
+{
+	struct ws_tp	*tp = c->tp;
+
+	c->tp = NULL;
+	if (tp->ping != NULL)
+		event_free(tp->ping);
+	if (tp->ws != NULL)
+		wslay_event_context_free(tp->ws);
+	if (tp->bev != NULL)
+		bufferevent_free(tp->bev);
+	if (tp->dns != NULL)
+		evdns_base_free(tp->dns, 0);
+	if (tp->ssl_ctx != NULL)
+		SSL_CTX_free(tp->ssl_ctx);
+	free(tp->host);
+	free(tp->path);
+	free(tp);
+}
+
+const struct transport_ops transport_ws = {
+	.name = "ws",
+	.start = ws_tp_start,
+	.send = ws_tp_send,
+	.stop = ws_tp_stop,
+};
