@@ -29,6 +29,12 @@ static const char *const transport_names[] = {
 	[TRANSPORT_WS] = "ws",
 };
 
+static const char *const strategy_names[] = {
+	[STRATEGY_CLIENT] = "client",
+	[STRATEGY_DEFAULTS] = "defaults",
+	[STRATEGY_DECLINE] = "decline",
+};
+
 static const char *const isolation_names[] = {
 	[ISOLATION_SHARED] = "shared",
 	[ISOLATION_PER_SESSION] = "per-session",
@@ -38,6 +44,12 @@ const char *
 conf_transport_name(enum transport t)
 {
 	return (transport_names[t]);
+}
+
+const char *
+conf_strategy_name(enum strategy s)
+{
+	return (strategy_names[s]);
 }
 
 const char *
@@ -387,6 +399,55 @@ get_headers(struct conf_ctx *ctx, const config_setting_t *s, char ***out)
 	return (0);
 }
 
+/* Look a name up in a table; -1 if absent. */
+static int
+lookup_name(const char *const *names, size_t n, const char *s)
+{
+	size_t	i;
+
+	for (i = 0; i < n; i++) {
+		if (strcmp(names[i], s) == 0)
+			return ((int)i);
+	}
+	return (-1);
+}
+
+/* Read a strategy list: [ "client", "defaults" ]. */
+static int
+get_strategies(struct conf_ctx *ctx, const config_setting_t *s,
+    enum strategy *out, size_t *n)
+{
+	config_setting_t	*e;
+	const char		*v;
+	int			 i, len, k;
+	size_t			 j;
+
+	if (!config_setting_is_array(s) && !config_setting_is_list(s))
+		return (conf_error(ctx, s, "%s must be an array of strategies",
+		    config_setting_name(s)));
+	len = config_setting_length(s);
+	if (len == 0 || len > CONF_MAX_STRATEGIES)
+		return (conf_error(ctx, s, "%s must list 1 to %d strategies",
+		    config_setting_name(s), CONF_MAX_STRATEGIES));
+	*n = 0;
+	for (i = 0; i < len; i++) {
+		e = config_setting_get_elem(s, (unsigned int)i);
+		v = config_setting_get_string(e);
+		k = v != NULL ? lookup_name(strategy_names, 3, v) : -1;
+		if (k < 0)
+			return (conf_error(ctx, e, "%s: unknown strategy \"%s\" "
+			    "(client, defaults or decline)",
+			    config_setting_name(s), v != NULL ? v : "?"));
+		for (j = 0; j < *n; j++) {
+			if (out[j] == (enum strategy)k)
+				return (conf_error(ctx, e, "%s: %s is listed "
+				    "twice", config_setting_name(s), v));
+		}
+		out[(*n)++] = (enum strategy)k;
+	}
+	return (0);
+}
+
 /* Is s a valid upstream name? */
 static int
 valid_server_name(const char *s)
@@ -403,19 +464,6 @@ valid_server_name(const char *s)
 			return (0);
 	}
 	return (i > 0);
-}
-
-/* Look a name up in a table; -1 if absent. */
-static int
-lookup_name(const char *const *names, size_t n, const char *s)
-{
-	size_t	i;
-
-	for (i = 0; i < n; i++) {
-		if (strcmp(names[i], s) == 0)
-			return ((int)i);
-	}
-	return (-1);
 }
 
 /* Check a URL's scheme for a transport. */
@@ -469,6 +517,8 @@ parse_server(struct conf_ctx *ctx, const struct conf *conf,
 	srv->restart_max_delay = 60;
 	srv->healthy_after = 60;
 	srv->max_failures = 10;
+	srv->elicitation[0] = STRATEGY_CLIENT;
+	srv->nelicitation = 1;
 	if (!config_setting_is_group(g))
 		return (conf_error(ctx, g, "each entry of servers must be a "
 		    "group { name = ...; ... }"));
@@ -552,6 +602,10 @@ parse_server(struct conf_ctx *ctx, const struct conf *conf,
 			if (get_int(ctx, s, 1, 10000, &ll) != 0)
 				return (-1);
 			srv->max_instances = (unsigned int)ll;
+		} else if (strcmp(key, "elicitation") == 0) {
+			if (get_strategies(ctx, s, srv->elicitation,
+			    &srv->nelicitation) != 0)
+				return (-1);
 		} else if (strcmp(key, "headers") == 0) {
 			if (get_headers(ctx, s, &srv->headers) != 0)
 				return (-1);
@@ -1012,6 +1066,11 @@ conf_print(const struct conf *conf, FILE *f)
 		    "    healthy_after = %u;\n    max_failures = %u;\n",
 		    srv->restart_delay, srv->restart_max_delay,
 		    srv->healthy_after, srv->max_failures);
+		fprintf(f, "    elicitation = [");
+		for (j = 0; j < srv->nelicitation; j++)
+			fprintf(f, "%s\"%s\"", j > 0 ? ", " : " ",
+			    strategy_names[srv->elicitation[j]]);
+		fprintf(f, " ];\n");
 		if (srv->user != NULL) {
 			fprintf(f, "    user = ");
 			print_string(f, srv->user);
@@ -1042,7 +1101,8 @@ strv_to_json(char *const *v)
 json_t *
 conf_server_to_json(const struct server_conf *srv)
 {
-	json_t	*o;
+	json_t	*o, *a;
+	size_t	 i;
 
 	o = json_pack("{s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:I}",
 	    "name", srv->name,
@@ -1084,6 +1144,11 @@ conf_server_to_json(const struct server_conf *srv)
 	json_object_set_new(o, "healthy_after",
 	    json_integer(srv->healthy_after));
 	json_object_set_new(o, "max_failures", json_integer(srv->max_failures));
+	a = json_array();
+	for (i = 0; i < srv->nelicitation; i++)
+		json_array_append_new(a, json_string(
+		    strategy_names[srv->elicitation[i]]));
+	json_object_set_new(o, "elicitation", a);
 	json_object_set_new(o, "rlimit_nofile",
 	    json_integer((json_int_t)srv->rlimit_nofile));
 	json_object_set_new(o, "rlimit_as",
@@ -1117,6 +1182,9 @@ conf_server_from_json(const json_t *o, char *err, size_t errlen)
 	struct server_conf	*srv;
 	const char		*name, *transport, *prefix, *isolation;
 	json_int_t		 rt, srt, it, mi, mm;
+	json_t			*e;
+	size_t			 i;
+	int			 k;
 	json_error_t		 jerr;
 	int			 t, iso;
 
@@ -1186,6 +1254,13 @@ conf_server_from_json(const json_t *o, char *err, size_t errlen)
 	    json_object_get(o, "rlimit_as"));
 	if (srv->connect_timeout == 0 || srv->ping_timeout == 0)
 		goto bad;
+	json_array_foreach(json_object_get(o, "elicitation"), i, e) {
+		k = lookup_name(strategy_names, 3, json_string_value(e) ?
+		    json_string_value(e) : "");
+		if (k < 0 || srv->nelicitation == CONF_MAX_STRATEGIES)
+			goto bad;
+		srv->elicitation[srv->nelicitation++] = (enum strategy)k;
+	}
 	if (srv->transport == TRANSPORT_STDIO ? srv->command == NULL :
 	    srv->url == NULL)
 		goto bad;
@@ -1232,6 +1307,9 @@ conf_server_equal(const struct server_conf *a, const struct server_conf *b)
 	    a->restart_max_delay == b->restart_max_delay &&
 	    a->healthy_after == b->healthy_after &&
 	    a->max_failures == b->max_failures &&
+	    a->nelicitation == b->nelicitation &&
+	    memcmp(a->elicitation, b->elicitation,
+	    a->nelicitation * sizeof a->elicitation[0]) == 0 &&
 	    str_equal(a->user, b->user) &&
 	    a->rlimit_nofile == b->rlimit_nofile &&
 	    a->rlimit_as == b->rlimit_as &&

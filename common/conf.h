@@ -22,6 +22,14 @@ enum transport {
 	TRANSPORT_WS
 };
 
+/* How an upstream's elicitation/create is answered, tried in order. */
+enum strategy {
+	STRATEGY_CLIENT = 0,	/* the client whose call caused it */
+	STRATEGY_DEFAULTS,	/* accept with the schema's defaults */
+	STRATEGY_DECLINE	/* decline */
+};
+#define CONF_MAX_STRATEGIES	3
+
 enum isolation {
 	ISOLATION_SHARED = 0,
 	ISOLATION_PER_SESSION
@@ -47,6 +55,8 @@ struct server_conf {
 	int		  tls_verify;
 	char		 *ca_file;
 	unsigned int	  connect_timeout;	/* seconds */
+	enum strategy	  elicitation[CONF_MAX_STRATEGIES];
+	size_t		  nelicitation;
 	/* Supervision. */
 	int		  lazy;			/* start on first use */
 	unsigned int	  ping_interval;	/* seconds idle, 0: never */
@@ -89,6 +99,7 @@ void		 conf_free(struct conf *);
 void		 conf_print(const struct conf *, FILE *);
 
 const char	*conf_transport_name(enum transport);
+const char	*conf_strategy_name(enum strategy);
 const char	*conf_isolation_name(enum isolation);
 
 /* Convert one upstream's configuration to JSON (a new reference). */

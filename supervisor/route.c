@@ -15,6 +15,10 @@
 
 #define MAX_QUEUED	256	/* requests waiting for an upstream to start */
 
+static void	route_up_strategies(struct upstream *, struct session *,
+		    struct stream *, uint32_t, const struct jrpc *, uint32_t,
+		    size_t, const char *);
+
 static struct u64map	pending_by_tag;
 static uint32_t		next_tag;
 static uint64_t		next_up_id;	/* ids of requests we send clients */
@@ -584,6 +588,7 @@ route_up_request_free(struct up_request *ur)
 	TAILQ_REMOVE(&ur->session->up_requests, ur, session_entry);
 	ur->session->nup_requests--;
 	event_free(ur->timer);
+	free(ur->text);
 	free(ur);
 }
 
@@ -597,6 +602,20 @@ route_up_error(struct upstream *up, uint32_t session, uint32_t ref, int code,
 
 	snprintf(id, sizeof id, "%u", ref);
 	jrpc_add_error(buf, id, strlen(id), code, msg, NULL);
+	upstream_send_buffer(up, MSG_UP_RESPONSE, session, ref, buf);
+	evbuffer_free(buf);
+}
+
+/* Answer an upstream's request with a result (to the worker). */
+static void
+route_up_result(struct upstream *up, uint32_t session, uint32_t ref,
+    const char *result)
+{
+	struct evbuffer	*buf = evbuffer_new();
+	char		 id[16];
+
+	snprintf(id, sizeof id, "%u", ref);
+	jrpc_add_result(buf, id, strlen(id), result, strlen(result));
 	upstream_send_buffer(up, MSG_UP_RESPONSE, session, ref, buf);
 	evbuffer_free(buf);
 }
@@ -657,6 +676,14 @@ route_cancelled(struct session *s, const struct jrpc *m)
 	log_debug("session %.8s: cancel of an unknown request", s->id);
 }
 
+/* Is there a strategy after the given one for this request? */
+static int
+route_has_next(const struct upstream *up, const struct jrpc *m, size_t i)
+{
+	return (strcmp(m->method_name, "elicitation/create") == 0 &&
+	    i + 1 < up->sc->nelicitation);
+}
+
 /* The client answered a request an upstream sent it. */
 static void
 route_client_response(struct session *s, const struct jrpc *m)
@@ -664,11 +691,22 @@ route_client_response(struct session *s, const struct jrpc *m)
 	struct up_request	*ur;
 	struct evbuffer		*buf;
 	struct jedit		 edit;
+	struct jrpc		 orig;
+	const char		*why;
 	char			 ref[16];
 
 	if ((ur = route_find_up_request(s, m->p, m->id)) == NULL) {
 		log_debug("session %.8s: response to no request of ours",
 		    s->id);
+		return;
+	}
+	if (m->kind == JRPC_ERROR && jrpc_scan(ur->text, ur->len, &orig,
+	    &why) == 0 && route_has_next(ur->up, &orig, ur->strategy)) {
+		log_info("session %.8s: client refused %s, trying the next "
+		    "strategy", s->id, ur->method);
+		route_up_strategies(ur->up, s, ur->stream, s->no, &orig,
+		    ur->ref, ur->strategy + 1, "the client refused it");
+		route_up_request_free(ur);
 		return;
 	}
 	snprintf(ref, sizeof ref, "%u", ur->ref);
@@ -1029,20 +1067,183 @@ route_client_can(struct session *s, const struct jrpc *m, char *why,
 	return (1);
 }
 
+/*
+ * The defaults strategy: accept a form elicitation with the default of
+ * every property that has one.  NULL if a required property has none (or
+ * it is not a form).
+ */
+static char *
+route_elicit_defaults(const struct jrpc *m)
+{
+	json_t		*params, *schema, *props, *prop, *req, *content, *v;
+	const char	*key, *mode;
+	char		*text = NULL;
+	size_t		 i;
+
+	params = json_loadb(m->p + m->params.off, m->params.len, 0, NULL);
+	if (json_unpack(params, "{s:s}", "mode", &mode) == 0 &&
+	    strcmp(mode, "form") != 0)
+		goto out;
+	schema = json_object_get(params, "requestedSchema");
+	props = json_object_get(schema, "properties");
+	if (!json_is_object(props))
+		goto out;
+	content = json_object();
+	json_object_foreach(props, key, prop) {
+		if ((v = json_object_get(prop, "default")) != NULL)
+			json_object_set(content, key, v);
+	}
+	json_array_foreach(json_object_get(schema, "required"), i, req) {
+		if (!json_is_string(req) || json_object_get(content,
+		    json_string_value(req)) == NULL) {
+			json_decref(content);
+			goto out;
+		}
+	}
+	v = json_pack("{s:s, s:o}", "action", "accept", "content", content);
+	text = json_dumps(v, JSON_COMPACT);
+	json_decref(v);
+out:
+	json_decref(params);
+	return (text);
+}
+
+/* An upstream request timed out waiting for the client. */
+static void	route_up_timeout_cb(evutil_socket_t, short, void *);
+
+/* Forward an upstream request to its client; 0 if sent. */
+static int
+route_up_to_client(struct upstream *up, struct session *s, struct stream *st,
+    const struct jrpc *m, uint32_t ref, size_t strategy, char *why,
+    size_t len)
+{
+	struct up_request	*ur;
+	struct evbuffer		*buf;
+	struct jedit		 edit;
+	struct timeval		 tv;
+	char			 idtext[32];
+
+	if (s == NULL || st == NULL) {
+		snprintf(why, len, "the gateway cannot tell which client this "
+		    "request is for (a shared upstream asked while no client, "
+		    "or more than one, had a call in flight)");
+		return (-1);
+	}
+	if (!route_client_can(s, m, why, len))
+		return (-1);
+	if (s->nup_requests >= conf->max_pending) {
+		snprintf(why, len, "too many requests waiting for the client");
+		return (-1);
+	}
+	ur = xcalloc(1, sizeof *ur);
+	ur->id = ++next_up_id;
+	ur->ref = ref;
+	ur->session = s;
+	ur->up = up;
+	ur->stream = st;
+	ur->strategy = strategy;
+	ur->len = m->n;
+	ur->text = xmalloc(m->n);
+	memcpy(ur->text, m->p, m->n);
+	snprintf(ur->method, sizeof ur->method, "%s", m->method_name);
+	TAILQ_INSERT_TAIL(&up->up_requests, ur, up_entry);
+	TAILQ_INSERT_TAIL(&s->up_requests, ur, session_entry);
+	s->nup_requests++;
+	ur->timer = evtimer_new(base, route_up_timeout_cb, ur);
+	tv.tv_sec = up->sc->server_request_timeout;
+	tv.tv_usec = 0;
+	evtimer_add(ur->timer, &tv);
+
+	snprintf(idtext, sizeof idtext, "%" PRIu64, ur->id);
+	edit.at = m->id;
+	edit.text = idtext;
+	edit.len = strlen(idtext);
+	buf = evbuffer_new();
+	jscan_splice(buf, m->p, m->n, &edit, 1);
+	log_debug("upstream %s: %s to session %.8s", up->sc->name,
+	    m->method_name, s->id);
+	stream_send(st, buf, 0);
+	evbuffer_free(buf);
+	return (0);
+}
+
+/*
+ * Answer a request from an upstream by its strategies, in order, from the
+ * given one: forward it to the client that caused it, accept it with the
+ * schema's defaults, or decline it.  Each strategy that cannot answer
+ * passes to the next; when none can, the upstream gets an error.
+ */
+static void
+route_up_strategies(struct upstream *up, struct session *s, struct stream *st,
+    uint32_t session_no, const struct jrpc *m, uint32_t ref, size_t from,
+    const char *already)
+{
+	static const enum strategy	 client_only[] = { STRATEGY_CLIENT };
+	const enum strategy		*list = client_only;
+	size_t				 n = 1, i;
+	char				 why[256], *text;
+	int				 code = JRPC_METHOD_NOT_FOUND;
+
+	snprintf(why, sizeof why, "%s", already != NULL ? already :
+	    "no strategy can answer it");
+	if (strcmp(m->method_name, "elicitation/create") == 0) {
+		list = up->sc->elicitation;
+		n = up->sc->nelicitation;
+	}
+	for (i = from; i < n; i++) {
+		switch (list[i]) {
+		case STRATEGY_CLIENT:
+			if (route_up_to_client(up, s, st, m, ref, i, why,
+			    sizeof why) == 0)
+				return;
+			if (s == NULL)
+				code = JRPC_INTERNAL_ERROR;
+			break;
+		case STRATEGY_DEFAULTS:
+			if ((text = route_elicit_defaults(m)) == NULL) {
+				snprintf(why, sizeof why, "a required field "
+				    "has no default");
+				break;
+			}
+			log_info("upstream %s: %s answered with the schema's "
+			    "defaults", up->sc->name, m->method_name);
+			route_up_result(up, session_no, ref, text);
+			free(text);
+			return;
+		case STRATEGY_DECLINE:
+			log_info("upstream %s: %s declined by the gateway",
+			    up->sc->name, m->method_name);
+			route_up_result(up, session_no, ref,
+			    "{\"action\":\"decline\"}");
+			return;
+		}
+	}
+	log_info("upstream %s: %s%s%s refused: %s", up->sc->name,
+	    m->method_name, s != NULL ? " for session " : "",
+	    s != NULL ? s->id : "", why);
+	route_up_error(up, session_no, ref, code, why);
+}
+
 /* An upstream request timed out waiting for the client. */
 static void
 route_up_timeout_cb(evutil_socket_t fd, short events, void *arg)
 {
 	struct up_request	*ur = arg;
+	struct jrpc		 m;
+	const char		*why;
 	char			 msg[256];
 
 	snprintf(msg, sizeof msg, "the client did not answer %s within %u s",
 	    ur->method, ur->up->sc->server_request_timeout);
 	log_warnx("upstream %s: session %.8s: %s", ur->up->sc->name,
 	    ur->session->id, msg);
-	route_up_error(ur->up, ur->session->no, ur->ref, MCP_REQUEST_TIMEOUT,
-	    msg);
 	route_up_cancel_client(ur, "timed out at the gateway");
+	if (jrpc_scan(ur->text, ur->len, &m, &why) == 0)
+		route_up_strategies(ur->up, ur->session, ur->stream,
+		    ur->session->no, &m, ur->ref, ur->strategy + 1, msg);
+	else
+		route_up_error(ur->up, ur->session->no, ur->ref,
+		    MCP_REQUEST_TIMEOUT, msg);
 	route_up_request_free(ur);
 }
 
@@ -1051,15 +1252,11 @@ static void
 route_up_request(struct upstream *up, const struct frame_hdr *hdr,
     struct evbuffer *in)
 {
-	struct evbuffer		*payload, *buf;
-	struct up_request	*ur;
+	struct evbuffer		*payload;
 	struct session		*s;
 	struct stream		*st;
 	struct jrpc		 m;
-	struct jedit		 edit;
-	struct timeval		 tv;
 	const char		*why;
-	char			 msg[256], idtext[32];
 	int64_t			 ref;
 
 	payload = route_payload(hdr, in);
@@ -1072,51 +1269,9 @@ route_up_request(struct upstream *up, const struct frame_hdr *hdr,
 		evbuffer_free(payload);
 		return;
 	}
-	if ((st = route_target(up, hdr, &s)) == NULL) {
-		log_info("upstream %s: %s for no client session refused",
-		    up->sc->name, m.method_name);
-		route_up_error(up, hdr->session, (uint32_t)ref,
-		    JRPC_INTERNAL_ERROR, "no client session to send it to");
-		evbuffer_free(payload);
-		return;
-	}
-	if (s->nup_requests >= conf->max_pending)
-		snprintf(msg, sizeof msg, "too many requests waiting for the "
-		    "client");
-	if (s->nup_requests >= conf->max_pending ||
-	    !route_client_can(s, &m, msg, sizeof msg)) {
-		log_info("upstream %s: %s for session %.8s refused: %s",
-		    up->sc->name, m.method_name, s->id, msg);
-		route_up_error(up, s->no, (uint32_t)ref,
-		    JRPC_METHOD_NOT_FOUND, msg);
-		evbuffer_free(payload);
-		return;
-	}
-	ur = xcalloc(1, sizeof *ur);
-	ur->id = ++next_up_id;
-	ur->ref = (uint32_t)ref;
-	ur->session = s;
-	ur->up = up;
-	ur->stream = st;
-	snprintf(ur->method, sizeof ur->method, "%s", m.method_name);
-	TAILQ_INSERT_TAIL(&up->up_requests, ur, up_entry);
-	TAILQ_INSERT_TAIL(&s->up_requests, ur, session_entry);
-	s->nup_requests++;
-	ur->timer = evtimer_new(base, route_up_timeout_cb, ur);
-	tv.tv_sec = up->sc->server_request_timeout;
-	tv.tv_usec = 0;
-	evtimer_add(ur->timer, &tv);
-
-	snprintf(idtext, sizeof idtext, "%" PRIu64, ur->id);
-	edit.at = m.id;
-	edit.text = idtext;
-	edit.len = strlen(idtext);
-	buf = evbuffer_new();
-	jscan_splice(buf, m.p, m.n, &edit, 1);
-	log_debug("upstream %s: %s to session %.8s", up->sc->name,
-	    m.method_name, s->id);
-	stream_send(st, buf, 0);
-	evbuffer_free(buf);
+	st = route_target(up, hdr, &s);
+	route_up_strategies(up, s, st, hdr->session, &m, (uint32_t)ref, 0,
+	    NULL);
 	evbuffer_free(payload);
 }
 

@@ -283,6 +283,9 @@ struct up_request {
 	struct upstream		*up;
 	struct stream		*stream;	/* where it was sent */
 	char			 method[JRPC_METHOD_MAX];
+	char			*text;		/* the request, id = ref */
+	size_t			 len;
+	size_t			 strategy;	/* index of "client" */
 	struct event		*timer;
 	TAILQ_ENTRY(up_request)	 up_entry;
 	TAILQ_ENTRY(up_request)	 session_entry;

@@ -588,17 +588,15 @@ conn_request(struct conn *c, const struct jrpc *m, int64_t related)
 		return;
 	}
 	if (conn_origin(c, related, &session, &tag, &n) != 0) {
+		/* The supervisor applies the upstream's strategies, if any. */
 		if (n == 0)
-			snprintf(why, sizeof why, "%s: no client call is in "
-			    "flight, so no client can answer it",
-			    m->method_name);
+			snprintf(why, sizeof why, "no client call is in flight");
 		else
-			snprintf(why, sizeof why, "%s: %d client sessions "
-			    "have calls in flight and the gateway cannot tell "
-			    "which one this is for", m->method_name, n);
-		log_warnx("refused %s", why);
-		conn_answer(c, m, JRPC_INTERNAL_ERROR, why);
-		return;
+			snprintf(why, sizeof why, "%d client sessions have calls "
+			    "in flight and the gateway cannot tell which one "
+			    "this is for", n);
+		log_info("%s has no origin: %s", m->method_name, why);
+		session = tag = 0;
 	}
 	ur = xcalloc(1, sizeof *ur);
 	do {

