@@ -747,6 +747,9 @@ parse_root(struct conf_ctx *ctx, config_t *cf, struct conf *conf)
 		} else if (strcmp(key, "allowed_hosts") == 0) {
 			if (get_strv(ctx, s, 0, &conf->allowed_hosts) != 0)
 				return (-1);
+		} else if (strcmp(key, "auth_tokens") == 0) {
+			if (get_strv(ctx, s, 1, &conf->auth_tokens) != 0)
+				return (-1);
 		} else if (strcmp(key, "max_message") == 0) {
 			if (get_size(ctx, s, 4096, (size_t)1 << 30,
 			    &conf->max_message) != 0)
@@ -911,6 +914,7 @@ conf_free(struct conf *conf)
 	free(conf->control);
 	strv_free(conf->allowed_origins);
 	strv_free(conf->allowed_hosts);
+	strv_free(conf->auth_tokens);
 	free(conf);
 }
 
@@ -978,6 +982,11 @@ conf_print(const struct conf *conf, FILE *f)
 	if (conf->allowed_hosts != NULL) {
 		fprintf(f, "allowed_hosts = ");
 		print_strv(f, conf->allowed_hosts);
+		fprintf(f, ";\n");
+	}
+	if (conf->auth_tokens != NULL) {
+		fprintf(f, "auth_tokens = ");
+		print_strv(f, conf->auth_tokens);
 		fprintf(f, ";\n");
 	}
 	fprintf(f, "max_message = %zu;\nmax_body = %zu;\n", conf->max_message,

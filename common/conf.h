@@ -78,6 +78,7 @@ struct conf {
 	char			 *control;
 	char			**allowed_origins;	/* NULL: loopback only */
 	char			**allowed_hosts;	/* NULL: see conf.c */
+	char			**auth_tokens;		/* NULL: no auth */
 	size_t			  max_message;
 	size_t			  max_body;
 	unsigned int		  max_sessions;

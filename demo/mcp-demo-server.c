@@ -186,6 +186,7 @@ static void	tool_add(json_t *, json_t *, json_t *);
 static void	tool_sleep(json_t *, json_t *, json_t *);
 static void	tool_fail(json_t *, json_t *, json_t *);
 static void	tool_crash(json_t *, json_t *, json_t *);
+static void	tool_hang(json_t *, json_t *, json_t *);
 static void	tool_garbage(json_t *, json_t *, json_t *);
 static void	tool_big(json_t *, json_t *, json_t *);
 static void	tool_sample(json_t *, json_t *, json_t *);
@@ -225,6 +226,12 @@ static struct tool tools[] = {
 	  "{\"type\":\"object\",\"properties\":{\"code\":{\"type\":\"integer\","
 	  "\"minimum\":0,\"maximum\":255,\"default\":3}},\"required\":[]}",
 	  NULL, tool_crash, 0, NULL, NULL },
+	{ "hang", "Stop answering anything for the given seconds: the whole "
+	  "server blocks, as a hung server does.",
+	  "{\"type\":\"object\",\"properties\":{\"seconds\":"
+	  "{\"type\":\"integer\",\"minimum\":1,\"maximum\":3600,"
+	  "\"default\":3600}},\"required\":[]}",
+	  NULL, tool_hang, 0, NULL, NULL },
 	{ "garbage", "Write a line of non-JSON text to stdout, then answer.",
 	  NO_ARGS, NULL, tool_garbage, 0, NULL, NULL },
 	{ "big", "Return a text of exactly the given number of bytes.",
@@ -1006,6 +1013,27 @@ tool_crash(json_t *id, json_t *params, json_t *args)
 	fprintf(stderr, "crashing\n");
 	fflush(stderr);
 	_exit((int)code);
+}
+
+/* Block the whole process, answering nothing, like a hung server. */
+static void
+tool_hang(json_t *id, json_t *params, json_t *args)
+{
+	json_int_t	seconds;
+	struct timespec	ts;
+
+	(void)params;
+	if (arg_int(args, "seconds", 0, 3600, 1, 3600, &seconds) != 0) {
+		bad_args(id);
+		return;
+	}
+	fprintf(stderr, "hanging for %lld s\n", (long long)seconds);
+	fflush(stderr);
+	ts.tv_sec = (time_t)seconds;
+	ts.tv_nsec = 0;
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+	reply_result(id, tool_ok("woke up"));
 }
 
 /* Write a line that is not JSON to stdout, then answer. */

@@ -163,7 +163,8 @@ print_status(json_t *reply)
 {
 	json_t		*ups, *up, *cols, *c;
 	size_t		 i;
-	const char	*err;
+	const char	*err, *name;
+	int		 w = 4;
 
 	printf("mcp-supervisord %s, pid %lld, listening on %s, %lld "
 	    "sessions\n\n",
@@ -172,12 +173,17 @@ print_status(json_t *reply)
 	    json_string_value(json_object_get(reply, "listen")),
 	    (long long)json_integer_value(json_object_get(reply,
 	    "sessions")));
-	printf("%-16s %-9s %-9s %-8s %-8s %-6s %-6s %-9s %-7s %s\n", "NAME",
-	    "TRANSPORT", "STATE", "PID", "UPSTREAM", "RESTS", "TOOLS",
-	    "RESOURCES", "PROMPTS", "LAST ERROR");
 	ups = json_object_get(reply, "upstreams");
 	json_array_foreach(ups, i, up) {
-		printf("%-16s %-9s %-9s ",
+		name = json_string_value(json_object_get(up, "name"));
+		if (name != NULL && (int)strlen(name) > w)
+			w = (int)strlen(name);
+	}
+	printf("%-*s %-9s %-9s %-8s %-8s %-6s %-6s %-9s %-7s %s\n", w, "NAME",
+	    "TRANSPORT", "STATE", "PID", "UPSTREAM", "RESTS", "TOOLS",
+	    "RESOURCES", "PROMPTS", "LAST ERROR");
+	json_array_foreach(ups, i, up) {
+		printf("%-*s %-9s %-9s ", w,
 		    json_string_value(json_object_get(up, "name")),
 		    json_string_value(json_object_get(up, "transport")),
 		    json_string_value(json_object_get(up, "state")));

@@ -69,6 +69,7 @@ static TAILQ_HEAD(, http_listener) listeners =
     TAILQ_HEAD_INITIALIZER(listeners);
 static unsigned int		nconns;
 static unsigned int		max_conns;
+int				listen_loopback = 1;
 
 static void	http_read_cb(struct bufferevent *, void *);
 static void	http_write_cb(struct bufferevent *, void *);
@@ -193,6 +194,20 @@ split_hostport(const char *addr, char *host, size_t hostlen, char *port,
 	return (0);
 }
 
+/* Is an address a loopback one (127.0.0.0/8 or ::1)? */
+static int
+http_is_loopback(const struct sockaddr *sa)
+{
+	const struct sockaddr_in	*s4 = (const void *)sa;
+	const struct sockaddr_in6	*s6 = (const void *)sa;
+
+	if (sa->sa_family == AF_INET)
+		return ((ntohl(s4->sin_addr.s_addr) >> 24) == 127);
+	if (sa->sa_family == AF_INET6)
+		return (IN6_IS_ADDR_LOOPBACK(&s6->sin6_addr));
+	return (0);
+}
+
 /* Listen on "host:port"; writes the bound address (for port 0). */
 int
 http_listen(const char *addr, http_handler handler, char *bound,
@@ -232,6 +247,8 @@ http_listen(const char *addr, http_handler handler, char *bound,
 		}
 		evconnlistener_set_error_cb(l->lev, http_accept_error_cb);
 		TAILQ_INSERT_TAIL(&listeners, l, entry);
+		if (!http_is_loopback(ai->ai_addr))
+			listen_loopback = 0;
 		if (n++ == 0) {
 			getsockname(evconnlistener_get_fd(l->lev),
 			    (struct sockaddr *)&ss, &sslen);

@@ -9,6 +9,7 @@
 
 #include "http_parse.h"
 #include "log.h"
+#include "secret.h"
 #include "sse.h"
 #include "supervisor.h"
 #include "xmalloc.h"
@@ -20,6 +21,64 @@
 static const char *const loopback_names[] = {
 	"localhost", "127.0.0.1", "[::1]", NULL
 };
+
+static char	**tokens;	/* expanded auth_tokens, or NULL */
+
+/* Expand the configured tokens; -1 (logged) if one cannot be. */
+int
+mcp_http_init(void)
+{
+	char	err[512];
+	size_t	i, n;
+
+	if (conf->auth_tokens == NULL)
+		return (0);
+	for (n = 0; conf->auth_tokens[n] != NULL; n++)
+		;
+	tokens = xcalloc(n + 1, sizeof *tokens);
+	for (i = 0; i < n; i++) {
+		tokens[i] = secret_expand(conf->auth_tokens[i], err,
+		    sizeof err);
+		if (tokens[i] == NULL || strlen(tokens[i]) < 16) {
+			log_warnx("auth_tokens: entry %zu: %s", i + 1,
+			    tokens[i] == NULL ? err : "a token must have at "
+			    "least 16 characters");
+			return (-1);
+		}
+	}
+	return (0);
+}
+
+/* Compare in time independent of where the strings differ. */
+static int
+token_equal(const char *a, size_t alen, const char *b)
+{
+	size_t		blen = strlen(b), i;
+	unsigned char	diff = alen != blen;
+
+	for (i = 0; i < alen && i < blen; i++)
+		diff |= (unsigned char)(a[i] ^ b[i]);
+	return (diff == 0);
+}
+
+/* With auth_tokens set, a request must carry one as a bearer token. */
+static int
+mcp_http_check_auth(struct http_request *req)
+{
+	const struct http_header	*h;
+	size_t				 i;
+	int				 ok = 0;
+
+	if (tokens == NULL)
+		return (0);
+	h = http_header(&req->head, "Authorization");
+	if (h == NULL || h->valuelen < 8 ||
+	    strncasecmp(h->value, "Bearer ", 7) != 0)
+		return (-1);
+	for (i = 0; tokens[i] != NULL; i++)
+		ok |= token_equal(h->value + 7, h->valuelen - 7, tokens[i]);
+	return (ok ? 0 : -1);
+}
 
 /* Answer with a JSON-RPC error that has no id, at an HTTP status. */
 static void
@@ -71,16 +130,6 @@ host_in(const char *h, size_t len, char *const *names)
 	return (0);
 }
 
-/* Is the configured listen address a loopback one? */
-static int
-listen_is_loopback(void)
-{
-	const char	*l = conf->listen;
-
-	return (strncmp(l, "127.", 4) == 0 || strncmp(l, "[::1]:", 6) == 0 ||
-	    strncmp(l, "localhost:", 10) == 0);
-}
-
 /*
  * Check Host and Origin against DNS rebinding.  Host must name this
  * server: one of allowed_hosts, or when that is unset and the gateway
@@ -104,7 +153,7 @@ mcp_http_check_origin(struct http_request *req, const char **why)
 			*why = "Host not allowed";
 			return (403);
 		}
-	} else if (listen_is_loopback() && !host_in(host->value,
+	} else if (listen_loopback && !host_in(host->value,
 	    host->valuelen, (char *const *)loopback_names)) {
 		*why = "Host not allowed";
 		return (403);
@@ -412,6 +461,7 @@ mcp_http_legacy_sse(struct http_conn *c, struct http_request *req)
 		return;
 	}
 	snprintf(s->version, sizeof s->version, "2024-11-05");
+	s->legacy = 1;
 	st = stream_new(s, STREAM_LEGACY, c);
 	snprintf(data, sizeof data, "%s?sessionId=%s", LEGACY_POST_PATH,
 	    s->id);
@@ -504,6 +554,14 @@ mcp_http_handle(struct http_conn *c, struct http_request *req)
 		log_warnx("http: %s %s refused: %s", req->method, req->path,
 		    why);
 		mcp_http_error(c, status, JRPC_INVALID_REQUEST, why, NULL);
+		return;
+	}
+	if (mcp_http_check_auth(req) != 0) {
+		log_warnx("http: %s %s refused: no valid bearer token",
+		    req->method, req->path);
+		mcp_http_error(c, 401, JRPC_INVALID_REQUEST,
+		    "Unauthorized: a valid bearer token is required",
+		    "WWW-Authenticate: Bearer realm=\"mcp-supervisor\"\r\n");
 		return;
 	}
 	if (legacy_get && strcmp(req->method, "GET") == 0)

@@ -15,6 +15,11 @@
 
 #define MAX_QUEUED	256	/* requests waiting for an upstream to start */
 
+static void	route_forward_level(struct upstream *, struct session *);
+static uintptr_t route_subcount(struct upstream *, const char *);
+static void	route_subcount_add(struct upstream *, const char *, int);
+static void	route_internal(struct upstream *, struct session *,
+		    const char *, json_t *);
 static void	route_up_strategies(struct upstream *, struct session *,
 		    struct stream *, uint32_t, const struct jrpc *, uint32_t,
 		    size_t, const char *);
@@ -199,7 +204,58 @@ route_send(struct session *s, struct stream *st, struct upstream *up,
 	return (p);
 }
 
+/* Renew one session's subscriptions at a restarted upstream. */
+static void
+route_resubscribe_one(struct session *s, void *arg)
+{
+	struct upstream		*up = arg;
+	struct strmap_entry	*e;
+	size_t			 i;
+	int			 shared;
+
+	shared = up->sc->isolation == ISOLATION_SHARED;
+	for (i = 0; i < s->subs.nbuckets; i++) {
+		for (e = s->subs.buckets[i]; e != NULL; e = e->next) {
+			if (e->value != up)
+				continue;
+			if (shared && route_subcount(up, e->key) > 0) {
+				route_subcount_add(up, e->key, 1);
+				continue;
+			}
+			if (shared)
+				route_subcount_add(up, e->key, 1);
+			route_internal(up, shared ? NULL : s,
+			    "resources/subscribe", json_pack("{s:s}", "uri",
+			    e->key));
+		}
+	}
+}
+
+/* Forward the level of one session to a per-session upstream. */
+static void
+route_level_one(struct session *s, void *arg)
+{
+	if (s->loglevel >= 0)
+		route_forward_level(arg, s);
+}
+
+static void	route_flush_queued(struct upstream *);
+
 void
+route_upstream_ready(struct upstream *up)
+{
+	strmap_free(&up->subs);
+	strmap_init(&up->subs);
+	up->loglevel = -1;
+	if (up->sc->isolation == ISOLATION_SHARED)
+		route_forward_level(up, NULL);
+	else
+		session_foreach(route_level_one, up);
+	session_foreach(route_resubscribe_one, up);
+	route_flush_queued(up);
+}
+
+static void
 route_flush_queued(struct upstream *up)
 {
 	struct pending	*p, *next;
@@ -253,6 +309,12 @@ route_forward(struct session *s, struct stream *st, const struct jrpc *m,
 	if (s->npending >= conf->max_pending) {
 		route_reject(st, m, MCP_OVERLOADED, "too many requests in "
 		    "flight for this session (limit %u)", conf->max_pending);
+		return (NULL);
+	}
+	if (m->n > up->sc->max_message) {
+		route_reject(st, m, JRPC_INVALID_REQUEST, "request of %zu bytes "
+		    "is over upstream %s's max_message (%zu)", m->n,
+		    up->sc->name, up->sc->max_message);
 		return (NULL);
 	}
 	upstream_use(up);
@@ -640,6 +702,7 @@ static void
 route_cancelled(struct session *s, const struct jrpc *m)
 {
 	struct jspan		 rid, reason;
+	struct stream		*st;
 	struct pending		*p;
 	struct up_request	*ur;
 	struct evbuffer		*buf;
@@ -664,7 +727,10 @@ route_cancelled(struct session *s, const struct jrpc *m)
 			    buf);
 		evbuffer_free(buf);
 		log_debug("session %.8s: cancelled %s", s->id, p->method);
+		st = p->stream;
 		route_pending_free(p);
+		if (st != NULL)
+			stream_abandon(st);
 		return;
 	}
 	if ((ur = route_find_up_request(s, m->p, rid)) != NULL) {
@@ -767,8 +833,13 @@ route_initialize(struct session *s, const struct jrpc *m, int *code,
 		json_decref(params);
 		return (NULL);
 	}
-	snprintf(s->version, sizeof s->version, "%s",
-	    mcp_version_supported(version) ? version : MCP_VERSION_LATEST);
+	/* Old clients of the HTTP+SSE transport may speak 2024-11-05. */
+	if (s->legacy && strcmp(version, "2024-11-05") == 0)
+		snprintf(s->version, sizeof s->version, "%s", version);
+	else
+		snprintf(s->version, sizeof s->version, "%s",
+		    mcp_version_supported(version) ? version :
+		    MCP_VERSION_LATEST);
 	s->client_caps = json_incref(caps);
 	s->client_info = json_incref(info);
 	json_decref(params);
@@ -1115,7 +1186,7 @@ static void	route_up_timeout_cb(evutil_socket_t, short, void *);
 static int
 route_up_to_client(struct upstream *up, struct session *s, struct stream *st,
     const struct jrpc *m, uint32_t ref, size_t strategy, char *why,
-    size_t len)
+    size_t len, int *code)
 {
 	struct up_request	*ur;
 	struct evbuffer		*buf;
@@ -1127,12 +1198,16 @@ route_up_to_client(struct upstream *up, struct session *s, struct stream *st,
 		snprintf(why, len, "the gateway cannot tell which client this "
 		    "request is for (a shared upstream asked while no client, "
 		    "or more than one, had a call in flight)");
+		*code = JRPC_INTERNAL_ERROR;
 		return (-1);
 	}
-	if (!route_client_can(s, m, why, len))
+	if (!route_client_can(s, m, why, len)) {
+		*code = JRPC_METHOD_NOT_FOUND;
 		return (-1);
+	}
 	if (s->nup_requests >= conf->max_pending) {
 		snprintf(why, len, "too many requests waiting for the client");
+		*code = MCP_OVERLOADED;
 		return (-1);
 	}
 	ur = xcalloc(1, sizeof *ur);
@@ -1194,10 +1269,8 @@ route_up_strategies(struct upstream *up, struct session *s, struct stream *st,
 		switch (list[i]) {
 		case STRATEGY_CLIENT:
 			if (route_up_to_client(up, s, st, m, ref, i, why,
-			    sizeof why) == 0)
+			    sizeof why, &code) == 0)
 				return;
-			if (s == NULL)
-				code = JRPC_INTERNAL_ERROR;
 			break;
 		case STRATEGY_DEFAULTS:
 			if ((text = route_elicit_defaults(m)) == NULL) {
@@ -1356,6 +1429,14 @@ route_session_end(struct session *s)
 	for (i = 0; i < s->subs.nbuckets; i++) {
 		for (e = s->subs.buckets[i]; e != NULL; e = e->next)
 			route_drop_sub(s, e->key, e->value);
+	}
+	/* Shared upstreams may now be quieter. */
+	if (s->loglevel >= 0) {
+		s->loglevel = -1;
+		for (i = 0; i < nupstreams; i++) {
+			if (upstreams[i]->sc->isolation == ISOLATION_SHARED)
+				route_forward_level(upstreams[i], NULL);
+		}
 	}
 }
 

@@ -130,8 +130,8 @@ session_free(struct session *s, const char *why)
 	route_session_end(s);
 	while ((st = TAILQ_FIRST(&s->streams)) != NULL)
 		stream_free(st);
-	if (s->initialized) {
-		for (i = 0; i < nupstreams; i++)
+	for (i = 0; i < nupstreams; i++) {
+		if (upstreams[i]->sc->isolation == ISOLATION_PER_SESSION)
 			upstream_send(upstreams[i], MSG_SESSION_CLOSE, s->no,
 			    0, "{}", 2);
 	}

@@ -61,9 +61,13 @@ stream_destroy(struct stream *st)
 	free(st);
 }
 
-/* Write the start of an event-stream response and the priming event. */
+/*
+ * Write the start of an event-stream response and the priming event,
+ * whose id is the point the client has reached (seq), so that resuming
+ * from it again loses nothing.
+ */
 static void
-stream_start(struct stream *st, struct http_conn *c)
+stream_start(struct stream *st, struct http_conn *c, uint32_t seq)
 {
 	struct evbuffer	*buf;
 
@@ -74,7 +78,7 @@ stream_start(struct stream *st, struct http_conn *c)
 		return;
 	buf = evbuffer_new();
 	evbuffer_add_printf(buf, "id: %u-%u\nretry: %u\ndata: \n\n", st->no,
-	    st->seq, STREAM_RETRY_MS);
+	    seq, STREAM_RETRY_MS);
 	http_stream_write(c, buf);
 	evbuffer_free(buf);
 }
@@ -97,7 +101,7 @@ stream_new(struct session *s, enum stream_kind kind, struct http_conn *c)
 		st->conn = c;
 		http_set_stream(c, st);
 	} else
-		stream_start(st, c);
+		stream_start(st, c, 0);
 	return (st);
 }
 
@@ -172,6 +176,31 @@ stream_trim(struct session *s)
 		    STREAM_MAX_KEPT);
 		stream_destroy(st);
 		n--;
+	}
+}
+
+/* The request of a stream was cancelled: end its response, if any. */
+void
+stream_abandon(struct stream *st)
+{
+	struct http_conn	*c = st->conn;
+
+	switch (st->kind) {
+	case STREAM_JSON:
+		st->conn = NULL;
+		stream_destroy(st);
+		if (c != NULL) {
+			http_set_stream(c, NULL);
+			http_conn_close(c);
+		}
+		break;
+	case STREAM_POST:
+		if (c != NULL)
+			stream_end_conn(st);
+		stream_destroy(st);
+		break;
+	default:
+		break;	/* GET and legacy streams carry more than one call */
 	}
 }
 
@@ -305,7 +334,7 @@ stream_resume(struct stream *st, struct http_conn *c, uint32_t after,
 		log_warnx("session %.8s: stream %u lost events %u to %u "
 		    "(replay buffer overflowed)", st->session->id, st->no,
 		    after + 1, TAILQ_FIRST(&st->events)->seq - 1);
-	stream_start(st, c);
+	stream_start(st, c, from);
 	TAILQ_FOREACH(ev, &st->events, entry) {
 		if (ev->seq <= from)
 			continue;

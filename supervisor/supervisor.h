@@ -149,6 +149,7 @@ struct session {
 	json_t			*client_caps;
 	json_t			*client_info;
 	int			 initialized;
+	int			 legacy;	/* HTTP+SSE (2024-11-05) */
 	int			 loglevel;	/* -1: not set */
 	int64_t			 last_active;
 	struct pending_list	 pending;
@@ -218,6 +219,8 @@ struct stream	*stream_find(struct session *, uint32_t no);
 void		 stream_send(struct stream *, struct evbuffer *msg, int final);
 /* The connection of a stream went away. */
 void		 stream_detach(struct stream *);
+/* The request of a stream was cancelled: no response will come. */
+void		 stream_abandon(struct stream *);
 /*
  * Attach a GET connection to a stream, replaying the events after seq
  * (and, for the standalone stream without Last-Event-ID, those never sent).
@@ -264,8 +267,9 @@ json_t		*route_initialize(struct session *, const struct jrpc *,
 /* Frames from a worker that concern requests. */
 void		 route_worker_frame(struct upstream *, const struct frame_hdr *,
 		    struct evbuffer *);
-/* Send the requests that waited for an upstream to start. */
-void		 route_flush_queued(struct upstream *);
+/* An upstream became ready: renew its subscriptions and log level, and
+ * send the requests that waited for it. */
+void		 route_upstream_ready(struct upstream *);
 /* Tell every session that a list changed (method of the notification). */
 void		 route_list_changed(const char *method);
 /* Answer every request pending on an upstream with an error. */
@@ -325,11 +329,13 @@ void		 http_stream_end(struct http_conn *);
 /* Attach the stream that owns this connection's response. */
 void		 http_set_stream(struct http_conn *, struct stream *);
 unsigned int	 http_conn_count(void);
+extern int	 listen_loopback;	/* every listener is on loopback */
 size_t		 http_conn_queued(struct http_conn *);
 /* Drop a connection at once (its stream is detached). */
 void		 http_conn_close(struct http_conn *);
 
 /* mcp_http.c: the Streamable HTTP endpoint. */
+int		 mcp_http_init(void);
 void		 mcp_http_handle(struct http_conn *, struct http_request *);
 
 /* control.c: the control socket for mcpctl. */

@@ -194,12 +194,10 @@ main(int argc, char **argv)
 	if (optind != argc)
 		usage();
 
-	log_init("mcp-supervisord", foreground || check, verbose);
+	/* Until it is a daemon, it tells its own terminal what goes wrong. */
+	log_init("mcp-supervisord", 1, verbose);
 	if ((conf = conf_load(file, err, sizeof err)) == NULL) {
-		if (check)
-			fprintf(stderr, "%s\n", err);
-		else
-			log_warnx("%s", err);
+		fprintf(stderr, "%s\n", err);
 		exit(1);
 	}
 	if (socket_path != NULL) {
@@ -229,6 +227,8 @@ main(int argc, char **argv)
 	session_init();
 	catalog_init();
 	route_init();
+	if (mcp_http_init() != 0)
+		exit(1);
 	if (http_listen(conf->listen, mcp_http_handle, listen_bound,
 	    sizeof listen_bound) != 0)
 		exit(1);
@@ -236,10 +236,18 @@ main(int argc, char **argv)
 		exit(1);
 	log_info("listening on http://%s/mcp, control socket %s",
 	    listen_bound, conf->control);
+	if (!listen_loopback && conf->auth_tokens == NULL)
+		log_warnx("listening beyond loopback with no auth_tokens: any "
+		    "client that can reach %s can use every upstream",
+		    listen_bound);
+	if (!listen_loopback && conf->allowed_hosts == NULL)
+		log_warnx("listening beyond loopback with no allowed_hosts: "
+		    "Host headers are not checked");
 
 	if (!foreground) {
 		if (daemon(0, 0) != 0)
 			fatal("daemon");
+		log_init("mcp-supervisord", 0, verbose);
 		if (event_reinit(base) != 0)
 			fatalx("event_reinit");
 	}

@@ -296,7 +296,7 @@ upstream_status(struct upstream *up, json_t *msg)
 		    (long long)(up->ready_at - up->started));
 		if (up->sc->isolation == ISOLATION_PER_SESSION)
 			session_foreach(upstream_open_one, up);
-		route_flush_queued(up);
+		route_upstream_ready(up);
 	}
 }
 

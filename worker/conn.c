@@ -91,7 +91,9 @@ conn_new(uint32_t session, struct session_info *info)
 	tv.tv_usec = 0;
 	evtimer_add(c->init_timer, &tv);
 	if (c->ops->start(c) != 0) {
-		conn_lost(c, "transport failed to start");
+		/* The transport said why; keep its words. */
+		conn_lost(c, worker_last_error()[0] != '\0' ?
+		    worker_last_error() : "transport failed to start");
 		return (NULL);
 	}
 	return (c);
@@ -169,8 +171,31 @@ conn_free(struct conn *c)
 static void
 conn_pong(struct conn *c, const struct jrpc *m, void *arg)
 {
+	char	why[256];
+
 	evtimer_del(c->pong_timer);
 	c->pinging = 0;
+	/* A transport failure answers a ping with an error: that is death. */
+	if (m->kind == JRPC_ERROR && m->error.len > 0 &&
+	    memmem(m->p + m->error.off, m->error.len, "-32000", 6) != NULL) {
+		snprintf(why, sizeof why, "ping failed: %.*s",
+		    (int)(m->error.len > 200 ? 200 : m->error.len),
+		    m->p + m->error.off);
+		conn_lost(c, why);
+	}
+}
+
+/* Send a liveness ping now, unless one is out. */
+void
+conn_probe(struct conn *c)
+{
+	struct timeval	tv = { (time_t)sc->ping_timeout, 0 };
+
+	if (c->state != CONN_READY || c->pinging)
+		return;
+	c->pinging = 1;
+	evtimer_add(c->pong_timer, &tv);
+	conn_call(c, "ping", NULL, conn_pong, NULL);
 }
 
 /* Ping the upstream when it has been quiet for ping_interval. */
@@ -178,14 +203,9 @@ static void
 conn_ping_cb(evutil_socket_t fd, short events, void *arg)
 {
 	struct conn	*c = arg;
-	struct timeval	 tv = { (time_t)sc->ping_timeout, 0 };
 
-	if (c->state != CONN_READY || c->pinging ||
-	    now_ms() - c->last_rx < (int64_t)sc->ping_interval * 1000)
-		return;
-	c->pinging = 1;
-	evtimer_add(c->pong_timer, &tv);
-	conn_call(c, "ping", NULL, conn_pong, NULL);
+	if (now_ms() - c->last_rx >= (int64_t)sc->ping_interval * 1000)
+		conn_probe(c);
 }
 
 /* No answer to a ping: the upstream is hung. */

@@ -433,6 +433,8 @@ http_done_request(struct exchange *ex, CURLcode r)
 			http_fail_request(ex, "upstream %s: %s", sc->name,
 			    curl_easy_strerror(r));
 		http_exchange_free(ex);
+		/* Was that the upstream going away? Find out now. */
+		conn_probe(c);
 		return;
 	}
 	if (ex->status == 404 && ex->tp->session != NULL && !ex->init) {

@@ -257,8 +257,17 @@ stdio_resolve(const char *cmd, char **envp)
 	char		*full;
 	size_t		 i;
 
-	if (strchr(cmd, '/') != NULL)
-		return (access(cmd, X_OK) == 0 ? xstrdup(cmd) : NULL);
+	if (strchr(cmd, '/') != NULL) {
+		/* A relative path is relative to cwd, where it will run. */
+		if (cmd[0] != '/' && sc->cwd != NULL)
+			xasprintf(&full, "%s/%s", sc->cwd, cmd);
+		else
+			full = xstrdup(cmd);
+		if (access(full, X_OK) == 0)
+			return (full);
+		free(full);
+		return (NULL);
+	}
 	for (i = 0; envp[i] != NULL; i++) {
 		if (strncmp(envp[i], "PATH=", 5) == 0)
 			path = envp[i] + 5;

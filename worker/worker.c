@@ -38,6 +38,7 @@ static struct conn		*shared;	/* the shared connection */
 static struct u64map		 sessions;	/* no -> session_info */
 static struct event		*ev_sigchld, *ev_sigterm, *ev_exit_timer;
 static int			 exiting = -1;	/* exit code once stopping */
+static char			 last_error[512];
 
 static void	worker_exit(int) __attribute__((noreturn));
 static void	worker_begin_exit(int);
@@ -91,8 +92,10 @@ worker_status(const char *state, const char *error)
 	if (shared != NULL && shared->tp != NULL && shared->ops->pid != NULL)
 		pid = shared->ops->pid(shared);
 	o = json_pack("{s:s, s:I}", "state", state, "pid", (json_int_t)pid);
-	if (error != NULL)
+	if (error != NULL) {
+		snprintf(last_error, sizeof last_error, "%s", error);
 		json_object_set_new(o, "error", json_string(error));
+	}
 	if (strcmp(state, "ready") == 0 && shared != NULL) {
 		json_object_set_new(o, "protocolVersion",
 		    json_string(shared->version));
@@ -106,6 +109,13 @@ worker_status(const char *state, const char *error)
 			    json_string(shared->instructions));
 	}
 	chan_send_json(MSG_STATUS, 0, 0, o);
+}
+
+/* The last error reported, or "". */
+const char *
+worker_last_error(void)
+{
+	return (last_error);
 }
 
 /* The shared connection failed: report, answer everything, and exit. */
@@ -269,7 +279,12 @@ worker_conn_for(uint32_t session, uint32_t tag, const char *p, size_t n)
 		return (NULL);
 	}
 	log_debug("session %u: starting its instance", session);
-	si->conn = conn_new(session, si);
+	if ((si->conn = conn_new(session, si)) == NULL) {
+		snprintf(msg, sizeof msg, "upstream %s: its instance for this "
+		    "session did not start", sc->name);
+		chan_send_json(MSG_FAIL, session, tag, json_pack("{s:i, s:s}",
+		    "code", MCP_CONNECTION_CLOSED, "message", msg));
+	}
 	return (si->conn);
 }
 

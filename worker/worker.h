@@ -40,6 +40,7 @@ void		 chan_send_json(uint16_t type, uint32_t session, uint32_t tag,
 		    json_t *);	/* reference taken */
 /* Report our state ("starting", "ready", "error") to the supervisor. */
 void		 worker_status(const char *state, const char *error);
+const char	*worker_last_error(void);
 /* The shared connection failed: tell the supervisor and exit. */
 void		 worker_fatal_conn(struct conn *, const char *why)
 		    __attribute__((noreturn));
@@ -159,6 +160,8 @@ void		 conn_relay_cancel(struct conn *, uint32_t tag,
 void		 conn_relay_answer(uint32_t ref, const char *, size_t);
 /* Relay a client notification (MSG_CLIENT_NOTIFY). */
 void		 conn_relay_notify(struct conn *, const char *, size_t);
+/* Check at once that the upstream is alive (a liveness ping). */
+void		 conn_probe(struct conn *);
 /* Answer one of our requests with an error the transport met. */
 void		 conn_answer_error(struct conn *, int64_t id, const char *);
 /* Fail every relayed request with an error. */

@@ -41,6 +41,7 @@ cleanup() {
 	if [ -z "${KEEP_TMP:-}" ]; then rm -rf "$T"; fi
 }
 trap cleanup EXIT
+trap 'exit 1' INT TERM HUP
 
 # Print the daemon's log (on failure).
 show_log() {
@@ -128,7 +129,10 @@ start_gateway() {
 	done
 	ADDR=$(sed -n 's/.*listening on \([^,]*\),.*/\1/p' "$T/status")
 	URL="http://$ADDR/mcp"
-	wait_state "${WAIT_STATE:-ready}"
+	# WAIT_STATE=none returns at once; by default every upstream is ready.
+	if [ "${WAIT_STATE:-ready}" != none ]; then
+		wait_state "${WAIT_STATE:-ready}"
+	fi
 }
 
 # demo NAME [EXTRA]: a server entry running the demo upstream.

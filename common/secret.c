@@ -1,0 +1,79 @@
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/buffer.h>
+
+#include "secret.h"
+#include "xmalloc.h"
+
+/* Expand ${env:NAME} and ${file:PATH} in a value; $$ is a $. */
+char *
+secret_expand(const char *tmpl, char *err, size_t errlen)
+{
+	struct evbuffer	*out = evbuffer_new();
+	const char	*p = tmpl, *end, *v;
+	char		*name, *res, buf[8192];
+	size_t		 len, n;
+	FILE		*f;
+
+	while (*p != '\0') {
+		if (p[0] == '$' && p[1] == '$') {
+			evbuffer_add(out, "$", 1);
+			p += 2;
+			continue;
+		}
+		if (p[0] != '$' || p[1] != '{' ||
+		    (end = strchr(p, '}')) == NULL) {
+			evbuffer_add(out, p, 1);
+			p++;
+			continue;
+		}
+		name = xstrndup(p + 2, (size_t)(end - p - 2));
+		if (strncmp(name, "env:", 4) == 0) {
+			if ((v = getenv(name + 4)) == NULL) {
+				snprintf(err, errlen, "environment "
+				    "variable %s is not set", name + 4);
+				goto fail;
+			}
+			evbuffer_add(out, v, strlen(v));
+		} else if (strncmp(name, "file:", 5) == 0) {
+			if ((f = fopen(name + 5, "r")) == NULL) {
+				snprintf(err, errlen, "%s: %s",
+				    name + 5, strerror(errno));
+				goto fail;
+			}
+			n = fread(buf, 1, sizeof buf, f);
+			fclose(f);
+			while (n > 0 && (buf[n - 1] == '\n' ||
+			    buf[n - 1] == '\r'))
+				n--;
+			evbuffer_add(out, buf, n);
+		} else {
+			snprintf(err, errlen, "unknown ${%s} (use "
+			    "${env:NAME} or ${file:PATH})", name);
+			goto fail;
+		}
+		free(name);
+		p = end + 1;
+	}
+	len = evbuffer_get_length(out);
+	res = xmalloc(len + 1);
+	evbuffer_remove(out, res, len);
+	res[len] = '\0';
+	evbuffer_free(out);
+	if (strpbrk(res, "\r\n") != NULL) {
+		snprintf(err, errlen, "a value contains a line break");
+		free(res);
+		return (NULL);
+	}
+	return (res);
+fail:
+	free(name);
+	evbuffer_free(out);
+	return (NULL);
+}
+

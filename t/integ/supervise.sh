@@ -1,0 +1,96 @@
+#!/bin/sh
+# Supervision that survives anything an upstream does: crash loops, hangs,
+# wrappers that leave processes behind; mcpctl stop, start and restart;
+# lazy upstreams; workers confined before their upstream starts.
+. "$(dirname "$0")/lib.sh"
+
+TAG=sup$$
+SLEEPER=31$$
+[ "$(id -u)" -eq 0 ] && USER_LINE='user = "nobody";' || USER_LINE=
+GLOBALS='auth_tokens = [ "${env:MCPS_TEST_TOKEN}" ];'
+export MCPS_TEST_TOKEN=token-for-the-tests-$TAG
+WAIT_STATE=none
+start_gateway \
+    "$(demo "d$TAG" "rlimit_nofile = 64; $USER_LINE")" \
+    "{ name = \"loop\"; transport = \"stdio\"; command = [ \"/bin/false\" ]; restart_delay = 1; restart_max_delay = 1; max_failures = 3; }" \
+    "$(demo "lazy$TAG" 'lazy = true;')" \
+    "$(demo "hang$TAG" 'ping_interval = 1; ping_timeout = 1; restart_delay = 1;')" \
+    "{ name = \"wrap\"; transport = \"stdio\"; command = [ \"/bin/sh\", \"-c\", \"setsid sleep $SLEEPER & $DEMO --name wrap$TAG\" ]; }"
+AUTH="Authorization: Bearer $MCPS_TEST_TOKEN"
+
+wait_state ready "d$TAG"
+wait_state ready "hang$TAG"
+wait_state ready wrap
+is "a lazy upstream is idle before first use" "$(state "lazy$TAG")" idle
+
+# Bearer tokens.
+code=$(curl -s -o /dev/null -w '%{http_code}' -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' -d '{"jsonrpc":"2.0","id":0,"method":"ping"}' "$URL")
+is "no bearer token: 401" "$code" 401
+code=$(curl -s -o /dev/null -w '%{http_code}' -H 'Authorization: Bearer wrong-token-of-some-length' -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' -d '{"jsonrpc":"2.0","id":0,"method":"ping"}' "$URL")
+is "a wrong bearer token: 401" "$code" 401
+SID=
+curl -s -D "$T/headers" -o "$T/init" -H "$AUTH" \
+    -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
+    -d '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"curl","version":"1"}}}' \
+    "$URL"
+SID=$(tr -d '\r' < "$T/headers" | awk 'tolower($1) == "mcp-session-id:" { print $2 }')
+like "the right bearer token: a session" "$SID" '^[0-9a-f]{32}$'
+call() { mcp "$1" -H "$AUTH" | data_lines; }
+call '{"jsonrpc":"2.0","method":"notifications/initialized"}' > /dev/null
+
+# Lazy: the first session starts it.
+wait_state ready "lazy$TAG"
+out=$(call '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"lazy'"$TAG"'__echo","arguments":{"text":"awake"}}}')
+like "a lazy upstream starts on first use" "$out" '"text":"awake"'
+
+# A crash loop ends in failed; mcpctl restart tries again.
+wait_state failed loop
+like "a crash loop is marked failed" "$("$MCPCTL" -s "$CTL" status)" 'loop +stdio +failed'
+like "and says why" "$(cat "$T/log")" 'upstream loop: failed 3 times in a row, giving up'
+"$MCPCTL" -s "$CTL" restart loop
+like "mcpctl restart retries a failed upstream" "$(cat "$T/log")" 'upstream loop: starting \(mcpctl\)'
+
+# mcpctl stop, start and restart.
+"$MCPCTL" -s "$CTL" stop "d$TAG"
+wait_state stopped "d$TAG"
+out=$(call '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"d'"$TAG"'__echo","arguments":{"text":"x"}}}')
+mcp '{"jsonrpc":"2.0","id":3,"method":"tools/list"}' -H "$AUTH" > "$T/list"
+is "a stopped upstream's tools are gone from tools/list" "$(grep -c "d${TAG}__echo" "$T/list")" 0
+like "mcpctl stop: its tools are no longer routed" "$out" '"code":-32602'
+ok "mcpctl stop twice is refused" sh -c "! '$MCPCTL' -s '$CTL' stop 'd$TAG' 2>/dev/null"
+"$MCPCTL" -s "$CTL" start "d$TAG"
+wait_state ready "d$TAG"
+old=$(field "d$TAG" 5)
+"$MCPCTL" -s "$CTL" restart "d$TAG"
+for _ in $(seq 100); do
+	new=$(field "d$TAG" 5)
+	[ "$(state "d$TAG")" = ready ] && [ "$new" != "$old" ] && [ "$new" != - ] && break
+	sleep 0.1
+done
+ok "mcpctl restart gives a new upstream process" [ "$new" != "$old" ]
+ok "mcpctl with an unknown name fails" sh -c "! '$MCPCTL' -s '$CTL' restart nosuch 2>/dev/null"
+
+# The worker is confined before its upstream starts.
+pid=$(field "d$TAG" 5)
+like "no_new_privs" "$(grep NoNewPrivs /proc/"$pid"/status)" 'NoNewPrivs:[[:space:]]+1'
+like "rlimit_nofile" "$(grep 'Max open files' /proc/"$pid"/limits)" 'Max open files +64 +64'
+if [ -n "$USER_LINE" ]; then
+	like "user: the upstream runs as nobody" "$(grep '^Uid:' /proc/"$pid"/status)" "Uid:[[:space:]]+$(id -u nobody)[[:space:]]"
+fi
+
+# A hung upstream is found by the liveness ping and restarted.
+out=$(call '{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"hang'"$TAG"'__hang","arguments":{}}}')
+like "a hung upstream: the call fails" "$out" '"id":4,"error":\{"code":-32000,"message":"upstream hang'"$TAG"': stopped answering'
+wait_state ready "hang$TAG"
+is "and it is restarted" "$(field "hang$TAG" 6)" 1
+
+ok "the token is never logged" sh -c "! grep -q 'token-for-the-tests' '$T/log'"
+
+# A wrapper that leaves a process behind: nothing survives a stop.
+is "the wrapper's stray process runs" "$(pgrep -f "^sleep $SLEEPER" | wc -l | tr -d ' ')" 1
+"$MCPCTL" -s "$CTL" stop wrap
+wait_state stopped wrap
+for _ in $(seq 50); do pgrep -f "^sleep $SLEEPER" > /dev/null || break; sleep 0.1; done
+is "stop kills the whole tree, stray process included" "$(pgrep -f "^sleep $SLEEPER" | wc -l | tr -d ' ')" 0
+is "no wrapped upstream left" "$(pgrep -f -- "--name wrap$TAG" | wc -l | tr -d ' ')" 0
+finish

@@ -1,0 +1,151 @@
+// Every upstream transport, fronted by the gateway: the reference server
+// over Streamable HTTP and over legacy SSE, the project's WebSocket
+// fixture, and a Streamable HTTP server that misbehaves on purpose.
+import { test, after, before, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { writeFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { CreateMessageRequestSchema, ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { startGateway, startNodeServer, q, nodeModules, srcdir, bin, sleep } from '../lib/gateway.mjs';
+
+const everything = path.join(nodeModules, '@modelcontextprotocol/server-everything/dist/index.js');
+const fixture = (f) => path.join(srcdir, 't/fixtures', f);
+const text = (r) => r.content.filter((c) => c.type === 'text').map((c) => c.text).join('\n');
+
+async function connect(gw) {
+  const seen = { sampling: 0, elicitation: 0 };
+  const client = new Client({ name: 'transports', version: '1' }, { capabilities: { sampling: {}, elicitation: { form: {} } } });
+  client.setRequestHandler(CreateMessageRequestSchema, async () => {
+    seen.sampling++;
+    return { role: 'assistant', content: { type: 'text', text: 'client sampled' }, model: 'm' };
+  });
+  client.setRequestHandler(ElicitRequestSchema, async (req) => {
+    seen.elicitation++;
+    const content = {};
+    for (const [k, v] of Object.entries(req.params.requestedSchema?.properties ?? {})) {
+      if (v.type === 'string') content[k] = v.enum ? v.enum[0] : (v.format === 'email' ? 'a@b.example' : v.format === 'date' ? '2026-01-01' : v.format === 'uri' ? 'https://example.com' : 'x');
+      else if (v.type === 'integer' || v.type === 'number') content[k] = v.minimum ?? 1;
+      else if (v.type === 'boolean') content[k] = true;
+      else if (v.type === 'array') content[k] = v.items?.enum ? [v.items.enum[0]] : (v.items?.anyOf ? [v.items.anyOf[0].const] : []);
+    }
+    return { action: 'accept', content };
+  });
+  await client.connect(new StreamableHTTPClientTransport(new URL(gw.url)));
+  return { client, seen };
+}
+
+describe('the reference server over Streamable HTTP and legacy SSE', () => {
+  let gw, http, sse;
+  before(async () => {
+    http = await startNodeServer([everything, 'streamableHttp']);
+    sse = await startNodeServer([everything, 'sse']);
+    gw = await startGateway({ servers: [
+      `{ name = "h"; transport = "http"; url = "http://127.0.0.1:${http.port}/mcp"; }`,
+      `{ name = "s"; transport = "sse"; url = "http://127.0.0.1:${sse.port}/sse"; }`,
+    ] });
+    await gw.waitFor((s) => s.upstreams.every((u) => u.tools >= 15), 'conditional tools');
+  });
+  after(async () => { assert.equal(await gw.stop(), 0); await http.stop(); await sse.stop(); });
+
+  for (const p of ['h', 's']) {
+    test(`${p}: tools, calls, sampling and elicitation`, async () => {
+      const { client, seen } = await connect(gw);
+      const { tools } = await client.listTools();
+      assert.ok(tools.some((t) => t.name === `${p}__trigger-sampling-request`));
+      assert.equal(text(await client.callTool({ name: `${p}__echo`, arguments: { message: 'hi' } })), 'Echo: hi');
+      assert.match(text(await client.callTool({ name: `${p}__trigger-sampling-request`, arguments: { prompt: 'q' } })), /client sampled/);
+      assert.match(text(await client.callTool({ name: `${p}__trigger-elicitation-request`, arguments: {} })), /accept/i);
+      assert.equal(seen.sampling, 1);
+      assert.equal(seen.elicitation, 1);
+      const progress = [];
+      await client.callTool({ name: `${p}__trigger-long-running-operation`, arguments: { duration: 1, steps: 2 } },
+        undefined, { onprogress: (x) => progress.push(x.progress) });
+      assert.equal(progress.length, 2);
+      await client.close();
+    });
+  }
+});
+
+describe('a WebSocket upstream', () => {
+  let gw, ws, bad;
+  before(async () => {
+    ws = await startNodeServer([fixture('ws-upstream.mjs'), bin.demo]);
+    bad = await startNodeServer([fixture('ws-upstream.mjs'), bin.demo, '--no-subprotocol']);
+    gw = await startGateway({ servers: [
+      `{ name = "w"; transport = "ws"; url = "ws://127.0.0.1:${ws.port}/mcp"; ping_interval = 1; }`,
+      `{ name = "nosub"; transport = "ws"; url = "ws://127.0.0.1:${bad.port}/mcp"; max_failures = 1; }`,
+    ], wait: false });
+    await gw.waitFor((s) => s.upstreams.find((u) => u.name === 'w').state === 'ready', 'ws ready');
+  });
+  after(async () => { assert.equal(await gw.stop(), 0); await ws.stop(); await bad.stop(); });
+
+  test('calls, sampling and large messages over ws://', async () => {
+    const { client, seen } = await connect(gw);
+    assert.equal(text(await client.callTool({ name: 'w__echo', arguments: { text: 'over ws' } })), 'over ws');
+    assert.equal(text(await client.callTool({ name: 'w__sample', arguments: { prompt: 'p' } })), 'sampled: client sampled');
+    assert.equal(seen.sampling, 1);
+    assert.equal(text(await client.callTool({ name: 'w__big', arguments: { bytes: 1000000 } })).length, 1000000);
+    await sleep(2500);	// pings every second keep it up
+    assert.equal(gw.upstream('w').restarts, 0);
+    await client.close();
+  });
+
+  test('a server that does not accept the mcp subprotocol is refused', async () => {
+    const u = await gw.waitFor((s) => s.upstreams.find((x) => x.name === 'nosub').state === 'failed', 'nosub failed');
+    assert.match(u.upstreams.find((x) => x.name === 'nosub').last_error, /did not accept the "mcp" subprotocol/);
+  });
+});
+
+describe('a Streamable HTTP upstream that misbehaves', () => {
+  let gw, srv, dir;
+  before(async () => {
+    dir = mkdtempSync(path.join(tmpdir(), 'mcps-secret-'));
+    writeFileSync(path.join(dir, 'token'), 's3cret\n');
+    srv = await startNodeServer([fixture('http-faults.mjs')]);
+    process.env.MCPS_TEST_HEADER = 'from-env';
+    gw = await startGateway({ servers: [
+      `{ name = "f"; transport = "http"; url = "http://127.0.0.1:${srv.port}/mcp"; request_timeout = 2; restart_delay = 1; ` +
+        `headers = { Authorization = ${q(`Bearer \${file:${path.join(dir, 'token')}}`)}; X-Test = "\${env:MCPS_TEST_HEADER}"; }; }`,
+    ] });
+  });
+  after(async () => { assert.equal(await gw.stop(), 0); await srv.stop(); rmSync(dir, { recursive: true, force: true }); });
+
+  test('JSON and event-stream answers; headers with secrets from a file and the environment', async () => {
+    const { client } = await connect(gw);
+    assert.equal(text(await client.callTool({ name: 'f__ok', arguments: {} })), 'fine');
+    const progress = [];
+    assert.equal(text(await client.callTool({ name: 'f__sse_ok', arguments: {} }, undefined, { onprogress: (p) => progress.push(p) })), 'streamed');
+    assert.equal(progress.length, 1);
+    assert.deepEqual(JSON.parse(text(await client.callTool({ name: 'f__headers', arguments: {} }))),
+      { authorization: 'Bearer s3cret', 'x-test': 'from-env' });
+    assert.doesNotMatch(gw.log(), /s3cret/, 'secrets stay out of the log');
+    await client.close();
+  });
+
+  test('HTTP 500, a stream closed early, garbage SSE, a hang', async () => {
+    const { client } = await connect(gw);
+    await assert.rejects(client.callTool({ name: 'f__fail500', arguments: {} }), /answered HTTP 500/);
+    await assert.rejects(client.callTool({ name: 'f__close_stream', arguments: {} }), /ended before the response/);
+    assert.equal(text(await client.callTool({ name: 'f__garbage_sse', arguments: {} })), 'after garbage');
+    assert.match(gw.log(), /upstream sent an invalid message/);
+    await assert.rejects(client.callTool({ name: 'f__hang', arguments: {} }), (e) => e.code === -32001);
+    assert.equal(gw.upstream('f').restarts, 0, 'none of that costs a restart');
+    await client.close();
+  });
+
+  test('an upstream that goes away: calls fail fast, and it comes back', async () => {
+    const { client } = await connect(gw);
+    await assert.rejects(client.callTool({ name: 'f__die', arguments: {} }), /-32000/);
+    await gw.waitFor((s) => s.upstreams[0].state !== 'ready', 'upstream down');
+    await assert.rejects(client.callTool({ name: 'f__ok', arguments: {} }), /upstream f is (restarting|starting)/);
+    const port = srv.port;
+    await srv.stop();
+    srv = await startNodeServer([fixture('http-faults.mjs')], { env: { PORT: String(port) } });
+    await gw.waitFor((s) => s.upstreams[0].state === 'ready', 'reconnected', 30000);
+    assert.equal(text(await client.callTool({ name: 'f__ok', arguments: {} })), 'fine');
+    await client.close();
+  });
+});
