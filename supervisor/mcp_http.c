@@ -496,29 +496,29 @@ mcp_http_legacy_post(struct http_conn *c, struct http_request *req)
 	}
 	if (mcp_http_check_json(c, req) != 0 || mcp_http_scan(c, req, &m) != 0)
 		return;
-	http_reply(c, 202, "text/plain; charset=utf-8", NULL, "Accepted", 8);
-	if (m.kind != JRPC_REQUEST) {
+	/* The message lives in the request's body: use it before replying. */
+	if (m.kind != JRPC_REQUEST)
 		route_notification(s, &m);
-		return;
-	}
-	if (strcmp(m.method_name, "initialize") != 0 ||
-	    s->client_caps != NULL) {
+	else if (strcmp(m.method_name, "initialize") != 0 ||
+	    s->client_caps != NULL)
 		route_request(s, st, &m);
-		return;
-	}
-	buf = evbuffer_new();
-	if ((result = route_initialize(s, &m, &code, err, sizeof err)) ==
-	    NULL)
-		jrpc_add_error(buf, m.p + m.id.off, m.id.len, code, err, NULL);
 	else {
-		text = json_dumps(result, JSON_COMPACT);
-		json_decref(result);
-		jrpc_add_result(buf, m.p + m.id.off, m.id.len, text,
-		    strlen(text));
-		free(text);
+		buf = evbuffer_new();
+		if ((result = route_initialize(s, &m, &code, err,
+		    sizeof err)) == NULL)
+			jrpc_add_error(buf, m.p + m.id.off, m.id.len, code, err,
+			    NULL);
+		else {
+			text = json_dumps(result, JSON_COMPACT);
+			json_decref(result);
+			jrpc_add_result(buf, m.p + m.id.off, m.id.len, text,
+			    strlen(text));
+			free(text);
+		}
+		stream_send(st, buf, 1);
+		evbuffer_free(buf);
 	}
-	stream_send(st, buf, 1);
-	evbuffer_free(buf);
+	http_reply(c, 202, "text/plain; charset=utf-8", NULL, "Accepted", 8);
 }
 
 /* Handle a DELETE: end the session. */
