@@ -450,7 +450,6 @@ static void
 mcp_http_legacy_sse(struct http_conn *c, struct http_request *req)
 {
 	struct session	*s;
-	struct stream	*st;
 	struct evbuffer	*buf;
 	char		 data[128];
 
@@ -462,7 +461,7 @@ mcp_http_legacy_sse(struct http_conn *c, struct http_request *req)
 	}
 	snprintf(s->version, sizeof s->version, "2024-11-05");
 	s->legacy = 1;
-	st = stream_new(s, STREAM_LEGACY, c);
+	stream_new(s, STREAM_LEGACY, c);
 	snprintf(data, sizeof data, "%s?sessionId=%s", LEGACY_POST_PATH,
 	    s->id);
 	buf = evbuffer_new();
@@ -470,7 +469,6 @@ mcp_http_legacy_sse(struct http_conn *c, struct http_request *req)
 	http_stream_write(c, buf);
 	evbuffer_free(buf);
 	log_info("session %.8s: new legacy SSE session", s->id);
-	(void)st;
 }
 
 /* Legacy HTTP+SSE: POST /messages?sessionId=... carries one message. */

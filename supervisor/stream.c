@@ -21,6 +21,7 @@
 #define STREAM_RETRY_MS		1000	/* the retry field we send */
 #define STREAM_KEEP_MS		(300 * 1000)	/* undelivered, complete */
 #define STREAM_MAX_KEPT		16	/* such streams per session */
+#define STREAM_MAX_UNOPENED	32	/* events kept before a first GET */
 
 /* One formatted event ("id: ..\nevent: message\ndata: ..\n\n"). */
 struct stream_event {
@@ -72,6 +73,7 @@ stream_start(struct stream *st, struct http_conn *c, uint32_t seq)
 	struct evbuffer	*buf;
 
 	st->conn = c;
+	st->opened = 1;
 	http_set_stream(c, st);
 	http_stream_start(c, NULL);
 	if (st->kind == STREAM_LEGACY || !stream_primes(st))
@@ -292,7 +294,14 @@ stream_send(struct stream *st, struct evbuffer *msg, int final)
 		TAILQ_INSERT_TAIL(&st->events, ev, entry);
 		st->nevents++;
 		st->bytes += len;
+		/*
+		 * A standalone stream no client has opened yet keeps only a
+		 * few events: enough for a client that opens it just after
+		 * initializing, not a buffer per idle session.
+		 */
 		while (st->nevents > 1 && (st->nevents > STREAM_MAX_EVENTS ||
+		    (st->kind == STREAM_GET && !st->opened &&
+		    st->nevents > STREAM_MAX_UNOPENED) ||
 		    (st->bytes > STREAM_MAX_BYTES &&
 		    !TAILQ_FIRST(&st->events)->final)))
 			stream_drop_oldest(st);

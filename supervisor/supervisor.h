@@ -203,6 +203,7 @@ struct stream {
 	size_t			 nevents;
 	size_t			 bytes;
 	int			 done;		/* final response sent */
+	int			 opened;	/* a connection ever took it */
 	int64_t			 done_at;
 	TAILQ_ENTRY(stream)	 entry;
 };
