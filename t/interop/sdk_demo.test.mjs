@@ -8,7 +8,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import {
   CreateMessageRequestSchema, ElicitRequestSchema, ListRootsRequestSchema,
   LoggingMessageNotificationSchema, ToolListChangedNotificationSchema,
-  ResourceUpdatedNotificationSchema,
+  ResourceUpdatedNotificationSchema, ElicitationCompleteNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import { startGateway, demo, sleep } from '../lib/gateway.mjs';
 
@@ -17,7 +17,7 @@ let gw;
 // A client that answers sampling, elicitation and roots, and records
 // what it was asked and told.
 async function connect(name, { capabilities } = {}) {
-  const seen = { sampling: [], elicitation: [], roots: 0, logs: [], toolsChanged: 0, updated: [] };
+  const seen = { sampling: [], elicitation: [], roots: 0, logs: [], toolsChanged: 0, updated: [], completed: [] };
   const client = new Client({ name, version: '1.0.0' }, {
     capabilities: capabilities ?? { sampling: {}, elicitation: { form: {}, url: {} }, roots: { listChanged: true } },
   });
@@ -43,6 +43,7 @@ async function connect(name, { capabilities } = {}) {
   client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => { seen.logs.push(n.params); });
   client.setNotificationHandler(ToolListChangedNotificationSchema, () => { seen.toolsChanged++; });
   client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => { seen.updated.push(n.params.uri); });
+  client.setNotificationHandler(ElicitationCompleteNotificationSchema, (n) => { seen.completed.push(n.params.elicitationId); });
   const transport = new StreamableHTTPClientTransport(new URL(gw.url));
   await client.connect(transport);
   return { client, seen, transport };
@@ -103,6 +104,8 @@ test('sampling, elicitation and roots reach the calling client and back', async 
   const url = text(await client.callTool({ name: 'demo__elicit_url', arguments: {} }));
   assert.match(url, /action=accept/);
   assert.equal(seen.elicitation[1].mode, 'url');
+  await sleep(100);
+  assert.deepEqual(seen.completed, [seen.elicitation[1].elicitationId], 'the URL elicitation\'s completion reaches its client');
   const roots = text(await client.callTool({ name: 't_roots', arguments: {} }));
   assert.match(roots, /file:\/\/\/work\/alice/);
   assert.equal(text(await client.callTool({ name: 'demo__ping_client', arguments: {} })), 'pong');

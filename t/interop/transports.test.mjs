@@ -136,6 +136,16 @@ describe('a Streamable HTTP upstream that misbehaves', () => {
     await client.close();
   });
 
+  test('an upstream that ends our session: a fresh initialize', async () => {
+    const { client } = await connect(gw);
+    const before = gw.upstream('f').restarts;
+    assert.equal(text(await client.callTool({ name: 'f__expire', arguments: {} })), 'expired');
+    await assert.rejects(client.callTool({ name: 'f__ok', arguments: {} }), /ended our session \(HTTP 404\)|restarting/);
+    await gw.waitFor((s) => s.upstreams[0].state === 'ready' && s.upstreams[0].restarts > before, 'a new session', 10000);
+    assert.equal(text(await client.callTool({ name: 'f__ok', arguments: {} })), 'fine');
+    await client.close();
+  });
+
   test('an upstream that goes away: calls fail fast, and it comes back', async () => {
     const { client } = await connect(gw);
     await assert.rejects(client.callTool({ name: 'f__die', arguments: {} }), /-32000/);
