@@ -350,7 +350,9 @@ http_chunked_decode(struct http_chunked *c, const char *in, size_t n,
 			else if (ch >= 'A' && ch <= 'F')
 				digit = ch - 'A' + 10;
 			if (digit >= 0) {
-				if (c->remaining >> 60 != 0)
+				/* Leading zeros count against the line too. */
+				if (c->remaining >> 60 != 0 ||
+				    c->linelen >= CHUNK_MAX_LINE)
 					return (-1);
 				c->remaining = c->remaining * 16 +
 				    (uint64_t)digit;

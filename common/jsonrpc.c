@@ -146,6 +146,9 @@ jrpc_scan(const char *p, size_t n, struct jrpc *m, const char **why)
 	*why = "message has no method, result or error";
 
 invalid:
+	/* Only a usable id goes into the error; bail-outs skip the check. */
+	if (m->id.len != 0 && !jrpc_id_valid(p, m->id))
+		m->id.len = 0;
 	return (JRPC_INVALID_REQUEST);
 }
 

@@ -46,11 +46,17 @@ secret_expand(const char *tmpl, char *err, size_t errlen)
 				    name + 5, strerror(errno));
 				goto fail;
 			}
-			n = fread(buf, 1, sizeof buf, f);
+			/* The first line, without its end. */
+			if (fgets(buf, sizeof buf, f) == NULL)
+				buf[0] = '\0';
 			fclose(f);
-			while (n > 0 && (buf[n - 1] == '\n' ||
-			    buf[n - 1] == '\r'))
-				n--;
+			n = strcspn(buf, "\r\n");
+			if (n == sizeof buf - 1) {
+				snprintf(err, errlen, "%s: the first line is "
+				    "longer than %zu bytes", name + 5,
+				    sizeof buf - 2);
+				goto fail;
+			}
 			evbuffer_add(out, buf, n);
 		} else {
 			snprintf(err, errlen, "unknown ${%s} (use "

@@ -49,15 +49,18 @@ mcp_http_init(void)
 	return (0);
 }
 
-/* Compare in time independent of where the strings differ. */
+/*
+ * Compare a presented token with ours in time that depends only on the
+ * presented token's length, never on ours or on where they differ.
+ */
 static int
 token_equal(const char *a, size_t alen, const char *b)
 {
 	size_t		blen = strlen(b), i;
 	unsigned char	diff = alen != blen;
 
-	for (i = 0; i < alen && i < blen; i++)
-		diff |= (unsigned char)(a[i] ^ b[i]);
+	for (i = 0; i < alen; i++)
+		diff |= (unsigned char)(a[i] ^ b[i % blen]);
 	return (diff == 0);
 }
 

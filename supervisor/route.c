@@ -22,7 +22,7 @@ static void	route_internal(struct upstream *, struct session *,
 		    const char *, json_t *);
 static void	route_up_strategies(struct upstream *, struct session *,
 		    struct stream *, uint32_t, const struct jrpc *, uint32_t,
-		    size_t, const char *);
+		    size_t, const char *, int);
 
 static struct u64map	pending_by_tag;
 static uint32_t		next_tag;
@@ -771,7 +771,16 @@ route_client_response(struct session *s, const struct jrpc *m)
 		log_info("session %.8s: client refused %s, trying the next "
 		    "strategy", s->id, ur->method);
 		route_up_strategies(ur->up, s, ur->stream, s->no, &orig,
-		    ur->ref, ur->strategy + 1, "the client refused it");
+		    ur->ref, ur->strategy + 1, "the client refused it", 0);
+		route_up_request_free(ur);
+		return;
+	}
+	if (m->n > ur->up->sc->max_message) {
+		log_warnx("session %.8s: answer to %s of %zu bytes is over "
+		    "upstream %s's max_message", s->id, ur->method, m->n,
+		    ur->up->sc->name);
+		route_up_error(ur->up, s->no, ur->ref, JRPC_INTERNAL_ERROR,
+		    "the client's answer is larger than max_message");
 		route_up_request_free(ur);
 		return;
 	}
@@ -802,9 +811,11 @@ route_notification(struct session *s, const struct jrpc *m)
 		route_cancelled(s, m);
 	else if (strcmp(m->method_name,
 	    "notifications/roots/list_changed") == 0) {
-		for (i = 0; i < nupstreams; i++)
-			upstream_send(upstreams[i], MSG_CLIENT_NOTIFY, s->no,
-			    0, m->p, m->n);
+		for (i = 0; i < nupstreams; i++) {
+			if (m->n <= upstreams[i]->sc->max_message)
+				upstream_send(upstreams[i], MSG_CLIENT_NOTIFY,
+				    s->no, 0, m->p, m->n);
+		}
 	} else
 		log_debug("session %.8s: notification %s ignored", s->id,
 		    m->method_name);
@@ -1251,13 +1262,14 @@ route_up_to_client(struct upstream *up, struct session *s, struct stream *st,
 static void
 route_up_strategies(struct upstream *up, struct session *s, struct stream *st,
     uint32_t session_no, const struct jrpc *m, uint32_t ref, size_t from,
-    const char *already)
+    const char *already, int already_code)
 {
 	static const enum strategy	 client_only[] = { STRATEGY_CLIENT };
 	const enum strategy		*list = client_only;
 	size_t				 n = 1, i;
 	char				 why[256], *text;
-	int				 code = JRPC_METHOD_NOT_FOUND;
+	int				 code = already_code != 0 ? already_code :
+					    JRPC_METHOD_NOT_FOUND;
 
 	snprintf(why, sizeof why, "%s", already != NULL ? already :
 	    "no strategy can answer it");
@@ -1313,7 +1325,8 @@ route_up_timeout_cb(evutil_socket_t fd, short events, void *arg)
 	route_up_cancel_client(ur, "timed out at the gateway");
 	if (jrpc_scan(ur->text, ur->len, &m, &why) == 0)
 		route_up_strategies(ur->up, ur->session, ur->stream,
-		    ur->session->no, &m, ur->ref, ur->strategy + 1, msg);
+		    ur->session->no, &m, ur->ref, ur->strategy + 1, msg,
+		    MCP_REQUEST_TIMEOUT);
 	else
 		route_up_error(ur->up, ur->session->no, ur->ref,
 		    MCP_REQUEST_TIMEOUT, msg);
@@ -1344,7 +1357,7 @@ route_up_request(struct upstream *up, const struct frame_hdr *hdr,
 	}
 	st = route_target(up, hdr, &s);
 	route_up_strategies(up, s, st, hdr->session, &m, (uint32_t)ref, 0,
-	    NULL);
+	    NULL, 0);
 	evbuffer_free(payload);
 }
 
@@ -1372,13 +1385,17 @@ route_worker_frame(struct upstream *up, const struct frame_hdr *hdr,
 }
 
 void
-route_fail_upstream(struct upstream *up, int code, const char *message)
+route_fail_upstream(struct upstream *up, int code, const char *message,
+    int keep_queued)
 {
-	struct pending		*p;
+	struct pending		*p, *next;
 	struct up_request	*ur;
 
-	while ((p = TAILQ_FIRST(&up->pending)) != NULL)
-		route_pending_fail(p, code, message);
+	for (p = TAILQ_FIRST(&up->pending); p != NULL; p = next) {
+		next = TAILQ_NEXT(p, up_entry);
+		if (!keep_queued || p->queued == NULL)
+			route_pending_fail(p, code, message);
+	}
 	while ((ur = TAILQ_FIRST(&up->up_requests)) != NULL) {
 		route_up_cancel_client(ur, message);
 		route_up_request_free(ur);

@@ -275,7 +275,7 @@ void		 route_upstream_ready(struct upstream *);
 void		 route_list_changed(const char *method);
 /* Answer every request pending on an upstream with an error. */
 void		 route_fail_upstream(struct upstream *, int code,
-		    const char *message);
+		    const char *message, int keep_queued);
 /* Forget every request of a session (cancelling them upstream). */
 void		 route_cancel_session(struct session *);
 void		 route_pending_free(struct pending *);

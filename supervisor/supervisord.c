@@ -201,6 +201,11 @@ main(int argc, char **argv)
 		exit(1);
 	}
 	if (socket_path != NULL) {
+		if (socket_path[0] != '/') {
+			fprintf(stderr, "mcp-supervisord: -s needs an absolute "
+			    "path\n");
+			exit(1);
+		}
 		free(conf->control);
 		conf->control = xstrdup(socket_path);
 	}

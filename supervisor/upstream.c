@@ -141,7 +141,7 @@ upstream_stop(struct upstream *up, char *err, size_t len)
 	if (up->timer != NULL)
 		evtimer_del(up->timer);
 	snprintf(msg, sizeof msg, "upstream %s was stopped", up->sc->name);
-	route_fail_upstream(up, MCP_CONNECTION_CLOSED, msg);
+	route_fail_upstream(up, MCP_CONNECTION_CLOSED, msg, 0);
 	if (up->pid > 0) {
 		if (up->bev != NULL)
 			frame_add(bufferevent_get_output(up->bev),
@@ -158,6 +158,11 @@ upstream_stop(struct upstream *up, char *err, size_t len)
 int
 upstream_start(struct upstream *up, char *err, size_t len)
 {
+	if (up->pid > 0 && up->state == UPSTREAM_STOPPED) {
+		snprintf(err, len, "%s is still stopping; try again",
+		    up->sc->name);
+		return (-1);
+	}
 	if (up->pid > 0 || (up->state != UPSTREAM_STOPPED &&
 	    up->state != UPSTREAM_FAILED && up->state != UPSTREAM_IDLE &&
 	    up->state != UPSTREAM_BACKOFF)) {
@@ -174,17 +179,29 @@ upstream_start(struct upstream *up, char *err, size_t len)
 	return (0);
 }
 
-/* mcpctl restart NAME: stop the worker if it runs, then start at once. */
+/*
+ * mcpctl restart NAME: stop the worker if it runs, then start at once.  The
+ * catalog stays listed, and calls wait for the new worker as they do for
+ * any upstream that is starting.
+ */
 int
 upstream_restart(struct upstream *up, char *err, size_t len)
 {
-	if (up->pid <= 0)
+	if (up->pid <= 0 || up->state == UPSTREAM_STOPPED)
 		return (upstream_start(up, err, len));
 	log_info("upstream %s: restarting (mcpctl)", up->sc->name);
 	up->failures = 0;
 	up->delay = up->sc->restart_delay;
-	upstream_stop(up, err, len);
 	up->restart_now = 1;
+	up->state = UPSTREAM_STARTING;
+	if (up->timer != NULL)
+		evtimer_del(up->timer);
+	if (up->bev != NULL)
+		frame_add(bufferevent_get_output(up->bev), MSG_SHUTDOWN, 0, 0,
+		    "{}", 2);
+	else
+		kill(up->pid, SIGTERM);
+	upstream_arm(up, STOP_GRACE);
 	return (0);
 }
 
@@ -199,6 +216,12 @@ upstream_timer_cb(evutil_socket_t fd, short events, void *arg)
 		upstream_spawn(up);
 		break;
 	case UPSTREAM_STARTING:
+		if (up->restart_now) {
+			log_warnx("upstream %s: worker %ld did not stop, "
+			    "killing it", up->sc->name, (long)up->pid);
+			kill(up->pid, SIGKILL);
+			break;
+		}
 		log_warnx("upstream %s: not ready after %u s, killing it",
 		    up->sc->name, up->sc->init_timeout + 5);
 		upstream_error(up, "not ready after %u s",
@@ -422,7 +445,8 @@ upstream_lost(struct upstream *up, const char *why)
 	log_debug("upstream %s: %s", up->sc->name, why);
 	snprintf(msg, sizeof msg, "upstream %s exited during the call",
 	    up->sc->name);
-	route_fail_upstream(up, MCP_CONNECTION_CLOSED, msg);
+	/* After an mcpctl restart, calls waiting for the new worker stay. */
+	route_fail_upstream(up, MCP_CONNECTION_CLOSED, msg, up->restart_now);
 	if (up->pid > 0)
 		kill(up->pid, SIGKILL);
 }
@@ -539,14 +563,16 @@ upstream_exited(struct upstream *up, int status)
 	up->pid = -1;
 	up->upstream_pid = -1;
 
+	if (up->restart_now) {
+		up->restart_now = 0;
+		if (up->timer != NULL)
+			evtimer_del(up->timer);
+		upstream_spawn(up);
+		return;
+	}
 	if (up->state == UPSTREAM_STOPPED) {
 		if (up->timer != NULL)
 			evtimer_del(up->timer);
-		if (up->restart_now) {
-			up->restart_now = 0;
-			upstream_spawn(up);
-			return;
-		}
 		log_info("upstream %s: stopped", up->sc->name);
 		return;
 	}

@@ -796,6 +796,7 @@ conn_message(struct conn *c, const char *p, size_t n, int64_t related)
 	struct jrpc	 m;
 	const char	*why;
 
+	c->last_rx = now_ms();
 	if (jrpc_scan(p, n, &m, &why) != 0) {
 		log_warnx("upstream sent an invalid message (%s), dropped",
 		    why);
@@ -862,7 +863,8 @@ conn_relay_request(struct conn *c, uint32_t session, uint32_t tag,
 	char		 idtext[32], msg[256];
 	size_t		 nedits = 0;
 
-	if (c != NULL && c->state == CONN_INITIALIZING && c->session != 0) {
+	if (c != NULL && c->session != 0 && (c->state == CONN_STARTING ||
+	    c->state == CONN_INITIALIZING)) {
 		if (c->nqueued >= CONN_MAX_QUEUED) {
 			conn_fail(session, tag, MCP_OVERLOADED, "too many "
 			    "requests waiting for the upstream to start");

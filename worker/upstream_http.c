@@ -247,8 +247,11 @@ http_exchange_new(struct http_tp *tp, enum exchange_kind kind)
 	    (long)sc->connect_timeout * 1000);
 	curl_easy_setopt(easy, CURLOPT_SSL_VERIFYPEER, sc->tls_verify ? 1L : 0L);
 	curl_easy_setopt(easy, CURLOPT_SSL_VERIFYHOST, sc->tls_verify ? 2L : 0L);
-	if (sc->ca_file != NULL)
+	if (sc->ca_file != NULL) {
+		/* ca_file replaces the system's CAs, it does not add to them. */
 		curl_easy_setopt(easy, CURLOPT_CAINFO, sc->ca_file);
+		curl_easy_setopt(easy, CURLOPT_CAPATH, NULL);
+	}
 	curl_easy_setopt(easy, CURLOPT_PROTOCOLS_STR, "http,https");
 	curl_easy_setopt(easy, CURLOPT_TCP_KEEPALIVE, 1L);
 	TAILQ_INSERT_TAIL(&tp->exchanges, ex, entry);
@@ -581,8 +584,11 @@ http_delete_session(struct http_tp *tp)
 	curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(easy, CURLOPT_SSL_VERIFYPEER, sc->tls_verify ? 1L : 0L);
 	curl_easy_setopt(easy, CURLOPT_SSL_VERIFYHOST, sc->tls_verify ? 2L : 0L);
-	if (sc->ca_file != NULL)
+	if (sc->ca_file != NULL) {
+		/* ca_file replaces the system's CAs, it does not add to them. */
 		curl_easy_setopt(easy, CURLOPT_CAINFO, sc->ca_file);
+		curl_easy_setopt(easy, CURLOPT_CAPATH, NULL);
+	}
 	curl_easy_perform(easy);
 	curl_easy_cleanup(easy);
 	curl_slist_free_all(h);

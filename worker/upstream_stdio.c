@@ -110,6 +110,21 @@ stdio_kill_cb(evutil_socket_t fd, short events, void *arg)
 		kill(-pid, SIGKILL);
 }
 
+/* Kill the groups of every upstream we stopped (at worker exit). */
+void
+stdio_kill_all(void)
+{
+	size_t		 pos = 0;
+	uint64_t	 key;
+	void		*value;
+
+	while (u64map_next(&dying, &pos, &key, &value))
+		kill(-(pid_t)key, SIGKILL);
+	pos = 0;
+	while (u64map_next(&children, &pos, &key, &value))
+		kill(-(pid_t)key, SIGKILL);
+}
+
 void
 stdio_child_exited(pid_t pid, int status)
 {
@@ -274,15 +289,18 @@ stdio_resolve(const char *cmd, char **envp)
 	}
 	if (path == NULL)
 		path = "/usr/local/bin:/usr/bin:/bin";
+	/* Only absolute PATH entries: a relative one would mean the
+	 * daemon's directory here and cwd when it runs. */
 	for (p = path; ; p = end + 1) {
 		end = strchr(p, ':');
 		if (end == NULL)
 			end = p + strlen(p);
-		xasprintf(&full, "%.*s/%s", (int)(end - p),
-		    end == p ? "." : p, cmd);
-		if (access(full, X_OK) == 0)
-			return (full);
-		free(full);
+		if (*p == '/') {
+			xasprintf(&full, "%.*s/%s", (int)(end - p), p, cmd);
+			if (access(full, X_OK) == 0)
+				return (full);
+			free(full);
+		}
 		if (*end == '\0')
 			return (NULL);
 	}

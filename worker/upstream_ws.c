@@ -266,19 +266,23 @@ ws_send_upgrade(struct ws_tp *tp)
 	if (getrandom(raw, sizeof raw, 0) != (ssize_t)sizeof raw)
 		fatal("getrandom");
 	EVP_EncodeBlock((unsigned char *)tp->key, raw, sizeof raw);
-	evbuffer_add_printf(out, "GET %s HTTP/1.1\r\nHost: %s", tp->path,
-	    tp->host);
+	/* An IPv6 literal is bracketed in the Host header. */
+	evbuffer_add_printf(out, strchr(tp->host, ':') != NULL ?
+	    "GET %s HTTP/1.1\r\nHost: [%s]" : "GET %s HTTP/1.1\r\nHost: %s",
+	    tp->path, tp->host);
 	if ((!tp->tls && tp->port != 80) || (tp->tls && tp->port != 443))
 		evbuffer_add_printf(out, ":%d", tp->port);
 	evbuffer_add_printf(out, "\r\nUpgrade: websocket\r\n"
 	    "Connection: Upgrade\r\nSec-WebSocket-Key: %s\r\n"
 	    "Sec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: mcp\r\n",
 	    tp->key);
-	if (worker_headers(&extra) == 0) {
-		for (e = extra; e != NULL; e = e->next)
-			evbuffer_add_printf(out, "%s\r\n", e->data);
-		curl_slist_free_all(extra);
+	if (worker_headers(&extra) != 0) {
+		ws_lost(tp, worker_last_error());
+		return;
 	}
+	for (e = extra; e != NULL; e = e->next)
+		evbuffer_add_printf(out, "%s\r\n", e->data);
+	curl_slist_free_all(extra);
 	evbuffer_add(out, "\r\n", 2);
 }
 
@@ -443,9 +447,11 @@ ws_tp_start(struct conn *c)
 		worker_status("error", "cannot connect");
 		return (-1);
 	}
-	tp->ping = event_new(base, -1, EV_PERSIST, ws_ping_cb, tp);
-	tv.tv_sec = sc->ping_interval;
-	evtimer_add(tp->ping, &tv);
+	if (sc->ping_interval > 0) {
+		tp->ping = event_new(base, -1, EV_PERSIST, ws_ping_cb, tp);
+		tv.tv_sec = sc->ping_interval;
+		evtimer_add(tp->ping, &tv);
+	}
 	return (0);
 }
 

@@ -520,6 +520,7 @@ worker_exit(int code)
 		worker_session_close((uint32_t)key);
 		pos = 0;	/* the map changed */
 	}
+	stdio_kill_all();
 	kill_children(SIGKILL);
 	while (waitpid(-1, NULL, WNOHANG) > 0)
 		;

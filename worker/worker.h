@@ -66,6 +66,8 @@ extern const struct transport_ops transport_sse;
 extern const struct transport_ops transport_ws;
 /* A child of the worker exited (from the SIGCHLD handler). */
 void		 stdio_child_exited(pid_t, int status);
+/* Kill every upstream process group still around (at exit). */
+void		 stdio_kill_all(void);
 
 /* A client session as a per-session upstream needs to know it. */
 struct session_info {

@@ -62,6 +62,8 @@ ok "mcpctl stop twice is refused" sh -c "! '$MCPCTL' -s '$CTL' stop 'd$TAG' 2>/d
 wait_state ready "d$TAG"
 old=$(field "d$TAG" 5)
 "$MCPCTL" -s "$CTL" restart "d$TAG"
+out=$(call '{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"d'"$TAG"'__echo","arguments":{"text":"waited"}}}')
+like "a call during mcpctl restart waits for the new worker" "$out" '"text":"waited"'
 for _ in $(seq 100); do
 	new=$(field "d$TAG" 5)
 	[ "$(state "d$TAG")" = ready ] && [ "$new" != "$old" ] && [ "$new" != - ] && break
