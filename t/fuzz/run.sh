@@ -138,8 +138,8 @@ for t in $targets; do
 			echo "--- $f"
 			od -A d -c "$f" | head -n 40
 			if [ -n "${FUZZ_ARTIFACTS:-}" ]; then
-				mkdir -p "$FUZZ_ARTIFACTS" &&
-				    cp "$f" "$FUZZ_ARTIFACTS/$t-$(basename "$f")"
+				mkdir -p "$FUZZ_ARTIFACTS" && cp "$f" \
+				    "$FUZZ_ARTIFACTS/$t-$(basename "$f")"
 			fi
 		done
 	fi

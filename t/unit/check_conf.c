@@ -202,7 +202,8 @@ START_TEST(test_globals_after_servers)
 	/* Server defaults come from the globals wherever they are. */
 	struct conf	*conf;
 
-	conf = parse_ok("servers = ( { name = \"a\"; command = [ \"x\" ]; } );\n"
+	conf = parse_ok("servers = ( { name = \"a\"; command = [ \"x\" ]; } );"
+	    "\n"
 	    "request_timeout = 12;\nmax_message = \"8k\";\n"
 	    "server_request_timeout = 13;\n");
 	ck_assert_uint_eq(conf->servers[0].request_timeout, 12);
@@ -259,8 +260,8 @@ START_TEST(test_sizes)
 
 	/* Bad sizes. */
 	ck_assert_uint_eq(size_of("\"16 M\"", err, sizeof err), 0);
-	ck_assert_str_eq(err, "t.conf:1: max_message: bad size \"16 M\" (bytes, "
-	    "or a number with k, M or G)");
+	ck_assert_str_eq(err, "t.conf:1: max_message: bad size \"16 M\" "
+	    "(bytes, or a number with k, M or G)");
 	ck_assert_uint_eq(size_of("\"M\"", err, sizeof err), 0);
 	ck_assert_uint_eq(size_of("\"\"", err, sizeof err), 0);
 	ck_assert_uint_eq(size_of("\"16MB\"", err, sizeof err), 0);
@@ -338,7 +339,8 @@ START_TEST(test_errors)
 	parse_err("servers = (\n { name = \"a\"; command = [ \"x\" ];\n"
 	    "   colour = \"red\"; }\n);\n",
 	    "t.conf:3: unknown server setting \"colour\"");
-	parse_err("servers = (\n { name = \"a\";\n transport = \"tcp\"; }\n);\n",
+	parse_err("servers = (\n { name = \"a\";\n transport = \"tcp\"; }\n"
+	    ");\n",
 	    "t.conf:3: unknown transport \"tcp\" (stdio, http, sse or ws)");
 	parse_err("servers = (\n { name = \"a\"; command = [ \"x\" ];\n"
 	    "   isolation = \"solo\"; }\n);\n",
@@ -394,7 +396,8 @@ START_TEST(test_errors)
 	parse_err("servers = (\n { name = \"-a\"; command = [ \"x\" ]; }\n);\n",
 	    "t.conf:2: server name \"-a\" must be 1-48 characters of A-Z a-z "
 	    "0-9 _ - . starting with a letter or digit");
-	parse_err("servers = (\n { name = \"a/b\"; command = [ \"x\" ]; }\n);\n",
+	parse_err("servers = (\n { name = \"a/b\"; command = [ \"x\" ]; }\n"
+	    ");\n",
 	    "t.conf:2: server name \"a/b\" must be 1-48 characters of A-Z a-z "
 	    "0-9 _ - . starting with a letter or digit");
 	parse_err("servers = (\n { name = \"\"; command = [ \"x\" ]; }\n);\n",
@@ -464,7 +467,8 @@ END_TEST
 
 START_TEST(test_load)
 {
-	char		 path[] = "/tmp/check_conf.XXXXXX", err[1024], want[1100];
+	char		 path[] = "/tmp/check_conf.XXXXXX";
+	char		 err[1024], want[1100];
 	struct conf	*conf;
 	FILE		*f;
 	int		 fd;
@@ -566,7 +570,8 @@ conf_same(const struct conf *a, const struct conf *b)
 
 static const char *const print_cases[] = {
 	"",
-	"servers = ( { name = \"demo\"; command = [ \"mcp-demo-server\" ]; } );",
+	"servers = ( { name = \"demo\"; command = "
+	"[ \"mcp-demo-server\" ]; } );",
 	"listen = \"[::1]:8931\";\ncontrol = \"/run/x y/\\\"q\\\".sock\";\n"
 	"allowed_origins = [ ];\nallowed_hosts = [ \"a\", \"b\\\\c\" ];\n"
 	"max_message = \"1G\";\nmax_body = \"1k\";\nmax_sessions = 1;\n"
@@ -574,11 +579,13 @@ static const char *const print_cases[] = {
 	"server_request_timeout = 77;\n"
 	"servers = (\n"
 	"  { name = \"fs\"; command = [ \"sh\", \"-c\", \"echo \\\"$X\\\"\\n"
-	"\\tdone\\\\\", \"\\x01\\x1f\\x7f\\r\\f\", \"\xc3\xa9\xe2\x82\xac\" ];\n"
+	"\\tdone\\\\\", \"\\x01\\x1f\\x7f\\r\\f\", "
+	"\"\xc3\xa9\xe2\x82\xac\" ];\n"
 	"    env = { X = \"a\\\"b\"; Y = \"\"; Z = \"line\\nbreak\"; };\n"
 	"    cwd = \"/tmp/a b\"; isolation = \"per-session\";\n"
 	"    init_timeout = 3600; max_instances = 10000; },\n"
-	"  { name = \"h\"; transport = \"http\"; url = \"https://x/mcp?a=\\\"1\\\"\";"
+	"  { name = \"h\"; transport = \"http\";"
+	" url = \"https://x/mcp?a=\\\"1\\\"\";"
 	" prefix = \"\"; max_message = 4096; },\n"
 	"  { name = \"s\"; transport = \"sse\"; url = \"http://s/\"; "
 	"prefix = \"S.-_\"; request_timeout = 86400;"
@@ -617,10 +624,11 @@ START_TEST(test_print_long_name)
 	 */
 	struct conf	*a, *b;
 	char		*text;
-	static const char name[] = "abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJKL";
+	static const char name[] = "abcdefghijklmnopqrstuvwxyz0123456789"
+			    "ABCDEFGHIJKL";
 
-	a = parse_ok("servers = ( { name = \"abcdefghijklmnopqrstuvwxyz0123456789"
-	    "ABCDEFGHIJKL\"; command = [ \"x\" ]; } );");
+	a = parse_ok("servers = ( { name = \"abcdefghijklmnopqrstuvwxyz"
+	    "0123456789ABCDEFGHIJKL\"; command = [ \"x\" ]; } );");
 	ck_assert_uint_eq(strlen(a->servers[0].prefix), 50);
 	ck_assert_mem_eq(a->servers[0].prefix, name, 48);
 	text = print_conf(a);
@@ -632,39 +640,77 @@ START_TEST(test_print_long_name)
 }
 END_TEST
 
+/*
+ * Check that text holds each of the lines, whole and in this order; other
+ * lines (settings added later) may come between them.
+ */
+static void
+lines_in_order(const char *text, const char *const *lines)
+{
+	const char	*at = text, *found;
+	size_t		 i, len;
+
+	for (i = 0; lines[i] != NULL; i++) {
+		len = strlen(lines[i]);
+		for (found = at; (found = strstr(found, lines[i])) != NULL;
+		    found++) {
+			if ((found == text || found[-1] == '\n') &&
+			    found[len] == '\n')
+				break;
+		}
+		ck_assert_msg(found != NULL, "line \"%s\" missing or out of "
+		    "order in:\n%s", lines[i], text);
+		at = found + len;
+	}
+}
+
 START_TEST(test_print_text)
 {
+	static const char *const want[] = {
+		"listen = \"127.0.0.1:8931\";",
+		"control = \"/run/mcp-supervisord/control.sock\";",
+		"max_message = 33554432;",
+		"max_body = 8388608;",
+		"max_sessions = 10000;",
+		"max_pending = 256;",
+		"session_timeout = 1800;",
+		"request_timeout = 300;",
+		"server_request_timeout = 300;",
+		"servers = (",
+		"  {",
+		"    name = \"d\";",
+		"    transport = \"stdio\";",
+		"    command = [ \"a\\\"b\", \"\\\\\\n\\t\\x01\" ];",
+		"    env = { K = \"v\"; };",
+		"    prefix = \"d__\";",
+		"    isolation = \"shared\";",
+		"    request_timeout = 300;",
+		"    server_request_timeout = 300;",
+		"    init_timeout = 60;",
+		"    max_instances = 64;",
+		"  }",
+		");",
+		NULL
+	};
 	struct conf	*conf;
 	char		*text;
 
-	conf = parse_ok("servers = ( { name = \"d\"; command = [ \"a\\\"b\" ];"
-	    " env = { K = \"v\"; }; } );");
+	conf = parse_ok("servers = ( { name = \"d\"; command = [ \"a\\\"b\","
+	    " \"\\\\\\n\\t\\x01\" ]; env = { K = \"v\"; }; } );");
+	ck_assert_str_eq(conf->servers[0].command[1], "\\\n\t\x01");
 	text = print_conf(conf);
-	ck_assert_str_eq(text,
-	    "listen = \"127.0.0.1:8931\";\n"
-	    "control = \"/run/mcp-supervisord/control.sock\";\n"
-	    "max_message = 33554432;\n"
-	    "max_body = 8388608;\n"
-	    "max_sessions = 10000;\n"
-	    "max_pending = 256;\n"
-	    "session_timeout = 1800;\n"
-	    "request_timeout = 300;\n"
-	    "server_request_timeout = 300;\n"
-	    "servers = (\n"
-	    "  {\n"
-	    "    name = \"d\";\n"
-	    "    transport = \"stdio\";\n"
-	    "    command = [ \"a\\\"b\" ];\n"
-	    "    env = { K = \"v\"; };\n"
-	    "    prefix = \"d__\";\n"
-	    "    isolation = \"shared\";\n"
-	    "    request_timeout = 300;\n"
-	    "    server_request_timeout = 300;\n"
-	    "    init_timeout = 60;\n"
-	    "    max_instances = 64;\n"
-	    "    max_message = 33554432;\n"
-	    "  }\n"
-	    ");\n");
+	lines_in_order(text, want);
+	/* The last server setting, then the end of the list. */
+	ck_assert_ptr_nonnull(strstr(text, "    max_message = 33554432;\n"
+	    "  }\n);\n"));
+	ck_assert_int_eq(text[strlen(text) - 1], '\n');
+	free(text);
+	conf_free(conf);
+
+	/* No servers. */
+	conf = parse_ok("");
+	text = print_conf(conf);
+	ck_assert_ptr_nonnull(strstr(text, "\nservers = ( );\n"));
 	free(text);
 	conf_free(conf);
 }
@@ -674,7 +720,8 @@ START_TEST(test_server_equal)
 {
 	struct conf	*a, *b;
 
-	a = parse_ok("servers = ( { name = \"a\"; command = [ \"x\", \"y\" ]; },"
+	a = parse_ok("servers = ( { name = \"a\"; command = [ \"x\", \"y\" ]; "
+	    "},"
 	    " { name = \"b\"; command = [ \"x\" ]; env = { A = \"1\"; }; } );");
 	b = parse_ok("servers = ( { name = \"a\"; command = [ \"x\" ]; },"
 	    " { name = \"b\"; command = [ \"x\" ]; env = { A = \"2\"; }; } );");
@@ -751,95 +798,94 @@ START_TEST(test_json_round_trip)
 }
 END_TEST
 
-/* from_json must refuse this JSON text. */
+/* from_json must refuse this JSON value. */
 static void
-from_json_bad(const char *text)
+from_json_bad(json_t *j, const char *what)
 {
-	json_error_t		 jerr;
-	json_t			*j = json_loads(text, 0, &jerr);
 	struct server_conf	*s;
 	char			 err[256];
 
-	ck_assert_msg(j != NULL, "%s: %s", text, jerr.text);
 	err[0] = '\0';
 	s = conf_server_from_json(j, err, sizeof err);
-	ck_assert_msg(s == NULL, "accepted %s", text);
+	ck_assert_msg(s == NULL, "accepted %s", what);
 	ck_assert_msg(strncmp(err, "bad server configuration", 24) == 0,
-	    "%s: %s", text, err);
+	    "%s: %s", what, err);
 	json_decref(j);
 }
 
-#define GOOD_REST "\"prefix\":\"p\",\"isolation\":\"shared\"," \
-	"\"request_timeout\":1,\"server_request_timeout\":3," \
-	"\"init_timeout\":2,\"max_instances\":4,\"max_message\":4096"
-#define REST_TAIL "\"server_request_timeout\":3,\"max_instances\":4,"
+/* A copy of o with member key set to v (or removed if v is NULL). */
+static json_t *
+with(const json_t *o, const char *key, json_t *v)
+{
+	json_t	*c = json_deep_copy(o);
+
+	if (v == NULL)
+		ck_assert_int_eq(json_object_del(c, key), 0);
+	else
+		json_object_set_new(c, key, v);
+	return (c);
+}
 
 START_TEST(test_json_bad)
 {
-	json_error_t		 jerr;
-	json_t			*j;
+	static const char *const required[] = { "name", "transport",
+	    "prefix", "isolation", "request_timeout",
+	    "server_request_timeout", "init_timeout", "max_instances",
+	    "max_message", "command", NULL };
+	static const char *const positive[] = { "request_timeout",
+	    "server_request_timeout", "init_timeout", "max_instances",
+	    "max_message", NULL };
+	struct conf		*conf;
 	struct server_conf	*s;
+	json_t			*good, *j;
 	char			 err[256];
+	size_t			 i;
 
-	/* The good one these are variations of. */
-	j = json_loads("{\"name\":\"a\",\"transport\":\"stdio\",\"command\":"
-	    "[\"x\"]," GOOD_REST "}", 0, &jerr);
-	s = conf_server_from_json(j, err, sizeof err);
-	ck_assert_ptr_nonnull(s);
+	conf = parse_ok("servers = ( { name = \"a\"; command = [ \"x\" ]; "
+	    "prefix = \"p\"; init_timeout = 2; } );");
+	good = conf_server_to_json(&conf->servers[0]);
+	ck_assert_ptr_nonnull(good);
+	s = conf_server_from_json(good, err, sizeof err);
+	ck_assert_msg(s != NULL, "%s", err);
 	ck_assert_str_eq(s->name, "a");
 	ck_assert_str_eq(s->prefix, "p");
 	ck_assert_uint_eq(s->init_timeout, 2);
-	ck_assert_uint_eq(s->server_request_timeout, 3);
-	ck_assert_uint_eq(s->max_instances, 4);
 	ck_assert_ptr_null(s->env);
+	ck_assert(conf_server_equal(s, &conf->servers[0]));
 	conf_server_free(s);
 	free(s);
-	json_decref(j);
 
-	from_json_bad("[]");
-	from_json_bad("{}");
-	from_json_bad("{\"transport\":\"stdio\",\"command\":[\"x\"]," GOOD_REST
-	    "}");
-	from_json_bad("{\"name\":1,\"transport\":\"stdio\",\"command\":[\"x\"],"
-	    GOOD_REST "}");
-	from_json_bad("{\"name\":\"a\",\"transport\":\"tcp\",\"command\":[\"x\"],"
-	    GOOD_REST "}");
-	from_json_bad("{\"name\":\"a\",\"transport\":\"stdio\",\"command\":"
-	    "[\"x\"]," REST_TAIL "\"prefix\":\"p\",\"isolation\":\"solo\","
-	    "\"request_timeout\":1,\"init_timeout\":2,\"max_message\":4096}");
-	from_json_bad("{\"name\":\"a\",\"transport\":\"stdio\",\"command\":"
-	    "[\"x\"]," REST_TAIL "\"prefix\":\"p\",\"isolation\":\"shared\","
-	    "\"request_timeout\":0,\"init_timeout\":2,\"max_message\":4096}");
-	from_json_bad("{\"name\":\"a\",\"transport\":\"stdio\",\"command\":"
-	    "[\"x\"]," REST_TAIL "\"prefix\":\"p\",\"isolation\":\"shared\","
-	    "\"request_timeout\":1,\"init_timeout\":-2,\"max_message\":4096}");
-	from_json_bad("{\"name\":\"a\",\"transport\":\"stdio\",\"command\":"
-	    "[\"x\"]," REST_TAIL "\"prefix\":\"p\",\"isolation\":\"shared\","
-	    "\"request_timeout\":1,\"init_timeout\":2,\"max_message\":\"4k\"}");
-	from_json_bad("{\"name\":\"a\",\"transport\":\"stdio\"," GOOD_REST "}");
-	from_json_bad("{\"name\":\"a\",\"transport\":\"stdio\",\"command\":\"x\","
-	    GOOD_REST "}");
-	from_json_bad("{\"name\":\"a\",\"transport\":\"stdio\",\"command\":"
-	    "[\"x\",1]," GOOD_REST "}");
-	from_json_bad("{\"name\":\"a\",\"transport\":\"stdio\",\"command\":"
-	    "[\"x\"],\"env\":{\"A\":\"1\"}," GOOD_REST "}");
-	from_json_bad("{\"name\":\"a\",\"transport\":\"stdio\",\"command\":"
-	    "[\"x\"],\"env\":[null]," GOOD_REST "}");
-	from_json_bad("{\"name\":\"a\",\"transport\":\"http\"," GOOD_REST "}");
-	from_json_bad("{\"name\":\"a\",\"transport\":\"ws\",\"url\":5,"
-	    GOOD_REST "}");
-	/* Each of the new members is required and positive. */
-	from_json_bad("{\"name\":\"a\",\"transport\":\"stdio\",\"command\":"
-	    "[\"x\"],\"prefix\":\"p\",\"isolation\":\"shared\","
-	    "\"request_timeout\":1,\"init_timeout\":2,\"max_message\":4096}");
-	from_json_bad("{\"name\":\"a\",\"transport\":\"stdio\",\"command\":"
-	    "[\"x\"],\"prefix\":\"p\",\"isolation\":\"shared\","
-	    "\"request_timeout\":1,\"server_request_timeout\":0,"
-	    "\"init_timeout\":2,\"max_instances\":4,\"max_message\":4096}");
-	from_json_bad("{\"name\":\"a\",\"transport\":\"stdio\",\"command\":"
-	    "[\"x\"],\"prefix\":\"p\",\"isolation\":\"shared\","
-	    "\"request_timeout\":1,\"server_request_timeout\":3,"
-	    "\"init_timeout\":2,\"max_instances\":-1,\"max_message\":4096}");
+	from_json_bad(json_array(), "[]");
+	from_json_bad(json_object(), "{}");
+	for (i = 0; required[i] != NULL; i++)
+		from_json_bad(with(good, required[i], NULL), required[i]);
+	for (i = 0; positive[i] != NULL; i++) {
+		from_json_bad(with(good, positive[i], json_integer(0)),
+		    positive[i]);
+		from_json_bad(with(good, positive[i], json_integer(-2)),
+		    positive[i]);
+		from_json_bad(with(good, positive[i], json_string("4k")),
+		    positive[i]);
+	}
+	from_json_bad(with(good, "name", json_integer(1)), "name 1");
+	from_json_bad(with(good, "transport", json_string("tcp")), "tcp");
+	from_json_bad(with(good, "isolation", json_string("solo")), "solo");
+	from_json_bad(with(good, "command", json_string("x")), "command x");
+	j = json_pack("[s,i]", "x", 1);
+	from_json_bad(with(good, "command", j), "command [x,1]");
+	j = json_pack("{s:s}", "A", "1");
+	from_json_bad(with(good, "env", j), "env object");
+	j = json_pack("[n]");
+	from_json_bad(with(good, "env", j), "env [null]");
+	/* A remote transport needs a url string. */
+	j = with(good, "transport", json_string("http"));
+	from_json_bad(j, "http without url");
+	j = with(good, "transport", json_string("ws"));
+	json_object_set_new(j, "url", json_integer(5));
+	from_json_bad(j, "ws url 5");
+
+	json_decref(good);
+	conf_free(conf);
 }
 END_TEST
 

@@ -41,7 +41,8 @@ START_TEST(test_request)
 	static const char	p[] = "POST /mcp?x=1 HTTP/1.1\r\n"
 				    "Host: 127.0.0.1:8931\r\n"
 				    "Content-Type:application/json\r\n"
-				    "Accept: \t application/json, text/event-stream \t\r\n"
+				    "Accept: \t application/json, "
+				    "text/event-stream \t\r\n"
 				    "X-Empty:\r\n"
 				    "mcp-session-id: abc\r\n"
 				    "\r\n"
@@ -185,8 +186,8 @@ START_TEST(test_request_bad)
 	ck_assert_int_eq(req(T("GET / HTTP/1.1\r\nX: a\x7f\r\n\r\n"), &h),
 	    -400);
 	/* Tabs inside and bytes over 0x7f in values are fine. */
-	ck_assert_int_eq(req(T("GET / HTTP/1.1\r\nX: a\tb\xc3\xa9\r\n\r\n"), &h),
-	    28);
+	ck_assert_int_eq(req(T("GET / HTTP/1.1\r\nX: a\tb\xc3\xa9\r\n\r\n"),
+	    &h), 28);
 	header_is(&h, "x", "a\tb\xc3\xa9");
 }
 END_TEST
@@ -353,7 +354,8 @@ START_TEST(test_body_framing)
 	    0, HTTP_BODY_CHUNKED, 0);
 	framing(T("POST / HTTP/1.1\r\ntransfer-encoding: Chunked\r\n\r\n"), 1,
 	    0, HTTP_BODY_CHUNKED, 0);
-	framing(T("GET / HTTP/1.1\r\nHost: x\r\n\r\n"), 1, 0, HTTP_BODY_NONE, 0);
+	framing(T("GET / HTTP/1.1\r\nHost: x\r\n\r\n"), 1, 0, HTTP_BODY_NONE,
+	    0);
 
 	/* Smuggling guards and bad lengths. */
 	framing(T("POST / HTTP/1.1\r\nContent-Length: 5\r\nTransfer-Encoding: "
@@ -383,8 +385,8 @@ START_TEST(test_body_framing)
 	/* Unknown codings. */
 	framing(T("POST / HTTP/1.1\r\nTransfer-Encoding: gzip\r\n\r\n"), 1,
 	    -501, 0, 0);
-	framing(T("POST / HTTP/1.1\r\nTransfer-Encoding: gzip, chunked\r\n\r\n"),
-	    1, -501, 0, 0);
+	framing(T("POST / HTTP/1.1\r\nTransfer-Encoding: gzip, chunked\r\n"
+	    "\r\n"), 1, -501, 0, 0);
 	framing(T("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n"
 	    "Transfer-Encoding: chunked\r\n\r\n"), 1, -501, 0, 0);
 	framing(T("POST / HTTP/1.1\r\nTransfer-Encoding: chunkedx\r\n\r\n"), 1,
@@ -538,8 +540,8 @@ START_TEST(test_chunked_limits)
 	char		 ext[5000];
 
 	/* Exactly max is fine. */
-	ck_assert_int_eq(chunked_whole(T("5\r\nhello\r\n5\r\nworld\r\n0\r\n\r\n"),
-	    10, out, &done), 25);
+	ck_assert_int_eq(chunked_whole(T("5\r\nhello\r\n5\r\nworld\r\n0\r\n"
+	    "\r\n"), 10, out, &done), 25);
 	ck_assert_int_eq(done, 1);
 	ck_assert_uint_eq(evbuffer_get_length(out), 10);
 	evbuffer_free(out);

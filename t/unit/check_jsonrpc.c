@@ -205,7 +205,7 @@ static const struct {
 	{ T("1\0"), 0 },
 	{ T("\0"), 0 },
 	{ T("[1]\0"), 0 },
-	{ T("\f1"), 0 },			/* form feed is not JSON space */
+	{ T("\f1"), 0 },			/* form feed is not space */
 	{ T("1\v"), 0 },
 	{ T("\xc2\xa0" "1"), 0 },		/* nor is NBSP */
 	{ T("\xef\xbb\xbf{}"), 0 },		/* nor a BOM */
@@ -381,7 +381,8 @@ START_TEST(test_iterate)
 {
 	static const char	 p[] = "{ \"a\" : 1 , \"b\":[1, {\"c\":2}] ,"
 				    "\"d\":\"x,}\\\"]\", \"e\" :{ } }";
-	static const char	*keys[] = { "\"a\"", "\"b\"", "\"d\"", "\"e\"" };
+	static const char	*keys[] = { "\"a\"", "\"b\"", "\"d\"",
+				    "\"e\"" };
 	static const char	*values[] = { "1", "[1, {\"c\":2}]",
 				    "\"x,}\\\"]\"", "{ }" };
 	struct jspan		 obj = valid(p), k, v, e;
@@ -443,8 +444,9 @@ END_TEST
 
 START_TEST(test_member_path)
 {
-	static const char	 p[] = "{\"params\":{\"_meta\":{\"progressToken\":"
-				    "\"t\\u00e9\"},\"name\":\"x\"},\"a\\\"b\":1,"
+	static const char	 p[] = "{\"params\":{\"_meta\":{"
+				    "\"progressToken\":\"t\\u00e9\"},"
+				    "\"name\":\"x\"},\"a\\\"b\":1,"
 				    "\"\\u00e9\":2,\"\\ud83d\\ude00\":3,\"\":4,"
 				    "\"list\":[{\"k\":1}]}";
 	static const char *const meta_path[] = { "params", "_meta",
@@ -795,6 +797,16 @@ static const struct {
 	    JRPC_INVALID_REQUEST, "duplicate member in message", NULL },
 	{ "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":1,\"result\":2}",
 	    JRPC_INVALID_REQUEST, "duplicate member in message", "1" },
+	/* A bad id found before a duplicate is not kept for the error. */
+	{ "{\"jsonrpc\":\"2.0\",\"id\":{\"a\":1},\"method\":\"x\","
+	    "\"method\":\"y\"}", JRPC_INVALID_REQUEST,
+	    "duplicate member in message", NULL },
+	{ "{\"jsonrpc\":\"2.0\",\"id\":[1],\"id\":2,\"method\":\"x\"}",
+	    JRPC_INVALID_REQUEST, "duplicate member in message", NULL },
+	{ "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{},\"error\":{}}",
+	    JRPC_INVALID_REQUEST, "duplicate member in message", NULL },
+	{ "{\"jsonrpc\":\"2.0\",\"id\":true,\"result\":1,\"result\":2}",
+	    JRPC_INVALID_REQUEST, "duplicate member in message", NULL },
 	{ "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x\"}]",
 	    JRPC_INVALID_REQUEST, "batches are not supported", NULL },
 	{ "[]", JRPC_INVALID_REQUEST, "batches are not supported", NULL },
@@ -1018,8 +1030,8 @@ END_TEST
 START_TEST(test_splice_two_members)
 {
 	/* Rewrite id and progressToken in one pass, as the gateway does. */
-	static const char p[] = "{\"jsonrpc\":\"2.0\",\"id\":\"c-1\",\"method\":"
-	    "\"tools/call\",\"params\":{\"_meta\":{\"progressToken\":\"tok\"},"
+	static const char p[] = "{\"jsonrpc\":\"2.0\",\"id\":\"c-1\","
+	    "\"method\":\"tools/call\",\"params\":{\"_meta\":{\"progressToken\":\"tok\"},"
 	    "\"name\":\"x\"}}";
 	static const char *const path[] = { "params", "_meta",
 	    "progressToken", NULL };
@@ -1147,8 +1159,8 @@ START_TEST(test_add_error)
 
 	jrpc_add_error(eb, "\"a\\\"b\"", 6, MCP_REQUEST_TIMEOUT,
 	    "upstream \"s\" timed out\n\x01", "{\"after\":30}");
-	built_is(eb, "{\"jsonrpc\":\"2.0\",\"id\":\"a\\\"b\",\"error\":{\"code\":"
-	    "-32001,\"message\":\"upstream \\\"s\\\" timed out\\n\\u0001\","
+	built_is(eb, "{\"jsonrpc\":\"2.0\",\"id\":\"a\\\"b\",\"error\":{"
+	    "\"code\":-32001,\"message\":\"upstream \\\"s\\\" timed out\\n\\u0001\","
 	    "\"data\":{\"after\":30}}}", JRPC_ERROR);
 
 	/* Only idlen bytes of the id are used. */

@@ -125,7 +125,8 @@ START_TEST(test_long)
 		ck_assert_int_eq(name_expose("srv__", name, out), 1);
 		snprintf(full, sizeof full, "srv__%s", name);
 		ck_assert_uint_eq(strlen(out), NAME_MAX_EXPOSED);
-		check_shortened(out, full, NAME_MAX_EXPOSED - NAME_HASH_LEN - 1);
+		check_shortened(out, full,
+		    NAME_MAX_EXPOSED - NAME_HASH_LEN - 1);
 		free(name);
 	}
 	/* Beyond the internal buffer too. */

@@ -147,7 +147,8 @@ START_TEST(test_encode)
 {
 	encodes_to(NULL, NULL, "hello", 5, "data: hello\n\n");
 	encodes_to("7", NULL, "{}", 2, "id: 7\ndata: {}\n\n");
-	encodes_to("7", "message", "x", 1, "id: 7\nevent: message\ndata: x\n\n");
+	encodes_to("7", "message", "x", 1,
+	    "id: 7\nevent: message\ndata: x\n\n");
 	encodes_to(NULL, "endpoint", "/m?s=1", 6,
 	    "event: endpoint\ndata: /m?s=1\n\n");
 	encodes_to(NULL, NULL, "", 0, "data: \n\n");
