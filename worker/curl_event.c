@@ -216,3 +216,22 @@ curlev_multi(struct curlev *cev)
 {
 	return (cev->multi);
 }
+
+/* Set the options every request to the upstream has. */
+void
+curlev_setopts(CURL *easy, const char *url)
+{
+	curl_easy_setopt(easy, CURLOPT_URL, url);
+	curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS,
+	    (long)sc->connect_timeout * 1000);
+	curl_easy_setopt(easy, CURLOPT_SSL_VERIFYPEER, sc->tls_verify ? 1L : 0L);
+	curl_easy_setopt(easy, CURLOPT_SSL_VERIFYHOST, sc->tls_verify ? 2L : 0L);
+	if (sc->ca_file != NULL) {
+		/* ca_file replaces the system's CAs, it does not add to them. */
+		curl_easy_setopt(easy, CURLOPT_CAINFO, sc->ca_file);
+		curl_easy_setopt(easy, CURLOPT_CAPATH, NULL);
+	}
+	curl_easy_setopt(easy, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(easy, CURLOPT_TCP_KEEPALIVE, 1L);
+}

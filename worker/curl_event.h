@@ -22,5 +22,7 @@ int		 curlev_add(struct curlev *, CURL *);
 /* Stop a transfer early (no done callback). */
 void		 curlev_remove(struct curlev *, CURL *);
 CURLM		*curlev_multi(struct curlev *);
+/* Set the URL and what every request to the upstream has (TLS, timeouts). */
+void		 curlev_setopts(CURL *, const char *url);
 
 #endif

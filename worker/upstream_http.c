@@ -236,24 +236,12 @@ http_exchange_new(struct http_tp *tp, enum exchange_kind kind)
 	if ((easy = curl_easy_init()) == NULL)
 		fatalx("curl_easy_init");
 	ex->easy = easy;
-	curl_easy_setopt(easy, CURLOPT_URL, sc->url);
+	curlev_setopts(easy, sc->url);
 	curl_easy_setopt(easy, CURLOPT_PRIVATE, ex);
 	curl_easy_setopt(easy, CURLOPT_HEADERFUNCTION, http_header_cb);
 	curl_easy_setopt(easy, CURLOPT_HEADERDATA, ex);
 	curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, http_write_cb);
 	curl_easy_setopt(easy, CURLOPT_WRITEDATA, ex);
-	curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS,
-	    (long)sc->connect_timeout * 1000);
-	curl_easy_setopt(easy, CURLOPT_SSL_VERIFYPEER, sc->tls_verify ? 1L : 0L);
-	curl_easy_setopt(easy, CURLOPT_SSL_VERIFYHOST, sc->tls_verify ? 2L : 0L);
-	if (sc->ca_file != NULL) {
-		/* ca_file replaces the system's CAs, it does not add to them. */
-		curl_easy_setopt(easy, CURLOPT_CAINFO, sc->ca_file);
-		curl_easy_setopt(easy, CURLOPT_CAPATH, NULL);
-	}
-	curl_easy_setopt(easy, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(easy, CURLOPT_TCP_KEEPALIVE, 1L);
 	TAILQ_INSERT_TAIL(&tp->exchanges, ex, entry);
 	tp->nexchanges++;
 	return (ex);
@@ -576,19 +564,11 @@ http_delete_session(struct http_tp *tp)
 	if (tp->session == NULL || (easy = curl_easy_init()) == NULL)
 		return;
 	h = http_headers(tp, "application/json");
-	curl_easy_setopt(easy, CURLOPT_URL, sc->url);
+	curlev_setopts(easy, sc->url);
 	curl_easy_setopt(easy, CURLOPT_CUSTOMREQUEST, "DELETE");
 	curl_easy_setopt(easy, CURLOPT_HTTPHEADER, h);
 	curl_easy_setopt(easy, CURLOPT_NOBODY, 1L);
 	curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS, 1000L);
-	curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(easy, CURLOPT_SSL_VERIFYPEER, sc->tls_verify ? 1L : 0L);
-	curl_easy_setopt(easy, CURLOPT_SSL_VERIFYHOST, sc->tls_verify ? 2L : 0L);
-	if (sc->ca_file != NULL) {
-		/* ca_file replaces the system's CAs, it does not add to them. */
-		curl_easy_setopt(easy, CURLOPT_CAINFO, sc->ca_file);
-		curl_easy_setopt(easy, CURLOPT_CAPATH, NULL);
-	}
 	curl_easy_perform(easy);
 	curl_easy_cleanup(easy);
 	curl_slist_free_all(h);

@@ -123,25 +123,6 @@ sse_stream_write_cb(char *p, size_t size, size_t n, void *arg)
 	return (len);
 }
 
-/* Set the options every request to the upstream has. */
-static void
-sse_setopts(CURL *easy, const char *url)
-{
-	curl_easy_setopt(easy, CURLOPT_URL, url);
-	curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS,
-	    (long)sc->connect_timeout * 1000);
-	curl_easy_setopt(easy, CURLOPT_SSL_VERIFYPEER, sc->tls_verify ? 1L : 0L);
-	curl_easy_setopt(easy, CURLOPT_SSL_VERIFYHOST, sc->tls_verify ? 2L : 0L);
-	if (sc->ca_file != NULL) {
-		/* ca_file replaces the system's CAs, it does not add to them. */
-		curl_easy_setopt(easy, CURLOPT_CAINFO, sc->ca_file);
-		curl_easy_setopt(easy, CURLOPT_CAPATH, NULL);
-	}
-	curl_easy_setopt(easy, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(easy, CURLOPT_TCP_KEEPALIVE, 1L);
-}
-
 static size_t
 sse_post_header_cb(char *p, size_t size, size_t n, void *arg)
 {
@@ -220,7 +201,7 @@ sse_tp_start(struct conn *c)
 	tp->cev = curlev_new(sse_done_cb, tp);
 	if ((tp->stream = curl_easy_init()) == NULL)
 		fatalx("curl_easy_init");
-	sse_setopts(tp->stream, sc->url);
+	curlev_setopts(tp->stream, sc->url);
 	tp->stream_headers = worker_headers_dup(tp->extra);
 	tp->stream_headers = curl_slist_append(tp->stream_headers,
 	    "Accept: text/event-stream");
@@ -263,7 +244,7 @@ sse_tp_send(struct conn *c, struct evbuffer *msg)
 		sse_post_free(post);
 		return;
 	}
-	sse_setopts(post->easy, tp->endpoint);
+	curlev_setopts(post->easy, tp->endpoint);
 	post->headers = worker_headers_dup(tp->extra);
 	post->headers = curl_slist_append(post->headers,
 	    "Content-Type: application/json");
