@@ -1031,8 +1031,8 @@ START_TEST(test_splice_two_members)
 {
 	/* Rewrite id and progressToken in one pass, as the gateway does. */
 	static const char p[] = "{\"jsonrpc\":\"2.0\",\"id\":\"c-1\","
-	    "\"method\":\"tools/call\",\"params\":{\"_meta\":{\"progressToken\":\"tok\"},"
-	    "\"name\":\"x\"}}";
+	    "\"method\":\"tools/call\",\"params\":{\"_meta\":{"
+	    "\"progressToken\":\"tok\"},\"name\":\"x\"}}";
 	static const char *const path[] = { "params", "_meta",
 	    "progressToken", NULL };
 	struct evbuffer	*eb = evbuffer_new();
@@ -1160,8 +1160,8 @@ START_TEST(test_add_error)
 	jrpc_add_error(eb, "\"a\\\"b\"", 6, MCP_REQUEST_TIMEOUT,
 	    "upstream \"s\" timed out\n\x01", "{\"after\":30}");
 	built_is(eb, "{\"jsonrpc\":\"2.0\",\"id\":\"a\\\"b\",\"error\":{"
-	    "\"code\":-32001,\"message\":\"upstream \\\"s\\\" timed out\\n\\u0001\","
-	    "\"data\":{\"after\":30}}}", JRPC_ERROR);
+	    "\"code\":-32001,\"message\":\"upstream \\\"s\\\" timed out"
+	    "\\n\\u0001\",\"data\":{\"after\":30}}}", JRPC_ERROR);
 
 	/* Only idlen bytes of the id are used. */
 	jrpc_add_error(eb, "12345", 2, 0, "", "null");
