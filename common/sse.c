@@ -183,6 +183,12 @@ sse_line(struct sse_parser *sp, sse_cb cb, void *arg)
 		sbuf_clear(&sp->event);
 		if (sbuf_add(&sp->event, value, vlen, sp->max) != 0)
 			return (-1);
+		/* A type is a C string to the reader: a NUL must not cut
+		 * "message\0x" down to "message". */
+		for (i = 0; i < sp->event.len; i++) {
+			if (sp->event.p[i] == '\0')
+				sp->event.p[i] = '?';
+		}
 	} else if (flen == 2 && memcmp(line, "id", 2) == 0) {
 		if (memchr(value, '\0', vlen) == NULL) {
 			sbuf_clear(&sp->id);
