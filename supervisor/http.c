@@ -15,11 +15,11 @@
 #include <unistd.h>
 
 #include <event2/buffer.h>
-#include <event2/bufferevent.h>
 #include <event2/event.h>
 #include <event2/listener.h>
 
 #include "http_parse.h"
+#include "iochan.h"
 #include "log.h"
 #include "supervisor.h"
 #include "xmalloc.h"
@@ -40,7 +40,7 @@ enum http_state {
 
 /* One client connection; owned by the connection list. */
 struct http_conn {
-	struct bufferevent	*bev;
+	struct iochan		*ch;
 	enum http_state		 state;
 	http_handler		 handler;
 	char			*headbuf;	/* the head's bytes */
@@ -71,9 +71,9 @@ static unsigned int		nconns;
 static unsigned int		max_conns;
 int				listen_loopback = 1;
 
-static void	http_read_cb(struct bufferevent *, void *);
-static void	http_write_cb(struct bufferevent *, void *);
-static void	http_event_cb(struct bufferevent *, short, void *);
+static void	http_read_cb(struct iochan *, void *);
+static void	http_drain_cb(struct iochan *, void *);
+static void	http_event_cb(struct iochan *, int, void *);
 static void	http_conn_free(struct http_conn *);
 static void	http_next(struct http_conn *);
 
@@ -87,11 +87,7 @@ http_conn_count(void)
 static void
 http_timeouts(struct http_conn *c, int read_seconds)
 {
-	struct timeval	rtv = { read_seconds, 0 };
-	struct timeval	wtv = { HTTP_WRITE_TIMEOUT, 0 };
-
-	bufferevent_set_timeouts(c->bev, read_seconds > 0 ? &rtv : NULL,
-	    &wtv);
+	iochan_timeouts(c->ch, read_seconds, HTTP_WRITE_TIMEOUT);
 }
 
 /* Reset per-request state. */
@@ -143,15 +139,9 @@ http_accept_cb(struct evconnlistener *lev, evutil_socket_t fd,
 		inet_ntop(AF_INET6, &sin6->sin6_addr, c->peer,
 		    sizeof c->peer);
 	}
-	c->bev = bufferevent_socket_new(base, fd, BEV_OPT_CLOSE_ON_FREE);
-	if (c->bev == NULL) {
-		close(fd);
-		free(c);
-		return;
-	}
-	bufferevent_setcb(c->bev, http_read_cb, http_write_cb, http_event_cb,
-	    c);
-	bufferevent_enable(c->bev, EV_READ | EV_WRITE);
+	evutil_make_socket_nonblocking(fd);
+	c->ch = iochan_new(base, fd, http_read_cb, http_drain_cb,
+	    http_event_cb, c);
 	http_timeouts(c, HTTP_HEAD_TIMEOUT);
 	TAILQ_INSERT_TAIL(&conns, c, entry);
 	nconns++;
@@ -297,7 +287,7 @@ static void
 http_head_out(struct http_conn *c, int status, const char *ctype,
     const char *extra)
 {
-	struct evbuffer	*out = bufferevent_get_output(c->bev);
+	struct evbuffer	*out = iochan_output(c->ch);
 
 	evbuffer_add_printf(out, "HTTP/1.1 %d %s\r\n", status,
 	    http_reason(status));
@@ -319,17 +309,17 @@ http_done(struct http_conn *c)
 	}
 	if (!c->keepalive || c->too_big) {
 		c->state = HC_CLOSING;
-		bufferevent_disable(c->bev, EV_READ);
-		if (evbuffer_get_length(bufferevent_get_output(c->bev)) == 0)
+		iochan_read(c->ch, 0);
+		if (evbuffer_get_length(iochan_output(c->ch)) == 0)
 			http_conn_free(c);
 		return;
 	}
 	http_reset(c);
 	c->state = HC_HEAD;
 	http_timeouts(c, HTTP_IDLE_TIMEOUT);
-	bufferevent_enable(c->bev, EV_READ);
+	iochan_read(c->ch, 1);
 	/* Pipelined input may already hold the next request. */
-	if (evbuffer_get_length(bufferevent_get_input(c->bev)) != 0)
+	if (evbuffer_get_length(iochan_input(c->ch)) != 0)
 		http_next(c);
 }
 
@@ -337,7 +327,7 @@ void
 http_reply(struct http_conn *c, int status, const char *ctype,
     const char *extra, const char *body, size_t len)
 {
-	struct evbuffer	*out = bufferevent_get_output(c->bev);
+	struct evbuffer	*out = iochan_output(c->ch);
 
 	if (c->state != HC_HANDLING)
 		fatalx("%s: no request to answer", __func__);
@@ -352,7 +342,7 @@ void
 http_reply_buffer(struct http_conn *c, int status, const char *ctype,
     const char *extra, struct evbuffer *body)
 {
-	struct evbuffer	*out = bufferevent_get_output(c->bev);
+	struct evbuffer	*out = iochan_output(c->ch);
 
 	if (c->state != HC_HANDLING)
 		fatalx("%s: no request to answer", __func__);
@@ -366,7 +356,7 @@ http_reply_buffer(struct http_conn *c, int status, const char *ctype,
 void
 http_stream_start(struct http_conn *c, const char *extra)
 {
-	struct evbuffer	*out = bufferevent_get_output(c->bev);
+	struct evbuffer	*out = iochan_output(c->ch);
 
 	if (c->state != HC_HANDLING)
 		fatalx("%s: no request to answer", __func__);
@@ -380,7 +370,7 @@ http_stream_start(struct http_conn *c, const char *extra)
 void
 http_stream_write(struct http_conn *c, struct evbuffer *data)
 {
-	struct evbuffer	*out = bufferevent_get_output(c->bev);
+	struct evbuffer	*out = iochan_output(c->ch);
 	size_t		 len = evbuffer_get_length(data);
 
 	if (c->state != HC_STREAMING)
@@ -397,7 +387,7 @@ http_stream_end(struct http_conn *c)
 {
 	if (c->state != HC_STREAMING)
 		fatalx("%s: not streaming", __func__);
-	evbuffer_add(bufferevent_get_output(c->bev), "0\r\n\r\n", 5);
+	evbuffer_add(iochan_output(c->ch), "0\r\n\r\n", 5);
 	c->state = HC_HANDLING;
 	http_done(c);
 }
@@ -412,7 +402,7 @@ http_set_stream(struct http_conn *c, struct stream *st)
 size_t
 http_conn_queued(struct http_conn *c)
 {
-	return (evbuffer_get_length(bufferevent_get_output(c->bev)));
+	return (iochan_queued(c->ch));
 }
 
 /* Drop a connection at once. */
@@ -430,7 +420,7 @@ http_conn_free(struct http_conn *c)
 		c->stream = NULL;
 	}
 	http_reset(c);
-	bufferevent_free(c->bev);
+	iochan_free(c->ch);
 	TAILQ_REMOVE(&conns, c, entry);
 	nconns--;
 	free(c);
@@ -490,7 +480,7 @@ http_duplicate(const struct http_head *h)
 static int
 http_read_head(struct http_conn *c)
 {
-	struct evbuffer		*in = bufferevent_get_input(c->bev);
+	struct evbuffer		*in = iochan_input(c->ch);
 	struct evbuffer_ptr	 end;
 	const struct http_header *h;
 	size_t			 avail = evbuffer_get_length(in), headlen;
@@ -551,7 +541,7 @@ http_read_head(struct http_conn *c)
 		h = http_header(&c->req.head, "Expect");
 		if (h != NULL && h->valuelen == 12 &&
 		    strncasecmp(h->value, "100-continue", 12) == 0)
-			evbuffer_add(bufferevent_get_output(c->bev),
+			evbuffer_add(iochan_output(c->ch),
 			    "HTTP/1.1 100 Continue\r\n\r\n", 25);
 	}
 	c->req.body = evbuffer_new();
@@ -563,7 +553,7 @@ http_read_head(struct http_conn *c)
 static int
 http_read_body(struct http_conn *c)
 {
-	struct evbuffer	*in = bufferevent_get_input(c->bev);
+	struct evbuffer	*in = iochan_input(c->ch);
 	size_t		 avail, take;
 	ssize_t		 r;
 	unsigned char	*p;
@@ -632,9 +622,10 @@ http_next(struct http_conn *c)
 }
 
 static void
-http_read_cb(struct bufferevent *bev, void *arg)
+http_read_cb(struct iochan *ch, void *arg)
 {
 	struct http_conn	*c = arg;
+	struct evbuffer		*in = iochan_input(ch);
 
 	switch (c->state) {
 	case HC_HEAD:
@@ -644,19 +635,17 @@ http_read_cb(struct bufferevent *bev, void *arg)
 	case HC_HANDLING:
 	case HC_STREAMING:
 		/* Hold pipelined input, but not without bound. */
-		if (evbuffer_get_length(bufferevent_get_input(bev)) >
-		    HTTP_MAX_UNREAD)
-			bufferevent_disable(bev, EV_READ);
+		if (evbuffer_get_length(in) > HTTP_MAX_UNREAD)
+			iochan_read(ch, 0);
 		break;
 	case HC_CLOSING:
-		evbuffer_drain(bufferevent_get_input(bev),
-		    evbuffer_get_length(bufferevent_get_input(bev)));
+		evbuffer_drain(in, evbuffer_get_length(in));
 		break;
 	}
 }
 
 static void
-http_write_cb(struct bufferevent *bev, void *arg)
+http_drain_cb(struct iochan *ch, void *arg)
 {
 	struct http_conn	*c = arg;
 
@@ -665,18 +654,18 @@ http_write_cb(struct bufferevent *bev, void *arg)
 }
 
 static void
-http_event_cb(struct bufferevent *bev, short events, void *arg)
+http_event_cb(struct iochan *ch, int what, void *arg)
 {
 	struct http_conn	*c = arg;
 
-	if (events & BEV_EVENT_TIMEOUT) {
-		if (c->state == HC_HEAD && (events & BEV_EVENT_READING) &&
-		    evbuffer_get_length(bufferevent_get_input(bev)) == 0) {
+	if (what & IOCHAN_TIMEOUT) {
+		if (c->state == HC_HEAD && (what & IOCHAN_READING) &&
+		    evbuffer_get_length(iochan_input(ch)) == 0)
 			log_debug("http %s: idle, closing", c->peer);
-		} else
+		else
 			log_debug("http %s: timeout (%s), closing", c->peer,
-			    (events & BEV_EVENT_WRITING) ? "write" : "read");
-	} else if (events & BEV_EVENT_ERROR)
+			    (what & IOCHAN_WRITING) ? "write" : "read");
+	} else if (what & IOCHAN_ERROR)
 		log_debug("http %s: %s", c->peer, strerror(errno));
 	http_conn_free(c);
 }

@@ -23,7 +23,7 @@
 #include "strmap.h"
 #include "u64map.h"
 
-struct bufferevent;
+struct iochan;
 struct evbuffer;
 struct http_conn;
 struct session;
@@ -64,7 +64,7 @@ struct upstream {
 	enum upstream_state	 state;
 	pid_t			 pid;		/* worker, or -1 */
 	pid_t			 upstream_pid;	/* as reported, or -1 */
-	struct bufferevent	*bev;		/* channel, or NULL */
+	struct iochan		*ch;		/* channel, or NULL */
 	struct event		*timer;		/* backoff and stop timer */
 	unsigned int		 restarts;
 	unsigned int		 delay;		/* next backoff, seconds */

@@ -12,9 +12,9 @@
 #include <unistd.h>
 
 #include <event2/buffer.h>
-#include <event2/bufferevent.h>
 #include <event2/event.h>
 
+#include "iochan.h"
 #include "log.h"
 #include "supervisor.h"
 #include "xmalloc.h"
@@ -143,8 +143,8 @@ upstream_stop(struct upstream *up, char *err, size_t len)
 	snprintf(msg, sizeof msg, "upstream %s was stopped", up->sc->name);
 	route_fail_upstream(up, MCP_CONNECTION_CLOSED, msg, 0);
 	if (up->pid > 0) {
-		if (up->bev != NULL)
-			frame_add(bufferevent_get_output(up->bev),
+		if (up->ch != NULL)
+			frame_add(iochan_output(up->ch),
 			    MSG_SHUTDOWN, 0, 0, "{}", 2);
 		else
 			kill(up->pid, SIGTERM);
@@ -196,8 +196,8 @@ upstream_restart(struct upstream *up, char *err, size_t len)
 	up->state = UPSTREAM_STARTING;
 	if (up->timer != NULL)
 		evtimer_del(up->timer);
-	if (up->bev != NULL)
-		frame_add(bufferevent_get_output(up->bev), MSG_SHUTDOWN, 0, 0,
+	if (up->ch != NULL)
+		frame_add(iochan_output(up->ch), MSG_SHUTDOWN, 0, 0,
 		    "{}", 2);
 	else
 		kill(up->pid, SIGTERM);
@@ -276,8 +276,8 @@ upstream_session_open(struct upstream *up, struct session *s)
 	if (s->loglevel >= 0)
 		json_object_set_new(o, "logLevel",
 		    json_string(log_level_name(s->loglevel)));
-	if (up->state == UPSTREAM_READY && up->bev != NULL)
-		frame_add_json(bufferevent_get_output(up->bev),
+	if (up->state == UPSTREAM_READY && up->ch != NULL)
+		frame_add_json(iochan_output(up->ch),
 		    MSG_SESSION_OPEN, s->no, 0, o);
 	json_decref(o);
 }
@@ -366,7 +366,7 @@ upstream_frame(struct upstream *up, const struct frame_hdr *hdr,
 static int
 upstream_process(struct upstream *up)
 {
-	struct evbuffer		*in = bufferevent_get_input(up->bev);
+	struct evbuffer		*in = iochan_input(up->ch);
 	struct frame_hdr	 hdr;
 	const char		*why;
 	enum frame_result	 r;
@@ -383,14 +383,14 @@ upstream_process(struct upstream *up)
 		}
 		if (upstream_frame(up, &hdr, in) != 0)
 			return (-1);
-		if (up->bev == NULL)
+		if (up->ch == NULL)
 			return (0);
 	}
 }
 
 /* Read frames from a worker. */
 static void
-upstream_read_cb(struct bufferevent *bev, void *arg)
+upstream_read_cb(struct iochan *ch, void *arg)
 {
 	struct upstream	*up = arg;
 
@@ -409,10 +409,10 @@ upstream_drain(struct upstream *up)
 	struct evbuffer	*in;
 	int		 fd;
 
-	if (up->bev == NULL)
+	if (up->ch == NULL)
 		return;
-	in = bufferevent_get_input(up->bev);
-	fd = bufferevent_getfd(up->bev);
+	in = iochan_input(up->ch);
+	fd = iochan_fd(up->ch);
 	while (evbuffer_get_length(in) <= up->sc->max_message +
 	    CHANNEL_SLACK && evbuffer_read(in, fd, 65536) > 0)
 		;
@@ -421,12 +421,11 @@ upstream_drain(struct upstream *up)
 
 /* The channel closed or failed. */
 static void
-upstream_event_cb(struct bufferevent *bev, short events, void *arg)
+upstream_event_cb(struct iochan *ch, int what, void *arg)
 {
 	struct upstream	*up = arg;
 
-	if (events & (BEV_EVENT_EOF | BEV_EVENT_ERROR))
-		upstream_lost(up, "worker channel closed");
+	upstream_lost(up, "worker channel closed");
 }
 
 /*
@@ -438,10 +437,10 @@ upstream_lost(struct upstream *up, const char *why)
 {
 	char	msg[256];
 
-	if (up->bev == NULL)
+	if (up->ch == NULL)
 		return;
-	bufferevent_free(up->bev);
-	up->bev = NULL;
+	iochan_free(up->ch);
+	up->ch = NULL;
 	log_debug("upstream %s: %s", up->sc->name, why);
 	snprintf(msg, sizeof msg, "upstream %s exited during the call",
 	    up->sc->name);
@@ -520,16 +519,12 @@ upstream_spawn(struct upstream *up)
 	up->reported = 0;
 	up->state = UPSTREAM_STARTING;
 	up->started = now_ms();
-	up->bev = bufferevent_socket_new(base, sv[0], BEV_OPT_CLOSE_ON_FREE);
-	if (up->bev == NULL)
-		fatalx("bufferevent_socket_new");
-	bufferevent_setcb(up->bev, upstream_read_cb, NULL, upstream_event_cb,
-	    up);
-	bufferevent_enable(up->bev, EV_READ | EV_WRITE);
+	up->ch = iochan_new(base, sv[0], upstream_read_cb, NULL,
+	    upstream_event_cb, up);
 
 	cfg = json_pack("{s:o, s:i}", "server", conf_server_to_json(up->sc),
 	    "verbose", log_getverbose());
-	frame_add_json(bufferevent_get_output(up->bev), MSG_CONFIG, 0, 0, cfg);
+	frame_add_json(iochan_output(up->ch), MSG_CONFIG, 0, 0, cfg);
 	json_decref(cfg);
 	upstream_arm(up, up->sc->init_timeout + 5);
 	log_debug("upstream %s: worker %ld started", up->sc->name, (long)pid);
@@ -652,8 +647,8 @@ upstream_stop_all(void)
 		up->state = UPSTREAM_STOPPED;
 		if (up->pid <= 0)
 			continue;
-		if (up->bev != NULL)
-			frame_add(bufferevent_get_output(up->bev),
+		if (up->ch != NULL)
+			frame_add(iochan_output(up->ch),
 			    MSG_SHUTDOWN, 0, 0, "{}", 2);
 		else
 			kill(up->pid, SIGTERM);
@@ -678,9 +673,9 @@ upstream_all_stopped(void)
 static int
 upstream_ready_output(struct upstream *up, struct evbuffer **out)
 {
-	if (up->state != UPSTREAM_READY || up->bev == NULL)
+	if (up->state != UPSTREAM_READY || up->ch == NULL)
 		return (-1);
-	*out = bufferevent_get_output(up->bev);
+	*out = iochan_output(up->ch);
 	if (evbuffer_get_length(*out) > CHANNEL_MAX_QUEUED) {
 		log_warnx("upstream %s: worker is not reading (%zu bytes "
 		    "queued), killing it", up->sc->name,

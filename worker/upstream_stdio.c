@@ -13,9 +13,9 @@
 #include <unistd.h>
 
 #include <event2/buffer.h>
-#include <event2/bufferevent.h>
 #include <event2/event.h>
 
+#include "iochan.h"
 #include "log.h"
 #include "worker.h"
 #include "xmalloc.h"
@@ -34,9 +34,9 @@ struct stdio_tp {
 	int			 exited;
 	int			 status;
 	int			 out_eof;
-	struct bufferevent	*in;		/* child's stdin */
-	struct bufferevent	*out;		/* child's stdout */
-	struct bufferevent	*err;		/* child's stderr */
+	struct iochan		*in;		/* child's stdin */
+	struct iochan		*out;		/* child's stdout */
+	struct iochan		*err;		/* child's stderr */
 	int			 discarding;	/* skipping an over-long line */
 	size_t			 discarded;
 	struct event		*grace;
@@ -149,10 +149,10 @@ stdio_child_exited(pid_t pid, int status)
 
 /* Read whole lines from the upstream's stdout. */
 static void
-stdio_out_cb(struct bufferevent *bev, void *arg)
+stdio_out_cb(struct iochan *ch, void *arg)
 {
 	struct stdio_tp		*tp = arg;
-	struct evbuffer		*in = bufferevent_get_input(bev);
+	struct evbuffer		*in = iochan_input(ch);
 	struct evbuffer_ptr	 nl;
 	size_t			 len, max = sc->max_message;
 	char			*p;
@@ -205,9 +205,9 @@ stdio_out_cb(struct bufferevent *bev, void *arg)
 
 /* Log the upstream's stderr, a line at a time, tagged. */
 static void
-stdio_err_cb(struct bufferevent *bev, void *arg)
+stdio_err_cb(struct iochan *ch, void *arg)
 {
-	struct evbuffer		*in = bufferevent_get_input(bev);
+	struct evbuffer		*in = iochan_input(ch);
 	struct evbuffer_ptr	 nl;
 	char			 line[STDERR_MAX_LINE + 1];
 	size_t			 len, i;
@@ -235,29 +235,30 @@ stdio_err_cb(struct bufferevent *bev, void *arg)
 
 /* Stdout or stderr closed or failed. */
 static void
-stdio_event_cb(struct bufferevent *bev, short events, void *arg)
+stdio_event_cb(struct iochan *ch, int what, void *arg)
 {
 	struct stdio_tp	*tp = arg;
 	struct evbuffer	*in;
 
-	if (bev == tp->err) {
-		in = bufferevent_get_input(bev);
+	if (ch == tp->err) {
+		in = iochan_input(ch);
 		if (evbuffer_get_length(in) > 0) {
 			evbuffer_add(in, "\n", 1);
-			stdio_err_cb(bev, tp);
+			stdio_err_cb(ch, tp);
 		}
-		bufferevent_disable(bev, EV_READ);
+		iochan_read(ch, 0);
 		return;
 	}
-	if (bev == tp->in) {
+	if (ch == tp->in) {
+		/* What it will not read is dropped; its exit says the rest. */
 		log_debug("upstream stdin closed");
-		bufferevent_disable(bev, EV_WRITE);
+		evbuffer_drain(iochan_output(ch), iochan_queued(ch));
 		return;
 	}
 	if (tp->out_eof)
 		return;
 	tp->out_eof = 1;
-	bufferevent_disable(bev, EV_READ);
+	iochan_read(ch, 0);
 	if (tp->exited)
 		stdio_gone(tp, NULL);
 	else
@@ -365,18 +366,17 @@ child_fail(int fd, int err)
 	_exit(127);
 }
 
-/* Make a bufferevent for one end of a pipe. */
-static struct bufferevent *
-stdio_bev(int fd, short what)
+/* Wrap one end of a pipe; a write end does not read. */
+static struct iochan *
+stdio_chan(int fd, int reading, iochan_read_cb read_cb, struct stdio_tp *tp)
 {
-	struct bufferevent	*bev;
+	struct iochan	*ch;
 
 	evutil_make_socket_nonblocking(fd);
-	bev = bufferevent_socket_new(base, fd, BEV_OPT_CLOSE_ON_FREE);
-	if (bev == NULL)
-		fatalx("bufferevent_socket_new");
-	bufferevent_enable(bev, what);
-	return (bev);
+	ch = iochan_new(base, fd, read_cb, NULL, stdio_event_cb, tp);
+	if (!reading)
+		iochan_read(ch, 0);
+	return (ch);
 }
 
 /* Spawn the upstream. */
@@ -460,12 +460,9 @@ stdio_start(struct conn *c)
 	tp = xcalloc(1, sizeof *tp);
 	tp->conn = c;
 	tp->pid = pid;
-	tp->in = stdio_bev(pin[1], EV_WRITE);
-	tp->out = stdio_bev(pout[0], EV_READ);
-	tp->err = stdio_bev(perr[0], EV_READ);
-	bufferevent_setcb(tp->in, NULL, NULL, stdio_event_cb, tp);
-	bufferevent_setcb(tp->out, stdio_out_cb, NULL, stdio_event_cb, tp);
-	bufferevent_setcb(tp->err, stdio_err_cb, NULL, stdio_event_cb, tp);
+	tp->in = stdio_chan(pin[1], 0, NULL, tp);
+	tp->out = stdio_chan(pout[0], 1, stdio_out_cb, tp);
+	tp->err = stdio_chan(perr[0], 1, stdio_err_cb, tp);
 	c->tp = tp;
 	u64map_put(&children, (uint64_t)pid, tp);
 	worker_status("starting", NULL);
@@ -478,7 +475,7 @@ static void
 stdio_send(struct conn *c, struct evbuffer *msg)
 {
 	struct stdio_tp		*tp = c->tp;
-	struct evbuffer		*out = bufferevent_get_output(tp->in);
+	struct evbuffer		*out = iochan_output(tp->in);
 	struct evbuffer_ptr	 nl, cr;
 	unsigned char		*p;
 	size_t			 len = evbuffer_get_length(msg), i;
@@ -516,9 +513,9 @@ stdio_stop(struct conn *c)
 		event_base_once(base, -1, EV_TIMEOUT, stdio_kill_cb,
 		    (void *)(intptr_t)tp->pid, &tv);
 	}
-	bufferevent_free(tp->in);
-	bufferevent_free(tp->out);
-	bufferevent_free(tp->err);
+	iochan_free(tp->in);
+	iochan_free(tp->out);
+	iochan_free(tp->err);
 	if (tp->grace != NULL)
 		event_free(tp->grace);
 	free(tp);

@@ -19,9 +19,9 @@
 #include <unistd.h>
 
 #include <event2/buffer.h>
-#include <event2/bufferevent.h>
 #include <event2/event.h>
 
+#include "iochan.h"
 #include "log.h"
 #include "worker.h"
 #include "xmalloc.h"
@@ -33,7 +33,7 @@
 struct event_base	*base;
 struct server_conf	*sc;
 
-static struct bufferevent	*chan;
+static struct iochan		*chan;
 static struct conn		*shared;	/* the shared connection */
 static struct u64map		 sessions;	/* no -> session_info */
 static struct event		*ev_sigchld, *ev_sigterm, *ev_exit_timer;
@@ -58,7 +58,7 @@ chan_send(uint16_t type, uint32_t session, uint32_t tag, const char *p,
     size_t len)
 {
 	if (chan != NULL)
-		frame_add(bufferevent_get_output(chan), type, session, tag, p,
+		frame_add(iochan_output(chan), type, session, tag, p,
 		    len);
 }
 
@@ -67,7 +67,7 @@ chan_send_buffer(uint16_t type, uint32_t session, uint32_t tag,
     struct evbuffer *buf)
 {
 	if (chan != NULL)
-		frame_add_buffer(bufferevent_get_output(chan), type, session,
+		frame_add_buffer(iochan_output(chan), type, session,
 		    tag, buf);
 	else
 		evbuffer_drain(buf, evbuffer_get_length(buf));
@@ -77,7 +77,7 @@ void
 chan_send_json(uint16_t type, uint32_t session, uint32_t tag, json_t *o)
 {
 	if (chan != NULL)
-		frame_add_json(bufferevent_get_output(chan), type, session,
+		frame_add_json(iochan_output(chan), type, session,
 		    tag, o);
 	json_decref(o);
 }
@@ -395,9 +395,9 @@ worker_frame(const struct frame_hdr *hdr, struct evbuffer *in)
 }
 
 static void
-chan_read_cb(struct bufferevent *bev, void *arg)
+chan_read_cb(struct iochan *ch, void *arg)
 {
-	struct evbuffer		*in = bufferevent_get_input(bev);
+	struct evbuffer		*in = iochan_input(ch);
 	struct frame_hdr	 hdr;
 	const char		*why;
 	size_t			 max;
@@ -422,10 +422,10 @@ chan_read_cb(struct bufferevent *bev, void *arg)
 }
 
 static void
-chan_event_cb(struct bufferevent *bev, short events, void *arg)
+chan_event_cb(struct iochan *ch, int what, void *arg)
 {
 	log_debug("supervisor channel closed");
-	bufferevent_free(chan);
+	iochan_free(chan);
 	chan = NULL;
 	worker_begin_exit(WORKER_EXIT_OK);
 }
@@ -486,23 +486,8 @@ reap_children(void)
 static void
 chan_drain(void)
 {
-	struct evbuffer	*out;
-	struct timeval	 tv = { 2, 0 };
-	int		 fd, flags;
-
-	if (chan == NULL)
-		return;
-	out = bufferevent_get_output(chan);
-	fd = bufferevent_getfd(chan);
-	flags = fcntl(fd, F_GETFL);
-	fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-	/* The bufferevent keeps its output's drain side frozen. */
-	evbuffer_unfreeze(out, 1);
-	while (evbuffer_get_length(out) > 0) {
-		if (evbuffer_write(out, fd) <= 0)
-			break;
-	}
+	if (chan != NULL)
+		iochan_flush_wait(chan, 2000);
 }
 
 /* Exit now, killing whatever is left. */
@@ -610,11 +595,10 @@ main(int argc, char **argv)
 	u64map_init(&sessions);
 	evutil_make_socket_nonblocking(CHAN_FD);
 	evutil_make_socket_closeonexec(CHAN_FD);
-	chan = bufferevent_socket_new(base, CHAN_FD, BEV_OPT_CLOSE_ON_FREE);
-	if (chan == NULL)
-		fatalx("no supervisor channel on fd %d", CHAN_FD);
-	bufferevent_setcb(chan, chan_read_cb, NULL, chan_event_cb, NULL);
-	bufferevent_enable(chan, EV_READ | EV_WRITE);
+	if (fcntl(CHAN_FD, F_GETFD) == -1)
+		fatal("no supervisor channel on fd %d", CHAN_FD);
+	chan = iochan_new(base, CHAN_FD, chan_read_cb, NULL, chan_event_cb,
+	    NULL);
 	chan_send(MSG_HELLO, 0, 0, "{\"version\":1}", 13);
 
 	ev_sigchld = evsignal_new(base, SIGCHLD, signal_cb, NULL);

@@ -1,0 +1,255 @@
+#include "config.h"
+
+#include <sys/uio.h>
+
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/event.h>
+
+#include "iochan.h"
+#include "log.h"
+#include "xmalloc.h"
+
+#define IOCHAN_READ_SIZE	65536	/* space reserved for one read */
+
+struct iochan {
+	int			 fd;
+	struct evbuffer		*in;
+	struct evbuffer		*out;
+	struct event		*rev;		/* EV_READ, persistent */
+	struct event		*wev;		/* EV_WRITE, only when blocked */
+	struct event		*flush;		/* end of the loop's turn */
+	iochan_read_cb		 read_cb;
+	iochan_drain_cb		 drain_cb;
+	iochan_event_cb		 event_cb;
+	void			*arg;
+	int			 reading;
+	int			 read_timeout;
+	int			 write_timeout;
+	int			 blocked;	/* wev is added */
+};
+
+static void	iochan_write(struct iochan *);
+
+/* Re-arm the read event with its timeout. */
+static void
+iochan_arm_read(struct iochan *ch)
+{
+	struct timeval	tv = { ch->read_timeout, 0 };
+
+	if (ch->reading)
+		event_add(ch->rev, ch->read_timeout > 0 ? &tv : NULL);
+	else
+		event_del(ch->rev);
+}
+
+/* Readable: read what is there, then tell the owner. */
+static void
+iochan_read_ev(evutil_socket_t fd, short what, void *arg)
+{
+	struct iochan		*ch = arg;
+	struct evbuffer_iovec	 v[2];
+	ssize_t			 n;
+	int			 nv;
+
+	if (what & EV_TIMEOUT) {
+		ch->event_cb(ch, IOCHAN_TIMEOUT | IOCHAN_READING, ch->arg);
+		return;
+	}
+	nv = evbuffer_reserve_space(ch->in, IOCHAN_READ_SIZE, v, 2);
+	if (nv <= 0)
+		fatalx("evbuffer_reserve_space");
+	n = readv(ch->fd, (struct iovec *)v, nv);
+	if (n < 0) {
+		if (errno == EAGAIN || errno == EINTR)
+			return;
+		ch->event_cb(ch, IOCHAN_ERROR | IOCHAN_READING, ch->arg);
+		return;
+	}
+	if (n == 0) {
+		ch->event_cb(ch, IOCHAN_EOF | IOCHAN_READING, ch->arg);
+		return;
+	}
+	/* readv fills the first vector before the second. */
+	if ((size_t)n <= v[0].iov_len) {
+		v[0].iov_len = (size_t)n;
+		nv = 1;
+	} else
+		v[1].iov_len = (size_t)n - v[0].iov_len;
+	evbuffer_commit_space(ch->in, v, nv);
+	ch->read_cb(ch, ch->arg);
+}
+
+/* Writable again (or the write timeout). */
+static void
+iochan_write_ev(evutil_socket_t fd, short what, void *arg)
+{
+	struct iochan	*ch = arg;
+
+	if (what & EV_TIMEOUT) {
+		ch->event_cb(ch, IOCHAN_TIMEOUT | IOCHAN_WRITING, ch->arg);
+		return;
+	}
+	ch->blocked = 0;
+	iochan_write(ch);
+}
+
+/* The end of the loop's turn: write what was queued. */
+static void
+iochan_flush_ev(evutil_socket_t fd, short what, void *arg)
+{
+	iochan_write(arg);
+}
+
+/* Write as much as the kernel takes; wait for writability if not all. */
+static void
+iochan_write(struct iochan *ch)
+{
+	struct timeval	tv = { ch->write_timeout, 0 };
+	int		n;
+
+	while (evbuffer_get_length(ch->out) > 0) {
+		n = evbuffer_write(ch->out, ch->fd);
+		if (n > 0)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
+			if (!ch->blocked) {
+				ch->blocked = 1;
+				event_add(ch->wev, ch->write_timeout > 0 ?
+				    &tv : NULL);
+			}
+			return;
+		}
+		ch->event_cb(ch, IOCHAN_ERROR | IOCHAN_WRITING, ch->arg);
+		return;
+	}
+	if (ch->blocked) {
+		ch->blocked = 0;
+		event_del(ch->wev);
+	}
+	if (ch->drain_cb != NULL)
+		ch->drain_cb(ch, ch->arg);
+}
+
+/* Output was added: write it at the end of this turn of the loop. */
+static void
+iochan_out_cb(struct evbuffer *buf, const struct evbuffer_cb_info *info,
+    void *arg)
+{
+	struct iochan	*ch = arg;
+
+	if (info->n_added > 0 && !ch->blocked)
+		event_active(ch->flush, EV_TIMEOUT, 0);
+}
+
+struct iochan *
+iochan_new(struct event_base *base, int fd, iochan_read_cb read_cb,
+    iochan_drain_cb drain_cb, iochan_event_cb event_cb, void *arg)
+{
+	struct iochan	*ch;
+
+	ch = xcalloc(1, sizeof *ch);
+	ch->fd = fd;
+	ch->in = evbuffer_new();
+	ch->out = evbuffer_new();
+	ch->read_cb = read_cb;
+	ch->drain_cb = drain_cb;
+	ch->event_cb = event_cb;
+	ch->arg = arg;
+	ch->rev = event_new(base, fd, EV_READ | EV_PERSIST, iochan_read_ev,
+	    ch);
+	ch->wev = event_new(base, fd, EV_WRITE, iochan_write_ev, ch);
+	ch->flush = event_new(base, -1, 0, iochan_flush_ev, ch);
+	if (ch->in == NULL || ch->out == NULL || ch->rev == NULL ||
+	    ch->wev == NULL || ch->flush == NULL)
+		fatalx("iochan_new");
+	evbuffer_add_cb(ch->out, iochan_out_cb, ch);
+	ch->reading = 1;
+	iochan_arm_read(ch);
+	return (ch);
+}
+
+void
+iochan_free(struct iochan *ch)
+{
+	if (ch == NULL)
+		return;
+	event_free(ch->rev);
+	event_free(ch->wev);
+	event_free(ch->flush);
+	evbuffer_free(ch->in);
+	evbuffer_free(ch->out);
+	close(ch->fd);
+	free(ch);
+}
+
+int
+iochan_fd(struct iochan *ch)
+{
+	return (ch->fd);
+}
+
+struct evbuffer *
+iochan_input(struct iochan *ch)
+{
+	return (ch->in);
+}
+
+struct evbuffer *
+iochan_output(struct iochan *ch)
+{
+	return (ch->out);
+}
+
+size_t
+iochan_queued(struct iochan *ch)
+{
+	return (evbuffer_get_length(ch->out));
+}
+
+void
+iochan_read(struct iochan *ch, int on)
+{
+	if (ch->reading == on)
+		return;
+	ch->reading = on;
+	iochan_arm_read(ch);
+}
+
+void
+iochan_timeouts(struct iochan *ch, int read_s, int write_s)
+{
+	struct timeval	tv = { write_s, 0 };
+
+	if (ch->read_timeout != read_s) {
+		ch->read_timeout = read_s;
+		iochan_arm_read(ch);
+	}
+	if (ch->write_timeout != write_s) {
+		ch->write_timeout = write_s;
+		if (ch->blocked)
+			event_add(ch->wev, write_s > 0 ? &tv : NULL);
+	}
+}
+
+void
+iochan_flush_wait(struct iochan *ch, int ms)
+{
+	struct pollfd	pfd = { ch->fd, POLLOUT, 0 };
+	int		n;
+
+	while (evbuffer_get_length(ch->out) > 0) {
+		n = evbuffer_write(ch->out, ch->fd);
+		if (n > 0)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EINTR) &&
+		    poll(&pfd, 1, ms) > 0)
+			continue;
+		return;
+	}
+}

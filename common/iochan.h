@@ -1,0 +1,54 @@
+/*
+ * A non-blocking descriptor with an input and an output buffer, for the
+ * paths every message takes (client connections, worker channels, stdio
+ * pipes).  Unlike a libevent bufferevent, output is written eagerly: what
+ * is queued during one turn of the event loop goes out in one write at the
+ * end of that turn, and write interest is registered with epoll only when
+ * the kernel cannot take everything.  Input is read into reserved buffer
+ * space without asking the kernel how much is there first.  Per message
+ * that saves the epoll_ctl calls around every write and an ioctl before
+ * every read.
+ */
+#ifndef MCPS_IOCHAN_H
+#define MCPS_IOCHAN_H
+
+#include <stddef.h>
+
+struct event_base;
+struct evbuffer;
+struct iochan;
+
+#define IOCHAN_EOF	0x01	/* the peer closed its side */
+#define IOCHAN_ERROR	0x02	/* a read or write failed (errno is set) */
+#define IOCHAN_TIMEOUT	0x04	/* no progress within a timeout */
+#define IOCHAN_READING	0x10	/* with TIMEOUT: the read timeout */
+#define IOCHAN_WRITING	0x20	/* with TIMEOUT: the write timeout */
+
+/* New input is in the input buffer. */
+typedef void (*iochan_read_cb)(struct iochan *, void *);
+/* Everything queued has been written. */
+typedef void (*iochan_drain_cb)(struct iochan *, void *);
+/* End of input, an error or a timeout (IOCHAN_* flags). */
+typedef void (*iochan_event_cb)(struct iochan *, int, void *);
+
+/* Take a non-blocking descriptor (closed by iochan_free); reading is on. */
+struct iochan	*iochan_new(struct event_base *, int fd, iochan_read_cb,
+		    iochan_drain_cb, iochan_event_cb, void *);
+void		 iochan_free(struct iochan *);
+int		 iochan_fd(struct iochan *);
+struct evbuffer	*iochan_input(struct iochan *);
+/* Add to it freely: it is written at the end of the loop's turn. */
+struct evbuffer	*iochan_output(struct iochan *);
+size_t		 iochan_queued(struct iochan *);
+/* Stop or resume reading. */
+void		 iochan_read(struct iochan *, int on);
+/*
+ * Timeouts in seconds, 0 for none: read fires when reading is on and
+ * nothing arrives; write fires when output is queued and none of it can be
+ * written.
+ */
+void		 iochan_timeouts(struct iochan *, int read, int write);
+/* Write what is queued now, blocking for at most ms (for exit paths). */
+void		 iochan_flush_wait(struct iochan *, int ms);
+
+#endif
