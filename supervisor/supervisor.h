@@ -39,6 +39,7 @@ int		 mcp_version_supported(const char *);
 extern struct event_base	*base;
 extern struct conf		*conf;
 extern const char		*worker_path;
+extern char			*stdio_worker_path;
 extern char			 listen_bound[128];	/* actual address */
 int64_t		 now_ms(void);		/* monotonic milliseconds */
 void		 fill_random(void *, size_t);

@@ -29,6 +29,7 @@
 struct event_base	*base;
 struct conf		*conf;
 const char		*worker_path = WORKER_PATH;
+char			*stdio_worker_path;
 char			 listen_bound[128];
 
 static struct event	*ev_sigterm, *ev_sigint, *ev_sigchld, *ev_sighup;
@@ -221,6 +222,14 @@ main(int argc, char **argv)
 		worker_path = env;
 	if (access(worker_path, X_OK) != 0)
 		fatal("worker %s", worker_path);
+	/* The lighter worker for stdio upstreams sits next to the other. */
+	xasprintf(&stdio_worker_path, "%s-stdio", worker_path);
+	if (access(stdio_worker_path, X_OK) != 0) {
+		log_debug("no %s, stdio upstreams use %s", stdio_worker_path,
+		    worker_path);
+		free(stdio_worker_path);
+		stdio_worker_path = xstrdup(worker_path);
+	}
 
 	signal(SIGPIPE, SIG_IGN);
 	raise_nofile();

@@ -509,7 +509,8 @@ upstream_spawn(struct upstream *up)
 				close(devnull);
 		}
 		close_from(4);
-		execv(worker_path, argv);
+		execv(up->sc->transport == TRANSPORT_STDIO ?
+		    stdio_worker_path : worker_path, argv);
 		_exit(127);
 	}
 	close(sv[1]);

@@ -72,6 +72,7 @@ conn_new(uint32_t session, struct session_info *info)
 	case TRANSPORT_STDIO:
 		c->ops = &transport_stdio;
 		break;
+#ifdef WORKER_REMOTE
 	case TRANSPORT_HTTP:
 		c->ops = &transport_http;
 		break;
@@ -81,6 +82,12 @@ conn_new(uint32_t session, struct session_info *info)
 	case TRANSPORT_WS:
 		c->ops = &transport_ws;
 		break;
+#else
+	default:
+		/* mcp-worker-stdio links no network library; mcp-worker does. */
+		worker_status("error", "this worker only speaks stdio");
+		worker_fatal_conn(c, "this worker only speaks stdio");
+#endif
 	}
 	c->reap = evtimer_new(base, conn_reap_cb, c);
 	c->ping_timer = event_new(base, -1, EV_PERSIST, conn_ping_cb, c);
