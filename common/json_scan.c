@@ -690,6 +690,62 @@ jscan_splice(struct evbuffer *out, const char *p, size_t n,
 		evbuffer_add(out, p + pos, n - pos);
 }
 
+#define JSCAN_REF_MIN	65536	/* shorter runs are cheaper to copy */
+
+/* An owner of text that out refers to, freed with its last reference. */
+struct jscan_owner {
+	struct evbuffer	*buf;
+	int		 refs;
+};
+
+/* One reference to owned text is no longer needed. */
+static void
+jscan_owner_release(const void *data, size_t len, void *arg)
+{
+	struct jscan_owner	*o = arg;
+
+	if (--o->refs == 0) {
+		evbuffer_free(o->buf);
+		free(o);
+	}
+}
+
+/* Append a run of owned text, by reference if it is long. */
+static void
+jscan_add_run(struct evbuffer *out, struct jscan_owner *o, const char *p,
+    size_t len)
+{
+	if (len < JSCAN_REF_MIN) {
+		evbuffer_add(out, p, len);
+		return;
+	}
+	o->refs++;
+	if (evbuffer_add_reference(out, p, len, jscan_owner_release, o) != 0)
+		fatalx("evbuffer_add_reference");
+}
+
+void
+jscan_splice_owned(struct evbuffer *out, struct evbuffer *owner,
+    const char *p, size_t n, const struct jedit *edits, size_t nedits)
+{
+	struct jscan_owner	*o;
+	size_t			 pos = 0, i;
+
+	o = xcalloc(1, sizeof *o);
+	o->buf = owner;
+	o->refs = 1;	/* ours, until the end */
+	for (i = 0; i < nedits; i++) {
+		if (edits[i].at.off < pos || edits[i].at.off > n)
+			fatalx("%s: edits out of order", __func__);
+		jscan_add_run(out, o, p + pos, edits[i].at.off - pos);
+		evbuffer_add(out, edits[i].text, edits[i].len);
+		pos = edits[i].at.off + edits[i].at.len;
+	}
+	if (pos < n)
+		jscan_add_run(out, o, p + pos, n - pos);
+	jscan_owner_release(NULL, 0, o);
+}
+
 /* Append a JSON string literal. */
 void
 jscan_add_string(struct evbuffer *out, const char *s, size_t len)

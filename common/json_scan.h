@@ -92,6 +92,15 @@ int		 jscan_int64(const char *p, struct jspan, int64_t *);
 /* Append p[0..n) to out with the edits applied. */
 void		 jscan_splice(struct evbuffer *out, const char *p, size_t n,
 		    const struct jedit *edits, size_t nedits);
+/*
+ * The same, where p[0..n) lives in the evbuffer owner (taken): long
+ * unchanged runs are added to out by reference instead of copied, and
+ * owner is freed once out has let go of the last of them.  owner must not
+ * change meanwhile.
+ */
+void		 jscan_splice_owned(struct evbuffer *out, struct evbuffer *owner,
+		    const char *p, size_t n, const struct jedit *edits,
+		    size_t nedits);
 /* Append s as a JSON string literal (quoted and escaped). */
 void		 jscan_add_string(struct evbuffer *out, const char *s,
 		    size_t len);

@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 
 #include <errno.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -232,6 +233,8 @@ main(int argc, char **argv)
 	}
 
 	signal(SIGPIPE, SIG_IGN);
+	/* A large message's buffers go back to the system when freed. */
+	mallopt(M_MMAP_THRESHOLD, 1024 * 1024);
 	raise_nofile();
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1) != 0)
 		log_warn("prctl PR_SET_CHILD_SUBREAPER");

@@ -493,9 +493,9 @@ conn_answer(struct conn *c, const struct jrpc *m, int code, const char *msg)
 	evbuffer_free(buf);
 }
 
-/* A response to one of our requests. */
+/* A response to one of our requests (owner: see conn_message). */
 static void
-conn_response(struct conn *c, const struct jrpc *m)
+conn_response(struct conn *c, const struct jrpc *m, struct evbuffer *owner)
 {
 	struct call	*call;
 	struct evbuffer	*buf;
@@ -506,12 +506,16 @@ conn_response(struct conn *c, const struct jrpc *m)
 	    (call = u64map_del(&c->calls, (uint64_t)id)) == NULL) {
 		log_debug("response to an unknown request id %.*s",
 		    (int)(m->id.len > 40 ? 40 : m->id.len), m->p + m->id.off);
+		if (owner != NULL)
+			evbuffer_free(owner);
 		return;
 	}
 	if (call->tag == 0) {
 		if (call->cb != NULL)
 			call->cb(c, m, call->arg);
 		call_free(call);
+		if (owner != NULL)
+			evbuffer_free(owner);
 		return;
 	}
 	u64map_del(&c->by_tag, call->tag);
@@ -519,7 +523,10 @@ conn_response(struct conn *c, const struct jrpc *m)
 	edit.text = call->client_id;
 	edit.len = call->client_idlen;
 	buf = evbuffer_new();
-	jscan_splice(buf, m->p, m->n, &edit, 1);
+	if (owner != NULL)
+		jscan_splice_owned(buf, owner, m->p, m->n, &edit, 1);
+	else
+		jscan_splice(buf, m->p, m->n, &edit, 1);
 	chan_send_buffer(MSG_RESPONSE, call->session, call->tag, buf);
 	evbuffer_free(buf);
 	call_free(call);
@@ -798,7 +805,8 @@ conn_notification(struct conn *c, const struct jrpc *m, int64_t related)
 
 /* One message from the upstream. */
 void
-conn_message(struct conn *c, const char *p, size_t n, int64_t related)
+conn_message(struct conn *c, const char *p, size_t n, int64_t related,
+    struct evbuffer *owner)
 {
 	struct jrpc	 m;
 	const char	*why;
@@ -807,13 +815,15 @@ conn_message(struct conn *c, const char *p, size_t n, int64_t related)
 	if (jrpc_scan(p, n, &m, &why) != 0) {
 		log_warnx("upstream sent an invalid message (%s), dropped",
 		    why);
+		if (owner != NULL)
+			evbuffer_free(owner);
 		return;
 	}
 	switch (m.kind) {
 	case JRPC_RESULT:
 	case JRPC_ERROR:
-		conn_response(c, &m);
-		break;
+		conn_response(c, &m, owner);
+		return;
 	case JRPC_REQUEST:
 		conn_request(c, &m, related);
 		break;
@@ -821,6 +831,8 @@ conn_message(struct conn *c, const char *p, size_t n, int64_t related)
 		conn_notification(c, &m, related);
 		break;
 	}
+	if (owner != NULL)
+		evbuffer_free(owner);
 }
 
 /*
@@ -841,7 +853,7 @@ conn_answer_error(struct conn *c, int64_t id, const char *msg)
 	jrpc_add_error(buf, idtext, strlen(idtext), MCP_CONNECTION_CLOSED, msg,
 	    NULL);
 	conn_message(c, (const char *)evbuffer_pullup(buf, -1),
-	    evbuffer_get_length(buf), 0);
+	    evbuffer_get_length(buf), 0, NULL);
 	evbuffer_free(buf);
 }
 

@@ -92,7 +92,8 @@ http_deliver(struct exchange *ex, const char *p, size_t n)
 	    (m.kind == JRPC_RESULT || m.kind == JRPC_ERROR) &&
 	    jscan_int64(p, m.id, &id) == 0 && id == ex->id)
 		ex->answered = 1;
-	conn_message(ex->tp->conn, p, n, ex->kind == EX_LISTEN ? 0 : ex->id);
+	conn_message(ex->tp->conn, p, n, ex->kind == EX_LISTEN ? 0 : ex->id,
+	    NULL);
 }
 
 /* Answer our request ourselves, with an error, if it got no answer. */

@@ -88,7 +88,7 @@ sse_event_cb(const struct sse_event *ev, void *arg)
 		return;
 	}
 	if (strcmp(ev->event, "message") == 0 && ev->datalen > 0)
-		conn_message(tp->conn, ev->data, ev->datalen, 0);
+		conn_message(tp->conn, ev->data, ev->datalen, 0, NULL);
 }
 
 static size_t

@@ -39,6 +39,7 @@ struct stdio_tp {
 	struct iochan		*err;		/* child's stderr */
 	int			 discarding;	/* skipping an over-long line */
 	size_t			 discarded;
+	size_t			 searched;	/* bytes known to hold no LF */
 	struct event		*grace;
 };
 
@@ -153,7 +154,8 @@ stdio_out_cb(struct iochan *ch, void *arg)
 {
 	struct stdio_tp		*tp = arg;
 	struct evbuffer		*in = iochan_input(ch);
-	struct evbuffer_ptr	 nl;
+	struct evbuffer_ptr	 nl, from;
+	struct evbuffer		*owner;
 	size_t			 len, max = sc->max_message;
 	char			*p;
 
@@ -161,10 +163,15 @@ stdio_out_cb(struct iochan *ch, void *arg)
 		len = evbuffer_get_length(in);
 		if (len == 0)
 			return;
-		nl = evbuffer_search(in, "\n", 1, NULL);
+		/* Search only what arrived since the last search: a long
+		 * line comes in many reads. */
+		evbuffer_ptr_set(in, &from, tp->searched, EVBUFFER_PTR_SET);
+		nl = evbuffer_search(in, "\n", 1, &from);
+		tp->searched = nl.pos < 0 ? len : 0;
 		if (tp->discarding) {
 			if (nl.pos < 0) {
 				tp->discarded += len;
+				tp->searched = 0;
 				evbuffer_drain(in, len);
 				return;
 			}
@@ -180,6 +187,7 @@ stdio_out_cb(struct iochan *ch, void *arg)
 			if (len > max) {
 				tp->discarding = 1;
 				tp->discarded = len;
+				tp->searched = 0;
 				evbuffer_drain(in, len);
 			}
 			return;
@@ -191,15 +199,28 @@ stdio_out_cb(struct iochan *ch, void *arg)
 			    max);
 			continue;
 		}
-		p = (char *)evbuffer_pullup(in, nl.pos + 1);
 		len = (size_t)nl.pos;
+		if (evbuffer_peek(in, (ev_ssize_t)nl.pos + 1, NULL, NULL, 0) >
+		    1) {
+			/* A long line: move its chunks out and pass them on,
+			 * so the answer is not copied again. */
+			owner = evbuffer_new();
+			evbuffer_remove_buffer(in, owner, (size_t)nl.pos + 1);
+			p = (char *)evbuffer_pullup(owner, -1);
+		} else {
+			owner = NULL;
+			p = (char *)evbuffer_pullup(in, nl.pos + 1);
+		}
 		if (len > 0 && p[len - 1] == '\r')
 			len--;
 		while (len > 0 && (p[len - 1] == ' ' || p[len - 1] == '\t'))
 			len--;
 		if (len > 0)
-			conn_message(tp->conn, p, len, 0);
-		evbuffer_drain(in, (size_t)nl.pos + 1);
+			conn_message(tp->conn, p, len, 0, owner);
+		else if (owner != NULL)
+			evbuffer_free(owner);
+		if (owner == NULL)
+			evbuffer_drain(in, (size_t)nl.pos + 1);
 	}
 }
 

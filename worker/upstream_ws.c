@@ -119,7 +119,8 @@ ws_msg_cb(wslay_event_context_ptr ctx,
 
 	switch (m->opcode) {
 	case WSLAY_TEXT_FRAME:
-		conn_message(tp->conn, (const char *)m->msg, m->msg_length, 0);
+		conn_message(tp->conn, (const char *)m->msg, m->msg_length, 0,
+		    NULL);
 		break;
 	case WSLAY_BINARY_FRAME:
 		log_warnx("binary WebSocket message of %zu bytes dropped "

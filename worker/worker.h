@@ -144,10 +144,12 @@ void		 conn_free(struct conn *);
 void		 conn_transport_up(struct conn *);
 /*
  * One message from the upstream.  related is the id of our request whose
- * response stream carried it (Streamable HTTP), or 0 if unknown.
+ * response stream carried it (Streamable HTTP), or 0 if unknown.  If
+ * owner is not NULL, the text lives in it (contiguous) and it is taken:
+ * a large answer is then passed on by reference, not copied.
  */
 void		 conn_message(struct conn *, const char *, size_t,
-		    int64_t related);
+		    int64_t related, struct evbuffer *owner);
 void		 conn_lost(struct conn *, const char *why);
 /* Send a request of the worker's own; cb gets the response. */
 void		 conn_call(struct conn *, const char *method, json_t *params,

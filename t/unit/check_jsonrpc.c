@@ -1189,6 +1189,48 @@ START_TEST(test_add_result)
 }
 END_TEST
 
+/*
+ * jscan_splice_owned: a long answer whose id is replaced comes out equal
+ * to the copying splice, with its long runs taken by reference; the owner
+ * is freed when the output lets go (a leak would show under valgrind or
+ * LeakSanitizer).
+ */
+START_TEST(test_splice_owned)
+{
+	struct evbuffer	*owner, *out, *want;
+	struct jrpc	 m;
+	struct jedit	 e;
+	const char	*why, *p;
+	size_t		 n, i;
+	char		*text;
+
+	n = 300000;
+	text = malloc(n + 64);
+	ck_assert_ptr_nonnull(text);
+	n = (size_t)snprintf(text, 64, "{\"jsonrpc\":\"2.0\",\"result\":\"");
+	for (i = 0; i < 300000; i++)
+		text[n++] = (char)('a' + i % 26);
+	n += (size_t)sprintf(text + n, "\",\"id\":17}");
+	owner = evbuffer_new();
+	evbuffer_add(owner, text, n);
+	p = (const char *)evbuffer_pullup(owner, -1);
+	ck_assert_int_eq(jrpc_scan(p, n, &m, &why), 0);
+	e.at = m.id;
+	e.text = "\"client-id\"";
+	e.len = strlen(e.text);
+	want = evbuffer_new();
+	jscan_splice(want, p, n, &e, 1);
+	out = evbuffer_new();
+	jscan_splice_owned(out, owner, p, n, &e, 1);
+	ck_assert_uint_eq(evbuffer_get_length(out), evbuffer_get_length(want));
+	ck_assert_int_eq(memcmp(evbuffer_pullup(out, -1),
+	    evbuffer_pullup(want, -1), evbuffer_get_length(want)), 0);
+	evbuffer_free(out);	/* releases the references, then the owner */
+	evbuffer_free(want);
+	free(text);
+}
+END_TEST
+
 static Suite *
 jsonrpc_suite(void)
 {
@@ -1226,6 +1268,7 @@ jsonrpc_suite(void)
 	    sizeof client_ids / sizeof client_ids[0]);
 	tcase_add_test(tc, test_splice);
 	tcase_add_test(tc, test_splice_two_members);
+	tcase_add_test(tc, test_splice_owned);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("build");
