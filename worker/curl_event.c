@@ -20,6 +20,7 @@ struct curlev {
 	curlev_done_cb	 done;
 	void		*arg;
 	int		 running;
+	int		 due;		/* curl asked for a timeout of 0 */
 };
 
 /* One socket curl asked us to watch. */
@@ -72,6 +73,7 @@ curlev_timer_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct curlev	*cev = arg;
 
+	cev->due = 0;
 	curl_multi_socket_action(cev->multi, CURL_SOCKET_TIMEOUT, 0,
 	    &cev->running);
 	curlev_check(cev);
@@ -117,6 +119,7 @@ curlev_timer_fn(CURLM *multi, long ms, void *userp)
 	struct curlev	*cev = userp;
 	struct timeval	 tv;
 
+	cev->due = (ms == 0);
 	if (ms < 0) {
 		evtimer_del(cev->timer);
 		return (0);
@@ -167,7 +170,9 @@ curlev_free(struct curlev *cev)
 /*
  * Add waiting transfers.  curl refuses handles added from inside its own
  * callbacks (a message arriving in a write callback may well make us send
- * another), so every add goes through the loop.
+ * another), so every add goes through the loop.  Adding asks for a timeout
+ * of 0; it is run here rather than in another turn of the loop, so the
+ * request goes out now.
  */
 static void
 curlev_kick_cb(evutil_socket_t fd, short what, void *arg)
@@ -181,6 +186,10 @@ curlev_kick_cb(evutil_socket_t fd, short what, void *arg)
 		easy = cev->adds[i];
 		if (curl_multi_add_handle(cev->multi, easy) != CURLM_OK)
 			cev->done(easy, CURLE_FAILED_INIT, cev->arg);
+	}
+	if (cev->due) {
+		evtimer_del(cev->timer);
+		curlev_timer_cb(-1, EV_TIMEOUT, cev);
 	}
 }
 
