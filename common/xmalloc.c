@@ -1,6 +1,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -80,4 +81,20 @@ xasprintf(char **out, const char *fmt, ...)
 	if (n < 0)
 		fatal("xasprintf");
 	return (n);
+}
+
+/*
+ * Buffers of a megabyte or more are mapped on their own, so a large
+ * message's memory goes back to the system when it is freed, and growing
+ * one with realloc remaps it instead of copying.  The heap is not trimmed
+ * below 4 MiB of free space at its top: trimming after every message (the
+ * default threshold, 128 KiB, is what each message's read buffers take)
+ * costs two brk calls, a page fault and a TLB shootdown across CPUs per
+ * message.
+ */
+void
+malloc_tune(void)
+{
+	mallopt(M_MMAP_THRESHOLD, 1024 * 1024);
+	mallopt(M_TRIM_THRESHOLD, 4 * 1024 * 1024);
 }

@@ -11,5 +11,7 @@ char	*xstrdup(const char *);
 char	*xstrndup(const char *, size_t);
 int	 xasprintf(char **, const char *, ...)
 	    __attribute__((format(printf, 2, 3)));
+/* Set malloc up for a daemon that passes large messages (call first). */
+void	 malloc_tune(void);
 
 #endif

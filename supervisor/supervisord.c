@@ -6,7 +6,6 @@
 #include <sys/wait.h>
 
 #include <errno.h>
-#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -233,14 +232,7 @@ main(int argc, char **argv)
 	}
 
 	signal(SIGPIPE, SIG_IGN);
-	/*
-	 * A large message's buffers go back to the system when freed, but
-	 * the read buffers every message passes through stay: trimming the
-	 * heap after each message costs two brk calls, a page fault and a
-	 * TLB shootdown across CPUs per call.
-	 */
-	mallopt(M_MMAP_THRESHOLD, 1024 * 1024);
-	mallopt(M_TRIM_THRESHOLD, 4 * 1024 * 1024);
+	malloc_tune();
 	raise_nofile();
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1) != 0)
 		log_warn("prctl PR_SET_CHILD_SUBREAPER");

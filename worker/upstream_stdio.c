@@ -24,6 +24,7 @@
 #define STDIN_MAX_QUEUED	(64 * 1024 * 1024)
 #define EXIT_DRAIN_MS		1000	/* read stdout after exit */
 #define STOP_GRACE_MS		3000	/* SIGTERM to SIGKILL */
+#define LONG_LINE		(256 * 1024)	/* gathered in a buffer of its own */
 
 extern char **environ;
 
@@ -40,6 +41,9 @@ struct stdio_tp {
 	int			 discarding;	/* skipping an over-long line */
 	size_t			 discarded;
 	size_t			 searched;	/* bytes known to hold no LF */
+	char			*line;		/* a long line so far, or NULL */
+	size_t			 line_len;
+	size_t			 line_cap;
 	struct event		*grace;
 };
 
@@ -148,7 +152,52 @@ stdio_child_exited(pid_t pid, int status)
 		stdio_arm(tp, EXIT_DRAIN_MS);
 }
 
-/* Read whole lines from the upstream's stdout. */
+/* Free a long line passed on by reference. */
+static void
+line_free_cb(const void *data, size_t len, void *arg)
+{
+	free((void *)data);
+}
+
+/*
+ * Move n bytes of input to the end of the long line.  The line grows by
+ * doubling with realloc, which moves a buffer of a megabyte or more by
+ * remapping it, so its bytes are never held twice.
+ */
+static void
+line_append(struct stdio_tp *tp, struct evbuffer *in, size_t n)
+{
+	size_t	cap = tp->line_cap;
+
+	if (tp->line_len + n > cap) {
+		if (cap == 0)
+			cap = 2 * LONG_LINE;
+		while (cap < tp->line_len + n)
+			cap *= 2;
+		tp->line = xreallocarray(tp->line, cap, 1);
+		tp->line_cap = cap;
+	}
+	if (evbuffer_remove(in, tp->line + tp->line_len, n) != (ev_ssize_t)n)
+		fatalx("evbuffer_remove");
+	tp->line_len += n;
+}
+
+/* Forget a long line. */
+static void
+line_reset(struct stdio_tp *tp)
+{
+	free(tp->line);
+	tp->line = NULL;
+	tp->line_len = tp->line_cap = 0;
+}
+
+/*
+ * Split the upstream's stdout into lines; each is one message.  Most lines
+ * are short and are handed over from the input buffer.  A line that grows
+ * past LONG_LINE without its end is gathered in one buffer of its own and
+ * passed on by reference, so a large answer is never copied together from
+ * the chunks it arrived in.
+ */
 static void
 stdio_out_cb(struct iochan *ch, void *arg)
 {
@@ -156,7 +205,7 @@ stdio_out_cb(struct iochan *ch, void *arg)
 	struct evbuffer		*in = iochan_input(ch);
 	struct evbuffer_ptr	 nl, from;
 	struct evbuffer		*owner;
-	size_t			 len, max = sc->max_message;
+	size_t			 len, have, max = sc->max_message;
 	char			*p;
 
 	while (tp->conn->state != CONN_DEAD) {
@@ -183,31 +232,48 @@ stdio_out_cb(struct iochan *ch, void *arg)
 			tp->discarding = 0;
 			continue;
 		}
+		have = tp->line_len;
 		if (nl.pos < 0) {
-			if (len > max) {
+			if (have + len > max) {
 				tp->discarding = 1;
-				tp->discarded = len;
+				tp->discarded = have + len;
 				tp->searched = 0;
+				line_reset(tp);
 				evbuffer_drain(in, len);
+			} else if (tp->line != NULL || len >= LONG_LINE) {
+				line_append(tp, in, len);
+				tp->searched = 0;
 			}
 			return;
 		}
-		if ((size_t)nl.pos > max) {
+		if (have + (size_t)nl.pos > max) {
 			evbuffer_drain(in, (size_t)nl.pos + 1);
+			line_reset(tp);
 			log_warnx("dropped a line of %zu bytes from the "
-			    "upstream (max_message is %zu)", (size_t)nl.pos,
-			    max);
+			    "upstream (max_message is %zu)",
+			    have + (size_t)nl.pos, max);
 			continue;
 		}
-		len = (size_t)nl.pos;
-		if (evbuffer_peek(in, (ev_ssize_t)nl.pos + 1, NULL, NULL, 0) >
-		    1) {
-			/* A long line: move its chunks out and pass them on,
-			 * so the answer is not copied again. */
+		if (tp->line != NULL) {
+			line_append(tp, in, (size_t)nl.pos);
+			evbuffer_drain(in, 1);
+			p = tp->line;
+			len = tp->line_len;
+			owner = evbuffer_new();
+			evbuffer_add_reference(owner, p, len, line_free_cb,
+			    NULL);
+			tp->line = NULL;
+			tp->line_len = tp->line_cap = 0;
+		} else if (evbuffer_peek(in, (ev_ssize_t)nl.pos + 1, NULL,
+		    NULL, 0) > 1) {
+			/* A line in several chunks: move them out and pass
+			 * them on, so the answer is not copied again. */
+			len = (size_t)nl.pos;
 			owner = evbuffer_new();
 			evbuffer_remove_buffer(in, owner, (size_t)nl.pos + 1);
 			p = (char *)evbuffer_pullup(owner, -1);
 		} else {
+			len = (size_t)nl.pos;
 			owner = NULL;
 			p = (char *)evbuffer_pullup(in, nl.pos + 1);
 		}
@@ -539,6 +605,7 @@ stdio_stop(struct conn *c)
 	iochan_free(tp->err);
 	if (tp->grace != NULL)
 		event_free(tp->grace);
+	free(tp->line);
 	free(tp);
 }
 

@@ -11,7 +11,6 @@
 #include <grp.h>
 #include <pwd.h>
 #include <errno.h>
-#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -590,8 +589,7 @@ main(int argc, char **argv)
 		exit(WORKER_EXIT_OK);
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	signal(SIGPIPE, SIG_IGN);
-	/* A large message's buffers go back to the system when freed. */
-	mallopt(M_MMAP_THRESHOLD, 1024 * 1024);
+	malloc_tune();
 
 	if ((base = event_base_new()) == NULL)
 		fatalx("event_base_new");

@@ -3,7 +3,8 @@
 . "$(dirname "$0")/lib.sh"
 
 GLOBALS='max_body = "64k";'
-start_gateway "$(demo demo)" "$(demo small 'max_message = "64k"; request_timeout = 2;')"
+start_gateway "$(demo demo)" "$(demo small 'max_message = "64k"; request_timeout = 2;')" \
+    "$(demo mid 'max_message = "512k"; request_timeout = 2;')"
 session
 
 is "bad JSON: 400" "$(status_of '{"jsonrpc":')" 400
@@ -69,6 +70,19 @@ like "the over-long line is logged" "$(cat "$T/log")" 'dropped a line of 1000[0-
 out=$(mcp '{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"small__big","arguments":{"bytes":1000}}}' | data_lines)
 like "the same upstream still answers" "$out" '"id":8,"result"'
 is "and was not restarted" "$(field small 6)" 0
+
+# Lines longer than 256 KiB are gathered in a buffer of their own.
+out=$(mcp '{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"demo__big","arguments":{"bytes":600000}}}' | data_lines)
+like "a 600 kB result arrives" "$out" '^\{"jsonrpc":"2.0","id":10,"result"'
+n=$(printf '%s' "$out" | wc -c)
+ok "whole ($n bytes)" test "$n" -gt 600000 -a "$n" -lt 600200
+out=$(mcp '{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"mid__big","arguments":{"bytes":1000000}}}' | data_lines)
+like "a long line over max_message is dropped too" "$out" '"id":11,"error":\{"code":-32001'
+like "and logged" "$(cat "$T/log")" 'dropped a line of 1000[0-9]{3} bytes'
+out=$(mcp '{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"mid__big","arguments":{"bytes":400000}}}' | data_lines)
+like "the next long line is whole" "$out" '^\{"jsonrpc":"2.0","id":12,"result"'
+n=$(printf '%s' "$out" | wc -c)
+ok "whole ($n bytes)" test "$n" -gt 400000 -a "$n" -lt 400200
 
 out=$(mcp '{"jsonrpc":"2.0","id":9,"method":"ping"}')
 is "the session still works after all that" "$out" '{"jsonrpc":"2.0","id":9,"result":{}}'
