@@ -5,9 +5,9 @@
  * Two processes bounce one byte over a socketpair, back to back ("busy")
  * and with 1 ms of sleep before each round trip ("idle", so the CPUs go
  * idle between round trips, as they do at a moderate request rate), both
- * processes on one CPU and on two different CPUs.  Prints one JSON line of
- * median round-trip times in microseconds (null where the machine has one
- * CPU only).  The argument, if any, is the number of round trips per
+ * processes on one CPU and on two different CPUs.  Prints one JSON line:
+ * the median and 99th percentile round-trip times in microseconds of each
+ * (null where the machine has one CPU only).  The argument, if any, is the number of round trips per
  * figure (2000 by default).
  *
  *	cc -O2 -std=c11 -Wall -Wextra -o bench/wakeup bench/wakeup.c
@@ -57,9 +57,10 @@ cmp_ll(const void *a, const void *b)
 	return ((x > y) - (x < y));
 }
 
-/* Measure the median round trip in microseconds, or -1 on failure. */
-static double
-round_trip(int cpu_a, int cpu_b, int gap_us)
+/* Measure round trips: p[0] the median, p[1] the 99th percentile (in
+ * microseconds); 0 on success, -1 on failure. */
+static int
+round_trip(int cpu_a, int cpu_b, int gap_us, double p[2])
 {
 	static long long	 t[MAX_ROUNDS];
 	struct timespec		 gap = { 0, gap_us * 1000L };
@@ -101,17 +102,24 @@ round_trip(int cpu_a, int cpu_b, int gap_us)
 	if (i < rounds + 100)
 		return (-1);
 	qsort(t, rounds, sizeof t[0], cmp_ll);
-	return (t[rounds / 2] / 1000.0);
+	p[0] = t[rounds / 2] / 1000.0;
+	p[1] = t[(size_t)rounds * 99 / 100] / 1000.0;
+	return (0);
 }
 
-/* Print a figure, or null. */
+/* Measure and print one figure, or null. */
 static void
-field(const char *name, double v, int last)
+field(const char *name, int run, int cpu_a, int cpu_b, int gap_us, int last)
 {
-	if (v < 0)
-		printf("\"%s\":null%s", name, last ? "" : ",");
+	double	p[2];
+
+	if (run && round_trip(cpu_a, cpu_b, gap_us, p) == 0)
+		printf("\"%s\":{\"p50_us\":%.1f,\"p99_us\":%.1f}", name, p[0],
+		    p[1]);
 	else
-		printf("\"%s\":%.1f%s", name, v, last ? "" : ",");
+		printf("\"%s\":null", name);
+	printf("%s", last ? "}\n" : ",");
+	fflush(stdout);
 }
 
 int
@@ -129,10 +137,9 @@ main(int argc, char **argv)
 	}
 
 	printf("{");
-	field("same_cpu_busy_us", round_trip(0, 0, 0), 0);
-	field("same_cpu_idle_us", round_trip(0, 0, 1000), 0);
-	field("cross_cpu_busy_us", two ? round_trip(0, 1, 0) : -1, 0);
-	field("cross_cpu_idle_us", two ? round_trip(0, 1, 1000) : -1, 1);
-	printf("}\n");
+	field("one_cpu_busy", 1, 0, 0, 0, 0);
+	field("one_cpu_idle", 1, 0, 0, 1000, 0);
+	field("two_cpus_busy", two, 0, 1, 0, 0);
+	field("two_cpus_idle", two, 0, 1, 1000, 1);
 	return (0);
 }
