@@ -7,8 +7,8 @@
  * idle between round trips, as they do at a moderate request rate), both
  * processes on one CPU and on two different CPUs.  Prints one JSON line:
  * the median and 99th percentile round-trip times in microseconds of each
- * (null where the machine has one CPU only).  The argument, if any, is the number of round trips per
- * figure (2000 by default).
+ * (null where the machine has one CPU only).  The argument, if any, is
+ * the number of round trips per figure (2000 by default).
  *
  *	cc -O2 -std=c11 -Wall -Wextra -o bench/wakeup bench/wakeup.c
  */

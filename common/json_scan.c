@@ -690,6 +690,23 @@ jscan_splice(struct evbuffer *out, const char *p, size_t n,
 		evbuffer_add(out, p + pos, n - pos);
 }
 
+/* Copy text with one span replaced into a new buffer. */
+struct evbuffer *
+jscan_replace(const char *p, size_t n, struct jspan at, const char *text,
+    size_t len)
+{
+	struct evbuffer	*out;
+	struct jedit	 edit;
+
+	if ((out = evbuffer_new()) == NULL)
+		fatalx("%s: evbuffer_new", __func__);
+	edit.at = at;
+	edit.text = text;
+	edit.len = len;
+	jscan_splice(out, p, n, &edit, 1);
+	return (out);
+}
+
 #define JSCAN_REF_MIN	65536	/* shorter runs are cheaper to copy */
 
 /* An owner of text that out refers to, freed with its last reference. */

@@ -92,8 +92,11 @@ int		 jscan_int64(const char *p, struct jspan, int64_t *);
 /* Append p[0..n) to out with the edits applied. */
 void		 jscan_splice(struct evbuffer *out, const char *p, size_t n,
 		    const struct jedit *edits, size_t nedits);
+/* Return a new evbuffer (caller frees): p[0..n) with one span replaced. */
+struct evbuffer	*jscan_replace(const char *p, size_t n, struct jspan at,
+		    const char *text, size_t len);
 /*
- * The same, where p[0..n) lives in the evbuffer owner (taken): long
+ * The same as jscan_splice, where p[0..n) lives in the evbuffer owner (taken): long
  * unchanged runs are added to out by reference instead of copied, and
  * owner is freed once out has let go of the last of them.  owner must not
  * change meanwhile.

@@ -583,9 +583,12 @@ arg_str(json_t *args, const char *key, const char *dflt, const char **out)
 	return (0);
 }
 
-/* Get a required string argument that may hold any text at all. */
+/*
+ * Get a required argument that must be a string (number 0) or a number
+ * (number 1); a string may hold any text at all.
+ */
 static int
-arg_text(json_t *args, const char *key, json_t **out)
+arg_value(json_t *args, const char *key, int number, json_t **out)
 {
 	json_t	*v;
 
@@ -594,9 +597,9 @@ arg_text(json_t *args, const char *key, json_t **out)
 		    "missing required argument '%s'", key);
 		return (-1);
 	}
-	if (!json_is_string(v)) {
-		snprintf(argerr, sizeof argerr,
-		    "argument '%s' must be a string", key);
+	if (number ? !json_is_number(v) : !json_is_string(v)) {
+		snprintf(argerr, sizeof argerr, "argument '%s' must be %s",
+		    key, number ? "a number" : "a string");
 		return (-1);
 	}
 	*out = v;
@@ -799,31 +802,11 @@ tool_echo(json_t *id, json_t *params, json_t *args)
 	json_t	*text;
 
 	(void)params;
-	if (arg_text(args, "text", &text) != 0) {
+	if (arg_value(args, "text", 0, &text) != 0) {
 		bad_args(id);
 		return;
 	}
 	reply_result(id, tool_content(json_copy(text), 0));
-}
-
-/* Get a number argument. */
-static int
-arg_number(json_t *args, const char *key, json_t **out)
-{
-	json_t	*v;
-
-	if ((v = json_object_get(args, key)) == NULL) {
-		snprintf(argerr, sizeof argerr,
-		    "missing required argument '%s'", key);
-		return (-1);
-	}
-	if (!json_is_number(v)) {
-		snprintf(argerr, sizeof argerr,
-		    "argument '%s' must be a number", key);
-		return (-1);
-	}
-	*out = v;
-	return (0);
 }
 
 /* Add two numbers, as an integer if both are and it fits. */
@@ -837,7 +820,8 @@ tool_add(json_t *id, json_t *params, json_t *args)
 	int		 prec;
 
 	(void)params;
-	if (arg_number(args, "a", &a) != 0 || arg_number(args, "b", &b) != 0) {
+	if (arg_value(args, "a", 1, &a) != 0 ||
+	    arg_value(args, "b", 1, &b) != 0) {
 		bad_args(id);
 		return;
 	}
@@ -1142,7 +1126,7 @@ tool_sample(json_t *id, json_t *params, json_t *args)
 	json_int_t	 max;
 
 	(void)params;
-	if (arg_text(args, "prompt", &prompt) != 0 ||
+	if (arg_value(args, "prompt", 0, &prompt) != 0 ||
 	    arg_int(args, "maxTokens", 0, 100, 1, MAX_TOKENS, &max) != 0) {
 		bad_args(id);
 		return;
@@ -1337,7 +1321,7 @@ tool_log(json_t *id, json_t *params, json_t *args)
 
 	(void)params;
 	if (arg_str(args, "level", "info", &name) != 0 ||
-	    arg_text(args, "message", &message) != 0 ||
+	    arg_value(args, "message", 0, &message) != 0 ||
 	    arg_int(args, "count", 0, 1, 0, MAX_LOG_COUNT, &count) != 0) {
 		bad_args(id);
 		return;
@@ -1390,7 +1374,7 @@ tool_stderr(json_t *id, json_t *params, json_t *args)
 	json_t	*text;
 
 	(void)params;
-	if (arg_text(args, "text", &text) != 0) {
+	if (arg_value(args, "text", 0, &text) != 0) {
 		bad_args(id);
 		return;
 	}

@@ -756,7 +756,6 @@ route_client_response(struct session *s, const struct jrpc *m)
 {
 	struct up_request	*ur;
 	struct evbuffer		*buf;
-	struct jedit		 edit;
 	struct jrpc		 orig;
 	const char		*why;
 	char			 ref[16];
@@ -785,11 +784,7 @@ route_client_response(struct session *s, const struct jrpc *m)
 		return;
 	}
 	snprintf(ref, sizeof ref, "%u", ur->ref);
-	edit.at = m->id;
-	edit.text = ref;
-	edit.len = strlen(ref);
-	buf = evbuffer_new();
-	jscan_splice(buf, m->p, m->n, &edit, 1);
+	buf = jscan_replace(m->p, m->n, m->id, ref, strlen(ref));
 	upstream_send_buffer(ur->up, MSG_UP_RESPONSE, s->no, ur->ref, buf);
 	evbuffer_free(buf);
 	route_up_request_free(ur);
@@ -1201,7 +1196,6 @@ route_up_to_client(struct upstream *up, struct session *s, struct stream *st,
 {
 	struct up_request	*ur;
 	struct evbuffer		*buf;
-	struct jedit		 edit;
 	struct timeval		 tv;
 	char			 idtext[32];
 
@@ -1241,11 +1235,7 @@ route_up_to_client(struct upstream *up, struct session *s, struct stream *st,
 	evtimer_add(ur->timer, &tv);
 
 	snprintf(idtext, sizeof idtext, "%" PRIu64, ur->id);
-	edit.at = m->id;
-	edit.text = idtext;
-	edit.len = strlen(idtext);
-	buf = evbuffer_new();
-	jscan_splice(buf, m->p, m->n, &edit, 1);
+	buf = jscan_replace(m->p, m->n, m->id, idtext, strlen(idtext));
 	log_debug("upstream %s: %s to session %.8s", up->sc->name,
 	    m->method_name, s->id);
 	stream_send(st, buf, 0);

@@ -125,6 +125,22 @@ upstream_drop_catalog(struct upstream *up)
 	catalog_rebuild();
 }
 
+/*
+ * Ask a running worker to stop (a SHUTDOWN frame, or SIGTERM if its channel
+ * is gone), and kill it if it has not exited within STOP_GRACE.
+ */
+static void
+upstream_shutdown(struct upstream *up)
+{
+	if (up->pid <= 0)
+		return;
+	if (up->ch != NULL)
+		frame_add(iochan_output(up->ch), MSG_SHUTDOWN, 0, 0, "{}", 2);
+	else
+		kill(up->pid, SIGTERM);
+	upstream_arm(up, STOP_GRACE);
+}
+
 /* mcpctl stop NAME. */
 int
 upstream_stop(struct upstream *up, char *err, size_t len)
@@ -142,14 +158,7 @@ upstream_stop(struct upstream *up, char *err, size_t len)
 		evtimer_del(up->timer);
 	snprintf(msg, sizeof msg, "upstream %s was stopped", up->sc->name);
 	route_fail_upstream(up, MCP_CONNECTION_CLOSED, msg, 0);
-	if (up->pid > 0) {
-		if (up->ch != NULL)
-			frame_add(iochan_output(up->ch),
-			    MSG_SHUTDOWN, 0, 0, "{}", 2);
-		else
-			kill(up->pid, SIGTERM);
-		upstream_arm(up, STOP_GRACE);
-	}
+	upstream_shutdown(up);
 	upstream_drop_catalog(up);
 	return (0);
 }
@@ -196,12 +205,7 @@ upstream_restart(struct upstream *up, char *err, size_t len)
 	up->state = UPSTREAM_STARTING;
 	if (up->timer != NULL)
 		evtimer_del(up->timer);
-	if (up->ch != NULL)
-		frame_add(iochan_output(up->ch), MSG_SHUTDOWN, 0, 0,
-		    "{}", 2);
-	else
-		kill(up->pid, SIGTERM);
-	upstream_arm(up, STOP_GRACE);
+	upstream_shutdown(up);
 	return (0);
 }
 
@@ -646,14 +650,7 @@ upstream_stop_all(void)
 	for (i = 0; i < nupstreams; i++) {
 		up = upstreams[i];
 		up->state = UPSTREAM_STOPPED;
-		if (up->pid <= 0)
-			continue;
-		if (up->ch != NULL)
-			frame_add(iochan_output(up->ch),
-			    MSG_SHUTDOWN, 0, 0, "{}", 2);
-		else
-			kill(up->pid, SIGTERM);
-		upstream_arm(up, STOP_GRACE);
+		upstream_shutdown(up);
 	}
 }
 

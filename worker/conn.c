@@ -612,7 +612,6 @@ conn_request(struct conn *c, const struct jrpc *m, int64_t related)
 {
 	struct up_req	*ur;
 	struct evbuffer	*buf;
-	struct jedit	 edit;
 	uint32_t	 session, tag;
 	int		 n;
 	char		 ref[16], why[256];
@@ -648,11 +647,7 @@ conn_request(struct conn *c, const struct jrpc *m, int64_t related)
 		conn_note_elicitation(m, session);
 
 	snprintf(ref, sizeof ref, "%u", ur->ref);
-	edit.at = m->id;
-	edit.text = ref;
-	edit.len = strlen(ref);
-	buf = evbuffer_new();
-	jscan_splice(buf, m->p, m->n, &edit, 1);
+	buf = jscan_replace(m->p, m->n, m->id, ref, strlen(ref));
 	chan_send_buffer(MSG_UP_REQUEST, session, tag, buf);
 	evbuffer_free(buf);
 }
@@ -662,7 +657,6 @@ conn_relay_answer(uint32_t ref, const char *p, size_t n)
 {
 	struct up_req	*ur;
 	struct jrpc	 m;
-	struct jedit	 edit;
 	struct evbuffer	*buf;
 	const char	*why;
 
@@ -672,11 +666,7 @@ conn_relay_answer(uint32_t ref, const char *p, size_t n)
 	}
 	if (jrpc_scan(p, n, &m, &why) == 0 &&
 	    (m.kind == JRPC_RESULT || m.kind == JRPC_ERROR)) {
-		edit.at = m.id;
-		edit.text = ur->id;
-		edit.len = ur->idlen;
-		buf = evbuffer_new();
-		jscan_splice(buf, p, n, &edit, 1);
+		buf = jscan_replace(p, n, m.id, ur->id, ur->idlen);
 		conn_send(ur->conn, buf);
 		evbuffer_free(buf);
 	} else
@@ -693,7 +683,6 @@ conn_progress(struct conn *c, const struct jrpc *m)
 	struct jspan	 token;
 	struct call	*call;
 	struct evbuffer	*buf;
-	struct jedit	 edit;
 	int64_t		 id;
 
 	if (jscan_path(m->p, m->params, path, &token) != 0 ||
@@ -703,11 +692,7 @@ conn_progress(struct conn *c, const struct jrpc *m)
 		log_debug("progress for no known request");
 		return;
 	}
-	edit.at = token;
-	edit.text = call->token;
-	edit.len = call->tokenlen;
-	buf = evbuffer_new();
-	jscan_splice(buf, m->p, m->n, &edit, 1);
+	buf = jscan_replace(m->p, m->n, token, call->token, call->tokenlen);
 	chan_send_buffer(MSG_NOTIFY, call->session, call->tag, buf);
 	evbuffer_free(buf);
 }

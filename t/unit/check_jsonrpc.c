@@ -886,19 +886,15 @@ END_TEST
 static char *
 replace_id(const char *p, const char *id, size_t idlen, enum jrpc_kind kind)
 {
-	struct evbuffer	*eb = evbuffer_new();
+	struct evbuffer	*eb;
 	struct jrpc	 m;
 	const char	*why;
-	struct jedit	 e;
 	char		*s;
 
 	ck_assert_msg(scan(p, &m, &why) == 0, "%s: %s", p, why);
 	ck_assert_int_eq(m.kind, kind);
 	ck_assert_uint_ne(m.id.len, 0);
-	e.at = m.id;
-	e.text = id;
-	e.len = idlen;
-	jscan_splice(eb, p, strlen(p), &e, 1);
+	eb = jscan_replace(p, strlen(p), m.id, id, idlen);
 	s = evb_string(eb, NULL);
 	evbuffer_free(eb);
 	return (s);
