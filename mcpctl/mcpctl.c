@@ -165,14 +165,15 @@ print_status(json_t *reply)
 	size_t		 i;
 	const char	*err, *name;
 	int		 w = 4;
+	long long	 nsessions;
 
+	nsessions = json_integer_value(json_object_get(reply, "sessions"));
 	printf("mcp-supervisord %s, pid %lld, listening on %s, %lld "
-	    "sessions\n\n",
+	    "session%s\n\n",
 	    json_string_value(json_object_get(reply, "version")),
 	    (long long)json_integer_value(json_object_get(reply, "pid")),
 	    json_string_value(json_object_get(reply, "listen")),
-	    (long long)json_integer_value(json_object_get(reply,
-	    "sessions")));
+	    nsessions, nsessions == 1 ? "" : "s");
 	ups = json_object_get(reply, "upstreams");
 	json_array_foreach(ups, i, up) {
 		name = json_string_value(json_object_get(up, "name"));
