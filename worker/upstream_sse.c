@@ -51,21 +51,50 @@ struct sse_tp {
 	unsigned int		 nposts;
 };
 
-/* Resolve the endpoint event's URL against the upstream's. */
+/* Get a URL's scheme, host and port as "scheme://host:port" (caller frees). */
 static char *
-sse_resolve(const char *ref)
+sse_origin(CURLU *u)
+{
+	char	*scheme = NULL, *host = NULL, *port = NULL, *res = NULL;
+
+	if (curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) == CURLUE_OK &&
+	    curl_url_get(u, CURLUPART_HOST, &host, 0) == CURLUE_OK &&
+	    curl_url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT) ==
+	    CURLUE_OK)
+		xasprintf(&res, "%s://%s:%s", scheme, host, port);
+	curl_free(scheme);
+	curl_free(host);
+	curl_free(port);
+	return (res);
+}
+
+/*
+ * Resolve the endpoint event's URL against the upstream's.  It must have
+ * the upstream's origin: the POSTs carry the configured headers, which may
+ * hold credentials, and an upstream may not send them elsewhere.
+ */
+static char *
+sse_resolve(const char *ref, const char **why)
 {
 	CURLU	*u;
-	char	*out = NULL, *res = NULL;
+	char	*out = NULL, *res = NULL, *origin, *ours = NULL;
 
+	*why = "not a URL";
 	if ((u = curl_url()) == NULL)
 		return (NULL);
 	if (curl_url_set(u, CURLUPART_URL, sc->url, 0) == CURLUE_OK &&
+	    (ours = sse_origin(u)) != NULL &&
 	    curl_url_set(u, CURLUPART_URL, ref, 0) == CURLUE_OK &&
 	    curl_url_get(u, CURLUPART_URL, &out, 0) == CURLUE_OK) {
-		res = xstrdup(out);
+		origin = sse_origin(u);
+		if (origin != NULL && strcasecmp(origin, ours) == 0)
+			res = xstrdup(out);
+		else
+			*why = "not on the upstream's scheme, host and port";
+		free(origin);
 		curl_free(out);
 	}
+	free(ours);
 	curl_url_cleanup(u);
 	return (res);
 }
@@ -75,12 +104,14 @@ static void
 sse_event_cb(const struct sse_event *ev, void *arg)
 {
 	struct sse_tp	*tp = arg;
+	const char	*why;
 
 	if (strcmp(ev->event, "endpoint") == 0) {
 		if (tp->endpoint != NULL)
 			return;
-		if ((tp->endpoint = sse_resolve(ev->data)) == NULL) {
-			log_warnx("bad endpoint event: %.200s", ev->data);
+		if ((tp->endpoint = sse_resolve(ev->data, &why)) == NULL) {
+			log_warnx("endpoint event ignored (%s): %.200s", why,
+			    ev->data);
 			return;
 		}
 		log_debug("posting to %s", tp->endpoint);

@@ -4,6 +4,7 @@
 import { test, after, before, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
+import http from 'node:http';
 import { writeFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -96,6 +97,33 @@ describe('a WebSocket upstream', () => {
   test('a server that does not accept the mcp subprotocol is refused', async () => {
     const u = await gw.waitFor((s) => s.upstreams.find((x) => x.name === 'nosub').state === 'failed', 'nosub failed');
     assert.match(u.upstreams.find((x) => x.name === 'nosub').last_error, /did not accept the "mcp" subprotocol/);
+  });
+});
+
+describe('a legacy SSE upstream whose endpoint is on another origin', () => {
+  let gw, stream, other, posts = 0;
+  const listen = (srv) => new Promise((r) => srv.listen(0, '127.0.0.1', () => r(srv.address().port)));
+  before(async () => {
+    other = http.createServer((req, res) => { posts++; res.writeHead(202); res.end(); });
+    const otherPort = await listen(other);
+    stream = http.createServer((req, res) => {
+      res.writeHead(200, { 'Content-Type': 'text/event-stream' });
+      res.write(`event: endpoint\ndata: http://127.0.0.1:${otherPort}/messages\n\n`);
+    });
+    const port = await listen(stream);
+    gw = await startGateway({ servers: [
+      `{ name = "x"; transport = "sse"; url = "http://127.0.0.1:${port}/sse"; init_timeout = 1; max_failures = 1; }`,
+    ], wait: false });
+  });
+  after(async () => {
+    assert.equal(await gw.stop(), 0);
+    for (const srv of [stream, other]) { srv.closeAllConnections(); await new Promise((r) => srv.close(r)); }
+  });
+
+  test('is refused, and nothing is posted there', async () => {
+    await gw.waitFor((s) => s.upstreams.find((u) => u.name === 'x').state === 'failed', 'x failed');
+    assert.match(gw.log(), /endpoint event ignored \(not on the upstream's scheme, host and port\)/);
+    assert.equal(posts, 0);
   });
 });
 
