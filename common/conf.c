@@ -10,6 +10,7 @@
 #include <libconfig.h>
 
 #include "conf.h"
+#include "log.h"
 #include "naming.h"
 #include "xmalloc.h"
 
@@ -1279,6 +1280,23 @@ bad:
 	conf_server_free(srv);
 	free(srv);
 	return (NULL);
+}
+
+/* Copy one upstream's configuration, by way of its JSON form. */
+struct server_conf *
+conf_server_copy(const struct server_conf *srv)
+{
+	struct server_conf	*copy;
+	json_t			*j;
+	char			 err[256];
+
+	if ((j = conf_server_to_json(srv)) == NULL)
+		fatalx("conf_server_copy: %s", srv->name);
+	if ((copy = conf_server_from_json(j, err, sizeof err)) == NULL)
+		fatalx("conf_server_copy: %s: %s", srv->name, err);
+	json_decref(j);
+	copy->line = srv->line;
+	return (copy);
 }
 
 /* Compare two optional strings. */

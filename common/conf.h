@@ -109,6 +109,8 @@ json_t		*conf_server_to_json(const struct server_conf *);
 struct server_conf *conf_server_from_json(const json_t *, char *err,
 		    size_t errlen);
 void		 conf_server_free(struct server_conf *);
+/* A deep copy (the caller frees it with conf_server_free and free). */
+struct server_conf *conf_server_copy(const struct server_conf *);
 /* Are two upstream configurations the same? */
 int		 conf_server_equal(const struct server_conf *,
 		    const struct server_conf *);

@@ -30,7 +30,8 @@ usage(void)
 	    "  status        show every upstream and the gateway\n"
 	    "  stop NAME     stop an upstream (its calls fail until start)\n"
 	    "  start NAME    start a stopped or failed upstream\n"
-	    "  restart NAME  restart an upstream now\n");
+	    "  restart NAME  restart an upstream now\n"
+	    "  reload        read the configuration file again and apply it\n");
 	exit(2);
 }
 
@@ -211,6 +212,30 @@ print_status(json_t *reply)
 	}
 }
 
+/* Print what a reload did. */
+static void
+print_reload(json_t *reply)
+{
+	const char	*keys[] = { "added", "changed", "removed" };
+	json_t		*a, *v;
+	size_t		 i, j;
+	int		 any = 0;
+
+	json_array_foreach(json_object_get(reply, "warnings"), j, v)
+		fprintf(stderr, "mcpctl: warning: %s\n", json_string_value(v));
+	printf("reloaded");
+	for (i = 0; i < 3; i++) {
+		a = json_object_get(reply, keys[i]);
+		if (json_array_size(a) == 0)
+			continue;
+		printf("%s %s", any ? ";" : ":", keys[i]);
+		json_array_foreach(a, j, v)
+			printf(" %s", json_string_value(v));
+		any = 1;
+	}
+	printf("%s\n", any ? "" : ": no upstream changed");
+}
+
 int
 main(int argc, char **argv)
 {
@@ -237,8 +262,9 @@ main(int argc, char **argv)
 	argv += optind;
 	if (argc < 1)
 		usage();
-	if (strcmp(argv[0], "status") == 0 && argc == 1)
-		req = json_pack("{s:s}", "command", "status");
+	if ((strcmp(argv[0], "status") == 0 ||
+	    strcmp(argv[0], "reload") == 0) && argc == 1)
+		req = json_pack("{s:s}", "command", argv[0]);
 	else if ((strcmp(argv[0], "stop") == 0 ||
 	    strcmp(argv[0], "start") == 0 ||
 	    strcmp(argv[0], "restart") == 0) && argc == 2)
@@ -259,6 +285,8 @@ main(int argc, char **argv)
 		    json_string_value(json_object_get(reply, "error")));
 	else if (strcmp(argv[0], "status") == 0)
 		print_status(reply);
+	else if (strcmp(argv[0], "reload") == 0)
+		print_reload(reply);
 	json_decref(reply);
 	return (ok ? 0 : 1);
 }

@@ -66,6 +66,8 @@ control_command(json_t *req)
 		    "request has no command"));
 	if (strcmp(cmd, "status") == 0)
 		return (control_status());
+	if (strcmp(cmd, "reload") == 0)
+		return (reload());
 	if (strcmp(cmd, "stop") == 0 || strcmp(cmd, "start") == 0 ||
 	    strcmp(cmd, "restart") == 0) {
 		if (json_unpack(req, "{s:s}", "name", &name) != 0)

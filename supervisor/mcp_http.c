@@ -24,28 +24,51 @@ static const char *const loopback_names[] = {
 
 static char	**tokens;	/* expanded auth_tokens, or NULL */
 
-/* Expand the configured tokens; -1 (logged) if one cannot be. */
-int
-mcp_http_init(void)
+/* Free a NULL-terminated vector of tokens, wiping them. */
+static void
+tokens_free(char **v)
 {
-	char	err[512];
-	size_t	i, n;
+	size_t	i;
 
-	if (conf->auth_tokens == NULL)
+	if (v == NULL)
+		return;
+	for (i = 0; v[i] != NULL; i++) {
+		explicit_bzero(v[i], strlen(v[i]));
+		free(v[i]);
+	}
+	free(v);
+}
+
+/*
+ * Expand a configuration's tokens and use them; -1 with err set (and the
+ * tokens in use unchanged) if one cannot be expanded.
+ */
+int
+mcp_http_configure(const struct conf *c, char *err, size_t errlen)
+{
+	char	**v, why[512];
+	size_t	  i, n;
+
+	if (c->auth_tokens == NULL) {
+		tokens_free(tokens);
+		tokens = NULL;
 		return (0);
-	for (n = 0; conf->auth_tokens[n] != NULL; n++)
+	}
+	for (n = 0; c->auth_tokens[n] != NULL; n++)
 		;
-	tokens = xcalloc(n + 1, sizeof *tokens);
+	v = xcalloc(n + 1, sizeof *v);
 	for (i = 0; i < n; i++) {
-		tokens[i] = secret_expand(conf->auth_tokens[i], err,
-		    sizeof err);
-		if (tokens[i] == NULL || strlen(tokens[i]) < 16) {
-			log_warnx("auth_tokens: entry %zu: %s", i + 1,
-			    tokens[i] == NULL ? err : "a token must have at "
+		v[i] = secret_expand(c->auth_tokens[i], why, sizeof why);
+		if (v[i] == NULL || strlen(v[i]) < 16) {
+			snprintf(err, errlen, "auth_tokens: entry %zu: %s",
+			    i + 1, v[i] == NULL ? why : "a token must have at "
 			    "least 16 characters");
+			tokens_free(v);
 			return (-1);
 		}
 	}
+	tokens_free(tokens);
+	tokens = v;
 	return (0);
 }
 

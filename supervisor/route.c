@@ -1396,6 +1396,28 @@ route_fail_upstream(struct upstream *up, int code, const char *message,
 	up->loglevel = -1;
 }
 
+/* Drop one session's subscriptions at an upstream. */
+static void
+route_forget_one(struct session *s, void *arg)
+{
+	struct strmap_entry	*e, *next;
+	size_t			 i;
+
+	for (i = 0; i < s->subs.nbuckets; i++) {
+		for (e = s->subs.buckets[i]; e != NULL; e = next) {
+			next = e->next;
+			if (e->value == arg)
+				strmap_del(&s->subs, e->key);
+		}
+	}
+}
+
+void
+route_forget_upstream(struct upstream *up)
+{
+	session_foreach(route_forget_one, up);
+}
+
 void
 route_cancel_session(struct session *s)
 {

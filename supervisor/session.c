@@ -45,11 +45,19 @@ session_sweep_cb(evutil_socket_t fd, short events, void *arg)
 void
 session_init(void)
 {
+	u64map_init(&by_key);
+	u64map_init(&by_no);
+	sweep_timer = event_new(base, -1, EV_PERSIST, session_sweep_cb, NULL);
+	session_configure();
+}
+
+/* Sweep for idle sessions a few times per session_timeout. */
+void
+session_configure(void)
+{
 	struct timeval	tv;
 	unsigned int	period;
 
-	u64map_init(&by_key);
-	u64map_init(&by_no);
 	period = conf->session_timeout / 4;
 	if (period > 30)
 		period = 30;
@@ -57,7 +65,6 @@ session_init(void)
 		period = 1;
 	tv.tv_sec = period;
 	tv.tv_usec = 0;
-	sweep_timer = event_new(base, -1, EV_PERSIST, session_sweep_cb, NULL);
 	evtimer_add(sweep_timer, &tv);
 }
 

@@ -41,6 +41,7 @@ extern struct conf		*conf;
 extern const char		*worker_path;
 extern char			*stdio_worker_path;
 extern char			 listen_bound[128];	/* actual address */
+extern const char		*control_arg;		/* -s, or NULL */
 int64_t		 now_ms(void);		/* monotonic milliseconds */
 void		 fill_random(void *, size_t);
 
@@ -60,8 +61,8 @@ struct up_request;
 TAILQ_HEAD(up_request_list, up_request);
 
 struct upstream {
-	struct server_conf	*sc;		/* borrowed from conf */
-	size_t			 index;		/* position in conf */
+	struct server_conf	*sc;		/* owned copy */
+	int			 removed;	/* gone from the configuration */
 	enum upstream_state	 state;
 	pid_t			 pid;		/* worker, or -1 */
 	pid_t			 upstream_pid;	/* as reported, or -1 */
@@ -89,6 +90,11 @@ extern struct upstream	**upstreams;
 extern size_t		  nupstreams;
 
 void		 upstream_init_all(void);
+/*
+ * Apply the upstreams of a new configuration (reload); report gets arrays
+ * "added", "changed" and "removed" of names.
+ */
+void		 upstream_apply(const struct conf *, json_t *report);
 void		 upstream_stop_all(void);
 int		 upstream_all_stopped(void);
 void		 upstream_reap(void);
@@ -165,6 +171,8 @@ struct session {
 };
 
 void		 session_init(void);
+/* Apply the configuration's session_timeout (at start and reload). */
+void		 session_configure(void);
 struct session	*session_new(void);
 void		 session_free(struct session *, const char *why);
 void		 session_free_all(void);
@@ -277,6 +285,8 @@ void		 route_list_changed(const char *method);
 /* Answer every request pending on an upstream with an error. */
 void		 route_fail_upstream(struct upstream *, int code,
 		    const char *message, int keep_queued);
+/* Forget every session's subscriptions at an upstream being removed. */
+void		 route_forget_upstream(struct upstream *);
 /* Forget every request of a session (cancelling them upstream). */
 void		 route_cancel_session(struct session *);
 void		 route_pending_free(struct pending *);
@@ -337,8 +347,12 @@ size_t		 http_conn_queued(struct http_conn *);
 void		 http_conn_close(struct http_conn *);
 
 /* mcp_http.c: the Streamable HTTP endpoint. */
-int		 mcp_http_init(void);
+/* Use a configuration's auth tokens; -1 with err set if they are bad. */
+int		 mcp_http_configure(const struct conf *, char *err, size_t);
 void		 mcp_http_handle(struct http_conn *, struct http_request *);
+
+/* reload.c: read the configuration again and apply it; the reply. */
+json_t		*reload(void);
 
 /* control.c: the control socket for mcpctl. */
 int		 control_listen(const char *path);

@@ -31,6 +31,7 @@ struct conf		*conf;
 const char		*worker_path = WORKER_PATH;
 char			*stdio_worker_path;
 char			 listen_bound[128];
+const char		*control_arg;
 
 static struct event	*ev_sigterm, *ev_sigint, *ev_sigchld, *ev_sighup;
 static struct event	*ev_exit_timer;
@@ -142,8 +143,8 @@ signal_cb(evutil_socket_t sig, short events, void *arg)
 		check_exit();
 		break;
 	case SIGHUP:
-		log_warnx("SIGHUP: configuration reload is not supported "
-		    "yet; restart the daemon to apply changes");
+		if (!exiting)
+			json_decref(reload());
 		break;
 	}
 }
@@ -167,8 +168,7 @@ int
 main(int argc, char **argv)
 {
 	const char	*file = SYSCONFDIR "/mcp-supervisord.conf", *env;
-	const char	*socket_path = NULL;
-	char		 err[1024];
+	char		 err[1024], *path;
 	int		 ch, foreground = 0, check = 0, verbose = 0;
 
 	while ((ch = getopt(argc, argv, "df:ns:v")) != -1) {
@@ -183,7 +183,7 @@ main(int argc, char **argv)
 			check = 1;
 			break;
 		case 's':
-			socket_path = optarg;
+			control_arg = optarg;
 			break;
 		case 'v':
 			verbose++;
@@ -201,14 +201,19 @@ main(int argc, char **argv)
 		fprintf(stderr, "%s\n", err);
 		exit(1);
 	}
-	if (socket_path != NULL) {
-		if (socket_path[0] != '/') {
+	if (control_arg != NULL) {
+		if (control_arg[0] != '/') {
 			fprintf(stderr, "mcp-supervisord: -s needs an absolute "
 			    "path\n");
 			exit(1);
 		}
 		free(conf->control);
-		conf->control = xstrdup(socket_path);
+		conf->control = xstrdup(control_arg);
+	}
+	/* A reload reads the same file after daemon() has left the cwd. */
+	if ((path = realpath(file, NULL)) != NULL) {
+		free(conf->file);
+		conf->file = path;
 	}
 	if (check) {
 		if (verbose)
@@ -242,8 +247,8 @@ main(int argc, char **argv)
 	session_init();
 	catalog_init();
 	route_init();
-	if (mcp_http_init() != 0)
-		exit(1);
+	if (mcp_http_configure(conf, err, sizeof err) != 0)
+		fatalx("%s", err);
 	if (http_listen(conf->listen, mcp_http_handle, listen_bound,
 	    sizeof listen_bound) != 0)
 		exit(1);

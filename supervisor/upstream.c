@@ -29,6 +29,10 @@
 struct upstream	**upstreams;
 size_t		  nupstreams;
 
+/* Upstreams removed from the configuration whose workers are exiting. */
+static struct upstream	**retired;
+static size_t		  nretired;
+
 static const char *const state_names[] = {
 	[UPSTREAM_STARTING] = "starting",
 	[UPSTREAM_READY] = "ready",
@@ -39,6 +43,7 @@ static const char *const state_names[] = {
 };
 
 static void	upstream_spawn(struct upstream *);
+static void	upstream_free_retired(void);
 static void	upstream_lost(struct upstream *, const char *);
 static void	upstream_arm(struct upstream *, unsigned int);
 
@@ -76,32 +81,55 @@ upstream_find(const char *name)
 	return (NULL);
 }
 
+/* Create an upstream from its configuration and start it unless lazy. */
+static struct upstream *
+upstream_new(const struct server_conf *sc)
+{
+	struct upstream	*up;
+
+	up = xcalloc(1, sizeof *up);
+	up->sc = conf_server_copy(sc);
+	up->pid = -1;
+	up->upstream_pid = -1;
+	up->delay = up->sc->restart_delay;
+	up->loglevel = -1;
+	TAILQ_INIT(&up->pending);
+	TAILQ_INIT(&up->up_requests);
+	strmap_init(&up->subs);
+	if (up->sc->lazy)
+		up->state = UPSTREAM_IDLE;
+	else
+		upstream_spawn(up);
+	return (up);
+}
+
+/* Free an upstream that has no worker and nothing in flight. */
+static void
+upstream_free(struct upstream *up)
+{
+	if (up->timer != NULL)
+		event_free(up->timer);
+	if (up->ch != NULL)
+		iochan_free(up->ch);
+	json_decref(up->catalog);
+	json_decref(up->info);
+	strmap_free(&up->subs);
+	free(up->last_error);
+	conf_server_free(up->sc);
+	free(up->sc);
+	free(up);
+}
+
 /* Create the upstreams of the configuration and start their workers. */
 void
 upstream_init_all(void)
 {
-	struct upstream	*up;
-	size_t		 i;
+	size_t	i;
 
 	nupstreams = conf->nservers;
 	upstreams = xcalloc(nupstreams + 1, sizeof *upstreams);
-	for (i = 0; i < nupstreams; i++) {
-		up = xcalloc(1, sizeof *up);
-		up->sc = &conf->servers[i];
-		up->index = i;
-		up->pid = -1;
-		up->upstream_pid = -1;
-		up->delay = up->sc->restart_delay;
-		up->loglevel = -1;
-		TAILQ_INIT(&up->pending);
-		TAILQ_INIT(&up->up_requests);
-		strmap_init(&up->subs);
-		upstreams[i] = up;
-		if (up->sc->lazy)
-			up->state = UPSTREAM_IDLE;
-		else
-			upstream_spawn(up);
-	}
+	for (i = 0; i < nupstreams; i++)
+		upstreams[i] = upstream_new(&conf->servers[i]);
 }
 
 /* Start a lazy upstream on its first use. */
@@ -189,16 +217,13 @@ upstream_start(struct upstream *up, char *err, size_t len)
 }
 
 /*
- * mcpctl restart NAME: stop the worker if it runs, then start at once.  The
+ * Stop a running worker and start a new one as soon as it has exited.  The
  * catalog stays listed, and calls wait for the new worker as they do for
  * any upstream that is starting.
  */
-int
-upstream_restart(struct upstream *up, char *err, size_t len)
+static void
+upstream_respawn(struct upstream *up)
 {
-	if (up->pid <= 0 || up->state == UPSTREAM_STOPPED)
-		return (upstream_start(up, err, len));
-	log_info("upstream %s: restarting (mcpctl)", up->sc->name);
 	up->failures = 0;
 	up->delay = up->sc->restart_delay;
 	up->restart_now = 1;
@@ -206,6 +231,16 @@ upstream_restart(struct upstream *up, char *err, size_t len)
 	if (up->timer != NULL)
 		evtimer_del(up->timer);
 	upstream_shutdown(up);
+}
+
+/* mcpctl restart NAME: start it if it does not run. */
+int
+upstream_restart(struct upstream *up, char *err, size_t len)
+{
+	if (up->pid <= 0 || up->state == UPSTREAM_STOPPED)
+		return (upstream_start(up, err, len));
+	log_info("upstream %s: restarting (mcpctl)", up->sc->name);
+	upstream_respawn(up);
 	return (0);
 }
 
@@ -385,6 +420,11 @@ upstream_process(struct upstream *up)
 			    up->sc->name, why);
 			return (-1);
 		}
+		/* A removed upstream's last words concern no one. */
+		if (up->removed) {
+			evbuffer_drain(in, FRAME_HDR_LEN + hdr.len);
+			continue;
+		}
 		if (upstream_frame(up, &hdr, in) != 0)
 			return (-1);
 		if (up->ch == NULL)
@@ -563,6 +603,11 @@ upstream_exited(struct upstream *up, int status)
 	up->pid = -1;
 	up->upstream_pid = -1;
 
+	if (up->removed) {
+		log_info("upstream %s: worker %s; removed", up->sc->name, how);
+		upstream_free_retired();
+		return;
+	}
 	if (up->restart_now) {
 		up->restart_now = 0;
 		if (up->timer != NULL)
@@ -612,13 +657,30 @@ upstream_exited(struct upstream *up, int status)
 	    up->sc->restart_max_delay : up->delay * 2;
 }
 
+/* Find the upstream, listed or removed, whose worker has a pid. */
+static struct upstream *
+upstream_by_pid(pid_t pid)
+{
+	size_t	i;
+
+	for (i = 0; i < nupstreams; i++) {
+		if (upstreams[i]->pid == pid)
+			return (upstreams[i]);
+	}
+	for (i = 0; i < nretired; i++) {
+		if (retired[i]->pid == pid)
+			return (retired[i]);
+	}
+	return (NULL);
+}
+
 /* Reap every exited child. */
 void
 upstream_reap(void)
 {
-	pid_t	pid;
-	int	status;
-	size_t	i;
+	struct upstream	*up;
+	pid_t		 pid;
+	int		 status;
 
 	for (;;) {
 		pid = waitpid(-1, &status, WNOHANG);
@@ -629,13 +691,9 @@ upstream_reap(void)
 				continue;
 			return;
 		}
-		for (i = 0; i < nupstreams; i++) {
-			if (upstreams[i]->pid == pid) {
-				upstream_exited(upstreams[i], status);
-				break;
-			}
-		}
-		if (i == nupstreams)
+		if ((up = upstream_by_pid(pid)) != NULL)
+			upstream_exited(up, status);
+		else
 			log_debug("reaped orphan %ld", (long)pid);
 	}
 }
@@ -664,7 +722,139 @@ upstream_all_stopped(void)
 		if (upstreams[i]->pid > 0)
 			return (0);
 	}
-	return (1);
+	return (nretired == 0);
+}
+
+/* Free the removed upstreams whose workers are gone. */
+static void
+upstream_free_retired(void)
+{
+	size_t	i, n = 0;
+
+	for (i = 0; i < nretired; i++) {
+		if (retired[i]->pid > 0)
+			retired[n++] = retired[i];
+		else
+			upstream_free(retired[i]);
+	}
+	nretired = n;
+}
+
+/*
+ * Take an upstream out of service for good: its calls fail, its
+ * subscriptions are forgotten and its worker is asked to stop.  It is
+ * freed once the worker has exited (upstream_free_retired).
+ */
+static void
+upstream_remove(struct upstream *up)
+{
+	char	msg[256];
+
+	log_info("upstream %s: removed from the configuration%s",
+	    up->sc->name, up->pid > 0 ? ", stopping it" : "");
+	up->removed = 1;
+	up->restart_now = 0;
+	up->state = UPSTREAM_STOPPED;
+	if (up->timer != NULL)
+		evtimer_del(up->timer);
+	snprintf(msg, sizeof msg, "upstream %s was removed from the "
+	    "configuration", up->sc->name);
+	route_fail_upstream(up, MCP_CONNECTION_CLOSED, msg, 0);
+	route_forget_upstream(up);
+	json_decref(up->catalog);
+	up->catalog = NULL;
+	upstream_shutdown(up);
+	retired = xreallocarray(retired, nretired + 1, sizeof *retired);
+	retired[nretired++] = up;
+}
+
+/*
+ * Give an upstream a changed configuration.  A running worker is restarted
+ * to take it (its calls in flight fail, those waiting for it are sent to
+ * the new one); an upstream stopped by the operator stays stopped.
+ */
+static void
+upstream_reconfigure(struct upstream *up, const struct server_conf *sc)
+{
+	conf_server_free(up->sc);
+	free(up->sc);
+	up->sc = conf_server_copy(sc);
+	up->failures = 0;
+	up->delay = up->sc->restart_delay;
+	switch (up->state) {
+	case UPSTREAM_STOPPED:
+		log_info("upstream %s: configuration changed; stopped, it "
+		    "takes it when started", up->sc->name);
+		break;
+	case UPSTREAM_IDLE:
+		log_info("upstream %s: configuration changed", up->sc->name);
+		if (!up->sc->lazy)
+			upstream_spawn(up);
+		break;
+	default:
+		log_info("upstream %s: configuration changed, %s",
+		    up->sc->name, up->pid > 0 ? "restarting" : "starting");
+		if (up->pid > 0)
+			upstream_respawn(up);
+		else {
+			if (up->timer != NULL)
+				evtimer_del(up->timer);
+			upstream_spawn(up);
+		}
+		break;
+	}
+}
+
+/* Append a name to one of the report's arrays. */
+static void
+report_name(json_t *report, const char *key, const char *name)
+{
+	json_array_append_new(json_object_get(report, key), json_string(name));
+}
+
+/*
+ * Apply the upstreams of a new configuration, matched by name: one that
+ * is the same carries on untouched, a changed one is reconfigured, a new
+ * one is started and one no longer listed is removed.  The names go to
+ * report's "added", "changed" and "removed" arrays; the catalog follows the
+ * new order.
+ */
+void
+upstream_apply(const struct conf *nc, json_t *report)
+{
+	struct upstream	**next, *up;
+	size_t		  i, j;
+
+	json_object_set_new(report, "added", json_array());
+	json_object_set_new(report, "changed", json_array());
+	json_object_set_new(report, "removed", json_array());
+	next = xcalloc(nc->nservers + 1, sizeof *next);
+	for (i = 0; i < nc->nservers; i++) {
+		if ((up = upstream_find(nc->servers[i].name)) == NULL) {
+			log_info("upstream %s: added", nc->servers[i].name);
+			next[i] = upstream_new(&nc->servers[i]);
+			report_name(report, "added", nc->servers[i].name);
+		} else {
+			next[i] = up;
+			if (!conf_server_equal(up->sc, &nc->servers[i])) {
+				upstream_reconfigure(up, &nc->servers[i]);
+				report_name(report, "changed", up->sc->name);
+			}
+		}
+	}
+	for (i = 0; i < nupstreams; i++) {
+		for (j = 0; j < nc->nservers && next[j] != upstreams[i]; j++)
+			;
+		if (j == nc->nservers) {
+			report_name(report, "removed", upstreams[i]->sc->name);
+			upstream_remove(upstreams[i]);
+		}
+	}
+	free(upstreams);
+	upstreams = next;
+	nupstreams = nc->nservers;
+	catalog_rebuild();
+	upstream_free_retired();
 }
 
 /* Queue a frame for a ready upstream. */

@@ -104,10 +104,10 @@ finish() {
 	exit 0
 }
 
-# start_gateway SERVER-ENTRY...: write a config and start the daemon.
-start_gateway() {
+# write_conf SERVER-ENTRY...: write the daemon's configuration file.
+write_conf() {
 	{
-		echo 'listen = "127.0.0.1:0";'
+		echo "listen = \"${LISTEN:-127.0.0.1:0}\";"
 		echo "control = \"$CTL\";"
 		echo "${GLOBALS:-}"
 		echo 'servers = ('
@@ -118,7 +118,13 @@ start_gateway() {
 			echo "  $s"
 		done
 		echo ');'
-	} > "$T/conf"
+	} > "$T/conf.new"
+	mv "$T/conf.new" "$T/conf"
+}
+
+# start_gateway SERVER-ENTRY...: write a config and start the daemon.
+start_gateway() {
+	write_conf "$@"
 	setsid "$SUPERVISORD" -d -v -f "$T/conf" > "$T/log" 2>&1 &
 	GW_PID=$!
 	for _ in $(seq 200); do

@@ -767,6 +767,12 @@ START_TEST(test_json_round_trip)
 		conf_server_free(back);
 		free(back);
 		json_decref(j);
+		back = conf_server_copy(&conf->servers[i]);
+		ck_assert(conf_server_equal(&conf->servers[i], back));
+		ck_assert_ptr_ne(back->name, conf->servers[i].name);
+		ck_assert_int_eq(back->line, conf->servers[i].line);
+		conf_server_free(back);
+		free(back);
 	}
 	/* The JSON form of the first server. */
 	j = conf_server_to_json(&conf->servers[0]);

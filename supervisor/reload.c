@@ -1,0 +1,102 @@
+/*
+ * Configuration reload (SIGHUP and mcpctl reload): the file is read and
+ * checked in full first, and a file with an error changes nothing.  Then
+ * the auth tokens are expanded again (a token that cannot be changes
+ * nothing either), the limits and timeouts take effect for what comes
+ * next, and the upstreams are matched by name (upstream_apply).  The
+ * addresses the daemon listens on stay as they are until a restart.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "supervisor.h"
+#include "xmalloc.h"
+
+/* Keep a running address the new file changes; note it in warnings. */
+static void
+reload_keep(char **next, const char *now, const char *key, json_t *warnings)
+{
+	char	*msg;
+
+	if (strcmp(*next, now) != 0) {
+		xasprintf(&msg, "%s changed to %s: it takes effect when the "
+		    "daemon restarts (still %s)", key, *next, now);
+		log_warnx("reload: %s", msg);
+		json_array_append_new(warnings, json_string(msg));
+		free(msg);
+	}
+	free(*next);
+	*next = xstrdup(now);
+}
+
+/* Log what a reload did to the upstreams. */
+static void
+reload_log(json_t *report)
+{
+	const char	*keys[] = { "added", "changed", "removed" };
+	json_t		*a, *v;
+	char		 line[1024];
+	size_t		 i, j;
+	int		 n = 0, any = 0;
+
+	line[0] = '\0';
+	for (i = 0; i < 3; i++) {
+		a = json_object_get(report, keys[i]);
+		if (json_array_size(a) == 0)
+			continue;
+		any = 1;
+		n += snprintf(line + n, sizeof line - (size_t)n, "%s%s",
+		    n > 0 ? "; " : "", keys[i]);
+		json_array_foreach(a, j, v) {
+			if ((size_t)n >= sizeof line)
+				break;
+			n += snprintf(line + n, sizeof line - (size_t)n,
+			    " %s", json_string_value(v));
+		}
+		if ((size_t)n >= sizeof line)
+			break;
+	}
+	log_info("reloaded %s: %s", conf->file, any ? line :
+	    "no upstream changed");
+}
+
+/* Reload the configuration file; the reply for mcpctl. */
+json_t *
+reload(void)
+{
+	struct conf	*next, *old;
+	json_t		*report, *warnings;
+	char		 err[1024];
+
+	log_info("reloading %s", conf->file);
+	if ((next = conf_load(conf->file, err, sizeof err)) == NULL) {
+		log_warnx("reload: %s; nothing changed", err);
+		return (json_pack("{s:b, s:s}", "ok", 0, "error", err));
+	}
+	if (mcp_http_configure(next, err, sizeof err) != 0) {
+		log_warnx("reload: %s; nothing changed", err);
+		conf_free(next);
+		return (json_pack("{s:b, s:s}", "ok", 0, "error", err));
+	}
+	warnings = json_array();
+	reload_keep(&next->listen, conf->listen, "listen", warnings);
+	if (control_arg != NULL) {
+		free(next->control);
+		next->control = xstrdup(conf->control);
+	} else
+		reload_keep(&next->control, conf->control, "control",
+		    warnings);
+
+	old = conf;
+	conf = next;
+	report = json_pack("{s:b, s:o}", "ok", 1, "warnings", warnings);
+	upstream_apply(conf, report);
+	session_configure();
+	conf_free(old);
+	reload_log(report);
+	return (report);
+}
