@@ -222,9 +222,11 @@ static struct tool tools[] = {
 	  NULL, tool_sleep, 0, NULL, NULL },
 	{ "fail", "Always return a tool error.",
 	  NO_ARGS, NULL, tool_fail, 0, NULL, NULL },
-	{ "crash", "Exit immediately with the given code, without answering.",
+	{ "crash", "Exit immediately with the given code, without answering, "
+	  "or with an answer whose line has no newline.",
 	  "{\"type\":\"object\",\"properties\":{\"code\":{\"type\":\"integer\","
-	  "\"minimum\":0,\"maximum\":255,\"default\":3}},\"required\":[]}",
+	  "\"minimum\":0,\"maximum\":255,\"default\":3},"
+	  "\"answer\":{\"type\":\"string\"}},\"required\":[]}",
 	  NULL, tool_crash, 0, NULL, NULL },
 	{ "hang", "Stop answering anything for the given seconds: the whole "
 	  "server blocks, as a hung server does.",
@@ -394,26 +396,26 @@ output_raw(const char *s)
 	output_kick();
 }
 
-/* Queue a JSON message as one line for stdout. Consumes msg. */
-static void
-send_json(json_t *msg)
+/* Queue a JSON message for stdout, without its newline; -1 if not. */
+static int
+queue_json(json_t *msg)
 {
 	char	*s;
 	size_t	 len;
 
 	if (msg == NULL) {
 		log_warnx("out of memory building a message");
-		return;
+		return (-1);
 	}
 	s = json_dumps(msg, JSON_COMPACT);
 	json_decref(msg);
 	if (s == NULL) {
 		log_warnx("cannot encode a message");
-		return;
+		return (-1);
 	}
 	if (out_dead) {
 		free(s);
-		return;
+		return (-1);
 	}
 
 	/* Large messages are handed over rather than copied. */
@@ -425,8 +427,17 @@ send_json(json_t *msg)
 	    NULL) != 0) {
 		log_warnx("cannot queue a message of %zu bytes", len);
 		free(s);
-		return;
+		return (-1);
 	}
+	return (0);
+}
+
+/* Queue a JSON message as one line for stdout. Consumes msg. */
+static void
+send_json(json_t *msg)
+{
+	if (queue_json(msg) != 0)
+		return;
 	evbuffer_add(outbuf, "\n", 1);
 	output_kick();
 }
@@ -981,17 +992,26 @@ output_flush(int ms)
 	}
 }
 
-/* Exit at once with the given code, without answering. */
+/*
+ * Exit at once with the given code, without answering, or with an answer
+ * whose line has no newline: the last words of a server that exits.
+ */
 static void
 tool_crash(json_t *id, json_t *params, json_t *args)
 {
-	json_int_t	code;
+	json_int_t	 code;
+	json_t		*answer = NULL;
 
 	(void)params;
-	if (arg_int(args, "code", 0, 3, 0, 255, &code) != 0) {
+	if (arg_int(args, "code", 0, 3, 0, 255, &code) != 0 ||
+	    (json_object_get(args, "answer") != NULL &&
+	    arg_value(args, "answer", 0, &answer) != 0)) {
 		bad_args(id);
 		return;
 	}
+	if (answer != NULL)
+		queue_json(json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0",
+		    "id", id, "result", tool_content(json_copy(answer), 0)));
 	/* Earlier answers are still sent, so what the client sees is clear. */
 	output_flush(CRASH_FLUSH_MS);
 	fprintf(stderr, "crashing\n");

@@ -345,6 +345,13 @@ stdio_event_cb(struct iochan *ch, int what, void *arg)
 	if (tp->out_eof)
 		return;
 	tp->out_eof = 1;
+	/* A last message without its newline still counts. */
+	in = iochan_input(ch);
+	if (evbuffer_get_length(in) > 0 || tp->line != NULL) {
+		log_debug("upstream stdout ended without a newline");
+		evbuffer_add(in, "\n", 1);
+		stdio_out_cb(ch, tp);
+	}
 	iochan_read(ch, 0);
 	if (tp->exited)
 		stdio_gone(tp, NULL);

@@ -52,6 +52,11 @@ like "an upstream that exits mid-call: error with its status" "$out" '"id":5,"er
 wait_state ready "a$TAG"
 like "mcpctl shows the last error" "$("$MCPCTL" -s "$CTL" status)" "exited with status 7"
 
+# Its last answer, written without a newline just before it exits.
+out=$(mcp '{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"a'"$TAG"'__crash","arguments":{"code":0,"answer":"last words"}}}' | data_lines)
+like "an answer without its newline at exit still arrives" "$out" '"id":6,"result":\{"content":\[\{"type":"text","text":"last words"\}\]'
+wait_state ready "a$TAG"
+
 # Stopping the daemon leaves no process behind; so does killing it.
 is "one upstream process per upstream" "$(procs "a$TAG")" 1
 kill -TERM "$GW_PID"
