@@ -32,8 +32,18 @@ struct up_req {
 
 static struct u64map	up_reqs;	/* ref -> up_req */
 static uint32_t		next_ref;
-static struct strmap	elicitations;	/* elicitationId -> session */
-static size_t		nelicitations;
+/*
+ * URL elicitations in flight, to route their completion: a ring of the
+ * last MAX_ELICITATIONS, so that one never completed is forgotten when it
+ * is the oldest, and the map from elicitationId to its slot.
+ */
+struct elicitation {
+	char		*id;		/* owned; NULL if the slot is free */
+	uint32_t	 session;
+};
+static struct elicitation	elicit_ring[MAX_ELICITATIONS];
+static size_t			elicit_next;
+static struct strmap		elicitations;	/* id -> ring slot */
 
 static void	conn_init_timeout_cb(evutil_socket_t, short, void *);
 static void	conn_reap_cb(evutil_socket_t, short, void *);
@@ -590,20 +600,29 @@ static void
 conn_note_elicitation(const struct jrpc *m, uint32_t session)
 {
 	static const char *const path[] = { "elicitationId", NULL };
-	struct jspan	 eid;
-	char		*id;
+	struct elicitation	*e;
+	struct jspan		 eid;
+	char			*id;
 
 	if (jscan_path(m->p, m->params, path, &eid) != 0 ||
 	    (id = jscan_strdup(m->p, eid)) == NULL)
 		return;
-	if (nelicitations >= MAX_ELICITATIONS) {
-		strmap_free(&elicitations);
-		strmap_init(&elicitations);
-		nelicitations = 0;
+	if ((e = strmap_get(&elicitations, id)) != NULL) {
+		e->session = session;
+		free(id);
+		return;
 	}
-	if (strmap_add(&elicitations, id, (void *)(uintptr_t)session) == 0)
-		nelicitations++;
-	free(id);
+	e = &elicit_ring[elicit_next];
+	if (e->id != NULL) {
+		log_debug("URL elicitation %.64s forgotten: %d newer ones "
+		    "are in flight", e->id, MAX_ELICITATIONS);
+		strmap_del(&elicitations, e->id);
+		free(e->id);
+	}
+	e->id = id;
+	e->session = session;
+	strmap_add(&elicitations, id, e);
+	elicit_next = (elicit_next + 1) % MAX_ELICITATIONS;
 }
 
 /* A request from the upstream: ours to answer, or its caller's. */
@@ -750,12 +769,12 @@ static void
 conn_notification(struct conn *c, const struct jrpc *m, int64_t related)
 {
 	static const char *const eid_path[] = { "elicitationId", NULL };
-	const char	*method = m->method_name;
-	struct jspan	 eid;
-	uint32_t	 session, tag;
-	uintptr_t	 to;
-	char		*id;
-	int		 n;
+	const char		*method = m->method_name;
+	struct elicitation	*e;
+	struct jspan		 eid;
+	uint32_t		 session, tag;
+	char			*id;
+	int			 n;
 
 	if (strcmp(method, "notifications/progress") == 0)
 		conn_progress(c, m);
@@ -772,14 +791,15 @@ conn_notification(struct conn *c, const struct jrpc *m, int64_t related)
 		if (jscan_path(m->p, m->params, eid_path, &eid) != 0 ||
 		    (id = jscan_strdup(m->p, eid)) == NULL)
 			return;
-		to = (uintptr_t)strmap_del(&elicitations, id);
+		e = strmap_del(&elicitations, id);
 		free(id);
-		if (to == 0) {
+		if (e == NULL) {
 			log_debug("elicitation completed for no known session");
 			return;
 		}
-		nelicitations--;
-		conn_forward(m, (uint32_t)to, 0);
+		free(e->id);
+		e->id = NULL;
+		conn_forward(m, e->session, 0);
 	} else if (strncmp(method, "notifications/", 14) == 0 &&
 	    strlen(method) > 26 &&
 	    strcmp(method + strlen(method) - 13, "/list_changed") == 0)
