@@ -833,6 +833,9 @@ upstream_apply(const struct conf *nc, json_t *report)
 		if ((up = upstream_find(nc->servers[i].name)) == NULL) {
 			log_info("upstream %s: added", nc->servers[i].name);
 			next[i] = upstream_new(&nc->servers[i]);
+			/* Lazy waits for a session; there may be some. */
+			if (session_count() > 0)
+				upstream_use(next[i]);
 			report_name(report, "added", nc->servers[i].name);
 		} else {
 			next[i] = up;

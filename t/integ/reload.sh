@@ -87,7 +87,7 @@ like "no token is asked for" "$(call "c${TAG}__echo")" '"text":"hi"'
 
 # SIGHUP does the same; a new listen address waits for a restart.
 LISTEN=127.0.0.1:1
-write_conf "$(demo "c$TAG")" "$(demo "b$TAG" 'prefix = "bee_";')" "$(demo "k$TAG")" "$(demo "e$TAG")"
+write_conf "$(demo "c$TAG")" "$(demo "b$TAG" 'prefix = "bee_";')" "$(demo "k$TAG")" "$(demo "e$TAG")" "$(demo "z$TAG" 'lazy = true;')"
 LISTEN=
 kill -HUP "$GW_PID"
 for _ in $(seq 100); do
@@ -95,6 +95,11 @@ for _ in $(seq 100); do
 	sleep 0.05
 done
 is "SIGHUP reloads: the added upstream is ready" "$(state "e$TAG")" ready
+for _ in $(seq 100); do
+	[ "$(state "z$TAG")" = ready ] && break
+	sleep 0.05
+done
+is "an added lazy upstream starts: a session exists" "$(state "z$TAG")" ready
 like "the listen change is logged as waiting for a restart" "$(cat "$T/log")" 'reload: listen changed to 127.0.0.1:1: it takes effect when the daemon restarts'
 like "and the old address still serves" "$(call "e${TAG}__echo")" '"text":"hi"'
 is "the unchanged upstream was never restarted" "$(upstream_pid "k$TAG")" "$k_upstream"
@@ -102,5 +107,5 @@ is "the unchanged upstream was never restarted" "$(upstream_pid "k$TAG")" "$k_up
 kill "$GET_PID" 2>/dev/null || true
 wait "$GET_PID" 2>/dev/null || true
 stop_gateway
-is "no demo process of this test is left" "$(pgrep -f -- "--name [abcke]$TAG" | wc -l | tr -d ' ')" 0
+is "no demo process of this test is left" "$(pgrep -f -- "--name [abckez]$TAG" | wc -l | tr -d ' ')" 0
 finish
