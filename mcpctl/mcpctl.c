@@ -212,28 +212,17 @@ print_status(json_t *reply)
 	}
 }
 
-/* Print what a reload did. */
+/* Print what a reload did, and what waits for a restart. */
 static void
 print_reload(json_t *reply)
 {
-	const char	*keys[] = { "added", "changed", "removed" };
-	json_t		*a, *v;
-	size_t		 i, j;
-	int		 any = 0;
+	json_t	*v;
+	size_t	 i;
 
-	json_array_foreach(json_object_get(reply, "warnings"), j, v)
+	json_array_foreach(json_object_get(reply, "warnings"), i, v)
 		fprintf(stderr, "mcpctl: warning: %s\n", json_string_value(v));
-	printf("reloaded");
-	for (i = 0; i < 3; i++) {
-		a = json_object_get(reply, keys[i]);
-		if (json_array_size(a) == 0)
-			continue;
-		printf("%s %s", any ? ";" : ":", keys[i]);
-		json_array_foreach(a, j, v)
-			printf(" %s", json_string_value(v));
-		any = 1;
-	}
-	printf("%s\n", any ? "" : ": no upstream changed");
+	printf("reloaded: %s\n",
+	    json_string_value(json_object_get(reply, "summary")));
 }
 
 int

@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <event2/buffer.h>
+
 #include "log.h"
 #include "supervisor.h"
 #include "xmalloc.h"
@@ -33,35 +35,36 @@ reload_keep(char **next, const char *now, const char *key, json_t *warnings)
 	*next = xstrdup(now);
 }
 
-/* Log what a reload did to the upstreams. */
+/*
+ * Say what a reload did to the upstreams, as "added a b; removed c" or "no
+ * upstream changed", in the report's "summary" (mcpctl prints it) and the
+ * log.
+ */
 static void
-reload_log(json_t *report)
+reload_summary(json_t *report)
 {
 	const char	*keys[] = { "added", "changed", "removed" };
+	struct evbuffer	*b;
 	json_t		*a, *v;
-	char		 line[1024];
 	size_t		 i, j;
-	int		 n = 0, any = 0;
 
-	line[0] = '\0';
+	b = evbuffer_new();
 	for (i = 0; i < 3; i++) {
 		a = json_object_get(report, keys[i]);
 		if (json_array_size(a) == 0)
 			continue;
-		any = 1;
-		n += snprintf(line + n, sizeof line - (size_t)n, "%s%s",
-		    n > 0 ? "; " : "", keys[i]);
-		json_array_foreach(a, j, v) {
-			if ((size_t)n >= sizeof line)
-				break;
-			n += snprintf(line + n, sizeof line - (size_t)n,
-			    " %s", json_string_value(v));
-		}
-		if ((size_t)n >= sizeof line)
-			break;
+		evbuffer_add_printf(b, "%s%s", evbuffer_get_length(b) > 0 ?
+		    "; " : "", keys[i]);
+		json_array_foreach(a, j, v)
+			evbuffer_add_printf(b, " %s", json_string_value(v));
 	}
-	log_info("reloaded %s: %s", conf->file, any ? line :
-	    "no upstream changed");
+	if (evbuffer_get_length(b) == 0)
+		evbuffer_add_printf(b, "no upstream changed");
+	json_object_set_new(report, "summary", json_stringn((const char *)
+	    evbuffer_pullup(b, -1), evbuffer_get_length(b)));
+	log_info("reloaded %s: %s", conf->file, json_string_value(
+	    json_object_get(report, "summary")));
+	evbuffer_free(b);
 }
 
 /* Reload the configuration file; the reply for mcpctl. */
@@ -97,6 +100,6 @@ reload(void)
 	upstream_apply(conf, report);
 	session_configure();
 	conf_free(old);
-	reload_log(report);
+	reload_summary(report);
 	return (report);
 }

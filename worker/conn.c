@@ -595,17 +595,26 @@ conn_origin(struct conn *c, int64_t related, uint32_t *session,
 	return (0);
 }
 
+/* Get a message's params.elicitationId (caller frees), or NULL. */
+static char *
+conn_elicitation_id(const struct jrpc *m)
+{
+	static const char *const path[] = { "elicitationId", NULL };
+	struct jspan	 eid;
+
+	if (jscan_path(m->p, m->params, path, &eid) != 0)
+		return (NULL);
+	return (jscan_strdup(m->p, eid));
+}
+
 /* Remember which session a URL elicitation went to. */
 static void
 conn_note_elicitation(const struct jrpc *m, uint32_t session)
 {
-	static const char *const path[] = { "elicitationId", NULL };
 	struct elicitation	*e;
-	struct jspan		 eid;
 	char			*id;
 
-	if (jscan_path(m->p, m->params, path, &eid) != 0 ||
-	    (id = jscan_strdup(m->p, eid)) == NULL)
+	if ((id = conn_elicitation_id(m)) == NULL)
 		return;
 	if ((e = strmap_get(&elicitations, id)) != NULL) {
 		e->session = session;
@@ -768,10 +777,8 @@ conn_forward(const struct jrpc *m, uint32_t session, uint32_t tag)
 static void
 conn_notification(struct conn *c, const struct jrpc *m, int64_t related)
 {
-	static const char *const eid_path[] = { "elicitationId", NULL };
 	const char		*method = m->method_name;
 	struct elicitation	*e;
-	struct jspan		 eid;
 	uint32_t		 session, tag;
 	char			*id;
 	int			 n;
@@ -788,8 +795,7 @@ conn_notification(struct conn *c, const struct jrpc *m, int64_t related)
 	else if (strcmp(method, "notifications/cancelled") == 0)
 		conn_up_cancelled(c, m);
 	else if (strcmp(method, "notifications/elicitation/complete") == 0) {
-		if (jscan_path(m->p, m->params, eid_path, &eid) != 0 ||
-		    (id = jscan_strdup(m->p, eid)) == NULL)
+		if ((id = conn_elicitation_id(m)) == NULL)
 			return;
 		e = strmap_del(&elicitations, id);
 		free(id);
