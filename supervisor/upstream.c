@@ -345,6 +345,9 @@ upstream_status(struct upstream *up, json_t *msg)
 	if (json_unpack(msg, "{s:s}", "error", &error) == 0) {
 		upstream_error(up, "%s", error);
 		up->reported = 1;
+		/* The worker exits after this: route nothing more to it. */
+		if (up->state == UPSTREAM_READY)
+			up->state = UPSTREAM_BACKOFF;
 	}
 	if (strcmp(state, "ready") == 0 && up->state == UPSTREAM_STARTING) {
 		up->state = UPSTREAM_READY;
@@ -564,6 +567,7 @@ upstream_spawn(struct upstream *up)
 	up->reported = 0;
 	up->state = UPSTREAM_STARTING;
 	up->started = now_ms();
+	up->ready_at = 0;
 	up->ch = iochan_new(base, sv[0], upstream_read_cb, NULL,
 	    upstream_event_cb, up);
 
@@ -624,7 +628,7 @@ upstream_exited(struct upstream *up, int status)
 	if (!up->reported)
 		upstream_error(up, "worker %s", how);
 	/* A run that stayed healthy long enough starts the count afresh. */
-	if (up->state == UPSTREAM_READY && now_ms() - up->ready_at >=
+	if (up->ready_at > 0 && now_ms() - up->ready_at >=
 	    (int64_t)up->sc->healthy_after * 1000) {
 		up->delay = up->sc->restart_delay;
 		up->failures = 0;

@@ -49,6 +49,7 @@ like "backoff doubles" "$(cat "$T/log")" 'restarting in 1 s.*restarting in 2 s'
 # The upstream crashes by itself mid-call (the crash tool).
 out=$(mcp '{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"a'"$TAG"'__crash","arguments":{"code":7}}}' | data_lines)
 like "an upstream that exits mid-call: error with its status" "$out" '"id":5,"error":\{"code":-32000,"message":"upstream a'"$TAG"': exited with status 7"'
+is "not ready from the moment the worker reports it" "$(state "a$TAG")" backoff
 wait_state ready "a$TAG"
 like "mcpctl shows the last error" "$("$MCPCTL" -s "$CTL" status)" "exited with status 7"
 
