@@ -195,10 +195,18 @@ upstream_stop(struct upstream *up, char *err, size_t len)
 int
 upstream_start(struct upstream *up, char *err, size_t len)
 {
-	if (up->pid > 0 && up->state == UPSTREAM_STOPPED) {
-		snprintf(err, len, "%s is still stopping; try again",
-		    up->sc->name);
-		return (-1);
+	if (up->pid > 0 && (up->state == UPSTREAM_STOPPED ||
+	    up->state == UPSTREAM_BACKOFF)) {
+		log_info("upstream %s: starting once its worker has exited "
+		    "(mcpctl)", up->sc->name);
+		up->failures = 0;
+		up->delay = up->sc->restart_delay;
+		up->restart_now = 1;
+		up->state = UPSTREAM_STARTING;
+		/* A worker that lingers is killed, as after a restart. */
+		if (up->timer == NULL || evtimer_pending(up->timer, NULL) == 0)
+			upstream_arm(up, STOP_GRACE);
+		return (0);
 	}
 	if (up->pid > 0 || (up->state != UPSTREAM_STOPPED &&
 	    up->state != UPSTREAM_FAILED && up->state != UPSTREAM_IDLE &&

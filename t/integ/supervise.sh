@@ -15,12 +15,14 @@ start_gateway \
     "{ name = \"loop\"; transport = \"stdio\"; command = [ \"/bin/false\" ]; restart_delay = 1; restart_max_delay = 1; max_failures = 3; }" \
     "$(demo "lazy$TAG" 'lazy = true;')" \
     "$(demo "hang$TAG" 'ping_interval = 1; ping_timeout = 1; restart_delay = 1;')" \
-    "{ name = \"wrap\"; transport = \"stdio\"; command = [ \"/bin/sh\", \"-c\", \"setsid sleep $SLEEPER & $DEMO --name wrap$TAG\" ]; }"
+    "{ name = \"wrap\"; transport = \"stdio\"; command = [ \"/bin/sh\", \"-c\", \"setsid sleep $SLEEPER & $DEMO --name wrap$TAG\" ]; }" \
+    "{ name = \"deaf$TAG\"; transport = \"stdio\"; command = [ \"/bin/sh\", \"-c\", \"trap '' TERM; $DEMO --name deaf$TAG; sleep 30\" ]; }"
 AUTH="Authorization: Bearer $MCPS_TEST_TOKEN"
 
 wait_state ready "d$TAG"
 wait_state ready "hang$TAG"
 wait_state ready wrap
+wait_state ready "deaf$TAG"
 is "a lazy upstream is idle before first use" "$(state "lazy$TAG")" idle
 
 # Bearer tokens.
@@ -70,6 +72,16 @@ for _ in $(seq 100); do
 	sleep 0.1
 done
 ok "mcpctl restart gives a new upstream process" [ "$new" != "$old" ]
+# mcpctl start while the worker is still exiting (its upstream ignores
+# SIGTERM and outlives its stdin, so the worker waits 3 s before SIGKILL):
+# the new one follows.
+old=$(field "deaf$TAG" 5)
+"$MCPCTL" -s "$CTL" stop "deaf$TAG"
+ok "mcpctl start while the worker is still exiting is accepted" "$MCPCTL" -s "$CTL" start "deaf$TAG"
+is "and the upstream is starting" "$(state "deaf$TAG")" starting
+wait_state ready "deaf$TAG"
+like "it started once the old worker had exited" "$(cat "$T/log")" "upstream deaf$TAG: starting once its worker has exited"
+ok "with a new upstream process" [ "$(field "deaf$TAG" 5)" != "$old" ]
 ok "mcpctl with an unknown name fails" sh -c "! '$MCPCTL' -s '$CTL' restart nosuch 2>/dev/null"
 
 # The worker is confined before its upstream starts.
