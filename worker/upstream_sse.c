@@ -105,13 +105,16 @@ sse_event_cb(const struct sse_event *ev, void *arg)
 {
 	struct sse_tp	*tp = arg;
 	const char	*why;
+	char		 msg[512];
 
 	if (strcmp(ev->event, "endpoint") == 0) {
 		if (tp->endpoint != NULL)
 			return;
+		/* Waiting for a better one would only end in init_timeout. */
 		if ((tp->endpoint = sse_resolve(ev->data, &why)) == NULL) {
-			log_warnx("endpoint event ignored (%s): %.200s", why,
-			    ev->data);
+			snprintf(msg, sizeof msg, "endpoint event refused (%s): "
+			    "%.200s", why, ev->data);
+			conn_lost(tp->conn, msg);
 			return;
 		}
 		log_debug("posting to %s", tp->endpoint);

@@ -112,7 +112,7 @@ describe('a legacy SSE upstream whose endpoint is on another origin', () => {
     });
     const port = await listen(stream);
     gw = await startGateway({ servers: [
-      `{ name = "x"; transport = "sse"; url = "http://127.0.0.1:${port}/sse"; init_timeout = 1; max_failures = 1; }`,
+      `{ name = "x"; transport = "sse"; url = "http://127.0.0.1:${port}/sse"; max_failures = 1; }`,
     ], wait: false });
   });
   after(async () => {
@@ -120,9 +120,10 @@ describe('a legacy SSE upstream whose endpoint is on another origin', () => {
     for (const srv of [stream, other]) { srv.closeAllConnections(); await new Promise((r) => srv.close(r)); }
   });
 
-  test('is refused, and nothing is posted there', async () => {
-    await gw.waitFor((s) => s.upstreams.find((u) => u.name === 'x').state === 'failed', 'x failed');
-    assert.match(gw.log(), /endpoint event ignored \(not on the upstream's scheme, host and port\)/);
+  test('is refused at once (not after init_timeout), and nothing is posted there', async () => {
+    const s = await gw.waitFor((st) => st.upstreams.find((u) => u.name === 'x').state === 'failed', 'x failed', 10000);
+    assert.match(s.upstreams.find((u) => u.name === 'x').last_error,
+      /^upstream x: endpoint event refused \(not on the upstream's scheme, host and port\): http:\/\/127\.0\.0\.1:\d+\/messages$/);
     assert.equal(posts, 0);
   });
 });
