@@ -314,7 +314,7 @@ log_warn(const char *fmt, ...)
 	fflush(stderr);
 }
 
-/* Log a message and exit. Used only before the loop starts. */
+/* Log a message and exit. */
 static void __attribute__((format(printf, 1, 2), noreturn))
 fatalx(const char *fmt, ...)
 {
@@ -723,7 +723,7 @@ req_new(json_t *id)
 	struct req	*r;
 
 	if ((r = calloc(1, sizeof *r)) == NULL)
-		return (NULL);
+		fatalx("out of memory");
 	r->id = json_incref(id);
 	TAILQ_INSERT_TAIL(&reqs, r, entry);
 	nreqs++;
@@ -940,22 +940,15 @@ tool_sleep(json_t *id, json_t *params, json_t *args)
 		token = NULL;
 	}
 
-	if ((r = req_new(id)) == NULL)
-		goto fail;
-	if ((r->timer = evtimer_new(base, sleep_tick, r)) == NULL) {
-		req_free(r);
-		goto fail;
-	}
+	r = req_new(id);
+	if ((r->timer = evtimer_new(base, sleep_tick, r)) == NULL)
+		fatalx("out of memory");
 	r->ms = (uint64_t)ms;
 	if (token != NULL) {
 		r->token = json_incref(token);
 		r->steps = (u_int)steps;
 	}
 	sleep_schedule(r);
-	return;
-
-fail:
-	reply_error(id, ERR_INTERNAL, NULL, "Internal error: out of memory");
 }
 
 /* Return a tool error, always. */
@@ -1156,11 +1149,7 @@ tool_sample(json_t *id, json_t *params, json_t *args)
 		    "sampling (no sampling capability)"));
 		return;
 	}
-	if ((r = req_new(id)) == NULL) {
-		reply_error(id, ERR_INTERNAL, NULL,
-		    "Internal error: out of memory");
-		return;
-	}
+	r = req_new(id);
 	client_request(r, "sampling/createMessage",
 	    json_pack("{s:[{s:s, s:{s:s, s:O}}], s:I}", "messages", "role",
 	    "user", "content", "type", "text", "text", prompt, "maxTokens",
@@ -1211,11 +1200,7 @@ tool_elicit(json_t *id, json_t *params, json_t *args)
 		    "elicitation (no elicitation capability)"));
 		return;
 	}
-	if ((r = req_new(id)) == NULL) {
-		reply_error(id, ERR_INTERNAL, NULL,
-		    "Internal error: out of memory");
-		return;
-	}
+	r = req_new(id);
 	client_request(r, "elicitation/create", json_pack(
 	    "{s:s, s:s, s:{s:s, s:{s:{s:s, s:s, s:s}, s:{s:s, s:i, s:i}},"
 	    " s:[s]}}",
@@ -1271,14 +1256,9 @@ tool_elicit_url(json_t *id, json_t *params, json_t *args)
 	}
 	snprintf(eid, sizeof eid, "demo-%ld-%llu", (long)getpid(),
 	    next_elicitation++);
-	if ((r = req_new(id)) == NULL ||
-	    (r->elicitation = strdup(eid)) == NULL) {
-		if (r != NULL)
-			req_free(r);
-		reply_error(id, ERR_INTERNAL, NULL,
-		    "Internal error: out of memory");
-		return;
-	}
+	r = req_new(id);
+	if ((r->elicitation = strdup(eid)) == NULL)
+		fatalx("out of memory");
 	client_request(r, "elicitation/create", json_pack(
 	    "{s:s, s:s, s:s, s:s}", "mode", "url", "message",
 	    "Please open this URL to give your consent.", "url", url,
@@ -1322,11 +1302,7 @@ tool_roots(json_t *id, json_t *params, json_t *args)
 		    "(no roots capability)"));
 		return;
 	}
-	if ((r = req_new(id)) == NULL) {
-		reply_error(id, ERR_INTERNAL, NULL,
-		    "Internal error: out of memory");
-		return;
-	}
+	r = req_new(id);
 	client_request(r, "roots/list", NULL, roots_done);
 }
 
@@ -1423,11 +1399,7 @@ tool_ping_client(json_t *id, json_t *params, json_t *args)
 
 	(void)params;
 	(void)args;
-	if ((r = req_new(id)) == NULL) {
-		reply_error(id, ERR_INTERNAL, NULL,
-		    "Internal error: out of memory");
-		return;
-	}
+	r = req_new(id);
 	client_request(r, "ping", NULL, ping_done);
 }
 
