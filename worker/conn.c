@@ -9,7 +9,7 @@
 #include <event2/event.h>
 
 #include "log.h"
-#include "strmap.h"
+#include "ringmap.h"
 #include "worker.h"
 #include "xmalloc.h"
 
@@ -33,17 +33,11 @@ struct up_req {
 static struct u64map	up_reqs;	/* ref -> up_req */
 static uint32_t		next_ref;
 /*
- * URL elicitations in flight, to route their completion: a ring of the
- * last MAX_ELICITATIONS, so that one never completed is forgotten when it
- * is the oldest, and the map from elicitationId to its slot.
+ * URL elicitations in flight, elicitationId -> session, to route their
+ * completion: the last MAX_ELICITATIONS, so that one never completed is
+ * forgotten when it is the oldest.
  */
-struct elicitation {
-	char		*id;		/* owned; NULL if the slot is free */
-	uint32_t	 session;
-};
-static struct elicitation	elicit_ring[MAX_ELICITATIONS];
-static size_t			elicit_next;
-static struct strmap		elicitations;	/* id -> ring slot */
+static struct ringmap		elicitations;
 
 static void	conn_init_timeout_cb(evutil_socket_t, short, void *);
 static void	conn_reap_cb(evutil_socket_t, short, void *);
@@ -69,7 +63,7 @@ conn_new(uint32_t session, struct session_info *info)
 
 	if (up_reqs.cap == 0) {
 		u64map_init(&up_reqs);
-		strmap_init(&elicitations);
+		ringmap_init(&elicitations, MAX_ELICITATIONS);
 	}
 	c = xcalloc(1, sizeof *c);
 	c->session = session;
@@ -611,27 +605,16 @@ conn_elicitation_id(const struct jrpc *m)
 static void
 conn_note_elicitation(const struct jrpc *m, uint32_t session)
 {
-	struct elicitation	*e;
-	char			*id;
+	char	*id, *old;
 
 	if ((id = conn_elicitation_id(m)) == NULL)
 		return;
-	if ((e = strmap_get(&elicitations, id)) != NULL) {
-		e->session = session;
-		free(id);
-		return;
-	}
-	e = &elicit_ring[elicit_next];
-	if (e->id != NULL) {
+	if ((old = ringmap_put(&elicitations, id, session)) != NULL) {
 		log_debug("URL elicitation %.64s forgotten: %d newer ones "
-		    "are in flight", e->id, MAX_ELICITATIONS);
-		strmap_del(&elicitations, e->id);
-		free(e->id);
+		    "are in flight", old, MAX_ELICITATIONS);
+		free(old);
 	}
-	e->id = id;
-	e->session = session;
-	strmap_add(&elicitations, id, e);
-	elicit_next = (elicit_next + 1) % MAX_ELICITATIONS;
+	free(id);
 }
 
 /* A request from the upstream: ours to answer, or its caller's. */
@@ -777,11 +760,10 @@ conn_forward(const struct jrpc *m, uint32_t session, uint32_t tag)
 static void
 conn_notification(struct conn *c, const struct jrpc *m, int64_t related)
 {
-	const char		*method = m->method_name;
-	struct elicitation	*e;
-	uint32_t		 session, tag;
-	char			*id;
-	int			 n;
+	const char	*method = m->method_name;
+	uint32_t	 session, tag;
+	char		*id;
+	int		 n, found;
 
 	if (strcmp(method, "notifications/progress") == 0)
 		conn_progress(c, m);
@@ -797,15 +779,13 @@ conn_notification(struct conn *c, const struct jrpc *m, int64_t related)
 	else if (strcmp(method, "notifications/elicitation/complete") == 0) {
 		if ((id = conn_elicitation_id(m)) == NULL)
 			return;
-		e = strmap_del(&elicitations, id);
+		found = ringmap_take(&elicitations, id, &session);
 		free(id);
-		if (e == NULL) {
+		if (found != 0) {
 			log_debug("elicitation completed for no known session");
 			return;
 		}
-		free(e->id);
-		e->id = NULL;
-		conn_forward(m, e->session, 0);
+		conn_forward(m, session, 0);
 	} else if (strncmp(method, "notifications/", 14) == 0 &&
 	    strlen(method) > 26 &&
 	    strcmp(method + strlen(method) - 13, "/list_changed") == 0)
