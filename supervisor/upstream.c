@@ -353,10 +353,10 @@ upstream_status(struct upstream *up, json_t *msg)
 	if (json_unpack(msg, "{s:s}", "error", &error) == 0) {
 		upstream_error(up, "%s", error);
 		up->reported = 1;
-		/* The worker exits after this: route nothing more to it. */
-		if (up->state == UPSTREAM_READY)
-			up->state = UPSTREAM_BACKOFF;
 	}
+	/* Its worker is about to exit: route nothing more to it. */
+	if (strcmp(state, "exiting") == 0 && up->state == UPSTREAM_READY)
+		up->state = UPSTREAM_BACKOFF;
 	if (strcmp(state, "ready") == 0 && up->state == UPSTREAM_STARTING) {
 		up->state = UPSTREAM_READY;
 		up->ready_at = now_ms();

@@ -123,7 +123,7 @@ void
 worker_fatal_conn(struct conn *c, const char *why)
 {
 	log_warnx("%s", why);
-	worker_status("error", why);
+	worker_status("exiting", why);
 	conn_fail_all(c, MCP_CONNECTION_CLOSED, why);
 	worker_exit(WORKER_EXIT_UPSTREAM);
 }
@@ -254,7 +254,7 @@ worker_conn_for(uint32_t session, uint32_t tag, const char *p, size_t n)
 	struct jrpc		 m;
 	struct jspan		 level;
 	const char		*why;
-	char			 msg[256];
+	char			 msg[768];
 
 	if (sc->isolation == ISOLATION_SHARED || session == 0)
 		return (shared);
@@ -281,7 +281,9 @@ worker_conn_for(uint32_t session, uint32_t tag, const char *p, size_t n)
 	log_debug("session %u: starting its instance", session);
 	if ((si->conn = conn_new(session, si)) == NULL) {
 		snprintf(msg, sizeof msg, "upstream %s: its instance for this "
-		    "session did not start", sc->name);
+		    "session did not start%s%s", sc->name,
+		    worker_last_error()[0] != '\0' ? ": " : "",
+		    worker_last_error());
 		chan_send_json(MSG_FAIL, session, tag, json_pack("{s:i, s:s}",
 		    "code", MCP_CONNECTION_CLOSED, "message", msg));
 	}

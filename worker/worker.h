@@ -38,7 +38,8 @@ void		 chan_send_buffer(uint16_t type, uint32_t session, uint32_t tag,
 		    struct evbuffer *);
 void		 chan_send_json(uint16_t type, uint32_t session, uint32_t tag,
 		    json_t *);	/* reference taken */
-/* Report our state ("starting", "ready", "error") to the supervisor. */
+/* Report our state ("starting", "ready", "error", or "exiting" when the
+ * worker is about to exit) to the supervisor. */
 void		 worker_status(const char *state, const char *error);
 const char	*worker_last_error(void);
 /* The shared connection failed: tell the supervisor and exit. */

@@ -6,13 +6,21 @@ import assert from 'node:assert/strict';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CreateMessageRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import { startGateway, demo, sleep } from '../lib/gateway.mjs';
+import { copyFileSync, mkdtempSync, rmSync, unlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { startGateway, demo, sleep, bin, q } from '../lib/gateway.mjs';
 
-let gw;
+let gw, dir, copy;
 before(async () => {
-  gw = await startGateway({ servers: [demo('shared'), demo('own', 'isolation = "per-session";')] });
+  // 'gone' runs a copy of the demo server that a test takes away.
+  dir = mkdtempSync(path.join(tmpdir(), 'mcps-isolation-'));
+  copy = path.join(dir, 'demo-copy');
+  copyFileSync(bin.demo, copy);
+  gw = await startGateway({ servers: [demo('shared'), demo('own', 'isolation = "per-session";'),
+    `{ name = "gone"; transport = "stdio"; command = [ ${q(copy)}, "--name", "gone" ]; isolation = "per-session"; }`] });
 });
-after(async () => { assert.equal(await gw.stop(), 0); });
+after(async () => { assert.equal(await gw.stop(), 0); rmSync(dir, { recursive: true, force: true }); });
 
 async function connect(name) {
   const asked = [];
@@ -79,4 +87,18 @@ test('per-session: each client its own upstream process and requests', async () 
   await b.client.close();
   await sleep(300);
   assert.equal(gw.log().match(/session \d+: stopping its instance/g)?.length, 2);
+});
+
+test('per-session: an instance that cannot start fails its call; the upstream stays ready', async () => {
+  unlinkSync(copy);
+  const a = await connect('a');
+  await assert.rejects(a.client.callTool({ name: 'gone__echo', arguments: { text: 'x' } }),
+    /command not found/);
+  const st = gw.status().upstreams.find((u) => u.name === 'gone');
+  assert.equal(st.state, 'ready');
+  assert.match(st.last_error, /command not found/);
+  // The session's next request starts a new instance.
+  copyFileSync(bin.demo, copy);
+  assert.equal(text(await a.client.callTool({ name: 'gone__echo', arguments: { text: 'back' } })), 'back');
+  await a.client.close();
 });
