@@ -61,7 +61,8 @@ conn_new(uint32_t session, struct session_info *info)
 	struct conn	*c;
 	struct timeval	 tv;
 
-	if (up_reqs.cap == 0) {
+	/* Once per process. */
+	if (elicitations.slots == NULL) {
 		u64map_init(&up_reqs);
 		ringmap_init(&elicitations, MAX_ELICITATIONS);
 	}
