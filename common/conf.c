@@ -10,6 +10,7 @@
 #include <libconfig.h>
 
 #include "conf.h"
+#include "conf_priv.h"
 #include "log.h"
 #include "naming.h"
 #include "xmalloc.h"
@@ -23,20 +24,20 @@ struct conf_ctx {
 	size_t		 errlen;
 };
 
-static const char *const transport_names[] = {
+const char *const conf_transport_names[] = {
 	[TRANSPORT_STDIO] = "stdio",
 	[TRANSPORT_HTTP] = "http",
 	[TRANSPORT_SSE] = "sse",
 	[TRANSPORT_WS] = "ws",
 };
 
-static const char *const strategy_names[] = {
+const char *const conf_strategy_names[] = {
 	[STRATEGY_CLIENT] = "client",
 	[STRATEGY_DEFAULTS] = "defaults",
 	[STRATEGY_DECLINE] = "decline",
 };
 
-static const char *const isolation_names[] = {
+const char *const conf_isolation_names[] = {
 	[ISOLATION_SHARED] = "shared",
 	[ISOLATION_PER_SESSION] = "per-session",
 };
@@ -44,19 +45,19 @@ static const char *const isolation_names[] = {
 const char *
 conf_transport_name(enum transport t)
 {
-	return (transport_names[t]);
+	return (conf_transport_names[t]);
 }
 
 const char *
 conf_strategy_name(enum strategy s)
 {
-	return (strategy_names[s]);
+	return (conf_strategy_names[s]);
 }
 
 const char *
 conf_isolation_name(enum isolation i)
 {
-	return (isolation_names[i]);
+	return (conf_isolation_names[i]);
 }
 
 /* Report an error at a setting's line; always returns -1. */
@@ -85,8 +86,8 @@ conf_error(struct conf_ctx *ctx, const config_setting_t *s, const char *fmt,
 }
 
 /* Free a NULL-terminated string vector. */
-static void
-strv_free(char **v)
+void
+conf_strv_free(char **v)
 {
 	size_t	i;
 
@@ -98,8 +99,8 @@ strv_free(char **v)
 }
 
 /* Compare two string vectors. */
-static int
-strv_equal(char *const *a, char *const *b)
+int
+conf_strv_equal(char *const *a, char *const *b)
 {
 	size_t	i;
 
@@ -270,18 +271,18 @@ get_strv(struct conf_ctx *ctx, const config_setting_t *s, int nonempty,
 	for (i = 0; i < n; i++) {
 		e = config_setting_get_elem(s, (unsigned int)i);
 		if (config_setting_type(e) != CONFIG_TYPE_STRING) {
-			strv_free(v);
+			conf_strv_free(v);
 			return (conf_error(ctx, e, "%s must contain only "
 			    "strings", config_setting_name(s)));
 		}
 		if (!valid_utf8(config_setting_get_string(e))) {
-			strv_free(v);
+			conf_strv_free(v);
 			return (conf_error(ctx, e, "%s must be valid UTF-8",
 			    config_setting_name(s)));
 		}
 		v[i] = xstrdup(config_setting_get_string(e));
 	}
-	strv_free(*out);
+	conf_strv_free(*out);
 	*out = v;
 	return (0);
 }
@@ -320,20 +321,20 @@ get_env(struct conf_ctx *ctx, const config_setting_t *s, char ***out)
 		e = config_setting_get_elem(s, (unsigned int)i);
 		if (!valid_env_name(config_setting_name(e)) ||
 		    config_setting_type(e) != CONFIG_TYPE_STRING) {
-			strv_free(v);
+			conf_strv_free(v);
 			return (conf_error(ctx, e, "env: %s must be a string "
 			    "with a valid variable name",
 			    config_setting_name(e)));
 		}
 		if (!valid_utf8(config_setting_get_string(e))) {
-			strv_free(v);
+			conf_strv_free(v);
 			return (conf_error(ctx, e, "env: %s must be valid "
 			    "UTF-8", config_setting_name(e)));
 		}
 		xasprintf(&v[i], "%s=%s", config_setting_name(e),
 		    config_setting_get_string(e));
 	}
-	strv_free(*out);
+	conf_strv_free(*out);
 	*out = v;
 	return (0);
 }
@@ -382,27 +383,27 @@ get_headers(struct conf_ctx *ctx, const config_setting_t *s, char ***out)
 	for (i = 0; i < n; i++) {
 		e = config_setting_get_elem(s, (unsigned int)i);
 		if (!valid_header_name(config_setting_name(e))) {
-			strv_free(h);
+			conf_strv_free(h);
 			return (conf_error(ctx, e, "headers: %s is not a header "
 			    "name that can be set", config_setting_name(e)));
 		}
 		if (config_setting_type(e) != CONFIG_TYPE_STRING ||
 		    strpbrk((v = config_setting_get_string(e)), "\r\n") !=
 		    NULL || !valid_utf8(v)) {
-			strv_free(h);
+			conf_strv_free(h);
 			return (conf_error(ctx, e, "headers: %s must be a "
 			    "one-line string", config_setting_name(e)));
 		}
 		xasprintf(&h[i], "%s: %s", config_setting_name(e), v);
 	}
-	strv_free(*out);
+	conf_strv_free(*out);
 	*out = h;
 	return (0);
 }
 
 /* Look a name up in a table; -1 if absent. */
-static int
-lookup_name(const char *const *names, size_t n, const char *s)
+int
+conf_lookup_name(const char *const *names, size_t n, const char *s)
 {
 	size_t	i;
 
@@ -434,7 +435,7 @@ get_strategies(struct conf_ctx *ctx, const config_setting_t *s,
 	for (i = 0; i < len; i++) {
 		e = config_setting_get_elem(s, (unsigned int)i);
 		v = config_setting_get_string(e);
-		k = v != NULL ? lookup_name(strategy_names, 3, v) : -1;
+		k = v != NULL ? conf_lookup_name(conf_strategy_names, 3, v) : -1;
 		if (k < 0)
 			return (conf_error(ctx, e, "%s: unknown strategy \"%s\" "
 			    "(client, defaults or decline)",
@@ -538,7 +539,7 @@ parse_server(struct conf_ctx *ctx, const struct conf *conf,
 		} else if (strcmp(key, "transport") == 0) {
 			if (get_string(ctx, s, &tmp, 0) != 0)
 				return (-1);
-			v = lookup_name(transport_names, 4, tmp);
+			v = conf_lookup_name(conf_transport_names, 4, tmp);
 			if (v < 0) {
 				conf_error(ctx, s, "unknown transport \"%s\" "
 				    "(stdio, http, sse or ws)", tmp);
@@ -577,7 +578,7 @@ parse_server(struct conf_ctx *ctx, const struct conf *conf,
 		} else if (strcmp(key, "isolation") == 0) {
 			if (get_string(ctx, s, &tmp, 0) != 0)
 				return (-1);
-			v = lookup_name(isolation_names, 2, tmp);
+			v = conf_lookup_name(conf_isolation_names, 2, tmp);
 			if (v < 0) {
 				conf_error(ctx, s, "unknown isolation \"%s\" "
 				    "(shared or per-session)", tmp);
@@ -691,7 +692,7 @@ parse_server(struct conf_ctx *ctx, const struct conf *conf,
 	default:
 		if (srv->url == NULL)
 			return (conf_error(ctx, g, "server %s: %s needs a url",
-			    srv->name, transport_names[srv->transport]));
+			    srv->name, conf_transport_names[srv->transport]));
 		if (srv->command != NULL || srv->env != NULL ||
 		    srv->cwd != NULL)
 			return (conf_error(ctx, g, "server %s: command, env "
@@ -779,6 +780,14 @@ parse_root(struct conf_ctx *ctx, config_t *cf, struct conf *conf)
 			if (get_seconds(ctx, s, 1, 86400,
 			    &conf->server_request_timeout) != 0)
 				return (-1);
+		} else if (strcmp(key, "sse_heartbeat") == 0) {
+			if (get_seconds(ctx, s, 0, 3600,
+			    &conf->sse_heartbeat) != 0)
+				return (-1);
+		} else if (strcmp(key, "page_size") == 0) {
+			if (get_int(ctx, s, 1, 100000, &ll) != 0)
+				return (-1);
+			conf->page_size = (unsigned int)ll;
 		} else if (strcmp(key, "servers") == 0) {
 			if (!config_setting_is_list(s))
 				return (conf_error(ctx, s, "servers must be a "
@@ -829,6 +838,8 @@ conf_new(const char *file)
 	conf->session_timeout = 1800;
 	conf->request_timeout = 300;
 	conf->server_request_timeout = 300;
+	conf->sse_heartbeat = 15;
+	conf->page_size = 500;
 	return (conf);
 }
 
@@ -889,9 +900,9 @@ conf_server_free(struct server_conf *srv)
 	if (srv == NULL)
 		return;
 	free(srv->name);
-	strv_free(srv->command);
-	strv_free(srv->env);
-	strv_free(srv->headers);
+	conf_strv_free(srv->command);
+	conf_strv_free(srv->env);
+	conf_strv_free(srv->headers);
 	free(srv->ca_file);
 	free(srv->user);
 	free(srv->cwd);
@@ -913,432 +924,8 @@ conf_free(struct conf *conf)
 	free(conf->file);
 	free(conf->listen);
 	free(conf->control);
-	strv_free(conf->allowed_origins);
-	strv_free(conf->allowed_hosts);
-	strv_free(conf->auth_tokens);
+	conf_strv_free(conf->allowed_origins);
+	conf_strv_free(conf->allowed_hosts);
+	conf_strv_free(conf->auth_tokens);
 	free(conf);
-}
-
-/* Print a string literal in libconfig syntax. */
-static void
-print_string(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s != '\0'; s++) {
-		switch (*s) {
-		case '"':
-			fputs("\\\"", f);
-			break;
-		case '\\':
-			fputs("\\\\", f);
-			break;
-		case '\n':
-			fputs("\\n", f);
-			break;
-		case '\t':
-			fputs("\\t", f);
-			break;
-		default:
-			if ((unsigned char)*s < 0x20)
-				fprintf(f, "\\x%02x", (unsigned char)*s);
-			else
-				fputc(*s, f);
-		}
-	}
-	fputc('"', f);
-}
-
-/* Print a string vector as an array. */
-static void
-print_strv(FILE *f, char *const *v)
-{
-	size_t	i;
-
-	fputs("[ ", f);
-	for (i = 0; v[i] != NULL; i++) {
-		if (i > 0)
-			fputs(", ", f);
-		print_string(f, v[i]);
-	}
-	fputs(" ]", f);
-}
-
-void
-conf_print(const struct conf *conf, FILE *f)
-{
-	const struct server_conf	*srv;
-	size_t				 i, j;
-	const char			*eq;
-
-	fprintf(f, "listen = ");
-	print_string(f, conf->listen);
-	fprintf(f, ";\ncontrol = ");
-	print_string(f, conf->control);
-	fprintf(f, ";\n");
-	if (conf->allowed_origins != NULL) {
-		fprintf(f, "allowed_origins = ");
-		print_strv(f, conf->allowed_origins);
-		fprintf(f, ";\n");
-	}
-	if (conf->allowed_hosts != NULL) {
-		fprintf(f, "allowed_hosts = ");
-		print_strv(f, conf->allowed_hosts);
-		fprintf(f, ";\n");
-	}
-	if (conf->auth_tokens != NULL) {
-		fprintf(f, "auth_tokens = ");
-		print_strv(f, conf->auth_tokens);
-		fprintf(f, ";\n");
-	}
-	fprintf(f, "max_message = %zu;\nmax_body = %zu;\n", conf->max_message,
-	    conf->max_body);
-	fprintf(f, "max_sessions = %u;\nmax_pending = %u;\n",
-	    conf->max_sessions, conf->max_pending);
-	fprintf(f, "session_timeout = %u;\nrequest_timeout = %u;\n",
-	    conf->session_timeout, conf->request_timeout);
-	fprintf(f, "server_request_timeout = %u;\n",
-	    conf->server_request_timeout);
-	fprintf(f, "servers = (");
-	for (i = 0; i < conf->nservers; i++) {
-		srv = &conf->servers[i];
-		fprintf(f, "%s\n  {\n    name = ", i > 0 ? "," : "");
-		print_string(f, srv->name);
-		fprintf(f, ";\n    transport = \"%s\";\n",
-		    transport_names[srv->transport]);
-		if (srv->command != NULL) {
-			fprintf(f, "    command = ");
-			print_strv(f, srv->command);
-			fprintf(f, ";\n");
-		}
-		if (srv->env != NULL) {
-			fprintf(f, "    env = {");
-			for (j = 0; srv->env[j] != NULL; j++) {
-				eq = strchr(srv->env[j], '=');
-				fprintf(f, " %.*s = ", (int)(eq - srv->env[j]),
-				    srv->env[j]);
-				print_string(f, eq + 1);
-				fprintf(f, ";");
-			}
-			fprintf(f, " };\n");
-		}
-		if (srv->cwd != NULL) {
-			fprintf(f, "    cwd = ");
-			print_string(f, srv->cwd);
-			fprintf(f, ";\n");
-		}
-		if (srv->url != NULL) {
-			fprintf(f, "    url = ");
-			print_string(f, srv->url);
-			fprintf(f, ";\n");
-		}
-		/*
-		 * The default prefix of a long name is longer than a prefix
-		 * may be set to; leave it out and it is derived again.
-		 */
-		if (name_valid_prefix(srv->prefix)) {
-			fprintf(f, "    prefix = ");
-			print_string(f, srv->prefix);
-			fprintf(f, ";\n");
-		}
-		fprintf(f, "    isolation = \"%s\";\n",
-		    isolation_names[srv->isolation]);
-		fprintf(f, "    request_timeout = %u;\n"
-		    "    server_request_timeout = %u;\n    init_timeout = %u;\n",
-		    srv->request_timeout, srv->server_request_timeout,
-		    srv->init_timeout);
-		fprintf(f, "    max_instances = %u;\n", srv->max_instances);
-		if (srv->headers != NULL) {
-			fprintf(f, "    headers = {");
-			for (j = 0; srv->headers[j] != NULL; j++) {
-				eq = strchr(srv->headers[j], ':');
-				fprintf(f, " %.*s = ", (int)(eq - srv->headers[j]),
-				    srv->headers[j]);
-				print_string(f, eq + 2);
-				fprintf(f, ";");
-			}
-			fprintf(f, " };\n");
-		}
-		if (srv->transport != TRANSPORT_STDIO) {
-			fprintf(f, "    tls_verify = %s;\n",
-			    srv->tls_verify ? "true" : "false");
-			if (srv->ca_file != NULL) {
-				fprintf(f, "    ca_file = ");
-				print_string(f, srv->ca_file);
-				fprintf(f, ";\n");
-			}
-			fprintf(f, "    connect_timeout = %u;\n",
-			    srv->connect_timeout);
-		}
-		fprintf(f, "    lazy = %s;\n    ping_interval = %u;\n"
-		    "    ping_timeout = %u;\n", srv->lazy ? "true" : "false",
-		    srv->ping_interval, srv->ping_timeout);
-		fprintf(f, "    restart_delay = %u;\n    restart_max_delay = %u;\n"
-		    "    healthy_after = %u;\n    max_failures = %u;\n",
-		    srv->restart_delay, srv->restart_max_delay,
-		    srv->healthy_after, srv->max_failures);
-		fprintf(f, "    elicitation = [");
-		for (j = 0; j < srv->nelicitation; j++)
-			fprintf(f, "%s\"%s\"", j > 0 ? ", " : " ",
-			    strategy_names[srv->elicitation[j]]);
-		fprintf(f, " ];\n");
-		if (srv->user != NULL) {
-			fprintf(f, "    user = ");
-			print_string(f, srv->user);
-			fprintf(f, ";\n");
-		}
-		if (srv->rlimit_nofile != 0)
-			fprintf(f, "    rlimit_nofile = %llu;\n",
-			    srv->rlimit_nofile);
-		if (srv->rlimit_as != 0)
-			fprintf(f, "    rlimit_as = %llu;\n", srv->rlimit_as);
-		fprintf(f, "    max_message = %zu;\n  }", srv->max_message);
-	}
-	fprintf(f, "%s);\n", conf->nservers > 0 ? "\n" : " ");
-}
-
-/* Convert a string vector to a JSON array. */
-static json_t *
-strv_to_json(char *const *v)
-{
-	json_t	*a = json_array();
-	size_t	 i;
-
-	for (i = 0; v[i] != NULL; i++)
-		json_array_append_new(a, json_string(v[i]));
-	return (a);
-}
-
-json_t *
-conf_server_to_json(const struct server_conf *srv)
-{
-	json_t	*o, *a;
-	size_t	 i;
-
-	o = json_pack("{s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:I}",
-	    "name", srv->name,
-	    "transport", transport_names[srv->transport],
-	    "prefix", srv->prefix,
-	    "isolation", isolation_names[srv->isolation],
-	    "request_timeout", (json_int_t)srv->request_timeout,
-	    "server_request_timeout", (json_int_t)srv->server_request_timeout,
-	    "init_timeout", (json_int_t)srv->init_timeout,
-	    "max_instances", (json_int_t)srv->max_instances,
-	    "max_message", (json_int_t)srv->max_message);
-	if (o == NULL)
-		return (NULL);
-	if (srv->command != NULL)
-		json_object_set_new(o, "command", strv_to_json(srv->command));
-	if (srv->env != NULL)
-		json_object_set_new(o, "env", strv_to_json(srv->env));
-	if (srv->cwd != NULL)
-		json_object_set_new(o, "cwd", json_string(srv->cwd));
-	if (srv->url != NULL)
-		json_object_set_new(o, "url", json_string(srv->url));
-	if (srv->headers != NULL)
-		json_object_set_new(o, "headers", strv_to_json(srv->headers));
-	if (srv->ca_file != NULL)
-		json_object_set_new(o, "ca_file", json_string(srv->ca_file));
-	if (srv->user != NULL)
-		json_object_set_new(o, "user", json_string(srv->user));
-	json_object_set_new(o, "tls_verify", json_boolean(srv->tls_verify));
-	json_object_set_new(o, "lazy", json_boolean(srv->lazy));
-	json_object_set_new(o, "connect_timeout",
-	    json_integer(srv->connect_timeout));
-	json_object_set_new(o, "ping_interval",
-	    json_integer(srv->ping_interval));
-	json_object_set_new(o, "ping_timeout", json_integer(srv->ping_timeout));
-	json_object_set_new(o, "restart_delay",
-	    json_integer(srv->restart_delay));
-	json_object_set_new(o, "restart_max_delay",
-	    json_integer(srv->restart_max_delay));
-	json_object_set_new(o, "healthy_after",
-	    json_integer(srv->healthy_after));
-	json_object_set_new(o, "max_failures", json_integer(srv->max_failures));
-	a = json_array();
-	for (i = 0; i < srv->nelicitation; i++)
-		json_array_append_new(a, json_string(
-		    strategy_names[srv->elicitation[i]]));
-	json_object_set_new(o, "elicitation", a);
-	json_object_set_new(o, "rlimit_nofile",
-	    json_integer((json_int_t)srv->rlimit_nofile));
-	json_object_set_new(o, "rlimit_as",
-	    json_integer((json_int_t)srv->rlimit_as));
-	return (o);
-}
-
-/* Read a JSON array of strings into a vector. */
-static int
-json_to_strv(const json_t *a, char ***out)
-{
-	size_t	 i;
-	json_t	*e;
-
-	if (a == NULL)
-		return (0);
-	if (!json_is_array(a))
-		return (-1);
-	*out = xcalloc(json_array_size(a) + 1, sizeof **out);
-	json_array_foreach(a, i, e) {
-		if (!json_is_string(e))
-			return (-1);
-		(*out)[i] = xstrdup(json_string_value(e));
-	}
-	return (0);
-}
-
-struct server_conf *
-conf_server_from_json(const json_t *o, char *err, size_t errlen)
-{
-	struct server_conf	*srv;
-	const char		*name, *transport, *prefix, *isolation;
-	json_int_t		 rt, srt, it, mi, mm;
-	json_t			*e;
-	size_t			 i;
-	int			 k;
-	json_error_t		 jerr;
-	int			 t, iso;
-
-	if (json_unpack_ex((json_t *)o, &jerr, 0,
-	    "{s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:I}",
-	    "name", &name, "transport", &transport, "prefix", &prefix,
-	    "isolation", &isolation, "request_timeout", &rt,
-	    "server_request_timeout", &srt, "init_timeout", &it,
-	    "max_instances", &mi, "max_message", &mm) != 0) {
-		snprintf(err, errlen, "bad server configuration: %s",
-		    jerr.text);
-		return (NULL);
-	}
-	t = lookup_name(transport_names, 4, transport);
-	iso = lookup_name(isolation_names, 2, isolation);
-	if (t < 0 || iso < 0 || rt <= 0 || srt <= 0 || it <= 0 || mi <= 0 ||
-	    mm <= 0) {
-		snprintf(err, errlen, "bad server configuration values");
-		return (NULL);
-	}
-	srv = xcalloc(1, sizeof *srv);
-	srv->name = xstrdup(name);
-	srv->transport = (enum transport)t;
-	srv->prefix = xstrdup(prefix);
-	srv->isolation = (enum isolation)iso;
-	srv->request_timeout = (unsigned int)rt;
-	srv->server_request_timeout = (unsigned int)srt;
-	srv->init_timeout = (unsigned int)it;
-	srv->max_instances = (unsigned int)mi;
-	srv->max_message = (size_t)mm;
-	if (json_to_strv(json_object_get(o, "command"), &srv->command) != 0 ||
-	    json_to_strv(json_object_get(o, "env"), &srv->env) != 0)
-		goto bad;
-	if (json_is_string(json_object_get(o, "cwd")))
-		srv->cwd = xstrdup(json_string_value(json_object_get(o,
-		    "cwd")));
-	if (json_is_string(json_object_get(o, "url")))
-		srv->url = xstrdup(json_string_value(json_object_get(o,
-		    "url")));
-	if (json_to_strv(json_object_get(o, "headers"), &srv->headers) != 0)
-		goto bad;
-	if (json_is_string(json_object_get(o, "ca_file")))
-		srv->ca_file = xstrdup(json_string_value(json_object_get(o,
-		    "ca_file")));
-	if (json_is_string(json_object_get(o, "user")))
-		srv->user = xstrdup(json_string_value(json_object_get(o,
-		    "user")));
-	srv->tls_verify = json_is_true(json_object_get(o, "tls_verify"));
-	srv->lazy = json_is_true(json_object_get(o, "lazy"));
-	srv->connect_timeout = (unsigned int)json_integer_value(
-	    json_object_get(o, "connect_timeout"));
-	srv->ping_interval = (unsigned int)json_integer_value(
-	    json_object_get(o, "ping_interval"));
-	srv->ping_timeout = (unsigned int)json_integer_value(
-	    json_object_get(o, "ping_timeout"));
-	srv->restart_delay = (unsigned int)json_integer_value(
-	    json_object_get(o, "restart_delay"));
-	srv->restart_max_delay = (unsigned int)json_integer_value(
-	    json_object_get(o, "restart_max_delay"));
-	srv->healthy_after = (unsigned int)json_integer_value(
-	    json_object_get(o, "healthy_after"));
-	srv->max_failures = (unsigned int)json_integer_value(
-	    json_object_get(o, "max_failures"));
-	srv->rlimit_nofile = (unsigned long long)json_integer_value(
-	    json_object_get(o, "rlimit_nofile"));
-	srv->rlimit_as = (unsigned long long)json_integer_value(
-	    json_object_get(o, "rlimit_as"));
-	if (srv->connect_timeout == 0 || srv->ping_timeout == 0)
-		goto bad;
-	json_array_foreach(json_object_get(o, "elicitation"), i, e) {
-		k = lookup_name(strategy_names, 3, json_string_value(e) ?
-		    json_string_value(e) : "");
-		if (k < 0 || srv->nelicitation == CONF_MAX_STRATEGIES)
-			goto bad;
-		srv->elicitation[srv->nelicitation++] = (enum strategy)k;
-	}
-	if (srv->transport == TRANSPORT_STDIO ? srv->command == NULL :
-	    srv->url == NULL)
-		goto bad;
-	return (srv);
-bad:
-	snprintf(err, errlen, "bad server configuration: command or url");
-	conf_server_free(srv);
-	free(srv);
-	return (NULL);
-}
-
-/* Copy one upstream's configuration, by way of its JSON form. */
-struct server_conf *
-conf_server_copy(const struct server_conf *srv)
-{
-	struct server_conf	*copy;
-	json_t			*j;
-	char			 err[256];
-
-	if ((j = conf_server_to_json(srv)) == NULL)
-		fatalx("conf_server_copy: %s", srv->name);
-	if ((copy = conf_server_from_json(j, err, sizeof err)) == NULL)
-		fatalx("conf_server_copy: %s: %s", srv->name, err);
-	json_decref(j);
-	copy->line = srv->line;
-	return (copy);
-}
-
-/* Compare two optional strings. */
-static int
-str_equal(const char *a, const char *b)
-{
-	if (a == NULL || b == NULL)
-		return (a == b);
-	return (strcmp(a, b) == 0);
-}
-
-int
-conf_server_equal(const struct server_conf *a, const struct server_conf *b)
-{
-	return (str_equal(a->name, b->name) &&
-	    a->transport == b->transport &&
-	    strv_equal(a->command, b->command) &&
-	    strv_equal(a->env, b->env) &&
-	    str_equal(a->cwd, b->cwd) &&
-	    str_equal(a->url, b->url) &&
-	    str_equal(a->prefix, b->prefix) &&
-	    a->isolation == b->isolation &&
-	    a->request_timeout == b->request_timeout &&
-	    a->server_request_timeout == b->server_request_timeout &&
-	    a->init_timeout == b->init_timeout &&
-	    a->max_instances == b->max_instances &&
-	    strv_equal(a->headers, b->headers) &&
-	    a->tls_verify == b->tls_verify &&
-	    str_equal(a->ca_file, b->ca_file) &&
-	    a->connect_timeout == b->connect_timeout &&
-	    a->lazy == b->lazy &&
-	    a->ping_interval == b->ping_interval &&
-	    a->ping_timeout == b->ping_timeout &&
-	    a->restart_delay == b->restart_delay &&
-	    a->restart_max_delay == b->restart_max_delay &&
-	    a->healthy_after == b->healthy_after &&
-	    a->max_failures == b->max_failures &&
-	    a->nelicitation == b->nelicitation &&
-	    memcmp(a->elicitation, b->elicitation,
-	    a->nelicitation * sizeof a->elicitation[0]) == 0 &&
-	    str_equal(a->user, b->user) &&
-	    a->rlimit_nofile == b->rlimit_nofile &&
-	    a->rlimit_as == b->rlimit_as &&
-	    a->max_message == b->max_message);
 }

@@ -86,6 +86,8 @@ struct conf {
 	unsigned int		  session_timeout;	/* seconds idle */
 	unsigned int		  request_timeout;	/* default, seconds */
 	unsigned int		  server_request_timeout; /* default */
+	unsigned int		  sse_heartbeat;	/* seconds, 0: none */
+	unsigned int		  page_size;		/* list items per page */
 	struct server_conf	 *servers;
 	size_t			  nservers;
 };
