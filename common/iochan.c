@@ -36,14 +36,31 @@ struct iochan {
 
 static void	iochan_write(struct iochan *);
 
+/*
+ * Add an event with a timeout, or with none.  event_add() with a NULL
+ * timeout keeps a timeout the event already has, so a timeout is cleared
+ * explicitly (event_remove_timer() leaves the descriptor registered: no
+ * system call).
+ */
+static void
+iochan_event_add(struct event *ev, int seconds)
+{
+	struct timeval	tv = { seconds, 0 };
+
+	if (seconds > 0)
+		event_add(ev, &tv);
+	else {
+		event_add(ev, NULL);
+		event_remove_timer(ev);
+	}
+}
+
 /* Re-arm the read event with its timeout. */
 static void
 iochan_arm_read(struct iochan *ch)
 {
-	struct timeval	tv = { ch->read_timeout, 0 };
-
 	if (ch->reading)
-		event_add(ch->rev, ch->read_timeout > 0 ? &tv : NULL);
+		iochan_event_add(ch->rev, ch->read_timeout);
 	else
 		event_del(ch->rev);
 }
@@ -110,8 +127,7 @@ iochan_flush_ev(evutil_socket_t fd, short what, void *arg)
 static void
 iochan_write(struct iochan *ch)
 {
-	struct timeval	tv = { ch->write_timeout, 0 };
-	int		n;
+	int	n;
 
 	while (evbuffer_get_length(ch->out) > 0) {
 		n = evbuffer_write(ch->out, ch->fd);
@@ -120,8 +136,7 @@ iochan_write(struct iochan *ch)
 		if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
 			if (!ch->blocked) {
 				ch->blocked = 1;
-				event_add(ch->wev, ch->write_timeout > 0 ?
-				    &tv : NULL);
+				iochan_event_add(ch->wev, ch->write_timeout);
 			}
 			return;
 		}
@@ -224,8 +239,6 @@ iochan_read(struct iochan *ch, int on)
 void
 iochan_timeouts(struct iochan *ch, int read_s, int write_s)
 {
-	struct timeval	tv = { write_s, 0 };
-
 	if (ch->read_timeout != read_s) {
 		ch->read_timeout = read_s;
 		iochan_arm_read(ch);
@@ -233,7 +246,7 @@ iochan_timeouts(struct iochan *ch, int read_s, int write_s)
 	if (ch->write_timeout != write_s) {
 		ch->write_timeout = write_s;
 		if (ch->blocked)
-			event_add(ch->wev, write_s > 0 ? &tv : NULL);
+			iochan_event_add(ch->wev, write_s);
 	}
 }
 

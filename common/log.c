@@ -1,6 +1,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,25 @@
 
 #include "log.h"
 
+/*
+ * Repeated lines are limited per call site (its format string): at most
+ * LOG_SITE_LINES in LOG_SITE_WINDOW seconds, then a count of those
+ * suppressed, so that a peer or an upstream spewing errors cannot fill the
+ * disk.  Debug lines (asked for with -v) are not limited.
+ */
+#define LOG_SITES		256
+#define LOG_SITE_PROBES		8
+#define LOG_SITE_LINES		100
+#define LOG_SITE_WINDOW		10	/* seconds */
+
+struct log_site {
+	const char	*fmt;		/* the call site; NULL: free slot */
+	time_t		 start;		/* monotonic seconds */
+	unsigned int	 lines;		/* logged in this window */
+	unsigned int	 suppressed;	/* and not logged */
+};
+
+static struct log_site	 log_sites[LOG_SITES];
 static const char	*log_name = "mcp-supervisor";
 static char		 log_tag[128];
 static int		 log_foreground = 1;
@@ -51,22 +71,118 @@ log_setverbose(int verbose)
 	log_verbose = verbose;
 }
 
+static void	log_line(int, const char *);
+
+/* Monotonic seconds. */
+static time_t
+log_now(void)
+{
+	struct timespec	ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (ts.tv_sec);
+}
+
+/* Find or make the slot of a call site; NULL if the table is full. */
+static struct log_site *
+log_site(const char *fmt)
+{
+	struct log_site	*ls;
+	size_t		 h, i;
+
+	h = (size_t)(((uintptr_t)fmt >> 3) * 2654435761u);
+	for (i = 0; i < LOG_SITE_PROBES; i++) {
+		ls = &log_sites[(h + i) % LOG_SITES];
+		if (ls->fmt == fmt)
+			return (ls);
+		if (ls->fmt == NULL) {
+			ls->fmt = fmt;
+			ls->start = log_now();
+			return (ls);
+		}
+	}
+	return (NULL);
+}
+
+/* Report what a site suppressed in its last window. */
+static void
+log_site_report(struct log_site *ls, int pri)
+{
+	char	msg[256];
+
+	if (ls->suppressed == 0)
+		return;
+	snprintf(msg, sizeof msg, "%u more lines like \"%.60s\" suppressed "
+	    "in %d s", ls->suppressed, ls->fmt, LOG_SITE_WINDOW);
+	ls->suppressed = 0;
+	log_line(pri, msg);
+}
+
+/* May a line from this call site be written now? */
+static int
+log_site_allows(const char *fmt, int pri)
+{
+	struct log_site	*ls;
+	time_t		 now;
+
+	if ((ls = log_site(fmt)) == NULL)
+		return (1);
+	now = log_now();
+	if (now - ls->start >= LOG_SITE_WINDOW) {
+		log_site_report(ls, pri);
+		ls->start = now;
+		ls->lines = 0;
+	}
+	if (ls->lines >= LOG_SITE_LINES) {
+		ls->suppressed++;
+		return (0);
+	}
+	ls->lines++;
+	return (1);
+}
+
+void
+log_flush_suppressed(void)
+{
+	size_t	i;
+	time_t	now = log_now();
+
+	for (i = 0; i < LOG_SITES; i++) {
+		if (log_sites[i].fmt != NULL && log_sites[i].suppressed > 0 &&
+		    now - log_sites[i].start >= LOG_SITE_WINDOW) {
+			log_site_report(&log_sites[i], LOG_WARNING);
+			log_sites[i].start = now;
+			log_sites[i].lines = 0;
+		}
+	}
+}
+
 /* Write one log line at a priority, with an optional errno text. */
 static void
 log_vwrite(int pri, int err, const char *fmt, va_list ap)
 {
 	char		 msg[2048];
-	const char	*level;
-	struct timespec	 ts;
-	struct tm	 tm;
-	char		 when[32];
 	int		 n;
 
+	if ((pri == LOG_INFO || pri == LOG_WARNING) &&
+	    !log_site_allows(fmt, pri))
+		return;
 	n = vsnprintf(msg, sizeof msg, fmt, ap);
 	if (n < 0)
 		return;
 	if (err != 0 && (size_t)n < sizeof msg)
 		snprintf(msg + n, sizeof msg - n, ": %s", strerror(err));
+	log_line(pri, msg);
+}
+
+/* Write a formatted line. */
+static void
+log_line(int pri, const char *msg)
+{
+	const char	*level;
+	struct timespec	 ts;
+	struct tm	 tm;
+	char		 when[32];
 
 	if (!log_foreground) {
 		if (log_tag[0] != '\0')

@@ -12,6 +12,13 @@ int	log_getverbose(void);
 int	log_getforeground(void);
 void	log_setverbose(int verbose);
 
+/*
+ * Info and warning lines are limited per call site (100 in 10 s); report
+ * the count suppressed at sites that have been quiet since (call it from
+ * a periodic timer).
+ */
+void	log_flush_suppressed(void);
+
 /* log_warn and fatal append strerror(errno); the x variants do not. */
 void	log_warn(const char *, ...) __attribute__((format(printf, 1, 2)));
 void	log_warnx(const char *, ...) __attribute__((format(printf, 1, 2)));

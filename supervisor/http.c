@@ -7,6 +7,7 @@
 #include <arpa/inet.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,10 +26,16 @@
 #include "xmalloc.h"
 
 #define HTTP_MAX_HEAD		16384
-#define HTTP_HEAD_TIMEOUT	30	/* seconds to send a request */
+#define HTTP_HEAD_TIMEOUT	30	/* seconds to send a whole head */
 #define HTTP_IDLE_TIMEOUT	120	/* seconds idle between requests */
+#define HTTP_BODY_TIMEOUT	30	/* seconds for a body, plus: */
+#define HTTP_BODY_RATE		65536	/* one second per so many bytes */
 #define HTTP_WRITE_TIMEOUT	60	/* seconds without write progress */
 #define HTTP_MAX_UNREAD		65536	/* input held while busy */
+#define HTTP_FD_RESERVE		64	/* descriptors kept for the rest */
+#define HTTP_MAX_CONNS		1000000	/* even with no descriptor limit */
+#define HTTP_PAUSE_MS		1000	/* accepting paused when out of fds */
+#define HTTP_HEARTBEAT_TICKS	3	/* heartbeat timer ticks per interval */
 
 enum http_state {
 	HC_HEAD = 0,		/* reading a request head */
@@ -54,6 +61,19 @@ struct http_conn {
 	int			 keepalive;
 	int			 too_big;	/* body over max_body */
 	struct stream		*stream;	/* borrowed */
+	/*
+	 * Deadlines, not inactivity timers: a head must be complete within
+	 * HTTP_HEAD_TIMEOUT of its first byte (of the accept, for the first
+	 * request), a body within HTTP_BODY_TIMEOUT plus a second per
+	 * HTTP_BODY_RATE bytes, so a peer trickling bytes cannot hold a
+	 * connection.  Keep-alive idleness is HTTP_IDLE_TIMEOUT.
+	 */
+	struct event		*deadline;
+	int			 head_started;	/* bytes of a head arrived */
+	int64_t			 body_start;	/* monotonic ms */
+	uint64_t		 body_bytes;	/* received so far */
+	unsigned int		 wrote_tick;	/* heartbeat tick of the last
+						   event-stream write */
 	char			 peer[64];
 	TAILQ_ENTRY(http_conn)	 entry;
 };
@@ -64,11 +84,16 @@ struct http_listener {
 	TAILQ_ENTRY(http_listener)	 entry;
 };
 
+/* Oldest first: the head is the first to shed when out of descriptors. */
 static TAILQ_HEAD(, http_conn)	conns = TAILQ_HEAD_INITIALIZER(conns);
 static TAILQ_HEAD(, http_listener) listeners =
     TAILQ_HEAD_INITIALIZER(listeners);
 static unsigned int		nconns;
 static unsigned int		max_conns;
+static int			reserve_fd = -1;	/* for refusing */
+static struct event		*pause_ev;	/* resumes accepting */
+static struct event		*heartbeat_ev;
+static unsigned int		heartbeat_tick;
 int				listen_loopback = 1;
 
 static void	http_read_cb(struct iochan *, void *);
@@ -76,6 +101,9 @@ static void	http_drain_cb(struct iochan *, void *);
 static void	http_event_cb(struct iochan *, int, void *);
 static void	http_conn_free(struct http_conn *);
 static void	http_next(struct http_conn *);
+static void	http_deadline_cb(evutil_socket_t, short, void *);
+static void	http_heartbeat_configure(void);
+static void	http_fail(struct http_conn *, int, const char *);
 
 unsigned int
 http_conn_count(void)
@@ -83,11 +111,19 @@ http_conn_count(void)
 	return (nconns);
 }
 
-/* Set the read and write timeouts for the connection's state. */
+/* Arm the connection's deadline in seconds from now, or clear it (0). */
 static void
-http_timeouts(struct http_conn *c, int read_seconds)
+http_deadline(struct http_conn *c, int64_t ms)
 {
-	iochan_timeouts(c->ch, read_seconds, HTTP_WRITE_TIMEOUT);
+	struct timeval	tv;
+
+	if (ms <= 0) {
+		evtimer_del(c->deadline);
+		return;
+	}
+	tv.tv_sec = ms / 1000;
+	tv.tv_usec = (ms % 1000) * 1000;
+	evtimer_add(c->deadline, &tv);
 }
 
 /* Reset per-request state. */
@@ -120,7 +156,8 @@ http_accept_cb(struct evconnlistener *lev, evutil_socket_t fd,
 	int			 one = 1;
 
 	if (nconns >= max_conns) {
-		log_warnx("http: %u connections, refusing more", nconns);
+		log_warnx("http: %u connections (the limit), refusing more",
+		    nconns);
 		if (write(fd, busy, sizeof busy - 1) < 0)
 			log_debug("http: write 503: %s", strerror(errno));
 		close(fd);
@@ -129,6 +166,9 @@ http_accept_cb(struct evconnlistener *lev, evutil_socket_t fd,
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 	c = xcalloc(1, sizeof *c);
 	c->handler = l->handler;
+	c->deadline = evtimer_new(base, http_deadline_cb, c);
+	if (c->deadline == NULL)
+		fatalx("evtimer_new");
 	if (sa->sa_family == AF_INET) {
 		struct sockaddr_in *sin = (struct sockaddr_in *)sa;
 
@@ -142,16 +182,114 @@ http_accept_cb(struct evconnlistener *lev, evutil_socket_t fd,
 	evutil_make_socket_nonblocking(fd);
 	c->ch = iochan_new(base, fd, http_read_cb, http_drain_cb,
 	    http_event_cb, c);
-	http_timeouts(c, HTTP_HEAD_TIMEOUT);
+	iochan_timeouts(c->ch, 0, HTTP_WRITE_TIMEOUT);
+	c->head_started = 1;	/* the first head is due from the accept */
+	http_deadline(c, HTTP_HEAD_TIMEOUT * 1000);
 	TAILQ_INSERT_TAIL(&conns, c, entry);
 	nconns++;
 }
 
-/* Report a listener error (e.g. out of descriptors) and carry on. */
+/* Stop or resume accepting on every listener. */
+static void
+http_accepting(int on)
+{
+	struct http_listener	*l;
+
+	TAILQ_FOREACH(l, &listeners, entry) {
+		if (on)
+			evconnlistener_enable(l->lev);
+		else
+			evconnlistener_disable(l->lev);
+	}
+}
+
+/* The pause after running out of descriptors is over. */
+static void
+http_pause_cb(evutil_socket_t fd, short events, void *arg)
+{
+	http_accepting(1);
+}
+
+/* Close the oldest connection waiting idle for its next request. */
+static int
+http_shed_idle(void)
+{
+	struct http_conn	*c;
+
+	TAILQ_FOREACH(c, &conns, entry) {
+		if (c->state == HC_HEAD && !c->head_started &&
+		    evbuffer_get_length(iochan_input(c->ch)) == 0) {
+			log_info("http %s: closing an idle connection to make "
+			    "room", c->peer);
+			http_conn_free(c);
+			return (1);
+		}
+	}
+	return (0);
+}
+
+/*
+ * A listener could not accept.  Out of descriptors, the pending connection
+ * would make the listener fire again at once, forever: close the oldest
+ * idle connection to make room, else refuse the pending one with a 503
+ * (by way of the reserve descriptor) and pause accepting for a moment.
+ */
 static void
 http_accept_error_cb(struct evconnlistener *lev, void *arg)
 {
-	log_warn("http: accept");
+	static const char	 busy[] = "HTTP/1.1 503 Service Unavailable\r\n"
+	    "Content-Length: 0\r\nConnection: close\r\nRetry-After: 1\r\n\r\n";
+	struct timeval		 tv = { HTTP_PAUSE_MS / 1000,
+				    (HTTP_PAUSE_MS % 1000) * 1000 };
+	int			 err = errno, fd;
+
+	if (err != EMFILE && err != ENFILE && err != ENOBUFS &&
+	    err != ENOMEM) {
+		log_warn("http: accept");
+		return;
+	}
+	if (http_shed_idle())
+		return;
+	log_warnx("http: out of file descriptors with %u connections: "
+	    "refusing new ones for %d ms", nconns, HTTP_PAUSE_MS);
+	if (reserve_fd >= 0) {
+		close(reserve_fd);
+		fd = accept4(evconnlistener_get_fd(lev), NULL, NULL,
+		    SOCK_CLOEXEC);
+		if (fd >= 0) {
+			if (write(fd, busy, sizeof busy - 1) < 0)
+				log_debug("http: write 503: %s",
+				    strerror(errno));
+			close(fd);
+		}
+		reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	}
+	http_accepting(0);
+	evtimer_add(pause_ev, &tv);
+}
+
+/*
+ * Derive the connection limit from the descriptor limit, leaving room for
+ * everything else the supervisor holds (listeners, workers' channels, the
+ * control socket, logs, libevent's own).
+ */
+void
+http_configure(void)
+{
+	struct rlimit	rl;
+	rlim_t		fixed, lim;
+
+	fixed = HTTP_FD_RESERVE + 2 * (rlim_t)conf->nservers;
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0 ||
+	    rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > HTTP_MAX_CONNS)
+		lim = HTTP_MAX_CONNS;
+	else
+		lim = rl.rlim_cur;
+	if (lim > 2 * fixed)
+		max_conns = (unsigned int)(lim - fixed);
+	else
+		max_conns = lim / 2 > 0 ? (unsigned int)(lim / 2) : 1;
+	http_heartbeat_configure();
 }
 
 /* Split "host:port" or "[v6]:port". */
@@ -207,7 +345,6 @@ http_listen(const char *addr, http_handler handler, char *bound,
 	struct http_listener	*l;
 	struct sockaddr_storage	 ss;
 	socklen_t		 sslen = sizeof ss;
-	struct rlimit		 rl;
 	char			 host[256], port[16], h[INET6_ADDRSTRLEN];
 	int			 error, n = 0;
 
@@ -264,9 +401,13 @@ http_listen(const char *addr, http_handler handler, char *bound,
 	freeaddrinfo(res);
 	if (n == 0)
 		return (-1);
-	max_conns = 1000;
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur > 256)
-		max_conns = (unsigned int)(rl.rlim_cur - 128 - 4 * conf->nservers);
+	if (reserve_fd < 0 &&
+	    (reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0)
+		log_warn("open /dev/null (the reserve descriptor)");
+	if (pause_ev == NULL &&
+	    (pause_ev = evtimer_new(base, http_pause_cb, NULL)) == NULL)
+		fatalx("evtimer_new");
+	http_configure();
 	return (0);
 }
 
@@ -280,6 +421,60 @@ http_close_listeners(void)
 		evconnlistener_free(l->lev);
 		free(l);
 	}
+	if (pause_ev != NULL) {
+		event_free(pause_ev);
+		pause_ev = NULL;
+	}
+	if (heartbeat_ev != NULL) {
+		event_free(heartbeat_ev);
+		heartbeat_ev = NULL;
+	}
+	if (reserve_fd >= 0) {
+		close(reserve_fd);
+		reserve_fd = -1;
+	}
+}
+
+/*
+ * Write an SSE comment on every event stream that has carried nothing for
+ * about sse_heartbeat seconds, so that proxies and clients with idle
+ * timeouts keep it open and a peer that is gone is noticed.
+ */
+static void
+http_heartbeat_cb(evutil_socket_t fd, short events, void *arg)
+{
+	static const char	 beat[] = "d\r\n: keepalive\n\n\r\n";
+	struct http_conn	*c;
+
+	heartbeat_tick++;
+	TAILQ_FOREACH(c, &conns, entry) {
+		if (c->state != HC_STREAMING ||
+		    heartbeat_tick - c->wrote_tick < HTTP_HEARTBEAT_TICKS)
+			continue;
+		evbuffer_add(iochan_output(c->ch), beat, sizeof beat - 1);
+		c->wrote_tick = heartbeat_tick;
+	}
+	log_flush_suppressed();
+}
+
+/* Start, change or stop the heartbeat timer (sse_heartbeat). */
+static void
+http_heartbeat_configure(void)
+{
+	struct timeval	tv;
+	unsigned int	ms;
+
+	if (heartbeat_ev == NULL && (heartbeat_ev = event_new(base, -1,
+	    EV_PERSIST, http_heartbeat_cb, NULL)) == NULL)
+		fatalx("event_new");
+	if (conf->sse_heartbeat == 0) {
+		evtimer_del(heartbeat_ev);
+		return;
+	}
+	ms = conf->sse_heartbeat * 1000 / HTTP_HEARTBEAT_TICKS;
+	tv.tv_sec = ms / 1000;
+	tv.tv_usec = (ms % 1000) * 1000;
+	evtimer_add(heartbeat_ev, &tv);
 }
 
 /* Write a status line and common headers. */
@@ -316,7 +511,8 @@ http_done(struct http_conn *c)
 	}
 	http_reset(c);
 	c->state = HC_HEAD;
-	http_timeouts(c, HTTP_IDLE_TIMEOUT);
+	c->head_started = 0;
+	http_deadline(c, HTTP_IDLE_TIMEOUT * 1000);
 	iochan_read(c->ch, 1);
 	/* Pipelined input may already hold the next request. */
 	if (evbuffer_get_length(iochan_input(c->ch)) != 0)
@@ -364,7 +560,7 @@ http_stream_start(struct http_conn *c, const char *extra)
 	evbuffer_add_printf(out, "Cache-Control: no-cache\r\n"
 	    "Transfer-Encoding: chunked\r\n\r\n");
 	c->state = HC_STREAMING;
-	http_timeouts(c, 0);
+	c->wrote_tick = heartbeat_tick;
 }
 
 void
@@ -377,6 +573,7 @@ http_stream_write(struct http_conn *c, struct evbuffer *data)
 		fatalx("%s: not streaming", __func__);
 	if (len == 0)
 		return;
+	c->wrote_tick = heartbeat_tick;
 	evbuffer_add_printf(out, "%zx\r\n", len);
 	evbuffer_add_buffer(out, data);
 	evbuffer_add(out, "\r\n", 2);
@@ -421,6 +618,7 @@ http_conn_free(struct http_conn *c)
 	}
 	http_reset(c);
 	iochan_free(c->ch);
+	event_free(c->deadline);
 	TAILQ_REMOVE(&conns, c, entry);
 	nconns--;
 	free(c);
@@ -446,7 +644,7 @@ static void
 http_dispatch(struct http_conn *c)
 {
 	c->state = HC_HANDLING;
-	http_timeouts(c, 0);
+	http_deadline(c, 0);
 	c->req.method = c->method;
 	c->req.path = c->path;
 	c->req.query = c->query;
@@ -567,6 +765,7 @@ http_read_body(struct http_conn *c)
 		take = avail < c->remaining ? avail : (size_t)c->remaining;
 		evbuffer_remove_buffer(in, c->req.body, take);
 		c->remaining -= take;
+		c->body_bytes += take;
 		return (c->remaining == 0);
 	case HTTP_BODY_CHUNKED:
 		avail = evbuffer_get_length(in);
@@ -586,6 +785,7 @@ http_read_body(struct http_conn *c)
 			return (-1);
 		}
 		evbuffer_drain(in, (size_t)r);
+		c->body_bytes += (uint64_t)r;
 		return (done);
 	default:
 		return (1);
@@ -602,10 +802,17 @@ http_next(struct http_conn *c)
 	int			 r;
 
 	if (c->state == HC_HEAD) {
+		if (!c->head_started &&
+		    evbuffer_get_length(iochan_input(c->ch)) > 0) {
+			c->head_started = 1;
+			http_deadline(c, HTTP_HEAD_TIMEOUT * 1000);
+		}
 		if ((r = http_read_head(c)) <= 0)
 			return;
 		c->state = HC_BODY;
-		http_timeouts(c, HTTP_HEAD_TIMEOUT);
+		c->body_start = now_ms();
+		c->body_bytes = 0;
+		http_deadline(c, HTTP_BODY_TIMEOUT * 1000);
 	}
 	if (c->state == HC_BODY) {
 		if ((r = http_read_body(c)) <= 0)
@@ -658,14 +865,47 @@ http_event_cb(struct iochan *ch, int what, void *arg)
 {
 	struct http_conn	*c = arg;
 
-	if (what & IOCHAN_TIMEOUT) {
-		if (c->state == HC_HEAD && (what & IOCHAN_READING) &&
-		    evbuffer_get_length(iochan_input(ch)) == 0)
-			log_debug("http %s: idle, closing", c->peer);
-		else
-			log_debug("http %s: timeout (%s), closing", c->peer,
-			    (what & IOCHAN_WRITING) ? "write" : "read");
-	} else if (what & IOCHAN_ERROR)
+	if (what & IOCHAN_TIMEOUT)
+		log_debug("http %s: no write progress in %d s, closing",
+		    c->peer, HTTP_WRITE_TIMEOUT);
+	else if (what & IOCHAN_ERROR)
 		log_debug("http %s: %s", c->peer, strerror(errno));
 	http_conn_free(c);
+}
+
+/* A deadline passed: close an idle connection, or answer 408. */
+static void
+http_deadline_cb(evutil_socket_t fd, short events, void *arg)
+{
+	struct http_conn	*c = arg;
+	int64_t			 allowed, elapsed;
+
+	switch (c->state) {
+	case HC_HEAD:
+		if (!c->head_started ||
+		    evbuffer_get_length(iochan_input(c->ch)) == 0) {
+			log_debug("http %s: idle, closing", c->peer);
+			http_conn_free(c);
+			return;
+		}
+		log_info("http %s: request head not complete within %d s",
+		    c->peer, HTTP_HEAD_TIMEOUT);
+		http_fail(c, 408, "request head not complete in time");
+		return;
+	case HC_BODY:
+		allowed = (int64_t)HTTP_BODY_TIMEOUT * 1000 +
+		    (int64_t)(c->body_bytes * 1000 / HTTP_BODY_RATE);
+		elapsed = now_ms() - c->body_start;
+		if (elapsed < allowed) {
+			http_deadline(c, allowed - elapsed);
+			return;
+		}
+		log_info("http %s: request body too slow (%llu bytes in %lld "
+		    "s)", c->peer, (unsigned long long)c->body_bytes,
+		    (long long)(elapsed / 1000));
+		http_fail(c, 408, "request body not complete in time");
+		return;
+	default:
+		return;
+	}
 }

@@ -99,6 +99,7 @@ reload(void)
 	report = json_pack("{s:b, s:o}", "ok", 1, "warnings", warnings);
 	upstream_apply(conf, report);
 	session_configure();
+	http_configure();
 	conf_free(old);
 	reload_summary(report);
 	return (report);

@@ -224,12 +224,21 @@ session_foreach(void (*fn)(struct session *, void *), void *arg)
 	}
 }
 
-/* The session's standalone stream, created on demand. */
+/*
+ * Where messages not tied to a request go: a legacy (HTTP+SSE) session's
+ * one stream, else the standalone stream, created on demand.
+ */
 struct stream *
 session_get_stream(struct session *s)
 {
 	struct stream	*st;
 
+	if (s->legacy) {
+		TAILQ_FOREACH(st, &s->streams, entry) {
+			if (st->kind == STREAM_LEGACY)
+				return (st);
+		}
+	}
 	if ((st = stream_find(s, 0)) != NULL)
 		return (st);
 	return (stream_new(s, STREAM_GET, NULL));

@@ -184,7 +184,8 @@ unsigned int	 session_count(void);
 void		 session_foreach(void (*)(struct session *, void *), void *);
 /* The most verbose log level any session asked for, or -1. */
 int		 session_min_loglevel(void);
-/* The session's standalone stream (number 0), created on demand. */
+/* Where messages not tied to a request go: the legacy stream, or the
+ * standalone stream (number 0), created on demand. */
 struct stream	*session_get_stream(struct session *);
 /* Log levels: index in the syslog-style list, or -1 if unknown. */
 int		 log_level_index(const char *);
@@ -314,6 +315,61 @@ void		 route_error(struct stream *, const char *id, size_t idlen,
 		    int code, const char *fmt, ...)
 		    __attribute__((format(printf, 5, 6)));
 
+/* Between route*.c: replies, forwarding, frames. */
+void		 route_result(struct stream *, const struct jrpc *,
+		    const char *result, size_t len);
+void		 route_reject(struct stream *, const struct jrpc *, int code,
+		    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* Forward a client request, with edits applied to its text. */
+struct pending	*route_forward(struct session *, struct stream *,
+		    const struct jrpc *, struct upstream *,
+		    const struct jedit *, size_t nedits);
+/* Send a request of the gateway's own (params taken); answer dropped. */
+void		 route_internal(struct upstream *, struct session *,
+		    const char *method, json_t *params);
+/* Read a request's URI parameter; answers the error itself. */
+char		*route_get_uri(struct stream *, const struct jrpc *,
+		    const char *const *path, struct upstream **);
+/* The pending request with a tag, or NULL. */
+struct pending	*route_pending_find(uint32_t tag);
+/* Take a frame's payload into a new buffer (caller frees). */
+struct evbuffer	*route_payload(const struct frame_hdr *, struct evbuffer *);
+
+/* route_notify.c */
+void		 route_notify_stream(struct stream *, const char *method,
+		    const char *params);
+/* Where a message related to a request (or session) should go. */
+struct stream	*route_target(struct upstream *, const struct frame_hdr *,
+		    struct session **);
+void		 route_notify(struct upstream *, const struct frame_hdr *,
+		    struct evbuffer *);
+
+/* route_up.c */
+void		 route_up_request(struct upstream *, const struct frame_hdr *,
+		    struct evbuffer *);
+void		 route_client_response(struct session *, const struct jrpc *);
+struct up_request *route_find_up_request(struct session *, const char *,
+		    struct jspan id);
+void		 route_up_request_free(struct up_request *);
+void		 route_up_error(struct upstream *, uint32_t session,
+		    uint32_t ref, int code, const char *msg);
+void		 route_up_cancel_client(struct up_request *, const char *);
+/* An upstream cancelled a request it sent a client. */
+void		 route_up_cancelled(struct upstream *, const struct jrpc *);
+
+/* route_sub.c */
+void		 route_subscription(struct session *, struct stream *,
+		    const struct jrpc *, int subscribe);
+void		 route_subscribed(struct session *, struct upstream *,
+		    const char *uri);
+void		 route_set_level(struct session *, struct stream *,
+		    const struct jrpc *);
+void		 route_forward_level(struct upstream *, struct session *);
+/* A restarted upstream: renew subscriptions and log levels. */
+void		 route_sub_renew(struct upstream *);
+/* Release an ending session's subscriptions and level. */
+void		 route_sub_session_end(struct session *);
+
 /* http.c: the HTTP/1.1 server. */
 struct http_request {
 	const char	*method;
@@ -328,6 +384,8 @@ typedef void (*http_handler)(struct http_conn *, struct http_request *);
 int		 http_listen(const char *addr, http_handler, char *bound,
 		    size_t boundlen);
 void		 http_close_listeners(void);
+/* Apply the configuration: connection limit, heartbeat (start, reload). */
+void		 http_configure(void);
 /* Complete response with an optional body; extra is "Name: v\r\n" lines. */
 void		 http_reply(struct http_conn *, int status, const char *ctype,
 		    const char *extra, const char *body, size_t len);

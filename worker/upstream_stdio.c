@@ -15,6 +15,7 @@
 #include <event2/buffer.h>
 #include <event2/event.h>
 
+#include "idtrack.h"
 #include "iochan.h"
 #include "log.h"
 #include "worker.h"
@@ -40,6 +41,8 @@ struct stdio_tp {
 	struct iochan		*err;		/* child's stderr */
 	int			 discarding;	/* skipping an over-long line */
 	size_t			 discarded;
+	struct idtrack		 track;		/* its id, to fail its call */
+	int			 failed_call;	/* that call was failed */
 	size_t			 searched;	/* bytes known to hold no LF */
 	char			*line;		/* a long line so far, or NULL */
 	size_t			 line_len;
@@ -191,6 +194,74 @@ line_reset(struct stdio_tp *tp)
 	tp->line_len = tp->line_cap = 0;
 }
 
+/* Feed the first n bytes of input to the dropped line's id tracker. */
+static void
+stdio_track(struct stdio_tp *tp, struct evbuffer *in, size_t n)
+{
+	struct evbuffer_iovec	 v[16];
+	struct evbuffer_ptr	 at;
+	int			 nv, i;
+	size_t			 done = 0, take;
+
+	evbuffer_ptr_set(in, &at, 0, EVBUFFER_PTR_SET);
+	while (done < n && !tp->track.found && !tp->track.failed) {
+		nv = evbuffer_peek(in, (ev_ssize_t)(n - done), &at, v, 16);
+		if (nv <= 0)
+			break;
+		for (i = 0; i < nv && i < 16 && done < n; i++) {
+			take = v[i].iov_len < n - done ? v[i].iov_len :
+			    n - done;
+			idtrack_feed(&tp->track, v[i].iov_base, take);
+			done += take;
+		}
+		evbuffer_ptr_set(in, &at, done, EVBUFFER_PTR_SET);
+	}
+}
+
+/*
+ * A line went over max_message: drop it, and as soon as its id is known,
+ * answer the call it answers with an error (not after request_timeout).
+ */
+static void
+stdio_discard_begin(struct stdio_tp *tp)
+{
+	tp->discarding = 1;
+	tp->discarded = tp->line_len;
+	tp->failed_call = 0;
+	idtrack_init(&tp->track);
+	if (tp->line != NULL)
+		idtrack_feed(&tp->track, tp->line, tp->line_len);
+	line_reset(tp);
+}
+
+/* Drop n bytes of the over-long line, failing its call once known. */
+static void
+stdio_discard(struct stdio_tp *tp, struct evbuffer *in, size_t n)
+{
+	int64_t	id;
+	char	msg[256];
+
+	stdio_track(tp, in, n);
+	tp->discarded += n;
+	evbuffer_drain(in, n);
+	if (!tp->failed_call && idtrack_int64(&tp->track, &id) == 0) {
+		tp->failed_call = 1;
+		snprintf(msg, sizeof msg, "upstream %s: its answer is over "
+		    "max_message (%zu bytes)", sc->name, sc->max_message);
+		conn_answer_error(tp->conn, id, msg);
+	}
+}
+
+/* The over-long line ended. */
+static void
+stdio_discard_end(struct stdio_tp *tp)
+{
+	tp->discarding = 0;
+	log_warnx("dropped a line of %zu bytes from the upstream (max_message "
+	    "is %zu)%s", tp->discarded, sc->max_message, tp->failed_call ?
+	    ", its call was answered with an error" : "");
+}
+
 /*
  * Split the upstream's stdout into lines; each is one message.  Most lines
  * are short and are handed over from the input buffer.  A line that grows
@@ -219,27 +290,21 @@ stdio_out_cb(struct iochan *ch, void *arg)
 		tp->searched = nl.pos < 0 ? len : 0;
 		if (tp->discarding) {
 			if (nl.pos < 0) {
-				tp->discarded += len;
 				tp->searched = 0;
-				evbuffer_drain(in, len);
+				stdio_discard(tp, in, len);
 				return;
 			}
-			tp->discarded += (size_t)nl.pos + 1;
-			evbuffer_drain(in, (size_t)nl.pos + 1);
-			log_warnx("dropped a line of %zu bytes from the "
-			    "upstream (max_message is %zu)", tp->discarded,
-			    max);
-			tp->discarding = 0;
+			stdio_discard(tp, in, (size_t)nl.pos);
+			evbuffer_drain(in, 1);
+			stdio_discard_end(tp);
 			continue;
 		}
 		have = tp->line_len;
 		if (nl.pos < 0) {
 			if (have + len > max) {
-				tp->discarding = 1;
-				tp->discarded = have + len;
+				stdio_discard_begin(tp);
 				tp->searched = 0;
-				line_reset(tp);
-				evbuffer_drain(in, len);
+				stdio_discard(tp, in, len);
 			} else if (tp->line != NULL || len >= LONG_LINE) {
 				line_append(tp, in, len);
 				tp->searched = 0;
@@ -247,11 +312,10 @@ stdio_out_cb(struct iochan *ch, void *arg)
 			return;
 		}
 		if (have + (size_t)nl.pos > max) {
-			evbuffer_drain(in, (size_t)nl.pos + 1);
-			line_reset(tp);
-			log_warnx("dropped a line of %zu bytes from the "
-			    "upstream (max_message is %zu)",
-			    have + (size_t)nl.pos, max);
+			stdio_discard_begin(tp);
+			stdio_discard(tp, in, (size_t)nl.pos);
+			evbuffer_drain(in, 1);
+			stdio_discard_end(tp);
 			continue;
 		}
 		if (tp->line != NULL) {

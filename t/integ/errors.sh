@@ -3,8 +3,8 @@
 . "$(dirname "$0")/lib.sh"
 
 GLOBALS='max_body = "64k";'
-start_gateway "$(demo demo)" "$(demo small 'max_message = "64k"; request_timeout = 2;')" \
-    "$(demo mid 'max_message = "512k"; request_timeout = 2;')"
+start_gateway "$(demo demo)" "$(demo small 'max_message = "64k"; request_timeout = 120;')" \
+    "$(demo mid 'max_message = "512k"; request_timeout = 120;')"
 session
 
 is "bad JSON: 400" "$(status_of '{"jsonrpc":')" 400
@@ -65,7 +65,7 @@ out=$(mcp '{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"demo_
 like "a garbage line does not break the call" "$out" '"text":"garbage sent"'
 like "the garbage line is logged" "$(cat "$T/log")" 'upstream sent an invalid message .*dropped'
 out=$(mcp '{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"small__big","arguments":{"bytes":100000}}}' | data_lines)
-like "a result over max_message is dropped and the call times out" "$out" '"id":7,"error":\{"code":-32001'
+like "a result over max_message fails its call at once, not at request_timeout" "$out" '"id":7,"error":\{"code":-32000,"message":"upstream small: its answer is over max_message \(65536 bytes\)"'
 like "the over-long line is logged" "$(cat "$T/log")" 'dropped a line of 1000[0-9]+ bytes'
 out=$(mcp '{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"small__big","arguments":{"bytes":1000}}}' | data_lines)
 like "the same upstream still answers" "$out" '"id":8,"result"'
@@ -77,7 +77,7 @@ like "a 600 kB result arrives" "$out" '^\{"jsonrpc":"2.0","id":10,"result"'
 n=$(printf '%s' "$out" | wc -c)
 ok "whole ($n bytes)" test "$n" -gt 600000 -a "$n" -lt 600200
 out=$(mcp '{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"mid__big","arguments":{"bytes":1000000}}}' | data_lines)
-like "a long line over max_message is dropped too" "$out" '"id":11,"error":\{"code":-32001'
+like "a long line over max_message fails its call too" "$out" '"id":11,"error":\{"code":-32000,"message":"upstream mid: its answer is over max_message'
 like "and logged" "$(cat "$T/log")" 'dropped a line of 1000[0-9]{3} bytes'
 out=$(mcp '{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"mid__big","arguments":{"bytes":400000}}}' | data_lines)
 like "the next long line is whole" "$out" '^\{"jsonrpc":"2.0","id":12,"result"'

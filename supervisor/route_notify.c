@@ -1,0 +1,177 @@
+/*
+ * Notifications from upstreams (progress, logs, resource updates,
+ * cancellations) to the sessions they belong to, and list_changed to
+ * every session.
+ */
+#include "config.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/buffer.h>
+#include <event2/event.h>
+
+#include "log.h"
+#include "supervisor.h"
+#include "xmalloc.h"
+
+/* Arguments for broadcasting a notification to sessions. */
+struct route_bcast {
+	struct upstream		*up;
+	const struct jrpc	*m;
+	const char		*uri;	/* resources/updated only */
+};
+
+/* Send a notification (method and params as JSON text) on a stream. */
+void
+route_notify_stream(struct stream *st, const char *method,
+    const char *params)
+{
+	struct evbuffer	*buf = evbuffer_new();
+
+	evbuffer_add_printf(buf, "{\"jsonrpc\":\"2.0\",\"method\":\"%s\"",
+	    method);
+	if (params != NULL)
+		evbuffer_add_printf(buf, ",\"params\":%s", params);
+	evbuffer_add(buf, "}", 1);
+	stream_send(st, buf, 0);
+	evbuffer_free(buf);
+}
+
+/* Can an event stream carry messages besides the response? */
+static int
+route_streams(const struct stream *st)
+{
+	return (st != NULL && st->kind != STREAM_JSON);
+}
+
+/* Where a message related to a request (or a session) should go. */
+struct stream *
+route_target(struct upstream *up, const struct frame_hdr *hdr,
+    struct session **sp)
+{
+	struct pending	*p;
+	struct session	*s;
+
+	*sp = NULL;
+	if (hdr->tag != 0 && (p = route_pending_find(hdr->tag)) != NULL && p->up == up && p->session != NULL) {
+		*sp = p->session;
+		if (route_streams(p->stream))
+			return (p->stream);
+		return (session_get_stream(p->session));
+	}
+	if (hdr->session != 0 && (s = session_by_no(hdr->session)) != NULL) {
+		*sp = s;
+		return (session_get_stream(s));
+	}
+	return (NULL);
+}
+
+/* Does a session want a log message of this level? */
+static int
+route_wants_log(const struct session *s, const struct jrpc *m)
+{
+	struct jspan	level;
+	char		name[32];
+	int		i;
+
+	if (s->loglevel < 0)
+		return (1);
+	if (jscan_member(m->p, m->params, "level", &level) != 0 ||
+	    jscan_string(m->p, level, name, sizeof name) < 0 ||
+	    (i = log_level_index(name)) < 0)
+		return (1);
+	return (i >= s->loglevel);
+}
+
+/* Send a notification to one session if it wants it. */
+static void
+route_bcast_one(struct session *s, void *arg)
+{
+	struct route_bcast	*b = arg;
+	struct evbuffer		*buf;
+
+	if (!s->initialized)
+		return;
+	if (b->uri != NULL && strmap_get(&s->subs, b->uri) != b->up)
+		return;
+	if (b->uri == NULL && !route_wants_log(s, b->m))
+		return;
+	buf = evbuffer_new();
+	evbuffer_add(buf, b->m->p, b->m->n);
+	stream_send(session_get_stream(s), buf, 0);
+	evbuffer_free(buf);
+}
+
+/* A notification from an upstream. */
+void
+route_notify(struct upstream *up, const struct frame_hdr *hdr,
+    struct evbuffer *in)
+{
+	struct evbuffer		*payload;
+	struct session		*s;
+	struct stream		*st;
+	struct route_bcast	 b;
+	struct jrpc		 m;
+	struct jspan		 uri;
+	const char		*why;
+	char			*u = NULL;
+
+	payload = route_payload(hdr, in);
+	if (jrpc_scan((const char *)evbuffer_pullup(payload, -1),
+	    evbuffer_get_length(payload), &m, &why) != 0 ||
+	    m.kind != JRPC_NOTIFICATION) {
+		log_warnx("upstream %s: bad notification from worker",
+		    up->sc->name);
+		evbuffer_free(payload);
+		return;
+	}
+	if (strcmp(m.method_name, "notifications/cancelled") == 0) {
+		route_up_cancelled(up, &m);
+		evbuffer_free(payload);
+		return;
+	}
+	if (strcmp(m.method_name, "notifications/resources/updated") == 0 &&
+	    jscan_member(m.p, m.params, "uri", &uri) == 0)
+		u = jscan_strdup(m.p, uri);
+
+	st = route_target(up, hdr, &s);
+	if (st != NULL) {
+		if ((u != NULL && strmap_get(&s->subs, u) != up) ||
+		    (strcmp(m.method_name, "notifications/message") == 0 &&
+		    !route_wants_log(s, &m)))
+			log_debug("session %.8s: %s not wanted", s->id,
+			    m.method_name);
+		else
+			stream_send(st, payload, 0);
+	} else if (strcmp(m.method_name, "notifications/message") == 0 ||
+	    u != NULL) {
+		/* Not tied to a session: every session, as each wants. */
+		b.up = up;
+		b.m = &m;
+		b.uri = u;
+		session_foreach(route_bcast_one, &b);
+	} else
+		log_debug("upstream %s: %s for no session dropped",
+		    up->sc->name, m.method_name);
+	free(u);
+	evbuffer_free(payload);
+}
+
+/* Queue a list_changed notification for one session. */
+static void
+route_list_changed_one(struct session *s, void *arg)
+{
+	if (s->initialized)
+		route_notify_stream(session_get_stream(s), arg, NULL);
+}
+
+void
+route_list_changed(const char *method)
+{
+	log_debug("catalog: %s", method);
+	session_foreach(route_list_changed_one, (void *)method);
+}

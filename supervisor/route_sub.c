@@ -1,0 +1,247 @@
+/*
+ * What the gateway holds at upstreams for its sessions: resource
+ * subscriptions (one per URI at a shared upstream, counted) and logging
+ * levels.
+ */
+#include "config.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/buffer.h>
+#include <event2/event.h>
+
+#include "log.h"
+#include "supervisor.h"
+#include "xmalloc.h"
+
+static uintptr_t route_subcount(struct upstream *, const char *);
+static void	route_subcount_add(struct upstream *, const char *, int);
+
+/* The subscriber count of a URI at a shared upstream. */
+static uintptr_t
+route_subcount(struct upstream *up, const char *uri)
+{
+	return ((uintptr_t)strmap_get(&up->subs, uri));
+}
+
+/* Change the subscriber count of a URI at a shared upstream. */
+static void
+route_subcount_add(struct upstream *up, const char *uri, int delta)
+{
+	uintptr_t	n = route_subcount(up, uri);
+
+	strmap_del(&up->subs, uri);
+	n = (uintptr_t)((intptr_t)n + delta);
+	if (n > 0)
+		strmap_add(&up->subs, uri, (void *)n);
+}
+
+/* Record a session's subscription. */
+void
+route_subscribed(struct session *s, struct upstream *up, const char *uri)
+{
+	if (strmap_get(&s->subs, uri) != NULL)
+		return;
+	strmap_add(&s->subs, uri, up);
+	if (up->sc->isolation == ISOLATION_SHARED)
+		route_subcount_add(up, uri, 1);
+}
+
+/*
+ * resources/subscribe and unsubscribe.  A shared upstream holds one
+ * subscription per URI for all sessions: the first subscriber subscribes
+ * it and the last one to leave unsubscribes it.
+ */
+void
+route_subscription(struct session *s, struct stream *st, const struct jrpc *m,
+    int subscribe)
+{
+	static const char *const path[] = { "uri", NULL };
+	struct upstream	*up, *had;
+	struct pending	*p;
+	char		*u;
+	int		 shared;
+
+	if ((u = route_get_uri(st, m, path, &up)) == NULL)
+		return;
+	shared = up->sc->isolation == ISOLATION_SHARED;
+	had = strmap_get(&s->subs, u);
+	if (subscribe) {
+		if (had != NULL || (shared && route_subcount(up, u) > 0)) {
+			route_subscribed(s, up, u);
+			route_result(st, m, "{}", 2);
+			free(u);
+			return;
+		}
+	} else {
+		if (had == NULL) {
+			route_result(st, m, "{}", 2);
+			free(u);
+			return;
+		}
+		strmap_del(&s->subs, u);
+		if (shared) {
+			route_subcount_add(up, u, -1);
+			if (route_subcount(up, u) > 0) {
+				route_result(st, m, "{}", 2);
+				free(u);
+				return;
+			}
+		}
+	}
+	if ((p = route_forward(s, st, m, up, NULL, 0)) != NULL) {
+		p->hook = subscribe ? HOOK_SUBSCRIBE : HOOK_UNSUBSCRIBE;
+		p->uri = u;
+	} else
+		free(u);
+}
+
+/* Renew one session's subscriptions at a restarted upstream. */
+static void
+route_resubscribe_one(struct session *s, void *arg)
+{
+	struct upstream		*up = arg;
+	struct strmap_entry	*e;
+	size_t			 i;
+	int			 shared;
+
+	shared = up->sc->isolation == ISOLATION_SHARED;
+	for (i = 0; i < s->subs.nbuckets; i++) {
+		for (e = s->subs.buckets[i]; e != NULL; e = e->next) {
+			if (e->value != up)
+				continue;
+			if (shared && route_subcount(up, e->key) > 0) {
+				route_subcount_add(up, e->key, 1);
+				continue;
+			}
+			if (shared)
+				route_subcount_add(up, e->key, 1);
+			route_internal(up, shared ? NULL : s,
+			    "resources/subscribe", json_pack("{s:s}", "uri",
+			    e->key));
+		}
+	}
+}
+
+/* Forward the level of one session to a per-session upstream. */
+static void
+route_level_one(struct session *s, void *arg)
+{
+	if (s->loglevel >= 0)
+		route_forward_level(arg, s);
+}
+
+/* Forward the most verbose level any session asked for to an upstream. */
+void
+route_forward_level(struct upstream *up, struct session *s)
+{
+	int	level;
+
+	if (!upstream_has_capability(up, "logging"))
+		return;
+	if (up->sc->isolation == ISOLATION_PER_SESSION) {
+		route_internal(up, s, "logging/setLevel", json_pack("{s:s}",
+		    "level", log_level_name(s->loglevel)));
+		return;
+	}
+	level = session_min_loglevel();
+	if (level < 0 || level == up->loglevel)
+		return;
+	up->loglevel = level;
+	route_internal(up, NULL, "logging/setLevel", json_pack("{s:s}",
+	    "level", log_level_name(level)));
+}
+
+/* logging/setLevel: filter for this session, and tell the upstreams. */
+void
+route_set_level(struct session *s, struct stream *st, const struct jrpc *m)
+{
+	struct jspan	level;
+	char		name[32];
+	int		i;
+	size_t		n;
+
+	if (jscan_member(m->p, m->params, "level", &level) != 0 ||
+	    jscan_string(m->p, level, name, sizeof name) < 0 ||
+	    (i = log_level_index(name)) < 0) {
+		route_reject(st, m, JRPC_INVALID_PARAMS, "logging/setLevel: "
+		    "level must be one of debug, info, notice, warning, "
+		    "error, critical, alert, emergency");
+		return;
+	}
+	s->loglevel = i;
+	route_result(st, m, "{}", 2);
+	for (n = 0; n < nupstreams; n++)
+		route_forward_level(upstreams[n], s);
+}
+
+/* Drop one session's subscriptions at an upstream. */
+static void
+route_forget_one(struct session *s, void *arg)
+{
+	struct strmap_entry	*e, *next;
+	size_t			 i;
+
+	for (i = 0; i < s->subs.nbuckets; i++) {
+		for (e = s->subs.buckets[i]; e != NULL; e = next) {
+			next = e->next;
+			if (e->value == arg)
+				strmap_del(&s->subs, e->key);
+		}
+	}
+}
+
+void
+route_forget_upstream(struct upstream *up)
+{
+	session_foreach(route_forget_one, up);
+}
+
+/* Drop one subscription of an ending session. */
+static void
+route_drop_sub(struct session *s, const char *uri, struct upstream *up)
+{
+	if (up->sc->isolation != ISOLATION_SHARED)
+		return;
+	route_subcount_add(up, uri, -1);
+	if (route_subcount(up, uri) == 0)
+		route_internal(up, NULL, "resources/unsubscribe",
+		    json_pack("{s:s}", "uri", uri));
+}
+
+void
+route_sub_renew(struct upstream *up)
+{
+	strmap_free(&up->subs);
+	strmap_init(&up->subs);
+	up->loglevel = -1;
+	if (up->sc->isolation == ISOLATION_SHARED)
+		route_forward_level(up, NULL);
+	else
+		session_foreach(route_level_one, up);
+	session_foreach(route_resubscribe_one, up);
+}
+
+void
+route_sub_session_end(struct session *s)
+{
+	struct strmap_entry	*e;
+	size_t			 i;
+
+	for (i = 0; i < s->subs.nbuckets; i++) {
+		for (e = s->subs.buckets[i]; e != NULL; e = e->next)
+			route_drop_sub(s, e->key, e->value);
+	}
+	/* Shared upstreams may now be quieter. */
+	if (s->loglevel >= 0) {
+		s->loglevel = -1;
+		for (i = 0; i < nupstreams; i++) {
+			if (upstreams[i]->sc->isolation == ISOLATION_SHARED)
+				route_forward_level(upstreams[i], NULL);
+		}
+	}
+}

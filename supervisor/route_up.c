@@ -1,0 +1,431 @@
+/*
+ * Requests from upstreams to clients (sampling, elicitation, roots, ping):
+ * the strategies that answer them, the client's answers, cancellations
+ * and timeouts.
+ */
+#include "config.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/buffer.h>
+#include <event2/event.h>
+
+#include "log.h"
+#include "supervisor.h"
+#include "xmalloc.h"
+
+static uint64_t		next_up_id;	/* ids of requests we send clients */
+
+static void	route_up_timeout_cb(evutil_socket_t, short, void *);
+static void	route_up_strategies(struct upstream *, struct session *,
+		    struct stream *, uint32_t, const struct jrpc *, uint32_t,
+		    size_t, const char *, int);
+
+/* Find a request we sent a session's client, by our id. */
+struct up_request *
+route_find_up_request(struct session *s, const char *p, struct jspan id)
+{
+	struct up_request	*ur;
+	int64_t			 v;
+
+	if (jscan_int64(p, id, &v) != 0 || v <= 0)
+		return (NULL);
+	TAILQ_FOREACH(ur, &s->up_requests, session_entry) {
+		if (ur->id == (uint64_t)v)
+			return (ur);
+	}
+	return (NULL);
+}
+
+/* Free an upstream request record. */
+void
+route_up_request_free(struct up_request *ur)
+{
+	TAILQ_REMOVE(&ur->up->up_requests, ur, up_entry);
+	TAILQ_REMOVE(&ur->session->up_requests, ur, session_entry);
+	ur->session->nup_requests--;
+	event_free(ur->timer);
+	free(ur->text);
+	free(ur);
+}
+
+/* Answer an upstream's request with an error (to the worker). */
+void
+route_up_error(struct upstream *up, uint32_t session, uint32_t ref, int code,
+    const char *msg)
+{
+	struct evbuffer	*buf = evbuffer_new();
+	char		 id[16];
+
+	snprintf(id, sizeof id, "%u", ref);
+	jrpc_add_error(buf, id, strlen(id), code, msg, NULL);
+	upstream_send_buffer(up, MSG_UP_RESPONSE, session, ref, buf);
+	evbuffer_free(buf);
+}
+
+/* Answer an upstream's request with a result (to the worker). */
+static void
+route_up_result(struct upstream *up, uint32_t session, uint32_t ref,
+    const char *result)
+{
+	struct evbuffer	*buf = evbuffer_new();
+	char		 id[16];
+
+	snprintf(id, sizeof id, "%u", ref);
+	jrpc_add_result(buf, id, strlen(id), result, strlen(result));
+	upstream_send_buffer(up, MSG_UP_RESPONSE, session, ref, buf);
+	evbuffer_free(buf);
+}
+
+/* Tell a client an upstream request is cancelled. */
+void
+route_up_cancel_client(struct up_request *ur, const char *reason)
+{
+	struct evbuffer	*buf = evbuffer_new();
+
+	evbuffer_add_printf(buf, "{\"jsonrpc\":\"2.0\",\"method\":"
+	    "\"notifications/cancelled\",\"params\":{\"requestId\":%" PRIu64
+	    ",\"reason\":", ur->id);
+	jscan_add_string(buf, reason, strlen(reason));
+	evbuffer_add(buf, "}}", 2);
+	stream_send(ur->stream, buf, 0);
+	evbuffer_free(buf);
+}
+
+/* Is there a strategy after the given one for this request? */
+static int
+route_has_next(const struct upstream *up, const struct jrpc *m, size_t i)
+{
+	return (strcmp(m->method_name, "elicitation/create") == 0 &&
+	    i + 1 < up->sc->nelicitation);
+}
+
+/* The client answered a request an upstream sent it. */
+void
+route_client_response(struct session *s, const struct jrpc *m)
+{
+	struct up_request	*ur;
+	struct evbuffer		*buf;
+	struct jrpc		 orig;
+	const char		*why;
+	char			 ref[16];
+
+	if ((ur = route_find_up_request(s, m->p, m->id)) == NULL) {
+		log_debug("session %.8s: response to no request of ours",
+		    s->id);
+		return;
+	}
+	if (m->kind == JRPC_ERROR && jrpc_scan(ur->text, ur->len, &orig,
+	    &why) == 0 && route_has_next(ur->up, &orig, ur->strategy)) {
+		log_info("session %.8s: client refused %s, trying the next "
+		    "strategy", s->id, ur->method);
+		route_up_strategies(ur->up, s, ur->stream, s->no, &orig,
+		    ur->ref, ur->strategy + 1, "the client refused it", 0);
+		route_up_request_free(ur);
+		return;
+	}
+	if (m->n > ur->up->sc->max_message) {
+		log_warnx("session %.8s: answer to %s of %zu bytes is over "
+		    "upstream %s's max_message", s->id, ur->method, m->n,
+		    ur->up->sc->name);
+		route_up_error(ur->up, s->no, ur->ref, JRPC_INTERNAL_ERROR,
+		    "the client's answer is larger than max_message");
+		route_up_request_free(ur);
+		return;
+	}
+	snprintf(ref, sizeof ref, "%u", ur->ref);
+	buf = jscan_replace(m->p, m->n, m->id, ref, strlen(ref));
+	upstream_send_buffer(ur->up, MSG_UP_RESPONSE, s->no, ur->ref, buf);
+	evbuffer_free(buf);
+	route_up_request_free(ur);
+}
+
+/* An upstream cancelled a request it sent a client. */
+void
+route_up_cancelled(struct upstream *up, const struct jrpc *m)
+{
+	struct up_request	*ur;
+	struct jspan		 rid, reason;
+	int64_t			 ref;
+	char			*why = NULL;
+
+	if (jscan_member(m->p, m->params, "requestId", &rid) != 0 ||
+	    jscan_int64(m->p, rid, &ref) != 0)
+		return;
+	TAILQ_FOREACH(ur, &up->up_requests, up_entry) {
+		if (ur->ref == (uint32_t)ref)
+			break;
+	}
+	if (ur == NULL)
+		return;
+	if (jscan_member(m->p, m->params, "reason", &reason) == 0)
+		why = jscan_strdup(m->p, reason);
+	route_up_cancel_client(ur, why != NULL ? why :
+	    "cancelled by the upstream");
+	free(why);
+	route_up_request_free(ur);
+}
+
+/* Does a session's client declare what a request needs? */
+static int
+route_client_can(struct session *s, const struct jrpc *m, char *why,
+    size_t len)
+{
+	static const char *const mode_path[] = { "mode", NULL };
+	json_t		*caps = s->client_caps, *c;
+	struct jspan	 mode;
+	const char	*method = m->method_name;
+
+	if (strcmp(method, "sampling/createMessage") == 0) {
+		c = json_object_get(caps, "sampling");
+		if (c == NULL) {
+			snprintf(why, len, "the client does not support "
+			    "sampling");
+			return (0);
+		}
+		if ((jscan_member(m->p, m->params, "tools", &mode) == 0 ||
+		    jscan_member(m->p, m->params, "toolChoice", &mode) == 0) &&
+		    json_object_get(c, "tools") == NULL) {
+			snprintf(why, len, "the client does not support tool "
+			    "use in sampling");
+			return (0);
+		}
+		return (1);
+	}
+	if (strcmp(method, "elicitation/create") == 0) {
+		c = json_object_get(caps, "elicitation");
+		if (c == NULL) {
+			snprintf(why, len, "the client does not support "
+			    "elicitation");
+			return (0);
+		}
+		if (jscan_path(m->p, m->params, mode_path, &mode) == 0 &&
+		    jscan_string_equals(m->p, mode, "url")) {
+			if (json_object_get(c, "url") == NULL) {
+				snprintf(why, len, "the client does not "
+				    "support URL-mode elicitation");
+				return (0);
+			}
+		} else if (json_object_size(c) > 0 &&
+		    json_object_get(c, "form") == NULL) {
+			snprintf(why, len, "the client does not support "
+			    "form-mode elicitation");
+			return (0);
+		}
+		return (1);
+	}
+	if (strcmp(method, "roots/list") == 0 &&
+	    json_object_get(caps, "roots") == NULL) {
+		snprintf(why, len, "the client does not support roots");
+		return (0);
+	}
+	return (1);
+}
+
+/*
+ * The defaults strategy: accept a form elicitation with the default of
+ * every property that has one.  NULL if a required property has none (or
+ * it is not a form).
+ */
+static char *
+route_elicit_defaults(const struct jrpc *m)
+{
+	json_t		*params, *schema, *props, *prop, *req, *content, *v;
+	const char	*key, *mode;
+	char		*text = NULL;
+	size_t		 i;
+
+	params = json_loadb(m->p + m->params.off, m->params.len, 0, NULL);
+	if (json_unpack(params, "{s:s}", "mode", &mode) == 0 &&
+	    strcmp(mode, "form") != 0)
+		goto out;
+	schema = json_object_get(params, "requestedSchema");
+	props = json_object_get(schema, "properties");
+	if (!json_is_object(props))
+		goto out;
+	content = json_object();
+	json_object_foreach(props, key, prop) {
+		if ((v = json_object_get(prop, "default")) != NULL)
+			json_object_set(content, key, v);
+	}
+	json_array_foreach(json_object_get(schema, "required"), i, req) {
+		if (!json_is_string(req) || json_object_get(content,
+		    json_string_value(req)) == NULL) {
+			json_decref(content);
+			goto out;
+		}
+	}
+	v = json_pack("{s:s, s:o}", "action", "accept", "content", content);
+	text = json_dumps(v, JSON_COMPACT);
+	json_decref(v);
+out:
+	json_decref(params);
+	return (text);
+}
+
+/* Forward an upstream request to its client; 0 if sent. */
+static int
+route_up_to_client(struct upstream *up, struct session *s, struct stream *st,
+    const struct jrpc *m, uint32_t ref, size_t strategy, char *why,
+    size_t len, int *code)
+{
+	struct up_request	*ur;
+	struct evbuffer		*buf;
+	struct timeval		 tv;
+	char			 idtext[32];
+
+	if (s == NULL || st == NULL) {
+		snprintf(why, len, "the gateway cannot tell which client this "
+		    "request is for (a shared upstream asked while no client, "
+		    "or more than one, had a call in flight)");
+		*code = JRPC_INTERNAL_ERROR;
+		return (-1);
+	}
+	if (!route_client_can(s, m, why, len)) {
+		*code = JRPC_METHOD_NOT_FOUND;
+		return (-1);
+	}
+	if (s->nup_requests >= conf->max_pending) {
+		snprintf(why, len, "too many requests waiting for the client");
+		*code = MCP_OVERLOADED;
+		return (-1);
+	}
+	ur = xcalloc(1, sizeof *ur);
+	ur->id = ++next_up_id;
+	ur->ref = ref;
+	ur->session = s;
+	ur->up = up;
+	ur->stream = st;
+	ur->strategy = strategy;
+	ur->len = m->n;
+	ur->text = xmalloc(m->n);
+	memcpy(ur->text, m->p, m->n);
+	snprintf(ur->method, sizeof ur->method, "%s", m->method_name);
+	TAILQ_INSERT_TAIL(&up->up_requests, ur, up_entry);
+	TAILQ_INSERT_TAIL(&s->up_requests, ur, session_entry);
+	s->nup_requests++;
+	ur->timer = evtimer_new(base, route_up_timeout_cb, ur);
+	tv.tv_sec = up->sc->server_request_timeout;
+	tv.tv_usec = 0;
+	evtimer_add(ur->timer, &tv);
+
+	snprintf(idtext, sizeof idtext, "%" PRIu64, ur->id);
+	buf = jscan_replace(m->p, m->n, m->id, idtext, strlen(idtext));
+	log_debug("upstream %s: %s to session %.8s", up->sc->name,
+	    m->method_name, s->id);
+	stream_send(st, buf, 0);
+	evbuffer_free(buf);
+	return (0);
+}
+
+/*
+ * Answer a request from an upstream by its strategies, in order, from the
+ * given one: forward it to the client that caused it, accept it with the
+ * schema's defaults, or decline it.  Each strategy that cannot answer
+ * passes to the next; when none can, the upstream gets an error.
+ */
+static void
+route_up_strategies(struct upstream *up, struct session *s, struct stream *st,
+    uint32_t session_no, const struct jrpc *m, uint32_t ref, size_t from,
+    const char *already, int already_code)
+{
+	static const enum strategy	 client_only[] = { STRATEGY_CLIENT };
+	const enum strategy		*list = client_only;
+	size_t				 n = 1, i;
+	char				 why[256], *text;
+	int				 code = already_code != 0 ? already_code :
+					    JRPC_METHOD_NOT_FOUND;
+
+	snprintf(why, sizeof why, "%s", already != NULL ? already :
+	    "no strategy can answer it");
+	if (strcmp(m->method_name, "elicitation/create") == 0) {
+		list = up->sc->elicitation;
+		n = up->sc->nelicitation;
+	}
+	for (i = from; i < n; i++) {
+		switch (list[i]) {
+		case STRATEGY_CLIENT:
+			if (route_up_to_client(up, s, st, m, ref, i, why,
+			    sizeof why, &code) == 0)
+				return;
+			break;
+		case STRATEGY_DEFAULTS:
+			if ((text = route_elicit_defaults(m)) == NULL) {
+				snprintf(why, sizeof why, "a required field "
+				    "has no default");
+				break;
+			}
+			log_info("upstream %s: %s answered with the schema's "
+			    "defaults", up->sc->name, m->method_name);
+			route_up_result(up, session_no, ref, text);
+			free(text);
+			return;
+		case STRATEGY_DECLINE:
+			log_info("upstream %s: %s declined by the gateway",
+			    up->sc->name, m->method_name);
+			route_up_result(up, session_no, ref,
+			    "{\"action\":\"decline\"}");
+			return;
+		}
+	}
+	log_info("upstream %s: %s%s%s refused: %s", up->sc->name,
+	    m->method_name, s != NULL ? " for session " : "",
+	    s != NULL ? s->id : "", why);
+	route_up_error(up, session_no, ref, code, why);
+}
+
+/* An upstream request timed out waiting for the client. */
+static void
+route_up_timeout_cb(evutil_socket_t fd, short events, void *arg)
+{
+	struct up_request	*ur = arg;
+	struct jrpc		 m;
+	const char		*why;
+	char			 msg[256];
+
+	snprintf(msg, sizeof msg, "the client did not answer %s within %u s",
+	    ur->method, ur->up->sc->server_request_timeout);
+	log_warnx("upstream %s: session %.8s: %s", ur->up->sc->name,
+	    ur->session->id, msg);
+	route_up_cancel_client(ur, "timed out at the gateway");
+	if (jrpc_scan(ur->text, ur->len, &m, &why) == 0)
+		route_up_strategies(ur->up, ur->session, ur->stream,
+		    ur->session->no, &m, ur->ref, ur->strategy + 1, msg,
+		    MCP_REQUEST_TIMEOUT);
+	else
+		route_up_error(ur->up, ur->session->no, ur->ref,
+		    MCP_REQUEST_TIMEOUT, msg);
+	route_up_request_free(ur);
+}
+
+/* A request from an upstream, for the client that caused it. */
+void
+route_up_request(struct upstream *up, const struct frame_hdr *hdr,
+    struct evbuffer *in)
+{
+	struct evbuffer		*payload;
+	struct session		*s;
+	struct stream		*st;
+	struct jrpc		 m;
+	const char		*why;
+	int64_t			 ref;
+
+	payload = route_payload(hdr, in);
+	if (jrpc_scan((const char *)evbuffer_pullup(payload, -1),
+	    evbuffer_get_length(payload), &m, &why) != 0 ||
+	    m.kind != JRPC_REQUEST || jscan_int64(m.p, m.id, &ref) != 0 ||
+	    ref <= 0 || ref > UINT32_MAX) {
+		log_warnx("upstream %s: bad request from worker",
+		    up->sc->name);
+		evbuffer_free(payload);
+		return;
+	}
+	st = route_target(up, hdr, &s);
+	route_up_strategies(up, s, st, hdr->session, &m, (uint32_t)ref, 0,
+	    NULL, 0);
+	evbuffer_free(payload);
+}
