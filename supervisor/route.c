@@ -26,6 +26,28 @@ route_pending_find(uint32_t tag)
 	return (u64map_get(&pending_by_tag, tag));
 }
 
+/*
+ * A stream is being freed (its client went away, or it expired): forget
+ * it in the requests that would have answered on it.  A pending request's
+ * answer is then dropped; a request to the client goes on the session's
+ * standalone stream.
+ */
+void
+route_stream_gone(struct stream *st)
+{
+	struct pending		*p;
+	struct up_request	*ur;
+
+	TAILQ_FOREACH(p, &st->session->pending, session_entry) {
+		if (p->stream == st)
+			p->stream = NULL;
+	}
+	TAILQ_FOREACH(ur, &st->session->up_requests, session_entry) {
+		if (ur->stream == st)
+			ur->stream = NULL;
+	}
+}
+
 void
 route_init(void)
 {

@@ -92,7 +92,8 @@ route_up_cancel_client(struct up_request *ur, const char *reason)
 	    ",\"reason\":", ur->id);
 	jscan_add_string(buf, reason, strlen(reason));
 	evbuffer_add(buf, "}}", 2);
-	stream_send(ur->stream, buf, 0);
+	stream_send(ur->stream != NULL ? ur->stream :
+	    session_get_stream(ur->session), buf, 0);
 	evbuffer_free(buf);
 }
 
@@ -123,7 +124,8 @@ route_client_response(struct session *s, const struct jrpc *m)
 	    &why) == 0 && route_has_next(ur->up, &orig, ur->strategy)) {
 		log_info("session %.8s: client refused %s, trying the next "
 		    "strategy", s->id, ur->method);
-		route_up_strategies(ur->up, s, ur->stream, s->no, &orig,
+		route_up_strategies(ur->up, s, ur->stream != NULL ? ur->stream :
+		    session_get_stream(s), s->no, &orig,
 		    ur->ref, ur->strategy + 1, "the client refused it", 0);
 		route_up_request_free(ur);
 		return;
@@ -393,7 +395,8 @@ route_up_timeout_cb(evutil_socket_t fd, short events, void *arg)
 	    ur->session->id, msg);
 	route_up_cancel_client(ur, "timed out at the gateway");
 	if (jrpc_scan(ur->text, ur->len, &m, &why) == 0)
-		route_up_strategies(ur->up, ur->session, ur->stream,
+		route_up_strategies(ur->up, ur->session, ur->stream != NULL ?
+		    ur->stream : session_get_stream(ur->session),
 		    ur->session->no, &m, ur->ref, ur->strategy + 1, msg,
 		    MCP_REQUEST_TIMEOUT);
 	else

@@ -55,6 +55,7 @@ stream_drop_oldest(struct stream *st)
 static void
 stream_destroy(struct stream *st)
 {
+	route_stream_gone(st);
 	while (!TAILQ_EMPTY(&st->events))
 		stream_drop_oldest(st);
 	TAILQ_REMOVE(&st->session->streams, st, entry);

@@ -330,6 +330,8 @@ void		 route_internal(struct upstream *, struct session *,
 /* Read a request's URI parameter; answers the error itself. */
 char		*route_get_uri(struct stream *, const struct jrpc *,
 		    const char *const *path, struct upstream **);
+/* A stream is being freed: requests forget it. */
+void		 route_stream_gone(struct stream *);
 /* The pending request with a tag, or NULL. */
 struct pending	*route_pending_find(uint32_t tag);
 /* Take a frame's payload into a new buffer (caller frees). */

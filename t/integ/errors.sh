@@ -84,6 +84,14 @@ like "the next long line is whole" "$out" '^\{"jsonrpc":"2.0","id":12,"result"'
 n=$(printf '%s' "$out" | wc -c)
 ok "whole ($n bytes)" test "$n" -gt 400000 -a "$n" -lt 400200
 
+# A client that hangs up while its JSON-answered request is forwarded: the
+# answer that comes later has nowhere to go (it was a use after free).
+mcp '{"jsonrpc":"2.0","id":13,"method":"tools/call","params":{"name":"demo__hang","arguments":{"seconds":2}}}' --max-time 0.5 > /dev/null || true
+mcp '{"jsonrpc":"2.0","id":14,"method":"resources/subscribe","params":{"uri":"demo://counter"}}' --max-time 0.5 > /dev/null || true
+mcp '{"jsonrpc":"2.0","id":15,"method":"completion/complete","params":{"ref":{"type":"ref/prompt","name":"demo__greeting"},"argument":{"name":"name","value":"A"}}}' --max-time 0.5 > /dev/null || true
+# The demo server answers both once it stops hanging.
+sleep 2
+sleep 0.5
 out=$(mcp '{"jsonrpc":"2.0","id":9,"method":"ping"}')
 is "the session still works after all that" "$out" '{"jsonrpc":"2.0","id":9,"result":{}}'
 finish
