@@ -414,11 +414,28 @@ conf_lookup_name(const char *const *names, size_t n, const char *s)
 	return (-1);
 }
 
-/* Read a strategy list: [ "client", "defaults" ]. */
+int
+conf_strategies_always(const enum strategy *list, size_t n)
+{
+	size_t	i;
+
+	for (i = 0; i < n; i++) {
+		if (list[i] == STRATEGY_DECLINE)
+			return (1);
+	}
+	return (0);
+}
+
+/*
+ * Read a strategy list: [ "client", "defaults" ].  Sampling has no
+ * defaults strategy.
+ */
 static int
 get_strategies(struct conf_ctx *ctx, const config_setting_t *s,
     enum strategy *out, size_t *n)
 {
+	int	sampling = strcmp(config_setting_name(s), "sampling") == 0;
+
 	config_setting_t	*e;
 	const char		*v;
 	int			 i, len, k;
@@ -436,10 +453,11 @@ get_strategies(struct conf_ctx *ctx, const config_setting_t *s,
 		e = config_setting_get_elem(s, (unsigned int)i);
 		v = config_setting_get_string(e);
 		k = v != NULL ? conf_lookup_name(conf_strategy_names, 3, v) : -1;
-		if (k < 0)
+		if (k < 0 || (sampling && k == STRATEGY_DEFAULTS))
 			return (conf_error(ctx, e, "%s: unknown strategy \"%s\" "
-			    "(client, defaults or decline)",
-			    config_setting_name(s), v != NULL ? v : "?"));
+			    "(%s)", config_setting_name(s), v != NULL ? v : "?",
+			    sampling ? "client or decline" :
+			    "client, defaults or decline"));
 		for (j = 0; j < *n; j++) {
 			if (out[j] == (enum strategy)k)
 				return (conf_error(ctx, e, "%s: %s is listed "
@@ -519,8 +537,10 @@ parse_server(struct conf_ctx *ctx, const struct conf *conf,
 	srv->restart_max_delay = 60;
 	srv->healthy_after = 60;
 	srv->max_failures = 10;
-	srv->elicitation[0] = STRATEGY_CLIENT;
-	srv->nelicitation = 1;
+	memcpy(srv->elicitation, conf->elicitation, sizeof srv->elicitation);
+	srv->nelicitation = conf->nelicitation;
+	memcpy(srv->sampling, conf->sampling, sizeof srv->sampling);
+	srv->nsampling = conf->nsampling;
 	if (!config_setting_is_group(g))
 		return (conf_error(ctx, g, "each entry of servers must be a "
 		    "group { name = ...; ... }"));
@@ -607,6 +627,10 @@ parse_server(struct conf_ctx *ctx, const struct conf *conf,
 		} else if (strcmp(key, "elicitation") == 0) {
 			if (get_strategies(ctx, s, srv->elicitation,
 			    &srv->nelicitation) != 0)
+				return (-1);
+		} else if (strcmp(key, "sampling") == 0) {
+			if (get_strategies(ctx, s, srv->sampling,
+			    &srv->nsampling) != 0)
 				return (-1);
 		} else if (strcmp(key, "headers") == 0) {
 			if (get_headers(ctx, s, &srv->headers) != 0)
@@ -784,6 +808,14 @@ parse_root(struct conf_ctx *ctx, config_t *cf, struct conf *conf)
 			if (get_seconds(ctx, s, 0, 3600,
 			    &conf->sse_heartbeat) != 0)
 				return (-1);
+		} else if (strcmp(key, "elicitation") == 0) {
+			if (get_strategies(ctx, s, conf->elicitation,
+			    &conf->nelicitation) != 0)
+				return (-1);
+		} else if (strcmp(key, "sampling") == 0) {
+			if (get_strategies(ctx, s, conf->sampling,
+			    &conf->nsampling) != 0)
+				return (-1);
 		} else if (strcmp(key, "page_size") == 0) {
 			if (get_int(ctx, s, 1, 100000, &ll) != 0)
 				return (-1);
@@ -840,6 +872,10 @@ conf_new(const char *file)
 	conf->server_request_timeout = 300;
 	conf->sse_heartbeat = 15;
 	conf->page_size = 500;
+	conf->elicitation[0] = STRATEGY_CLIENT;
+	conf->nelicitation = 1;
+	conf->sampling[0] = STRATEGY_CLIENT;
+	conf->nsampling = 1;
 	return (conf);
 }
 

@@ -22,11 +22,15 @@ enum transport {
 	TRANSPORT_WS
 };
 
-/* How an upstream's elicitation/create is answered, tried in order. */
+/*
+ * How an upstream's elicitation/create or sampling/createMessage is
+ * answered, tried in order.
+ */
 enum strategy {
 	STRATEGY_CLIENT = 0,	/* the client whose call caused it */
-	STRATEGY_DEFAULTS,	/* accept with the schema's defaults */
-	STRATEGY_DECLINE	/* decline */
+	STRATEGY_DEFAULTS,	/* accept with the schema's defaults
+				   (elicitation only) */
+	STRATEGY_DECLINE	/* decline (for sampling: "User rejected") */
 };
 #define CONF_MAX_STRATEGIES	3
 
@@ -57,6 +61,8 @@ struct server_conf {
 	unsigned int	  connect_timeout;	/* seconds */
 	enum strategy	  elicitation[CONF_MAX_STRATEGIES];
 	size_t		  nelicitation;
+	enum strategy	  sampling[CONF_MAX_STRATEGIES];
+	size_t		  nsampling;
 	/* Supervision. */
 	int		  lazy;			/* start on first use */
 	unsigned int	  ping_interval;	/* seconds idle, 0: never */
@@ -88,6 +94,11 @@ struct conf {
 	unsigned int		  server_request_timeout; /* default */
 	unsigned int		  sse_heartbeat;	/* seconds, 0: none */
 	unsigned int		  page_size;		/* list items per page */
+	/* The servers' default strategies. */
+	enum strategy		  elicitation[CONF_MAX_STRATEGIES];
+	size_t			  nelicitation;
+	enum strategy		  sampling[CONF_MAX_STRATEGIES];
+	size_t			  nsampling;
 	struct server_conf	 *servers;
 	size_t			  nservers;
 };
@@ -104,6 +115,11 @@ void		 conf_print(const struct conf *, FILE *);
 const char	*conf_transport_name(enum transport);
 const char	*conf_strategy_name(enum strategy);
 const char	*conf_isolation_name(enum isolation);
+/*
+ * Can a strategy list answer every request without a client (it holds
+ * decline)?  Only then is the capability declared to a shared upstream.
+ */
+int		 conf_strategies_always(const enum strategy *, size_t);
 
 /* Convert one upstream's configuration to JSON (a new reference). */
 json_t		*conf_server_to_json(const struct server_conf *);

@@ -76,6 +76,11 @@ conf_server_to_json(const struct server_conf *srv)
 		json_array_append_new(a, json_string(
 		    conf_strategy_names[srv->elicitation[i]]));
 	json_object_set_new(o, "elicitation", a);
+	a = json_array();
+	for (i = 0; i < srv->nsampling; i++)
+		json_array_append_new(a, json_string(
+		    conf_strategy_names[srv->sampling[i]]));
+	json_object_set_new(o, "sampling", a);
 	json_object_set_new(o, "rlimit_nofile",
 	    json_integer((json_int_t)srv->rlimit_nofile));
 	json_object_set_new(o, "rlimit_as",
@@ -188,6 +193,13 @@ conf_server_from_json(const json_t *o, char *err, size_t errlen)
 			goto bad;
 		srv->elicitation[srv->nelicitation++] = (enum strategy)k;
 	}
+	json_array_foreach(json_object_get(o, "sampling"), i, e) {
+		k = conf_lookup_name(conf_strategy_names, 3,
+		    json_string_value(e) ? json_string_value(e) : "");
+		if (k < 0 || srv->nsampling == CONF_MAX_STRATEGIES)
+			goto bad;
+		srv->sampling[srv->nsampling++] = (enum strategy)k;
+	}
 	if (srv->transport == TRANSPORT_STDIO ? srv->command == NULL :
 	    srv->url == NULL)
 		goto bad;
@@ -254,6 +266,9 @@ conf_server_equal(const struct server_conf *a, const struct server_conf *b)
 	    a->nelicitation == b->nelicitation &&
 	    memcmp(a->elicitation, b->elicitation,
 	    a->nelicitation * sizeof a->elicitation[0]) == 0 &&
+	    a->nsampling == b->nsampling &&
+	    memcmp(a->sampling, b->sampling,
+	    a->nsampling * sizeof a->sampling[0]) == 0 &&
 	    str_equal(a->user, b->user) &&
 	    a->rlimit_nofile == b->rlimit_nofile &&
 	    a->rlimit_as == b->rlimit_as &&

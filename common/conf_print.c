@@ -52,6 +52,20 @@ print_strv(FILE *f, char *const *v)
 	fputs(" ]", f);
 }
 
+/* Print a strategy list setting. */
+static void
+print_strategies(FILE *f, const char *key, const enum strategy *list,
+    size_t n)
+{
+	size_t	i;
+
+	fprintf(f, "%s = [", key);
+	for (i = 0; i < n; i++)
+		fprintf(f, "%s\"%s\"", i > 0 ? ", " : " ",
+		    conf_strategy_names[list[i]]);
+	fprintf(f, " ];\n");
+}
+
 void
 conf_print(const struct conf *conf, FILE *f)
 {
@@ -89,6 +103,9 @@ conf_print(const struct conf *conf, FILE *f)
 	    conf->server_request_timeout);
 	fprintf(f, "sse_heartbeat = %u;\npage_size = %u;\n",
 	    conf->sse_heartbeat, conf->page_size);
+	print_strategies(f, "elicitation", conf->elicitation,
+	    conf->nelicitation);
+	print_strategies(f, "sampling", conf->sampling, conf->nsampling);
 	fprintf(f, "servers = (");
 	for (i = 0; i < conf->nservers; i++) {
 		srv = &conf->servers[i];
@@ -167,11 +184,10 @@ conf_print(const struct conf *conf, FILE *f)
 		    "    healthy_after = %u;\n    max_failures = %u;\n",
 		    srv->restart_delay, srv->restart_max_delay,
 		    srv->healthy_after, srv->max_failures);
-		fprintf(f, "    elicitation = [");
-		for (j = 0; j < srv->nelicitation; j++)
-			fprintf(f, "%s\"%s\"", j > 0 ? ", " : " ",
-			    conf_strategy_names[srv->elicitation[j]]);
-		fprintf(f, " ];\n");
+		print_strategies(f, "    elicitation", srv->elicitation,
+		    srv->nelicitation);
+		print_strategies(f, "    sampling", srv->sampling,
+		    srv->nsampling);
 		if (srv->user != NULL) {
 			fprintf(f, "    user = ");
 			print_string(f, srv->user);

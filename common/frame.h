@@ -44,6 +44,8 @@ enum msg_type {
 	MSG_SESSION_OPEN = 13,	/* supervisor: client session begins */
 	MSG_SESSION_CLOSE = 14,	/* supervisor: client session ended */
 	MSG_SHUTDOWN = 15,	/* supervisor: stop the upstream and exit */
+	MSG_SESSION_CATALOG = 16, /* supervisor: start the session's instance
+				   and send its catalog (CATALOG, session) */
 	MSG_CTL_REQUEST = 64,	/* mcpctl: command */
 	MSG_CTL_REPLY = 65,	/* supervisor: command result */
 };

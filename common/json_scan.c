@@ -626,6 +626,44 @@ jscan_member(const char *p, struct jspan obj, const char *key,
 	return (-1);
 }
 
+/* Find a member, and make sure there is only one with that key. */
+int
+jscan_member_unique(const char *p, struct jspan obj, const char *key,
+    struct jspan *value)
+{
+	struct jiter	it;
+	struct jspan	k, v;
+	int		found = 0;
+
+	if (jscan_object(p, obj, &it) != 0)
+		return (-1);
+	while (jscan_next_member(&it, &k, &v)) {
+		if (jscan_string_equals(p, k, key)) {
+			if (found)
+				return (-2);
+			*value = v;
+			found = 1;
+		}
+	}
+	return (found ? 0 : -1);
+}
+
+/* Find a member by a path of keys, each of which must be unique. */
+int
+jscan_path_unique(const char *p, struct jspan obj, const char *const *keys,
+    struct jspan *value)
+{
+	struct jspan	cur = obj;
+	int		r;
+
+	for (; *keys != NULL; keys++) {
+		if ((r = jscan_member_unique(p, cur, *keys, &cur)) != 0)
+			return (r);
+	}
+	*value = cur;
+	return (0);
+}
+
 /* Find a member by a NULL-terminated path of keys. */
 int
 jscan_path(const char *p, struct jspan obj, const char *const *keys,

@@ -79,6 +79,15 @@ int		 jscan_member(const char *p, struct jspan obj, const char *key,
 int		 jscan_path(const char *p, struct jspan obj,
 		    const char *const *keys, struct jspan *value);
 /*
+ * The same, where the key must appear only once in each object on the way:
+ * 0 if found, -1 if absent, -2 if a key is duplicated (a peer that reads
+ * the last one would see another value than the gateway).
+ */
+int		 jscan_member_unique(const char *p, struct jspan obj,
+		    const char *key, struct jspan *value);
+int		 jscan_path_unique(const char *p, struct jspan obj,
+		    const char *const *keys, struct jspan *value);
+/*
  * Decode a string span into buf (NUL-terminated; an embedded NUL is kept).
  * Returns the decoded length, or -1 if not a string or it does not fit.
  */

@@ -74,8 +74,8 @@ strmap_find(const struct strmap *m, const char *key, size_t len, uint64_t h)
 		return (NULL);
 	ep = &m->buckets[h & (m->nbuckets - 1)];
 	for (; *ep != NULL; ep = &(*ep)->next) {
-		if ((*ep)->hash == h && strncmp((*ep)->key, key, len) == 0 &&
-		    (*ep)->key[len] == '\0')
+		if ((*ep)->hash == h && (*ep)->keylen == len &&
+		    memcmp((*ep)->key, key, len) == 0)
 			return (ep);
 	}
 	return (ep);
@@ -94,6 +94,7 @@ strmap_add(struct strmap *m, const char *key, void *value)
 		strmap_grow(m);
 	e = xcalloc(1, sizeof *e);
 	e->key = xstrdup(key);
+	e->keylen = len;
 	e->value = value;
 	e->hash = h;
 	ep = &m->buckets[h & (m->nbuckets - 1)];
@@ -112,6 +113,18 @@ strmap_getn(const struct strmap *m, const char *key, size_t len)
 	if (ep == NULL || *ep == NULL)
 		return (NULL);
 	return ((*ep)->value);
+}
+
+const char *
+strmap_key(const struct strmap *m, const char *key)
+{
+	struct strmap_entry	**ep;
+	size_t			  len = strlen(key);
+
+	ep = strmap_find(m, key, len, fnv1a64(key, len));
+	if (ep == NULL || *ep == NULL)
+		return (NULL);
+	return ((*ep)->key);
 }
 
 void *

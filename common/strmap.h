@@ -10,6 +10,7 @@
 
 struct strmap_entry {
 	char			*key;
+	size_t			 keylen;
 	void			*value;
 	uint64_t		 hash;
 	struct strmap_entry	*next;
@@ -30,7 +31,10 @@ void		 strmap_free(struct strmap *);
 /* Insert; returns -1 (and changes nothing) if the key exists. */
 int		 strmap_add(struct strmap *, const char *key, void *value);
 void		*strmap_get(const struct strmap *, const char *key);
+/* A key of len bytes; one with a NUL in it matches nothing. */
 void		*strmap_getn(const struct strmap *, const char *key, size_t);
+/* The map's own copy of a key (valid while it is in the map), or NULL. */
+const char	*strmap_key(const struct strmap *, const char *key);
 void		*strmap_del(struct strmap *, const char *key);
 
 #endif

@@ -165,6 +165,7 @@ print_status(json_t *reply)
 	json_t		*ups, *up, *cols, *c;
 	size_t		 i;
 	const char	*err, *name;
+	char		*quoted;
 	int		 w = 4;
 	long long	 nsessions;
 
@@ -208,6 +209,22 @@ print_status(json_t *reply)
 			    json_string_value(json_object_get(c, "name")),
 			    json_string_value(json_object_get(c, "kept")),
 			    json_string_value(json_object_get(c, "dropped")));
+		}
+	}
+	cols = json_object_get(reply, "renamed");
+	if (json_array_size(cols) > 0) {
+		printf("\nrenamed (not a valid name; exposed under another):"
+		    "\n");
+		json_array_foreach(cols, i, c) {
+			/* The name as a JSON string: it may hold anything. */
+			quoted = json_dumps(json_object_get(c, "name"),
+			    JSON_ENCODE_ANY | JSON_ENSURE_ASCII);
+			printf("  %s of %s: %s as %s\n",
+			    json_string_value(json_object_get(c, "kind")),
+			    json_string_value(json_object_get(c, "upstream")),
+			    quoted != NULL ? quoted : "?",
+			    json_string_value(json_object_get(c, "exposed")));
+			free(quoted);
 		}
 	}
 }

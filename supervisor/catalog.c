@@ -1,7 +1,20 @@
+/*
+ * The merged catalog: every upstream's tools, resources, templates and
+ * prompts under their exposed names, with the map back to the upstream.
+ * A catalog is built whole from one part per upstream and never changed;
+ * the global one is rebuilt when an upstream's part changes, and a session
+ * with per-session upstreams has a view of its own (view.c) built the same
+ * way from its instances' parts.  Lists are kept as one serialised text per
+ * item, so a page is cut from them and a change is seen item by item.
+ */
 #include "config.h"
 
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <event2/buffer.h>
 
 #include "log.h"
 #include "naming.h"
@@ -17,75 +30,103 @@ static const char *const kind_keys[CATALOG_NKINDS] = {
 };
 
 #define TEMPLATE_MAX_VARS	8
+#define CURSOR_MAX		4096	/* bytes of a decoded cursor */
 
-/* One merged view; rebuilt whole whenever an upstream's part changes. */
+/* One listed item, serialised once. */
+struct catalog_item {
+	const char	*key;		/* exposed name, uri or uriTemplate;
+					   borrowed from its entry */
+	char		*text;
+	size_t		 len;
+};
+
+struct catalog_list {
+	struct catalog_item	*items;
+	size_t			 n;
+};
+
+/* One merged view; built whole, then only read.  Counted references. */
 struct catalog {
-	struct strmap		 tools;		/* exposed name -> entry */
-	struct strmap		 prompts;	/* exposed name -> entry */
-	struct strmap		 resources;	/* uri -> entry */
+	unsigned int		 refs;
+	struct strmap		 maps[CATALOG_NKINDS];	/* key -> entry */
 	struct catalog_entry	*templates;	/* name is the uriTemplate */
 	size_t			 ntemplates;
 	struct catalog_entry	*entries;	/* every entry, owned */
 	size_t			 nentries;
-	char			*lists[CATALOG_NKINDS];	/* list results */
-	size_t			 listlens[CATALOG_NKINDS];
+	struct catalog_list	 lists[CATALOG_NKINDS];
 	json_t			*collisions;
+	json_t			*renamed;
 };
 
-static struct catalog	*cat;
+static struct catalog	*global;
 
-/* Make an empty catalog. */
+/* Make an empty catalog with room for n entries. */
 static struct catalog *
-catalog_new(void)
+catalog_new(size_t n)
 {
 	struct catalog	*c;
 	int		 k;
 
 	c = xcalloc(1, sizeof *c);
-	strmap_init(&c->tools);
-	strmap_init(&c->prompts);
-	strmap_init(&c->resources);
+	c->refs = 1;
 	for (k = 0; k < CATALOG_NKINDS; k++) {
-		xasprintf(&c->lists[k], "{\"%s\":[]}", kind_keys[k]);
-		c->listlens[k] = strlen(c->lists[k]);
+		strmap_init(&c->maps[k]);
+		c->lists[k].items = xcalloc(n + 1, sizeof *c->lists[k].items);
 	}
+	c->entries = xcalloc(n + 1, sizeof *c->entries);
+	c->templates = xcalloc(n + 1, sizeof *c->templates);
 	c->collisions = json_array();
+	c->renamed = json_array();
 	return (c);
 }
 
-/* Free a catalog. */
-static void
-catalog_destroy(struct catalog *c)
+struct catalog *
+catalog_ref(struct catalog *c)
+{
+	c->refs++;
+	return (c);
+}
+
+void
+catalog_unref(struct catalog *c)
 {
 	size_t	i;
 	int	k;
 
-	if (c == NULL)
+	if (c == NULL || --c->refs > 0)
 		return;
-	strmap_free(&c->tools);
-	strmap_free(&c->prompts);
-	strmap_free(&c->resources);
+	for (k = 0; k < CATALOG_NKINDS; k++) {
+		strmap_free(&c->maps[k]);
+		for (i = 0; i < c->lists[k].n; i++)
+			free(c->lists[k].items[i].text);
+		free(c->lists[k].items);
+	}
 	for (i = 0; i < c->nentries; i++)
 		free(c->entries[i].name);
 	free(c->entries);
 	free(c->templates);
-	for (k = 0; k < CATALOG_NKINDS; k++)
-		free(c->lists[k]);
 	json_decref(c->collisions);
+	json_decref(c->renamed);
 	free(c);
 }
 
 void
 catalog_init(void)
 {
-	cat = catalog_new();
+	global = catalog_new(0);
 }
 
 void
 catalog_free(void)
 {
-	catalog_destroy(cat);
-	cat = NULL;
+	catalog_unref(global);
+	global = NULL;
+}
+
+struct catalog *
+catalog_global(void)
+{
+	return (global);
 }
 
 /* Count the items an upstream lists of a kind. */
@@ -108,106 +149,163 @@ catalog_collision(struct catalog *c, const char *kind, const char *name,
 	    "dropped", dropped->sc->name));
 }
 
-/* Add an entry to the owned list (entries were sized beforehand). */
-static struct catalog_entry *
-catalog_entry_add(struct catalog *c, struct upstream *up, const char *name)
+/* Add an entry and its listed item (entries were sized beforehand). */
+static void
+catalog_add(struct catalog *c, enum catalog_kind kind, const char *key,
+    struct upstream *up, const char *name, size_t namelen, json_t *item)
 {
 	struct catalog_entry	*e = &c->entries[c->nentries++];
+	struct catalog_list	*l = &c->lists[kind];
+	struct catalog_item	*it = &l->items[l->n];
 
 	e->up = up;
-	e->name = xstrdup(name);
-	return (e);
+	e->name = xmalloc(namelen + 1);
+	memcpy(e->name, name, namelen);
+	e->name[namelen] = '\0';
+	e->namelen = namelen;
+	e->index = l->n;
+	if ((it->text = json_dumps(item, JSON_COMPACT | JSON_ENCODE_ANY)) ==
+	    NULL)
+		fatalx("json_dumps");
+	it->len = strlen(it->text);
+	strmap_add(&c->maps[kind], key, e);
+	/* The map owns a copy of the key; the item borrows the map's. */
+	it->key = strmap_key(&c->maps[kind], key);
+	l->n++;
+	if (kind == CATALOG_TEMPLATES)
+		c->templates[c->ntemplates++] = *e;
 }
 
 /* Merge the named items (tools or prompts) of every upstream. */
 static void
 catalog_merge_named(struct catalog *c, enum catalog_kind kind,
-    struct strmap *map, json_t *out)
+    json_t *const *parts)
 {
 	struct upstream		*up;
-	struct catalog_entry	*e, *old;
-	json_t			*items, *item, *copy;
-	const char		*name;
+	struct catalog_entry	*old;
+	json_t			*items, *item, *copy, *name;
+	const char		*s;
 	char			 exposed[NAME_MAX_EXPOSED + 1];
-	size_t			 i, j;
+	size_t			 i, j, len;
+	int			 how;
 
 	for (i = 0; i < nupstreams; i++) {
 		up = upstreams[i];
-		if (up->catalog == NULL)
+		if (parts[i] == NULL)
 			continue;
-		items = json_object_get(up->catalog, kind_keys[kind]);
+		items = json_object_get(parts[i], kind_keys[kind]);
 		json_array_foreach(items, j, item) {
-			name = json_string_value(json_object_get(item,
-			    "name"));
-			if (name == NULL || *name == '\0')
+			name = json_object_get(item, "name");
+			if (!json_is_string(name))
 				continue;
-			name_expose(up->sc->prefix, name, exposed);
-			if ((old = strmap_get(map, exposed)) != NULL) {
+			s = json_string_value(name);
+			len = json_string_length(name);
+			how = kind == CATALOG_TOOLS ?
+			    name_expose_tool(up->sc->prefix, s, len, exposed) :
+			    name_expose_prompt(up->sc->prefix, s, len, exposed);
+			if ((old = strmap_get(&c->maps[kind], exposed)) !=
+			    NULL) {
 				catalog_collision(c, kind_keys[kind], exposed,
 				    old->up, up);
 				continue;
 			}
-			e = catalog_entry_add(c, up, name);
-			strmap_add(map, exposed, e);
-			copy = json_deep_copy(item);
+			if (how & NAME_MAPPED)
+				json_array_append_new(c->renamed, json_pack(
+				    "{s:s, s:s, s:s%, s:s}", "kind",
+				    kind_keys[kind], "upstream", up->sc->name,
+				    "name", s, len, "exposed", exposed));
+			copy = json_copy(item);
 			json_object_set_new(copy, "name", json_string(exposed));
-			json_array_append_new(out, copy);
+			catalog_add(c, kind, exposed, up, s, len, copy);
+			json_decref(copy);
 		}
 	}
 }
 
 /* Merge the resources (by uri) or templates (by uriTemplate). */
 static void
-catalog_merge_resources(struct catalog *c, enum catalog_kind kind, json_t *out)
+catalog_merge_resources(struct catalog *c, enum catalog_kind kind,
+    json_t *const *parts)
 {
 	struct upstream		*up;
-	struct catalog_entry	*e, *old;
-	json_t			*items, *item;
-	const char		*uri, *key;
-	size_t			 i, j, t;
+	struct catalog_entry	*old;
+	json_t			*items, *item, *uri;
+	const char		*s, *key;
+	size_t			 i, j;
 
 	key = kind == CATALOG_RESOURCES ? "uri" : "uriTemplate";
 	for (i = 0; i < nupstreams; i++) {
 		up = upstreams[i];
-		if (up->catalog == NULL)
+		if (parts[i] == NULL)
 			continue;
-		items = json_object_get(up->catalog, kind_keys[kind]);
+		items = json_object_get(parts[i], kind_keys[kind]);
 		json_array_foreach(items, j, item) {
-			uri = json_string_value(json_object_get(item, key));
-			if (uri == NULL || *uri == '\0')
+			uri = json_object_get(item, key);
+			if (!json_is_string(uri))
 				continue;
-			if (kind == CATALOG_RESOURCES) {
-				if ((old = strmap_get(&c->resources,
-				    uri)) != NULL) {
-					catalog_collision(c, "resources", uri,
-					    old->up, up);
-					continue;
-				}
-				e = catalog_entry_add(c, up, uri);
-				strmap_add(&c->resources, uri, e);
-			} else {
-				for (t = 0; t < c->ntemplates; t++) {
-					if (strcmp(c->templates[t].name,
-					    uri) == 0)
-						break;
-				}
-				if (t < c->ntemplates) {
-					catalog_collision(c,
-					    "resourceTemplates", uri,
-					    c->templates[t].up, up);
-					continue;
-				}
-				e = catalog_entry_add(c, up, uri);
-				c->templates[c->ntemplates++] = *e;
+			s = json_string_value(uri);
+			/* A URI must be usable as a key: no NUL in it. */
+			if (*s == '\0' || strlen(s) != json_string_length(uri))
+				continue;
+			if ((old = strmap_get(&c->maps[kind], s)) != NULL) {
+				catalog_collision(c, kind_keys[kind], s,
+				    old->up, up);
+				continue;
 			}
-			json_array_append(out, item);
+			catalog_add(c, kind, s, up, s, strlen(s), item);
 		}
 	}
 }
 
-/* Log collisions that were not in the previous catalog. */
+struct catalog *
+catalog_build(json_t *const *parts)
+{
+	struct catalog	*c;
+	size_t		 total = 0, i;
+	int		 k;
+
+	for (i = 0; i < nupstreams; i++) {
+		for (k = 0; parts[i] != NULL && k < CATALOG_NKINDS; k++)
+			total += json_array_size(json_object_get(parts[i],
+			    kind_keys[k]));
+	}
+	c = catalog_new(total);
+	catalog_merge_named(c, CATALOG_TOOLS, parts);
+	catalog_merge_named(c, CATALOG_PROMPTS, parts);
+	catalog_merge_resources(c, CATALOG_RESOURCES, parts);
+	catalog_merge_resources(c, CATALOG_TEMPLATES, parts);
+	return (c);
+}
+
+int
+catalog_diff(const struct catalog *a, const struct catalog *b)
+{
+	const struct catalog_list	*la, *lb;
+	size_t				 i;
+	int				 k, changed = 0;
+
+	for (k = 0; k < CATALOG_NKINDS; k++) {
+		la = &a->lists[k];
+		lb = &b->lists[k];
+		if (la->n != lb->n) {
+			changed |= 1 << k;
+			continue;
+		}
+		for (i = 0; i < la->n; i++) {
+			if (la->items[i].len != lb->items[i].len ||
+			    memcmp(la->items[i].text, lb->items[i].text,
+			    la->items[i].len) != 0) {
+				changed |= 1 << k;
+				break;
+			}
+		}
+	}
+	return (changed);
+}
+
+/* Log the entries of a report that were not in the previous one. */
 static void
-catalog_log_collisions(const json_t *before, const json_t *after)
+catalog_log_new(const json_t *before, const json_t *after, int renames)
 {
 	json_t		*c, *o;
 	size_t		 i, j;
@@ -221,85 +319,191 @@ catalog_log_collisions(const json_t *before, const json_t *after)
 				break;
 			}
 		}
-		if (!seen) {
+		if (seen)
+			continue;
+		if (renames)
+			log_warnx("catalog: %s of upstream %s named \"%.100s\" "
+			    "is not a valid name: exposed as %s",
+			    json_string_value(json_object_get(c, "kind")),
+			    json_string_value(json_object_get(c, "upstream")),
+			    json_string_value(json_object_get(c, "name")),
+			    json_string_value(json_object_get(c, "exposed")));
+		else
 			log_warnx("catalog: %s \"%s\" of upstream %s collides "
 			    "with upstream %s and is not exposed",
 			    json_string_value(json_object_get(c, "kind")),
 			    json_string_value(json_object_get(c, "name")),
 			    json_string_value(json_object_get(c, "dropped")),
 			    json_string_value(json_object_get(c, "kept")));
-		}
 	}
 }
 
-/* Rebuild the merged catalog from every upstream's part. */
+/* Rebuild the global catalog from every upstream's part. */
 void
 catalog_rebuild(void)
 {
-	struct catalog	*c, *old = cat;
-	json_t		*lists[CATALOG_NKINDS], *wrap;
-	size_t		 total = 0, i;
-	int		 k, changed[CATALOG_NKINDS];
+	struct catalog	*c, *old = global;
+	json_t		**parts;
+	size_t		 i;
+	int		 changed;
 
-	for (i = 0; i < nupstreams; i++) {
-		for (k = 0; k < CATALOG_NKINDS; k++)
-			total += catalog_count(upstreams[i], k);
-	}
-	c = catalog_new();
-	c->entries = xcalloc(total + 1, sizeof *c->entries);
-	c->templates = xcalloc(total + 1, sizeof *c->templates);
-	for (k = 0; k < CATALOG_NKINDS; k++)
-		lists[k] = json_array();
-
-	catalog_merge_named(c, CATALOG_TOOLS, &c->tools, lists[CATALOG_TOOLS]);
-	catalog_merge_named(c, CATALOG_PROMPTS, &c->prompts,
-	    lists[CATALOG_PROMPTS]);
-	catalog_merge_resources(c, CATALOG_RESOURCES,
-	    lists[CATALOG_RESOURCES]);
-	catalog_merge_resources(c, CATALOG_TEMPLATES,
-	    lists[CATALOG_TEMPLATES]);
-
-	for (k = 0; k < CATALOG_NKINDS; k++) {
-		free(c->lists[k]);
-		wrap = json_pack("{s:o}", kind_keys[k], lists[k]);
-		c->lists[k] = json_dumps(wrap, JSON_COMPACT);
-		json_decref(wrap);
-		if (c->lists[k] == NULL)
-			fatalx("json_dumps");
-		c->listlens[k] = strlen(c->lists[k]);
-		changed[k] = old == NULL || strcmp(old->lists[k],
-		    c->lists[k]) != 0;
-	}
-	catalog_log_collisions(old != NULL ? old->collisions : NULL,
-	    c->collisions);
-	cat = c;
-	catalog_destroy(old);
-
-	if (changed[CATALOG_TOOLS])
-		route_list_changed("notifications/tools/list_changed");
-	if (changed[CATALOG_RESOURCES] || changed[CATALOG_TEMPLATES])
-		route_list_changed("notifications/resources/list_changed");
-	if (changed[CATALOG_PROMPTS])
-		route_list_changed("notifications/prompts/list_changed");
+	parts = xcalloc(nupstreams + 1, sizeof *parts);
+	for (i = 0; i < nupstreams; i++)
+		parts[i] = upstreams[i]->catalog;
+	c = catalog_build(parts);
+	free(parts);
+	catalog_log_new(old->collisions, c->collisions, 0);
+	catalog_log_new(old->renamed, c->renamed, 1);
+	changed = catalog_diff(old, c);
+	global = c;
+	catalog_unref(old);
+	/* Views hold the shared upstreams' parts too. */
+	view_rebuild_all();
+	route_list_changed(NULL, changed);
 }
 
-const char *
-catalog_list(enum catalog_kind kind, size_t *len)
+/* Encode a cursor: base64url of "<next index>:<last key>". */
+static void
+cursor_add(struct evbuffer *out, size_t next, const char *key)
 {
-	*len = cat->listlens[kind];
-	return (cat->lists[kind]);
+	static const char	 b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmn"
+	    "opqrstuvwxyz0123456789-_";
+	char			 raw[CURSOR_MAX];
+	const unsigned char	*u = (const unsigned char *)raw;
+	size_t			 n, i;
+	uint32_t		 v;
+	char			 q[4];
+
+	n = (size_t)snprintf(raw, sizeof raw, "%zu:%s", next, key);
+	if (n >= sizeof raw)
+		n = (size_t)snprintf(raw, sizeof raw, "%zu:", next);
+	for (i = 0; i < n; i += 3) {
+		v = (uint32_t)u[i] << 16;
+		if (i + 1 < n)
+			v |= (uint32_t)u[i + 1] << 8;
+		if (i + 2 < n)
+			v |= u[i + 2];
+		q[0] = b64[(v >> 18) & 63];
+		q[1] = b64[(v >> 12) & 63];
+		q[2] = b64[(v >> 6) & 63];
+		q[3] = b64[v & 63];
+		evbuffer_add(out, q, i + 2 < n ? 4 : i + 1 < n ? 3 : 2);
+	}
+}
+
+/* The value of a base64url digit, or -1. */
+static int
+b64_value(char c)
+{
+	if (c >= 'A' && c <= 'Z')
+		return (c - 'A');
+	if (c >= 'a' && c <= 'z')
+		return (c - 'a' + 26);
+	if (c >= '0' && c <= '9')
+		return (c - '0' + 52);
+	if (c == '-')
+		return (62);
+	if (c == '_')
+		return (63);
+	return (-1);
+}
+
+/* Decode a cursor of ours; -1 if it is not one. */
+static int
+cursor_decode(const char *in, size_t len, size_t *next, char *key,
+    size_t keylen)
+{
+	char		 raw[CURSOR_MAX + 4], *colon, *end;
+	size_t		 i, n = 0;
+	uint32_t	 v;
+	int		 d, j, have;
+	unsigned long	 ul;
+
+	if (len == 0 || len % 4 == 1 || len / 4 * 3 + 3 > CURSOR_MAX)
+		return (-1);
+	for (i = 0; i < len; i += 4) {
+		v = 0;
+		have = 0;
+		for (j = 0; j < 4; j++) {
+			if (i + (size_t)j < len) {
+				if ((d = b64_value(in[i + j])) < 0)
+					return (-1);
+				v |= (uint32_t)d << (18 - 6 * j);
+				have++;
+			}
+		}
+		raw[n++] = (char)(v >> 16);
+		if (have > 2)
+			raw[n++] = (char)(v >> 8);
+		if (have > 3)
+			raw[n++] = (char)v;
+	}
+	raw[n] = '\0';
+	if (memchr(raw, '\0', n) != NULL ||
+	    (colon = strchr(raw, ':')) == NULL || colon == raw)
+		return (-1);
+	*colon = '\0';
+	ul = strtoul(raw, &end, 10);
+	if (*end != '\0' || raw[0] < '0' || raw[0] > '9')
+		return (-1);
+	if (strlen(colon + 1) >= keylen)
+		return (-1);
+	*next = ul;
+	strcpy(key, colon + 1);
+	return (0);
+}
+
+int
+catalog_page(const struct catalog *c, enum catalog_kind kind,
+    const char *cursor, size_t cursorlen, unsigned int page_size,
+    struct evbuffer *out)
+{
+	const struct catalog_list	*l = &c->lists[kind];
+	struct catalog_entry		*e;
+	char				 key[CURSOR_MAX];
+	size_t				 start = 0, end, i;
+
+	if (cursor != NULL) {
+		if (cursor_decode(cursor, cursorlen, &start, key,
+		    sizeof key) != 0)
+			return (-1);
+		/* After the last item served if it is still listed, else
+		 * where the next one was: a change never fails a cursor. */
+		if ((e = strmap_get(&((struct catalog *)c)->maps[kind],
+		    key)) != NULL)
+			start = e->index + 1;
+		if (start > l->n)
+			start = l->n;
+	}
+	end = l->n - start > page_size ? start + page_size : l->n;
+	evbuffer_add_printf(out, "{\"%s\":[", kind_keys[kind]);
+	for (i = start; i < end; i++) {
+		if (i > start)
+			evbuffer_add(out, ",", 1);
+		evbuffer_add(out, l->items[i].text, l->items[i].len);
+	}
+	evbuffer_add(out, "]", 1);
+	if (end < l->n) {
+		evbuffer_add(out, ",\"nextCursor\":\"", 15);
+		cursor_add(out, end, l->items[end - 1].key);
+		evbuffer_add(out, "\"", 1);
+	}
+	evbuffer_add(out, "}", 1);
+	return (0);
 }
 
 struct catalog_entry *
-catalog_tool(const char *name)
+catalog_tool(const struct catalog *c, const char *name)
 {
-	return (strmap_get(&cat->tools, name));
+	return (strmap_get(&((struct catalog *)c)->maps[CATALOG_TOOLS],
+	    name));
 }
 
 struct catalog_entry *
-catalog_prompt(const char *name)
+catalog_prompt(const struct catalog *c, const char *name)
 {
-	return (strmap_get(&cat->prompts, name));
+	return (strmap_get(&((struct catalog *)c)->maps[CATALOG_PROMPTS],
+	    name));
 }
 
 /*
@@ -352,17 +556,18 @@ template_vars(const char *t)
 }
 
 struct upstream *
-catalog_resource(const char *uri)
+catalog_resource(const struct catalog *c, const char *uri)
 {
 	struct catalog_entry	*e;
 	size_t			 i;
 
-	if ((e = strmap_get(&cat->resources, uri)) != NULL)
+	if ((e = strmap_get(&((struct catalog *)c)->maps[CATALOG_RESOURCES],
+	    uri)) != NULL)
 		return (e->up);
-	for (i = 0; i < cat->ntemplates; i++) {
-		if (template_vars(cat->templates[i].name) <= TEMPLATE_MAX_VARS &&
-		    template_match(cat->templates[i].name, uri))
-			return (cat->templates[i].up);
+	for (i = 0; i < c->ntemplates; i++) {
+		if (template_vars(c->templates[i].name) <= TEMPLATE_MAX_VARS &&
+		    template_match(c->templates[i].name, uri))
+			return (c->templates[i].up);
 	}
 	return (NULL);
 }
@@ -370,5 +575,11 @@ catalog_resource(const char *uri)
 json_t *
 catalog_collisions(void)
 {
-	return (json_incref(cat->collisions));
+	return (json_incref(global->collisions));
+}
+
+json_t *
+catalog_renamed(void)
+{
+	return (json_incref(global->renamed));
 }

@@ -10,6 +10,7 @@
 #include <event2/event.h>
 
 #include "log.h"
+#include "naming.h"
 #include "supervisor.h"
 #include "xmalloc.h"
 
@@ -46,6 +47,7 @@ route_stream_gone(struct stream *st)
 		if (ur->stream == st)
 			ur->stream = NULL;
 	}
+	view_stream_gone(st);
 }
 
 void
@@ -213,6 +215,7 @@ route_upstream_ready(struct upstream *up)
 {
 	route_sub_renew(up);
 	route_flush_queued(up);
+	view_upstream_ready(up);
 }
 
 static void
@@ -266,9 +269,19 @@ route_forward(struct session *s, struct stream *st, const struct jrpc *m,
 	struct evbuffer	*buf;
 	char		 why[512];
 
+	static const char *const token[] = { "_meta", "progressToken",
+	    NULL };
+	struct jspan	 at;
+
 	if (s->npending >= conf->max_pending) {
 		route_reject(st, m, MCP_OVERLOADED, "too many requests in "
 		    "flight for this session (limit %u)", conf->max_pending);
+		return (NULL);
+	}
+	if (jscan_path_unique(m->p, m->params, token, &at) == -2) {
+		route_reject(st, m, JRPC_INVALID_REQUEST, "%s: "
+		    "params._meta.progressToken appears more than once",
+		    m->method_name);
 		return (NULL);
 	}
 	if (m->n > up->sc->max_message) {
@@ -292,38 +305,114 @@ route_forward(struct session *s, struct stream *st, const struct jrpc *m,
 	return (p);
 }
 
+/* A path of keys as text for messages ("ref.name"). */
+static void
+route_path_text(const char *const *path, char *buf, size_t len)
+{
+	size_t	n = 0;
+
+	buf[0] = '\0';
+	for (; *path != NULL && n < len; path++)
+		n += (size_t)snprintf(buf + n, len - n, "%s%s", n > 0 ? "." :
+		    "", *path);
+}
+
+/*
+ * Read the routed string parameter of a request (a name or a URI): it
+ * must appear once (a peer reading a duplicate's last value would run
+ * another tool than the one checked here) and hold no NUL (the lookup
+ * would see a shorter name).  Returns it decoded (caller frees), its span
+ * in *at; NULL when the error was answered.
+ */
+static char *
+route_param(struct stream *st, const struct jrpc *m, const char *const *path,
+    struct jspan *at)
+{
+	char	 where[64], *buf;
+	ssize_t	 n;
+	int	 r;
+
+	route_path_text(path, where, sizeof where);
+	if ((r = jscan_path_unique(m->p, m->params, path, at)) == -2) {
+		route_reject(st, m, JRPC_INVALID_REQUEST, "%s: params.%s "
+		    "appears more than once", m->method_name, where);
+		return (NULL);
+	}
+	if (r != 0 || jscan_type(m->p, *at) != JT_STRING) {
+		route_reject(st, m, JRPC_INVALID_PARAMS, "%s: params.%s must "
+		    "be a string", m->method_name, where);
+		return (NULL);
+	}
+	buf = xmalloc(at->len + 1);
+	n = jscan_string(m->p, *at, buf, at->len + 1);
+	if (n < 0 || memchr(buf, '\0', (size_t)n) != NULL) {
+		route_reject(st, m, JRPC_INVALID_PARAMS, "%s: params.%s must "
+		    "not contain a NUL character", m->method_name, where);
+		free(buf);
+		return (NULL);
+	}
+	return (buf);
+}
+
+/*
+ * A name missing from the session's view but known to the gateway, at a
+ * per-session upstream whose instance for the session failed: try the
+ * instance again (the request waits), or say why it failed.  1 if done.
+ */
+static int
+route_part_failed(struct session *s, struct stream *st, const struct jrpc *m,
+    struct upstream *up)
+{
+	const char	*why;
+
+	if (up->sc->isolation != ISOLATION_PER_SESSION)
+		return (0);
+	if (view_retry(s, up, st, m))
+		return (1);
+	if ((why = view_part_error(s, up)) == NULL)
+		return (0);
+	route_reject(st, m, MCP_CONNECTION_CLOSED, "%s", why);
+	return (1);
+}
+
 /* Route a request naming a tool or prompt to its upstream. */
 static void
 route_named(struct session *s, struct stream *st, const struct jrpc *m,
     enum catalog_kind kind, const char *const *path)
 {
-	struct catalog_entry	*e;
+	struct catalog_entry	*e = NULL;
 	struct jspan		 name;
 	struct evbuffer		*lit;
 	struct jedit		 edit;
-	char			 buf[512];
+	char			*buf;
 	const char		*what = kind == CATALOG_TOOLS ? "tool" :
 				    "prompt";
 
-	if (jscan_path(m->p, m->params, path, &name) != 0 ||
-	    jscan_type(m->p, name) != JT_STRING) {
-		route_reject(st, m, JRPC_INVALID_PARAMS, "%s: params.%s must "
-		    "be a string", m->method_name, path[0]);
+	if ((buf = route_param(st, m, path, &name)) == NULL)
 		return;
+	if (strlen(buf) <= NAME_MAX_EXPOSED)
+		e = kind == CATALOG_TOOLS ? catalog_tool(view_catalog(s), buf) :
+		    catalog_prompt(view_catalog(s), buf);
+	if (e == NULL && strlen(buf) <= NAME_MAX_EXPOSED &&
+	    (e = kind == CATALOG_TOOLS ? catalog_tool(catalog_global(), buf) :
+	    catalog_prompt(catalog_global(), buf)) != NULL) {
+		/* Its upstream's instance for this session failed? */
+		if (route_part_failed(s, st, m, e->up)) {
+			free(buf);
+			return;
+		}
+		e = NULL;
 	}
-	if (jscan_string(m->p, name, buf, sizeof buf) < 0) {
-		route_reject(st, m, JRPC_INVALID_PARAMS, "unknown %s (name "
-		    "too long)", what);
-		return;
-	}
-	e = kind == CATALOG_TOOLS ? catalog_tool(buf) : catalog_prompt(buf);
 	if (e == NULL) {
+		/* The same error an unknown tool gets from a server. */
 		route_reject(st, m, JRPC_INVALID_PARAMS, "unknown %s: %.200s",
 		    what, buf);
+		free(buf);
 		return;
 	}
+	free(buf);
 	lit = evbuffer_new();
-	jscan_add_string(lit, e->name, strlen(e->name));
+	jscan_add_string(lit, e->name, e->namelen);
 	edit.at = name;
 	edit.len = evbuffer_get_length(lit);
 	edit.text = (const char *)evbuffer_pullup(lit, -1);
@@ -333,20 +422,21 @@ route_named(struct session *s, struct stream *st, const struct jrpc *m,
 
 /* Read a request's URI parameter; answers the error itself. */
 char *
-route_get_uri(struct stream *st, const struct jrpc *m,
+route_get_uri(struct session *s, struct stream *st, const struct jrpc *m,
     const char *const *path, struct upstream **up)
 {
-	struct jspan	 uri;
+	struct jspan	 at;
 	char		*u;
 
-	if (jscan_path(m->p, m->params, path, &uri) != 0 ||
-	    jscan_type(m->p, uri) != JT_STRING) {
-		route_reject(st, m, JRPC_INVALID_PARAMS, "%s: params.%s must "
-		    "be a string", m->method_name, path[0]);
+	if ((u = route_param(st, m, path, &at)) == NULL)
+		return (NULL);
+	if ((*up = catalog_resource(view_catalog(s), u)) == NULL &&
+	    (*up = catalog_resource(catalog_global(), u)) != NULL &&
+	    route_part_failed(s, st, m, *up)) {
+		free(u);
 		return (NULL);
 	}
-	u = jscan_strdup(m->p, uri);
-	if ((*up = catalog_resource(u)) == NULL) {
+	if ((*up = catalog_resource(view_catalog(s), u)) == NULL) {
 		route_error(st, m->p + m->id.off, m->id.len,
 		    MCP_RESOURCE_NOT_FOUND, "Resource not found: %.300s", u);
 		free(u);
@@ -363,7 +453,7 @@ route_uri(struct session *s, struct stream *st, const struct jrpc *m,
 	struct upstream	*up;
 	char		*u;
 
-	if ((u = route_get_uri(st, m, path, &up)) == NULL)
+	if ((u = route_get_uri(s, st, m, path, &up)) == NULL)
 		return;
 	free(u);
 	route_forward(s, st, m, up, NULL, 0);
@@ -377,10 +467,12 @@ route_complete(struct session *s, struct stream *st, const struct jrpc *m)
 	static const char *const ref_name[] = { "ref", "name", NULL };
 	static const char *const ref_uri[] = { "ref", "uri", NULL };
 	struct jspan	type;
+	int		r;
 
-	if (jscan_path(m->p, m->params, ref_type, &type) != 0) {
-		route_reject(st, m, JRPC_INVALID_PARAMS,
-		    "completion/complete: params.ref.type is required");
+	if ((r = jscan_path_unique(m->p, m->params, ref_type, &type)) != 0) {
+		route_reject(st, m, r == -2 ? JRPC_INVALID_REQUEST :
+		    JRPC_INVALID_PARAMS, "completion/complete: params.ref.type "
+		    "is %s", r == -2 ? "given more than once" : "required");
 		return;
 	}
 	if (jscan_string_equals(m->p, type, "ref/prompt"))
@@ -392,22 +484,42 @@ route_complete(struct session *s, struct stream *st, const struct jrpc *m)
 		    "completion/complete: unknown ref.type");
 }
 
-/* Answer a list request from the merged catalog. */
+/* Answer a list request from the session's catalog, a page at a time. */
 static void
-route_list(struct stream *st, const struct jrpc *m, enum catalog_kind kind)
+route_list(struct session *s, struct stream *st, const struct jrpc *m,
+    enum catalog_kind kind)
 {
+	struct evbuffer	*buf;
 	struct jspan	 cursor;
-	const char	*text;
-	size_t		 len;
+	char		 text[4200];
+	ssize_t		 n = -1;
+	int		 r;
 
-	/* The merged list is one page, so no cursor of ours exists. */
-	if (jscan_member(m->p, m->params, "cursor", &cursor) == 0 &&
-	    jscan_type(m->p, cursor) != JT_NULL) {
+	r = jscan_member_unique(m->p, m->params, "cursor", &cursor);
+	if (r == 0 && jscan_type(m->p, cursor) == JT_NULL)
+		r = -1;
+	if (r == -2 || (r == 0 && (n = jscan_string(m->p, cursor, text,
+	    sizeof text)) < 0)) {
 		route_reject(st, m, JRPC_INVALID_PARAMS, "invalid cursor");
 		return;
 	}
-	text = catalog_list(kind, &len);
-	route_result(st, m, text, len);
+	buf = evbuffer_new();
+	if (catalog_page(view_catalog(s), kind, r == 0 ? text : NULL,
+	    r == 0 ? (size_t)n : 0, conf->page_size, buf) != 0)
+		route_reject(st, m, JRPC_INVALID_PARAMS, "invalid cursor");
+	else
+		route_result(st, m, (const char *)evbuffer_pullup(buf, -1),
+		    evbuffer_get_length(buf));
+	evbuffer_free(buf);
+}
+
+/* Does a request need the session's catalog? */
+static int
+route_needs_catalog(const char *method)
+{
+	return (strcmp(method, "ping") != 0 &&
+	    strcmp(method, "logging/setLevel") != 0 &&
+	    strcmp(method, "initialize") != 0);
 }
 
 void
@@ -418,10 +530,12 @@ route_request(struct session *s, struct stream *st, const struct jrpc *m)
 	const char	*method = m->method_name;
 
 	session_touch(s);
+	if (route_needs_catalog(method) && view_defer(s, st, m))
+		return;
 	if (strcmp(method, "tools/call") == 0)
 		route_named(s, st, m, CATALOG_TOOLS, name);
 	else if (strcmp(method, "tools/list") == 0)
-		route_list(st, m, CATALOG_TOOLS);
+		route_list(s, st, m, CATALOG_TOOLS);
 	else if (strcmp(method, "ping") == 0)
 		route_result(st, m, "{}", 2);
 	else if (strcmp(method, "resources/read") == 0)
@@ -431,11 +545,11 @@ route_request(struct session *s, struct stream *st, const struct jrpc *m)
 	else if (strcmp(method, "resources/unsubscribe") == 0)
 		route_subscription(s, st, m, 0);
 	else if (strcmp(method, "resources/list") == 0)
-		route_list(st, m, CATALOG_RESOURCES);
+		route_list(s, st, m, CATALOG_RESOURCES);
 	else if (strcmp(method, "resources/templates/list") == 0)
-		route_list(st, m, CATALOG_TEMPLATES);
+		route_list(s, st, m, CATALOG_TEMPLATES);
 	else if (strcmp(method, "prompts/list") == 0)
-		route_list(st, m, CATALOG_PROMPTS);
+		route_list(s, st, m, CATALOG_PROMPTS);
 	else if (strcmp(method, "prompts/get") == 0)
 		route_named(s, st, m, CATALOG_PROMPTS, name);
 	else if (strcmp(method, "completion/complete") == 0)
@@ -691,6 +805,7 @@ route_fail_upstream(struct upstream *up, int code, const char *message,
 		route_up_cancel_client(ur, message);
 		route_up_request_free(ur);
 	}
+	view_upstream_down(up);
 	/* A new upstream process holds no subscriptions or level. */
 	strmap_free(&up->subs);
 	strmap_init(&up->subs);

@@ -161,17 +161,38 @@ route_notify(struct upstream *up, const struct frame_hdr *hdr,
 	evbuffer_free(payload);
 }
 
-/* Queue a list_changed notification for one session. */
+/* Send a session a list_changed for each list that changed. */
+static void
+route_list_changed_send(struct session *s, int changed)
+{
+	if (!s->initialized)
+		return;
+	if (changed & (1 << CATALOG_TOOLS))
+		route_notify_stream(session_get_stream(s),
+		    "notifications/tools/list_changed", NULL);
+	if (changed & ((1 << CATALOG_RESOURCES) | (1 << CATALOG_TEMPLATES)))
+		route_notify_stream(session_get_stream(s),
+		    "notifications/resources/list_changed", NULL);
+	if (changed & (1 << CATALOG_PROMPTS))
+		route_notify_stream(session_get_stream(s),
+		    "notifications/prompts/list_changed", NULL);
+}
+
+/* The same for one session on the global catalog. */
 static void
 route_list_changed_one(struct session *s, void *arg)
 {
-	if (s->initialized)
-		route_notify_stream(session_get_stream(s), arg, NULL);
+	if (s->view == NULL)
+		route_list_changed_send(s, *(int *)arg);
 }
 
 void
-route_list_changed(const char *method)
+route_list_changed(struct session *s, int changed)
 {
-	log_debug("catalog: %s", method);
-	session_foreach(route_list_changed_one, (void *)method);
+	if (changed == 0)
+		return;
+	if (s != NULL)
+		route_list_changed_send(s, changed);
+	else
+		session_foreach(route_list_changed_one, &changed);
 }

@@ -66,7 +66,7 @@ route_subscription(struct session *s, struct stream *st, const struct jrpc *m,
 	char		*u;
 	int		 shared;
 
-	if ((u = route_get_uri(st, m, path, &up)) == NULL)
+	if ((u = route_get_uri(s, st, m, path, &up)) == NULL)
 		return;
 	shared = up->sc->isolation == ISOLATION_SHARED;
 	had = strmap_get(&s->subs, u);

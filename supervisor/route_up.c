@@ -67,6 +67,28 @@ route_up_error(struct upstream *up, uint32_t session, uint32_t ref, int code,
 	evbuffer_free(buf);
 }
 
+/*
+ * Decline a sampling request as the specification's "user rejected" error,
+ * with the gateway's reason in its data.
+ */
+static void
+route_up_reject_sampling(struct upstream *up, uint32_t session, uint32_t ref,
+    const char *reason)
+{
+	struct evbuffer	*buf = evbuffer_new(), *data = evbuffer_new();
+	char		 id[16];
+
+	snprintf(id, sizeof id, "%u", ref);
+	evbuffer_add(data, "{\"reason\":", 10);
+	jscan_add_string(data, reason, strlen(reason));
+	evbuffer_add(data, "}", 2);	/* with its NUL: a C string */
+	jrpc_add_error(buf, id, strlen(id), -1, "User rejected sampling "
+	    "request", (const char *)evbuffer_pullup(data, -1));
+	upstream_send_buffer(up, MSG_UP_RESPONSE, session, ref, buf);
+	evbuffer_free(buf);
+	evbuffer_free(data);
+}
+
 /* Answer an upstream's request with a result (to the worker). */
 static void
 route_up_result(struct upstream *up, uint32_t session, uint32_t ref,
@@ -101,8 +123,23 @@ route_up_cancel_client(struct up_request *ur, const char *reason)
 static int
 route_has_next(const struct upstream *up, const struct jrpc *m, size_t i)
 {
+	if (strcmp(m->method_name, "sampling/createMessage") == 0)
+		return (i + 1 < up->sc->nsampling);
 	return (strcmp(m->method_name, "elicitation/create") == 0 &&
 	    i + 1 < up->sc->nelicitation);
+}
+
+/* Did the client's user reject the request (error code -1)?  That is an
+ * answer, not a failure: it goes to the upstream as it is. */
+static int
+route_user_rejected(const struct jrpc *m)
+{
+	struct jspan	code;
+	int64_t		v;
+
+	return (m->kind == JRPC_ERROR &&
+	    jscan_member(m->p, m->error, "code", &code) == 0 &&
+	    jscan_int64(m->p, code, &v) == 0 && v == -1);
 }
 
 /* The client answered a request an upstream sent it. */
@@ -120,7 +157,8 @@ route_client_response(struct session *s, const struct jrpc *m)
 		    s->id);
 		return;
 	}
-	if (m->kind == JRPC_ERROR && jrpc_scan(ur->text, ur->len, &orig,
+	if (m->kind == JRPC_ERROR && !route_user_rejected(m) &&
+	    jrpc_scan(ur->text, ur->len, &orig,
 	    &why) == 0 && route_has_next(ur->up, &orig, ur->strategy)) {
 		log_info("session %.8s: client refused %s, trying the next "
 		    "strategy", s->id, ur->method);
@@ -280,11 +318,26 @@ route_up_to_client(struct upstream *up, struct session *s, struct stream *st,
 	struct timeval		 tv;
 	char			 idtext[32];
 
+	if ((s == NULL || st == NULL) &&
+	    up->sc->isolation == ISOLATION_PER_SESSION) {
+		snprintf(why, len, "this is the upstream's catalog-listing "
+		    "instance, which serves no client (each client session "
+		    "has an instance of its own)");
+		*code = JRPC_METHOD_NOT_FOUND;
+		return (-1);
+	}
 	if (s == NULL || st == NULL) {
 		snprintf(why, len, "the gateway cannot tell which client this "
 		    "request is for (a shared upstream asked while no client, "
 		    "or more than one, had a call in flight)");
 		*code = JRPC_INTERNAL_ERROR;
+		return (-1);
+	}
+	if (strcmp(m->method_name, "roots/list") == 0 &&
+	    up->sc->isolation == ISOLATION_SHARED) {
+		snprintf(why, len, "roots are not offered to a shared upstream "
+		    "(they belong to one client); make it per-session");
+		*code = JRPC_METHOD_NOT_FOUND;
 		return (-1);
 	}
 	if (!route_client_can(s, m, why, len)) {
@@ -342,11 +395,13 @@ route_up_strategies(struct upstream *up, struct session *s, struct stream *st,
 	int				 code = already_code != 0 ? already_code :
 					    JRPC_METHOD_NOT_FOUND;
 
-	snprintf(why, sizeof why, "%s", already != NULL ? already :
-	    "no strategy can answer it");
+	snprintf(why, sizeof why, "%s", already != NULL ? already : "");
 	if (strcmp(m->method_name, "elicitation/create") == 0) {
 		list = up->sc->elicitation;
 		n = up->sc->nelicitation;
+	} else if (strcmp(m->method_name, "sampling/createMessage") == 0) {
+		list = up->sc->sampling;
+		n = up->sc->nsampling;
 	}
 	for (i = from; i < n; i++) {
 		switch (list[i]) {
@@ -367,13 +422,22 @@ route_up_strategies(struct upstream *up, struct session *s, struct stream *st,
 			free(text);
 			return;
 		case STRATEGY_DECLINE:
-			log_info("upstream %s: %s declined by the gateway",
-			    up->sc->name, m->method_name);
-			route_up_result(up, session_no, ref,
-			    "{\"action\":\"decline\"}");
+			log_info("upstream %s: %s declined by the gateway%s%s",
+			    up->sc->name, m->method_name, why[0] != '\0' ?
+			    ": " : "", why);
+			if (strcmp(m->method_name, "sampling/createMessage") ==
+			    0)
+				route_up_reject_sampling(up, session_no, ref,
+				    why[0] != '\0' ? why : "declined by the "
+				    "gateway");
+			else
+				route_up_result(up, session_no, ref,
+				    "{\"action\":\"decline\"}");
 			return;
 		}
 	}
+	if (why[0] == '\0')
+		snprintf(why, sizeof why, "no strategy can answer it");
 	log_info("upstream %s: %s%s%s refused: %s", up->sc->name,
 	    m->method_name, s != NULL ? " for session " : "",
 	    s != NULL ? s->id : "", why);

@@ -115,6 +115,8 @@ session_new(void)
 	TAILQ_INIT(&s->pending);
 	TAILQ_INIT(&s->up_requests);
 	TAILQ_INIT(&s->streams);
+	TAILQ_INIT(&s->parts);
+	TAILQ_INIT(&s->waiting);
 	strmap_init(&s->subs);
 	u64map_put(&by_key, s->key, s);
 	u64map_put(&by_no, s->no, s);
@@ -135,6 +137,7 @@ session_free(struct session *s, const char *why)
 
 	log_debug("session %.8s: closed (%s)", s->id, why);
 	route_session_end(s);
+	view_session_end(s);
 	while ((st = TAILQ_FIRST(&s->streams)) != NULL)
 		stream_free(st);
 	for (i = 0; i < nupstreams; i++) {

@@ -132,20 +132,79 @@ enum catalog_kind {
 struct catalog_entry {
 	struct upstream	*up;
 	char		*name;		/* the upstream's own name or URI */
+	size_t		 namelen;	/* (a name may hold a NUL) */
+	size_t		 index;		/* in its list */
 };
+
+struct catalog;
 
 void		 catalog_init(void);
 void		 catalog_free(void);
-/* Rebuild from every upstream's catalog; notify sessions of changes. */
+/* Rebuild the global catalog and the views; notify sessions of changes. */
 void		 catalog_rebuild(void);
-/* The cached list result ({"tools":[...]}, ...) as JSON text. */
-const char	*catalog_list(enum catalog_kind, size_t *);
-struct catalog_entry *catalog_tool(const char *);
-struct catalog_entry *catalog_prompt(const char *);
+/* Build a catalog from parts[i] for upstreams[i] (NULL: none).  The
+ * caller owns the one reference. */
+struct catalog	*catalog_build(json_t *const *parts);
+struct catalog	*catalog_ref(struct catalog *);
+void		 catalog_unref(struct catalog *);
+/* The catalog of sessions without a view of their own. */
+struct catalog	*catalog_global(void);
+/* Which lists differ: bit (1 << kind) for each. */
+int		 catalog_diff(const struct catalog *, const struct catalog *);
+/*
+ * Append a list result: the page from cursor (the decoded text of the
+ * request's cursor, or NULL), with nextCursor if more follow.  -1 if the
+ * cursor is not one of ours.
+ */
+int		 catalog_page(const struct catalog *, enum catalog_kind,
+		    const char *cursor, size_t cursorlen,
+		    unsigned int page_size, struct evbuffer *out);
+struct catalog_entry *catalog_tool(const struct catalog *, const char *);
+struct catalog_entry *catalog_prompt(const struct catalog *, const char *);
 /* The upstream serving a resource URI (listed, or by template). */
-struct upstream	*catalog_resource(const char *);
+struct upstream	*catalog_resource(const struct catalog *, const char *);
+/* Of the global catalog: names taken twice, and names mapped. */
 json_t		*catalog_collisions(void);
+json_t		*catalog_renamed(void);
 size_t		 catalog_count(const struct upstream *, enum catalog_kind);
+
+/*
+ * view.c: a session's own view of the catalog, where per-session
+ * upstreams are listed as its own instances list them.  Sessions whose
+ * instances list the same share one view.
+ */
+struct view;
+struct view_part;
+struct view_wait;
+/* The catalog a session sees. */
+struct catalog	*view_catalog(struct session *);
+/*
+ * Must the request wait for the session's view?  If so it is queued (or
+ * refused when too many wait) and 1 is returned.
+ */
+int		 view_defer(struct session *, struct stream *,
+		    const struct jrpc *);
+/*
+ * A name the session's view lacks belongs to a per-session upstream whose
+ * part failed: ask for it again and defer the request (1), unless the
+ * request is itself one that waited.
+ */
+int		 view_retry(struct session *, struct upstream *,
+		    struct stream *, const struct jrpc *);
+/* Why a session's part for an upstream failed, or NULL. */
+const char	*view_part_error(struct session *, struct upstream *);
+/* A per-session instance's catalog (CATALOG with a session number). */
+void		 view_part(struct upstream *, uint32_t session, json_t *);
+/* An upstream became ready: ask for the parts sessions wait for. */
+void		 view_upstream_ready(struct upstream *);
+/* An upstream cannot deliver parts now (it died or stopped). */
+void		 view_upstream_down(struct upstream *);
+/* Rebuild every view (the shared parts or the upstreams changed). */
+void		 view_rebuild_all(void);
+/* A session ends: release its view and waiting requests. */
+void		 view_session_end(struct session *);
+/* A stream is being freed: waiting requests forget it. */
+void		 view_stream_gone(struct stream *);
 
 /* session.c: client sessions. */
 struct session {
@@ -164,6 +223,14 @@ struct session {
 	struct up_request_list	 up_requests;	/* awaiting our client */
 	unsigned int		 nup_requests;
 	struct strmap		 subs;		/* uri -> upstream */
+	struct view		*view;		/* NULL: the global catalog */
+	TAILQ_HEAD(, view_part)	 parts;		/* per-session upstreams */
+	TAILQ_HEAD(, view_wait)	 waiting;	/* requests for the view */
+	unsigned int		 nwaiting;
+	struct event		*view_timer;
+	unsigned int		 view_gen;	/* parts checked at */
+	int			 view_flushing;	/* answering what waited */
+	int			 listed;	/* answered from its view */
 	TAILQ_HEAD(, stream)	 streams;
 	unsigned int		 nstreams;
 	uint32_t		 next_stream;
@@ -281,8 +348,9 @@ void		 route_worker_frame(struct upstream *, const struct frame_hdr *,
 /* An upstream became ready: renew its subscriptions and log level, and
  * send the requests that waited for it. */
 void		 route_upstream_ready(struct upstream *);
-/* Tell every session that a list changed (method of the notification). */
-void		 route_list_changed(const char *method);
+/* Tell a session (NULL: every session on the global catalog) which
+ * lists changed (bit 1 << kind for each). */
+void		 route_list_changed(struct session *, int changed);
 /* Answer every request pending on an upstream with an error. */
 void		 route_fail_upstream(struct upstream *, int code,
 		    const char *message, int keep_queued);
@@ -328,7 +396,8 @@ struct pending	*route_forward(struct session *, struct stream *,
 void		 route_internal(struct upstream *, struct session *,
 		    const char *method, json_t *params);
 /* Read a request's URI parameter; answers the error itself. */
-char		*route_get_uri(struct stream *, const struct jrpc *,
+char		*route_get_uri(struct session *, struct stream *,
+		    const struct jrpc *,
 		    const char *const *path, struct upstream **);
 /* A stream is being freed: requests forget it. */
 void		 route_stream_gone(struct stream *);

@@ -392,6 +392,8 @@ upstream_frame(struct upstream *up, const struct frame_hdr *hdr,
 		}
 		if (hdr->type == MSG_STATUS)
 			upstream_status(up, msg);
+		else if (hdr->type == MSG_CATALOG && hdr->session != 0)
+			view_part(up, hdr->session, msg);
 		else if (hdr->type == MSG_CATALOG) {
 			json_decref(up->catalog);
 			up->catalog = json_incref(msg);

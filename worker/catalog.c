@@ -38,22 +38,25 @@ struct fetch {
 
 static void	catalog_fetch(struct conn *, int);
 
-/* Send the whole catalog; the first time, the upstream becomes ready. */
-static void
+/*
+ * Send the whole catalog.  The shared connection's is the upstream's, and
+ * the first one makes the upstream ready; a per-session instance's is its
+ * session's view of the upstream (sent with the session's number).
+ */
+void
 catalog_send(struct conn *c)
 {
 	json_t	*o;
-	int	 k;
+	int	 k, first = !c->announced;
 
 	o = json_object();
 	for (k = 0; k < NKINDS; k++)
 		json_object_set(o, kind_keys[k], c->lists[k] != NULL ?
 		    c->lists[k] : json_array());
-	chan_send_json(MSG_CATALOG, 0, 0, o);
-	if (!c->announced) {
-		c->announced = 1;
+	c->announced = 1;
+	chan_send_json(MSG_CATALOG, c->session, 0, o);
+	if (first && c->session == 0)
 		conn_catalog_ready(c);
-	}
 }
 
 /* A list is complete (or failed and keeps its old value). */
@@ -179,8 +182,6 @@ catalog_fetch_all(struct conn *c)
 void
 catalog_list_changed(struct conn *c, const char *method)
 {
-	if (c->session != 0)
-		return;
 	if (strcmp(method, "notifications/tools/list_changed") == 0)
 		catalog_fetch(c, KIND_TOOLS);
 	else if (strcmp(method, "notifications/resources/list_changed") == 0) {

@@ -293,6 +293,12 @@ conn_lost(struct conn *c, const char *why)
 	if (c->session == 0)
 		worker_fatal_conn(c, msg);
 	log_warnx("session %u: %s", c->session, msg);
+	if (!c->announced) {
+		/* The session's view waits for this instance's catalog. */
+		c->announced = 1;
+		chan_send_json(MSG_CATALOG, c->session, 0, json_pack("{s:s}",
+		    "error", msg));
+	}
 	conn_fail_all(c, MCP_CONNECTION_CLOSED, msg);
 	while ((q = TAILQ_FIRST(&c->queue)) != NULL) {
 		TAILQ_REMOVE(&c->queue, q, entry);
@@ -452,33 +458,53 @@ conn_initialized(struct conn *c, const struct jrpc *m, void *arg)
 	log_debug("initialized, protocol %s", c->version);
 	if (c->ops->initialized != NULL)
 		c->ops->initialized(c);
-	if (c->session != 0)
+	if (c->session != 0) {
+		/* Its requests flow at once; its catalog, the session's view
+		 * of this upstream, follows when fetched. */
 		conn_ready(c);
-	else
+		catalog_fetch_all(c);
+	} else
 		catalog_fetch_all(c);
 }
 
 /*
- * The transport is up: begin the handshake.  A shared upstream is told the
- * client capabilities the gateway can serve for some client; a per-session
- * instance is told its own client's.
+ * The client capabilities to declare to the upstream.  A shared upstream
+ * serves every client at once, so it is told only what the gateway can
+ * honour for any request on that session, whoever caused it: sampling and
+ * elicitation when their strategy lists can always answer (they end in
+ * decline), never roots, which belong to one client.  A per-session
+ * instance serves one client: its client's capabilities, plus what the
+ * strategies can always answer.
  */
+static json_t *
+conn_client_caps(struct conn *c)
+{
+	json_t	*caps;
+
+	if (c->info != NULL && json_is_object(c->info->caps))
+		caps = json_deep_copy(c->info->caps);
+	else
+		caps = json_object();
+	if (conf_strategies_always(sc->sampling, sc->nsampling) &&
+	    json_object_get(caps, "sampling") == NULL)
+		json_object_set_new(caps, "sampling", json_object());
+	if (conf_strategies_always(sc->elicitation, sc->nelicitation))
+		json_object_set_new(caps, "elicitation", json_pack("{s:{}, s:{}}",
+		    "form", "url"));
+	return (caps);
+}
+
+/* The transport is up: begin the handshake. */
 void
 conn_transport_up(struct conn *c)
 {
-	json_t	*params, *caps, *info;
+	json_t	*params, *info;
 
 	c->state = CONN_INITIALIZING;
-	if (c->info != NULL && c->info->caps != NULL)
-		caps = json_deep_copy(c->info->caps);
-	else
-		caps = json_pack("{s:{s:b}, s:{}, s:{s:{}, s:{}}}",
-		    "roots", "listChanged", 1, "sampling",
-		    "elicitation", "form", "url");
 	info = json_pack("{s:s, s:s}", "name", "mcp-supervisor", "version",
 	    PACKAGE_VERSION);
 	params = json_pack("{s:s, s:o, s:o}", "protocolVersion", "2025-11-25",
-	    "capabilities", caps, "clientInfo", info);
+	    "capabilities", conn_client_caps(c), "clientInfo", info);
 	conn_call(c, "initialize", params, conn_initialized, NULL);
 }
 

@@ -242,6 +242,9 @@ worker_answer(uint32_t session, uint32_t tag, const char *p, size_t n,
 	evbuffer_free(buf);
 }
 
+static int	worker_instance_start(struct session_info *, char *, size_t,
+		    int *);
+
 /*
  * Find the connection for a client request.  Per-session isolation starts
  * the session's own instance on first use (a logging/setLevel before that
@@ -255,6 +258,7 @@ worker_conn_for(uint32_t session, uint32_t tag, const char *p, size_t n)
 	struct jspan		 level;
 	const char		*why;
 	char			 msg[768];
+	int			 code;
 
 	if (sc->isolation == ISOLATION_SHARED || session == 0)
 		return (shared);
@@ -270,24 +274,59 @@ worker_conn_for(uint32_t session, uint32_t tag, const char *p, size_t n)
 		worker_answer(session, tag, p, n, "{}");
 		return (NULL);
 	}
+	if (worker_instance_start(si, msg, sizeof msg, &code) != 0)
+		chan_send_json(MSG_FAIL, session, tag, json_pack("{s:i, s:s}",
+		    "code", code, "message", msg));
+	return (si->conn);
+}
+
+/* Start a session's own instance; -1 with why and a code if it cannot. */
+static int
+worker_instance_start(struct session_info *si, char *msg, size_t len,
+    int *code)
+{
 	if (worker_instances() >= sc->max_instances) {
-		snprintf(msg, sizeof msg, "upstream %s: all %u per-session "
+		snprintf(msg, len, "upstream %s: all %u per-session "
 		    "instances are in use", sc->name, sc->max_instances);
 		log_warnx("%s", msg);
-		chan_send_json(MSG_FAIL, session, tag, json_pack("{s:i, s:s}",
-		    "code", MCP_OVERLOADED, "message", msg));
-		return (NULL);
+		*code = MCP_OVERLOADED;
+		return (-1);
 	}
-	log_debug("session %u: starting its instance", session);
-	if ((si->conn = conn_new(session, si)) == NULL) {
-		snprintf(msg, sizeof msg, "upstream %s: its instance for this "
+	log_debug("session %u: starting its instance", si->no);
+	if ((si->conn = conn_new(si->no, si)) == NULL) {
+		snprintf(msg, len, "upstream %s: its instance for this "
 		    "session did not start%s%s", sc->name,
 		    worker_last_error()[0] != '\0' ? ": " : "",
 		    worker_last_error());
-		chan_send_json(MSG_FAIL, session, tag, json_pack("{s:i, s:s}",
-		    "code", MCP_CONNECTION_CLOSED, "message", msg));
+		*code = MCP_CONNECTION_CLOSED;
+		return (-1);
 	}
-	return (si->conn);
+	return (0);
+}
+
+/*
+ * The supervisor wants a session's view of this per-session upstream:
+ * start the session's instance if it has none (its catalog follows once
+ * fetched), or send the catalog the instance already has.
+ */
+static void
+worker_session_catalog(uint32_t session)
+{
+	struct session_info	*si;
+	char			 msg[768];
+	int			 code;
+
+	if (sc->isolation != ISOLATION_PER_SESSION)
+		return;
+	si = worker_session(session, 1);
+	if (si->conn != NULL) {
+		if (si->conn->announced && si->conn->state != CONN_DEAD)
+			catalog_send(si->conn);
+		return;
+	}
+	if (worker_instance_start(si, msg, sizeof msg, &code) != 0)
+		chan_send_json(MSG_CATALOG, session, 0, json_pack("{s:s}",
+		    "error", msg));
 }
 
 /* The connection a client notification is for. */
@@ -360,6 +399,12 @@ worker_frame(const struct frame_hdr *hdr, struct evbuffer *in)
 	case MSG_SESSION_CLOSE:
 		evbuffer_drain(in, FRAME_HDR_LEN + hdr->len);
 		worker_session_close(hdr->session);
+		return (0);
+	case MSG_SESSION_CATALOG:
+		if (sc == NULL)
+			return (-1);
+		evbuffer_drain(in, FRAME_HDR_LEN + hdr->len);
+		worker_session_catalog(hdr->session);
 		return (0);
 	case MSG_REQUEST:
 	case MSG_CANCEL:

@@ -136,7 +136,7 @@ struct conn {
 	json_t				*lists[4];
 	int				 fetching[4];
 	int				 dirty[4];
-	int				 announced;
+	int				 announced;	/* catalog sent */
 };
 
 struct conn	*conn_new(uint32_t session, struct session_info *);
@@ -182,5 +182,7 @@ void		 catalog_fetch_all(struct conn *);
 /* The shared connection's catalog is complete: it is ready. */
 void		 conn_catalog_ready(struct conn *);
 void		 catalog_list_changed(struct conn *, const char *method);
+/* Send the lists fetched so far (MSG_CATALOG, with c's session). */
+void		 catalog_send(struct conn *);
 
 #endif

@@ -7,6 +7,8 @@
 //
 // The client declares no elicitation capability, so an elicitation from
 // the upstream is answered by the upstream's next strategy, "defaults".
+// The list ends in "decline", so the gateway can always answer and tells
+// the upstream it offers elicitation.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { startGateway, q } from '../lib/gateway.mjs';
@@ -20,7 +22,7 @@ const calls = {
 };
 
 const gw = await startGateway({
-  servers: [`{ name = "conformance"; transport = "http"; url = ${q(url)}; prefix = ""; elicitation = [ "client", "defaults" ]; }`],
+  servers: [`{ name = "conformance"; transport = "http"; url = ${q(url)}; prefix = ""; elicitation = [ "client", "defaults", "decline" ]; }`],
 });
 let status = 0;
 try {

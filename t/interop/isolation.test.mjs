@@ -9,7 +9,7 @@ import { CreateMessageRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { copyFileSync, mkdtempSync, rmSync, unlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { startGateway, demo, sleep, bin, q } from '../lib/gateway.mjs';
+import { startGateway, demo, sleep, bin, q, ALWAYS } from '../lib/gateway.mjs';
 
 let gw, dir, copy;
 before(async () => {
@@ -17,7 +17,7 @@ before(async () => {
   dir = mkdtempSync(path.join(tmpdir(), 'mcps-isolation-'));
   copy = path.join(dir, 'demo-copy');
   copyFileSync(bin.demo, copy);
-  gw = await startGateway({ servers: [demo('shared'), demo('own', 'isolation = "per-session";'),
+  gw = await startGateway({ servers: [demo('shared', ALWAYS), demo('own', 'isolation = "per-session";'),
     `{ name = "gone"; transport = "stdio"; command = [ ${q(copy)}, "--name", "gone" ]; isolation = "per-session"; }`] });
 });
 after(async () => { assert.equal(await gw.stop(), 0); rmSync(dir, { recursive: true, force: true }); });
@@ -43,9 +43,11 @@ test('shared: an ambiguous origin is refused, never guessed', async () => {
   const busyB = b.client.callTool({ name: 'shared__sleep', arguments: { ms: 1500 } });
   await sleep(300);
   // ...so when the upstream asks for sampling, nobody can tell whose it is.
+  // The client strategy cannot answer, so the next one declines.
   const r = await a.client.callTool({ name: 'shared__sample', arguments: { prompt: 'who am I' } });
   assert.equal(r.isError, true);
-  assert.match(text(r), /cannot tell which client/);
+  assert.match(text(r), /User rejected sampling request/);
+  assert.match(gw.log(), /sampling\/createMessage declined by the gateway: the gateway cannot tell which client/);
   assert.deepEqual(a.asked, []);
   assert.deepEqual(b.asked, []);
   await busyA;
@@ -86,7 +88,7 @@ test('per-session: each client its own upstream process and requests', async () 
   await a.client.close();
   await b.client.close();
   await sleep(300);
-  assert.equal(gw.log().match(/session \d+: stopping its instance/g)?.length, 2);
+  assert.equal(gw.log().match(/worker own .*session \d+: stopping its instance/g)?.length, 2);
 });
 
 test('per-session: an instance that cannot start fails its call; the upstream stays ready', async () => {

@@ -10,7 +10,7 @@ import {
   LoggingMessageNotificationSchema, ToolListChangedNotificationSchema,
   ResourceUpdatedNotificationSchema, ElicitationCompleteNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
-import { startGateway, demo, sleep } from '../lib/gateway.mjs';
+import { startGateway, demo, sleep, ALWAYS } from '../lib/gateway.mjs';
 
 let gw;
 
@@ -52,7 +52,8 @@ async function connect(name, { capabilities } = {}) {
 const text = (r) => r.content.map((c) => c.text).join('');
 
 before(async () => {
-  gw = await startGateway({ servers: [demo('demo'), demo('two', 'prefix = "t_";')] });
+  // Roots belong to one client: only a per-session upstream is offered them.
+  gw = await startGateway({ servers: [demo('demo', ALWAYS), demo('two', 'prefix = "t_"; isolation = "per-session";')] });
 });
 
 after(async () => {

@@ -10,7 +10,11 @@ import { startGateway, demo } from '../lib/gateway.mjs';
 
 let gw;
 before(async () => {
-  gw = await startGateway({ servers: [demo('slow', 'request_timeout = 1;'), demo('ask', 'server_request_timeout = 1;')] });
+  // 'ask' is per-session, so its instance is told its client's sampling
+  // capability and asks; with only the client strategy, the timeout is the
+  // upstream's answer.
+  gw = await startGateway({ servers: [demo('slow', 'request_timeout = 1;'),
+    demo('ask', 'server_request_timeout = 1; isolation = "per-session";')] });
 });
 after(async () => { assert.equal(await gw.stop(), 0); });
 

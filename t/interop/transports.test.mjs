@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CreateMessageRequestSchema, ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import { startGateway, startNodeServer, q, nodeModules, srcdir, bin, sleep } from '../lib/gateway.mjs';
+import { startGateway, startNodeServer, q, nodeModules, srcdir, bin, sleep, ALWAYS } from '../lib/gateway.mjs';
 
 const everything = path.join(nodeModules, '@modelcontextprotocol/server-everything/dist/index.js');
 const fixture = (f) => path.join(srcdir, 't/fixtures', f);
@@ -43,7 +43,7 @@ describe('the reference server over Streamable HTTP and legacy SSE', () => {
   before(async () => {
     http = await startNodeServer([everything, 'streamableHttp']);
     sse = await startNodeServer([everything, 'sse']);
-    gw = await startGateway({ servers: [
+    gw = await startGateway({ globals: ALWAYS, servers: [
       `{ name = "h"; transport = "http"; url = "http://127.0.0.1:${http.port}/mcp"; }`,
       `{ name = "s"; transport = "sse"; url = "http://127.0.0.1:${sse.port}/sse"; }`,
     ] });

@@ -1,0 +1,616 @@
+/*
+ * A session's view of the catalog.  A per-session upstream runs one
+ * instance per client session, told that client's capabilities, and what
+ * it lists can depend on them (a server that only offers its sampling
+ * tools to clients that can sample).  So a session with per-session
+ * upstreams sees those upstreams as its own instances list them: each
+ * instance's catalog is a part of the session's view, beside the shared
+ * upstreams' catalogs.  Requests that need the catalog wait (bounded, for
+ * at most the instance's init_timeout) until the session's parts are in.
+ * Sessions whose parts are the same share one view, so memory grows with
+ * the number of distinct lists, not of sessions.
+ */
+#include "config.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/buffer.h>
+#include <event2/event.h>
+
+#include "log.h"
+#include "supervisor.h"
+#include "xmalloc.h"
+
+enum part_state {
+	PART_WANTED = 0,	/* to ask for once the upstream is ready */
+	PART_ASKED,		/* SESSION_CATALOG sent */
+	PART_HAVE,		/* the instance's catalog is in */
+	PART_FAILED		/* none will come: the upstream is left out */
+};
+
+/* One per-session upstream's part of a session's view. */
+struct view_part {
+	struct upstream		*up;
+	enum part_state		 state;
+	json_t			*catalog;	/* PART_HAVE */
+	char			*error;		/* PART_FAILED: why */
+	int64_t			 failed_at;	/* monotonic ms */
+	TAILQ_ENTRY(view_part)	 entry;
+};
+
+/* A request waiting for its session's view; its text is a copy. */
+struct view_wait {
+	struct stream		*stream;	/* NULL once freed */
+	char			*text;
+	size_t			 len;
+	TAILQ_ENTRY(view_wait)	 entry;
+};
+
+/* A view, shared by the sessions whose parts are the same. */
+struct view {
+	char			*key;
+	unsigned int		 refs;		/* sessions */
+	size_t			 nparts;
+	struct upstream		**ups;		/* per-session upstreams */
+	json_t			**cats;		/* their parts, or NULL */
+	struct catalog		*cat;
+};
+
+static struct strmap	views;		/* key -> view */
+static int		views_ready;
+static unsigned int	generation = 1;	/* bumped when views are rebuilt */
+
+/* Is an upstream served by per-session instances? */
+static int
+view_per_session(const struct upstream *up)
+{
+	return (up->sc->isolation == ISOLATION_PER_SESSION && !up->removed);
+}
+
+/* The session's part for an upstream, or NULL. */
+static struct view_part *
+view_find_part(struct session *s, const struct upstream *up)
+{
+	struct view_part	*vp;
+
+	TAILQ_FOREACH(vp, &s->parts, entry) {
+		if (vp->up == up)
+			return (vp);
+	}
+	return (NULL);
+}
+
+/* Free a view (no session holds it any more). */
+static void
+view_free(struct view *v)
+{
+	size_t	i;
+
+	for (i = 0; i < v->nparts; i++)
+		json_decref(v->cats[i]);
+	free(v->ups);
+	free(v->cats);
+	catalog_unref(v->cat);
+	free(v->key);
+	free(v);
+}
+
+/* Let go of a session's hold on a view. */
+static void
+view_put(struct view *v)
+{
+	if (v == NULL || --v->refs > 0)
+		return;
+	if (strmap_get(&views, v->key) == v)
+		strmap_del(&views, v->key);
+	view_free(v);
+}
+
+/* Build a view's catalog from its parts and the shared upstreams'. */
+static void
+view_build(struct view *v)
+{
+	json_t	**parts;
+	size_t	  i, j;
+
+	parts = xcalloc(nupstreams + 1, sizeof *parts);
+	for (i = 0; i < nupstreams; i++) {
+		if (!view_per_session(upstreams[i])) {
+			parts[i] = upstreams[i]->catalog;
+			continue;
+		}
+		for (j = 0; j < v->nparts; j++) {
+			if (v->ups[j] == upstreams[i])
+				parts[i] = v->cats[j];
+		}
+	}
+	catalog_unref(v->cat);
+	v->cat = catalog_build(parts);
+	free(parts);
+}
+
+/*
+ * The key of a session's parts: for each per-session upstream, its name
+ * and the hash of its part's canonical text.
+ */
+static char *
+view_key(struct session *s)
+{
+	struct evbuffer		*buf = evbuffer_new();
+	struct view_part	*vp;
+	char			*text, *key;
+	size_t			 i, len;
+
+	for (i = 0; i < nupstreams; i++) {
+		if (!view_per_session(upstreams[i]))
+			continue;
+		vp = view_find_part(s, upstreams[i]);
+		evbuffer_add_printf(buf, "%s=", upstreams[i]->sc->name);
+		if (vp != NULL && vp->state == PART_HAVE) {
+			text = json_dumps(vp->catalog, JSON_COMPACT |
+			    JSON_SORT_KEYS);
+			evbuffer_add_printf(buf, "%016" PRIx64, text != NULL ?
+			    fnv1a64(text, strlen(text)) : 0);
+			free(text);
+		} else
+			evbuffer_add(buf, "-", 1);
+		evbuffer_add(buf, ";", 1);
+	}
+	len = evbuffer_get_length(buf);
+	key = xmalloc(len + 1);
+	evbuffer_remove(buf, key, len);
+	key[len] = '\0';
+	evbuffer_free(buf);
+	return (key);
+}
+
+/* Does a view hold exactly the session's parts? */
+static int
+view_matches(const struct view *v, struct session *s)
+{
+	struct view_part	*vp;
+	size_t			 i;
+
+	for (i = 0; i < v->nparts; i++) {
+		vp = view_find_part(s, v->ups[i]);
+		if (vp == NULL || vp->state != PART_HAVE) {
+			if (v->cats[i] != NULL)
+				return (0);
+		} else if (v->cats[i] == NULL ||
+		    !json_equal(v->cats[i], vp->catalog))
+			return (0);
+	}
+	return (1);
+}
+
+/* Find or make the view of a session's parts (a new reference). */
+static struct view *
+view_get(struct session *s)
+{
+	struct view		*v;
+	struct view_part	*vp;
+	char			*key, *alt;
+	size_t			 i, n = 0;
+
+	if (!views_ready) {
+		strmap_init(&views);
+		views_ready = 1;
+	}
+	key = view_key(s);
+	if ((v = strmap_get(&views, key)) != NULL && !view_matches(v, s)) {
+		/* Two parts hashed alike: keep this one apart. */
+		xasprintf(&alt, "%s#%u", key, s->no);
+		free(key);
+		key = alt;
+		v = strmap_get(&views, key);
+	}
+	if (v != NULL) {
+		free(key);
+		v->refs++;
+		return (v);
+	}
+	v = xcalloc(1, sizeof *v);
+	v->key = key;
+	v->refs = 1;
+	for (i = 0; i < nupstreams; i++)
+		n += view_per_session(upstreams[i]);
+	v->ups = xcalloc(n + 1, sizeof *v->ups);
+	v->cats = xcalloc(n + 1, sizeof *v->cats);
+	for (i = 0; i < nupstreams; i++) {
+		if (!view_per_session(upstreams[i]))
+			continue;
+		v->ups[v->nparts] = upstreams[i];
+		vp = view_find_part(s, upstreams[i]);
+		if (vp != NULL && vp->state == PART_HAVE)
+			v->cats[v->nparts] = json_incref(vp->catalog);
+		v->nparts++;
+	}
+	view_build(v);
+	strmap_add(&views, v->key, v);
+	return (v);
+}
+
+/* Move a session to the view of its current parts; tell it what changed. */
+static void
+view_update(struct session *s)
+{
+	struct view	*old = s->view;
+	int		 changed;
+
+	/* Without per-session upstreams a session sees the global catalog. */
+	s->view = TAILQ_EMPTY(&s->parts) ? NULL : view_get(s);
+	if (s->view != old) {
+		changed = catalog_diff(old != NULL ? old->cat :
+		    catalog_global(), view_catalog(s));
+		if (s->listed)
+			route_list_changed(s, changed);
+	}
+	view_put(old);
+}
+
+struct catalog *
+view_catalog(struct session *s)
+{
+	return (s->view != NULL ? s->view->cat : catalog_global());
+}
+
+/* Does the session still wait for a part? */
+static int
+view_pending(struct session *s)
+{
+	struct view_part	*vp;
+
+	TAILQ_FOREACH(vp, &s->parts, entry) {
+		if (vp->state == PART_WANTED || vp->state == PART_ASKED)
+			return (1);
+	}
+	return (0);
+}
+
+/* Ask an upstream's worker for the session's part. */
+static void
+view_ask(struct session *s, struct view_part *vp)
+{
+	if (vp->up->state != UPSTREAM_READY || vp->up->ch == NULL)
+		return;
+	if (upstream_send(vp->up, MSG_SESSION_CATALOG, s->no, 0, "{}",
+	    2) == 0)
+		vp->state = PART_ASKED;
+}
+
+/* Give up on a part: the session's view leaves its upstream out. */
+static void
+view_fail(struct session *s, struct view_part *vp, const char *why)
+{
+	log_warnx("session %.8s: upstream %s is left out of its lists: %s",
+	    s->id, vp->up->sc->name, why);
+	free(vp->error);
+	vp->error = xstrdup(why);
+	vp->state = PART_FAILED;
+	vp->failed_at = now_ms();
+	json_decref(vp->catalog);
+	vp->catalog = NULL;
+}
+
+/* Answer the requests that waited for the view, in order. */
+static void
+view_flush(struct session *s)
+{
+	TAILQ_HEAD(, view_wait)	 list;
+	struct view_wait	*w;
+	struct jrpc		 m;
+	const char		*why;
+	uint32_t		 no = s->no;
+
+	if (s->view_timer != NULL)
+		evtimer_del(s->view_timer);
+	TAILQ_INIT(&list);
+	TAILQ_CONCAT(&list, &s->waiting, entry);
+	s->nwaiting = 0;
+	/* What waited is answered now: it asks for no part again. */
+	s->view_flushing = 1;
+	while ((w = TAILQ_FIRST(&list)) != NULL) {
+		TAILQ_REMOVE(&list, w, entry);
+		/* A request may end the session (never today; be safe). */
+		if (w->stream != NULL && session_by_no(no) == s &&
+		    jrpc_scan(w->text, w->len, &m, &why) == 0)
+			route_request(s, w->stream, &m);
+		free(w->text);
+		free(w);
+	}
+	if (session_by_no(no) == s)
+		s->view_flushing = 0;
+}
+
+/* The parts took too long: go on without the ones missing. */
+static void
+view_timeout_cb(evutil_socket_t fd, short events, void *arg)
+{
+	struct session		*s = arg;
+	struct view_part	*vp;
+	char			 why[128];
+
+	TAILQ_FOREACH(vp, &s->parts, entry) {
+		if (vp->state != PART_WANTED && vp->state != PART_ASKED)
+			continue;
+		snprintf(why, sizeof why, "its instance did not list its "
+		    "catalog within %u s", vp->up->sc->init_timeout + 5);
+		view_fail(s, vp, why);
+	}
+	view_update(s);
+	view_flush(s);
+}
+
+/*
+ * Make sure every per-session upstream has a part; 1 if one is pending.
+ * A list asks again for the parts that failed.
+ */
+static int
+view_parts(struct session *s, int retry)
+{
+	struct view_part	*vp;
+	struct upstream		*up;
+	size_t			 i;
+	int			 pending = 0;
+
+	for (i = 0; i < nupstreams; i++) {
+		up = upstreams[i];
+		if (!view_per_session(up))
+			continue;
+		if ((vp = view_find_part(s, up)) == NULL) {
+			vp = xcalloc(1, sizeof *vp);
+			vp->up = up;
+			TAILQ_INSERT_TAIL(&s->parts, vp, entry);
+		}
+		/* A failed part is asked again by a list, or once its
+		 * upstream restarted. */
+		if (vp->state == PART_FAILED && up->state == UPSTREAM_READY &&
+		    !s->view_flushing && (retry || up->ready_at > vp->failed_at))
+			vp->state = PART_WANTED;
+		if (vp->state == PART_WANTED) {
+			upstream_use(up);
+			if (up->state == UPSTREAM_READY)
+				view_ask(s, vp);
+			else if (up->state != UPSTREAM_STARTING)
+				view_fail(s, vp, "it is not running");
+		}
+		if (vp->state == PART_WANTED || vp->state == PART_ASKED)
+			pending = 1;
+	}
+	return (pending);
+}
+
+/* Has one of the session's parts failed? */
+static int
+view_any_failed(struct session *s)
+{
+	struct view_part	*vp;
+
+	TAILQ_FOREACH(vp, &s->parts, entry) {
+		if (vp->state == PART_FAILED)
+			return (1);
+	}
+	return (0);
+}
+
+int
+view_retry(struct session *s, struct upstream *up, struct stream *st,
+    const struct jrpc *m)
+{
+	struct view_part	*vp;
+
+	if ((vp = view_find_part(s, up)) == NULL ||
+	    vp->state != PART_FAILED || s->view_flushing ||
+	    up->state != UPSTREAM_READY)
+		return (0);
+	vp->state = PART_WANTED;
+	s->view_gen = 0;
+	return (view_defer(s, st, m));
+}
+
+const char *
+view_part_error(struct session *s, struct upstream *up)
+{
+	struct view_part	*vp;
+
+	if ((vp = view_find_part(s, up)) == NULL || vp->state != PART_FAILED)
+		return (NULL);
+	return (vp->error);
+}
+
+int
+view_defer(struct session *s, struct stream *st, const struct jrpc *m)
+{
+	struct view_wait	*w;
+	struct timeval		 tv = { 0, 0 };
+	size_t			 i;
+
+	int			 list;
+
+	list = strcmp(m->method_name, "tools/list") == 0 ||
+	    strcmp(m->method_name, "prompts/list") == 0 ||
+	    strcmp(m->method_name, "resources/list") == 0 ||
+	    strcmp(m->method_name, "resources/templates/list") == 0;
+	if (s->view_gen == generation && TAILQ_EMPTY(&s->waiting) &&
+	    (!list || !view_any_failed(s)))
+		return (0);
+	if (!view_parts(s, list)) {
+		if (!TAILQ_EMPTY(&s->parts))
+			view_update(s);
+		s->view_gen = generation;
+		s->listed = 1;
+		return (0);
+	}
+	if (s->nwaiting >= conf->max_pending) {
+		route_reject(st, m, MCP_OVERLOADED, "too many requests waiting "
+		    "for this session's upstream instances to list their "
+		    "catalogs (limit %u)", conf->max_pending);
+		return (1);
+	}
+	w = xcalloc(1, sizeof *w);
+	w->stream = st;
+	w->len = m->n;
+	w->text = xmalloc(m->n);
+	memcpy(w->text, m->p, m->n);
+	TAILQ_INSERT_TAIL(&s->waiting, w, entry);
+	s->nwaiting++;
+	if (s->view_timer == NULL)
+		s->view_timer = evtimer_new(base, view_timeout_cb, s);
+	if (!evtimer_pending(s->view_timer, NULL)) {
+		for (i = 0; i < nupstreams; i++) {
+			if (view_per_session(upstreams[i]) &&
+			    upstreams[i]->sc->init_timeout + 5 >
+			    (unsigned int)tv.tv_sec)
+				tv.tv_sec = upstreams[i]->sc->init_timeout + 5;
+		}
+		evtimer_add(s->view_timer, &tv);
+	}
+	return (1);
+}
+
+void
+view_part(struct upstream *up, uint32_t session, json_t *msg)
+{
+	struct session		*s;
+	struct view_part	*vp;
+	const char		*error;
+
+	if ((s = session_by_no(session)) == NULL || !view_per_session(up))
+		return;
+	if ((vp = view_find_part(s, up)) == NULL) {
+		vp = xcalloc(1, sizeof *vp);
+		vp->up = up;
+		TAILQ_INSERT_TAIL(&s->parts, vp, entry);
+	}
+	if (json_unpack(msg, "{s:s}", "error", &error) == 0) {
+		if (vp->state == PART_HAVE)
+			return;	/* keep what its last instance listed */
+		view_fail(s, vp, error);
+	} else {
+		json_decref(vp->catalog);
+		vp->catalog = json_incref(msg);
+		vp->state = PART_HAVE;
+	}
+	if (view_pending(s))
+		return;
+	view_update(s);
+	if (!TAILQ_EMPTY(&s->waiting))
+		view_flush(s);
+}
+
+/* Ask for one session's wanted part at a ready upstream. */
+static void
+view_ready_one(struct session *s, void *arg)
+{
+	struct view_part	*vp;
+
+	if ((vp = view_find_part(s, arg)) != NULL &&
+	    vp->state == PART_WANTED)
+		view_ask(s, vp);
+}
+
+void
+view_upstream_ready(struct upstream *up)
+{
+	if (view_per_session(up))
+		session_foreach(view_ready_one, up);
+}
+
+/* Give up on one session's pending part at an upstream that is down. */
+static void
+view_down_one(struct session *s, void *arg)
+{
+	struct view_part	*vp;
+
+	if ((vp = view_find_part(s, arg)) == NULL ||
+	    (vp->state != PART_WANTED && vp->state != PART_ASKED))
+		return;
+	view_fail(s, vp, "it stopped");
+	if (view_pending(s))
+		return;
+	view_update(s);
+	view_flush(s);
+}
+
+void
+view_upstream_down(struct upstream *up)
+{
+	session_foreach(view_down_one, up);
+}
+
+/* Rebuild one session's view from its parts (the shared parts changed). */
+static void
+view_rebuild_one(struct session *s, void *arg)
+{
+	struct view_part	*vp, *next;
+
+	for (vp = TAILQ_FIRST(&s->parts); vp != NULL; vp = next) {
+		next = TAILQ_NEXT(vp, entry);
+		if (view_per_session(vp->up))
+			continue;
+		TAILQ_REMOVE(&s->parts, vp, entry);
+		json_decref(vp->catalog);
+		free(vp->error);
+		free(vp);
+	}
+	if (s->view != NULL || !TAILQ_EMPTY(&s->parts))
+		view_update(s);
+}
+
+void
+view_rebuild_all(void)
+{
+	struct strmap		 old;
+
+	generation++;
+	if (!views_ready)
+		return;
+	/*
+	 * Every view is built again: sessions move to new views (matched
+	 * by key), and the old ones are freed as their last session leaves.
+	 */
+	old = views;
+	strmap_init(&views);
+	session_foreach(view_rebuild_one, NULL);
+	strmap_free(&old);
+}
+
+void
+view_session_end(struct session *s)
+{
+	struct view_part	*vp;
+	struct view_wait	*w;
+
+	while ((vp = TAILQ_FIRST(&s->parts)) != NULL) {
+		TAILQ_REMOVE(&s->parts, vp, entry);
+		json_decref(vp->catalog);
+		free(vp->error);
+		free(vp);
+	}
+	while ((w = TAILQ_FIRST(&s->waiting)) != NULL) {
+		TAILQ_REMOVE(&s->waiting, w, entry);
+		free(w->text);
+		free(w);
+	}
+	s->nwaiting = 0;
+	if (s->view_timer != NULL) {
+		event_free(s->view_timer);
+		s->view_timer = NULL;
+	}
+	view_put(s->view);
+	s->view = NULL;
+}
+
+void
+view_stream_gone(struct stream *st)
+{
+	struct view_wait	*w;
+
+	TAILQ_FOREACH(w, &st->session->waiting, entry) {
+		if (w->stream == st)
+			w->stream = NULL;
+	}
+}
