@@ -423,7 +423,11 @@ stdio_event_cb(struct iochan *ch, int what, void *arg)
 		stdio_arm(tp, EXIT_DRAIN_MS * 2);
 }
 
-/* Find a command in PATH (from the upstream's env, else ours). */
+/*
+ * Find a command in PATH (from the upstream's env, else ours), then in
+ * the directory this package installs its programs in (so that
+ * "mcp-demo-server" is found after an install under any prefix).
+ */
 static char *
 stdio_resolve(const char *cmd, char **envp)
 {
@@ -461,8 +465,13 @@ stdio_resolve(const char *cmd, char **envp)
 			free(full);
 		}
 		if (*end == '\0')
-			return (NULL);
+			break;
 	}
+	xasprintf(&full, "%s/%s", BINDIR, cmd);
+	if (access(full, X_OK) == 0)
+		return (full);
+	free(full);
+	return (NULL);
 }
 
 /* Our environment with the upstream's settings over it. */
@@ -554,8 +563,11 @@ stdio_start(struct conn *c)
 	}
 	envp = stdio_envp();
 	if ((path = stdio_resolve(sc->command[0], envp)) == NULL) {
-		snprintf(why, sizeof why, "command not found: %s",
-		    sc->command[0]);
+		snprintf(why, sizeof why, "command not found: %s%s%s%s",
+		    sc->command[0], strchr(sc->command[0], '/') != NULL ? "" :
+		    " (not in PATH, nor in ", strchr(sc->command[0], '/') !=
+		    NULL ? "" : BINDIR, strchr(sc->command[0], '/') != NULL ?
+		    "" : ")");
 		log_warnx("%s", why);
 		worker_status("error", why);
 		free(envp);
