@@ -1,10 +1,14 @@
 // Every upstream transport, fronted by the gateway: the reference server
-// over Streamable HTTP and over legacy SSE, the project's WebSocket
-// fixture, and a Streamable HTTP server that misbehaves on purpose.
+// over Streamable HTTP, over legacy SSE and behind a WebSocket server of the
+// `ws` package, mcp-demo-server behind that WebSocket server, and servers
+// that misbehave on purpose: a WebSocket server with a wrong accept value,
+// a legacy SSE server that names another origin, and a Streamable HTTP
+// server that fails in many ways.
 import { test, after, before, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import http from 'node:http';
+import { createHash } from 'node:crypto';
 import { writeFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -38,20 +42,26 @@ async function connect(gw) {
   return { client, seen };
 }
 
-describe('the reference server over Streamable HTTP and legacy SSE', () => {
-  let gw, http, sse;
+describe('the reference server over Streamable HTTP, legacy SSE and WebSocket', () => {
+  let gw, http, sse, ws;
   before(async () => {
     http = await startNodeServer([everything, 'streamableHttp']);
     sse = await startNodeServer([everything, 'sse']);
+    ws = await startNodeServer([fixture('ws-upstream.mjs'), '--', process.execPath, everything, 'stdio']);
     gw = await startGateway({ servers: [
       `{ name = "h"; transport = "http"; url = "http://127.0.0.1:${http.port}/mcp"; }`,
       `{ name = "s"; transport = "sse"; url = "http://127.0.0.1:${sse.port}/sse"; }`,
+      `{ name = "w"; transport = "ws"; url = "ws://127.0.0.1:${ws.port}/mcp"; }`,
     ] });
     await gw.waitFor((s) => s.upstreams.every((u) => u.tools >= 15), 'conditional tools');
   });
-  after(async () => { assert.equal(await gw.stop(), 0); await http.stop(); await sse.stop(); });
+  after(async () => {
+    const code = await gw?.stop();
+    for (const srv of [http, sse, ws]) await srv?.stop();
+    if (gw) assert.equal(code, 0);
+  });
 
-  for (const p of ['h', 's']) {
+  for (const p of ['h', 's', 'w']) {
     test(`${p}: tools, calls, sampling and elicitation`, async () => {
       const { client, seen } = await connect(gw);
       const { tools } = await client.listTools();
@@ -71,17 +81,36 @@ describe('the reference server over Streamable HTTP and legacy SSE', () => {
 });
 
 describe('a WebSocket upstream', () => {
-  let gw, ws, bad;
+  let gw, ws, bad, wrong;
+  const upgraded = new Set();
   before(async () => {
-    ws = await startNodeServer([fixture('ws-upstream.mjs'), bin.demo]);
-    bad = await startNodeServer([fixture('ws-upstream.mjs'), bin.demo, '--no-subprotocol']);
+    ws = await startNodeServer([fixture('ws-upstream.mjs'), '--', bin.demo, '--name', 'ws']);
+    bad = await startNodeServer([fixture('ws-upstream.mjs'), '--no-subprotocol', '--', bin.demo, '--name', 'ws']);
+    // A server that answers the upgrade with the accept value of another
+    // GUID (the mistake the worker and its old fixture once shared).
+    wrong = http.createServer((req, res) => { res.writeHead(426); res.end(); });
+    wrong.on('upgrade', (req, socket) => {
+      upgraded.add(socket);
+      const accept = createHash('sha1').update(`${req.headers['sec-websocket-key']}258EAFA5-E914-47DA-95CA-C5AB0DC11B65`).digest('base64');
+      socket.end('HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n' +
+        `Sec-WebSocket-Accept: ${accept}\r\nSec-WebSocket-Protocol: mcp\r\n\r\n`);
+    });
+    const wrongPort = await new Promise((r) => wrong.listen(0, '127.0.0.1', () => r(wrong.address().port)));
     gw = await startGateway({ servers: [
       `{ name = "w"; transport = "ws"; url = "ws://127.0.0.1:${ws.port}/mcp"; ping_interval = 1; }`,
       `{ name = "nosub"; transport = "ws"; url = "ws://127.0.0.1:${bad.port}/mcp"; max_failures = 1; }`,
+      `{ name = "wrong"; transport = "ws"; url = "ws://127.0.0.1:${wrongPort}/mcp"; max_failures = 1; }`,
     ], wait: false });
     await gw.waitFor((s) => s.upstreams.find((u) => u.name === 'w').state === 'ready', 'ws ready');
   });
-  after(async () => { assert.equal(await gw.stop(), 0); await ws.stop(); await bad.stop(); });
+  after(async () => {
+    const code = await gw?.stop();
+    for (const srv of [ws, bad]) await srv?.stop();
+    // Not waited for: an upgraded socket may never count as closed.
+    for (const s of upgraded) s.destroy();
+    wrong?.close();
+    if (gw) assert.equal(code, 0);
+  });
 
   test('calls, sampling and large messages over ws://', async () => {
     const { client, seen } = await connect(gw);
@@ -97,6 +126,11 @@ describe('a WebSocket upstream', () => {
   test('a server that does not accept the mcp subprotocol is refused', async () => {
     const u = await gw.waitFor((s) => s.upstreams.find((x) => x.name === 'nosub').state === 'failed', 'nosub failed');
     assert.match(u.upstreams.find((x) => x.name === 'nosub').last_error, /did not accept the "mcp" subprotocol/);
+  });
+
+  test('a server whose Sec-WebSocket-Accept is wrong is refused', async () => {
+    const u = await gw.waitFor((s) => s.upstreams.find((x) => x.name === 'wrong').state === 'failed', 'wrong failed');
+    assert.match(u.upstreams.find((x) => x.name === 'wrong').last_error, /bad Sec-WebSocket-Accept/);
   });
 });
 
