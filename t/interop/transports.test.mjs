@@ -1,19 +1,24 @@
 // Every upstream transport, fronted by the gateway: the reference server
 // over Streamable HTTP, over legacy SSE and behind a WebSocket server of the
-// `ws` package, mcp-demo-server behind that WebSocket server, and servers
-// that misbehave on purpose: a WebSocket server with a wrong accept value,
-// a legacy SSE server that names another origin, and a Streamable HTTP
-// server that fails in many ways.
+// `ws` package, mcp-demo-server behind that WebSocket server, the SDK's own
+// Streamable HTTP transport with JSON answers, and servers that misbehave
+// on purpose: a WebSocket server with a wrong accept value, a legacy SSE
+// server that names another origin, and a Streamable HTTP server that fails
+// in many ways.
 import { test, after, before, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import http from 'node:http';
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { writeFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { CreateMessageRequestSchema, ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import {
+  CallToolRequestSchema, CreateMessageRequestSchema, ElicitRequestSchema, ListToolsRequestSchema,
+} from '@modelcontextprotocol/sdk/types.js';
 import { startGateway, startNodeServer, q, nodeModules, srcdir, bin, sleep } from '../lib/gateway.mjs';
 
 const everything = path.join(nodeModules, '@modelcontextprotocol/server-everything/dist/index.js');
@@ -137,6 +142,7 @@ describe('a WebSocket upstream', () => {
 describe('a legacy SSE upstream whose endpoint is on another origin', () => {
   let gw, stream, other, posts = 0;
   const listen = (srv) => new Promise((r) => srv.listen(0, '127.0.0.1', () => r(srv.address().port)));
+  // Written by hand on purpose: no library server names another origin.
   before(async () => {
     other = http.createServer((req, res) => { posts++; res.writeHead(202); res.end(); });
     const otherPort = await listen(other);
@@ -159,6 +165,71 @@ describe('a legacy SSE upstream whose endpoint is on another origin', () => {
     assert.match(s.upstreams.find((u) => u.name === 'x').last_error,
       /^upstream x: endpoint event refused \(not on the upstream's scheme, host and port\): http:\/\/127\.0\.0\.1:\d+\/messages$/);
     assert.equal(posts, 0);
+  });
+});
+
+describe('a Streamable HTTP upstream served by the SDK with JSON answers', () => {
+  // The SDK's own StreamableHTTPServerTransport (enableJsonResponse), one
+  // per session, for what http-faults.mjs does by hand when it behaves:
+  // JSON answers, and 404 for a session the server has ended.  Ended
+  // sessions stay in the map so that the 404 is the SDK's.
+  let gw, srv;
+  const sessions = new Map();
+  const tool = (name) => ({ name, description: name, inputSchema: { type: 'object', properties: { text: { type: 'string' } } } });
+
+  // A new session: a transport and a server with echo and expire.
+  async function session() {
+    const transport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: randomUUID,
+      enableJsonResponse: true,
+      onsessioninitialized: (id) => sessions.set(id, transport),
+    });
+    const server = new Server({ name: 'sdk-json', version: '1' }, { capabilities: { tools: {} } });
+    server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: [tool('echo'), tool('expire')] }));
+    server.setRequestHandler(CallToolRequestSchema, async (r) => {
+      if (r.params.name === 'expire') transport.expire = true;
+      return { content: [{ type: 'text', text: r.params.name === 'expire' ? 'expired' : r.params.arguments.text }] };
+    });
+    await server.connect(transport);
+    return transport;
+  }
+
+  before(async () => {
+    srv = http.createServer(async (req, res) => {
+      const sid = req.headers['mcp-session-id'];
+      const transport = sid === undefined ? await session() : sessions.get(sid);
+      if (transport === undefined) {
+        res.writeHead(404).end();
+        return;
+      }
+      // Once expire's answer is out, the session is over.
+      res.on('finish', () => { if (transport.expire) transport.close(); });
+      await transport.handleRequest(req, res);
+    });
+    const port = await new Promise((r) => srv.listen(0, '127.0.0.1', () => r(srv.address().port)));
+    gw = await startGateway({ servers: [
+      `{ name = "j"; transport = "http"; url = "http://127.0.0.1:${port}/mcp"; restart_delay = 1; }`,
+    ] });
+  });
+  after(async () => {
+    const code = await gw?.stop();
+    srv?.closeAllConnections();
+    if (srv) await new Promise((r) => srv.close(r));
+    if (gw) assert.equal(code, 0);
+  });
+
+  test('lists and calls; a session the server ends is started afresh', async () => {
+    const { client } = await connect(gw);
+    const { tools } = await client.listTools();
+    assert.deepEqual(tools.map((t) => t.name).sort(), ['j__echo', 'j__expire']);
+    assert.equal(text(await client.callTool({ name: 'j__echo', arguments: { text: 'as JSON' } })), 'as JSON');
+    const restarts = gw.upstream('j').restarts;
+    assert.equal(text(await client.callTool({ name: 'j__expire', arguments: {} })), 'expired');
+    await assert.rejects(client.callTool({ name: 'j__echo', arguments: { text: 'x' } }), /ended our session \(HTTP 404\)|restarting/);
+    await gw.waitFor((s) => s.upstreams[0].state === 'ready' && s.upstreams[0].restarts > restarts, 'a new session', 10000);
+    assert.equal(text(await client.callTool({ name: 'j__echo', arguments: { text: 'again' } })), 'again');
+    assert.equal(sessions.size, 2);
+    await client.close();
   });
 });
 
