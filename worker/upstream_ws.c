@@ -24,16 +24,15 @@
 #include <event2/event.h>
 #include <openssl/err.h>
 #include <openssl/evp.h>
-#include <openssl/sha.h>
 #include <openssl/ssl.h>
 #include <wslay/wslay.h>
 
 #include "http_parse.h"
 #include "log.h"
 #include "worker.h"
+#include "ws_accept.h"
 #include "xmalloc.h"
 
-#define WS_GUID		"258EAFA5-E914-47DA-95CA-C5AB0DC11B65"
 #define WS_MAX_HEAD	16384
 #define WS_MAX_QUEUED	(64 * 1024 * 1024)
 
@@ -151,21 +150,6 @@ ws_pump(struct ws_tp *tp)
 		ws_lost(tp, "the WebSocket was closed");
 }
 
-/* Compute the Sec-WebSocket-Accept value for our key. */
-static void
-ws_accept_value(const char *key, char *out, size_t len)
-{
-	unsigned char	digest[SHA_DIGEST_LENGTH];
-	char		buf[128];
-
-	snprintf(buf, sizeof buf, "%s%s", key, WS_GUID);
-	SHA1((const unsigned char *)buf, strlen(buf), digest);
-	if (len > 4 * ((SHA_DIGEST_LENGTH + 2) / 3))
-		EVP_EncodeBlock((unsigned char *)out, digest, SHA_DIGEST_LENGTH);
-	else
-		out[0] = '\0';
-}
-
 /* Check a header value, trimmed, against an expected one. */
 static int
 ws_header_is(const struct http_head *h, const char *name, const char *want,
@@ -181,6 +165,20 @@ ws_header_is(const struct http_head *h, const char *name, const char *want,
 	    strncasecmp(f->value, want, f->valuelen) == 0);
 }
 
+/* Is the server's Sec-WebSocket-Accept the one for our key, exactly? */
+static int
+ws_accept_ok(const struct ws_tp *tp, const struct http_head *h)
+{
+	const struct http_header	*f;
+	char				 want[WS_ACCEPT_LEN + 1];
+
+	if ((f = http_header(h, "Sec-WebSocket-Accept")) == NULL ||
+	    ws_accept(tp->key, strlen(tp->key), want) != 0)
+		return (0);
+	return (f->valuelen == WS_ACCEPT_LEN &&
+	    memcmp(f->value, want, WS_ACCEPT_LEN) == 0);
+}
+
 /* Read the upgrade response; then hand the connection to wslay. */
 static void
 ws_read_upgrade(struct ws_tp *tp)
@@ -189,7 +187,7 @@ ws_read_upgrade(struct ws_tp *tp)
 	struct evbuffer_ptr		 end;
 	struct http_head		 h;
 	const struct http_header	*f;
-	char				*head, accept[64], why[256];
+	char				*head, why[256];
 	size_t				 len;
 	ssize_t				 r;
 
@@ -204,7 +202,6 @@ ws_read_upgrade(struct ws_tp *tp)
 	head = xmalloc(len);
 	evbuffer_remove(in, head, len);
 	r = http_parse_response(head, len, WS_MAX_HEAD, &h);
-	ws_accept_value(tp->key, accept, sizeof accept);
 	if (r <= 0)
 		snprintf(why, sizeof why, "malformed WebSocket upgrade "
 		    "response");
@@ -214,7 +211,7 @@ ws_read_upgrade(struct ws_tp *tp)
 	else if (!ws_header_is(&h, "Upgrade", "websocket", 1) ||
 	    !ws_header_is(&h, "Connection", "upgrade", 1))
 		snprintf(why, sizeof why, "not a WebSocket upgrade");
-	else if (!ws_header_is(&h, "Sec-WebSocket-Accept", accept, 0))
+	else if (!ws_accept_ok(tp, &h))
 		snprintf(why, sizeof why, "bad Sec-WebSocket-Accept");
 	else if (!ws_header_is(&h, "Sec-WebSocket-Protocol", "mcp", 0)) {
 		f = http_header(&h, "Sec-WebSocket-Protocol");

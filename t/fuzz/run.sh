@@ -70,7 +70,8 @@ else
 	echo "keeping $tmp"
 fi
 
-libs="-levent -ljansson -lconfig"
+# libcrypto for common/ws_accept.c, compiled with the rest.
+libs="-levent -ljansson -lconfig -lcrypto"
 LSAN_OPTIONS="suppressions=$here/lsan.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
 export LSAN_OPTIONS
 if [ "$standalone" = 1 ]; then

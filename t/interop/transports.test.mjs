@@ -1,15 +1,24 @@
 // Every upstream transport, fronted by the gateway: the reference server
-// over Streamable HTTP and over legacy SSE, the project's WebSocket
-// fixture, and a Streamable HTTP server that misbehaves on purpose.
+// over Streamable HTTP, over legacy SSE and behind a WebSocket server of the
+// `ws` package, mcp-demo-server behind that WebSocket server, the SDK's own
+// Streamable HTTP transport with JSON answers, and servers that misbehave
+// on purpose: a WebSocket server with a wrong accept value, a legacy SSE
+// server that names another origin, and a Streamable HTTP server that fails
+// in many ways.
 import { test, after, before, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import http from 'node:http';
+import { createHash, randomUUID } from 'node:crypto';
 import { writeFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { CreateMessageRequestSchema, ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import {
+  CallToolRequestSchema, CreateMessageRequestSchema, ElicitRequestSchema, ListToolsRequestSchema,
+} from '@modelcontextprotocol/sdk/types.js';
 import { startGateway, startNodeServer, q, nodeModules, srcdir, bin, sleep, ALWAYS } from '../lib/gateway.mjs';
 
 const everything = path.join(nodeModules, '@modelcontextprotocol/server-everything/dist/index.js');
@@ -38,20 +47,26 @@ async function connect(gw) {
   return { client, seen };
 }
 
-describe('the reference server over Streamable HTTP and legacy SSE', () => {
-  let gw, http, sse;
+describe('the reference server over Streamable HTTP, legacy SSE and WebSocket', () => {
+  let gw, http, sse, ws;
   before(async () => {
     http = await startNodeServer([everything, 'streamableHttp']);
     sse = await startNodeServer([everything, 'sse']);
+    ws = await startNodeServer([fixture('ws-upstream.mjs'), '--', process.execPath, everything, 'stdio']);
     gw = await startGateway({ globals: ALWAYS, servers: [
       `{ name = "h"; transport = "http"; url = "http://127.0.0.1:${http.port}/mcp"; }`,
       `{ name = "s"; transport = "sse"; url = "http://127.0.0.1:${sse.port}/sse"; }`,
+      `{ name = "w"; transport = "ws"; url = "ws://127.0.0.1:${ws.port}/mcp"; }`,
     ] });
     await gw.waitFor((s) => s.upstreams.every((u) => u.tools >= 15), 'conditional tools');
   });
-  after(async () => { assert.equal(await gw.stop(), 0); await http.stop(); await sse.stop(); });
+  after(async () => {
+    const code = await gw?.stop();
+    for (const srv of [http, sse, ws]) await srv?.stop();
+    if (gw) assert.equal(code, 0);
+  });
 
-  for (const p of ['h', 's']) {
+  for (const p of ['h', 's', 'w']) {
     test(`${p}: tools, calls, sampling and elicitation`, async () => {
       const { client, seen } = await connect(gw);
       const { tools } = await client.listTools();
@@ -71,17 +86,36 @@ describe('the reference server over Streamable HTTP and legacy SSE', () => {
 });
 
 describe('a WebSocket upstream', () => {
-  let gw, ws, bad;
+  let gw, ws, bad, wrong;
+  const upgraded = new Set();
   before(async () => {
-    ws = await startNodeServer([fixture('ws-upstream.mjs'), bin.demo]);
-    bad = await startNodeServer([fixture('ws-upstream.mjs'), bin.demo, '--no-subprotocol']);
-    gw = await startGateway({ servers: [
+    ws = await startNodeServer([fixture('ws-upstream.mjs'), '--', bin.demo, '--name', 'ws']);
+    bad = await startNodeServer([fixture('ws-upstream.mjs'), '--no-subprotocol', '--', bin.demo, '--name', 'ws']);
+    // A server that answers the upgrade with the accept value of another
+    // GUID (the mistake the worker and its old fixture once shared).
+    wrong = http.createServer((req, res) => { res.writeHead(426); res.end(); });
+    wrong.on('upgrade', (req, socket) => {
+      upgraded.add(socket);
+      const accept = createHash('sha1').update(`${req.headers['sec-websocket-key']}258EAFA5-E914-47DA-95CA-C5AB0DC11B65`).digest('base64');
+      socket.end('HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n' +
+        `Sec-WebSocket-Accept: ${accept}\r\nSec-WebSocket-Protocol: mcp\r\n\r\n`);
+    });
+    const wrongPort = await new Promise((r) => wrong.listen(0, '127.0.0.1', () => r(wrong.address().port)));
+    gw = await startGateway({ globals: ALWAYS, servers: [
       `{ name = "w"; transport = "ws"; url = "ws://127.0.0.1:${ws.port}/mcp"; ping_interval = 1; }`,
       `{ name = "nosub"; transport = "ws"; url = "ws://127.0.0.1:${bad.port}/mcp"; max_failures = 1; }`,
+      `{ name = "wrong"; transport = "ws"; url = "ws://127.0.0.1:${wrongPort}/mcp"; max_failures = 1; }`,
     ], wait: false });
     await gw.waitFor((s) => s.upstreams.find((u) => u.name === 'w').state === 'ready', 'ws ready');
   });
-  after(async () => { assert.equal(await gw.stop(), 0); await ws.stop(); await bad.stop(); });
+  after(async () => {
+    const code = await gw?.stop();
+    for (const srv of [ws, bad]) await srv?.stop();
+    // Not waited for: an upgraded socket may never count as closed.
+    for (const s of upgraded) s.destroy();
+    wrong?.close();
+    if (gw) assert.equal(code, 0);
+  });
 
   test('calls, sampling and large messages over ws://', async () => {
     const { client, seen } = await connect(gw);
@@ -98,11 +132,17 @@ describe('a WebSocket upstream', () => {
     const u = await gw.waitFor((s) => s.upstreams.find((x) => x.name === 'nosub').state === 'failed', 'nosub failed');
     assert.match(u.upstreams.find((x) => x.name === 'nosub').last_error, /did not accept the "mcp" subprotocol/);
   });
+
+  test('a server whose Sec-WebSocket-Accept is wrong is refused', async () => {
+    const u = await gw.waitFor((s) => s.upstreams.find((x) => x.name === 'wrong').state === 'failed', 'wrong failed');
+    assert.match(u.upstreams.find((x) => x.name === 'wrong').last_error, /bad Sec-WebSocket-Accept/);
+  });
 });
 
 describe('a legacy SSE upstream whose endpoint is on another origin', () => {
   let gw, stream, other, posts = 0;
   const listen = (srv) => new Promise((r) => srv.listen(0, '127.0.0.1', () => r(srv.address().port)));
+  // Written by hand on purpose: no library server names another origin.
   before(async () => {
     other = http.createServer((req, res) => { posts++; res.writeHead(202); res.end(); });
     const otherPort = await listen(other);
@@ -125,6 +165,71 @@ describe('a legacy SSE upstream whose endpoint is on another origin', () => {
     assert.match(s.upstreams.find((u) => u.name === 'x').last_error,
       /^upstream x: endpoint event refused \(not on the upstream's scheme, host and port\): http:\/\/127\.0\.0\.1:\d+\/messages$/);
     assert.equal(posts, 0);
+  });
+});
+
+describe('a Streamable HTTP upstream served by the SDK with JSON answers', () => {
+  // The SDK's own StreamableHTTPServerTransport (enableJsonResponse), one
+  // per session, for what http-faults.mjs does by hand when it behaves:
+  // JSON answers, and 404 for a session the server has ended.  Ended
+  // sessions stay in the map so that the 404 is the SDK's.
+  let gw, srv;
+  const sessions = new Map();
+  const tool = (name) => ({ name, description: name, inputSchema: { type: 'object', properties: { text: { type: 'string' } } } });
+
+  // A new session: a transport and a server with echo and expire.
+  async function session() {
+    const transport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: randomUUID,
+      enableJsonResponse: true,
+      onsessioninitialized: (id) => sessions.set(id, transport),
+    });
+    const server = new Server({ name: 'sdk-json', version: '1' }, { capabilities: { tools: {} } });
+    server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: [tool('echo'), tool('expire')] }));
+    server.setRequestHandler(CallToolRequestSchema, async (r) => {
+      if (r.params.name === 'expire') transport.expire = true;
+      return { content: [{ type: 'text', text: r.params.name === 'expire' ? 'expired' : r.params.arguments.text }] };
+    });
+    await server.connect(transport);
+    return transport;
+  }
+
+  before(async () => {
+    srv = http.createServer(async (req, res) => {
+      const sid = req.headers['mcp-session-id'];
+      const transport = sid === undefined ? await session() : sessions.get(sid);
+      if (transport === undefined) {
+        res.writeHead(404).end();
+        return;
+      }
+      // Once expire's answer is out, the session is over.
+      res.on('finish', () => { if (transport.expire) transport.close(); });
+      await transport.handleRequest(req, res);
+    });
+    const port = await new Promise((r) => srv.listen(0, '127.0.0.1', () => r(srv.address().port)));
+    gw = await startGateway({ servers: [
+      `{ name = "j"; transport = "http"; url = "http://127.0.0.1:${port}/mcp"; restart_delay = 1; }`,
+    ] });
+  });
+  after(async () => {
+    const code = await gw?.stop();
+    srv?.closeAllConnections();
+    if (srv) await new Promise((r) => srv.close(r));
+    if (gw) assert.equal(code, 0);
+  });
+
+  test('lists and calls; a session the server ends is started afresh', async () => {
+    const { client } = await connect(gw);
+    const { tools } = await client.listTools();
+    assert.deepEqual(tools.map((t) => t.name).sort(), ['j__echo', 'j__expire']);
+    assert.equal(text(await client.callTool({ name: 'j__echo', arguments: { text: 'as JSON' } })), 'as JSON');
+    const restarts = gw.upstream('j').restarts;
+    assert.equal(text(await client.callTool({ name: 'j__expire', arguments: {} })), 'expired');
+    await assert.rejects(client.callTool({ name: 'j__echo', arguments: { text: 'x' } }), /ended our session \(HTTP 404\)|restarting/);
+    await gw.waitFor((s) => s.upstreams[0].state === 'ready' && s.upstreams[0].restarts > restarts, 'a new session', 10000);
+    assert.equal(text(await client.callTool({ name: 'j__echo', arguments: { text: 'again' } })), 'again');
+    assert.equal(sessions.size, 2);
+    await client.close();
   });
 });
 

@@ -150,10 +150,17 @@ export async function startGateway({ servers, globals = '', wait = true, verbose
   const gw = new Gateway(dir, child);
   live.add(gw);
   child.once('exit', (code) => { gw.exited = true; gw.exitCode = code; });
-  const status = await gw.waitFor(() => true, 'control socket');
-  gw.url = `http://${status.listen}/mcp`;
-  gw.base = `http://${status.listen}`;
-  if (wait) await gw.ready();
+  // A gateway that does not start is stopped here: the caller gets no
+  // handle on it, and its running child would keep the test process alive.
+  try {
+    const status = await gw.waitFor(() => true, 'control socket');
+    gw.url = `http://${status.listen}/mcp`;
+    gw.base = `http://${status.listen}`;
+    if (wait) await gw.ready();
+  } catch (e) {
+    await gw.stop().catch(() => {});
+    throw e;
+  }
   return gw;
 }
 
@@ -236,7 +243,13 @@ export async function startNodeServer(args, { env = {}, ms = 20000 } = {}) {
     if (port) break;
     await sleep(50);
   }
-  if (!port) throw new Error(`${args.join(' ')} did not start:\n${readFileSync(logFile, 'utf8')}`);
+  if (!port) {
+    const why = `${args.join(' ')} did not start:\n${readFileSync(logFile, 'utf8')}`;
+    try { process.kill(-child.pid, 'SIGKILL'); } catch { /* gone */ }
+    live.delete(entry);
+    rmSync(dir, { recursive: true, force: true });
+    throw new Error(why);
+  }
   return {
     port,
     child,
