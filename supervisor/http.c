@@ -144,12 +144,9 @@ http_reset(struct http_conn *c)
 	c->stream = NULL;
 }
 
-/* Accept a connection. */
-static void
-http_accept_cb(struct evconnlistener *lev, evutil_socket_t fd,
-    struct sockaddr *sa, int salen, void *arg)
+void
+http_adopt(int fd, const struct sockaddr *sa, http_handler handler)
 {
-	struct http_listener	*l = arg;
 	struct http_conn	*c;
 	static const char	 busy[] = "HTTP/1.1 503 Service Unavailable\r\n"
 	    "Content-Length: 0\r\nConnection: close\r\nRetry-After: 1\r\n\r\n";
@@ -165,20 +162,21 @@ http_accept_cb(struct evconnlistener *lev, evutil_socket_t fd,
 	}
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 	c = xcalloc(1, sizeof *c);
-	c->handler = l->handler;
+	c->handler = handler;
 	c->deadline = evtimer_new(base, http_deadline_cb, c);
 	if (c->deadline == NULL)
 		fatalx("evtimer_new");
 	if (sa->sa_family == AF_INET) {
-		struct sockaddr_in *sin = (struct sockaddr_in *)sa;
+		const struct sockaddr_in *sin = (const void *)sa;
 
 		inet_ntop(AF_INET, &sin->sin_addr, c->peer, sizeof c->peer);
 	} else if (sa->sa_family == AF_INET6) {
-		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)sa;
+		const struct sockaddr_in6 *sin6 = (const void *)sa;
 
 		inet_ntop(AF_INET6, &sin6->sin6_addr, c->peer,
 		    sizeof c->peer);
-	}
+	} else
+		snprintf(c->peer, sizeof c->peer, "local");
 	evutil_make_socket_nonblocking(fd);
 	c->ch = iochan_new(base, fd, http_read_cb, http_drain_cb,
 	    http_event_cb, c);
@@ -187,6 +185,16 @@ http_accept_cb(struct evconnlistener *lev, evutil_socket_t fd,
 	http_deadline(c, HTTP_HEAD_TIMEOUT * 1000);
 	TAILQ_INSERT_TAIL(&conns, c, entry);
 	nconns++;
+}
+
+/* Accept a connection. */
+static void
+http_accept_cb(struct evconnlistener *lev, evutil_socket_t fd,
+    struct sockaddr *sa, int salen, void *arg)
+{
+	struct http_listener	*l = arg;
+
+	http_adopt(fd, sa, l->handler);
 }
 
 /* Stop or resume accepting on every listener. */

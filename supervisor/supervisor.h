@@ -8,6 +8,7 @@
 #define MCPS_SUPERVISOR_H
 
 #include <sys/queue.h>
+#include <sys/socket.h>
 #include <sys/types.h>
 #include <stdint.h>
 #include <time.h>
@@ -454,6 +455,8 @@ typedef void (*http_handler)(struct http_conn *, struct http_request *);
 
 int		 http_listen(const char *addr, http_handler, char *bound,
 		    size_t boundlen);
+/* Serve a connected socket (taken), as if accepted from sa. */
+void		 http_adopt(int fd, const struct sockaddr *sa, http_handler);
 void		 http_close_listeners(void);
 /* Apply the configuration: connection limit, heartbeat (start, reload). */
 void		 http_configure(void);
