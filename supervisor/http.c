@@ -610,6 +610,12 @@ http_conn_queued(struct http_conn *c)
 	return (iochan_queued(c->ch));
 }
 
+const char *
+http_conn_peer(struct http_conn *c)
+{
+	return (c->peer);
+}
+
 /* Drop a connection at once. */
 void
 http_conn_close(struct http_conn *c)
@@ -707,8 +713,11 @@ http_read_head(struct http_conn *c)
 		http_fail(c, 431, "request head too large");
 		return (-1);
 	}
-	c->headbuf = xmalloc(headlen);
+	/* One byte more, a NUL: no header value is a C string, but a slip
+	 * then stops at the end of the head rather than beyond. */
+	c->headbuf = xmalloc(headlen + 1);
 	evbuffer_remove(in, c->headbuf, headlen);
+	c->headbuf[headlen] = '\0';
 	r = http_parse_request(c->headbuf, headlen, HTTP_MAX_HEAD,
 	    &c->req.head);
 	if (r <= 0) {
@@ -745,8 +754,7 @@ http_read_head(struct http_conn *c)
 		c->framing = HTTP_BODY_NONE;
 	} else if (c->framing != HTTP_BODY_NONE) {
 		h = http_header(&c->req.head, "Expect");
-		if (h != NULL && h->valuelen == 12 &&
-		    strncasecmp(h->value, "100-continue", 12) == 0)
+		if (h != NULL && http_value_is(h, "100-continue"))
 			evbuffer_add(iochan_output(c->ch),
 			    "HTTP/1.1 100 Continue\r\n\r\n", 25);
 	}

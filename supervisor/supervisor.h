@@ -217,6 +217,7 @@ struct session {
 	json_t			*client_info;
 	int			 initialized;
 	int			 legacy;	/* HTTP+SSE (2024-11-05) */
+	uint64_t		 credential;	/* of the request that made it */
 	int			 loglevel;	/* -1: not set */
 	int64_t			 last_active;
 	struct pending_list	 pending;
@@ -449,6 +450,8 @@ struct http_request {
 	const char	*query;		/* after '?', or "" */
 	struct http_head head;
 	struct evbuffer	*body;
+	uint64_t	 credential;	/* the bearer token that authorised
+					   it (a hash), 0 without auth */
 };
 
 typedef void (*http_handler)(struct http_conn *, struct http_request *);
@@ -475,6 +478,8 @@ void		 http_set_stream(struct http_conn *, struct stream *);
 unsigned int	 http_conn_count(void);
 extern int	 listen_loopback;	/* every listener is on loopback */
 size_t		 http_conn_queued(struct http_conn *);
+/* The peer's address, for logs. */
+const char	*http_conn_peer(struct http_conn *);
 /* Drop a connection at once (its stream is detached). */
 void		 http_conn_close(struct http_conn *);
 
