@@ -816,6 +816,10 @@ parse_root(struct conf_ctx *ctx, config_t *cf, struct conf *conf)
 			if (get_strategies(ctx, s, conf->sampling,
 			    &conf->nsampling) != 0)
 				return (-1);
+		} else if (strcmp(key, "max_buffered") == 0) {
+			if (get_size(ctx, s, 1024 * 1024, (size_t)1 << 40,
+			    &conf->max_buffered) != 0)
+				return (-1);
 		} else if (strcmp(key, "page_size") == 0) {
 			if (get_int(ctx, s, 1, 100000, &ll) != 0)
 				return (-1);
@@ -872,6 +876,7 @@ conf_new(const char *file)
 	conf->server_request_timeout = 300;
 	conf->sse_heartbeat = 15;
 	conf->page_size = 500;
+	conf->max_buffered = 64 * 1024 * 1024;
 	conf->elicitation[0] = STRATEGY_CLIENT;
 	conf->nelicitation = 1;
 	conf->sampling[0] = STRATEGY_CLIENT;

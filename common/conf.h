@@ -94,6 +94,7 @@ struct conf {
 	unsigned int		  server_request_timeout; /* default */
 	unsigned int		  sse_heartbeat;	/* seconds, 0: none */
 	unsigned int		  page_size;		/* list items per page */
+	size_t			  max_buffered;	/* held for all streams */
 	/* The servers' default strategies. */
 	enum strategy		  elicitation[CONF_MAX_STRATEGIES];
 	size_t			  nelicitation;

@@ -103,6 +103,7 @@ conf_print(const struct conf *conf, FILE *f)
 	    conf->server_request_timeout);
 	fprintf(f, "sse_heartbeat = %u;\npage_size = %u;\n",
 	    conf->sse_heartbeat, conf->page_size);
+	fprintf(f, "max_buffered = %zu;\n", conf->max_buffered);
 	print_strategies(f, "elicitation", conf->elicitation,
 	    conf->nelicitation);
 	print_strategies(f, "sampling", conf->sampling, conf->nsampling);

@@ -36,6 +36,8 @@
 #define HTTP_MAX_CONNS		1000000	/* even with no descriptor limit */
 #define HTTP_PAUSE_MS		1000	/* accepting paused when out of fds */
 #define HTTP_HEARTBEAT_TICKS	3	/* heartbeat timer ticks per interval */
+#define HTTP_COPY_MAX		16384	/* smaller chunks are copied into the
+					   output, larger ones moved */
 
 enum http_state {
 	HC_HEAD = 0,		/* reading a request head */
@@ -74,6 +76,7 @@ struct http_conn {
 	uint64_t		 body_bytes;	/* received so far */
 	unsigned int		 wrote_tick;	/* heartbeat tick of the last
 						   event-stream write */
+	int			 doomed;	/* to close from the loop */
 	char			 peer[64];
 	TAILQ_ENTRY(http_conn)	 entry;
 };
@@ -94,6 +97,8 @@ static int			reserve_fd = -1;	/* for refusing */
 static struct event		*pause_ev;	/* resumes accepting */
 static struct event		*heartbeat_ev;
 static unsigned int		heartbeat_tick;
+static size_t			queued_total;	/* in every output */
+static struct event		*reap_ev;	/* closes doomed ones */
 int				listen_loopback = 1;
 
 static void	http_read_cb(struct iochan *, void *);
@@ -104,6 +109,8 @@ static void	http_next(struct http_conn *);
 static void	http_deadline_cb(evutil_socket_t, short, void *);
 static void	http_heartbeat_configure(void);
 static void	http_fail(struct http_conn *, int, const char *);
+static void	http_count_cb(struct evbuffer *,
+		    const struct evbuffer_cb_info *, void *);
 
 unsigned int
 http_conn_count(void)
@@ -180,6 +187,7 @@ http_adopt(int fd, const struct sockaddr *sa, http_handler handler)
 	evutil_make_socket_nonblocking(fd);
 	c->ch = iochan_new(base, fd, http_read_cb, http_drain_cb,
 	    http_event_cb, c);
+	evbuffer_add_cb(iochan_output(c->ch), http_count_cb, NULL);
 	iochan_timeouts(c->ch, 0, HTTP_WRITE_TIMEOUT);
 	c->head_started = 1;	/* the first head is due from the accept */
 	http_deadline(c, HTTP_HEAD_TIMEOUT * 1000);
@@ -195,6 +203,37 @@ http_accept_cb(struct evconnlistener *lev, evutil_socket_t fd,
 	struct http_listener	*l = arg;
 
 	http_adopt(fd, sa, l->handler);
+}
+
+/* Count what every connection's output holds (for max_buffered). */
+static void
+http_count_cb(struct evbuffer *buf, const struct evbuffer_cb_info *info,
+    void *arg)
+{
+	queued_total += info->n_added;
+	queued_total -= info->n_deleted;
+}
+
+size_t
+http_stream_queued(void)
+{
+	return (queued_total);
+}
+
+struct http_conn *
+http_slowest(size_t *queued)
+{
+	struct http_conn	*c, *best = NULL;
+	size_t			 n;
+
+	*queued = 0;
+	TAILQ_FOREACH(c, &conns, entry) {
+		if ((n = iochan_queued(c->ch)) > *queued) {
+			*queued = n;
+			best = c;
+		}
+	}
+	return (best);
 }
 
 /* Stop or resume accepting on every listener. */
@@ -579,11 +618,20 @@ http_stream_write(struct http_conn *c, struct evbuffer *data)
 
 	if (c->state != HC_STREAMING)
 		fatalx("%s: not streaming", __func__);
-	if (len == 0)
+	if (len == 0 || c->doomed) {
+		/* A connection about to close takes no more. */
+		evbuffer_drain(data, len);
 		return;
+	}
 	c->wrote_tick = heartbeat_tick;
 	evbuffer_add_printf(out, "%zx\r\n", len);
-	evbuffer_add_buffer(out, data);
+	/* A small chunk is copied, so many of them share the output's
+	 * chains; a large one is moved (or referenced), never copied. */
+	if (len < HTTP_COPY_MAX) {
+		evbuffer_add(out, evbuffer_pullup(data, -1), len);
+		evbuffer_drain(data, len);
+	} else
+		evbuffer_add_buffer(out, data);
 	evbuffer_add(out, "\r\n", 2);
 }
 
@@ -623,6 +671,36 @@ http_conn_close(struct http_conn *c)
 	http_conn_free(c);
 }
 
+/* Close the connections marked doomed. */
+static void
+http_reap_cb(evutil_socket_t fd, short events, void *arg)
+{
+	struct http_conn	*c, *next;
+
+	for (c = TAILQ_FIRST(&conns); c != NULL; c = next) {
+		next = TAILQ_NEXT(c, entry);
+		if (c->doomed)
+			http_conn_free(c);
+	}
+}
+
+int
+http_conn_doomed(struct http_conn *c)
+{
+	return (c->doomed);
+}
+
+void
+http_conn_close_later(struct http_conn *c)
+{
+	if (reap_ev == NULL && (reap_ev = event_new(base, -1, 0,
+	    http_reap_cb, NULL)) == NULL)
+		fatalx("event_new");
+	c->doomed = 1;
+	iochan_read(c->ch, 0);
+	event_active(reap_ev, EV_TIMEOUT, 0);
+}
+
 static void
 http_conn_free(struct http_conn *c)
 {
@@ -631,6 +709,7 @@ http_conn_free(struct http_conn *c)
 		c->stream = NULL;
 	}
 	http_reset(c);
+	queued_total -= iochan_queued(c->ch);
 	iochan_free(c->ch);
 	event_free(c->deadline);
 	TAILQ_REMOVE(&conns, c, entry);

@@ -309,6 +309,8 @@ void		 stream_resume(struct stream *, struct http_conn *,
 		    uint32_t after, int have_last);
 /* Free streams that are complete and past their replay time. */
 void		 stream_expire(struct session *, int64_t now);
+/* Keep what streams hold within max_buffered (cut the slowest reader). */
+void		 stream_budget(void);
 
 /* route.c: client messages to upstreams and back. */
 enum pending_hook {
@@ -478,10 +480,17 @@ void		 http_set_stream(struct http_conn *, struct stream *);
 unsigned int	 http_conn_count(void);
 extern int	 listen_loopback;	/* every listener is on loopback */
 size_t		 http_conn_queued(struct http_conn *);
+/* Bytes in every connection's output, and the one with the most. */
+size_t		 http_stream_queued(void);
+struct http_conn *http_slowest(size_t *queued);
 /* The peer's address, for logs. */
 const char	*http_conn_peer(struct http_conn *);
 /* Drop a connection at once (its stream is detached). */
 void		 http_conn_close(struct http_conn *);
+/* The same from the event loop, when the caller is not done with its
+ * session (closing a legacy stream ends the session). */
+void		 http_conn_close_later(struct http_conn *);
+int		 http_conn_doomed(struct http_conn *);
 
 /* mcp_http.c: the Streamable HTTP endpoint. */
 /* Use a configuration's auth tokens; -1 with err set if they are bad. */
