@@ -590,3 +590,32 @@ http_parse_origin(const char *p, size_t len, char *scheme,
 	 * alone, parsed strictly, fills the rest. */
 	return (parse_authority(p + i + 3, len - i - 3, a));
 }
+
+int
+http_header_line(const char *p, size_t len, struct http_header *h)
+{
+	size_t	i, s, e;
+
+	for (i = 0; i < len && p[i] != ':'; i++)
+		;
+	if (i == 0 || i == len)
+		return (-1);
+	h->name = p;
+	h->namelen = i;
+	for (s = i + 1; s < len && (p[s] == ' ' || p[s] == '\t'); s++)
+		;
+	for (e = len; e > s && (p[e - 1] == ' ' || p[e - 1] == '\t' ||
+	    p[e - 1] == '\r' || p[e - 1] == '\n'); e--)
+		;
+	h->value = p + s;
+	h->valuelen = e - s;
+	return (0);
+}
+
+int
+http_name_is(const struct http_header *h, const char *name)
+{
+	size_t	len = strlen(name);
+
+	return (h->namelen == len && strncasecmp(h->name, name, len) == 0);
+}

@@ -71,6 +71,13 @@ int	http_accepts(const char *value, size_t len, const char *type);
  * strings: never give one to a function that reads to a NUL (strstr,
  * strchr, strlen, strcmp, atoi...).  These compare them within bounds.
  */
+/*
+ * Split one header line as a callback gets it ("Name: value\r\n", not a C
+ * string) into name and trimmed value; -1 if it has no colon.
+ */
+int	http_header_line(const char *p, size_t len, struct http_header *);
+/* Is the header's name this one, ignoring case? */
+int	http_name_is(const struct http_header *, const char *name);
 /* Is the value exactly s, ignoring case? */
 int	http_value_is(const struct http_header *, const char *s);
 /* Does the value begin with prefix, ignoring case? */
