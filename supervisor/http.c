@@ -51,7 +51,7 @@ enum http_state {
 struct http_conn {
 	struct iochan		*ch;
 	enum http_state		 state;
-	http_handler		 handler;
+	const struct http_service *svc;
 	char			*headbuf;	/* the head's bytes */
 	char			*method;
 	char			*path;
@@ -83,7 +83,7 @@ struct http_conn {
 
 struct http_listener {
 	struct evconnlistener		*lev;
-	http_handler			 handler;
+	const struct http_service	*svc;
 	TAILQ_ENTRY(http_listener)	 entry;
 };
 
@@ -152,7 +152,7 @@ http_reset(struct http_conn *c)
 }
 
 void
-http_adopt(int fd, const struct sockaddr *sa, http_handler handler)
+http_adopt(int fd, const struct sockaddr *sa, const struct http_service *svc)
 {
 	struct http_conn	*c;
 	static const char	 busy[] = "HTTP/1.1 503 Service Unavailable\r\n"
@@ -169,7 +169,7 @@ http_adopt(int fd, const struct sockaddr *sa, http_handler handler)
 	}
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 	c = xcalloc(1, sizeof *c);
-	c->handler = handler;
+	c->svc = svc;
 	c->deadline = evtimer_new(base, http_deadline_cb, c);
 	if (c->deadline == NULL)
 		fatalx("evtimer_new");
@@ -202,7 +202,7 @@ http_accept_cb(struct evconnlistener *lev, evutil_socket_t fd,
 {
 	struct http_listener	*l = arg;
 
-	http_adopt(fd, sa, l->handler);
+	http_adopt(fd, sa, l->svc);
 }
 
 /* Count what every connection's output holds (for max_buffered). */
@@ -385,7 +385,7 @@ http_is_loopback(const struct sockaddr *sa)
 
 /* Listen on "host:port"; writes the bound address (for port 0). */
 int
-http_listen(const char *addr, http_handler handler, char *bound,
+http_listen(const char *addr, const struct http_service *svc, char *bound,
     size_t boundlen)
 {
 	struct addrinfo		 hints, *res, *ai;
@@ -409,7 +409,7 @@ http_listen(const char *addr, http_handler handler, char *bound,
 	}
 	for (ai = res; ai != NULL; ai = ai->ai_next) {
 		l = xcalloc(1, sizeof *l);
-		l->handler = handler;
+		l->svc = svc;
 		l->lev = evconnlistener_new_bind(base, http_accept_cb, l,
 		    LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE |
 		    LEV_OPT_CLOSE_ON_EXEC, 1024, ai->ai_addr,
@@ -738,10 +738,7 @@ http_dispatch(struct http_conn *c)
 {
 	c->state = HC_HANDLING;
 	http_deadline(c, 0);
-	c->req.method = c->method;
-	c->req.path = c->path;
-	c->req.query = c->query;
-	c->handler(c, &c->req);
+	c->svc->handle(c, &c->req);
 }
 
 /* Return the name of a header that must appear once but is repeated. */
@@ -778,6 +775,7 @@ http_read_head(struct http_conn *c)
 	ssize_t			 r;
 	char			*q, why[64];
 	const char		*dup;
+	int			 keep;
 
 	end = evbuffer_search(in, "\r\n\r\n", 4, NULL);
 	if (end.pos < 0) {
@@ -831,14 +829,32 @@ http_read_head(struct http_conn *c)
 	if (c->framing == HTTP_BODY_LENGTH && c->remaining > conf->max_body) {
 		c->too_big = 1;
 		c->framing = HTTP_BODY_NONE;
-	} else if (c->framing != HTTP_BODY_NONE) {
+	}
+	c->req.method = c->method;
+	c->req.path = c->path;
+	c->req.query = c->query;
+	c->req.body = evbuffer_new();
+	http_chunked_init(&c->chunked);
+
+	/*
+	 * The head is checked (Host, Origin, credentials) before any of the
+	 * body is read: a refused peer cannot make the gateway hold a body.
+	 * A refusal closes the connection when a body would follow.
+	 */
+	keep = c->keepalive;
+	if (c->framing != HTTP_BODY_NONE || c->too_big)
+		c->keepalive = 0;
+	c->state = HC_HANDLING;
+	if (c->svc->check != NULL && c->svc->check(c, &c->req) != 0)
+		return (-1);
+	c->state = HC_HEAD;
+	c->keepalive = keep;
+	if (c->framing != HTTP_BODY_NONE) {
 		h = http_header(&c->req.head, "Expect");
 		if (h != NULL && http_value_is(h, "100-continue"))
 			evbuffer_add(iochan_output(c->ch),
 			    "HTTP/1.1 100 Continue\r\n\r\n", 25);
 	}
-	c->req.body = evbuffer_new();
-	http_chunked_init(&c->chunked);
 	return (1);
 }
 

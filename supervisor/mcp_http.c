@@ -639,27 +639,30 @@ mcp_http_log_refusal(struct http_conn *c, struct http_request *req,
 	    http_conn_peer(c), req->method, req->path, why, host, origin);
 }
 
-void
-mcp_http_handle(struct http_conn *c, struct http_request *req)
+/*
+ * Check a request's head before its body is read: the path, Host and
+ * Origin, and the bearer token (recorded in req->credential).  -1 when
+ * refused (answered).
+ */
+static int
+mcp_http_check(struct http_conn *c, struct http_request *req)
 {
-	const char	*why;
-	int		 status;
-
 	static const char	 not_found[] = "not found: the MCP endpoint is "
 	    "/mcp\n";
-	int			 legacy_get, legacy_post;
+	const char		*why;
+	int			 status;
 
-	legacy_get = strcmp(req->path, LEGACY_SSE_PATH) == 0;
-	legacy_post = strcmp(req->path, LEGACY_POST_PATH) == 0;
-	if (strcmp(req->path, MCP_PATH) != 0 && !legacy_get && !legacy_post) {
+	if (strcmp(req->path, MCP_PATH) != 0 &&
+	    strcmp(req->path, LEGACY_SSE_PATH) != 0 &&
+	    strcmp(req->path, LEGACY_POST_PATH) != 0) {
 		http_reply(c, 404, "text/plain; charset=utf-8", NULL,
 		    not_found, strlen(not_found));
-		return;
+		return (-1);
 	}
 	if ((status = mcp_http_check_origin(req, &why)) != 0) {
 		mcp_http_log_refusal(c, req, why);
 		mcp_http_error(c, status, JRPC_INVALID_REQUEST, why, NULL);
-		return;
+		return (-1);
 	}
 	if (mcp_http_check_auth(req) != 0) {
 		log_warnx("http %s: %s %s refused: no valid bearer token",
@@ -667,8 +670,19 @@ mcp_http_handle(struct http_conn *c, struct http_request *req)
 		mcp_http_error(c, 401, JRPC_INVALID_REQUEST,
 		    "Unauthorized: a valid bearer token is required",
 		    "WWW-Authenticate: Bearer realm=\"mcp-supervisor\"\r\n");
-		return;
+		return (-1);
 	}
+	return (0);
+}
+
+/* A whole request that passed mcp_http_check. */
+static void
+mcp_http_handle(struct http_conn *c, struct http_request *req)
+{
+	int	legacy_get, legacy_post;
+
+	legacy_get = strcmp(req->path, LEGACY_SSE_PATH) == 0;
+	legacy_post = strcmp(req->path, LEGACY_POST_PATH) == 0;
 	if (legacy_get && strcmp(req->method, "GET") == 0)
 		mcp_http_legacy_sse(c, req);
 	else if (legacy_post && strcmp(req->method, "POST") == 0)
@@ -687,3 +701,8 @@ mcp_http_handle(struct http_conn *c, struct http_request *req)
 		mcp_http_error(c, 405, JRPC_INVALID_REQUEST,
 		    "Method Not Allowed", "Allow: GET, POST, DELETE\r\n");
 }
+
+const struct http_service mcp_http_service = {
+	mcp_http_check,
+	mcp_http_handle
+};

@@ -456,12 +456,22 @@ struct http_request {
 					   it (a hash), 0 without auth */
 };
 
-typedef void (*http_handler)(struct http_conn *, struct http_request *);
+/*
+ * What a listener serves.  check sees every request once its head is in,
+ * before any of its body is read: it returns 0 to go on, or answers it
+ * (a refusal; the connection then closes, the body unread) and returns
+ * -1.  handle gets the whole request.
+ */
+struct http_service {
+	int	(*check)(struct http_conn *, struct http_request *);
+	void	(*handle)(struct http_conn *, struct http_request *);
+};
 
-int		 http_listen(const char *addr, http_handler, char *bound,
-		    size_t boundlen);
+int		 http_listen(const char *addr, const struct http_service *,
+		    char *bound, size_t boundlen);
 /* Serve a connected socket (taken), as if accepted from sa. */
-void		 http_adopt(int fd, const struct sockaddr *sa, http_handler);
+void		 http_adopt(int fd, const struct sockaddr *sa,
+		    const struct http_service *);
 void		 http_close_listeners(void);
 /* Apply the configuration: connection limit, heartbeat (start, reload). */
 void		 http_configure(void);
@@ -495,7 +505,7 @@ int		 http_conn_doomed(struct http_conn *);
 /* mcp_http.c: the Streamable HTTP endpoint. */
 /* Use a configuration's auth tokens; -1 with err set if they are bad. */
 int		 mcp_http_configure(const struct conf *, char *err, size_t);
-void		 mcp_http_handle(struct http_conn *, struct http_request *);
+extern const struct http_service mcp_http_service;
 
 /* reload.c: read the configuration again and apply it; the reply. */
 json_t		*reload(void);

@@ -249,7 +249,7 @@ main(int argc, char **argv)
 	route_init();
 	if (mcp_http_configure(conf, err, sizeof err) != 0)
 		fatalx("%s", err);
-	if (http_listen(conf->listen, mcp_http_handle, listen_bound,
+	if (http_listen(conf->listen, &mcp_http_service, listen_bound,
 	    sizeof listen_bound) != 0)
 		exit(1);
 	if (control_listen(conf->control) != 0)
