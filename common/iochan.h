@@ -40,6 +40,12 @@ struct evbuffer	*iochan_input(struct iochan *);
 /* Add to it freely: it is written at the end of the loop's turn. */
 struct evbuffer	*iochan_output(struct iochan *);
 size_t		 iochan_queued(struct iochan *);
+/*
+ * Reserve this much for a read when the input buffer is empty (default and
+ * most 64 KiB); the size doubles while reads fill it.  A small one keeps
+ * what an idle peer costs small.
+ */
+void		 iochan_read_size(struct iochan *, size_t);
 /* Stop or resume reading. */
 void		 iochan_read(struct iochan *, int on);
 /*

@@ -38,6 +38,7 @@
 #define HTTP_HEARTBEAT_TICKS	3	/* heartbeat timer ticks per interval */
 #define HTTP_COPY_MAX		16384	/* smaller chunks are copied into the
 					   output, larger ones moved */
+#define HTTP_READ_SIZE		4096	/* first read of a request */
 
 enum http_state {
 	HC_HEAD = 0,		/* reading a request head */
@@ -188,6 +189,7 @@ http_adopt(int fd, const struct sockaddr *sa, const struct http_service *svc)
 	c->ch = iochan_new(base, fd, http_read_cb, http_drain_cb,
 	    http_event_cb, c);
 	evbuffer_add_cb(iochan_output(c->ch), http_count_cb, NULL);
+	iochan_read_size(c->ch, HTTP_READ_SIZE);
 	iochan_timeouts(c->ch, 0, HTTP_WRITE_TIMEOUT);
 	c->head_started = 1;	/* the first head is due from the accept */
 	http_deadline(c, HTTP_HEAD_TIMEOUT * 1000);
