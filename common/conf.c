@@ -816,6 +816,22 @@ parse_root(struct conf_ctx *ctx, config_t *cf, struct conf *conf)
 			if (get_strategies(ctx, s, conf->sampling,
 			    &conf->nsampling) != 0)
 				return (-1);
+		} else if (strcmp(key, "ws_path") == 0) {
+			if (get_string(ctx, s, &conf->ws_path, 1) != 0)
+				return (-1);
+			if (conf->ws_path[0] != '\0' &&
+			    (conf->ws_path[0] != '/' ||
+			    strcmp(conf->ws_path, "/mcp") == 0 ||
+			    strcmp(conf->ws_path, "/sse") == 0 ||
+			    strcmp(conf->ws_path, "/messages") == 0 ||
+			    strpbrk(conf->ws_path, "?# \t") != NULL))
+				return (conf_error(ctx, s, "ws_path must be a "
+				    "path beginning with /, other than /mcp, "
+				    "/sse and /messages, or \"\" for none"));
+		} else if (strcmp(key, "ws_ping_interval") == 0) {
+			if (get_seconds(ctx, s, 0, 3600,
+			    &conf->ws_ping_interval) != 0)
+				return (-1);
 		} else if (strcmp(key, "max_buffered") == 0) {
 			if (get_size(ctx, s, 1024 * 1024, (size_t)1 << 40,
 			    &conf->max_buffered) != 0)
@@ -877,6 +893,8 @@ conf_new(const char *file)
 	conf->sse_heartbeat = 15;
 	conf->page_size = 500;
 	conf->max_buffered = 64 * 1024 * 1024;
+	conf->ws_path = xstrdup("/ws");
+	conf->ws_ping_interval = 30;
 	conf->elicitation[0] = STRATEGY_CLIENT;
 	conf->nelicitation = 1;
 	conf->sampling[0] = STRATEGY_CLIENT;
@@ -965,6 +983,7 @@ conf_free(struct conf *conf)
 	free(conf->file);
 	free(conf->listen);
 	free(conf->control);
+	free(conf->ws_path);
 	conf_strv_free(conf->allowed_origins);
 	conf_strv_free(conf->allowed_hosts);
 	conf_strv_free(conf->auth_tokens);

@@ -95,6 +95,8 @@ struct conf {
 	unsigned int		  sse_heartbeat;	/* seconds, 0: none */
 	unsigned int		  page_size;		/* list items per page */
 	size_t			  max_buffered;	/* held for all streams */
+	char			 *ws_path;		/* "" for none */
+	unsigned int		  ws_ping_interval;	/* seconds, 0: none */
 	/* The servers' default strategies. */
 	enum strategy		  elicitation[CONF_MAX_STRATEGIES];
 	size_t			  nelicitation;

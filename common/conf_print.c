@@ -104,6 +104,9 @@ conf_print(const struct conf *conf, FILE *f)
 	fprintf(f, "sse_heartbeat = %u;\npage_size = %u;\n",
 	    conf->sse_heartbeat, conf->page_size);
 	fprintf(f, "max_buffered = %zu;\n", conf->max_buffered);
+	fprintf(f, "ws_path = ");
+	print_string(f, conf->ws_path);
+	fprintf(f, ";\nws_ping_interval = %u;\n", conf->ws_ping_interval);
 	print_strategies(f, "elicitation", conf->elicitation,
 	    conf->nelicitation);
 	print_strategies(f, "sampling", conf->sampling, conf->nsampling);

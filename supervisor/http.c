@@ -45,7 +45,8 @@ enum http_state {
 	HC_BODY,		/* reading its body */
 	HC_HANDLING,		/* the handler owes a response */
 	HC_STREAMING,		/* a chunked response is under way */
-	HC_CLOSING		/* flushing, then closing */
+	HC_CLOSING,		/* flushing, then closing */
+	HC_UPGRADED		/* another protocol (WebSocket) owns it */
 };
 
 /* One client connection; owned by the connection list. */
@@ -78,6 +79,8 @@ struct http_conn {
 	unsigned int		 wrote_tick;	/* heartbeat tick of the last
 						   event-stream write */
 	int			 doomed;	/* to close from the loop */
+	const struct http_upgraded *up;	/* HC_UPGRADED: its owner */
+	void			*up_arg;
 	char			 peer[64];
 	TAILQ_ENTRY(http_conn)	 entry;
 };
@@ -706,6 +709,11 @@ http_conn_close_later(struct http_conn *c)
 static void
 http_conn_free(struct http_conn *c)
 {
+	/* The protocol that took the connection over lets go first. */
+	if (c->up != NULL) {
+		c->up->closed(c, c->up_arg);
+		c->up = NULL;
+	}
 	if (c->stream != NULL) {
 		stream_detach(c->stream);
 		c->stream = NULL;
@@ -749,7 +757,8 @@ http_duplicate(const struct http_head *h)
 {
 	static const char *const single[] = {
 		"Host", "Content-Type", "Origin", "Mcp-Session-Id",
-		"MCP-Protocol-Version", "Last-Event-ID", "Authorization", NULL
+		"MCP-Protocol-Version", "Last-Event-ID", "Authorization",
+		"Upgrade", "Sec-WebSocket-Key", "Sec-WebSocket-Version", NULL
 	};
 	size_t	i, j, n, len;
 
@@ -961,6 +970,9 @@ http_read_cb(struct iochan *ch, void *arg)
 	case HC_CLOSING:
 		evbuffer_drain(in, evbuffer_get_length(in));
 		break;
+	case HC_UPGRADED:
+		c->up->read(c, c->up_arg);
+		break;
 	}
 }
 
@@ -971,6 +983,51 @@ http_drain_cb(struct iochan *ch, void *arg)
 
 	if (c->state == HC_CLOSING)
 		http_conn_free(c);
+	else if (c->state == HC_UPGRADED && c->up->drained != NULL)
+		c->up->drained(c, c->up_arg);
+}
+
+void
+http_upgrade(struct http_conn *c, const char *headers,
+    const struct http_upgraded *up, void *arg)
+{
+	if (c->state != HC_HANDLING)
+		fatalx("%s: no request to answer", __func__);
+	evbuffer_add_printf(iochan_output(c->ch), "HTTP/1.1 101 Switching "
+	    "Protocols\r\n%s\r\n", headers);
+	http_reset(c);
+	c->state = HC_UPGRADED;
+	c->up = up;
+	c->up_arg = arg;
+	http_deadline(c, 0);
+	iochan_read(c->ch, 1);
+}
+
+void *
+http_upgraded_arg(struct http_conn *c)
+{
+	return (c->state == HC_UPGRADED ? c->up_arg : NULL);
+}
+
+struct evbuffer *
+http_conn_input(struct http_conn *c)
+{
+	return (iochan_input(c->ch));
+}
+
+struct evbuffer *
+http_conn_output(struct http_conn *c)
+{
+	return (iochan_output(c->ch));
+}
+
+void
+http_conn_finish(struct http_conn *c)
+{
+	c->state = HC_CLOSING;
+	iochan_read(c->ch, 0);
+	if (iochan_queued(c->ch) == 0)
+		http_conn_close_later(c);
 }
 
 static void

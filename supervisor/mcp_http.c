@@ -551,19 +551,14 @@ mcp_http_legacy_post(struct http_conn *c, struct http_request *req)
 	struct session	*s = NULL;
 	struct stream	*st;
 	struct jrpc	 m;
-	json_t		*result;
 	const char	*id;
-	char		 err[256], *text;
-	int		 code;
 	size_t		 idlen;
-	struct evbuffer	*buf;
 
 	if ((id = mcp_http_query(req->query, "sessionId", &idlen)) != NULL)
 		s = session_find(id, idlen);
 	if (s != NULL && !mcp_http_same_credential(c, req, s))
 		s = NULL;
-	if (s == NULL || (st = stream_find(s, 1)) == NULL ||
-	    st->kind != STREAM_LEGACY) {
+	if (s == NULL || (st = s->only) == NULL || st->kind != STREAM_LEGACY) {
 		mcp_http_error(c, 404, JRPC_INVALID_REQUEST,
 		    "Session not found", NULL);
 		return;
@@ -571,27 +566,7 @@ mcp_http_legacy_post(struct http_conn *c, struct http_request *req)
 	if (mcp_http_check_json(c, req) != 0 || mcp_http_scan(c, req, &m) != 0)
 		return;
 	/* The message lives in the request's body: use it before replying. */
-	if (m.kind != JRPC_REQUEST)
-		route_notification(s, &m);
-	else if (strcmp(m.method_name, "initialize") != 0 ||
-	    s->client_caps != NULL)
-		route_request(s, st, &m);
-	else {
-		buf = evbuffer_new();
-		if ((result = route_initialize(s, &m, &code, err,
-		    sizeof err)) == NULL)
-			jrpc_add_error(buf, m.p + m.id.off, m.id.len, code, err,
-			    NULL);
-		else {
-			text = json_dumps(result, JSON_COMPACT);
-			json_decref(result);
-			jrpc_add_result(buf, m.p + m.id.off, m.id.len, text,
-			    strlen(text));
-			free(text);
-		}
-		stream_send(st, buf, 1);
-		evbuffer_free(buf);
-	}
+	route_message(s, st, &m);
 	http_reply(c, 202, "text/plain; charset=utf-8", NULL, "Accepted", 8);
 }
 
@@ -654,7 +629,7 @@ mcp_http_check(struct http_conn *c, struct http_request *req)
 
 	if (strcmp(req->path, MCP_PATH) != 0 &&
 	    strcmp(req->path, LEGACY_SSE_PATH) != 0 &&
-	    strcmp(req->path, LEGACY_POST_PATH) != 0) {
+	    strcmp(req->path, LEGACY_POST_PATH) != 0 && !mcp_ws_path(req)) {
 		http_reply(c, 404, "text/plain; charset=utf-8", NULL,
 		    not_found, strlen(not_found));
 		return (-1);
@@ -683,7 +658,9 @@ mcp_http_handle(struct http_conn *c, struct http_request *req)
 
 	legacy_get = strcmp(req->path, LEGACY_SSE_PATH) == 0;
 	legacy_post = strcmp(req->path, LEGACY_POST_PATH) == 0;
-	if (legacy_get && strcmp(req->method, "GET") == 0)
+	if (mcp_ws_path(req))
+		mcp_ws_upgrade(c, req);
+	else if (legacy_get && strcmp(req->method, "GET") == 0)
 		mcp_http_legacy_sse(c, req);
 	else if (legacy_post && strcmp(req->method, "POST") == 0)
 		mcp_http_legacy_post(c, req);

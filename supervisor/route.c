@@ -648,6 +648,43 @@ route_notification(struct session *s, const struct jrpc *m)
 		    m->method_name);
 }
 
+/*
+ * One message of a session whose every answer goes on one stream (legacy
+ * HTTP+SSE, WebSocket): its first initialize creates its state; the rest
+ * is routed as any session's.
+ */
+void
+route_message(struct session *s, struct stream *st, const struct jrpc *m)
+{
+	struct evbuffer	*buf;
+	json_t		*result;
+	char		 err[256], *text;
+	int		 code;
+
+	if (m->kind != JRPC_REQUEST) {
+		route_notification(s, m);
+		return;
+	}
+	if (strcmp(m->method_name, "initialize") != 0 ||
+	    s->client_caps != NULL) {
+		route_request(s, st, m);
+		return;
+	}
+	buf = evbuffer_new();
+	if ((result = route_initialize(s, m, &code, err, sizeof err)) == NULL)
+		jrpc_add_error(buf, m->p + m->id.off, m->id.len, code, err,
+		    NULL);
+	else {
+		text = json_dumps(result, JSON_COMPACT);
+		json_decref(result);
+		jrpc_add_result(buf, m->p + m->id.off, m->id.len, text,
+		    strlen(text));
+		free(text);
+	}
+	stream_send(st, buf, 1);
+	evbuffer_free(buf);
+}
+
 /* Build the gateway's initialize result for a new session. */
 json_t *
 route_initialize(struct session *s, const struct jrpc *m, int *code,

@@ -228,20 +228,17 @@ session_foreach(void (*fn)(struct session *, void *), void *arg)
 }
 
 /*
- * Where messages not tied to a request go: a legacy (HTTP+SSE) session's
- * one stream, else the standalone stream, created on demand.
+ * Where messages not tied to a request go: the one stream of a legacy
+ * (HTTP+SSE) or WebSocket session, else the standalone stream, created on
+ * demand.
  */
 struct stream *
 session_get_stream(struct session *s)
 {
 	struct stream	*st;
 
-	if (s->legacy) {
-		TAILQ_FOREACH(st, &s->streams, entry) {
-			if (st->kind == STREAM_LEGACY)
-				return (st);
-		}
-	}
+	if (s->only != NULL)
+		return (s->only);
 	if ((st = stream_find(s, 0)) != NULL)
 		return (st);
 	return (stream_new(s, STREAM_GET, NULL));

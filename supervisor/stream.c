@@ -91,6 +91,8 @@ static void
 stream_destroy(struct stream *st)
 {
 	route_stream_gone(st);
+	if (st->session->only == st)
+		st->session->only = NULL;
 	while (!TAILQ_EMPTY(&st->events))
 		stream_drop_oldest(st);
 	TAILQ_REMOVE(&st->session->streams, st, entry);
@@ -133,9 +135,11 @@ stream_new(struct session *s, enum stream_kind kind, struct http_conn *c)
 	TAILQ_INIT(&st->events);
 	TAILQ_INSERT_TAIL(&s->streams, st, entry);
 	s->nstreams++;
+	if (kind == STREAM_LEGACY || kind == STREAM_WS)
+		s->only = st;
 	if (c == NULL)
 		return (st);
-	if (kind == STREAM_JSON) {
+	if (kind == STREAM_JSON || kind == STREAM_WS) {
 		st->conn = c;
 		http_set_stream(c, st);
 	} else
@@ -152,6 +156,8 @@ stream_free(struct stream *st)
 	st->conn = NULL;
 	if (c != NULL) {
 		http_set_stream(c, NULL);
+		if (st->kind == STREAM_WS)
+			mcp_ws_forget(c);
 		http_conn_close(c);
 	}
 	stream_destroy(st);
@@ -187,6 +193,8 @@ stream_detach(struct stream *st)
 	st->conn = NULL;
 	if (st->kind == STREAM_LEGACY)
 		session_free(st->session, "legacy SSE stream closed");
+	else if (st->kind == STREAM_WS)
+		session_free(st->session, "WebSocket closed");
 	else if (st->kind == STREAM_JSON)
 		stream_destroy(st);
 	else if (st->done && st->sent == st->seq)
@@ -262,7 +270,7 @@ stream_check_reader(struct stream *st, size_t last)
 	 * lets go of the connection at once and keeps its events.
 	 */
 	c = st->conn;
-	if (st->kind != STREAM_LEGACY) {
+	if (st->kind != STREAM_LEGACY && st->kind != STREAM_WS) {
 		st->conn = NULL;
 		http_set_stream(c, NULL);
 	}
@@ -368,6 +376,18 @@ stream_send(struct stream *st, struct evbuffer *msg, int final)
 
 	if (st->kind == STREAM_JSON) {
 		stream_send_json(st, msg, final);
+		return;
+	}
+	if (st->kind == STREAM_WS) {
+		/* One text frame per message; nothing kept for replay. */
+		if (st->conn == NULL) {
+			evbuffer_drain(msg, evbuffer_get_length(msg));
+			return;
+		}
+		len = evbuffer_get_length(msg);
+		mcp_ws_send(st->conn, msg);
+		stream_check_reader(st, len);
+		stream_budget();
 		return;
 	}
 	if (st->kind == STREAM_LEGACY) {

@@ -217,6 +217,8 @@ struct session {
 	json_t			*client_info;
 	int			 initialized;
 	int			 legacy;	/* HTTP+SSE (2024-11-05) */
+	struct stream		*only;		/* legacy or WebSocket: its one
+						   stream, for everything */
 	uint64_t		 credential;	/* of the request that made it */
 	int			 loglevel;	/* -1: not set */
 	int64_t			 last_active;
@@ -265,7 +267,8 @@ enum stream_kind {
 	STREAM_JSON = 0,	/* one JSON response body */
 	STREAM_POST,		/* an event stream answering a POST */
 	STREAM_GET,		/* the standalone stream (number 0) */
-	STREAM_LEGACY		/* the 2024-11-05 HTTP+SSE stream */
+	STREAM_LEGACY,		/* the 2024-11-05 HTTP+SSE stream */
+	STREAM_WS		/* a WebSocket session's connection */
 };
 
 struct stream_event;
@@ -340,6 +343,9 @@ struct pending {
 void		 route_init(void);
 /* Handle a client request; the reply goes to stream. */
 void		 route_request(struct session *, struct stream *,
+		    const struct jrpc *);
+/* One message of a legacy or WebSocket session (initialize included). */
+void		 route_message(struct session *, struct stream *,
 		    const struct jrpc *);
 /* Handle a client notification or response. */
 void		 route_notification(struct session *, const struct jrpc *);
@@ -480,6 +486,28 @@ void		 http_reply(struct http_conn *, int status, const char *ctype,
 		    const char *extra, const char *body, size_t len);
 void		 http_reply_buffer(struct http_conn *, int status,
 		    const char *ctype, const char *extra, struct evbuffer *);
+/*
+ * A connection taken over by another protocol after a 101 (WebSocket).
+ * read: new input; drained: everything queued was written (optional);
+ * closed: the connection is going away, for whatever reason.
+ */
+struct http_upgraded {
+	void	(*read)(struct http_conn *, void *);
+	void	(*drained)(struct http_conn *, void *);
+	void	(*closed)(struct http_conn *, void *);
+};
+/*
+ * Answer 101 with headers ("Name: v\r\n" lines) and hand over.  Input
+ * already buffered is the new protocol's: the caller reads it.
+ */
+void		 http_upgrade(struct http_conn *, const char *headers,
+		    const struct http_upgraded *, void *);
+/* The argument given to http_upgrade, or NULL. */
+void		*http_upgraded_arg(struct http_conn *);
+struct evbuffer	*http_conn_input(struct http_conn *);
+struct evbuffer	*http_conn_output(struct http_conn *);
+/* Stop reading, write what is queued, then close. */
+void		 http_conn_finish(struct http_conn *);
 /* Start a chunked event-stream response. */
 void		 http_stream_start(struct http_conn *, const char *extra);
 /* Write one chunk (all of data is consumed). */
@@ -506,6 +534,15 @@ int		 http_conn_doomed(struct http_conn *);
 /* Use a configuration's auth tokens; -1 with err set if they are bad. */
 int		 mcp_http_configure(const struct conf *, char *err, size_t);
 extern const struct http_service mcp_http_service;
+
+/* mcp_ws.c: MCP over WebSocket on the same listener. */
+int		 mcp_ws_path(const struct http_request *);
+/* Upgrade a request for ws_path, or refuse it. */
+void		 mcp_ws_upgrade(struct http_conn *, struct http_request *);
+/* Send one message as a text frame (all of msg is consumed). */
+void		 mcp_ws_send(struct http_conn *, struct evbuffer *msg);
+/* Its session is ending first: the connection must not end it again. */
+void		 mcp_ws_forget(struct http_conn *);
 
 /* reload.c: read the configuration again and apply it; the reply. */
 json_t		*reload(void);
