@@ -195,7 +195,7 @@ iochan_new(struct event_base *base, int fd, iochan_read_cb read_cb,
 		fatalx("iochan_new");
 	evbuffer_add_cb(ch->out, iochan_out_cb, ch);
 	ch->rsize = ch->rsize_min = IOCHAN_READ_SIZE;
-	ch->reading = 1;
+	ch->reading = read_cb != NULL;
 	iochan_arm_read(ch);
 	return (ch);
 }

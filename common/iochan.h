@@ -31,7 +31,10 @@ typedef void (*iochan_drain_cb)(struct iochan *, void *);
 /* End of input, an error or a timeout (IOCHAN_* flags). */
 typedef void (*iochan_event_cb)(struct iochan *, int, void *);
 
-/* Take a non-blocking descriptor (closed by iochan_free); reading is on. */
+/*
+ * Take a non-blocking descriptor (closed by iochan_free); reading is on,
+ * unless read_cb is NULL (a descriptor only written to).
+ */
 struct iochan	*iochan_new(struct event_base *, int fd, iochan_read_cb,
 		    iochan_drain_cb, iochan_event_cb, void *);
 void		 iochan_free(struct iochan *);
