@@ -111,6 +111,14 @@ conf_strv_equal(char *const *a, char *const *b)
  * Is s valid UTF-8?  Every string goes to the worker as JSON, where
  * jansson would refuse anything else and the setting would be lost.
  */
+/* Wipe a string that may hold a secret. */
+static void
+explicit_bzero_str(char *s)
+{
+	if (s != NULL)
+		explicit_bzero(s, strlen(s));
+}
+
 int
 conf_valid_utf8(const char *s)
 {
@@ -348,6 +356,107 @@ conf_get_strategies(struct conf_ctx *ctx, const config_setting_t *s,
 	return (0);
 }
 
+#define CONF_MAX_CLIENTS	1024
+
+/* Is s a valid client name (it prefixes the client's tools)? */
+static int
+valid_client_name(const char *s)
+{
+	size_t	i;
+
+	for (i = 0; s[i] != '\0'; i++) {
+		if (i >= 32)
+			return (0);
+		if (!((s[i] >= 'A' && s[i] <= 'Z') ||
+		    (s[i] >= 'a' && s[i] <= 'z') ||
+		    (s[i] >= '0' && s[i] <= '9') ||
+		    (i > 0 && (s[i] == '_' || s[i] == '-' || s[i] == '.'))))
+			return (0);
+	}
+	return (i > 0);
+}
+
+/* Read one group of clients. */
+static int
+parse_client(struct conf_ctx *ctx, const config_setting_t *g,
+    struct client_conf *cl)
+{
+	config_setting_t	*s;
+	const char		*key;
+	int			 i, n;
+
+	memset(cl, 0, sizeof *cl);
+	cl->line = (int)config_setting_source_line(g);
+	if (!config_setting_is_group(g))
+		return (conf_error(ctx, g, "each entry of clients must be a "
+		    "group { name = ...; token = ...; }"));
+	n = config_setting_length(g);
+	for (i = 0; i < n; i++) {
+		s = config_setting_get_elem(g, (unsigned int)i);
+		key = config_setting_name(s);
+		if (strcmp(key, "name") == 0) {
+			if (conf_get_string(ctx, s, &cl->name, 0) != 0)
+				return (-1);
+			if (!valid_client_name(cl->name))
+				return (conf_error(ctx, s, "client name \"%s\" "
+				    "must be 1 to 32 characters of A-Z a-z 0-9 "
+				    "_ - ., beginning with a letter or digit",
+				    cl->name));
+		} else if (strcmp(key, "token") == 0) {
+			if (conf_get_string(ctx, s, &cl->token, 0) != 0)
+				return (-1);
+		} else if (strcmp(key, "register") == 0) {
+			if (conf_get_bool(ctx, s, &cl->may_register) != 0)
+				return (-1);
+		} else if (strcmp(key, "allow") == 0) {
+			if (conf_get_strv(ctx, s, 0, &cl->allow) != 0)
+				return (-1);
+		} else if (strcmp(key, "deny") == 0) {
+			if (conf_get_strv(ctx, s, 0, &cl->deny) != 0)
+				return (-1);
+		} else
+			return (conf_error(ctx, s, "client: unknown setting "
+			    "\"%s\"", key));
+	}
+	if (cl->name == NULL || cl->token == NULL)
+		return (conf_error(ctx, g, "a client needs a name and a "
+		    "token"));
+	return (0);
+}
+
+/* Read clients = ( ... ). */
+static int
+parse_clients(struct conf_ctx *ctx, const config_setting_t *list,
+    struct conf *conf)
+{
+	config_setting_t	*s;
+	int			 i, n, j;
+
+	if (!config_setting_is_list(list))
+		return (conf_error(ctx, list, "clients must be a list: "
+		    "clients = ( { ... }, { ... } );"));
+	n = config_setting_length(list);
+	if (n > CONF_MAX_CLIENTS)
+		return (conf_error(ctx, list, "more than %d clients",
+		    CONF_MAX_CLIENTS));
+	conf->clients = xcalloc((size_t)n + 1, sizeof *conf->clients);
+	for (i = 0; i < n; i++) {
+		s = config_setting_get_elem(list, (unsigned int)i);
+		conf->nclients++;
+		if (parse_client(ctx, s, &conf->clients[i]) != 0)
+			return (-1);
+		for (j = 0; j < i; j++) {
+			if (strcmp(conf->clients[j].name,
+			    conf->clients[i].name) == 0)
+				return (conf_error(ctx, s, "client name \"%s\" "
+				    "already used on line %d",
+				    conf->clients[i].name,
+				    conf->clients[j].line));
+		}
+	}
+	return (0);
+}
+
 /* Read the top level. */
 static int
 parse_root(struct conf_ctx *ctx, config_t *cf, struct conf *conf)
@@ -433,6 +542,23 @@ parse_root(struct conf_ctx *ctx, config_t *cf, struct conf *conf)
 				return (conf_error(ctx, s, "ws_path must be a "
 				    "path beginning with /, other than /mcp, "
 				    "/sse and /messages, or \"\" for none"));
+		} else if (strcmp(key, "ws_lockfile") == 0) {
+			if (conf_get_string(ctx, s, &conf->ws_lockfile, 0) != 0)
+				return (-1);
+			if (conf->ws_lockfile[0] != '/')
+				return (conf_error(ctx, s, "ws_lockfile must be "
+				    "an absolute path"));
+		} else if (strcmp(key, "client_tool_timeout") == 0) {
+			if (conf_get_seconds(ctx, s, 1, 86400,
+			    &conf->client_tool_timeout) != 0)
+				return (-1);
+		} else if (strcmp(key, "client_tools_max") == 0) {
+			if (conf_get_int(ctx, s, 0, 10000, &ll) != 0)
+				return (-1);
+			conf->client_tools_max = (unsigned int)ll;
+		} else if (strcmp(key, "clients") == 0) {
+			if (parse_clients(ctx, s, conf) != 0)
+				return (-1);
 		} else if (strcmp(key, "ws_ping_interval") == 0) {
 			if (conf_get_seconds(ctx, s, 0, 3600,
 			    &conf->ws_ping_interval) != 0)
@@ -500,6 +626,8 @@ conf_new(const char *file)
 	conf->max_buffered = 64 * 1024 * 1024;
 	conf->ws_path = xstrdup("/ws");
 	conf->ws_ping_interval = 30;
+	conf->client_tool_timeout = 30;
+	conf->client_tools_max = 128;
 	conf->elicitation[0] = STRATEGY_CLIENT;
 	conf->nelicitation = 1;
 	conf->sampling[0] = STRATEGY_CLIENT;
@@ -589,6 +717,15 @@ conf_free(struct conf *conf)
 	free(conf->listen);
 	free(conf->control);
 	free(conf->ws_path);
+	free(conf->ws_lockfile);
+	for (i = 0; i < conf->nclients; i++) {
+		free(conf->clients[i].name);
+		explicit_bzero_str(conf->clients[i].token);
+		free(conf->clients[i].token);
+		conf_strv_free(conf->clients[i].allow);
+		conf_strv_free(conf->clients[i].deny);
+	}
+	free(conf->clients);
 	conf_strv_free(conf->allowed_origins);
 	conf_strv_free(conf->allowed_hosts);
 	conf_strv_free(conf->auth_tokens);

@@ -22,103 +22,26 @@ static const char *const loopback_names[] = {
 	"localhost", "127.0.0.1", "[::1]", NULL
 };
 
-static char	**tokens;	/* expanded auth_tokens, or NULL */
-static uint64_t	 *token_ids;	/* a hash of each, naming it in sessions */
-
-/* Free a NULL-terminated vector of tokens, wiping them. */
-static void
-tokens_free(char **v)
-{
-	size_t	i;
-
-	if (v == NULL)
-		return;
-	for (i = 0; v[i] != NULL; i++) {
-		explicit_bzero(v[i], strlen(v[i]));
-		free(v[i]);
-	}
-	free(v);
-}
-
 /*
- * Expand a configuration's tokens and use them; -1 with err set (and the
- * tokens in use unchanged) if one cannot be expanded.
- */
-int
-mcp_http_configure(const struct conf *c, char *err, size_t errlen)
-{
-	char	**v, why[512];
-	size_t	  i, n;
-
-	if (c->auth_tokens == NULL) {
-		tokens_free(tokens);
-		tokens = NULL;
-		free(token_ids);
-		token_ids = NULL;
-		return (0);
-	}
-	for (n = 0; c->auth_tokens[n] != NULL; n++)
-		;
-	v = xcalloc(n + 1, sizeof *v);
-	for (i = 0; i < n; i++) {
-		v[i] = secret_expand(c->auth_tokens[i], why, sizeof why);
-		if (v[i] == NULL || strlen(v[i]) < 16) {
-			snprintf(err, errlen, "auth_tokens: entry %zu: %s",
-			    i + 1, v[i] == NULL ? why : "a token must have at "
-			    "least 16 characters");
-			tokens_free(v);
-			return (-1);
-		}
-	}
-	tokens_free(tokens);
-	tokens = v;
-	free(token_ids);
-	token_ids = xcalloc(n + 1, sizeof *token_ids);
-	for (i = 0; i < n; i++)
-		token_ids[i] = fnv1a64(v[i], strlen(v[i])) | 1;
-	return (0);
-}
-
-/*
- * Compare a presented token with ours in time that depends only on the
- * presented token's length, never on ours or on where they differ.
- */
-static int
-token_equal(const char *a, size_t alen, const char *b)
-{
-	size_t		blen = strlen(b), i;
-	unsigned char	diff = alen != blen;
-
-	for (i = 0; i < alen; i++)
-		diff |= (unsigned char)(a[i] ^ b[i % blen]);
-	return (diff == 0);
-}
-
-/*
- * With auth_tokens set, a request must carry one as a bearer token; which
- * one is recorded in req->credential (0 without auth_tokens), so that a
- * session serves only the credential that created it.
+ * When tokens are configured, a request must carry one as a bearer token;
+ * which one is recorded in req->credential (0 without tokens), so that a
+ * session serves only the credential that created it, and whom it names
+ * in req->client (NULL for an unnamed one).
  */
 static int
 mcp_http_check_auth(struct http_request *req)
 {
 	const struct http_header	*h;
-	size_t				 i;
-	uint64_t			 cred = 0, eq;
 
 	req->credential = 0;
-	if (tokens == NULL)
+	req->client = NULL;
+	if (!auth_required())
 		return (0);
 	h = http_header(&req->head, "Authorization");
 	if (h == NULL || h->valuelen < 8 || !http_value_begins(h, "Bearer "))
 		return (-1);
-	for (i = 0; tokens[i] != NULL; i++) {
-		eq = (uint64_t)token_equal(h->value + 7, h->valuelen - 7,
-		    tokens[i]);
-		cred |= (0 - eq) & token_ids[i];
-	}
-	req->credential = cred;
-	return (cred != 0 ? 0 : -1);
+	return (auth_check(h->value + 7, h->valuelen - 7, &req->credential,
+	    &req->client));
 }
 
 /* Answer with a JSON-RPC error that has no id, at an HTTP status. */
@@ -296,7 +219,7 @@ mcp_http_initialize(struct http_conn *c, struct http_request *req,
 		    "too many sessions, try again later", "Retry-After: 5\r\n");
 		return;
 	}
-	s->credential = req->credential;
+	session_identity(s, req->credential, req->client);
 	if ((result = route_initialize(s, m, &code, err, sizeof err)) == NULL) {
 		session_free(s, "bad initialize");
 		buf = evbuffer_new();
@@ -531,7 +454,7 @@ mcp_http_legacy_sse(struct http_conn *c, struct http_request *req)
 		    "too many sessions, try again later", "Retry-After: 5\r\n");
 		return;
 	}
-	s->credential = req->credential;
+	session_identity(s, req->credential, req->client);
 	snprintf(s->version, sizeof s->version, "2024-11-05");
 	s->legacy = 1;
 	stream_new(s, STREAM_LEGACY, c);

@@ -398,7 +398,7 @@ mcp_ws_upgrade(struct http_conn *c, struct http_request *req)
 		    "try again later");
 		return;
 	}
-	s->credential = req->credential;
+	session_identity(s, req->credential, req->client);
 	ws = xcalloc(1, sizeof *ws);
 	ws->c = c;
 	ws->s = s;

@@ -117,6 +117,8 @@ session_new(void)
 	TAILQ_INIT(&s->streams);
 	TAILQ_INIT(&s->parts);
 	TAILQ_INIT(&s->waiting);
+	TAILQ_INIT(&s->ctcalls_in);
+	TAILQ_INIT(&s->ctcalls_out);
 	strmap_init(&s->subs);
 	u64map_put(&by_key, s->key, s);
 	u64map_put(&by_no, s->no, s);
@@ -136,6 +138,7 @@ session_free(struct session *s, const char *why)
 	size_t		 i;
 
 	log_debug("session %.8s: closed (%s)", s->id, why);
+	ctools_session_end(s);
 	route_session_end(s);
 	view_session_end(s);
 	while ((st = TAILQ_FIRST(&s->streams)) != NULL)
@@ -150,6 +153,7 @@ session_free(struct session *s, const char *why)
 	TAILQ_REMOVE(&sessions, s, entry);
 	nsessions--;
 	strmap_free(&s->subs);
+	free(s->client_name);
 	json_decref(s->client_caps);
 	json_decref(s->client_info);
 	free(s);
@@ -202,6 +206,14 @@ struct session *
 session_by_no(uint32_t no)
 {
 	return (u64map_get(&by_no, no));
+}
+
+void
+session_identity(struct session *s, uint64_t credential, const char *client)
+{
+	s->credential = credential;
+	free(s->client_name);
+	s->client_name = client != NULL ? xstrdup(client) : NULL;
 }
 
 void

@@ -131,7 +131,8 @@ enum catalog_kind {
 
 /* What an exposed name or URI routes to. */
 struct catalog_entry {
-	struct upstream	*up;
+	struct upstream	*up;		/* an upstream's, or NULL */
+	struct session	*owner;		/* a client's tool: its session */
 	char		*name;		/* the upstream's own name or URI */
 	size_t		 namelen;	/* (a name may hold a NUL) */
 	size_t		 index;		/* in its list */
@@ -154,12 +155,13 @@ struct catalog	*catalog_global(void);
 int		 catalog_diff(const struct catalog *, const struct catalog *);
 /*
  * Append a list result: the page from cursor (the decoded text of the
- * request's cursor, or NULL), with nextCursor if more follow.  -1 if the
- * cursor is not one of ours.
+ * request's cursor, or NULL) of what the session may see (every item for
+ * NULL), with nextCursor if more follow.  -1 if the cursor is not ours.
  */
 int		 catalog_page(const struct catalog *, enum catalog_kind,
 		    const char *cursor, size_t cursorlen,
-		    unsigned int page_size, struct evbuffer *out);
+		    unsigned int page_size, const struct session *,
+		    struct evbuffer *out);
 struct catalog_entry *catalog_tool(const struct catalog *, const char *);
 struct catalog_entry *catalog_prompt(const struct catalog *, const char *);
 /* The upstream serving a resource URI (listed, or by template). */
@@ -220,6 +222,13 @@ struct session {
 	struct stream		*only;		/* legacy or WebSocket: its one
 						   stream, for everything */
 	uint64_t		 credential;	/* of the request that made it */
+	char			*client_name;	/* a named client's, or NULL */
+	/* Tools it registered, and calls to and from client tools. */
+	char			*ctool_prefix;	/* "<client>__", once chosen */
+	unsigned int		 nctools;
+	TAILQ_HEAD(, ctcall)	 ctcalls_in;	/* to its tools */
+	TAILQ_HEAD(, ctcall)	 ctcalls_out;	/* it made */
+	unsigned int		 nctcalls;
 	int			 loglevel;	/* -1: not set */
 	int64_t			 last_active;
 	struct pending_list	 pending;
@@ -250,6 +259,9 @@ void		 session_free_all(void);
 struct session	*session_find(const char *id, size_t len);
 struct session	*session_by_no(uint32_t);
 void		 session_touch(struct session *);
+/* Record the token that made a session and the client it names. */
+void		 session_identity(struct session *, uint64_t credential,
+		    const char *client);
 unsigned int	 session_count(void);
 /* Call fn for every session. */
 void		 session_foreach(void (*)(struct session *, void *), void *);
@@ -435,6 +447,8 @@ void		 route_up_request_free(struct up_request *);
 void		 route_up_error(struct upstream *, uint32_t session,
 		    uint32_t ref, int code, const char *msg);
 void		 route_up_cancel_client(struct up_request *, const char *);
+/* A new id for a request the gateway sends a client. */
+uint64_t	 route_next_id(void);
 /* An upstream cancelled a request it sent a client. */
 void		 route_up_cancelled(struct upstream *, const struct jrpc *);
 
@@ -460,6 +474,7 @@ struct http_request {
 	struct evbuffer	*body;
 	uint64_t	 credential;	/* the bearer token that authorised
 					   it (a hash), 0 without auth */
+	const char	*client;	/* the named client it is, or NULL */
 };
 
 /*
@@ -530,9 +545,52 @@ void		 http_conn_close(struct http_conn *);
 void		 http_conn_close_later(struct http_conn *);
 int		 http_conn_doomed(struct http_conn *);
 
+/* acl.c: what a session's client may do. */
+/* May the session see and use this tool or prompt name, or URI? */
+int		 acl_allows(const struct session *, const char *name);
+/* Does the session see less than everything? */
+int		 acl_filtered(const struct session *);
+int		 acl_may_register(const struct session *);
+
+/* client_tools.c: tools offered by clients, and calls to them. */
+struct ctcall;
+/* tools/register and tools/unregister. */
+void		 ctools_register(struct session *, struct stream *,
+		    const struct jrpc *);
+void		 ctools_unregister(struct session *, struct stream *,
+		    const struct jrpc *);
+/* Call a client's tool (e->owner) for a session. */
+void		 ctools_call(struct session *, struct stream *,
+		    const struct jrpc *, const struct catalog_entry *,
+		    const char *exposed);
+/* An owner's answer, progress or a caller's cancellation: 1 if it was
+ * about a call to a client tool (handled). */
+int		 ctools_answer(struct session *owner, const struct jrpc *);
+int		 ctools_progress(struct session *owner, const struct jrpc *);
+int		 ctools_cancelled(struct session *caller, const struct jrpc *,
+		    struct jspan request_id);
+/* Every registered tool: owner, own name, Tool object. */
+void		 ctools_foreach(void (*)(struct session *, const char *,
+		    json_t *, void *), void *);
+void		 ctools_stream_gone(struct stream *);
+/* A session ends: its calls fail, its tools are withdrawn. */
+void		 ctools_session_end(struct session *);
+
+/* auth.c: the accepted tokens and whom each names. */
+/* Use a configuration's tokens; -1 with err set (nothing changed). */
+int		 auth_configure(const struct conf *, char *err, size_t);
+/* Must a request carry a token? */
+int		 auth_required(void);
+/* Check a presented token: 0 with its id and client name (NULL for an
+ * unnamed one), -1 if none matches. */
+int		 auth_check(const char *, size_t, uint64_t *id,
+		    const char **client);
+/* Write the lock file with a fresh token (accepted from then on, after
+ * auth_configure); remove it at exit. */
+int		 auth_lockfile_write(const char *path, const char *url, int port);
+void		 auth_lockfile_remove(void);
+
 /* mcp_http.c: the Streamable HTTP endpoint. */
-/* Use a configuration's auth tokens; -1 with err set if they are bad. */
-int		 mcp_http_configure(const struct conf *, char *err, size_t);
 extern const struct http_service mcp_http_service;
 
 /* mcp_ws.c: MCP over WebSocket on the same listener. */
