@@ -106,11 +106,35 @@ lockfile_start(void)
 	log_info("wrote %s for %s", conf->ws_lockfile, url);
 }
 
+/* Print the usage; exit 0 if asked for (-h), 2 after a bad option. */
 static __attribute__((noreturn)) void
-usage(void)
+usage(int asked)
 {
-	fprintf(stderr, "usage: mcp-supervisord [-dnv] [-f file] [-s socket]\n");
-	exit(2);
+	fprintf(asked ? stdout : stderr,
+	    "usage: mcp-supervisord [-dhnVv] [-f file] [-s socket]\n"
+	    "  -d         stay in the foreground, logging to stderr\n"
+	    "  -f file    configuration file (default %s)\n"
+	    "  -h         print this help and exit\n"
+	    "  -n         check the configuration as startup would, and exit\n"
+	    "  -s socket  control socket (default: the file's control)\n"
+	    "  -V         print the version and exit\n"
+	    "  -v         more verbose (-nv prints the configuration)\n",
+	    SYSCONFDIR "/mcp-supervisord.conf");
+	exit(asked ? 0 : 2);
+}
+
+/* Log a warning of the configuration check. */
+static void
+warn_log(const char *msg)
+{
+	log_warnx("%s", msg);
+}
+
+/* Print a warning of -n. */
+static void
+warn_print(const char *msg)
+{
+	fprintf(stderr, "mcp-supervisord: warning: %s\n", msg);
 }
 
 /* Finish exiting once every worker is gone. */
@@ -141,6 +165,7 @@ begin_exit(const char *why)
 		return;
 	exiting = 1;
 	log_info("%s, shutting down", why);
+	notify_stopping(why);
 	http_close_listeners();
 	control_close();
 	session_free_all();
@@ -194,7 +219,7 @@ main(int argc, char **argv)
 	char		 err[1024], *path;
 	int		 ch, foreground = 0, check = 0, verbose = 0;
 
-	while ((ch = getopt(argc, argv, "df:ns:v")) != -1) {
+	while ((ch = getopt(argc, argv, "df:hns:Vv")) != -1) {
 		switch (ch) {
 		case 'd':
 			foreground = 1;
@@ -202,21 +227,26 @@ main(int argc, char **argv)
 		case 'f':
 			file = optarg;
 			break;
+		case 'h':
+			usage(1);
 		case 'n':
 			check = 1;
 			break;
 		case 's':
 			control_arg = optarg;
 			break;
+		case 'V':
+			printf("mcp-supervisord %s\n", PACKAGE_VERSION);
+			exit(0);
 		case 'v':
 			verbose++;
 			break;
 		default:
-			usage();
+			usage(0);
 		}
 	}
 	if (optind != argc)
-		usage();
+		usage(0);
 
 	/* Until it is a daemon, it tells its own terminal what goes wrong. */
 	log_init("mcp-supervisord", 1, verbose);
@@ -237,6 +267,11 @@ main(int argc, char **argv)
 	if ((path = realpath(file, NULL)) != NULL) {
 		free(conf->file);
 		conf->file = path;
+	}
+	if (preflight(conf, 0, check ? warn_print : warn_log, err,
+	    sizeof err) != 0) {
+		fprintf(stderr, "%s\n", err);
+		exit(1);
 	}
 	if (check) {
 		if (verbose)
@@ -259,6 +294,7 @@ main(int argc, char **argv)
 		stdio_worker_path = xstrdup(worker_path);
 	}
 
+	notify_init();
 	signal(SIGPIPE, SIG_IGN);
 	malloc_tune();
 	raise_nofile();
@@ -279,13 +315,6 @@ main(int argc, char **argv)
 		exit(1);
 	log_info("listening on http://%s/mcp, control socket %s",
 	    listen_bound, conf->control);
-	if (!listen_loopback && !auth_required() && conf->ws_lockfile == NULL)
-		log_warnx("listening beyond loopback with no auth_tokens or "
-		    "clients: any client that can reach %s can use every "
-		    "upstream", listen_bound);
-	if (!listen_loopback && conf->allowed_hosts == NULL)
-		log_warnx("listening beyond loopback with no allowed_hosts: "
-		    "Host headers are not checked");
 
 	if (!foreground) {
 		if (daemon(0, 0) != 0)
@@ -307,6 +336,7 @@ main(int argc, char **argv)
 	evsignal_add(ev_sighup, NULL);
 
 	upstream_init_all();
+	notify_ready();
 	event_base_dispatch(base);
 
 	upstream_reap();

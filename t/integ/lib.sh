@@ -143,7 +143,7 @@ start_gateway() {
 
 # demo NAME [EXTRA]: a server entry running the demo upstream.
 demo() {
-	echo "{ name = \"$1\"; transport = \"stdio\"; command = [ \"$DEMO\", \"--name\", \"$1\" ]; ${2:-} }"
+	echo "{ name = \"$1\"; transport = \"stdio\"; command = [ \"$DEMO\", \"--test-tools\", \"--name\", \"$1\" ]; ${2:-} }"
 }
 
 # state NAME: an upstream's state from mcpctl status.
