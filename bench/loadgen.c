@@ -1,35 +1,52 @@
 /*
- * loadgen -- a load generator for MCP servers over Streamable HTTP.
+ * loadgen -- a load generator for MCP servers over Streamable HTTP or
+ * WebSocket.
  *
- * Each session is one HTTP/1.1 keep-alive connection that does the MCP
- * handshake (initialize, capturing Mcp-Session-Id, then
- * notifications/initialized, which must be answered 202) and then one of:
+ * Each session does the MCP handshake (initialize, then
+ * notifications/initialized) and then one of:
  *
  *   calls    tools/call in a closed loop (the next call when the previous
  *            one is answered) or, with --rate, in an open loop at a fixed
  *            total rate (latency counted from the time the call was due,
  *            so a slow server is not excused by sending less);
- *   streams  a GET that opens the session's standalone event stream,
- *            held open until loadgen is stopped (SIGTERM, SIGINT) or
- *            --hold runs out.
+ *   streams  (HTTP only) a GET that opens the session's standalone event
+ *            stream, held open until loadgen is stopped (SIGTERM, SIGINT)
+ *            or --hold runs out.
  *
- * Answers may be application/json or text/event-stream; an event stream is
- * parsed as it arrives (events in pieces, CR/LF/CRLF line ends, the
- * priming event with empty data first), and the answer is the event whose
- * JSON has the request's id.  Every answer is checked: the right id and a
- * result (or, with --expect-error, an error).  Latency goes into a
- * log-linear histogram with microsecond resolution; calls answered during
- * the warm-up are not counted.
+ * The URL's scheme says how the server is reached:
+ *
+ *   http://  Streamable HTTP (loadgen_http.c): each session is one
+ *            HTTP/1.1 keep-alive connection; initialize captures
+ *            Mcp-Session-Id, notifications/initialized must be answered
+ *            202, each call is a POST, and the session ends with DELETE.
+ *            Answers may be application/json or text/event-stream; an
+ *            event stream is parsed as it arrives (events in pieces,
+ *            CR/LF/CRLF line ends, the priming event with empty data
+ *            first), and the answer is the event whose JSON has the
+ *            request's id.
+ *   ws://    WebSocket (loadgen_ws.c): each session is one connection,
+ *            upgraded with GET and subprotocol mcp (RFC 6455, version 13;
+ *            Sec-WebSocket-Accept and the subprotocol are checked), then
+ *            one JSON-RPC message per text frame both ways, client frames
+ *            masked; pings are answered, other messages from the server
+ *            skipped, and the session ends with a close handshake.
+ *   --stdio  going direct (loadgen_stdio.c): the server is loadgen's
+ *            child, all sessions' calls over its one pipe.
+ *
+ * Whatever the transport, the calls, their schedule, the checks and the
+ * output are the same (this file); the histogram is in loadgen_hist.c.
+ *
+ * Every answer is checked: the right id and a result (or, with
+ * --expect-error, an error).  Latency goes into a log-linear histogram
+ * with microsecond resolution; calls answered during the warm-up are not
+ * counted.
  *
  * Output: one JSON line on stdout, one human line on stderr.  The exit
  * status is 0 when every call was answered as expected, 1 otherwise, and 2
  * for a usage error.
  *
- * The HTTP session is in loadgen_http.c, going direct (--stdio) in
- * loadgen_stdio.c, the histogram in loadgen_hist.c.
- *
  * Build: cc -O2 -std=c11 -Wall -Wextra -o loadgen loadgen.c loadgen_http.c
- *        loadgen_stdio.c loadgen_hist.c -levent -ljansson
+ *        loadgen_ws.c loadgen_stdio.c loadgen_hist.c -levent -ljansson -lcrypto
  */
 #define _GNU_SOURCE
 
@@ -244,7 +261,11 @@ call_answered(struct session *s, int ok)
 	}
 }
 
-/* A JSON-RPC message from the server, from a JSON body or an event. */
+/*
+ * A JSON-RPC message from the server: a JSON body, an event, a text frame.
+ * Only the answer awaited is looked at; it is checked, and a call's latency
+ * recorded.
+ */
 void
 on_message(struct session *s, const char *text, size_t len)
 {
@@ -621,9 +642,13 @@ parse_url(const char *url)
 	size_t hl;
 	int e;
 
-	if (strncmp(p, "http://", 7) != 0)
+	if (strncmp(p, "http://", 7) == 0)
+		p += 7;
+	else if (strncmp(p, "ws://", 5) == 0) {
+		opt.ws = 1;
+		p += 5;
+	} else
 		return -1;
-	p += 7;
 	slash = strchr(p, '/');
 	if (slash == NULL)
 		slash = p + strlen(p);
@@ -739,8 +764,9 @@ static void
 usage(void)
 {
 	fprintf(stderr,
-"usage: loadgen [options] URL\n"
-"       loadgen [options] --stdio COMMAND   (going direct, no HTTP)\n"
+"usage: loadgen [options] http://HOST:PORT/PATH   (Streamable HTTP)\n"
+"       loadgen [options] ws://HOST:PORT/PATH     (WebSocket, subprotocol mcp)\n"
+"       loadgen [options] --stdio COMMAND         (going direct, no HTTP)\n"
 "  -c, --concurrency N  sessions, one connection each (1)\n"
 "  -d, --duration S     seconds measured (10); 0 with --calls: until done\n"
 "  -w, --warmup S       seconds before measuring (2)\n"
@@ -751,7 +777,7 @@ usage(void)
 "  -T, --timeout S      seconds a call may take (30)\n"
 "  -l, --label TEXT     name of the system, copied to the output\n"
 "  -P, --protocol V     protocol version to ask for (2025-11-25)\n"
-"  -s, --streams        hold a GET event stream open per session\n"
+"  -s, --streams        hold a GET event stream open per session (HTTP)\n"
 "  -H, --hold S         with --streams, stop after S seconds\n"
 "                       (default: at SIGTERM or SIGINT)\n"
 "  -p, --parallel N     sessions set up at once (64)\n"
@@ -868,11 +894,16 @@ main(int argc, char **argv)
 		usage();
 	opt.url = opt.stdio ? opt.stdio : argv[optind];
 	if (opt.stdio == NULL && parse_url(opt.url) != 0) {
-		fprintf(stderr, "loadgen: bad URL (want http://host:port/path):"
-		    " %s\n", opt.url);
+		fprintf(stderr, "loadgen: bad URL (want http://host:port/path "
+		    "or ws://host:port/path): %s\n", opt.url);
 		return 2;
 	}
-	tr = opt.stdio ? &stdio_transport : &http_transport;
+	if (opt.ws && opt.mode == MODE_STREAMS) {
+		fprintf(stderr, "loadgen: --streams is for Streamable HTTP\n");
+		return 2;
+	}
+	tr = opt.stdio ? &stdio_transport : opt.ws ? &ws_transport :
+	    &http_transport;
 	if (opt.duration <= 0 && opt.calls == 0 && opt.mode == MODE_CALLS) {
 		fprintf(stderr, "loadgen: a duration or --calls is needed\n");
 		return 2;

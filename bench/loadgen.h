@@ -5,6 +5,7 @@
  *   loadgen.c         options, scheduling of the calls, answer checking,
  *                     statistics and the report
  *   loadgen_http.c    a session over Streamable HTTP (with its SSE parser)
+ *   loadgen_ws.c      a session over WebSocket (subprotocol mcp)
  *   loadgen_stdio.c   going direct: the server as a child on stdio
  *   loadgen_hist.c    the latency histogram
  */
@@ -22,7 +23,8 @@
 
 #define MAX_HEAD	(64 * 1024)	/* response head */
 #define MAX_LINE	(1024 * 1024)	/* chunk size and trailer lines */
-#define MAX_EVENT	(256L * 1024 * 1024) /* one SSE event's data */
+#define MAX_EVENT	(256L * 1024 * 1024) /* one SSE event's data, one
+					   WebSocket message */
 #define READ_MAX	(256 * 1024)	/* one read(2) */
 
 #define ATTR_PRINTF(f, a)	__attribute__((format(printf, f, a)))
@@ -39,6 +41,7 @@ struct options {
 	char		 path[1024];
 	struct sockaddr_storage addr;
 	socklen_t	 addrlen;
+	int		 ws;		/* the URL is ws:// */
 	enum mode	 mode;
 	unsigned	 sessions;
 	double		 duration;	/* seconds measured */
@@ -80,7 +83,8 @@ struct stats {
 	char		 first_error[512];
 	int		 calling;	/* calls may be sent */
 	int		 draining;	/* ending the sessions */
-	uint64_t	 deleted;	/* sessions ended with DELETE */
+	uint64_t	 deleted;	/* sessions ended as a client should:
+					   DELETE, or the WebSocket close */
 	int		 stopping;
 };
 
@@ -131,18 +135,21 @@ void	buf_free(struct buf *);
 
 enum phase {
 	PH_IDLE = 0,
+	PH_UPGRADE,		/* WebSocket: the upgrade request sent */
 	PH_INIT,		/* initialize sent */
 	PH_NOTIFIED,		/* notifications/initialized sent */
 	PH_READY,		/* handshake done, nothing in flight */
 	PH_CALL,		/* a tools/call in flight */
 	PH_GET,			/* the GET sent */
 	PH_STREAM,		/* its event stream open */
-	PH_DELETE,		/* the DELETE that ends it sent */
+	PH_DELETE,		/* ending it: the DELETE, or the WebSocket
+				   close frame, sent */
 	PH_CLOSED,		/* ended */
 	PH_DEAD
 };
 
 struct http_state;
+struct ws_state;
 
 struct session {
 	unsigned	 idx;
@@ -162,13 +169,14 @@ struct session {
 
 	/* Owned by the transport (its init and free). */
 	struct http_state *http;
+	struct ws_state	*ws;
 };
 
 /*
  * What a way of reaching the server does for a session.  init and free
  * bracket the session's life; start connects and sends initialize; send
  * writes one JSON-RPC message (the caller has set the phase); end ends the
- * session as a client should (DELETE) or closes it at once
+ * session as a client should (DELETE, a close frame) or closes it at once
  * if there is nothing to end; close drops the connection without a word.
  */
 struct transport {
@@ -181,6 +189,7 @@ struct transport {
 };
 
 extern const struct transport	 http_transport;	/* loadgen_http.c */
+extern const struct transport	 ws_transport;		/* loadgen_ws.c */
 extern const struct transport	 stdio_transport;	/* loadgen_stdio.c */
 
 extern struct session	*sessions;
