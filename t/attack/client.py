@@ -1,0 +1,315 @@
+#!/usr/bin/env python3
+# Raw-socket clients for the attack suite (t/attack/): what curl cannot
+# send, or cannot send slowly, or cannot stop reading.  Standard library
+# only.  Every loop is bounded, every socket is on the address given (the
+# tests give 127.0.0.1), and every socket is closed on exit.
+#
+#   client.py send ADDR ACTION...
+#       Run the actions on one connection, then read until the peer closes
+#       or --timeout seconds pass without data; write what was received to
+#       stdout.  Actions: s:TEXT sends TEXT (Python escapes: \r \n \x00),
+#       f:FILE sends a file, p:MS sleeps, b:TEXT sends TEXT a byte per
+#       packet, shut half-closes, r:SECS reads for SECS seconds.
+#   client.py trickle ADDR PREFIX MAX
+#       Send PREFIX, then one byte ("a") a second, at most MAX of them,
+#       until the peer answers or closes; print "status=S elapsed=E sent=N
+#       closed=C", E counted from the first byte sent.
+#   client.py silent ADDR MAX
+#       Connect and send nothing; print "status=S elapsed=E closed=C" when
+#       the peer closes, or after MAX seconds.
+#   client.py hold ADDR N READY STOP [--request TEXT] [--timeout S]
+#       Open N connections (as many as fit under the descriptor limit
+#       raised to its hard limit), optionally send TEXT on each and read
+#       its answer's status line, write "opened=N" to the file READY, hold
+#       them until the file STOP exists (at most S seconds), close them and
+#       print a summary: how many were opened, refused, answered with each
+#       status, closed by the peer.
+#   client.py stall ADDR N READY STOP TEXT [--timeout S]
+#       Open N connections with a tiny receive buffer, send TEXT (an HTTP
+#       request) on each, read nothing more than the first 64 bytes, hold
+#       them until STOP exists (at most S seconds) and print a summary.
+#   client.py unix PATH N READY STOP [--timeout S]
+#       Hold N connections to a unix socket (the control socket) until
+#       STOP exists.
+import os
+import re
+import resource
+import select
+import socket
+import sys
+import time
+
+
+def addr_of(s):
+    host, port = s.rsplit(':', 1)
+    return host.strip('[]'), int(port)
+
+
+def unescape(text):
+    return text.encode('latin-1', 'backslashreplace').decode(
+        'unicode_escape').encode('latin-1')
+
+
+def connect(addr, rcvbuf=None, timeout=10):
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    if rcvbuf is not None:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
+    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    s.settimeout(timeout)
+    s.connect(addr_of(addr))
+    return s
+
+
+def raise_nofile(want):
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    target = want if hard == resource.RLIM_INFINITY else min(want, hard)
+    if soft != resource.RLIM_INFINITY and soft < target:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+        except (ValueError, OSError):
+            pass
+    return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+
+
+def status_of(data):
+    m = re.match(rb'HTTP/1\.[01] (\d{3})', data)
+    return m.group(1).decode() if m else '-'
+
+
+def read_all(s, timeout):
+    """Read until EOF or `timeout` seconds without data."""
+    out = b''
+    s.settimeout(timeout)
+    while len(out) < 64 * 1024 * 1024:
+        try:
+            chunk = s.recv(65536)
+        except socket.timeout:
+            return out, False
+        except ConnectionResetError:
+            return out, True
+        if not chunk:
+            return out, True
+        out += chunk
+    return out, False
+
+
+def cmd_send(argv):
+    o, argv = opts(argv, ('--timeout',))
+    timeout = float(o.get('--timeout', 5))
+    try:
+        s = connect(argv[0])
+    except OSError as e:
+        sys.exit('client.py: %s: %s' % (argv[0], e))
+    got = b''
+    try:
+        for act in argv[1:]:
+            kind, _, arg = act.partition(':')
+            try:
+                if kind == 's':
+                    s.sendall(unescape(arg))
+                elif kind == 'f':
+                    with open(arg, 'rb') as f:
+                        s.sendall(f.read())
+                elif kind == 'b':
+                    for byte in unescape(arg):
+                        s.sendall(bytes([byte]))
+                        time.sleep(0.001)
+                elif kind == 'p':
+                    time.sleep(int(arg) / 1000)
+                elif kind == 'shut':
+                    s.shutdown(socket.SHUT_WR)
+                elif kind == 'r':
+                    part, _ = read_all(s, float(arg))
+                    got += part
+                else:
+                    raise SystemExit('unknown action ' + act)
+            except (BrokenPipeError, ConnectionResetError):
+                break
+        part, _ = read_all(s, timeout)
+        got += part
+    finally:
+        s.close()
+    sys.stdout.buffer.write(got)
+
+
+def cmd_trickle(argv):
+    addr, prefix, most = argv[0], unescape(argv[1]), int(argv[2])
+    s = connect(addr)
+    start = time.monotonic()
+    s.sendall(prefix)
+    sent, got, closed = 0, b'', False
+    deadline = start + most + 5
+    next_byte = start + 1
+    while time.monotonic() < deadline:
+        wait = max(0.0, next_byte - time.monotonic())
+        r, _, _ = select.select([s], [], [], wait)
+        if r:
+            try:
+                chunk = s.recv(65536)
+            except ConnectionResetError:
+                chunk = b''
+            if not chunk:
+                closed = True
+                break
+            got += chunk
+            if b'\r\n\r\n' in got:
+                # Whatever follows, the answer has come: wait for the close.
+                rest, closed = read_all(s, 5)
+                got += rest
+                break
+            continue
+        if sent < most:
+            try:
+                s.sendall(b'a')
+            except (BrokenPipeError, ConnectionResetError):
+                closed = True
+                break
+            sent += 1
+        next_byte += 1
+    elapsed = time.monotonic() - start
+    s.close()
+    print('status=%s elapsed=%.1f sent=%d closed=%d' %
+          (status_of(got), elapsed, sent, closed))
+
+
+def cmd_silent(argv):
+    addr, most = argv[0], float(argv[1])
+    s = connect(addr)
+    start = time.monotonic()
+    got, closed = read_all(s, most)
+    elapsed = time.monotonic() - start
+    s.close()
+    print('status=%s elapsed=%.1f closed=%d' % (status_of(got), elapsed,
+                                                 closed))
+
+
+def opts(argv, names):
+    out = {}
+    rest = []
+    i = 0
+    while i < len(argv):
+        if argv[i] in names:
+            out[argv[i]] = argv[i + 1]
+            i += 2
+        else:
+            rest.append(argv[i])
+            i += 1
+    return out, rest
+
+
+def wait_stop(stop, timeout):
+    end = time.monotonic() + timeout
+    while not os.path.exists(stop) and time.monotonic() < end:
+        time.sleep(0.05)
+
+
+def write_file(path, text):
+    with open(path + '.tmp', 'w') as f:
+        f.write(text + '\n')
+    os.rename(path + '.tmp', path)
+
+
+def peer_closed(s):
+    """Has the peer closed (or reset) this connection?  Reads what waits."""
+    try:
+        s.setblocking(False)
+        while True:
+            chunk = s.recv(65536)
+            if not chunk:
+                return True
+    except (BlockingIOError, InterruptedError):
+        return False
+    except OSError:
+        return True
+
+
+def cmd_hold(argv):
+    o, argv = opts(argv, ('--request', '--timeout'))
+    addr, want, ready, stop = argv[0], int(argv[1]), argv[2], argv[3]
+    timeout = float(o.get('--timeout', 60))
+    request = unescape(o['--request']) if '--request' in o else None
+    limit = raise_nofile(want + 64)
+    n = min(want, limit - 32)
+    socks, refused, statuses = [], 0, {}
+    for _ in range(n):
+        try:
+            s = connect(addr, timeout=5)
+        except OSError:
+            refused += 1
+            continue
+        if request is not None:
+            try:
+                s.sendall(request)
+                head = b''
+                while b'\r\n\r\n' not in head and len(head) < 65536:
+                    chunk = s.recv(65536)
+                    if not chunk:
+                        break
+                    head += chunk
+                st = status_of(head)
+            except socket.timeout:
+                st = 'none'
+            except OSError:
+                st = 'reset'
+            statuses[st] = statuses.get(st, 0) + 1
+        socks.append(s)
+    write_file(ready, 'opened=%d' % len(socks))
+    wait_stop(stop, timeout)
+    closed = sum(1 for s in socks if peer_closed(s))
+    for s in socks:
+        s.close()
+    print('wanted=%d limit=%d opened=%d refused=%d closed_by_peer=%d %s' % (
+        want, limit, len(socks), refused, closed,
+        ' '.join('status_%s=%d' % kv for kv in sorted(statuses.items()))))
+
+
+def cmd_stall(argv):
+    o, argv = opts(argv, ('--timeout',))
+    addr, n, ready, stop = argv[0], int(argv[1]), argv[2], argv[3]
+    request = unescape(argv[4])
+    timeout = float(o.get('--timeout', 120))
+    socks = []
+    for _ in range(n):
+        s = connect(addr, rcvbuf=4096)
+        s.sendall(request)
+        s.recv(64)      # the status line has come: now stop reading
+        socks.append(s)
+    write_file(ready, 'stalled=%d' % len(socks))
+    wait_stop(stop, timeout)
+    closed = sum(1 for s in socks if peer_closed(s))
+    for s in socks:
+        s.close()
+    print('stalled=%d closed_by_peer=%d' % (len(socks), closed))
+
+
+def cmd_unix(argv):
+    o, argv = opts(argv, ('--timeout',))
+    path, n, ready, stop = argv[0], int(argv[1]), argv[2], argv[3]
+    timeout = float(o.get('--timeout', 60))
+    socks = []
+    for _ in range(n):
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.settimeout(5)
+        try:
+            s.connect(path)
+        except OSError:
+            s.close()
+            break
+        socks.append(s)
+    write_file(ready, 'opened=%d' % len(socks))
+    wait_stop(stop, timeout)
+    for s in socks:
+        s.close()
+    print('unix opened=%d' % len(socks))
+
+
+def main():
+    cmds = {'send': cmd_send, 'trickle': cmd_trickle, 'silent': cmd_silent,
+            'hold': cmd_hold, 'stall': cmd_stall, 'unix': cmd_unix}
+    if len(sys.argv) < 3 or sys.argv[1] not in cmds:
+        sys.exit('usage: client.py send|trickle|silent|hold|stall|unix ...')
+    cmds[sys.argv[1]](sys.argv[2:])
+
+
+if __name__ == '__main__':
+    main()
