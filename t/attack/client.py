@@ -20,14 +20,15 @@
 #   client.py hold ADDR N READY STOP [--request TEXT] [--timeout S]
 #       Open N connections (as many as fit under the descriptor limit
 #       raised to its hard limit), optionally send TEXT on each and read
-#       its answer's status line, write "opened=N" to the file READY, hold
-#       them until the file STOP exists (at most S seconds), close them and
-#       print a summary: how many were opened, refused, answered with each
-#       status, closed by the peer.
-#   client.py stall ADDR N READY STOP TEXT [--timeout S]
-#       Open N connections with a tiny receive buffer, send TEXT (an HTTP
-#       request) on each, read nothing more than the first 64 bytes, hold
-#       them until STOP exists (at most S seconds) and print a summary.
+#       its answer's head; half a second later write to the file READY how
+#       many were opened and what the peer did with them (held, closed,
+#       or the status it answered), hold them until the file STOP exists
+#       (at most S seconds), close them and print a summary.
+#   client.py stall ADDR READY STOP TEXT... [--timeout S]
+#       For each TEXT (an HTTP request) open a connection with a tiny
+#       receive buffer, send it, read the first 64 bytes of the answer and
+#       nothing more; write "stalled=N" to READY, hold them until STOP
+#       exists (at most S seconds) and print a summary.
 #   client.py unix PATH N READY STOP [--timeout S]
 #       Hold N connections to a unix socket (the control socket) until
 #       STOP exists.
@@ -209,18 +210,34 @@ def write_file(path, text):
     os.rename(path + '.tmp', path)
 
 
-def peer_closed(s):
-    """Has the peer closed (or reset) this connection?  Reads what waits."""
+def classify(s):
+    """What the peer did: an HTTP status it sent, else 'closed' if it
+    closed (or reset) the connection, else 'held'.  What an earlier look
+    left unread (the rest of a body) is not a status."""
+    data, eof = b'', False
     try:
         s.setblocking(False)
-        while True:
+        while len(data) < 65536:
             chunk = s.recv(65536)
             if not chunk:
-                return True
+                eof = True
+                break
+            data += chunk
     except (BlockingIOError, InterruptedError):
-        return False
+        pass
     except OSError:
-        return True
+        eof = True
+    if data.startswith(b'HTTP/'):
+        return status_of(data)
+    return 'closed' if eof else 'held'
+
+
+def tally(socks):
+    counts = {}
+    for s in socks:
+        k = classify(s)
+        counts[k] = counts.get(k, 0) + 1
+    return ' '.join('%s=%d' % kv for kv in sorted(counts.items()))
 
 
 def cmd_hold(argv):
@@ -230,7 +247,7 @@ def cmd_hold(argv):
     request = unescape(o['--request']) if '--request' in o else None
     limit = raise_nofile(want + 64)
     n = min(want, limit - 32)
-    socks, refused, statuses = [], 0, {}
+    socks, refused, answers = [], 0, {}
     for _ in range(n):
         try:
             s = connect(addr, timeout=5)
@@ -251,35 +268,39 @@ def cmd_hold(argv):
                 st = 'none'
             except OSError:
                 st = 'reset'
-            statuses[st] = statuses.get(st, 0) + 1
+            answers[st] = answers.get(st, 0) + 1
         socks.append(s)
-    write_file(ready, 'opened=%d' % len(socks))
+    time.sleep(0.5)
+    first = tally(socks)
+    write_file(ready, 'opened=%d refused=%d %s' % (len(socks), refused,
+                                                   first))
     wait_stop(stop, timeout)
-    closed = sum(1 for s in socks if peer_closed(s))
+    last = tally(socks)
     for s in socks:
         s.close()
-    print('wanted=%d limit=%d opened=%d refused=%d closed_by_peer=%d %s' % (
-        want, limit, len(socks), refused, closed,
-        ' '.join('status_%s=%d' % kv for kv in sorted(statuses.items()))))
+    print('wanted=%d limit=%d opened=%d refused=%d answers: %s; '
+          'when ready: %s; at the end: %s' % (
+              want, limit, len(socks), refused,
+              ' '.join('%s=%d' % kv for kv in sorted(answers.items())),
+              first, last))
 
 
 def cmd_stall(argv):
     o, argv = opts(argv, ('--timeout',))
-    addr, n, ready, stop = argv[0], int(argv[1]), argv[2], argv[3]
-    request = unescape(argv[4])
+    addr, ready, stop = argv[0], argv[1], argv[2]
     timeout = float(o.get('--timeout', 120))
     socks = []
-    for _ in range(n):
+    for text in argv[3:]:
         s = connect(addr, rcvbuf=4096)
-        s.sendall(request)
+        s.sendall(unescape(text))
         s.recv(64)      # the status line has come: now stop reading
         socks.append(s)
     write_file(ready, 'stalled=%d' % len(socks))
     wait_stop(stop, timeout)
-    closed = sum(1 for s in socks if peer_closed(s))
+    last = tally(socks)
     for s in socks:
         s.close()
-    print('stalled=%d closed_by_peer=%d' % (len(socks), closed))
+    print('stalled=%d at the end: %s' % (len(socks), last))
 
 
 def cmd_unix(argv):

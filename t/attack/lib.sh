@@ -8,6 +8,19 @@
 # fails, and finish shows the sanitizer report that says why.
 set +e
 
+# Print the daemon's log on failure, but not a flood of it.
+show_log() {
+	_sl_n=$(wc -l < "$T/log" 2>/dev/null || echo 0)
+	echo "--- daemon log ($_sl_n lines) ---" >&2
+	if [ "$_sl_n" -le 400 ]; then
+		cat "$T/log" >&2
+	else
+		head -n 200 "$T/log" | cut -c1-400 >&2
+		echo "--- ($((_sl_n - 400)) lines left out) ---" >&2
+		tail -n 200 "$T/log" | cut -c1-400 >&2
+	fi
+}
+
 ATTACK=$top_srcdir/t/attack
 PY=${PYTHON:-python3}
 
@@ -18,8 +31,8 @@ bg() {
 	BG_PIDS="$BG_PIDS $!"
 }
 attack_cleanup() {
-	for p in $BG_PIDS; do
-		kill "$p" 2>/dev/null || true
+	for _ac_p in $BG_PIDS; do
+		kill "$_ac_p" 2>/dev/null || true
 	done
 	cleanup
 }
@@ -33,9 +46,9 @@ raw() {
 
 # client SUBCOMMAND ARGS...: client.py with the gateway's address.
 client() {
-	sub=$1
+	_cl_sub=$1
 	shift
-	"$PY" "$ATTACK/client.py" "$sub" "$ADDR" "$@"
+	"$PY" "$ATTACK/client.py" "$_cl_sub" "$ADDR" "$@"
 }
 
 # code_of: the status of the first response read on stdin, or "-".
@@ -65,6 +78,17 @@ rss_kb() {
 	awk '$1 == "VmRSS:" { print $2 }' "/proc/$1/status"
 }
 
+# sanitized: the daemon is built with AddressSanitizer.  Its RSS then
+# counts freed memory held in quarantine (256 MiB by default): tests that
+# bound the RSS use quarantine_small, which keeps 16 MiB of it.
+sanitized() {
+	grep -q AddressSanitizer "$SUPERVISORD" 2>/dev/null
+}
+quarantine_small() {
+	ASAN_OPTIONS="$ASAN_OPTIONS:quarantine_size_mb=16"
+	export ASAN_OPTIONS
+}
+
 # log_lines: the number of lines in the daemon's log.
 log_lines() {
 	wc -l < "$T/log"
@@ -72,21 +96,21 @@ log_lines() {
 
 # wait_file FILE SECONDS: until FILE exists; 1 if it did not in time.
 wait_file() {
-	i=0
+	_wf_i=0
 	while [ ! -e "$1" ]; do
-		i=$((i + 1))
-		[ "$i" -le $(($2 * 20)) ] || return 1
+		_wf_i=$((_wf_i + 1))
+		[ "$_wf_i" -le $(($2 * 20)) ] || return 1
 		sleep 0.05
 	done
 }
 
 # until_true SECONDS COMMAND...: run COMMAND every 0.1 s until it succeeds.
 until_true() {
-	n=$(($1 * 10))
+	_ut_n=$(($1 * 10))
 	shift
 	while ! "$@"; do
-		n=$((n - 1))
-		[ "$n" -gt 0 ] || return 1
+		_ut_n=$((_ut_n - 1))
+		[ "$_ut_n" -gt 0 ] || return 1
 		sleep 0.1
 	done
 }
