@@ -17,12 +17,6 @@
 
 #define CONF_MAX_SERVERS	256
 
-/* A parse in progress: where errors go. */
-struct conf_ctx {
-	const char	*file;
-	char		*err;
-	size_t		 errlen;
-};
 
 const char *const conf_transport_names[] = {
 	[TRANSPORT_STDIO] = "stdio",
@@ -61,7 +55,7 @@ conf_isolation_name(enum isolation i)
 }
 
 /* Report an error at a setting's line; always returns -1. */
-static int __attribute__((format(printf, 3, 4)))
+int
 conf_error(struct conf_ctx *ctx, const config_setting_t *s, const char *fmt,
     ...)
 {
@@ -117,8 +111,16 @@ conf_strv_equal(char *const *a, char *const *b)
  * Is s valid UTF-8?  Every string goes to the worker as JSON, where
  * jansson would refuse anything else and the setting would be lost.
  */
-static int
-valid_utf8(const char *s)
+/* Wipe a string that may hold a secret. */
+static void
+explicit_bzero_str(char *s)
+{
+	if (s != NULL)
+		explicit_bzero(s, strlen(s));
+}
+
+int
+conf_valid_utf8(const char *s)
 {
 	json_t	*j;
 
@@ -129,8 +131,8 @@ valid_utf8(const char *s)
 }
 
 /* Read a string setting. */
-static int
-get_string(struct conf_ctx *ctx, const config_setting_t *s, char **out,
+int
+conf_get_string(struct conf_ctx *ctx, const config_setting_t *s, char **out,
     int allow_empty)
 {
 	const char	*v;
@@ -142,7 +144,7 @@ get_string(struct conf_ctx *ctx, const config_setting_t *s, char **out,
 	if (!allow_empty && *v == '\0')
 		return (conf_error(ctx, s, "%s must not be empty",
 		    config_setting_name(s)));
-	if (!valid_utf8(v))
+	if (!conf_valid_utf8(v))
 		return (conf_error(ctx, s, "%s must be valid UTF-8",
 		    config_setting_name(s)));
 	free(*out);
@@ -151,8 +153,8 @@ get_string(struct conf_ctx *ctx, const config_setting_t *s, char **out,
 }
 
 /* Read an integer setting within bounds. */
-static int
-get_int(struct conf_ctx *ctx, const config_setting_t *s, long long min,
+int
+conf_get_int(struct conf_ctx *ctx, const config_setting_t *s, long long min,
     long long max, long long *out)
 {
 	long long	v;
@@ -176,8 +178,8 @@ get_int(struct conf_ctx *ctx, const config_setting_t *s, long long min,
 }
 
 /* Read a boolean setting. */
-static int
-get_bool(struct conf_ctx *ctx, const config_setting_t *s, int *out)
+int
+conf_get_bool(struct conf_ctx *ctx, const config_setting_t *s, int *out)
 {
 	if (config_setting_type(s) != CONFIG_TYPE_BOOL)
 		return (conf_error(ctx, s, "%s must be true or false",
@@ -187,21 +189,21 @@ get_bool(struct conf_ctx *ctx, const config_setting_t *s, int *out)
 }
 
 /* Read a duration in seconds. */
-static int
-get_seconds(struct conf_ctx *ctx, const config_setting_t *s, long long min,
+int
+conf_get_seconds(struct conf_ctx *ctx, const config_setting_t *s, long long min,
     long long max, unsigned int *out)
 {
 	long long	v = 0;
 
-	if (get_int(ctx, s, min, max, &v) != 0)
+	if (conf_get_int(ctx, s, min, max, &v) != 0)
 		return (-1);
 	*out = (unsigned int)v;
 	return (0);
 }
 
 /* Read a size in bytes: an integer, or a string with a k, M or G suffix. */
-static int
-get_size(struct conf_ctx *ctx, const config_setting_t *s, size_t min,
+int
+conf_get_size(struct conf_ctx *ctx, const config_setting_t *s, size_t min,
     size_t max, size_t *out)
 {
 	const char		*v;
@@ -211,7 +213,7 @@ get_size(struct conf_ctx *ctx, const config_setting_t *s, size_t min,
 	if (config_setting_type(s) != CONFIG_TYPE_STRING) {
 		long long	ll;
 
-		if (get_int(ctx, s, (long long)min, (long long)max, &ll) != 0)
+		if (conf_get_int(ctx, s, (long long)min, (long long)max, &ll) != 0)
 			return (-1);
 		*out = (size_t)ll;
 		return (0);
@@ -252,8 +254,8 @@ bad:
 }
 
 /* Read an array or list of strings into a NULL-terminated vector. */
-static int
-get_strv(struct conf_ctx *ctx, const config_setting_t *s, int nonempty,
+int
+conf_get_strv(struct conf_ctx *ctx, const config_setting_t *s, int nonempty,
     char ***out)
 {
 	config_setting_t	*e;
@@ -275,7 +277,7 @@ get_strv(struct conf_ctx *ctx, const config_setting_t *s, int nonempty,
 			return (conf_error(ctx, e, "%s must contain only "
 			    "strings", config_setting_name(s)));
 		}
-		if (!valid_utf8(config_setting_get_string(e))) {
+		if (!conf_valid_utf8(config_setting_get_string(e))) {
 			conf_strv_free(v);
 			return (conf_error(ctx, e, "%s must be valid UTF-8",
 			    config_setting_name(s)));
@@ -284,120 +286,6 @@ get_strv(struct conf_ctx *ctx, const config_setting_t *s, int nonempty,
 	}
 	conf_strv_free(*out);
 	*out = v;
-	return (0);
-}
-
-/* Is s a valid environment variable name? */
-static int
-valid_env_name(const char *s)
-{
-	size_t	i;
-
-	if (*s == '\0' || (*s >= '0' && *s <= '9'))
-		return (0);
-	for (i = 0; s[i] != '\0'; i++) {
-		if (!((s[i] >= 'A' && s[i] <= 'Z') ||
-		    (s[i] >= 'a' && s[i] <= 'z') ||
-		    (s[i] >= '0' && s[i] <= '9') || s[i] == '_'))
-			return (0);
-	}
-	return (1);
-}
-
-/* Read an env group: { NAME = "value"; ... }. */
-static int
-get_env(struct conf_ctx *ctx, const config_setting_t *s, char ***out)
-{
-	config_setting_t	*e;
-	char			**v;
-	int			  i, n;
-
-	if (!config_setting_is_group(s))
-		return (conf_error(ctx, s, "env must be a group of "
-		    "NAME = \"value\" settings"));
-	n = config_setting_length(s);
-	v = xcalloc((size_t)n + 1, sizeof *v);
-	for (i = 0; i < n; i++) {
-		e = config_setting_get_elem(s, (unsigned int)i);
-		if (!valid_env_name(config_setting_name(e)) ||
-		    config_setting_type(e) != CONFIG_TYPE_STRING) {
-			conf_strv_free(v);
-			return (conf_error(ctx, e, "env: %s must be a string "
-			    "with a valid variable name",
-			    config_setting_name(e)));
-		}
-		if (!valid_utf8(config_setting_get_string(e))) {
-			conf_strv_free(v);
-			return (conf_error(ctx, e, "env: %s must be valid "
-			    "UTF-8", config_setting_name(e)));
-		}
-		xasprintf(&v[i], "%s=%s", config_setting_name(e),
-		    config_setting_get_string(e));
-	}
-	conf_strv_free(*out);
-	*out = v;
-	return (0);
-}
-
-/* Is s an HTTP header name (a token) we let users set? */
-static int
-valid_header_name(const char *s)
-{
-	static const char *const reserved[] = {
-		"Host", "Content-Length", "Content-Type", "Transfer-Encoding",
-		"Connection", "Upgrade", "Accept", "Mcp-Session-Id",
-		"MCP-Protocol-Version", "Last-Event-ID", NULL
-	};
-	size_t	i;
-
-	if (*s == '\0')
-		return (0);
-	for (i = 0; s[i] != '\0'; i++) {
-		if (!((s[i] >= 'A' && s[i] <= 'Z') ||
-		    (s[i] >= 'a' && s[i] <= 'z') ||
-		    (s[i] >= '0' && s[i] <= '9') || s[i] == '-' || s[i] == '_'))
-			return (0);
-	}
-	for (i = 0; reserved[i] != NULL; i++) {
-		if (strcasecmp(reserved[i], s) == 0 ||
-		    strncasecmp(s, "Sec-WebSocket-", 14) == 0)
-			return (0);
-	}
-	return (1);
-}
-
-/* Read a headers group: { Authorization = "Bearer ${file:/path}"; }. */
-static int
-get_headers(struct conf_ctx *ctx, const config_setting_t *s, char ***out)
-{
-	config_setting_t	*e;
-	const char		*v;
-	char			**h;
-	int			  i, n;
-
-	if (!config_setting_is_group(s))
-		return (conf_error(ctx, s, "headers must be a group of "
-		    "Name = \"value\" settings"));
-	n = config_setting_length(s);
-	h = xcalloc((size_t)n + 1, sizeof *h);
-	for (i = 0; i < n; i++) {
-		e = config_setting_get_elem(s, (unsigned int)i);
-		if (!valid_header_name(config_setting_name(e))) {
-			conf_strv_free(h);
-			return (conf_error(ctx, e, "headers: %s is not a header "
-			    "name that can be set", config_setting_name(e)));
-		}
-		if (config_setting_type(e) != CONFIG_TYPE_STRING ||
-		    strpbrk((v = config_setting_get_string(e)), "\r\n") !=
-		    NULL || !valid_utf8(v)) {
-			conf_strv_free(h);
-			return (conf_error(ctx, e, "headers: %s must be a "
-			    "one-line string", config_setting_name(e)));
-		}
-		xasprintf(&h[i], "%s: %s", config_setting_name(e), v);
-	}
-	conf_strv_free(*out);
-	*out = h;
 	return (0);
 }
 
@@ -430,8 +318,8 @@ conf_strategies_always(const enum strategy *list, size_t n)
  * Read a strategy list: [ "client", "defaults" ].  Sampling has no
  * defaults strategy.
  */
-static int
-get_strategies(struct conf_ctx *ctx, const config_setting_t *s,
+int
+conf_get_strategies(struct conf_ctx *ctx, const config_setting_t *s,
     enum strategy *out, size_t *n)
 {
 	int	sampling = strcmp(config_setting_name(s), "sampling") == 0;
@@ -468,14 +356,16 @@ get_strategies(struct conf_ctx *ctx, const config_setting_t *s,
 	return (0);
 }
 
-/* Is s a valid upstream name? */
+#define CONF_MAX_CLIENTS	1024
+
+/* Is s a valid client name (it prefixes the client's tools)? */
 static int
-valid_server_name(const char *s)
+valid_client_name(const char *s)
 {
 	size_t	i;
 
 	for (i = 0; s[i] != '\0'; i++) {
-		if (i >= 48)
+		if (i >= 32)
 			return (0);
 		if (!((s[i] >= 'A' && s[i] <= 'Z') ||
 		    (s[i] >= 'a' && s[i] <= 'z') ||
@@ -486,260 +376,84 @@ valid_server_name(const char *s)
 	return (i > 0);
 }
 
-/* Check a URL's scheme for a transport. */
+/* Read one group of clients. */
 static int
-check_url(struct conf_ctx *ctx, const config_setting_t *s,
-    const struct server_conf *srv)
+parse_client(struct conf_ctx *ctx, const config_setting_t *g,
+    struct client_conf *cl)
 {
-	const char	*u = srv->url;
-
-	switch (srv->transport) {
-	case TRANSPORT_HTTP:
-	case TRANSPORT_SSE:
-		if (strncmp(u, "http://", 7) == 0 ||
-		    strncmp(u, "https://", 8) == 0)
-			return (0);
-		return (conf_error(ctx, s, "server %s: url must start with "
-		    "http:// or https://", srv->name));
-	case TRANSPORT_WS:
-		if (strncmp(u, "ws://", 5) == 0 || strncmp(u, "wss://", 6) == 0)
-			return (0);
-		return (conf_error(ctx, s, "server %s: url must start with "
-		    "ws:// or wss://", srv->name));
-	default:
-		return (0);
-	}
-}
-
-/* Read one server group. */
-static int
-parse_server(struct conf_ctx *ctx, const struct conf *conf,
-    const config_setting_t *g, struct server_conf *srv)
-{
-	config_setting_t	*s, *url_s = NULL, *transport_s = NULL;
+	config_setting_t	*s;
 	const char		*key;
-	char			*tmp = NULL;
-	int			 i, n, v;
-	long long		 ll;
-	size_t			 sz;
-	int			 have_prefix = 0, have_timeout = 0;
-	int			 have_max = 0, have_stimeout = 0;
+	int			 i, n;
 
-	memset(srv, 0, sizeof *srv);
-	srv->line = (int)config_setting_source_line(g);
-	srv->init_timeout = 60;
-	srv->max_instances = 64;
-	srv->tls_verify = 1;
-	srv->connect_timeout = 10;
-	srv->ping_interval = 30;
-	srv->ping_timeout = 10;
-	srv->restart_delay = 1;
-	srv->restart_max_delay = 60;
-	srv->healthy_after = 60;
-	srv->max_failures = 10;
-	memcpy(srv->elicitation, conf->elicitation, sizeof srv->elicitation);
-	srv->nelicitation = conf->nelicitation;
-	memcpy(srv->sampling, conf->sampling, sizeof srv->sampling);
-	srv->nsampling = conf->nsampling;
+	memset(cl, 0, sizeof *cl);
+	cl->line = (int)config_setting_source_line(g);
 	if (!config_setting_is_group(g))
-		return (conf_error(ctx, g, "each entry of servers must be a "
-		    "group { name = ...; ... }"));
+		return (conf_error(ctx, g, "each entry of clients must be a "
+		    "group { name = ...; token = ...; }"));
 	n = config_setting_length(g);
 	for (i = 0; i < n; i++) {
 		s = config_setting_get_elem(g, (unsigned int)i);
 		key = config_setting_name(s);
 		if (strcmp(key, "name") == 0) {
-			if (get_string(ctx, s, &srv->name, 0) != 0)
+			if (conf_get_string(ctx, s, &cl->name, 0) != 0)
 				return (-1);
-			if (!valid_server_name(srv->name))
-				return (conf_error(ctx, s, "server name \"%s\" "
-				    "must be 1-48 characters of A-Z a-z 0-9 _ "
-				    "- . starting with a letter or digit",
-				    srv->name));
-		} else if (strcmp(key, "transport") == 0) {
-			if (get_string(ctx, s, &tmp, 0) != 0)
+			if (!valid_client_name(cl->name))
+				return (conf_error(ctx, s, "client name \"%s\" "
+				    "must be 1 to 32 characters of A-Z a-z 0-9 "
+				    "_ - ., beginning with a letter or digit",
+				    cl->name));
+		} else if (strcmp(key, "token") == 0) {
+			if (conf_get_string(ctx, s, &cl->token, 0) != 0)
 				return (-1);
-			v = conf_lookup_name(conf_transport_names, 4, tmp);
-			if (v < 0) {
-				conf_error(ctx, s, "unknown transport \"%s\" "
-				    "(stdio, http, sse or ws)", tmp);
-				free(tmp);
+		} else if (strcmp(key, "register") == 0) {
+			if (conf_get_bool(ctx, s, &cl->may_register) != 0)
 				return (-1);
-			}
-			srv->transport = (enum transport)v;
-			transport_s = s;
-		} else if (strcmp(key, "command") == 0) {
-			if (get_strv(ctx, s, 1, &srv->command) != 0)
+		} else if (strcmp(key, "allow") == 0) {
+			if (conf_get_strv(ctx, s, 0, &cl->allow) != 0)
 				return (-1);
-			if (*srv->command[0] == '\0')
-				return (conf_error(ctx, s, "command[0] must "
-				    "not be empty"));
-		} else if (strcmp(key, "env") == 0) {
-			if (get_env(ctx, s, &srv->env) != 0)
+		} else if (strcmp(key, "deny") == 0) {
+			if (conf_get_strv(ctx, s, 0, &cl->deny) != 0)
 				return (-1);
-		} else if (strcmp(key, "cwd") == 0) {
-			if (get_string(ctx, s, &srv->cwd, 0) != 0)
-				return (-1);
-			if (srv->cwd[0] != '/')
-				return (conf_error(ctx, s, "cwd must be an "
-				    "absolute path"));
-		} else if (strcmp(key, "url") == 0) {
-			if (get_string(ctx, s, &srv->url, 0) != 0)
-				return (-1);
-			url_s = s;
-		} else if (strcmp(key, "prefix") == 0) {
-			if (get_string(ctx, s, &srv->prefix, 1) != 0)
-				return (-1);
-			if (!name_valid_prefix(srv->prefix))
-				return (conf_error(ctx, s, "prefix \"%s\" must "
-				    "be at most 32 characters of A-Z a-z 0-9 _ "
-				    "- .", srv->prefix));
-			have_prefix = 1;
-		} else if (strcmp(key, "isolation") == 0) {
-			if (get_string(ctx, s, &tmp, 0) != 0)
-				return (-1);
-			v = conf_lookup_name(conf_isolation_names, 2, tmp);
-			if (v < 0) {
-				conf_error(ctx, s, "unknown isolation \"%s\" "
-				    "(shared or per-session)", tmp);
-				free(tmp);
-				return (-1);
-			}
-			srv->isolation = (enum isolation)v;
-		} else if (strcmp(key, "request_timeout") == 0) {
-			if (get_seconds(ctx, s, 1, 86400,
-			    &srv->request_timeout) != 0)
-				return (-1);
-			have_timeout = 1;
-		} else if (strcmp(key, "server_request_timeout") == 0) {
-			if (get_seconds(ctx, s, 1, 86400,
-			    &srv->server_request_timeout) != 0)
-				return (-1);
-			have_stimeout = 1;
-		} else if (strcmp(key, "init_timeout") == 0) {
-			if (get_seconds(ctx, s, 1, 3600,
-			    &srv->init_timeout) != 0)
-				return (-1);
-		} else if (strcmp(key, "max_instances") == 0) {
-			if (get_int(ctx, s, 1, 10000, &ll) != 0)
-				return (-1);
-			srv->max_instances = (unsigned int)ll;
-		} else if (strcmp(key, "elicitation") == 0) {
-			if (get_strategies(ctx, s, srv->elicitation,
-			    &srv->nelicitation) != 0)
-				return (-1);
-		} else if (strcmp(key, "sampling") == 0) {
-			if (get_strategies(ctx, s, srv->sampling,
-			    &srv->nsampling) != 0)
-				return (-1);
-		} else if (strcmp(key, "headers") == 0) {
-			if (get_headers(ctx, s, &srv->headers) != 0)
-				return (-1);
-		} else if (strcmp(key, "tls_verify") == 0) {
-			if (get_bool(ctx, s, &srv->tls_verify) != 0)
-				return (-1);
-		} else if (strcmp(key, "ca_file") == 0) {
-			if (get_string(ctx, s, &srv->ca_file, 0) != 0)
-				return (-1);
-			if (srv->ca_file[0] != '/')
-				return (conf_error(ctx, s, "ca_file must be an "
-				    "absolute path"));
-		} else if (strcmp(key, "connect_timeout") == 0) {
-			if (get_seconds(ctx, s, 1, 3600,
-			    &srv->connect_timeout) != 0)
-				return (-1);
-		} else if (strcmp(key, "lazy") == 0) {
-			if (get_bool(ctx, s, &srv->lazy) != 0)
-				return (-1);
-		} else if (strcmp(key, "ping_interval") == 0) {
-			if (get_seconds(ctx, s, 0, 86400,
-			    &srv->ping_interval) != 0)
-				return (-1);
-		} else if (strcmp(key, "ping_timeout") == 0) {
-			if (get_seconds(ctx, s, 1, 3600,
-			    &srv->ping_timeout) != 0)
-				return (-1);
-		} else if (strcmp(key, "restart_delay") == 0) {
-			if (get_seconds(ctx, s, 1, 3600,
-			    &srv->restart_delay) != 0)
-				return (-1);
-		} else if (strcmp(key, "restart_max_delay") == 0) {
-			if (get_seconds(ctx, s, 1, 86400,
-			    &srv->restart_max_delay) != 0)
-				return (-1);
-		} else if (strcmp(key, "healthy_after") == 0) {
-			if (get_seconds(ctx, s, 1, 86400,
-			    &srv->healthy_after) != 0)
-				return (-1);
-		} else if (strcmp(key, "max_failures") == 0) {
-			if (get_int(ctx, s, 0, 1000000, &ll) != 0)
-				return (-1);
-			srv->max_failures = (unsigned int)ll;
-		} else if (strcmp(key, "user") == 0) {
-			if (get_string(ctx, s, &srv->user, 0) != 0)
-				return (-1);
-		} else if (strcmp(key, "rlimit_nofile") == 0) {
-			if (get_int(ctx, s, 16, 1048576, &ll) != 0)
-				return (-1);
-			srv->rlimit_nofile = (unsigned long long)ll;
-		} else if (strcmp(key, "rlimit_as") == 0) {
-			if (get_size(ctx, s, (size_t)16 << 20, (size_t)1 << 42,
-			    &sz) != 0)
-				return (-1);
-			srv->rlimit_as = sz;
-		} else if (strcmp(key, "max_message") == 0) {
-			if (get_size(ctx, s, 4096, (size_t)1 << 30,
-			    &srv->max_message) != 0)
-				return (-1);
-			have_max = 1;
-		} else {
-			return (conf_error(ctx, s, "unknown server setting "
+		} else
+			return (conf_error(ctx, s, "client: unknown setting "
 			    "\"%s\"", key));
-		}
-		free(tmp);
-		tmp = NULL;
 	}
-	if (srv->name == NULL)
-		return (conf_error(ctx, g, "server has no name"));
-	if (transport_s == NULL && srv->command == NULL && srv->url != NULL)
-		return (conf_error(ctx, g, "server %s: set transport "
-		    "(http, sse or ws) for a url", srv->name));
-	switch (srv->transport) {
-	case TRANSPORT_STDIO:
-		if (srv->command == NULL)
-			return (conf_error(ctx, g, "server %s: stdio needs a "
-			    "command", srv->name));
-		if (srv->url != NULL)
-			return (conf_error(ctx, url_s, "server %s: url is not "
-			    "used by stdio", srv->name));
-		break;
-	default:
-		if (srv->url == NULL)
-			return (conf_error(ctx, g, "server %s: %s needs a url",
-			    srv->name, conf_transport_names[srv->transport]));
-		if (srv->command != NULL || srv->env != NULL ||
-		    srv->cwd != NULL)
-			return (conf_error(ctx, g, "server %s: command, env "
-			    "and cwd are only for stdio", srv->name));
-		if (check_url(ctx, url_s, srv) != 0)
+	if (cl->name == NULL || cl->token == NULL)
+		return (conf_error(ctx, g, "a client needs a name and a "
+		    "token"));
+	return (0);
+}
+
+/* Read clients = ( ... ). */
+static int
+parse_clients(struct conf_ctx *ctx, const config_setting_t *list,
+    struct conf *conf)
+{
+	config_setting_t	*s;
+	int			 i, n, j;
+
+	if (!config_setting_is_list(list))
+		return (conf_error(ctx, list, "clients must be a list: "
+		    "clients = ( { ... }, { ... } );"));
+	n = config_setting_length(list);
+	if (n > CONF_MAX_CLIENTS)
+		return (conf_error(ctx, list, "more than %d clients",
+		    CONF_MAX_CLIENTS));
+	conf->clients = xcalloc((size_t)n + 1, sizeof *conf->clients);
+	for (i = 0; i < n; i++) {
+		s = config_setting_get_elem(list, (unsigned int)i);
+		conf->nclients++;
+		if (parse_client(ctx, s, &conf->clients[i]) != 0)
 			return (-1);
-		break;
+		for (j = 0; j < i; j++) {
+			if (strcmp(conf->clients[j].name,
+			    conf->clients[i].name) == 0)
+				return (conf_error(ctx, s, "client name \"%s\" "
+				    "already used on line %d",
+				    conf->clients[i].name,
+				    conf->clients[j].line));
+		}
 	}
-	if (srv->transport == TRANSPORT_STDIO && (srv->headers != NULL ||
-	    srv->ca_file != NULL))
-		return (conf_error(ctx, g, "server %s: headers and ca_file are "
-		    "only for http, sse and ws", srv->name));
-	if (srv->restart_max_delay < srv->restart_delay)
-		return (conf_error(ctx, g, "server %s: restart_max_delay is "
-		    "shorter than restart_delay", srv->name));
-	if (!have_prefix)
-		xasprintf(&srv->prefix, "%s__", srv->name);
-	if (!have_timeout)
-		srv->request_timeout = conf->request_timeout;
-	if (!have_stimeout)
-		srv->server_request_timeout = conf->server_request_timeout;
-	if (!have_max)
-		srv->max_message = conf->max_message;
 	return (0);
 }
 
@@ -759,65 +473,102 @@ parse_root(struct conf_ctx *ctx, config_t *cf, struct conf *conf)
 		s = config_setting_get_elem(root, (unsigned int)i);
 		key = config_setting_name(s);
 		if (strcmp(key, "listen") == 0) {
-			if (get_string(ctx, s, &conf->listen, 0) != 0)
+			if (conf_get_string(ctx, s, &conf->listen, 0) != 0)
 				return (-1);
 		} else if (strcmp(key, "control") == 0) {
-			if (get_string(ctx, s, &conf->control, 0) != 0)
+			if (conf_get_string(ctx, s, &conf->control, 0) != 0)
 				return (-1);
 			if (conf->control[0] != '/')
 				return (conf_error(ctx, s, "control must be an "
 				    "absolute path"));
 		} else if (strcmp(key, "allowed_origins") == 0) {
-			if (get_strv(ctx, s, 0, &conf->allowed_origins) != 0)
+			if (conf_get_strv(ctx, s, 0, &conf->allowed_origins) != 0)
 				return (-1);
 		} else if (strcmp(key, "allowed_hosts") == 0) {
-			if (get_strv(ctx, s, 0, &conf->allowed_hosts) != 0)
+			if (conf_get_strv(ctx, s, 0, &conf->allowed_hosts) != 0)
 				return (-1);
 		} else if (strcmp(key, "auth_tokens") == 0) {
-			if (get_strv(ctx, s, 1, &conf->auth_tokens) != 0)
+			if (conf_get_strv(ctx, s, 1, &conf->auth_tokens) != 0)
 				return (-1);
 		} else if (strcmp(key, "max_message") == 0) {
-			if (get_size(ctx, s, 4096, (size_t)1 << 30,
+			if (conf_get_size(ctx, s, 4096, (size_t)1 << 30,
 			    &conf->max_message) != 0)
 				return (-1);
 		} else if (strcmp(key, "max_body") == 0) {
-			if (get_size(ctx, s, 1024, (size_t)1 << 30,
+			if (conf_get_size(ctx, s, 1024, (size_t)1 << 30,
 			    &conf->max_body) != 0)
 				return (-1);
 		} else if (strcmp(key, "max_sessions") == 0) {
-			if (get_int(ctx, s, 1, 1000000, &ll) != 0)
+			if (conf_get_int(ctx, s, 1, 1000000, &ll) != 0)
 				return (-1);
 			conf->max_sessions = (unsigned int)ll;
 		} else if (strcmp(key, "max_pending") == 0) {
-			if (get_int(ctx, s, 1, 100000, &ll) != 0)
+			if (conf_get_int(ctx, s, 1, 100000, &ll) != 0)
 				return (-1);
 			conf->max_pending = (unsigned int)ll;
 		} else if (strcmp(key, "session_timeout") == 0) {
-			if (get_seconds(ctx, s, 10, 7 * 86400,
+			if (conf_get_seconds(ctx, s, 10, 7 * 86400,
 			    &conf->session_timeout) != 0)
 				return (-1);
 		} else if (strcmp(key, "request_timeout") == 0) {
-			if (get_seconds(ctx, s, 1, 86400,
+			if (conf_get_seconds(ctx, s, 1, 86400,
 			    &conf->request_timeout) != 0)
 				return (-1);
 		} else if (strcmp(key, "server_request_timeout") == 0) {
-			if (get_seconds(ctx, s, 1, 86400,
+			if (conf_get_seconds(ctx, s, 1, 86400,
 			    &conf->server_request_timeout) != 0)
 				return (-1);
 		} else if (strcmp(key, "sse_heartbeat") == 0) {
-			if (get_seconds(ctx, s, 0, 3600,
+			if (conf_get_seconds(ctx, s, 0, 3600,
 			    &conf->sse_heartbeat) != 0)
 				return (-1);
 		} else if (strcmp(key, "elicitation") == 0) {
-			if (get_strategies(ctx, s, conf->elicitation,
+			if (conf_get_strategies(ctx, s, conf->elicitation,
 			    &conf->nelicitation) != 0)
 				return (-1);
 		} else if (strcmp(key, "sampling") == 0) {
-			if (get_strategies(ctx, s, conf->sampling,
+			if (conf_get_strategies(ctx, s, conf->sampling,
 			    &conf->nsampling) != 0)
 				return (-1);
+		} else if (strcmp(key, "ws_path") == 0) {
+			if (conf_get_string(ctx, s, &conf->ws_path, 1) != 0)
+				return (-1);
+			if (conf->ws_path[0] != '\0' &&
+			    (conf->ws_path[0] != '/' ||
+			    strcmp(conf->ws_path, "/mcp") == 0 ||
+			    strcmp(conf->ws_path, "/sse") == 0 ||
+			    strcmp(conf->ws_path, "/messages") == 0 ||
+			    strpbrk(conf->ws_path, "?# \t") != NULL))
+				return (conf_error(ctx, s, "ws_path must be a "
+				    "path beginning with /, other than /mcp, "
+				    "/sse and /messages, or \"\" for none"));
+		} else if (strcmp(key, "ws_lockfile") == 0) {
+			if (conf_get_string(ctx, s, &conf->ws_lockfile, 0) != 0)
+				return (-1);
+			if (conf->ws_lockfile[0] != '/')
+				return (conf_error(ctx, s, "ws_lockfile must be "
+				    "an absolute path"));
+		} else if (strcmp(key, "client_tool_timeout") == 0) {
+			if (conf_get_seconds(ctx, s, 1, 86400,
+			    &conf->client_tool_timeout) != 0)
+				return (-1);
+		} else if (strcmp(key, "client_tools_max") == 0) {
+			if (conf_get_int(ctx, s, 0, 10000, &ll) != 0)
+				return (-1);
+			conf->client_tools_max = (unsigned int)ll;
+		} else if (strcmp(key, "clients") == 0) {
+			if (parse_clients(ctx, s, conf) != 0)
+				return (-1);
+		} else if (strcmp(key, "ws_ping_interval") == 0) {
+			if (conf_get_seconds(ctx, s, 0, 3600,
+			    &conf->ws_ping_interval) != 0)
+				return (-1);
+		} else if (strcmp(key, "max_buffered") == 0) {
+			if (conf_get_size(ctx, s, 1024 * 1024, (size_t)1 << 40,
+			    &conf->max_buffered) != 0)
+				return (-1);
 		} else if (strcmp(key, "page_size") == 0) {
-			if (get_int(ctx, s, 1, 100000, &ll) != 0)
+			if (conf_get_int(ctx, s, 1, 100000, &ll) != 0)
 				return (-1);
 			conf->page_size = (unsigned int)ll;
 		} else if (strcmp(key, "servers") == 0) {
@@ -839,7 +590,7 @@ parse_root(struct conf_ctx *ctx, config_t *cf, struct conf *conf)
 	for (i = 0; i < n; i++) {
 		s = config_setting_get_elem(servers, (unsigned int)i);
 		conf->nservers++;
-		if (parse_server(ctx, conf, s, &conf->servers[i]) != 0)
+		if (conf_parse_server(ctx, conf, s, &conf->servers[i]) != 0)
 			return (-1);
 		for (j = 0; j < i; j++) {
 			if (strcmp(conf->servers[j].name,
@@ -872,6 +623,11 @@ conf_new(const char *file)
 	conf->server_request_timeout = 300;
 	conf->sse_heartbeat = 15;
 	conf->page_size = 500;
+	conf->max_buffered = 64 * 1024 * 1024;
+	conf->ws_path = xstrdup("/ws");
+	conf->ws_ping_interval = 30;
+	conf->client_tool_timeout = 30;
+	conf->client_tools_max = 128;
 	conf->elicitation[0] = STRATEGY_CLIENT;
 	conf->nelicitation = 1;
 	conf->sampling[0] = STRATEGY_CLIENT;
@@ -960,6 +716,16 @@ conf_free(struct conf *conf)
 	free(conf->file);
 	free(conf->listen);
 	free(conf->control);
+	free(conf->ws_path);
+	free(conf->ws_lockfile);
+	for (i = 0; i < conf->nclients; i++) {
+		free(conf->clients[i].name);
+		explicit_bzero_str(conf->clients[i].token);
+		free(conf->clients[i].token);
+		conf_strv_free(conf->clients[i].allow);
+		conf_strv_free(conf->clients[i].deny);
+	}
+	free(conf->clients);
 	conf_strv_free(conf->allowed_origins);
 	conf_strv_free(conf->allowed_hosts);
 	conf_strv_free(conf->auth_tokens);

@@ -77,6 +77,16 @@ struct server_conf {
 	int		  line;			/* where it was defined */
 };
 
+/* A named client (clients = ( ... )): its token and its rights. */
+struct client_conf {
+	char		 *name;
+	char		 *token;	/* as written: may be ${env:..} */
+	int		  may_register;	/* may offer tools of its own */
+	char		**allow;	/* NULL: everything */
+	char		**deny;		/* NULL: nothing */
+	int		  line;
+};
+
 /* The whole configuration; every string is owned. */
 struct conf {
 	char			 *file;
@@ -94,6 +104,14 @@ struct conf {
 	unsigned int		  server_request_timeout; /* default */
 	unsigned int		  sse_heartbeat;	/* seconds, 0: none */
 	unsigned int		  page_size;		/* list items per page */
+	size_t			  max_buffered;	/* held for all streams */
+	char			 *ws_path;		/* "" for none */
+	unsigned int		  ws_ping_interval;	/* seconds, 0: none */
+	char			 *ws_lockfile;		/* or NULL */
+	unsigned int		  client_tool_timeout;	/* seconds */
+	unsigned int		  client_tools_max;	/* per client */
+	struct client_conf	 *clients;
+	size_t			  nclients;
 	/* The servers' default strategies. */
 	enum strategy		  elicitation[CONF_MAX_STRATEGIES];
 	size_t			  nelicitation;

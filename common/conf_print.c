@@ -103,6 +103,40 @@ conf_print(const struct conf *conf, FILE *f)
 	    conf->server_request_timeout);
 	fprintf(f, "sse_heartbeat = %u;\npage_size = %u;\n",
 	    conf->sse_heartbeat, conf->page_size);
+	fprintf(f, "max_buffered = %zu;\n", conf->max_buffered);
+	fprintf(f, "ws_path = ");
+	print_string(f, conf->ws_path);
+	fprintf(f, ";\nws_ping_interval = %u;\n", conf->ws_ping_interval);
+	if (conf->ws_lockfile != NULL) {
+		fprintf(f, "ws_lockfile = ");
+		print_string(f, conf->ws_lockfile);
+		fprintf(f, ";\n");
+	}
+	fprintf(f, "client_tool_timeout = %u;\nclient_tools_max = %u;\n",
+	    conf->client_tool_timeout, conf->client_tools_max);
+	if (conf->nclients > 0) {
+		fprintf(f, "clients = (");
+		for (i = 0; i < conf->nclients; i++) {
+			fprintf(f, "%s\n  { name = ", i > 0 ? "," : "");
+			print_string(f, conf->clients[i].name);
+			fprintf(f, "; token = ");
+			print_string(f, conf->clients[i].token);
+			fprintf(f, "; register = %s;",
+			    conf->clients[i].may_register ? "true" : "false");
+			if (conf->clients[i].allow != NULL) {
+				fprintf(f, "\n    allow = ");
+				print_strv(f, conf->clients[i].allow);
+				fprintf(f, ";");
+			}
+			if (conf->clients[i].deny != NULL) {
+				fprintf(f, "\n    deny = ");
+				print_strv(f, conf->clients[i].deny);
+				fprintf(f, ";");
+			}
+			fprintf(f, " }");
+		}
+		fprintf(f, "\n);\n");
+	}
 	print_strategies(f, "elicitation", conf->elicitation,
 	    conf->nelicitation);
 	print_strategies(f, "sampling", conf->sampling, conf->nsampling);

@@ -7,6 +7,17 @@
 
 #include <stddef.h>
 
+#include <libconfig.h>
+
+#include "conf.h"
+
+/* A parse in progress: where errors go. */
+struct conf_ctx {
+	const char	*file;
+	char		*err;
+	size_t		 errlen;
+};
+
 /* Names of the enums' values, indexed by value. */
 extern const char *const conf_transport_names[];
 extern const char *const conf_strategy_names[];
@@ -18,5 +29,28 @@ void	conf_strv_free(char **);
 int	conf_strv_equal(char *const *, char *const *);
 /* Look a name up in a table of n names; -1 if absent. */
 int	conf_lookup_name(const char *const *names, size_t n, const char *);
+
+/* Is s valid UTF-8 (as jansson takes it)? */
+int	conf_valid_utf8(const char *);
+/* Report an error at a setting's line ("file:line: ..."); returns -1. */
+int	conf_error(struct conf_ctx *, const config_setting_t *, const char *,
+	    ...) __attribute__((format(printf, 3, 4)));
+/* Read a setting of a type, within bounds; -1 (reported) if it is not. */
+int	conf_get_string(struct conf_ctx *, const config_setting_t *, char **,
+	    int allow_empty);
+int	conf_get_int(struct conf_ctx *, const config_setting_t *,
+	    long long min, long long max, long long *);
+int	conf_get_bool(struct conf_ctx *, const config_setting_t *, int *);
+int	conf_get_seconds(struct conf_ctx *, const config_setting_t *,
+	    long long min, long long max, unsigned int *);
+int	conf_get_size(struct conf_ctx *, const config_setting_t *, size_t min,
+	    size_t max, size_t *);
+int	conf_get_strv(struct conf_ctx *, const config_setting_t *,
+	    int nonempty, char ***);
+int	conf_get_strategies(struct conf_ctx *, const config_setting_t *,
+	    enum strategy *, size_t *);
+/* Read one group of servers into srv. */
+int	conf_parse_server(struct conf_ctx *, const struct conf *,
+	    const config_setting_t *, struct server_conf *);
 
 #endif

@@ -485,3 +485,137 @@ http_reason(int status)
 	default: return ("Unknown");
 	}
 }
+
+int
+http_value_is(const struct http_header *h, const char *s)
+{
+	size_t	len = strlen(s);
+
+	return (h->valuelen == len && strncasecmp(h->value, s, len) == 0);
+}
+
+int
+http_value_begins(const struct http_header *h, const char *prefix)
+{
+	size_t	len = strlen(prefix);
+
+	return (h->valuelen >= len && strncasecmp(h->value, prefix, len) == 0);
+}
+
+/* May c appear in a host name (RFC 3986 unreserved)? */
+static int
+host_char(char c)
+{
+	return ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+	    (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_' ||
+	    c == '~');
+}
+
+/* May c appear in an IPv6 literal? */
+static int
+ipv6_char(char c)
+{
+	return ((c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F') ||
+	    (c >= '0' && c <= '9') || c == ':' || c == '.');
+}
+
+/* Parse "host[:port]" exactly filling p[0..len); -1 if malformed. */
+static int
+parse_authority(const char *p, size_t len, struct http_authority *a)
+{
+	size_t	i = 0, digits;
+	long	port;
+
+	a->host = p;
+	a->port = -1;
+	if (len > 0 && p[0] == '[') {
+		for (i = 1; i < len && p[i] != ']'; i++) {
+			if (!ipv6_char(p[i]))
+				return (-1);
+		}
+		if (i >= len || i < 3)	/* no ']', or "[]" / "[:]" */
+			return (-1);
+		i++;
+	} else {
+		while (i < len && host_char(p[i]))
+			i++;
+		if (i == 0)
+			return (-1);
+	}
+	a->hostlen = i;
+	if (i == len)
+		return (0);
+	if (p[i] != ':')
+		return (-1);
+	port = 0;
+	for (i++, digits = 0; i < len; i++, digits++) {
+		if (p[i] < '0' || p[i] > '9' || digits == 5)
+			return (-1);
+		port = port * 10 + (p[i] - '0');
+	}
+	if (digits == 0 || port > 65535)
+		return (-1);
+	a->port = (int)port;
+	return (0);
+}
+
+int
+http_parse_host(const char *p, size_t len, struct http_authority *a)
+{
+	return (parse_authority(p, len, a));
+}
+
+int
+http_parse_origin(const char *p, size_t len, char *scheme,
+    struct http_authority *a)
+{
+	size_t	i;
+	char	c;
+
+	if (len == 4 && memcmp(p, "null", 4) == 0)
+		return (1);
+	for (i = 0; i < len && i < 15; i++) {
+		c = p[i];
+		if (c >= 'A' && c <= 'Z')
+			c = (char)(c - 'A' + 'a');
+		if (!((c >= 'a' && c <= 'z') || (i > 0 && ((c >= '0' &&
+		    c <= '9') || c == '+' || c == '-' || c == '.'))))
+			break;
+		scheme[i] = c;
+	}
+	scheme[i] = '\0';
+	if (i == 0 || len - i < 3 || memcmp(p + i, "://", 3) != 0)
+		return (-1);
+	/* No path, query, fragment or user information: the authority
+	 * alone, parsed strictly, fills the rest. */
+	return (parse_authority(p + i + 3, len - i - 3, a));
+}
+
+int
+http_header_line(const char *p, size_t len, struct http_header *h)
+{
+	size_t	i, s, e;
+
+	for (i = 0; i < len && p[i] != ':'; i++)
+		;
+	if (i == 0 || i == len)
+		return (-1);
+	h->name = p;
+	h->namelen = i;
+	for (s = i + 1; s < len && (p[s] == ' ' || p[s] == '\t'); s++)
+		;
+	for (e = len; e > s && (p[e - 1] == ' ' || p[e - 1] == '\t' ||
+	    p[e - 1] == '\r' || p[e - 1] == '\n'); e--)
+		;
+	h->value = p + s;
+	h->valuelen = e - s;
+	return (0);
+}
+
+int
+http_name_is(const struct http_header *h, const char *name)
+{
+	size_t	len = strlen(name);
+
+	return (h->namelen == len && strncasecmp(h->name, name, len) == 0);
+}

@@ -67,6 +67,45 @@ int	http_has_token(const char *value, size_t len, const char *token);
 int	http_accepts(const char *value, size_t len, const char *type);
 
 /*
+ * Header values are (pointer, length) spans into the head's buffer, not C
+ * strings: never give one to a function that reads to a NUL (strstr,
+ * strchr, strlen, strcmp, atoi...).  These compare them within bounds.
+ */
+/*
+ * Split one header line as a callback gets it ("Name: value\r\n", not a C
+ * string) into name and trimmed value; -1 if it has no colon.
+ */
+int	http_header_line(const char *p, size_t len, struct http_header *);
+/* Is the header's name this one, ignoring case? */
+int	http_name_is(const struct http_header *, const char *name);
+/* Is the value exactly s, ignoring case? */
+int	http_value_is(const struct http_header *, const char *s);
+/* Does the value begin with prefix, ignoring case? */
+int	http_value_begins(const struct http_header *, const char *prefix);
+
+/*
+ * The authority of a Host header or an origin, parsed strictly (RFC 3986
+ * and RFC 9110): a host that is a name or IPv4 address of A-Z a-z 0-9 -
+ * . _ ~, or an IPv6 literal in brackets of hex digits, ':' and '.'; then
+ * optionally ':' and a port of 1 to 5 digits up to 65535.  host points
+ * into the parsed text (brackets included); port is -1 when absent.
+ */
+struct http_authority {
+	const char	*host;
+	size_t		 hostlen;
+	int		 port;
+};
+/* Parse a Host value; -1 if malformed. */
+int	http_parse_host(const char *, size_t, struct http_authority *);
+/*
+ * Parse an Origin value (RFC 6454): scheme "://" host [":" port] and
+ * nothing else, or "null" (returns 1).  The scheme is stored lowercase
+ * in scheme (of size at least 16).  -1 if malformed.
+ */
+int	http_parse_origin(const char *, size_t, char *scheme,
+	    struct http_authority *);
+
+/*
  * Work out how a body is framed.  For requests, no Content-Length and no
  * Transfer-Encoding means no body.  Returns 0 or a negative HTTP status
  * (-400 for a bad or conflicting length, -501 for an unknown coding).

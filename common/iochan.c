@@ -15,7 +15,7 @@
 #include "log.h"
 #include "xmalloc.h"
 
-#define IOCHAN_READ_SIZE	65536	/* space reserved for one read */
+#define IOCHAN_READ_SIZE	65536	/* most space reserved for one read */
 
 struct iochan {
 	int			 fd;
@@ -29,6 +29,8 @@ struct iochan {
 	iochan_event_cb		 event_cb;
 	void			*arg;
 	int			 reading;
+	size_t			 rsize;		/* reserved for the next read */
+	size_t			 rsize_min;	/* and after an empty buffer */
 	int			 read_timeout;
 	int			 write_timeout;
 	int			 blocked;	/* wev is added */
@@ -78,7 +80,13 @@ iochan_read_ev(evutil_socket_t fd, short what, void *arg)
 		ch->event_cb(ch, IOCHAN_TIMEOUT | IOCHAN_READING, ch->arg);
 		return;
 	}
-	nv = evbuffer_reserve_space(ch->in, IOCHAN_READ_SIZE, v, 2);
+	/*
+	 * Reserve little while little arrives (an idle peer then pins no
+	 * 64 KiB buffer), doubling while reads fill what was reserved.
+	 */
+	if (evbuffer_get_length(ch->in) == 0)
+		ch->rsize = ch->rsize_min;
+	nv = evbuffer_reserve_space(ch->in, (ev_ssize_t)ch->rsize, v, 2);
 	if (nv <= 0)
 		fatalx("evbuffer_reserve_space");
 	n = readv(ch->fd, (struct iovec *)v, nv);
@@ -92,6 +100,8 @@ iochan_read_ev(evutil_socket_t fd, short what, void *arg)
 		ch->event_cb(ch, IOCHAN_EOF | IOCHAN_READING, ch->arg);
 		return;
 	}
+	if ((size_t)n >= ch->rsize && ch->rsize < IOCHAN_READ_SIZE)
+		ch->rsize *= 2;
 	/* readv fills the first vector before the second. */
 	if ((size_t)n <= v[0].iov_len) {
 		v[0].iov_len = (size_t)n;
@@ -184,7 +194,8 @@ iochan_new(struct event_base *base, int fd, iochan_read_cb read_cb,
 	    ch->wev == NULL || ch->flush == NULL)
 		fatalx("iochan_new");
 	evbuffer_add_cb(ch->out, iochan_out_cb, ch);
-	ch->reading = 1;
+	ch->rsize = ch->rsize_min = IOCHAN_READ_SIZE;
+	ch->reading = read_cb != NULL;
 	iochan_arm_read(ch);
 	return (ch);
 }
@@ -225,6 +236,16 @@ size_t
 iochan_queued(struct iochan *ch)
 {
 	return (evbuffer_get_length(ch->out));
+}
+
+void
+iochan_read_size(struct iochan *ch, size_t size)
+{
+	if (size < 512)
+		size = 512;
+	if (size > IOCHAN_READ_SIZE)
+		size = IOCHAN_READ_SIZE;
+	ch->rsize = ch->rsize_min = size;
 }
 
 void

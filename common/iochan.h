@@ -31,7 +31,10 @@ typedef void (*iochan_drain_cb)(struct iochan *, void *);
 /* End of input, an error or a timeout (IOCHAN_* flags). */
 typedef void (*iochan_event_cb)(struct iochan *, int, void *);
 
-/* Take a non-blocking descriptor (closed by iochan_free); reading is on. */
+/*
+ * Take a non-blocking descriptor (closed by iochan_free); reading is on,
+ * unless read_cb is NULL (a descriptor only written to).
+ */
 struct iochan	*iochan_new(struct event_base *, int fd, iochan_read_cb,
 		    iochan_drain_cb, iochan_event_cb, void *);
 void		 iochan_free(struct iochan *);
@@ -40,6 +43,12 @@ struct evbuffer	*iochan_input(struct iochan *);
 /* Add to it freely: it is written at the end of the loop's turn. */
 struct evbuffer	*iochan_output(struct iochan *);
 size_t		 iochan_queued(struct iochan *);
+/*
+ * Reserve this much for a read when the input buffer is empty (default and
+ * most 64 KiB); the size doubles while reads fill it.  A small one keeps
+ * what an idle peer costs small.
+ */
+void		 iochan_read_size(struct iochan *, size_t);
 /* Stop or resume reading. */
 void		 iochan_read(struct iochan *, int on);
 /*

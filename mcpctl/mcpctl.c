@@ -18,6 +18,7 @@
 
 #include "conf.h"
 #include "frame.h"
+#include "mcpctl.h"
 
 #define MCPCTL_MAX_REPLY	(16 * 1024 * 1024)
 #define MCPCTL_TIMEOUT_MS	10000
@@ -26,12 +27,15 @@ static __attribute__((noreturn)) void
 usage(void)
 {
 	fprintf(stderr, "usage: mcpctl [-j] [-s socket] command [name]\n"
+	    "       mcpctl connect [-T token-file] [url]\n"
 	    "commands:\n"
 	    "  status        show every upstream and the gateway\n"
 	    "  stop NAME     stop an upstream (its calls fail until start)\n"
 	    "  start NAME    start a stopped or failed upstream\n"
 	    "  restart NAME  restart an upstream now\n"
-	    "  reload        read the configuration file again and apply it\n");
+	    "  reload        read the configuration file again and apply it\n"
+	    "  connect       relay MCP on stdin and stdout to the gateway's\n"
+	    "                WebSocket endpoint (ws://127.0.0.1:8931/ws)\n");
 	exit(2);
 }
 
@@ -252,7 +256,8 @@ main(int argc, char **argv)
 
 	if ((env = getenv("MCPCTL_SOCKET")) != NULL && *env != '\0')
 		path = env;
-	while ((ch = getopt(argc, argv, "js:")) != -1) {
+	/* Options before the command only: connect has its own. */
+	while ((ch = getopt(argc, argv, "+js:")) != -1) {
 		switch (ch) {
 		case 'j':
 			raw = 1;
@@ -268,6 +273,8 @@ main(int argc, char **argv)
 	argv += optind;
 	if (argc < 1)
 		usage();
+	if (strcmp(argv[0], "connect") == 0)
+		return (mcpctl_connect(argc, argv));
 	if ((strcmp(argv[0], "status") == 0 ||
 	    strcmp(argv[0], "reload") == 0) && argc == 1)
 		req = json_pack("{s:s}", "command", argv[0]);

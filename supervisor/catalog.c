@@ -150,7 +150,7 @@ catalog_collision(struct catalog *c, const char *kind, const char *name,
 }
 
 /* Add an entry and its listed item (entries were sized beforehand). */
-static void
+static struct catalog_entry *
 catalog_add(struct catalog *c, enum catalog_kind kind, const char *key,
     struct upstream *up, const char *name, size_t namelen, json_t *item)
 {
@@ -174,6 +174,43 @@ catalog_add(struct catalog *c, enum catalog_kind kind, const char *key,
 	l->n++;
 	if (kind == CATALOG_TEMPLATES)
 		c->templates[c->ntemplates++] = *e;
+	return (e);
+}
+
+/* Merge one client's registered tool (after every upstream's). */
+static void
+catalog_merge_ctool(struct session *owner, const char *name, json_t *tool,
+    void *arg)
+{
+	struct catalog		*c = arg;
+	struct catalog_entry	*old, *e;
+	json_t			*copy;
+	char			 exposed[NAME_MAX_EXPOSED + 1];
+
+	if (owner->ctool_prefix == NULL)
+		return;
+	name_expose_tool(owner->ctool_prefix, name, strlen(name), exposed);
+	if ((old = strmap_get(&c->maps[CATALOG_TOOLS], exposed)) != NULL) {
+		json_array_append_new(c->collisions, json_pack("{s:s, s:s, "
+		    "s:s, s:s}", "kind", "tools", "name", exposed, "kept",
+		    old->up != NULL ? old->up->sc->name : "a client",
+		    "dropped", "a client"));
+		return;
+	}
+	copy = json_copy(tool);
+	json_object_set_new(copy, "name", json_string(exposed));
+	e = catalog_add(c, CATALOG_TOOLS, exposed, NULL, name, strlen(name),
+	    copy);
+	e->owner = owner;
+	json_decref(copy);
+}
+
+/* Count registered tools. */
+static void
+catalog_count_ctool(struct session *owner, const char *name, json_t *tool,
+    void *arg)
+{
+	(*(size_t *)arg)++;
 }
 
 /* Merge the named items (tools or prompts) of every upstream. */
@@ -269,8 +306,10 @@ catalog_build(json_t *const *parts)
 			total += json_array_size(json_object_get(parts[i],
 			    kind_keys[k]));
 	}
+	ctools_foreach(catalog_count_ctool, &total);
 	c = catalog_new(total);
 	catalog_merge_named(c, CATALOG_TOOLS, parts);
+	ctools_foreach(catalog_merge_ctool, c);
 	catalog_merge_named(c, CATALOG_PROMPTS, parts);
 	catalog_merge_resources(c, CATALOG_RESOURCES, parts);
 	catalog_merge_resources(c, CATALOG_TEMPLATES, parts);
@@ -456,12 +495,14 @@ cursor_decode(const char *in, size_t len, size_t *next, char *key,
 int
 catalog_page(const struct catalog *c, enum catalog_kind kind,
     const char *cursor, size_t cursorlen, unsigned int page_size,
-    struct evbuffer *out)
+    const struct session *s, struct evbuffer *out)
 {
 	const struct catalog_list	*l = &c->lists[kind];
 	struct catalog_entry		*e;
 	char				 key[CURSOR_MAX];
-	size_t				 start = 0, end, i;
+	size_t				 start = 0, end, i, n = 0, last = 0;
+	int				 filtered = s != NULL &&
+					    acl_filtered(s);
 
 	if (cursor != NULL) {
 		if (cursor_decode(cursor, cursorlen, &start, key,
@@ -475,17 +516,25 @@ catalog_page(const struct catalog *c, enum catalog_kind kind,
 		if (start > l->n)
 			start = l->n;
 	}
-	end = l->n - start > page_size ? start + page_size : l->n;
+	/* page_size items the session may see, from start. */
 	evbuffer_add_printf(out, "{\"%s\":[", kind_keys[kind]);
-	for (i = start; i < end; i++) {
-		if (i > start)
+	for (i = end = start; i < l->n && n < page_size; i++) {
+		end = i + 1;
+		if (filtered && !acl_allows(s, l->items[i].key))
+			continue;
+		if (n++ > 0)
 			evbuffer_add(out, ",", 1);
 		evbuffer_add(out, l->items[i].text, l->items[i].len);
+		last = i;
 	}
+	if (filtered)
+		while (end < l->n && !acl_allows(s, l->items[end].key))
+			end++;
 	evbuffer_add(out, "]", 1);
 	if (end < l->n) {
 		evbuffer_add(out, ",\"nextCursor\":\"", 15);
-		cursor_add(out, end, l->items[end - 1].key);
+		/* The last item served, never one the session may not see. */
+		cursor_add(out, end, n > 0 ? l->items[last].key : "");
 		evbuffer_add(out, "\"", 1);
 	}
 	evbuffer_add(out, "}", 1);

@@ -36,20 +36,24 @@
 #define HTTP_MAX_CONNS		1000000	/* even with no descriptor limit */
 #define HTTP_PAUSE_MS		1000	/* accepting paused when out of fds */
 #define HTTP_HEARTBEAT_TICKS	3	/* heartbeat timer ticks per interval */
+#define HTTP_COPY_MAX		16384	/* smaller chunks are copied into the
+					   output, larger ones moved */
+#define HTTP_READ_SIZE		4096	/* first read of a request */
 
 enum http_state {
 	HC_HEAD = 0,		/* reading a request head */
 	HC_BODY,		/* reading its body */
 	HC_HANDLING,		/* the handler owes a response */
 	HC_STREAMING,		/* a chunked response is under way */
-	HC_CLOSING		/* flushing, then closing */
+	HC_CLOSING,		/* flushing, then closing */
+	HC_UPGRADED		/* another protocol (WebSocket) owns it */
 };
 
 /* One client connection; owned by the connection list. */
 struct http_conn {
 	struct iochan		*ch;
 	enum http_state		 state;
-	http_handler		 handler;
+	const struct http_service *svc;
 	char			*headbuf;	/* the head's bytes */
 	char			*method;
 	char			*path;
@@ -74,13 +78,16 @@ struct http_conn {
 	uint64_t		 body_bytes;	/* received so far */
 	unsigned int		 wrote_tick;	/* heartbeat tick of the last
 						   event-stream write */
+	int			 doomed;	/* to close from the loop */
+	const struct http_upgraded *up;	/* HC_UPGRADED: its owner */
+	void			*up_arg;
 	char			 peer[64];
 	TAILQ_ENTRY(http_conn)	 entry;
 };
 
 struct http_listener {
 	struct evconnlistener		*lev;
-	http_handler			 handler;
+	const struct http_service	*svc;
 	TAILQ_ENTRY(http_listener)	 entry;
 };
 
@@ -94,6 +101,8 @@ static int			reserve_fd = -1;	/* for refusing */
 static struct event		*pause_ev;	/* resumes accepting */
 static struct event		*heartbeat_ev;
 static unsigned int		heartbeat_tick;
+static size_t			queued_total;	/* in every output */
+static struct event		*reap_ev;	/* closes doomed ones */
 int				listen_loopback = 1;
 
 static void	http_read_cb(struct iochan *, void *);
@@ -104,6 +113,8 @@ static void	http_next(struct http_conn *);
 static void	http_deadline_cb(evutil_socket_t, short, void *);
 static void	http_heartbeat_configure(void);
 static void	http_fail(struct http_conn *, int, const char *);
+static void	http_count_cb(struct evbuffer *,
+		    const struct evbuffer_cb_info *, void *);
 
 unsigned int
 http_conn_count(void)
@@ -145,7 +156,7 @@ http_reset(struct http_conn *c)
 }
 
 void
-http_adopt(int fd, const struct sockaddr *sa, http_handler handler)
+http_adopt(int fd, const struct sockaddr *sa, const struct http_service *svc)
 {
 	struct http_conn	*c;
 	static const char	 busy[] = "HTTP/1.1 503 Service Unavailable\r\n"
@@ -162,7 +173,7 @@ http_adopt(int fd, const struct sockaddr *sa, http_handler handler)
 	}
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 	c = xcalloc(1, sizeof *c);
-	c->handler = handler;
+	c->svc = svc;
 	c->deadline = evtimer_new(base, http_deadline_cb, c);
 	if (c->deadline == NULL)
 		fatalx("evtimer_new");
@@ -180,6 +191,8 @@ http_adopt(int fd, const struct sockaddr *sa, http_handler handler)
 	evutil_make_socket_nonblocking(fd);
 	c->ch = iochan_new(base, fd, http_read_cb, http_drain_cb,
 	    http_event_cb, c);
+	evbuffer_add_cb(iochan_output(c->ch), http_count_cb, NULL);
+	iochan_read_size(c->ch, HTTP_READ_SIZE);
 	iochan_timeouts(c->ch, 0, HTTP_WRITE_TIMEOUT);
 	c->head_started = 1;	/* the first head is due from the accept */
 	http_deadline(c, HTTP_HEAD_TIMEOUT * 1000);
@@ -194,7 +207,38 @@ http_accept_cb(struct evconnlistener *lev, evutil_socket_t fd,
 {
 	struct http_listener	*l = arg;
 
-	http_adopt(fd, sa, l->handler);
+	http_adopt(fd, sa, l->svc);
+}
+
+/* Count what every connection's output holds (for max_buffered). */
+static void
+http_count_cb(struct evbuffer *buf, const struct evbuffer_cb_info *info,
+    void *arg)
+{
+	queued_total += info->n_added;
+	queued_total -= info->n_deleted;
+}
+
+size_t
+http_stream_queued(void)
+{
+	return (queued_total);
+}
+
+struct http_conn *
+http_slowest(size_t *queued)
+{
+	struct http_conn	*c, *best = NULL;
+	size_t			 n;
+
+	*queued = 0;
+	TAILQ_FOREACH(c, &conns, entry) {
+		if ((n = iochan_queued(c->ch)) > *queued) {
+			*queued = n;
+			best = c;
+		}
+	}
+	return (best);
 }
 
 /* Stop or resume accepting on every listener. */
@@ -346,7 +390,7 @@ http_is_loopback(const struct sockaddr *sa)
 
 /* Listen on "host:port"; writes the bound address (for port 0). */
 int
-http_listen(const char *addr, http_handler handler, char *bound,
+http_listen(const char *addr, const struct http_service *svc, char *bound,
     size_t boundlen)
 {
 	struct addrinfo		 hints, *res, *ai;
@@ -370,7 +414,7 @@ http_listen(const char *addr, http_handler handler, char *bound,
 	}
 	for (ai = res; ai != NULL; ai = ai->ai_next) {
 		l = xcalloc(1, sizeof *l);
-		l->handler = handler;
+		l->svc = svc;
 		l->lev = evconnlistener_new_bind(base, http_accept_cb, l,
 		    LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE |
 		    LEV_OPT_CLOSE_ON_EXEC, 1024, ai->ai_addr,
@@ -579,11 +623,20 @@ http_stream_write(struct http_conn *c, struct evbuffer *data)
 
 	if (c->state != HC_STREAMING)
 		fatalx("%s: not streaming", __func__);
-	if (len == 0)
+	if (len == 0 || c->doomed) {
+		/* A connection about to close takes no more. */
+		evbuffer_drain(data, len);
 		return;
+	}
 	c->wrote_tick = heartbeat_tick;
 	evbuffer_add_printf(out, "%zx\r\n", len);
-	evbuffer_add_buffer(out, data);
+	/* A small chunk is copied, so many of them share the output's
+	 * chains; a large one is moved (or referenced), never copied. */
+	if (len < HTTP_COPY_MAX) {
+		evbuffer_add(out, evbuffer_pullup(data, -1), len);
+		evbuffer_drain(data, len);
+	} else
+		evbuffer_add_buffer(out, data);
 	evbuffer_add(out, "\r\n", 2);
 }
 
@@ -610,6 +663,12 @@ http_conn_queued(struct http_conn *c)
 	return (iochan_queued(c->ch));
 }
 
+const char *
+http_conn_peer(struct http_conn *c)
+{
+	return (c->peer);
+}
+
 /* Drop a connection at once. */
 void
 http_conn_close(struct http_conn *c)
@@ -617,14 +676,50 @@ http_conn_close(struct http_conn *c)
 	http_conn_free(c);
 }
 
+/* Close the connections marked doomed. */
+static void
+http_reap_cb(evutil_socket_t fd, short events, void *arg)
+{
+	struct http_conn	*c, *next;
+
+	for (c = TAILQ_FIRST(&conns); c != NULL; c = next) {
+		next = TAILQ_NEXT(c, entry);
+		if (c->doomed)
+			http_conn_free(c);
+	}
+}
+
+int
+http_conn_doomed(struct http_conn *c)
+{
+	return (c->doomed);
+}
+
+void
+http_conn_close_later(struct http_conn *c)
+{
+	if (reap_ev == NULL && (reap_ev = event_new(base, -1, 0,
+	    http_reap_cb, NULL)) == NULL)
+		fatalx("event_new");
+	c->doomed = 1;
+	iochan_read(c->ch, 0);
+	event_active(reap_ev, EV_TIMEOUT, 0);
+}
+
 static void
 http_conn_free(struct http_conn *c)
 {
+	/* The protocol that took the connection over lets go first. */
+	if (c->up != NULL) {
+		c->up->closed(c, c->up_arg);
+		c->up = NULL;
+	}
 	if (c->stream != NULL) {
 		stream_detach(c->stream);
 		c->stream = NULL;
 	}
 	http_reset(c);
+	queued_total -= iochan_queued(c->ch);
 	iochan_free(c->ch);
 	event_free(c->deadline);
 	TAILQ_REMOVE(&conns, c, entry);
@@ -653,10 +748,7 @@ http_dispatch(struct http_conn *c)
 {
 	c->state = HC_HANDLING;
 	http_deadline(c, 0);
-	c->req.method = c->method;
-	c->req.path = c->path;
-	c->req.query = c->query;
-	c->handler(c, &c->req);
+	c->svc->handle(c, &c->req);
 }
 
 /* Return the name of a header that must appear once but is repeated. */
@@ -665,7 +757,8 @@ http_duplicate(const struct http_head *h)
 {
 	static const char *const single[] = {
 		"Host", "Content-Type", "Origin", "Mcp-Session-Id",
-		"MCP-Protocol-Version", "Last-Event-ID", "Authorization", NULL
+		"MCP-Protocol-Version", "Last-Event-ID", "Authorization",
+		"Upgrade", "Sec-WebSocket-Key", "Sec-WebSocket-Version", NULL
 	};
 	size_t	i, j, n, len;
 
@@ -693,6 +786,7 @@ http_read_head(struct http_conn *c)
 	ssize_t			 r;
 	char			*q, why[64];
 	const char		*dup;
+	int			 keep;
 
 	end = evbuffer_search(in, "\r\n\r\n", 4, NULL);
 	if (end.pos < 0) {
@@ -707,8 +801,11 @@ http_read_head(struct http_conn *c)
 		http_fail(c, 431, "request head too large");
 		return (-1);
 	}
-	c->headbuf = xmalloc(headlen);
+	/* One byte more, a NUL: no header value is a C string, but a slip
+	 * then stops at the end of the head rather than beyond. */
+	c->headbuf = xmalloc(headlen + 1);
 	evbuffer_remove(in, c->headbuf, headlen);
+	c->headbuf[headlen] = '\0';
 	r = http_parse_request(c->headbuf, headlen, HTTP_MAX_HEAD,
 	    &c->req.head);
 	if (r <= 0) {
@@ -743,15 +840,32 @@ http_read_head(struct http_conn *c)
 	if (c->framing == HTTP_BODY_LENGTH && c->remaining > conf->max_body) {
 		c->too_big = 1;
 		c->framing = HTTP_BODY_NONE;
-	} else if (c->framing != HTTP_BODY_NONE) {
+	}
+	c->req.method = c->method;
+	c->req.path = c->path;
+	c->req.query = c->query;
+	c->req.body = evbuffer_new();
+	http_chunked_init(&c->chunked);
+
+	/*
+	 * The head is checked (Host, Origin, credentials) before any of the
+	 * body is read: a refused peer cannot make the gateway hold a body.
+	 * A refusal closes the connection when a body would follow.
+	 */
+	keep = c->keepalive;
+	if (c->framing != HTTP_BODY_NONE || c->too_big)
+		c->keepalive = 0;
+	c->state = HC_HANDLING;
+	if (c->svc->check != NULL && c->svc->check(c, &c->req) != 0)
+		return (-1);
+	c->state = HC_HEAD;
+	c->keepalive = keep;
+	if (c->framing != HTTP_BODY_NONE) {
 		h = http_header(&c->req.head, "Expect");
-		if (h != NULL && h->valuelen == 12 &&
-		    strncasecmp(h->value, "100-continue", 12) == 0)
+		if (h != NULL && http_value_is(h, "100-continue"))
 			evbuffer_add(iochan_output(c->ch),
 			    "HTTP/1.1 100 Continue\r\n\r\n", 25);
 	}
-	c->req.body = evbuffer_new();
-	http_chunked_init(&c->chunked);
 	return (1);
 }
 
@@ -856,6 +970,9 @@ http_read_cb(struct iochan *ch, void *arg)
 	case HC_CLOSING:
 		evbuffer_drain(in, evbuffer_get_length(in));
 		break;
+	case HC_UPGRADED:
+		c->up->read(c, c->up_arg);
+		break;
 	}
 }
 
@@ -866,6 +983,51 @@ http_drain_cb(struct iochan *ch, void *arg)
 
 	if (c->state == HC_CLOSING)
 		http_conn_free(c);
+	else if (c->state == HC_UPGRADED && c->up->drained != NULL)
+		c->up->drained(c, c->up_arg);
+}
+
+void
+http_upgrade(struct http_conn *c, const char *headers,
+    const struct http_upgraded *up, void *arg)
+{
+	if (c->state != HC_HANDLING)
+		fatalx("%s: no request to answer", __func__);
+	evbuffer_add_printf(iochan_output(c->ch), "HTTP/1.1 101 Switching "
+	    "Protocols\r\n%s\r\n", headers);
+	http_reset(c);
+	c->state = HC_UPGRADED;
+	c->up = up;
+	c->up_arg = arg;
+	http_deadline(c, 0);
+	iochan_read(c->ch, 1);
+}
+
+void *
+http_upgraded_arg(struct http_conn *c)
+{
+	return (c->state == HC_UPGRADED ? c->up_arg : NULL);
+}
+
+struct evbuffer *
+http_conn_input(struct http_conn *c)
+{
+	return (iochan_input(c->ch));
+}
+
+struct evbuffer *
+http_conn_output(struct http_conn *c)
+{
+	return (iochan_output(c->ch));
+}
+
+void
+http_conn_finish(struct http_conn *c)
+{
+	c->state = HC_CLOSING;
+	iochan_read(c->ch, 0);
+	if (iochan_queued(c->ch) == 0)
+		http_conn_close_later(c);
 }
 
 static void

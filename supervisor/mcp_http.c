@@ -22,88 +22,26 @@ static const char *const loopback_names[] = {
 	"localhost", "127.0.0.1", "[::1]", NULL
 };
 
-static char	**tokens;	/* expanded auth_tokens, or NULL */
-
-/* Free a NULL-terminated vector of tokens, wiping them. */
-static void
-tokens_free(char **v)
-{
-	size_t	i;
-
-	if (v == NULL)
-		return;
-	for (i = 0; v[i] != NULL; i++) {
-		explicit_bzero(v[i], strlen(v[i]));
-		free(v[i]);
-	}
-	free(v);
-}
-
 /*
- * Expand a configuration's tokens and use them; -1 with err set (and the
- * tokens in use unchanged) if one cannot be expanded.
+ * When tokens are configured, a request must carry one as a bearer token;
+ * which one is recorded in req->credential (0 without tokens), so that a
+ * session serves only the credential that created it, and whom it names
+ * in req->client (NULL for an unnamed one).
  */
-int
-mcp_http_configure(const struct conf *c, char *err, size_t errlen)
-{
-	char	**v, why[512];
-	size_t	  i, n;
-
-	if (c->auth_tokens == NULL) {
-		tokens_free(tokens);
-		tokens = NULL;
-		return (0);
-	}
-	for (n = 0; c->auth_tokens[n] != NULL; n++)
-		;
-	v = xcalloc(n + 1, sizeof *v);
-	for (i = 0; i < n; i++) {
-		v[i] = secret_expand(c->auth_tokens[i], why, sizeof why);
-		if (v[i] == NULL || strlen(v[i]) < 16) {
-			snprintf(err, errlen, "auth_tokens: entry %zu: %s",
-			    i + 1, v[i] == NULL ? why : "a token must have at "
-			    "least 16 characters");
-			tokens_free(v);
-			return (-1);
-		}
-	}
-	tokens_free(tokens);
-	tokens = v;
-	return (0);
-}
-
-/*
- * Compare a presented token with ours in time that depends only on the
- * presented token's length, never on ours or on where they differ.
- */
-static int
-token_equal(const char *a, size_t alen, const char *b)
-{
-	size_t		blen = strlen(b), i;
-	unsigned char	diff = alen != blen;
-
-	for (i = 0; i < alen; i++)
-		diff |= (unsigned char)(a[i] ^ b[i % blen]);
-	return (diff == 0);
-}
-
-/* With auth_tokens set, a request must carry one as a bearer token. */
 static int
 mcp_http_check_auth(struct http_request *req)
 {
 	const struct http_header	*h;
-	size_t				 i;
-	int				 ok = 0;
 
-	if (tokens == NULL)
+	req->credential = 0;
+	req->client = NULL;
+	if (!auth_required())
 		return (0);
 	h = http_header(&req->head, "Authorization");
-	if (h == NULL || h->valuelen < 8 ||
-	    strncasecmp(h->value, "Bearer ", 7) != 0)
+	if (h == NULL || h->valuelen < 8 || !http_value_begins(h, "Bearer "))
 		return (-1);
-	for (i = 0; tokens[i] != NULL; i++)
-		ok |= token_equal(h->value + 7, h->valuelen - 7, tokens[i]);
-	return (ok ? 0 : -1);
+	return (auth_check(h->value + 7, h->valuelen - 7, &req->credential,
+	    &req->client));
 }
 
 /* Answer with a JSON-RPC error that has no id, at an HTTP status. */
@@ -118,68 +56,61 @@ mcp_http_error(struct http_conn *c, int status, int code, const char *msg,
 	evbuffer_free(buf);
 }
 
-/* Split off a host's port: "h:1" -> "h", "[::1]:1" -> "[::1]". */
-static size_t
-host_len(const char *h, size_t len)
-{
-	size_t	i;
-
-	if (len > 0 && h[0] == '[') {
-		for (i = 0; i < len; i++) {
-			if (h[i] == ']')
-				return (i + 1);
-		}
-		return (len);
-	}
-	for (i = 0; i < len; i++) {
-		if (h[i] == ':')
-			return (i);
-	}
-	return (len);
-}
-
-/* Is a host (without port) one of a list of names? */
+/*
+ * Is a parsed authority one of a list of names?  Names are compared
+ * ignoring case; an entry without a port matches any port, one with a
+ * port must match host:port (raw) exactly.
+ */
 static int
-host_in(const char *h, size_t len, char *const *names)
+host_in(const struct http_authority *a, const char *raw, size_t rawlen,
+    char *const *names)
 {
-	size_t	i, hl = host_len(h, len);
+	size_t	i, nl;
 
 	for (i = 0; names[i] != NULL; i++) {
-		/* An entry with a port must match host:port exactly. */
-		if (strlen(names[i]) == len &&
-		    strncasecmp(names[i], h, len) == 0)
+		nl = strlen(names[i]);
+		if (nl == a->hostlen &&
+		    strncasecmp(names[i], a->host, nl) == 0)
 			return (1);
-		if (strlen(names[i]) == hl &&
-		    strncasecmp(names[i], h, hl) == 0)
+		if (nl == rawlen && strncasecmp(names[i], raw, nl) == 0)
 			return (1);
 	}
 	return (0);
 }
 
 /*
- * Check Host and Origin against DNS rebinding.  Host must name this
- * server: one of allowed_hosts, or when that is unset and the gateway
- * listens on loopback, a loopback name.  An Origin, when present, must be
- * one of allowed_origins, or when that is unset, a loopback origin.
+ * Check Host and Origin against DNS rebinding, parsing both strictly.
+ * Host must name this server: one of allowed_hosts, or when that is unset
+ * and the gateway listens on loopback, a loopback name.  An Origin, when
+ * present, must be one of allowed_origins, or when that is unset, an
+ * http(s) origin on a loopback name.  Header values are spans, never C
+ * strings: every check here is bounded by their length.
  */
 static int
 mcp_http_check_origin(struct http_request *req, const char **why)
 {
 	const struct http_header	*host, *origin;
-	const char			*o, *sep;
-	size_t				 olen, i;
+	struct http_authority		 a;
+	char				 scheme[16];
+	size_t				 i, olen;
+	int				 r;
 
 	host = http_header(&req->head, "Host");
 	if (host == NULL || host->valuelen == 0) {
 		*why = "Host header is required";
 		return (400);
 	}
+	if (http_parse_host(host->value, host->valuelen, &a) != 0) {
+		*why = "Host header is malformed";
+		return (400);
+	}
 	if (conf->allowed_hosts != NULL) {
-		if (!host_in(host->value, host->valuelen, conf->allowed_hosts)) {
+		if (!host_in(&a, host->value, host->valuelen,
+		    conf->allowed_hosts)) {
 			*why = "Host not allowed";
 			return (403);
 		}
-	} else if (listen_loopback && !host_in(host->value,
+	} else if (listen_loopback && !host_in(&a, host->value,
 	    host->valuelen, (char *const *)loopback_names)) {
 		*why = "Host not allowed";
 		return (403);
@@ -187,28 +118,26 @@ mcp_http_check_origin(struct http_request *req, const char **why)
 
 	if ((origin = http_header(&req->head, "Origin")) == NULL)
 		return (0);
-	o = origin->value;
 	olen = origin->valuelen;
+	r = http_parse_origin(origin->value, olen, scheme, &a);
+	if (r < 0) {
+		*why = "Origin not allowed (malformed)";
+		return (403);
+	}
 	if (conf->allowed_origins != NULL) {
 		for (i = 0; conf->allowed_origins[i] != NULL; i++) {
 			if (strlen(conf->allowed_origins[i]) == olen &&
-			    strncasecmp(conf->allowed_origins[i], o, olen) == 0)
+			    strncasecmp(conf->allowed_origins[i],
+			    origin->value, olen) == 0)
 				return (0);
 		}
 		*why = "Origin not allowed";
 		return (403);
 	}
-	/* Default: http(s)://<loopback name>[:port]. */
-	sep = olen > 3 ? strstr(o, "://") : NULL;
-	if (sep == NULL || sep - o > 5 || (size_t)(sep - o) + 3 >= olen) {
-		*why = "Origin not allowed";
-		return (403);
-	}
-	sep += 3;
-	if (host_in(sep, olen - (size_t)(sep - o),
-	    (char *const *)loopback_names) &&
-	    (strncasecmp(o, "http://", 7) == 0 ||
-	    strncasecmp(o, "https://", 8) == 0))
+	/* Default: http(s)://<loopback name>[:port]; "null" is not. */
+	if (r == 0 && (strcmp(scheme, "http") == 0 ||
+	    strcmp(scheme, "https") == 0) &&
+	    host_in(&a, a.host, a.hostlen, (char *const *)loopback_names))
 		return (0);
 	*why = "Origin not allowed";
 	return (403);
@@ -231,6 +160,21 @@ mcp_http_check_version(struct http_request *req)
 	return (mcp_version_supported(v) ? 0 : -1);
 }
 
+/*
+ * A session serves only the credential that created it: another one is
+ * told the session does not exist, as for an unknown id.
+ */
+static int
+mcp_http_same_credential(struct http_conn *c, struct http_request *req,
+    struct session *s)
+{
+	if (s->credential == req->credential)
+		return (1);
+	log_warnx("http %s: session %.8s used with another credential than "
+	    "the one that created it, refused", http_conn_peer(c), s->id);
+	return (0);
+}
+
 /* Find the session named by the request; answers the error itself. */
 static struct session *
 mcp_http_session(struct http_conn *c, struct http_request *req)
@@ -244,7 +188,8 @@ mcp_http_session(struct http_conn *c, struct http_request *req)
 		    "Bad Request: Mcp-Session-Id header is required", NULL);
 		return (NULL);
 	}
-	if ((s = session_find(h->value, h->valuelen)) == NULL) {
+	if ((s = session_find(h->value, h->valuelen)) == NULL ||
+	    !mcp_http_same_credential(c, req, s)) {
 		mcp_http_error(c, 404, JRPC_INVALID_REQUEST,
 		    "Session not found", NULL);
 		return (NULL);
@@ -259,7 +204,8 @@ mcp_http_session(struct http_conn *c, struct http_request *req)
 
 /* Handle an initialize request: a new session. */
 static void
-mcp_http_initialize(struct http_conn *c, const struct jrpc *m)
+mcp_http_initialize(struct http_conn *c, struct http_request *req,
+    const struct jrpc *m)
 {
 	struct session	*s;
 	json_t		*result;
@@ -273,6 +219,7 @@ mcp_http_initialize(struct http_conn *c, const struct jrpc *m)
 		    "too many sessions, try again later", "Retry-After: 5\r\n");
 		return;
 	}
+	session_identity(s, req->credential, req->client);
 	if ((result = route_initialize(s, m, &code, err, sizeof err)) == NULL) {
 		session_free(s, "bad initialize");
 		buf = evbuffer_new();
@@ -320,8 +267,7 @@ mcp_http_check_json(struct http_conn *c, struct http_request *req)
 	const struct http_header	*h;
 
 	h = http_header(&req->head, "Content-Type");
-	if (h == NULL || h->valuelen < 16 ||
-	    strncasecmp(h->value, "application/json", 16) != 0 ||
+	if (h == NULL || !http_value_begins(h, "application/json") ||
 	    (h->valuelen > 16 && h->value[16] != ';' &&
 	    h->value[16] != ' ')) {
 		mcp_http_error(c, 415, JRPC_INVALID_REQUEST,
@@ -380,7 +326,7 @@ mcp_http_post(struct http_conn *c, struct http_request *req)
 		return;
 	if (m.kind == JRPC_REQUEST &&
 	    strcmp(m.method_name, "initialize") == 0) {
-		mcp_http_initialize(c, &m);
+		mcp_http_initialize(c, req, &m);
 		return;
 	}
 	if ((s = mcp_http_session(c, req)) == NULL)
@@ -395,29 +341,52 @@ mcp_http_post(struct http_conn *c, struct http_request *req)
 	route_request(s, st, &m);
 }
 
-/* Parse a Last-Event-ID of ours: "<stream>-<seq>". */
+/* Read 1 to 10 decimal digits from p[*i..len) as a 32-bit number. */
+static int
+mcp_http_u32(const char *p, size_t len, size_t *i, uint32_t *v)
+{
+	uint64_t	n = 0;
+	size_t		start = *i;
+
+	while (*i < len && p[*i] >= '0' && p[*i] <= '9' && *i - start < 10)
+		n = n * 10 + (uint64_t)(p[(*i)++] - '0');
+	if (*i == start || n > UINT32_MAX)
+		return (-1);
+	*v = (uint32_t)n;
+	return (0);
+}
+
+/* Parse a Last-Event-ID of ours: "<stream>-<seq>", digits only. */
 static int
 mcp_http_event_id(const struct http_header *h, uint32_t *no, uint32_t *seq)
 {
-	char		 buf[32], *dash, *end;
-	unsigned long	 a, b;
+	size_t	i = 0;
 
-	if (h->valuelen == 0 || h->valuelen >= sizeof buf)
+	if (mcp_http_u32(h->value, h->valuelen, &i, no) != 0 ||
+	    i >= h->valuelen || h->value[i++] != '-' ||
+	    mcp_http_u32(h->value, h->valuelen, &i, seq) != 0 ||
+	    i != h->valuelen)
 		return (-1);
-	memcpy(buf, h->value, h->valuelen);
-	buf[h->valuelen] = '\0';
-	if ((dash = strchr(buf, '-')) == NULL || dash == buf)
-		return (-1);
-	*dash = '\0';
-	a = strtoul(buf, &end, 10);
-	if (*end != '\0' || a > UINT32_MAX)
-		return (-1);
-	b = strtoul(dash + 1, &end, 10);
-	if (*end != '\0' || end == dash + 1 || b > UINT32_MAX)
-		return (-1);
-	*no = (uint32_t)a;
-	*seq = (uint32_t)b;
 	return (0);
+}
+
+/* Find a query parameter's value: exactly name=value between '&'s. */
+static const char *
+mcp_http_query(const char *query, const char *name, size_t *len)
+{
+	size_t		 nl = strlen(name);
+	const char	*p = query, *end;
+
+	while (*p != '\0') {
+		end = p + strcspn(p, "&");
+		if ((size_t)(end - p) > nl && strncmp(p, name, nl) == 0 &&
+		    p[nl] == '=') {
+			*len = (size_t)(end - p) - nl - 1;
+			return (p + nl + 1);
+		}
+		p = *end == '&' ? end + 1 : end;
+	}
+	return (NULL);
 }
 
 /* Handle a GET: the standalone stream, or the resumption of a stream. */
@@ -485,6 +454,7 @@ mcp_http_legacy_sse(struct http_conn *c, struct http_request *req)
 		    "too many sessions, try again later", "Retry-After: 5\r\n");
 		return;
 	}
+	session_identity(s, req->credential, req->client);
 	snprintf(s->version, sizeof s->version, "2024-11-05");
 	s->legacy = 1;
 	stream_new(s, STREAM_LEGACY, c);
@@ -504,16 +474,14 @@ mcp_http_legacy_post(struct http_conn *c, struct http_request *req)
 	struct session	*s = NULL;
 	struct stream	*st;
 	struct jrpc	 m;
-	json_t		*result;
 	const char	*id;
-	char		 err[256], *text;
-	int		 code;
-	struct evbuffer	*buf;
+	size_t		 idlen;
 
-	if ((id = strstr(req->query, "sessionId=")) != NULL)
-		s = session_find(id + 10, strcspn(id + 10, "&"));
-	if (s == NULL || (st = stream_find(s, 1)) == NULL ||
-	    st->kind != STREAM_LEGACY) {
+	if ((id = mcp_http_query(req->query, "sessionId", &idlen)) != NULL)
+		s = session_find(id, idlen);
+	if (s != NULL && !mcp_http_same_credential(c, req, s))
+		s = NULL;
+	if (s == NULL || (st = s->only) == NULL || st->kind != STREAM_LEGACY) {
 		mcp_http_error(c, 404, JRPC_INVALID_REQUEST,
 		    "Session not found", NULL);
 		return;
@@ -521,27 +489,7 @@ mcp_http_legacy_post(struct http_conn *c, struct http_request *req)
 	if (mcp_http_check_json(c, req) != 0 || mcp_http_scan(c, req, &m) != 0)
 		return;
 	/* The message lives in the request's body: use it before replying. */
-	if (m.kind != JRPC_REQUEST)
-		route_notification(s, &m);
-	else if (strcmp(m.method_name, "initialize") != 0 ||
-	    s->client_caps != NULL)
-		route_request(s, st, &m);
-	else {
-		buf = evbuffer_new();
-		if ((result = route_initialize(s, &m, &code, err,
-		    sizeof err)) == NULL)
-			jrpc_add_error(buf, m.p + m.id.off, m.id.len, code, err,
-			    NULL);
-		else {
-			text = json_dumps(result, JSON_COMPACT);
-			json_decref(result);
-			jrpc_add_result(buf, m.p + m.id.off, m.id.len, text,
-			    strlen(text));
-			free(text);
-		}
-		stream_send(st, buf, 1);
-		evbuffer_free(buf);
-	}
+	route_message(s, st, &m);
 	http_reply(c, 202, "text/plain; charset=utf-8", NULL, "Accepted", 8);
 }
 
@@ -557,38 +505,85 @@ mcp_http_delete(struct http_conn *c, struct http_request *req)
 	http_reply(c, 200, NULL, NULL, NULL, 0);
 }
 
-void
-mcp_http_handle(struct http_conn *c, struct http_request *req)
+/* Append a header value to a log line: printable ASCII, at most 100. */
+static void
+mcp_http_quote(char *out, size_t outlen, const struct http_header *h)
 {
-	const char	*why;
-	int		 status;
+	size_t	i, n = 0;
 
+	for (i = 0; h != NULL && i < h->valuelen && i < 100 &&
+	    n + 5 < outlen; i++) {
+		if (h->value[i] >= 0x20 && h->value[i] < 0x7f &&
+		    h->value[i] != '"' && h->value[i] != '\\')
+			out[n++] = h->value[i];
+		else
+			n += (size_t)snprintf(out + n, outlen - n, "\\x%02x",
+			    (unsigned char)h->value[i]);
+	}
+	out[n] = '\0';
+}
+
+/* Log a refused Host or Origin with the peer and what it sent. */
+static void
+mcp_http_log_refusal(struct http_conn *c, struct http_request *req,
+    const char *why)
+{
+	char	host[512], origin[512];
+
+	mcp_http_quote(host, sizeof host, http_header(&req->head, "Host"));
+	mcp_http_quote(origin, sizeof origin, http_header(&req->head,
+	    "Origin"));
+	log_warnx("http %s: %s %s refused: %s (Host \"%s\", Origin \"%s\")",
+	    http_conn_peer(c), req->method, req->path, why, host, origin);
+}
+
+/*
+ * Check a request's head before its body is read: the path, Host and
+ * Origin, and the bearer token (recorded in req->credential).  -1 when
+ * refused (answered).
+ */
+static int
+mcp_http_check(struct http_conn *c, struct http_request *req)
+{
 	static const char	 not_found[] = "not found: the MCP endpoint is "
 	    "/mcp\n";
-	int			 legacy_get, legacy_post;
+	const char		*why;
+	int			 status;
 
-	legacy_get = strcmp(req->path, LEGACY_SSE_PATH) == 0;
-	legacy_post = strcmp(req->path, LEGACY_POST_PATH) == 0;
-	if (strcmp(req->path, MCP_PATH) != 0 && !legacy_get && !legacy_post) {
+	if (strcmp(req->path, MCP_PATH) != 0 &&
+	    strcmp(req->path, LEGACY_SSE_PATH) != 0 &&
+	    strcmp(req->path, LEGACY_POST_PATH) != 0 && !mcp_ws_path(req)) {
 		http_reply(c, 404, "text/plain; charset=utf-8", NULL,
 		    not_found, strlen(not_found));
-		return;
+		return (-1);
 	}
 	if ((status = mcp_http_check_origin(req, &why)) != 0) {
-		log_warnx("http: %s %s refused: %s", req->method, req->path,
-		    why);
+		mcp_http_log_refusal(c, req, why);
 		mcp_http_error(c, status, JRPC_INVALID_REQUEST, why, NULL);
-		return;
+		return (-1);
 	}
 	if (mcp_http_check_auth(req) != 0) {
-		log_warnx("http: %s %s refused: no valid bearer token",
-		    req->method, req->path);
+		log_warnx("http %s: %s %s refused: no valid bearer token",
+		    http_conn_peer(c), req->method, req->path);
 		mcp_http_error(c, 401, JRPC_INVALID_REQUEST,
 		    "Unauthorized: a valid bearer token is required",
 		    "WWW-Authenticate: Bearer realm=\"mcp-supervisor\"\r\n");
-		return;
+		return (-1);
 	}
-	if (legacy_get && strcmp(req->method, "GET") == 0)
+	return (0);
+}
+
+/* A whole request that passed mcp_http_check. */
+static void
+mcp_http_handle(struct http_conn *c, struct http_request *req)
+{
+	int	legacy_get, legacy_post;
+
+	legacy_get = strcmp(req->path, LEGACY_SSE_PATH) == 0;
+	legacy_post = strcmp(req->path, LEGACY_POST_PATH) == 0;
+	if (mcp_ws_path(req))
+		mcp_ws_upgrade(c, req);
+	else if (legacy_get && strcmp(req->method, "GET") == 0)
 		mcp_http_legacy_sse(c, req);
 	else if (legacy_post && strcmp(req->method, "POST") == 0)
 		mcp_http_legacy_post(c, req);
@@ -606,3 +601,8 @@ mcp_http_handle(struct http_conn *c, struct http_request *req)
 		mcp_http_error(c, 405, JRPC_INVALID_REQUEST,
 		    "Method Not Allowed", "Allow: GET, POST, DELETE\r\n");
 }
+
+const struct http_service mcp_http_service = {
+	mcp_http_check,
+	mcp_http_handle
+};

@@ -80,7 +80,7 @@ reload(void)
 		log_warnx("reload: %s; nothing changed", err);
 		return (json_pack("{s:b, s:s}", "ok", 0, "error", err));
 	}
-	if (mcp_http_configure(next, err, sizeof err) != 0) {
+	if (auth_configure(next, err, sizeof err) != 0) {
 		log_warnx("reload: %s; nothing changed", err);
 		conf_free(next);
 		return (json_pack("{s:b, s:s}", "ok", 0, "error", err));

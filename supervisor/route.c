@@ -48,6 +48,7 @@ route_stream_gone(struct stream *st)
 			ur->stream = NULL;
 	}
 	view_stream_gone(st);
+	ctools_stream_gone(st);
 }
 
 void
@@ -403,10 +404,16 @@ route_named(struct session *s, struct stream *st, const struct jrpc *m,
 		}
 		e = NULL;
 	}
-	if (e == NULL) {
+	/* What the client may not use is unknown to it. */
+	if (e == NULL || !acl_allows(s, buf)) {
 		/* The same error an unknown tool gets from a server. */
 		route_reject(st, m, JRPC_INVALID_PARAMS, "unknown %s: %.200s",
 		    what, buf);
+		free(buf);
+		return;
+	}
+	if (e->owner != NULL) {
+		ctools_call(s, st, m, e, buf);
 		free(buf);
 		return;
 	}
@@ -436,7 +443,8 @@ route_get_uri(struct session *s, struct stream *st, const struct jrpc *m,
 		free(u);
 		return (NULL);
 	}
-	if ((*up = catalog_resource(view_catalog(s), u)) == NULL) {
+	if ((*up = catalog_resource(view_catalog(s), u)) == NULL ||
+	    !acl_allows(s, u)) {
 		route_error(st, m->p + m->id.off, m->id.len,
 		    MCP_RESOURCE_NOT_FOUND, "Resource not found: %.300s", u);
 		free(u);
@@ -505,7 +513,7 @@ route_list(struct session *s, struct stream *st, const struct jrpc *m,
 	}
 	buf = evbuffer_new();
 	if (catalog_page(view_catalog(s), kind, r == 0 ? text : NULL,
-	    r == 0 ? (size_t)n : 0, conf->page_size, buf) != 0)
+	    r == 0 ? (size_t)n : 0, conf->page_size, s, buf) != 0)
 		route_reject(st, m, JRPC_INVALID_PARAMS, "invalid cursor");
 	else
 		route_result(st, m, (const char *)evbuffer_pullup(buf, -1),
@@ -519,7 +527,9 @@ route_needs_catalog(const char *method)
 {
 	return (strcmp(method, "ping") != 0 &&
 	    strcmp(method, "logging/setLevel") != 0 &&
-	    strcmp(method, "initialize") != 0);
+	    strcmp(method, "initialize") != 0 &&
+	    strcmp(method, "tools/register") != 0 &&
+	    strcmp(method, "tools/unregister") != 0);
 }
 
 void
@@ -534,6 +544,10 @@ route_request(struct session *s, struct stream *st, const struct jrpc *m)
 		return;
 	if (strcmp(method, "tools/call") == 0)
 		route_named(s, st, m, CATALOG_TOOLS, name);
+	else if (strcmp(method, "tools/register") == 0)
+		ctools_register(s, st, m);
+	else if (strcmp(method, "tools/unregister") == 0)
+		ctools_unregister(s, st, m);
 	else if (strcmp(method, "tools/list") == 0)
 		route_list(s, st, m, CATALOG_TOOLS);
 	else if (strcmp(method, "ping") == 0)
@@ -619,6 +633,8 @@ route_cancelled(struct session *s, const struct jrpc *m)
 		route_up_request_free(ur);
 		return;
 	}
+	if (ctools_cancelled(s, m, rid))
+		return;
 	log_debug("session %.8s: cancel of an unknown request", s->id);
 }
 
@@ -636,6 +652,11 @@ route_notification(struct session *s, const struct jrpc *m)
 		s->initialized = 1;
 	else if (strcmp(m->method_name, "notifications/cancelled") == 0)
 		route_cancelled(s, m);
+	else if (strcmp(m->method_name, "notifications/progress") == 0) {
+		if (!ctools_progress(s, m))
+			log_debug("session %.8s: progress for no call of ours",
+			    s->id);
+	}
 	else if (strcmp(m->method_name,
 	    "notifications/roots/list_changed") == 0) {
 		for (i = 0; i < nupstreams; i++) {
@@ -646,6 +667,43 @@ route_notification(struct session *s, const struct jrpc *m)
 	} else
 		log_debug("session %.8s: notification %s ignored", s->id,
 		    m->method_name);
+}
+
+/*
+ * One message of a session whose every answer goes on one stream (legacy
+ * HTTP+SSE, WebSocket): its first initialize creates its state; the rest
+ * is routed as any session's.
+ */
+void
+route_message(struct session *s, struct stream *st, const struct jrpc *m)
+{
+	struct evbuffer	*buf;
+	json_t		*result;
+	char		 err[256], *text;
+	int		 code;
+
+	if (m->kind != JRPC_REQUEST) {
+		route_notification(s, m);
+		return;
+	}
+	if (strcmp(m->method_name, "initialize") != 0 ||
+	    s->client_caps != NULL) {
+		route_request(s, st, m);
+		return;
+	}
+	buf = evbuffer_new();
+	if ((result = route_initialize(s, m, &code, err, sizeof err)) == NULL)
+		jrpc_add_error(buf, m->p + m->id.off, m->id.len, code, err,
+		    NULL);
+	else {
+		text = json_dumps(result, JSON_COMPACT);
+		json_decref(result);
+		jrpc_add_result(buf, m->p + m->id.off, m->id.len, text,
+		    strlen(text));
+		free(text);
+	}
+	stream_send(st, buf, 1);
+	evbuffer_free(buf);
 }
 
 /* Build the gateway's initialize result for a new session. */
@@ -684,13 +742,14 @@ route_initialize(struct session *s, const struct jrpc *m, int *code,
 	for (i = 0; i < nupstreams; i++)
 		upstream_session_open(upstreams[i], s);
 	return (json_pack("{s:s, s:{s:{s:b}, s:{s:b, s:b}, s:{s:b}, s:{}, "
-	    "s:{}}, s:{s:s, s:s, s:s}}",
+	    "s:{}, s:{s:{}}}, s:{s:s, s:s, s:s}}",
 	    "protocolVersion", s->version,
 	    "capabilities",
 	    "tools", "listChanged", 1,
 	    "resources", "subscribe", 1, "listChanged", 1,
 	    "prompts", "listChanged", 1,
 	    "logging", "completions",
+	    "experimental", "clientTools",
 	    "serverInfo", "name", "mcp-supervisor", "title", "MCP Supervisor",
 	    "version", PACKAGE_VERSION));
 }

@@ -21,6 +21,12 @@
 static uint64_t		next_up_id;	/* ids of requests we send clients */
 
 static void	route_up_timeout_cb(evutil_socket_t, short, void *);
+
+uint64_t
+route_next_id(void)
+{
+	return (++next_up_id);
+}
 static void	route_up_strategies(struct upstream *, struct session *,
 		    struct stream *, uint32_t, const struct jrpc *, uint32_t,
 		    size_t, const char *, int);
@@ -152,9 +158,12 @@ route_client_response(struct session *s, const struct jrpc *m)
 	const char		*why;
 	char			 ref[16];
 
+	if (ctools_answer(s, m))
+		return;
 	if ((ur = route_find_up_request(s, m->p, m->id)) == NULL) {
-		log_debug("session %.8s: response to no request of ours",
-		    s->id);
+		log_info("session %.8s: an answer to no request of ours (id "
+		    "%.*s), dropped", s->id, (int)(m->id.len > 40 ? 40 :
+		    m->id.len), m->p + m->id.off);
 		return;
 	}
 	if (m->kind == JRPC_ERROR && !route_user_rejected(m) &&
@@ -350,7 +359,7 @@ route_up_to_client(struct upstream *up, struct session *s, struct stream *st,
 		return (-1);
 	}
 	ur = xcalloc(1, sizeof *ur);
-	ur->id = ++next_up_id;
+	ur->id = route_next_id();
 	ur->ref = ref;
 	ur->session = s;
 	ur->up = up;

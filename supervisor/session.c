@@ -117,6 +117,8 @@ session_new(void)
 	TAILQ_INIT(&s->streams);
 	TAILQ_INIT(&s->parts);
 	TAILQ_INIT(&s->waiting);
+	TAILQ_INIT(&s->ctcalls_in);
+	TAILQ_INIT(&s->ctcalls_out);
 	strmap_init(&s->subs);
 	u64map_put(&by_key, s->key, s);
 	u64map_put(&by_no, s->no, s);
@@ -136,6 +138,7 @@ session_free(struct session *s, const char *why)
 	size_t		 i;
 
 	log_debug("session %.8s: closed (%s)", s->id, why);
+	ctools_session_end(s);
 	route_session_end(s);
 	view_session_end(s);
 	while ((st = TAILQ_FIRST(&s->streams)) != NULL)
@@ -150,6 +153,7 @@ session_free(struct session *s, const char *why)
 	TAILQ_REMOVE(&sessions, s, entry);
 	nsessions--;
 	strmap_free(&s->subs);
+	free(s->client_name);
 	json_decref(s->client_caps);
 	json_decref(s->client_info);
 	free(s);
@@ -205,6 +209,14 @@ session_by_no(uint32_t no)
 }
 
 void
+session_identity(struct session *s, uint64_t credential, const char *client)
+{
+	s->credential = credential;
+	free(s->client_name);
+	s->client_name = client != NULL ? xstrdup(client) : NULL;
+}
+
+void
 session_touch(struct session *s)
 {
 	s->last_active = now_ms();
@@ -228,20 +240,17 @@ session_foreach(void (*fn)(struct session *, void *), void *arg)
 }
 
 /*
- * Where messages not tied to a request go: a legacy (HTTP+SSE) session's
- * one stream, else the standalone stream, created on demand.
+ * Where messages not tied to a request go: the one stream of a legacy
+ * (HTTP+SSE) or WebSocket session, else the standalone stream, created on
+ * demand.
  */
 struct stream *
 session_get_stream(struct session *s)
 {
 	struct stream	*st;
 
-	if (s->legacy) {
-		TAILQ_FOREACH(st, &s->streams, entry) {
-			if (st->kind == STREAM_LEGACY)
-				return (st);
-		}
-	}
+	if (s->only != NULL)
+		return (s->only);
 	if ((st = stream_find(s, 0)) != NULL)
 		return (st);
 	return (stream_new(s, STREAM_GET, NULL));

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include <event2/buffer.h>
+#include <event2/event.h>
 
 #include "log.h"
 #include "sse.h"
@@ -17,19 +18,36 @@
  * events are all delivered is freed at once.
  */
 #define STREAM_MAX_EVENTS	1024
-#define STREAM_MAX_BYTES	(4 * 1024 * 1024)
+#define STREAM_MAX_BYTES	(4 * 1024 * 1024)	/* real memory */
+#define STREAM_REF_MIN		16384	/* events this large are sent by
+					   reference, smaller ones copied */
+#define STREAM_EVENT_COST	64	/* an event's own bookkeeping */
+#define STREAM_SHED_MIN		65536	/* a reader this far behind may be
+					   cut to keep the global budget */
 #define STREAM_RETRY_MS		1000	/* the retry field we send */
 #define STREAM_KEEP_MS		(300 * 1000)	/* undelivered, complete */
 #define STREAM_MAX_KEPT		16	/* such streams per session */
 #define STREAM_MAX_UNOPENED	32	/* events kept before a first GET */
 
-/* One formatted event ("id: ..\nevent: message\ndata: ..\n\n"). */
+/*
+ * One formatted event ("id: ..\nevent: message\ndata: ..\n\n").  A small
+ * one is kept as plain bytes and copied to connections: an evbuffer of its
+ * own would cost a 1 KiB chain, and a reference to it would keep that
+ * alive in the output of a reader that stopped reading.  A large one is
+ * kept in an evbuffer and sent by reference, never copied.
+ */
 struct stream_event {
 	uint32_t		 seq;
 	int			 final;
-	struct evbuffer		*buf;
+	struct evbuffer		*buf;		/* large, or NULL */
+	char			*text;		/* small */
+	size_t			 len;
+	size_t			 cost;		/* counted in memory */
 	TAILQ_ENTRY(stream_event) entry;
 };
+
+/* Bytes held for replay by every stream (their real cost). */
+static size_t	stream_held;
 
 /* Do clients of this session understand priming events? */
 static int
@@ -46,9 +64,26 @@ stream_drop_oldest(struct stream *st)
 
 	TAILQ_REMOVE(&st->events, ev, entry);
 	st->nevents--;
-	st->bytes -= evbuffer_get_length(ev->buf);
-	evbuffer_free(ev->buf);
+	st->bytes -= ev->cost;
+	stream_held -= ev->cost;
+	if (ev->buf != NULL)
+		evbuffer_free(ev->buf);
+	free(ev->text);
 	free(ev);
+}
+
+/* Write a kept event to a connection: by reference if large. */
+static void
+stream_write_event(struct http_conn *c, struct stream_event *ev)
+{
+	struct evbuffer	*out = evbuffer_new();
+
+	if (ev->buf != NULL)
+		evbuffer_add_buffer_reference(out, ev->buf);
+	else
+		evbuffer_add(out, ev->text, ev->len);
+	http_stream_write(c, out);
+	evbuffer_free(out);
 }
 
 /* Unlink and free a stream, leaving any connection alone. */
@@ -56,6 +91,8 @@ static void
 stream_destroy(struct stream *st)
 {
 	route_stream_gone(st);
+	if (st->session->only == st)
+		st->session->only = NULL;
 	while (!TAILQ_EMPTY(&st->events))
 		stream_drop_oldest(st);
 	TAILQ_REMOVE(&st->session->streams, st, entry);
@@ -98,9 +135,11 @@ stream_new(struct session *s, enum stream_kind kind, struct http_conn *c)
 	TAILQ_INIT(&st->events);
 	TAILQ_INSERT_TAIL(&s->streams, st, entry);
 	s->nstreams++;
+	if (kind == STREAM_LEGACY || kind == STREAM_WS)
+		s->only = st;
 	if (c == NULL)
 		return (st);
-	if (kind == STREAM_JSON) {
+	if (kind == STREAM_JSON || kind == STREAM_WS) {
 		st->conn = c;
 		http_set_stream(c, st);
 	} else
@@ -117,6 +156,8 @@ stream_free(struct stream *st)
 	st->conn = NULL;
 	if (c != NULL) {
 		http_set_stream(c, NULL);
+		if (st->kind == STREAM_WS)
+			mcp_ws_forget(c);
 		http_conn_close(c);
 	}
 	stream_destroy(st);
@@ -152,6 +193,8 @@ stream_detach(struct stream *st)
 	st->conn = NULL;
 	if (st->kind == STREAM_LEGACY)
 		session_free(st->session, "legacy SSE stream closed");
+	else if (st->kind == STREAM_WS)
+		session_free(st->session, "WebSocket closed");
 	else if (st->kind == STREAM_JSON)
 		stream_destroy(st);
 	else if (st->done && st->sent == st->seq)
@@ -211,16 +254,90 @@ stream_abandon(struct stream *st)
 static void
 stream_check_reader(struct stream *st, size_t last)
 {
-	size_t	queued;
+	struct http_conn	*c;
+	size_t			 queued;
 
-	if (st->conn == NULL)
+	if (st->conn == NULL || http_conn_doomed(st->conn))
 		return;
 	queued = http_conn_queued(st->conn);
 	if (queued <= last || queued - last <= STREAM_MAX_BYTES)
 		return;
 	log_warnx("session %.8s: stream %u reader is %zu bytes behind, "
 	    "closing its connection", st->session->id, st->no, queued);
-	http_conn_close(st->conn);
+	/*
+	 * Closed from the loop, not now: a caller may go on sending to this
+	 * session, and closing a legacy stream ends it.  Any other stream
+	 * lets go of the connection at once and keeps its events.
+	 */
+	c = st->conn;
+	if (st->kind != STREAM_LEGACY && st->kind != STREAM_WS) {
+		st->conn = NULL;
+		http_set_stream(c, NULL);
+	}
+	http_conn_close_later(c);
+}
+
+/* The stream that holds the most bytes for replay, or NULL. */
+static void
+stream_largest_one(struct session *s, void *arg)
+{
+	struct stream	**best = arg, *st;
+
+	TAILQ_FOREACH(st, &s->streams, entry) {
+		if (st->nevents > 0 && (*best == NULL ||
+		    st->bytes > (*best)->bytes))
+			*best = st;
+	}
+}
+
+/*
+ * Keep the bytes held for all streams, replay buffers and unread output
+ * of connections together, within max_buffered: cut the reader furthest
+ * behind first (its events stay for replay), then drop the oldest events
+ * of the stream that holds the most.  Run from the loop, never inside a
+ * send: closing a connection may end a legacy session.
+ */
+static void
+stream_budget_cb(evutil_socket_t fd, short events, void *arg)
+{
+	struct http_conn	*c;
+	struct stream		*st;
+	size_t			 queued;
+
+	while (stream_held + http_stream_queued() > conf->max_buffered) {
+		if ((c = http_slowest(&queued)) != NULL &&
+		    queued >= STREAM_SHED_MIN) {
+			log_warnx("http %s: %zu bytes behind while streams hold "
+			    "more than max_buffered (%zu), closing its "
+			    "connection", http_conn_peer(c), queued,
+			    conf->max_buffered);
+			http_conn_close(c);
+			continue;
+		}
+		st = NULL;
+		session_foreach(stream_largest_one, &st);
+		if (st == NULL)
+			return;
+		log_warnx("session %.8s: stream %u drops its oldest events "
+		    "(streams hold more than max_buffered, %zu)",
+		    st->session->id, st->no, conf->max_buffered);
+		while (st->nevents > 0 && stream_held +
+		    http_stream_queued() > conf->max_buffered)
+			stream_drop_oldest(st);
+	}
+}
+
+void
+stream_budget(void)
+{
+	static struct event	*ev;
+
+	if (stream_held + http_stream_queued() <= conf->max_buffered)
+		return;
+	if (ev == NULL && (ev = event_new(base, -1, 0, stream_budget_cb,
+	    NULL)) == NULL)
+		fatalx("event_new");
+	event_active(ev, EV_TIMEOUT, 0);
 }
 
 /* Send on a JSON stream: only the final response has a place. */
@@ -261,6 +378,18 @@ stream_send(struct stream *st, struct evbuffer *msg, int final)
 		stream_send_json(st, msg, final);
 		return;
 	}
+	if (st->kind == STREAM_WS) {
+		/* One text frame per message; nothing kept for replay. */
+		if (st->conn == NULL) {
+			evbuffer_drain(msg, evbuffer_get_length(msg));
+			return;
+		}
+		len = evbuffer_get_length(msg);
+		mcp_ws_send(st->conn, msg);
+		stream_check_reader(st, len);
+		stream_budget();
+		return;
+	}
 	if (st->kind == STREAM_LEGACY) {
 		if (st->conn == NULL) {
 			evbuffer_drain(msg, evbuffer_get_length(msg));
@@ -272,6 +401,7 @@ stream_send(struct stream *st, struct evbuffer *msg, int final)
 		http_stream_write(st->conn, out);
 		evbuffer_free(out);
 		stream_check_reader(st, len);
+		stream_budget();
 		return;
 	}
 
@@ -290,11 +420,19 @@ stream_send(struct stream *st, struct evbuffer *msg, int final)
 		ev = xcalloc(1, sizeof *ev);
 		ev->seq = st->seq;
 		ev->final = final;
-		ev->buf = evbuffer_new();
-		evbuffer_add_buffer(ev->buf, out);
+		ev->len = len;
+		ev->cost = len + STREAM_EVENT_COST;
+		if (len >= STREAM_REF_MIN) {
+			ev->buf = evbuffer_new();
+			evbuffer_add_buffer(ev->buf, out);
+		} else {
+			ev->text = xmalloc(len);
+			evbuffer_copyout(out, ev->text, len);
+		}
 		TAILQ_INSERT_TAIL(&st->events, ev, entry);
 		st->nevents++;
-		st->bytes += len;
+		st->bytes += ev->cost;
+		stream_held += ev->cost;
 		/*
 		 * A standalone stream no client has opened yet keeps only a
 		 * few events: enough for a client that opens it just after
@@ -306,7 +444,7 @@ stream_send(struct stream *st, struct evbuffer *msg, int final)
 		    (st->bytes > STREAM_MAX_BYTES &&
 		    !TAILQ_FIRST(&st->events)->final)))
 			stream_drop_oldest(st);
-		if (st->conn != NULL)
+		if (st->conn != NULL && ev->buf != NULL)
 			evbuffer_add_buffer_reference(out, ev->buf);
 	}
 	if (st->conn != NULL) {
@@ -323,6 +461,7 @@ stream_send(struct stream *st, struct evbuffer *msg, int final)
 	evbuffer_free(out);
 	if (st->done && st->conn == NULL)
 		stream_trim(st->session);
+	stream_budget();
 }
 
 void
@@ -330,7 +469,6 @@ stream_resume(struct stream *st, struct http_conn *c, uint32_t after,
     int have_last)
 {
 	struct stream_event	*ev;
-	struct evbuffer		*out;
 	uint32_t		 from;
 
 	if (st->conn != NULL) {
@@ -348,10 +486,7 @@ stream_resume(struct stream *st, struct http_conn *c, uint32_t after,
 	TAILQ_FOREACH(ev, &st->events, entry) {
 		if (ev->seq <= from)
 			continue;
-		out = evbuffer_new();
-		evbuffer_add_buffer_reference(out, ev->buf);
-		http_stream_write(c, out);
-		evbuffer_free(out);
+		stream_write_event(c, ev);
 		if (ev->seq > st->sent)
 			st->sent = ev->seq;
 	}

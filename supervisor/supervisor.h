@@ -131,7 +131,8 @@ enum catalog_kind {
 
 /* What an exposed name or URI routes to. */
 struct catalog_entry {
-	struct upstream	*up;
+	struct upstream	*up;		/* an upstream's, or NULL */
+	struct session	*owner;		/* a client's tool: its session */
 	char		*name;		/* the upstream's own name or URI */
 	size_t		 namelen;	/* (a name may hold a NUL) */
 	size_t		 index;		/* in its list */
@@ -154,12 +155,13 @@ struct catalog	*catalog_global(void);
 int		 catalog_diff(const struct catalog *, const struct catalog *);
 /*
  * Append a list result: the page from cursor (the decoded text of the
- * request's cursor, or NULL), with nextCursor if more follow.  -1 if the
- * cursor is not one of ours.
+ * request's cursor, or NULL) of what the session may see (every item for
+ * NULL), with nextCursor if more follow.  -1 if the cursor is not ours.
  */
 int		 catalog_page(const struct catalog *, enum catalog_kind,
 		    const char *cursor, size_t cursorlen,
-		    unsigned int page_size, struct evbuffer *out);
+		    unsigned int page_size, const struct session *,
+		    struct evbuffer *out);
 struct catalog_entry *catalog_tool(const struct catalog *, const char *);
 struct catalog_entry *catalog_prompt(const struct catalog *, const char *);
 /* The upstream serving a resource URI (listed, or by template). */
@@ -217,6 +219,16 @@ struct session {
 	json_t			*client_info;
 	int			 initialized;
 	int			 legacy;	/* HTTP+SSE (2024-11-05) */
+	struct stream		*only;		/* legacy or WebSocket: its one
+						   stream, for everything */
+	uint64_t		 credential;	/* of the request that made it */
+	char			*client_name;	/* a named client's, or NULL */
+	/* Tools it registered, and calls to and from client tools. */
+	char			*ctool_prefix;	/* "<client>__", once chosen */
+	unsigned int		 nctools;
+	TAILQ_HEAD(, ctcall)	 ctcalls_in;	/* to its tools */
+	TAILQ_HEAD(, ctcall)	 ctcalls_out;	/* it made */
+	unsigned int		 nctcalls;
 	int			 loglevel;	/* -1: not set */
 	int64_t			 last_active;
 	struct pending_list	 pending;
@@ -247,6 +259,9 @@ void		 session_free_all(void);
 struct session	*session_find(const char *id, size_t len);
 struct session	*session_by_no(uint32_t);
 void		 session_touch(struct session *);
+/* Record the token that made a session and the client it names. */
+void		 session_identity(struct session *, uint64_t credential,
+		    const char *client);
 unsigned int	 session_count(void);
 /* Call fn for every session. */
 void		 session_foreach(void (*)(struct session *, void *), void *);
@@ -264,7 +279,8 @@ enum stream_kind {
 	STREAM_JSON = 0,	/* one JSON response body */
 	STREAM_POST,		/* an event stream answering a POST */
 	STREAM_GET,		/* the standalone stream (number 0) */
-	STREAM_LEGACY		/* the 2024-11-05 HTTP+SSE stream */
+	STREAM_LEGACY,		/* the 2024-11-05 HTTP+SSE stream */
+	STREAM_WS		/* a WebSocket session's connection */
 };
 
 struct stream_event;
@@ -308,6 +324,8 @@ void		 stream_resume(struct stream *, struct http_conn *,
 		    uint32_t after, int have_last);
 /* Free streams that are complete and past their replay time. */
 void		 stream_expire(struct session *, int64_t now);
+/* Keep what streams hold within max_buffered (cut the slowest reader). */
+void		 stream_budget(void);
 
 /* route.c: client messages to upstreams and back. */
 enum pending_hook {
@@ -337,6 +355,9 @@ struct pending {
 void		 route_init(void);
 /* Handle a client request; the reply goes to stream. */
 void		 route_request(struct session *, struct stream *,
+		    const struct jrpc *);
+/* One message of a legacy or WebSocket session (initialize included). */
+void		 route_message(struct session *, struct stream *,
 		    const struct jrpc *);
 /* Handle a client notification or response. */
 void		 route_notification(struct session *, const struct jrpc *);
@@ -426,6 +447,8 @@ void		 route_up_request_free(struct up_request *);
 void		 route_up_error(struct upstream *, uint32_t session,
 		    uint32_t ref, int code, const char *msg);
 void		 route_up_cancel_client(struct up_request *, const char *);
+/* A new id for a request the gateway sends a client. */
+uint64_t	 route_next_id(void);
 /* An upstream cancelled a request it sent a client. */
 void		 route_up_cancelled(struct upstream *, const struct jrpc *);
 
@@ -449,14 +472,27 @@ struct http_request {
 	const char	*query;		/* after '?', or "" */
 	struct http_head head;
 	struct evbuffer	*body;
+	uint64_t	 credential;	/* the bearer token that authorised
+					   it (a hash), 0 without auth */
+	const char	*client;	/* the named client it is, or NULL */
 };
 
-typedef void (*http_handler)(struct http_conn *, struct http_request *);
+/*
+ * What a listener serves.  check sees every request once its head is in,
+ * before any of its body is read: it returns 0 to go on, or answers it
+ * (a refusal; the connection then closes, the body unread) and returns
+ * -1.  handle gets the whole request.
+ */
+struct http_service {
+	int	(*check)(struct http_conn *, struct http_request *);
+	void	(*handle)(struct http_conn *, struct http_request *);
+};
 
-int		 http_listen(const char *addr, http_handler, char *bound,
-		    size_t boundlen);
+int		 http_listen(const char *addr, const struct http_service *,
+		    char *bound, size_t boundlen);
 /* Serve a connected socket (taken), as if accepted from sa. */
-void		 http_adopt(int fd, const struct sockaddr *sa, http_handler);
+void		 http_adopt(int fd, const struct sockaddr *sa,
+		    const struct http_service *);
 void		 http_close_listeners(void);
 /* Apply the configuration: connection limit, heartbeat (start, reload). */
 void		 http_configure(void);
@@ -465,6 +501,28 @@ void		 http_reply(struct http_conn *, int status, const char *ctype,
 		    const char *extra, const char *body, size_t len);
 void		 http_reply_buffer(struct http_conn *, int status,
 		    const char *ctype, const char *extra, struct evbuffer *);
+/*
+ * A connection taken over by another protocol after a 101 (WebSocket).
+ * read: new input; drained: everything queued was written (optional);
+ * closed: the connection is going away, for whatever reason.
+ */
+struct http_upgraded {
+	void	(*read)(struct http_conn *, void *);
+	void	(*drained)(struct http_conn *, void *);
+	void	(*closed)(struct http_conn *, void *);
+};
+/*
+ * Answer 101 with headers ("Name: v\r\n" lines) and hand over.  Input
+ * already buffered is the new protocol's: the caller reads it.
+ */
+void		 http_upgrade(struct http_conn *, const char *headers,
+		    const struct http_upgraded *, void *);
+/* The argument given to http_upgrade, or NULL. */
+void		*http_upgraded_arg(struct http_conn *);
+struct evbuffer	*http_conn_input(struct http_conn *);
+struct evbuffer	*http_conn_output(struct http_conn *);
+/* Stop reading, write what is queued, then close. */
+void		 http_conn_finish(struct http_conn *);
 /* Start a chunked event-stream response. */
 void		 http_stream_start(struct http_conn *, const char *extra);
 /* Write one chunk (all of data is consumed). */
@@ -475,13 +533,74 @@ void		 http_set_stream(struct http_conn *, struct stream *);
 unsigned int	 http_conn_count(void);
 extern int	 listen_loopback;	/* every listener is on loopback */
 size_t		 http_conn_queued(struct http_conn *);
+/* Bytes in every connection's output, and the one with the most. */
+size_t		 http_stream_queued(void);
+struct http_conn *http_slowest(size_t *queued);
+/* The peer's address, for logs. */
+const char	*http_conn_peer(struct http_conn *);
 /* Drop a connection at once (its stream is detached). */
 void		 http_conn_close(struct http_conn *);
+/* The same from the event loop, when the caller is not done with its
+ * session (closing a legacy stream ends the session). */
+void		 http_conn_close_later(struct http_conn *);
+int		 http_conn_doomed(struct http_conn *);
+
+/* acl.c: what a session's client may do. */
+/* May the session see and use this tool or prompt name, or URI? */
+int		 acl_allows(const struct session *, const char *name);
+/* Does the session see less than everything? */
+int		 acl_filtered(const struct session *);
+int		 acl_may_register(const struct session *);
+
+/* client_tools.c: tools offered by clients, and calls to them. */
+struct ctcall;
+/* tools/register and tools/unregister. */
+void		 ctools_register(struct session *, struct stream *,
+		    const struct jrpc *);
+void		 ctools_unregister(struct session *, struct stream *,
+		    const struct jrpc *);
+/* Call a client's tool (e->owner) for a session. */
+void		 ctools_call(struct session *, struct stream *,
+		    const struct jrpc *, const struct catalog_entry *,
+		    const char *exposed);
+/* An owner's answer, progress or a caller's cancellation: 1 if it was
+ * about a call to a client tool (handled). */
+int		 ctools_answer(struct session *owner, const struct jrpc *);
+int		 ctools_progress(struct session *owner, const struct jrpc *);
+int		 ctools_cancelled(struct session *caller, const struct jrpc *,
+		    struct jspan request_id);
+/* Every registered tool: owner, own name, Tool object. */
+void		 ctools_foreach(void (*)(struct session *, const char *,
+		    json_t *, void *), void *);
+void		 ctools_stream_gone(struct stream *);
+/* A session ends: its calls fail, its tools are withdrawn. */
+void		 ctools_session_end(struct session *);
+
+/* auth.c: the accepted tokens and whom each names. */
+/* Use a configuration's tokens; -1 with err set (nothing changed). */
+int		 auth_configure(const struct conf *, char *err, size_t);
+/* Must a request carry a token? */
+int		 auth_required(void);
+/* Check a presented token: 0 with its id and client name (NULL for an
+ * unnamed one), -1 if none matches. */
+int		 auth_check(const char *, size_t, uint64_t *id,
+		    const char **client);
+/* Write the lock file with a fresh token (accepted from then on, after
+ * auth_configure); remove it at exit. */
+int		 auth_lockfile_write(const char *path, const char *url, int port);
+void		 auth_lockfile_remove(void);
 
 /* mcp_http.c: the Streamable HTTP endpoint. */
-/* Use a configuration's auth tokens; -1 with err set if they are bad. */
-int		 mcp_http_configure(const struct conf *, char *err, size_t);
-void		 mcp_http_handle(struct http_conn *, struct http_request *);
+extern const struct http_service mcp_http_service;
+
+/* mcp_ws.c: MCP over WebSocket on the same listener. */
+int		 mcp_ws_path(const struct http_request *);
+/* Upgrade a request for ws_path, or refuse it. */
+void		 mcp_ws_upgrade(struct http_conn *, struct http_request *);
+/* Send one message as a text frame (all of msg is consumed). */
+void		 mcp_ws_send(struct http_conn *, struct evbuffer *msg);
+/* Its session is ending first: the connection must not end it again. */
+void		 mcp_ws_forget(struct http_conn *);
 
 /* reload.c: read the configuration again and apply it; the reply. */
 json_t		*reload(void);

@@ -83,6 +83,29 @@ fill_random(void *buf, size_t len)
 	}
 }
 
+/*
+ * Write the lock file an editor finds the gateway by (ws_lockfile): the
+ * WebSocket URL and a fresh token, which is accepted from now on.
+ */
+static void
+lockfile_start(void)
+{
+	const char	*colon = strrchr(listen_bound, ':');
+	char		 url[256], err[256];
+
+	if (conf->ws_path[0] == '\0' || colon == NULL) {
+		log_warnx("ws_lockfile: no WebSocket endpoint (ws_path is "
+		    "empty), not written");
+		return;
+	}
+	snprintf(url, sizeof url, "ws://%s%s", listen_bound, conf->ws_path);
+	if (auth_lockfile_write(conf->ws_lockfile, url, atoi(colon + 1)) != 0)
+		fatalx("ws_lockfile %s: cannot be written", conf->ws_lockfile);
+	if (auth_configure(conf, err, sizeof err) != 0)
+		fatalx("%s", err);
+	log_info("wrote %s for %s", conf->ws_lockfile, url);
+}
+
 static __attribute__((noreturn)) void
 usage(void)
 {
@@ -247,19 +270,19 @@ main(int argc, char **argv)
 	session_init();
 	catalog_init();
 	route_init();
-	if (mcp_http_configure(conf, err, sizeof err) != 0)
+	if (auth_configure(conf, err, sizeof err) != 0)
 		fatalx("%s", err);
-	if (http_listen(conf->listen, mcp_http_handle, listen_bound,
+	if (http_listen(conf->listen, &mcp_http_service, listen_bound,
 	    sizeof listen_bound) != 0)
 		exit(1);
 	if (control_listen(conf->control) != 0)
 		exit(1);
 	log_info("listening on http://%s/mcp, control socket %s",
 	    listen_bound, conf->control);
-	if (!listen_loopback && conf->auth_tokens == NULL)
-		log_warnx("listening beyond loopback with no auth_tokens: any "
-		    "client that can reach %s can use every upstream",
-		    listen_bound);
+	if (!listen_loopback && !auth_required() && conf->ws_lockfile == NULL)
+		log_warnx("listening beyond loopback with no auth_tokens or "
+		    "clients: any client that can reach %s can use every "
+		    "upstream", listen_bound);
 	if (!listen_loopback && conf->allowed_hosts == NULL)
 		log_warnx("listening beyond loopback with no allowed_hosts: "
 		    "Host headers are not checked");
@@ -271,6 +294,8 @@ main(int argc, char **argv)
 		if (event_reinit(base) != 0)
 			fatalx("event_reinit");
 	}
+	if (conf->ws_lockfile != NULL)
+		lockfile_start();
 
 	ev_sigterm = evsignal_new(base, SIGTERM, signal_cb, NULL);
 	ev_sigint = evsignal_new(base, SIGINT, signal_cb, NULL);
@@ -285,6 +310,7 @@ main(int argc, char **argv)
 	event_base_dispatch(base);
 
 	upstream_reap();
+	auth_lockfile_remove();
 	catalog_free();
 	event_free(ev_sigterm);
 	event_free(ev_sigint);

@@ -20,6 +20,7 @@
 #include <event2/event.h>
 
 #include "curl_event.h"
+#include "http_parse.h"
 #include "log.h"
 #include "sse.h"
 #include "worker.h"
@@ -137,36 +138,29 @@ http_sse_event(const struct sse_event *ev, void *arg)
 static size_t
 http_header_cb(char *p, size_t size, size_t n, void *arg)
 {
-	struct exchange	*ex = arg;
-	struct http_tp	*tp = ex->tp;
-	size_t		 len = size * n, vl;
-	const char	*v;
+	struct exchange		*ex = arg;
+	struct http_tp		*tp = ex->tp;
+	struct http_header	 h;
+	size_t			 len = size * n;
 
-	if (len > 5 && strncmp(p, "HTTP/", 5) == 0) {
+	/* Not a C string: read within len only. */
+	if (len > 5 && memcmp(p, "HTTP/", 5) == 0) {
 		curl_easy_getinfo(ex->easy, CURLINFO_RESPONSE_CODE,
 		    &ex->status);
 		ex->sse = ex->json = 0;
 		return (len);
 	}
-	if (len > 13 && strncasecmp(p, "content-type:", 13) == 0) {
-		v = p + 13;
-		while (*v == ' ' || *v == '\t')
-			v++;
-		if (strncasecmp(v, "text/event-stream", 17) == 0)
+	if (http_header_line(p, len, &h) != 0)
+		return (len);
+	if (http_name_is(&h, "Content-Type")) {
+		if (http_value_begins(&h, "text/event-stream"))
 			ex->sse = 1;
-		else if (strncasecmp(v, "application/json", 16) == 0)
+		else if (http_value_begins(&h, "application/json"))
 			ex->json = 1;
-	} else if (len > 15 && strncasecmp(p, "mcp-session-id:", 15) == 0 &&
+	} else if (http_name_is(&h, "Mcp-Session-Id") &&
 	    ex->kind == EX_POST) {
-		v = p + 15;
-		while (*v == ' ' || *v == '\t')
-			v++;
-		vl = len - (size_t)(v - p);
-		while (vl > 0 && (v[vl - 1] == '\r' || v[vl - 1] == '\n' ||
-		    v[vl - 1] == ' '))
-			vl--;
-		if (vl > 0 && vl < 256 && tp->session == NULL)
-			tp->session = xstrndup(v, vl);
+		if (h.valuelen > 0 && h.valuelen < 256 && tp->session == NULL)
+			tp->session = xstrndup(h.value, h.valuelen);
 	}
 	return (len);
 }

@@ -17,6 +17,7 @@
 #include <event2/event.h>
 
 #include "curl_event.h"
+#include "http_parse.h"
 #include "log.h"
 #include "sse.h"
 #include "worker.h"
@@ -128,19 +129,17 @@ sse_event_cb(const struct sse_event *ev, void *arg)
 static size_t
 sse_stream_header_cb(char *p, size_t size, size_t n, void *arg)
 {
-	struct sse_tp	*tp = arg;
-	size_t		 len = size * n;
-	const char	*v;
+	struct sse_tp		*tp = arg;
+	struct http_header	 h;
+	size_t			 len = size * n;
 
-	if (len > 5 && strncmp(p, "HTTP/", 5) == 0)
+	/* Not a C string: read within len only. */
+	if (len > 5 && memcmp(p, "HTTP/", 5) == 0)
 		curl_easy_getinfo(tp->stream, CURLINFO_RESPONSE_CODE,
 		    &tp->status);
-	else if (len > 13 && strncasecmp(p, "content-type:", 13) == 0) {
-		v = p + 13;
-		while (*v == ' ')
-			v++;
-		tp->is_sse = strncasecmp(v, "text/event-stream", 17) == 0;
-	}
+	else if (http_header_line(p, len, &h) == 0 &&
+	    http_name_is(&h, "Content-Type"))
+		tp->is_sse = http_value_begins(&h, "text/event-stream");
 	return (len);
 }
 
@@ -162,7 +161,7 @@ sse_post_header_cb(char *p, size_t size, size_t n, void *arg)
 {
 	struct sse_post	*post = arg;
 
-	if (size * n > 5 && strncmp(p, "HTTP/", 5) == 0)
+	if (size * n > 5 && memcmp(p, "HTTP/", 5) == 0)
 		curl_easy_getinfo(post->easy, CURLINFO_RESPONSE_CODE,
 		    &post->status);
 	return (size * n);

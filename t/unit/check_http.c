@@ -612,6 +612,127 @@ START_TEST(test_reason)
 }
 END_TEST
 
+/*
+ * Parse a host from a buffer holding exactly its bytes (no NUL after them,
+ * so a read past the end shows under ASan); the host as text, or NULL.
+ */
+static const char *
+host_of(const char *s, int *port)
+{
+	static char		 out[128];
+	struct http_authority	 a;
+	size_t			 len = strlen(s);
+	char			*copy = malloc(len + 1);
+	int			 r;
+
+	ck_assert_ptr_nonnull(copy);
+	memcpy(copy, s, len);
+	r = http_parse_host(copy, len, &a);
+	if (r == 0) {
+		snprintf(out, sizeof out, "%.*s", (int)a.hostlen, a.host);
+		*port = a.port;
+	}
+	free(copy);
+	return (r == 0 ? out : NULL);
+}
+
+START_TEST(test_host)
+{
+	int	port = 0;
+
+	ck_assert_str_eq(host_of("localhost", &port), "localhost");
+	ck_assert_int_eq(port, -1);
+	ck_assert_str_eq(host_of("127.0.0.1:8931", &port), "127.0.0.1");
+	ck_assert_int_eq(port, 8931);
+	ck_assert_str_eq(host_of("[::1]:1", &port), "[::1]");
+	ck_assert_int_eq(port, 1);
+	ck_assert_str_eq(host_of("[::1]", &port), "[::1]");
+	ck_assert_str_eq(host_of("Example.COM:65535", &port), "Example.COM");
+	ck_assert_int_eq(port, 65535);
+	/* What a lax parser let through. */
+	ck_assert_ptr_null(host_of("localhost:80@evil.com", &port));
+	ck_assert_ptr_null(host_of("127.0.0.1:abc", &port));
+	ck_assert_ptr_null(host_of("127.0.0.1:99999", &port));
+	ck_assert_ptr_null(host_of("127.0.0.1:080000", &port));
+	ck_assert_ptr_null(host_of("localhost:", &port));
+	ck_assert_ptr_null(host_of(":80", &port));
+	ck_assert_ptr_null(host_of("[::1", &port));
+	ck_assert_ptr_null(host_of("[]", &port));
+	ck_assert_ptr_null(host_of("[::1]x", &port));
+	ck_assert_ptr_null(host_of("[::1]:", &port));
+	ck_assert_ptr_null(host_of("[g::1]", &port));
+	ck_assert_ptr_null(host_of("a b", &port));
+	ck_assert_ptr_null(host_of("user@localhost", &port));
+	ck_assert_ptr_null(host_of("localhost/x", &port));
+	ck_assert_ptr_null(host_of("", &port));
+}
+END_TEST
+
+/* Parse an origin from a buffer of exactly its bytes; "scheme|host|port". */
+static const char *
+origin_of(const char *s)
+{
+	static char		 out[160];
+	struct http_authority	 a;
+	size_t			 len = strlen(s);
+	char			*copy = malloc(len + 1), scheme[16];
+	int			 r;
+
+	ck_assert_ptr_nonnull(copy);
+	memcpy(copy, s, len);
+	r = http_parse_origin(copy, len, scheme, &a);
+	if (r == 0)
+		snprintf(out, sizeof out, "%s|%.*s|%d", scheme,
+		    (int)a.hostlen, a.host, a.port);
+	else if (r == 1)
+		snprintf(out, sizeof out, "null");
+	free(copy);
+	return (r >= 0 ? out : NULL);
+}
+
+START_TEST(test_origin)
+{
+	ck_assert_str_eq(origin_of("http://localhost:3000"),
+	    "http|localhost|3000");
+	ck_assert_str_eq(origin_of("HTTPS://127.0.0.1"), "https|127.0.0.1|-1");
+	ck_assert_str_eq(origin_of("http://[::1]:8080"), "http|[::1]|8080");
+	ck_assert_str_eq(origin_of("vscode-webview://abc123"),
+	    "vscode-webview|abc123|-1");
+	ck_assert_str_eq(origin_of("null"), "null");
+	/* An origin has no path, query, fragment or user. */
+	ck_assert_ptr_null(origin_of("http://localhost:80/path"));
+	ck_assert_ptr_null(origin_of("http://localhost/"));
+	ck_assert_ptr_null(origin_of("http://localhost?x"));
+	ck_assert_ptr_null(origin_of("http://localhost#x"));
+	ck_assert_ptr_null(origin_of("http://user@localhost"));
+	ck_assert_ptr_null(origin_of("http://localhost:80@evil.com"));
+	/* The over-read of old: short values with no "://". */
+	ck_assert_ptr_null(origin_of("abcd"));
+	ck_assert_ptr_null(origin_of("a"));
+	ck_assert_ptr_null(origin_of("http:/"));
+	ck_assert_ptr_null(origin_of("://"));
+	ck_assert_ptr_null(origin_of("://localhost"));
+	ck_assert_ptr_null(origin_of("1http://localhost"));
+	ck_assert_ptr_null(origin_of("http://"));
+	ck_assert_ptr_null(origin_of(""));
+}
+END_TEST
+
+START_TEST(test_value_bounded)
+{
+	struct http_header	h;
+	char			v[5] = { 'B', 'e', 'a', 'r', 'e' };
+
+	/* Not NUL-terminated: only length-bounded reads are allowed. */
+	h.value = v;
+	h.valuelen = sizeof v;
+	ck_assert(!http_value_begins(&h, "Bearer "));
+	ck_assert(http_value_begins(&h, "bear"));
+	ck_assert(!http_value_is(&h, "Bear"));
+	ck_assert(http_value_is(&h, "BEARE"));
+}
+END_TEST
+
 static Suite *
 http_suite(void)
 {
@@ -633,6 +754,9 @@ http_suite(void)
 	tcase_add_test(tc, test_accepts);
 	tcase_add_test(tc, test_body_framing);
 	tcase_add_test(tc, test_reason);
+	tcase_add_test(tc, test_host);
+	tcase_add_test(tc, test_origin);
+	tcase_add_test(tc, test_value_bounded);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("chunked");

@@ -1,0 +1,215 @@
+/*
+ * Who is asking: the bearer tokens the gateway accepts and whom each one
+ * names.  A token of auth_tokens, or the lock file's, is an unnamed client
+ * with every right; a token of clients = ( ... ) is that client, with the
+ * rights acl.c reads from its entry.  Tokens are compared in constant time
+ * and never logged; a session remembers which token made it (a hash, so
+ * that another token gets 404 for it).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "secret.h"
+#include "supervisor.h"
+#include "xmalloc.h"
+
+#define AUTH_MIN_TOKEN	16	/* characters */
+
+/* One accepted token. */
+struct credential {
+	char		*secret;
+	uint64_t	 id;		/* a hash of it, never 0 */
+	char		*client;	/* a named client, or NULL */
+};
+
+static struct credential	*creds;
+static size_t			 ncreds;
+static char			*lock_token;	/* the lock file's, or NULL */
+static char			*lock_path;	/* written by us, or NULL */
+
+/* Free a table of credentials, wiping the secrets. */
+static void
+auth_free(struct credential *v, size_t n)
+{
+	size_t	i;
+
+	for (i = 0; i < n; i++) {
+		explicit_bzero(v[i].secret, strlen(v[i].secret));
+		free(v[i].secret);
+		free(v[i].client);
+	}
+	free(v);
+}
+
+/* Add a token to a table being built; -1 with err set if it is bad. */
+static int
+auth_add(struct credential *v, size_t *n, const char *raw, const char *client,
+    const char *what, char *err, size_t errlen)
+{
+	char	*secret, why[512];
+	size_t	 i;
+
+	if ((secret = secret_expand(raw, why, sizeof why)) == NULL) {
+		snprintf(err, errlen, "%s: %s", what, why);
+		return (-1);
+	}
+	if (strlen(secret) < AUTH_MIN_TOKEN) {
+		snprintf(err, errlen, "%s: a token must have at least %d "
+		    "characters", what, AUTH_MIN_TOKEN);
+		explicit_bzero(secret, strlen(secret));
+		free(secret);
+		return (-1);
+	}
+	for (i = 0; i < *n; i++) {
+		if (strcmp(v[i].secret, secret) == 0) {
+			snprintf(err, errlen, "%s: the same token is given "
+			    "twice", what);
+			explicit_bzero(secret, strlen(secret));
+			free(secret);
+			return (-1);
+		}
+	}
+	v[*n].secret = secret;
+	v[*n].id = fnv1a64(secret, strlen(secret)) | 1;
+	v[*n].client = client != NULL ? xstrdup(client) : NULL;
+	(*n)++;
+	return (0);
+}
+
+int
+auth_configure(const struct conf *c, char *err, size_t errlen)
+{
+	struct credential	*v;
+	size_t			 i, n = 0, max = c->nclients + 1;
+	char			 what[96];
+
+	for (i = 0; c->auth_tokens != NULL && c->auth_tokens[i] != NULL; i++)
+		max++;
+	v = xcalloc(max, sizeof *v);
+	for (i = 0; c->auth_tokens != NULL && c->auth_tokens[i] != NULL;
+	    i++) {
+		snprintf(what, sizeof what, "auth_tokens: entry %zu", i + 1);
+		if (auth_add(v, &n, c->auth_tokens[i], NULL, what, err,
+		    errlen) != 0)
+			goto bad;
+	}
+	for (i = 0; i < c->nclients; i++) {
+		snprintf(what, sizeof what, "client %s", c->clients[i].name);
+		if (auth_add(v, &n, c->clients[i].token, c->clients[i].name,
+		    what, err, errlen) != 0)
+			goto bad;
+	}
+	if (lock_token != NULL && auth_add(v, &n, lock_token, NULL,
+	    "ws_lockfile", err, errlen) != 0)
+		goto bad;
+	auth_free(creds, ncreds);
+	creds = v;
+	ncreds = n;
+	return (0);
+bad:
+	auth_free(v, n);
+	return (-1);
+}
+
+int
+auth_required(void)
+{
+	return (ncreds > 0);
+}
+
+/*
+ * Compare a presented token with one of ours in time that depends only on
+ * the presented token's length, never on ours or where they differ.
+ */
+static uint64_t
+auth_equal(const char *a, size_t alen, const char *b)
+{
+	size_t		blen = strlen(b), i;
+	unsigned char	diff = alen != blen;
+
+	for (i = 0; i < alen; i++)
+		diff |= (unsigned char)(a[i] ^ b[i % blen]);
+	return (diff == 0);
+}
+
+int
+auth_check(const char *token, size_t len, uint64_t *id, const char **client)
+{
+	uint64_t	found = 0, eq;
+	size_t		i;
+
+	*client = NULL;
+	for (i = 0; i < ncreds; i++) {
+		eq = auth_equal(token, len, creds[i].secret);
+		found |= (0 - eq) & creds[i].id;
+		if (eq)
+			*client = creds[i].client;
+	}
+	*id = found;
+	return (found != 0 ? 0 : -1);
+}
+
+int
+auth_lockfile_write(const char *path, const char *url, int port)
+{
+	unsigned char	 raw[32];
+	char		*tmp, token[sizeof raw * 2 + 1];
+	json_t		*o;
+	char		*text;
+	int		 fd, r = -1;
+	size_t		 i, len;
+
+	fill_random(raw, sizeof raw);
+	for (i = 0; i < sizeof raw; i++)
+		snprintf(token + 2 * i, 3, "%02x", raw[i]);
+	o = json_pack("{s:I, s:s, s:i, s:s, s:s}", "pid", (json_int_t)getpid(),
+	    "url", url, "port", port, "transport", "ws", "authToken", token);
+	text = json_dumps(o, JSON_INDENT(2));
+	json_decref(o);
+	xasprintf(&tmp, "%s.%ld.tmp", path, (long)getpid());
+	/* Mode 0600 from the start; written whole, then renamed in place. */
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+	    0600);
+	if (fd < 0)
+		log_warn("ws_lockfile %s", tmp);
+	else {
+		len = strlen(text);
+		if (write(fd, text, len) != (ssize_t)len ||
+		    write(fd, "\n", 1) != 1 || fsync(fd) != 0)
+			log_warn("ws_lockfile %s", tmp);
+		else if (rename(tmp, path) != 0)
+			log_warn("ws_lockfile %s", path);
+		else
+			r = 0;
+		close(fd);
+		if (r != 0)
+			unlink(tmp);
+	}
+	explicit_bzero(text, strlen(text));
+	free(text);
+	free(tmp);
+	if (r == 0) {
+		free(lock_token);
+		lock_token = xstrdup(token);
+		free(lock_path);
+		lock_path = xstrdup(path);
+	}
+	explicit_bzero(token, sizeof token);
+	return (r);
+}
+
+void
+auth_lockfile_remove(void)
+{
+	if (lock_path != NULL && unlink(lock_path) != 0 && errno != ENOENT)
+		log_warn("ws_lockfile %s", lock_path);
+	free(lock_path);
+	lock_path = NULL;
+}

@@ -1,0 +1,437 @@
+/*
+ * MCP over WebSocket (RFC 6455) on the HTTP listener: GET ws_path with
+ * subprotocol "mcp" upgrades the connection, and each text frame then
+ * carries one JSON-RPC message.  A WebSocket session is a session like any
+ * other; all its answers, notifications and requests go on its connection
+ * (one stream, STREAM_WS), and it ends, as a DELETE would end it, when the
+ * connection does.  Frames from the client are parsed by libwslay (masking,
+ * fragments, control frames, the close handshake, the message size limit);
+ * frames to it are written here, one unfragmented text frame per message,
+ * so a large answer goes out without a copy.
+ */
+#include "config.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/buffer.h>
+#include <event2/event.h>
+#include <wslay/wslay.h>
+
+#include "http_parse.h"
+#include "log.h"
+#include "supervisor.h"
+#include "ws_accept.h"
+#include "xmalloc.h"
+
+#define WS_COPY_MAX	16384	/* smaller messages are copied */
+#define WS_PING_DATA	"mcp-supervisor"
+
+/* One WebSocket client connection; owned by its http_conn. */
+struct ws_client {
+	struct http_conn	*c;		/* borrowed: it owns us */
+	wslay_event_context_ptr	 ctx;
+	struct session		*s;		/* ended with the connection */
+	struct event		*ping;
+	int64_t			 last_rx;	/* monotonic ms */
+	int			 closing;	/* a close frame was queued */
+};
+
+static void	ws_read(struct http_conn *, void *);
+static void	ws_drained(struct http_conn *, void *);
+static void	ws_closed(struct http_conn *, void *);
+
+static const struct http_upgraded ws_upgraded = {
+	ws_read, ws_drained, ws_closed
+};
+
+/* wslay reads what the connection has received. */
+static ssize_t
+ws_recv_cb(wslay_event_context_ptr ctx, uint8_t *buf, size_t len, int flags,
+    void *arg)
+{
+	struct ws_client	*ws = arg;
+	int			 n;
+
+	n = evbuffer_remove(http_conn_input(ws->c), buf, len);
+	if (n <= 0) {
+		wslay_event_set_error(ctx, WSLAY_ERR_WOULDBLOCK);
+		return (-1);
+	}
+	return (n);
+}
+
+/* wslay writes a control frame (pong, close): queue it all. */
+static ssize_t
+ws_send_cb(wslay_event_context_ptr ctx, const uint8_t *data, size_t len,
+    int flags, void *arg)
+{
+	struct ws_client	*ws = arg;
+
+	evbuffer_add(http_conn_output(ws->c), data, len);
+	return ((ssize_t)len);
+}
+
+/* Queue a close frame, once; the connection closes when it is written. */
+static void
+ws_close(struct ws_client *ws, uint16_t code, const char *why)
+{
+	if (ws->closing)
+		return;
+	ws->closing = 1;
+	log_info("session %.8s: closing its WebSocket (%u %s)",
+	    ws->s != NULL ? ws->s->id : "-", code, why);
+	wslay_event_queue_close(ws->ctx, code, (const uint8_t *)why,
+	    strlen(why) < 123 ? strlen(why) : 122);
+}
+
+/* Is p[0..n) valid UTF-8 (no overlongs, surrogates or beyond U+10FFFF)? */
+static int
+ws_utf8(const unsigned char *p, size_t n)
+{
+	size_t		i = 0, need, k;
+	uint32_t	cp, min;
+
+	while (i < n) {
+		if (p[i] < 0x80) {
+			i++;
+			continue;
+		}
+		if ((p[i] & 0xe0) == 0xc0) {
+			need = 1;
+			cp = p[i] & 0x1f;
+			min = 0x80;
+		} else if ((p[i] & 0xf0) == 0xe0) {
+			need = 2;
+			cp = p[i] & 0x0f;
+			min = 0x800;
+		} else if ((p[i] & 0xf8) == 0xf0) {
+			need = 3;
+			cp = p[i] & 0x07;
+			min = 0x10000;
+		} else
+			return (0);
+		if (n - i <= need)
+			return (0);
+		for (k = 1; k <= need; k++) {
+			if ((p[i + k] & 0xc0) != 0x80)
+				return (0);
+			cp = (cp << 6) | (p[i + k] & 0x3f);
+		}
+		if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+			return (0);
+		i += need + 1;
+	}
+	return (1);
+}
+
+/* Answer a message that is not a valid JSON-RPC message. */
+static void
+ws_reject(struct ws_client *ws, const char *p, const struct jrpc *m, int code,
+    const char *why)
+{
+	struct evbuffer	*buf = evbuffer_new();
+
+	jrpc_add_error(buf, m->id.len != 0 ? p + m->id.off : NULL, m->id.len,
+	    code, code == JRPC_PARSE_ERROR ? "Parse error" : why, NULL);
+	if (ws->s->only != NULL)
+		stream_send(ws->s->only, buf, 1);
+	evbuffer_free(buf);
+}
+
+/* A whole message from the client. */
+static void
+ws_message(wslay_event_context_ptr ctx,
+    const struct wslay_event_on_msg_recv_arg *arg, void *user)
+{
+	struct ws_client	*ws = user;
+	struct jrpc		 m;
+	const char		*why, *p = (const char *)arg->msg;
+	int			 r;
+
+	switch (arg->opcode) {
+	case WSLAY_TEXT_FRAME:
+		break;
+	case WSLAY_BINARY_FRAME:
+		ws_close(ws, WSLAY_CODE_UNSUPPORTED_DATA, "binary frames are "
+		    "not MCP: send JSON-RPC in text frames");
+		return;
+	case WSLAY_CONNECTION_CLOSE:
+		/* wslay answers it; the connection closes once that is out. */
+		ws->closing = 1;
+		return;
+	default:
+		return;	/* ping (answered by wslay) or pong */
+	}
+	if (ws->closing || ws->s == NULL)
+		return;
+	if (!ws_utf8(arg->msg, arg->msg_length)) {
+		ws_close(ws, WSLAY_CODE_INVALID_FRAME_PAYLOAD_DATA, "a text "
+		    "frame must be UTF-8");
+		return;
+	}
+	memset(&m, 0, sizeof m);
+	if ((r = jrpc_scan(p, arg->msg_length, &m, &why)) != 0) {
+		log_debug("session %.8s: bad message: %s", ws->s->id, why);
+		ws_reject(ws, p, &m, r, why);
+		return;
+	}
+	if (ws->s->client_caps == NULL && m.kind == JRPC_REQUEST &&
+	    strcmp(m.method_name, "initialize") != 0 &&
+	    strcmp(m.method_name, "ping") != 0) {
+		ws_reject(ws, p, &m, JRPC_INVALID_REQUEST, "the session is not "
+		    "initialized: send initialize first");
+		return;
+	}
+	route_message(ws->s, ws->s->only, &m);
+}
+
+/* Write what wslay has queued; close once a close frame went out. */
+static void
+ws_flush(struct ws_client *ws)
+{
+	if (wslay_event_send(ws->ctx) != 0 ||
+	    (wslay_event_get_close_sent(ws->ctx) &&
+	    wslay_event_get_queued_msg_count(ws->ctx) == 0)) {
+		if (ws->s != NULL && ws->s->only != NULL)
+			ws->s->only->conn = NULL;	/* no more frames */
+		http_conn_finish(ws->c);
+	}
+}
+
+/* New bytes from the client. */
+static void
+ws_read(struct http_conn *c, void *arg)
+{
+	struct ws_client	*ws = arg;
+
+	ws->last_rx = now_ms();
+	if (wslay_event_recv(ws->ctx) != 0) {
+		/* A protocol error: wslay queued a close frame (1002). */
+		log_info("session %.8s: WebSocket protocol error from %s",
+		    ws->s != NULL ? ws->s->id : "-", http_conn_peer(c));
+		ws->closing = 1;
+	}
+	ws_flush(ws);
+}
+
+static void
+ws_drained(struct http_conn *c, void *arg)
+{
+	struct ws_client	*ws = arg;
+
+	if (wslay_event_want_write(ws->ctx))
+		ws_flush(ws);
+}
+
+/* Ping a quiet client; one silent for two intervals is gone. */
+static void
+ws_ping_cb(evutil_socket_t fd, short events, void *arg)
+{
+	struct ws_client	*ws = arg;
+	struct wslay_event_msg	 ping;
+	int64_t			 quiet = now_ms() - ws->last_rx;
+
+	if (quiet >= 2 * (int64_t)conf->ws_ping_interval * 1000) {
+		log_info("session %.8s: no frame from its WebSocket client in "
+		    "%lld s, closing", ws->s != NULL ? ws->s->id : "-",
+		    (long long)(quiet / 1000));
+		http_conn_close_later(ws->c);
+		return;
+	}
+	ping.opcode = WSLAY_PING;
+	ping.msg = (const uint8_t *)WS_PING_DATA;
+	ping.msg_length = sizeof WS_PING_DATA - 1;
+	if (wslay_event_queue_msg(ws->ctx, &ping) == 0)
+		ws_flush(ws);
+}
+
+/* The connection is going away: so is the session. */
+static void
+ws_closed(struct http_conn *c, void *arg)
+{
+	struct ws_client	*ws = arg;
+	struct session		*s = ws->s;
+
+	ws->s = NULL;
+	if (s != NULL) {
+		if (s->only != NULL && s->only->conn == c) {
+			/* The session ends with it, as after a DELETE. */
+			s->only->conn = NULL;
+			http_set_stream(c, NULL);
+		}
+		session_free(s, "WebSocket closed");
+	}
+	if (ws->ping != NULL)
+		event_free(ws->ping);
+	wslay_event_context_free(ws->ctx);
+	free(ws);
+}
+
+void
+mcp_ws_send(struct http_conn *c, struct evbuffer *msg)
+{
+	struct evbuffer	*out = http_conn_output(c);
+	size_t		 len = evbuffer_get_length(msg);
+	unsigned char	 hdr[10];
+	size_t		 n, i;
+
+	hdr[0] = 0x80 | WSLAY_TEXT_FRAME;	/* FIN, text */
+	if (len < 126) {
+		hdr[1] = (unsigned char)len;
+		n = 2;
+	} else if (len < 65536) {
+		hdr[1] = 126;
+		hdr[2] = (unsigned char)(len >> 8);
+		hdr[3] = (unsigned char)len;
+		n = 4;
+	} else {
+		hdr[1] = 127;
+		for (i = 0; i < 8; i++)
+			hdr[2 + i] = (unsigned char)((uint64_t)len >>
+			    (56 - 8 * i));
+		n = 10;
+	}
+	evbuffer_add(out, hdr, n);
+	if (len < WS_COPY_MAX) {
+		evbuffer_add(out, evbuffer_pullup(msg, -1), len);
+		evbuffer_drain(msg, len);
+	} else
+		evbuffer_add_buffer(out, msg);
+}
+
+/* Is this request for the WebSocket endpoint? */
+int
+mcp_ws_path(const struct http_request *req)
+{
+	return (conf->ws_path[0] != '\0' &&
+	    strcmp(req->path, conf->ws_path) == 0);
+}
+
+/* Does a Sec-WebSocket-Key hold base64 of 16 bytes? */
+static int
+ws_key_valid(const struct http_header *h)
+{
+	size_t	i;
+	char	c;
+
+	if (h == NULL || h->valuelen != 24 || h->value[22] != '=' ||
+	    h->value[23] != '=')
+		return (0);
+	for (i = 0; i < 22; i++) {
+		c = h->value[i];
+		if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+		    (c >= '0' && c <= '9') || c == '+' || c == '/'))
+			return (0);
+	}
+	return (1);
+}
+
+/* Refuse an upgrade with a plain-text reason. */
+static void
+ws_refuse(struct http_conn *c, int status, const char *extra, const char *why)
+{
+	char	body[256];
+	int	n;
+
+	log_debug("http %s: WebSocket upgrade refused: %d %s",
+	    http_conn_peer(c), status, why);
+	n = snprintf(body, sizeof body, "%s\n", why);
+	http_reply(c, status, "text/plain; charset=utf-8", extra, body,
+	    (size_t)n);
+}
+
+void
+mcp_ws_upgrade(struct http_conn *c, struct http_request *req)
+{
+	static struct wslay_event_callbacks	 cbs = {
+		ws_recv_cb, ws_send_cb, NULL, NULL, NULL, NULL, ws_message
+	};
+	const struct http_header	*h;
+	struct ws_client		*ws;
+	struct session			*s;
+	struct timeval			 tv;
+	char				 accept[WS_ACCEPT_LEN + 1];
+	char				 headers[256];
+
+	if (strcmp(req->method, "GET") != 0) {
+		ws_refuse(c, 405, "Allow: GET\r\n", "Method Not Allowed");
+		return;
+	}
+	h = http_header(&req->head, "Upgrade");
+	if (req->head.minor < 1 || h == NULL ||
+	    !http_has_token(h->value, h->valuelen, "websocket") ||
+	    (h = http_header(&req->head, "Connection")) == NULL ||
+	    !http_has_token(h->value, h->valuelen, "upgrade")) {
+		ws_refuse(c, 426, "Upgrade: websocket\r\nConnection: "
+		    "Upgrade\r\n", "Upgrade Required: this is a WebSocket "
+		    "endpoint");
+		return;
+	}
+	h = http_header(&req->head, "Sec-WebSocket-Version");
+	if (h == NULL || !http_value_is(h, "13")) {
+		ws_refuse(c, 426, "Sec-WebSocket-Version: 13\r\n",
+		    "Upgrade Required: WebSocket version 13 only");
+		return;
+	}
+	h = http_header(&req->head, "Sec-WebSocket-Key");
+	if (!ws_key_valid(h) || ws_accept(h->value, h->valuelen,
+	    accept) != 0) {
+		ws_refuse(c, 400, NULL, "Bad Request: Sec-WebSocket-Key");
+		return;
+	}
+	h = http_header(&req->head, "Sec-WebSocket-Protocol");
+	if (h == NULL || !http_has_token(h->value, h->valuelen, "mcp")) {
+		ws_refuse(c, 400, NULL, "Bad Request: the subprotocol \"mcp\" "
+		    "is required (Sec-WebSocket-Protocol: mcp)");
+		return;
+	}
+	if (evbuffer_get_length(req->body) != 0) {
+		ws_refuse(c, 400, NULL, "Bad Request: an upgrade has no body");
+		return;
+	}
+	if ((s = session_new()) == NULL) {
+		log_warnx("session limit (%u) reached", conf->max_sessions);
+		ws_refuse(c, 503, "Retry-After: 5\r\n", "too many sessions, "
+		    "try again later");
+		return;
+	}
+	session_identity(s, req->credential, req->client);
+	ws = xcalloc(1, sizeof *ws);
+	ws->c = c;
+	ws->s = s;
+	ws->last_rx = now_ms();
+	if (wslay_event_context_server_init(&ws->ctx, &cbs, ws) != 0)
+		fatalx("wslay_event_context_server_init");
+	wslay_event_config_set_max_recv_msg_length(ws->ctx, conf->max_body);
+	if (conf->ws_ping_interval > 0) {
+		ws->ping = event_new(base, -1, EV_PERSIST, ws_ping_cb, ws);
+		tv.tv_sec = conf->ws_ping_interval;
+		tv.tv_usec = 0;
+		evtimer_add(ws->ping, &tv);
+	}
+	snprintf(headers, sizeof headers, "Upgrade: websocket\r\n"
+	    "Connection: Upgrade\r\nSec-WebSocket-Accept: %s\r\n"
+	    "Sec-WebSocket-Protocol: mcp\r\n", accept);
+	log_info("session %.8s: new WebSocket session from %s", s->id,
+	    http_conn_peer(c));
+	stream_new(s, STREAM_WS, NULL);
+	/* After this, req is gone: the connection speaks WebSocket. */
+	http_upgrade(c, headers, &ws_upgraded, ws);
+	s->only->conn = c;
+	http_set_stream(c, s->only);
+	/* Frames the client sent right after its request. */
+	if (evbuffer_get_length(http_conn_input(c)) > 0)
+		ws_read(c, ws);
+}
+
+void
+mcp_ws_forget(struct http_conn *c)
+{
+	struct ws_client	*ws = http_upgraded_arg(c);
+
+	if (ws != NULL)
+		ws->s = NULL;
+}
