@@ -309,10 +309,22 @@ def cmd_unix(argv):
     timeout = float(o.get('--timeout', 60))
     socks = []
     for _ in range(n):
+        # A full listen queue refuses at once (EAGAIN): retry for 5 s.
         s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        s.settimeout(5)
+        s.setblocking(False)
+        end = time.monotonic() + 5
+        while True:
+            try:
+                s.connect(path)
+                break
+            except (BlockingIOError, InterruptedError):
+                if time.monotonic() > end:
+                    break
+                time.sleep(0.01)
+            except OSError:
+                break
         try:
-            s.connect(path)
+            s.getpeername()
         except OSError:
             s.close()
             break

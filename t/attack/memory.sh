@@ -14,7 +14,7 @@ NSTALLED=8
 FLOOD_CALLS=42		# of 1000 lines each, and one of 1000 per stalled client
 MESSAGE=${ATTACK_LOG_MESSAGE:-flood}
 
-quarantine_small
+quarantine 0
 start_gateway "$(demo demo)"
 
 # Eight sessions that want every log line.

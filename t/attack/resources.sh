@@ -78,17 +78,22 @@ c1=$(cpu_ticks "$GW_PID")
 l1=$(log_lines)
 r=$(cat "$T/r6a" 2>/dev/null)
 echo "# 200 connections at the cap: $r; CPU $((c1 - c0)) ticks of 1/$TCK s; $((l1 - l0)) log lines"
-held=$(field_of held "$r")
-refused=$(($(field_of 503 "$r") + $(field_of closed "$r")))
-ok "at most 64 connections are held (${held:-0})" test "${held:-0}" -le 64
-ok "the others get 503 or a closed connection ($refused of 200)" \
-    test $(( ${held:-0} + refused )) -eq 200
-ok "some got 503" test "$(field_of 503 "$r")" -ge 1
 ok "less than 2 s of CPU meanwhile ($((c1 - c0)) ticks)" test $((c1 - c0)) -lt $((2 * TCK))
 ok "fewer than 200 log lines meanwhile ($((l1 - l0)))" test $((l1 - l0)) -lt 200
 like "the limit is logged" "$(cat "$T/log")" 'connections \(the limit\), refusing more'
 touch "$T/s6a"
 wait "$pid6a"
+# A tally reads what came: a 503 seen when ready shows as closed at the end.
+r0=$(cat "$T/r6a" 2>/dev/null)
+r=$(cat "$T/hold6a")
+echo "# $r"
+r=${r#*at the end: }
+held=$(field_of held "$r")
+refused=$(($(field_of 503 "$r") + $(field_of closed "$r")))
+ok "at most 64 connections are held ($held)" test "$held" -le 64
+ok "the others got 503 or a closed connection ($refused of 200)" \
+    test $((held + refused)) -eq 200
+ok "some got 503" test $(($(field_of 503 "$r0") + $(field_of 503 "$r"))) -ge 1
 ok "closing them gives the descriptors back" until_true 20 fds_at_most $((base + 2))
 ok "then a client is served again" call_ok
 
@@ -117,9 +122,6 @@ r=$(cat "$T/r6b" 2>/dev/null)
 echo "# 100 more connections, out of descriptors ($(fds "$GW_PID") open): $r; CPU $((c1 - c0)) ticks; $((l1 - l0)) log lines"
 ok "the daemon ran out of descriptors" grep -q 'out of file descriptors' "$T/log"
 ok "idle connections were shed to make room" grep -q 'closing an idle connection to make room' "$T/log"
-ok "a refused client got 503" test "$(field_of 503 "$r")" -ge 1
-others=$(printf '%s' "$r" | tr ' ' '\n' | grep -Ev '^(opened|refused|held|closed|503)=' | tr '\n' ' ')
-is "no other answer than 503 or a close" "$others" ""
 ok "less than 2 s of CPU meanwhile ($((c1 - c0)) ticks)" test $((c1 - c0)) -lt $((2 * TCK))
 ok "fewer than 200 log lines meanwhile ($((l1 - l0)))" test $((l1 - l0)) -lt 200
 
@@ -142,6 +144,14 @@ touch "$T/s6b" "$T/s6i" "$T/s6x" "$T/s6u"
 wait "$pid6b" "$pid6i" "$pid6x" "$pid6u"
 echo "# fresh: $(cat "$T/hold6b")"
 echo "# idle: $(cat "$T/hold6i")"
+# What the fresh connections got by the end: 503 for some (one a pause
+# of 1 s), nothing yet for those still in the listen queue.
+r0=$(cat "$T/r6b" 2>/dev/null)
+r=$(cat "$T/hold6b")
+r=${r#*at the end: }
+ok "a refused client got 503 ($r)" test $(($(field_of 503 "$r0") + $(field_of 503 "$r"))) -ge 1
+others=$(printf '%s' "$r" | tr ' ' '\n' | grep -Ev '^(held|closed|503)=' | tr '\n' ' ')
+is "no other answer than 503 or a close" "$others" ""
 r=$(cat "$T/hold6i")
 is "the 8 idle connections were the ones shed" "$(printf '%s' "${r#*at the end: }" | tr ' ' '\n' | grep '^closed=')" closed=8
 ok "closing everything gives the descriptors back" until_true 20 fds_at_most $((base + 2))

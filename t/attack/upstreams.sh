@@ -50,7 +50,7 @@ worker_lines() {
 	grep -c "mcp-worker $1 " "$T/log"
 }
 
-quarantine_small
+quarantine 16
 WAIT_STATE=none GW_VERBOSE= start_gateway "$(demo demo)" \
     "$(bad garbage garbage)" "$(bad storm storm)" "$(bad forker forker "$MARK")" \
     "$(bad mute mute '' 'init_timeout = 2; max_failures = 2;')" \
