@@ -214,15 +214,17 @@ def classify(s):
     """What the peer did: an HTTP status it sent, else 'closed' if it
     closed (or reset) the connection, else 'held'.  What an earlier look
     left unread (the rest of a body) is not a status."""
-    data, eof = b'', False
+    data, eof, n = b'', False, 0
     try:
         s.setblocking(False)
-        while len(data) < 65536:
+        while n < 64 * 1024 * 1024:
             chunk = s.recv(65536)
             if not chunk:
                 eof = True
                 break
-            data += chunk
+            if len(data) < 65536:
+                data += chunk
+            n += len(chunk)
     except (BlockingIOError, InterruptedError):
         pass
     except OSError:

@@ -10,9 +10,10 @@
 . "$(dirname "$0")/lib.sh"
 
 BOUND_KB=65536
-NSTALLED=8
+NSTALLED=${ATTACK_STALLED:-8}
 FLOOD_CALLS=42		# of 1000 lines each, and one of 1000 per stalled client
-MESSAGE=${ATTACK_LOG_MESSAGE:-flood}
+MESSAGE=${ATTACK_LOG_MESSAGE:-flood}	# short: overhead per event counts
+# (ATTACK_STALLED and ATTACK_LOG_MESSAGE change the attack for experiments.)
 
 quarantine 0
 start_gateway "$(demo demo)"
@@ -106,6 +107,7 @@ max=$(sort -n "$T/rss" | tail -1)
 echo "# supervisor RSS: $rss0 KiB before, at most ${max:-?} KiB during ($(wc -l < "$T/rss") samples), $rss1 KiB after"
 ok "the supervisor's RSS stayed under $rss0 + $BOUND_KB KiB (at most ${max:-?} KiB, +$((${max:-0} - rss0)) KiB)" \
     test "${max:-999999999}" -lt $((rss0 + BOUND_KB))
+echo "# readers cut: $(grep -c 'bytes behind' "$T/log") for falling 4 MiB behind or past max_buffered; events dropped past max_buffered: $(grep -c 'drops its oldest events' "$T/log")"
 touch "$T/unstall"
 wait "$stall_pid"
 echo "# the stalled connections: $(cat "$T/stall.out")"
