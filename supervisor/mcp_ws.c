@@ -195,8 +195,11 @@ ws_flush(struct ws_client *ws)
 	if (wslay_event_send(ws->ctx) != 0 ||
 	    (wslay_event_get_close_sent(ws->ctx) &&
 	    wslay_event_get_queued_msg_count(ws->ctx) == 0)) {
-		if (ws->s != NULL && ws->s->only != NULL)
-			ws->s->only->conn = NULL;	/* no more frames */
+		/* No more frames: the stream lets go of the connection. */
+		if (ws->s != NULL && ws->s->only != NULL &&
+		    ws->s->only->conn == ws->c)
+			ws->s->only->conn = NULL;
+		http_set_stream(ws->c, NULL);
 		http_conn_finish(ws->c);
 	}
 }
@@ -256,12 +259,11 @@ ws_closed(struct http_conn *c, void *arg)
 	struct session		*s = ws->s;
 
 	ws->s = NULL;
+	/* The session ends with it, as after a DELETE. */
+	http_set_stream(c, NULL);
 	if (s != NULL) {
-		if (s->only != NULL && s->only->conn == c) {
-			/* The session ends with it, as after a DELETE. */
+		if (s->only != NULL && s->only->conn == c)
 			s->only->conn = NULL;
-			http_set_stream(c, NULL);
-		}
 		session_free(s, "WebSocket closed");
 	}
 	if (ws->ping != NULL)

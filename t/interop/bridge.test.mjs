@@ -1,0 +1,137 @@
+// The stdio bridge, mcpctl connect, as hosts start it: the SDK's
+// StdioClientTransport spawning "mcpctl connect URL" gets the reference
+// server's sampling, elicitation and roots, calls and progress; the MCP
+// Inspector's CLI drives it too.  The token comes from MCPCTL_TOKEN or -T
+// file, never argv; a refusal or a gateway that goes away is said on stderr
+// with a non-zero exit, so the host shows the server as failed; end of
+// input ends the session.
+import { test, after, before } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import {
+  CreateMessageRequestSchema, ElicitRequestSchema, ListRootsRequestSchema,
+} from '@modelcontextprotocol/sdk/types.js';
+import { startGateway, demo, q, nodeModules, bin, sleep, ALWAYS } from '../lib/gateway.mjs';
+
+const everything = path.join(nodeModules, '@modelcontextprotocol/server-everything/dist/index.js');
+const inspector = path.join(nodeModules, '.bin/mcp-inspector');
+const ev = (name, extra = '') =>
+  `{ name = ${q(name)}; transport = "stdio"; command = [ ${q(process.execPath)}, ${q(everything)}, "stdio" ]; ${extra} }`;
+const TOKEN = 'bridge-test-token-0123456789';
+const text = (r) => r.content.filter((c) => c.type === 'text').map((c) => c.text).join('\n');
+let gw, dir, url;
+
+before(async () => {
+  dir = mkdtempSync(path.join(tmpdir(), 'mcps-bridge-'));
+  writeFileSync(path.join(dir, 'token'), `${TOKEN}\n`, { mode: 0o600 });
+  gw = await startGateway({
+    globals: `${ALWAYS} auth_tokens = [ ${q(TOKEN)} ];`,
+    servers: [demo('demo'), ev('ev'), ev('evs', 'isolation = "per-session";')],
+  });
+  url = `ws://${gw.status().listen}/ws`;
+  await gw.waitFor((s) => s.upstreams.find((u) => u.name === 'ev').tools >= 15, 'conditional tools');
+});
+after(async () => {
+  assert.equal(await gw.stop(), 0);
+  rmSync(dir, { recursive: true, force: true });
+});
+
+// An SDK client over the bridge, the way a host starts a stdio server.
+async function bridged(args, env = {}) {
+  const seen = { sampling: 0, elicitation: 0, roots: 0, stderr: '' };
+  const transport = new StdioClientTransport({ command: bin.mcpctl, args: ['connect', ...args], env: { ...process.env, ...env }, stderr: 'pipe' });
+  transport.stderr?.on('data', (d) => { seen.stderr += d; });
+  const client = new Client({ name: 'bridged', version: '1' }, { capabilities: { sampling: {}, elicitation: { form: {} }, roots: {} } });
+  client.setRequestHandler(CreateMessageRequestSchema, async () => { seen.sampling++; return { role: 'assistant', content: { type: 'text', text: 'sampled across the bridge' }, model: 'm' }; });
+  client.setRequestHandler(ElicitRequestSchema, async () => { seen.elicitation++; return { action: 'decline' }; });
+  client.setRequestHandler(ListRootsRequestSchema, async () => { seen.roots++; return { roots: [{ uri: 'file:///srv/bridged', name: 'b' }] }; });
+  await client.connect(transport);
+  return { client, seen, transport };
+}
+// Run the bridge by hand; resolves to {code, stdout, stderr}.
+function runBridge(args, { env = {}, input = '', keepOpenMs = 0 } = {}) {
+  return new Promise((resolve) => {
+    const child = spawn(bin.mcpctl, ['connect', ...args], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => { stdout += d; });
+    child.stderr.on('data', (d) => { stderr += d; });
+    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+    child.stdin.write(input);
+    if (keepOpenMs >= 0) setTimeout(() => child.stdin.end(), keepOpenMs);
+  });
+}
+const until = async (pred, ms = 5000) => { const t = Date.now() + ms; while (!pred() && Date.now() < t) await sleep(25); return pred(); };
+
+test('the SDK over the bridge: calls, progress, sampling, elicitation and roots', async () => {
+  const { client, seen } = await bridged([url], { MCPCTL_TOKEN: TOKEN });
+  assert.equal(text(await client.callTool({ name: 'demo__echo', arguments: { text: 'over stdio and ws' } })), 'over stdio and ws');
+  const progress = [];
+  await client.callTool({ name: 'demo__sleep', arguments: { ms: 300, steps: 3 } }, undefined, { onprogress: (p) => progress.push(p.progress) });
+  assert.ok(progress.length >= 2, `progress ${progress}`);
+  assert.match(text(await client.callTool({ name: 'ev__trigger-sampling-request', arguments: { prompt: 'q' } })), /sampled across the bridge/);
+  assert.match(text(await client.callTool({ name: 'ev__trigger-elicitation-request', arguments: {} })), /decline/i);
+  assert.match(text(await client.callTool({ name: 'evs__get-roots-list', arguments: {} })), /srv\/bridged/);
+  assert.equal(seen.sampling, 1);
+  assert.equal(seen.elicitation, 1);
+  assert.ok(seen.roots >= 1);
+  assert.equal(seen.stderr, '', 'nothing to say on stderr');
+  await client.close();
+});
+
+test('the token from a file; end of input ends the session', async () => {
+  const before = gw.status().sessions;
+  const { client } = await bridged(['-T', path.join(dir, 'token'), url]);
+  assert.equal(gw.status().sessions, before + 1);
+  assert.equal(text(await client.callTool({ name: 'demo__echo', arguments: { text: 'token from a file' } })), 'token from a file');
+  await client.close();
+  assert.ok(await until(() => gw.status().sessions === before), 'the session ended with its input');
+});
+
+test('the MCP Inspector CLI through the bridge', () => {
+  const r = spawnSync(inspector, ['--cli', bin.mcpctl, 'connect', url, '--method', 'tools/call', '--tool-name', 'demo__echo',
+    '--tool-arg', 'text=from the inspector', '-e', `MCPCTL_TOKEN=${TOKEN}`], { encoding: 'utf8', timeout: 60000 });
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stdout, /from the inspector/);
+});
+
+test('refused: no token, a wrong token, no gateway; only MCP on stdout', async () => {
+  const ping = '{"jsonrpc":"2.0","id":1,"method":"ping"}\n';
+  let r = await runBridge([url], { input: ping, keepOpenMs: 200 });
+  assert.equal(r.code, 1);
+  assert.equal(r.stdout, '');
+  assert.match(r.stderr, /mcpctl connect: the gateway refused the connection: 401 Unauthorized/);
+  r = await runBridge([url], { env: { MCPCTL_TOKEN: 'wrong-token-wrong-token' }, input: ping, keepOpenMs: 200 });
+  assert.equal(r.code, 1);
+  assert.match(r.stderr, /401/);
+  assert.doesNotMatch(r.stderr, /wrong-token/, 'the token is never echoed');
+  r = await runBridge(['ws://127.0.0.1:1/ws'], { input: ping, keepOpenMs: 200 });
+  assert.equal(r.code, 1);
+  assert.match(r.stderr, /cannot connect to 127\.0\.0\.1 port 1.*is mcp-supervisord running\?/);
+  r = await runBridge(['wss://127.0.0.1/ws'], { input: ping, keepOpenMs: 200 });
+  assert.equal(r.code, 2);
+  assert.match(r.stderr, /wss:\/\/ is not supported/);
+  // With the token: an answer on stdout, a clean exit at end of input.
+  r = await runBridge([url], { env: { MCPCTL_TOKEN: TOKEN }, input: ping, keepOpenMs: 500 });
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(r.stdout, '{"jsonrpc":"2.0","id":1,"result":{}}\n');
+});
+
+test('a gateway that goes away ends the bridge with a reason', async () => {
+  const other = await startGateway({ servers: [demo('demo')] });
+  const r = runBridge([`ws://${other.status().listen}/ws`], {
+    input: '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}\n',
+    keepOpenMs: -1,
+  });
+  await until(() => other.status().sessions === 1);
+  assert.equal(await other.stop(), 0);
+  const done = await r;
+  assert.equal(done.code, 1);
+  assert.match(done.stdout, /"protocolVersion":"2025-11-25"/);
+  assert.match(done.stderr, /mcpctl connect: the gateway (closed|went away)|lost the gateway/);
+});
