@@ -29,6 +29,19 @@
 #       receive buffer, send it, read the first 64 bytes of the answer and
 #       nothing more; write "stalled=N" to READY, hold them until STOP
 #       exists (at most S seconds) and print a summary.
+#   client.py ws ADDR ACTION...
+#       A WebSocket client (RFC 6455) with a 4 KiB receive buffer.  up
+#       [HEADER...] upgrades /ws (HEADER like "Origin: x" adds or, with an
+#       empty value, removes a header) and prints the status line; text:T
+#       sends T in a masked text frame; frame:OP:FLAGS:PAYLOAD sends any
+#       frame (FLAGS, comma-separated: nofin, nomask, rsv1, len=N for a
+#       declared length with no such payload, fill=N for a payload of N
+#       spaces); read:S prints the frames
+#       that come in S seconds ("text N: ...", "close CODE", "eof"),
+#       until:S:TEXT likewise until a text frame holding TEXT has come;
+#       pings:MB sends MB MiB of 125-byte pings, reading nothing (a send
+#       blocked for 10 s stops it), and prints how much went out; sleep:S
+#       waits S seconds, reading nothing.
 #   client.py unix PATH N READY STOP [--timeout S]
 #       Hold N connections to a unix socket (the control socket) until
 #       STOP exists.
@@ -305,6 +318,160 @@ def cmd_stall(argv):
     print('stalled=%d at the end: %s' % (len(socks), last))
 
 
+class WS:
+    def __init__(self, addr):
+        self.s = connect(addr, rcvbuf=4096)
+        self.buf = b''
+        self.open = False
+
+    def upgrade(self, extra):
+        import base64
+        headers = {
+            'Host': '127.0.0.1', 'Upgrade': 'websocket',
+            'Connection': 'Upgrade', 'Sec-WebSocket-Version': '13',
+            'Sec-WebSocket-Key': base64.b64encode(os.urandom(16)).decode(),
+            'Sec-WebSocket-Protocol': 'mcp'}
+        for h in extra:
+            name, _, value = h.partition(':')
+            value = value.strip()
+            for k in list(headers):
+                if k.lower() == name.lower():
+                    del headers[k]
+            if value:
+                headers[name] = value
+        self.s.sendall(('GET /ws HTTP/1.1\r\n' + ''.join(
+            '%s: %s\r\n' % kv for kv in headers.items()) + '\r\n').encode())
+        self.s.settimeout(5)
+        while b'\r\n\r\n' not in self.buf and len(self.buf) < 65536:
+            chunk = self.s.recv(65536)
+            if not chunk:
+                break
+            self.buf += chunk
+        head, _, self.buf = self.buf.partition(b'\r\n\r\n')
+        self.open = status_of(head) == '101'
+        print('status %s' % status_of(head))
+
+    @staticmethod
+    def frame(op, payload, fin=True, mask=True, rsv1=False, length=None):
+        n = len(payload) if length is None else length
+        b0 = (0x80 if fin else 0) | (0x40 if rsv1 else 0) | op
+        if n < 126:
+            hdr = bytes([b0, (0x80 if mask else 0) | n])
+        elif n < 65536:
+            hdr = bytes([b0, (0x80 if mask else 0) | 126]) + n.to_bytes(2, 'big')
+        else:
+            hdr = bytes([b0, (0x80 if mask else 0) | 127]) + n.to_bytes(8, 'big')
+        if not mask:
+            return hdr + payload
+        key = os.urandom(4)
+        return hdr + key + bytes(c ^ key[i % 4] for i, c in enumerate(payload))
+
+    def read(self, secs, until=None):
+        end = time.monotonic() + secs
+        while True:
+            while self.open and len(self.buf) >= 2:
+                n = self.buf[1] & 0x7f
+                off = 2
+                if n == 126:
+                    if len(self.buf) < 4:
+                        break
+                    n, off = int.from_bytes(self.buf[2:4], 'big'), 4
+                elif n == 127:
+                    if len(self.buf) < 10:
+                        break
+                    n, off = int.from_bytes(self.buf[2:10], 'big'), 10
+                if len(self.buf) < off + n:
+                    break
+                op, data = self.buf[0] & 0x0f, self.buf[off:off + n]
+                self.buf = self.buf[off + n:]
+                if op == 8:
+                    code = int.from_bytes(data[:2], 'big') if n >= 2 else 0
+                    print('close %d %s' % (code, data[2:].decode('utf-8', 'replace')))
+                    return
+                elif op == 1:
+                    text = data.decode('utf-8', 'replace')
+                    print('text %d: %s' % (n, text[:300]))
+                    if until is not None and until in text:
+                        return
+                else:
+                    print('op %d len %d' % (op, n))
+            left = end - time.monotonic()
+            if left <= 0:
+                return
+            self.s.settimeout(left)
+            try:
+                chunk = self.s.recv(65536)
+            except socket.timeout:
+                return
+            except OSError:
+                chunk = b''
+            if not chunk:
+                print('eof')
+                return
+            self.buf += chunk
+
+
+def cmd_ws(argv):
+    ws = WS(argv[0])
+    acts = argv[1:]
+    i = 0
+    try:
+        while i < len(acts):
+            act = acts[i]
+            i += 1
+            kind, _, arg = act.partition(':')
+            if kind == 'up':
+                extra = []
+                while i < len(acts) and ':' in acts[i] and \
+                        acts[i].split(':')[0] not in (
+                            'text', 'frame', 'read', 'pings', 'up', 'sleep',
+                            'until'):
+                    extra.append(acts[i])
+                    i += 1
+                ws.upgrade(extra)
+            elif kind == 'text':
+                ws.s.sendall(WS.frame(1, arg.encode()))
+            elif kind == 'frame':
+                op, flags, payload = arg.split(':', 2)
+                flags = flags.split(',')
+                length = None
+                payload = unescape(payload)
+                for f in flags:
+                    if f.startswith('len='):
+                        length = int(f[4:])
+                    elif f.startswith('fill='):
+                        payload = b' ' * int(f[5:])
+                ws.s.sendall(WS.frame(int(op), payload,
+                                      fin='nofin' not in flags,
+                                      mask='nomask' not in flags,
+                                      rsv1='rsv1' in flags, length=length))
+            elif kind == 'read':
+                ws.read(float(arg))
+            elif kind == 'until':
+                secs, _, text = arg.partition(':')
+                ws.read(float(secs), text)
+            elif kind == 'sleep':
+                time.sleep(float(arg))
+            elif kind == 'pings':
+                ping = WS.frame(9, b'p' * 125)
+                block = ping * 8192
+                sent, want = 0, int(arg) * 1024 * 1024
+                ws.s.settimeout(10)
+                try:
+                    while sent < want:
+                        ws.s.sendall(block)
+                        sent += len(block)
+                except (socket.timeout, OSError) as e:
+                    print('pings stopped: %s' % type(e).__name__)
+                print('pings sent %d MiB' % (sent >> 20))
+            else:
+                raise SystemExit('unknown action ' + act)
+    except (BrokenPipeError, ConnectionResetError):
+        print('reset')
+    finally:
+        ws.s.close()
+
+
 def cmd_unix(argv):
     o, argv = opts(argv, ('--timeout',))
     path, n, ready, stop = argv[0], int(argv[1]), argv[2], argv[3]
@@ -340,9 +507,10 @@ def cmd_unix(argv):
 
 def main():
     cmds = {'send': cmd_send, 'trickle': cmd_trickle, 'silent': cmd_silent,
-            'hold': cmd_hold, 'stall': cmd_stall, 'unix': cmd_unix}
+            'hold': cmd_hold, 'stall': cmd_stall, 'unix': cmd_unix,
+            'ws': cmd_ws}
     if len(sys.argv) < 3 or sys.argv[1] not in cmds:
-        sys.exit('usage: client.py send|trickle|silent|hold|stall|unix ...')
+        sys.exit('usage: client.py send|trickle|silent|hold|stall|ws|unix ...')
     cmds[sys.argv[1]](sys.argv[2:])
 
 

@@ -86,6 +86,22 @@ quarantine() {
 	export ASAN_OPTIONS
 }
 
+# rss_sampler FILE STOP: the daemon's RSS every 0.1 s into FILE, until
+# the file STOP exists (at most 3 minutes); run it in the background.
+rss_sampler() {
+	_rs_n=0
+	while [ ! -e "$2" ] && [ "$_rs_n" -lt 1800 ]; do
+		rss_kb "$GW_PID" >> "$1" || break
+		sleep 0.1
+		_rs_n=$((_rs_n + 1))
+	done
+}
+
+# rss_max FILE: the largest sample.
+rss_max() {
+	sort -n "$1" | tail -1
+}
+
 # log_lines: the number of lines in the daemon's log.
 log_lines() {
 	wc -l < "$T/log"

@@ -55,16 +55,7 @@ stall_pid=$!
 wait_file "$T/stalled" 30
 echo "# $(cat "$T/stalled" 2>/dev/null) connections not read"
 
-# Sample the supervisor's RSS every 0.1 s (for at most 3 minutes).
-sampler() {
-	n=0
-	while [ ! -e "$T/sampled" ] && [ "$n" -lt 1800 ]; do
-		rss_kb "$GW_PID" || break
-		sleep 0.1
-		n=$((n + 1))
-	done
-}
-bg sampler > "$T/rss"
+bg rss_sampler "$T/rss" "$T/sampled"
 sampler_pid=$!
 
 # The flood, from a client that reads its answers.
@@ -103,7 +94,7 @@ sleep 2
 rss1=$(rss_kb "$GW_PID")
 touch "$T/sampled"
 wait "$sampler_pid"
-max=$(sort -n "$T/rss" | tail -1)
+max=$(rss_max "$T/rss")
 echo "# supervisor RSS: $rss0 KiB before, at most ${max:-?} KiB during ($(wc -l < "$T/rss") samples), $rss1 KiB after"
 ok "the supervisor's RSS stayed under $rss0 + $BOUND_KB KiB (at most ${max:-?} KiB, +$((${max:-0} - rss0)) KiB)" \
     test "${max:-999999999}" -lt $((rss0 + BOUND_KB))
