@@ -123,9 +123,14 @@ write_conf() {
 }
 
 # start_gateway SERVER-ENTRY...: write a config and start the daemon.
+# GW_NOFILE, if set, is its descriptor limit; GW_VERBOSE its verbosity
+# flag (-v unless set, possibly to nothing).
 start_gateway() {
 	write_conf "$@"
-	setsid "$SUPERVISORD" -d -v -f "$T/conf" > "$T/log" 2>&1 &
+	(
+		if [ -n "${GW_NOFILE:-}" ]; then ulimit -n "$GW_NOFILE"; fi
+		exec setsid "$SUPERVISORD" -d ${GW_VERBOSE--v} -f "$T/conf"
+	) > "$T/log" 2>&1 &
 	GW_PID=$!
 	for _ in $(seq 200); do
 		if [ -S "$CTL" ] && "$MCPCTL" -s "$CTL" status > "$T/status" 2>/dev/null; then
