@@ -36,7 +36,7 @@ struct upstream;
 extern const char *const mcp_versions[];
 int		 mcp_version_supported(const char *);
 
-/* supervisord.c: process-wide state. */
+/* globals.c: process-wide state; fill_random is in supervisord.c. */
 extern struct event_base	*base;
 extern struct conf		*conf;
 extern const char		*worker_path;

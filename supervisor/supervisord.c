@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <event2/event.h>
@@ -22,49 +21,15 @@
 #ifndef SYSCONFDIR
 #define SYSCONFDIR "/etc"
 #endif
-#ifndef WORKER_PATH
-#define WORKER_PATH "/usr/libexec/mcp-supervisor/mcp-worker"
-#endif
-
-struct event_base	*base;
-struct conf		*conf;
-const char		*worker_path = WORKER_PATH;
-char			*stdio_worker_path;
-char			 listen_bound[128];
-const char		*control_arg;
 
 static struct event	*ev_sigterm, *ev_sigint, *ev_sigchld, *ev_sighup;
 static struct event	*ev_exit_timer;
 static int		 exiting;
 
-const char *const mcp_versions[] = {
-	"2025-11-25", "2025-06-18", "2025-03-26", NULL
-};
-
-/* Is a protocol version one the gateway speaks? */
-int
-mcp_version_supported(const char *v)
-{
-	size_t	i;
-
-	for (i = 0; mcp_versions[i] != NULL; i++) {
-		if (strcmp(mcp_versions[i], v) == 0)
-			return (1);
-	}
-	return (0);
-}
-
-/* Return monotonic milliseconds. */
-int64_t
-now_ms(void)
-{
-	struct timespec	ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ((int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
-}
-
-/* Fill a buffer with cryptographically random bytes. */
+/*
+ * Fill a buffer with cryptographically random bytes.  Here rather than in
+ * globals.c so that a test harness can supply a deterministic one.
+ */
 void
 fill_random(void *buf, size_t len)
 {
