@@ -1,48 +1,65 @@
 /*
- * loadgen -- a load generator for MCP servers over Streamable HTTP.
+ * loadgen -- a load generator for MCP servers over Streamable HTTP or
+ * WebSocket.
  *
- * Each session is one HTTP/1.1 keep-alive connection that does the MCP
- * handshake (initialize, capturing Mcp-Session-Id, then
- * notifications/initialized, which must be answered 202) and then one of:
+ * Each session does the MCP handshake (initialize, then
+ * notifications/initialized) and then one of:
  *
  *   calls    tools/call in a closed loop (the next call when the previous
  *            one is answered) or, with --rate, in an open loop at a fixed
  *            total rate (latency counted from the time the call was due,
  *            so a slow server is not excused by sending less);
- *   streams  a GET that opens the session's standalone event stream,
- *            held open until loadgen is stopped (SIGTERM, SIGINT) or
- *            --hold runs out.
+ *   streams  (HTTP only) a GET that opens the session's standalone event
+ *            stream, held open until loadgen is stopped (SIGTERM, SIGINT)
+ *            or --hold runs out.
  *
- * Answers may be application/json or text/event-stream; an event stream is
- * parsed as it arrives (events in pieces, CR/LF/CRLF line ends, the
- * priming event with empty data first), and the answer is the event whose
- * JSON has the request's id.  Every answer is checked: the right id and a
- * result (or, with --expect-error, an error).  Latency goes into a
- * log-linear histogram with microsecond resolution; calls answered during
- * the warm-up are not counted.
+ * The URL's scheme says how the server is reached:
+ *
+ *   http://  Streamable HTTP (loadgen_http.c): each session is one
+ *            HTTP/1.1 keep-alive connection; initialize captures
+ *            Mcp-Session-Id, notifications/initialized must be answered
+ *            202, each call is a POST, and the session ends with DELETE.
+ *            Answers may be application/json or text/event-stream; an
+ *            event stream is parsed as it arrives (events in pieces,
+ *            CR/LF/CRLF line ends, the priming event with empty data
+ *            first), and the answer is the event whose JSON has the
+ *            request's id.
+ *   ws://    WebSocket (loadgen_ws.c): each session is one connection,
+ *            upgraded with GET and subprotocol mcp (RFC 6455, version 13;
+ *            Sec-WebSocket-Accept and the subprotocol are checked), then
+ *            one JSON-RPC message per text frame both ways, client frames
+ *            masked; pings are answered, other messages from the server
+ *            skipped, and the session ends with a close handshake.
+ *   --stdio  going direct (loadgen_stdio.c): the server is loadgen's
+ *            child, all sessions' calls over its one pipe.
+ *
+ * Whatever the transport, the calls, their schedule, the checks and the
+ * output are the same (this file); the histogram is in loadgen_hist.c.
+ *
+ * Every answer is checked: the right id and a result (or, with
+ * --expect-error, an error).  Latency goes into a log-linear histogram
+ * with microsecond resolution; calls answered during the warm-up are not
+ * counted.
  *
  * Output: one JSON line on stdout, one human line on stderr.  The exit
  * status is 0 when every call was answered as expected, 1 otherwise, and 2
  * for a usage error.
  *
- * Build: cc -O2 -std=c11 -Wall -Wextra -o loadgen loadgen.c -levent -ljansson
+ * Build: cc -O2 -std=c11 -Wall -Wextra -o loadgen loadgen.c loadgen_http.c
+ *        loadgen_ws.c loadgen_stdio.c loadgen_hist.c -levent -ljansson -lcrypto
  */
 #define _GNU_SOURCE
 
 #include <sys/types.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 
 #include <netinet/in.h>
 #include <netinet/tcp.h>
-#include <arpa/inet.h>
 
-#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <limits.h>
 #include <netdb.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -50,9 +67,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <time.h>
-#include <unistd.h>
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
@@ -60,15 +75,12 @@
 #include <event2/util.h>
 #include <jansson.h>
 
-#define MAX_HEAD	(64 * 1024)	/* response head */
-#define MAX_LINE	(1024 * 1024)	/* chunk size and trailer lines */
-#define MAX_EVENT	(256L * 1024 * 1024) /* one SSE event's data */
-#define READ_MAX	(256 * 1024)	/* one read(2) */
+#include "loadgen.h"
 
 /* ------------------------------------------------------------------ */
 /* Time. */
 
-static uint64_t
+uint64_t
 now_ns(void)
 {
 	struct timespec ts;
@@ -86,7 +98,7 @@ unix_us(void)
 	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000;
 }
 
-static struct timeval
+struct timeval
 tv_of_ns(uint64_t ns)
 {
 	struct timeval tv;
@@ -97,121 +109,9 @@ tv_of_ns(uint64_t ns)
 }
 
 /* ------------------------------------------------------------------ */
-/*
- * Histogram, HDR style: values in microseconds; below 2^(SUB_BITS+1)
- * every value has its own bucket, above that each power of two is split
- * in 2^SUB_BITS linear buckets, so any value is known to within 1/256.
- */
-
-#define SUB_BITS	8
-#define SUB		(1u << SUB_BITS)		/* 256 */
-#define LINEAR		(2u * SUB)			/* exact below 512 */
-#define NBUCKETS	(LINEAR + 48u * SUB)
-
-struct hist {
-	uint64_t	 count[NBUCKETS];
-	uint64_t	 n;
-	uint64_t	 min, max;
-	long double	 sum;
-};
-
-static unsigned
-hist_index(uint64_t v)
-{
-	unsigned e;
-
-	if (v < LINEAR)
-		return (unsigned)v;
-	e = 63u - (unsigned)__builtin_clzll(v) - SUB_BITS; /* v >> e in [SUB, 2SUB) */
-	if (e > 48)
-		return NBUCKETS - 1;
-	return LINEAR + (e - 1) * SUB + (unsigned)((v >> e) - SUB);
-}
-
-/* The lowest value of a bucket, and its width. */
-static void
-hist_bucket(unsigned i, uint64_t *lo, uint64_t *width)
-{
-	unsigned e;
-
-	if (i < LINEAR) {
-		*lo = i;
-		*width = 1;
-		return;
-	}
-	e = (i - LINEAR) / SUB + 1;
-	*lo = ((uint64_t)SUB + (i - LINEAR) % SUB) << e;
-	*width = (uint64_t)1 << e;
-}
-
-static void
-hist_add(struct hist *h, uint64_t v)
-{
-	h->count[hist_index(v)]++;
-	if (h->n == 0 || v < h->min)
-		h->min = v;
-	if (v > h->max)
-		h->max = v;
-	h->n++;
-	h->sum += v;
-}
-
-/* The value at percentile p: the middle of its bucket, never above max. */
-static uint64_t
-hist_pct(const struct hist *h, double p)
-{
-	uint64_t rank, seen = 0, lo, width, v;
-	unsigned i;
-
-	if (h->n == 0)
-		return 0;
-	rank = (uint64_t)(p / 100.0 * (double)h->n + 0.999999);
-	if (rank < 1)
-		rank = 1;
-	for (i = 0; i < NBUCKETS; i++) {
-		seen += h->count[i];
-		if (seen >= rank) {
-			hist_bucket(i, &lo, &width);
-			v = lo + (width - 1) / 2;
-			if (v > h->max)
-				v = h->max;
-			if (v < h->min)
-				v = h->min;
-			return v;
-		}
-	}
-	return h->max;
-}
-
-/* ------------------------------------------------------------------ */
 /* Options and global state. */
 
-enum mode { MODE_CALLS, MODE_STREAMS };
-
-static struct {
-	const char	*url;
-	char		 host[256];
-	char		 hostport[300];
-	char		 path[1024];
-	struct sockaddr_storage addr;
-	socklen_t	 addrlen;
-	enum mode	 mode;
-	unsigned	 sessions;
-	double		 duration;	/* seconds measured */
-	double		 warmup;	/* seconds before */
-	double		 rate;		/* calls/s in total, 0 closed loop */
-	uint64_t	 calls;		/* stop after this many, 0 no limit */
-	double		 timeout;	/* per call, seconds */
-	double		 hold;		/* streams mode, 0 until signalled */
-	unsigned	 parallel;	/* sessions being set up at once */
-	const char	*tool;
-	const char	*args;		/* JSON text */
-	const char	*label;
-	const char	*protocol;
-	int		 expect_error;
-	int		 quiet;
-	const char	*stdio;		/* direct: the server's command */
-} opt = {
+struct options opt = {
 	.mode = MODE_CALLS,
 	.sessions = 1,
 	.duration = 10,
@@ -223,40 +123,16 @@ static struct {
 	.label = "",
 	.protocol = "2025-11-25",
 };
+struct stats		 st;
+struct event_base	*base;
+struct session		*sessions;
 
-static struct event_base *base;
+static const struct transport *tr;	/* how every session is reached */
 static struct hist	 hist;
 static char		*call_prefix;	/* request body up to the id */
 static char		*call_suffix;	/* after the id */
 
-static struct {
-	uint64_t	 t_setup;	/* setup began */
-	uint64_t	 t_start;	/* calls began (after setup) */
-	uint64_t	 t_measure;	/* warm-up over */
-	uint64_t	 t_end;		/* measurement over */
-	unsigned	 started;	/* sessions begun */
-	unsigned	 ready;		/* sessions through the handshake */
-	unsigned	 failed;	/* sessions that gave up */
-	unsigned	 open_streams;
-	unsigned	 max_streams;
-	uint64_t	 sent;
-	uint64_t	 answered;	/* all answers, warm-up included */
-	uint64_t	 counted;	/* answers in the measurement */
-	uint64_t	 errors;
-	uint64_t	 errors_counted; /* errors in the measurement */
-	uint64_t	 bytes_in;
-	uint64_t	 answer_bytes;	/* the last answer's JSON text */
-	uint64_t	 last_answer_unix_us;
-	uint64_t	 events;	/* SSE events on GET streams */
-	uint64_t	 reconnects;
-	char		 first_error[512];
-	int		 calling;	/* calls may be sent */
-	int		 draining;	/* ending the sessions */
-	uint64_t	 deleted;	/* sessions ended with DELETE */
-	int		 stopping;
-} st;
-
-static void
+void
 error_note(const char *fmt, ...)
 {
 	va_list ap;
@@ -276,12 +152,7 @@ error_note(const char *fmt, ...)
 /* ------------------------------------------------------------------ */
 /* A growable byte buffer. */
 
-struct buf {
-	char		*p;
-	size_t		 len, cap;
-};
-
-static int
+int
 buf_add(struct buf *b, const char *p, size_t n)
 {
 	size_t cap;
@@ -302,7 +173,7 @@ buf_add(struct buf *b, const char *p, size_t n)
 	return 0;
 }
 
-static void
+void
 buf_free(struct buf *b)
 {
 	free(b->p);
@@ -310,276 +181,10 @@ buf_free(struct buf *b)
 	b->len = b->cap = 0;
 }
 
-/* ------------------------------------------------------------------ */
-/* Sessions. */
-
-enum phase {
-	PH_IDLE = 0,
-	PH_INIT,		/* initialize sent */
-	PH_NOTIFIED,		/* notifications/initialized sent */
-	PH_READY,		/* handshake done, nothing in flight */
-	PH_CALL,		/* a tools/call in flight */
-	PH_GET,			/* the GET sent */
-	PH_STREAM,		/* its event stream open */
-	PH_DELETE,		/* the DELETE that ends it sent */
-	PH_CLOSED,		/* ended */
-	PH_DEAD
-};
-
-enum rstate {
-	RS_NONE = 0,		/* no request outstanding */
-	RS_HEAD,
-	RS_LENGTH,		/* Content-Length body */
-	RS_CHUNK_SIZE,
-	RS_CHUNK_DATA,
-	RS_CHUNK_CRLF,
-	RS_TRAILER,
-	RS_CLOSE		/* body until the connection closes */
-};
-
-struct session {
-	unsigned	 idx;
-	struct bufferevent *bev;
-	int		 connected;
-	enum phase	 phase;
-	char		 sid[256];	/* Mcp-Session-Id, may be empty */
-	char		 proto[32];	/* negotiated protocol version */
-	int64_t		 next_id;
-	int64_t		 want_id;
-	uint64_t	 t_due;		/* the call's start (open loop: due) */
-	uint64_t	 next_due;	/* open loop: the next call's slot */
-	uint64_t	 interval;	/* open loop: ns between calls */
-	struct event	*timer;		/* open-loop slot, call timeout */
-	struct event	*deadline;
-
-	/* The response being read. */
-	enum rstate	 rs;
-	int		 status;
-	int		 sse;
-	int		 conn_close;
-	uint64_t	 left;		/* of the body or the chunk */
-	struct evbuffer	*body;		/* a JSON body */
-	int		 answered;	/* the request got its answer */
-	int		 answer_ok;	/* and it was as expected */
-	char		 head_sid[256];
-
-	/* The event stream parser. */
-	struct buf	 line;		/* a partial line */
-	int		 skip_lf;	/* the last line ended with CR */
-	struct buf	 data;		/* the event's data */
-	int		 has_data;
-};
-
-static struct session	*sessions;
-
-static void	session_start(struct session *);
-static void	session_fail(struct session *, const char *, ...);
-static void	send_call(struct session *);
-static void	send_get(struct session *);
-static void	maybe_finish(void);
-static void	drain_check(void);
-static void	send_delete(struct session *);
-static void	on_ready(struct session *);
-
-static void
-session_close_conn(struct session *s)
-{
-	if (s->bev != NULL) {
-		bufferevent_free(s->bev);
-		s->bev = NULL;
-	}
-	s->connected = 0;
-	s->rs = RS_NONE;
-}
-
-/*
- * Going direct: the server is a child on stdio, every session's calls go
- * over its one pipe as lines, told apart by id (id % sessions is the
- * session; 0 is initialize).
- */
-static struct {
-	pid_t			 pid;
-	struct bufferevent	*in;	/* to its stdin */
-	struct bufferevent	*out;	/* from its stdout */
-	size_t			 scan;	/* of out's input, searched for \n */
-	int			 ready;
-} direct = { .pid = -1 };
-
-static void	direct_line(const char *, size_t);
-
-static void
-direct_read_cb(struct bufferevent *bev, void *arg)
-{
-	struct evbuffer *in = bufferevent_get_input(bev);
-	struct evbuffer_ptr p, from;
-	size_t len;
-	char *line;
-
-	(void)arg;
-	while (direct.out != NULL && (len = evbuffer_get_length(in)) > 0) {
-		evbuffer_ptr_set(in, &from, direct.scan, EVBUFFER_PTR_SET);
-		p = evbuffer_search(in, "\n", 1, &from);
-		if (p.pos < 0) {
-			direct.scan = len;
-			return;
-		}
-		direct.scan = 0;
-		line = (char *)evbuffer_pullup(in, p.pos + 1);
-		direct_line(line, (size_t)p.pos);
-		evbuffer_drain(in, (size_t)p.pos + 1);
-	}
-}
-
-static void
-direct_event_cb(struct bufferevent *bev, short what, void *arg)
-{
-	(void)bev;
-	(void)arg;
-	if (what & (BEV_EVENT_EOF | BEV_EVENT_ERROR)) {
-		if (!st.stopping)
-			error_note("direct: the server closed its output");
-		if (direct.out != NULL) {
-			bufferevent_free(direct.out);
-			direct.out = NULL;
-		}
-	}
-}
-
-static void
-direct_write(const char *text)
-{
-	struct evbuffer *out;
-
-	if (direct.in == NULL)
-		return;
-	out = bufferevent_get_output(direct.in);
-	evbuffer_add(out, text, strlen(text));
-	evbuffer_add(out, "\n", 1);
-}
-
-/* Start the server with its stdin and stdout on pipes. */
-static int
-direct_start(void)
-{
-	int tochild[2], fromchild[2];
-	char *cmd, *argv[64], *tok, *save;
-	int argc = 0;
-
-	if ((cmd = strdup(opt.stdio)) == NULL)
-		return -1;
-	for (tok = strtok_r(cmd, " ", &save); tok != NULL && argc < 63;
-	    tok = strtok_r(NULL, " ", &save))
-		argv[argc++] = tok;
-	argv[argc] = NULL;
-	if (argc == 0 || pipe(tochild) != 0 || pipe(fromchild) != 0)
-		return -1;
-	if ((direct.pid = fork()) == -1)
-		return -1;
-	if (direct.pid == 0) {
-		dup2(tochild[0], 0);
-		dup2(fromchild[1], 1);
-		close(tochild[0]);
-		close(tochild[1]);
-		close(fromchild[0]);
-		close(fromchild[1]);
-		execvp(argv[0], argv);
-		_exit(127);
-	}
-	free(cmd);
-	close(tochild[0]);
-	close(fromchild[1]);
-	evutil_make_socket_nonblocking(tochild[1]);
-	evutil_make_socket_nonblocking(fromchild[0]);
-	direct.in = bufferevent_socket_new(base, tochild[1],
-	    BEV_OPT_CLOSE_ON_FREE);
-	direct.out = bufferevent_socket_new(base, fromchild[0],
-	    BEV_OPT_CLOSE_ON_FREE);
-	if (direct.in == NULL || direct.out == NULL)
-		return -1;
-	bufferevent_setcb(direct.out, direct_read_cb, NULL, direct_event_cb,
-	    NULL);
-	bufferevent_enable(direct.out, EV_READ);
-	bufferevent_enable(direct.in, EV_WRITE);
-	return 0;
-}
-
-static void
-direct_stop(void)
-{
-	int status;
-
-	if (direct.in != NULL) {
-		bufferevent_free(direct.in);	/* EOF on its stdin */
-		direct.in = NULL;
-	}
-	if (direct.out != NULL) {
-		bufferevent_free(direct.out);
-		direct.out = NULL;
-	}
-	if (direct.pid > 0) {
-		kill(direct.pid, SIGTERM);
-		waitpid(direct.pid, &status, 0);
-		direct.pid = -1;
-	}
-}
-
-/* Write one request; the connection is made first if there is none. */
-static void	connect_session(struct session *);
-
-static void
-write_request(struct session *s, const char *method, const char *body,
-    size_t bodylen, const char *accept)
-{
-	struct evbuffer *out;
-
-	if (st.stopping)
-		return;
-	if (s->bev == NULL)
-		connect_session(s);
-	if (s->bev == NULL)
-		return;
-	out = bufferevent_get_output(s->bev);
-	evbuffer_add_printf(out,
-	    "%s %s HTTP/1.1\r\n"
-	    "Host: %s\r\n"
-	    "Accept: %s\r\n",
-	    method, opt.path, opt.hostport, accept);
-	if (s->sid[0] != '\0')
-		evbuffer_add_printf(out, "Mcp-Session-Id: %s\r\n", s->sid);
-	if (s->proto[0] != '\0')
-		evbuffer_add_printf(out, "MCP-Protocol-Version: %s\r\n",
-		    s->proto);
-	if (body != NULL)
-		evbuffer_add_printf(out,
-		    "Content-Type: application/json\r\n"
-		    "Content-Length: %zu\r\n\r\n", bodylen);
-	else
-		evbuffer_add(out, "\r\n", 2);
-	if (body != NULL)
-		evbuffer_add(out, body, bodylen);
-	s->rs = RS_HEAD;
-	s->status = 0;
-	s->sse = 0;
-	s->conn_close = 0;
-	s->answered = 0;
-	s->answer_ok = 0;
-	s->head_sid[0] = '\0';
-	evbuffer_drain(s->body, evbuffer_get_length(s->body));
-	buf_free(&s->line);
-	buf_free(&s->data);
-	s->has_data = 0;
-	s->skip_lf = 0;
-}
-
-static void
-post_json(struct session *s, const char *body)
-{
-	write_request(s, "POST", body, strlen(body),
-	    "application/json, text/event-stream");
-}
+/* Answers. */
 
 /* Check an answer to the request in flight; 1 if it was the one. */
-static int
+int
 check_answer(struct session *s, json_t *msg, size_t textlen)
 {
 	json_t *id, *result, *err;
@@ -642,7 +247,7 @@ check_answer(struct session *s, json_t *msg, size_t textlen)
 }
 
 /* The answer to a call arrived (or the call failed, ok = 0). */
-static void
+void
 call_answered(struct session *s, int ok)
 {
 	uint64_t t = now_ns();
@@ -656,8 +261,12 @@ call_answered(struct session *s, int ok)
 	}
 }
 
-/* A JSON-RPC message from the server, from a JSON body or an event. */
-static void
+/*
+ * A JSON-RPC message from the server: a JSON body, an event, a text frame.
+ * Only the answer awaited is looked at; it is checked, and a call's latency
+ * recorded.
+ */
+void
 on_message(struct session *s, const char *text, size_t len)
 {
 	json_error_t jerr;
@@ -683,454 +292,29 @@ on_message(struct session *s, const char *text, size_t len)
 }
 
 /* ------------------------------------------------------------------ */
-/* Server-sent events. */
-
-static void
-sse_dispatch(struct session *s)
-{
-	if (!s->has_data)
-		return;
-	s->has_data = 0;
-	if (s->data.len > 0 && s->data.p[s->data.len - 1] == '\n')
-		s->data.len--;
-	if (s->data.len == 0)
-		return;		/* the priming event */
-	if (s->phase == PH_STREAM)
-		st.events++;
-	else
-		on_message(s, s->data.p, s->data.len);
-	s->data.len = 0;
-}
-
-static void
-sse_line(struct session *s, const char *p, size_t n)
-{
-	const char *v;
-	size_t fl, vl;
-
-	if (n == 0) {
-		sse_dispatch(s);
-		return;
-	}
-	if (p[0] == ':')
-		return;		/* comment */
-	v = memchr(p, ':', n);
-	fl = v ? (size_t)(v - p) : n;
-	if (v != NULL) {
-		v++;
-		vl = n - fl - 1;
-		if (vl > 0 && *v == ' ') {
-			v++;
-			vl--;
-		}
-	} else {
-		v = p + n;
-		vl = 0;
-	}
-	if (fl == 4 && memcmp(p, "data", 4) == 0) {
-		if (s->data.len + vl > MAX_EVENT) {
-			session_fail(s, "event too long");
-			return;
-		}
-		if (buf_add(&s->data, v, vl) != 0 ||
-		    buf_add(&s->data, "\n", 1) != 0) {
-			session_fail(s, "out of memory");
-			return;
-		}
-		s->has_data = 1;
-	}
-	/* id, event, retry and unknown fields need nothing here. */
-}
-
-static void
-sse_feed(struct session *s, const char *p, size_t n)
-{
-	const char *end = p + n, *q;
-	size_t i;
-
-	while (p < end && s->bev != NULL) {
-		if (s->skip_lf) {
-			s->skip_lf = 0;
-			if (*p == '\n') {
-				p++;
-				continue;
-			}
-		}
-		q = NULL;
-		for (i = 0; i < (size_t)(end - p); i++)
-			if (p[i] == '\n' || p[i] == '\r') {
-				q = p + i;
-				break;
-			}
-		if (q == NULL) {
-			if (s->line.len + (size_t)(end - p) > MAX_EVENT) {
-				session_fail(s, "event line too long");
-				return;
-			}
-			if (buf_add(&s->line, p, (size_t)(end - p)) != 0)
-				session_fail(s, "out of memory");
-			return;
-		}
-		if (s->line.len > 0) {
-			if (buf_add(&s->line, p, (size_t)(q - p)) != 0) {
-				session_fail(s, "out of memory");
-				return;
-			}
-			sse_line(s, s->line.p, s->line.len);
-			s->line.len = 0;
-		} else
-			sse_line(s, p, (size_t)(q - p));
-		if (*q == '\r')
-			s->skip_lf = 1;
-		p = q + 1;
-	}
-}
-
-/* ------------------------------------------------------------------ */
-/* HTTP responses. */
-
-static void
-body_bytes(struct session *s, struct evbuffer *in, size_t n)
-{
-	struct evbuffer_iovec v[8];
-	size_t done = 0, k;
-	int i, nv;
-
-	if (!s->sse) {
-		evbuffer_remove_buffer(in, s->body, n);
-		return;
-	}
-	while (done < n && s->bev != NULL) {
-		nv = evbuffer_peek(in, (ev_ssize_t)(n - done), NULL, v, 8);
-		if (nv <= 0)
-			break;
-		if (nv > 8)
-			nv = 8;
-		k = 0;
-		for (i = 0; i < nv && done + k < n; i++) {
-			size_t len = v[i].iov_len;
-
-			if (len > n - done - k)
-				len = n - done - k;
-			sse_feed(s, v[i].iov_base, len);
-			if (s->bev == NULL)
-				return;
-			k += len;
-		}
-		evbuffer_drain(in, k);
-		done += k;
-	}
-}
-
-/* The whole response is in. */
-static void
-response_done(struct session *s)
-{
-	size_t len;
-	char *p;
-
-	s->rs = RS_NONE;
-	if (!s->sse && evbuffer_get_length(s->body) > 0 &&
-	    s->phase != PH_NOTIFIED && s->phase != PH_DELETE &&
-	    s->status >= 200 && s->status < 300) {
-		len = evbuffer_get_length(s->body);
-		p = (char *)evbuffer_pullup(s->body, (ev_ssize_t)len);
-		on_message(s, p, len);
-		evbuffer_drain(s->body, len);
-	}
-	if (s->sse)
-		sse_dispatch(s);	/* an event the stream ended without */
-	if (s->bev == NULL)
-		return;
-	if (s->conn_close)
-		session_close_conn(s);
-
-	switch (s->phase) {
-	case PH_INIT:
-		if (s->status != 200 || !s->answer_ok) {
-			session_fail(s, "initialize: status %d%s", s->status,
-			    s->answered ? "" : ", no answer");
-			return;
-		}
-		if (s->head_sid[0] != '\0')
-			memcpy(s->sid, s->head_sid, sizeof s->sid);
-		s->phase = PH_NOTIFIED;
-		post_json(s, "{\"jsonrpc\":\"2.0\","
-		    "\"method\":\"notifications/initialized\"}");
-		return;
-	case PH_NOTIFIED:
-		if (s->status != 202) {
-			session_fail(s, "notifications/initialized: status %d "
-			    "(want 202)", s->status);
-			return;
-		}
-		s->phase = PH_READY;
-		on_ready(s);
-		return;
-	case PH_CALL:
-		if (!s->answered) {
-			error_note("session %u: call answered with status %d "
-			    "and no result", s->idx, s->status);
-			call_answered(s, 0);
-		}
-		s->phase = PH_READY;
-		send_call(s);
-		return;
-	case PH_GET:
-	case PH_STREAM:
-		session_fail(s, "GET stream ended (status %d)", s->status);
-		return;
-	case PH_DELETE:
-		if ((s->status >= 200 && s->status < 300) || s->status == 405)
-			st.deleted++;
-		session_close_conn(s);
-		s->phase = PH_CLOSED;
-		drain_check();
-		return;
-	default:
-		return;
-	}
-}
-
-static int
-parse_head(struct session *s, char *h, size_t len)
-{
-	char *line, *next, *colon, *v, *end = h + len;
-	int chunked = 0, have_len = 0;
-	unsigned long long clen = 0;
-	size_t vl;
-
-	if (len < 12 || strncmp(h, "HTTP/1.", 7) != 0)
-		return -1;
-	s->status = atoi(h + 9);
-	if (strncmp(h, "HTTP/1.0", 8) == 0)
-		s->conn_close = 1;
-	line = memchr(h, '\n', len);
-	for (line = line ? line + 1 : end; line < end; line = next) {
-		next = memchr(line, '\n', (size_t)(end - line));
-		next = next ? next + 1 : end;
-		colon = memchr(line, ':', (size_t)(next - line));
-		if (colon == NULL)
-			continue;
-		v = colon + 1;
-		while (v < next && (*v == ' ' || *v == '\t'))
-			v++;
-		vl = (size_t)(next - v);
-		while (vl > 0 && isspace((unsigned char)v[vl - 1]))
-			vl--;
-#define IS(name) ((size_t)(colon - line) == sizeof(name) - 1 && \
-	    strncasecmp(line, name, sizeof(name) - 1) == 0)
-		if (IS("content-length")) {
-			clen = strtoull(v, NULL, 10);
-			have_len = 1;
-		} else if (IS("transfer-encoding")) {
-			if (vl >= 7 && strncasecmp(v + vl - 7, "chunked", 7)
-			    == 0)
-				chunked = 1;
-		} else if (IS("content-type")) {
-			if (vl >= 17 && strncasecmp(v, "text/event-stream",
-			    17) == 0)
-				s->sse = 1;
-		} else if (IS("connection")) {
-			if (vl == 5 && strncasecmp(v, "close", 5) == 0)
-				s->conn_close = 1;
-		} else if (IS("mcp-session-id")) {
-			if (vl >= sizeof s->head_sid)
-				return -1;
-			memcpy(s->head_sid, v, vl);
-			s->head_sid[vl] = '\0';
-		}
-#undef IS
-	}
-	if (s->status < 200)
-		return 0;	/* 1xx: another head follows */
-	if (chunked)
-		s->rs = RS_CHUNK_SIZE;
-	else if (have_len) {
-		s->left = clen;
-		s->rs = RS_LENGTH;
-	} else if (s->status == 204 || s->status == 304)
-		s->rs = RS_LENGTH, s->left = 0;
-	else if (s->sse || s->status == 200)
-		s->rs = RS_CLOSE;
-	else
-		s->rs = RS_LENGTH, s->left = 0;
-	return 0;
-}
-
-/* The response head is in: the GET's stream is open if it is 200. */
-static void
-on_head(struct session *s)
-{
-	if (s->phase != PH_GET)
-		return;
-	if (s->status != 200 || !s->sse) {
-		session_fail(s, "GET: status %d%s", s->status,
-		    s->sse ? "" : ", not an event stream");
-		return;
-	}
-	s->phase = PH_STREAM;
-	st.open_streams++;
-	if (st.open_streams > st.max_streams)
-		st.max_streams = st.open_streams;
-	on_ready(s);
-}
-
-static void
-read_cb(struct bufferevent *bev, void *arg)
-{
-	struct session *s = arg;
-	struct evbuffer *in = bufferevent_get_input(bev);
-	struct evbuffer_ptr p;
-	size_t len, n;
-	char *h, *e;
-
-	while (s->bev == bev && (len = evbuffer_get_length(in)) > 0) {
-		switch (s->rs) {
-		case RS_NONE:
-			session_fail(s, "unexpected bytes from the server");
-			return;
-		case RS_HEAD:
-			p = evbuffer_search(in, "\r\n\r\n", 4, NULL);
-			if (p.pos < 0) {
-				if (len > MAX_HEAD)
-					session_fail(s, "response head too "
-					    "long");
-				return;
-			}
-			n = (size_t)p.pos + 4;
-			h = (char *)evbuffer_pullup(in, (ev_ssize_t)n);
-			if (parse_head(s, h, n) != 0) {
-				session_fail(s, "bad response head");
-				return;
-			}
-			evbuffer_drain(in, n);
-			if (s->rs == RS_HEAD)
-				break;	/* 1xx */
-			on_head(s);
-			if (s->bev != NULL && s->rs == RS_LENGTH &&
-			    s->left == 0)
-				response_done(s);
-			break;
-		case RS_LENGTH:
-			n = len < s->left ? len : (size_t)s->left;
-			body_bytes(s, in, n);
-			s->left -= n;
-			if (s->bev != NULL && s->left == 0)
-				response_done(s);
-			break;
-		case RS_CLOSE:
-			body_bytes(s, in, len);
-			break;
-		case RS_CHUNK_SIZE:
-		case RS_TRAILER:
-			p = evbuffer_search_eol(in, NULL, NULL,
-			    EVBUFFER_EOL_CRLF);
-			if (p.pos < 0) {
-				if (len > MAX_LINE)
-					session_fail(s, "chunk line too long");
-				return;
-			}
-			n = (size_t)p.pos;
-			h = evbuffer_readln(in, NULL, EVBUFFER_EOL_CRLF);
-			if (h == NULL) {
-				session_fail(s, "out of memory");
-				return;
-			}
-			if (s->rs == RS_TRAILER) {
-				free(h);
-				if (n == 0)
-					response_done(s);
-				break;
-			}
-			errno = 0;
-			s->left = strtoull(h, &e, 16);
-			if (e == h || errno != 0) {
-				free(h);
-				session_fail(s, "bad chunk size");
-				return;
-			}
-			free(h);
-			s->rs = s->left == 0 ? RS_TRAILER : RS_CHUNK_DATA;
-			break;
-		case RS_CHUNK_DATA:
-			n = len < s->left ? len : (size_t)s->left;
-			body_bytes(s, in, n);
-			s->left -= n;
-			if (s->bev != NULL && s->left == 0)
-				s->rs = RS_CHUNK_CRLF;
-			break;
-		case RS_CHUNK_CRLF:
-			if (len < 2)
-				return;
-			h = (char *)evbuffer_pullup(in, 2);
-			if (h[0] != '\r' || h[1] != '\n') {
-				session_fail(s, "bad chunk end");
-				return;
-			}
-			evbuffer_drain(in, 2);
-			s->rs = RS_CHUNK_SIZE;
-			break;
-		}
-	}
-}
-
-static void
-event_cb(struct bufferevent *bev, short what, void *arg)
-{
-	struct session *s = arg;
-	int fd, one = 1;
-
-	if (what & BEV_EVENT_CONNECTED) {
-		fd = bufferevent_getfd(bev);
-		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-		s->connected = 1;
-		return;
-	}
-	if (what & BEV_EVENT_EOF) {
-		if (s->rs == RS_CLOSE) {
-			s->conn_close = 1;
-			response_done(s);
-			return;
-		}
-		if (s->rs == RS_NONE) {
-			/* The server closed an idle connection. */
-			session_close_conn(s);
-			st.reconnects++;
-			return;
-		}
-		session_fail(s, "connection closed by the server");
-		return;
-	}
-	if (what & BEV_EVENT_ERROR) {
-		session_fail(s, "connection: %s",
-		    evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()));
-		return;
-	}
-}
-
-static void
-connect_session(struct session *s)
-{
-	s->bev = bufferevent_socket_new(base, -1, BEV_OPT_CLOSE_ON_FREE);
-	if (s->bev == NULL) {
-		session_fail(s, "bufferevent_socket_new failed");
-		return;
-	}
-	bufferevent_set_max_single_read(s->bev, READ_MAX);
-	bufferevent_setcb(s->bev, read_cb, NULL, event_cb, s);
-	bufferevent_enable(s->bev, EV_READ | EV_WRITE);
-	if (bufferevent_socket_connect(s->bev, (struct sockaddr *)&opt.addr,
-	    (int)opt.addrlen) != 0) {
-		session_fail(s, "connect: %s", strerror(errno));
-		return;
-	}
-}
-
-/* ------------------------------------------------------------------ */
 /* The session's life. */
 
+static void	maybe_finish(void);
+
+/* Drop the session's connection, if it has one. */
 static void
+session_close_conn(struct session *s)
+{
+	tr->close(s);
+}
+
+/* The connection is up. */
+void
+session_connected(struct session *s)
+{
+	int one = 1;
+
+	setsockopt(bufferevent_getfd(s->bev), IPPROTO_TCP, TCP_NODELAY, &one,
+	    sizeof one);
+	s->connected = 1;
+}
+
+void
 session_fail(struct session *s, const char *fmt, ...)
 {
 	char msg[400];
@@ -1202,7 +386,7 @@ budget_left(void)
 }
 
 /* Send the session's next call, now or at its open-loop slot. */
-static void
+void
 send_call(struct session *s)
 {
 	char idtxt[32], *body;
@@ -1213,7 +397,7 @@ send_call(struct session *s)
 	if (s->phase != PH_READY || st.stopping)
 		return;
 	if (st.draining) {
-		send_delete(s);
+		tr->end(s);
 		drain_check();
 		return;
 	}
@@ -1246,10 +430,7 @@ send_call(struct session *s)
 	snprintf(body, n + 1, "%s%s%s", call_prefix, idtxt, call_suffix);
 	s->phase = PH_CALL;
 	st.sent++;
-	if (opt.stdio != NULL)
-		direct_write(body);
-	else
-		post_json(s, body);
+	tr->send(s, body, n);
 	free(body);
 	if (opt.timeout > 0) {
 		tv = tv_of_ns((uint64_t)(opt.timeout * 1e9));
@@ -1257,30 +438,27 @@ send_call(struct session *s)
 	}
 }
 
-static void
-send_get(struct session *s)
+/* The initialize request, with the session's next id. */
+void
+initialize_body(struct session *s, char *body, size_t size)
 {
-	s->phase = PH_GET;
-	write_request(s, "GET", NULL, 0, "text/event-stream");
+	s->want_id = s->next_id++;
+	snprintf(body, size,
+	    "{\"jsonrpc\":\"2.0\",\"id\":%" PRId64 ",\"method\":\"initialize\","
+	    "\"params\":{\"protocolVersion\":\"%s\",\"capabilities\":{},"
+	    "\"clientInfo\":{\"name\":\"mcp-supervisor-loadgen\","
+	    "\"version\":\"1.0\"}}}", s->want_id, opt.protocol);
 }
 
 static void
 session_start(struct session *s)
 {
-	char body[512];
-
 	st.started++;
 	s->phase = PH_INIT;
-	s->want_id = s->next_id++;
-	snprintf(body, sizeof body,
-	    "{\"jsonrpc\":\"2.0\",\"id\":%" PRId64 ",\"method\":\"initialize\","
-	    "\"params\":{\"protocolVersion\":\"%s\",\"capabilities\":{},"
-	    "\"clientInfo\":{\"name\":\"mcp-supervisor-loadgen\","
-	    "\"version\":\"1.0\"}}}", s->want_id, opt.protocol);
-	post_json(s, body);
+	tr->start(s);
 }
 
-static void
+void
 stop_all(void)
 {
 	unsigned i;
@@ -1297,7 +475,7 @@ stop_all(void)
 static struct event *drain_ev;
 
 /* Stop once every session is ended. */
-static void
+void
 drain_check(void)
 {
 	unsigned i;
@@ -1332,25 +510,11 @@ begin_drain(void)
 	for (i = 0; i < opt.sessions; i++)
 		if (sessions[i].phase == PH_READY) {
 			evtimer_del(sessions[i].timer);
-			send_delete(&sessions[i]);
+			tr->end(&sessions[i]);
 		}
 	drain_check();
 }
 
-static void
-send_delete(struct session *s)
-{
-	if (s->sid[0] == '\0') {
-		session_close_conn(s);
-		s->phase = PH_CLOSED;
-		return;
-	}
-	s->phase = PH_DELETE;
-	write_request(s, "DELETE", NULL, 0,
-	    "application/json, text/event-stream");
-}
-
-/* Begin the end when the time or the calls are used up. */
 static void
 maybe_finish(void)
 {
@@ -1405,7 +569,7 @@ print_streams_ready(void)
 }
 
 /* A session is through its setup (or failed in it): start another. */
-static void
+void
 on_ready(struct session *s)
 {
 	unsigned i;
@@ -1413,7 +577,7 @@ on_ready(struct session *s)
 	uint64_t t;
 
 	if (s->phase == PH_READY && opt.mode == MODE_STREAMS) {
-		send_get(s);
+		http_send_get(s);
 		return;
 	}
 	st.ready++;
@@ -1457,63 +621,6 @@ on_ready(struct session *s)
 	}
 }
 
-/* A line from the server on stdio. */
-static void
-direct_line(const char *text, size_t len)
-{
-	json_error_t jerr;
-	json_t *msg, *id;
-	struct session *s;
-	json_int_t n;
-	unsigned i;
-
-	while (len > 0 && (text[len - 1] == '\r' || text[len - 1] == ' '))
-		len--;
-	if (len == 0)
-		return;
-	if ((msg = json_loadb(text, len, 0, &jerr)) == NULL) {
-		error_note("direct: bad JSON from the server: %s", jerr.text);
-		return;
-	}
-	id = json_object_get(msg, "id");
-	if (json_object_get(msg, "method") != NULL || !json_is_integer(id)) {
-		json_decref(msg);	/* a notification or request */
-		return;
-	}
-	n = json_integer_value(id);
-	if (!direct.ready) {
-		if (n != 0 || !json_is_object(json_object_get(msg, "result"))) {
-			error_note("direct: initialize failed");
-			json_decref(msg);
-			stop_all();
-			return;
-		}
-		json_decref(msg);
-		direct.ready = 1;
-		direct_write("{\"jsonrpc\":\"2.0\","
-		    "\"method\":\"notifications/initialized\"}");
-		st.started = opt.sessions;
-		for (i = 0; i < opt.sessions; i++) {
-			sessions[i].phase = PH_READY;
-			on_ready(&sessions[i]);
-		}
-		return;
-	}
-	if (n < 1 || (s = &sessions[n % opt.sessions])->phase != PH_CALL ||
-	    n != s->want_id) {
-		error_note("direct: answer with an unexpected id %lld",
-		    (long long)n);
-		json_decref(msg);
-		return;
-	}
-	s->answered = 0;
-	i = (unsigned)check_answer(s, msg, len);
-	json_decref(msg);
-	call_answered(s, (int)i > 0);
-	s->phase = PH_READY;
-	send_call(s);
-}
-
 static void
 signal_cb(evutil_socket_t fd, short what, void *arg)
 {
@@ -1535,9 +642,13 @@ parse_url(const char *url)
 	size_t hl;
 	int e;
 
-	if (strncmp(p, "http://", 7) != 0)
+	if (strncmp(p, "http://", 7) == 0)
+		p += 7;
+	else if (strncmp(p, "ws://", 5) == 0) {
+		opt.ws = 1;
+		p += 5;
+	} else
 		return -1;
-	p += 7;
 	slash = strchr(p, '/');
 	if (slash == NULL)
 		slash = p + strlen(p);
@@ -1653,8 +764,9 @@ static void
 usage(void)
 {
 	fprintf(stderr,
-"usage: loadgen [options] URL\n"
-"       loadgen [options] --stdio COMMAND   (going direct, no HTTP)\n"
+"usage: loadgen [options] http://HOST:PORT/PATH   (Streamable HTTP)\n"
+"       loadgen [options] ws://HOST:PORT/PATH     (WebSocket, subprotocol mcp)\n"
+"       loadgen [options] --stdio COMMAND         (going direct, no HTTP)\n"
 "  -c, --concurrency N  sessions, one connection each (1)\n"
 "  -d, --duration S     seconds measured (10); 0 with --calls: until done\n"
 "  -w, --warmup S       seconds before measuring (2)\n"
@@ -1665,7 +777,7 @@ usage(void)
 "  -T, --timeout S      seconds a call may take (30)\n"
 "  -l, --label TEXT     name of the system, copied to the output\n"
 "  -P, --protocol V     protocol version to ask for (2025-11-25)\n"
-"  -s, --streams        hold a GET event stream open per session\n"
+"  -s, --streams        hold a GET event stream open per session (HTTP)\n"
 "  -H, --hold S         with --streams, stop after S seconds\n"
 "                       (default: at SIGTERM or SIGINT)\n"
 "  -p, --parallel N     sessions set up at once (64)\n"
@@ -1782,10 +894,16 @@ main(int argc, char **argv)
 		usage();
 	opt.url = opt.stdio ? opt.stdio : argv[optind];
 	if (opt.stdio == NULL && parse_url(opt.url) != 0) {
-		fprintf(stderr, "loadgen: bad URL (want http://host:port/path):"
-		    " %s\n", opt.url);
+		fprintf(stderr, "loadgen: bad URL (want http://host:port/path "
+		    "or ws://host:port/path): %s\n", opt.url);
 		return 2;
 	}
+	if (opt.ws && opt.mode == MODE_STREAMS) {
+		fprintf(stderr, "loadgen: --streams is for Streamable HTTP\n");
+		return 2;
+	}
+	tr = opt.stdio ? &stdio_transport : opt.ws ? &ws_transport :
+	    &http_transport;
 	if (opt.duration <= 0 && opt.calls == 0 && opt.mode == MODE_CALLS) {
 		fprintf(stderr, "loadgen: a duration or --calls is needed\n");
 		return 2;
@@ -1842,11 +960,10 @@ main(int argc, char **argv)
 	for (i = 0; i < opt.sessions; i++) {
 		sessions[i].idx = i;
 		sessions[i].next_id = 1;
-		sessions[i].body = evbuffer_new();
 		sessions[i].timer = evtimer_new(base, timer_cb, &sessions[i]);
 		sessions[i].deadline = evtimer_new(base, deadline_cb,
 		    &sessions[i]);
-		if (sessions[i].body == NULL || sessions[i].timer == NULL ||
+		if (tr->init(&sessions[i]) != 0 || sessions[i].timer == NULL ||
 		    sessions[i].deadline == NULL)
 			return 1;
 	}
@@ -1865,11 +982,6 @@ main(int argc, char **argv)
 			fprintf(stderr, "loadgen: cannot start %s\n", opt.stdio);
 			return 1;
 		}
-		direct_write("{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":"
-		    "\"initialize\",\"params\":{\"protocolVersion\":"
-		    "\"2025-11-25\",\"capabilities\":{},\"clientInfo\":"
-		    "{\"name\":\"mcp-supervisor-loadgen\",\"version\":"
-		    "\"1.0\"}}}");
 	} else {
 		first = opt.parallel < opt.sessions ? opt.parallel :
 		    opt.sessions;
@@ -1881,12 +993,9 @@ main(int argc, char **argv)
 	report();
 
 	for (i = 0; i < opt.sessions; i++) {
-		session_close_conn(&sessions[i]);
-		evbuffer_free(sessions[i].body);
+		tr->free(&sessions[i]);
 		event_free(sessions[i].timer);
 		event_free(sessions[i].deadline);
-		buf_free(&sessions[i].line);
-		buf_free(&sessions[i].data);
 	}
 	free(sessions);
 	event_free(end_ev);

@@ -2,7 +2,9 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <pwd.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -13,6 +15,7 @@
 #include "conf_priv.h"
 #include "log.h"
 #include "naming.h"
+#include "secret.h"
 #include "xmalloc.h"
 
 #define CONF_MAX_SERVERS	256
@@ -376,6 +379,31 @@ valid_client_name(const char *s)
 	return (i > 0);
 }
 
+/*
+ * Check a token as written: a literal one (no ${...} reference) must be
+ * long enough to be worth guessing at; references are checked when they
+ * are expanded, at startup and by -n.
+ */
+static int
+conf_check_token(struct conf_ctx *ctx, const config_setting_t *s,
+    const char *token)
+{
+	char	*v, why[256];
+	size_t	 len;
+
+	if (strstr(token, "${") != NULL)
+		return (0);
+	if ((v = secret_expand(token, why, sizeof why)) == NULL)
+		return (conf_error(ctx, s, "%s", why));
+	len = strlen(v);
+	explicit_bzero(v, len);
+	free(v);
+	if (len < CONF_MIN_TOKEN)
+		return (conf_error(ctx, s, "a token must have at least %d "
+		    "characters (this one has %zu)", CONF_MIN_TOKEN, len));
+	return (0);
+}
+
 /* Read one group of clients. */
 static int
 parse_client(struct conf_ctx *ctx, const config_setting_t *g,
@@ -403,7 +431,8 @@ parse_client(struct conf_ctx *ctx, const config_setting_t *g,
 				    "_ - ., beginning with a letter or digit",
 				    cl->name));
 		} else if (strcmp(key, "token") == 0) {
-			if (conf_get_string(ctx, s, &cl->token, 0) != 0)
+			if (conf_get_string(ctx, s, &cl->token, 0) != 0 ||
+			    conf_check_token(ctx, s, cl->token) != 0)
 				return (-1);
 		} else if (strcmp(key, "register") == 0) {
 			if (conf_get_bool(ctx, s, &cl->may_register) != 0)
@@ -457,12 +486,64 @@ parse_clients(struct conf_ctx *ctx, const config_setting_t *list,
 	return (0);
 }
 
+int
+conf_split_listen(const char *addr, char *host, size_t hostlen,
+    unsigned int *port, char *err, size_t errlen)
+{
+	const char	*colon, *h = addr, *p;
+	size_t		 len;
+	unsigned long	 n = 0;
+
+	if (*addr == '[') {
+		if ((colon = strstr(addr, "]:")) == NULL) {
+			snprintf(err, errlen, "listen \"%s\": no port; write "
+			    "[address]:port, e.g. \"[::1]:8931\"", addr);
+			return (-1);
+		}
+		h = addr + 1;
+		len = (size_t)(colon - h);
+		colon++;
+	} else if ((colon = strchr(addr, ':')) == NULL) {
+		snprintf(err, errlen, "listen \"%s\": no port; write "
+		    "host:port, e.g. \"127.0.0.1:8931\"", addr);
+		return (-1);
+	} else if (strchr(colon + 1, ':') != NULL) {
+		snprintf(err, errlen, "listen \"%s\": an IPv6 address goes "
+		    "in brackets, e.g. \"[::1]:8931\"", addr);
+		return (-1);
+	} else
+		len = (size_t)(colon - addr);
+	if (len == 0) {
+		snprintf(err, errlen, "listen \"%s\": no host; write "
+		    "\"127.0.0.1%s\" for loopback, \"0.0.0.0%s\" for every "
+		    "IPv4 address", addr, colon, colon);
+		return (-1);
+	}
+	if (len >= hostlen) {
+		snprintf(err, errlen, "listen: the host is too long");
+		return (-1);
+	}
+	for (p = colon + 1; *p >= '0' && *p <= '9' && n <= 65535; p++)
+		n = n * 10 + (unsigned long)(*p - '0');
+	if (p == colon + 1 || *p != '\0' || n > 65535) {
+		snprintf(err, errlen, "listen \"%s\": the port must be a "
+		    "number from 1 to 65535 (0 picks a free one)", addr);
+		return (-1);
+	}
+	memcpy(host, h, len);
+	host[len] = '\0';
+	*port = (unsigned int)n;
+	return (0);
+}
+
 /* Read the top level. */
 static int
 parse_root(struct conf_ctx *ctx, config_t *cf, struct conf *conf)
 {
 	config_setting_t	*root, *s, *servers = NULL;
 	const char		*key;
+	char			 host[256], why[256];
+	unsigned int		 port;
 	long long		 ll;
 	int			 i, n, j;
 
@@ -475,6 +556,16 @@ parse_root(struct conf_ctx *ctx, config_t *cf, struct conf *conf)
 		if (strcmp(key, "listen") == 0) {
 			if (conf_get_string(ctx, s, &conf->listen, 0) != 0)
 				return (-1);
+			if (conf_split_listen(conf->listen, host, sizeof host,
+			    &port, why, sizeof why) != 0)
+				return (conf_error(ctx, s, "%s", why));
+			conf->listen_line = (int)config_setting_source_line(s);
+		} else if (strcmp(key, "user") == 0) {
+			if (conf_get_string(ctx, s, &conf->user, 0) != 0)
+				return (-1);
+			if (getpwnam(conf->user) == NULL)
+				return (conf_error(ctx, s, "user \"%s\" does not "
+				    "exist", conf->user));
 		} else if (strcmp(key, "control") == 0) {
 			if (conf_get_string(ctx, s, &conf->control, 0) != 0)
 				return (-1);
@@ -490,6 +581,11 @@ parse_root(struct conf_ctx *ctx, config_t *cf, struct conf *conf)
 		} else if (strcmp(key, "auth_tokens") == 0) {
 			if (conf_get_strv(ctx, s, 1, &conf->auth_tokens) != 0)
 				return (-1);
+			for (j = 0; conf->auth_tokens[j] != NULL; j++) {
+				if (conf_check_token(ctx, config_setting_get_elem(
+				    s, (unsigned int)j), conf->auth_tokens[j]) != 0)
+					return (-1);
+			}
 		} else if (strcmp(key, "max_message") == 0) {
 			if (conf_get_size(ctx, s, 4096, (size_t)1 << 30,
 			    &conf->max_message) != 0)
@@ -715,6 +811,7 @@ conf_free(struct conf *conf)
 	free(conf->servers);
 	free(conf->file);
 	free(conf->listen);
+	free(conf->user);
 	free(conf->control);
 	free(conf->ws_path);
 	free(conf->ws_lockfile);

@@ -14,6 +14,7 @@
 
 #define CONF_DEFAULT_LISTEN		"127.0.0.1:8931"
 #define CONF_DEFAULT_CONTROL		"/run/mcp-supervisord/control.sock"
+#define CONF_MIN_TOKEN			16	/* characters in a token */
 
 enum transport {
 	TRANSPORT_STDIO = 0,
@@ -91,6 +92,8 @@ struct client_conf {
 struct conf {
 	char			 *file;
 	char			 *listen;
+	int			  listen_line;		/* 0: the default */
+	char			 *user;		/* upstreams run as; NULL */
 	char			 *control;
 	char			**allowed_origins;	/* NULL: loopback only */
 	char			**allowed_hosts;	/* NULL: see conf.c */
@@ -120,6 +123,14 @@ struct conf {
 	struct server_conf	 *servers;
 	size_t			  nservers;
 };
+
+/*
+ * Split a listen address, "host:port" or "[v6]:port", into its host and
+ * its port (0-65535; 0 picks a free port); -1 with err set if it is not
+ * one.
+ */
+int		 conf_split_listen(const char *addr, char *host, size_t hostlen,
+		    unsigned int *port, char *err, size_t errlen);
 
 /* Read a file; on error returns NULL and writes "file:line: msg" to err. */
 struct conf	*conf_load(const char *file, char *err, size_t errlen);

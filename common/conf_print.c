@@ -78,6 +78,11 @@ conf_print(const struct conf *conf, FILE *f)
 	fprintf(f, ";\ncontrol = ");
 	print_string(f, conf->control);
 	fprintf(f, ";\n");
+	if (conf->user != NULL) {
+		fprintf(f, "user = ");
+		print_string(f, conf->user);
+		fprintf(f, ";\n");
+	}
 	if (conf->allowed_origins != NULL) {
 		fprintf(f, "allowed_origins = ");
 		print_strv(f, conf->allowed_origins);

@@ -1,6 +1,7 @@
 /* One upstream's group in servers = ( ... ), read strictly. */
 #include "config.h"
 
+#include <pwd.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -199,6 +200,8 @@ conf_parse_server(struct conf_ctx *ctx, const struct conf *conf,
 	srv->nelicitation = conf->nelicitation;
 	memcpy(srv->sampling, conf->sampling, sizeof srv->sampling);
 	srv->nsampling = conf->nsampling;
+	if (conf->user != NULL)
+		srv->user = xstrdup(conf->user);
 	if (!config_setting_is_group(g))
 		return (conf_error(ctx, g, "each entry of servers must be a "
 		    "group { name = ...; ... }"));
@@ -336,6 +339,9 @@ conf_parse_server(struct conf_ctx *ctx, const struct conf *conf,
 		} else if (strcmp(key, "user") == 0) {
 			if (conf_get_string(ctx, s, &srv->user, 0) != 0)
 				return (-1);
+			if (getpwnam(srv->user) == NULL)
+				return (conf_error(ctx, s, "user \"%s\" does not "
+				    "exist", srv->user));
 		} else if (strcmp(key, "rlimit_nofile") == 0) {
 			if (conf_get_int(ctx, s, 16, 1048576, &ll) != 0)
 				return (-1);

@@ -1,5 +1,7 @@
 #include "config.h"
 
+#include <sys/stat.h>
+
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -7,6 +9,7 @@
 #include <string.h>
 #include <syslog.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "log.h"
 
@@ -32,7 +35,30 @@ static struct log_site	 log_sites[LOG_SITES];
 static const char	*log_name = "mcp-supervisor";
 static char		 log_tag[128];
 static int		 log_foreground = 1;
+static int		 log_journal;	/* stderr is the journal's stream */
 static int		 log_verbose;
+
+/*
+ * Is stderr the stream systemd connected to the journal?  It says so in
+ * $JOURNAL_STREAM ("device:inode"); a process whose stderr was redirected
+ * since (a child writing to a pipe) inherits the variable but not the
+ * stream, hence the comparison.
+ */
+static int
+log_stderr_is_journal(void)
+{
+	const char		*v = getenv("JOURNAL_STREAM");
+	struct stat		 st;
+	unsigned long long	 dev, ino;
+	char			 end;
+
+	if (v == NULL || sscanf(v, "%llu:%llu%c", &dev, &ino, &end) != 2)
+		return (0);
+	if (fstat(STDERR_FILENO, &st) != 0)
+		return (0);
+	return ((unsigned long long)st.st_dev == dev &&
+	    (unsigned long long)st.st_ino == ino);
+}
 
 /* Set up logging for a program. */
 void
@@ -42,6 +68,7 @@ log_init(const char *name, int foreground, int verbose)
 	log_foreground = foreground;
 	log_verbose = verbose;
 	log_tag[0] = '\0';
+	log_journal = foreground && log_stderr_is_journal();
 	if (!foreground)
 		openlog(name, LOG_PID | LOG_NDELAY, LOG_DAEMON);
 }
@@ -189,6 +216,12 @@ log_line(int pri, const char *msg)
 			syslog(pri, "%s: %s", log_tag, msg);
 		else
 			syslog(pri, "%s", msg);
+		return;
+	}
+	/* The journal stamps lines itself and reads priorities as <N>. */
+	if (log_journal) {
+		fprintf(stderr, "<%d>%s%s%s\n", pri, log_tag, log_tag[0] != '\0' ?
+		    ": " : "", msg);
 		return;
 	}
 	switch (pri) {

@@ -10,8 +10,8 @@
  * It offers a fixed set of tools, resources and prompts meant for
  * exercising MCP clients and gateways (mcp-supervisord in particular):
  * progress, cancellation, sampling, elicitation, roots, logging,
- * subscriptions, list changes, pagination, oversized and broken output,
- * and crashing.
+ * subscriptions, list changes, pagination; and, with --test-tools only,
+ * oversized and broken output, hanging and crashing.
  */
 
 #define _GNU_SOURCE
@@ -106,13 +106,16 @@ struct req {
 TAILQ_HEAD(reqs, req);
 
 /* A tool: its schemas are parsed once at start-up. */
+#define TOOL_EXTRA	0x1	/* listed only while toggled on */
+#define TOOL_TEST	0x2	/* only with --test-tools */
+
 struct tool {
 	const char	*name;
 	const char	*description;
 	const char	*input;		/* input schema, JSON text */
 	const char	*output;	/* output schema, JSON text or NULL */
 	void		(*fn)(json_t *, json_t *, json_t *);
-	int		 optional;	/* listed only while toggled on */
+	int		 flags;		/* TOOL_* */
 
 	json_t		*input_json;
 	json_t		*output_json;
@@ -153,6 +156,7 @@ static int		 min_level;	/* index into levels */
 static unsigned long long counter; /* demo://counter */
 static json_t		*subscriptions;	/* keys: subscribed URIs */
 static int		 extra_on;	/* extra tool is listed */
+static int		 test_tools;	/* --test-tools: crash, hang, ... */
 static char		 argerr[256];	/* last argument error */
 
 static const char *protocols[] = {
@@ -227,20 +231,20 @@ static struct tool tools[] = {
 	  "{\"type\":\"object\",\"properties\":{\"code\":{\"type\":\"integer\","
 	  "\"minimum\":0,\"maximum\":255,\"default\":3},"
 	  "\"answer\":{\"type\":\"string\"}},\"required\":[]}",
-	  NULL, tool_crash, 0, NULL, NULL },
+	  NULL, tool_crash, TOOL_TEST, NULL, NULL },
 	{ "hang", "Stop answering anything for the given seconds: the whole "
 	  "server blocks, as a hung server does.",
 	  "{\"type\":\"object\",\"properties\":{\"seconds\":"
 	  "{\"type\":\"integer\",\"minimum\":1,\"maximum\":3600,"
 	  "\"default\":3600}},\"required\":[]}",
-	  NULL, tool_hang, 0, NULL, NULL },
+	  NULL, tool_hang, TOOL_TEST, NULL, NULL },
 	{ "garbage", "Write a line of non-JSON text to stdout, then answer.",
-	  NO_ARGS, NULL, tool_garbage, 0, NULL, NULL },
+	  NO_ARGS, NULL, tool_garbage, TOOL_TEST, NULL, NULL },
 	{ "big", "Return a text of exactly the given number of bytes.",
 	  "{\"type\":\"object\",\"properties\":{\"bytes\":"
 	  "{\"type\":\"integer\",\"minimum\":0,\"maximum\":67108864}},"
 	  "\"required\":[\"bytes\"]}",
-	  NULL, tool_big, 0, NULL, NULL },
+	  NULL, tool_big, TOOL_TEST, NULL, NULL },
 	{ "sample", "Ask the client's model to answer a prompt "
 	  "(sampling/createMessage).",
 	  "{\"type\":\"object\",\"properties\":"
@@ -277,11 +281,11 @@ static struct tool tools[] = {
 	{ "stderr", "Write the given text to standard error.",
 	  "{\"type\":\"object\",\"properties\":"
 	  "{\"text\":{\"type\":\"string\"}},\"required\":[\"text\"]}",
-	  NULL, tool_stderr, 0, NULL, NULL },
+	  NULL, tool_stderr, TOOL_TEST, NULL, NULL },
 	{ "ping_client", "Send a ping request to the client.",
 	  NO_ARGS, NULL, tool_ping_client, 0, NULL, NULL },
 	{ "extra", "An extra tool, present while toggled on.",
-	  NO_ARGS, NULL, tool_extra, 1, NULL, NULL },
+	  NO_ARGS, NULL, tool_extra, TOOL_EXTRA, NULL, NULL },
 };
 #define NTOOLS (sizeof tools / sizeof tools[0])
 
@@ -1543,6 +1547,17 @@ method_set_level(json_t *id, json_t *params)
 	reply_result(id, json_object());
 }
 
+/* Is a tool offered now? */
+static int
+tool_offered(const struct tool *tool)
+{
+	if ((tool->flags & TOOL_TEST) && !test_tools)
+		return (0);
+	if ((tool->flags & TOOL_EXTRA) && !extra_on)
+		return (0);
+	return (1);
+}
+
 /* Handle tools/list. */
 static void
 method_tools_list(json_t *id, json_t *params)
@@ -1554,7 +1569,7 @@ method_tools_list(json_t *id, json_t *params)
 	items = json_array();
 	for (i = 0; items != NULL && i < NTOOLS; i++) {
 		tool = &tools[i];
-		if (tool->optional && !extra_on)
+		if (!tool_offered(tool))
 			continue;
 		t = json_pack("{s:s, s:s, s:O}", "name", tool->name,
 		    "description", tool->description, "inputSchema",
@@ -1590,7 +1605,7 @@ method_tools_call(json_t *id, json_t *params)
 		tool = &tools[i];
 		if (strcmp(tool->name, name) != 0)
 			continue;
-		if (tool->optional && !extra_on)
+		if (!tool_offered(tool))
 			break;
 		if (args == NULL)
 			args = empty = json_object();
@@ -2213,8 +2228,8 @@ set_nonblock(int fd)
 static void
 usage(FILE *f)
 {
-	fprintf(f, "usage: %s [--name name] [--page-size n] [--help] "
-	    "[--version]\n", DEMO_NAME);
+	fprintf(f, "usage: %s [--name name] [--page-size n] [--test-tools] "
+	    "[--help] [--version]\n", DEMO_NAME);
 }
 
 /* Parse the tool schemas. */
@@ -2272,6 +2287,7 @@ main(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "name", required_argument, NULL, 'n' },
 		{ "page-size", required_argument, NULL, 'p' },
+		{ "test-tools", no_argument, NULL, 't' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
@@ -2281,7 +2297,7 @@ main(int argc, char **argv)
 	unsigned long		 n;
 	int			 ch;
 
-	while ((ch = getopt_long(argc, argv, "hn:p:V", longopts,
+	while ((ch = getopt_long(argc, argv, "hn:p:tV", longopts,
 	    NULL)) != -1) {
 		switch (ch) {
 		case 'n':
@@ -2303,6 +2319,9 @@ main(int argc, char **argv)
 				return (2);
 			}
 			page_size = n;
+			break;
+		case 't':
+			test_tools = 1;
 			break;
 		case 'h':
 			usage(stdout);

@@ -5,10 +5,13 @@
 #include "config.h"
 
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 
 #include <errno.h>
+#include <grp.h>
 #include <poll.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,11 +26,18 @@
 #define MCPCTL_MAX_REPLY	(16 * 1024 * 1024)
 #define MCPCTL_TIMEOUT_MS	10000
 
+/* Print the usage; exit 0 if asked for (-h), 2 after a bad command. */
 static __attribute__((noreturn)) void
-usage(void)
+usage(int asked)
 {
-	fprintf(stderr, "usage: mcpctl [-j] [-s socket] command [name]\n"
+	fprintf(asked ? stdout : stderr,
+	    "usage: mcpctl [-hjV] [-s socket] command [name]\n"
 	    "       mcpctl connect [-T token-file] [url]\n"
+	    "  -h         print this help and exit\n"
+	    "  -j         print the daemon's reply as JSON\n"
+	    "  -s socket  the control socket (default $MCPCTL_SOCKET, else\n"
+	    "             " CONF_DEFAULT_CONTROL ")\n"
+	    "  -V         print the version and exit\n"
 	    "commands:\n"
 	    "  status        show every upstream and the gateway\n"
 	    "  stop NAME     stop an upstream (its calls fail until start)\n"
@@ -36,7 +46,54 @@ usage(void)
 	    "  reload        read the configuration file again and apply it\n"
 	    "  connect       relay MCP on stdin and stdout to the gateway's\n"
 	    "                WebSocket endpoint (ws://127.0.0.1:8931/ws)\n");
-	exit(2);
+	exit(asked ? 0 : 2);
+}
+
+/*
+ * Say why the control socket may not be used: who may, going by the
+ * socket's (or, if that cannot be looked at, its directory's) owner and
+ * mode.
+ */
+static void
+denied(const char *path)
+{
+	struct stat	 st;
+	struct group	*gr;
+	struct passwd	*pw;
+	char		*dir, *slash, gname[64], uname[64];
+	const char	*what = "socket";
+
+	dir = strdup(path);
+	if (stat(path, &st) != 0 && dir != NULL &&
+	    (slash = strrchr(dir, '/')) != NULL) {
+		*(slash == dir ? slash + 1 : slash) = '\0';
+		if (stat(dir, &st) != 0) {
+			fprintf(stderr, "mcpctl: %s: permission denied\n", path);
+			free(dir);
+			return;
+		}
+		what = "directory";
+	}
+	free(dir);
+	if ((pw = getpwuid(st.st_uid)) != NULL)
+		snprintf(uname, sizeof uname, "%s", pw->pw_name);
+	else
+		snprintf(uname, sizeof uname, "uid %ld", (long)st.st_uid);
+	if ((gr = getgrgid(st.st_gid)) != NULL)
+		snprintf(gname, sizeof gname, "%s", gr->gr_name);
+	else
+		snprintf(gname, sizeof gname, "gid %ld", (long)st.st_gid);
+	if (st.st_mode & (S_ISDIR(st.st_mode) ? S_IXGRP : S_IWGRP))
+		fprintf(stderr, "mcpctl: %s: permission denied: only %s and "
+		    "members of group %s may use it (its %s is mode %04o); "
+		    "run mcpctl as one of them, or give another socket with "
+		    "-s\n", path, uname, gname, what,
+		    (unsigned int)(st.st_mode & 07777));
+	else
+		fprintf(stderr, "mcpctl: %s: permission denied: only %s may "
+		    "use it (its %s is mode %04o); run mcpctl as %s, or give "
+		    "another socket with -s\n", path, uname, what,
+		    (unsigned int)(st.st_mode & 07777), uname);
 }
 
 /* Read exactly len bytes, waiting at most the timeout overall. */
@@ -90,10 +147,20 @@ command(const char *path, json_t *req)
 		exit(1);
 	}
 	strcpy(sun.sun_path, path);
-	if ((fd = socket(AF_UNIX, SOCK_STREAM, 0)) == -1 ||
-	    connect(fd, (struct sockaddr *)&sun, sizeof sun) != 0) {
-		fprintf(stderr, "mcpctl: %s: %s (is mcp-supervisord "
-		    "running?)\n", path, strerror(errno));
+	if ((fd = socket(AF_UNIX, SOCK_STREAM, 0)) == -1) {
+		fprintf(stderr, "mcpctl: socket: %s\n", strerror(errno));
+		exit(1);
+	}
+	if (connect(fd, (struct sockaddr *)&sun, sizeof sun) != 0) {
+		if (errno == EACCES || errno == EPERM)
+			denied(path);
+		else if (errno == ENOENT || errno == ECONNREFUSED)
+			fprintf(stderr, "mcpctl: %s: %s (is mcp-supervisord "
+			    "running? give its control socket with -s)\n",
+			    path, strerror(errno));
+		else
+			fprintf(stderr, "mcpctl: %s: %s\n", path,
+			    strerror(errno));
 		exit(1);
 	}
 	body = json_dumps(req, JSON_COMPACT);
@@ -257,8 +324,13 @@ main(int argc, char **argv)
 	if ((env = getenv("MCPCTL_SOCKET")) != NULL && *env != '\0')
 		path = env;
 	/* Options before the command only: connect has its own. */
-	while ((ch = getopt(argc, argv, "+js:")) != -1) {
+	while ((ch = getopt(argc, argv, "+hjs:V")) != -1) {
 		switch (ch) {
+		case 'h':
+			usage(1);
+		case 'V':
+			printf("mcpctl %s\n", PACKAGE_VERSION);
+			return (0);
 		case 'j':
 			raw = 1;
 			break;
@@ -266,13 +338,13 @@ main(int argc, char **argv)
 			path = optarg;
 			break;
 		default:
-			usage();
+			usage(0);
 		}
 	}
 	argc -= optind;
 	argv += optind;
 	if (argc < 1)
-		usage();
+		usage(0);
 	if (strcmp(argv[0], "connect") == 0)
 		return (mcpctl_connect(argc, argv));
 	if ((strcmp(argv[0], "status") == 0 ||
@@ -284,7 +356,7 @@ main(int argc, char **argv)
 		req = json_pack("{s:s, s:s}", "command", argv[0], "name",
 		    argv[1]);
 	else
-		usage();
+		usage(0);
 
 	reply = command(path, req);
 	json_decref(req);

@@ -20,8 +20,6 @@
 #include "supervisor.h"
 #include "xmalloc.h"
 
-#define AUTH_MIN_TOKEN	16	/* characters */
-
 /* One accepted token. */
 struct credential {
 	char		*secret;
@@ -60,9 +58,9 @@ auth_add(struct credential *v, size_t *n, const char *raw, const char *client,
 		snprintf(err, errlen, "%s: %s", what, why);
 		return (-1);
 	}
-	if (strlen(secret) < AUTH_MIN_TOKEN) {
+	if (strlen(secret) < CONF_MIN_TOKEN) {
 		snprintf(err, errlen, "%s: a token must have at least %d "
-		    "characters", what, AUTH_MIN_TOKEN);
+		    "characters", what, CONF_MIN_TOKEN);
 		explicit_bzero(secret, strlen(secret));
 		free(secret);
 		return (-1);
@@ -83,8 +81,10 @@ auth_add(struct credential *v, size_t *n, const char *raw, const char *client,
 	return (0);
 }
 
-int
-auth_configure(const struct conf *c, char *err, size_t errlen)
+/* Build the table of a configuration's tokens; -1 with err set. */
+static int
+auth_build(const struct conf *c, struct credential **out, size_t *nout,
+    char *err, size_t errlen)
 {
 	struct credential	*v;
 	size_t			 i, n = 0, max = c->nclients + 1;
@@ -109,13 +109,39 @@ auth_configure(const struct conf *c, char *err, size_t errlen)
 	if (lock_token != NULL && auth_add(v, &n, lock_token, NULL,
 	    "ws_lockfile", err, errlen) != 0)
 		goto bad;
-	auth_free(creds, ncreds);
-	creds = v;
-	ncreds = n;
+	*out = v;
+	*nout = n;
 	return (0);
 bad:
 	auth_free(v, n);
 	return (-1);
+}
+
+int
+auth_configure(const struct conf *c, char *err, size_t errlen)
+{
+	struct credential	*v;
+	size_t			 n;
+
+	if (auth_build(c, &v, &n, err, errlen) != 0)
+		return (-1);
+	auth_free(creds, ncreds);
+	creds = v;
+	ncreds = n;
+	return (0);
+}
+
+int
+auth_validate(const struct conf *c, int *any, char *err, size_t errlen)
+{
+	struct credential	*v;
+	size_t			 n;
+
+	if (auth_build(c, &v, &n, err, errlen) != 0)
+		return (-1);
+	*any = n > 0;
+	auth_free(v, n);
+	return (0);
 }
 
 int

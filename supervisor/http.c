@@ -344,36 +344,6 @@ http_configure(void)
 	http_heartbeat_configure();
 }
 
-/* Split "host:port" or "[v6]:port". */
-static int
-split_hostport(const char *addr, char *host, size_t hostlen, char *port,
-    size_t portlen)
-{
-	const char	*colon, *h = addr;
-	size_t		 len;
-
-	if (*addr == '[') {
-		colon = strstr(addr, "]:");
-		if (colon == NULL)
-			return (-1);
-		h = addr + 1;
-		len = (size_t)(colon - h);
-		colon++;
-	} else {
-		colon = strrchr(addr, ':');
-		if (colon == NULL)
-			return (-1);
-		len = (size_t)(colon - addr);
-	}
-	if (len == 0 || len >= hostlen || strlen(colon + 1) == 0 ||
-	    strlen(colon + 1) >= portlen)
-		return (-1);
-	memcpy(host, h, len);
-	host[len] = '\0';
-	strcpy(port, colon + 1);
-	return (0);
-}
-
 /* Is an address a loopback one (127.0.0.0/8 or ::1)? */
 static int
 http_is_loopback(const struct sockaddr *sa)
@@ -398,16 +368,20 @@ http_listen(const char *addr, const struct http_service *svc, char *bound,
 	struct sockaddr_storage	 ss;
 	socklen_t		 sslen = sizeof ss;
 	char			 host[256], port[16], h[INET6_ADDRSTRLEN];
+	char			 why[256];
+	unsigned int		 portno;
 	int			 error, n = 0;
 
-	if (split_hostport(addr, host, sizeof host, port, sizeof port) != 0) {
-		log_warnx("listen \"%s\": expected host:port", addr);
+	if (conf_split_listen(addr, host, sizeof host, &portno, why,
+	    sizeof why) != 0) {
+		log_warnx("%s", why);
 		return (-1);
 	}
+	snprintf(port, sizeof port, "%u", portno);
 	memset(&hints, 0, sizeof hints);
 	hints.ai_family = AF_UNSPEC;
 	hints.ai_socktype = SOCK_STREAM;
-	hints.ai_flags = AI_PASSIVE;
+	hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
 	if ((error = getaddrinfo(host, port, &hints, &res)) != 0) {
 		log_warnx("listen %s: %s", addr, gai_strerror(error));
 		return (-1);

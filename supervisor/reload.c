@@ -67,6 +67,17 @@ reload_summary(json_t *report)
 	evbuffer_free(b);
 }
 
+static json_t	*reload_warnings;	/* of the reload under way */
+
+/* Log a warning of the new file's check and report it to mcpctl. */
+static void
+reload_warn(const char *msg)
+{
+	log_warnx("reload: %s", msg);
+	if (reload_warnings != NULL)
+		json_array_append_new(reload_warnings, json_string(msg));
+}
+
 /* Reload the configuration file; the reply for mcpctl. */
 json_t *
 reload(void)
@@ -76,16 +87,23 @@ reload(void)
 	char		 err[1024];
 
 	log_info("reloading %s", conf->file);
+	notify_reloading();
 	if ((next = conf_load(conf->file, err, sizeof err)) == NULL) {
 		log_warnx("reload: %s; nothing changed", err);
+		notify_ready();
 		return (json_pack("{s:b, s:s}", "ok", 0, "error", err));
 	}
-	if (auth_configure(next, err, sizeof err) != 0) {
+	reload_warnings = warnings = json_array();
+	if (preflight(next, PREFLIGHT_RELOAD, reload_warn, err,
+	    sizeof err) != 0 || auth_configure(next, err, sizeof err) != 0) {
 		log_warnx("reload: %s; nothing changed", err);
 		conf_free(next);
+		json_decref(warnings);
+		reload_warnings = NULL;
+		notify_ready();
 		return (json_pack("{s:b, s:s}", "ok", 0, "error", err));
 	}
-	warnings = json_array();
+	reload_warnings = NULL;
 	reload_keep(&next->listen, conf->listen, "listen", warnings);
 	if (control_arg != NULL) {
 		free(next->control);
@@ -102,5 +120,6 @@ reload(void)
 	http_configure();
 	conf_free(old);
 	reload_summary(report);
+	notify_ready();
 	return (report);
 }

@@ -36,7 +36,7 @@ struct upstream;
 extern const char *const mcp_versions[];
 int		 mcp_version_supported(const char *);
 
-/* supervisord.c: process-wide state. */
+/* globals.c: process-wide state; fill_random is in supervisord.c. */
 extern struct event_base	*base;
 extern struct conf		*conf;
 extern const char		*worker_path;
@@ -579,6 +579,9 @@ void		 ctools_session_end(struct session *);
 /* auth.c: the accepted tokens and whom each names. */
 /* Use a configuration's tokens; -1 with err set (nothing changed). */
 int		 auth_configure(const struct conf *, char *err, size_t);
+/* Check a configuration's tokens without taking them; *any says whether
+ * there is one. */
+int		 auth_validate(const struct conf *, int *any, char *err, size_t);
 /* Must a request carry a token? */
 int		 auth_required(void);
 /* Check a presented token: 0 with its id and client name (NULL for an
@@ -601,6 +604,20 @@ void		 mcp_ws_upgrade(struct http_conn *, struct http_request *);
 void		 mcp_ws_send(struct http_conn *, struct evbuffer *msg);
 /* Its session is ending first: the connection must not end it again. */
 void		 mcp_ws_forget(struct http_conn *);
+
+/* preflight.c: what startup checks beyond the file's syntax. */
+#define PREFLIGHT_RELOAD	0x1	/* the listen address is kept */
+/* Check a configuration; warnings go to warn; -1 with err set. */
+int		 preflight(const struct conf *, int flags,
+		    void (*warn)(const char *), char *err, size_t errlen);
+
+/* notify.c: the service manager's readiness protocol ($NOTIFY_SOCKET). */
+void		 notify_init(void);
+void		 notify_ready(void);
+void		 notify_reloading(void);
+void		 notify_stopping(const char *why);
+/* Say how the upstreams are (STATUS=), when that changes. */
+void		 notify_status(void);
 
 /* reload.c: read the configuration again and apply it; the reply. */
 json_t		*reload(void);

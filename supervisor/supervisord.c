@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <event2/event.h>
@@ -22,49 +21,15 @@
 #ifndef SYSCONFDIR
 #define SYSCONFDIR "/etc"
 #endif
-#ifndef WORKER_PATH
-#define WORKER_PATH "/usr/libexec/mcp-supervisor/mcp-worker"
-#endif
-
-struct event_base	*base;
-struct conf		*conf;
-const char		*worker_path = WORKER_PATH;
-char			*stdio_worker_path;
-char			 listen_bound[128];
-const char		*control_arg;
 
 static struct event	*ev_sigterm, *ev_sigint, *ev_sigchld, *ev_sighup;
 static struct event	*ev_exit_timer;
 static int		 exiting;
 
-const char *const mcp_versions[] = {
-	"2025-11-25", "2025-06-18", "2025-03-26", NULL
-};
-
-/* Is a protocol version one the gateway speaks? */
-int
-mcp_version_supported(const char *v)
-{
-	size_t	i;
-
-	for (i = 0; mcp_versions[i] != NULL; i++) {
-		if (strcmp(mcp_versions[i], v) == 0)
-			return (1);
-	}
-	return (0);
-}
-
-/* Return monotonic milliseconds. */
-int64_t
-now_ms(void)
-{
-	struct timespec	ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ((int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
-}
-
-/* Fill a buffer with cryptographically random bytes. */
+/*
+ * Fill a buffer with cryptographically random bytes.  Here rather than in
+ * globals.c so that a test harness can supply a deterministic one.
+ */
 void
 fill_random(void *buf, size_t len)
 {
@@ -106,11 +71,35 @@ lockfile_start(void)
 	log_info("wrote %s for %s", conf->ws_lockfile, url);
 }
 
+/* Print the usage; exit 0 if asked for (-h), 2 after a bad option. */
 static __attribute__((noreturn)) void
-usage(void)
+usage(int asked)
 {
-	fprintf(stderr, "usage: mcp-supervisord [-dnv] [-f file] [-s socket]\n");
-	exit(2);
+	fprintf(asked ? stdout : stderr,
+	    "usage: mcp-supervisord [-dhnVv] [-f file] [-s socket]\n"
+	    "  -d         stay in the foreground, logging to stderr\n"
+	    "  -f file    configuration file (default %s)\n"
+	    "  -h         print this help and exit\n"
+	    "  -n         check the configuration as startup would, and exit\n"
+	    "  -s socket  control socket (default: the file's control)\n"
+	    "  -V         print the version and exit\n"
+	    "  -v         more verbose (-nv prints the configuration)\n",
+	    SYSCONFDIR "/mcp-supervisord.conf");
+	exit(asked ? 0 : 2);
+}
+
+/* Log a warning of the configuration check. */
+static void
+warn_log(const char *msg)
+{
+	log_warnx("%s", msg);
+}
+
+/* Print a warning of -n. */
+static void
+warn_print(const char *msg)
+{
+	fprintf(stderr, "mcp-supervisord: warning: %s\n", msg);
 }
 
 /* Finish exiting once every worker is gone. */
@@ -141,6 +130,7 @@ begin_exit(const char *why)
 		return;
 	exiting = 1;
 	log_info("%s, shutting down", why);
+	notify_stopping(why);
 	http_close_listeners();
 	control_close();
 	session_free_all();
@@ -194,7 +184,7 @@ main(int argc, char **argv)
 	char		 err[1024], *path;
 	int		 ch, foreground = 0, check = 0, verbose = 0;
 
-	while ((ch = getopt(argc, argv, "df:ns:v")) != -1) {
+	while ((ch = getopt(argc, argv, "df:hns:Vv")) != -1) {
 		switch (ch) {
 		case 'd':
 			foreground = 1;
@@ -202,21 +192,26 @@ main(int argc, char **argv)
 		case 'f':
 			file = optarg;
 			break;
+		case 'h':
+			usage(1);
 		case 'n':
 			check = 1;
 			break;
 		case 's':
 			control_arg = optarg;
 			break;
+		case 'V':
+			printf("mcp-supervisord %s\n", PACKAGE_VERSION);
+			exit(0);
 		case 'v':
 			verbose++;
 			break;
 		default:
-			usage();
+			usage(0);
 		}
 	}
 	if (optind != argc)
-		usage();
+		usage(0);
 
 	/* Until it is a daemon, it tells its own terminal what goes wrong. */
 	log_init("mcp-supervisord", 1, verbose);
@@ -237,6 +232,11 @@ main(int argc, char **argv)
 	if ((path = realpath(file, NULL)) != NULL) {
 		free(conf->file);
 		conf->file = path;
+	}
+	if (preflight(conf, 0, check ? warn_print : warn_log, err,
+	    sizeof err) != 0) {
+		fprintf(stderr, "%s\n", err);
+		exit(1);
 	}
 	if (check) {
 		if (verbose)
@@ -259,6 +259,7 @@ main(int argc, char **argv)
 		stdio_worker_path = xstrdup(worker_path);
 	}
 
+	notify_init();
 	signal(SIGPIPE, SIG_IGN);
 	malloc_tune();
 	raise_nofile();
@@ -279,13 +280,6 @@ main(int argc, char **argv)
 		exit(1);
 	log_info("listening on http://%s/mcp, control socket %s",
 	    listen_bound, conf->control);
-	if (!listen_loopback && !auth_required() && conf->ws_lockfile == NULL)
-		log_warnx("listening beyond loopback with no auth_tokens or "
-		    "clients: any client that can reach %s can use every "
-		    "upstream", listen_bound);
-	if (!listen_loopback && conf->allowed_hosts == NULL)
-		log_warnx("listening beyond loopback with no allowed_hosts: "
-		    "Host headers are not checked");
 
 	if (!foreground) {
 		if (daemon(0, 0) != 0)
@@ -307,6 +301,7 @@ main(int argc, char **argv)
 	evsignal_add(ev_sighup, NULL);
 
 	upstream_init_all();
+	notify_ready();
 	event_base_dispatch(base);
 
 	upstream_reap();

@@ -367,6 +367,7 @@ upstream_status(struct upstream *up, json_t *msg)
 		log_info("upstream %s: ready (pid %ld, %lld ms)",
 		    up->sc->name, (long)up->upstream_pid,
 		    (long long)(up->ready_at - up->started));
+		notify_status();
 		if (up->sc->isolation == ISOLATION_PER_SESSION)
 			session_foreach(upstream_open_one, up);
 		route_upstream_ready(up);
@@ -705,9 +706,10 @@ upstream_reap(void)
 				continue;
 			return;
 		}
-		if ((up = upstream_by_pid(pid)) != NULL)
+		if ((up = upstream_by_pid(pid)) != NULL) {
 			upstream_exited(up, status);
-		else
+			notify_status();
+		} else
 			log_debug("reaped orphan %ld", (long)pid);
 	}
 }

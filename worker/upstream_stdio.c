@@ -568,7 +568,6 @@ stdio_start(struct conn *c)
 		    " (not in PATH, nor in ", strchr(sc->command[0], '/') !=
 		    NULL ? "" : BINDIR, strchr(sc->command[0], '/') != NULL ?
 		    "" : ")");
-		log_warnx("%s", why);
 		worker_status("error", why);
 		free(envp);
 		return (-1);
@@ -619,7 +618,6 @@ stdio_start(struct conn *c)
 		    sc->cwd != NULL ? sc->cwd : "");
 		if (sc->cwd != NULL)
 			strncat(why, ")", sizeof why - strlen(why) - 1);
-		log_warnx("%s", why);
 		worker_status("error", why);
 		free(path);
 		return (-1);

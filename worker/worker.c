@@ -122,7 +122,7 @@ worker_last_error(void)
 void
 worker_fatal_conn(struct conn *c, const char *why)
 {
-	log_warnx("%s", why);
+	/* The supervisor logs it, with what it does next. */
 	worker_status("exiting", why);
 	conn_fail_all(c, MCP_CONNECTION_CLOSED, why);
 	worker_exit(WORKER_EXIT_UPSTREAM);

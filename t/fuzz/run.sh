@@ -5,12 +5,14 @@
 #	t/fuzz/run.sh [-b builddir] [target ...]
 #	t/fuzz/run.sh -s [-b builddir] [target ...]
 #
-# Targets are frame, jsonrpc, http, sse and config (default: all).  Each
-# runs for $FUZZ_SECONDS seconds (default 10) on a copy of its seed corpus
-# in a temporary directory, with its dictionary if there is one.  The common
-# sources are compiled here with the same instrumentation, not taken from
-# libcommon.a.  config.h comes from the build directory: -b, $BUILDDIR,
-# ./build under the source tree, or the source tree itself.
+# Targets are frame, jsonrpc, http, sse, config and mcp_http (default:
+# all; t/fuzz/README says what each covers).  Each runs for $FUZZ_SECONDS
+# seconds (default 10) on a copy of its seed corpus in a temporary
+# directory, with its dictionary if there is one.  The common sources are
+# compiled here with the same instrumentation, not taken from libcommon.a;
+# mcp_http also links the supervisor's sources, all but supervisord.c
+# (main).  config.h comes from the build directory: -b, $BUILDDIR, ./build
+# under the source tree, or the source tree itself.
 #
 # With -s, the targets are instead built with $CC (default cc) and the
 # standalone driver and replayed once over their seed corpora: a quick
@@ -39,7 +41,7 @@ while getopts sb: opt; do
 	esac
 done
 shift $((OPTIND - 1))
-targets=${*:-frame jsonrpc http sse config}
+targets=${*:-frame jsonrpc http sse config mcp_http}
 
 if [ -z "$builddir" ]; then
 	for d in "$top/build" "$top"; do
@@ -76,16 +78,18 @@ LSAN_OPTIONS="suppressions=$here/lsan.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
 export LSAN_OPTIONS
 if [ "$standalone" = 1 ]; then
 	cc=${CC:-cc}
-	cflags="-std=c11 -g -O1 -Wall -Wextra"
+	# As configure's WARN_CFLAGS: callbacks leave parameters unused.
+	cflags="-std=c11 -g -O1 -Wall -Wextra -Wno-unused-parameter"
 else
 	cc=$clang
 	cflags="-std=c11 -g -O1 -fsanitize=fuzzer,address,undefined"
 	cflags="$cflags -fno-sanitize-recover=all -fno-omit-frame-pointer"
 fi
-cppflags="-I$top/common -I$builddir"
+cppflags="-I$top/common -I$top/supervisor -I$builddir"
 
-# Compile the common sources once.
-mkdir -p "$tmp/obj" || exit 1
+# Compile the common sources once, and the supervisor's if a target needs
+# them.
+mkdir -p "$tmp/obj" "$tmp/obj/supervisor" || exit 1
 objs=
 for src in "$top"/common/*.c; do
 	obj=$tmp/obj/$(basename "$src" .c).o
@@ -96,12 +100,29 @@ for src in "$top"/common/*.c; do
 	fi
 	objs="$objs $obj"
 done
+supobjs=
+case " $targets " in
+*" mcp_http "*)
+	for src in "$top"/supervisor/*.c; do
+		[ "$(basename "$src")" = supervisord.c ] && continue
+		obj=$tmp/obj/supervisor/$(basename "$src" .c).o
+		# shellcheck disable=SC2086
+		if ! $cc $cflags $cppflags -c "$src" -o "$obj"; then
+			echo "$0: cannot compile $src" >&2
+			exit 1
+		fi
+		supobjs="$supobjs $obj"
+	done
+	;;
+esac
 
 failed=
 for t in $targets; do
 	bin=$tmp/fuzz_$t
 	extra=
 	[ "$standalone" = 1 ] && extra=$here/standalone.c
+	# The supervisor's WebSocket endpoint needs libwslay.
+	[ "$t" = mcp_http ] && extra="$extra $supobjs -lwslay"
 	# shellcheck disable=SC2086
 	if ! $cc $cflags $cppflags "$here/fuzz_$t.c" $extra $objs $libs \
 	    -o "$bin"; then
@@ -131,6 +152,8 @@ for t in $targets; do
 	rc=$?
 	grep -E '^(stat::number_of_executed_units|stat::peak_rss_mb|Done)' \
 	    "$tmp/$t.log"
+	# Coverage as libFuzzer last reported it (also in -fork mode).
+	grep -E '^#[0-9]+.* cov: ' "$tmp/$t.log" | tail -n 1
 	if [ $rc -ne 0 ] || [ -n "$(ls "$tmp/crash/$t")" ]; then
 		failed="$failed $t"
 		tail -n 60 "$tmp/$t.log"

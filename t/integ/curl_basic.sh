@@ -3,7 +3,7 @@
 # exactly as sent.
 . "$(dirname "$0")/lib.sh"
 
-PAGED="{ name = \"paged\"; transport = \"stdio\"; command = [ \"$DEMO\", \"--page-size\", \"3\" ]; prefix = \"p_\"; }"
+PAGED="{ name = \"paged\"; transport = \"stdio\"; command = [ \"$DEMO\", \"--test-tools\", \"--page-size\", \"3\" ]; prefix = \"p_\"; }"
 start_gateway "$(demo demo)" "$(demo two 'prefix = "t_";')" "$PAGED"
 session
 like "initialize answers with a session id" "$SID" '^[0-9a-f]{32}$'

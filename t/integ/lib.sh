@@ -123,9 +123,14 @@ write_conf() {
 }
 
 # start_gateway SERVER-ENTRY...: write a config and start the daemon.
+# GW_NOFILE, if set, is its descriptor limit; GW_VERBOSE its verbosity
+# flag (-v unless set, possibly to nothing).
 start_gateway() {
 	write_conf "$@"
-	setsid "$SUPERVISORD" -d -v -f "$T/conf" > "$T/log" 2>&1 &
+	(
+		if [ -n "${GW_NOFILE:-}" ]; then ulimit -n "$GW_NOFILE"; fi
+		exec setsid "$SUPERVISORD" -d ${GW_VERBOSE--v} -f "$T/conf"
+	) > "$T/log" 2>&1 &
 	GW_PID=$!
 	for _ in $(seq 200); do
 		if [ -S "$CTL" ] && "$MCPCTL" -s "$CTL" status > "$T/status" 2>/dev/null; then
@@ -143,7 +148,7 @@ start_gateway() {
 
 # demo NAME [EXTRA]: a server entry running the demo upstream.
 demo() {
-	echo "{ name = \"$1\"; transport = \"stdio\"; command = [ \"$DEMO\", \"--name\", \"$1\" ]; ${2:-} }"
+	echo "{ name = \"$1\"; transport = \"stdio\"; command = [ \"$DEMO\", \"--test-tools\", \"--name\", \"$1\" ]; ${2:-} }"
 }
 
 # state NAME: an upstream's state from mcpctl status.

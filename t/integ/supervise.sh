@@ -15,8 +15,8 @@ start_gateway \
     "{ name = \"loop\"; transport = \"stdio\"; command = [ \"/bin/false\" ]; restart_delay = 1; restart_max_delay = 1; max_failures = 3; }" \
     "$(demo "lazy$TAG" 'lazy = true;')" \
     "$(demo "hang$TAG" 'ping_interval = 1; ping_timeout = 1; restart_delay = 1;')" \
-    "{ name = \"wrap\"; transport = \"stdio\"; command = [ \"/bin/sh\", \"-c\", \"setsid sleep $SLEEPER & $DEMO --name wrap$TAG\" ]; }" \
-    "{ name = \"deaf$TAG\"; transport = \"stdio\"; command = [ \"/bin/sh\", \"-c\", \"trap '' TERM; $DEMO --name deaf$TAG; sleep 30\" ]; }"
+    "{ name = \"wrap\"; transport = \"stdio\"; command = [ \"/bin/sh\", \"-c\", \"setsid sleep $SLEEPER & $DEMO --test-tools --name wrap$TAG\" ]; }" \
+    "{ name = \"deaf$TAG\"; transport = \"stdio\"; command = [ \"/bin/sh\", \"-c\", \"trap '' TERM; $DEMO --test-tools --name deaf$TAG; sleep 30\" ]; }"
 AUTH="Authorization: Bearer $MCPS_TEST_TOKEN"
 
 wait_state ready "d$TAG"

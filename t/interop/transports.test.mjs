@@ -89,8 +89,8 @@ describe('a WebSocket upstream', () => {
   let gw, ws, bad, wrong;
   const upgraded = new Set();
   before(async () => {
-    ws = await startNodeServer([fixture('ws-upstream.mjs'), '--', bin.demo, '--name', 'ws']);
-    bad = await startNodeServer([fixture('ws-upstream.mjs'), '--no-subprotocol', '--', bin.demo, '--name', 'ws']);
+    ws = await startNodeServer([fixture('ws-upstream.mjs'), '--', bin.demo, '--test-tools', '--name', 'ws']);
+    bad = await startNodeServer([fixture('ws-upstream.mjs'), '--no-subprotocol', '--', bin.demo, '--test-tools', '--name', 'ws']);
     // A server that answers the upgrade with the accept value of another
     // GUID (the mistake the worker and its old fixture once shared).
     wrong = http.createServer((req, res) => { res.writeHead(426); res.end(); });

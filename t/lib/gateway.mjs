@@ -38,7 +38,7 @@ export const ALWAYS = 'sampling = [ "client", "decline" ]; elicitation = [ "clie
 
 // A stdio upstream running mcp-demo-server.
 export function demo(name, extra = '') {
-  return `{ name = ${q(name)}; transport = "stdio"; command = [ ${q(bin.demo)}, "--name", ${q(name)} ]; ${extra} }`;
+  return `{ name = ${q(name)}; transport = "stdio"; command = [ ${q(bin.demo)}, "--test-tools", "--name", ${q(name)} ]; ${extra} }`;
 }
 
 export class Gateway {

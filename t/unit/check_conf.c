@@ -313,10 +313,42 @@ END_TEST
 START_TEST(test_errors)
 {
 	/* Top level. */
-	parse_err("listen = \"x\";\n\nfoo = 1;\n",
+	parse_err("listen = \"x:1\";\n\nfoo = 1;\n",
 	    "t.conf:3: unknown setting \"foo\"");
 	parse_err("listen = 5;\n", "t.conf:1: listen must be a string");
 	parse_err("listen = \"\";\n", "t.conf:1: listen must not be empty");
+	parse_err("\nlisten = \"127.0.0.1:65536\";\n", "t.conf:2: listen "
+	    "\"127.0.0.1:65536\": the port must be a number from 1 to 65535 "
+	    "(0 picks a free one)");
+	parse_err("listen = \"127.0.0.1:-1\";\n", "t.conf:1: listen "
+	    "\"127.0.0.1:-1\": the port must be a number from 1 to 65535 "
+	    "(0 picks a free one)");
+	parse_err("listen = \"127.0.0.1:\";\n", "t.conf:1: listen "
+	    "\"127.0.0.1:\": the port must be a number from 1 to 65535 "
+	    "(0 picks a free one)");
+	parse_err("listen = \"127.0.0.1:99999999999999999999\";\n",
+	    "t.conf:1: listen \"127.0.0.1:99999999999999999999\": the port "
+	    "must be a number from 1 to 65535 (0 picks a free one)");
+	parse_err("listen = \"localhost\";\n", "t.conf:1: listen "
+	    "\"localhost\": no port; write host:port, e.g. \"127.0.0.1:8931\"");
+	parse_err("listen = \"::1:80\";\n", "t.conf:1: listen \"::1:80\": an "
+	    "IPv6 address goes in brackets, e.g. \"[::1]:8931\"");
+	parse_err("listen = \"[::1]\";\n", "t.conf:1: listen \"[::1]\": no "
+	    "port; write [address]:port, e.g. \"[::1]:8931\"");
+	parse_err("listen = \":80\";\n", "t.conf:1: listen \":80\": no host; "
+	    "write \"127.0.0.1:80\" for loopback, \"0.0.0.0:80\" for every "
+	    "IPv4 address");
+	parse_err("user = \"no such user\";\n",
+	    "t.conf:1: user \"no such user\" does not exist");
+	parse_err("servers = (\n { name = \"a\"; command = [ \"x\" ];\n"
+	    "   user = \"no such user\"; }\n);\n",
+	    "t.conf:3: user \"no such user\" does not exist");
+	parse_err("auth_tokens = [ \"0123456789abcdef\",\n \"$$0123456789abcd\" ];\n",
+	    "t.conf:2: a token must have at least 16 characters (this one has "
+	    "15)");
+	parse_err("clients = ( { name = \"c\";\n token = \"short\"; } );\n",
+	    "t.conf:2: a token must have at least 16 characters (this one has "
+	    "5)");
 	parse_err("control = \"run/ctl\";\n",
 	    "t.conf:1: control must be an absolute path");
 	parse_err("allowed_hosts = \"x\";\n",
@@ -329,10 +361,10 @@ START_TEST(test_errors)
 	    "be a group { name = ...; ... }");
 
 	/* Syntax errors come from libconfig, with its line. */
-	parse_err("listen = \"x\";\nservers = (\n  { name = ; }\n);\n",
+	parse_err("listen = \"x:1\";\nservers = (\n  { name = ; }\n);\n",
 	    "t.conf:3: syntax error");
 	parse_err("a = 1;\na = 2;\n", "t.conf:2: duplicate setting name");
-	parse_err("listen = \"x\";\nmax_body = ;\n", "t.conf:2: syntax error");
+	parse_err("listen = \"x:1\";\nmax_body = ;\n", "t.conf:2: syntax error");
 	parse_err("listen = \"x\n", "t.conf:2: syntax error");
 
 	/* Servers. */
@@ -444,6 +476,48 @@ START_TEST(test_errors)
 }
 END_TEST
 
+START_TEST(test_listen_user)
+{
+	struct conf	*conf;
+	char		 host[64], err[256];
+	unsigned int	 port;
+
+	ck_assert_int_eq(conf_split_listen("127.0.0.1:8931", host, sizeof host,
+	    &port, err, sizeof err), 0);
+	ck_assert_str_eq(host, "127.0.0.1");
+	ck_assert_uint_eq(port, 8931);
+	ck_assert_int_eq(conf_split_listen("[::1]:65535", host, sizeof host,
+	    &port, err, sizeof err), 0);
+	ck_assert_str_eq(host, "::1");
+	ck_assert_uint_eq(port, 65535);
+	/* 0 picks a free port (what the tests listen on). */
+	ck_assert_int_eq(conf_split_listen("localhost:0", host, sizeof host,
+	    &port, err, sizeof err), 0);
+	ck_assert_uint_eq(port, 0);
+	ck_assert_int_eq(conf_split_listen("127.0.0.1:+80", host, sizeof host,
+	    &port, err, sizeof err), -1);
+	ck_assert_int_eq(conf_split_listen("127.0.0.1:8931 ", host,
+	    sizeof host, &port, err, sizeof err), -1);
+	ck_assert_int_eq(conf_split_listen("[::1]:80", host, 3, &port, err,
+	    sizeof err), -1);
+	ck_assert_str_eq(err, "listen: the host is too long");
+
+	/* The global user is every server's unless it names its own. */
+	conf = parse_ok("user = \"root\";\nlisten = \"[::1]:0\";\n"
+	    "servers = ( { name = \"a\"; command = [ \"x\" ]; },\n"
+	    " { name = \"b\"; command = [ \"x\" ]; user = \"nobody\"; } );\n");
+	ck_assert_str_eq(conf->user, "root");
+	ck_assert_int_eq(conf->listen_line, 2);
+	ck_assert_str_eq(conf->servers[0].user, "root");
+	ck_assert_str_eq(conf->servers[1].user, "nobody");
+	conf_free(conf);
+	conf = parse_ok("servers = ( { name = \"a\"; command = [ \"x\" ]; } );\n");
+	ck_assert_ptr_null(conf->servers[0].user);
+	ck_assert_int_eq(conf->listen_line, 0);
+	conf_free(conf);
+}
+END_TEST
+
 START_TEST(test_name_lengths)
 {
 	char		 text[256], name[64];
@@ -487,14 +561,14 @@ START_TEST(test_load)
 	conf_free(conf);
 
 	f = fopen(path, "w");
-	fputs("listen = \"x\";\n\nbogus = 1;\n", f);
+	fputs("listen = \"x:1\";\n\nbogus = 1;\n", f);
 	fclose(f);
 	ck_assert_ptr_null(conf_load(path, err, sizeof err));
 	snprintf(want, sizeof want, "%s:3: unknown setting \"bogus\"", path);
 	ck_assert_str_eq(err, want);
 
 	f = fopen(path, "w");
-	fputs("listen = \"x\";\nservers = (\n{ name = }\n", f);
+	fputs("listen = \"x:1\";\nservers = (\n{ name = }\n", f);
 	fclose(f);
 	ck_assert_ptr_null(conf_load(path, err, sizeof err));
 	snprintf(want, sizeof want, "%s:3: syntax error", path);
@@ -915,6 +989,7 @@ conf_suite(void)
 
 	tc = tcase_create("parse");
 	tcase_add_test(tc, test_defaults);
+	tcase_add_test(tc, test_listen_user);
 	tcase_add_test(tc, test_full);
 	tcase_add_test(tc, test_globals_after_servers);
 	tcase_add_test(tc, test_sizes);

@@ -1,0 +1,194 @@
+/*
+ * What startup checks beyond the file's syntax, in one place so that -n
+ * finds everything startup would: the listen address resolves, tokens
+ * given by reference expand and are long enough, the users upstreams run
+ * as can be switched to, the control socket's path fits, and the lock
+ * file's directory is writable.  It also says what is risky but allowed
+ * (listening beyond loopback without tokens or allowed_hosts, upstreams
+ * left running as root).  Startup, -n and reload run it.
+ */
+#include "config.h"
+
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#include <netinet/in.h>
+
+#include <errno.h>
+#include <libgen.h>
+#include <netdb.h>
+#include <pwd.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "supervisor.h"
+#include "xmalloc.h"
+
+/* Report an error at a line of the file (0: the file as a whole). */
+static int
+preflight_error(const struct conf *c, int line, char *err, size_t errlen,
+    const char *fmt, ...)
+{
+	va_list	ap;
+	char	msg[768];
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	if (line > 0)
+		snprintf(err, errlen, "%s:%d: %s", c->file, line, msg);
+	else
+		snprintf(err, errlen, "%s: %s", c->file, msg);
+	return (-1);
+}
+
+/* Pass a formatted warning on. */
+static void
+preflight_warn(void (*warn)(const char *), const char *fmt, ...)
+{
+	va_list	ap;
+	char	msg[768];
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	warn(msg);
+}
+
+/* Resolve the listen address; *loopback says whether all of it is. */
+static int
+preflight_listen(const struct conf *c, int *loopback, char *err,
+    size_t errlen)
+{
+	struct addrinfo			 hints, *res, *ai;
+	const struct sockaddr_in	*s4;
+	const struct sockaddr_in6	*s6;
+	char				 host[256], port[16], why[256];
+	unsigned int			 portno;
+	int				 error;
+
+	if (conf_split_listen(c->listen, host, sizeof host, &portno, why,
+	    sizeof why) != 0)
+		return (preflight_error(c, c->listen_line, err, errlen, "%s",
+		    why));
+	snprintf(port, sizeof port, "%u", portno);
+	memset(&hints, 0, sizeof hints);
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+	if ((error = getaddrinfo(host, port, &hints, &res)) != 0)
+		return (preflight_error(c, c->listen_line, err, errlen,
+		    "listen \"%s\": %s", c->listen, gai_strerror(error)));
+	*loopback = 1;
+	for (ai = res; ai != NULL; ai = ai->ai_next) {
+		s4 = (const void *)ai->ai_addr;
+		s6 = (const void *)ai->ai_addr;
+		if (ai->ai_family == AF_INET &&
+		    (ntohl(s4->sin_addr.s_addr) >> 24) == 127)
+			continue;
+		if (ai->ai_family == AF_INET6 &&
+		    IN6_IS_ADDR_LOOPBACK(&s6->sin6_addr))
+			continue;
+		*loopback = 0;
+	}
+	freeaddrinfo(res);
+	return (0);
+}
+
+/* Can the upstreams be started as the users they name? */
+static int
+preflight_users(const struct conf *c, void (*warn)(const char *), char *err,
+    size_t errlen)
+{
+	const struct server_conf	*srv;
+	struct passwd			*pw;
+	uid_t				 me = geteuid();
+	size_t				 i, root = 0, used = 0;
+	char				 names[256] = "";
+	int				 n, cut = 0;
+
+	for (i = 0; i < c->nservers; i++) {
+		srv = &c->servers[i];
+		if (srv->user == NULL) {
+			if (me != 0)
+				continue;
+			n = snprintf(names + used, sizeof names - used, "%s%s",
+			    root > 0 ? ", " : "", srv->name);
+			if (n > 0 && (size_t)n < sizeof names - used)
+				used += (size_t)n;
+			else {
+				names[used] = '\0';
+				cut = 1;
+			}
+			root++;
+			continue;
+		}
+		if ((pw = getpwnam(srv->user)) == NULL)
+			return (preflight_error(c, srv->line, err, errlen,
+			    "upstream %s: user \"%s\" does not exist",
+			    srv->name, srv->user));
+		if (me != 0 && pw->pw_uid != me)
+			return (preflight_error(c, srv->line, err, errlen,
+			    "upstream %s: user \"%s\": mcp-supervisord runs "
+			    "as uid %ld, not root, and cannot start upstreams "
+			    "as another user", srv->name, srv->user,
+			    (long)me));
+	}
+	if (root > 0)
+		preflight_warn(warn, "%s %s%s run%s as root: set user, for "
+		    "every upstream or for %s", root == 1 ? "upstream" :
+		    "upstreams", names, cut ? ", ..." : "", root == 1 ? "s" :
+		    "", root == 1 ? "it" : "each");
+	return (0);
+}
+
+/* Is the directory of a file there and writable? */
+static int
+preflight_dir(const char *path)
+{
+	char	*copy = xstrdup(path);
+	int	 rc;
+
+	rc = access(dirname(copy), W_OK | X_OK);
+	free(copy);
+	return (rc);
+}
+
+int
+preflight(const struct conf *c, int flags, void (*warn)(const char *),
+    char *err, size_t errlen)
+{
+	struct sockaddr_un	 sun;
+	char			 why[512];
+	int			 loopback = 1, tokens;
+
+	if (!(flags & PREFLIGHT_RELOAD)) {
+		if (preflight_listen(c, &loopback, err, errlen) != 0)
+			return (-1);
+		if (strlen(c->control) >= sizeof sun.sun_path)
+			return (preflight_error(c, 0, err, errlen, "control "
+			    "socket %s: the path is longer than %zu bytes",
+			    c->control, sizeof sun.sun_path - 1));
+	}
+	if (auth_validate(c, &tokens, why, sizeof why) != 0)
+		return (preflight_error(c, 0, err, errlen, "%s", why));
+	if (c->ws_lockfile != NULL && preflight_dir(c->ws_lockfile) != 0)
+		return (preflight_error(c, 0, err, errlen, "ws_lockfile %s: "
+		    "its directory: %s", c->ws_lockfile, strerror(errno)));
+	if (preflight_users(c, warn, err, errlen) != 0)
+		return (-1);
+	if (flags & PREFLIGHT_RELOAD)
+		return (0);
+	if (!loopback && !tokens && c->ws_lockfile == NULL)
+		preflight_warn(warn, "listen %s is beyond loopback and there "
+		    "are no auth_tokens or clients: any client that can reach "
+		    "it can use every upstream", c->listen);
+	if (!loopback && c->allowed_hosts == NULL)
+		preflight_warn(warn, "listen %s is beyond loopback and there "
+		    "are no allowed_hosts: Host headers are not checked",
+		    c->listen);
+	return (0);
+}

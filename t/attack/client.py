@@ -1,0 +1,518 @@
+#!/usr/bin/env python3
+# Raw-socket clients for the attack suite (t/attack/): what curl cannot
+# send, or cannot send slowly, or cannot stop reading.  Standard library
+# only.  Every loop is bounded, every socket is on the address given (the
+# tests give 127.0.0.1), and every socket is closed on exit.
+#
+#   client.py send ADDR ACTION...
+#       Run the actions on one connection, then read until the peer closes
+#       or --timeout seconds pass without data; write what was received to
+#       stdout.  Actions: s:TEXT sends TEXT (Python escapes: \r \n \x00),
+#       f:FILE sends a file, p:MS sleeps, b:TEXT sends TEXT a byte per
+#       packet, shut half-closes, r:SECS reads for SECS seconds.
+#   client.py trickle ADDR PREFIX MAX
+#       Send PREFIX, then one byte ("a") a second, at most MAX of them,
+#       until the peer answers or closes; print "status=S elapsed=E sent=N
+#       closed=C", E counted from the first byte sent.
+#   client.py silent ADDR MAX
+#       Connect and send nothing; print "status=S elapsed=E closed=C" when
+#       the peer closes, or after MAX seconds.
+#   client.py hold ADDR N READY STOP [--request TEXT] [--timeout S]
+#       Open N connections (as many as fit under the descriptor limit
+#       raised to its hard limit), optionally send TEXT on each and read
+#       its answer's head; half a second later write to the file READY how
+#       many were opened and what the peer did with them (held, closed,
+#       or the status it answered), hold them until the file STOP exists
+#       (at most S seconds), close them and print a summary.
+#   client.py stall ADDR READY STOP TEXT... [--timeout S]
+#       For each TEXT (an HTTP request) open a connection with a tiny
+#       receive buffer, send it, read the first 64 bytes of the answer and
+#       nothing more; write "stalled=N" to READY, hold them until STOP
+#       exists (at most S seconds) and print a summary.
+#   client.py ws ADDR ACTION...
+#       A WebSocket client (RFC 6455) with a 4 KiB receive buffer.  up
+#       [HEADER...] upgrades /ws (HEADER like "Origin: x" adds or, with an
+#       empty value, removes a header) and prints the status line; text:T
+#       sends T in a masked text frame; frame:OP:FLAGS:PAYLOAD sends any
+#       frame (FLAGS, comma-separated: nofin, nomask, rsv1, len=N for a
+#       declared length with no such payload, fill=N for a payload of N
+#       spaces); read:S prints the frames
+#       that come in S seconds ("text N: ...", "close CODE", "eof"),
+#       until:S:TEXT likewise until a text frame holding TEXT has come;
+#       pings:MB sends MB MiB of 125-byte pings, reading nothing (a send
+#       blocked for 10 s stops it), and prints how much went out; sleep:S
+#       waits S seconds, reading nothing.
+#   client.py unix PATH N READY STOP [--timeout S]
+#       Hold N connections to a unix socket (the control socket) until
+#       STOP exists.
+import os
+import re
+import resource
+import select
+import socket
+import sys
+import time
+
+
+def addr_of(s):
+    host, port = s.rsplit(':', 1)
+    return host.strip('[]'), int(port)
+
+
+def unescape(text):
+    return text.encode('latin-1', 'backslashreplace').decode(
+        'unicode_escape').encode('latin-1')
+
+
+def connect(addr, rcvbuf=None, timeout=10):
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    if rcvbuf is not None:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
+    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    s.settimeout(timeout)
+    s.connect(addr_of(addr))
+    return s
+
+
+def raise_nofile(want):
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    target = want if hard == resource.RLIM_INFINITY else min(want, hard)
+    if soft != resource.RLIM_INFINITY and soft < target:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+        except (ValueError, OSError):
+            pass
+    return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+
+
+def status_of(data):
+    m = re.match(rb'HTTP/1\.[01] (\d{3})', data)
+    return m.group(1).decode() if m else '-'
+
+
+def read_all(s, timeout):
+    """Read until EOF or `timeout` seconds without data."""
+    out = b''
+    s.settimeout(timeout)
+    while len(out) < 64 * 1024 * 1024:
+        try:
+            chunk = s.recv(65536)
+        except socket.timeout:
+            return out, False
+        except ConnectionResetError:
+            return out, True
+        if not chunk:
+            return out, True
+        out += chunk
+    return out, False
+
+
+def cmd_send(argv):
+    o, argv = opts(argv, ('--timeout',))
+    timeout = float(o.get('--timeout', 5))
+    try:
+        s = connect(argv[0])
+    except OSError as e:
+        sys.exit('client.py: %s: %s' % (argv[0], e))
+    got = b''
+    try:
+        for act in argv[1:]:
+            kind, _, arg = act.partition(':')
+            try:
+                if kind == 's':
+                    s.sendall(unescape(arg))
+                elif kind == 'f':
+                    with open(arg, 'rb') as f:
+                        s.sendall(f.read())
+                elif kind == 'b':
+                    for byte in unescape(arg):
+                        s.sendall(bytes([byte]))
+                        time.sleep(0.001)
+                elif kind == 'p':
+                    time.sleep(int(arg) / 1000)
+                elif kind == 'shut':
+                    s.shutdown(socket.SHUT_WR)
+                elif kind == 'r':
+                    part, _ = read_all(s, float(arg))
+                    got += part
+                else:
+                    raise SystemExit('unknown action ' + act)
+            except (BrokenPipeError, ConnectionResetError):
+                break
+        part, _ = read_all(s, timeout)
+        got += part
+    finally:
+        s.close()
+    sys.stdout.buffer.write(got)
+
+
+def cmd_trickle(argv):
+    addr, prefix, most = argv[0], unescape(argv[1]), int(argv[2])
+    s = connect(addr)
+    start = time.monotonic()
+    s.sendall(prefix)
+    sent, got, closed = 0, b'', False
+    deadline = start + most + 5
+    next_byte = start + 1
+    while time.monotonic() < deadline:
+        wait = max(0.0, next_byte - time.monotonic())
+        r, _, _ = select.select([s], [], [], wait)
+        if r:
+            try:
+                chunk = s.recv(65536)
+            except ConnectionResetError:
+                chunk = b''
+            if not chunk:
+                closed = True
+                break
+            got += chunk
+            if b'\r\n\r\n' in got:
+                # Whatever follows, the answer has come: wait for the close.
+                rest, closed = read_all(s, 5)
+                got += rest
+                break
+            continue
+        if sent < most:
+            try:
+                s.sendall(b'a')
+            except (BrokenPipeError, ConnectionResetError):
+                closed = True
+                break
+            sent += 1
+        next_byte += 1
+    elapsed = time.monotonic() - start
+    s.close()
+    print('status=%s elapsed=%.1f sent=%d closed=%d' %
+          (status_of(got), elapsed, sent, closed))
+
+
+def cmd_silent(argv):
+    addr, most = argv[0], float(argv[1])
+    s = connect(addr)
+    start = time.monotonic()
+    got, closed = read_all(s, most)
+    elapsed = time.monotonic() - start
+    s.close()
+    print('status=%s elapsed=%.1f closed=%d' % (status_of(got), elapsed,
+                                                 closed))
+
+
+def opts(argv, names):
+    out = {}
+    rest = []
+    i = 0
+    while i < len(argv):
+        if argv[i] in names:
+            out[argv[i]] = argv[i + 1]
+            i += 2
+        else:
+            rest.append(argv[i])
+            i += 1
+    return out, rest
+
+
+def wait_stop(stop, timeout):
+    end = time.monotonic() + timeout
+    while not os.path.exists(stop) and time.monotonic() < end:
+        time.sleep(0.05)
+
+
+def write_file(path, text):
+    with open(path + '.tmp', 'w') as f:
+        f.write(text + '\n')
+    os.rename(path + '.tmp', path)
+
+
+def classify(s):
+    """What the peer did: an HTTP status it sent, else 'closed' if it
+    closed (or reset) the connection, else 'held'.  What an earlier look
+    left unread (the rest of a body) is not a status."""
+    data, eof, n = b'', False, 0
+    try:
+        s.setblocking(False)
+        while n < 64 * 1024 * 1024:
+            chunk = s.recv(65536)
+            if not chunk:
+                eof = True
+                break
+            if len(data) < 65536:
+                data += chunk
+            n += len(chunk)
+    except (BlockingIOError, InterruptedError):
+        pass
+    except OSError:
+        eof = True
+    if data.startswith(b'HTTP/'):
+        return status_of(data)
+    return 'closed' if eof else 'held'
+
+
+def tally(socks):
+    counts = {}
+    for s in socks:
+        k = classify(s)
+        counts[k] = counts.get(k, 0) + 1
+    return ' '.join('%s=%d' % kv for kv in sorted(counts.items()))
+
+
+def cmd_hold(argv):
+    o, argv = opts(argv, ('--request', '--timeout'))
+    addr, want, ready, stop = argv[0], int(argv[1]), argv[2], argv[3]
+    timeout = float(o.get('--timeout', 60))
+    request = unescape(o['--request']) if '--request' in o else None
+    limit = raise_nofile(want + 64)
+    n = min(want, limit - 32)
+    socks, refused, answers = [], 0, {}
+    for _ in range(n):
+        try:
+            s = connect(addr, timeout=5)
+        except OSError:
+            refused += 1
+            continue
+        if request is not None:
+            try:
+                s.sendall(request)
+                head = b''
+                while b'\r\n\r\n' not in head and len(head) < 65536:
+                    chunk = s.recv(65536)
+                    if not chunk:
+                        break
+                    head += chunk
+                st = status_of(head)
+            except socket.timeout:
+                st = 'none'
+            except OSError:
+                st = 'reset'
+            answers[st] = answers.get(st, 0) + 1
+        socks.append(s)
+    time.sleep(0.5)
+    first = tally(socks)
+    write_file(ready, 'opened=%d refused=%d %s' % (len(socks), refused,
+                                                   first))
+    wait_stop(stop, timeout)
+    last = tally(socks)
+    for s in socks:
+        s.close()
+    print('wanted=%d limit=%d opened=%d refused=%d answers: %s; '
+          'when ready: %s; at the end: %s' % (
+              want, limit, len(socks), refused,
+              ' '.join('%s=%d' % kv for kv in sorted(answers.items())),
+              first, last))
+
+
+def cmd_stall(argv):
+    o, argv = opts(argv, ('--timeout',))
+    addr, ready, stop = argv[0], argv[1], argv[2]
+    timeout = float(o.get('--timeout', 120))
+    socks = []
+    for text in argv[3:]:
+        s = connect(addr, rcvbuf=4096)
+        s.sendall(unescape(text))
+        s.recv(64)      # the status line has come: now stop reading
+        socks.append(s)
+    write_file(ready, 'stalled=%d' % len(socks))
+    wait_stop(stop, timeout)
+    last = tally(socks)
+    for s in socks:
+        s.close()
+    print('stalled=%d at the end: %s' % (len(socks), last))
+
+
+class WS:
+    def __init__(self, addr):
+        self.s = connect(addr, rcvbuf=4096)
+        self.buf = b''
+        self.open = False
+
+    def upgrade(self, extra):
+        import base64
+        headers = {
+            'Host': '127.0.0.1', 'Upgrade': 'websocket',
+            'Connection': 'Upgrade', 'Sec-WebSocket-Version': '13',
+            'Sec-WebSocket-Key': base64.b64encode(os.urandom(16)).decode(),
+            'Sec-WebSocket-Protocol': 'mcp'}
+        for h in extra:
+            name, _, value = h.partition(':')
+            value = value.strip()
+            for k in list(headers):
+                if k.lower() == name.lower():
+                    del headers[k]
+            if value:
+                headers[name] = value
+        self.s.sendall(('GET /ws HTTP/1.1\r\n' + ''.join(
+            '%s: %s\r\n' % kv for kv in headers.items()) + '\r\n').encode())
+        self.s.settimeout(5)
+        while b'\r\n\r\n' not in self.buf and len(self.buf) < 65536:
+            chunk = self.s.recv(65536)
+            if not chunk:
+                break
+            self.buf += chunk
+        head, _, self.buf = self.buf.partition(b'\r\n\r\n')
+        self.open = status_of(head) == '101'
+        print('status %s' % status_of(head))
+
+    @staticmethod
+    def frame(op, payload, fin=True, mask=True, rsv1=False, length=None):
+        n = len(payload) if length is None else length
+        b0 = (0x80 if fin else 0) | (0x40 if rsv1 else 0) | op
+        if n < 126:
+            hdr = bytes([b0, (0x80 if mask else 0) | n])
+        elif n < 65536:
+            hdr = bytes([b0, (0x80 if mask else 0) | 126]) + n.to_bytes(2, 'big')
+        else:
+            hdr = bytes([b0, (0x80 if mask else 0) | 127]) + n.to_bytes(8, 'big')
+        if not mask:
+            return hdr + payload
+        key = os.urandom(4)
+        return hdr + key + bytes(c ^ key[i % 4] for i, c in enumerate(payload))
+
+    def read(self, secs, until=None):
+        end = time.monotonic() + secs
+        while True:
+            while self.open and len(self.buf) >= 2:
+                n = self.buf[1] & 0x7f
+                off = 2
+                if n == 126:
+                    if len(self.buf) < 4:
+                        break
+                    n, off = int.from_bytes(self.buf[2:4], 'big'), 4
+                elif n == 127:
+                    if len(self.buf) < 10:
+                        break
+                    n, off = int.from_bytes(self.buf[2:10], 'big'), 10
+                if len(self.buf) < off + n:
+                    break
+                op, data = self.buf[0] & 0x0f, self.buf[off:off + n]
+                self.buf = self.buf[off + n:]
+                if op == 8:
+                    code = int.from_bytes(data[:2], 'big') if n >= 2 else 0
+                    print('close %d %s' % (code, data[2:].decode('utf-8', 'replace')))
+                    return
+                elif op == 1:
+                    text = data.decode('utf-8', 'replace')
+                    print('text %d: %s' % (n, text[:300]))
+                    if until is not None and until in text:
+                        return
+                else:
+                    print('op %d len %d' % (op, n))
+            left = end - time.monotonic()
+            if left <= 0:
+                return
+            self.s.settimeout(left)
+            try:
+                chunk = self.s.recv(65536)
+            except socket.timeout:
+                return
+            except OSError:
+                chunk = b''
+            if not chunk:
+                print('eof')
+                return
+            self.buf += chunk
+
+
+def cmd_ws(argv):
+    ws = WS(argv[0])
+    acts = argv[1:]
+    i = 0
+    try:
+        while i < len(acts):
+            act = acts[i]
+            i += 1
+            kind, _, arg = act.partition(':')
+            if kind == 'up':
+                extra = []
+                while i < len(acts) and ':' in acts[i] and \
+                        acts[i].split(':')[0] not in (
+                            'text', 'frame', 'read', 'pings', 'up', 'sleep',
+                            'until'):
+                    extra.append(acts[i])
+                    i += 1
+                ws.upgrade(extra)
+            elif kind == 'text':
+                ws.s.sendall(WS.frame(1, arg.encode()))
+            elif kind == 'frame':
+                op, flags, payload = arg.split(':', 2)
+                flags = flags.split(',')
+                length = None
+                payload = unescape(payload)
+                for f in flags:
+                    if f.startswith('len='):
+                        length = int(f[4:])
+                    elif f.startswith('fill='):
+                        payload = b' ' * int(f[5:])
+                ws.s.sendall(WS.frame(int(op), payload,
+                                      fin='nofin' not in flags,
+                                      mask='nomask' not in flags,
+                                      rsv1='rsv1' in flags, length=length))
+            elif kind == 'read':
+                ws.read(float(arg))
+            elif kind == 'until':
+                secs, _, text = arg.partition(':')
+                ws.read(float(secs), text)
+            elif kind == 'sleep':
+                time.sleep(float(arg))
+            elif kind == 'pings':
+                ping = WS.frame(9, b'p' * 125)
+                block = ping * 8192
+                sent, want = 0, int(arg) * 1024 * 1024
+                ws.s.settimeout(10)
+                try:
+                    while sent < want:
+                        ws.s.sendall(block)
+                        sent += len(block)
+                except (socket.timeout, OSError) as e:
+                    print('pings stopped: %s' % type(e).__name__)
+                print('pings sent %d MiB' % (sent >> 20))
+            else:
+                raise SystemExit('unknown action ' + act)
+    except (BrokenPipeError, ConnectionResetError):
+        print('reset')
+    finally:
+        ws.s.close()
+
+
+def cmd_unix(argv):
+    o, argv = opts(argv, ('--timeout',))
+    path, n, ready, stop = argv[0], int(argv[1]), argv[2], argv[3]
+    timeout = float(o.get('--timeout', 60))
+    socks = []
+    for _ in range(n):
+        # A full listen queue refuses at once (EAGAIN): retry for 5 s.
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.setblocking(False)
+        end = time.monotonic() + 5
+        while True:
+            try:
+                s.connect(path)
+                break
+            except (BlockingIOError, InterruptedError):
+                if time.monotonic() > end:
+                    break
+                time.sleep(0.01)
+            except OSError:
+                break
+        try:
+            s.getpeername()
+        except OSError:
+            s.close()
+            break
+        socks.append(s)
+    write_file(ready, 'opened=%d' % len(socks))
+    wait_stop(stop, timeout)
+    for s in socks:
+        s.close()
+    print('unix opened=%d' % len(socks))
+
+
+def main():
+    cmds = {'send': cmd_send, 'trickle': cmd_trickle, 'silent': cmd_silent,
+            'hold': cmd_hold, 'stall': cmd_stall, 'unix': cmd_unix,
+            'ws': cmd_ws}
+    if len(sys.argv) < 3 or sys.argv[1] not in cmds:
+        sys.exit('usage: client.py send|trickle|silent|hold|stall|ws|unix ...')
+    cmds[sys.argv[1]](sys.argv[2:])
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,200 @@
+#!/usr/bin/env python3
+# Upstreams that misbehave, for t/attack/upstreams.sh: stdio MCP servers,
+# standard library only, each bad in one way.
+#
+#   upstream.py garbage   writes garbage lines (not JSON, not JSON-RPC,
+#                         answers to nothing, control bytes, invalid UTF-8)
+#                         before its initialize answer and, on the tool
+#                         "spew" {count}, count of them before the answer
+#   upstream.py storm     on the tool "storm" {count}, count notifications
+#                         (logs, progress for unknown tokens, resource
+#                         updates, unknown methods, list_changed) first
+#   upstream.py forker MARK
+#                         starts four children running "sleep MARK": one
+#                         in its process group that keeps its standard
+#                         input, output and error, one in a session of its
+#                         own, one double-forked into a session of its own,
+#                         one that ignores SIGTERM; the tool "quit" exits
+#                         without answering
+#   upstream.py mute      reads its input and never answers, initialize
+#                         included
+#   upstream.py endless   on the tool "endless", starts its answer's line
+#                         and never ends it (256 KiB every 0.1 s)
+# Every server also has the tool "echo" {text}.
+import json
+import os
+import signal
+import sys
+import time
+
+MODE = sys.argv[1] if len(sys.argv) > 1 else 'garbage'
+out = sys.stdout.buffer
+
+
+def send(obj):
+    out.write(json.dumps(obj, separators=(',', ':')).encode() + b'\n')
+    out.flush()
+
+
+def result(mid, text):
+    send({'jsonrpc': '2.0', 'id': mid,
+          'result': {'content': [{'type': 'text', 'text': text}]}})
+
+
+GARBAGE = [
+    b'this is not JSON',
+    b'{"jsonrpc":"2.0"',
+    b'[1,2,3]',
+    b'"a string"',
+    b'{"jsonrpc":"2.0","id":987654321,"result":{}}',
+    b'{"jsonrpc":"2.0","id":"nobody","error":{"code":1,"message":"x"}}',
+    b'{"jsonrpc":"1.0","method":"x"}',
+    b'{"jsonrpc":"2.0","method":7}',
+    b'\x00\x01\x02\x1b[31m',
+    b'\xff\xfe\xc0\x80 invalid UTF-8',
+    b'{"jsonrpc":"2.0","id":1,"id":2,"result":{}}',
+    b'',
+    b'   ',
+]
+
+
+def garbage(n):
+    for i in range(n):
+        out.write(GARBAGE[i % len(GARBAGE)] + b'\n')
+    out.flush()
+
+
+def storm(n):
+    for i in range(n):
+        k = i % 6
+        if k == 0:
+            send({'jsonrpc': '2.0', 'method': 'notifications/message',
+                  'params': {'level': 'info', 'data': 'storm %d' % i}})
+        elif k == 1:
+            send({'jsonrpc': '2.0', 'method': 'notifications/progress',
+                  'params': {'progressToken': 'nobody-%d' % i,
+                             'progress': i}})
+        elif k == 2:
+            send({'jsonrpc': '2.0',
+                  'method': 'notifications/resources/updated',
+                  'params': {'uri': 'storm://%d' % i}})
+        elif k == 3:
+            send({'jsonrpc': '2.0', 'method': 'notifications/storm/%d' % i,
+                  'params': {}})
+        elif k == 4:
+            send({'jsonrpc': '2.0', 'method': 'notifications/cancelled',
+                  'params': {'requestId': 'nobody-%d' % i}})
+        elif i % 500 == 5:
+            send({'jsonrpc': '2.0',
+                  'method': 'notifications/tools/list_changed'})
+        else:
+            send({'jsonrpc': '2.0', 'method': 'notifications/message',
+                  'params': {'level': 'debug', 'data': 'storm %d' % i}})
+
+
+def forker(mark):
+    def child(setsid=False, double=False, ignore_term=False, keep=False):
+        pid = os.fork()
+        if pid != 0:
+            if double:
+                os.waitpid(pid, 0)
+            return
+        try:
+            if setsid:
+                os.setsid()
+            if double and os.fork() != 0:
+                os._exit(0)
+            if ignore_term:
+                signal.signal(signal.SIGTERM, signal.SIG_IGN)
+            if not keep:
+                devnull = os.open(os.devnull, os.O_RDWR)
+                for fd in (0, 1, 2):
+                    os.dup2(devnull, fd)
+            os.execvp('sleep', ['sleep', mark])
+        finally:
+            os._exit(127)
+    child(keep=True)
+    child(setsid=True)
+    child(setsid=True, double=True)
+    child(ignore_term=True)
+
+
+def endless(mid):
+    out.write(b'{"jsonrpc":"2.0","id":' + json.dumps(mid).encode() +
+              b',"result":{"content":[{"type":"text","text":"')
+    chunk = b'x' * (256 * 1024)
+    while True:
+        out.write(chunk)
+        out.flush()
+        time.sleep(0.1)
+
+
+TOOLS = {
+    'garbage': ['spew'],
+    'storm': ['storm'],
+    'forker': ['quit'],
+    'mute': [],
+    'endless': ['endless'],
+}
+
+
+def tool(name):
+    return {'name': name, 'description': name,
+            'inputSchema': {'type': 'object'}}
+
+
+def main():
+    if MODE == 'forker':
+        forker(sys.argv[2])
+    if MODE == 'garbage':
+        garbage(1000)
+    for line in sys.stdin.buffer:
+        try:
+            msg = json.loads(line)
+        except ValueError:
+            continue
+        if MODE == 'mute' or not isinstance(msg, dict):
+            continue
+        method, mid = msg.get('method'), msg.get('id')
+        if mid is None or method is None:
+            continue
+        params = msg.get('params') or {}
+        if method == 'initialize':
+            send({'jsonrpc': '2.0', 'id': mid, 'result': {
+                'protocolVersion': params.get('protocolVersion',
+                                              '2025-11-25'),
+                'capabilities': {'tools': {'listChanged': True}},
+                'serverInfo': {'name': 'attack-' + MODE, 'version': '1'}}})
+        elif method == 'tools/list':
+            send({'jsonrpc': '2.0', 'id': mid, 'result': {
+                'tools': [tool(n) for n in ['echo'] + TOOLS[MODE]]}})
+        elif method == 'tools/call':
+            name = params.get('name')
+            args = params.get('arguments') or {}
+            if name == 'echo':
+                result(mid, str(args.get('text', '')))
+            elif name == 'spew':
+                garbage(int(args.get('count', 1000)))
+                result(mid, 'spewed')
+            elif name == 'storm':
+                storm(int(args.get('count', 1000)))
+                result(mid, 'stormed')
+            elif name == 'quit':
+                os._exit(0)
+            elif name == 'endless':
+                endless(mid)
+            else:
+                send({'jsonrpc': '2.0', 'id': mid, 'error': {
+                    'code': -32602, 'message': 'unknown tool'}})
+        elif method == 'ping':
+            send({'jsonrpc': '2.0', 'id': mid, 'result': {}})
+        else:
+            send({'jsonrpc': '2.0', 'id': mid, 'error': {
+                'code': -32601, 'message': 'Method not found'}})
+
+
+if __name__ == '__main__':
+    try:
+        main()
+    except (BrokenPipeError, KeyboardInterrupt):
+        pass
