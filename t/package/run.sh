@@ -301,8 +301,8 @@ say "dpkg -i $(basename "$DEB")"
 dpkg -i "$DEB" > "$W/dpkg-i.log" 2>&1 ||
     { cat "$W/dpkg-i.log" >&2; die "dpkg -i"; }
 ok "dpkg -i installs it" installed
-ok "the user $USR exists" getent passwd "$USR"
-ok "the group $USR exists" getent group "$USR"
+ok "the user $USR exists" sh -c "getent passwd $USR > /dev/null"
+ok "the group $USR exists" sh -c "getent group $USR > /dev/null"
 ok "the unit is enabled (multi-user.target.wants)" \
     test -L /etc/systemd/system/multi-user.target.wants/$UNIT
 UNITFILE=$(dpkg -L "$PKG" | grep "/systemd/system/$UNIT\$")
@@ -450,7 +450,8 @@ for f in /etc/mcp-supervisord.conf /usr/sbin/mcp-supervisord \
     /lib/systemd/system/$UNIT /usr/lib/sysusers.d/$PKG.conf; do
 	ok "no $f" test ! -e "$f" -a ! -L "$f"
 done
-ok "the user $USR remains, as Debian keeps system users" getent passwd "$USR"
+ok "the user $USR remains, as Debian keeps system users" \
+    sh -c "getent passwd $USR > /dev/null"
 
 echo "1..$ntests"
 if [ "$failures" -ne 0 ]; then
