@@ -8,19 +8,21 @@
 # From the make dist tarball of BUILDDIR (a configured tree, default
 # build/): builds the .deb (dpkg-buildpackage) and the .rpm (rpmbuild),
 # lints both, checks their versions against configure's and their files
-# against a make install of the same tree; then installs the .deb on this
-# machine (dpkg -i), checks the packaged configuration with the installed
-# daemon, starts that daemon as the package's user (there is no systemd
-# here: setpriv does what User= and Group= do), makes one MCP call through
-# it, uses mcpctl as a member of the group, stops it, purges the package
-# and checks that nothing is left but the user and group, which Debian
-# keeps.
+# against a make install of the same tree.  Then the .deb under a real
+# systemd, in a container (t/package/systemd.sh).  Then on this machine,
+# whose PID 1 is not systemd: dpkg -i, the installed daemon's -n on the
+# packaged configuration, that daemon started as the package's user
+# (setpriv does what User= and Group= do, a datagram socket stands for
+# NOTIFY_SOCKET), one MCP call through it, mcpctl as a member of the group
+# and as another user, mcpctl reload as ExecReload runs it; then the
+# purge, after which nothing may be left but the user and group, which
+# Debian keeps.
 #
 # Needs root, Debian 12, and dpkg-dev, debhelper, lintian, rpm, rpmlint,
-# curl, python3 (./bootstrap package installs them).  Every process it
-# starts is stopped, and the package purged, also when it fails; a run
-# that was killed outright leaves a marker in /run that the next run
-# finds, and that run purges the package first.
+# curl, python3, systemd-container (./bootstrap package installs them).
+# Every process it starts is stopped, and the package purged, also when
+# it fails; a run that was killed outright leaves a marker in /run that
+# the next run finds, and that run purges the package first.
 set -eu
 
 top_srcdir=$(cd "$(dirname "$0")/../.." && pwd)
@@ -43,7 +45,7 @@ die() { say "FAILED: $*"; exit 1; }
 
 [ "$(id -u)" -eq 0 ] || die "needs root (it installs and purges the .deb)"
 for c in dpkg-buildpackage dpkg-parsechangelog lintian rpmbuild rpmlint \
-    curl python3 setpriv systemd-analyze; do
+    curl python3 setpriv systemd-analyze systemd-nspawn; do
 	command -v "$c" > /dev/null 2>&1 || die "$c not found (./bootstrap package installs it)"
 done
 [ -f "$builddir/Makefile" ] || die "$builddir is not a configured build tree"
@@ -280,6 +282,16 @@ like "the .deb's prerm stops the unit" "$(dpkg-deb -I "$DEB" prerm)" \
 like "the .rpm's scriptlets make the user and handle the unit" \
     "$(rpm -qp --scripts "$RPM")" \
     "systemd-sysusers.*$PKG.conf.*$UNIT.*preuninstall.*$UNIT.*postuninstall.*try-restart.*$UNIT"
+
+# --- Under systemd -----------------------------------------------------------
+# In a container that boots this machine's system from an overlay: what
+# needs systemd as PID 1 (Type=notify, the sandbox, systemctl reload, the
+# journal, postinst starting and prerm stopping the service).
+say "the .deb under systemd (t/package/systemd.sh)"
+sh "$SRC/t/package/systemd.sh" "$DEB" > "$W/systemd.log" 2>&1 && st=0 || st=$?
+sed 's/^/#   /' "$W/systemd.log"
+ok "the .deb under systemd: $(sed -n 's/^systemd: \([0-9]* passed, [0-9]* failed\)$/\1/p' "$W/systemd.log")" \
+    test "$st" -eq 0
 
 # --- Install ---------------------------------------------------------------
 # Paths on this machine before the package, to compare after the purge.
