@@ -108,6 +108,7 @@ W=
 RUN=
 DAEMON_PID=
 NOTIFY_PID=
+STARTED=
 # Stop what this run started; purge what it installed.
 cleanup() {
 	st=$?
@@ -122,18 +123,21 @@ cleanup() {
 		done
 		kill -KILL "$p" 2>/dev/null
 	done
-	# Workers and upstreams the daemon left (it should leave none).
-	for p in $(ps -o pid= -u "$USR" 2>/dev/null); do
-		kill -KILL "$p" 2>/dev/null
-	done
+	# Workers and upstreams our daemon left (it should leave none).
+	if [ -n "$STARTED" ]; then
+		for p in $(ps -o pid= -u "$USR" 2>/dev/null); do
+			kill -KILL "$p" 2>/dev/null
+		done
+	fi
 	if [ -f "$MARKER" ]; then
 		if installed; then
 			say "purging $PKG"
 			dpkg --purge "$PKG" > /dev/null 2>&1 ||
 			    say "dpkg --purge $PKG failed: purge it by hand"
 		fi
-		rm -rf /var/lib/mcp-supervisor /var/cache/mcp-supervisor
-		rm -f "$MARKER"
+		if grep -qx 'state' "$MARKER"; then
+			rm -rf /var/lib/mcp-supervisor /var/cache/mcp-supervisor
+		fi
 	fi
 	[ -z "$RUN" ] || rm -rf "$RUN"
 	if [ -n "$W" ]; then
@@ -143,27 +147,42 @@ cleanup() {
 			rm -rf "$W"
 		fi
 	fi
+	rm -f "$MARKER"
 	exit "$st"
 }
 trap cleanup EXIT
 trap 'exit 1' INT TERM HUP
 
 # A run that was killed before its trap ran: finish its cleanup first.
+# The marker lists what such a run made: "pid N" (its daemon and its
+# notification listener), "dir PATH" (its temporary directories),
+# "state" (the state and cache directories it made before the purge);
+# and while the marker is there, an installed package is that run's.
 if [ -f "$MARKER" ]; then
 	say "an earlier run was interrupted; cleaning up after it"
-	for p in $(cat "$MARKER"); do
-		if [ "$(ps -o comm= -p "$p" 2>/dev/null)" = mcp-supervisord ] ||
-		    [ "$(ps -o comm= -p "$p" 2>/dev/null)" = python3 ]; then
-			kill -KILL "$p" 2>/dev/null || true
-		fi
-	done
+	while read -r what arg; do
+		case $what in
+		pid)
+			case $(ps -o comm= -p "$arg" 2>/dev/null) in
+			mcp-supervisord|python3) kill -KILL "$arg" 2>/dev/null || true ;;
+			esac
+			;;
+		dir)
+			case $arg in
+			*/mcps-package.*|*/mcps-package-run.*) rm -rf "$arg" ;;
+			esac
+			;;
+		state)
+			rm -rf /var/lib/mcp-supervisor /var/cache/mcp-supervisor
+			;;
+		esac
+	done < "$MARKER"
 	for p in $(ps -o pid= -u "$USR" 2>/dev/null); do
 		kill -KILL "$p" 2>/dev/null || true
 	done
 	if installed; then
 		dpkg --purge "$PKG" > /dev/null
 	fi
-	rm -rf /var/lib/mcp-supervisor /var/cache/mcp-supervisor
 	rm -f "$MARKER"
 fi
 if installed; then
@@ -175,6 +194,7 @@ fi
 
 W=$(mktemp -d "${TMPDIR:-/tmp}/mcps-package.XXXXXX")
 chmod 0755 "$W"
+echo "dir $W" > "$MARKER"
 
 # --- The tarball and the version ----------------------------------------
 say "make dist"
@@ -308,7 +328,6 @@ snapshot() {
 }
 snapshot > "$W/before"
 
-echo "$$" > "$MARKER"
 say "dpkg -i $(basename "$DEB")"
 dpkg -i "$DEB" > "$W/dpkg-i.log" 2>&1 ||
     { cat "$W/dpkg-i.log" >&2; die "dpkg -i"; }
@@ -338,6 +357,7 @@ is "... also as $USR, as the unit's ExecStartPre runs it" "$st" 0
 # RUN stands for the unit's RuntimeDirectory (0750, the user's); the
 # configuration is the packaged one on an ephemeral port.
 RUN=$(mktemp -d "${TMPDIR:-/tmp}/mcps-package-run.XXXXXX")
+echo "dir $RUN" >> "$MARKER"
 chown "$USR:$USR" "$RUN"
 chmod 0750 "$RUN"
 sed -e 's|^\([[:space:]]*listen[[:space:]]*=[[:space:]]*\)"[^"]*"|\1"127.0.0.1:0"|' \
@@ -362,15 +382,16 @@ with open(sys.argv[2], "a") as log:
 EOF
 NOTIFY_PID=$!
 for _ in $(seq 100); do [ -S "$RUN/notify.sock" ] && break; sleep 0.05; done
-echo "$$ $NOTIFY_PID" > "$MARKER"
+echo "pid $NOTIFY_PID" >> "$MARKER"
 
 say "starting /usr/sbin/mcp-supervisord as $USR"
+STARTED=1
 setpriv --reuid="$USR" --regid="$USR" --init-groups --reset-env \
     env NOTIFY_SOCKET="$RUN/notify.sock" \
     /usr/sbin/mcp-supervisord -d -f "$RUN/mcp-supervisord.conf" -s "$CTL" \
     > "$W/daemon.log" 2>&1 &
 DAEMON_PID=$!
-echo "$$ $NOTIFY_PID $DAEMON_PID" > "$MARKER"
+echo "pid $DAEMON_PID" >> "$MARKER"
 for _ in $(seq 200); do
 	[ -S "$CTL" ] && mcpctl -s "$CTL" status > "$W/status" 2>/dev/null &&
 	    grep -Eq '^demo +stdio +ready' "$W/status" && break
@@ -445,6 +466,7 @@ RUN=
 # --- Purge -----------------------------------------------------------------
 # What systemd would have made for the unit while it ran: the state and
 # cache directories, with what npx would leave there.
+echo state >> "$MARKER"
 for d in /var/lib/mcp-supervisor /var/cache/mcp-supervisor; do
 	install -d -o "$USR" -g "$USR" -m 0750 "$d" "$d/npm"
 	echo x > "$d/npm/file"
@@ -453,7 +475,6 @@ say "dpkg --purge $PKG"
 dpkg --purge "$PKG" > "$W/purge.log" 2>&1 ||
     { cat "$W/purge.log" >&2; die "dpkg --purge"; }
 ok "dpkg --purge removes it" sh -c "! dpkg-query -W '$PKG' > /dev/null 2>&1"
-rm -f "$MARKER"
 snapshot > "$W/after"
 same "nothing is left after the purge, and nothing else went" "$W/before" "$W/after"
 for f in /etc/mcp-supervisord.conf /usr/sbin/mcp-supervisord \
