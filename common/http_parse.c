@@ -203,6 +203,18 @@ http_has_token(const char *v, size_t len, const char *token)
 	return (0);
 }
 
+int
+http_has_element(const char *v, size_t len, const char *element)
+{
+	size_t	pos = 0, s, e, elen = strlen(element);
+
+	while (next_element(v, len, &pos, &s, &e)) {
+		if (e - s == elen && memcmp(v + s, element, elen) == 0)
+			return (1);
+	}
+	return (0);
+}
+
 /* Is q=0 among the parameters of a media range? */
 static int
 zero_quality(const char *v, size_t s, size_t e)
@@ -474,6 +486,7 @@ http_reason(int status)
 	case 411: return ("Length Required");
 	case 413: return ("Content Too Large");
 	case 415: return ("Unsupported Media Type");
+	case 426: return ("Upgrade Required");
 	case 429: return ("Too Many Requests");
 	case 431: return ("Request Header Fields Too Large");
 	case 500: return ("Internal Server Error");

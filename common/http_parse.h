@@ -60,6 +60,9 @@ const struct http_header *http_header(const struct http_head *,
 	    const char *name);
 /* Does a comma-separated header value contain token (case-insensitive)? */
 int	http_has_token(const char *value, size_t len, const char *token);
+/* The same, compared exactly, for values that are case-sensitive (a
+ * WebSocket subprotocol, RFC 6455 section 4.1). */
+int	http_has_element(const char *value, size_t len, const char *element);
 /*
  * Does an Accept value accept a media type?  Wildcards count; a q=0
  * parameter excludes.

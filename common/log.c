@@ -246,6 +246,18 @@ log_line(int pri, const char *msg)
 }
 
 void
+log_libevent(int severity, const char *msg)
+{
+	/* libevent's severities: 0 debug, 1 message, 2 warning, 3 error. */
+	if (severity <= 0)
+		log_debug("libevent: %s", msg);
+	else if (severity == 1)
+		log_info("libevent: %s", msg);
+	else
+		log_warnx("libevent: %s", msg);
+}
+
+void
 log_warn(const char *fmt, ...)
 {
 	va_list	ap;

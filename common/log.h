@@ -18,6 +18,9 @@ void	log_setverbose(int verbose);
  * a periodic timer).
  */
 void	log_flush_suppressed(void);
+/* Log a line of libevent's (give it to event_set_log_callback), so that
+ * its warnings are limited like ours. */
+void	log_libevent(int severity, const char *msg);
 
 /* log_warn and fatal append strerror(errno); the x variants do not. */
 void	log_warn(const char *, ...) __attribute__((format(printf, 1, 2)));

@@ -12,6 +12,7 @@
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
+#include <event2/event.h>
 #include <event2/listener.h>
 
 #include "log.h"
@@ -19,11 +20,15 @@
 #include "xmalloc.h"
 
 #define CONTROL_MAX_FRAME	65536
-#define CONTROL_MAX_CLIENTS	64
+/* mcpctl sends one command and waits: a few at once is plenty, and the
+ * descriptors they hold come out of http.c's reserve. */
+#define CONTROL_MAX_CLIENTS	16
+#define CONTROL_PAUSE_MS	250	/* out of descriptors: stop accepting */
 
 static struct evconnlistener	*control_lev;
 static char			*control_path;
 static unsigned int		 control_clients;
+static struct event		*control_pause_ev;
 
 /* Reply to a control command. */
 static void
@@ -157,6 +162,37 @@ control_accept_cb(struct evconnlistener *lev, evutil_socket_t fd,
 	bufferevent_enable(bev, EV_READ | EV_WRITE);
 }
 
+/* Accept again after a pause. */
+static void
+control_resume_cb(evutil_socket_t fd, short events, void *arg)
+{
+	if (control_lev != NULL)
+		evconnlistener_enable(control_lev);
+}
+
+/*
+ * accept failed.  Out of descriptors, the pending connection stays
+ * pending and the listener would fire again at once: stop accepting for
+ * a while instead of spinning.
+ */
+static void
+control_accept_error_cb(struct evconnlistener *lev, void *arg)
+{
+	struct timeval	tv = { 0, CONTROL_PAUSE_MS * 1000 };
+	int		err = errno;
+
+	if (err != EMFILE && err != ENFILE && err != ENOBUFS &&
+	    err != ENOMEM) {
+		log_warn("control socket: accept");
+		return;
+	}
+	log_warnx("control socket: out of file descriptors with %u control "
+	    "clients: not accepting for %d ms", control_clients,
+	    CONTROL_PAUSE_MS);
+	evconnlistener_disable(lev);
+	evtimer_add(control_pause_ev, &tv);
+}
+
 /* Create the parent directory of the socket if it is missing. */
 static void
 control_mkdir(const char *path)
@@ -212,6 +248,10 @@ control_listen(const char *path)
 		log_warn("control socket %s", path);
 		return (-1);
 	}
+	evconnlistener_set_error_cb(control_lev, control_accept_error_cb);
+	if ((control_pause_ev = evtimer_new(base, control_resume_cb,
+	    NULL)) == NULL)
+		fatalx("evtimer_new");
 	control_path = xstrdup(path);
 	return (0);
 }
@@ -223,6 +263,8 @@ control_close(void)
 		return;
 	evconnlistener_free(control_lev);
 	control_lev = NULL;
+	event_free(control_pause_ev);
+	control_pause_ev = NULL;
 	unlink(control_path);
 	free(control_path);
 	control_path = NULL;

@@ -73,6 +73,7 @@ struct http_conn {
 	 * connection.  Keep-alive idleness is HTTP_IDLE_TIMEOUT.
 	 */
 	struct event		*deadline;
+	struct event		*next_ev;	/* takes pipelined input; or NULL */
 	int			 head_started;	/* bytes of a head arrived */
 	int64_t			 body_start;	/* monotonic ms */
 	uint64_t		 body_bytes;	/* received so far */
@@ -110,6 +111,7 @@ static void	http_drain_cb(struct iochan *, void *);
 static void	http_event_cb(struct iochan *, int, void *);
 static void	http_conn_free(struct http_conn *);
 static void	http_next(struct http_conn *);
+static void	http_next_cb(evutil_socket_t, short, void *);
 static void	http_deadline_cb(evutil_socket_t, short, void *);
 static void	http_heartbeat_configure(void);
 static void	http_fail(struct http_conn *, int, const char *);
@@ -520,6 +522,13 @@ http_head_out(struct http_conn *c, int status, const char *ctype,
 		evbuffer_add(out, "Connection: close\r\n", 19);
 }
 
+/* Is the request being answered a HEAD? */
+static int
+http_is_head(const struct http_conn *c)
+{
+	return (c->method != NULL && strcmp(c->method, "HEAD") == 0);
+}
+
 /* The response is complete: next request, or close. */
 static void
 http_done(struct http_conn *c)
@@ -540,9 +549,18 @@ http_done(struct http_conn *c)
 	c->head_started = 0;
 	http_deadline(c, HTTP_IDLE_TIMEOUT * 1000);
 	iochan_read(c->ch, 1);
-	/* Pipelined input may already hold the next request. */
-	if (evbuffer_get_length(iochan_input(c->ch)) != 0)
-		http_next(c);
+	/*
+	 * Pipelined input may already hold the next request.  It is taken on
+	 * the next turn of the loop, never from here: whoever ended this
+	 * response (a stream being sent to, a session ending) is still
+	 * running, and the next request may free what it holds.
+	 */
+	if (evbuffer_get_length(iochan_input(c->ch)) != 0) {
+		if (c->next_ev == NULL && (c->next_ev = event_new(base, -1, 0,
+		    http_next_cb, c)) == NULL)
+			fatalx("event_new");
+		event_active(c->next_ev, EV_TIMEOUT, 0);
+	}
 }
 
 void
@@ -555,7 +573,8 @@ http_reply(struct http_conn *c, int status, const char *ctype,
 		fatalx("%s: no request to answer", __func__);
 	http_head_out(c, status, ctype, extra);
 	evbuffer_add_printf(out, "Content-Length: %zu\r\n\r\n", len);
-	if (len != 0)
+	/* The answer to HEAD has the headers of the body, not the body. */
+	if (len != 0 && !http_is_head(c))
 		evbuffer_add(out, body, len);
 	http_done(c);
 }
@@ -571,7 +590,10 @@ http_reply_buffer(struct http_conn *c, int status, const char *ctype,
 	http_head_out(c, status, ctype, extra);
 	evbuffer_add_printf(out, "Content-Length: %zu\r\n\r\n",
 	    evbuffer_get_length(body));
-	evbuffer_add_buffer(out, body);
+	if (http_is_head(c))
+		evbuffer_drain(body, evbuffer_get_length(body));
+	else
+		evbuffer_add_buffer(out, body);
 	http_done(c);
 }
 
@@ -696,6 +718,8 @@ http_conn_free(struct http_conn *c)
 	queued_total -= iochan_queued(c->ch);
 	iochan_free(c->ch);
 	event_free(c->deadline);
+	if (c->next_ev != NULL)
+		event_free(c->next_ev);
 	TAILQ_REMOVE(&conns, c, entry);
 	nconns--;
 	free(c);
@@ -924,6 +948,16 @@ http_next(struct http_conn *c)
 	}
 }
 
+/* Take pipelined input held when the last response ended. */
+static void
+http_next_cb(evutil_socket_t fd, short events, void *arg)
+{
+	struct http_conn	*c = arg;
+
+	if (c->state == HC_HEAD)
+		http_next(c);
+}
+
 static void
 http_read_cb(struct iochan *ch, void *arg)
 {
@@ -981,6 +1015,13 @@ void *
 http_upgraded_arg(struct http_conn *c)
 {
 	return (c->state == HC_UPGRADED ? c->up_arg : NULL);
+}
+
+void
+http_conn_reading(struct http_conn *c, int on)
+{
+	if (c->state == HC_UPGRADED && !c->doomed)
+		iochan_read(c->ch, on);
 }
 
 struct evbuffer *

@@ -188,8 +188,9 @@ mcp_http_session(struct http_conn *c, struct http_request *req)
 		    "Bad Request: Mcp-Session-Id header is required", NULL);
 		return (NULL);
 	}
+	/* A legacy or WebSocket session is reached only its own way. */
 	if ((s = session_find(h->value, h->valuelen)) == NULL ||
-	    !mcp_http_same_credential(c, req, s)) {
+	    s->only != NULL || !mcp_http_same_credential(c, req, s)) {
 		mcp_http_error(c, 404, JRPC_INVALID_REQUEST,
 		    "Session not found", NULL);
 		return (NULL);

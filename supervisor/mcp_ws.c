@@ -28,6 +28,9 @@
 
 #define WS_COPY_MAX	16384	/* smaller messages are copied */
 #define WS_PING_DATA	"mcp-supervisor"
+#define WS_PAUSE_QUEUED	(1024 * 1024)	/* unwritten bytes that stop
+					   reading (pongs a peer
+					   does not read) */
 
 /* One WebSocket client connection; owned by its http_conn. */
 struct ws_client {
@@ -37,6 +40,7 @@ struct ws_client {
 	struct event		*ping;
 	int64_t			 last_rx;	/* monotonic ms */
 	int			 closing;	/* a close frame was queued */
+	int			 paused;	/* not reading: output waits */
 };
 
 static void	ws_read(struct http_conn *, void *);
@@ -212,12 +216,22 @@ ws_read(struct http_conn *c, void *arg)
 
 	ws->last_rx = now_ms();
 	if (wslay_event_recv(ws->ctx) != 0) {
-		/* A protocol error: wslay queued a close frame (1002). */
+		/* A protocol error: wslay queued a close frame (1002, or
+		 * one with no code for an oversized control frame). */
 		log_info("session %.8s: WebSocket protocol error from %s",
 		    ws->s != NULL ? ws->s->id : "-", http_conn_peer(c));
 		ws->closing = 1;
 	}
 	ws_flush(ws);
+	/*
+	 * Every ping read is a pong to write: a peer that sends pings and
+	 * reads nothing would grow the output without bound.  Stop reading
+	 * until it has taken what is queued; its sends then block in TCP.
+	 */
+	if (!ws->paused && http_conn_queued(c) > WS_PAUSE_QUEUED) {
+		ws->paused = 1;
+		http_conn_reading(c, 0);
+	}
 }
 
 static void
@@ -225,6 +239,10 @@ ws_drained(struct http_conn *c, void *arg)
 {
 	struct ws_client	*ws = arg;
 
+	if (ws->paused) {
+		ws->paused = 0;
+		http_conn_reading(c, 1);
+	}
 	if (wslay_event_want_write(ws->ctx))
 		ws_flush(ws);
 }
@@ -385,7 +403,7 @@ mcp_ws_upgrade(struct http_conn *c, struct http_request *req)
 		return;
 	}
 	h = http_header(&req->head, "Sec-WebSocket-Protocol");
-	if (h == NULL || !http_has_token(h->value, h->valuelen, "mcp")) {
+	if (h == NULL || !http_has_element(h->value, h->valuelen, "mcp")) {
 		ws_refuse(c, 400, NULL, "Bad Request: the subprotocol \"mcp\" "
 		    "is required (Sec-WebSocket-Protocol: mcp)");
 		return;

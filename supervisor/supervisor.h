@@ -519,6 +519,8 @@ void		 http_upgrade(struct http_conn *, const char *headers,
 		    const struct http_upgraded *, void *);
 /* The argument given to http_upgrade, or NULL. */
 void		*http_upgraded_arg(struct http_conn *);
+/* Stop or resume reading an upgraded connection (backpressure). */
+void		 http_conn_reading(struct http_conn *, int on);
 struct evbuffer	*http_conn_input(struct http_conn *);
 struct evbuffer	*http_conn_output(struct http_conn *);
 /* Stop reading, write what is queued, then close. */

@@ -215,6 +215,7 @@ main(int argc, char **argv)
 
 	/* Until it is a daemon, it tells its own terminal what goes wrong. */
 	log_init("mcp-supervisord", 1, verbose);
+	event_set_log_callback(log_libevent);
 	if ((conf = conf_load(file, err, sizeof err)) == NULL) {
 		fprintf(stderr, "%s\n", err);
 		exit(1);

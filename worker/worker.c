@@ -629,6 +629,7 @@ main(int argc, char **argv)
 	}
 	log_init("mcp-worker", foreground, verbose);
 	log_settag(argv[optind]);
+	event_set_log_callback(log_libevent);
 
 	/* Die with the supervisor; adopt what our upstream leaves. */
 	prctl(PR_SET_PDEATHSIG, SIGTERM);

@@ -44,7 +44,7 @@
 #       waits S seconds, reading nothing.
 #   client.py unix PATH N READY STOP [--timeout S]
 #       Hold N connections to a unix socket (the control socket) until
-#       STOP exists.
+#       STOP exists; print how many the other side had closed by then.
 import os
 import re
 import resource
@@ -500,9 +500,18 @@ def cmd_unix(argv):
         socks.append(s)
     write_file(ready, 'opened=%d' % len(socks))
     wait_stop(stop, timeout)
+    # Which did the other side close meanwhile (end of file at once)?
+    held = closed = 0
     for s in socks:
+        try:
+            closed += s.recv(1) == b''
+        except BlockingIOError:
+            held += 1
+        except OSError:
+            closed += 1
         s.close()
-    print('unix opened=%d' % len(socks))
+    print('unix opened=%d at the end: held=%d closed=%d' % (len(socks), held,
+                                                          closed))
 
 
 def main():

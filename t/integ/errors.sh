@@ -94,4 +94,38 @@ sleep 2
 sleep 0.5
 out=$(mcp '{"jsonrpc":"2.0","id":9,"method":"ping"}')
 is "the session still works after all that" "$out" '{"jsonrpc":"2.0","id":9,"result":{}}'
+
+# A legacy session is reached only through /messages: its id on /mcp is an
+# unknown session (a GET there used to take its stream over, and the two
+# connections then freed it twice).
+curl -s -N --max-time 3 "${URL%/mcp}/sse" > "$T/legacy" &
+LPID=$!
+for _ in $(seq 100); do grep -q '^data: /messages' "$T/legacy" && break; sleep 0.05; done
+LSID=$(sed -n 's/^data: .*sessionId=\([0-9a-f]*\).*/\1/p' "$T/legacy" | tr -d '\r')
+like "a legacy session has an id" "$LSID" '^[0-9a-f]{32}$'
+is "its id on GET /mcp: 404" "$(curl -s -o /dev/null -w '%{http_code}' --max-time 2 -H 'Accept: text/event-stream' -H "Mcp-Session-Id: $LSID" "$URL")" 404
+is "its id on POST /mcp: 404" "$(SID=$LSID status_of '{"jsonrpc":"2.0","id":1,"method":"ping"}')" 404
+is "its id on DELETE /mcp: 404" "$(curl -s -o /dev/null -w '%{http_code}' -X DELETE -H "Mcp-Session-Id: $LSID" "$URL")" 404
+is "and it still answers on /messages" "$(curl -s -o /dev/null -w '%{http_code}' -H 'Content-Type: application/json' -d '{"jsonrpc":"2.0","id":2,"method":"ping"}' "${URL%/mcp}/messages?sessionId=$LSID")" 202
+kill "$LPID" 2>/dev/null || true
+wait "$LPID" 2>/dev/null || true
+
+# The answer to HEAD has a body's headers but no body: a keep-alive client
+# reads the next answer right after it.
+out=$(python3 -c '
+import socket, sys
+host, port = sys.argv[1].rsplit(":", 1)
+s = socket.create_connection((host, int(port)), timeout=5)
+s.sendall(b"HEAD /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+          b"GET /nope HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+data = b""
+while True:
+    b = s.recv(65536)
+    if not b:
+        break
+    data += b
+head, _, rest = data.partition(b"\r\n\r\n")
+print(head.split(b"\r\n")[0].decode(), "|", rest.split(b"\r\n")[0].decode())
+' "$ADDR")
+like "HEAD: 405 with no body, then the next answer" "$out" '^HTTP/1.1 405 Method Not Allowed \| HTTP/1.1 404 Not Found$'
 finish

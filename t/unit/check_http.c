@@ -260,6 +260,10 @@ START_TEST(test_has_token)
 	ck_assert(http_has_token(T(" ,, upgrade ,"), "upgrade"));
 	ck_assert(http_has_token(T("a,\tUPGRADE\t"), "Upgrade"));
 	ck_assert(!http_has_token(T("upgrades"), "upgrade"));
+	/* Subprotocols are compared exactly (RFC 6455 4.1). */
+	ck_assert(http_has_element(T("chat, mcp"), "mcp"));
+	ck_assert(!http_has_element(T("MCP"), "mcp"));
+	ck_assert(!http_has_element(T("Mcp, mcp2"), "mcp"));
 	ck_assert(!http_has_token(T("upgrad"), "upgrade"));
 	ck_assert(!http_has_token(T("xupgrade"), "upgrade"));
 	ck_assert(!http_has_token(T(""), "upgrade"));
