@@ -176,6 +176,7 @@ conf_parse_server(struct conf_ctx *ctx, const struct conf *conf,
     const config_setting_t *g, struct server_conf *srv)
 {
 	config_setting_t	*s, *url_s = NULL, *transport_s = NULL;
+	config_setting_t	*remote_s = NULL;	/* a remote-only key */
 	const char		*key;
 	char			*tmp = NULL;
 	int			 i, n, v;
@@ -294,18 +295,22 @@ conf_parse_server(struct conf_ctx *ctx, const struct conf *conf,
 			    &srv->nsampling) != 0)
 				return (-1);
 		} else if (strcmp(key, "headers") == 0) {
+			remote_s = s;
 			if (get_headers(ctx, s, &srv->headers) != 0)
 				return (-1);
 		} else if (strcmp(key, "tls_verify") == 0) {
+			remote_s = s;
 			if (conf_get_bool(ctx, s, &srv->tls_verify) != 0)
 				return (-1);
 		} else if (strcmp(key, "ca_file") == 0) {
+			remote_s = s;
 			if (conf_get_string(ctx, s, &srv->ca_file, 0) != 0)
 				return (-1);
 			if (srv->ca_file[0] != '/')
 				return (conf_error(ctx, s, "ca_file must be an "
 				    "absolute path"));
 		} else if (strcmp(key, "connect_timeout") == 0) {
+			remote_s = s;
 			if (conf_get_seconds(ctx, s, 1, 3600,
 			    &srv->connect_timeout) != 0)
 				return (-1);
@@ -389,10 +394,10 @@ conf_parse_server(struct conf_ctx *ctx, const struct conf *conf,
 			return (-1);
 		break;
 	}
-	if (srv->transport == TRANSPORT_STDIO && (srv->headers != NULL ||
-	    srv->ca_file != NULL))
-		return (conf_error(ctx, g, "server %s: headers and ca_file are "
-		    "only for http, sse and ws", srv->name));
+	if (srv->transport == TRANSPORT_STDIO && remote_s != NULL)
+		return (conf_error(ctx, remote_s, "server %s: %s is only for "
+		    "http, sse and ws", srv->name,
+		    config_setting_name(remote_s)));
 	if (srv->restart_max_delay < srv->restart_delay)
 		return (conf_error(ctx, g, "server %s: restart_max_delay is "
 		    "shorter than restart_delay", srv->name));

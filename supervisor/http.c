@@ -810,12 +810,13 @@ http_read_head(struct http_conn *c)
 		http_fail(c, r < 0 ? (int)-r : 400, "malformed request head");
 		return (-1);
 	}
+	/* Known from here on: the answer to a HEAD has no body. */
+	c->method = xstrndup(c->req.head.method, c->req.head.methodlen);
 	if ((dup = http_duplicate(&c->req.head)) != NULL) {
 		snprintf(why, sizeof why, "duplicate %s header", dup);
 		http_fail(c, 400, why);
 		return (-1);
 	}
-	c->method = xstrndup(c->req.head.method, c->req.head.methodlen);
 	c->path = xstrndup(c->req.head.target, c->req.head.targetlen);
 	if ((q = strchr(c->path, '?')) != NULL) {
 		*q = '\0';

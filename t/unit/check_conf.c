@@ -338,6 +338,15 @@ START_TEST(test_errors)
 	parse_err("listen = \":80\";\n", "t.conf:1: listen \":80\": no host; "
 	    "write \"127.0.0.1:80\" for loopback, \"0.0.0.0:80\" for every "
 	    "IPv4 address");
+	parse_err("servers = (\n { name = \"a\"; command = [ \"x\" ];\n"
+	    "   connect_timeout = 3; }\n);\n",
+	    "t.conf:3: server a: connect_timeout is only for http, sse and ws");
+	parse_err("servers = (\n { name = \"a\"; command = [ \"x\" ];\n"
+	    "   tls_verify = false; }\n);\n",
+	    "t.conf:3: server a: tls_verify is only for http, sse and ws");
+	parse_err("servers = (\n { name = \"a\"; command = [ \"x\" ];\n\n"
+	    "   headers = { A = \"b\"; }; }\n);\n",
+	    "t.conf:4: server a: headers is only for http, sse and ws");
 	parse_err("user = \"no such user\";\n",
 	    "t.conf:1: user \"no such user\" does not exist");
 	parse_err("servers = (\n { name = \"a\"; command = [ \"x\" ];\n"
