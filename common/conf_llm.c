@@ -236,6 +236,7 @@ parse_llm(struct conf_ctx *ctx, const config_setting_t *g,
 				return (-1);
 			}
 			free(tmp);
+			tmp = NULL;
 			lc->provider = (enum llm_provider)k;
 			have_provider = 1;
 		} else if (strcmp(key, "url") == 0) {
@@ -296,6 +297,7 @@ parse_llm(struct conf_ctx *ctx, const config_setting_t *g,
 				    "\"max_completion_tokens\""));
 			}
 			free(tmp);
+			tmp = NULL;
 			field = s;
 		} else if (strcmp(key, "max_response") == 0) {
 			if (conf_get_size(ctx, s, 4096, (size_t)1 << 30,
