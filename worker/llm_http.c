@@ -336,7 +336,7 @@ llm_done_cb(CURL *easy, CURLcode r, void *arg)
 			    c->err);
 		else if (r == CURLE_OPERATION_TIMEDOUT)
 			call_fail(c->tag, LLM_TIMEOUT, 0, "no answer within "
-			    "%u s (timeout)", lc->timeout);
+			    "%u s", lc->timeout);
 		else
 			call_fail(c->tag, LLM_NETWORK, 0, "%s",
 			    curl_easy_strerror(r));
