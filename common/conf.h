@@ -223,6 +223,13 @@ void		 conf_llm_free(struct llm_conf *);
 struct llm_conf	*conf_llm_copy(const struct llm_conf *);
 int		 conf_llm_equal(const struct llm_conf *,
 		    const struct llm_conf *);
+/*
+ * The largest frame between the supervisor and a provider's worker: a
+ * request's params (CONF_LLM_MAX_REQUEST), or an answer of max_response
+ * bytes once encoded as JSON (escaping grows text up to six times).
+ */
+#define CONF_LLM_MAX_REQUEST	(16 * 1024 * 1024)
+size_t		 conf_llm_frame_max(const struct llm_conf *);
 
 /* Convert one upstream's configuration to JSON (a new reference). */
 json_t		*conf_server_to_json(const struct server_conf *);

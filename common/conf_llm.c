@@ -619,3 +619,12 @@ conf_llm_equal(const struct llm_conf *a, const struct llm_conf *b)
 	json_decref(jb);
 	return (eq);
 }
+
+size_t
+conf_llm_frame_max(const struct llm_conf *lc)
+{
+	size_t	answer = 6 * lc->max_response + 65536;
+
+	return (answer > CONF_LLM_MAX_REQUEST + 65536 ? answer :
+	    CONF_LLM_MAX_REQUEST + 65536);
+}

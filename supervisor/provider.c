@@ -29,7 +29,6 @@
 #define PROVIDER_FIRST_DELAY	1	/* seconds of backoff, doubling */
 #define PROVIDER_MAX_DELAY	60
 #define PROVIDER_HEALTHY_MS	60000	/* uptime that resets the backoff */
-#define PROVIDER_SLACK		65536	/* frame bytes beyond max_response */
 
 const char		*llm_worker_path;
 
@@ -174,8 +173,7 @@ provider_process(struct provider *pv)
 	enum frame_result	 r;
 
 	for (;;) {
-		r = frame_peek(in, pv->lc->max_response + PROVIDER_SLACK, &hdr,
-		    &why);
+		r = frame_peek(in, conf_llm_frame_max(pv->lc), &hdr, &why);
 		if (r == FRAME_NEED)
 			return (0);
 		if (r == FRAME_BAD) {

@@ -324,6 +324,11 @@ link_llm(struct sjob *j, const struct jrpc *m, const char *name, char *why,
 		snprintf(why, len, "no llm provider is named %s", name);
 		return (-1);
 	}
+	if (m->params.len + 64 > CONF_LLM_MAX_REQUEST) {
+		snprintf(why, len, "the request is over the %d bytes a "
+		    "provider takes", CONF_LLM_MAX_REQUEST);
+		return (-1);
+	}
 	*code = MCP_OVERLOADED;
 	if (budget_check(&pv->budget, &pv->lc->budget, now, b, sizeof b) != 0) {
 		pv->refused++;

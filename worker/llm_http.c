@@ -311,6 +311,12 @@ call_answer(struct llm_call *c)
 		call_fail(c->tag, LLM_BAD_ANSWER, c->status, "%s", c->err);
 		return;
 	}
+	if (evbuffer_get_length(out) + 1024 > conf_llm_frame_max(lc)) {
+		evbuffer_free(out);
+		call_fail(c->tag, LLM_BAD_ANSWER, c->status, "the answer is "
+		    "over max_response once encoded");
+		return;
+	}
 	u = json_pack("{s:I, s:I, s:s}", "input",
 	    (json_int_t)c->ans.input_tokens, "output",
 	    (json_int_t)c->ans.output_tokens, "model", c->ans.model != NULL ?

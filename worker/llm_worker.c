@@ -27,7 +27,6 @@
 #include "xmalloc.h"
 
 #define CHAN_FD		3
-#define CHAN_MAX	(16 * 1024 * 1024)	/* a request's frame */
 
 struct event_base	*base;
 struct llm_conf		*lc;
@@ -162,7 +161,8 @@ chan_read_cb(struct iochan *ch, void *arg)
 	const char		*why;
 
 	for (;;) {
-		switch (frame_peek(in, CHAN_MAX, &hdr, &why)) {
+		switch (frame_peek(in, lc != NULL ? conf_llm_frame_max(lc) :
+		    CONF_LLM_MAX_REQUEST, &hdr, &why)) {
 		case FRAME_NEED:
 			return;
 		case FRAME_BAD:

@@ -197,6 +197,18 @@ test('decline at the end of the chain, and an error when nothing is left', async
   await client.close();
 });
 
+test('an upstream that cancels its request stops the provider\'s call, and no other link is tried', async () => {
+  const client = await connect();
+  const before = await count(steady);
+  const r = await client.callTool({ name: 'fallthrough__ask', arguments: { params: user('never mind [slow:3000]'), cancelAfterMs: 300 } });
+  assert.match(text(r), /the server gave up/);
+  await gw.waitFor((s) => s.llm.find((p) => p.name === 'flaky').in_flight === 0, 'the call cancelled', 2000);
+  await gw.waitFor(() => /audit: sampling upstream=fallthrough .*outcome=cancelled reason="cancelled by the upstream"/.test(gw.log()), 'the audit line', 2000);
+  await sleep(3500);
+  assert.equal(await count(steady), before, 'the chain went no further');
+  await client.close();
+});
+
 test('a provider\'s worker that dies costs its requests a link, and is restarted', async () => {
   const client = await connect();
   const pid = gw.status().llm.find((p) => p.name === 'flaky').pid;
