@@ -262,6 +262,8 @@ provider_spawn(struct provider *pv)
 	pv->ch = iochan_new(base, fd, provider_read_cb, NULL,
 	    provider_event_cb, pv);
 	cfg = json_pack("{s:o}", "llm", conf_llm_to_json(pv->lc));
+	if (conf->user != NULL)
+		json_object_set_new(cfg, "user", json_string(conf->user));
 	frame_add_json(iochan_output(pv->ch), MSG_CONFIG, 0, 0, cfg);
 	json_decref(cfg);
 	provider_arm(pv, 30);
@@ -456,8 +458,15 @@ provider_apply(const struct conf *nc, json_t *report)
 			continue;
 		}
 		next[i] = pv;
-		if (conf_llm_equal(pv->lc, &nc->llms[i]))
+		if (conf_llm_equal(pv->lc, &nc->llms[i])) {
+			/* A reload is the way to try a failed one again. */
+			if (pv->state == PROVIDER_FAILED && pv->pid <= 0) {
+				log_info("llm %s: starting again", pv->lc->name);
+				pv->delay = PROVIDER_FIRST_DELAY;
+				provider_spawn(pv);
+			}
 			continue;
+		}
 		log_info("llm %s: configuration changed, restarting",
 		    pv->lc->name);
 		report_name(report, "llm_changed", pv->lc->name);

@@ -9,7 +9,10 @@
 
 #include <sys/prctl.h>
 
+#include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -92,7 +95,37 @@ llm_exit(int code)
 	exit(code);
 }
 
-/* The configuration: check it, expand the key, say we are ready. */
+/*
+ * Give up root, once the key is read: run as the configuration's user if
+ * one is set and we are root, and never gain privileges again.
+ */
+static int
+llm_confine(const char *user, char *err, size_t len)
+{
+	struct passwd	*pw;
+
+	if (user != NULL && getuid() == 0) {
+		if ((pw = getpwnam(user)) == NULL) {
+			snprintf(err, len, "user %s does not exist", user);
+			return (-1);
+		}
+		if (initgroups(pw->pw_name, pw->pw_gid) != 0 ||
+		    setresgid(pw->pw_gid, pw->pw_gid, pw->pw_gid) != 0 ||
+		    setresuid(pw->pw_uid, pw->pw_uid, pw->pw_uid) != 0) {
+			snprintf(err, len, "cannot run as %s: %s", user,
+			    strerror(errno));
+			return (-1);
+		}
+		log_debug("running as %s", user);
+	}
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
+		snprintf(err, len, "PR_SET_NO_NEW_PRIVS: %s", strerror(errno));
+		return (-1);
+	}
+	return (0);
+}
+
+/* The configuration: check it, read the key, confine, say we are ready. */
 static void
 llm_configure(json_t *msg)
 {
@@ -104,9 +137,9 @@ llm_configure(json_t *msg)
 		llm_status("error", err);
 		llm_exit(LLM_EXIT_CONFIG);
 	}
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
-		log_warn("PR_SET_NO_NEW_PRIVS");
-	if (llm_http_init(err, sizeof err) != 0) {
+	if (llm_http_init(err, sizeof err) != 0 ||
+	    llm_confine(json_string_value(json_object_get(msg, "user")), err,
+	    sizeof err) != 0) {
 		llm_status("error", err);
 		llm_exit(LLM_EXIT_CONFIG);
 	}
