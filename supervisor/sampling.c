@@ -35,6 +35,7 @@
 #define SAMPLING_GRACE		10	/* seconds beyond a provider's timeout */
 #define SAMPLING_PROMPT_MAX	1000	/* bytes of prompt in an audit line */
 #define SAMPLING_TRIED_MAX	600	/* bytes of reasons in an audit line */
+#define SAMPLING_LINE_MAX	2000	/* an audit line, within log.c's */
 
 /* One sampling request, from its arrival to its answer. */
 struct sjob {
@@ -231,6 +232,7 @@ audit(struct sjob *j, const char *link, const char *provider,
 {
 	struct evbuffer	*b = evbuffer_new();
 	struct session	*s;
+	char		*line;
 
 	s = j->session != 0 ? session_by_no(j->session) : NULL;
 	evbuffer_add_printf(b, "sampling upstream=%s session=%.8s link=%s "
@@ -254,8 +256,14 @@ audit(struct sjob *j, const char *link, const char *provider,
 		evbuffer_add_printf(b, " prompt=");
 		audit_prompt(j, b);
 	}
-	evbuffer_add(b, "", 1);
-	log_audit("%s", (const char *)evbuffer_pullup(b, -1));
+	/* Escaping can make it long: cut, and say so. */
+	if (evbuffer_get_length(b) > SAMPLING_LINE_MAX) {
+		line = (char *)evbuffer_pullup(b, SAMPLING_LINE_MAX);
+		log_audit("%.*s (cut)", SAMPLING_LINE_MAX - 10, line);
+	} else {
+		evbuffer_add(b, "", 1);
+		log_audit("%s", (const char *)evbuffer_pullup(b, -1));
+	}
 	evbuffer_free(b);
 }
 

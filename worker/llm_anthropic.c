@@ -128,6 +128,11 @@ anthropic_request(const json_t *params, const struct llm_req_opts *o,
 		blocks = llm_blocks(json_object_get(m, "content"));
 		content = json_array();
 		json_array_foreach(blocks, j, b) {
+			/* Anthropic refuses empty text blocks. */
+			if (strcmp(llm_block_type(b), "text") == 0 &&
+			    json_string_length(json_object_get(b, "text")) == 0 &&
+			    json_array_size(blocks) > 1)
+				continue;
 			if ((v = block(b, strcmp(role, "user") == 0, err,
 			    errlen)) == NULL) {
 				json_decref(content);

@@ -13,7 +13,11 @@
 #include "llm.h"
 #include "xmalloc.h"
 
-/* The name of the tool use an id belongs to, in the messages before i. */
+/*
+ * The name of the tool use an id belongs to, in the messages before upto,
+ * the nearest first (ids Ollama's answers are given repeat from turn to
+ * turn).
+ */
 static const char *
 tool_name(const json_t *messages, size_t upto, const char *id)
 {
@@ -21,8 +25,8 @@ tool_name(const json_t *messages, size_t upto, const char *id)
 	const char	*name = NULL, *bid;
 	size_t		 i, j;
 
-	for (i = 0; i < upto && name == NULL; i++) {
-		m = json_array_get(messages, i);
+	for (i = upto; i > 0 && name == NULL; i--) {
+		m = json_array_get(messages, i - 1);
 		blocks = llm_blocks(json_object_get(m, "content"));
 		json_array_foreach(blocks, j, b) {
 			if (strcmp(llm_block_type(b), "tool_use") == 0 &&

@@ -298,6 +298,12 @@ START_TEST(test_anthropic_request)
 	ck_assert_ptr_null(json_object_get(r, "stream"));
 	ck_assert_ptr_null(json_object_get(r, "metadata"));
 	json_decref(r);
+	/* An empty text block beside others is left out. */
+	r = request_ok(&llm_anthropic, "{\"messages\":[{\"role\":\"user\","
+	    "\"content\":[{\"type\":\"text\",\"text\":\"\"},{\"type\":"
+	    "\"text\",\"text\":\"x\"}]}],\"maxTokens\":5}", 1, 0);
+	at_is(r, "messages.0.content", "[{\"type\":\"text\",\"text\":\"x\"}]");
+	json_decref(r);
 	request_refused(&llm_anthropic, "{\"messages\":[{\"role\":\"user\","
 	    "\"content\":{\"type\":\"audio\",\"data\":\"x\",\"mimeType\":"
 	    "\"audio/wav\"}}],\"maxTokens\":5}", "user message with audio");
@@ -345,6 +351,19 @@ START_TEST(test_ollama_request)
 	    "\"content\":{\"type\":\"text\",\"text\":\"a\"}}],\"maxTokens\":5,"
 	    "\"tools\":[" WEATHER "],\"toolChoice\":{\"mode\":\"required\"}}",
 	    "toolChoice required");
+	/* Ids repeat from turn to turn: a result names the nearest use. */
+	r = request_ok(&llm_ollama, "{\"messages\":["
+	    "{\"role\":\"assistant\",\"content\":{\"type\":\"tool_use\",\"id\":"
+	    "\"call_1\",\"name\":\"first\",\"input\":{}}},"
+	    "{\"role\":\"user\",\"content\":{\"type\":\"tool_result\","
+	    "\"toolUseId\":\"call_1\",\"content\":[]}},"
+	    "{\"role\":\"assistant\",\"content\":{\"type\":\"tool_use\",\"id\":"
+	    "\"call_1\",\"name\":\"second\",\"input\":{}}},"
+	    "{\"role\":\"user\",\"content\":{\"type\":\"tool_result\","
+	    "\"toolUseId\":\"call_1\",\"content\":[]}}],\"maxTokens\":5}", 1, 0);
+	at_is(r, "messages.1.tool_name", "\"first\"");
+	at_is(r, "messages.3.tool_name", "\"second\"");
+	json_decref(r);
 	request_refused(&llm_ollama, "{\"messages\":[{\"role\":\"user\","
 	    "\"content\":{\"type\":\"audio\",\"data\":\"x\",\"mimeType\":"
 	    "\"audio/wav\"}}],\"maxTokens\":5}", "with audio content");
