@@ -328,6 +328,7 @@ link_llm(struct sjob *j, const struct jrpc *m, const char *name, char *why,
 	int64_t		 now = now_ms();
 	char		 b[200];
 
+	*code = JRPC_INTERNAL_ERROR;
 	if ((pv = provider_find(name)) == NULL) {
 		snprintf(why, len, "no llm provider is named %s", name);
 		return (-1);
@@ -337,10 +338,10 @@ link_llm(struct sjob *j, const struct jrpc *m, const char *name, char *why,
 		    "provider takes", CONF_LLM_MAX_REQUEST);
 		return (-1);
 	}
-	*code = MCP_OVERLOADED;
 	if (budget_check(&pv->budget, &pv->lc->budget, now, b, sizeof b) != 0) {
 		pv->refused++;
 		snprintf(why, len, "the budget of llm %s is spent (%s)", name, b);
+		*code = MCP_OVERLOADED;
 		return (-1);
 	}
 	if (budget_check(&j->up->budget, &j->up->sc->budget, now, b,
@@ -348,6 +349,7 @@ link_llm(struct sjob *j, const struct jrpc *m, const char *name, char *why,
 		pv->refused++;
 		snprintf(why, len, "the sampling budget of upstream %s is spent "
 		    "(%s)", j->up->sc->name, b);
+		*code = MCP_OVERLOADED;
 		return (-1);
 	}
 	payload = evbuffer_new();
@@ -358,7 +360,6 @@ link_llm(struct sjob *j, const struct jrpc *m, const char *name, char *why,
 	if (provider_request(pv, j->no, payload, why, len) != 0) {
 		pv->refused++;
 		evbuffer_free(payload);
-		*code = JRPC_INTERNAL_ERROR;
 		return (-1);
 	}
 	evbuffer_free(payload);
