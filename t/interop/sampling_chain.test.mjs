@@ -212,7 +212,7 @@ test('an upstream that cancels its request stops the provider\'s call, and no ot
 test('a provider\'s worker that dies costs its requests a link, and is restarted', async () => {
   const client = await connect();
   const pid = gw.status().llm.find((p) => p.name === 'flaky').pid;
-  const call = askVia(client, 'fallthrough', user('slowly [slow:1500]'));
+  const call = askVia(client, 'fallthrough', user('slowly [slow:3000]'));
   await gw.waitFor((s) => s.llm.find((p) => p.name === 'flaky').in_flight === 1, 'the request in flight');
   process.kill(pid, 'SIGKILL');
   const a = await call;
