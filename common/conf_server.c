@@ -200,6 +200,8 @@ conf_parse_server(struct conf_ctx *ctx, const struct conf *conf,
 	memcpy(srv->elicitation, conf->elicitation, sizeof srv->elicitation);
 	srv->nelicitation = conf->nelicitation;
 	memcpy(srv->sampling, conf->sampling, sizeof srv->sampling);
+	conf_targets_copy(srv->sampling_target, conf->sampling_target,
+	    conf->nsampling);
 	srv->nsampling = conf->nsampling;
 	if (conf->user != NULL)
 		srv->user = xstrdup(conf->user);
@@ -287,12 +289,18 @@ conf_parse_server(struct conf_ctx *ctx, const struct conf *conf,
 				return (-1);
 			srv->max_instances = (unsigned int)ll;
 		} else if (strcmp(key, "elicitation") == 0) {
-			if (conf_get_strategies(ctx, s, srv->elicitation,
+			if (conf_get_strategies(ctx, s, srv->elicitation, NULL,
 			    &srv->nelicitation) != 0)
 				return (-1);
 		} else if (strcmp(key, "sampling") == 0) {
 			if (conf_get_strategies(ctx, s, srv->sampling,
-			    &srv->nsampling) != 0)
+			    srv->sampling_target, &srv->nsampling) != 0)
+				return (-1);
+		} else if (strcmp(key, "budget") == 0) {
+			if (conf_get_budget(ctx, s, &srv->budget) != 0)
+				return (-1);
+		} else if (strcmp(key, "log_prompts") == 0) {
+			if (conf_get_bool(ctx, s, &srv->log_prompts) != 0)
 				return (-1);
 		} else if (strcmp(key, "headers") == 0) {
 			remote_s = s;
