@@ -210,7 +210,7 @@ mcp_http_initialize(struct http_conn *c, struct http_request *req,
 {
 	struct session	*s;
 	json_t		*result;
-	char		 err[256], *text, extra[96];
+	char		 err[256], *text, extra[128];
 	int		 code;
 	struct evbuffer	*buf;
 
@@ -241,7 +241,7 @@ mcp_http_initialize(struct http_conn *c, struct http_request *req,
 	buf = evbuffer_new();
 	jrpc_add_result(buf, m->p + m->id.off, m->id.len, text, strlen(text));
 	free(text);
-	snprintf(extra, sizeof extra, "Mcp-Session-Id: %s\r\n", s->id);
+	snprintf(extra, sizeof extra, "Mcp-Session-Id: %s\r\n", s->sid);
 	http_reply_buffer(c, 200, "application/json", extra, buf);
 	evbuffer_free(buf);
 }
@@ -460,7 +460,7 @@ mcp_http_legacy_sse(struct http_conn *c, struct http_request *req)
 	s->legacy = 1;
 	stream_new(s, STREAM_LEGACY, c);
 	snprintf(data, sizeof data, "%s?sessionId=%s", LEGACY_POST_PATH,
-	    s->id);
+	    s->sid);
 	buf = evbuffer_new();
 	sse_add_event(buf, NULL, "endpoint", data, strlen(data));
 	http_stream_write(c, buf);

@@ -105,6 +105,9 @@ session_new(void)
 			snprintf(s->id + 2 * i, 3, "%02x", raw[i]);
 		hex_key(s->id, 16, &s->key);
 	} while (u64map_get(&by_key, s->key) != NULL);
+	/* The instance first, so a balancer routes by it (instance names
+	 * hold no '.'): the id stays 128 random bits behind it. */
+	snprintf(s->sid, sizeof s->sid, "%s.%s", conf->instance, s->id);
 	do {
 		if (++next_no == 0)
 			next_no = 1;
@@ -186,18 +189,27 @@ equal_ct(const char *a, const char *b, size_t len)
 	return (diff == 0);
 }
 
-/* Find a session by its id header. */
+/*
+ * Find a session by the id clients see: "<instance>.<32 hex digits>".  The
+ * hex part finds it; the whole id must then match, compared in constant
+ * time (a session made before a reload that changed instance keeps its
+ * id).
+ */
 struct session *
 session_find(const char *id, size_t len)
 {
 	struct session	*s;
 	uint64_t	 key;
+	const char	*hex;
 
-	if (len != 32 || hex_key(id, 16, &key) != 0)
+	if (len < 34 || len >= sizeof s->sid)
+		return (NULL);
+	hex = id + len - 32;
+	if (hex[-1] != '.' || hex_key(hex, 16, &key) != 0)
 		return (NULL);
 	if ((s = u64map_get(&by_key, key)) == NULL)
 		return (NULL);
-	if (!equal_ct(s->id, id, 32))
+	if (strlen(s->sid) != len || !equal_ct(s->sid, id, len))
 		return (NULL);
 	return (s);
 }

@@ -213,7 +213,10 @@ void		 view_stream_gone(struct stream *);
 struct session {
 	uint32_t		 no;		/* number in frames */
 	uint64_t		 key;		/* first 64 bits of id */
-	char			 id[33];	/* hex, 128 random bits */
+	char			 id[33];	/* hex, 128 random bits (logs
+						   show its first 8) */
+	char			 sid[CONF_INSTANCE_MAX + 34];	/* the id
+						   clients see: "<instance>.<id>" */
 	char			 version[16];	/* negotiated protocol */
 	json_t			*client_caps;
 	json_t			*client_info;
@@ -256,6 +259,7 @@ void		 session_configure(void);
 struct session	*session_new(void);
 void		 session_free(struct session *, const char *why);
 void		 session_free_all(void);
+/* Find a session by the id clients see ("<instance>.<32 hex>"). */
 struct session	*session_find(const char *id, size_t len);
 struct session	*session_by_no(uint32_t);
 void		 session_touch(struct session *);

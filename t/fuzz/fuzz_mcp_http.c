@@ -26,8 +26,8 @@
  * sample, elicit, poke or roots first sends the client a request (answered
  * at the next 0x03 if the client has answered it).
  *
- * Inputs are reproducible: the k-th session of an input has the id %016x
- * of k then 0123456789abcdef, and the requests the gateway sends clients
+ * Inputs are reproducible: the k-th session of an input has the id
+ * "fuzz." then %016x of k then 0123456789abcdef, and the requests the gateway sends clients
  * are renumbered 1, 2, ... in each input (its counter runs on across
  * inputs), so a client answers the first with "id":1.
  *
@@ -91,6 +91,7 @@ int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 static const char conf_common[] =
     "listen = \"127.0.0.1:8931\";\n"
     "control = \"/nonexistent/mcp-fuzz.sock\";\n"
+    "instance = \"fuzz\";\n"
     "max_body = 8192;\n"
     "max_sessions = 4;\n"
     "max_pending = 3;\n"
