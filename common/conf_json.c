@@ -239,6 +239,10 @@ str_equal(const char *a, const char *b)
 	return (strcmp(a, b) == 0);
 }
 
+/*
+ * Everything but required, which only the supervisor's readiness reads:
+ * changing it restarts nothing.
+ */
 int
 conf_server_equal(const struct server_conf *a, const struct server_conf *b)
 {

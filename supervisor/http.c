@@ -22,6 +22,7 @@
 #include "http_parse.h"
 #include "iochan.h"
 #include "log.h"
+#include "proxy_parse.h"
 #include "supervisor.h"
 #include "xmalloc.h"
 
@@ -80,6 +81,8 @@ struct http_conn {
 	unsigned int		 wrote_tick;	/* heartbeat tick of the last
 						   event-stream write */
 	int			 doomed;	/* to close from the loop */
+	int			 nolog;		/* no access log line for the
+						   response under way */
 	const struct http_upgraded *up;	/* HC_UPGRADED: its owner */
 	void			*up_arg;
 	char			 peer[64];
@@ -116,6 +119,8 @@ static void	http_deadline_cb(evutil_socket_t, short, void *);
 static void	http_heartbeat_configure(void);
 static void	http_fail(struct http_conn *, int, const char *);
 static void	http_count_cb(struct evbuffer *,
+		    const struct evbuffer_cb_info *, void *);
+static void	http_in_cb(struct evbuffer *,
 		    const struct evbuffer_cb_info *, void *);
 
 unsigned int
@@ -155,6 +160,7 @@ http_reset(struct http_conn *c)
 	c->remaining = 0;
 	c->too_big = 0;
 	c->stream = NULL;
+	c->nolog = 0;
 }
 
 void
@@ -166,8 +172,17 @@ http_adopt(int fd, const struct sockaddr *sa, const struct http_service *svc)
 	int			 one = 1;
 
 	if (nconns >= max_conns) {
-		log_warnx("http: %u connections (the limit), refusing more",
-		    nconns);
+		char	peer[NETADDR_TEXT_MAX];
+		struct netaddr	a;
+
+		if (netaddr_from_sockaddr(sa, &a) == 0)
+			netaddr_format(&a, peer, sizeof peer);
+		else
+			snprintf(peer, sizeof peer, "local");
+		log_warnx("http: %u connections (the limit), refusing %s",
+		    nconns, peer);
+		metrics_refused("limit");
+		access_log_http(peer, "-", "-", 503, "the connection limit");
 		if (write(fd, busy, sizeof busy - 1) < 0)
 			log_debug("http: write 503: %s", strerror(errno));
 		close(fd);
@@ -194,6 +209,7 @@ http_adopt(int fd, const struct sockaddr *sa, const struct http_service *svc)
 	c->ch = iochan_new(base, fd, http_read_cb, http_drain_cb,
 	    http_event_cb, c);
 	evbuffer_add_cb(iochan_output(c->ch), http_count_cb, NULL);
+	evbuffer_add_cb(iochan_input(c->ch), http_in_cb, NULL);
 	iochan_read_size(c->ch, HTTP_READ_SIZE);
 	iochan_timeouts(c->ch, 0, HTTP_WRITE_TIMEOUT);
 	c->head_started = 1;	/* the first head is due from the accept */
@@ -219,6 +235,16 @@ http_count_cb(struct evbuffer *buf, const struct evbuffer_cb_info *info,
 {
 	queued_total += info->n_added;
 	queued_total -= info->n_deleted;
+	metrics_bytes(0, info->n_deleted);
+}
+
+/* Count what comes from clients. */
+static void
+http_in_cb(struct evbuffer *buf, const struct evbuffer_cb_info *info,
+    void *arg)
+{
+	if (info->n_added > 0)
+		metrics_bytes(info->n_added, 0);
 }
 
 size_t
@@ -512,6 +538,10 @@ http_head_out(struct http_conn *c, int status, const char *ctype,
 {
 	struct evbuffer	*out = iochan_output(c->ch);
 
+	/* A request refused at the HTTP level: one access log line. */
+	if (status >= 400 && !c->nolog)
+		access_log_http(c->peer, c->method != NULL ? c->method : "-",
+		    c->path != NULL ? c->path : "-", status, NULL);
 	evbuffer_add_printf(out, "HTTP/1.1 %d %s\r\n", status,
 	    http_reason(status));
 	if (ctype != NULL)
@@ -663,6 +693,12 @@ const char *
 http_conn_peer(struct http_conn *c)
 {
 	return (c->peer);
+}
+
+void
+http_conn_nolog(struct http_conn *c)
+{
+	c->nolog = 1;
 }
 
 /* Drop a connection at once. */

@@ -88,16 +88,34 @@ hex_key(const char *p, size_t len, uint64_t *key)
 	return (0);
 }
 
-/* Create a session; NULL if the limit is reached. */
+static const char	*refusal;
+
+const char *
+session_refusal(void)
+{
+	return (refusal != NULL ? refusal : "no session");
+}
+
+/* Create a session for a peer; NULL if refused (the limit, or draining). */
 struct session *
-session_new(void)
+session_new(const char *peer)
 {
 	struct session	*s;
 	unsigned char	 raw[16];
 	size_t		 i;
 
-	if (nsessions >= conf->max_sessions)
+	if (drain_active()) {
+		refusal = "this instance is draining and takes no new "
+		    "sessions; try again (another instance)";
 		return (NULL);
+	}
+	if (nsessions >= conf->max_sessions) {
+		log_warnx("session limit (%u) reached, refusing a session "
+		    "for %s", conf->max_sessions, peer);
+		metrics_refused("limit");
+		refusal = "too many sessions, try again later";
+		return (NULL);
+	}
 	s = xcalloc(1, sizeof *s);
 	do {
 		fill_random(raw, sizeof raw);
@@ -114,7 +132,7 @@ session_new(void)
 	} while (u64map_get(&by_no, next_no) != NULL);
 	s->no = next_no;
 	s->loglevel = -1;
-	s->last_active = now_ms();
+	s->last_active = s->created = now_ms();
 	TAILQ_INIT(&s->pending);
 	TAILQ_INIT(&s->up_requests);
 	TAILQ_INIT(&s->streams);
@@ -155,6 +173,7 @@ session_free(struct session *s, const char *why)
 	u64map_del(&by_no, s->no);
 	TAILQ_REMOVE(&sessions, s, entry);
 	nsessions--;
+	drain_check();
 	strmap_free(&s->subs);
 	free(s->client_name);
 	json_decref(s->client_caps);
