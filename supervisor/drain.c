@@ -19,6 +19,7 @@
 #define DRAIN_MAX_SECONDS	(7 * 86400)
 
 static int		 draining;
+static int		 stopping;		/* the daemon is told to stop */
 static int64_t		 drain_deadline;	/* monotonic ms */
 static struct event	*drain_timer;		/* the deadline */
 static struct event	*drain_done_ev;		/* none left: exit */
@@ -46,6 +47,9 @@ drain_exit_cb(evutil_socket_t fd, short events, void *arg)
 {
 	const char	*why = arg;
 
+	if (stopping)
+		return;
+	stopping = 1;
 	log_info("drain: %s", why);
 	notify_status();
 	if (daemon_exit != NULL)

@@ -133,6 +133,7 @@ session_new(const char *peer)
 	s->no = next_no;
 	s->loglevel = -1;
 	s->last_active = s->created = now_ms();
+	snprintf(s->peer, sizeof s->peer, "%s", peer);
 	TAILQ_INIT(&s->pending);
 	TAILQ_INIT(&s->up_requests);
 	TAILQ_INIT(&s->streams);

@@ -362,6 +362,8 @@ struct upstream	*catalog_resource(const struct catalog *, const char *);
 /* Of the global catalog: names taken twice, and names mapped. */
 json_t		*catalog_collisions(void);
 json_t		*catalog_renamed(void);
+/* Its tools for mcpctl tools [NAME]; NULL if NAME is not listed. */
+json_t		*catalog_tools_json(const char *name);
 size_t		 catalog_count(const struct upstream *, enum catalog_kind);
 
 /*
@@ -417,6 +419,7 @@ struct session {
 	int			 legacy;	/* HTTP+SSE (2024-11-05) */
 	uint8_t			 transport;	/* enum obs_transport */
 	int64_t			 created;	/* monotonic ms */
+	char			 peer[48];	/* who created it */
 	struct stream		*only;		/* legacy or WebSocket: its one
 						   stream, for everything */
 	uint64_t		 credential;	/* of the request that made it */
