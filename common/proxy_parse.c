@@ -115,13 +115,16 @@ netblock_parse(const char *s, size_t len, struct netblock *out)
 	size_t		 alen = slash != NULL ? (size_t)(slash - s) : len;
 	size_t		 i, max;
 	unsigned int	 bits = 0;
+	int		 v6form;
 
 	memset(out, 0, sizeof *out);
 	if (netaddr_parse(s, alen, &out->addr) != 0)
 		return (-1);
-	max = out->addr.family == AF_INET ? 32 : 128;
+	/* An IPv6 form (a mapped address too) counts IPv6 bits. */
+	v6form = memchr(s, ':', alen) != NULL;
+	max = v6form ? 128 : 32;
 	if (slash == NULL) {
-		out->bits = (unsigned int)max;
+		out->bits = out->addr.family == AF_INET ? 32 : 128;
 		return (0);
 	}
 	/* 1 to 3 digits, no leading zero (but "0"), at most max. */
@@ -135,9 +138,7 @@ netblock_parse(const char *s, size_t len, struct netblock *out)
 	}
 	if (bits > max)
 		return (-1);
-	/* A mapped address's prefix counts in IPv6 bits. */
-	if (out->addr.family == AF_INET && s[0] != '\0' &&
-	    memchr(s, ':', alen) != NULL) {
+	if (out->addr.family == AF_INET && v6form) {
 		if (bits < 96)
 			return (-1);
 		bits -= 96;
@@ -210,12 +211,13 @@ proxy_v1(const char *p, size_t len, struct proxy_info *pi, const char **why)
 	int		 fam;
 
 	end = NULL;
-	for (i = 0; i + 1 < len && i + 2 <= PROXY_V1_MAX; i++) {
-		if (p[i] == '\r' && p[i + 1] == '\n') {
+	for (i = 0; i < len && i + 2 <= PROXY_V1_MAX; i++) {
+		if (p[i] == '\r' && i + 1 < len && p[i + 1] == '\n') {
 			end = p + i;
 			break;
 		}
-		if (p[i] == '\n' || p[i] == '\0') {
+		if (p[i] == '\n' || p[i] == '\0' ||
+		    (p[i] == '\r' && i + 1 < len)) {
 			*why = "PROXY v1: a control character before CRLF";
 			return (-1);
 		}

@@ -43,6 +43,8 @@
 
 enum http_state {
 	HC_HEAD = 0,		/* reading a request head */
+	HC_PROXY,		/* from a trusted proxy: a PROXY protocol
+				   header may come first */
 	HC_BODY,		/* reading its body */
 	HC_HANDLING,		/* the handler owes a response */
 	HC_STREAMING,		/* a chunked response is under way */
@@ -85,7 +87,12 @@ struct http_conn {
 						   response under way */
 	const struct http_upgraded *up;	/* HC_UPGRADED: its owner */
 	void			*up_arg;
-	char			 peer[64];
+	struct netaddr		 conn_addr;	/* the connection's peer (the
+						   PROXY header's client);
+						   family 0 for none */
+	char			 conn_peer[64];	/* the same as text */
+	char			 peer[64];	/* the request's: X-Forwarded-For
+						   from a trusted proxy */
 	TAILQ_ENTRY(http_conn)	 entry;
 };
 
@@ -194,17 +201,15 @@ http_adopt(int fd, const struct sockaddr *sa, const struct http_service *svc)
 	c->deadline = evtimer_new(base, http_deadline_cb, c);
 	if (c->deadline == NULL)
 		fatalx("evtimer_new");
-	if (sa->sa_family == AF_INET) {
-		const struct sockaddr_in *sin = (const void *)sa;
-
-		inet_ntop(AF_INET, &sin->sin_addr, c->peer, sizeof c->peer);
-	} else if (sa->sa_family == AF_INET6) {
-		const struct sockaddr_in6 *sin6 = (const void *)sa;
-
-		inet_ntop(AF_INET6, &sin6->sin6_addr, c->peer,
-		    sizeof c->peer);
-	} else
-		snprintf(c->peer, sizeof c->peer, "local");
+	if (netaddr_from_sockaddr(sa, &c->conn_addr) == 0)
+		netaddr_format(&c->conn_addr, c->conn_peer,
+		    sizeof c->conn_peer);
+	else
+		snprintf(c->conn_peer, sizeof c->conn_peer, "local");
+	memcpy(c->peer, c->conn_peer, sizeof c->peer);
+	/* A trusted proxy may say who its client is, first thing. */
+	if (c->conn_addr.family != 0 && proxy_trusted(&c->conn_addr))
+		c->state = HC_PROXY;
 	evutil_make_socket_nonblocking(fd);
 	c->ch = iochan_new(base, fd, http_read_cb, http_drain_cb,
 	    http_event_cb, c);
@@ -575,6 +580,7 @@ http_done(struct http_conn *c)
 		return;
 	}
 	http_reset(c);
+	memcpy(c->peer, c->conn_peer, sizeof c->peer);
 	c->state = HC_HEAD;
 	c->head_started = 0;
 	http_deadline(c, HTTP_IDLE_TIMEOUT * 1000);
@@ -820,6 +826,7 @@ http_read_head(struct http_conn *c)
 	ssize_t			 r;
 	char			*q, why[64];
 	const char		*dup;
+	struct netaddr		 client;
 	int			 keep;
 
 	end = evbuffer_search(in, "\r\n\r\n", 4, NULL);
@@ -846,12 +853,25 @@ http_read_head(struct http_conn *c)
 		http_fail(c, r < 0 ? (int)-r : 400, "malformed request head");
 		return (-1);
 	}
+	/* Known before any refusal: the answer to HEAD has no body. */
+	c->method = xstrndup(c->req.head.method, c->req.head.methodlen);
 	if ((dup = http_duplicate(&c->req.head)) != NULL) {
 		snprintf(why, sizeof why, "duplicate %s header", dup);
 		http_fail(c, 400, why);
 		return (-1);
 	}
-	c->method = xstrndup(c->req.head.method, c->req.head.methodlen);
+	/* Behind a trusted proxy: the client it forwarded for. */
+	if (c->conn_addr.family != 0) {
+		r = proxy_request_peer(&c->conn_addr, &c->req.head, &client,
+		    &dup);
+		if (r < 0) {
+			log_warnx("http %s: %s", c->conn_peer, dup);
+			http_fail(c, 400, dup);
+			return (-1);
+		}
+		if (r > 0)
+			netaddr_format(&client, c->peer, sizeof c->peer);
+	}
 	c->path = xstrndup(c->req.head.target, c->req.head.targetlen);
 	if ((q = strchr(c->path, '?')) != NULL) {
 		*q = '\0';
@@ -948,10 +968,59 @@ http_read_body(struct http_conn *c)
 	}
 }
 
+/*
+ * A connection from a trusted proxy: take a PROXY protocol header if one
+ * begins it (the client's address then names the connection), else go on
+ * with the request.  A malformed header closes the connection.  0 to go
+ * on, -1 if it is closed or more input is needed.
+ */
+static int
+http_proxy_header(struct http_conn *c)
+{
+	struct evbuffer		*in = iochan_input(c->ch);
+	struct proxy_info	 pi;
+	const unsigned char	*p;
+	const char		*why = "";
+	size_t			 avail = evbuffer_get_length(in);
+	ssize_t			 n;
+
+	p = evbuffer_pullup(in, (ev_ssize_t)(avail < PROXY_V2_MAX ? avail :
+	    PROXY_V2_MAX));
+	switch (proxy_detect(p, avail)) {
+	case -1:
+		return (-1);
+	case 0:
+		c->state = HC_HEAD;
+		return (0);
+	}
+	n = proxy_parse(p, avail < PROXY_V2_MAX ? avail : PROXY_V2_MAX, &pi,
+	    &why);
+	if (n == 0 && avail < PROXY_V2_MAX)
+		return (-1);
+	if (n <= 0) {
+		log_warnx("http %s: a bad PROXY protocol header from a trusted "
+		    "proxy: %s; closing", c->conn_peer, why[0] != '\0' ? why :
+		    "too long");
+		http_conn_free(c);
+		return (-1);
+	}
+	evbuffer_drain(in, (size_t)n);
+	if (pi.has_addr) {
+		c->conn_addr = pi.src;
+		netaddr_format(&c->conn_addr, c->conn_peer,
+		    sizeof c->conn_peer);
+		memcpy(c->peer, c->conn_peer, sizeof c->peer);
+	}
+	c->state = HC_HEAD;
+	return (0);
+}
+
 /* Process buffered input as far as it goes. */
 static void
 http_next(struct http_conn *c)
 {
+	if (c->state == HC_PROXY && http_proxy_header(c) != 0)
+		return;
 	static const char	 too_large[] = "{\"jsonrpc\":\"2.0\",\"id\":null,"
 	    "\"error\":{\"code\":-32600,\"message\":\"request body too "
 	    "large\"}}";
@@ -1001,6 +1070,7 @@ http_read_cb(struct iochan *ch, void *arg)
 	struct evbuffer		*in = iochan_input(ch);
 
 	switch (c->state) {
+	case HC_PROXY:
 	case HC_HEAD:
 	case HC_BODY:
 		http_next(c);
@@ -1102,6 +1172,7 @@ http_deadline_cb(evutil_socket_t fd, short events, void *arg)
 	int64_t			 allowed, elapsed;
 
 	switch (c->state) {
+	case HC_PROXY:
 	case HC_HEAD:
 		if (!c->head_started ||
 		    evbuffer_get_length(iochan_input(c->ch)) == 0) {

@@ -151,6 +151,7 @@ reload(void)
 	upstream_apply(conf, report);
 	session_configure();
 	http_configure();
+	proxy_configure();
 	conf_free(old);
 	reload_summary(report);
 	notify_ready();

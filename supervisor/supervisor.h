@@ -208,6 +208,21 @@ int		 drain_start(unsigned int seconds, char *err, size_t);
 void		 drain_check(void);
 void		 drain_free(void);
 
+/* proxy.c: trusted_proxies, the PROXY protocol and X-Forwarded-For. */
+struct netaddr;
+/* Take the configuration's trusted_proxies (start, reload). */
+void		 proxy_configure(void);
+int		 proxy_trusted(const struct netaddr *);
+/*
+ * The client a request is from: 1 with *client set when conn (the
+ * connection's peer) is a trusted proxy and the request has
+ * X-Forwarded-For, 0 when the peer is conn, -1 (why set) if that header is
+ * malformed.
+ */
+int		 proxy_request_peer(const struct netaddr *conn,
+		    const struct http_head *, struct netaddr *client,
+		    const char **why);
+
 /* endpoints.c: what each listener serves. */
 extern const struct http_service gateway_service;
 /* Listen on metrics_listen if it is set; -1 on failure. */

@@ -275,6 +275,7 @@ main(int argc, char **argv)
 	session_init();
 	catalog_init();
 	route_init();
+	proxy_configure();
 	if (auth_configure(conf, err, sizeof err) != 0)
 		fatalx("%s", err);
 	if (http_listen(conf->listen, &gateway_service, listen_bound,
