@@ -251,7 +251,8 @@ mcp_http_initialize(struct http_conn *c, struct http_request *req,
 	snprintf(extra, sizeof extra, "Mcp-Session-Id: %s\r\n", s->sid);
 	http_reply_buffer(c, 200, "application/json", extra, buf);
 	evbuffer_free(buf);
-	obs_initialize(s, http_conn_peer(c), OBS_T_HTTP, m, t0, 0);
+	/* The connection may be on its next request: the session's peer. */
+	obs_initialize(s, s->peer, OBS_T_HTTP, m, t0, 0);
 }
 
 /*
