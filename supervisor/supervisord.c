@@ -287,9 +287,9 @@ main(int argc, char **argv)
 		fatalx("%s", err);
 	if (control_listen(conf->control) != 0)
 		exit(1);
-	log_info("instance %s listening on http://%s/mcp%s%s, control socket "
-	    "%s", conf->instance, listen_bound, metrics_bound[0] != '\0' ?
-	    ", metrics on " : "", metrics_bound, conf->control);
+	log_info("listening on http://%s/mcp, control socket %s (instance "
+	    "%s%s%s)", listen_bound, conf->control, conf->instance,
+	    metrics_bound[0] != '\0' ? ", metrics on " : "", metrics_bound);
 	if (!foreground && conf->access_log != NULL &&
 	    strcmp(conf->access_log, "stderr") == 0)
 		log_warnx("access_log \"stderr\" without -d: a daemon's "
