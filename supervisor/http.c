@@ -186,8 +186,8 @@ http_adopt(int fd, const struct sockaddr *sa, const struct http_service *svc)
 			netaddr_format(&a, peer, sizeof peer);
 		else
 			snprintf(peer, sizeof peer, "local");
-		log_warnx("http: %u connections (the limit), refusing %s",
-		    nconns, peer);
+		log_warnx("http: %u connections (the limit), refusing more "
+		    "(%s)", nconns, peer);
 		metrics_refused("limit");
 		access_log_http(peer, "-", "-", 503, "the connection limit");
 		if (write(fd, busy, sizeof busy - 1) < 0)
