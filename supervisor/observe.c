@@ -61,6 +61,43 @@ static const struct stream	*cur_stream;
 static const char		*cur_id;	/* its id's bytes, in the
 						   message being routed */
 
+/*
+ * Routing one request may route another (a failing worker flushes the
+ * requests that waited for a session's view): the outer one is set aside
+ * meanwhile, a few deep at most.
+ */
+#define OBS_NEST	4
+static struct {
+	struct reqobs		 rec;
+	const struct stream	*stream;
+	const char		*id;
+} nest[OBS_NEST];
+static int			 depth;
+static int			 overflow;	/* levels beyond OBS_NEST */
+
+/* Is a request being routed (whether or not its record went on)? */
+static int
+obs_routing(void)
+{
+	return (cur.active || cur_id != NULL);
+}
+
+/* Set the current request aside (or end it, too deep). */
+static void
+obs_push(void)
+{
+	if (depth == OBS_NEST) {
+		obs_end(&cur, OBS_OK, 0);
+		overflow++;
+		return;
+	}
+	nest[depth].rec = cur;
+	nest[depth].stream = cur_stream;
+	nest[depth].id = cur_id;
+	depth++;
+	memset(&cur, 0, sizeof cur);
+}
+
 int64_t
 now_us(void)
 {
@@ -105,15 +142,17 @@ obs_log_start(struct reqobs *o, const char *peer, const char *method)
 void
 obs_begin(struct session *s, struct stream *st, const struct jrpc *m)
 {
+	if (cur_resumed)
+		cur_resumed = 0;
+	else {
+		if (obs_routing())
+			obs_push();
+		memset(&cur, 0, sizeof cur);
+	}
 	cur_stream = st;
 	cur_id = m->p + m->id.off;
-	if (cur_resumed) {
-		cur_resumed = 0;
-		return;
-	}
 	if (cur.active)
-		obs_end(&cur, OBS_OK, 0);
-	memset(&cur, 0, sizeof cur);
+		return;
 	cur.active = 1;
 	cur.t0 = now_us();
 	cur.method = (uint8_t)obs_method(m->method_name);
@@ -131,6 +170,14 @@ obs_done(void)
 		obs_end(&cur, OBS_OK, 0);
 	cur_stream = NULL;
 	cur_id = NULL;
+	if (overflow > 0)
+		overflow--;
+	else if (depth > 0) {
+		depth--;
+		cur = nest[depth].rec;
+		cur_stream = nest[depth].stream;
+		cur_id = nest[depth].id;
+	}
 }
 
 void
@@ -178,8 +225,8 @@ obs_resume(struct reqobs *o)
 {
 	if (!o->active)
 		return;
-	if (cur.active)
-		obs_end(&cur, OBS_OK, 0);
+	if (obs_routing())
+		obs_push();
 	cur = *o;
 	memset(o, 0, sizeof *o);
 	cur_resumed = 1;
