@@ -196,7 +196,8 @@ v2(unsigned char *out, int cmd, int fam, const unsigned char *addr,
 	out[13] = (unsigned char)fam;
 	out[14] = (unsigned char)(len >> 8);
 	out[15] = (unsigned char)len;
-	memcpy(out + 16, addr, alen);
+	if (alen > 0)
+		memcpy(out + 16, addr, alen);
 	if (tlen > 0)
 		memcpy(out + 16 + alen, tlv, tlen);
 	return (16 + len);
