@@ -35,7 +35,8 @@ netaddr_parse(const char *s, size_t len, struct netaddr *out)
 	if (len >= 2 && s[0] == '[' && s[len - 1] == ']') {
 		s++;
 		len -= 2;
-		if (len == 0 || len >= sizeof buf || memchr(s, ':', len) == NULL)
+		if (len == 0 || len >= sizeof buf ||
+		    memchr(s, ':', len) == NULL)
 			return (-1);
 		memcpy(buf, s, len);
 		buf[len] = '\0';

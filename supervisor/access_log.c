@@ -29,7 +29,8 @@
 #include "supervisor.h"
 #include "xmalloc.h"
 
-#define AL_MAX_QUEUED	(1024 * 1024)	/* bytes waiting to be written */
+#define AL_MAX_QUEUED	(1024 * 1024)	/* bytes waiting to be
+					   written */
 #define AL_SYSLOG_PATH	"/dev/log"
 #define AL_SYSLOG_PRI	30		/* LOG_DAEMON | LOG_INFO */
 

@@ -19,7 +19,7 @@
 #define DRAIN_MAX_SECONDS	(7 * 86400)
 
 static int		 draining;
-static int		 stopping;		/* the daemon is told to stop */
+static int		 stopping;	/* the daemon is told to stop */
 static int64_t		 drain_deadline;	/* monotonic ms */
 static struct event	*drain_timer;		/* the deadline */
 static struct event	*drain_done_ev;		/* none left: exit */

@@ -13,7 +13,8 @@
 #include "log.h"
 #include "supervisor.h"
 
-static int	metrics_loopback = 1;	/* the metrics listener's addresses */
+/* Whether the metrics listener is on loopback only. */
+static int	metrics_loopback = 1;
 
 /* Does the main listener serve /metrics? */
 static int

@@ -2,7 +2,8 @@
  * Liveness and readiness, for balancers, orchestrators and mcpctl check.
  *
  *	GET /healthz	200 whenever the event loop answers.
- *	GET /readyz	200 when every non-lazy upstream has been ready once
+ *	GET /readyz	200 when every non-lazy upstream has been ready
+ *			once
  *			(one that gave up trying, and is not required, no
  *			longer holds readiness back); 503 when a required
  *			upstream has failed or is stopped, or one is still
@@ -39,7 +40,8 @@ health_ready(char *why, size_t len)
 		    up->state == UPSTREAM_STOPPED)) {
 			if (why != NULL)
 				snprintf(why, len, "required upstream %s is %s",
-				    up->sc->name, upstream_state_name(up->state));
+				    up->sc->name,
+				    upstream_state_name(up->state));
 			return (503);
 		}
 	}
@@ -54,7 +56,8 @@ health_ready(char *why, size_t len)
 			continue;
 		if (why != NULL)
 			snprintf(why, len, "upstream %s has not been ready yet "
-			    "(%s)", up->sc->name, upstream_state_name(up->state));
+			    "(%s)", up->sc->name,
+			    upstream_state_name(up->state));
 		return (503);
 	}
 	return (200);

@@ -64,8 +64,8 @@ START_TEST(test_labels)
 	prom_labels(buf, sizeof buf, "v", "a\\b\"c\nd", NULL);
 	ck_assert_str_eq(buf, "v=\"a\\\\b\\\"c\\nd\"");
 	/* Cut short, it stays well formed: every value closed. */
-	prom_labels(small, sizeof small, "upstream", "a-very-long-upstream-name",
-	    "method", "x", NULL);
+	prom_labels(small, sizeof small, "upstream",
+	    "a-very-long-upstream-name", "method", "x", NULL);
 	ck_assert_int_lt((int)strlen(small), (int)sizeof small);
 	ck_assert_int_eq(small[strlen(small) - 1], '"');
 	ck_assert_ptr_null(strstr(small, "method"));
@@ -103,7 +103,8 @@ START_TEST(test_histogram)
 	prom_hist_write(b, "lat_seconds", "u=\"a\"", &h);
 	t = text(b);
 	/* Cumulative counts, +Inf last, then sum and count. */
-	ck_assert_ptr_nonnull(strstr(t, "lat_seconds_bucket{u=\"a\",le=\"0.0001\"} "
+	ck_assert_ptr_nonnull(strstr(t,
+	    "lat_seconds_bucket{u=\"a\",le=\"0.0001\"} "
 	    "1\nlat_seconds_bucket{u=\"a\",le=\"0.00025\"} 1\n"
 	    "lat_seconds_bucket{u=\"a\",le=\"0.0005\"} 3\n"));
 	ck_assert_ptr_nonnull(strstr(t, "lat_seconds_bucket{u=\"a\",le=\"60\"} "
