@@ -34,6 +34,14 @@ const char *const conf_strategy_names[] = {
 	[STRATEGY_CLIENT] = "client",
 	[STRATEGY_DEFAULTS] = "defaults",
 	[STRATEGY_DECLINE] = "decline",
+	[STRATEGY_LLM] = "llm",
+	[STRATEGY_TOOL] = "tool",
+};
+
+const char *const conf_llm_provider_names[] = {
+	[LLM_OPENAI] = "openai",
+	[LLM_ANTHROPIC] = "anthropic",
+	[LLM_OLLAMA] = "ollama",
 };
 
 const char *const conf_isolation_names[] = {
@@ -59,6 +67,12 @@ conf_isolation_name(enum isolation i)
 	return (conf_isolation_names[i]);
 }
 
+const char *
+conf_llm_provider_name(enum llm_provider p)
+{
+	return (conf_llm_provider_names[p]);
+}
+
 /* Report an error at a setting's line; always returns -1. */
 int
 conf_error(struct conf_ctx *ctx, const config_setting_t *s, const char *fmt,
@@ -81,6 +95,24 @@ conf_error(struct conf_ctx *ctx, const config_setting_t *s, const char *fmt,
 		snprintf(ctx->err, ctx->errlen, "%s:%d: %s", file, line, msg);
 	else
 		snprintf(ctx->err, ctx->errlen, "%s: %s", file, msg);
+	return (-1);
+}
+
+/* Report an error at a line; always returns -1. */
+int
+conf_error_at(struct conf_ctx *ctx, int line, const char *fmt, ...)
+{
+	va_list		 ap;
+	char		 msg[512];
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	if (line > 0)
+		snprintf(ctx->err, ctx->errlen, "%s:%d: %s", ctx->file, line,
+		    msg);
+	else
+		snprintf(ctx->err, ctx->errlen, "%s: %s", ctx->file, msg);
 	return (-1);
 }
 
@@ -310,28 +342,117 @@ conf_lookup_name(const char *const *names, size_t n, const char *s)
 int
 conf_strategies_always(const enum strategy *list, size_t n)
 {
+	return (conf_strategies_have(list, n, STRATEGY_DECLINE) ||
+	    conf_strategies_have(list, n, STRATEGY_LLM) ||
+	    conf_strategies_have(list, n, STRATEGY_TOOL));
+}
+
+int
+conf_strategies_have(const enum strategy *list, size_t n, enum strategy k)
+{
 	size_t	i;
 
 	for (i = 0; i < n; i++) {
-		if (list[i] == STRATEGY_DECLINE)
+		if (list[i] == k)
 			return (1);
 	}
 	return (0);
 }
 
+void
+conf_strategy_text(enum strategy k, const char *target, char *buf,
+    size_t len)
+{
+	if (target != NULL)
+		snprintf(buf, len, "%s:%s", conf_strategy_names[k], target);
+	else
+		snprintf(buf, len, "%s", conf_strategy_names[k]);
+}
+
+/* Is s a tool: target, "upstream/tool" with both parts? */
+static int
+valid_tool_target(const char *s)
+{
+	const char	*slash = strchr(s, '/');
+
+	return (slash != NULL && slash != s && slash[1] != '\0');
+}
+
+/*
+ * Read one strategy as written: "client", "defaults", "decline", and for
+ * sampling "llm:NAME" and "tool:UPSTREAM/TOOL" (the part after the colon
+ * goes to *target, a new string).  -1 if it is none of them.
+ */
+int
+conf_strategy_parse(const char *v, int sampling, enum strategy *k,
+    char **target)
+{
+	int	i;
+
+	*target = NULL;
+	if (sampling && strncmp(v, "llm:", 4) == 0 && v[4] != '\0') {
+		*k = STRATEGY_LLM;
+		*target = xstrdup(v + 4);
+		return (0);
+	}
+	if (sampling && strncmp(v, "tool:", 5) == 0 &&
+	    valid_tool_target(v + 5)) {
+		*k = STRATEGY_TOOL;
+		*target = xstrdup(v + 5);
+		return (0);
+	}
+	i = conf_lookup_name(conf_strategy_names, 3, v);
+	if (i < 0 || (sampling && i == STRATEGY_DEFAULTS))
+		return (-1);
+	*k = (enum strategy)i;
+	return (0);
+}
+
+/* Free a sampling list's targets. */
+void
+conf_targets_free(char **targets, size_t n)
+{
+	size_t	i;
+
+	for (i = 0; i < n; i++) {
+		free(targets[i]);
+		targets[i] = NULL;
+	}
+}
+
+/* Copy a sampling list's targets. */
+void
+conf_targets_copy(char **to, char *const *from, size_t n)
+{
+	size_t	i;
+
+	for (i = 0; i < n; i++)
+		to[i] = from[i] != NULL ? xstrdup(from[i]) : NULL;
+}
+
+/* Compare two optional strings. */
+static int
+target_equal(const char *a, const char *b)
+{
+	if (a == NULL || b == NULL)
+		return (a == b);
+	return (strcmp(a, b) == 0);
+}
+
 /*
  * Read a strategy list: [ "client", "defaults" ].  Sampling has no
- * defaults strategy.
+ * defaults strategy, and llm: and tool: links (their targets go to
+ * targets, which elicitation does not have).
  */
 int
 conf_get_strategies(struct conf_ctx *ctx, const config_setting_t *s,
-    enum strategy *out, size_t *n)
+    enum strategy *out, char **targets, size_t *n)
 {
-	int	sampling = strcmp(config_setting_name(s), "sampling") == 0;
-
 	config_setting_t	*e;
 	const char		*v;
-	int			 i, len, k;
+	enum strategy		 k;
+	char			*target;
+	int			 i, len;
 	size_t			 j;
 
 	if (!config_setting_is_array(s) && !config_setting_is_list(s))
@@ -341,22 +462,30 @@ conf_get_strategies(struct conf_ctx *ctx, const config_setting_t *s,
 	if (len == 0 || len > CONF_MAX_STRATEGIES)
 		return (conf_error(ctx, s, "%s must list 1 to %d strategies",
 		    config_setting_name(s), CONF_MAX_STRATEGIES));
+	if (targets != NULL)
+		conf_targets_free(targets, *n);
 	*n = 0;
 	for (i = 0; i < len; i++) {
 		e = config_setting_get_elem(s, (unsigned int)i);
 		v = config_setting_get_string(e);
-		k = v != NULL ? conf_lookup_name(conf_strategy_names, 3, v) : -1;
-		if (k < 0 || (sampling && k == STRATEGY_DEFAULTS))
+		if (v == NULL || conf_strategy_parse(v, targets != NULL, &k,
+		    &target) != 0)
 			return (conf_error(ctx, e, "%s: unknown strategy \"%s\" "
 			    "(%s)", config_setting_name(s), v != NULL ? v : "?",
-			    sampling ? "client or decline" :
+			    targets != NULL ? "client, llm:NAME, "
+			    "tool:UPSTREAM/TOOL or decline" :
 			    "client, defaults or decline"));
 		for (j = 0; j < *n; j++) {
-			if (out[j] == (enum strategy)k)
+			if (out[j] == k && (targets == NULL ||
+			    target_equal(targets[j], target))) {
+				free(target);
 				return (conf_error(ctx, e, "%s: %s is listed "
 				    "twice", config_setting_name(s), v));
+			}
 		}
-		out[(*n)++] = (enum strategy)k;
+		if (targets != NULL)
+			targets[*n] = target;
+		out[(*n)++] = k;
 	}
 	return (0);
 }
@@ -720,12 +849,16 @@ parse_root(struct conf_ctx *ctx, config_t *cf, struct conf *conf)
 			    &conf->sse_heartbeat) != 0)
 				return (-1);
 		} else if (strcmp(key, "elicitation") == 0) {
-			if (conf_get_strategies(ctx, s, conf->elicitation,
+			if (conf_get_strategies(ctx, s, conf->elicitation, NULL,
 			    &conf->nelicitation) != 0)
 				return (-1);
 		} else if (strcmp(key, "sampling") == 0) {
 			if (conf_get_strategies(ctx, s, conf->sampling,
-			    &conf->nsampling) != 0)
+			    conf->sampling_target, &conf->nsampling) != 0)
+				return (-1);
+			conf->sampling_line = (int)config_setting_source_line(s);
+		} else if (strcmp(key, "llm") == 0) {
+			if (conf_parse_llms(ctx, s, conf) != 0)
 				return (-1);
 		} else if (strcmp(key, "ws_path") == 0) {
 			if (conf_get_string(ctx, s, &conf->ws_path, 1) != 0)
@@ -778,7 +911,7 @@ parse_root(struct conf_ctx *ctx, config_t *cf, struct conf *conf)
 			    key));
 	}
 	if (servers == NULL)
-		return (0);
+		return (conf_check_links(ctx, conf));
 	n = config_setting_length(servers);
 	if (n > CONF_MAX_SERVERS)
 		return (conf_error(ctx, servers, "more than %d servers",
@@ -798,7 +931,7 @@ parse_root(struct conf_ctx *ctx, config_t *cf, struct conf *conf)
 				    conf->servers[j].line));
 		}
 	}
-	return (0);
+	return (conf_check_links(ctx, conf));
 }
 
 /* Make an empty configuration with the defaults. */
@@ -894,6 +1027,7 @@ conf_server_free(struct server_conf *srv)
 	conf_strv_free(srv->command);
 	conf_strv_free(srv->env);
 	conf_strv_free(srv->headers);
+	conf_targets_free(srv->sampling_target, srv->nsampling);
 	free(srv->ca_file);
 	free(srv->user);
 	free(srv->cwd);
@@ -912,6 +1046,10 @@ conf_free(struct conf *conf)
 	for (i = 0; i < conf->nservers; i++)
 		conf_server_free(&conf->servers[i]);
 	free(conf->servers);
+	for (i = 0; i < conf->nllms; i++)
+		conf_llm_free(&conf->llms[i]);
+	free(conf->llms);
+	conf_targets_free(conf->sampling_target, conf->nsampling);
 	free(conf->file);
 	free(conf->listen);
 	free(conf->user);

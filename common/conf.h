@@ -33,9 +33,56 @@ enum strategy {
 	STRATEGY_CLIENT = 0,	/* the client whose call caused it */
 	STRATEGY_DEFAULTS,	/* accept with the schema's defaults
 				   (elicitation only) */
-	STRATEGY_DECLINE	/* decline (for sampling: "User rejected") */
+	STRATEGY_DECLINE,	/* decline (for sampling: "User rejected") */
+	STRATEGY_LLM,		/* llm:NAME, a provider (sampling only) */
+	STRATEGY_TOOL		/* tool:UPSTREAM/TOOL (sampling only) */
 };
-#define CONF_MAX_STRATEGIES	3
+#define CONF_MAX_STRATEGIES	8
+
+/* The LLM APIs the gateway speaks (llm = ( ... )). */
+enum llm_provider {
+	LLM_OPENAI = 0,		/* Chat Completions, and compatible servers */
+	LLM_ANTHROPIC,		/* the Messages API */
+	LLM_OLLAMA		/* /api/chat */
+};
+
+/* A budget: 0 is unlimited. */
+struct budget_conf {
+	unsigned int		 requests_per_minute;
+	unsigned long long	 tokens_per_day;	/* in and out */
+};
+
+/* What a model is like, for modelPreferences' priorities (0 to 1). */
+struct llm_score {
+	char	*model;
+	double	 cost;		/* 1: the most expensive */
+	double	 speed;		/* 1: the fastest */
+	double	 intelligence;	/* 1: the most capable */
+};
+
+/* One LLM provider; every string is owned. */
+struct llm_conf {
+	char			 *name;
+	enum llm_provider	  provider;
+	char			 *url;		/* API base, as its SDK takes it */
+	char			 *api_key;	/* a ${env:}/${file:} reference,
+						   never the key; or NULL */
+	char			 *model;	/* the default model */
+	char			**models;	/* NULL-terminated, or NULL */
+	struct llm_score	 *scores;
+	size_t			  nscores;
+	struct budget_conf	  budget;
+	unsigned int		  timeout;	/* seconds, one request */
+	unsigned int		  connect_timeout;	/* seconds */
+	int			  stream;	/* use the streaming API */
+	int			  max_completion_tokens;	/* openai: the
+						   field maxTokens goes to */
+	size_t			  max_response;	/* bytes */
+	unsigned int		  max_concurrent;	/* requests at once */
+	int			  tls_verify;
+	char			 *ca_file;
+	int			  line;
+};
 
 enum isolation {
 	ISOLATION_SHARED = 0,
@@ -65,7 +112,11 @@ struct server_conf {
 	enum strategy	  elicitation[CONF_MAX_STRATEGIES];
 	size_t		  nelicitation;
 	enum strategy	  sampling[CONF_MAX_STRATEGIES];
+	char		 *sampling_target[CONF_MAX_STRATEGIES];	/* for llm:
+				   the provider, for tool: "upstream/tool" */
 	size_t		  nsampling;
+	struct budget_conf budget;		/* of its llm: links */
+	int		  log_prompts;		/* in the audit line */
 	/* Supervision. */
 	int		  lazy;			/* start on first use */
 	unsigned int	  ping_interval;	/* seconds idle, 0: never */
@@ -129,7 +180,11 @@ struct conf {
 	enum strategy		  elicitation[CONF_MAX_STRATEGIES];
 	size_t			  nelicitation;
 	enum strategy		  sampling[CONF_MAX_STRATEGIES];
+	char			 *sampling_target[CONF_MAX_STRATEGIES];
 	size_t			  nsampling;
+	int			  sampling_line;	/* 0: the default */
+	struct llm_conf		 *llms;
+	size_t			  nllms;
 	struct server_conf	 *servers;
 	size_t			  nservers;
 };
@@ -162,11 +217,37 @@ void		 conf_print(const struct conf *, FILE *);
 const char	*conf_transport_name(enum transport);
 const char	*conf_strategy_name(enum strategy);
 const char	*conf_isolation_name(enum isolation);
+const char	*conf_llm_provider_name(enum llm_provider);
 /*
- * Can a strategy list answer every request without a client (it holds
- * decline)?  Only then is the capability declared to a shared upstream.
+ * Can a strategy list serve a request without a client (it holds decline,
+ * or for sampling an llm: or tool: link)?  Only then is the capability
+ * declared to a shared upstream.
  */
 int		 conf_strategies_always(const enum strategy *, size_t);
+/* Does a strategy list hold a link of this kind? */
+int		 conf_strategies_have(const enum strategy *, size_t,
+		    enum strategy);
+/* A strategy as written: "client", "llm:NAME" (target may be NULL). */
+void		 conf_strategy_text(enum strategy, const char *target,
+		    char *buf, size_t len);
+/* The provider of that name, or NULL. */
+const struct llm_conf *conf_llm_find(const struct conf *, const char *);
+
+/* One provider as JSON (the llm worker's CONFIG frame), and back. */
+json_t		*conf_llm_to_json(const struct llm_conf *);
+struct llm_conf	*conf_llm_from_json(const json_t *, char *err, size_t errlen);
+void		 conf_llm_free(struct llm_conf *);
+/* A deep copy (the caller frees it with conf_llm_free and free). */
+struct llm_conf	*conf_llm_copy(const struct llm_conf *);
+int		 conf_llm_equal(const struct llm_conf *,
+		    const struct llm_conf *);
+/*
+ * The largest frame between the supervisor and a provider's worker: a
+ * request's params (CONF_LLM_MAX_REQUEST), or an answer of max_response
+ * bytes once encoded as JSON (escaping grows text up to six times).
+ */
+#define CONF_LLM_MAX_REQUEST	(16 * 1024 * 1024)
+size_t		 conf_llm_frame_max(const struct llm_conf *);
 
 /* Convert one upstream's configuration to JSON (a new reference). */
 json_t		*conf_server_to_json(const struct server_conf *);

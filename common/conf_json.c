@@ -30,6 +30,7 @@ conf_server_to_json(const struct server_conf *srv)
 {
 	json_t	*o, *a;
 	size_t	 i;
+	char	 text[512];
 
 	o = json_pack("{s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:I}",
 	    "name", srv->name,
@@ -78,10 +79,16 @@ conf_server_to_json(const struct server_conf *srv)
 		    conf_strategy_names[srv->elicitation[i]]));
 	json_object_set_new(o, "elicitation", a);
 	a = json_array();
-	for (i = 0; i < srv->nsampling; i++)
-		json_array_append_new(a, json_string(
-		    conf_strategy_names[srv->sampling[i]]));
+	for (i = 0; i < srv->nsampling; i++) {
+		conf_strategy_text(srv->sampling[i], srv->sampling_target[i],
+		    text, sizeof text);
+		json_array_append_new(a, json_string(text));
+	}
 	json_object_set_new(o, "sampling", a);
+	json_object_set_new(o, "budget", json_pack("{s:I, s:I}",
+	    "requests_per_minute", (json_int_t)srv->budget.requests_per_minute,
+	    "tokens_per_day", (json_int_t)srv->budget.tokens_per_day));
+	json_object_set_new(o, "log_prompts", json_boolean(srv->log_prompts));
 	json_object_set_new(o, "rlimit_nofile",
 	    json_integer((json_int_t)srv->rlimit_nofile));
 	json_object_set_new(o, "rlimit_as",
@@ -120,6 +127,9 @@ conf_server_from_json(const json_t *o, char *err, size_t errlen)
 	int			 k;
 	json_error_t		 jerr;
 	int			 t, iso;
+	enum strategy		 kind;
+	char			*target;
+	json_int_t		 rpm, tpd;
 
 	if (json_unpack_ex((json_t *)o, &jerr, 0,
 	    "{s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:I}",
@@ -196,12 +206,20 @@ conf_server_from_json(const json_t *o, char *err, size_t errlen)
 		srv->elicitation[srv->nelicitation++] = (enum strategy)k;
 	}
 	json_array_foreach(json_object_get(o, "sampling"), i, e) {
-		k = conf_lookup_name(conf_strategy_names, 3,
-		    json_string_value(e) ? json_string_value(e) : "");
-		if (k < 0 || srv->nsampling == CONF_MAX_STRATEGIES)
+		if (!json_is_string(e) || srv->nsampling == CONF_MAX_STRATEGIES ||
+		    conf_strategy_parse(json_string_value(e), 1, &kind,
+		    &target) != 0)
 			goto bad;
-		srv->sampling[srv->nsampling++] = (enum strategy)k;
+		srv->sampling_target[srv->nsampling] = target;
+		srv->sampling[srv->nsampling++] = kind;
 	}
+	if (json_unpack((json_t *)o, "{s:{s:I, s:I}}", "budget",
+	    "requests_per_minute", &rpm, "tokens_per_day", &tpd) == 0 &&
+	    rpm >= 0 && tpd >= 0) {
+		srv->budget.requests_per_minute = (unsigned int)rpm;
+		srv->budget.tokens_per_day = (unsigned long long)tpd;
+	}
+	srv->log_prompts = json_is_true(json_object_get(o, "log_prompts"));
 	if (srv->transport == TRANSPORT_STDIO ? srv->command == NULL :
 	    srv->url == NULL)
 		goto bad;
@@ -237,6 +255,19 @@ str_equal(const char *a, const char *b)
 	if (a == NULL || b == NULL)
 		return (a == b);
 	return (strcmp(a, b) == 0);
+}
+
+/* Compare two sampling lists' targets. */
+static int
+targets_equal(char *const *a, char *const *b, size_t n)
+{
+	size_t	i;
+
+	for (i = 0; i < n; i++) {
+		if (!str_equal(a[i], b[i]))
+			return (0);
+	}
+	return (1);
 }
 
 /*
@@ -275,6 +306,11 @@ conf_server_equal(const struct server_conf *a, const struct server_conf *b)
 	    a->nsampling == b->nsampling &&
 	    memcmp(a->sampling, b->sampling,
 	    a->nsampling * sizeof a->sampling[0]) == 0 &&
+	    targets_equal(a->sampling_target, b->sampling_target,
+	    a->nsampling) &&
+	    a->budget.requests_per_minute == b->budget.requests_per_minute &&
+	    a->budget.tokens_per_day == b->budget.tokens_per_day &&
+	    a->log_prompts == b->log_prompts &&
 	    str_equal(a->user, b->user) &&
 	    a->rlimit_nofile == b->rlimit_nofile &&
 	    a->rlimit_as == b->rlimit_as &&

@@ -52,18 +52,96 @@ print_strv(FILE *f, char *const *v)
 	fputs(" ]", f);
 }
 
-/* Print a strategy list setting. */
+/* Print a strategy list setting (targets: sampling's, or NULL). */
 static void
 print_strategies(FILE *f, const char *key, const enum strategy *list,
-    size_t n)
+    char *const *targets, size_t n)
 {
 	size_t	i;
+	char	text[512];
 
 	fprintf(f, "%s = [", key);
-	for (i = 0; i < n; i++)
-		fprintf(f, "%s\"%s\"", i > 0 ? ", " : " ",
-		    conf_strategy_names[list[i]]);
+	for (i = 0; i < n; i++) {
+		conf_strategy_text(list[i], targets != NULL ? targets[i] :
+		    NULL, text, sizeof text);
+		fputs(i > 0 ? ", " : " ", f);
+		print_string(f, text);
+	}
 	fprintf(f, " ];\n");
+}
+
+/* Print a budget group, if it limits anything. */
+static void
+print_budget(FILE *f, const char *indent, const struct budget_conf *b)
+{
+	if (b->requests_per_minute == 0 && b->tokens_per_day == 0)
+		return;
+	fprintf(f, "%sbudget = { requests_per_minute = %u; "
+	    "tokens_per_day = %llu; };\n", indent, b->requests_per_minute,
+	    b->tokens_per_day);
+}
+
+/* Print the providers: the api_key as written, a reference, never a key. */
+static void
+print_llms(FILE *f, const struct conf *conf)
+{
+	const struct llm_conf	*lc;
+	size_t			 i, j;
+
+	if (conf->nllms == 0)
+		return;
+	fprintf(f, "llm = (");
+	for (i = 0; i < conf->nllms; i++) {
+		lc = &conf->llms[i];
+		fprintf(f, "%s\n  {\n    name = ", i > 0 ? "," : "");
+		print_string(f, lc->name);
+		fprintf(f, ";\n    provider = \"%s\";\n    url = ",
+		    conf_llm_provider_names[lc->provider]);
+		print_string(f, lc->url);
+		if (lc->api_key != NULL) {
+			fprintf(f, ";\n    api_key = ");
+			print_string(f, lc->api_key);
+		}
+		fprintf(f, ";\n    model = ");
+		print_string(f, lc->model);
+		fprintf(f, ";\n");
+		if (lc->models != NULL) {
+			fprintf(f, "    models = ");
+			print_strv(f, lc->models);
+			fprintf(f, ";\n");
+		}
+		if (lc->nscores > 0) {
+			fprintf(f, "    scores = (");
+			for (j = 0; j < lc->nscores; j++) {
+				fprintf(f, "%s\n      { model = ", j > 0 ?
+				    "," : "");
+				print_string(f, lc->scores[j].model);
+				fprintf(f, "; cost = %.17g; speed = %.17g; "
+				    "intelligence = %.17g; }",
+				    lc->scores[j].cost, lc->scores[j].speed,
+				    lc->scores[j].intelligence);
+			}
+			fprintf(f, "\n    );\n");
+		}
+		print_budget(f, "    ", &lc->budget);
+		fprintf(f, "    timeout = %u;\n    connect_timeout = %u;\n"
+		    "    stream = %s;\n", lc->timeout, lc->connect_timeout,
+		    lc->stream ? "true" : "false");
+		if (lc->provider == LLM_OPENAI)
+			fprintf(f, "    max_tokens_field = \"%s\";\n",
+			    lc->max_completion_tokens ?
+			    "max_completion_tokens" : "max_tokens");
+		fprintf(f, "    max_response = %zu;\n    max_concurrent = %u;\n"
+		    "    tls_verify = %s;\n", lc->max_response,
+		    lc->max_concurrent, lc->tls_verify ? "true" : "false");
+		if (lc->ca_file != NULL) {
+			fprintf(f, "    ca_file = ");
+			print_string(f, lc->ca_file);
+			fprintf(f, ";\n");
+		}
+		fprintf(f, "  }");
+	}
+	fprintf(f, "\n);\n");
 }
 
 void
@@ -159,9 +237,11 @@ conf_print(const struct conf *conf, FILE *f)
 		}
 		fprintf(f, "\n);\n");
 	}
-	print_strategies(f, "elicitation", conf->elicitation,
+	print_strategies(f, "elicitation", conf->elicitation, NULL,
 	    conf->nelicitation);
-	print_strategies(f, "sampling", conf->sampling, conf->nsampling);
+	print_strategies(f, "sampling", conf->sampling, conf->sampling_target,
+	    conf->nsampling);
+	print_llms(f, conf);
 	fprintf(f, "servers = (");
 	for (i = 0; i < conf->nservers; i++) {
 		srv = &conf->servers[i];
@@ -242,10 +322,13 @@ conf_print(const struct conf *conf, FILE *f)
 		    "    healthy_after = %u;\n    max_failures = %u;\n",
 		    srv->restart_delay, srv->restart_max_delay,
 		    srv->healthy_after, srv->max_failures);
-		print_strategies(f, "    elicitation", srv->elicitation,
+		print_strategies(f, "    elicitation", srv->elicitation, NULL,
 		    srv->nelicitation);
 		print_strategies(f, "    sampling", srv->sampling,
-		    srv->nsampling);
+		    srv->sampling_target, srv->nsampling);
+		print_budget(f, "    ", &srv->budget);
+		fprintf(f, "    log_prompts = %s;\n", srv->log_prompts ?
+		    "true" : "false");
 		if (srv->user != NULL) {
 			fprintf(f, "    user = ");
 			print_string(f, srv->user);

@@ -22,6 +22,7 @@ struct conf_ctx {
 extern const char *const conf_transport_names[];
 extern const char *const conf_strategy_names[];
 extern const char *const conf_isolation_names[];
+extern const char *const conf_llm_provider_names[];
 
 /* Free a NULL-terminated string vector (NULL is fine). */
 void	conf_strv_free(char **);
@@ -48,7 +49,24 @@ int	conf_get_size(struct conf_ctx *, const config_setting_t *, size_t min,
 int	conf_get_strv(struct conf_ctx *, const config_setting_t *,
 	    int nonempty, char ***);
 int	conf_get_strategies(struct conf_ctx *, const config_setting_t *,
-	    enum strategy *, size_t *);
+	    enum strategy *, char **targets, size_t *);
+/* Read one strategy as written ("llm:NAME": *target "NAME"); -1 if bad. */
+int	conf_strategy_parse(const char *, int sampling, enum strategy *,
+	    char **target);
+/* Report an error at a line (0: none); returns -1. */
+int	conf_error_at(struct conf_ctx *, int line, const char *, ...)
+	    __attribute__((format(printf, 3, 4)));
+/* Free a sampling list's targets. */
+void	conf_targets_free(char **, size_t);
+/* Copy a sampling list's targets. */
+void	conf_targets_copy(char **to, char *const *from, size_t);
+int	conf_get_budget(struct conf_ctx *, const config_setting_t *,
+	    struct budget_conf *);
+/* Read llm = ( ... ) into conf. */
+int	conf_parse_llms(struct conf_ctx *, const config_setting_t *,
+	    struct conf *);
+/* Check that every llm: and tool: link names what exists. */
+int	conf_check_links(struct conf_ctx *, const struct conf *);
 /* Read one group of servers into srv. */
 int	conf_parse_server(struct conf_ctx *, const struct conf *,
 	    const config_setting_t *, struct server_conf *);

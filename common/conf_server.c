@@ -176,6 +176,7 @@ conf_parse_server(struct conf_ctx *ctx, const struct conf *conf,
     const config_setting_t *g, struct server_conf *srv)
 {
 	config_setting_t	*s, *url_s = NULL, *transport_s = NULL;
+	config_setting_t	*remote_s = NULL;	/* a remote-only key */
 	const char		*key;
 	char			*tmp = NULL;
 	int			 i, n, v;
@@ -199,6 +200,8 @@ conf_parse_server(struct conf_ctx *ctx, const struct conf *conf,
 	memcpy(srv->elicitation, conf->elicitation, sizeof srv->elicitation);
 	srv->nelicitation = conf->nelicitation;
 	memcpy(srv->sampling, conf->sampling, sizeof srv->sampling);
+	conf_targets_copy(srv->sampling_target, conf->sampling_target,
+	    conf->nsampling);
 	srv->nsampling = conf->nsampling;
 	if (conf->user != NULL)
 		srv->user = xstrdup(conf->user);
@@ -286,26 +289,36 @@ conf_parse_server(struct conf_ctx *ctx, const struct conf *conf,
 				return (-1);
 			srv->max_instances = (unsigned int)ll;
 		} else if (strcmp(key, "elicitation") == 0) {
-			if (conf_get_strategies(ctx, s, srv->elicitation,
+			if (conf_get_strategies(ctx, s, srv->elicitation, NULL,
 			    &srv->nelicitation) != 0)
 				return (-1);
 		} else if (strcmp(key, "sampling") == 0) {
 			if (conf_get_strategies(ctx, s, srv->sampling,
-			    &srv->nsampling) != 0)
+			    srv->sampling_target, &srv->nsampling) != 0)
+				return (-1);
+		} else if (strcmp(key, "budget") == 0) {
+			if (conf_get_budget(ctx, s, &srv->budget) != 0)
+				return (-1);
+		} else if (strcmp(key, "log_prompts") == 0) {
+			if (conf_get_bool(ctx, s, &srv->log_prompts) != 0)
 				return (-1);
 		} else if (strcmp(key, "headers") == 0) {
+			remote_s = s;
 			if (get_headers(ctx, s, &srv->headers) != 0)
 				return (-1);
 		} else if (strcmp(key, "tls_verify") == 0) {
+			remote_s = s;
 			if (conf_get_bool(ctx, s, &srv->tls_verify) != 0)
 				return (-1);
 		} else if (strcmp(key, "ca_file") == 0) {
+			remote_s = s;
 			if (conf_get_string(ctx, s, &srv->ca_file, 0) != 0)
 				return (-1);
 			if (srv->ca_file[0] != '/')
 				return (conf_error(ctx, s, "ca_file must be an "
 				    "absolute path"));
 		} else if (strcmp(key, "connect_timeout") == 0) {
+			remote_s = s;
 			if (conf_get_seconds(ctx, s, 1, 3600,
 			    &srv->connect_timeout) != 0)
 				return (-1);
@@ -392,10 +405,10 @@ conf_parse_server(struct conf_ctx *ctx, const struct conf *conf,
 			return (-1);
 		break;
 	}
-	if (srv->transport == TRANSPORT_STDIO && (srv->headers != NULL ||
-	    srv->ca_file != NULL))
-		return (conf_error(ctx, g, "server %s: headers and ca_file are "
-		    "only for http, sse and ws", srv->name));
+	if (srv->transport == TRANSPORT_STDIO && remote_s != NULL)
+		return (conf_error(ctx, remote_s, "server %s: %s is only for "
+		    "http, sse and ws", srv->name,
+		    config_setting_name(remote_s)));
 	if (srv->restart_max_delay < srv->restart_delay)
 		return (conf_error(ctx, g, "server %s: restart_max_delay is "
 		    "shorter than restart_delay", srv->name));

@@ -47,6 +47,17 @@ enum msg_type {
 	MSG_SHUTDOWN = 15,	/* supervisor: stop the upstream and exit */
 	MSG_SESSION_CATALOG = 16, /* supervisor: start the session's instance
 				   and send its catalog (CATALOG, session) */
+	MSG_UP_NOTIFY = 17,	/* supervisor: a notification for the upstream
+				   that sent request tag (progress) */
+	/* Between the supervisor and an LLM provider's worker (mcp-llm);
+	   tag is the supervisor's number for the sampling request. */
+	MSG_LLM_REQUEST = 18,	/* supervisor: {params, progress} */
+	MSG_LLM_CANCEL = 19,	/* supervisor: forget it */
+	MSG_LLM_PROGRESS = 20,	/* llm: {pieces} received so far */
+	MSG_LLM_USAGE = 21,	/* llm: {input, output, model, stopReason},
+				   just before its MSG_LLM_RESULT */
+	MSG_LLM_RESULT = 22,	/* llm: the CreateMessageResult */
+	MSG_LLM_FAIL = 23,	/* llm: {outcome, message, status} */
 	MSG_CTL_REQUEST = 64,	/* mcpctl: command */
 	MSG_CTL_REPLY = 65,	/* supervisor: command result */
 };

@@ -805,12 +805,20 @@ jscan_splice_owned(struct evbuffer *out, struct evbuffer *owner,
 void
 jscan_add_string(struct evbuffer *out, const char *s, size_t len)
 {
+	evbuffer_add(out, "\"", 1);
+	jscan_add_escaped(out, s, len);
+	evbuffer_add(out, "\"", 1);
+}
+
+/* Append the inside of a JSON string literal. */
+void
+jscan_add_escaped(struct evbuffer *out, const char *s, size_t len)
+{
 	static const char	hex[] = "0123456789abcdef";
 	size_t			i, run = 0, l;
 	unsigned char		c;
 	char			esc[6];
 
-	evbuffer_add(out, "\"", 1);
 	for (i = 0; i < len; i++) {
 		c = (unsigned char)s[i];
 		if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\')
@@ -852,5 +860,4 @@ jscan_add_string(struct evbuffer *out, const char *s, size_t len)
 		}
 	}
 	evbuffer_add(out, s + run, len - run);
-	evbuffer_add(out, "\"", 1);
 }

@@ -116,5 +116,8 @@ void		 jscan_splice_owned(struct evbuffer *out, struct evbuffer *owner,
 /* Append s as a JSON string literal (quoted and escaped). */
 void		 jscan_add_string(struct evbuffer *out, const char *s,
 		    size_t len);
+/* The same without the quotes (a string built piece by piece). */
+void		 jscan_add_escaped(struct evbuffer *out, const char *s,
+		    size_t len);
 
 #endif

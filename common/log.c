@@ -234,6 +234,9 @@ log_line(int pri, const char *msg)
 	case LOG_DEBUG:
 		level = "debug";
 		break;
+	case LOG_NOTICE:
+		level = "audit";
+		break;
 	default:
 		level = "info";
 		break;
@@ -286,6 +289,16 @@ log_info(const char *fmt, ...)
 
 	va_start(ap, fmt);
 	log_vwrite(LOG_INFO, 0, fmt, ap);
+	va_end(ap);
+}
+
+void
+log_audit(const char *fmt, ...)
+{
+	va_list	ap;
+
+	va_start(ap, fmt);
+	log_vwrite(LOG_NOTICE, 0, fmt, ap);
 	va_end(ap);
 }
 

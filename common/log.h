@@ -27,6 +27,8 @@ void	log_warn(const char *, ...) __attribute__((format(printf, 1, 2)));
 void	log_warnx(const char *, ...) __attribute__((format(printf, 1, 2)));
 void	log_info(const char *, ...) __attribute__((format(printf, 1, 2)));
 void	log_debug(const char *, ...) __attribute__((format(printf, 1, 2)));
+/* An audit line: always written (never limited), at notice priority. */
+void	log_audit(const char *, ...) __attribute__((format(printf, 1, 2)));
 void	fatal(const char *, ...)
 	    __attribute__((format(printf, 1, 2), noreturn));
 void	fatalx(const char *, ...)

@@ -58,6 +58,56 @@ print_int(json_t *o, const char *key, int width)
 		printf("%-*s", width, "-");
 }
 
+/* Print the LLM providers: their state and counters (never their keys). */
+static void
+print_llm(json_t *list)
+{
+	json_t		*pv, *b;
+	size_t		 i;
+	const char	*err, *name;
+	char		 tokens[64], budget[64];
+	int		 w = 4;
+
+	if (json_array_size(list) == 0)
+		return;
+	json_array_foreach(list, i, pv) {
+		name = json_string_value(json_object_get(pv, "name"));
+		if (name != NULL && (int)strlen(name) > w)
+			w = (int)strlen(name);
+	}
+	printf("\n%-*s %-9s %-9s %-6s %-6s %-6s %-6s %-5s %-5s %-17s %-13s "
+	    "%s\n", w, "LLM", "PROVIDER", "STATE", "FLIGHT", "REQS", "OK",
+	    "ERRS", "429", "TIME", "TOKENS IN/OUT", "TOKENS/DAY", "LAST ERROR");
+	json_array_foreach(list, i, pv) {
+		printf("%-*s %-9s %-9s ", w, json_str_or(pv, "name", "?"),
+		    json_str_or(pv, "provider", "?"),
+		    json_str_or(pv, "state", "?"));
+		print_int(pv, "in_flight", 7);
+		print_int(pv, "requests", 7);
+		print_int(pv, "answered", 7);
+		print_int(pv, "errors", 7);
+		print_int(pv, "rate_limited", 6);
+		print_int(pv, "timeouts", 6);
+		snprintf(tokens, sizeof tokens, "%lld/%lld",
+		    (long long)json_integer_value(json_object_get(pv,
+		    "tokens_in")), (long long)json_integer_value(
+		    json_object_get(pv, "tokens_out")));
+		b = json_object_get(pv, "budget");
+		if (json_integer_value(json_object_get(b, "tokens_per_day")) > 0)
+			snprintf(budget, sizeof budget, "%lld/%lld",
+			    (long long)json_integer_value(json_object_get(b,
+			    "tokens_used")), (long long)json_integer_value(
+			    json_object_get(b, "tokens_per_day")));
+		else
+			snprintf(budget, sizeof budget, "%lld",
+			    (long long)json_integer_value(json_object_get(b,
+			    "tokens_used")));
+		printf("%-17s %-13s ", tokens, budget);
+		err = json_string_value(json_object_get(pv, "last_error"));
+		printf("%s\n", err != NULL ? err : "-");
+	}
+}
+
 /* Print the status reply: the gateway, then a table of upstreams. */
 void
 print_status(json_t *reply)
@@ -127,6 +177,7 @@ print_status(json_t *reply)
 		} else
 			printf("%s\n", err != NULL ? err : "-");
 	}
+	print_llm(json_object_get(reply, "llm"));
 	cols = json_object_get(reply, "collisions");
 	if (json_array_size(cols) > 0) {
 		printf("\ncollisions (the later upstream's item is not "

@@ -67,14 +67,15 @@ control_status(void)
 		json_array_append_new(ups, upstream_status_json(upstreams[i]));
 	ready = health_ready(why, sizeof why);
 	o = json_pack("{s:b, s:s, s:I, s:s, s:s, s:I, s:I, s:I, s:o, s:o, "
-	    "s:o}",
+	    "s:o, s:o}",
 	    "ok", 1, "version", PACKAGE_VERSION,
 	    "pid", (json_int_t)getpid(), "instance", conf->instance,
 	    "listen", listen_bound,
 	    "sessions", (json_int_t)session_count(),
 	    "connections", (json_int_t)http_conn_count(),
 	    "calls_in_flight", (json_int_t)control_in_flight(),
-	    "upstreams", ups, "collisions", catalog_collisions(),
+	    "upstreams", ups, "llm", provider_status_json(),
+	    "collisions", catalog_collisions(),
 	    "renamed", catalog_renamed());
 	if (metrics_bound[0] != '\0')
 		json_object_set_new(o, "metrics_listen",

@@ -853,7 +853,7 @@ http_read_head(struct http_conn *c)
 		http_fail(c, r < 0 ? (int)-r : 400, "malformed request head");
 		return (-1);
 	}
-	/* Known before any refusal: the answer to HEAD has no body. */
+	/* Known from here on: the answer to a HEAD has no body. */
 	c->method = xstrndup(c->req.head.method, c->req.head.methodlen);
 	if ((dup = http_duplicate(&c->req.head)) != NULL) {
 		snprintf(why, sizeof why, "duplicate %s header", dup);

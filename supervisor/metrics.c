@@ -51,6 +51,8 @@ static const char *const up_outcome_names[MUPO_NOUTCOMES] = {
 	[MUPO_ERROR] = "error",
 	[MUPO_TIMEOUT] = "timeout",
 	[MUPO_CANCELLED] = "cancelled",
+	[MUPO_LLM] = "llm",
+	[MUPO_TOOL] = "tool",
 };
 
 /* The states, in the order of enum upstream_state. */
@@ -79,9 +81,10 @@ metrics_up_request(struct upstream *up, const char *method,
 {
 	enum metrics_up_kind	k;
 
+	/* Sampling's chain counts its own, as it ends (sampling.c). */
 	if (strcmp(method, "sampling/createMessage") == 0)
-		k = MUP_SAMPLING;
-	else if (strcmp(method, "elicitation/create") == 0)
+		return;
+	if (strcmp(method, "elicitation/create") == 0)
 		k = MUP_ELICITATION;
 	else if (strcmp(method, "roots/list") == 0)
 		k = MUP_ROOTS;
@@ -90,6 +93,26 @@ metrics_up_request(struct upstream *up, const char *method,
 	else
 		k = MUP_OTHER;
 	up->mup[k][outcome]++;
+}
+
+void
+metrics_sampling(struct upstream *up, const char *link, const char *outcome)
+{
+	enum metrics_up_outcome	o;
+
+	if (strcmp(outcome, "ok") == 0)
+		o = strncmp(link, "llm:", 4) == 0 ? MUPO_LLM :
+		    strncmp(link, "tool:", 5) == 0 ? MUPO_TOOL : MUPO_CLIENT;
+	else if (strcmp(outcome, "declined") == 0)
+		o = MUPO_DECLINE;
+	else if (strcmp(outcome, "cancelled") == 0)
+		o = MUPO_CANCELLED;
+	else if (strcmp(outcome, "rejected") == 0 ||
+	    (strcmp(outcome, "error") == 0 && strcmp(link, "client") == 0))
+		o = MUPO_CLIENT_ERROR;
+	else
+		o = MUPO_ERROR;
+	up->mup[MUP_SAMPLING][o]++;
 }
 
 void

@@ -24,6 +24,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "secret.h"
 #include "supervisor.h"
 #include "xmalloc.h"
 
@@ -157,6 +158,44 @@ preflight_dir(const char *path)
 	return (rc);
 }
 
+/*
+ * Check the providers: each api_key expands (the variable is set, the
+ * file readable) to one non-empty line; a key going to a remote host in
+ * clear text is worth a warning.
+ */
+static int
+preflight_llm(const struct conf *c, void (*warn)(const char *), char *err,
+    size_t errlen)
+{
+	const struct llm_conf	*lc;
+	char			 why[512], *key;
+	size_t			 i;
+	int			 bad;
+
+	for (i = 0; i < c->nllms; i++) {
+		lc = &c->llms[i];
+		if (lc->api_key == NULL)
+			continue;
+		if ((key = secret_expand(lc->api_key, why, sizeof why)) == NULL)
+			return (preflight_error(c, lc->line, err, errlen,
+			    "llm %s: api_key: %s", lc->name, why));
+		bad = *key == '\0' || strpbrk(key, "\r\n") != NULL;
+		explicit_bzero(key, strlen(key));
+		free(key);
+		if (bad)
+			return (preflight_error(c, lc->line, err, errlen,
+			    "llm %s: api_key: the key is empty or not one line",
+			    lc->name));
+		if (strncmp(lc->url, "http://", 7) == 0 &&
+		    strncmp(lc->url, "http://127.", 11) != 0 &&
+		    strncmp(lc->url, "http://localhost", 16) != 0 &&
+		    strncmp(lc->url, "http://[::1]", 12) != 0)
+			preflight_warn(warn, "llm %s: its api_key goes to %s "
+			    "without TLS", lc->name, lc->url);
+	}
+	return (0);
+}
+
 int
 preflight(const struct conf *c, int flags, void (*warn)(const char *),
     char *err, size_t errlen)
@@ -179,6 +218,8 @@ preflight(const struct conf *c, int flags, void (*warn)(const char *),
 		return (preflight_error(c, 0, err, errlen, "ws_lockfile %s: "
 		    "its directory: %s", c->ws_lockfile, strerror(errno)));
 	if (preflight_users(c, warn, err, errlen) != 0)
+		return (-1);
+	if (preflight_llm(c, warn, err, errlen) != 0)
 		return (-1);
 	if (flags & PREFLIGHT_RELOAD)
 		return (0);

@@ -63,18 +63,21 @@ reload_keep_optional(char **next, const char *now, const char *key,
 static void
 reload_summary(json_t *report)
 {
-	const char	*keys[] = { "added", "changed", "removed" };
+	const char	*keys[] = { "added", "changed", "removed",
+			    "llm_added", "llm_changed", "llm_removed" };
+	const char	*labels[] = { "added", "changed", "removed",
+			    "added llm", "changed llm", "removed llm" };
 	struct evbuffer	*b;
 	json_t		*a, *v;
 	size_t		 i, j;
 
 	b = evbuffer_new();
-	for (i = 0; i < 3; i++) {
+	for (i = 0; i < sizeof keys / sizeof keys[0]; i++) {
 		a = json_object_get(report, keys[i]);
 		if (json_array_size(a) == 0)
 			continue;
 		evbuffer_add_printf(b, "%s%s", evbuffer_get_length(b) > 0 ?
-		    "; " : "", keys[i]);
+		    "; " : "", labels[i]);
 		json_array_foreach(a, j, v)
 			evbuffer_add_printf(b, " %s", json_string_value(v));
 	}
@@ -149,6 +152,7 @@ reload(void)
 	conf = next;
 	report = json_pack("{s:b, s:o}", "ok", 1, "warnings", warnings);
 	upstream_apply(conf, report);
+	provider_apply(conf, report);
 	session_configure();
 	http_configure();
 	proxy_configure();

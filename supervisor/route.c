@@ -148,7 +148,10 @@ route_pending_fail(struct pending *p, int code, const char *msg)
 	obs_end(&p->obs, code == MCP_REQUEST_TIMEOUT ? OBS_TIMEOUT :
 	    p->obs.t_fwd != 0 || p->obs.up_us != 0 ? OBS_ERROR : OBS_REFUSED,
 	    code);
-	route_error(p->stream, p->id, p->idlen, code, "%s", msg);
+	if (p->cb != NULL)
+		p->cb(p, NULL, code, msg, p->cb_arg);
+	else
+		route_error(p->stream, p->id, p->idlen, code, "%s", msg);
 	route_pending_free(p);
 }
 
@@ -251,6 +254,49 @@ route_flush_queued(struct upstream *up)
 		evbuffer_free(buf);
 		obs_sent(&p->obs);
 	}
+}
+
+struct pending *
+route_call(struct upstream *up, const char *method, const char *params,
+    size_t len, route_call_cb cb, void *arg, char *why, size_t whylen)
+{
+	struct pending	*p;
+	struct evbuffer	*buf;
+
+	upstream_use(up);
+	if (up->state != UPSTREAM_READY && (up->state != UPSTREAM_STARTING ||
+	    up->nqueued >= MAX_QUEUED)) {
+		upstream_unavailable(up, why, whylen);
+		return (NULL);
+	}
+	if (len + 128 > up->sc->max_message) {
+		snprintf(why, whylen, "the request is over upstream %s's "
+		    "max_message", up->sc->name);
+		return (NULL);
+	}
+	buf = evbuffer_new();
+	evbuffer_add_printf(buf, "{\"jsonrpc\":\"2.0\",\"id\":0,"
+	    "\"method\":\"%s\",\"params\":", method);
+	evbuffer_add(buf, params, len);
+	evbuffer_add(buf, "}", 1);
+	p = route_send(NULL, NULL, up, method, "0", 1, buf);
+	evbuffer_free(buf);
+	if (p == NULL) {
+		upstream_unavailable(up, why, whylen);
+		return (NULL);
+	}
+	p->cb = cb;
+	p->cb_arg = arg;
+	return (p);
+}
+
+void
+route_call_abandon(struct pending *p)
+{
+	static const char	 gone[] = "{\"reason\":\"no longer needed\"}";
+
+	route_pending_cancel(p, gone);
+	route_pending_free(p);
 }
 
 /* Send a request of the gateway's own; its answer is dropped. */
@@ -664,6 +710,8 @@ route_cancelled(struct session *s, const struct jrpc *m)
 		metrics_up_request(ur->up, ur->method, MUPO_CANCELLED);
 		route_up_error(ur->up, s->no, ur->ref, JRPC_INTERNAL_ERROR,
 		    "request cancelled by the client");
+		sampling_end(ur->up, ur->ref, "error",
+		    "the client cancelled it");
 		route_up_request_free(ur);
 		return;
 	}
@@ -839,6 +887,22 @@ route_hook(struct pending *p, struct evbuffer *payload)
 		route_subscribed(p->session, p->up, p->uri);
 }
 
+/* Give the answer to a call of the gateway's own to its callback. */
+static void
+route_call_answer(struct pending *p, struct evbuffer *payload)
+{
+	struct jrpc	 m;
+	const char	*why;
+
+	if (jrpc_scan((const char *)evbuffer_pullup(payload, -1),
+	    evbuffer_get_length(payload), &m, &why) != 0 ||
+	    (m.kind != JRPC_RESULT && m.kind != JRPC_ERROR))
+		p->cb(p, NULL, JRPC_INTERNAL_ERROR, "the upstream's answer is "
+		    "not a JSON-RPC response", p->cb_arg);
+	else
+		p->cb(p, &m, 0, NULL, p->cb_arg);
+}
+
 /* A worker's answer to a request. */
 static void
 route_response(struct upstream *up, const struct frame_hdr *hdr,
@@ -862,7 +926,9 @@ route_response(struct upstream *up, const struct frame_hdr *hdr,
 		obs_end(&p->obs, (hdr->flags & FRAME_F_ERROR) ? OBS_ERROR :
 		    OBS_OK, (hdr->flags & FRAME_F_ERROR) &&
 		    access_log_enabled() ? route_error_code(payload) : 0);
-	if (p->stream != NULL)
+	if (p->cb != NULL)
+		route_call_answer(p, payload);
+	else if (p->stream != NULL)
 		stream_send(p->stream, payload, 1);
 	evbuffer_free(payload);
 	route_pending_free(p);
@@ -932,6 +998,7 @@ route_fail_upstream(struct upstream *up, int code, const char *message,
 		route_up_cancel_client(ur, message);
 		route_up_request_free(ur);
 	}
+	sampling_upstream_gone(up);
 	view_upstream_down(up);
 	/* A new upstream process holds no subscriptions or level. */
 	strmap_free(&up->subs);
@@ -960,6 +1027,8 @@ route_session_end(struct session *s)
 	while ((ur = TAILQ_FIRST(&s->up_requests)) != NULL) {
 		metrics_up_request(ur->up, ur->method, MUPO_CANCELLED);
 		route_up_error(ur->up, s->no, ur->ref, MCP_CONNECTION_CLOSED,
+		    "the client session ended");
+		sampling_end(ur->up, ur->ref, "error",
 		    "the client session ended");
 		route_up_request_free(ur);
 	}

@@ -27,9 +27,6 @@ route_next_id(void)
 {
 	return (++next_up_id);
 }
-static void	route_up_strategies(struct upstream *, struct session *,
-		    struct stream *, uint32_t, const struct jrpc *, uint32_t,
-		    size_t, const char *, int);
 
 /* Find a request we sent a session's client, by our id. */
 struct up_request *
@@ -77,7 +74,7 @@ route_up_error(struct upstream *up, uint32_t session, uint32_t ref, int code,
  * Decline a sampling request as the specification's "user rejected" error,
  * with the gateway's reason in its data.
  */
-static void
+void
 route_up_reject_sampling(struct upstream *up, uint32_t session, uint32_t ref,
     const char *reason)
 {
@@ -96,7 +93,7 @@ route_up_reject_sampling(struct upstream *up, uint32_t session, uint32_t ref,
 }
 
 /* Answer an upstream's request with a result (to the worker). */
-static void
+void
 route_up_result(struct upstream *up, uint32_t session, uint32_t ref,
     const char *result)
 {
@@ -184,6 +181,8 @@ route_client_response(struct session *s, const struct jrpc *m)
 		route_up_error(ur->up, s->no, ur->ref, JRPC_INTERNAL_ERROR,
 		    "the client's answer is larger than max_message");
 		metrics_up_request(ur->up, ur->method, MUPO_ERROR);
+		sampling_end(ur->up, ur->ref, "error", "the client's answer is "
+		    "larger than max_message");
 		route_up_request_free(ur);
 		return;
 	}
@@ -193,6 +192,9 @@ route_client_response(struct session *s, const struct jrpc *m)
 	buf = jscan_replace(m->p, m->n, m->id, ref, strlen(ref));
 	upstream_send_buffer(ur->up, MSG_UP_RESPONSE, s->no, ur->ref, buf);
 	evbuffer_free(buf);
+	sampling_end(ur->up, ur->ref, m->kind == JRPC_RESULT ? "ok" :
+	    route_user_rejected(m) ? "rejected" : "error", m->kind ==
+	    JRPC_RESULT ? NULL : "the client answered with an error");
 	route_up_request_free(ur);
 }
 
@@ -212,6 +214,9 @@ route_up_cancelled(struct upstream *up, const struct jrpc *m)
 		if (ur->ref == (uint32_t)ref)
 			break;
 	}
+	/* Its chain may be at a link other than the client. */
+	sampling_end(up, (uint32_t)ref, "cancelled", "cancelled by the "
+	    "upstream");
 	if (ur == NULL)
 		return;
 	if (jscan_member(m->p, m->params, "reason", &reason) == 0)
@@ -321,8 +326,8 @@ out:
 }
 
 /* Forward an upstream request to its client; 0 if sent. */
-static int
-route_up_to_client(struct upstream *up, struct session *s, struct stream *st,
+int
+route_up_client(struct upstream *up, struct session *s, struct stream *st,
     const struct jrpc *m, uint32_t ref, size_t strategy, char *why,
     size_t len, int *code)
 {
@@ -395,8 +400,9 @@ route_up_to_client(struct upstream *up, struct session *s, struct stream *st,
  * given one: forward it to the client that caused it, accept it with the
  * schema's defaults, or decline it.  Each strategy that cannot answer
  * passes to the next; when none can, the upstream gets an error.
+ * Sampling has a chain of its own (sampling.c).
  */
-static void
+void
 route_up_strategies(struct upstream *up, struct session *s, struct stream *st,
     uint32_t session_no, const struct jrpc *m, uint32_t ref, size_t from,
     const char *already, int already_code)
@@ -408,18 +414,20 @@ route_up_strategies(struct upstream *up, struct session *s, struct stream *st,
 	int				 code = already_code != 0 ? already_code :
 					    JRPC_METHOD_NOT_FOUND;
 
+	if (strcmp(m->method_name, "sampling/createMessage") == 0) {
+		sampling_chain(up, s, st, session_no, 0, m, ref, from, already,
+		    already_code);
+		return;
+	}
 	snprintf(why, sizeof why, "%s", already != NULL ? already : "");
 	if (strcmp(m->method_name, "elicitation/create") == 0) {
 		list = up->sc->elicitation;
 		n = up->sc->nelicitation;
-	} else if (strcmp(m->method_name, "sampling/createMessage") == 0) {
-		list = up->sc->sampling;
-		n = up->sc->nsampling;
 	}
 	for (i = from; i < n; i++) {
 		switch (list[i]) {
 		case STRATEGY_CLIENT:
-			if (route_up_to_client(up, s, st, m, ref, i, why,
+			if (route_up_client(up, s, st, m, ref, i, why,
 			    sizeof why, &code) == 0)
 				return;
 			break;
@@ -440,15 +448,11 @@ route_up_strategies(struct upstream *up, struct session *s, struct stream *st,
 			    up->sc->name, m->method_name, why[0] != '\0' ?
 			    ": " : "", why);
 			metrics_up_request(up, m->method_name, MUPO_DECLINE);
-			if (strcmp(m->method_name, "sampling/createMessage") ==
-			    0)
-				route_up_reject_sampling(up, session_no, ref,
-				    why[0] != '\0' ? why : "declined by the "
-				    "gateway");
-			else
-				route_up_result(up, session_no, ref,
-				    "{\"action\":\"decline\"}");
+			route_up_result(up, session_no, ref,
+			    "{\"action\":\"decline\"}");
 			return;
+		default:	/* sampling's own links */
+			break;
 		}
 	}
 	if (why[0] == '\0')
@@ -511,7 +515,11 @@ route_up_request(struct upstream *up, const struct frame_hdr *hdr,
 		return;
 	}
 	st = route_target(up, hdr, &s);
-	route_up_strategies(up, s, st, hdr->session, &m, (uint32_t)ref, 0,
-	    NULL, 0);
+	if (strcmp(m.method_name, "sampling/createMessage") == 0)
+		sampling_chain(up, s, st, hdr->session, hdr->tag, &m,
+		    (uint32_t)ref, 0, NULL, 0);
+	else
+		route_up_strategies(up, s, st, hdr->session, &m, (uint32_t)ref,
+		    0, NULL, 0);
 	evbuffer_free(payload);
 }

@@ -16,6 +16,7 @@
 #include <event2/event.h>
 #include <jansson.h>
 
+#include "budget.h"
 #include "conf.h"
 #include "frame.h"
 #include "prom.h"
@@ -173,15 +174,21 @@ enum metrics_up_outcome {
 	MUPO_ERROR,		/* nobody could answer: an error */
 	MUPO_TIMEOUT,		/* the client did not answer in time */
 	MUPO_CANCELLED,		/* cancelled, or the session ended */
+	MUPO_LLM,		/* sampling: an llm: link's answer */
+	MUPO_TOOL,		/* sampling: a tool: link's answer */
 	MUPO_NOUTCOMES
 };
 
 /* Count a request's end. */
 void		 metrics_request(const struct reqobs *, int outcome,
 		    uint64_t total_us, uint64_t added_us);
-/* Count a request from an upstream by how it ended. */
+/* Count a request from an upstream by how it ended (not sampling's). */
 void		 metrics_up_request(struct upstream *, const char *method,
 		    enum metrics_up_outcome);
+/* Count a sampling request by the link that ended its chain and the
+ * outcome its audit line gives. */
+void		 metrics_sampling(struct upstream *, const char *link,
+		    const char *outcome);
 /* Bytes to and from clients. */
 void		 metrics_bytes(uint64_t in, uint64_t out);
 /* Security refusals by reason ("host", "origin", "token", "limit"). */
@@ -247,6 +254,11 @@ extern void			(*daemon_exit)(const char *why);
 int64_t		 now_ms(void);		/* monotonic milliseconds */
 void		 fill_random(void *, size_t);
 
+/* spawn.c: fork and exec a worker with its channel on fd 3 (*chfd is our
+ * end, non-blocking); -1 with err set. */
+pid_t		 spawn_worker(const char *path, char *const argv[], int *chfd,
+		    char *err, size_t errlen);
+
 /* upstream.c: one worker process and what the supervisor knows of it. */
 enum upstream_state {
 	UPSTREAM_STARTING = 0,	/* worker spawned, handshake under way */
@@ -259,6 +271,7 @@ enum upstream_state {
 
 struct pending;
 TAILQ_HEAD(pending_list, pending);
+struct provider;
 struct up_request;
 TAILQ_HEAD(up_request_list, up_request);
 
@@ -293,6 +306,7 @@ struct upstream {
 	unsigned int		 gave_up;	/* times marked failed */
 	time_t			 last_error_at;	/* wall clock, or 0 */
 	int			 ready_once;	/* has been ready */
+	struct budget		 budget;	/* of its llm: links */
 };
 
 extern struct upstream	**upstreams;
@@ -551,6 +565,13 @@ void		 stream_budget(void);
 size_t		 stream_held_bytes(void);
 
 /* route.c: client messages to upstreams and back. */
+/*
+ * The answer to a call of the gateway's own (route_call): the response
+ * (a result or an error), or NULL with a gateway error (the upstream is
+ * gone, the call timed out).  The pending request is freed after.
+ */
+typedef void	(*route_call_cb)(struct pending *, const struct jrpc *,
+		    int code, const char *error, void *arg);
 enum pending_hook {
 	HOOK_NONE = 0,
 	HOOK_SUBSCRIBE,		/* record the subscription on success */
@@ -572,6 +593,8 @@ struct pending {
 	char			 method[JRPC_METHOD_MAX];
 	struct event		*timer;
 	struct reqobs		 obs;		/* the client's request */
+	route_call_cb		 cb;		/* the gateway's own call */
+	void			*cb_arg;
 	TAILQ_ENTRY(pending)	 up_entry;
 	TAILQ_ENTRY(pending)	 session_entry;
 };
@@ -638,6 +661,15 @@ void		 route_reject(struct stream *, const struct jrpc *, int code,
 struct pending	*route_forward(struct session *, struct stream *,
 		    const struct jrpc *, struct upstream *,
 		    const struct jedit *, size_t nedits);
+/*
+ * Call an upstream for the gateway itself (params is JSON text): cb gets
+ * the answer.  NULL with why set if it cannot be sent.
+ */
+struct pending	*route_call(struct upstream *, const char *method,
+		    const char *params, size_t len, route_call_cb, void *arg,
+		    char *why, size_t);
+/* Cancel such a call: no callback. */
+void		 route_call_abandon(struct pending *);
 /* Send a request of the gateway's own (params taken); answer dropped. */
 void		 route_internal(struct upstream *, struct session *,
 		    const char *method, json_t *params);
@@ -673,8 +705,104 @@ void		 route_up_error(struct upstream *, uint32_t session,
 void		 route_up_cancel_client(struct up_request *, const char *);
 /* A new id for a request the gateway sends a client. */
 uint64_t	 route_next_id(void);
+/*
+ * Send an upstream's request to the client that caused it (the strategy
+ * at index strategy); 0 if sent, else -1 with why and an error code.
+ */
+int		 route_up_client(struct upstream *, struct session *,
+		    struct stream *, const struct jrpc *, uint32_t ref,
+		    size_t strategy, char *why, size_t, int *code);
+/* Answer an upstream's request with a result (JSON text). */
+void		 route_up_result(struct upstream *, uint32_t session,
+		    uint32_t ref, const char *result);
+/* Decline a sampling request ("User rejected", the reason in data). */
+void		 route_up_reject_sampling(struct upstream *, uint32_t session,
+		    uint32_t ref, const char *reason);
+/* Go on with an upstream request's strategies, from the given one. */
+void		 route_up_strategies(struct upstream *, struct session *,
+		    struct stream *, uint32_t session_no, const struct jrpc *,
+		    uint32_t ref, size_t from, const char *why, int code);
 /* An upstream cancelled a request it sent a client. */
 void		 route_up_cancelled(struct upstream *, const struct jrpc *);
+
+/*
+ * sampling.c: sampling/createMessage by its upstream's chain of links:
+ * client, llm:NAME, tool:UPSTREAM/TOOL, decline.  One audit line each.
+ */
+/*
+ * Run the chain from link from (a new request: 0, with the tag of the
+ * call it came with; a client link that could not answer: the next).
+ */
+void		 sampling_chain(struct upstream *, struct session *,
+		    struct stream *, uint32_t session_no, uint32_t call_tag,
+		    const struct jrpc *, uint32_t ref, size_t from,
+		    const char *why, int code);
+/*
+ * The request was answered or ended outside the chain (the client
+ * answered, the upstream cancelled it, the session ended): its audit line
+ * says outcome ("ok", "rejected", "error", "cancelled") and why (or NULL).
+ */
+void		 sampling_end(struct upstream *, uint32_t ref,
+		    const char *outcome, const char *why);
+/* An upstream is gone: forget its requests. */
+void		 sampling_upstream_gone(struct upstream *);
+/* Frames of a provider's worker about a request (tag). */
+void		 sampling_llm_frame(struct provider *,
+		    const struct frame_hdr *, struct evbuffer *);
+/* A provider cannot answer what it was asked: fall through. */
+void		 sampling_provider_down(struct provider *, const char *why);
+
+/*
+ * provider.c: one worker (mcp-llm) per LLM provider, supervised and
+ * restarted like upstream workers, with its budget and counters.
+ */
+enum provider_state {
+	PROVIDER_STARTING = 0,
+	PROVIDER_READY,
+	PROVIDER_BACKOFF,
+	PROVIDER_STOPPED,
+	PROVIDER_FAILED		/* its configuration was refused */
+};
+
+struct provider {
+	struct llm_conf		*lc;		/* owned copy */
+	int			 removed;
+	enum provider_state	 state;
+	pid_t			 pid;
+	struct iochan		*ch;
+	struct event		*timer;		/* backoff, stop */
+	unsigned int		 restarts;
+	unsigned int		 delay;		/* next backoff, seconds */
+	int64_t			 ready_at;
+	char			*last_error;
+	int			 restart_now;
+	struct budget		 budget;
+	unsigned int		 inflight;
+	/* Counters since the daemon started. */
+	uint64_t		 requests;	/* sent to its worker */
+	uint64_t		 answered;
+	uint64_t		 errors;	/* of any outcome but ok */
+	uint64_t		 refused;	/* budget or busy: not sent */
+	uint64_t		 rate_limited;	/* 429 */
+	uint64_t		 timeouts;
+	uint64_t		 tokens_in;
+	uint64_t		 tokens_out;
+};
+
+extern const char	*llm_worker_path;
+void		 provider_init_all(void);
+/* Apply a new configuration's providers (reload). */
+void		 provider_apply(const struct conf *, json_t *report);
+void		 provider_stop_all(void);
+int		 provider_all_stopped(void);
+/* A child exited: 1 if it was a provider's worker. */
+int		 provider_reaped(pid_t, int status);
+struct provider	*provider_find(const char *);
+/* Send a request; -1 with why if the provider cannot take it now. */
+int		 provider_request(struct provider *, uint32_t tag,
+		    struct evbuffer *payload, char *why, size_t);
+void		 provider_cancel(struct provider *, uint32_t tag);
+json_t		*provider_status_json(void);
 
 /* route_sub.c */
 void		 route_subscription(struct session *, struct stream *,

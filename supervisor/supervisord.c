@@ -107,7 +107,7 @@ warn_print(const char *msg)
 static void
 check_exit(void)
 {
-	if (exiting && upstream_all_stopped()) {
+	if (exiting && upstream_all_stopped() && provider_all_stopped()) {
 		log_info("exiting");
 		event_base_loopexit(base, NULL);
 	}
@@ -136,6 +136,7 @@ begin_exit(const char *why)
 	control_close();
 	session_free_all();
 	upstream_stop_all();
+	provider_stop_all();
 	ev_exit_timer = evtimer_new(base, exit_timer_cb, NULL);
 	evtimer_add(ev_exit_timer, &tv);
 	check_exit();
@@ -161,6 +162,19 @@ signal_cb(evutil_socket_t sig, short events, void *arg)
 			json_decref(reload());
 		break;
 	}
+}
+
+/* The path of mcp-llm: beside the upstream worker. */
+static const char *
+llm_path(const char *worker)
+{
+	const char	*slash = strrchr(worker, '/');
+	char		*path;
+
+	if (slash == NULL)
+		return ("mcp-llm");
+	xasprintf(&path, "%.*s/mcp-llm", (int)(slash - worker), worker);
+	return (path);
 }
 
 /* Raise the open-file limit to the hard limit. */
@@ -260,6 +274,10 @@ main(int argc, char **argv)
 		free(stdio_worker_path);
 		stdio_worker_path = xstrdup(worker_path);
 	}
+	/* And the LLM providers' worker, mcp-llm. */
+	llm_worker_path = llm_path(worker_path);
+	if (conf->nllms > 0 && access(llm_worker_path, X_OK) != 0)
+		fatal("LLM worker %s", llm_worker_path);
 
 	notify_init();
 	signal(SIGPIPE, SIG_IGN);
@@ -315,6 +333,7 @@ main(int argc, char **argv)
 	evsignal_add(ev_sighup, NULL);
 
 	upstream_init_all();
+	provider_init_all();
 	notify_ready();
 	event_base_dispatch(base);
 

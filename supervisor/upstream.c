@@ -94,6 +94,7 @@ upstream_new(const struct server_conf *sc)
 	up->upstream_pid = -1;
 	up->delay = up->sc->restart_delay;
 	up->loglevel = -1;
+	budget_init(&up->budget);
 	TAILQ_INIT(&up->pending);
 	TAILQ_INIT(&up->up_requests);
 	strmap_init(&up->subs);
@@ -510,34 +511,16 @@ upstream_lost(struct upstream *up, const char *why)
 		kill(up->pid, SIGKILL);
 }
 
-/* Close every descriptor above 3 in a new child. */
-static void
-close_from(int lowfd)
-{
-#ifdef HAVE_CLOSE_RANGE
-	if (close_range((unsigned int)lowfd, ~0U, 0) == 0)
-		return;
-#endif
-	for (int fd = lowfd; fd < 65536; fd++)
-		close(fd);
-}
-
 /* Fork and exec a worker. */
 static void
 upstream_spawn(struct upstream *up)
 {
-	int		 sv[2], devnull;
+	int		 fd;
 	pid_t		 pid;
-	char		*argv[8];
+	char		*argv[8], err[256];
 	int		 argc = 0;
 	json_t		*cfg;
-	sigset_t	 all;
 
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
-		log_warn("upstream %s: socketpair", up->sc->name);
-		upstream_error(up, "socketpair: %s", strerror(errno));
-		goto retry;
-	}
 	argv[argc++] = (char *)"mcp-worker";
 	if (log_getforeground())
 		argv[argc++] = (char *)"-d";
@@ -548,40 +531,20 @@ upstream_spawn(struct upstream *up)
 	argv[argc++] = up->sc->name;
 	argv[argc] = NULL;
 
-	switch (pid = fork()) {
-	case -1:
-		log_warn("upstream %s: fork", up->sc->name);
-		upstream_error(up, "fork: %s", strerror(errno));
-		close(sv[0]);
-		close(sv[1]);
+	if ((pid = spawn_worker(up->sc->transport == TRANSPORT_STDIO ?
+	    stdio_worker_path : worker_path, argv, &fd, err,
+	    sizeof err)) == -1) {
+		log_warnx("upstream %s: %s", up->sc->name, err);
+		upstream_error(up, "%s", err);
 		goto retry;
-	case 0:
-		sigemptyset(&all);
-		sigprocmask(SIG_SETMASK, &all, NULL);
-		signal(SIGPIPE, SIG_DFL);
-		if (sv[1] == 3)
-			fcntl(3, F_SETFD, 0);
-		else if (dup2(sv[1], 3) == -1)
-			_exit(127);
-		if ((devnull = open("/dev/null", O_RDWR)) != -1) {
-			dup2(devnull, 0);
-			if (devnull > 3)
-				close(devnull);
-		}
-		close_from(4);
-		execv(up->sc->transport == TRANSPORT_STDIO ?
-		    stdio_worker_path : worker_path, argv);
-		_exit(127);
 	}
-	close(sv[1]);
-	evutil_make_socket_nonblocking(sv[0]);
 	up->pid = pid;
 	up->upstream_pid = -1;
 	up->reported = 0;
 	up->state = UPSTREAM_STARTING;
 	up->started = now_ms();
 	up->ready_at = 0;
-	up->ch = iochan_new(base, sv[0], upstream_read_cb, NULL,
+	up->ch = iochan_new(base, fd, upstream_read_cb, NULL,
 	    upstream_event_cb, up);
 
 	cfg = json_pack("{s:o, s:i}", "server", conf_server_to_json(up->sc),
@@ -715,7 +678,7 @@ upstream_reap(void)
 		if ((up = upstream_by_pid(pid)) != NULL) {
 			upstream_exited(up, status);
 			notify_status();
-		} else
+		} else if (!provider_reaped(pid, status))
 			log_debug("reaped orphan %ld", (long)pid);
 	}
 }

@@ -471,23 +471,31 @@ conn_initialized(struct conn *c, const struct jrpc *m, void *arg)
  * The client capabilities to declare to the upstream.  A shared upstream
  * serves every client at once, so it is told only what the gateway can
  * honour for any request on that session, whoever caused it: sampling and
- * elicitation when their strategy lists can always answer (they end in
- * decline), never roots, which belong to one client.  A per-session
- * instance serves one client: its client's capabilities, plus what the
- * strategies can always answer.
+ * elicitation when their strategy lists can always answer (they hold
+ * decline, or for sampling an llm: or tool: link), never roots, which
+ * belong to one client.  A per-session instance serves one client: its
+ * client's capabilities, plus what the strategies can always answer.  An
+ * llm: link takes tools in sampling (sampling.tools, 2025-11-25).
  */
 static json_t *
 conn_client_caps(struct conn *c)
 {
-	json_t	*caps;
+	json_t	*caps, *sampling;
 
 	if (c->info != NULL && json_is_object(c->info->caps))
 		caps = json_deep_copy(c->info->caps);
 	else
 		caps = json_object();
-	if (conf_strategies_always(sc->sampling, sc->nsampling) &&
-	    json_object_get(caps, "sampling") == NULL)
-		json_object_set_new(caps, "sampling", json_object());
+	if (conf_strategies_always(sc->sampling, sc->nsampling)) {
+		if (!json_is_object(sampling = json_object_get(caps,
+		    "sampling"))) {
+			sampling = json_object();
+			json_object_set_new(caps, "sampling", sampling);
+		}
+		if (conf_strategies_have(sc->sampling, sc->nsampling,
+		    STRATEGY_LLM) && json_object_get(sampling, "tools") == NULL)
+			json_object_set_new(sampling, "tools", json_object());
+	}
 	if (conf_strategies_always(sc->elicitation, sc->nelicitation))
 		json_object_set_new(caps, "elicitation", json_pack("{s:{}, s:{}}",
 		    "form", "url"));
@@ -712,6 +720,23 @@ conn_relay_answer(uint32_t ref, const char *p, size_t n)
 		log_warnx("bad answer from the supervisor: %s", why);
 	free(ur->id);
 	free(ur);
+}
+
+void
+conn_relay_up_notify(uint32_t ref, const char *p, size_t n)
+{
+	struct up_req	*ur;
+	struct evbuffer	*buf;
+
+	if ((ur = u64map_get(&up_reqs, ref)) == NULL) {
+		log_debug("notification about an upstream request no longer "
+		    "waiting");
+		return;
+	}
+	buf = evbuffer_new();
+	evbuffer_add(buf, p, n);
+	conn_send(ur->conn, buf);
+	evbuffer_free(buf);
 }
 
 /* A progress notification: back to the request's client, token restored. */

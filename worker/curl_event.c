@@ -7,10 +7,10 @@
 
 #include "curl_event.h"
 #include "log.h"
-#include "worker.h"
 #include "xmalloc.h"
 
 struct curlev {
+	struct event_base *base;
 	CURLM		*multi;
 	struct event	*timer;
 	struct event	*kick;		/* adds transfers from the loop */
@@ -107,7 +107,7 @@ curlev_socket_fn(CURL *easy, curl_socket_t fd, int what, void *userp,
 		curl_multi_assign(cev->multi, fd, s);
 	} else
 		event_free(s->ev);
-	s->ev = event_new(base, fd, ev, curlev_sock_cb, cev);
+	s->ev = event_new(cev->base, fd, ev, curlev_sock_cb, cev);
 	event_add(s->ev, NULL);
 	return (0);
 }
@@ -131,7 +131,7 @@ curlev_timer_fn(CURLM *multi, long ms, void *userp)
 }
 
 struct curlev *
-curlev_new(curlev_done_cb done, void *arg)
+curlev_new(struct event_base *base, curlev_done_cb done, void *arg)
 {
 	static int	 initialised;
 	struct curlev	*cev;
@@ -144,6 +144,7 @@ curlev_new(curlev_done_cb done, void *arg)
 	cev = xcalloc(1, sizeof *cev);
 	if ((cev->multi = curl_multi_init()) == NULL)
 		fatalx("curl_multi_init");
+	cev->base = base;
 	cev->done = done;
 	cev->arg = arg;
 	cev->timer = evtimer_new(base, curlev_timer_cb, cev);
@@ -226,19 +227,20 @@ curlev_multi(struct curlev *cev)
 	return (cev->multi);
 }
 
-/* Set the options every request to the upstream has. */
+/* Set the URL and the options every request has. */
 void
-curlev_setopts(CURL *easy, const char *url)
+curlev_common(CURL *easy, const char *url, unsigned int connect_timeout,
+    int tls_verify, const char *ca_file)
 {
 	curl_easy_setopt(easy, CURLOPT_URL, url);
 	curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS,
-	    (long)sc->connect_timeout * 1000);
-	curl_easy_setopt(easy, CURLOPT_SSL_VERIFYPEER, sc->tls_verify ? 1L : 0L);
-	curl_easy_setopt(easy, CURLOPT_SSL_VERIFYHOST, sc->tls_verify ? 2L : 0L);
-	if (sc->ca_file != NULL) {
+	    (long)connect_timeout * 1000);
+	curl_easy_setopt(easy, CURLOPT_SSL_VERIFYPEER, tls_verify ? 1L : 0L);
+	curl_easy_setopt(easy, CURLOPT_SSL_VERIFYHOST, tls_verify ? 2L : 0L);
+	if (ca_file != NULL) {
 		/* ca_file replaces the system's CAs, it does not add to them. */
-		curl_easy_setopt(easy, CURLOPT_CAINFO, sc->ca_file);
+		curl_easy_setopt(easy, CURLOPT_CAINFO, ca_file);
 		curl_easy_setopt(easy, CURLOPT_CAPATH, NULL);
 	}
 	curl_easy_setopt(easy, CURLOPT_PROTOCOLS_STR, "http,https");

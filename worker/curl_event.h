@@ -9,12 +9,13 @@
 #include <curl/curl.h>
 
 struct curlev;
+struct event_base;
 
 /* Called when a transfer is done; the easy handle is removed from multi. */
 typedef void (*curlev_done_cb)(CURL *, CURLcode, void *arg);
 
-/* Create a multi handle on the worker's event base. */
-struct curlev	*curlev_new(curlev_done_cb, void *arg);
+/* Create a multi handle on an event base. */
+struct curlev	*curlev_new(struct event_base *, curlev_done_cb, void *arg);
 /* Free it; transfers still added are removed (not cleaned up). */
 void		 curlev_free(struct curlev *);
 /* Start a transfer (from the loop; a refusal comes to the done callback). */
@@ -22,7 +23,11 @@ int		 curlev_add(struct curlev *, CURL *);
 /* Stop a transfer early (no done callback). */
 void		 curlev_remove(struct curlev *, CURL *);
 CURLM		*curlev_multi(struct curlev *);
-/* Set the URL and what every request to the upstream has (TLS, timeouts). */
+/* Set the URL and what every request has: TLS, the connect timeout. */
+void		 curlev_common(CURL *, const char *url,
+		    unsigned int connect_timeout, int tls_verify,
+		    const char *ca_file);
+/* The same with the upstream's settings (worker/headers.c). */
 void		 curlev_setopts(CURL *, const char *url);
 
 #endif

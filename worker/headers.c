@@ -13,6 +13,7 @@
 
 #include <curl/curl.h>
 
+#include "curl_event.h"
 #include "log.h"
 #include "secret.h"
 #include "worker.h"
@@ -50,4 +51,12 @@ worker_headers_dup(const struct curl_slist *in)
 	for (; in != NULL; in = in->next)
 		out = curl_slist_append(out, in->data);
 	return (out);
+}
+
+/* Set the URL and what every request to the upstream has (TLS, timeouts). */
+void
+curlev_setopts(CURL *easy, const char *url)
+{
+	curlev_common(easy, url, sc->connect_timeout, sc->tls_verify,
+	    sc->ca_file);
 }

@@ -497,7 +497,7 @@ http_tp_start(struct conn *c)
 		free(tp);
 		return (-1);
 	}
-	tp->cev = curlev_new(http_done_cb, tp);
+	tp->cev = curlev_new(base, http_done_cb, tp);
 	c->tp = tp;
 	worker_status("starting", NULL);
 	conn_transport_up(c);

@@ -231,7 +231,7 @@ sse_tp_start(struct conn *c)
 		return (-1);
 	}
 	sse_parser_init(&tp->parser, sc->max_message);
-	tp->cev = curlev_new(sse_done_cb, tp);
+	tp->cev = curlev_new(base, sse_done_cb, tp);
 	if ((tp->stream = curl_easy_init()) == NULL)
 		fatalx("curl_easy_init");
 	curlev_setopts(tp->stream, sc->url);

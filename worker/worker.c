@@ -417,6 +417,7 @@ worker_frame(const struct frame_hdr *hdr, struct evbuffer *in)
 	case MSG_CANCEL:
 	case MSG_CLIENT_NOTIFY:
 	case MSG_UP_RESPONSE:
+	case MSG_UP_NOTIFY:
 		if (sc == NULL)
 			return (-1);
 		p = (char *)evbuffer_pullup(in, FRAME_HDR_LEN + hdr->len) +
@@ -433,6 +434,8 @@ worker_frame(const struct frame_hdr *hdr, struct evbuffer *in)
 		else if (hdr->type == MSG_CLIENT_NOTIFY)
 			conn_relay_notify(worker_conn_of(hdr->session), p,
 			    hdr->len);
+		else if (hdr->type == MSG_UP_NOTIFY)
+			conn_relay_up_notify(hdr->tag, p, hdr->len);
 		else
 			conn_relay_answer(hdr->tag, p, hdr->len);
 		evbuffer_drain(in, FRAME_HDR_LEN + hdr->len);

@@ -166,6 +166,9 @@ void		 conn_relay_cancel(struct conn *, uint32_t tag,
 		    const char *, size_t);
 /* Relay a client's answer to an upstream request (MSG_UP_RESPONSE). */
 void		 conn_relay_answer(uint32_t ref, const char *, size_t);
+/* Send the upstream a notification about a request it made (MSG_UP_NOTIFY:
+ * progress of a sampling request the gateway answers). */
+void		 conn_relay_up_notify(uint32_t ref, const char *, size_t);
 /* Relay a client notification (MSG_CLIENT_NOTIFY). */
 void		 conn_relay_notify(struct conn *, const char *, size_t);
 /* Check at once that the upstream is alive (a liveness ping). */

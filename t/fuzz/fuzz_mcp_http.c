@@ -773,14 +773,19 @@ shadow_feed(struct client *c)
 			p = (const char *)evbuffer_pullup(c->sent, headlen);
 			if (headlen > SHADOW_HEAD_MAX || http_parse_request(p,
 			    headlen, SHADOW_HEAD_MAX, &h) <= 0 ||
-			    http_body_framing(&h, 1, &body,
-			    &c->sremaining) != 0 || c->nheads == MAX_SHADOW) {
+			    c->nheads == MAX_SHADOW) {
 				/* The gateway answers it and closes. */
 				c->sstate = REQ_LOST;
 				break;
 			}
+			/* Its method is known even if its framing is bad. */
 			c->heads[(c->head0 + c->nheads++) % MAX_SHADOW] =
 			    h.methodlen == 4 && memcmp(h.method, "HEAD", 4) == 0;
+			if (http_body_framing(&h, 1, &body,
+			    &c->sremaining) != 0) {
+				c->sstate = REQ_LOST;
+				break;
+			}
 			evbuffer_drain(c->sent, headlen);
 			if (body == HTTP_BODY_CHUNKED) {
 				http_chunked_init(&c->schunked);

@@ -5,14 +5,15 @@
 #	t/fuzz/run.sh [-b builddir] [target ...]
 #	t/fuzz/run.sh -s [-b builddir] [target ...]
 #
-# Targets are frame, jsonrpc, http, sse, config, proxy and mcp_http (default:
-# all; t/fuzz/README says what each covers).  Each runs for $FUZZ_SECONDS
+# Targets are frame, jsonrpc, http, sse, config, proxy, mcp_http and llm
+# (default: all; t/fuzz/README says what each covers).  Each runs for $FUZZ_SECONDS
 # seconds (default 10) on a copy of its seed corpus in a temporary
 # directory, with its dictionary if there is one.  The common sources are
 # compiled here with the same instrumentation, not taken from libcommon.a;
 # mcp_http also links the supervisor's sources, all but supervisord.c
-# (main).  config.h comes from the build directory: -b, $BUILDDIR, ./build
-# under the source tree, or the source tree itself.
+# (main); llm the LLM mapping (worker/llm_map.c and the vendors' files).
+# config.h comes from the build directory: -b, $BUILDDIR, ./build under
+# the source tree, or the source tree itself.
 #
 # With -s, the targets are instead built with $CC (default cc) and the
 # standalone driver and replayed once over their seed corpora: a quick
@@ -41,7 +42,7 @@ while getopts sb: opt; do
 	esac
 done
 shift $((OPTIND - 1))
-targets=${*:-frame jsonrpc http sse config proxy mcp_http}
+targets=${*:-frame jsonrpc http sse config proxy mcp_http llm}
 
 if [ -z "$builddir" ]; then
 	for d in "$top/build" "$top"; do
@@ -85,7 +86,7 @@ else
 	cflags="-std=c11 -g -O1 -fsanitize=fuzzer,address,undefined"
 	cflags="$cflags -fno-sanitize-recover=all -fno-omit-frame-pointer"
 fi
-cppflags="-I$top/common -I$top/supervisor -I$builddir"
+cppflags="-I$top/common -I$top/supervisor -I$top/worker -I$builddir"
 
 # Compile the common sources once, and the supervisor's if a target needs
 # them.
@@ -116,6 +117,23 @@ case " $targets " in
 	;;
 esac
 
+llmobjs=
+case " $targets " in
+*" llm "*)
+	mkdir -p "$tmp/obj/llm" || exit 1
+	for src in "$top"/worker/llm_map.c "$top"/worker/llm_openai.c \
+	    "$top"/worker/llm_anthropic.c "$top"/worker/llm_ollama.c; do
+		obj=$tmp/obj/llm/$(basename "$src" .c).o
+		# shellcheck disable=SC2086
+		if ! $cc $cflags $cppflags -c "$src" -o "$obj"; then
+			echo "$0: cannot compile $src" >&2
+			exit 1
+		fi
+		llmobjs="$llmobjs $obj"
+	done
+	;;
+esac
+
 failed=
 for t in $targets; do
 	bin=$tmp/fuzz_$t
@@ -123,6 +141,7 @@ for t in $targets; do
 	[ "$standalone" = 1 ] && extra=$here/standalone.c
 	# The supervisor's WebSocket endpoint needs libwslay.
 	[ "$t" = mcp_http ] && extra="$extra $supobjs -lwslay"
+	[ "$t" = llm ] && extra="$extra $llmobjs"
 	# shellcheck disable=SC2086
 	if ! $cc $cflags $cppflags "$here/fuzz_$t.c" $extra $objs $libs \
 	    -o "$bin"; then

@@ -62,6 +62,8 @@ function runBridge(args, { env = {}, input = '', keepOpenMs = 0 } = {}) {
     child.stdout.on('data', (d) => { stdout += d; });
     child.stderr.on('data', (d) => { stderr += d; });
     child.on('exit', (code) => resolve({ code, stdout, stderr }));
+    // A refused bridge exits without reading: writing to it is EPIPE.
+    child.stdin.on('error', () => {});
     child.stdin.write(input);
     if (keepOpenMs >= 0) setTimeout(() => child.stdin.end(), keepOpenMs);
   });

@@ -338,6 +338,15 @@ START_TEST(test_errors)
 	parse_err("listen = \":80\";\n", "t.conf:1: listen \":80\": no host; "
 	    "write \"127.0.0.1:80\" for loopback, \"0.0.0.0:80\" for every "
 	    "IPv4 address");
+	parse_err("servers = (\n { name = \"a\"; command = [ \"x\" ];\n"
+	    "   connect_timeout = 3; }\n);\n",
+	    "t.conf:3: server a: connect_timeout is only for http, sse and ws");
+	parse_err("servers = (\n { name = \"a\"; command = [ \"x\" ];\n"
+	    "   tls_verify = false; }\n);\n",
+	    "t.conf:3: server a: tls_verify is only for http, sse and ws");
+	parse_err("servers = (\n { name = \"a\"; command = [ \"x\" ];\n\n"
+	    "   headers = { A = \"b\"; }; }\n);\n",
+	    "t.conf:4: server a: headers is only for http, sse and ws");
 	parse_err("user = \"no such user\";\n",
 	    "t.conf:1: user \"no such user\" does not exist");
 	parse_err("servers = (\n { name = \"a\"; command = [ \"x\" ];\n"
@@ -640,6 +649,29 @@ conf_same(const struct conf *a, const struct conf *b)
 	for (i = 0; i < a->nservers; i++)
 		ck_assert_msg(conf_server_equal(&a->servers[i],
 		    &b->servers[i]), "server %zu differs", i);
+	ck_assert_uint_eq(a->nsampling, b->nsampling);
+	for (i = 0; i < a->nsampling; i++) {
+		ck_assert_int_eq(a->sampling[i], b->sampling[i]);
+		if (a->sampling_target[i] == NULL)
+			ck_assert_ptr_null(b->sampling_target[i]);
+		else
+			ck_assert_str_eq(a->sampling_target[i],
+			    b->sampling_target[i]);
+	}
+	ck_assert_uint_eq(a->nllms, b->nllms);
+	for (i = 0; i < a->nllms; i++) {
+		json_t	*ja = conf_llm_to_json(&a->llms[i]);
+		json_t	*jb = conf_llm_to_json(&b->llms[i]);
+		char	*ta = json_dumps(ja, JSON_SORT_KEYS);
+		char	*tb = json_dumps(jb, JSON_SORT_KEYS);
+
+		ck_assert_msg(conf_llm_equal(&a->llms[i], &b->llms[i]),
+		    "llm %zu differs: %s\n%s", i, ta, tb);
+		free(ta);
+		free(tb);
+		json_decref(ja);
+		json_decref(jb);
+	}
 }
 
 static const char *const print_cases[] = {
@@ -666,6 +698,19 @@ static const char *const print_cases[] = {
 	" server_request_timeout = 2; },\n"
 	"  { name = \"w\"; transport = \"ws\"; url = \"wss://w/\"; }\n"
 	");\n",
+	"sampling = [ \"client\", \"llm:a\" ];\n"
+	"llm = ( { name = \"a\"; provider = \"openai\"; model = \"m\";"
+	" api_key = \"${env:K}\"; models = [ \"m\", \"n\" ];"
+	" scores = ( { model = \"n\"; cost = 0.1; speed = 1;"
+	" intelligence = 0.333; } ); budget = { requests_per_minute = 5; };"
+	" stream = false; max_tokens_field = \"max_tokens\"; },\n"
+	"  { name = \"b.2\"; provider = \"ollama\"; model = \"llama3.2\";"
+	" url = \"http://gpu:11434/\"; timeout = 3600; max_concurrent = 1;"
+	" max_response = \"64k\"; tls_verify = false; ca_file = \"/c\"; } );\n"
+	"servers = ( { name = \"t\"; command = [ \"x\" ];"
+	" sampling = [ \"tool:t/complete\", \"llm:b.2\", \"decline\" ];"
+	" budget = { tokens_per_day = 1000000; }; log_prompts = true; },\n"
+	"  { name = \"u\"; command = [ \"y\" ]; } );\n",
 };
 
 START_TEST(test_print_round_trip)
@@ -687,6 +732,153 @@ START_TEST(test_print_round_trip)
 	conf_free(a);
 	conf_free(b);
 	conf_free(c);
+}
+END_TEST
+
+START_TEST(test_llm)
+{
+	struct conf		*conf;
+	const struct llm_conf	*lc;
+	struct server_conf	*srv;
+
+	conf = parse_ok("llm = ( { name = \"gpt\"; provider = \"openai\";"
+	    " model = \"gpt-4.1-mini\"; api_key = \"${env:OPENAI_API_KEY}\"; },"
+	    " { name = \"local\"; provider = \"openai\"; model = \"q\";"
+	    " url = \"http://127.0.0.1:8000/v1\"; },"
+	    " { name = \"claude\"; provider = \"anthropic\"; model = \"c\";"
+	    " api_key = \"${file:/etc/k}\"; },"
+	    " { name = \"o\"; provider = \"ollama\"; model = \"llama3.2\"; } );"
+	    "sampling = [ \"client\", \"llm:gpt\" ];"
+	    "servers = ( { name = \"a\"; command = [ \"x\" ]; },"
+	    " { name = \"b\"; command = [ \"y\" ]; sampling = [ \"llm:o\","
+	    " \"tool:a/complete\", \"decline\" ]; } );");
+	ck_assert_uint_eq(conf->nllms, 4);
+	lc = conf_llm_find(conf, "gpt");
+	ck_assert_str_eq(lc->url, "https://api.openai.com/v1");
+	ck_assert_str_eq(lc->api_key, "${env:OPENAI_API_KEY}");
+	ck_assert_uint_eq(lc->timeout, 120);
+	ck_assert_uint_eq(lc->connect_timeout, 10);
+	ck_assert_int_eq(lc->stream, 1);
+	ck_assert_int_eq(lc->max_completion_tokens, 1);
+	ck_assert_uint_eq(lc->max_response, 8 * 1024 * 1024);
+	ck_assert_uint_eq(lc->max_concurrent, 16);
+	ck_assert_int_eq(lc->tls_verify, 1);
+	ck_assert_uint_eq(lc->budget.requests_per_minute, 0);
+	/* A compatible server gets max_tokens unless told otherwise. */
+	ck_assert_int_eq(conf_llm_find(conf, "local")->max_completion_tokens,
+	    0);
+	ck_assert_str_eq(conf_llm_find(conf, "claude")->url,
+	    "https://api.anthropic.com");
+	ck_assert_str_eq(conf_llm_find(conf, "o")->url,
+	    "http://127.0.0.1:11434");
+	ck_assert_ptr_null(conf_llm_find(conf, "nope"));
+	/* The global chain is inherited; a server's own replaces it. */
+	srv = &conf->servers[0];
+	ck_assert_uint_eq(srv->nsampling, 2);
+	ck_assert_int_eq(srv->sampling[1], STRATEGY_LLM);
+	ck_assert_str_eq(srv->sampling_target[1], "gpt");
+	ck_assert_ptr_null(srv->sampling_target[0]);
+	srv = &conf->servers[1];
+	ck_assert_uint_eq(srv->nsampling, 3);
+	ck_assert_int_eq(srv->sampling[1], STRATEGY_TOOL);
+	ck_assert_str_eq(srv->sampling_target[1], "a/complete");
+	ck_assert_int_eq(srv->log_prompts, 0);
+	ck_assert(conf_strategies_always(srv->sampling, srv->nsampling));
+	ck_assert(conf_strategies_always(conf->servers[0].sampling, 2));
+	conf_free(conf);
+}
+END_TEST
+
+START_TEST(test_llm_errors)
+{
+	parse_err("llm = ( { name = \"a\"; provider = \"openai\"; model = \"m\";"
+	    " api_key = \"sk-1234\"; } );",
+	    "t.conf:1: api_key must be \"${env:NAME}\" or \"${file:/path}\": the "
+	    "key itself is never written in the configuration");
+	parse_err("llm = ( { name = \"a\"; provider = \"openai\"; model = \"m\";"
+	    " api_key = \"Bearer ${env:X}\"; } );",
+	    "t.conf:1: api_key must be \"${env:NAME}\" or \"${file:/path}\": the "
+	    "key itself is never written in the configuration");
+	parse_err("llm = ( { name = \"a\"; provider = \"gemini\"; model = \"m\";"
+	    " } );", "t.conf:1: unknown provider \"gemini\" (openai, anthropic or "
+	    "ollama)");
+	parse_err("llm = ( { name = \"a\"; provider = \"openai\"; } );",
+	    "t.conf:1: llm a: set model, the model used when no preference "
+	    "picks another");
+	parse_err("llm = ( { name = \"a\"; model = \"m\"; } );",
+	    "t.conf:1: llm a: set provider (openai, anthropic or ollama)");
+	parse_err("llm = ( { name = \"a\"; provider = \"openai\"; model = \"m\";"
+	    " url = \"ftp://x\"; } );",
+	    "t.conf:1: llm url must start with http:// or https://");
+	parse_err("llm = ( { name = \"a\"; provider = \"ollama\"; model = \"m\";"
+	    " max_tokens_field = \"max_tokens\"; } );",
+	    "t.conf:1: llm a: max_tokens_field is for provider openai only");
+	parse_err("llm = ( { name = \"a\"; provider = \"openai\"; model = \"m\";"
+	    " scores = ( { model = \"x\"; cost = 0.5; } ); } );",
+	    "t.conf:1: llm a: scores names \"x\", which is neither its model nor "
+	    "one of its models");
+	parse_err("llm = ( { name = \"a\"; provider = \"openai\"; model = \"m\";"
+	    " scores = ( { model = \"m\"; cost = 1.5; } ); } );",
+	    "t.conf:1: cost must be a number from 0 to 1");
+	parse_err("llm = ( { name = \"a\"; provider = \"openai\"; model = \"m\";"
+	    " budget = { requests = 1; }; } );",
+	    "t.conf:1: budget: unknown setting \"requests\" "
+	    "(requests_per_minute or tokens_per_day)");
+	parse_err("llm = ( { name = \"a\"; provider = \"openai\"; model = \"m\";"
+	    " }, { name = \"a\"; provider = \"ollama\"; model = \"m\"; } );",
+	    "t.conf:1: llm name \"a\" already used on line 1");
+	parse_err("llm = ( { name = \"a\"; provider = \"openai\"; model = \"m\";"
+	    " colour = 1; } );", "t.conf:1: unknown llm setting \"colour\"");
+	parse_err("sampling = [ \"llm:nope\" ];",
+	    "t.conf:1: sampling: no llm provider is named \"nope\"");
+	parse_err("servers = ( { name = \"s\"; command = [ \"x\" ];\n"
+	    " sampling = [ \"tool:other/t\" ]; } );",
+	    "t.conf:1: server s: sampling: tool:other/t names no server "
+	    "\"other\"");
+	parse_err("sampling = [ \"tool:x\" ];",
+	    "t.conf:1: sampling: unknown strategy \"tool:x\" (client, llm:NAME, "
+	    "tool:UPSTREAM/TOOL or decline)");
+	parse_err("sampling = [ \"defaults\" ];",
+	    "t.conf:1: sampling: unknown strategy \"defaults\" (client, "
+	    "llm:NAME, tool:UPSTREAM/TOOL or decline)");
+	parse_err("elicitation = [ \"llm:a\" ];",
+	    "t.conf:1: elicitation: unknown strategy \"llm:a\" (client, "
+	    "defaults or decline)");
+	parse_err("llm = ( { name = \"a\"; provider = \"openai\"; model = \"m\";"
+	    " } ); sampling = [ \"llm:a\", \"llm:a\" ];",
+	    "t.conf:1: sampling: llm:a is listed twice");
+	parse_err("servers = ( { name = \"s\"; command = [ \"x\" ];"
+	    " log_prompts = 1; } );", "t.conf:1: log_prompts must be true or "
+	    "false");
+}
+END_TEST
+
+START_TEST(test_llm_json)
+{
+	struct conf	*conf;
+	struct llm_conf	*copy;
+	json_t		*j;
+	char		 err[256];
+
+	conf = parse_ok("llm = ( { name = \"a\"; provider = \"anthropic\";"
+	    " model = \"m\"; models = [ \"n\" ]; api_key = \"${env:K}\";"
+	    " scores = ( { model = \"n\"; cost = 0.25; speed = 0.5;"
+	    " intelligence = 1; } ); budget = { requests_per_minute = 60;"
+	    " tokens_per_day = 100000; }; timeout = 5; stream = false; } );");
+	copy = conf_llm_copy(&conf->llms[0]);
+	ck_assert(conf_llm_equal(copy, &conf->llms[0]));
+	ck_assert_str_eq(copy->api_key, "${env:K}");
+	ck_assert_uint_eq(copy->nscores, 1);
+	ck_assert(copy->scores[0].cost == 0.25);
+	ck_assert_uint_eq(copy->budget.tokens_per_day, 100000);
+	copy->timeout = 6;
+	ck_assert(!conf_llm_equal(copy, &conf->llms[0]));
+	conf_llm_free(copy);
+	free(copy);
+	j = json_pack("{s:s}", "name", "a");
+	ck_assert_ptr_null(conf_llm_from_json(j, err, sizeof err));
+	json_decref(j);
+	conf_free(conf);
 }
 END_TEST
 
@@ -996,12 +1188,14 @@ conf_suite(void)
 	tcase_add_test(tc, test_ints);
 	tcase_add_test(tc, test_name_lengths);
 	tcase_add_test(tc, test_names);
+	tcase_add_test(tc, test_llm);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("errors");
 	tcase_add_test(tc, test_errors);
 	tcase_add_test(tc, test_load);
 	tcase_add_test(tc, test_err_truncated);
+	tcase_add_test(tc, test_llm_errors);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("print");
@@ -1015,6 +1209,7 @@ conf_suite(void)
 	tc = tcase_create("json");
 	tcase_add_test(tc, test_json_round_trip);
 	tcase_add_test(tc, test_json_bad);
+	tcase_add_test(tc, test_llm_json);
 	suite_add_tcase(s, tc);
 	return (s);
 }

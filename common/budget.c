@@ -1,0 +1,109 @@
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "budget.h"
+
+#define MS_PER_HOUR	3600000LL
+#define MS_PER_MINUTE	60000.0
+
+void
+budget_init(struct budget *b)
+{
+	memset(b, 0, sizeof *b);
+}
+
+/* Bring the hourly ring up to now. */
+static void
+budget_advance(struct budget *b, int64_t now)
+{
+	int64_t	hour = now / MS_PER_HOUR, h;
+
+	if (b->hour == 0 || hour < b->hour)
+		b->hour = hour;
+	if (hour - b->hour >= BUDGET_HOURS)
+		memset(b->tokens, 0, sizeof b->tokens);
+	else {
+		for (h = b->hour + 1; h <= hour; h++)
+			b->tokens[h % BUDGET_HOURS] = 0;
+	}
+	b->hour = hour;
+}
+
+/* Refill the bucket up to now: a minute's worth at most. */
+static void
+budget_refill(struct budget *b, const struct budget_conf *bc, int64_t now)
+{
+	double	cap = (double)bc->requests_per_minute;
+
+	if (!b->started) {
+		b->started = 1;
+		b->bucket = cap;
+		b->refilled = now;
+	}
+	if (now > b->refilled) {
+		b->bucket += (double)(now - b->refilled) * cap / MS_PER_MINUTE;
+		b->refilled = now;
+	}
+	if (b->bucket > cap)
+		b->bucket = cap;
+}
+
+uint64_t
+budget_tokens_used(struct budget *b, int64_t now)
+{
+	uint64_t	sum = 0;
+	size_t		i;
+
+	budget_advance(b, now);
+	for (i = 0; i < BUDGET_HOURS; i++)
+		sum += b->tokens[i];
+	return (sum);
+}
+
+int
+budget_check(struct budget *b, const struct budget_conf *bc, int64_t now,
+    char *why, size_t len)
+{
+	uint64_t	used;
+
+	budget_refill(b, bc, now);
+	if (bc->requests_per_minute > 0 && b->bucket < 1.0) {
+		snprintf(why, len, "%u requests per minute",
+		    bc->requests_per_minute);
+		return (-1);
+	}
+	if (bc->tokens_per_day > 0 &&
+	    (used = budget_tokens_used(b, now)) >= bc->tokens_per_day) {
+		snprintf(why, len, "%llu tokens per day (%llu used)",
+		    bc->tokens_per_day, (unsigned long long)used);
+		return (-1);
+	}
+	return (0);
+}
+
+void
+budget_take(struct budget *b, const struct budget_conf *bc, int64_t now)
+{
+	budget_refill(b, bc, now);
+	if (bc->requests_per_minute > 0 && b->bucket >= 1.0)
+		b->bucket -= 1.0;
+}
+
+void
+budget_add_tokens(struct budget *b, uint64_t n, int64_t now)
+{
+	budget_advance(b, now);
+	b->tokens[b->hour % BUDGET_HOURS] += n;
+}
+
+unsigned int
+budget_requests_left(struct budget *b, const struct budget_conf *bc,
+    int64_t now)
+{
+	budget_refill(b, bc, now);
+	if (bc->requests_per_minute == 0)
+		return (0);
+	return ((unsigned int)b->bucket);
+}

@@ -1,0 +1,275 @@
+/*
+ * mcp-llm: one provider's worker.  Started by mcp-supervisord with its end
+ * of a socketpair on fd 3; it reads the provider's configuration from the
+ * CONFIG frame, says it is ready, and answers LLM_REQUEST frames until the
+ * channel closes or SHUTDOWN comes.  A provider that hangs, floods or
+ * answers garbage costs its requests, or this process, never the gateway.
+ */
+#include "config.h"
+
+#include <sys/prctl.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/event.h>
+
+#include "frame.h"
+#include "iochan.h"
+#include "log.h"
+#include "llm_worker.h"
+#include "xmalloc.h"
+
+#define CHAN_FD		3
+
+struct event_base	*base;
+struct llm_conf		*lc;
+
+static struct iochan	*chan;
+static struct event	*ev_sigterm;
+
+static void	llm_exit(int) __attribute__((noreturn));
+
+/* Return monotonic milliseconds. */
+int64_t
+now_ms(void)
+{
+	struct timespec	ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ((int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
+}
+
+void
+llm_send(uint16_t type, uint32_t tag, const char *p, size_t len)
+{
+	if (chan != NULL)
+		frame_add(iochan_output(chan), type, 0, tag, p, len);
+}
+
+void
+llm_send_buffer(uint16_t type, uint32_t tag, struct evbuffer *buf)
+{
+	if (chan != NULL)
+		frame_add_buffer(iochan_output(chan), type, 0, tag, buf);
+	else
+		evbuffer_drain(buf, evbuffer_get_length(buf));
+}
+
+void
+llm_send_json(uint16_t type, uint32_t tag, json_t *o)
+{
+	if (chan != NULL)
+		frame_add_json(iochan_output(chan), type, 0, tag, o);
+	json_decref(o);
+}
+
+/* Report a state to the supervisor. */
+static void
+llm_status(const char *state, const char *error)
+{
+	json_t	*o;
+
+	o = json_pack("{s:s, s:I}", "state", state, "pid", (json_int_t)-1);
+	if (error != NULL)
+		json_object_set_new(o, "error", json_string(error));
+	llm_send_json(MSG_STATUS, 0, o);
+}
+
+/* Exit, with what is queued for the supervisor written out first. */
+static void
+llm_exit(int code)
+{
+	llm_http_stop();
+	if (chan != NULL)
+		iochan_flush_wait(chan, 2000);
+	exit(code);
+}
+
+/*
+ * Give up root, once the key is read: run as the configuration's user if
+ * one is set and we are root, and never gain privileges again.
+ */
+static int
+llm_confine(const char *user, char *err, size_t len)
+{
+	struct passwd	*pw;
+
+	if (user != NULL && getuid() == 0) {
+		if ((pw = getpwnam(user)) == NULL) {
+			snprintf(err, len, "user %s does not exist", user);
+			return (-1);
+		}
+		if (initgroups(pw->pw_name, pw->pw_gid) != 0 ||
+		    setresgid(pw->pw_gid, pw->pw_gid, pw->pw_gid) != 0 ||
+		    setresuid(pw->pw_uid, pw->pw_uid, pw->pw_uid) != 0) {
+			snprintf(err, len, "cannot run as %s: %s", user,
+			    strerror(errno));
+			return (-1);
+		}
+		log_debug("running as %s", user);
+	}
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
+		snprintf(err, len, "PR_SET_NO_NEW_PRIVS: %s", strerror(errno));
+		return (-1);
+	}
+	return (0);
+}
+
+/* The configuration: check it, read the key, confine, say we are ready. */
+static void
+llm_configure(json_t *msg)
+{
+	char	err[512];
+
+	if ((lc = conf_llm_from_json(json_object_get(msg, "llm"), err,
+	    sizeof err)) == NULL) {
+		log_warnx("%s", err);
+		llm_status("error", err);
+		llm_exit(LLM_EXIT_CONFIG);
+	}
+	if (llm_http_init(err, sizeof err) != 0 ||
+	    llm_confine(json_string_value(json_object_get(msg, "user")), err,
+	    sizeof err) != 0) {
+		llm_status("error", err);
+		llm_exit(LLM_EXIT_CONFIG);
+	}
+	llm_status("ready", NULL);
+	log_debug("provider %s (%s) at %s, model %s", lc->name,
+	    conf_llm_provider_name(lc->provider), lc->url, lc->model);
+}
+
+/* Handle one frame from the supervisor; -1 if it is bad. */
+static int
+llm_frame(const struct frame_hdr *hdr, struct evbuffer *in)
+{
+	json_t		*msg, *params;
+	const char	*why;
+
+	switch (hdr->type) {
+	case MSG_CONFIG:
+		if (lc != NULL || (msg = frame_take_json(in, hdr, &why)) ==
+		    NULL)
+			return (-1);
+		llm_configure(msg);
+		json_decref(msg);
+		return (0);
+	case MSG_LLM_REQUEST:
+		if (lc == NULL || (msg = frame_take_json(in, hdr, &why)) ==
+		    NULL)
+			return (-1);
+		params = json_incref(json_object_get(msg, "params"));
+		llm_http_start(hdr->tag, params, json_is_true(
+		    json_object_get(msg, "progress")));
+		json_decref(msg);
+		return (0);
+	case MSG_LLM_CANCEL:
+		evbuffer_drain(in, FRAME_HDR_LEN + hdr->len);
+		llm_http_cancel(hdr->tag);
+		return (0);
+	case MSG_SHUTDOWN:
+		evbuffer_drain(in, FRAME_HDR_LEN + hdr->len);
+		log_debug("asked to stop");
+		llm_exit(LLM_EXIT_OK);
+	default:
+		log_warnx("unexpected %s frame", msg_type_name(hdr->type));
+		return (-1);
+	}
+}
+
+static void
+chan_read_cb(struct iochan *ch, void *arg)
+{
+	struct evbuffer		*in = iochan_input(ch);
+	struct frame_hdr	 hdr;
+	const char		*why;
+
+	for (;;) {
+		switch (frame_peek(in, lc != NULL ? conf_llm_frame_max(lc) :
+		    CONF_LLM_MAX_REQUEST, &hdr, &why)) {
+		case FRAME_NEED:
+			return;
+		case FRAME_BAD:
+			log_warnx("bad frame from supervisor: %s", why);
+			llm_exit(LLM_EXIT_FAILED);
+		case FRAME_OK:
+			break;
+		}
+		if (llm_frame(&hdr, in) != 0) {
+			log_warnx("bad %s frame from supervisor",
+			    msg_type_name(hdr.type));
+			llm_exit(LLM_EXIT_FAILED);
+		}
+	}
+}
+
+static void
+chan_event_cb(struct iochan *ch, int what, void *arg)
+{
+	log_debug("supervisor channel closed");
+	iochan_free(chan);
+	chan = NULL;
+	llm_exit(LLM_EXIT_OK);
+}
+
+static void
+signal_cb(evutil_socket_t sig, short events, void *arg)
+{
+	llm_exit(LLM_EXIT_OK);
+}
+
+int
+main(int argc, char **argv)
+{
+	int	ch, verbose = 0, foreground = 0;
+
+	while ((ch = getopt(argc, argv, "dv")) != -1) {
+		switch (ch) {
+		case 'd':
+			foreground = 1;
+			break;
+		case 'v':
+			verbose++;
+			break;
+		default:
+			fprintf(stderr, "usage: mcp-llm [-dv] name\n");
+			exit(LLM_EXIT_CONFIG);
+		}
+	}
+	if (optind + 1 != argc) {
+		fprintf(stderr, "mcp-llm is started by mcp-supervisord\n");
+		exit(LLM_EXIT_CONFIG);
+	}
+	log_init("mcp-llm", foreground, verbose);
+	log_settag(argv[optind]);
+	event_set_log_callback(log_libevent);
+
+	prctl(PR_SET_PDEATHSIG, SIGTERM);
+	if (getppid() == 1)
+		exit(LLM_EXIT_OK);
+	signal(SIGPIPE, SIG_IGN);
+	malloc_tune();
+
+	if ((base = event_base_new()) == NULL)
+		fatalx("event_base_new");
+	evutil_make_socket_nonblocking(CHAN_FD);
+	evutil_make_socket_closeonexec(CHAN_FD);
+	if (fcntl(CHAN_FD, F_GETFD) == -1)
+		fatal("no supervisor channel on fd %d", CHAN_FD);
+	chan = iochan_new(base, CHAN_FD, chan_read_cb, NULL, chan_event_cb,
+	    NULL);
+	llm_send(MSG_HELLO, 0, "{\"version\":1}", 13);
+	ev_sigterm = evsignal_new(base, SIGTERM, signal_cb, NULL);
+	evsignal_add(ev_sigterm, NULL);
+	event_base_dispatch(base);
+	llm_exit(LLM_EXIT_OK);
+}
