@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include <libconfig.h>
 
@@ -15,6 +16,7 @@
 #include "conf_priv.h"
 #include "log.h"
 #include "naming.h"
+#include "proxy_parse.h"
 #include "secret.h"
 #include "xmalloc.h"
 
@@ -665,6 +667,83 @@ conf_split_listen(const char *addr, char *host, size_t hostlen,
 	return (0);
 }
 
+/* May c be part of an instance name? */
+static int
+instance_char(char c)
+{
+	return ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+	    (c >= '0' && c <= '9') || c == '_' || c == '-');
+}
+
+int
+conf_valid_instance(const char *s)
+{
+	size_t	i;
+
+	for (i = 0; s[i] != '\0'; i++) {
+		if (i >= CONF_INSTANCE_MAX || !instance_char(s[i]))
+			return (0);
+	}
+	return (i > 0);
+}
+
+void
+conf_default_instance(char *buf, size_t len)
+{
+	char	host[256];
+	size_t	i;
+
+	if (gethostname(host, sizeof host) != 0)
+		host[0] = '\0';
+	host[sizeof host - 1] = '\0';
+	for (i = 0; host[i] != '\0' && host[i] != '.' && i + 1 < len &&
+	    i < CONF_INSTANCE_MAX; i++) {
+		buf[i] = instance_char(host[i]) ? host[i] : '-';
+	}
+	buf[i] = '\0';
+	if (i == 0)
+		snprintf(buf, len, "mcp");
+}
+
+/* Read the access_log setting: a path, "syslog" or "stderr". */
+static int
+conf_get_access_log(struct conf_ctx *ctx, const config_setting_t *s,
+    struct conf *conf)
+{
+	if (conf_get_string(ctx, s, &conf->access_log, 0) != 0)
+		return (-1);
+	if (strcmp(conf->access_log, "syslog") != 0 &&
+	    strcmp(conf->access_log, "stderr") != 0 &&
+	    conf->access_log[0] != '/')
+		return (conf_error(ctx, s, "access_log must be an absolute "
+		    "path, \"syslog\" or \"stderr\""));
+	return (0);
+}
+
+/* Read trusted_proxies: addresses and CIDR blocks. */
+static int
+conf_get_trusted(struct conf_ctx *ctx, const config_setting_t *s,
+    struct conf *conf)
+{
+	struct netblock	 b;
+	size_t		 i;
+
+	if (conf_get_strv(ctx, s, 0, &conf->trusted_proxies) != 0)
+		return (-1);
+	for (i = 0; conf->trusted_proxies[i] != NULL; i++) {
+		if (i >= CONF_MAX_TRUSTED)
+			return (conf_error(ctx, s, "trusted_proxies: more than "
+			    "%d entries", CONF_MAX_TRUSTED));
+		if (netblock_parse(conf->trusted_proxies[i],
+		    strlen(conf->trusted_proxies[i]), &b) != 0)
+			return (conf_error(ctx, config_setting_get_elem(s,
+			    (unsigned int)i), "trusted_proxies: \"%s\" is not "
+			    "an IP address or a CIDR block (\"10.0.0.0/8\", "
+			    "\"::1\")", conf->trusted_proxies[i]));
+	}
+	return (0);
+}
+
 /* Read the top level. */
 static int
 parse_root(struct conf_ctx *ctx, config_t *cf, struct conf *conf)
@@ -689,6 +768,28 @@ parse_root(struct conf_ctx *ctx, config_t *cf, struct conf *conf)
 			    &port, why, sizeof why) != 0)
 				return (conf_error(ctx, s, "%s", why));
 			conf->listen_line = (int)config_setting_source_line(s);
+		} else if (strcmp(key, "metrics_listen") == 0) {
+			if (conf_get_string(ctx, s, &conf->metrics_listen, 0) !=
+			    0)
+				return (-1);
+			if (conf_split_listen(conf->metrics_listen, host,
+			    sizeof host, &port, why, sizeof why) != 0)
+				return (conf_error(ctx, s, "metrics_%s", why));
+			conf->metrics_listen_line =
+			    (int)config_setting_source_line(s);
+		} else if (strcmp(key, "instance") == 0) {
+			if (conf_get_string(ctx, s, &conf->instance, 0) != 0)
+				return (-1);
+			if (!conf_valid_instance(conf->instance))
+				return (conf_error(ctx, s, "instance \"%s\" must "
+				    "be 1 to %d characters of A-Z a-z 0-9 _ -",
+				    conf->instance, CONF_INSTANCE_MAX));
+		} else if (strcmp(key, "access_log") == 0) {
+			if (conf_get_access_log(ctx, s, conf) != 0)
+				return (-1);
+		} else if (strcmp(key, "trusted_proxies") == 0) {
+			if (conf_get_trusted(ctx, s, conf) != 0)
+				return (-1);
 		} else if (strcmp(key, "user") == 0) {
 			if (conf_get_string(ctx, s, &conf->user, 0) != 0)
 				return (-1);
@@ -843,6 +944,8 @@ conf_new(const char *file)
 	conf->file = xstrdup(file);
 	conf->listen = xstrdup(CONF_DEFAULT_LISTEN);
 	conf->control = xstrdup(CONF_DEFAULT_CONTROL);
+	conf->instance = xcalloc(1, CONF_INSTANCE_MAX + 1);
+	conf_default_instance(conf->instance, CONF_INSTANCE_MAX + 1);
 	conf->max_message = 32 * 1024 * 1024;
 	conf->max_body = 8 * 1024 * 1024;
 	conf->max_sessions = 10000;
@@ -951,6 +1054,10 @@ conf_free(struct conf *conf)
 	free(conf->listen);
 	free(conf->user);
 	free(conf->control);
+	free(conf->instance);
+	free(conf->metrics_listen);
+	free(conf->access_log);
+	conf_strv_free(conf->trusted_proxies);
 	free(conf->ws_path);
 	free(conf->ws_lockfile);
 	for (i = 0; i < conf->nclients; i++) {

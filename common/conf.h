@@ -15,6 +15,8 @@
 #define CONF_DEFAULT_LISTEN		"127.0.0.1:8931"
 #define CONF_DEFAULT_CONTROL		"/run/mcp-supervisord/control.sock"
 #define CONF_MIN_TOKEN			16	/* characters in a token */
+#define CONF_INSTANCE_MAX		32	/* characters in an instance name */
+#define CONF_MAX_TRUSTED		64	/* trusted_proxies entries */
 
 enum transport {
 	TRANSPORT_STDIO = 0,
@@ -126,6 +128,7 @@ struct server_conf {
 	char		 *user;			/* run the worker as */
 	unsigned long long rlimit_nofile;	/* 0: inherit */
 	unsigned long long rlimit_as;		/* bytes, 0: inherit */
+	int		  required;		/* readiness needs it */
 	int		  line;			/* where it was defined */
 };
 
@@ -146,6 +149,13 @@ struct conf {
 	int			  listen_line;		/* 0: the default */
 	char			 *user;		/* upstreams run as; NULL */
 	char			 *control;
+	char			 *instance;	/* tags every session id */
+	char			 *metrics_listen;	/* NULL: on listen */
+	int			  metrics_listen_line;
+	char			 *access_log;	/* path, "syslog", "stderr",
+						   or NULL for none */
+	char			**trusted_proxies;	/* addresses or CIDR
+							   blocks; NULL */
 	char			**allowed_origins;	/* NULL: loopback only */
 	char			**allowed_hosts;	/* NULL: see conf.c */
 	char			**auth_tokens;		/* NULL: no auth */
@@ -186,6 +196,14 @@ struct conf {
  */
 int		 conf_split_listen(const char *addr, char *host, size_t hostlen,
 		    unsigned int *port, char *err, size_t errlen);
+
+/*
+ * Is s a valid instance name: 1 to CONF_INSTANCE_MAX of A-Z a-z 0-9 _ -?
+ * It begins every session id, before a '.', so a balancer can route by it.
+ */
+int		 conf_valid_instance(const char *);
+/* The default instance name: the host name's first label, made valid. */
+void		 conf_default_instance(char *buf, size_t len);
 
 /* Read a file; on error returns NULL and writes "file:line: msg" to err. */
 struct conf	*conf_load(const char *file, char *err, size_t errlen);

@@ -60,6 +60,7 @@ conf_server_to_json(const struct server_conf *srv)
 		json_object_set_new(o, "user", json_string(srv->user));
 	json_object_set_new(o, "tls_verify", json_boolean(srv->tls_verify));
 	json_object_set_new(o, "lazy", json_boolean(srv->lazy));
+	json_object_set_new(o, "required", json_boolean(srv->required));
 	json_object_set_new(o, "connect_timeout",
 	    json_integer(srv->connect_timeout));
 	json_object_set_new(o, "ping_interval",
@@ -176,6 +177,7 @@ conf_server_from_json(const json_t *o, char *err, size_t errlen)
 		    "user")));
 	srv->tls_verify = json_is_true(json_object_get(o, "tls_verify"));
 	srv->lazy = json_is_true(json_object_get(o, "lazy"));
+	srv->required = json_is_true(json_object_get(o, "required"));
 	srv->connect_timeout = (unsigned int)json_integer_value(
 	    json_object_get(o, "connect_timeout"));
 	srv->ping_interval = (unsigned int)json_integer_value(
@@ -268,6 +270,10 @@ targets_equal(char *const *a, char *const *b, size_t n)
 	return (1);
 }
 
+/*
+ * Everything but required, which only the supervisor's readiness reads:
+ * changing it restarts nothing.
+ */
 int
 conf_server_equal(const struct server_conf *a, const struct server_conf *b)
 {

@@ -155,7 +155,24 @@ conf_print(const struct conf *conf, FILE *f)
 	print_string(f, conf->listen);
 	fprintf(f, ";\ncontrol = ");
 	print_string(f, conf->control);
+	fprintf(f, ";\ninstance = ");
+	print_string(f, conf->instance);
 	fprintf(f, ";\n");
+	if (conf->metrics_listen != NULL) {
+		fprintf(f, "metrics_listen = ");
+		print_string(f, conf->metrics_listen);
+		fprintf(f, ";\n");
+	}
+	if (conf->access_log != NULL) {
+		fprintf(f, "access_log = ");
+		print_string(f, conf->access_log);
+		fprintf(f, ";\n");
+	}
+	if (conf->trusted_proxies != NULL) {
+		fprintf(f, "trusted_proxies = ");
+		print_strv(f, conf->trusted_proxies);
+		fprintf(f, ";\n");
+	}
 	if (conf->user != NULL) {
 		fprintf(f, "user = ");
 		print_string(f, conf->user);
@@ -296,8 +313,10 @@ conf_print(const struct conf *conf, FILE *f)
 			fprintf(f, "    connect_timeout = %u;\n",
 			    srv->connect_timeout);
 		}
-		fprintf(f, "    lazy = %s;\n    ping_interval = %u;\n"
-		    "    ping_timeout = %u;\n", srv->lazy ? "true" : "false",
+		fprintf(f, "    lazy = %s;\n    required = %s;\n"
+		    "    ping_interval = %u;\n    ping_timeout = %u;\n",
+		    srv->lazy ? "true" : "false",
+		    srv->required ? "true" : "false",
 		    srv->ping_interval, srv->ping_timeout);
 		fprintf(f, "    restart_delay = %u;\n    restart_max_delay = %u;\n"
 		    "    healthy_after = %u;\n    max_failures = %u;\n",

@@ -97,7 +97,8 @@ frame_check(const struct frame_hdr *hdr, size_t max, const char **why)
 		*why = "unknown frame type";
 		return (FRAME_BAD);
 	}
-	if (hdr->flags != 0) {
+	if ((hdr->flags & ~(hdr->type == MSG_RESPONSE ? FRAME_F_ERROR : 0)) !=
+	    0) {
 		*why = "reserved frame flags set";
 		return (FRAME_BAD);
 	}
@@ -141,8 +142,8 @@ frame_peek(struct evbuffer *buf, size_t max, struct frame_hdr *hdr,
 
 /* Append a header. */
 static void
-frame_add_hdr(struct evbuffer *out, uint16_t type, uint32_t session,
-    uint32_t tag, size_t len)
+frame_add_hdr(struct evbuffer *out, uint16_t type, uint16_t flags,
+    uint32_t session, uint32_t tag, size_t len)
 {
 	struct frame_hdr	hdr;
 	unsigned char		raw[FRAME_HDR_LEN];
@@ -151,7 +152,7 @@ frame_add_hdr(struct evbuffer *out, uint16_t type, uint32_t session,
 		fatalx("frame payload of %zu bytes", len);
 	hdr.len = (uint32_t)len;
 	hdr.type = type;
-	hdr.flags = 0;
+	hdr.flags = flags;
 	hdr.session = session;
 	hdr.tag = tag;
 	frame_hdr_encode(&hdr, raw);
@@ -164,7 +165,7 @@ void
 frame_add(struct evbuffer *out, uint16_t type, uint32_t session, uint32_t tag,
     const void *data, size_t len)
 {
-	frame_add_hdr(out, type, session, tag, len);
+	frame_add_hdr(out, type, 0, session, tag, len);
 	if (len != 0 && evbuffer_add(out, data, len) != 0)
 		fatalx("evbuffer_add");
 }
@@ -174,7 +175,14 @@ void
 frame_add_buffer(struct evbuffer *out, uint16_t type, uint32_t session,
     uint32_t tag, struct evbuffer *src)
 {
-	frame_add_hdr(out, type, session, tag, evbuffer_get_length(src));
+	frame_add_buffer_flags(out, type, 0, session, tag, src);
+}
+
+void
+frame_add_buffer_flags(struct evbuffer *out, uint16_t type, uint16_t flags,
+    uint32_t session, uint32_t tag, struct evbuffer *src)
+{
+	frame_add_hdr(out, type, flags, session, tag, evbuffer_get_length(src));
 	if (evbuffer_add_buffer(out, src) != 0)
 		fatalx("evbuffer_add_buffer");
 }

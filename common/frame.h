@@ -6,7 +6,8 @@
  *	u32 length	payload bytes, checked against a maximum before
  *			the payload is read
  *	u16 type	enum msg_type
- *	u16 flags	must be zero (reserved)
+ *	u16 flags	FRAME_F_* bits, each allowed on one type only;
+ *			every other bit must be zero
  *	u32 session	supervisor's client session number, 0 for none
  *	u32 tag		request tag (supervisor's pending request number,
  *			or the worker's upstream-request number), 0 for none
@@ -61,6 +62,13 @@ enum msg_type {
 	MSG_CTL_REPLY = 65,	/* supervisor: command result */
 };
 
+/*
+ * Flags.  On a RESPONSE, FRAME_F_ERROR says the upstream answered with a
+ * JSON-RPC error, so the supervisor counts outcomes without parsing the
+ * answer.
+ */
+#define FRAME_F_ERROR		0x0001
+
 struct frame_hdr {
 	uint32_t	len;
 	uint16_t	type;
@@ -100,6 +108,9 @@ void	frame_add(struct evbuffer *, uint16_t type, uint32_t session,
 /* Append a frame whose payload is all of src (moved, src is left empty). */
 void	frame_add_buffer(struct evbuffer *, uint16_t type, uint32_t session,
 	    uint32_t tag, struct evbuffer *src);
+/* The same with flags (FRAME_F_*). */
+void	frame_add_buffer_flags(struct evbuffer *, uint16_t type,
+	    uint16_t flags, uint32_t session, uint32_t tag, struct evbuffer *src);
 /* Append a frame whose payload is a JSON value (borrowed). */
 void	frame_add_json(struct evbuffer *, uint16_t type, uint32_t session,
 	    uint32_t tag, const json_t *);

@@ -1,17 +1,12 @@
 /*
  * mcpctl: control a running mcp-supervisord over its control socket.  It
- * sends one MSG_CTL_REQUEST frame and prints the MSG_CTL_REPLY.
+ * sends one MSG_CTL_REQUEST frame and prints the MSG_CTL_REPLY, as text or
+ * (-j) as the JSON the daemon sent.
  */
 #include "config.h"
 
-#include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/un.h>
-
 #include <errno.h>
-#include <grp.h>
-#include <poll.h>
-#include <pwd.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,18 +15,14 @@
 #include <jansson.h>
 
 #include "conf.h"
-#include "frame.h"
 #include "mcpctl.h"
-
-#define MCPCTL_MAX_REPLY	(16 * 1024 * 1024)
-#define MCPCTL_TIMEOUT_MS	10000
 
 /* Print the usage; exit 0 if asked for (-h), 2 after a bad command. */
 static __attribute__((noreturn)) void
 usage(int asked)
 {
 	fprintf(asked ? stdout : stderr,
-	    "usage: mcpctl [-hjV] [-s socket] command [name]\n"
+	    "usage: mcpctl [-hjV] [-s socket] command [argument]\n"
 	    "       mcpctl connect [-T token-file] [url]\n"
 	    "  -h         print this help and exit\n"
 	    "  -j         print the daemon's reply as JSON\n"
@@ -39,339 +30,80 @@ usage(int asked)
 	    "             " CONF_DEFAULT_CONTROL ")\n"
 	    "  -V         print the version and exit\n"
 	    "commands:\n"
-	    "  status        show every upstream and the gateway\n"
+	    "  status        the gateway and every upstream at a glance\n"
+	    "  sessions      client sessions: client, protocol, transport, age,"
+	    "\n"
+	    "                calls in flight\n"
+	    "  tools [NAME]  the tools listed, their owners and original names"
+	    "\n"
+	    "  check         exit 3 if anything required is unhealthy\n"
 	    "  stop NAME     stop an upstream (its calls fail until start)\n"
 	    "  start NAME    start a stopped or failed upstream\n"
 	    "  restart NAME  restart an upstream now\n"
 	    "  reload        read the configuration file again and apply it\n"
+	    "  reopen        reopen the access log (after logrotate)\n"
+	    "  drain [SECS]  take no new sessions; stop when none is left or\n"
+	    "                after SECS seconds (default 300)\n"
 	    "  connect       relay MCP on stdin and stdout to the gateway's\n"
-	    "                WebSocket endpoint (ws://127.0.0.1:8931/ws)\n");
-	exit(asked ? 0 : 2);
+	    "                WebSocket endpoint (ws://127.0.0.1:8931/ws)\n"
+	    "exit status: 0 done, 1 refused or failed (or no daemon), 2 usage,"
+	    "\n"
+	    "             3 check found something required unhealthy\n");
+	exit(asked ? MCPCTL_EXIT_OK : MCPCTL_EXIT_USAGE);
 }
 
-/*
- * Say why the control socket may not be used: who may, going by the
- * socket's (or, if that cannot be looked at, its directory's) owner and
- * mode.
- */
-static void
-denied(const char *path)
+/* Read a number of seconds for drain; -1 if it is not one. */
+static long long
+seconds_arg(const char *s)
 {
-	struct stat	 st;
-	struct group	*gr;
-	struct passwd	*pw;
-	char		*dir, *slash, gname[64], uname[64];
-	const char	*what = "socket";
+	char		*end;
+	long long	 v;
 
-	dir = strdup(path);
-	if (stat(path, &st) != 0 && dir != NULL &&
-	    (slash = strrchr(dir, '/')) != NULL) {
-		*(slash == dir ? slash + 1 : slash) = '\0';
-		if (stat(dir, &st) != 0) {
-			fprintf(stderr, "mcpctl: %s: permission denied\n", path);
-			free(dir);
-			return;
-		}
-		what = "directory";
-	}
-	free(dir);
-	if ((pw = getpwuid(st.st_uid)) != NULL)
-		snprintf(uname, sizeof uname, "%s", pw->pw_name);
-	else
-		snprintf(uname, sizeof uname, "uid %ld", (long)st.st_uid);
-	if ((gr = getgrgid(st.st_gid)) != NULL)
-		snprintf(gname, sizeof gname, "%s", gr->gr_name);
-	else
-		snprintf(gname, sizeof gname, "gid %ld", (long)st.st_gid);
-	if (st.st_mode & (S_ISDIR(st.st_mode) ? S_IXGRP : S_IWGRP))
-		fprintf(stderr, "mcpctl: %s: permission denied: only %s and "
-		    "members of group %s may use it (its %s is mode %04o); "
-		    "run mcpctl as one of them, or give another socket with "
-		    "-s\n", path, uname, gname, what,
-		    (unsigned int)(st.st_mode & 07777));
-	else
-		fprintf(stderr, "mcpctl: %s: permission denied: only %s may "
-		    "use it (its %s is mode %04o); run mcpctl as %s, or give "
-		    "another socket with -s\n", path, uname, what,
-		    (unsigned int)(st.st_mode & 07777), uname);
+	if (*s < '0' || *s > '9')
+		return (-1);
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (errno != 0 || *end != '\0' || v > UINT_MAX)
+		return (-1);
+	return (v);
 }
 
-/* Read exactly len bytes, waiting at most the timeout overall. */
-static int
-read_full(int fd, void *buf, size_t len)
-{
-	struct pollfd	 pfd = { fd, POLLIN, 0 };
-	unsigned char	*p = buf;
-	ssize_t		 n;
-
-	while (len > 0) {
-		if (poll(&pfd, 1, MCPCTL_TIMEOUT_MS) <= 0) {
-			errno = ETIMEDOUT;
-			return (-1);
-		}
-		n = read(fd, p, len);
-		if (n == 0) {
-			errno = ECONNRESET;
-			return (-1);
-		}
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return (-1);
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-	return (0);
-}
-
-/* Send a command and return the reply. */
+/* Build the request of a command line; NULL if it is not one. */
 static json_t *
-command(const char *path, json_t *req)
+request(int argc, char **argv)
 {
-	struct sockaddr_un	 sun;
-	struct frame_hdr	 hdr;
-	unsigned char		 raw[FRAME_HDR_LEN];
-	char			*body, *payload;
-	const char		*why;
-	json_t			*reply;
-	json_error_t		 jerr;
-	int			 fd;
-	size_t			 len, off;
-	ssize_t			 n;
+	const char	*cmd = argv[0];
+	long long	 secs;
 
-	memset(&sun, 0, sizeof sun);
-	sun.sun_family = AF_UNIX;
-	if (strlen(path) >= sizeof sun.sun_path) {
-		fprintf(stderr, "mcpctl: socket path too long\n");
-		exit(1);
-	}
-	strcpy(sun.sun_path, path);
-	if ((fd = socket(AF_UNIX, SOCK_STREAM, 0)) == -1) {
-		fprintf(stderr, "mcpctl: socket: %s\n", strerror(errno));
-		exit(1);
-	}
-	if (connect(fd, (struct sockaddr *)&sun, sizeof sun) != 0) {
-		if (errno == EACCES || errno == EPERM)
-			denied(path);
-		else if (errno == ENOENT || errno == ECONNREFUSED)
-			fprintf(stderr, "mcpctl: %s: %s (is mcp-supervisord "
-			    "running? give its control socket with -s)\n",
-			    path, strerror(errno));
-		else
-			fprintf(stderr, "mcpctl: %s: %s\n", path,
-			    strerror(errno));
-		exit(1);
-	}
-	body = json_dumps(req, JSON_COMPACT);
-	len = strlen(body);
-	hdr.len = (uint32_t)len;
-	hdr.type = MSG_CTL_REQUEST;
-	hdr.flags = 0;
-	hdr.session = 0;
-	hdr.tag = 0;
-	frame_hdr_encode(&hdr, raw);
-	payload = malloc(FRAME_HDR_LEN + len);
-	if (payload == NULL) {
-		perror("mcpctl");
-		exit(1);
-	}
-	memcpy(payload, raw, FRAME_HDR_LEN);
-	memcpy(payload + FRAME_HDR_LEN, body, len);
-	free(body);
-	for (off = 0; off < FRAME_HDR_LEN + len; off += (size_t)n) {
-		n = write(fd, payload + off, FRAME_HDR_LEN + len - off);
-		if (n < 0) {
-			if (errno == EINTR) {
-				n = 0;
-				continue;
-			}
-			fprintf(stderr, "mcpctl: write: %s\n",
-			    strerror(errno));
-			exit(1);
+	if (argc == 1 && (strcmp(cmd, "status") == 0 ||
+	    strcmp(cmd, "reload") == 0 || strcmp(cmd, "sessions") == 0 ||
+	    strcmp(cmd, "check") == 0 || strcmp(cmd, "reopen") == 0 ||
+	    strcmp(cmd, "tools") == 0 || strcmp(cmd, "drain") == 0))
+		return (json_pack("{s:s}", "command", cmd));
+	if (argc == 2 && (strcmp(cmd, "stop") == 0 ||
+	    strcmp(cmd, "start") == 0 || strcmp(cmd, "restart") == 0 ||
+	    strcmp(cmd, "tools") == 0))
+		return (json_pack("{s:s, s:s}", "command", cmd, "name",
+		    argv[1]));
+	if (argc == 2 && strcmp(cmd, "drain") == 0) {
+		if ((secs = seconds_arg(argv[1])) < 0) {
+			fprintf(stderr, "mcpctl: drain: \"%s\" is not a number "
+			    "of seconds\n", argv[1]);
+			exit(MCPCTL_EXIT_USAGE);
 		}
+		return (json_pack("{s:s, s:I}", "command", cmd, "seconds",
+		    (json_int_t)secs));
 	}
-	free(payload);
-
-	if (read_full(fd, raw, sizeof raw) != 0) {
-		fprintf(stderr, "mcpctl: no reply: %s\n", strerror(errno));
-		exit(1);
-	}
-	if (frame_decode(raw, sizeof raw, MCPCTL_MAX_REPLY, &hdr,
-	    &why) == FRAME_BAD || hdr.type != MSG_CTL_REPLY) {
-		fprintf(stderr, "mcpctl: bad reply\n");
-		exit(1);
-	}
-	body = malloc(hdr.len + 1);
-	if (body == NULL || read_full(fd, body, hdr.len) != 0) {
-		fprintf(stderr, "mcpctl: short reply\n");
-		exit(1);
-	}
-	close(fd);
-	reply = json_loadb(body, hdr.len, 0, &jerr);
-	free(body);
-	if (reply == NULL) {
-		fprintf(stderr, "mcpctl: bad reply: %s\n", jerr.text);
-		exit(1);
-	}
-	return (reply);
-}
-
-/* Print an integer field, or "-" when it is negative or absent. */
-static void
-print_int(json_t *o, const char *key, int width)
-{
-	json_t	*v = json_object_get(o, key);
-
-	if (json_is_integer(v) && json_integer_value(v) >= 0)
-		printf("%-*lld", width, (long long)json_integer_value(v));
-	else
-		printf("%-*s", width, "-");
-}
-
-/* Print the LLM providers: their state and counters (never their keys). */
-static void
-print_llm(json_t *list)
-{
-	json_t		*pv, *b;
-	size_t		 i;
-	const char	*err, *name;
-	char		 tokens[64], budget[64];
-	int		 w = 4;
-
-	if (json_array_size(list) == 0)
-		return;
-	json_array_foreach(list, i, pv) {
-		name = json_string_value(json_object_get(pv, "name"));
-		if (name != NULL && (int)strlen(name) > w)
-			w = (int)strlen(name);
-	}
-	printf("\n%-*s %-9s %-9s %-6s %-6s %-6s %-6s %-5s %-5s %-17s %-13s "
-	    "%s\n", w, "LLM", "PROVIDER", "STATE", "FLIGHT", "REQS", "OK",
-	    "ERRS", "429", "TIME", "TOKENS IN/OUT", "TOKENS/DAY", "LAST ERROR");
-	json_array_foreach(list, i, pv) {
-		printf("%-*s %-9s %-9s ", w,
-		    json_string_value(json_object_get(pv, "name")),
-		    json_string_value(json_object_get(pv, "provider")),
-		    json_string_value(json_object_get(pv, "state")));
-		print_int(pv, "in_flight", 7);
-		print_int(pv, "requests", 7);
-		print_int(pv, "answered", 7);
-		print_int(pv, "errors", 7);
-		print_int(pv, "rate_limited", 6);
-		print_int(pv, "timeouts", 6);
-		snprintf(tokens, sizeof tokens, "%lld/%lld",
-		    (long long)json_integer_value(json_object_get(pv,
-		    "tokens_in")), (long long)json_integer_value(
-		    json_object_get(pv, "tokens_out")));
-		b = json_object_get(pv, "budget");
-		if (json_integer_value(json_object_get(b, "tokens_per_day")) > 0)
-			snprintf(budget, sizeof budget, "%lld/%lld",
-			    (long long)json_integer_value(json_object_get(b,
-			    "tokens_used")), (long long)json_integer_value(
-			    json_object_get(b, "tokens_per_day")));
-		else
-			snprintf(budget, sizeof budget, "%lld",
-			    (long long)json_integer_value(json_object_get(b,
-			    "tokens_used")));
-		printf("%-17s %-13s ", tokens, budget);
-		err = json_string_value(json_object_get(pv, "last_error"));
-		printf("%s\n", err != NULL ? err : "-");
-	}
-}
-
-/* Print the status reply as a table. */
-static void
-print_status(json_t *reply)
-{
-	json_t		*ups, *up, *cols, *c;
-	size_t		 i;
-	const char	*err, *name;
-	char		*quoted;
-	int		 w = 4;
-	long long	 nsessions;
-
-	nsessions = json_integer_value(json_object_get(reply, "sessions"));
-	printf("mcp-supervisord %s, pid %lld, listening on %s, %lld "
-	    "session%s\n\n",
-	    json_string_value(json_object_get(reply, "version")),
-	    (long long)json_integer_value(json_object_get(reply, "pid")),
-	    json_string_value(json_object_get(reply, "listen")),
-	    nsessions, nsessions == 1 ? "" : "s");
-	ups = json_object_get(reply, "upstreams");
-	json_array_foreach(ups, i, up) {
-		name = json_string_value(json_object_get(up, "name"));
-		if (name != NULL && (int)strlen(name) > w)
-			w = (int)strlen(name);
-	}
-	printf("%-*s %-9s %-9s %-8s %-8s %-6s %-6s %-9s %-7s %s\n", w, "NAME",
-	    "TRANSPORT", "STATE", "PID", "UPSTREAM", "RESTS", "TOOLS",
-	    "RESOURCES", "PROMPTS", "LAST ERROR");
-	json_array_foreach(ups, i, up) {
-		printf("%-*s %-9s %-9s ", w,
-		    json_string_value(json_object_get(up, "name")),
-		    json_string_value(json_object_get(up, "transport")),
-		    json_string_value(json_object_get(up, "state")));
-		print_int(up, "pid", 9);
-		print_int(up, "upstream_pid", 9);
-		print_int(up, "restarts", 7);
-		print_int(up, "tools", 7);
-		print_int(up, "resources", 10);
-		print_int(up, "prompts", 8);
-		err = json_string_value(json_object_get(up, "last_error"));
-		printf("%s\n", err != NULL ? err : "-");
-	}
-	print_llm(json_object_get(reply, "llm"));
-	cols = json_object_get(reply, "collisions");
-	if (json_array_size(cols) > 0) {
-		printf("\ncollisions (the later upstream's item is not "
-		    "exposed):\n");
-		json_array_foreach(cols, i, c) {
-			printf("  %s %s: kept from %s, dropped from %s\n",
-			    json_string_value(json_object_get(c, "kind")),
-			    json_string_value(json_object_get(c, "name")),
-			    json_string_value(json_object_get(c, "kept")),
-			    json_string_value(json_object_get(c, "dropped")));
-		}
-	}
-	cols = json_object_get(reply, "renamed");
-	if (json_array_size(cols) > 0) {
-		printf("\nrenamed (not a valid name; exposed under another):"
-		    "\n");
-		json_array_foreach(cols, i, c) {
-			/* The name as a JSON string: it may hold anything. */
-			quoted = json_dumps(json_object_get(c, "name"),
-			    JSON_ENCODE_ANY | JSON_ENSURE_ASCII);
-			printf("  %s of %s: %s as %s\n",
-			    json_string_value(json_object_get(c, "kind")),
-			    json_string_value(json_object_get(c, "upstream")),
-			    quoted != NULL ? quoted : "?",
-			    json_string_value(json_object_get(c, "exposed")));
-			free(quoted);
-		}
-	}
-}
-
-/* Print what a reload did, and what waits for a restart. */
-static void
-print_reload(json_t *reply)
-{
-	json_t	*v;
-	size_t	 i;
-
-	json_array_foreach(json_object_get(reply, "warnings"), i, v)
-		fprintf(stderr, "mcpctl: warning: %s\n", json_string_value(v));
-	printf("reloaded: %s\n",
-	    json_string_value(json_object_get(reply, "summary")));
+	return (NULL);
 }
 
 int
 main(int argc, char **argv)
 {
-	const char	*path = CONF_DEFAULT_CONTROL, *env;
+	const char	*path = CONF_DEFAULT_CONTROL, *env, *cmd;
 	json_t		*req, *reply;
 	char		*text;
-	int		 ch, raw = 0, ok;
+	int		 ch, raw = 0, ok, status;
 
 	if ((env = getenv("MCPCTL_SOCKET")) != NULL && *env != '\0')
 		path = env;
@@ -382,7 +114,7 @@ main(int argc, char **argv)
 			usage(1);
 		case 'V':
 			printf("mcpctl %s\n", PACKAGE_VERSION);
-			return (0);
+			return (MCPCTL_EXIT_OK);
 		case 'j':
 			raw = 1;
 			break;
@@ -397,33 +129,40 @@ main(int argc, char **argv)
 	argv += optind;
 	if (argc < 1)
 		usage(0);
-	if (strcmp(argv[0], "connect") == 0)
+	cmd = argv[0];
+	if (strcmp(cmd, "connect") == 0)
 		return (mcpctl_connect(argc, argv));
-	if ((strcmp(argv[0], "status") == 0 ||
-	    strcmp(argv[0], "reload") == 0) && argc == 1)
-		req = json_pack("{s:s}", "command", argv[0]);
-	else if ((strcmp(argv[0], "stop") == 0 ||
-	    strcmp(argv[0], "start") == 0 ||
-	    strcmp(argv[0], "restart") == 0) && argc == 2)
-		req = json_pack("{s:s, s:s}", "command", argv[0], "name",
-		    argv[1]);
-	else
+	if ((req = request(argc, argv)) == NULL)
 		usage(0);
 
-	reply = command(path, req);
+	reply = ctl_command(path, req);
 	json_decref(req);
 	ok = json_is_true(json_object_get(reply, "ok"));
+	status = ok ? MCPCTL_EXIT_OK : MCPCTL_EXIT_FAILED;
+	if (ok && strcmp(cmd, "check") == 0 &&
+	    !json_is_true(json_object_get(reply, "healthy")))
+		status = MCPCTL_EXIT_UNHEALTHY;
 	if (raw) {
 		text = json_dumps(reply, JSON_INDENT(2));
 		printf("%s\n", text);
 		free(text);
 	} else if (!ok)
-		fprintf(stderr, "mcpctl: %s\n",
-		    json_string_value(json_object_get(reply, "error")));
-	else if (strcmp(argv[0], "status") == 0)
+		fprintf(stderr, "mcpctl: %s\n", json_str_or(reply, "error",
+		    "the daemon refused the command"));
+	else if (strcmp(cmd, "status") == 0)
 		print_status(reply);
-	else if (strcmp(argv[0], "reload") == 0)
+	else if (strcmp(cmd, "sessions") == 0)
+		print_sessions(reply);
+	else if (strcmp(cmd, "tools") == 0)
+		print_tools(reply, argc == 2 ? argv[1] : NULL);
+	else if (strcmp(cmd, "check") == 0)
+		print_check(reply);
+	else if (strcmp(cmd, "reload") == 0)
 		print_reload(reply);
+	else if (strcmp(cmd, "drain") == 0)
+		print_drain(reply);
+	else if (strcmp(cmd, "reopen") == 0)
+		printf("access log reopened\n");
 	json_decref(reply);
-	return (ok ? 0 : 1);
+	return (status);
 }

@@ -1,10 +1,38 @@
 /*
- * mcpctl: the control CLI (mcpctl.c) and the stdio bridge (connect.c).
+ * mcpctl: the control CLI (mcpctl.c, ctl.c for the socket, status.c and
+ * sessions.c for printing) and the stdio bridge (connect.c).
  */
 #ifndef MCPS_MCPCTL_H
 #define MCPS_MCPCTL_H
 
+#include <stddef.h>
+
+#include <jansson.h>
+
+/* Exit statuses (mcpctl(8), EXIT STATUS). */
+#define MCPCTL_EXIT_OK		0
+#define MCPCTL_EXIT_FAILED	1	/* refused, failed, or no daemon */
+#define MCPCTL_EXIT_USAGE	2
+#define MCPCTL_EXIT_UNHEALTHY	3	/* check: something required is not */
+
+/* ctl.c: send a command and return the reply; exits 1 without one. */
+json_t		*ctl_command(const char *path, json_t *req);
+
+/* status.c */
+void		 fmt_duration(char *, size_t, long long seconds);
+long long	 json_int_or(json_t *, const char *key);
+const char	*json_str_or(json_t *, const char *key, const char *def);
+void		 print_status(json_t *);
+/* 1 if everything required is healthy. */
+int		 print_check(json_t *);
+void		 print_reload(json_t *);
+void		 print_drain(json_t *);
+
+/* sessions.c */
+void		 print_sessions(json_t *);
+void		 print_tools(json_t *, const char *name);
+
 /* mcpctl connect [-T token-file] [url]: argv[0] is "connect". */
-int	mcpctl_connect(int argc, char **argv);
+int		 mcpctl_connect(int argc, char **argv);
 
 #endif

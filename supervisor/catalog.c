@@ -632,3 +632,45 @@ catalog_renamed(void)
 {
 	return (json_incref(global->renamed));
 }
+
+/*
+ * The global catalog's tools for mcpctl tools: each exposed name with its
+ * owner (an upstream, or a client session) and its own name; with a name,
+ * that tool alone, its whole listed object included.  NULL if a name is
+ * given and not listed.
+ */
+json_t *
+catalog_tools_json(const char *only)
+{
+	const struct catalog_list	*l = &global->lists[CATALOG_TOOLS];
+	struct catalog_entry		*e;
+	json_t				*a, *o, *item;
+	char				 owner[80];
+	size_t				 i;
+
+	a = json_array();
+	for (i = 0; i < l->n; i++) {
+		if (only != NULL && strcmp(l->items[i].key, only) != 0)
+			continue;
+		e = strmap_get(&global->maps[CATALOG_TOOLS], l->items[i].key);
+		if (e == NULL)
+			continue;
+		if (e->up != NULL)
+			snprintf(owner, sizeof owner, "%s", e->up->sc->name);
+		else
+			snprintf(owner, sizeof owner, "client %s.%.8s",
+			    conf->instance, e->owner->id);
+		o = json_pack("{s:s, s:s, s:s%}", "name", l->items[i].key,
+		    "owner", owner, "original", e->name, e->namelen);
+		json_object_set_new(o, "client", json_boolean(e->up == NULL));
+		if (only != NULL && (item = json_loadb(l->items[i].text,
+		    l->items[i].len, 0, NULL)) != NULL)
+			json_object_set_new(o, "tool", item);
+		json_array_append_new(a, o);
+	}
+	if (only != NULL && json_array_size(a) == 0) {
+		json_decref(a);
+		return (NULL);
+	}
+	return (a);
+}

@@ -48,6 +48,7 @@ struct ctcall {
 	size_t			 tokenlen;
 	char			*tool;		/* exposed name, for messages */
 	struct event		*timer;
+	struct reqobs		 obs;		/* the caller's request */
 	TAILQ_ENTRY(ctcall)	 owner_entry;
 	TAILQ_ENTRY(ctcall)	 caller_entry;
 };
@@ -354,6 +355,7 @@ ctcall_free(struct ctcall *c)
 	TAILQ_REMOVE(&c->owner->ctcalls_in, c, owner_entry);
 	TAILQ_REMOVE(&c->caller->ctcalls_out, c, caller_entry);
 	c->owner->nctcalls--;
+	obs_end(&c->obs, OBS_CANCELLED, 0);
 	event_free(c->timer);
 	free(c->caller_id);
 	free(c->token);
@@ -390,6 +392,8 @@ ctcall_fail(struct ctcall *c, int code, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
+	obs_end(&c->obs, code == MCP_REQUEST_TIMEOUT ? OBS_TIMEOUT :
+	    OBS_ERROR, code);
 	route_error(c->stream, c->caller_id, c->caller_idlen, code, "%s",
 	    msg);
 	ctcall_free(c);
@@ -443,6 +447,8 @@ ctools_call(struct session *s, struct stream *st, const struct jrpc *m,
 	TAILQ_INSERT_TAIL(&owner->ctcalls_in, c, owner_entry);
 	TAILQ_INSERT_TAIL(&s->ctcalls_out, c, caller_entry);
 	owner->nctcalls++;
+	obs_client_tool();
+	obs_take(&c->obs);
 	c->timer = evtimer_new(base, ctcall_timeout_cb, c);
 	tv.tv_sec = conf->client_tool_timeout;
 	tv.tv_usec = 0;
@@ -499,6 +505,7 @@ ctools_answer(struct session *owner, const struct jrpc *m)
 		    c->tool);
 		return (1);
 	}
+	obs_end(&c->obs, m->kind == JRPC_RESULT ? OBS_OK : OBS_ERROR, 0);
 	buf = jscan_replace(m->p, m->n, m->id, c->caller_id, c->caller_idlen);
 	if (c->stream != NULL)
 		stream_send(c->stream, buf, 1);

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <event2/buffer.h>
@@ -24,6 +25,7 @@
  * descriptors they hold come out of http.c's reserve. */
 #define CONTROL_MAX_CLIENTS	16
 #define CONTROL_PAUSE_MS	250	/* out of descriptors: stop accepting */
+#define CONTROL_DRAIN_DEFAULT	300	/* seconds of mcpctl drain */
 
 static struct evconnlistener	*control_lev;
 static char			*control_path;
@@ -39,24 +41,174 @@ control_reply(struct bufferevent *bev, json_t *reply)
 	json_decref(reply);
 }
 
+/* Calls in flight over every upstream. */
+static unsigned int
+control_in_flight(void)
+{
+	unsigned int	n = 0;
+	size_t		i;
+
+	for (i = 0; i < nupstreams; i++)
+		n += upstreams[i]->npending;
+	return (n);
+}
+
 /* Build the status reply. */
 static json_t *
 control_status(void)
 {
-	json_t	*ups;
+	json_t	*ups, *o;
 	size_t	 i;
+	char	 why[256];
+	int	 ready;
 
 	ups = json_array();
 	for (i = 0; i < nupstreams; i++)
 		json_array_append_new(ups, upstream_status_json(upstreams[i]));
-	return (json_pack("{s:b, s:s, s:I, s:s, s:I, s:I, s:o, s:o, s:o, s:o}",
+	ready = health_ready(why, sizeof why);
+	o = json_pack("{s:b, s:s, s:I, s:s, s:s, s:I, s:I, s:I, s:o, s:o, "
+	    "s:o, s:o}",
 	    "ok", 1, "version", PACKAGE_VERSION,
-	    "pid", (json_int_t)getpid(), "listen", listen_bound,
+	    "pid", (json_int_t)getpid(), "instance", conf->instance,
+	    "listen", listen_bound,
 	    "sessions", (json_int_t)session_count(),
 	    "connections", (json_int_t)http_conn_count(),
+	    "calls_in_flight", (json_int_t)control_in_flight(),
 	    "upstreams", ups, "llm", provider_status_json(),
 	    "collisions", catalog_collisions(),
-	    "renamed", catalog_renamed()));
+	    "renamed", catalog_renamed());
+	if (metrics_bound[0] != '\0')
+		json_object_set_new(o, "metrics_listen",
+		    json_string(metrics_bound));
+	json_object_set_new(o, "started", json_integer(daemon_started));
+	json_object_set_new(o, "uptime", json_integer(time(NULL) -
+	    daemon_started));
+	json_object_set_new(o, "state", json_string(drain_active() ?
+	    "draining" : "running"));
+	if (drain_active())
+		json_object_set_new(o, "drain_remaining",
+		    json_integer(drain_remaining()));
+	json_object_set_new(o, "ready", json_integer(ready));
+	if (ready != 200)
+		json_object_set_new(o, "ready_reason", json_string(why));
+	return (o);
+}
+
+/* One session for mcpctl sessions. */
+static void
+control_session_one(struct session *s, void *arg)
+{
+	json_t		*a = arg, *o;
+	const char	*name, *version;
+	char		 id[64];
+	int64_t		 now = now_ms();
+
+	name = json_string_value(json_object_get(s->client_info, "name"));
+	version = json_string_value(json_object_get(s->client_info,
+	    "version"));
+	snprintf(id, sizeof id, "%s.%.8s", conf->instance, s->id);
+	o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:I, s:I, s:I}",
+	    "id", id, "client", name != NULL ? name : "",
+	    "client_version", version != NULL ? version : "",
+	    "protocol", s->client_caps != NULL ? s->version : "",
+	    "transport", obs_transport_names[s->transport],
+	    "peer", s->peer,
+	    "age", (json_int_t)((now - s->created) / 1000),
+	    "idle", (json_int_t)((now - s->last_active) / 1000),
+	    "in_flight", (json_int_t)(s->npending + s->nup_requests));
+	if (s->client_name != NULL)
+		json_object_set_new(o, "named_client",
+		    json_string(s->client_name));
+	json_array_append_new(a, o);
+}
+
+static json_t *
+control_sessions(void)
+{
+	json_t	*a = json_array();
+
+	session_foreach(control_session_one, a);
+	return (json_pack("{s:b, s:o}", "ok", 1, "sessions", a));
+}
+
+static json_t *
+control_tools(json_t *req)
+{
+	const char	*name = NULL;
+	json_t		*tools;
+
+	json_unpack(req, "{s?s}", "name", &name);
+	if ((tools = catalog_tools_json(name)) == NULL)
+		return (json_pack("{s:b, s:s+}", "ok", 0, "error",
+		    "no tool is listed as ", name));
+	return (json_pack("{s:b, s:o, s:o, s:o}", "ok", 1, "tools", tools,
+	    "collisions", catalog_collisions(), "renamed",
+	    catalog_renamed()));
+}
+
+/*
+ * mcpctl check: is anything required unhealthy?  A required upstream that
+ * is not ready, or the gateway not ready (503).  Draining is not a
+ * failure; an upstream that is not required and not ready is a warning.
+ */
+static json_t *
+control_check(void)
+{
+	json_t		*problems = json_array(), *warnings = json_array();
+	struct upstream	*up;
+	char		 why[256], *msg;
+	size_t		 i;
+	int		 ready;
+
+	ready = health_ready(why, sizeof why);
+	if (ready == 503) {
+		xasprintf(&msg, "not ready: %s", why);
+		json_array_append_new(problems, json_string(msg));
+		free(msg);
+	}
+	for (i = 0; i < nupstreams; i++) {
+		up = upstreams[i];
+		if (up->state == UPSTREAM_READY ||
+		    (up->state == UPSTREAM_IDLE && up->sc->lazy))
+			continue;
+		xasprintf(&msg, "upstream %s is %s%s%s", up->sc->name,
+		    upstream_state_name(up->state), up->last_error != NULL ?
+		    ": " : "", up->last_error != NULL ? up->last_error : "");
+		json_array_append_new(up->sc->required ? problems : warnings,
+		    json_string(msg));
+		free(msg);
+	}
+	return (json_pack("{s:b, s:b, s:s, s:o, s:o}", "ok", 1, "healthy",
+	    json_array_size(problems) == 0, "state", drain_active() ?
+	    "draining" : "running", "problems", problems, "warnings",
+	    warnings));
+}
+
+static json_t *
+control_drain(json_t *req)
+{
+	json_int_t	 seconds = CONTROL_DRAIN_DEFAULT;
+	char		 err[256];
+
+	if (json_unpack(req, "{s?I}", "seconds", &seconds) != 0 ||
+	    seconds < 0 || seconds > UINT32_MAX)
+		return (json_pack("{s:b, s:s}", "ok", 0, "error",
+		    "drain: seconds must be a number"));
+	if (drain_start((unsigned int)seconds, err, sizeof err) != 0)
+		return (json_pack("{s:b, s:s}", "ok", 0, "error", err));
+	return (json_pack("{s:b, s:I, s:I}", "ok", 1, "sessions",
+	    (json_int_t)session_count(), "seconds", seconds));
+}
+
+static json_t *
+control_reopen(void)
+{
+	char	err[512];
+
+	if (access_log_open(conf, err, sizeof err) != 0)
+		return (json_pack("{s:b, s:s}", "ok", 0, "error", err));
+	log_info("access log reopened (mcpctl)");
+	return (json_pack("{s:b}", "ok", 1));
 }
 
 /* Run one command. */
@@ -73,6 +225,16 @@ control_command(json_t *req)
 		    "request has no command"));
 	if (strcmp(cmd, "status") == 0)
 		return (control_status());
+	if (strcmp(cmd, "sessions") == 0)
+		return (control_sessions());
+	if (strcmp(cmd, "tools") == 0)
+		return (control_tools(req));
+	if (strcmp(cmd, "check") == 0)
+		return (control_check());
+	if (strcmp(cmd, "drain") == 0)
+		return (control_drain(req));
+	if (strcmp(cmd, "reopen") == 0)
+		return (control_reopen());
 	if (strcmp(cmd, "reload") == 0)
 		return (reload());
 	if (strcmp(cmd, "stop") == 0 || strcmp(cmd, "start") == 0 ||

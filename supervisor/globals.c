@@ -20,7 +20,10 @@ struct conf		*conf;
 const char		*worker_path = WORKER_PATH;
 char			*stdio_worker_path;
 char			 listen_bound[128];
+char			 metrics_bound[128];
 const char		*control_arg;
+time_t			 daemon_started;
+void			(*daemon_exit)(const char *);
 
 const char *const mcp_versions[] = {
 	"2025-11-25", "2025-06-18", "2025-03-26", NULL

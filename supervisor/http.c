@@ -22,6 +22,7 @@
 #include "http_parse.h"
 #include "iochan.h"
 #include "log.h"
+#include "proxy_parse.h"
 #include "supervisor.h"
 #include "xmalloc.h"
 
@@ -42,6 +43,8 @@
 
 enum http_state {
 	HC_HEAD = 0,		/* reading a request head */
+	HC_PROXY,		/* from a trusted proxy: a PROXY protocol
+				   header may come first */
 	HC_BODY,		/* reading its body */
 	HC_HANDLING,		/* the handler owes a response */
 	HC_STREAMING,		/* a chunked response is under way */
@@ -80,9 +83,16 @@ struct http_conn {
 	unsigned int		 wrote_tick;	/* heartbeat tick of the last
 						   event-stream write */
 	int			 doomed;	/* to close from the loop */
+	int			 nolog;		/* no access log line for the
+						   response under way */
 	const struct http_upgraded *up;	/* HC_UPGRADED: its owner */
 	void			*up_arg;
-	char			 peer[64];
+	struct netaddr		 conn_addr;	/* the connection's peer (the
+						   PROXY header's client);
+						   family 0 for none */
+	char			 conn_peer[64];	/* the same as text */
+	char			 peer[64];	/* the request's: X-Forwarded-For
+						   from a trusted proxy */
 	TAILQ_ENTRY(http_conn)	 entry;
 };
 
@@ -116,6 +126,8 @@ static void	http_deadline_cb(evutil_socket_t, short, void *);
 static void	http_heartbeat_configure(void);
 static void	http_fail(struct http_conn *, int, const char *);
 static void	http_count_cb(struct evbuffer *,
+		    const struct evbuffer_cb_info *, void *);
+static void	http_in_cb(struct evbuffer *,
 		    const struct evbuffer_cb_info *, void *);
 
 unsigned int
@@ -155,6 +167,7 @@ http_reset(struct http_conn *c)
 	c->remaining = 0;
 	c->too_big = 0;
 	c->stream = NULL;
+	c->nolog = 0;
 }
 
 void
@@ -166,8 +179,17 @@ http_adopt(int fd, const struct sockaddr *sa, const struct http_service *svc)
 	int			 one = 1;
 
 	if (nconns >= max_conns) {
-		log_warnx("http: %u connections (the limit), refusing more",
-		    nconns);
+		char	peer[NETADDR_TEXT_MAX];
+		struct netaddr	a;
+
+		if (netaddr_from_sockaddr(sa, &a) == 0)
+			netaddr_format(&a, peer, sizeof peer);
+		else
+			snprintf(peer, sizeof peer, "local");
+		log_warnx("http: %u connections (the limit), refusing more "
+		    "(%s)", nconns, peer);
+		metrics_refused("limit");
+		access_log_http(peer, "-", "-", 503, "the connection limit");
 		if (write(fd, busy, sizeof busy - 1) < 0)
 			log_debug("http: write 503: %s", strerror(errno));
 		close(fd);
@@ -179,21 +201,20 @@ http_adopt(int fd, const struct sockaddr *sa, const struct http_service *svc)
 	c->deadline = evtimer_new(base, http_deadline_cb, c);
 	if (c->deadline == NULL)
 		fatalx("evtimer_new");
-	if (sa->sa_family == AF_INET) {
-		const struct sockaddr_in *sin = (const void *)sa;
-
-		inet_ntop(AF_INET, &sin->sin_addr, c->peer, sizeof c->peer);
-	} else if (sa->sa_family == AF_INET6) {
-		const struct sockaddr_in6 *sin6 = (const void *)sa;
-
-		inet_ntop(AF_INET6, &sin6->sin6_addr, c->peer,
-		    sizeof c->peer);
-	} else
-		snprintf(c->peer, sizeof c->peer, "local");
+	if (netaddr_from_sockaddr(sa, &c->conn_addr) == 0)
+		netaddr_format(&c->conn_addr, c->conn_peer,
+		    sizeof c->conn_peer);
+	else
+		snprintf(c->conn_peer, sizeof c->conn_peer, "local");
+	memcpy(c->peer, c->conn_peer, sizeof c->peer);
+	/* A trusted proxy may say who its client is, first thing. */
+	if (c->conn_addr.family != 0 && proxy_trusted(&c->conn_addr))
+		c->state = HC_PROXY;
 	evutil_make_socket_nonblocking(fd);
 	c->ch = iochan_new(base, fd, http_read_cb, http_drain_cb,
 	    http_event_cb, c);
 	evbuffer_add_cb(iochan_output(c->ch), http_count_cb, NULL);
+	evbuffer_add_cb(iochan_input(c->ch), http_in_cb, NULL);
 	iochan_read_size(c->ch, HTTP_READ_SIZE);
 	iochan_timeouts(c->ch, 0, HTTP_WRITE_TIMEOUT);
 	c->head_started = 1;	/* the first head is due from the accept */
@@ -219,6 +240,16 @@ http_count_cb(struct evbuffer *buf, const struct evbuffer_cb_info *info,
 {
 	queued_total += info->n_added;
 	queued_total -= info->n_deleted;
+	metrics_bytes(0, info->n_deleted);
+}
+
+/* Count what comes from clients. */
+static void
+http_in_cb(struct evbuffer *buf, const struct evbuffer_cb_info *info,
+    void *arg)
+{
+	if (info->n_added > 0)
+		metrics_bytes(info->n_added, 0);
 }
 
 size_t
@@ -512,6 +543,10 @@ http_head_out(struct http_conn *c, int status, const char *ctype,
 {
 	struct evbuffer	*out = iochan_output(c->ch);
 
+	/* A request refused at the HTTP level: one access log line. */
+	if (status >= 400 && !c->nolog)
+		access_log_http(c->peer, c->method != NULL ? c->method : "-",
+		    c->path != NULL ? c->path : "-", status, NULL);
 	evbuffer_add_printf(out, "HTTP/1.1 %d %s\r\n", status,
 	    http_reason(status));
 	if (ctype != NULL)
@@ -545,6 +580,7 @@ http_done(struct http_conn *c)
 		return;
 	}
 	http_reset(c);
+	memcpy(c->peer, c->conn_peer, sizeof c->peer);
 	c->state = HC_HEAD;
 	c->head_started = 0;
 	http_deadline(c, HTTP_IDLE_TIMEOUT * 1000);
@@ -663,6 +699,12 @@ const char *
 http_conn_peer(struct http_conn *c)
 {
 	return (c->peer);
+}
+
+void
+http_conn_nolog(struct http_conn *c)
+{
+	c->nolog = 1;
 }
 
 /* Drop a connection at once. */
@@ -784,6 +826,7 @@ http_read_head(struct http_conn *c)
 	ssize_t			 r;
 	char			*q, why[64];
 	const char		*dup;
+	struct netaddr		 client;
 	int			 keep;
 
 	end = evbuffer_search(in, "\r\n\r\n", 4, NULL);
@@ -816,6 +859,18 @@ http_read_head(struct http_conn *c)
 		snprintf(why, sizeof why, "duplicate %s header", dup);
 		http_fail(c, 400, why);
 		return (-1);
+	}
+	/* Behind a trusted proxy: the client it forwarded for. */
+	if (c->conn_addr.family != 0) {
+		r = proxy_request_peer(&c->conn_addr, &c->req.head, &client,
+		    &dup);
+		if (r < 0) {
+			log_warnx("http %s: %s", c->conn_peer, dup);
+			http_fail(c, 400, dup);
+			return (-1);
+		}
+		if (r > 0)
+			netaddr_format(&client, c->peer, sizeof c->peer);
 	}
 	c->path = xstrndup(c->req.head.target, c->req.head.targetlen);
 	if ((q = strchr(c->path, '?')) != NULL) {
@@ -913,10 +968,59 @@ http_read_body(struct http_conn *c)
 	}
 }
 
+/*
+ * A connection from a trusted proxy: take a PROXY protocol header if one
+ * begins it (the client's address then names the connection), else go on
+ * with the request.  A malformed header closes the connection.  0 to go
+ * on, -1 if it is closed or more input is needed.
+ */
+static int
+http_proxy_header(struct http_conn *c)
+{
+	struct evbuffer		*in = iochan_input(c->ch);
+	struct proxy_info	 pi;
+	const unsigned char	*p;
+	const char		*why = "";
+	size_t			 avail = evbuffer_get_length(in);
+	ssize_t			 n;
+
+	p = evbuffer_pullup(in, (ev_ssize_t)(avail < PROXY_V2_MAX ? avail :
+	    PROXY_V2_MAX));
+	switch (proxy_detect(p, avail)) {
+	case -1:
+		return (-1);
+	case 0:
+		c->state = HC_HEAD;
+		return (0);
+	}
+	n = proxy_parse(p, avail < PROXY_V2_MAX ? avail : PROXY_V2_MAX, &pi,
+	    &why);
+	if (n == 0 && avail < PROXY_V2_MAX)
+		return (-1);
+	if (n <= 0) {
+		log_warnx("http %s: a bad PROXY protocol header from a trusted "
+		    "proxy: %s; closing", c->conn_peer, why[0] != '\0' ? why :
+		    "too long");
+		http_conn_free(c);
+		return (-1);
+	}
+	evbuffer_drain(in, (size_t)n);
+	if (pi.has_addr) {
+		c->conn_addr = pi.src;
+		netaddr_format(&c->conn_addr, c->conn_peer,
+		    sizeof c->conn_peer);
+		memcpy(c->peer, c->conn_peer, sizeof c->peer);
+	}
+	c->state = HC_HEAD;
+	return (0);
+}
+
 /* Process buffered input as far as it goes. */
 static void
 http_next(struct http_conn *c)
 {
+	if (c->state == HC_PROXY && http_proxy_header(c) != 0)
+		return;
 	static const char	 too_large[] = "{\"jsonrpc\":\"2.0\",\"id\":null,"
 	    "\"error\":{\"code\":-32600,\"message\":\"request body too "
 	    "large\"}}";
@@ -966,6 +1070,7 @@ http_read_cb(struct iochan *ch, void *arg)
 	struct evbuffer		*in = iochan_input(ch);
 
 	switch (c->state) {
+	case HC_PROXY:
 	case HC_HEAD:
 	case HC_BODY:
 		http_next(c);
@@ -1067,6 +1172,7 @@ http_deadline_cb(evutil_socket_t fd, short events, void *arg)
 	int64_t			 allowed, elapsed;
 
 	switch (c->state) {
+	case HC_PROXY:
 	case HC_HEAD:
 		if (!c->head_started ||
 		    evbuffer_get_length(iochan_input(c->ch)) == 0) {

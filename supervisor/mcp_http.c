@@ -87,7 +87,8 @@ host_in(const struct http_authority *a, const char *raw, size_t rawlen,
  * strings: every check here is bounded by their length.
  */
 static int
-mcp_http_check_origin(struct http_request *req, const char **why)
+mcp_http_check_origin(struct http_request *req, int loopback,
+    const char **why)
 {
 	const struct http_header	*host, *origin;
 	struct http_authority		 a;
@@ -110,7 +111,7 @@ mcp_http_check_origin(struct http_request *req, const char **why)
 			*why = "Host not allowed";
 			return (403);
 		}
-	} else if (listen_loopback && !host_in(&a, host->value,
+	} else if (loopback && !host_in(&a, host->value,
 	    host->valuelen, (char *const *)loopback_names)) {
 		*why = "Host not allowed";
 		return (403);
@@ -210,19 +211,25 @@ mcp_http_initialize(struct http_conn *c, struct http_request *req,
 {
 	struct session	*s;
 	json_t		*result;
-	char		 err[256], *text, extra[96];
+	char		 err[256], *text, extra[128];
 	int		 code;
 	struct evbuffer	*buf;
+	int64_t		 t0 = now_us();
 
-	if ((s = session_new()) == NULL) {
-		log_warnx("session limit (%u) reached", conf->max_sessions);
-		mcp_http_error(c, 503, MCP_OVERLOADED,
-		    "too many sessions, try again later", "Retry-After: 5\r\n");
+	if ((s = session_new(http_conn_peer(c))) == NULL) {
+		obs_initialize(NULL, http_conn_peer(c), OBS_T_HTTP, m, t0,
+		    MCP_OVERLOADED);
+		http_conn_nolog(c);
+		mcp_http_error(c, 503, MCP_OVERLOADED, session_refusal(),
+		    "Retry-After: 5\r\n");
 		return;
 	}
 	session_identity(s, req->credential, req->client);
 	if ((result = route_initialize(s, m, &code, err, sizeof err)) == NULL) {
 		session_free(s, "bad initialize");
+		obs_initialize(NULL, http_conn_peer(c), OBS_T_HTTP, m, t0,
+		    code);
+		http_conn_nolog(c);
 		buf = evbuffer_new();
 		jrpc_add_error(buf, m->p + m->id.off, m->id.len, code, err,
 		    NULL);
@@ -241,9 +248,11 @@ mcp_http_initialize(struct http_conn *c, struct http_request *req,
 	buf = evbuffer_new();
 	jrpc_add_result(buf, m->p + m->id.off, m->id.len, text, strlen(text));
 	free(text);
-	snprintf(extra, sizeof extra, "Mcp-Session-Id: %s\r\n", s->id);
+	snprintf(extra, sizeof extra, "Mcp-Session-Id: %s\r\n", s->sid);
 	http_reply_buffer(c, 200, "application/json", extra, buf);
 	evbuffer_free(buf);
+	/* The connection may be on its next request: the session's peer. */
+	obs_initialize(s, s->peer, OBS_T_HTTP, m, t0, 0);
 }
 
 /*
@@ -449,18 +458,18 @@ mcp_http_legacy_sse(struct http_conn *c, struct http_request *req)
 	struct evbuffer	*buf;
 	char		 data[128];
 
-	if ((s = session_new()) == NULL) {
-		log_warnx("session limit (%u) reached", conf->max_sessions);
-		mcp_http_error(c, 503, MCP_OVERLOADED,
-		    "too many sessions, try again later", "Retry-After: 5\r\n");
+	if ((s = session_new(http_conn_peer(c))) == NULL) {
+		mcp_http_error(c, 503, MCP_OVERLOADED, session_refusal(),
+		    "Retry-After: 5\r\n");
 		return;
 	}
 	session_identity(s, req->credential, req->client);
 	snprintf(s->version, sizeof s->version, "2024-11-05");
 	s->legacy = 1;
+	s->transport = OBS_T_SSE;
 	stream_new(s, STREAM_LEGACY, c);
 	snprintf(data, sizeof data, "%s?sessionId=%s", LEGACY_POST_PATH,
-	    s->id);
+	    s->sid);
 	buf = evbuffer_new();
 	sse_add_event(buf, NULL, "endpoint", data, strlen(data));
 	http_stream_write(c, buf);
@@ -524,18 +533,76 @@ mcp_http_quote(char *out, size_t outlen, const struct http_header *h)
 	out[n] = '\0';
 }
 
-/* Log a refused Host or Origin with the peer and what it sent. */
+/*
+ * Log a refused Host or Origin with the peer and what it sent, in the
+ * daemon's log and the access log.
+ */
 static void
 mcp_http_log_refusal(struct http_conn *c, struct http_request *req,
     const char *why)
 {
-	char	host[512], origin[512];
+	char	host[512], origin[512], refused[1100];
 
 	mcp_http_quote(host, sizeof host, http_header(&req->head, "Host"));
 	mcp_http_quote(origin, sizeof origin, http_header(&req->head,
 	    "Origin"));
 	log_warnx("http %s: %s %s refused: %s (Host \"%s\", Origin \"%s\")",
 	    http_conn_peer(c), req->method, req->path, why, host, origin);
+	metrics_refused(strncmp(why, "Origin", 6) == 0 ? "origin" : "host");
+	snprintf(refused, sizeof refused, "%s: Host %s Origin %s", why, host,
+	    origin[0] != '\0' ? origin : "-");
+	access_log_http(http_conn_peer(c), req->method, req->path,
+	    strncmp(why, "Host header is", 14) == 0 ? 400 : 403, refused);
+	http_conn_nolog(c);
+}
+
+/*
+ * Log a refused bearer token with the peer: whether one was sent and its
+ * length, never the token.
+ */
+static void
+mcp_http_log_token(struct http_conn *c, struct http_request *req)
+{
+	const struct http_header	*h;
+	char				 refused[128];
+
+	h = http_header(&req->head, "Authorization");
+	if (h == NULL)
+		snprintf(refused, sizeof refused, "no Authorization header");
+	else if (h->valuelen < 8 || !http_value_begins(h, "Bearer "))
+		snprintf(refused, sizeof refused, "Authorization is not a "
+		    "bearer token");
+	else
+		snprintf(refused, sizeof refused, "a bearer token of %zu "
+		    "characters that matches none", h->valuelen - 7);
+	log_warnx("http %s: %s %s refused: %s", http_conn_peer(c),
+	    req->method, req->path, refused);
+	metrics_refused("token");
+	access_log_http(http_conn_peer(c), req->method, req->path, 401,
+	    refused);
+	http_conn_nolog(c);
+}
+
+int
+mcp_http_check_access(struct http_conn *c, struct http_request *req,
+    int loopback, int token)
+{
+	const char	*why;
+	int		 status;
+
+	if ((status = mcp_http_check_origin(req, loopback, &why)) != 0) {
+		mcp_http_log_refusal(c, req, why);
+		mcp_http_error(c, status, JRPC_INVALID_REQUEST, why, NULL);
+		return (-1);
+	}
+	if (token && mcp_http_check_auth(req) != 0) {
+		mcp_http_log_token(c, req);
+		mcp_http_error(c, 401, JRPC_INVALID_REQUEST,
+		    "Unauthorized: a valid bearer token is required",
+		    "WWW-Authenticate: Bearer realm=\"mcp-supervisor\"\r\n");
+		return (-1);
+	}
+	return (0);
 }
 
 /*
@@ -548,8 +615,6 @@ mcp_http_check(struct http_conn *c, struct http_request *req)
 {
 	static const char	 not_found[] = "not found: the MCP endpoint is "
 	    "/mcp\n";
-	const char		*why;
-	int			 status;
 
 	if (strcmp(req->path, MCP_PATH) != 0 &&
 	    strcmp(req->path, LEGACY_SSE_PATH) != 0 &&
@@ -558,20 +623,7 @@ mcp_http_check(struct http_conn *c, struct http_request *req)
 		    not_found, strlen(not_found));
 		return (-1);
 	}
-	if ((status = mcp_http_check_origin(req, &why)) != 0) {
-		mcp_http_log_refusal(c, req, why);
-		mcp_http_error(c, status, JRPC_INVALID_REQUEST, why, NULL);
-		return (-1);
-	}
-	if (mcp_http_check_auth(req) != 0) {
-		log_warnx("http %s: %s %s refused: no valid bearer token",
-		    http_conn_peer(c), req->method, req->path);
-		mcp_http_error(c, 401, JRPC_INVALID_REQUEST,
-		    "Unauthorized: a valid bearer token is required",
-		    "WWW-Authenticate: Bearer realm=\"mcp-supervisor\"\r\n");
-		return (-1);
-	}
-	return (0);
+	return (mcp_http_check_access(c, req, listen_loopback, 1));
 }
 
 /* A whole request that passed mcp_http_check. */

@@ -412,13 +412,12 @@ mcp_ws_upgrade(struct http_conn *c, struct http_request *req)
 		ws_refuse(c, 400, NULL, "Bad Request: an upgrade has no body");
 		return;
 	}
-	if ((s = session_new()) == NULL) {
-		log_warnx("session limit (%u) reached", conf->max_sessions);
-		ws_refuse(c, 503, "Retry-After: 5\r\n", "too many sessions, "
-		    "try again later");
+	if ((s = session_new(http_conn_peer(c))) == NULL) {
+		ws_refuse(c, 503, "Retry-After: 5\r\n", session_refusal());
 		return;
 	}
 	session_identity(s, req->credential, req->client);
+	s->transport = OBS_T_WS;
 	ws = xcalloc(1, sizeof *ws);
 	ws->c = c;
 	ws->s = s;

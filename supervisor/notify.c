@@ -86,8 +86,9 @@ notify_status_line(char *buf, size_t len)
 
 	for (i = 0; i < nupstreams; i++)
 		ready += upstreams[i]->state == UPSTREAM_READY;
-	snprintf(buf, len, "listening on %s; %zu of %zu upstreams ready; %u "
-	    "sessions", listen_bound, ready, nupstreams, session_count());
+	snprintf(buf, len, "%slistening on %s; %zu of %zu upstreams ready; "
+	    "%u sessions", drain_active() ? "draining, " : "", listen_bound,
+	    ready, nupstreams, session_count());
 }
 
 void

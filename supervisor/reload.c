@@ -35,6 +35,26 @@ reload_keep(char **next, const char *now, const char *key, json_t *warnings)
 	*next = xstrdup(now);
 }
 
+/* The same for a setting that may be unset. */
+static void
+reload_keep_optional(char **next, const char *now, const char *key,
+    json_t *warnings)
+{
+	char	*msg;
+
+	if ((*next == NULL) != (now == NULL) ||
+	    (*next != NULL && strcmp(*next, now) != 0)) {
+		xasprintf(&msg, "%s changed to %s: it takes effect when the "
+		    "daemon restarts (still %s)", key, *next != NULL ? *next :
+		    "none", now != NULL ? now : "none");
+		log_warnx("reload: %s", msg);
+		json_array_append_new(warnings, json_string(msg));
+		free(msg);
+	}
+	free(*next);
+	*next = now != NULL ? xstrdup(now) : NULL;
+}
+
 /*
  * Say what a reload did to the upstreams, as "added a b; removed c" or "no
  * upstream changed", in the report's "summary" (mcpctl prints it) and the
@@ -87,7 +107,7 @@ reload(void)
 {
 	struct conf	*next, *old;
 	json_t		*report, *warnings;
-	char		 err[1024];
+	char		 err[1024], again[1024];
 
 	log_info("reloading %s", conf->file);
 	notify_reloading();
@@ -107,7 +127,20 @@ reload(void)
 		return (json_pack("{s:b, s:s}", "ok", 0, "error", err));
 	}
 	reload_warnings = NULL;
+	/* The access log is reopened (logrotate), perhaps elsewhere. */
+	if (access_log_open(next, err, sizeof err) != 0) {
+		log_warnx("reload: %s; nothing changed", err);
+		conf_free(next);
+		json_decref(warnings);
+		if (auth_configure(conf, again, sizeof again) != 0)
+			log_warnx("reload: %s", again);
+		notify_ready();
+		return (json_pack("{s:b, s:s}", "ok", 0, "error", err));
+	}
 	reload_keep(&next->listen, conf->listen, "listen", warnings);
+	reload_keep(&next->instance, conf->instance, "instance", warnings);
+	reload_keep_optional(&next->metrics_listen, conf->metrics_listen,
+	    "metrics_listen", warnings);
 	if (control_arg != NULL) {
 		free(next->control);
 		next->control = xstrdup(conf->control);
@@ -122,6 +155,7 @@ reload(void)
 	provider_apply(conf, report);
 	session_configure();
 	http_configure();
+	proxy_configure();
 	conf_free(old);
 	reload_summary(report);
 	notify_ready();

@@ -17,6 +17,8 @@
 #define MAX_QUEUED	256	/* requests waiting for an upstream to start */
 
 static void	route_flush_queued(struct upstream *);
+static void	route_dispatch(struct session *, struct stream *,
+		    const struct jrpc *, const char *);
 
 static struct u64map	pending_by_tag;
 static uint32_t		next_tag;
@@ -66,6 +68,8 @@ route_error(struct stream *st, const char *id, size_t idlen, int code,
 	va_list		 ap;
 	char		 msg[512];
 
+	obs_answered(st, id, code == MCP_REQUEST_TIMEOUT ? OBS_TIMEOUT :
+	    OBS_REFUSED, code);
 	if (st == NULL)
 		return;
 	va_start(ap, fmt);
@@ -84,6 +88,7 @@ route_result(struct stream *st, const struct jrpc *m, const char *result,
 {
 	struct evbuffer	*buf;
 
+	obs_answered(st, m->p + m->id.off, OBS_OK, 0);
 	buf = evbuffer_new();
 	jrpc_add_result(buf, m->p + m->id.off, m->id.len, result, len);
 	stream_send(st, buf, 1);
@@ -115,6 +120,7 @@ route_pending_free(struct pending *p)
 		TAILQ_REMOVE(&p->session->pending, p, session_entry);
 		p->session->npending--;
 	}
+	obs_end(&p->obs, OBS_CANCELLED, 0);
 	if (p->timer != NULL)
 		event_free(p->timer);
 	if (p->queued != NULL) {
@@ -139,6 +145,9 @@ route_pending_cancel(struct pending *p, const char *reason)
 static void
 route_pending_fail(struct pending *p, int code, const char *msg)
 {
+	obs_end(&p->obs, code == MCP_REQUEST_TIMEOUT ? OBS_TIMEOUT :
+	    p->obs.t_fwd != 0 || p->obs.up_us != 0 ? OBS_ERROR : OBS_REFUSED,
+	    code);
 	if (p->cb != NULL)
 		p->cb(p, NULL, code, msg, p->cb_arg);
 	else
@@ -197,6 +206,9 @@ route_send(struct session *s, struct stream *st, struct upstream *up,
 	tv.tv_sec = up->sc->request_timeout;
 	tv.tv_usec = 0;
 	evtimer_add(p->timer, &tv);
+	/* The client's request (if this is one) goes on here. */
+	if (st != NULL)
+		obs_take(&p->obs);
 
 	/* An upstream that is starting gets the request when it is ready. */
 	if (up->state == UPSTREAM_STARTING) {
@@ -211,6 +223,7 @@ route_send(struct session *s, struct stream *st, struct upstream *up,
 		route_pending_fail(p, MCP_CONNECTION_CLOSED, why);
 		return (NULL);
 	}
+	obs_sent(&p->obs);
 	return (p);
 }
 
@@ -239,6 +252,7 @@ route_flush_queued(struct upstream *up)
 		upstream_send_buffer(up, MSG_REQUEST, p->session != NULL ?
 		    p->session->no : 0, p->tag, buf);
 		evbuffer_free(buf);
+		obs_sent(&p->obs);
 	}
 }
 
@@ -320,7 +334,12 @@ route_forward(struct session *s, struct stream *st, const struct jrpc *m,
 	    NULL };
 	struct jspan	 at;
 
+	obs_upstream(up);
 	if (s->npending >= conf->max_pending) {
+		log_warnx("session %.8s: %s refused: %u requests in flight "
+		    "(max_pending)", s->id, st != NULL && st->conn != NULL ?
+		    http_conn_peer(st->conn) : "-", conf->max_pending);
+		metrics_refused("limit");
 		route_reject(st, m, MCP_OVERLOADED, "too many requests in "
 		    "flight for this session (limit %u)", conf->max_pending);
 		return (NULL);
@@ -437,6 +456,7 @@ route_named(struct session *s, struct stream *st, const struct jrpc *m,
 
 	if ((buf = route_param(st, m, path, &name)) == NULL)
 		return;
+	obs_name(buf, strlen(buf));
 	if (strlen(buf) <= NAME_MAX_EXPOSED)
 		e = kind == CATALOG_TOOLS ? catalog_tool(view_catalog(s), buf) :
 		    catalog_prompt(view_catalog(s), buf);
@@ -483,6 +503,7 @@ route_get_uri(struct session *s, struct stream *st, const struct jrpc *m,
 
 	if ((u = route_param(st, m, path, &at)) == NULL)
 		return (NULL);
+	obs_name(u, strlen(u));
 	if ((*up = catalog_resource(view_catalog(s), u)) == NULL &&
 	    (*up = catalog_resource(catalog_global(), u)) != NULL &&
 	    route_part_failed(s, st, m, *up)) {
@@ -581,11 +602,22 @@ route_needs_catalog(const char *method)
 void
 route_request(struct session *s, struct stream *st, const struct jrpc *m)
 {
-	static const char *const name[] = { "name", NULL };
-	static const char *const uri[] = { "uri", NULL };
 	const char	*method = m->method_name;
 
 	session_touch(s);
+	obs_begin(s, st, m);
+	route_dispatch(s, st, m, method);
+	obs_done();
+}
+
+/* Route a request by its method. */
+static void
+route_dispatch(struct session *s, struct stream *st, const struct jrpc *m,
+    const char *method)
+{
+	static const char *const name[] = { "name", NULL };
+	static const char *const uri[] = { "uri", NULL };
+
 	if (route_needs_catalog(method) && view_defer(s, st, m))
 		return;
 	if (strcmp(method, "tools/call") == 0)
@@ -668,12 +700,14 @@ route_cancelled(struct session *s, const struct jrpc *m)
 		evbuffer_free(buf);
 		log_debug("session %.8s: cancelled %s", s->id, p->method);
 		st = p->stream;
+		obs_end(&p->obs, OBS_CANCELLED, 0);
 		route_pending_free(p);
 		if (st != NULL)
 			stream_abandon(st);
 		return;
 	}
 	if ((ur = route_find_up_request(s, m->p, rid)) != NULL) {
+		metrics_up_request(ur->up, ur->method, MUPO_CANCELLED);
 		route_up_error(ur->up, s->no, ur->ref, JRPC_INTERNAL_ERROR,
 		    "request cancelled by the client");
 		sampling_end(ur->up, ur->ref, "error",
@@ -729,6 +763,8 @@ route_message(struct session *s, struct stream *st, const struct jrpc *m)
 	json_t		*result;
 	char		 err[256], *text;
 	int		 code;
+	int64_t		 t0;
+	char		 peer[64];
 
 	if (m->kind != JRPC_REQUEST) {
 		route_notification(s, m);
@@ -739,11 +775,15 @@ route_message(struct session *s, struct stream *st, const struct jrpc *m)
 		route_request(s, st, m);
 		return;
 	}
+	t0 = now_us();
+	snprintf(peer, sizeof peer, "%s", st->conn != NULL ?
+	    http_conn_peer(st->conn) : "-");
 	buf = evbuffer_new();
 	if ((result = route_initialize(s, m, &code, err, sizeof err)) == NULL)
 		jrpc_add_error(buf, m->p + m->id.off, m->id.len, code, err,
 		    NULL);
 	else {
+		code = 0;
 		text = json_dumps(result, JSON_COMPACT);
 		json_decref(result);
 		jrpc_add_result(buf, m->p + m->id.off, m->id.len, text,
@@ -752,6 +792,7 @@ route_message(struct session *s, struct stream *st, const struct jrpc *m)
 	}
 	stream_send(st, buf, 1);
 	evbuffer_free(buf);
+	obs_initialize(s, peer, obs_session_transport(s), m, t0, code);
 }
 
 /* Build the gateway's initialize result for a new session. */
@@ -813,6 +854,24 @@ route_payload(const struct frame_hdr *hdr, struct evbuffer *in)
 	return (payload);
 }
 
+/* The code of an error answer, for the access log (0 if none). */
+static int
+route_error_code(struct evbuffer *payload)
+{
+	struct jrpc	 m;
+	struct jspan	 code;
+	const char	*why;
+	int64_t		 v;
+
+	if (jrpc_scan((const char *)evbuffer_pullup(payload, -1),
+	    evbuffer_get_length(payload), &m, &why) != 0 ||
+	    m.kind != JRPC_ERROR ||
+	    jscan_member(m.p, m.error, "code", &code) != 0 ||
+	    jscan_int64(m.p, code, &v) != 0 || v < INT32_MIN || v > INT32_MAX)
+		return (0);
+	return ((int)v);
+}
+
 /* Apply a pending request's hook once its answer is known. */
 static void
 route_hook(struct pending *p, struct evbuffer *payload)
@@ -862,6 +921,11 @@ route_response(struct upstream *up, const struct frame_hdr *hdr,
 	payload = route_payload(hdr, in);
 	if (p->hook != HOOK_NONE)
 		route_hook(p, payload);
+	obs_returned(&p->obs);
+	if (p->obs.active)
+		obs_end(&p->obs, (hdr->flags & FRAME_F_ERROR) ? OBS_ERROR :
+		    OBS_OK, (hdr->flags & FRAME_F_ERROR) &&
+		    access_log_enabled() ? route_error_code(payload) : 0);
 	if (p->cb != NULL)
 		route_call_answer(p, payload);
 	else if (p->stream != NULL)
@@ -886,8 +950,11 @@ route_fail(struct upstream *up, const struct frame_hdr *hdr,
 	}
 	json_unpack(msg, "{s?I, s?s}", "code", &code, "message", &text);
 	p = u64map_get(&pending_by_tag, hdr->tag);
-	if (p != NULL && p->up == up)
+	if (p != NULL && p->up == up) {
+		obs_end(&p->obs, code == MCP_REQUEST_TIMEOUT ? OBS_TIMEOUT :
+		    OBS_ERROR, (int)code);
 		route_pending_fail(p, (int)code, text);
+	}
 	json_decref(msg);
 }
 
@@ -927,6 +994,7 @@ route_fail_upstream(struct upstream *up, int code, const char *message,
 			route_pending_fail(p, code, message);
 	}
 	while ((ur = TAILQ_FIRST(&up->up_requests)) != NULL) {
+		metrics_up_request(ur->up, ur->method, MUPO_CANCELLED);
 		route_up_cancel_client(ur, message);
 		route_up_request_free(ur);
 	}
@@ -957,6 +1025,7 @@ route_session_end(struct session *s)
 
 	route_cancel_session(s);
 	while ((ur = TAILQ_FIRST(&s->up_requests)) != NULL) {
+		metrics_up_request(ur->up, ur->method, MUPO_CANCELLED);
 		route_up_error(ur->up, s->no, ur->ref, MCP_CONNECTION_CLOSED,
 		    "the client session ended");
 		sampling_end(ur->up, ur->ref, "error",

@@ -180,11 +180,14 @@ route_client_response(struct session *s, const struct jrpc *m)
 		    ur->up->sc->name);
 		route_up_error(ur->up, s->no, ur->ref, JRPC_INTERNAL_ERROR,
 		    "the client's answer is larger than max_message");
+		metrics_up_request(ur->up, ur->method, MUPO_ERROR);
 		sampling_end(ur->up, ur->ref, "error", "the client's answer is "
 		    "larger than max_message");
 		route_up_request_free(ur);
 		return;
 	}
+	metrics_up_request(ur->up, ur->method, m->kind == JRPC_RESULT ?
+	    MUPO_CLIENT : MUPO_CLIENT_ERROR);
 	snprintf(ref, sizeof ref, "%u", ur->ref);
 	buf = jscan_replace(m->p, m->n, m->id, ref, strlen(ref));
 	upstream_send_buffer(ur->up, MSG_UP_RESPONSE, s->no, ur->ref, buf);
@@ -220,6 +223,7 @@ route_up_cancelled(struct upstream *up, const struct jrpc *m)
 		why = jscan_strdup(m->p, reason);
 	route_up_cancel_client(ur, why != NULL ? why :
 	    "cancelled by the upstream");
+	metrics_up_request(up, ur->method, MUPO_CANCELLED);
 	free(why);
 	route_up_request_free(ur);
 }
@@ -435,6 +439,7 @@ route_up_strategies(struct upstream *up, struct session *s, struct stream *st,
 			}
 			log_info("upstream %s: %s answered with the schema's "
 			    "defaults", up->sc->name, m->method_name);
+			metrics_up_request(up, m->method_name, MUPO_DEFAULTS);
 			route_up_result(up, session_no, ref, text);
 			free(text);
 			return;
@@ -442,6 +447,7 @@ route_up_strategies(struct upstream *up, struct session *s, struct stream *st,
 			log_info("upstream %s: %s declined by the gateway%s%s",
 			    up->sc->name, m->method_name, why[0] != '\0' ?
 			    ": " : "", why);
+			metrics_up_request(up, m->method_name, MUPO_DECLINE);
 			route_up_result(up, session_no, ref,
 			    "{\"action\":\"decline\"}");
 			return;
@@ -454,6 +460,8 @@ route_up_strategies(struct upstream *up, struct session *s, struct stream *st,
 	log_info("upstream %s: %s%s%s refused: %s", up->sc->name,
 	    m->method_name, s != NULL ? " for session " : "",
 	    s != NULL ? s->id : "", why);
+	metrics_up_request(up, m->method_name, code == MCP_REQUEST_TIMEOUT ?
+	    MUPO_TIMEOUT : MUPO_ERROR);
 	route_up_error(up, session_no, ref, code, why);
 }
 
@@ -476,9 +484,11 @@ route_up_timeout_cb(evutil_socket_t fd, short events, void *arg)
 		    ur->stream : session_get_stream(ur->session),
 		    ur->session->no, &m, ur->ref, ur->strategy + 1, msg,
 		    MCP_REQUEST_TIMEOUT);
-	else
+	else {
+		metrics_up_request(ur->up, ur->method, MUPO_TIMEOUT);
 		route_up_error(ur->up, ur->session->no, ur->ref,
 		    MCP_REQUEST_TIMEOUT, msg);
+	}
 	route_up_request_free(ur);
 }
 

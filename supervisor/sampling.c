@@ -234,6 +234,7 @@ audit(struct sjob *j, const char *link, const char *provider,
 	struct session	*s;
 	char		*line;
 
+	metrics_sampling(j->up, link, outcome);
 	s = j->session != 0 ? session_by_no(j->session) : NULL;
 	evbuffer_add_printf(b, "sampling upstream=%s session=%.8s link=%s "
 	    "provider=%s model=", j->up->sc->name, s != NULL ? s->id : "-",

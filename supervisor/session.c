@@ -88,16 +88,34 @@ hex_key(const char *p, size_t len, uint64_t *key)
 	return (0);
 }
 
-/* Create a session; NULL if the limit is reached. */
+static const char	*refusal;
+
+const char *
+session_refusal(void)
+{
+	return (refusal != NULL ? refusal : "no session");
+}
+
+/* Create a session for a peer; NULL if refused (the limit, or draining). */
 struct session *
-session_new(void)
+session_new(const char *peer)
 {
 	struct session	*s;
 	unsigned char	 raw[16];
 	size_t		 i;
 
-	if (nsessions >= conf->max_sessions)
+	if (drain_active()) {
+		refusal = "this instance is draining and takes no new "
+		    "sessions; try again (another instance)";
 		return (NULL);
+	}
+	if (nsessions >= conf->max_sessions) {
+		log_warnx("session limit (%u) reached, refusing a session "
+		    "for %s", conf->max_sessions, peer);
+		metrics_refused("limit");
+		refusal = "too many sessions, try again later";
+		return (NULL);
+	}
 	s = xcalloc(1, sizeof *s);
 	do {
 		fill_random(raw, sizeof raw);
@@ -105,13 +123,17 @@ session_new(void)
 			snprintf(s->id + 2 * i, 3, "%02x", raw[i]);
 		hex_key(s->id, 16, &s->key);
 	} while (u64map_get(&by_key, s->key) != NULL);
+	/* The instance first, so a balancer routes by it (instance names
+	 * hold no '.'): the id stays 128 random bits behind it. */
+	snprintf(s->sid, sizeof s->sid, "%s.%s", conf->instance, s->id);
 	do {
 		if (++next_no == 0)
 			next_no = 1;
 	} while (u64map_get(&by_no, next_no) != NULL);
 	s->no = next_no;
 	s->loglevel = -1;
-	s->last_active = now_ms();
+	s->last_active = s->created = now_ms();
+	snprintf(s->peer, sizeof s->peer, "%s", peer);
 	TAILQ_INIT(&s->pending);
 	TAILQ_INIT(&s->up_requests);
 	TAILQ_INIT(&s->streams);
@@ -152,6 +174,7 @@ session_free(struct session *s, const char *why)
 	u64map_del(&by_no, s->no);
 	TAILQ_REMOVE(&sessions, s, entry);
 	nsessions--;
+	drain_check();
 	strmap_free(&s->subs);
 	free(s->client_name);
 	json_decref(s->client_caps);
@@ -186,18 +209,27 @@ equal_ct(const char *a, const char *b, size_t len)
 	return (diff == 0);
 }
 
-/* Find a session by its id header. */
+/*
+ * Find a session by the id clients see: "<instance>.<32 hex digits>".  The
+ * hex part finds it; the whole id must then match, compared in constant
+ * time (a session made before a reload that changed instance keeps its
+ * id).
+ */
 struct session *
 session_find(const char *id, size_t len)
 {
 	struct session	*s;
 	uint64_t	 key;
+	const char	*hex;
 
-	if (len != 32 || hex_key(id, 16, &key) != 0)
+	if (len < 34 || len >= sizeof s->sid)
+		return (NULL);
+	hex = id + len - 32;
+	if (hex[-1] != '.' || hex_key(hex, 16, &key) != 0)
 		return (NULL);
 	if ((s = u64map_get(&by_key, key)) == NULL)
 		return (NULL);
-	if (!equal_ct(s->id, id, 32))
+	if (strlen(s->sid) != len || !equal_ct(s->sid, id, len))
 		return (NULL);
 	return (s);
 }

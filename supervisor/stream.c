@@ -49,6 +49,12 @@ struct stream_event {
 /* Bytes held for replay by every stream (their real cost). */
 static size_t	stream_held;
 
+size_t
+stream_held_bytes(void)
+{
+	return (stream_held);
+}
+
 /* Do clients of this session understand priming events? */
 static int
 stream_primes(const struct stream *st)

@@ -19,6 +19,7 @@
 #include "budget.h"
 #include "conf.h"
 #include "frame.h"
+#include "prom.h"
 #include "http_parse.h"
 #include "json_scan.h"
 #include "jsonrpc.h"
@@ -28,9 +29,211 @@
 struct iochan;
 struct evbuffer;
 struct http_conn;
+struct http_request;
+struct http_service;
 struct session;
 struct stream;
 struct upstream;
+
+/*
+ * observe.c: what is measured (metrics.c) and logged (access_log.c) of
+ * each client request.  The request being routed is "current" while
+ * route_request (or an initialize) runs; when it goes on beyond that (to
+ * an upstream, a client's tool, or waiting for the session's view) its
+ * record moves into what holds it, and is ended there.
+ */
+enum obs_method {
+	OBS_M_INITIALIZE = 0,
+	OBS_M_PING,
+	OBS_M_TOOLS_LIST,
+	OBS_M_TOOLS_CALL,
+	OBS_M_RESOURCES_LIST,
+	OBS_M_TEMPLATES_LIST,
+	OBS_M_RESOURCES_READ,
+	OBS_M_SUBSCRIBE,
+	OBS_M_UNSUBSCRIBE,
+	OBS_M_PROMPTS_LIST,
+	OBS_M_PROMPTS_GET,
+	OBS_M_COMPLETE,
+	OBS_M_SET_LEVEL,
+	OBS_M_TOOLS_REGISTER,
+	OBS_M_TOOLS_UNREGISTER,
+	OBS_M_OTHER,
+	OBS_NMETHODS
+};
+
+enum obs_outcome {
+	OBS_OK = 0,		/* a result */
+	OBS_ERROR,		/* an error from the upstream, or it failed
+				   during the call */
+	OBS_TIMEOUT,		/* no answer in time */
+	OBS_REFUSED,		/* the gateway answered with an error; the
+				   request reached no upstream */
+	OBS_CANCELLED,		/* cancelled, or its session ended */
+	OBS_NOUTCOMES
+};
+
+enum obs_transport {
+	OBS_T_HTTP = 0,		/* Streamable HTTP */
+	OBS_T_SSE,		/* legacy HTTP+SSE */
+	OBS_T_WS,		/* WebSocket */
+	OBS_NTRANSPORTS
+};
+
+/* What the access log needs of a request, copied only when it is on. */
+struct reqlog {
+	char		 peer[48];
+	char		 method[48];
+	char		 name[160];	/* tool, prompt or URI; "" */
+};
+
+/* One request's record; all zero is "none". */
+struct reqobs {
+	int		 active;
+	uint8_t		 method;	/* enum obs_method */
+	uint8_t		 transport;	/* enum obs_transport */
+	uint8_t		 client_tool;	/* to a client's tool */
+	uint32_t	 session;	/* its number */
+	int64_t		 t0;		/* us, monotonic: request read */
+	int64_t		 t_fwd;		/* us: handed to the worker, or 0 */
+	int64_t		 up_us;		/* us at the worker and upstream */
+	struct upstream	*up;		/* where it went, or NULL */
+	struct reqlog	*log;		/* owned, or NULL */
+};
+
+extern const char *const obs_method_names[OBS_NMETHODS];
+extern const char *const obs_outcome_names[OBS_NOUTCOMES];
+extern const char *const obs_transport_names[OBS_NTRANSPORTS];
+int64_t		 now_us(void);		/* monotonic microseconds */
+/* A session's transport. */
+enum obs_transport obs_session_transport(const struct session *);
+/* route_request begins and ends; the current request's details. */
+void		 obs_begin(struct session *, struct stream *,
+		    const struct jrpc *);
+void		 obs_done(void);
+void		 obs_name(const char *, size_t);
+void		 obs_upstream(struct upstream *);
+void		 obs_client_tool(void);
+/* An answer to (st, id) is going out: if it answers the current request,
+ * that request ends. */
+void		 obs_answered(const struct stream *, const char *id,
+		    int outcome, int code);
+/* The current request goes on in a record of its own (moved). */
+void		 obs_take(struct reqobs *);
+/* A request that waited is routed again, keeping its record. */
+void		 obs_resume(struct reqobs *);
+/* It was handed to the worker; the worker's answer is in. */
+void		 obs_sent(struct reqobs *);
+void		 obs_returned(struct reqobs *);
+/* End a record (nothing if it is not active). */
+void		 obs_end(struct reqobs *, int outcome, int code);
+/* An initialize read at t0, answered now (code 0: a result). */
+void		 obs_initialize(struct session *, const char *peer,
+		    enum obs_transport, const struct jrpc *, int64_t t0,
+		    int code);
+
+/* access_log.c: one line per client request (access_log). */
+/* Open (or reopen) the configured log; -1 with err set. */
+int		 access_log_open(const struct conf *, char *err, size_t);
+void		 access_log_close(void);
+int		 access_log_enabled(void);
+/* Lines queued and lines dropped since the start. */
+void		 access_log_counts(uint64_t *lines, uint64_t *dropped);
+/* Copy s[0..len) for a log line: printable ASCII, the rest escaped,
+ * cut with "..." to fit. */
+void		 access_log_clean(char *out, size_t outlen, const char *s,
+		    size_t len);
+void		 access_log_request(const struct reqobs *, int outcome,
+		    int code, int64_t total_us, int64_t added_us);
+/* An HTTP request refused before any JSON-RPC (status >= 400), with
+ * what was refused ("Host \"evil\"") or NULL. */
+void		 access_log_http(const char *peer, const char *method,
+		    const char *path, int status, const char *refused);
+
+/* metrics.c: counters and histograms, and GET /metrics. */
+struct metrics_req {
+	uint64_t		 n[OBS_NMETHODS][OBS_NOUTCOMES];
+	struct prom_hist	 total;		/* request read to answer out */
+	struct prom_hist	 added;		/* less the time at the worker */
+};
+
+/* Kinds of requests from upstreams to clients, and how they ended. */
+enum metrics_up_kind {
+	MUP_SAMPLING = 0,
+	MUP_ELICITATION,
+	MUP_ROOTS,
+	MUP_PING,
+	MUP_OTHER,
+	MUP_NKINDS
+};
+enum metrics_up_outcome {
+	MUPO_CLIENT = 0,	/* the client's result, passed on */
+	MUPO_CLIENT_ERROR,	/* the client's error, passed on */
+	MUPO_DEFAULTS,		/* the schema's defaults */
+	MUPO_DECLINE,		/* declined by the gateway */
+	MUPO_ERROR,		/* nobody could answer: an error */
+	MUPO_TIMEOUT,		/* the client did not answer in time */
+	MUPO_CANCELLED,		/* cancelled, or the session ended */
+	MUPO_LLM,		/* sampling: an llm: link's answer */
+	MUPO_TOOL,		/* sampling: a tool: link's answer */
+	MUPO_NOUTCOMES
+};
+
+/* Count a request's end. */
+void		 metrics_request(const struct reqobs *, int outcome,
+		    uint64_t total_us, uint64_t added_us);
+/* Count a request from an upstream by how it ended (not sampling's). */
+void		 metrics_up_request(struct upstream *, const char *method,
+		    enum metrics_up_outcome);
+/* Count a sampling request by the link that ended its chain and the
+ * outcome its audit line gives. */
+void		 metrics_sampling(struct upstream *, const char *link,
+		    const char *outcome);
+/* Bytes to and from clients. */
+void		 metrics_bytes(uint64_t in, uint64_t out);
+/* Security refusals by reason ("host", "origin", "token", "limit"). */
+void		 metrics_refused(const char *reason);
+/* Write the whole exposition. */
+void		 metrics_write(struct evbuffer *);
+/* Is a request for /metrics?  Answer it. */
+int		 metrics_path(const struct http_request *);
+void		 metrics_serve(struct http_conn *, struct http_request *);
+
+/* health.c: /healthz and /readyz. */
+/* 200 ready, 503 not ready, 404 draining; why (if given) says why not. */
+int		 health_ready(char *why, size_t len);
+int		 health_path(const struct http_request *);
+void		 health_serve(struct http_conn *, struct http_request *);
+
+/* drain.c: mcpctl drain. */
+int		 drain_active(void);
+/* Seconds to the deadline (0 when not draining). */
+unsigned int	 drain_remaining(void);
+/* Begin (or change the deadline); -1 with err set. */
+int		 drain_start(unsigned int seconds, char *err, size_t);
+/* A session ended: stop once none is left. */
+void		 drain_check(void);
+void		 drain_free(void);
+
+/* proxy.c: trusted_proxies, the PROXY protocol and X-Forwarded-For. */
+struct netaddr;
+/* Take the configuration's trusted_proxies (start, reload). */
+void		 proxy_configure(void);
+int		 proxy_trusted(const struct netaddr *);
+/*
+ * The client a request is from: 1 with *client set when conn (the
+ * connection's peer) is a trusted proxy and the request has
+ * X-Forwarded-For, 0 when the peer is conn, -1 (why set) if that header is
+ * malformed.
+ */
+int		 proxy_request_peer(const struct netaddr *conn,
+		    const struct http_head *, struct netaddr *client,
+		    const char **why);
+
+/* endpoints.c: what each listener serves. */
+extern const struct http_service gateway_service;
+/* Listen on metrics_listen if it is set; -1 on failure. */
+int		 metrics_listen_start(char *bound, size_t boundlen);
 
 /* Protocol versions the gateway speaks with clients, newest first. */
 #define MCP_VERSION_LATEST	"2025-11-25"
@@ -43,7 +246,11 @@ extern struct conf		*conf;
 extern const char		*worker_path;
 extern char			*stdio_worker_path;
 extern char			 listen_bound[128];	/* actual address */
+extern char			 metrics_bound[128];	/* metrics_listen's */
 extern const char		*control_arg;		/* -s, or NULL */
+extern time_t			 daemon_started;	/* wall clock */
+/* Begin an orderly exit (set by main; NULL in test harnesses). */
+extern void			(*daemon_exit)(const char *why);
 int64_t		 now_ms(void);		/* monotonic milliseconds */
 void		 fill_random(void *, size_t);
 
@@ -78,6 +285,7 @@ struct upstream {
 	struct event		*timer;		/* backoff and stop timer */
 	unsigned int		 restarts;
 	unsigned int		 delay;		/* next backoff, seconds */
+	unsigned int		 backoff;	/* the one under way */
 	int64_t			 started;	/* monotonic ms of spawn */
 	int64_t			 ready_at;	/* monotonic ms of ready */
 	char			*last_error;
@@ -92,6 +300,12 @@ struct upstream {
 	struct up_request_list	 up_requests;	/* it sent, unanswered */
 	struct strmap		 subs;		/* uri -> subscriber count */
 	int			 loglevel;	/* forwarded level, -1 none */
+	/* Observability. */
+	struct metrics_req	 m;		/* requests it served */
+	uint64_t		 mup[MUP_NKINDS][MUPO_NOUTCOMES];
+	unsigned int		 gave_up;	/* times marked failed */
+	time_t			 last_error_at;	/* wall clock, or 0 */
+	int			 ready_once;	/* has been ready */
 	struct budget		 budget;	/* of its llm: links */
 };
 
@@ -177,6 +391,8 @@ struct upstream	*catalog_resource(const struct catalog *, const char *);
 /* Of the global catalog: names taken twice, and names mapped. */
 json_t		*catalog_collisions(void);
 json_t		*catalog_renamed(void);
+/* Its tools for mcpctl tools [NAME]; NULL if NAME is not listed. */
+json_t		*catalog_tools_json(const char *name);
 size_t		 catalog_count(const struct upstream *, enum catalog_kind);
 
 /*
@@ -221,12 +437,18 @@ void		 view_stream_gone(struct stream *);
 struct session {
 	uint32_t		 no;		/* number in frames */
 	uint64_t		 key;		/* first 64 bits of id */
-	char			 id[33];	/* hex, 128 random bits */
+	char			 id[33];	/* hex, 128 random bits (logs
+						   show its first 8) */
+	char			 sid[CONF_INSTANCE_MAX + 34];	/* the id
+						   clients see: "<instance>.<id>" */
 	char			 version[16];	/* negotiated protocol */
 	json_t			*client_caps;
 	json_t			*client_info;
 	int			 initialized;
 	int			 legacy;	/* HTTP+SSE (2024-11-05) */
+	uint8_t			 transport;	/* enum obs_transport */
+	int64_t			 created;	/* monotonic ms */
+	char			 peer[48];	/* who created it */
 	struct stream		*only;		/* legacy or WebSocket: its one
 						   stream, for everything */
 	uint64_t		 credential;	/* of the request that made it */
@@ -261,9 +483,14 @@ struct session {
 void		 session_init(void);
 /* Apply the configuration's session_timeout (at start and reload). */
 void		 session_configure(void);
-struct session	*session_new(void);
+/* Create a session for a peer (its address, for the log); NULL if
+ * refused (session_refusal says why). */
+struct session	*session_new(const char *peer);
+/* Why session_new() refused: the text for the client's 503. */
+const char	*session_refusal(void);
 void		 session_free(struct session *, const char *why);
 void		 session_free_all(void);
+/* Find a session by the id clients see ("<instance>.<32 hex>"). */
 struct session	*session_find(const char *id, size_t len);
 struct session	*session_by_no(uint32_t);
 void		 session_touch(struct session *);
@@ -334,6 +561,8 @@ void		 stream_resume(struct stream *, struct http_conn *,
 void		 stream_expire(struct session *, int64_t now);
 /* Keep what streams hold within max_buffered (cut the slowest reader). */
 void		 stream_budget(void);
+/* Bytes every stream holds for replay. */
+size_t		 stream_held_bytes(void);
 
 /* route.c: client messages to upstreams and back. */
 /*
@@ -363,6 +592,7 @@ struct pending {
 	size_t			 idlen;
 	char			 method[JRPC_METHOD_MAX];
 	struct event		*timer;
+	struct reqobs		 obs;		/* the client's request */
 	route_call_cb		 cb;		/* the gateway's own call */
 	void			*cb_arg;
 	TAILQ_ENTRY(pending)	 up_entry;
@@ -660,8 +890,11 @@ size_t		 http_conn_queued(struct http_conn *);
 /* Bytes in every connection's output, and the one with the most. */
 size_t		 http_stream_queued(void);
 struct http_conn *http_slowest(size_t *queued);
-/* The peer's address, for logs. */
+/* The peer's address, for logs (the client's, behind a trusted proxy). */
 const char	*http_conn_peer(struct http_conn *);
+/* The response to the request under way needs no access log line (it
+ * was logged already, or it is a health check). */
+void		 http_conn_nolog(struct http_conn *);
 /* Drop a connection at once (its stream is detached). */
 void		 http_conn_close(struct http_conn *);
 /* The same from the event loop, when the caller is not done with its
@@ -719,6 +952,13 @@ void		 auth_lockfile_remove(void);
 
 /* mcp_http.c: the Streamable HTTP endpoint. */
 extern const struct http_service mcp_http_service;
+/*
+ * Check a request's Host and Origin (loopback: whether the listener is on
+ * loopback only) and, if token, its bearer token; 0 to go on, -1 when
+ * refused (answered, logged with the peer and what was refused).
+ */
+int		 mcp_http_check_access(struct http_conn *, struct http_request *,
+		    int loopback, int token);
 
 /* mcp_ws.c: MCP over WebSocket on the same listener. */
 int		 mcp_ws_path(const struct http_request *);

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <event2/event.h>
@@ -287,18 +288,30 @@ main(int argc, char **argv)
 
 	if ((base = event_base_new()) == NULL)
 		fatalx("event_base_new");
+	daemon_started = time(NULL);
+	daemon_exit = begin_exit;
 	session_init();
 	catalog_init();
 	route_init();
+	proxy_configure();
 	if (auth_configure(conf, err, sizeof err) != 0)
 		fatalx("%s", err);
-	if (http_listen(conf->listen, &mcp_http_service, listen_bound,
+	if (http_listen(conf->listen, &gateway_service, listen_bound,
 	    sizeof listen_bound) != 0)
 		exit(1);
+	if (metrics_listen_start(metrics_bound, sizeof metrics_bound) != 0)
+		exit(1);
+	if (access_log_open(conf, err, sizeof err) != 0)
+		fatalx("%s", err);
 	if (control_listen(conf->control) != 0)
 		exit(1);
-	log_info("listening on http://%s/mcp, control socket %s",
-	    listen_bound, conf->control);
+	log_info("listening on http://%s/mcp, control socket %s (instance "
+	    "%s%s%s)", listen_bound, conf->control, conf->instance,
+	    metrics_bound[0] != '\0' ? ", metrics on " : "", metrics_bound);
+	if (!foreground && conf->access_log != NULL &&
+	    strcmp(conf->access_log, "stderr") == 0)
+		log_warnx("access_log \"stderr\" without -d: a daemon's "
+		    "stderr is /dev/null, the lines are lost");
 
 	if (!foreground) {
 		if (daemon(0, 0) != 0)
@@ -325,6 +338,8 @@ main(int argc, char **argv)
 	event_base_dispatch(base);
 
 	upstream_reap();
+	access_log_close();
+	drain_free();
 	auth_lockfile_remove();
 	catalog_free();
 	event_free(ev_sigterm);

@@ -66,6 +66,7 @@ upstream_error(struct upstream *up, const char *fmt, ...)
 	va_end(ap);
 	free(up->last_error);
 	up->last_error = msg;
+	up->last_error_at = time(NULL);
 }
 
 /* Find an upstream by name. */
@@ -361,6 +362,7 @@ upstream_status(struct upstream *up, json_t *msg)
 	if (strcmp(state, "ready") == 0 && up->state == UPSTREAM_STARTING) {
 		up->state = UPSTREAM_READY;
 		up->ready_at = now_ms();
+		up->ready_once = 1;
 		if (up->timer != NULL)
 			evtimer_del(up->timer);
 		json_decref(up->info);
@@ -555,6 +557,7 @@ upstream_spawn(struct upstream *up)
 
 retry:
 	up->state = UPSTREAM_BACKOFF;
+	up->backoff = up->delay;
 	upstream_arm(up, up->delay);
 }
 
@@ -613,6 +616,7 @@ upstream_exited(struct upstream *up, int status)
 		    "restarting (%s)", up->sc->name, how,
 		    up->last_error != NULL ? up->last_error : "");
 		up->state = UPSTREAM_FAILED;
+		up->gave_up++;
 		upstream_drop_catalog(up);
 		return;
 	}
@@ -622,6 +626,7 @@ upstream_exited(struct upstream *up, int status)
 		    up->failures, up->sc->name, up->last_error != NULL ?
 		    up->last_error : how);
 		up->state = UPSTREAM_FAILED;
+		up->gave_up++;
 		upstream_drop_catalog(up);
 		return;
 	}
@@ -630,6 +635,7 @@ upstream_exited(struct upstream *up, int status)
 	log_warnx("upstream %s: worker %s; restarting in %u s (%s)",
 	    up->sc->name, how, up->delay,
 	    up->last_error != NULL ? up->last_error : "no error reported");
+	up->backoff = up->delay;
 	upstream_arm(up, up->delay);
 	up->delay = up->delay * 2 > up->sc->restart_max_delay ?
 	    up->sc->restart_max_delay : up->delay * 2;
@@ -818,6 +824,8 @@ upstream_apply(const struct conf *nc, json_t *report)
 			report_name(report, "added", nc->servers[i].name);
 		} else {
 			next[i] = up;
+			/* Only readiness reads required: no restart for it. */
+			up->sc->required = nc->servers[i].required;
 			if (!conf_server_equal(up->sc, &nc->servers[i])) {
 				upstream_reconfigure(up, &nc->servers[i]);
 				report_name(report, "changed", up->sc->name);
@@ -941,6 +949,15 @@ upstream_status_json(const struct upstream *up)
 	json_object_set_new(o, "failures", json_integer(up->failures));
 	json_object_set_new(o, "last_error", up->last_error != NULL ?
 	    json_string(up->last_error) : json_null());
+	json_object_set_new(o, "last_error_at", up->last_error != NULL ?
+	    json_integer((json_int_t)up->last_error_at) : json_null());
+	json_object_set_new(o, "required", json_boolean(up->sc->required));
+	json_object_set_new(o, "lazy", json_boolean(up->sc->lazy));
+	json_object_set_new(o, "ready_once", json_boolean(up->ready_once));
+	json_object_set_new(o, "crashloop_failures",
+	    json_integer(up->gave_up));
+	if (up->state == UPSTREAM_BACKOFF)
+		json_object_set_new(o, "backoff", json_integer(up->backoff));
 	if (up->state == UPSTREAM_READY)
 		json_object_set_new(o, "uptime",
 		    json_integer((now_ms() - up->ready_at) / 1000));

@@ -46,6 +46,7 @@ struct view_wait {
 	struct stream		*stream;	/* NULL once freed */
 	char			*text;
 	size_t			 len;
+	struct reqobs		 obs;
 	TAILQ_ENTRY(view_wait)	 entry;
 };
 
@@ -316,8 +317,11 @@ view_flush(struct session *s)
 		TAILQ_REMOVE(&list, w, entry);
 		/* A request may end the session (never today; be safe). */
 		if (w->stream != NULL && session_by_no(no) == s &&
-		    jrpc_scan(w->text, w->len, &m, &why) == 0)
+		    jrpc_scan(w->text, w->len, &m, &why) == 0) {
+			obs_resume(&w->obs);
 			route_request(s, w->stream, &m);
+		}
+		obs_end(&w->obs, OBS_CANCELLED, 0);
 		free(w->text);
 		free(w);
 	}
@@ -455,6 +459,7 @@ view_defer(struct session *s, struct stream *st, const struct jrpc *m)
 	w->len = m->n;
 	w->text = xmalloc(m->n);
 	memcpy(w->text, m->p, m->n);
+	obs_take(&w->obs);
 	TAILQ_INSERT_TAIL(&s->waiting, w, entry);
 	s->nwaiting++;
 	if (s->view_timer == NULL)
@@ -592,6 +597,7 @@ view_session_end(struct session *s)
 	}
 	while ((w = TAILQ_FIRST(&s->waiting)) != NULL) {
 		TAILQ_REMOVE(&s->waiting, w, entry);
+		obs_end(&w->obs, OBS_CANCELLED, 0);
 		free(w->text);
 		free(w);
 	}

@@ -566,7 +566,8 @@ conn_response(struct conn *c, const struct jrpc *m, struct evbuffer *owner)
 		jscan_splice_owned(buf, owner, m->p, m->n, &edit, 1);
 	else
 		jscan_splice(buf, m->p, m->n, &edit, 1);
-	chan_send_buffer(MSG_RESPONSE, call->session, call->tag, buf);
+	chan_send_buffer_flags(MSG_RESPONSE, m->kind == JRPC_ERROR ?
+	    FRAME_F_ERROR : 0, call->session, call->tag, buf);
 	evbuffer_free(buf);
 	call_free(call);
 }

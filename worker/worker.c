@@ -66,9 +66,16 @@ void
 chan_send_buffer(uint16_t type, uint32_t session, uint32_t tag,
     struct evbuffer *buf)
 {
+	chan_send_buffer_flags(type, 0, session, tag, buf);
+}
+
+void
+chan_send_buffer_flags(uint16_t type, uint16_t flags, uint32_t session,
+    uint32_t tag, struct evbuffer *buf)
+{
 	if (chan != NULL)
-		frame_add_buffer(iochan_output(chan), type, session,
-		    tag, buf);
+		frame_add_buffer_flags(iochan_output(chan), type, flags,
+		    session, tag, buf);
 	else
 		evbuffer_drain(buf, evbuffer_get_length(buf));
 }

@@ -36,6 +36,9 @@ void		 chan_send(uint16_t type, uint32_t session, uint32_t tag,
 		    const char *, size_t);
 void		 chan_send_buffer(uint16_t type, uint32_t session, uint32_t tag,
 		    struct evbuffer *);
+/* The same with frame flags (FRAME_F_ERROR on an error response). */
+void		 chan_send_buffer_flags(uint16_t type, uint16_t flags,
+		    uint32_t session, uint32_t tag, struct evbuffer *);
 void		 chan_send_json(uint16_t type, uint32_t session, uint32_t tag,
 		    json_t *);	/* reference taken */
 /* Report our state ("starting", "ready", "error", or "exiting" when the

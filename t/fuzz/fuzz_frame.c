@@ -2,7 +2,8 @@
  * Fuzz the frame decoder: frame_decode over raw bytes, and frame_peek over
  * an evbuffer fed the same bytes in pieces.  Both must see the same frames
  * and fail at the same frame; every frame seen must satisfy the checks the
- * decoder promises (length within max, known type, zero flags).
+ * decoder promises (length within max, known type, no flag but
+ * FRAME_F_ERROR on a RESPONSE).
  */
 #include "config.h"
 
@@ -55,7 +56,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			break;
 		CHECK(hdr.len <= FUZZ_MAX_FRAME);
 		CHECK(msg_type_name(hdr.type) != NULL);
-		CHECK(hdr.flags == 0);
+		CHECK(hdr.flags == 0 || (hdr.type == MSG_RESPONSE &&
+		    hdr.flags == FRAME_F_ERROR));
 		CHECK(size - pos >= FRAME_HDR_LEN + hdr.len);
 		/* The header encodes back to the same bytes. */
 		frame_hdr_encode(&hdr, raw);

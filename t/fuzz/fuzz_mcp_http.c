@@ -10,12 +10,16 @@
  * An input is a byte of settings, then a script:
  *
  *	byte 0	bit 0: auth_tokens is set (fuzz-token-0123456789);
- *		bit 1: allowed_hosts and allowed_origins are set
+ *		bit 1: allowed_hosts and allowed_origins are set;
+ *		bit 2: trusted_proxies holds 127.0.0.1, the clients' address
+ *		(a PROXY header or X-Forwarded-For names the client), and
+ *		the access log is on (to /dev/null)
  *	0x01	packet boundary: what was written is sent, the loop runs
  *	0x02 n	go on with connection n % 4 (connected on first use)
  *	0x03	the workers answer what they have been sent
  *	0x04	the client hangs up the current connection
  *	0x05	the upstreams' catalogs change (or change back)
+ *	0x06 n	the byte n, whatever it is (a NUL, a command byte)
  *	others	bytes for the current connection (at first, connection 0)
  *
  * Upstream "a" is shared (tools a__echo, a__sample, a__elicit, a__poke,
@@ -26,8 +30,8 @@
  * sample, elicit, poke or roots first sends the client a request (answered
  * at the next 0x03 if the client has answered it).
  *
- * Inputs are reproducible: the k-th session of an input has the id %016x
- * of k then 0123456789abcdef, and the requests the gateway sends clients
+ * Inputs are reproducible: the k-th session of an input has the id
+ * "fuzz." then %016x of k then 0123456789abcdef, and the requests the gateway sends clients
  * are renumbered 1, 2, ... in each input (its counter runs on across
  * inputs), so a client answers the first with "id":1.
  *
@@ -85,12 +89,14 @@
 #define CMD_ANSWER	0x03
 #define CMD_HANGUP	0x04
 #define CMD_CATALOG	0x05
+#define CMD_LITERAL	0x06	/* the next byte goes to the connection */
 
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 
 static const char conf_common[] =
     "listen = \"127.0.0.1:8931\";\n"
     "control = \"/nonexistent/mcp-fuzz.sock\";\n"
+    "instance = \"fuzz\";\n"
     "max_body = 8192;\n"
     "max_sessions = 4;\n"
     "max_pending = 3;\n"
@@ -108,6 +114,9 @@ static const char conf_tokens[] =
 static const char conf_allowed[] =
     "allowed_hosts = [ \"gateway.example\", \"127.0.0.1:8931\" ];\n"
     "allowed_origins = [ \"https://app.example\" ];\n";
+static const char conf_proxies[] =
+    "trusted_proxies = [ \"127.0.0.1\", \"10.0.0.0/8\" ];\n"
+    "access_log = \"/dev/null\";\n";
 
 /* What upstream a lists, and what it lists after a change. */
 static const char catalog_a[] =
@@ -206,7 +215,7 @@ struct client {
 	size_t			 nheads, head0;
 };
 
-static struct conf	*confs[4];
+static struct conf	*confs[8];
 static struct worker	 workers[2];
 static struct client	 clients[NCLIENTS];
 static uint64_t		 random_calls;
@@ -246,13 +255,14 @@ fill_random(void *buf, size_t len)
 
 /* Read a configuration: the common part with optional extras. */
 static struct conf *
-make_conf(int tokens, int allowed)
+make_conf(int tokens, int allowed, int proxies)
 {
 	struct conf	*c;
 	char		 text[4096], err[512];
 
-	snprintf(text, sizeof text, "%s%s%s", conf_common,
-	    tokens ? conf_tokens : "", allowed ? conf_allowed : "");
+	snprintf(text, sizeof text, "%s%s%s%s", conf_common,
+	    tokens ? conf_tokens : "", allowed ? conf_allowed : "",
+	    proxies ? conf_proxies : "");
 	if ((c = conf_parse(text, "fuzz.conf", err, sizeof err)) == NULL) {
 		fprintf(stderr, "fuzz_mcp_http: %s\n", err);
 		abort();
@@ -881,7 +891,7 @@ client_connect(struct client *c)
 	sin.sin_family = AF_INET;
 	sin.sin_port = htons(40000);
 	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	http_adopt(sv[0], (struct sockaddr *)&sin, &mcp_http_service);
+	http_adopt(sv[0], (struct sockaddr *)&sin, &gateway_service);
 	c->fd = sv[1];
 	c->state = RESP_HEAD;
 	c->closing = c->done = 0;
@@ -940,6 +950,7 @@ static void
 setup(void)
 {
 	char	err[512];
+	size_t	i;
 
 	signal(SIGPIPE, SIG_IGN);
 	trace = getenv("FUZZ_TRACE") != NULL;
@@ -947,10 +958,8 @@ setup(void)
 	    atoi(getenv("FUZZ_VERBOSE")) : 0);
 	json_object_seed(1);
 	CHECK((base = event_base_new()) != NULL);
-	confs[0] = make_conf(0, 0);
-	confs[1] = make_conf(1, 0);
-	confs[2] = make_conf(0, 1);
-	confs[3] = make_conf(1, 1);
+	for (i = 0; i < 8; i++)
+		confs[i] = make_conf(i & 1, (i >> 1) & 1, (i >> 2) & 1);
 	conf = confs[0];
 	session_init();
 	catalog_init();
@@ -989,6 +998,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char		 err[512];
 	size_t		 i, connects = 0;
 	uint8_t		 b;
+	int		 literal;
 
 	if (!ready) {
 		setup();
@@ -1000,8 +1010,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		size = MAX_INPUT;
 
 	/* Settings. */
-	conf = confs[data[0] & 3];
+	conf = confs[data[0] & 7];
 	CHECK(auth_configure(conf, err, sizeof err) == 0);
+	proxy_configure();
+	/* With bit 2, lines of the access log are made (and thrown away). */
+	CHECK(access_log_open(conf, err, sizeof err) == 0);
 	random_calls = 0;
 	next_ref = 0;
 	next_client_id = 0;
@@ -1019,7 +1032,15 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	cur = &clients[0];
 	for (i = 1; i < size; i++) {
 		b = data[i];
-		if (b > CMD_CATALOG) {
+		/* 0x06 n: the byte n itself, a command byte or NUL too. */
+		literal = b > CMD_LITERAL;
+		if (b == CMD_LITERAL) {
+			if (++i == size)
+				break;
+			b = data[i];
+			literal = 1;
+		}
+		if (literal) {
 			if (cur->fd < 0 && connects < MAX_CONNECTS) {
 				connects++;
 				if (client_connect(cur) != 0)

@@ -6,7 +6,7 @@
 PAGED="{ name = \"paged\"; transport = \"stdio\"; command = [ \"$DEMO\", \"--test-tools\", \"--page-size\", \"3\" ]; prefix = \"p_\"; }"
 start_gateway "$(demo demo)" "$(demo two 'prefix = "t_";')" "$PAGED"
 session
-like "initialize answers with a session id" "$SID" '^[0-9a-f]{32}$'
+like "initialize answers with a session id" "$SID" '^[A-Za-z0-9_-]+[.][0-9a-f]{32}$'
 like "initialize result" "$(cat "$T/init")" '"protocolVersion":"2025-11-25".*"serverInfo":\{"name":"mcp-supervisor"'
 
 out=$(mcp '{"jsonrpc":"2.0","id":"list-1","method":"tools/list"}')

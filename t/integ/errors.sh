@@ -101,8 +101,8 @@ is "the session still works after all that" "$out" '{"jsonrpc":"2.0","id":9,"res
 curl -s -N --max-time 3 "${URL%/mcp}/sse" > "$T/legacy" &
 LPID=$!
 for _ in $(seq 100); do grep -q '^data: /messages' "$T/legacy" && break; sleep 0.05; done
-LSID=$(sed -n 's/^data: .*sessionId=\([0-9a-f]*\).*/\1/p' "$T/legacy" | tr -d '\r')
-like "a legacy session has an id" "$LSID" '^[0-9a-f]{32}$'
+LSID=$(sed -n 's/^data: .*sessionId=\([A-Za-z0-9_.-]*\).*/\1/p' "$T/legacy" | tr -d '\r')
+like "a legacy session has an id" "$LSID" '^[A-Za-z0-9_-]+[.][0-9a-f]{32}$'
 is "its id on GET /mcp: 404" "$(curl -s -o /dev/null -w '%{http_code}' --max-time 2 -H 'Accept: text/event-stream' -H "Mcp-Session-Id: $LSID" "$URL")" 404
 is "its id on POST /mcp: 404" "$(SID=$LSID status_of '{"jsonrpc":"2.0","id":1,"method":"ping"}')" 404
 is "its id on DELETE /mcp: 404" "$(curl -s -o /dev/null -w '%{http_code}' -X DELETE -H "Mcp-Session-Id: $LSID" "$URL")" 404

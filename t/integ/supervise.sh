@@ -47,7 +47,7 @@ curl -s -D "$T/headers" -o "$T/init" -H "$AUTH" \
     -d '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"curl","version":"1"}}}' \
     "$URL"
 SID=$(tr -d '\r' < "$T/headers" | awk 'tolower($1) == "mcp-session-id:" { print $2 }')
-like "the right bearer token: a session" "$SID" '^[0-9a-f]{32}$'
+like "the right bearer token: a session" "$SID" '^[A-Za-z0-9_-]+[.][0-9a-f]{32}$'
 call() { mcp "$1" -H "$AUTH" | data_lines; }
 call '{"jsonrpc":"2.0","method":"notifications/initialized"}' > /dev/null
 

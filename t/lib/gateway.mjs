@@ -28,6 +28,15 @@ process.on('exit', () => {
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
+// Track a process started by a test (in its own process group), so that it
+// is killed when the test process exits, whatever happens.
+export function track(child) {
+  const entry = { pid: child.pid };
+  live.add(entry);
+  child.once('exit', () => live.delete(entry));
+  return child;
+}
+
 // A libconfig string literal.
 export const q = (s) => JSON.stringify(s);
 
@@ -129,10 +138,10 @@ export function sanitizerEnv(dir) {
 }
 
 // Start a gateway with the given server entries (libconfig text each).
-export async function startGateway({ servers, globals = '', wait = true, verbose = true } = {}) {
+export async function startGateway({ servers, globals = '', wait = true, verbose = true, listen = '127.0.0.1:0' } = {}) {
   const dir = mkdtempSync(path.join(tmpdir(), 'mcps-test-'));
   const conf = path.join(dir, 'mcp-supervisord.conf');
-  writeFileSync(conf, `listen = "127.0.0.1:0";\ncontrol = ${q(path.join(dir, 'control.sock'))};\n${globals}\n` +
+  writeFileSync(conf, `listen = ${q(listen)};\ncontrol = ${q(path.join(dir, 'control.sock'))};\n${globals}\n` +
     `servers = (\n  ${servers.join(',\n  ')}\n);\n`);
   const log = openSync(path.join(dir, 'supervisord.log'), 'a');
   const args = ['-d', '-f', conf];

@@ -284,7 +284,8 @@ for f in /usr/sbin/mcp-supervisord /usr/bin/mcpctl /usr/bin/mcp-demo-server \
     /etc/mcp-supervisord.conf /usr/lib/systemd/system/$UNIT \
     /usr/lib/sysusers.d/$PKG.conf /usr/share/man/man8/mcp-supervisord.8 \
     /usr/share/man/man5/mcp-supervisord.conf.5 /usr/share/man/man8/mcpctl.8 \
-    /usr/share/man/man1/mcp-demo-server.1; do
+    /usr/share/man/man1/mcp-demo-server.1 \
+    /usr/share/bash-completion/completions/mcpctl; do
 	ok "the packages have $f" grep -qx "$f" "$W/files.deb"
 done
 like "the .deb has the copyright file" "$(dpkg-deb -c "$DEB")" \

@@ -224,6 +224,17 @@ START_TEST(test_decode_flags)
 	make_frame(buf, 2, MSG_HELLO, 0x8000, 0, 0, "{}");
 	ck_assert_int_eq(frame_decode(buf, FRAME_HDR_LEN, 100, &hdr, &why),
 	    FRAME_BAD);
+	/* FRAME_F_ERROR is a RESPONSE's, and only it. */
+	make_frame(buf, 2, MSG_RESPONSE, FRAME_F_ERROR, 1, 2, "{}");
+	ck_assert_int_eq(frame_decode(buf, sizeof buf, 100, &hdr, &why),
+	    FRAME_OK);
+	ck_assert_uint_eq(hdr.flags, FRAME_F_ERROR);
+	make_frame(buf, 2, MSG_FAIL, FRAME_F_ERROR, 1, 2, "{}");
+	ck_assert_int_eq(frame_decode(buf, sizeof buf, 100, &hdr, &why),
+	    FRAME_BAD);
+	make_frame(buf, 2, MSG_RESPONSE, FRAME_F_ERROR | 2, 1, 2, "{}");
+	ck_assert_int_eq(frame_decode(buf, sizeof buf, 100, &hdr, &why),
+	    FRAME_BAD);
 }
 END_TEST
 

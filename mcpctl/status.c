@@ -1,0 +1,250 @@
+/*
+ * Printing what the daemon says about itself: status (the gateway and
+ * every upstream at a glance), check, reload and drain.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <jansson.h>
+
+#include "mcpctl.h"
+
+void
+fmt_duration(char *buf, size_t len, long long s)
+{
+	if (s < 0)
+		snprintf(buf, len, "-");
+	else if (s < 60)
+		snprintf(buf, len, "%llds", s);
+	else if (s < 3600)
+		snprintf(buf, len, "%lldm%02llds", s / 60, s % 60);
+	else if (s < 86400)
+		snprintf(buf, len, "%lldh%02lldm", s / 3600, s / 60 % 60);
+	else
+		snprintf(buf, len, "%lldd%02lldh", s / 86400, s / 3600 % 24);
+}
+
+/* An integer member, or -1 when it is absent or not an integer. */
+long long
+json_int_or(json_t *o, const char *key)
+{
+	json_t	*v = json_object_get(o, key);
+
+	return (json_is_integer(v) ? (long long)json_integer_value(v) : -1);
+}
+
+/* A string member, or def. */
+const char *
+json_str_or(json_t *o, const char *key, const char *def)
+{
+	const char	*s = json_string_value(json_object_get(o, key));
+
+	return (s != NULL ? s : def);
+}
+
+/* Print an integer field, or "-" when it is negative or absent. */
+static void
+print_int(json_t *o, const char *key, int width)
+{
+	long long	v = json_int_or(o, key);
+
+	if (v >= 0)
+		printf("%-*lld", width, v);
+	else
+		printf("%-*s", width, "-");
+}
+
+/* Print the LLM providers: their state and counters (never their keys). */
+static void
+print_llm(json_t *list)
+{
+	json_t		*pv, *b;
+	size_t		 i;
+	const char	*err, *name;
+	char		 tokens[64], budget[64];
+	int		 w = 4;
+
+	if (json_array_size(list) == 0)
+		return;
+	json_array_foreach(list, i, pv) {
+		name = json_string_value(json_object_get(pv, "name"));
+		if (name != NULL && (int)strlen(name) > w)
+			w = (int)strlen(name);
+	}
+	printf("\n%-*s %-9s %-9s %-6s %-6s %-6s %-6s %-5s %-5s %-17s %-13s "
+	    "%s\n", w, "LLM", "PROVIDER", "STATE", "FLIGHT", "REQS", "OK",
+	    "ERRS", "429", "TIME", "TOKENS IN/OUT", "TOKENS/DAY", "LAST ERROR");
+	json_array_foreach(list, i, pv) {
+		printf("%-*s %-9s %-9s ", w, json_str_or(pv, "name", "?"),
+		    json_str_or(pv, "provider", "?"),
+		    json_str_or(pv, "state", "?"));
+		print_int(pv, "in_flight", 7);
+		print_int(pv, "requests", 7);
+		print_int(pv, "answered", 7);
+		print_int(pv, "errors", 7);
+		print_int(pv, "rate_limited", 6);
+		print_int(pv, "timeouts", 6);
+		snprintf(tokens, sizeof tokens, "%lld/%lld",
+		    (long long)json_integer_value(json_object_get(pv,
+		    "tokens_in")), (long long)json_integer_value(
+		    json_object_get(pv, "tokens_out")));
+		b = json_object_get(pv, "budget");
+		if (json_integer_value(json_object_get(b, "tokens_per_day")) > 0)
+			snprintf(budget, sizeof budget, "%lld/%lld",
+			    (long long)json_integer_value(json_object_get(b,
+			    "tokens_used")), (long long)json_integer_value(
+			    json_object_get(b, "tokens_per_day")));
+		else
+			snprintf(budget, sizeof budget, "%lld",
+			    (long long)json_integer_value(json_object_get(b,
+			    "tokens_used")));
+		printf("%-17s %-13s ", tokens, budget);
+		err = json_string_value(json_object_get(pv, "last_error"));
+		printf("%s\n", err != NULL ? err : "-");
+	}
+}
+
+/* Print the status reply: the gateway, then a table of upstreams. */
+void
+print_status(json_t *reply)
+{
+	json_t		*ups, *up, *cols, *c;
+	size_t		 i;
+	const char	*err, *name;
+	char		*quoted, up_s[32], when[32];
+	struct tm	 tm;
+	time_t		 t;
+	int		 w = 4;
+	long long	 nsessions, inflight, ready;
+
+	nsessions = json_int_or(reply, "sessions");
+	inflight = json_int_or(reply, "calls_in_flight");
+	fmt_duration(up_s, sizeof up_s, json_int_or(reply, "uptime"));
+	printf("mcp-supervisord %s, instance %s, pid %lld, up %s, %s\n"
+	    "listening on %s, %lld session%s, %lld call%s in flight",
+	    json_str_or(reply, "version", "?"),
+	    json_str_or(reply, "instance", "?"),
+	    json_int_or(reply, "pid"), up_s,
+	    json_str_or(reply, "state", "running"),
+	    json_str_or(reply, "listen", "?"),
+	    nsessions, nsessions == 1 ? "" : "s",
+	    inflight < 0 ? 0 : inflight, inflight == 1 ? "" : "s");
+	if (json_object_get(reply, "metrics_listen") != NULL)
+		printf(", metrics on %s", json_str_or(reply, "metrics_listen",
+		    "?"));
+	printf("\n");
+	ready = json_int_or(reply, "ready");
+	if (json_object_get(reply, "drain_remaining") != NULL)
+		printf("draining: no new sessions; stops when none is left or "
+		    "in %llds\n", json_int_or(reply, "drain_remaining"));
+	else if (ready == 200)
+		printf("ready\n");
+	else if (ready > 0)
+		printf("not ready: %s\n", json_str_or(reply, "ready_reason",
+		    "?"));
+	printf("\n");
+	ups = json_object_get(reply, "upstreams");
+	json_array_foreach(ups, i, up) {
+		name = json_string_value(json_object_get(up, "name"));
+		if (name != NULL && (int)strlen(name) > w)
+			w = (int)strlen(name);
+	}
+	printf("%-*s %-9s %-9s %-8s %-8s %-6s %-6s %-9s %-7s %-7s %-6s %s\n",
+	    w, "NAME", "TRANSPORT", "STATE", "PID", "UPSTREAM", "RESTS",
+	    "TOOLS", "RESOURCES", "PROMPTS", "UPTIME", "CALLS", "LAST ERROR");
+	json_array_foreach(ups, i, up) {
+		printf("%-*s %-9s %-9s ", w, json_str_or(up, "name", "?"),
+		    json_str_or(up, "transport", "?"),
+		    json_str_or(up, "state", "?"));
+		print_int(up, "pid", 9);
+		print_int(up, "upstream_pid", 9);
+		print_int(up, "restarts", 7);
+		print_int(up, "tools", 7);
+		print_int(up, "resources", 10);
+		print_int(up, "prompts", 8);
+		fmt_duration(up_s, sizeof up_s, json_int_or(up, "uptime"));
+		printf("%-8s", up_s);
+		print_int(up, "pending", 7);
+		err = json_string_value(json_object_get(up, "last_error"));
+		if (err != NULL && (t = (time_t)json_int_or(up,
+		    "last_error_at")) > 0 && localtime_r(&t, &tm) != NULL) {
+			strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", &tm);
+			printf("[%s] %s\n", when, err);
+		} else
+			printf("%s\n", err != NULL ? err : "-");
+	}
+	print_llm(json_object_get(reply, "llm"));
+	cols = json_object_get(reply, "collisions");
+	if (json_array_size(cols) > 0) {
+		printf("\ncollisions (the later upstream's item is not "
+		    "exposed):\n");
+		json_array_foreach(cols, i, c) {
+			printf("  %s %s: kept from %s, dropped from %s\n",
+			    json_str_or(c, "kind", "?"),
+			    json_str_or(c, "name", "?"),
+			    json_str_or(c, "kept", "?"),
+			    json_str_or(c, "dropped", "?"));
+		}
+	}
+	cols = json_object_get(reply, "renamed");
+	if (json_array_size(cols) > 0) {
+		printf("\nrenamed (not a valid name; exposed under another):"
+		    "\n");
+		json_array_foreach(cols, i, c) {
+			/* The name as a JSON string: it may hold anything. */
+			quoted = json_dumps(json_object_get(c, "name"),
+			    JSON_ENCODE_ANY | JSON_ENSURE_ASCII);
+			printf("  %s of %s: %s as %s\n",
+			    json_str_or(c, "kind", "?"),
+			    json_str_or(c, "upstream", "?"),
+			    quoted != NULL ? quoted : "?",
+			    json_str_or(c, "exposed", "?"));
+			free(quoted);
+		}
+	}
+}
+
+/* Print the check reply; 1 if everything required is healthy. */
+int
+print_check(json_t *reply)
+{
+	json_t	*v;
+	size_t	 i;
+	int	 healthy = json_is_true(json_object_get(reply, "healthy"));
+
+	json_array_foreach(json_object_get(reply, "problems"), i, v)
+		printf("CRITICAL: %s\n", json_string_value(v));
+	json_array_foreach(json_object_get(reply, "warnings"), i, v)
+		printf("WARNING: %s\n", json_string_value(v));
+	if (healthy)
+		printf("OK: everything required is healthy%s\n",
+		    strcmp(json_str_or(reply, "state", ""), "draining") == 0 ?
+		    " (draining)" : "");
+	return (healthy);
+}
+
+/* Print what a reload did, and what waits for a restart. */
+void
+print_reload(json_t *reply)
+{
+	json_t	*v;
+	size_t	 i;
+
+	json_array_foreach(json_object_get(reply, "warnings"), i, v)
+		fprintf(stderr, "mcpctl: warning: %s\n", json_string_value(v));
+	printf("reloaded: %s\n", json_str_or(reply, "summary", "?"));
+}
+
+void
+print_drain(json_t *reply)
+{
+	long long	n = json_int_or(reply, "sessions");
+
+	printf("draining: no new sessions; %lld session%s left, stopping when "
+	    "none is or in %llds\n", n, n == 1 ? "" : "s",
+	    json_int_or(reply, "seconds"));
+}

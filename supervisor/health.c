@@ -1,0 +1,101 @@
+/*
+ * Liveness and readiness, for balancers, orchestrators and mcpctl check.
+ *
+ *	GET /healthz	200 whenever the event loop answers.
+ *	GET /readyz	200 when every non-lazy upstream has been ready
+ *			once
+ *			(one that gave up trying, and is not required, no
+ *			longer holds readiness back); 503 when a required
+ *			upstream has failed or is stopped, or one is still
+ *			coming up; 404 while draining, which HAProxy's
+ *			"http-check disable-on-404" reads as "no new
+ *			sessions, keep the existing ones".
+ *
+ * Both are under the listener's Host and Origin rules but need no token:
+ * they tell whether the gateway serves, nothing of what it serves.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "supervisor.h"
+
+int
+health_ready(char *why, size_t len)
+{
+	struct upstream	*up;
+	size_t		 i;
+
+	if (why != NULL && len > 0)
+		why[0] = '\0';
+	if (drain_active()) {
+		if (why != NULL)
+			snprintf(why, len, "draining");
+		return (404);
+	}
+	for (i = 0; i < nupstreams; i++) {
+		up = upstreams[i];
+		if (up->sc->required && (up->state == UPSTREAM_FAILED ||
+		    up->state == UPSTREAM_STOPPED)) {
+			if (why != NULL)
+				snprintf(why, len, "required upstream %s is %s",
+				    up->sc->name,
+				    upstream_state_name(up->state));
+			return (503);
+		}
+	}
+	for (i = 0; i < nupstreams; i++) {
+		up = upstreams[i];
+		if (up->ready_once || (up->sc->lazy && !up->sc->required))
+			continue;
+		if (up->state == UPSTREAM_FAILED ||
+		    up->state == UPSTREAM_STOPPED)
+			continue;	/* not required: it no longer counts */
+		if (up->sc->lazy && up->state == UPSTREAM_IDLE)
+			continue;
+		if (why != NULL)
+			snprintf(why, len, "upstream %s has not been ready yet "
+			    "(%s)", up->sc->name,
+			    upstream_state_name(up->state));
+		return (503);
+	}
+	return (200);
+}
+
+int
+health_path(const struct http_request *req)
+{
+	return (strcmp(req->path, "/healthz") == 0 ||
+	    strcmp(req->path, "/readyz") == 0);
+}
+
+void
+health_serve(struct http_conn *c, struct http_request *req)
+{
+	char	body[384], why[256];
+	int	status, n;
+
+	/* Checked every second or so by balancers: not access logged. */
+	http_conn_nolog(c);
+	if (strcmp(req->method, "GET") != 0 &&
+	    strcmp(req->method, "HEAD") != 0) {
+		http_reply(c, 405, "text/plain; charset=utf-8",
+		    "Allow: GET, HEAD\r\n", "Method Not Allowed\n", 19);
+		return;
+	}
+	if (strcmp(req->path, "/healthz") == 0) {
+		http_reply(c, 200, "text/plain; charset=utf-8",
+		    "Cache-Control: no-store\r\n", "ok\n", 3);
+		return;
+	}
+	status = health_ready(why, sizeof why);
+	if (status == 200)
+		n = snprintf(body, sizeof body, "ready\n");
+	else if (status == 404)
+		n = snprintf(body, sizeof body, "draining: no new sessions\n");
+	else
+		n = snprintf(body, sizeof body, "not ready: %s\n", why);
+	http_reply(c, status, "text/plain; charset=utf-8",
+	    "Cache-Control: no-store\r\n", body, (size_t)n);
+}

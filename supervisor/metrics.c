@@ -1,0 +1,527 @@
+/*
+ * Metrics in the Prometheus text format, at GET /metrics on the main
+ * listener or on metrics_listen, under the same Host, Origin and token
+ * rules as /mcp.  Counters are plain integers in the structures they
+ * describe (struct upstream, the two below), histograms fixed bucket
+ * arrays (common/prom.c); what is a state rather than an event (sessions,
+ * streams, memory) is read when scraped.  Label values come from bounded
+ * sets: upstream names from the configuration, method names from a fixed
+ * table ("other" for the rest), never a session id, a tool name or an
+ * argument.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+
+#include "log.h"
+#include "supervisor.h"
+
+#define M(name)		"mcp_supervisor_" name
+
+/* Requests the gateway answers itself, and those to clients' tools. */
+static struct metrics_req	 m_gateway, m_client;
+static uint64_t			 m_bytes_in, m_bytes_out;
+
+static const char *const refusal_reasons[] = {
+	"host", "origin", "token", "limit", NULL
+};
+static uint64_t			 m_refused[4];
+
+static const char *const up_kind_names[MUP_NKINDS] = {
+	[MUP_SAMPLING] = "sampling",
+	[MUP_ELICITATION] = "elicitation",
+	[MUP_ROOTS] = "roots",
+	[MUP_PING] = "ping",
+	[MUP_OTHER] = "other",
+};
+
+static const char *const up_outcome_names[MUPO_NOUTCOMES] = {
+	[MUPO_CLIENT] = "client",
+	[MUPO_CLIENT_ERROR] = "client_error",
+	[MUPO_DEFAULTS] = "defaults",
+	[MUPO_DECLINE] = "decline",
+	[MUPO_ERROR] = "error",
+	[MUPO_TIMEOUT] = "timeout",
+	[MUPO_CANCELLED] = "cancelled",
+	[MUPO_LLM] = "llm",
+	[MUPO_TOOL] = "tool",
+};
+
+/* The states, in the order of enum upstream_state. */
+#define NSTATES	6
+
+void
+metrics_request(const struct reqobs *o, int outcome, uint64_t total_us,
+    uint64_t added_us)
+{
+	struct metrics_req	*m;
+
+	if (o->up != NULL)
+		m = &o->up->m;
+	else if (o->client_tool)
+		m = &m_client;
+	else
+		m = &m_gateway;
+	m->n[o->method][outcome]++;
+	prom_hist_observe(&m->total, total_us);
+	prom_hist_observe(&m->added, added_us);
+}
+
+void
+metrics_up_request(struct upstream *up, const char *method,
+    enum metrics_up_outcome outcome)
+{
+	enum metrics_up_kind	k;
+
+	/* Sampling's chain counts its own, as it ends (sampling.c). */
+	if (strcmp(method, "sampling/createMessage") == 0)
+		return;
+	if (strcmp(method, "elicitation/create") == 0)
+		k = MUP_ELICITATION;
+	else if (strcmp(method, "roots/list") == 0)
+		k = MUP_ROOTS;
+	else if (strcmp(method, "ping") == 0)
+		k = MUP_PING;
+	else
+		k = MUP_OTHER;
+	up->mup[k][outcome]++;
+}
+
+void
+metrics_sampling(struct upstream *up, const char *link, const char *outcome)
+{
+	enum metrics_up_outcome	o;
+
+	if (strcmp(outcome, "ok") == 0)
+		o = strncmp(link, "llm:", 4) == 0 ? MUPO_LLM :
+		    strncmp(link, "tool:", 5) == 0 ? MUPO_TOOL : MUPO_CLIENT;
+	else if (strcmp(outcome, "declined") == 0)
+		o = MUPO_DECLINE;
+	else if (strcmp(outcome, "cancelled") == 0)
+		o = MUPO_CANCELLED;
+	else if (strcmp(outcome, "rejected") == 0 ||
+	    (strcmp(outcome, "error") == 0 && strcmp(link, "client") == 0))
+		o = MUPO_CLIENT_ERROR;
+	else
+		o = MUPO_ERROR;
+	up->mup[MUP_SAMPLING][o]++;
+}
+
+void
+metrics_bytes(uint64_t in, uint64_t out)
+{
+	m_bytes_in += in;
+	m_bytes_out += out;
+}
+
+void
+metrics_refused(const char *reason)
+{
+	size_t	i;
+
+	for (i = 0; refusal_reasons[i] != NULL; i++) {
+		if (strcmp(refusal_reasons[i], reason) == 0)
+			m_refused[i]++;
+	}
+}
+
+/*
+ * Resident bytes of a process, from /proc/PID/statm (one small read);
+ * -1 if it cannot be read (the process is gone).
+ */
+static long long
+metrics_rss(pid_t pid)
+{
+	char		path[64], buf[128];
+	long long	size, resident;
+	ssize_t		n;
+	int		fd;
+
+	if (pid <= 0)
+		return (-1);
+	snprintf(path, sizeof path, "/proc/%ld/statm", (long)pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return (-1);
+	n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return (-1);
+	buf[n] = '\0';
+	if (sscanf(buf, "%lld %lld", &size, &resident) != 2)
+		return (-1);
+	return (resident * sysconf(_SC_PAGESIZE));
+}
+
+/* CPU seconds of this process, from /proc/self/stat. */
+static double
+metrics_cpu(void)
+{
+	char			 buf[1024], *p;
+	unsigned long long	 ut, st;
+	ssize_t			 n;
+	int			 fd;
+
+	if ((fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC)) < 0)
+		return (0);
+	n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return (0);
+	buf[n] = '\0';
+	/* After the command's closing parenthesis: fields 3 onwards. */
+	if ((p = strrchr(buf, ')')) == NULL || sscanf(p + 2,
+	    "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut,
+	    &st) != 2)
+		return (0);
+	return ((double)(ut + st) / (double)sysconf(_SC_CLK_TCK));
+}
+
+/* What a scrape counts by walking the sessions. */
+struct metrics_walk {
+	uint64_t	sessions[OBS_NTRANSPORTS];
+	uint64_t	streams[3];	/* connected: post, get, legacy */
+	uint64_t	pending;	/* calls in flight, all sessions */
+};
+
+static void
+metrics_walk_one(struct session *s, void *arg)
+{
+	struct metrics_walk	*w = arg;
+	struct stream		*st;
+
+	w->sessions[s->transport]++;
+	TAILQ_FOREACH(st, &s->streams, entry) {
+		if (st->conn == NULL)
+			continue;
+		if (st->kind == STREAM_POST)
+			w->streams[0]++;
+		else if (st->kind == STREAM_GET)
+			w->streams[1]++;
+		else if (st->kind == STREAM_LEGACY)
+			w->streams[2]++;
+	}
+}
+
+/* The requests counted for one upstream (or the gateway, or clients). */
+static void
+metrics_write_req(struct evbuffer *b, const char *up,
+    const struct metrics_req *m)
+{
+	char	labels[256];
+	size_t	i, j;
+
+	for (i = 0; i < OBS_NMETHODS; i++) {
+		for (j = 0; j < OBS_NOUTCOMES; j++) {
+			if (m->n[i][j] == 0)
+				continue;
+			prom_labels(labels, sizeof labels, "upstream", up,
+			    "method", obs_method_names[i], "outcome",
+			    obs_outcome_names[j], NULL);
+			prom_sample_u64(b, M("requests_total"), labels,
+			    m->n[i][j]);
+		}
+	}
+}
+
+static void
+metrics_write_requests(struct evbuffer *b)
+{
+	char	labels[128];
+	size_t	i;
+
+	prom_header(b, M("requests_total"), "counter", "Client requests by "
+	    "the upstream that served them ((gateway): answered by the "
+	    "gateway, (client): a client's tool), method and outcome.");
+	metrics_write_req(b, "(gateway)", &m_gateway);
+	metrics_write_req(b, "(client)", &m_client);
+	for (i = 0; i < nupstreams; i++)
+		metrics_write_req(b, upstreams[i]->sc->name, &upstreams[i]->m);
+
+	prom_header(b, M("request_duration_seconds"), "histogram", "Time "
+	    "from a client request read to its answer written, by upstream.");
+	prom_labels(labels, sizeof labels, "upstream", "(gateway)", NULL);
+	prom_hist_write(b, M("request_duration_seconds"), labels,
+	    &m_gateway.total);
+	prom_labels(labels, sizeof labels, "upstream", "(client)", NULL);
+	prom_hist_write(b, M("request_duration_seconds"), labels,
+	    &m_client.total);
+	for (i = 0; i < nupstreams; i++) {
+		prom_labels(labels, sizeof labels, "upstream",
+		    upstreams[i]->sc->name, NULL);
+		prom_hist_write(b, M("request_duration_seconds"), labels,
+		    &upstreams[i]->m.total);
+	}
+	prom_header(b, M("request_gateway_seconds"), "histogram", "The time "
+	    "the supervisor adds to a request: its duration less the time "
+	    "between handing it to the upstream's worker and the answer "
+	    "coming back.");
+	prom_labels(labels, sizeof labels, "upstream", "(gateway)", NULL);
+	prom_hist_write(b, M("request_gateway_seconds"), labels,
+	    &m_gateway.added);
+	prom_labels(labels, sizeof labels, "upstream", "(client)", NULL);
+	prom_hist_write(b, M("request_gateway_seconds"), labels,
+	    &m_client.added);
+	for (i = 0; i < nupstreams; i++) {
+		prom_labels(labels, sizeof labels, "upstream",
+		    upstreams[i]->sc->name, NULL);
+		prom_hist_write(b, M("request_gateway_seconds"), labels,
+		    &upstreams[i]->m.added);
+	}
+}
+
+/* The metrics with one value per upstream. */
+enum upstream_value {
+	UPV_RESTARTS = 0,
+	UPV_FAILURES,
+	UPV_GAVE_UP,
+	UPV_BACKOFF,
+	UPV_IN_FLIGHT,
+	UPV_TOOLS,
+	UPV_N
+};
+
+static const struct {
+	const char	*name, *type, *help;
+} upstream_values[UPV_N] = {
+	[UPV_RESTARTS] = { M("upstream_restarts_total"), "counter",
+	    "Restarts of an upstream's worker after it died." },
+	[UPV_FAILURES] = { M("upstream_consecutive_failures"), "gauge",
+	    "Deaths in a row, reset after healthy_after seconds of uptime." },
+	[UPV_GAVE_UP] = { M("upstream_crashloop_failures_total"), "counter",
+	    "Times an upstream was marked failed after max_failures deaths "
+	    "in a row (or a configuration its worker refused)." },
+	[UPV_BACKOFF] = { M("upstream_backoff_seconds"), "gauge",
+	    "The wait before the upstream's next restart while it is in "
+	    "backoff, else 0." },
+	[UPV_IN_FLIGHT] = { M("requests_in_flight"), "gauge",
+	    "Requests sent to an upstream (or waiting for it to start) and "
+	    "not yet answered." },
+	[UPV_TOOLS] = { M("upstream_tools"), "gauge",
+	    "Tools an upstream lists." },
+};
+
+static uint64_t
+upstream_value(const struct upstream *up, enum upstream_value v)
+{
+	switch (v) {
+	case UPV_RESTARTS:
+		return (up->restarts);
+	case UPV_FAILURES:
+		return (up->failures);
+	case UPV_GAVE_UP:
+		return (up->gave_up);
+	case UPV_BACKOFF:
+		return (up->state == UPSTREAM_BACKOFF ? up->backoff : 0);
+	case UPV_IN_FLIGHT:
+		return (up->npending);
+	case UPV_TOOLS:
+		return (catalog_count(up, CATALOG_TOOLS));
+	default:
+		return (0);
+	}
+}
+
+/* One metric with a value per upstream. */
+static void
+metrics_per_upstream(struct evbuffer *b, enum upstream_value v)
+{
+	char	labels[128];
+	size_t	i;
+
+	prom_header(b, upstream_values[v].name, upstream_values[v].type,
+	    upstream_values[v].help);
+	for (i = 0; i < nupstreams; i++) {
+		prom_labels(labels, sizeof labels, "upstream",
+		    upstreams[i]->sc->name, NULL);
+		prom_sample_u64(b, upstream_values[v].name, labels,
+		    upstream_value(upstreams[i], v));
+	}
+}
+
+static void
+metrics_write_upstreams(struct evbuffer *b)
+{
+	struct upstream	*up;
+	char		 labels[256];
+	size_t		 i, j, k;
+	long long	 rss;
+
+	prom_header(b, M("upstream_state"), "gauge", "1 for the state each "
+	    "upstream is in, 0 for the others.");
+	for (i = 0; i < nupstreams; i++) {
+		up = upstreams[i];
+		for (j = 0; j < NSTATES; j++) {
+			prom_labels(labels, sizeof labels, "upstream",
+			    up->sc->name, "state", upstream_state_name(
+			    (enum upstream_state)j), NULL);
+			prom_sample_u64(b, M("upstream_state"), labels,
+			    up->state == (enum upstream_state)j);
+		}
+	}
+	metrics_per_upstream(b, UPV_RESTARTS);
+	metrics_per_upstream(b, UPV_FAILURES);
+	metrics_per_upstream(b, UPV_GAVE_UP);
+	metrics_per_upstream(b, UPV_BACKOFF);
+	metrics_per_upstream(b, UPV_IN_FLIGHT);
+	metrics_per_upstream(b, UPV_TOOLS);
+
+	prom_header(b, M("server_requests_total"), "counter", "Requests from "
+	    "upstreams to clients (sampling, elicitation, roots, ping) by "
+	    "how they were answered.");
+	for (i = 0; i < nupstreams; i++) {
+		up = upstreams[i];
+		for (j = 0; j < MUP_NKINDS; j++) {
+			for (k = 0; k < MUPO_NOUTCOMES; k++) {
+				if (up->mup[j][k] == 0)
+					continue;
+				prom_labels(labels, sizeof labels, "upstream",
+				    up->sc->name, "kind", up_kind_names[j],
+				    "outcome", up_outcome_names[k], NULL);
+				prom_sample_u64(b, M("server_requests_total"),
+				    labels, up->mup[j][k]);
+			}
+		}
+	}
+
+	prom_header(b, M("worker_resident_bytes"), "gauge", "Resident memory "
+	    "of each running worker, read from /proc when scraped.");
+	for (i = 0; i < nupstreams; i++) {
+		up = upstreams[i];
+		if ((rss = metrics_rss(up->pid)) < 0)
+			continue;
+		prom_labels(labels, sizeof labels, "upstream", up->sc->name,
+		    NULL);
+		prom_sample_u64(b, M("worker_resident_bytes"), labels,
+		    (uint64_t)rss);
+	}
+	prom_header(b, M("upstream_resident_bytes"), "gauge", "Resident "
+	    "memory of each running stdio upstream process (its group "
+	    "leader), read from /proc when scraped.");
+	for (i = 0; i < nupstreams; i++) {
+		up = upstreams[i];
+		if ((rss = metrics_rss(up->upstream_pid)) < 0)
+			continue;
+		prom_labels(labels, sizeof labels, "upstream", up->sc->name,
+		    NULL);
+		prom_sample_u64(b, M("upstream_resident_bytes"), labels,
+		    (uint64_t)rss);
+	}
+}
+
+void
+metrics_write(struct evbuffer *b)
+{
+	struct metrics_walk	 w;
+	char			 labels[256];
+	uint64_t		 lines, dropped;
+	long long		 rss;
+	size_t			 i;
+	static const char *const stream_kinds[] = { "post", "get", "legacy" };
+
+	memset(&w, 0, sizeof w);
+	session_foreach(metrics_walk_one, &w);
+
+	prom_header(b, M("build_info"), "gauge", "The version, with the "
+	    "instance name that begins session ids.");
+	prom_labels(labels, sizeof labels, "version", PACKAGE_VERSION,
+	    "instance", conf->instance, NULL);
+	prom_sample_u64(b, M("build_info"), labels, 1);
+	prom_header(b, "process_start_time_seconds", "gauge", "When the "
+	    "supervisor started, in seconds since the epoch.");
+	prom_sample_u64(b, "process_start_time_seconds", "",
+	    (uint64_t)daemon_started);
+	prom_header(b, "process_cpu_seconds_total", "counter", "CPU time of "
+	    "the supervisor (its workers not included).");
+	prom_sample_double(b, "process_cpu_seconds_total", "", metrics_cpu());
+	if ((rss = metrics_rss(getpid())) >= 0) {
+		prom_header(b, "process_resident_memory_bytes", "gauge",
+		    "Resident memory of the supervisor.");
+		prom_sample_u64(b, "process_resident_memory_bytes", "",
+		    (uint64_t)rss);
+	}
+	prom_header(b, M("ready"), "gauge", "1 when /readyz answers 200.");
+	prom_sample_u64(b, M("ready"), "", health_ready(NULL, 0) == 200);
+	prom_header(b, M("draining"), "gauge", "1 while draining (mcpctl "
+	    "drain).");
+	prom_sample_u64(b, M("draining"), "", drain_active());
+
+	prom_header(b, M("sessions"), "gauge", "Client sessions open, by "
+	    "transport.");
+	for (i = 0; i < OBS_NTRANSPORTS; i++) {
+		prom_labels(labels, sizeof labels, "transport",
+		    obs_transport_names[i], NULL);
+		prom_sample_u64(b, M("sessions"), labels, w.sessions[i]);
+	}
+	prom_header(b, M("connections"), "gauge", "Client connections open.");
+	prom_sample_u64(b, M("connections"), "", http_conn_count());
+	prom_header(b, M("sse_streams"), "gauge", "Event streams with a "
+	    "client connected, by kind (post: a call's answer, get: the "
+	    "standalone stream, legacy: an HTTP+SSE session's).");
+	for (i = 0; i < 3; i++) {
+		prom_labels(labels, sizeof labels, "kind", stream_kinds[i],
+		    NULL);
+		prom_sample_u64(b, M("sse_streams"), labels, w.streams[i]);
+	}
+	prom_header(b, M("replay_buffer_bytes"), "gauge", "Bytes held by "
+	    "every stream for Last-Event-ID replay.");
+	prom_sample_u64(b, M("replay_buffer_bytes"), "", stream_held_bytes());
+	prom_header(b, M("output_queued_bytes"), "gauge", "Bytes written to "
+	    "client connections and not yet taken by the kernel.");
+	prom_sample_u64(b, M("output_queued_bytes"), "", http_stream_queued());
+	prom_header(b, M("received_bytes_total"), "counter", "Bytes received "
+	    "from clients.");
+	prom_sample_u64(b, M("received_bytes_total"), "", m_bytes_in);
+	prom_header(b, M("sent_bytes_total"), "counter", "Bytes sent to "
+	    "clients.");
+	prom_sample_u64(b, M("sent_bytes_total"), "", m_bytes_out);
+	prom_header(b, M("refused_total"), "counter", "Requests refused for "
+	    "security: a Host or an Origin not allowed, no valid token, or a "
+	    "limit reached (sessions, connections, calls in flight).");
+	for (i = 0; refusal_reasons[i] != NULL; i++) {
+		prom_labels(labels, sizeof labels, "reason",
+		    refusal_reasons[i], NULL);
+		prom_sample_u64(b, M("refused_total"), labels, m_refused[i]);
+	}
+	access_log_counts(&lines, &dropped);
+	prom_header(b, M("access_log_lines_total"), "counter", "Access log "
+	    "lines written.");
+	prom_sample_u64(b, M("access_log_lines_total"), "", lines);
+	prom_header(b, M("access_log_dropped_total"), "counter", "Access log "
+	    "lines lost (a syslog daemon or a disk that did not keep up).");
+	prom_sample_u64(b, M("access_log_dropped_total"), "", dropped);
+
+	metrics_write_requests(b);
+	metrics_write_upstreams(b);
+}
+
+int
+metrics_path(const struct http_request *req)
+{
+	return (strcmp(req->path, "/metrics") == 0);
+}
+
+void
+metrics_serve(struct http_conn *c, struct http_request *req)
+{
+	struct evbuffer	*b;
+
+	if (strcmp(req->method, "GET") != 0 &&
+	    strcmp(req->method, "HEAD") != 0) {
+		http_reply(c, 405, "text/plain; charset=utf-8",
+		    "Allow: GET, HEAD\r\n", "Method Not Allowed\n", 19);
+		return;
+	}
+	b = evbuffer_new();
+	metrics_write(b);
+	http_reply_buffer(c, 200, "text/plain; version=0.0.4; charset=utf-8",
+	    NULL, b);
+	evbuffer_free(b);
+}

@@ -1,0 +1,252 @@
+#!/bin/sh
+# Observability: /metrics (checked by promtool under load), /healthz and
+# /readyz, the access log (a file reopened by mcpctl reopen and SIGHUP,
+# and syslog), security refusals with the peer and the refused value,
+# mcpctl status, sessions, tools, check and their exit statuses.
+. "$(dirname "$0")/lib.sh"
+
+PROMTOOL=$(command -v promtool || true)
+if [ -z "$PROMTOOL" ]; then
+	echo "promtool not found (Debian package prometheus)"
+	[ -n "${MCPS_REQUIRE_ALL:-}" ] && exit 1
+	exit 77
+fi
+
+ALOG=$T/access.log
+GLOBALS="instance = \"obs1\"; access_log = \"$ALOG\";"
+BAD='{ name = "bad"; transport = "stdio"; command = [ "/nonexistent/mcp-server" ]; max_failures = 1; }'
+WAIT_STATE=none start_gateway "$(demo demo 'required = true;')" "$(demo spare)" "$BAD"
+wait_state ready demo
+wait_state ready spare
+wait_state failed bad
+BASE=${URL%/mcp}
+
+# until_true SECONDS COMMAND...: run COMMAND every 0.1 s until it succeeds.
+until_true() {
+	n=$(($1 * 10))
+	shift
+	while [ "$n" -gt 0 ]; do
+		if "$@"; then return 0; fi
+		n=$((n - 1))
+		sleep 0.1
+	done
+	return 1
+}
+code() { curl -s -o "$T/out" -w '%{http_code}' "$@"; }
+
+# Health.
+is "/healthz is 200" "$(code "$BASE/healthz")" 200
+is "/readyz is 200 once every upstream has been ready (or, not required, has failed)" "$(code "$BASE/readyz")" 200
+is "/readyz answers HEAD" "$(curl -s -I -o /dev/null -w '%{http_code}' "$BASE/readyz")" 200
+is "/readyz refuses POST" "$(code -d x "$BASE/readyz")" 405
+is "/readyz is under the Host rule" "$(code -H 'Host: evil.example' "$BASE/readyz")" 403
+
+# Calls, and what the access log says of them.
+session
+like "the session id begins with the instance" "$SID" '^obs1[.][0-9a-f]{32}$'
+out=$(mcp '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"demo__echo","arguments":{"text":"SECRET-ARGUMENT-42"}}}' | data_lines)
+like "a call goes through" "$out" 'SECRET-ARGUMENT-42'
+mcp '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"nope","arguments":{}}}' > /dev/null
+mcp '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"demo__echo","arguments":5}}' > /dev/null
+mcp '{"jsonrpc":"2.0","id":4,"method":"resources/read","params":{"uri":"demo://readme"}}' > /dev/null
+curl -s -o /dev/null -H 'Host: evil.example:80' -H 'Origin: http://evil.example' "$URL"
+until_true 5 grep -q 'status=403' "$ALOG"
+short=$(printf '%s' "$SID" | cut -c1-13)
+like "initialize is logged" "$(grep 'method="initialize"' "$ALOG")" \
+    "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+Z peer=127.0.0.1 session=$short client=\"curl\" auth=- transport=http method=\"initialize\" name=\"\" upstream=\\(gateway\\) outcome=ok code=- gateway_ms=[0-9.]+ total_ms=[0-9.]+"
+like "a call: tool, upstream, outcome and both latencies" "$(grep 'name="demo__echo"' "$ALOG")" \
+    "session=$short client=\"curl\" .*transport=http method=\"tools/call\" name=\"demo__echo\" upstream=demo outcome=ok code=- gateway_ms=[0-9.]+ total_ms=[0-9.]+"
+like "an unknown tool: refused with its code" "$(grep 'name="nope"' "$ALOG")" \
+    'upstream=\(gateway\) outcome=refused code=-32602'
+like "an upstream's error answer: its code" "$(grep 'outcome=error' "$ALOG")" \
+    'name="demo__echo" upstream=demo outcome=error code=-32602'
+like "a resource read names its URI" "$(grep 'method="resources/read"' "$ALOG")" \
+    'name="demo://readme" upstream=demo outcome=ok'
+is "arguments never reach the access log" "$(grep -c SECRET "$ALOG")" 0
+like "a refused Host: the peer and the refused values" "$(grep 'status=403' "$ALOG")" \
+    'peer=127.0.0.1 http="GET /mcp" status=403 refused="Host not allowed: Host evil.example:80 Origin http://evil.example"'
+like "and the daemon's log has the peer too" "$(cat "$T/log")" \
+    'http 127.0.0.1: GET /mcp refused: Host not allowed \(Host "evil.example:80"'
+ok "health checks are not access logged (only refused ones)" sh -c "! grep readyz '$ALOG' | grep -qv status=403"
+
+# The metrics.
+curl -s "$BASE/metrics" > "$T/m1"
+ok "promtool check metrics" "$PROMTOOL" check metrics < "$T/m1"
+like "requests by upstream, method and outcome" "$(cat "$T/m1")" \
+    'mcp_supervisor_requests_total\{upstream="demo",method="tools/call",outcome="ok"\} 1'
+like "an upstream's error answer counts as an error" "$(cat "$T/m1")" \
+    'mcp_supervisor_requests_total\{upstream="demo",method="tools/call",outcome="error"\} 1'
+like "refusals count" "$(cat "$T/m1")" 'mcp_supervisor_refused_total\{reason="host"\} 2'
+like "sessions by transport" "$(cat "$T/m1")" 'mcp_supervisor_sessions\{transport="http"\} 1'
+like "upstream state" "$(cat "$T/m1")" 'mcp_supervisor_upstream_state\{upstream="demo",state="ready"\} 1'
+like "worker RSS" "$(cat "$T/m1")" 'mcp_supervisor_worker_resident_bytes\{upstream="demo"\} [1-9][0-9]+'
+like "both latency histograms" "$(cat "$T/m1")" \
+    'mcp_supervisor_request_duration_seconds_count\{upstream="demo"\} 3.*mcp_supervisor_request_gateway_seconds_count\{upstream="demo"\} 3'
+like "build info with the instance" "$(cat "$T/m1")" \
+    'mcp_supervisor_build_info\{version="[^"]+",instance="obs1"\} 1'
+ok "no session id in any label" sh -c "! grep -q '$(printf '%s' "$SID" | cut -c6-13)' '$T/m1'"
+is "/metrics is under the Host rule" "$(code -H 'Host: evil.example' "$BASE/metrics")" 403
+
+# A scrape taken under load: calls from several clients while scraping.
+load() {
+	i=0
+	while [ $i -lt 40 ]; do
+		mcp "{\"jsonrpc\":\"2.0\",\"id\":$i,\"method\":\"tools/call\",\"params\":{\"name\":\"demo__echo\",\"arguments\":{\"text\":\"x\"}}}" > /dev/null
+		i=$((i + 1))
+	done
+}
+load & L1=$!
+load & L2=$!
+load & L3=$!
+sleep 0.3
+curl -s "$BASE/metrics" > "$T/m2"
+wait $L1 $L2 $L3
+ok "promtool check metrics on a scrape under load" "$PROMTOOL" check metrics < "$T/m2"
+curl -s "$BASE/metrics" > "$T/m3"
+like "every call counted" "$(cat "$T/m3")" \
+    'mcp_supervisor_requests_total\{upstream="demo",method="tools/call",outcome="ok"\} 121'
+
+# mcpctl.
+out=$("$MCPCTL" -s "$CTL" status)
+like "status: instance, pid, uptime, state" "$out" 'instance obs1, pid [0-9]+, up [0-9]+s, running'
+like "status: ready, calls in flight" "$out" 'calls? in flight.*ready'
+out=$("$MCPCTL" -s "$CTL" sessions)
+like "sessions: client, version, protocol, transport, peer" "$out" \
+    "$short +curl +1 +2025-11-25 +http +127.0.0.1 "
+out=$("$MCPCTL" -j -s "$CTL" sessions)
+like "sessions -j" "$out" '"client": "curl"'
+out=$("$MCPCTL" -s "$CTL" tools)
+like "tools: owner and original name" "$out" 'demo__echo +demo +echo'
+like "tools: every upstream's" "$out" 'spare__echo +spare +echo'
+out=$("$MCPCTL" -s "$CTL" tools demo__echo)
+like "tools NAME: the listed object" "$out" 'original: echo.*"description"'
+out=$("$MCPCTL" -s "$CTL" tools nope 2>&1) && rc=0 || rc=$?
+like "tools NAME unknown: exit 1" "$rc $out" '^1 mcpctl: no tool is listed as nope'
+out=$("$MCPCTL" -s "$CTL" check) && rc=0 || rc=$?
+like "check: an upstream that is not required fails: a warning, exit 0" "$rc $out" \
+    '^0 WARNING: upstream bad is failed: .*/nonexistent/mcp-server.*OK'
+out=$("$MCPCTL" -s "$CTL" status)
+like "status: the last error with its time" "$out" \
+    'bad +stdio +failed .*\[[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9:]{8}\] .*nonexistent'
+"$MCPCTL" -s "$CTL" stop spare
+out=$("$MCPCTL" -s "$CTL" check) && rc=0 || rc=$?
+like "check: one stopped is a warning too" "$rc $out" '^0 .*WARNING: upstream spare is stopped'
+"$MCPCTL" -s "$CTL" stop demo
+out=$("$MCPCTL" -s "$CTL" check) && rc=0 || rc=$?
+like "check: a required upstream stopped, exit 3" "$rc $out" '^3 CRITICAL: not ready: required upstream demo is stopped'
+out=$("$MCPCTL" -j -s "$CTL" check) && rc=0 || rc=$?
+like "check -j: the same exit status" "$rc $out" '^3 \{.*"healthy": false'
+is "/readyz 503 while a required upstream is down" "$(code "$BASE/readyz")" 503
+like "and says why" "$(cat "$T/out")" 'required upstream demo is stopped'
+"$MCPCTL" -s "$CTL" start demo
+"$MCPCTL" -s "$CTL" start spare
+wait_state ready demo
+wait_state ready spare
+is "/readyz 200 again" "$(code "$BASE/readyz")" 200
+out=$("$MCPCTL" -s "$CTL" frobnicate 2>&1) && rc=0 || rc=$?
+is "an unknown command: exit 2" "$rc" 2
+out=$("$MCPCTL" -s "$CTL" drain soon 2>&1) && rc=0 || rc=$?
+like "drain with a bad number: exit 2" "$rc $out" '^2 mcpctl: drain: "soon" is not a number'
+out=$("$MCPCTL" -s "$T/none.sock" check 2>&1) && rc=0 || rc=$?
+is "check without a daemon: exit 1" "$rc" 1
+
+# Reopen: mcpctl reopen and SIGHUP, as logrotate would.
+mv "$ALOG" "$ALOG.1"
+out=$("$MCPCTL" -s "$CTL" reopen)
+is "mcpctl reopen" "$out" "access log reopened"
+mcp '{"jsonrpc":"2.0","id":9,"method":"ping"}' > /dev/null
+until_true 5 test -s "$ALOG"
+like "a new file after reopen" "$(cat "$ALOG")" 'method="ping" .*outcome=ok'
+mv "$ALOG" "$ALOG.2"
+kill -HUP "$GW_PID"
+until_true 5 grep -q 'reloaded' "$T/log"
+mcp '{"jsonrpc":"2.0","id":10,"method":"ping"}' > /dev/null
+until_true 5 test -s "$ALOG"
+like "and after SIGHUP" "$(cat "$ALOG")" 'method="ping"'
+is "the old files keep their lines" "$(grep -c 'method="ping"' "$ALOG.1") $(grep -c 'method="ping"' "$ALOG.2")" "0 1"
+
+# A token is needed for /metrics, not for the health checks.
+stop_gateway
+TOKEN=obs-token-0123456789abcdef
+GLOBALS="auth_tokens = [ \"$TOKEN\" ]; metrics_listen = \"127.0.0.1:0\";"
+start_gateway "$(demo demo)"
+BASE=${URL%/mcp}
+MBASE=http://$("$MCPCTL" -j -s "$CTL" status | sed -n 's/.*"metrics_listen": "\([^"]*\)".*/\1/p')
+is "metrics_listen: /metrics needs a token" "$(code "$MBASE/metrics")" 401
+like "the refusal names what was sent, never a token" "$(cat "$T/log")" 'GET /metrics refused: no Authorization header'
+is "with one, 200" "$(code -H "Authorization: Bearer $TOKEN" "$MBASE/metrics")" 200
+ok "promtool on metrics_listen" "$PROMTOOL" check metrics < "$T/out"
+curl -s -o /dev/null -H "Authorization: Bearer wrong-token-0123456789" "$MBASE/metrics"
+like "a wrong token is logged by its length" "$(cat "$T/log")" 'refused: a bearer token of 22 characters that matches none'
+is "no token logged" "$(grep -c wrong-token "$T/log")" 0
+is "health checks need none" "$(code "$MBASE/readyz")" 200
+is "the metrics listener serves nothing else" "$(code -H "Authorization: Bearer $TOKEN" "$MBASE/mcp")" 404
+is "and the main listener no /metrics" "$(code -H "Authorization: Bearer $TOKEN" "${URL%/mcp}/metrics")" 404
+
+# Behind a proxy: the PROXY protocol and X-Forwarded-For, from a trusted
+# peer only; the access log to syslog (a socket of the test's own).
+stop_gateway
+python3 - "$T/syslog.sock" > "$T/syslog.out" 2>&1 <<'EOF' &
+import socket, sys, time
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(sys.argv[1])
+s.settimeout(0.2)
+end = time.time() + 60
+while time.time() < end:
+    try:
+        print(s.recv(4096).decode(), flush=True)
+    except socket.timeout:
+        pass
+EOF
+SYSLOG_PID=$!
+until_true 5 test -S "$T/syslog.sock"
+export MCP_SUPERVISOR_SYSLOG="$T/syslog.sock"
+GLOBALS="trusted_proxies = [ \"127.0.0.0/8\" ]; access_log = \"syslog\";"
+start_gateway "$(demo demo)"
+BASE=${URL%/mcp}
+unset MCP_SUPERVISOR_SYSLOG
+SID=
+curl -s -o /dev/null --haproxy-protocol -H 'Content-Type: application/json' \
+    -H 'Accept: application/json, text/event-stream' \
+    -d '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"via-proxy","version":"1"}}}' "$URL"
+curl -s -o /dev/null -H 'X-Forwarded-For: 6.6.6.6, 203.0.113.7, 127.0.0.9' \
+    -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
+    -d '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"via-xff","version":"1"}}}' "$URL"
+is "a malformed X-Forwarded-For from a trusted peer: 400" \
+    "$(code -H 'X-Forwarded-For: 203.0.113.7:80' "$BASE/healthz")" 400
+python3 - "${URL#http://}" > "$T/v2.out" <<'EOF'
+import socket, struct, sys
+host, rest = sys.argv[1].split(':')
+port = int(rest.split('/')[0])
+s = socket.create_connection((host, port))
+addr = socket.inet_aton('198.51.100.23') + socket.inet_aton('127.0.0.1') + struct.pack('!HH', 40001, port)
+hdr = b'\r\n\r\n\x00\r\nQUIT\n' + bytes([0x21, 0x11]) + struct.pack('!H', len(addr)) + addr
+body = b'{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"via-v2","version":"1"}}}'
+req = (b'POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n'
+       b'Accept: application/json, text/event-stream\r\nConnection: close\r\n'
+       b'Content-Length: ' + str(len(body)).encode() + b'\r\n\r\n' + body)
+s.sendall(hdr + req)
+print(s.recv(65536).split(b'\r\n')[0].decode())
+EOF
+is "PROXY v2: answered" "$(cat "$T/v2.out")" "HTTP/1.1 200 OK"
+until_true 5 grep -q via-v2 "$T/syslog.out"
+like "syslog: PROXY v1 names the client" "$(grep via-proxy "$T/syslog.out")" \
+    '^<30>[A-Z][a-z]{2} [ 0-9]{2} [0-9:]{8} mcp-supervisord\[[0-9]+\]: access: peer=127.0.0.1 '
+like "syslog: X-Forwarded-For walked past trusted hops" "$(grep via-xff "$T/syslog.out")" \
+    'access: peer=203.0.113.7 '
+like "syslog: PROXY v2 names the client" "$(grep via-v2 "$T/syslog.out")" \
+    'access: peer=198.51.100.23 '
+like "the session records its peer" "$("$MCPCTL" -s "$CTL" sessions)" \
+    'via-xff .*203.0.113.7'
+kill "$SYSLOG_PID" 2>/dev/null || true
+
+# From a peer that is not trusted, neither is looked at.
+stop_gateway
+GLOBALS="trusted_proxies = [ \"10.0.0.0/8\" ];"
+start_gateway "$(demo demo)"
+BASE=${URL%/mcp}
+is "a PROXY header from an untrusted peer is a bad request" \
+    "$(curl -s -o /dev/null -w '%{http_code}' --haproxy-protocol "$BASE/healthz")" 400
+is "X-Forwarded-For from an untrusted peer is ignored" \
+    "$(code -H 'X-Forwarded-For: junk' "$BASE/healthz")" 200
+finish
