@@ -15,6 +15,7 @@
 #define CONF_DEFAULT_LISTEN		"127.0.0.1:8931"
 #define CONF_DEFAULT_CONTROL		"/run/mcp-supervisord/control.sock"
 #define CONF_MIN_TOKEN			16	/* characters in a token */
+#define CONF_MIN_STATE_KEY		32	/* in request_state_key */
 
 enum transport {
 	TRANSPORT_STDIO = 0,
@@ -40,6 +41,13 @@ enum isolation {
 	ISOLATION_PER_SESSION
 };
 
+/* Which protocol era an upstream speaks (era = ...). */
+enum era {
+	ERA_AUTO = 0,		/* find out: 2026-07-28 if it answers it */
+	ERA_2025,		/* initialize: 2025-11-25 and earlier */
+	ERA_2026		/* 2026-07-28 only */
+};
+
 /* One upstream; every string is owned. */
 struct server_conf {
 	char		 *name;
@@ -50,6 +58,7 @@ struct server_conf {
 	char		 *url;		/* http, sse, ws */
 	char		 *prefix;	/* exposed-name prefix, "" for none */
 	enum isolation	  isolation;
+	enum era	  era;
 	unsigned int	  request_timeout;	/* seconds, client calls */
 	unsigned int	  server_request_timeout; /* seconds, its requests */
 	unsigned int	  init_timeout;		/* seconds */
@@ -111,6 +120,11 @@ struct conf {
 	char			 *ws_path;		/* "" for none */
 	unsigned int		  ws_ping_interval;	/* seconds, 0: none */
 	char			 *ws_lockfile;		/* or NULL */
+	/* 2026-07-28 clients. */
+	char			 *request_state_key;	/* as written, or NULL */
+	unsigned int		  request_state_ttl;	/* seconds */
+	char			 *instance;		/* or NULL: random */
+	unsigned int		  cache_ttl;		/* seconds, lists */
 	unsigned int		  client_tool_timeout;	/* seconds */
 	unsigned int		  client_tools_max;	/* per client */
 	struct client_conf	 *clients;
@@ -144,6 +158,7 @@ void		 conf_print(const struct conf *, FILE *);
 const char	*conf_transport_name(enum transport);
 const char	*conf_strategy_name(enum strategy);
 const char	*conf_isolation_name(enum isolation);
+const char	*conf_era_name(enum era);
 /*
  * Can a strategy list answer every request without a client (it holds
  * decline)?  Only then is the capability declared to a shared upstream.

@@ -22,6 +22,7 @@ struct conf_ctx {
 extern const char *const conf_transport_names[];
 extern const char *const conf_strategy_names[];
 extern const char *const conf_isolation_names[];
+extern const char *const conf_era_names[];
 
 /* Free a NULL-terminated string vector (NULL is fine). */
 void	conf_strv_free(char **);

@@ -90,6 +90,46 @@ route_result(struct stream *st, const struct jrpc *m, const char *result,
 	evbuffer_free(buf);
 }
 
+/*
+ * Reply with a result in the request's era: a 2026-07-28 result says
+ * "resultType": "complete", and a cacheable one (lists, discover) how
+ * long it is fresh (cache_ttl) and whether shared caches may keep it
+ * (private when the client sees a list filtered for it).
+ */
+void
+route_result_era(struct stream *st, const struct jrpc *m, const char *result,
+    size_t len, int cache)
+{
+	struct evbuffer	*buf;
+	size_t		 i = 0;
+
+	if (st == NULL || !st->modern) {
+		route_result(st, m, result, len);
+		return;
+	}
+	while (i < len && result[i] != '{')
+		i++;
+	if (i == len) {
+		route_result(st, m, result, len);
+		return;
+	}
+	buf = evbuffer_new();
+	evbuffer_add_printf(buf, "{\"resultType\":\"complete\"");
+	if (cache)
+		evbuffer_add_printf(buf, ",\"ttlMs\":%llu,\"cacheScope\":"
+		    "\"%s\"", (unsigned long long)conf->cache_ttl * 1000,
+		    acl_filtered(st->session) ? "private" : "public");
+	for (i++; i < len && (result[i] == ' ' || result[i] == '\n' ||
+	    result[i] == '\t' || result[i] == '\r'); i++)
+		;
+	if (i < len && result[i] != '}')
+		evbuffer_add(buf, ",", 1);
+	evbuffer_add(buf, result + i, len - i);
+	route_result(st, m, (const char *)evbuffer_pullup(buf, -1),
+	    evbuffer_get_length(buf));
+	evbuffer_free(buf);
+}
+
 /* Reply to a request with an error about the request itself. */
 void __attribute__((format(printf, 4, 5)))
 route_reject(struct stream *st, const struct jrpc *m, int code,
@@ -108,6 +148,8 @@ route_reject(struct stream *st, const struct jrpc *m, int code,
 void
 route_pending_free(struct pending *p)
 {
+	if (p->parked != NULL)
+		continuation_pending_gone(p, NULL);
 	u64map_del(&pending_by_tag, p->tag);
 	TAILQ_REMOVE(&p->up->pending, p, up_entry);
 	p->up->npending--;
@@ -123,11 +165,12 @@ route_pending_free(struct pending *p)
 	}
 	free(p->uri);
 	free(p->id);
+	free(p->token);
 	free(p);
 }
 
 /* Tell the worker a request is cancelled, if it was ever sent. */
-static void
+void
 route_pending_cancel(struct pending *p, const char *reason)
 {
 	if (p->queued == NULL)
@@ -139,6 +182,9 @@ route_pending_cancel(struct pending *p, const char *reason)
 static void
 route_pending_fail(struct pending *p, int code, const char *msg)
 {
+	/* A parked call keeps the reason for its client's retry. */
+	if (p->parked != NULL && p->stream == NULL)
+		continuation_pending_gone(p, msg);
 	route_error(p->stream, p->id, p->idlen, code, "%s", msg);
 	route_pending_free(p);
 }
@@ -161,13 +207,49 @@ route_timeout_cb(evutil_socket_t fd, short events, void *arg)
 	route_pending_fail(p, MCP_REQUEST_TIMEOUT, msg);
 }
 
+/* (Re)arm a pending request's request_timeout. */
+void
+route_pending_arm(struct pending *p)
+{
+	struct timeval	tv;
+
+	if (p->timer == NULL)
+		p->timer = evtimer_new(base, route_timeout_cb, p);
+	tv.tv_sec = p->up->sc->request_timeout;
+	tv.tv_usec = 0;
+	evtimer_add(p->timer, &tv);
+}
+
+/*
+ * The stream of a 2026-07-28 request went away: its client closed it,
+ * which is that era's cancellation.  What would have answered on it is
+ * cancelled upstream and forgotten.
+ */
+void
+route_modern_gone(struct stream *st)
+{
+	static const char	 reason[] = "{\"reason\":\"the client closed "
+	    "the request's stream\"}";
+	struct pending		*p, *next;
+
+	for (p = TAILQ_FIRST(&st->session->pending); p != NULL; p = next) {
+		next = TAILQ_NEXT(p, session_entry);
+		if (p->stream != st)
+			continue;
+		log_debug("session %.8s: %s cancelled: its client closed the "
+		    "stream", st->session->id, p->method);
+		route_pending_cancel(p, reason);
+		p->stream = NULL;
+		route_pending_free(p);
+	}
+}
+
 /* Create a pending request and send its text to the upstream. */
 static struct pending *
 route_send(struct session *s, struct stream *st, struct upstream *up,
     const char *method, const char *id, size_t idlen, struct evbuffer *buf)
 {
 	struct pending	*p;
-	struct timeval	 tv;
 	char		 why[512];
 
 	p = xcalloc(1, sizeof *p);
@@ -190,10 +272,7 @@ route_send(struct session *s, struct stream *st, struct upstream *up,
 		TAILQ_INSERT_TAIL(&s->pending, p, session_entry);
 		s->npending++;
 	}
-	p->timer = evtimer_new(base, route_timeout_cb, p);
-	tv.tv_sec = up->sc->request_timeout;
-	tv.tv_usec = 0;
-	evtimer_add(p->timer, &tv);
+	route_pending_arm(p);
 
 	/* An upstream that is starting gets the request when it is ready. */
 	if (up->state == UPSTREAM_STARTING) {
@@ -385,7 +464,8 @@ route_named(struct session *s, struct stream *st, const struct jrpc *m,
 	struct jspan		 name;
 	struct evbuffer		*lit;
 	struct jedit		 edit;
-	char			*buf;
+	struct pending		*p;
+	char			*buf, exposed[NAME_MAX_EXPOSED + 1];
 	const char		*what = kind == CATALOG_TOOLS ? "tool" :
 				    "prompt";
 
@@ -417,14 +497,22 @@ route_named(struct session *s, struct stream *st, const struct jrpc *m,
 		free(buf);
 		return;
 	}
+	if (st != NULL && st->modern &&
+	    continuation_resume(s, st, m, e->up, buf)) {
+		free(buf);
+		return;
+	}
+	snprintf(exposed, sizeof exposed, "%s", buf);
 	free(buf);
 	lit = evbuffer_new();
 	jscan_add_string(lit, e->name, e->namelen);
 	edit.at = name;
 	edit.len = evbuffer_get_length(lit);
 	edit.text = (const char *)evbuffer_pullup(lit, -1);
-	route_forward(s, st, m, e->up, &edit, 1);
+	p = route_forward(s, st, m, e->up, &edit, 1);
 	evbuffer_free(lit);
+	if (p != NULL && st != NULL && st->modern && !upstream_modern(e->up))
+		continuation_bind(p, s, m, exposed);
 }
 
 /* Read a request's URI parameter; answers the error itself. */
@@ -459,12 +547,20 @@ route_uri(struct session *s, struct stream *st, const struct jrpc *m,
     const char *const *path)
 {
 	struct upstream	*up;
+	struct pending	*p;
 	char		*u;
 
 	if ((u = route_get_uri(s, st, m, path, &up)) == NULL)
 		return;
+	if (st != NULL && st->modern && continuation_resume(s, st, m, up, u)) {
+		free(u);
+		return;
+	}
+	p = route_forward(s, st, m, up, NULL, 0);
+	if (p != NULL && st != NULL && st->modern && !upstream_modern(up) &&
+	    strcmp(m->method_name, "resources/read") == 0)
+		continuation_bind(p, s, m, u);
 	free(u);
-	route_forward(s, st, m, up, NULL, 0);
 }
 
 /* Route completion/complete by its reference. */
@@ -516,8 +612,8 @@ route_list(struct session *s, struct stream *st, const struct jrpc *m,
 	    r == 0 ? (size_t)n : 0, conf->page_size, s, buf) != 0)
 		route_reject(st, m, JRPC_INVALID_PARAMS, "invalid cursor");
 	else
-		route_result(st, m, (const char *)evbuffer_pullup(buf, -1),
-		    evbuffer_get_length(buf));
+		route_result_era(st, m, (const char *)evbuffer_pullup(buf, -1),
+		    evbuffer_get_length(buf), 1);
 	evbuffer_free(buf);
 }
 
@@ -527,6 +623,7 @@ route_needs_catalog(const char *method)
 {
 	return (strcmp(method, "ping") != 0 &&
 	    strcmp(method, "logging/setLevel") != 0 &&
+	    strcmp(method, "subscriptions/listen") != 0 &&
 	    strcmp(method, "initialize") != 0 &&
 	    strcmp(method, "tools/register") != 0 &&
 	    strcmp(method, "tools/unregister") != 0);
@@ -542,7 +639,9 @@ route_request(struct session *s, struct stream *st, const struct jrpc *m)
 	session_touch(s);
 	if (route_needs_catalog(method) && view_defer(s, st, m))
 		return;
-	if (strcmp(method, "tools/call") == 0)
+	if (s->modern && strcmp(method, "subscriptions/listen") == 0)
+		listen_open(s, st, m);
+	else if (strcmp(method, "tools/call") == 0)
 		route_named(s, st, m, CATALOG_TOOLS, name);
 	else if (strcmp(method, "tools/register") == 0)
 		ctools_register(s, st, m);
@@ -780,6 +879,26 @@ route_hook(struct pending *p, struct evbuffer *payload)
 		route_subscribed(p->session, p->up, p->uri);
 }
 
+/*
+ * The answer to a call resumed by a 2026-07-28 retry goes to the retry,
+ * under the retry's id (the worker restored the first request's).
+ */
+static void
+route_rebind(struct pending *p, struct evbuffer *payload)
+{
+	struct evbuffer	*out;
+	struct jrpc	 m;
+	const char	*why;
+
+	if (jrpc_scan((const char *)evbuffer_pullup(payload, -1),
+	    evbuffer_get_length(payload), &m, &why) != 0 || m.id.len == 0)
+		return;
+	out = jscan_replace(m.p, m.n, m.id, p->id, p->idlen);
+	evbuffer_drain(payload, evbuffer_get_length(payload));
+	evbuffer_add_buffer(payload, out);
+	evbuffer_free(out);
+}
+
 /* A worker's answer to a request. */
 static void
 route_response(struct upstream *up, const struct frame_hdr *hdr,
@@ -798,6 +917,14 @@ route_response(struct upstream *up, const struct frame_hdr *hdr,
 	payload = route_payload(hdr, in);
 	if (p->hook != HOOK_NONE)
 		route_hook(p, payload);
+	if (p->rebound)
+		route_rebind(p, payload);
+	if (p->parked != NULL && p->stream == NULL) {
+		/* It answered while its client was asked for input. */
+		continuation_answered(p, payload);
+		route_pending_free(p);
+		return;
+	}
 	if (p->stream != NULL)
 		stream_send(p->stream, payload, 1);
 	evbuffer_free(payload);
@@ -864,6 +991,7 @@ route_fail_upstream(struct upstream *up, int code, const char *message,
 		route_up_cancel_client(ur, message);
 		route_up_request_free(ur);
 	}
+	continuation_upstream_gone(up);
 	view_upstream_down(up);
 	/* A new upstream process holds no subscriptions or level. */
 	strmap_free(&up->subs);
@@ -888,6 +1016,7 @@ route_session_end(struct session *s)
 {
 	struct up_request	*ur;
 
+	continuation_session_end(s);
 	route_cancel_session(s);
 	while ((ur = TAILQ_FIRST(&s->up_requests)) != NULL) {
 		route_up_error(ur->up, s->no, ur->ref, MCP_CONNECTION_CLOSED,

@@ -28,8 +28,8 @@ route_next_id(void)
 	return (++next_up_id);
 }
 static void	route_up_strategies(struct upstream *, struct session *,
-		    struct stream *, uint32_t, const struct jrpc *, uint32_t,
-		    size_t, const char *, int);
+		    struct stream *, uint32_t, uint32_t, const struct jrpc *,
+		    uint32_t, size_t, const char *, int);
 
 /* Find a request we sent a session's client, by our id. */
 struct up_request *
@@ -172,7 +172,7 @@ route_client_response(struct session *s, const struct jrpc *m)
 		log_info("session %.8s: client refused %s, trying the next "
 		    "strategy", s->id, ur->method);
 		route_up_strategies(ur->up, s, ur->stream != NULL ? ur->stream :
-		    session_get_stream(s), s->no, &orig,
+		    session_get_stream(s), s->no, 0, &orig,
 		    ur->ref, ur->strategy + 1, "the client refused it", 0);
 		route_up_request_free(ur);
 		return;
@@ -209,8 +209,11 @@ route_up_cancelled(struct upstream *up, const struct jrpc *m)
 		if (ur->ref == (uint32_t)ref)
 			break;
 	}
-	if (ur == NULL)
+	if (ur == NULL) {
+		/* Perhaps one a parked call holds for its client. */
+		continuation_up_cancelled(up, (uint32_t)ref);
 		return;
+	}
 	if (jscan_member(m->p, m->params, "reason", &reason) == 0)
 		why = jscan_strdup(m->p, reason);
 	route_up_cancel_client(ur, why != NULL ? why :
@@ -219,13 +222,12 @@ route_up_cancelled(struct upstream *up, const struct jrpc *m)
 	route_up_request_free(ur);
 }
 
-/* Does a session's client declare what a request needs? */
-static int
-route_client_can(struct session *s, const struct jrpc *m, char *why,
-    size_t len)
+/* Does a client's capabilities object declare what a request needs? */
+int
+route_caps_can(json_t *caps, const struct jrpc *m, char *why, size_t len)
 {
 	static const char *const mode_path[] = { "mode", NULL };
-	json_t		*caps = s->client_caps, *c;
+	json_t		*c;
 	struct jspan	 mode;
 	const char	*method = m->method_name;
 
@@ -349,7 +351,7 @@ route_up_to_client(struct upstream *up, struct session *s, struct stream *st,
 		*code = JRPC_METHOD_NOT_FOUND;
 		return (-1);
 	}
-	if (!route_client_can(s, m, why, len)) {
+	if (!route_caps_can(s->client_caps, m, why, len)) {
 		*code = JRPC_METHOD_NOT_FOUND;
 		return (-1);
 	}
@@ -392,29 +394,47 @@ route_up_to_client(struct upstream *up, struct session *s, struct stream *st,
  * schema's defaults, or decline it.  Each strategy that cannot answer
  * passes to the next; when none can, the upstream gets an error.
  */
-static void
-route_up_strategies(struct upstream *up, struct session *s, struct stream *st,
-    uint32_t session_no, const struct jrpc *m, uint32_t ref, size_t from,
-    const char *already, int already_code)
+/* The strategy list for a request from an upstream. */
+const enum strategy *
+route_up_list(const struct upstream *up, const char *method, size_t *n)
 {
 	static const enum strategy	 client_only[] = { STRATEGY_CLIENT };
-	const enum strategy		*list = client_only;
-	size_t				 n = 1, i;
+
+	if (strcmp(method, "elicitation/create") == 0) {
+		*n = up->sc->nelicitation;
+		return (up->sc->elicitation);
+	}
+	if (strcmp(method, "sampling/createMessage") == 0) {
+		*n = up->sc->nsampling;
+		return (up->sc->sampling);
+	}
+	*n = 1;
+	return (client_only);
+}
+
+static void
+route_up_strategies(struct upstream *up, struct session *s, struct stream *st,
+    uint32_t session_no, uint32_t tag, const struct jrpc *m, uint32_t ref,
+    size_t from, const char *already, int already_code)
+{
+	const enum strategy		*list;
+	size_t				 n, i;
 	char				 why[256], *text;
 	int				 code = already_code != 0 ? already_code :
 					    JRPC_METHOD_NOT_FOUND;
 
 	snprintf(why, sizeof why, "%s", already != NULL ? already : "");
-	if (strcmp(m->method_name, "elicitation/create") == 0) {
-		list = up->sc->elicitation;
-		n = up->sc->nelicitation;
-	} else if (strcmp(m->method_name, "sampling/createMessage") == 0) {
-		list = up->sc->sampling;
-		n = up->sc->nsampling;
-	}
+	list = route_up_list(up, m->method_name, &n);
 	for (i = from; i < n; i++) {
 		switch (list[i]) {
 		case STRATEGY_CLIENT:
+			/* A 2026-07-28 client is asked by input_required. */
+			if (s != NULL && s->modern) {
+				if (continuation_park(up, s, tag, m, ref, why,
+				    sizeof why, &code) == 0)
+					return;
+				break;
+			}
 			if (route_up_to_client(up, s, st, m, ref, i, why,
 			    sizeof why, &code) == 0)
 				return;
@@ -450,6 +470,10 @@ route_up_strategies(struct upstream *up, struct session *s, struct stream *st,
 	log_info("upstream %s: %s%s%s refused: %s", up->sc->name,
 	    m->method_name, s != NULL ? " for session " : "",
 	    s != NULL ? s->id : "", why);
+	if (s != NULL && s->modern && code == MCP_MISSING_CAPABILITY) {
+		continuation_missing(up, tag, m, ref, why);
+		return;
+	}
 	route_up_error(up, session_no, ref, code, why);
 }
 
@@ -470,7 +494,7 @@ route_up_timeout_cb(evutil_socket_t fd, short events, void *arg)
 	if (jrpc_scan(ur->text, ur->len, &m, &why) == 0)
 		route_up_strategies(ur->up, ur->session, ur->stream != NULL ?
 		    ur->stream : session_get_stream(ur->session),
-		    ur->session->no, &m, ur->ref, ur->strategy + 1, msg,
+		    ur->session->no, 0, &m, ur->ref, ur->strategy + 1, msg,
 		    MCP_REQUEST_TIMEOUT);
 	else
 		route_up_error(ur->up, ur->session->no, ur->ref,
@@ -501,7 +525,7 @@ route_up_request(struct upstream *up, const struct frame_hdr *hdr,
 		return;
 	}
 	st = route_target(up, hdr, &s);
-	route_up_strategies(up, s, st, hdr->session, &m, (uint32_t)ref, 0,
-	    NULL, 0);
+	route_up_strategies(up, s, st, hdr->session, hdr->tag, &m,
+	    (uint32_t)ref, 0, NULL, 0);
 	evbuffer_free(payload);
 }

@@ -27,14 +27,19 @@
 struct iochan;
 struct evbuffer;
 struct http_conn;
+struct http_request;
 struct session;
 struct stream;
 struct upstream;
+struct parked;
+struct listen;
 
 /* Protocol versions the gateway speaks with clients, newest first. */
 #define MCP_VERSION_LATEST	"2025-11-25"
 extern const char *const mcp_versions[];
 int		 mcp_version_supported(const char *);
+/* Does an upstream speak 2026-07-28 (found out by its worker)? */
+int		 upstream_modern(const struct upstream *);
 
 /* globals.c: process-wide state; fill_random is in supervisord.c. */
 extern struct event_base	*base;
@@ -219,6 +224,11 @@ struct session {
 	json_t			*client_info;
 	int			 initialized;
 	int			 legacy;	/* HTTP+SSE (2024-11-05) */
+	int			 modern;	/* the 2026-07-28 requests of one
+						   principal (modern.c) */
+	unsigned int		 nparked;	/* its parked calls */
+	unsigned int		 nlistens;	/* its subscriptions/listen */
+	struct strmap		 listen_subs;	/* uri -> listens wanting it */
 	struct stream		*only;		/* legacy or WebSocket: its one
 						   stream, for everything */
 	uint64_t		 credential;	/* of the request that made it */
@@ -257,6 +267,13 @@ struct session	*session_new(void);
 void		 session_free(struct session *, const char *why);
 void		 session_free_all(void);
 struct session	*session_find(const char *id, size_t len);
+/*
+ * The session that holds the 2026-07-28 requests of a principal (a
+ * credential and the client it names): found or made; NULL at the limit.
+ */
+struct session	*session_modern(uint64_t credential, const char *client);
+/* The principal of a session, as text ("<credential hex>/<client>"). */
+void		 session_principal(const struct session *, char *, size_t);
 struct session	*session_by_no(uint32_t);
 void		 session_touch(struct session *);
 /* Record the token that made a session and the client it names. */
@@ -280,7 +297,10 @@ enum stream_kind {
 	STREAM_POST,		/* an event stream answering a POST */
 	STREAM_GET,		/* the standalone stream (number 0) */
 	STREAM_LEGACY,		/* the 2024-11-05 HTTP+SSE stream */
-	STREAM_WS		/* a WebSocket session's connection */
+	STREAM_WS,		/* a WebSocket session's connection */
+	STREAM_MODERN,		/* an event stream answering one 2026-07-28
+				   request: no event ids, no replay */
+	STREAM_LISTEN		/* a 2026-07-28 subscriptions/listen */
 };
 
 struct stream_event;
@@ -299,6 +319,12 @@ struct stream {
 	int			 done;		/* final response sent */
 	int			 opened;	/* a connection ever took it */
 	int64_t			 done_at;
+	/* A 2026-07-28 request's. */
+	int			 modern;
+	int			 status;	/* of a JSON answer: 200 */
+	int			 level;		/* its logLevel, -1: none */
+	char			*caps;		/* its clientCapabilities */
+	struct listen		*listen;	/* STREAM_LISTEN */
 	TAILQ_ENTRY(stream)	 entry;
 };
 
@@ -348,6 +374,13 @@ struct pending {
 	size_t			 idlen;
 	char			 method[JRPC_METHOD_MAX];
 	struct event		*timer;
+	struct parked		*parked;	/* waiting for its client's
+						   input (continuation.c) */
+	int			 rebound;	/* answers a retry: splice id */
+	char			*token;		/* the retry's progressToken */
+	size_t			 tokenlen;
+	unsigned char		 binding[32];	/* of a modern call: what its
+						   retry must repeat */
 	TAILQ_ENTRY(pending)	 up_entry;
 	TAILQ_ENTRY(pending)	 session_entry;
 };
@@ -381,6 +414,12 @@ void		 route_forget_upstream(struct upstream *);
 /* Forget every request of a session (cancelling them upstream). */
 void		 route_cancel_session(struct session *);
 void		 route_pending_free(struct pending *);
+/* Tell the worker a request is cancelled (if it was sent). */
+void		 route_pending_cancel(struct pending *, const char *reason);
+/* (Re)arm a pending request's request_timeout. */
+void		 route_pending_arm(struct pending *);
+/* A 2026-07-28 request's stream went away: cancel what answers on it. */
+void		 route_modern_gone(struct stream *);
 
 /* A request from an upstream, waiting for a client's answer. */
 struct up_request {
@@ -428,6 +467,11 @@ struct pending	*route_pending_find(uint32_t tag);
 /* Take a frame's payload into a new buffer (caller frees). */
 struct evbuffer	*route_payload(const struct frame_hdr *, struct evbuffer *);
 
+/* Answer a request with a result for its era (resultType for 2026-07-28,
+ * with ttlMs and cacheScope when cache is set). */
+void		 route_result_era(struct stream *, const struct jrpc *,
+		    const char *result, size_t len, int cache);
+
 /* route_notify.c */
 void		 route_notify_stream(struct stream *, const char *method,
 		    const char *params);
@@ -452,6 +496,13 @@ uint64_t	 route_next_id(void);
 /* An upstream cancelled a request it sent a client. */
 void		 route_up_cancelled(struct upstream *, const struct jrpc *);
 
+/* A request of a strategy list: the list and its length. */
+const enum strategy *route_up_list(const struct upstream *, const char *,
+		    size_t *);
+/* Does a client's capabilities object declare what a request needs? */
+int		 route_caps_can(json_t *caps, const struct jrpc *, char *why,
+		    size_t);
+
 /* route_sub.c */
 void		 route_subscription(struct session *, struct stream *,
 		    const struct jrpc *, int subscribe);
@@ -464,6 +515,69 @@ void		 route_forward_level(struct upstream *, struct session *);
 void		 route_sub_renew(struct upstream *);
 /* Release an ending session's subscriptions and level. */
 void		 route_sub_session_end(struct session *);
+/* Hold and let go of a subscription for a 2026-07-28 listen. */
+void		 route_sub_acquire(struct session *, struct upstream *,
+		    const char *uri);
+void		 route_sub_release(struct session *, struct upstream *,
+		    const char *uri);
+
+/* modern.c: 2026-07-28 requests on /mcp beside the 2025 eras. */
+/* Does a POST claim the modern era (envelope, or a modern header)? */
+int		 modern_claims(struct http_request *, const struct jrpc *);
+/* Serve a POST that claims it (answered, whatever happens). */
+void		 modern_post(struct http_conn *, struct http_request *,
+		    const struct jrpc *);
+/* Refuse a GET or DELETE that names a modern version and no session. */
+int		 modern_refuse_method(struct http_conn *, struct http_request *);
+/* Answer with an error at an HTTP status (400 for the spec's codes). */
+void		 modern_error(struct stream *, const char *id, size_t idlen,
+		    int code, const char *data, const char *fmt, ...)
+		    __attribute__((format(printf, 6, 7)));
+
+/* continuation.c: calls parked while a 2026-07-28 client supplies input
+ * (a legacy upstream's sampling, elicitation or roots request). */
+void		 continuation_init(void);
+/* The key and instance name the gateway mints requestState with. */
+int		 continuation_configure(const struct conf *, char *, size_t);
+const char	*continuation_instance(void);
+/* An upstream's request for a modern client: park its call and ask the
+ * client by input_required (0), or -1 with why and code if it cannot. */
+int		 continuation_park(struct upstream *, struct session *,
+		    uint32_t tag, const struct jrpc *, uint32_t ref, char *why,
+		    size_t, int *code);
+/* Record what a modern call's retry will have to repeat. */
+void		 continuation_bind(struct pending *, const struct session *,
+		    const struct jrpc *, const char *name);
+/* A modern client's retry of a call to a legacy upstream: 1 if it
+ * carries requestState or inputResponses (then handled). */
+int		 continuation_resume(struct session *, struct stream *,
+		    const struct jrpc *, struct upstream *, const char *name);
+/* A parked call was answered while it waited (payload taken). */
+void		 continuation_answered(struct pending *, struct evbuffer *);
+/* A parked call's pending request went away (failed, or answered). */
+void		 continuation_pending_gone(struct pending *, const char *why);
+/* The client needs a capability it did not declare: -32021, the
+ * upstream's request refused, the call cancelled. */
+void		 continuation_missing(struct upstream *, uint32_t tag,
+		    const struct jrpc *, uint32_t ref, const char *why);
+/* An upstream withdrew a request held in a parked call. */
+int		 continuation_up_cancelled(struct upstream *, uint32_t ref);
+void		 continuation_session_end(struct session *);
+void		 continuation_upstream_gone(struct upstream *);
+unsigned int	 continuation_count(void);
+
+/* listen.c: 2026-07-28 subscriptions/listen streams. */
+void		 listen_open(struct session *, struct stream *,
+		    const struct jrpc *);
+/* Lists changed (bit 1 << kind): tell a modern session's listens. */
+void		 listen_list_changed(struct session *, int changed);
+/* A resource changed at an upstream: tell the listens that want it. */
+void		 listen_resource_updated(struct session *, struct upstream *,
+		    const char *uri);
+/* A listen's stream is being freed. */
+void		 listen_stream_gone(struct stream *);
+/* Shutting down: end every listen gracefully. */
+void		 listen_close_all(void);
 
 /* http.c: the HTTP/1.1 server. */
 struct http_request {

@@ -133,6 +133,7 @@ begin_exit(const char *why)
 	notify_stopping(why);
 	http_close_listeners();
 	control_close();
+	listen_close_all();
 	session_free_all();
 	upstream_stop_all();
 	ev_exit_timer = evtimer_new(base, exit_timer_cb, NULL);
@@ -272,7 +273,9 @@ main(int argc, char **argv)
 	session_init();
 	catalog_init();
 	route_init();
-	if (auth_configure(conf, err, sizeof err) != 0)
+	continuation_init();
+	if (auth_configure(conf, err, sizeof err) != 0 ||
+	    continuation_configure(conf, err, sizeof err) != 0)
 		fatalx("%s", err);
 	if (http_listen(conf->listen, &mcp_http_service, listen_bound,
 	    sizeof listen_bound) != 0)

@@ -329,6 +329,16 @@ upstream_session_open(struct upstream *up, struct session *s)
 	json_decref(o);
 }
 
+/* Does the upstream speak 2026-07-28?  Its worker found out. */
+int
+upstream_modern(const struct upstream *up)
+{
+	const char	*era;
+
+	return (json_unpack(up->info, "{s:s}", "era", &era) == 0 &&
+	    strcmp(era, "2026") == 0);
+}
+
 /* Does the upstream declare a capability? */
 int
 upstream_has_capability(const struct upstream *up, const char *name)

@@ -1,0 +1,217 @@
+/*
+ * 2026-07-28 ("modern") clients on /mcp, beside the 2025 eras.  A POST is
+ * modern when its body claims the per-request envelope (params._meta
+ * names io.modelcontextprotocol/protocolVersion) or its
+ * MCP-Protocol-Version header names a modern revision; everything else is
+ * served as before.  A modern request carries everything it needs: it is
+ * checked (common/meta.c), answered by the gateway (server/discover,
+ * lists, subscriptions/listen) or routed like any call, and its answer
+ * says resultType.  There is no session: the principal's requests are
+ * counted in an internal one (session_modern).
+ */
+#include "config.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/buffer.h>
+
+#include "log.h"
+#include "meta.h"
+#include "supervisor.h"
+#include "xmalloc.h"
+
+/* What the gateway answers UnsupportedProtocolVersion with. */
+#define SUPPORTED_JSON	"[\"" MCP_VERSION_MODERN "\",\"2025-11-25\"," \
+			"\"2025-06-18\",\"2025-03-26\"]"
+
+int
+modern_claims(struct http_request *req, const struct jrpc *m)
+{
+	const struct http_header	*h;
+
+	if (meta_claim(m))
+		return (1);
+	h = http_header(&req->head, "MCP-Protocol-Version");
+	return (h != NULL && meta_version_modern(h->value, h->valuelen));
+}
+
+/* Is an error one the specification answers with HTTP 400? */
+static int
+modern_status_of(int code)
+{
+	return (code == MCP_HEADER_MISMATCH || code == MCP_MISSING_CAPABILITY ||
+	    code == MCP_UNSUPPORTED_VERSION ? 400 : 200);
+}
+
+void
+modern_error(struct stream *st, const char *id, size_t idlen, int code,
+    const char *data, const char *fmt, ...)
+{
+	struct evbuffer	*buf;
+	va_list		 ap;
+	char		 msg[512];
+
+	if (st == NULL)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	/* An event stream has already said 200. */
+	if (st->kind == STREAM_JSON)
+		st->status = modern_status_of(code);
+	buf = evbuffer_new();
+	jrpc_add_error(buf, id, idlen, code, msg, data);
+	stream_send(st, buf, 1);
+	evbuffer_free(buf);
+}
+
+/* Refuse a request before it has a stream, at an HTTP status. */
+static void
+modern_refuse(struct http_conn *c, int status, const struct jrpc *m, int code,
+    const char *data, const char *msg)
+{
+	struct evbuffer	*buf = evbuffer_new();
+
+	log_info("http %s: 2026-07-28 %s refused (%d): %s", http_conn_peer(c),
+	    m->method_name[0] != '\0' ? m->method_name : "message", code, msg);
+	jrpc_add_error(buf, m->id.len != 0 ? m->p + m->id.off : NULL,
+	    m->id.len, code, msg, data);
+	http_reply_buffer(c, status, "application/json", NULL, buf);
+	evbuffer_free(buf);
+}
+
+/* Copy a header's value span into a meta_headers slot. */
+static void
+modern_header(struct http_request *req, const char *name, const char **v,
+    size_t *len)
+{
+	const struct http_header	*h = http_header(&req->head, name);
+
+	*v = h != NULL ? h->value : NULL;
+	*len = h != NULL ? h->valuelen : 0;
+}
+
+/* server/discover: the versions, capabilities and identity of the gateway. */
+static void
+modern_discover(struct stream *st, const struct jrpc *m)
+{
+	struct evbuffer	*buf = evbuffer_new();
+
+	evbuffer_add_printf(buf, "{\"supportedVersions\":%s,\"capabilities\":"
+	    "{\"tools\":{\"listChanged\":true},\"resources\":{\"subscribe\":"
+	    "true,\"listChanged\":true},\"prompts\":{\"listChanged\":true},"
+	    "\"completions\":{},\"logging\":{}},\"_meta\":{\"" META_SERVERINFO
+	    "\":{\"name\":\"mcp-supervisor\",\"title\":\"MCP Supervisor\","
+	    "\"version\":\"%s\"}}}", SUPPORTED_JSON, PACKAGE_VERSION);
+	route_result_era(st, m, (const char *)evbuffer_pullup(buf, -1),
+	    evbuffer_get_length(buf), 1);
+	evbuffer_free(buf);
+}
+
+/* Do a request's answer and what comes before it need an event stream? */
+static int
+modern_streams(const struct jrpc *m, const struct meta_envelope *env)
+{
+	if (env->progress.len == 0 && env->level < 0)
+		return (0);	/* nothing may come before the answer */
+	return (strcmp(m->method_name, "tools/call") == 0 ||
+	    strcmp(m->method_name, "resources/read") == 0 ||
+	    strcmp(m->method_name, "prompts/get") == 0 ||
+	    strcmp(m->method_name, "completion/complete") == 0);
+}
+
+void
+modern_post(struct http_conn *c, struct http_request *req,
+    const struct jrpc *m)
+{
+	struct meta_headers	 h;
+	struct meta_envelope	 env;
+	struct session		*s;
+	struct stream		*st;
+	struct evbuffer		*data;
+	enum stream_kind	 kind;
+	char			 why[512];
+	int			 code, status;
+
+	if (m->kind == JRPC_RESULT || m->kind == JRPC_ERROR) {
+		modern_refuse(c, 400, m, JRPC_INVALID_REQUEST, NULL, "Bad "
+		    "Request: a 2026-07-28 client sends no responses");
+		return;
+	}
+	if (m->kind == JRPC_NOTIFICATION) {
+		/*
+		 * Over HTTP a 2026-07-28 client cancels by closing its
+		 * request's stream; by id, a cancellation could not be told
+		 * from another client's of the same principal.
+		 */
+		log_debug("http %s: 2026-07-28 notification %s ignored",
+		    http_conn_peer(c), m->method_name);
+		http_reply(c, 202, NULL, NULL, NULL, 0);
+		return;
+	}
+	memset(&h, 0, sizeof h);
+	modern_header(req, "MCP-Protocol-Version", &h.version, &h.versionlen);
+	modern_header(req, "Mcp-Method", &h.method, &h.methodlen);
+	modern_header(req, "Mcp-Name", &h.name, &h.namelen);
+	if ((code = meta_check(&h, m, &env, &status, why, sizeof why)) != 0) {
+		data = NULL;
+		if (code == MCP_UNSUPPORTED_VERSION) {
+			data = evbuffer_new();
+			evbuffer_add_printf(data, "{\"supported\":%s,"
+			    "\"requested\":", SUPPORTED_JSON);
+			evbuffer_add(data, m->p + env.version.off,
+			    env.version.len);
+			evbuffer_add(data, "}", 2);	/* and a NUL */
+		}
+		modern_refuse(c, status, m, code, data != NULL ?
+		    (const char *)evbuffer_pullup(data, -1) : NULL, why);
+		if (data != NULL)
+			evbuffer_free(data);
+		return;
+	}
+	if ((s = session_modern(req->credential, req->client)) == NULL) {
+		log_warnx("session limit (%u) reached", conf->max_sessions);
+		http_reply(c, 503, "application/json", "Retry-After: 5\r\n",
+		    NULL, 0);
+		return;
+	}
+	session_touch(s);
+	if (strcmp(m->method_name, "subscriptions/listen") == 0)
+		kind = STREAM_LISTEN;
+	else if (modern_streams(m, &env))
+		kind = STREAM_MODERN;
+	else
+		kind = STREAM_JSON;
+	st = stream_new(s, kind, c);
+	st->modern = 1;
+	st->level = env.level;
+	st->caps = xmalloc(env.caps.len + 1);
+	memcpy(st->caps, m->p + env.caps.off, env.caps.len);
+	st->caps[env.caps.len] = '\0';
+	if (strcmp(m->method_name, "server/discover") == 0)
+		modern_discover(st, m);
+	else
+		route_request(s, st, m);
+}
+
+int
+modern_refuse_method(struct http_conn *c, struct http_request *req)
+{
+	const struct http_header	*h;
+	struct evbuffer			*buf;
+
+	if (http_header(&req->head, "Mcp-Session-Id") != NULL ||
+	    (h = http_header(&req->head, "MCP-Protocol-Version")) == NULL ||
+	    !meta_version_modern(h->value, h->valuelen))
+		return (0);
+	/* 2026-07-28 has no sessions to stream from or end. */
+	buf = evbuffer_new();
+	jrpc_add_error(buf, NULL, 0, MCP_CONNECTION_CLOSED, "Method not "
+	    "allowed: 2026-07-28 requests are POSTs", NULL);
+	http_reply_buffer(c, 405, "application/json", "Allow: POST\r\n", buf);
+	evbuffer_free(buf);
+	return (1);
+}
