@@ -9,41 +9,15 @@
 #include <event2/event.h>
 
 #include "log.h"
-#include "ringmap.h"
 #include "worker.h"
 #include "xmalloc.h"
 
 #define CONN_MAX_QUEUED		64	/* requests waiting for an instance */
-#define MAX_ELICITATIONS	1024	/* URL elicitations remembered */
-
-/* Protocol versions the worker accepts from upstreams. */
-static const char *const upstream_versions[] = {
-	"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05", NULL
-};
-
-/* A request from the upstream that a client is answering. */
-struct up_req {
-	uint32_t	 ref;		/* our reference, the supervisor's tag */
-	struct conn	*conn;
-	uint32_t	 session;
-	char		*id;		/* the upstream's raw id */
-	size_t		 idlen;
-};
-
-static struct u64map	up_reqs;	/* ref -> up_req */
-static uint32_t		next_ref;
-/*
- * URL elicitations in flight, elicitationId -> session, to route their
- * completion: the last MAX_ELICITATIONS, so that one never completed is
- * forgotten when it is the oldest.
- */
-static struct ringmap		elicitations;
 
 static void	conn_init_timeout_cb(evutil_socket_t, short, void *);
 static void	conn_reap_cb(evutil_socket_t, short, void *);
 static void	conn_ping_cb(evutil_socket_t, short, void *);
 static void	conn_pong_timeout_cb(evutil_socket_t, short, void *);
-static void	conn_send(struct conn *, struct evbuffer *);
 
 /* Free a call. */
 static void
@@ -61,11 +35,7 @@ conn_new(uint32_t session, struct session_info *info)
 	struct conn	*c;
 	struct timeval	 tv;
 
-	/* Once per process. */
-	if (elicitations.slots == NULL) {
-		u64map_init(&up_reqs);
-		ringmap_init(&elicitations, MAX_ELICITATIONS);
-	}
+	upreq_init();
 	c = xcalloc(1, sizeof *c);
 	c->session = session;
 	c->info = info;
@@ -111,34 +81,6 @@ conn_new(uint32_t session, struct session_info *info)
 	return (c);
 }
 
-/* Forget the upstream requests of a connection, telling the clients. */
-static void
-conn_drop_up_reqs(struct conn *c, int tell)
-{
-	struct up_req	*ur;
-	size_t		 pos = 0;
-	uint64_t	 key;
-	void		*value;
-	json_t		*n;
-
-	while (u64map_next(&up_reqs, &pos, &key, &value)) {
-		ur = value;
-		if (ur->conn != c)
-			continue;
-		if (tell) {
-			n = json_pack("{s:s, s:s, s:{s:I, s:s}}", "jsonrpc",
-			    "2.0", "method", "notifications/cancelled",
-			    "params", "requestId", (json_int_t)ur->ref,
-			    "reason", "the upstream went away");
-			chan_send_json(MSG_NOTIFY, ur->session, 0, n);
-		}
-		u64map_del(&up_reqs, key);
-		free(ur->id);
-		free(ur);
-		pos = 0;	/* the map changed */
-	}
-}
-
 /* Free a connection: stop its transport and forget its calls. */
 void
 conn_free(struct conn *c)
@@ -160,7 +102,7 @@ conn_free(struct conn *c)
 		free(q->p);
 		free(q);
 	}
-	conn_drop_up_reqs(c, 0);
+	upreq_drop(c, 0);
 	if (c->info != NULL && c->info->conn == c)
 		c->info->conn = NULL;
 	if (c->init_timer != NULL)
@@ -307,7 +249,7 @@ conn_lost(struct conn *c, const char *why)
 		free(q);
 	}
 	c->nqueued = 0;
-	conn_drop_up_reqs(c, 1);
+	upreq_drop(c, 1);
 	if (c->init_timer != NULL)
 		evtimer_del(c->init_timer);
 	evtimer_del(c->ping_timer);
@@ -329,7 +271,7 @@ conn_reap_cb(evutil_socket_t fd, short events, void *arg)
 }
 
 /* Send a message built in a buffer. */
-static void
+void
 conn_send(struct conn *c, struct evbuffer *buf)
 {
 	if (c->tp == NULL || c->state == CONN_DEAD) {
@@ -387,7 +329,7 @@ conn_notify(struct conn *c, const char *method, json_t *params)
 }
 
 /* A per-session instance is ready: relay what waited for it. */
-static void
+void
 conn_ready(struct conn *c)
 {
 	struct queued	*q;
@@ -406,122 +348,6 @@ conn_ready(struct conn *c)
 		free(q->p);
 		free(q);
 	}
-}
-
-/* The initialize answer arrived. */
-static void
-conn_initialized(struct conn *c, const struct jrpc *m, void *arg)
-{
-	json_t		*result;
-	json_error_t	 jerr;
-	const char	*version, *instr;
-	char		 why[512];
-	size_t		 i;
-
-	if (m->kind == JRPC_ERROR) {
-		snprintf(why, sizeof why, "initialize failed: %.*s",
-		    (int)(m->error.len > 300 ? 300 : m->error.len),
-		    m->p + m->error.off);
-		conn_lost(c, why);
-		return;
-	}
-	result = json_loadb(m->p + m->result.off, m->result.len,
-	    JSON_ALLOW_NUL, &jerr);
-	if (result == NULL || json_unpack(result, "{s:s}", "protocolVersion",
-	    &version) != 0) {
-		json_decref(result);
-		conn_lost(c, "initialize result has no protocolVersion");
-		return;
-	}
-	for (i = 0; upstream_versions[i] != NULL; i++) {
-		if (strcmp(version, upstream_versions[i]) == 0)
-			break;
-	}
-	if (upstream_versions[i] == NULL) {
-		snprintf(why, sizeof why, "unsupported protocol version %.32s",
-		    version);
-		json_decref(result);
-		conn_lost(c, why);
-		return;
-	}
-	snprintf(c->version, sizeof c->version, "%s", version);
-	c->server_caps = json_incref(json_object_get(result, "capabilities"));
-	if (!json_is_object(c->server_caps)) {
-		json_decref(c->server_caps);
-		c->server_caps = json_object();
-	}
-	c->server_info = json_incref(json_object_get(result, "serverInfo"));
-	if (json_unpack(result, "{s:s}", "instructions", &instr) == 0)
-		c->instructions = xstrdup(instr);
-	json_decref(result);
-	conn_notify(c, "notifications/initialized", NULL);
-	log_debug("initialized, protocol %s", c->version);
-	if (c->ops->initialized != NULL)
-		c->ops->initialized(c);
-	if (c->session != 0) {
-		/* Its requests flow at once; its catalog, the session's view
-		 * of this upstream, follows when fetched. */
-		conn_ready(c);
-		catalog_fetch_all(c);
-	} else
-		catalog_fetch_all(c);
-}
-
-/*
- * The client capabilities to declare to the upstream.  A shared upstream
- * serves every client at once, so it is told only what the gateway can
- * honour for any request on that session, whoever caused it: sampling and
- * elicitation when their strategy lists can always answer (they end in
- * decline), never roots, which belong to one client.  A per-session
- * instance serves one client: its client's capabilities, plus what the
- * strategies can always answer.
- */
-static json_t *
-conn_client_caps(struct conn *c)
-{
-	json_t	*caps;
-
-	if (c->info != NULL && json_is_object(c->info->caps))
-		caps = json_deep_copy(c->info->caps);
-	else
-		caps = json_object();
-	if (conf_strategies_always(sc->sampling, sc->nsampling) &&
-	    json_object_get(caps, "sampling") == NULL)
-		json_object_set_new(caps, "sampling", json_object());
-	if (conf_strategies_always(sc->elicitation, sc->nelicitation))
-		json_object_set_new(caps, "elicitation", json_pack("{s:{}, s:{}}",
-		    "form", "url"));
-	return (caps);
-}
-
-/* The transport is up: begin the handshake. */
-void
-conn_transport_up(struct conn *c)
-{
-	json_t	*params, *info;
-
-	c->state = CONN_INITIALIZING;
-	info = json_pack("{s:s, s:s}", "name", "mcp-supervisor", "version",
-	    PACKAGE_VERSION);
-	params = json_pack("{s:s, s:o, s:o}", "protocolVersion", "2025-11-25",
-	    "capabilities", conn_client_caps(c), "clientInfo", info);
-	conn_call(c, "initialize", params, conn_initialized, NULL);
-}
-
-/* Answer a request from the upstream ourselves. */
-static void
-conn_answer(struct conn *c, const struct jrpc *m, int code, const char *msg)
-{
-	struct evbuffer	*buf = evbuffer_new();
-
-	if (code == 0)
-		jrpc_add_result(buf, m->p + m->id.off, m->id.len, msg,
-		    strlen(msg));
-	else
-		jrpc_add_error(buf, m->p + m->id.off, m->id.len, code, msg,
-		    NULL);
-	conn_send(c, buf);
-	evbuffer_free(buf);
 }
 
 /* A response to one of our requests (owner: see conn_message). */
@@ -563,264 +389,6 @@ conn_response(struct conn *c, const struct jrpc *m, struct evbuffer *owner)
 	call_free(call);
 }
 
-/*
- * Work out which client caused a message from the upstream: the request
- * whose response stream carried it, else the connection's own session,
- * else the one session with calls in flight.  Returns 0 with *session
- * (and *tag, the most recent such call, or 0) set; -1 if there is no
- * caller or more than one session could be.
- */
-static int
-conn_origin(struct conn *c, int64_t related, uint32_t *session,
-    uint32_t *tag, int *nsessions)
-{
-	struct call	*call, *best = NULL;
-	size_t		 pos = 0;
-	uint64_t	 key;
-	void		*value;
-	uint32_t	 seen = 0;
-
-	*session = 0;
-	*tag = 0;
-	*nsessions = 0;
-	if (related != 0 &&
-	    (call = u64map_get(&c->calls, (uint64_t)related)) != NULL &&
-	    call->tag != 0) {
-		*session = call->session;
-		*tag = call->tag;
-		*nsessions = 1;
-		return (0);
-	}
-	while (u64map_next(&c->calls, &pos, &key, &value)) {
-		call = value;
-		if (call->tag == 0)
-			continue;
-		if (seen != 0 && call->session != seen)
-			(*nsessions)++;
-		else if (seen == 0)
-			*nsessions = 1;
-		seen = call->session;
-		if (best == NULL || call->id > best->id)
-			best = call;
-	}
-	if (c->session != 0) {
-		*session = c->session;
-		*tag = best != NULL ? best->tag : 0;
-		*nsessions = 1;
-		return (0);
-	}
-	if (*nsessions != 1)
-		return (-1);
-	*session = best->session;
-	*tag = best->tag;
-	return (0);
-}
-
-/* Get a message's params.elicitationId (caller frees), or NULL. */
-static char *
-conn_elicitation_id(const struct jrpc *m)
-{
-	static const char *const path[] = { "elicitationId", NULL };
-	struct jspan	 eid;
-
-	if (jscan_path(m->p, m->params, path, &eid) != 0)
-		return (NULL);
-	return (jscan_strdup(m->p, eid));
-}
-
-/* Remember which session a URL elicitation went to. */
-static void
-conn_note_elicitation(const struct jrpc *m, uint32_t session)
-{
-	char	*id, *old;
-
-	if ((id = conn_elicitation_id(m)) == NULL)
-		return;
-	if ((old = ringmap_put(&elicitations, id, session)) != NULL) {
-		log_debug("URL elicitation %.64s forgotten: %d newer ones "
-		    "are in flight", old, MAX_ELICITATIONS);
-		free(old);
-	}
-	free(id);
-}
-
-/* A request from the upstream: ours to answer, or its caller's. */
-static void
-conn_request(struct conn *c, const struct jrpc *m, int64_t related)
-{
-	struct up_req	*ur;
-	struct evbuffer	*buf;
-	uint32_t	 session, tag;
-	int		 n;
-	char		 ref[16], why[256];
-
-	if (strcmp(m->method_name, "ping") == 0) {
-		conn_answer(c, m, 0, "{}");
-		return;
-	}
-	if (conn_origin(c, related, &session, &tag, &n) != 0) {
-		/* The supervisor applies the upstream's strategies, if any. */
-		if (n == 0)
-			snprintf(why, sizeof why, "no client call is in flight");
-		else
-			snprintf(why, sizeof why, "%d client sessions have calls "
-			    "in flight and the gateway cannot tell which one "
-			    "this is for", n);
-		log_info("%s has no origin: %s", m->method_name, why);
-		session = tag = 0;
-	}
-	ur = xcalloc(1, sizeof *ur);
-	do {
-		if (++next_ref == 0)
-			next_ref = 1;
-	} while (u64map_get(&up_reqs, next_ref) != NULL);
-	ur->ref = next_ref;
-	ur->conn = c;
-	ur->session = session;
-	ur->idlen = m->id.len;
-	ur->id = xmalloc(m->id.len);
-	memcpy(ur->id, m->p + m->id.off, m->id.len);
-	u64map_put(&up_reqs, ur->ref, ur);
-	if (strcmp(m->method_name, "elicitation/create") == 0)
-		conn_note_elicitation(m, session);
-
-	snprintf(ref, sizeof ref, "%u", ur->ref);
-	buf = jscan_replace(m->p, m->n, m->id, ref, strlen(ref));
-	chan_send_buffer(MSG_UP_REQUEST, session, tag, buf);
-	evbuffer_free(buf);
-}
-
-void
-conn_relay_answer(uint32_t ref, const char *p, size_t n)
-{
-	struct up_req	*ur;
-	struct jrpc	 m;
-	struct evbuffer	*buf;
-	const char	*why;
-
-	if ((ur = u64map_del(&up_reqs, ref)) == NULL) {
-		log_debug("answer to an upstream request no longer waiting");
-		return;
-	}
-	if (jrpc_scan(p, n, &m, &why) == 0 &&
-	    (m.kind == JRPC_RESULT || m.kind == JRPC_ERROR)) {
-		buf = jscan_replace(p, n, m.id, ur->id, ur->idlen);
-		conn_send(ur->conn, buf);
-		evbuffer_free(buf);
-	} else
-		log_warnx("bad answer from the supervisor: %s", why);
-	free(ur->id);
-	free(ur);
-}
-
-/* A progress notification: back to the request's client, token restored. */
-static void
-conn_progress(struct conn *c, const struct jrpc *m)
-{
-	static const char *const path[] = { "progressToken", NULL };
-	struct jspan	 token;
-	struct call	*call;
-	struct evbuffer	*buf;
-	int64_t		 id;
-
-	if (jscan_path(m->p, m->params, path, &token) != 0 ||
-	    jscan_int64(m->p, token, &id) != 0 ||
-	    (call = u64map_get(&c->calls, (uint64_t)id)) == NULL ||
-	    call->token == NULL) {
-		log_debug("progress for no known request");
-		return;
-	}
-	buf = jscan_replace(m->p, m->n, token, call->token, call->tokenlen);
-	chan_send_buffer(MSG_NOTIFY, call->session, call->tag, buf);
-	evbuffer_free(buf);
-}
-
-/* The upstream cancelled a request it sent a client. */
-static void
-conn_up_cancelled(struct conn *c, const struct jrpc *m)
-{
-	struct up_req	*ur;
-	struct jspan	 rid, reason;
-	struct evbuffer	*buf;
-	size_t		 pos = 0;
-	uint64_t	 key;
-	void		*value;
-
-	if (jscan_member(m->p, m->params, "requestId", &rid) != 0)
-		return;
-	while (u64map_next(&up_reqs, &pos, &key, &value)) {
-		ur = value;
-		if (ur->conn == c && ur->idlen == rid.len &&
-		    memcmp(ur->id, m->p + rid.off, rid.len) == 0)
-			break;
-		ur = NULL;
-	}
-	if (ur == NULL) {
-		log_debug("upstream cancelled a request it has not sent");
-		return;
-	}
-	buf = evbuffer_new();
-	evbuffer_add_printf(buf, "{\"jsonrpc\":\"2.0\",\"method\":"
-	    "\"notifications/cancelled\",\"params\":{\"requestId\":%u",
-	    ur->ref);
-	if (jscan_member(m->p, m->params, "reason", &reason) == 0 &&
-	    jscan_type(m->p, reason) == JT_STRING) {
-		evbuffer_add(buf, ",\"reason\":", 10);
-		evbuffer_add(buf, m->p + reason.off, reason.len);
-	}
-	evbuffer_add(buf, "}}", 2);
-	chan_send_buffer(MSG_NOTIFY, ur->session, 0, buf);
-	evbuffer_free(buf);
-	u64map_del(&up_reqs, ur->ref);
-	free(ur->id);
-	free(ur);
-}
-
-/* Relay a notification as it is, to a session (0: any) and request. */
-static void
-conn_forward(const struct jrpc *m, uint32_t session, uint32_t tag)
-{
-	chan_send(MSG_NOTIFY, session, tag, m->p, m->n);
-}
-
-/* A notification from the upstream. */
-static void
-conn_notification(struct conn *c, const struct jrpc *m, int64_t related)
-{
-	const char	*method = m->method_name;
-	uint32_t	 session, tag;
-	char		*id;
-	int		 n, found;
-
-	if (strcmp(method, "notifications/progress") == 0)
-		conn_progress(c, m);
-	else if (strcmp(method, "notifications/message") == 0) {
-		/* A log line goes to its caller, or to every session. */
-		if (conn_origin(c, related, &session, &tag, &n) != 0)
-			session = tag = 0;
-		conn_forward(m, session, tag);
-	} else if (strcmp(method, "notifications/resources/updated") == 0)
-		conn_forward(m, c->session, 0);
-	else if (strcmp(method, "notifications/cancelled") == 0)
-		conn_up_cancelled(c, m);
-	else if (strcmp(method, "notifications/elicitation/complete") == 0) {
-		if ((id = conn_elicitation_id(m)) == NULL)
-			return;
-		found = ringmap_take(&elicitations, id, &session);
-		free(id);
-		if (found != 0) {
-			log_debug("elicitation completed for no known session");
-			return;
-		}
-		conn_forward(m, session, 0);
-	} else if (strncmp(method, "notifications/", 14) == 0 &&
-	    strlen(method) > 26 &&
-	    strcmp(method + strlen(method) - 13, "/list_changed") == 0)
-		catalog_list_changed(c, method);
-	else
-		log_debug("notification %s not relayed", method);
-}
-
 /* One message from the upstream. */
 void
 conn_message(struct conn *c, const char *p, size_t n, int64_t related,
@@ -843,10 +411,10 @@ conn_message(struct conn *c, const char *p, size_t n, int64_t related,
 		conn_response(c, &m, owner);
 		return;
 	case JRPC_REQUEST:
-		conn_request(c, &m, related);
+		upreq_request(c, &m, related);
 		break;
 	case JRPC_NOTIFICATION:
-		conn_notification(c, &m, related);
+		upreq_notification(c, &m, related);
 		break;
 	}
 	if (owner != NULL)

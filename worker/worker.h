@@ -156,6 +156,10 @@ void		 conn_lost(struct conn *, const char *why);
 void		 conn_call(struct conn *, const char *method, json_t *params,
 		    call_cb, void *);
 void		 conn_notify(struct conn *, const char *method, json_t *params);
+/* Send one message (all of buf is consumed). */
+void		 conn_send(struct conn *, struct evbuffer *);
+/* A per-session instance's handshake is done: relay what waited. */
+void		 conn_ready(struct conn *);
 /* Relay a client request (MSG_REQUEST) and a cancellation. */
 void		 conn_relay_request(struct conn *, uint32_t session,
 		    uint32_t tag, const char *, size_t);
@@ -171,6 +175,14 @@ void		 conn_probe(struct conn *);
 void		 conn_answer_error(struct conn *, int64_t id, const char *);
 /* Fail every relayed request with an error. */
 void		 conn_fail_all(struct conn *, int code, const char *);
+
+/* upreq.c: what the upstream sends unasked. */
+void		 upreq_init(void);
+void		 upreq_request(struct conn *, const struct jrpc *, int64_t related);
+void		 upreq_notification(struct conn *, const struct jrpc *,
+		    int64_t related);
+/* Forget a connection's requests to clients (tell: cancel them there). */
+void		 upreq_drop(struct conn *, int tell);
 
 /* headers.c: configured request headers, secrets expanded. */
 struct curl_slist;
