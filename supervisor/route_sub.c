@@ -175,8 +175,11 @@ route_set_level(struct session *s, struct stream *st, const struct jrpc *m)
 	}
 	s->loglevel = i;
 	route_result(st, m, "{}", 2);
-	for (n = 0; n < nupstreams; n++)
+	for (n = 0; n < nupstreams; n++) {
+		/* A modern upstream gets the level on each request. */
+		upstream_session_open(upstreams[n], s);
 		route_forward_level(upstreams[n], s);
+	}
 }
 
 /* Drop one session's subscriptions at an upstream. */

@@ -344,8 +344,9 @@ route_up_to_client(struct upstream *up, struct session *s, struct stream *st,
 		*code = JRPC_INTERNAL_ERROR;
 		return (-1);
 	}
+	/* A 2026-07-28 upstream asks per call, so roots stay the call's. */
 	if (strcmp(m->method_name, "roots/list") == 0 &&
-	    up->sc->isolation == ISOLATION_SHARED) {
+	    up->sc->isolation == ISOLATION_SHARED && !upstream_modern(up)) {
 		snprintf(why, len, "roots are not offered to a shared upstream "
 		    "(they belong to one client); make it per-session");
 		*code = JRPC_METHOD_NOT_FOUND;

@@ -148,11 +148,9 @@ session_free(struct session *s, const char *why)
 	view_session_end(s);
 	while ((st = TAILQ_FIRST(&s->streams)) != NULL)
 		stream_free(st);
-	for (i = 0; i < nupstreams; i++) {
-		if (upstreams[i]->sc->isolation == ISOLATION_PER_SESSION)
-			upstream_send(upstreams[i], MSG_SESSION_CLOSE, s->no,
-			    0, "{}", 2);
-	}
+	for (i = 0; i < nupstreams; i++)
+		upstream_send(upstreams[i], MSG_SESSION_CLOSE, s->no, 0, "{}",
+		    2);
 	u64map_del(&by_key, s->key);
 	u64map_del(&by_no, s->no);
 	if (s->modern) {

@@ -313,8 +313,7 @@ upstream_session_open(struct upstream *up, struct session *s)
 {
 	json_t	*o;
 
-	if (up->sc->isolation != ISOLATION_PER_SESSION ||
-	    s->client_caps == NULL)
+	if (s->client_caps == NULL)
 		return;
 	o = json_pack("{s:O, s:s}", "capabilities", s->client_caps,
 	    "protocolVersion", s->version);
@@ -378,8 +377,7 @@ upstream_status(struct upstream *up, json_t *msg)
 		    up->sc->name, (long)up->upstream_pid,
 		    (long long)(up->ready_at - up->started));
 		notify_status();
-		if (up->sc->isolation == ISOLATION_PER_SESSION)
-			session_foreach(upstream_open_one, up);
+		session_foreach(upstream_open_one, up);
 		route_upstream_ready(up);
 	}
 }

@@ -9,10 +9,12 @@
 #include <event2/event.h>
 
 #include "log.h"
+#include "meta.h"
 #include "worker.h"
 #include "xmalloc.h"
 
 #define CONN_MAX_QUEUED		64	/* requests waiting for an instance */
+#define CONN_MAX_EDITS		32	/* of a relayed request */
 
 static void	conn_init_timeout_cb(evutil_socket_t, short, void *);
 static void	conn_reap_cb(evutil_socket_t, short, void *);
@@ -20,11 +22,14 @@ static void	conn_ping_cb(evutil_socket_t, short, void *);
 static void	conn_pong_timeout_cb(evutil_socket_t, short, void *);
 
 /* Free a call. */
-static void
+void
 call_free(struct call *call)
 {
+	if (call->mrtr != NULL)
+		mrtr_free(call->mrtr, 0);
 	free(call->client_id);
 	free(call->token);
+	free(call->sent);
 	free(call);
 }
 
@@ -42,6 +47,7 @@ conn_new(uint32_t session, struct session_info *info)
 	c->next_id = 1;
 	u64map_init(&c->calls);
 	u64map_init(&c->by_tag);
+	strmap_init(&c->subs);
 	TAILQ_INIT(&c->queue);
 	switch (sc->transport) {
 	case TRANSPORT_STDIO:
@@ -113,6 +119,11 @@ conn_free(struct conn *c)
 		event_free(c->ping_timer);
 	if (c->pong_timer != NULL)
 		event_free(c->pong_timer);
+	if (c->probe_timer != NULL)
+		event_free(c->probe_timer);
+	if (c->listen_timer != NULL)
+		event_free(c->listen_timer);
+	strmap_free(&c->subs);
 	json_decref(c->server_caps);
 	json_decref(c->server_info);
 	free(c->instructions);
@@ -149,7 +160,9 @@ conn_probe(struct conn *c)
 		return;
 	c->pinging = 1;
 	evtimer_add(c->pong_timer, &tv);
-	conn_call(c, "ping", NULL, conn_pong, NULL);
+	/* 2026-07-28 has no ping: discover is as cheap. */
+	conn_call(c, c->modern ? "server/discover" : "ping", NULL, conn_pong,
+	    NULL);
 }
 
 /* Ping the upstream when it has been quiet for ping_interval. */
@@ -296,24 +309,63 @@ conn_send_json(struct conn *c, json_t *msg)
 	evbuffer_free(buf);
 }
 
-void
+int64_t
 conn_call(struct conn *c, const char *method, json_t *params, call_cb cb,
     void *arg)
 {
 	struct call	*call;
 	json_t		*msg;
+	int64_t		 id;
 
 	call = xcalloc(1, sizeof *call);
-	call->id = c->next_id++;
+	call->id = id = c->next_id++;
 	call->cb = cb;
 	call->arg = arg;
+	snprintf(call->method, sizeof call->method, "%s", method);
 	u64map_put(&c->calls, (uint64_t)call->id, call);
 	msg = json_pack("{s:s, s:I, s:s}", "jsonrpc", "2.0", "id",
 	    (json_int_t)call->id, "method", method);
+	params = era_own_params(c, method, params);
 	if (params != NULL)
 		json_object_set_new(msg, "params", params);
 	conn_send_json(c, msg);
 	json_decref(msg);
+	return (id);
+}
+
+void
+conn_forget_call(struct conn *c, int64_t id)
+{
+	struct call	*call;
+
+	if ((call = u64map_del(&c->calls, (uint64_t)id)) == NULL)
+		return;
+	if (call->tag != 0)
+		u64map_del(&c->by_tag, call->tag);
+	call_free(call);
+}
+
+void
+conn_cancel_call(struct conn *c, int64_t id, const char *why)
+{
+	/* Over Streamable HTTP, a modern upstream is told by the stream. */
+	if (!(c->modern && c->ops->cancel != NULL && c->ops->cancel(c, id) ==
+	    0))
+		conn_notify(c, "notifications/cancelled", json_pack("{s:I, s:s}",
+		    "requestId", (json_int_t)id, "reason", why));
+	conn_forget_call(c, id);
+}
+
+void
+conn_answer_local(uint32_t session, uint32_t tag, const struct jrpc *m,
+    const char *result)
+{
+	struct evbuffer	*buf = evbuffer_new();
+
+	jrpc_add_result(buf, m->p + m->id.off, m->id.len, result,
+	    strlen(result));
+	chan_send_buffer(MSG_RESPONSE, session, tag, buf);
+	evbuffer_free(buf);
 }
 
 void
@@ -356,11 +408,13 @@ conn_response(struct conn *c, const struct jrpc *m, struct evbuffer *owner)
 {
 	struct call	*call;
 	struct evbuffer	*buf;
-	struct jedit	 edit;
+	struct jedit	 edits[2], tmp;
+	size_t		 nedits = 1;
 	int64_t		 id;
 
 	if (jscan_int64(m->p, m->id, &id) != 0 ||
-	    (call = u64map_del(&c->calls, (uint64_t)id)) == NULL) {
+	    (call = u64map_get(&c->calls, (uint64_t)id)) == NULL ||
+	    call->waiting) {
 		log_debug("response to an unknown request id %.*s",
 		    (int)(m->id.len > 40 ? 40 : m->id.len), m->p + m->id.off);
 		if (owner != NULL)
@@ -368,6 +422,7 @@ conn_response(struct conn *c, const struct jrpc *m, struct evbuffer *owner)
 		return;
 	}
 	if (call->tag == 0) {
+		u64map_del(&c->calls, (uint64_t)id);
 		if (call->cb != NULL)
 			call->cb(c, m, call->arg);
 		call_free(call);
@@ -375,15 +430,33 @@ conn_response(struct conn *c, const struct jrpc *m, struct evbuffer *owner)
 			evbuffer_free(owner);
 		return;
 	}
+	/* A modern upstream asks a 2025 client for input: the call waits. */
+	if (call->sent != NULL && era_input_required(m) &&
+	    mrtr_input_required(c, call, m) == 0) {
+		if (owner != NULL)
+			evbuffer_free(owner);
+		return;
+	}
+	u64map_del(&c->calls, (uint64_t)id);
 	u64map_del(&c->by_tag, call->tag);
-	edit.at = m->id;
-	edit.text = call->client_id;
-	edit.len = call->client_idlen;
+	edits[0].at = m->id;
+	edits[0].text = call->client_id;
+	edits[0].len = call->client_idlen;
+	/* A 2025 upstream's result says resultType to a modern client
+	 * (the id may come after the result: the SDK writes it last). */
+	if (era_response_edits(c, call, m, &edits[1]) == 1) {
+		nedits = 2;
+		if (edits[1].at.off < edits[0].at.off) {
+			tmp = edits[0];
+			edits[0] = edits[1];
+			edits[1] = tmp;
+		}
+	}
 	buf = evbuffer_new();
 	if (owner != NULL)
-		jscan_splice_owned(buf, owner, m->p, m->n, &edit, 1);
+		jscan_splice_owned(buf, owner, m->p, m->n, edits, nedits);
 	else
-		jscan_splice(buf, m->p, m->n, &edit, 1);
+		jscan_splice(buf, m->p, m->n, edits, nedits);
 	chan_send_buffer(MSG_RESPONSE, call->session, call->tag, buf);
 	evbuffer_free(buf);
 	call_free(call);
@@ -443,13 +516,15 @@ conn_answer_error(struct conn *c, int64_t id, const char *msg)
 	evbuffer_free(buf);
 }
 
-/* Order two edits by position. */
+/* Order two edits by position, an insertion before a replacement. */
 static int
 edit_cmp(const void *a, const void *b)
 {
 	const struct jedit	*x = a, *y = b;
 
-	return (x->at.off < y->at.off ? -1 : x->at.off > y->at.off);
+	if (x->at.off != y->at.off)
+		return (x->at.off < y->at.off ? -1 : 1);
+	return ((x->at.len != 0) - (y->at.len != 0));
 }
 
 void
@@ -460,13 +535,14 @@ conn_relay_request(struct conn *c, uint32_t session, uint32_t tag,
 	    NULL };
 	struct jrpc	 m;
 	struct call	*call;
-	struct jedit	 edits[2];
+	struct jedit	 edits[CONN_MAX_EDITS];
 	struct jspan	 token;
-	struct evbuffer	*buf;
+	struct evbuffer	*buf, *text;
 	struct queued	*q;
-	const char	*why;
+	const char	*why, *local;
 	char		 idtext[32], msg[256];
-	size_t		 nedits = 0;
+	size_t		 nedits = 0, i;
+	int		 k, client_modern;
 
 	if (c != NULL && c->session != 0 && (c->state == CONN_STARTING ||
 	    c->state == CONN_INITIALIZING)) {
@@ -496,10 +572,18 @@ conn_relay_request(struct conn *c, uint32_t session, uint32_t tag,
 		    "invalid request");
 		return;
 	}
+	/* What a modern upstream has no method for is answered here. */
+	if ((local = era_local(c, session, &m)) != NULL) {
+		conn_answer_local(session, tag, &m, local);
+		return;
+	}
+	client_modern = meta_claim(&m);
 	call = xcalloc(1, sizeof *call);
 	call->id = c->next_id++;
 	call->session = session;
 	call->tag = tag;
+	call->client_modern = client_modern;
+	snprintf(call->method, sizeof call->method, "%s", m.method_name);
 	call->client_idlen = m.id.len;
 	call->client_id = xmalloc(m.id.len);
 	memcpy(call->client_id, p + m.id.off, m.id.len);
@@ -516,12 +600,32 @@ conn_relay_request(struct conn *c, uint32_t session, uint32_t tag,
 		edits[nedits].at = token;
 		edits[nedits].text = idtext;
 		edits[nedits++].len = strlen(idtext);
-		qsort(edits, nedits, sizeof edits[0], edit_cmp);
 	}
+	/* The envelope, added for a modern upstream or dropped for a 2025
+	 * one, as the client's era and the upstream's differ. */
+	text = evbuffer_new();
+	if ((k = era_request_edits(c, session, &m, client_modern, text,
+	    edits + nedits, CONN_MAX_EDITS - nedits)) > 0) {
+		for (i = nedits; i < nedits + (size_t)k; i++) {
+			if (edits[i].text == NULL)
+				edits[i].text = (const char *)
+				    evbuffer_pullup(text, -1);
+		}
+		nedits += (size_t)k;
+	}
+	qsort(edits, nedits, sizeof edits[0], edit_cmp);
 	u64map_put(&c->calls, (uint64_t)call->id, call);
 	u64map_put(&c->by_tag, tag, call);
 	buf = evbuffer_new();
 	jscan_splice(buf, p, n, edits, nedits);
+	evbuffer_free(text);
+	/* A 2025 client's call to a modern upstream may be retried with
+	 * its input (mrtr.c): keep what was sent. */
+	if (c->modern && !client_modern && mrtr_method(m.method_name)) {
+		call->sentlen = evbuffer_get_length(buf);
+		call->sent = xmalloc(call->sentlen);
+		evbuffer_copyout(buf, call->sent, call->sentlen);
+	}
 	conn_send(c, buf);
 	evbuffer_free(buf);
 }
@@ -547,6 +651,17 @@ conn_relay_cancel(struct conn *c, uint32_t tag, const char *p, size_t n)
 	if ((call = u64map_del(&c->by_tag, tag)) == NULL)
 		return;
 	u64map_del(&c->calls, (uint64_t)call->id);
+	/* Over Streamable HTTP, a modern upstream is told by the stream;
+	 * a call waiting for its client's input is not at the upstream. */
+	if (call->waiting || (c->modern && c->ops->cancel != NULL &&
+	    c->ops->cancel(c, call->id) == 0)) {
+		if (call->mrtr != NULL) {
+			mrtr_free(call->mrtr, 1);
+			call->mrtr = NULL;
+		}
+		call_free(call);
+		return;
+	}
 	params = json_pack("{s:I}", "requestId", (json_int_t)call->id);
 	reason = json_loadb(p, n, 0, NULL);
 	if (json_is_string(json_object_get(reason, "reason")))

@@ -28,6 +28,9 @@ struct up_req {
 	uint32_t	 session;
 	char		*id;		/* the upstream's raw id */
 	size_t		 idlen;
+	struct mrtr	*mrtr;		/* or one of a modern upstream's
+					   input requests (mrtr.c) */
+	char		*key;		/* its inputRequests key */
 };
 
 static struct u64map	up_reqs;	/* ref -> up_req */
@@ -62,6 +65,70 @@ upreq_drop(struct conn *c, int tell)
 		}
 		u64map_del(&up_reqs, key);
 		free(ur->id);
+		free(ur->key);
+		free(ur);
+		pos = 0;	/* the map changed */
+	}
+}
+
+/*
+ * Send a request to the client of a call, for a modern upstream's input
+ * request: it is answered by reference like any upstream request, and
+ * the answer goes to the mrtr.  Returns the reference.
+ */
+uint32_t
+upreq_send(struct conn *c, uint32_t session, uint32_t tag, struct mrtr *mrtr,
+    const char *key, const char *method, const char *params)
+{
+	struct up_req	*ur;
+	struct evbuffer	*buf;
+
+	ur = xcalloc(1, sizeof *ur);
+	do {
+		if (++next_ref == 0)
+			next_ref = 1;
+	} while (u64map_get(&up_reqs, next_ref) != NULL);
+	ur->ref = next_ref;
+	ur->conn = c;
+	ur->session = session;
+	ur->mrtr = mrtr;
+	ur->key = xstrdup(key);
+	u64map_put(&up_reqs, ur->ref, ur);
+	buf = evbuffer_new();
+	evbuffer_add_printf(buf, "{\"jsonrpc\":\"2.0\",\"id\":%u,\"method\":"
+	    "\"%s\"", ur->ref, method);
+	if (params != NULL)
+		evbuffer_add_printf(buf, ",\"params\":%s", params);
+	evbuffer_add(buf, "}", 1);
+	chan_send_buffer(MSG_UP_REQUEST, session, tag, buf);
+	evbuffer_free(buf);
+	return (ur->ref);
+}
+
+/* A call waiting for its client goes away: forget its requests. */
+void
+upreq_drop_mrtr(struct mrtr *mrtr, int tell)
+{
+	struct up_req	*ur;
+	size_t		 pos = 0;
+	uint64_t	 key;
+	void		*value;
+	json_t		*n;
+
+	while (u64map_next(&up_reqs, &pos, &key, &value)) {
+		ur = value;
+		if (ur->mrtr != mrtr)
+			continue;
+		if (tell) {
+			n = json_pack("{s:s, s:s, s:{s:I, s:s}}", "jsonrpc",
+			    "2.0", "method", "notifications/cancelled",
+			    "params", "requestId", (json_int_t)ur->ref,
+			    "reason", "the call was cancelled");
+			chan_send_json(MSG_NOTIFY, ur->session, 0, n);
+		}
+		u64map_del(&up_reqs, key);
+		free(ur->id);
+		free(ur->key);
 		free(ur);
 		pos = 0;	/* the map changed */
 	}
@@ -222,6 +289,16 @@ conn_relay_answer(uint32_t ref, const char *p, size_t n)
 		log_debug("answer to an upstream request no longer waiting");
 		return;
 	}
+	if (ur->mrtr != NULL) {
+		if (jrpc_scan(p, n, &m, &why) == 0 &&
+		    (m.kind == JRPC_RESULT || m.kind == JRPC_ERROR))
+			mrtr_answer(ur->mrtr, ur->key, &m);
+		else
+			log_warnx("bad answer from the supervisor: %s", why);
+		free(ur->key);
+		free(ur);
+		return;
+	}
 	if (jrpc_scan(p, n, &m, &why) == 0 &&
 	    (m.kind == JRPC_RESULT || m.kind == JRPC_ERROR)) {
 		buf = jscan_replace(p, n, m.id, ur->id, ur->idlen);
@@ -312,6 +389,9 @@ upreq_notification(struct conn *c, const struct jrpc *m, int64_t related)
 	char		*id;
 	int		 n, found;
 
+	/* A modern upstream's change notifications come by its listen. */
+	if (era_listen_notification(c, m))
+		return;
 	if (strcmp(method, "notifications/progress") == 0)
 		conn_progress(c, m);
 	else if (strcmp(method, "notifications/message") == 0) {

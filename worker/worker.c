@@ -99,6 +99,8 @@ worker_status(const char *state, const char *error)
 	if (strcmp(state, "ready") == 0 && shared != NULL) {
 		json_object_set_new(o, "protocolVersion",
 		    json_string(shared->version));
+		json_object_set_new(o, "era", json_string(shared->modern ?
+		    "2026" : "2025"));
 		if (shared->server_info != NULL)
 			json_object_set(o, "serverInfo", shared->server_info);
 		if (shared->server_caps != NULL)
@@ -189,6 +191,12 @@ worker_session(uint32_t no, int create)
 	si->no = no;
 	u64map_put(&sessions, no, si);
 	return (si);
+}
+
+struct session_info *
+worker_session_info(uint32_t no)
+{
+	return (u64map_get(&sessions, no));
 }
 
 /* Forget a session and stop its instance. */
@@ -392,8 +400,9 @@ worker_frame(const struct frame_hdr *hdr, struct evbuffer *in)
 	case MSG_SESSION_OPEN:
 		if (sc == NULL || (msg = frame_take_json(in, hdr, &why)) == NULL)
 			return (-1);
-		if (sc->isolation == ISOLATION_PER_SESSION)
-			worker_session_open(hdr->session, msg);
+		/* Kept for any isolation: a modern upstream is told each
+		 * request's client capabilities. */
+		worker_session_open(hdr->session, msg);
 		json_decref(msg);
 		return (0);
 	case MSG_SESSION_CLOSE:

@@ -18,10 +18,14 @@
 #include "conf.h"
 #include "frame.h"
 #include "jsonrpc.h"
+#include "strmap.h"
 #include "u64map.h"
 
 struct evbuffer;
 struct conn;
+struct mrtr;
+
+#define ERA_MAX_SUBSCRIPTIONS	4096	/* URIs in a modern upstream's listen */
 
 /* Exit codes the supervisor understands. */
 #define WORKER_EXIT_OK		0	/* asked to stop */
@@ -59,6 +63,12 @@ struct transport_ops {
 	pid_t		(*pid)(struct conn *);
 	/* The handshake is done (optional). */
 	void		(*initialized)(struct conn *);
+	/*
+	 * Stop waiting for our request id: over Streamable HTTP, closing
+	 * its response stream, which is a 2026-07-28 cancellation
+	 * (optional; 0 if there was such a request).
+	 */
+	int		(*cancel)(struct conn *, int64_t id);
 };
 
 extern const struct transport_ops transport_stdio;
@@ -78,6 +88,8 @@ struct session_info {
 	char		*loglevel;	/* requested level, or NULL */
 	struct conn	*conn;		/* its upstream instance, or NULL */
 };
+/* A session's record, or NULL (worker.c). */
+struct session_info *worker_session_info(uint32_t);
 
 /* A client request waiting for its per-session instance to be ready. */
 struct queued {
@@ -109,6 +121,13 @@ struct call {
 	size_t		 tokenlen;
 	call_cb		 cb;		/* the worker's own requests */
 	void		*arg;
+	char		 method[JRPC_METHOD_MAX];
+	int		 client_modern;	/* the client speaks 2026-07-28 */
+	int		 waiting;	/* for its client's input (mrtr.c) */
+	char		*sent;		/* the request as sent, kept for a
+					   2025 client's retries */
+	size_t		 sentlen;
+	struct mrtr	*mrtr;
 };
 
 struct conn {
@@ -137,6 +156,15 @@ struct conn {
 	int				 fetching[4];
 	int				 dirty[4];
 	int				 announced;	/* catalog sent */
+	/* Its era (era.c). */
+	int				 modern;	/* speaks 2026-07-28 */
+	int				 probing;	/* server/discover sent */
+	int64_t				 probe_id;
+	struct event			*probe_timer;
+	struct strmap			 subs;		/* URIs listened to */
+	int64_t				 listen_id;	/* its listen, or 0 */
+	struct event			*listen_timer;
+	unsigned int			 listen_backoff;	/* ms */
 };
 
 struct conn	*conn_new(uint32_t session, struct session_info *);
@@ -152,9 +180,18 @@ void		 conn_transport_up(struct conn *);
 void		 conn_message(struct conn *, const char *, size_t,
 		    int64_t related, struct evbuffer *owner);
 void		 conn_lost(struct conn *, const char *why);
-/* Send a request of the worker's own; cb gets the response. */
-void		 conn_call(struct conn *, const char *method, json_t *params,
+/* Send a request of the worker's own; cb gets the response.  Returns
+ * its id. */
+int64_t		 conn_call(struct conn *, const char *method, json_t *params,
 		    call_cb, void *);
+/* Forget a request of ours (a late answer is dropped). */
+void		 conn_forget_call(struct conn *, int64_t id);
+/* Cancel a request of ours upstream and forget it. */
+void		 conn_cancel_call(struct conn *, int64_t id, const char *why);
+/* Answer a relayed request here, with a result (MSG_RESPONSE). */
+void		 conn_answer_local(uint32_t session, uint32_t tag,
+		    const struct jrpc *, const char *result);
+void		 call_free(struct call *);
 void		 conn_notify(struct conn *, const char *method, json_t *params);
 /* Send one message (all of buf is consumed). */
 void		 conn_send(struct conn *, struct evbuffer *);
@@ -183,6 +220,40 @@ void		 upreq_notification(struct conn *, const struct jrpc *,
 		    int64_t related);
 /* Forget a connection's requests to clients (tell: cancel them there). */
 void		 upreq_drop(struct conn *, int tell);
+uint32_t	 upreq_send(struct conn *, uint32_t session, uint32_t tag,
+		    struct mrtr *, const char *key, const char *method,
+		    const char *params);
+void		 upreq_drop_mrtr(struct mrtr *, int tell);
+
+/* era.c: the upstream's era, and requests translated between eras. */
+json_t		*era_client_caps(struct conn *, json_t *client);
+json_t		*era_own_params(struct conn *, const char *method, json_t *);
+/*
+ * Edits of a relayed request for the upstream's era: the envelope
+ * inserted (its text appended to text; the edit whose text is NULL takes
+ * it) or dropped.  Returns the number of edits.
+ */
+int		 era_request_edits(struct conn *, uint32_t session,
+		    const struct jrpc *, int client_modern, struct evbuffer *text,
+		    struct jedit *, size_t max);
+int		 era_response_edits(struct conn *, const struct call *,
+		    const struct jrpc *, struct jedit *);
+int		 era_input_required(const struct jrpc *);
+const char	*era_local(struct conn *, uint32_t session, const struct jrpc *);
+int		 era_listen_notification(struct conn *, const struct jrpc *);
+void		 era_param_headers(struct conn *, const struct jrpc *,
+		    void (*add)(void *, const char *), void *);
+
+/* mrtr.c: a modern upstream's input_required for a 2025 client. */
+/* Ask the client for what the upstream needs; 0 if the call waits. */
+int		 mrtr_input_required(struct conn *, struct call *,
+		    const struct jrpc *);
+/* A client's answer to one of its requests (ur's mrtr, key). */
+void		 mrtr_answer(struct mrtr *, const char *key, const struct jrpc *);
+/* A call waiting for its client goes away. */
+void		 mrtr_free(struct mrtr *, int tell);
+/* May a method's answer be input_required? */
+int		 mrtr_method(const char *);
 
 /* headers.c: configured request headers, secrets expanded. */
 struct curl_slist;
