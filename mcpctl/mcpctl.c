@@ -242,24 +242,34 @@ print_status(json_t *reply)
 
 	nsessions = json_integer_value(json_object_get(reply, "sessions"));
 	printf("mcp-supervisord %s, pid %lld, listening on %s, %lld "
-	    "session%s\n\n",
+	    "session%s\n",
 	    json_string_value(json_object_get(reply, "version")),
 	    (long long)json_integer_value(json_object_get(reply, "pid")),
 	    json_string_value(json_object_get(reply, "listen")),
 	    nsessions, nsessions == 1 ? "" : "s");
+	if (json_is_string(json_object_get(reply, "instance")))
+		printf("instance %s, %lld call%s parked for 2026-07-28 clients' "
+		    "input\n", json_string_value(json_object_get(reply,
+		    "instance")), (long long)json_integer_value(
+		    json_object_get(reply, "parked")),
+		    json_integer_value(json_object_get(reply, "parked")) == 1 ?
+		    "" : "s");
+	printf("\n");
 	ups = json_object_get(reply, "upstreams");
 	json_array_foreach(ups, i, up) {
 		name = json_string_value(json_object_get(up, "name"));
 		if (name != NULL && (int)strlen(name) > w)
 			w = (int)strlen(name);
 	}
-	printf("%-*s %-9s %-9s %-8s %-8s %-6s %-6s %-9s %-7s %s\n", w, "NAME",
-	    "TRANSPORT", "STATE", "PID", "UPSTREAM", "RESTS", "TOOLS",
-	    "RESOURCES", "PROMPTS", "LAST ERROR");
+	printf("%-*s %-9s %-4s %-9s %-8s %-8s %-6s %-6s %-9s %-7s %s\n", w,
+	    "NAME", "TRANSPORT", "ERA", "STATE", "PID", "UPSTREAM", "RESTS",
+	    "TOOLS", "RESOURCES", "PROMPTS", "LAST ERROR");
 	json_array_foreach(ups, i, up) {
-		printf("%-*s %-9s %-9s ", w,
+		printf("%-*s %-9s %-4s %-9s ", w,
 		    json_string_value(json_object_get(up, "name")),
 		    json_string_value(json_object_get(up, "transport")),
+		    json_is_string(json_object_get(up, "era")) ?
+		    json_string_value(json_object_get(up, "era")) : "-",
 		    json_string_value(json_object_get(up, "state")));
 		print_int(up, "pid", 9);
 		print_int(up, "upstream_pid", 9);

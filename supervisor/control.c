@@ -49,13 +49,16 @@ control_status(void)
 	ups = json_array();
 	for (i = 0; i < nupstreams; i++)
 		json_array_append_new(ups, upstream_status_json(upstreams[i]));
-	return (json_pack("{s:b, s:s, s:I, s:s, s:I, s:I, s:o, s:o, s:o}",
+	return (json_pack("{s:b, s:s, s:I, s:s, s:I, s:I, s:o, s:o, s:o, s:s, "
+	    "s:I}",
 	    "ok", 1, "version", PACKAGE_VERSION,
 	    "pid", (json_int_t)getpid(), "listen", listen_bound,
 	    "sessions", (json_int_t)session_count(),
 	    "connections", (json_int_t)http_conn_count(),
 	    "upstreams", ups, "collisions", catalog_collisions(),
-	    "renamed", catalog_renamed()));
+	    "renamed", catalog_renamed(),
+	    "instance", continuation_instance(),
+	    "parked", (json_int_t)continuation_count()));
 }
 
 /* Run one command. */

@@ -984,6 +984,9 @@ upstream_status_json(const struct upstream *up)
 	    "prompts", (json_int_t)catalog_count(up, CATALOG_PROMPTS),
 	    "pending", (json_int_t)up->npending);
 	json_object_set_new(o, "failures", json_integer(up->failures));
+	/* Known once its worker found out (era.c). */
+	json_object_set_new(o, "era", up->info == NULL ? json_null() :
+	    json_string(upstream_modern(up) ? "2026" : "2025"));
 	json_object_set_new(o, "last_error", up->last_error != NULL ?
 	    json_string(up->last_error) : json_null());
 	if (up->state == UPSTREAM_READY)
