@@ -443,22 +443,27 @@ meta_check(const struct meta_headers *h, const struct jrpc *m,
 	return (0);
 }
 
-/* Does a key span begin with prefix (decoded)? */
+/* Does a key span begin with one of the prefixes (decoded)? */
 static int
-key_begins(const char *p, struct jspan key, const char *prefix)
+key_begins(const char *p, struct jspan key, const char *const *prefixes)
 {
 	char	buf[256];
 	ssize_t	n;
-	size_t	pl = strlen(prefix);
+	size_t	pl;
 
 	if ((n = jscan_string(p, key, buf, sizeof buf)) < 0)
 		return (0);	/* longer than any key we drop */
-	return ((size_t)n >= pl && memcmp(buf, prefix, pl) == 0);
+	for (; *prefixes != NULL; prefixes++) {
+		pl = strlen(*prefixes);
+		if ((size_t)n >= pl && memcmp(buf, *prefixes, pl) == 0)
+			return (1);
+	}
+	return (0);
 }
 
 int
-meta_drop_members(const char *p, struct jspan obj, const char *prefix,
-    struct jedit *edits, size_t max)
+meta_drop_members(const char *p, struct jspan obj,
+    const char *const *prefix, struct jedit *edits, size_t max)
 {
 	struct jiter	it;
 	struct jspan	key, value;

@@ -108,11 +108,13 @@ ssize_t		 meta_header_decode(const char *, size_t, char *out,
 void		 meta_header_encode(struct evbuffer *, const char *, size_t);
 
 /*
- * Edits that remove the members of an object whose keys begin with
- * prefix, keeping the object valid JSON; at most max edits are written.
- * Returns the number of edits, or -1 if more than max were needed.
+ * Edits that remove the members of an object whose keys begin with one
+ * of the prefixes (a NULL-terminated list), keeping the object valid
+ * JSON; at most max edits are written, sorted.  Returns the number of
+ * edits, or -1 if more than max were needed.
  */
 int		 meta_drop_members(const char *p, struct jspan obj,
-		    const char *prefix, struct jedit *edits, size_t max);
+		    const char *const *prefixes, struct jedit *edits,
+		    size_t max);
 
 #endif

@@ -281,7 +281,9 @@ drop(const char *obj)
 	snprintf(text, sizeof text, "%s", obj);
 	ck_assert_int_eq(jscan_validate(text, strlen(text), &v, &why, &where),
 	    0);
-	k = meta_drop_members(text, v, "io.x/", edits, 8);
+	static const char *const prefixes[] = { "io.x/", "zz", NULL };
+
+	k = meta_drop_members(text, v, prefixes, edits, 8);
 	ck_assert_int_ge(k, 0);
 	jscan_splice(b, text, strlen(text), edits, (size_t)k);
 	n = evbuffer_remove(b, out, sizeof out - 1);
@@ -302,6 +304,9 @@ START_TEST(test_drop_members)
 	    "\"io.x/d\":\"}\"}"), "{ \"b\" : 2 , \"c\":3}");
 	ck_assert_str_eq(drop("{\"io.x/a\":1,\"io.x/b\":{\"io.x/c\":1},"
 	    "\"c\":{\"io.x/d\":1}}"), "{\"c\":{\"io.x/d\":1}}");
+	/* Several prefixes, dropped in one pass. */
+	ck_assert_str_eq(drop("{\"zz\":1,\"io.x/a\":2,\"b\":3,\"zzz\":4}"),
+	    "{\"b\":3}");
 	/* An escaped key is read decoded. */
 	ck_assert_str_eq(drop("{\"io.x\\/a\":1,\"b\":2}"), "{\"b\":2}");
 }
