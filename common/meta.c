@@ -258,7 +258,8 @@ meta_header_decode(const char *v, size_t len, char *out, size_t outlen)
 	    memcmp(v + len - tl, SENTINEL_TAIL, tl) != 0) {
 		if (len > outlen)
 			return (-1);
-		memcpy(out, v, len);
+		if (len > 0)
+			memcpy(out, v, len);
 		return ((ssize_t)len);
 	}
 	b = (const unsigned char *)v + hl;

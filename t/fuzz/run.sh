@@ -5,7 +5,7 @@
 #	t/fuzz/run.sh [-b builddir] [target ...]
 #	t/fuzz/run.sh -s [-b builddir] [target ...]
 #
-# Targets are frame, jsonrpc, http, sse, config and mcp_http (default:
+# Targets are frame, jsonrpc, meta, http, sse, config and mcp_http (default:
 # all; t/fuzz/README says what each covers).  Each runs for $FUZZ_SECONDS
 # seconds (default 10) on a copy of its seed corpus in a temporary
 # directory, with its dictionary if there is one.  The common sources are
@@ -41,7 +41,7 @@ while getopts sb: opt; do
 	esac
 done
 shift $((OPTIND - 1))
-targets=${*:-frame jsonrpc http sse config mcp_http}
+targets=${*:-frame jsonrpc meta http sse config mcp_http}
 
 if [ -z "$builddir" ]; then
 	for d in "$top/build" "$top"; do
