@@ -179,6 +179,11 @@ enum resp_state {
 	RESP_CHUNKED
 };
 
+#define MAX_SHADOW	256	/* requests awaiting their answers */
+#define SHADOW_HEAD_MAX	16384	/* as supervisor/http.c's HTTP_MAX_HEAD */
+
+enum req_state { REQ_HEAD, REQ_LENGTH, REQ_CHUNKED, REQ_LOST };
+
 struct client {
 	int			 fd;		/* -1: not connected */
 	struct evbuffer		*out;		/* written at the next flush */
@@ -188,6 +193,17 @@ struct client {
 	struct http_chunked	 chunked;
 	int			 closing;	/* the last response closes */
 	int			 done;		/* and it is complete */
+	/*
+	 * The requests sent, parsed as the gateway parses them, so that
+	 * the answer to a HEAD is known to have no body: which of the
+	 * requests not yet answered are HEADs, oldest first.
+	 */
+	struct evbuffer		*sent;
+	enum req_state		 sstate;
+	uint64_t		 sremaining;
+	struct http_chunked	 schunked;
+	unsigned char		 heads[MAX_SHADOW];
+	size_t			 nheads, head0;
 };
 
 static struct conf	*confs[4];
@@ -651,6 +667,8 @@ renumber(void)
 	session_foreach(renumber_one, NULL);
 }
 
+static int	shadow_answered(struct client *);
+
 /* Check the responses received on a connection, as far as they go. */
 static void
 client_check(struct client *c)
@@ -682,6 +700,9 @@ client_check(struct client *c)
 			CHECK(http_body_framing(&h, 0, &body,
 			    &c->remaining) == 0);
 			CHECK(body != HTTP_BODY_EOF);
+			/* The answer to HEAD has the headers of a body. */
+			if (shadow_answered(c))
+				body = HTTP_BODY_NONE;
 			f = http_header(&h, "Connection");
 			c->closing = f != NULL &&
 			    http_has_token(f->value, f->valuelen, "close");
@@ -715,6 +736,87 @@ client_check(struct client *c)
 			break;
 		}
 	}
+}
+
+/* Follow the requests a client sent, as the gateway reads them. */
+static void
+shadow_feed(struct client *c)
+{
+	static struct http_head	 h;
+	struct evbuffer_ptr	 end;
+	enum http_body		 body;
+	const char		*p;
+	size_t			 n, headlen, take;
+	ssize_t			 r;
+	int			 done;
+
+	while ((n = evbuffer_get_length(c->sent)) > 0) {
+		switch (c->sstate) {
+		case REQ_HEAD:
+			end = evbuffer_search(c->sent, "\r\n\r\n", 4, NULL);
+			if (end.pos < 0) {
+				if (n > SHADOW_HEAD_MAX)
+					c->sstate = REQ_LOST;
+				return;
+			}
+			headlen = (size_t)end.pos + 4;
+			p = (const char *)evbuffer_pullup(c->sent, headlen);
+			if (headlen > SHADOW_HEAD_MAX || http_parse_request(p,
+			    headlen, SHADOW_HEAD_MAX, &h) <= 0 ||
+			    http_body_framing(&h, 1, &body,
+			    &c->sremaining) != 0 || c->nheads == MAX_SHADOW) {
+				/* The gateway answers it and closes. */
+				c->sstate = REQ_LOST;
+				break;
+			}
+			c->heads[(c->head0 + c->nheads++) % MAX_SHADOW] =
+			    h.methodlen == 4 && memcmp(h.method, "HEAD", 4) == 0;
+			evbuffer_drain(c->sent, headlen);
+			if (body == HTTP_BODY_CHUNKED) {
+				http_chunked_init(&c->schunked);
+				c->sstate = REQ_CHUNKED;
+			} else if (body == HTTP_BODY_LENGTH && c->sremaining > 0)
+				c->sstate = REQ_LENGTH;
+			break;
+		case REQ_LENGTH:
+			take = n < c->sremaining ? n : (size_t)c->sremaining;
+			evbuffer_drain(c->sent, take);
+			if ((c->sremaining -= take) == 0)
+				c->sstate = REQ_HEAD;
+			break;
+		case REQ_CHUNKED:
+			p = (const char *)evbuffer_pullup(c->sent, -1);
+			r = http_chunked_decode(&c->schunked, p, n, NULL,
+			    SIZE_MAX, &done);
+			if (r < 0) {
+				c->sstate = REQ_LOST;
+				break;
+			}
+			evbuffer_drain(c->sent, (size_t)r);
+			if (done)
+				c->sstate = REQ_HEAD;
+			else if (r == 0)
+				return;
+			break;
+		case REQ_LOST:
+			evbuffer_drain(c->sent, n);
+			return;
+		}
+	}
+}
+
+/* Is the oldest request not yet answered a HEAD?  Forget it. */
+static int
+shadow_answered(struct client *c)
+{
+	int	head;
+
+	if (c->nheads == 0)
+		return (0);
+	head = c->heads[c->head0];
+	c->head0 = (c->head0 + 1) % MAX_SHADOW;
+	c->nheads--;
+	return (head);
 }
 
 /* Read what the gateway sent a client; 1 if anything came. */
@@ -778,6 +880,9 @@ client_connect(struct client *c)
 	c->fd = sv[1];
 	c->state = RESP_HEAD;
 	c->closing = c->done = 0;
+	evbuffer_drain(c->sent, evbuffer_get_length(c->sent));
+	c->sstate = REQ_HEAD;
+	c->nheads = c->head0 = 0;
 	return (0);
 }
 
@@ -796,7 +901,10 @@ client_flush(struct client *c)
 		n = send(c->fd, evbuffer_pullup(c->out, -1),
 		    evbuffer_get_length(c->out), MSG_NOSIGNAL);
 		if (n > 0) {
+			evbuffer_add(c->sent, evbuffer_pullup(c->out, -1),
+			    (size_t)n);
 			evbuffer_drain(c->out, (size_t)n);
+			shadow_feed(c);
 			continue;
 		}
 		if (n < 0 && (errno == EAGAIN || errno == EINTR) &&
@@ -900,6 +1008,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (clients[i].out == NULL) {
 			clients[i].out = evbuffer_new();
 			clients[i].in = evbuffer_new();
+			clients[i].sent = evbuffer_new();
 		}
 	}
 
