@@ -17,14 +17,18 @@ import {
   LoggingMessageNotificationSchema, ResourceUpdatedNotificationSchema,
   ToolListChangedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
-import { startGateway, q, sleep } from '../lib/gateway.mjs';
+import path from 'node:path';
+import { startGateway, startNodeServer, q, sleep, srcdir } from '../lib/gateway.mjs';
 import { modernServer, modernStdio } from '../lib/modern.mjs';
 
-let gw, strict, dual;
+let gw, strict, dual, ws;
+const fixture = (f) => path.join(srcdir, 't/fixtures', f);
 
 before(async () => {
   strict = await modernServer('--legacy', 'reject');
   dual = await modernServer('--legacy', 'stateless');
+  // A strict 2026-07-28 stdio server behind a WebSocket (the ws package).
+  ws = await startNodeServer([fixture('ws-upstream.mjs'), '--', process.execPath, fixture('modern-server.mjs'), 'stdio']);
   gw = await startGateway({
     servers: [
       `{ name = "mh"; transport = "http"; url = ${q(strict.url)}; }`,
@@ -32,15 +36,18 @@ before(async () => {
       `{ name = "dual"; transport = "http"; url = ${q(dual.url)}; }`,
       `{ name = "dual25"; transport = "http"; url = ${q(dual.url)}; era = "2025"; }`,
       `{ name = "strict25"; transport = "http"; url = ${q(strict.url)}; era = "2025"; max_failures = 1; }`,
+      `{ name = "mw"; transport = "ws"; url = "ws://127.0.0.1:${ws.port}/mcp"; }`,
+      `{ name = "quiet"; transport = "stdio"; command = [ ${q(process.execPath)}, ${q(fixture('quiet-legacy.mjs'))} ]; }`,
     ],
     wait: false,
   });
-  await gw.waitFor((s) => ['mh', 'ms', 'dual', 'dual25'].every((n) => s.upstreams.find((u) => u.name === n).state === 'ready'), 'upstreams ready');
+  await gw.waitFor((s) => ['mh', 'ms', 'mw', 'quiet', 'dual', 'dual25'].every((n) => s.upstreams.find((u) => u.name === n).state === 'ready'), 'upstreams ready');
 });
 after(async () => {
   assert.equal(await gw.stop(), 0);
   strict.stop();
   dual.stop();
+  await ws.stop();
 });
 
 const text = (r) => r.content.filter((c) => c.type === 'text').map((c) => c.text).join('\n');
@@ -79,20 +86,24 @@ test('the era is found per upstream, or forced', async () => {
   const s = gw.status();
   const era = (n) => s.upstreams.find((u) => u.name === n).era;
   assert.equal(era('mh'), '2026');
-  assert.equal(era('ms'), '2026');
+  assert.equal(era('ms'), '2026', 'over stdio, by the server/discover probe');
+  assert.equal(era('mw'), '2026', 'over WebSocket, by the server/discover probe');
+  assert.equal(era('quiet'), '2025', 'a probe with no answer is a 2025 server');
+  assert.match(gw.log(), /no answer to server\/discover within 5000 ms/);
   assert.equal(era('dual'), '2026', 'the dual-era server answers the modern probe');
   assert.equal(era('dual25'), '2025');
   // A strict server refuses initialize: era = "2025" cannot work, and says so.
   await gw.waitFor((st) => st.upstreams.find((u) => u.name === 'strict25').state === 'failed', 'strict25 failed', 20000);
   assert.match(gw.upstream('strict25').last_error, /initialize/);
   const { client } = await connect();
-  for (const n of ['mh', 'ms', 'dual', 'dual25']) {
+  assert.match(text(await client.callTool({ name: 'quiet__echo', arguments: {} })), /quiet echo/);
+  for (const n of ['mh', 'ms', 'mw', 'dual', 'dual25']) {
     assert.match(text(await client.callTool({ name: `${n}__echo`, arguments: { text: `via ${n}` } })), new RegExp(`via ${n}`));
   }
   await client.close();
 });
 
-for (const up of ['mh', 'ms']) {
+for (const up of ['mh', 'ms', 'mw']) {
   test(`${up}: sampling, elicitation and roots of a strict 2026-07-28 server, answered as real requests`, async () => {
     const { client, seen } = await connect();
     assert.match(text(await client.callTool({ name: `${up}__ask-llm`, arguments: { question: '2+2?' } })), /LLM said: sampled by SDK v1/);
@@ -143,10 +154,13 @@ test('progress and logs of a modern upstream reach the 2025 client', async () =>
 test('resources/subscribe and list changes come from the upstream\'s subscriptions/listen', async () => {
   const { client, seen } = await connect();
   await client.subscribeResource({ uri: 'res://counter' });
-  await sleep(300);	// the listen is re-opened with the URI
-  assert.match(text(await client.callTool({ name: 'mh__bump', arguments: {} })), /counter/);
-  for (let i = 0; i < 100 && seen.updated.length === 0; i++) await sleep(50);
-  assert.deepEqual(seen.updated.map((u) => u.uri), ['res://counter']);
+  // The gateway re-opens its listen with the URI: bump until it shows.
+  for (let i = 0; i < 50 && seen.updated.length === 0; i++) {
+    assert.match(text(await client.callTool({ name: 'mh__bump', arguments: {} })), /counter/);
+    await sleep(100);
+  }
+  assert.ok(seen.updated.length > 0);
+  assert.ok(seen.updated.every((u) => u.uri === 'res://counter'));
   assert.equal(JSON.stringify(seen.updated[0]).includes('subscriptionId'), false, 'the upstream\'s subscription id is not relayed');
   const before = (await client.listTools()).tools.length;
   await client.callTool({ name: 'mh__add-tool', arguments: {} });

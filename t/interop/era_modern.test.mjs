@@ -156,11 +156,15 @@ test('subscriptions/listen: acknowledged, then list changes and resource updates
   client.setNotificationHandler('notifications/tools/list_changed', () => { got.changed++; });
   const sub = await client.listen({ toolsListChanged: true, resourceSubscriptions: ['res://counter', 'res://nowhere'] });
   assert.deepEqual(sub.honoredFilter.resourceSubscriptions, ['res://counter'], 'a URI no upstream has is not honoured');
-  await sleep(300);	// the gateway's own listen at the upstream
-  await client.callTool({ name: 'm__bump', arguments: {} });
+  // The gateway's own listen at the upstream follows: bump until it shows.
+  for (let i = 0; i < 50 && got.updated.length === 0; i++) {
+    await client.callTool({ name: 'm__bump', arguments: {} });
+    await sleep(100);
+  }
   await client.callTool({ name: 'm__add-tool', arguments: {} });
-  for (let i = 0; i < 100 && (got.updated.length === 0 || got.changed === 0); i++) await sleep(50);
-  assert.deepEqual(got.updated, ['res://counter']);
+  for (let i = 0; i < 100 && got.changed === 0; i++) await sleep(50);
+  assert.ok(got.updated.length > 0);
+  assert.ok(got.updated.every((u) => u === 'res://counter'));
   assert.ok(got.changed >= 1);
   await sub.close();
   // By hand: the acknowledgement comes first, with the request's id.
