@@ -90,6 +90,8 @@ struct upstream {
 	struct up_request_list	 up_requests;	/* it sent, unanswered */
 	struct strmap		 subs;		/* uri -> subscriber count */
 	int			 loglevel;	/* forwarded level, -1 none */
+	int			 era_fallback;	/* went away during the era
+						   probe: start as "2025" */
 };
 
 extern struct upstream	**upstreams;

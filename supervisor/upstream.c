@@ -363,6 +363,8 @@ upstream_status(struct upstream *up, json_t *msg)
 		upstream_error(up, "%s", error);
 		up->reported = 1;
 	}
+	if (json_is_true(json_object_get(msg, "probe_failed")))
+		up->era_fallback = 1;
 	/* Its worker is about to exit: route nothing more to it. */
 	if (strcmp(state, "exiting") == 0 && up->state == UPSTREAM_READY)
 		up->state = UPSTREAM_BACKOFF;
@@ -536,7 +538,7 @@ upstream_spawn(struct upstream *up)
 	pid_t		 pid;
 	char		*argv[8];
 	int		 argc = 0;
-	json_t		*cfg;
+	json_t		*cfg, *server;
 	sigset_t	 all;
 
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
@@ -590,8 +592,12 @@ upstream_spawn(struct upstream *up)
 	up->ch = iochan_new(base, sv[0], upstream_read_cb, NULL,
 	    upstream_event_cb, up);
 
-	cfg = json_pack("{s:o, s:i}", "server", conf_server_to_json(up->sc),
-	    "verbose", log_getverbose());
+	server = conf_server_to_json(up->sc);
+	/* It went away during the era probe before: no probe this time. */
+	if (up->era_fallback && up->sc->era == ERA_AUTO)
+		json_object_set_new(server, "era", json_string("2025"));
+	cfg = json_pack("{s:o, s:i}", "server", server, "verbose",
+	    log_getverbose());
 	frame_add_json(iochan_output(up->ch), MSG_CONFIG, 0, 0, cfg);
 	json_decref(cfg);
 	upstream_arm(up, up->sc->init_timeout + 5);

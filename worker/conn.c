@@ -245,6 +245,18 @@ conn_lost(struct conn *c, const char *why)
 		return;
 	c->state = CONN_DEAD;
 	snprintf(msg, sizeof msg, "upstream %s: %s", sc->name, why);
+	/*
+	 * Some 2025 servers end on a request before initialize: one that
+	 * went away during the probe is taken for a 2025 server by the next
+	 * worker (the supervisor is told), not probed again and again.
+	 */
+	if (c->probing && sc->era == ERA_AUTO &&
+	    sc->transport != TRANSPORT_HTTP) {
+		worker_probe_failed();
+		snprintf(msg, sizeof msg, "upstream %s: %s (during the "
+		    "server/discover probe: taken for a 2025 server from now "
+		    "on)", sc->name, why);
+	}
 	if (c->session == 0)
 		worker_fatal_conn(c, msg);
 	log_warnx("session %u: %s", c->session, msg);

@@ -39,6 +39,7 @@ static struct u64map		 sessions;	/* no -> session_info */
 static struct event		*ev_sigchld, *ev_sigterm, *ev_exit_timer;
 static int			 exiting = -1;	/* exit code once stopping */
 static char			 last_error[512];
+static int			 probe_failed;	/* the era probe killed it */
 
 static void	worker_exit(int) __attribute__((noreturn));
 static void	worker_begin_exit(int);
@@ -96,6 +97,8 @@ worker_status(const char *state, const char *error)
 		snprintf(last_error, sizeof last_error, "%s", error);
 		json_object_set_new(o, "error", json_string(error));
 	}
+	if (probe_failed)
+		json_object_set_new(o, "probe_failed", json_true());
 	if (strcmp(state, "ready") == 0 && shared != NULL) {
 		json_object_set_new(o, "protocolVersion",
 		    json_string(shared->version));
@@ -111,6 +114,12 @@ worker_status(const char *state, const char *error)
 			    json_string(shared->instructions));
 	}
 	chan_send_json(MSG_STATUS, 0, 0, o);
+}
+
+void
+worker_probe_failed(void)
+{
+	probe_failed = 1;
 }
 
 /* The last error reported, or "". */

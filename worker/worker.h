@@ -46,6 +46,8 @@ void		 chan_send_json(uint16_t type, uint32_t session, uint32_t tag,
  * worker is about to exit) to the supervisor. */
 void		 worker_status(const char *state, const char *error);
 const char	*worker_last_error(void);
+/* The upstream went away during the era probe: say so in STATUS. */
+void		 worker_probe_failed(void);
 /* The shared connection failed: tell the supervisor and exit. */
 void		 worker_fatal_conn(struct conn *, const char *why)
 		    __attribute__((noreturn));

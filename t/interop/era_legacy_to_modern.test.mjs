@@ -38,10 +38,11 @@ before(async () => {
       `{ name = "strict25"; transport = "http"; url = ${q(strict.url)}; era = "2025"; max_failures = 1; }`,
       `{ name = "mw"; transport = "ws"; url = "ws://127.0.0.1:${ws.port}/mcp"; }`,
       `{ name = "quiet"; transport = "stdio"; command = [ ${q(process.execPath)}, ${q(fixture('quiet-legacy.mjs'))} ]; }`,
+      `{ name = "dies"; transport = "stdio"; command = [ ${q(process.execPath)}, ${q(fixture('quiet-legacy.mjs'))}, "--exit-on-probe" ]; prefix = "dies__"; }`,
     ],
     wait: false,
   });
-  await gw.waitFor((s) => ['mh', 'ms', 'mw', 'quiet', 'dual', 'dual25'].every((n) => s.upstreams.find((u) => u.name === n).state === 'ready'), 'upstreams ready');
+  await gw.waitFor((s) => ['mh', 'ms', 'mw', 'quiet', 'dies', 'dual', 'dual25'].every((n) => s.upstreams.find((u) => u.name === n).state === 'ready'), 'upstreams ready');
 });
 after(async () => {
   assert.equal(await gw.stop(), 0);
@@ -90,6 +91,10 @@ test('the era is found per upstream, or forced', async () => {
   assert.equal(era('mw'), '2026', 'over WebSocket, by the server/discover probe');
   assert.equal(era('quiet'), '2025', 'a probe with no answer is a 2025 server');
   assert.match(gw.log(), /no answer to server\/discover within 5000 ms/);
+  // One that exits on the probe: its next worker does not probe again.
+  assert.equal(era('dies'), '2025');
+  assert.equal(gw.upstream('dies').restarts, 1);
+  assert.match(gw.log(), /during the server\/discover probe: taken for a 2025 server/);
   assert.equal(era('dual'), '2026', 'the dual-era server answers the modern probe');
   assert.equal(era('dual25'), '2025');
   // A strict server refuses initialize: era = "2025" cannot work, and says so.
