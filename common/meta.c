@@ -2,6 +2,7 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <event2/buffer.h>
@@ -442,6 +443,102 @@ meta_check(const struct meta_headers *h, const struct jrpc *m,
 	}
 	*status = 200;
 	return (0);
+}
+
+/* Is a header name made of token characters we take (A-Z a-z 0-9 - _)? */
+static int
+param_name_valid(const char *s)
+{
+	size_t	n = strlen(s);
+
+	return (n > 0 && n <= 64 && strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	    "abcdefghijklmnopqrstuvwxyz0123456789-_") == n);
+}
+
+/* Walk a schema's properties for x-mcp-header marks. */
+static int
+param_walk(json_t *schema, const struct jrpc *m, struct jspan args,
+    const char **path, int depth, void (*fn)(void *, const char *,
+    const char *, size_t), void *arg)
+{
+	json_t		*props, *prop, *h;
+	const char	*key, *keys[10];
+	struct jspan	 v;
+	char		*s;
+	int		 i, n = 0;
+
+	if (depth >= 8 || !json_is_object(props = json_object_get(schema,
+	    "properties")))
+		return (0);
+	json_object_foreach(props, key, prop) {
+		path[depth] = key;
+		h = json_object_get(prop, "x-mcp-header");
+		if (!json_is_string(h)) {
+			n += param_walk(prop, m, args, path, depth + 1, fn, arg);
+			continue;
+		}
+		if (!param_name_valid(json_string_value(h)))
+			continue;
+		for (i = 0; i <= depth; i++)
+			keys[i] = path[i];
+		keys[depth + 1] = NULL;
+		if (jscan_path(m->p, args, keys, &v) != 0)
+			continue;
+		switch (jscan_type(m->p, v)) {
+		case JT_STRING:
+			if ((s = jscan_strdup(m->p, v)) == NULL)
+				continue;
+			fn(arg, json_string_value(h), s, strlen(s));
+			free(s);
+			break;
+		case JT_NUMBER:
+			fn(arg, json_string_value(h), m->p + v.off, v.len);
+			break;
+		case JT_TRUE:
+			fn(arg, json_string_value(h), "true", 4);
+			break;
+		case JT_FALSE:
+			fn(arg, json_string_value(h), "false", 5);
+			break;
+		default:
+			continue;	/* null, objects and arrays are not */
+		}
+		n++;
+	}
+	return (n);
+}
+
+int
+meta_param_each(json_t *schema, const struct jrpc *m,
+    void (*fn)(void *, const char *, const char *, size_t), void *arg)
+{
+	struct jspan	 args;
+	const char	*path[10];
+
+	if (m->params.len == 0 || jscan_member(m->p, m->params, "arguments",
+	    &args) != 0 || jscan_type(m->p, args) != JT_OBJECT)
+		return (0);
+	return (param_walk(schema, m, args, path, 0, fn, arg));
+}
+
+int
+meta_param_equal(const char *a, size_t alen, const char *b, size_t blen)
+{
+	char	x[64], y[64], *e1, *e2;
+	double	dx, dy;
+
+	if (alen == blen && memcmp(a, b, alen) == 0)
+		return (1);
+	/* 42.0 and 42 are the same number. */
+	if (alen == 0 || blen == 0 || alen >= sizeof x || blen >= sizeof y)
+		return (0);
+	memcpy(x, a, alen);
+	x[alen] = '\0';
+	memcpy(y, b, blen);
+	y[blen] = '\0';
+	dx = strtod(x, &e1);
+	dy = strtod(y, &e2);
+	return (*e1 == '\0' && *e2 == '\0' && e1 != x && e2 != y && dx == dy);
 }
 
 /* Does a key span begin with one of the prefixes (decoded)? */

@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include <jansson.h>
+
 #include "jsonrpc.h"
 
 struct evbuffer;
@@ -106,6 +108,20 @@ ssize_t		 meta_header_decode(const char *, size_t, char *out,
  * in the Base64 sentinel.
  */
 void		 meta_header_encode(struct evbuffer *, const char *, size_t);
+
+/*
+ * The arguments a tool mirrors in Mcp-Param-{Name} headers: for each
+ * property of its inputSchema (on a chain of properties, at most 8 deep)
+ * marked "x-mcp-header": Name, whose value is present in the call's
+ * arguments and not null, fn gets Name and the value as a header carries
+ * it before encoding (a string decoded, a number as written, true or
+ * false).  Other types are not mirrored.  Returns how many fn got.
+ */
+int		 meta_param_each(json_t *input_schema, const struct jrpc *,
+		    void (*fn)(void *, const char *name, const char *value,
+		    size_t len), void *);
+/* Do two header values of a parameter agree (numbers numerically)? */
+int		 meta_param_equal(const char *, size_t, const char *, size_t);
 
 /*
  * Edits that remove the members of an object whose keys begin with one

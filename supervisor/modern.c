@@ -11,10 +11,12 @@
  */
 #include "config.h"
 
+#include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <event2/buffer.h>
 
@@ -92,6 +94,114 @@ modern_header(struct http_request *req, const char *name, const char **v,
 
 	*v = h != NULL ? h->value : NULL;
 	*len = h != NULL ? h->valuelen : 0;
+}
+
+/* Keep a request's Mcp-Param-* headers for its tool's check. */
+static void
+modern_keep_params(struct http_request *req, struct stream *st)
+{
+	const struct http_header	*h;
+	char				 name[80];
+	size_t				 i, k;
+
+	for (i = 0; i < req->head.nheaders; i++) {
+		h = &req->head.headers[i];
+		if (h->namelen <= 10 || h->namelen - 10 >= sizeof name ||
+		    strncasecmp(h->name, "Mcp-Param-", 10) != 0)
+			continue;
+		for (k = 10; k < h->namelen; k++)
+			name[k - 10] = (char)tolower((unsigned char)h->name[k]);
+		name[h->namelen - 10] = '\0';
+		if (st->params == NULL)
+			st->params = json_object();
+		/* Given twice: neither can be trusted to match. */
+		if (json_object_get(st->params, name) != NULL)
+			json_object_set_new(st->params, name, json_null());
+		else
+			json_object_set_new(st->params, name,
+			    json_stringn_nocheck(h->value, h->valuelen));
+	}
+}
+
+/* Context of modern_check_params: the first problem found. */
+struct modern_params {
+	json_t	*given;
+	char	 why[256];
+};
+
+static void
+modern_param_one(void *arg, const char *name, const char *value, size_t len)
+{
+	static char		 dec[META_NAME_MAX];
+	struct modern_params	*mp = arg;
+	json_t			*h;
+	char			 lower[80];
+	ssize_t			 n;
+	size_t			 i;
+
+	if (mp->why[0] != '\0')
+		return;
+	for (i = 0; name[i] != '\0' && i + 1 < sizeof lower; i++)
+		lower[i] = (char)tolower((unsigned char)name[i]);
+	lower[i] = '\0';
+	h = mp->given != NULL ? json_object_get(mp->given, lower) : NULL;
+	if (h == NULL || !json_is_string(h)) {
+		snprintf(mp->why, sizeof mp->why, "the tool mirrors argument "
+		    "%s in the Mcp-Param-%s header, which is %s", name, name,
+		    h == NULL ? "absent" : "given more than once");
+		return;
+	}
+	if ((n = meta_header_decode(json_string_value(h), json_string_length(h),
+	    dec, sizeof dec)) < 0) {
+		snprintf(mp->why, sizeof mp->why, "the Mcp-Param-%s header "
+		    "carries an invalid Base64 value", name);
+		return;
+	}
+	if (!meta_param_equal(dec, (size_t)n, value, len))
+		snprintf(mp->why, sizeof mp->why, "the Mcp-Param-%s header does "
+		    "not match the argument", name);
+}
+
+int
+modern_check_params(struct stream *st, const struct jrpc *m,
+    const struct catalog_entry *e)
+{
+	struct modern_params	 mp;
+	json_t			*tools, *tool, *v;
+	size_t			 i;
+
+	if (e->up == NULL || strcmp(m->method_name, "tools/call") != 0 ||
+	    !json_is_array(tools = json_object_get(e->up->catalog, "tools")))
+		return (0);
+	tool = json_array_get(tools, e->index);
+	if (!json_is_string(v = json_object_get(tool, "name")) ||
+	    json_string_length(v) != e->namelen ||
+	    memcmp(json_string_value(v), e->name, e->namelen) != 0) {
+		tool = NULL;
+		json_array_foreach(tools, i, v) {
+			if (json_is_string(json_object_get(v, "name")) &&
+			    json_string_length(json_object_get(v, "name")) ==
+			    e->namelen && memcmp(json_string_value(
+			    json_object_get(v, "name")), e->name,
+			    e->namelen) == 0) {
+				tool = v;
+				break;
+			}
+		}
+	}
+	if (tool == NULL)
+		return (0);
+	memset(&mp, 0, sizeof mp);
+	mp.given = st->params;
+	meta_param_each(json_object_get(tool, "inputSchema"), m,
+	    modern_param_one, &mp);
+	if (mp.why[0] == '\0')
+		return (0);
+	log_info("session %.8s: tools/call refused (-32020): %s",
+	    st->session->id, mp.why);
+	modern_error(st, m->p + m->id.off, m->id.len, MCP_HEADER_MISMATCH, NULL,
+	    "Header mismatch: %s", mp.why);
+	return (-1);
 }
 
 /* server/discover: the versions, capabilities and identity of the gateway. */
@@ -191,6 +301,7 @@ modern_post(struct http_conn *c, struct http_request *req,
 	st->caps = xmalloc(env.caps.len + 1);
 	memcpy(st->caps, m->p + env.caps.off, env.caps.len);
 	st->caps[env.caps.len] = '\0';
+	modern_keep_params(req, st);
 	if (strcmp(m->method_name, "server/discover") == 0)
 		modern_discover(st, m);
 	else

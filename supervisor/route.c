@@ -497,8 +497,8 @@ route_named(struct session *s, struct stream *st, const struct jrpc *m,
 		free(buf);
 		return;
 	}
-	if (st != NULL && st->modern &&
-	    continuation_resume(s, st, m, e->up, buf)) {
+	if (st != NULL && st->modern && (modern_check_params(st, m, e) != 0 ||
+	    continuation_resume(s, st, m, e->up, buf))) {
 		free(buf);
 		return;
 	}

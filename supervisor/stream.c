@@ -101,6 +101,7 @@ stream_destroy(struct stream *st)
 	TAILQ_REMOVE(&st->session->streams, st, entry);
 	st->session->nstreams--;
 	free(st->caps);
+	json_decref(st->params);
 	free(st);
 }
 

@@ -326,6 +326,8 @@ struct stream {
 	int			 status;	/* of a JSON answer: 200 */
 	int			 level;		/* its logLevel, -1: none */
 	char			*caps;		/* its clientCapabilities */
+	json_t			*params;	/* its Mcp-Param-* headers, by
+						   lowercase name, or NULL */
 	struct listen		*listen;	/* STREAM_LISTEN */
 	TAILQ_ENTRY(stream)	 entry;
 };
@@ -529,6 +531,12 @@ int		 modern_claims(struct http_request *, const struct jrpc *);
 /* Serve a POST that claims it (answered, whatever happens). */
 void		 modern_post(struct http_conn *, struct http_request *,
 		    const struct jrpc *);
+/*
+ * Check a modern tools/call's Mcp-Param-* headers against the arguments
+ * its tool marks x-mcp-header; -1 if refused (answered -32020).
+ */
+int		 modern_check_params(struct stream *, const struct jrpc *,
+		    const struct catalog_entry *);
 /* Refuse a GET or DELETE that names a modern version and no session. */
 int		 modern_refuse_method(struct http_conn *, struct http_request *);
 /* Answer with an error at an HTTP status (400 for the spec's codes). */

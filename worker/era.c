@@ -628,79 +628,39 @@ era_listen_notification(struct conn *c, const struct jrpc *m)
 	return (1);
 }
 
-/*
- * Mcp-Param-* headers a tools/call to a modern HTTP upstream must carry:
- * for each property of the tool's inputSchema (on a chain of properties)
- * marked x-mcp-header, its value in the arguments, if any.
- */
+/* Context of era_param_headers. */
+struct era_params {
+	void	(*add)(void *, const char *);
+	void	*arg;
+};
+
+/* One Mcp-Param-* header line, its value encoded. */
 static void
-era_param_walk(const struct jrpc *m, json_t *schema, const char **path,
-    int depth, void (*add)(void *, const char *), void *arg)
+era_param_one(void *arg, const char *name, const char *value, size_t len)
 {
-	static const char *const args[] = { "arguments", NULL };
-	json_t		*props, *prop, *h;
-	const char	*key, *keys[9];
-	struct jspan	 a, v;
-	struct evbuffer	*line;
-	int		 i;
+	struct era_params	*ep = arg;
+	struct evbuffer		*line = evbuffer_new();
 
-	if (depth >= 8 || (props = json_object_get(schema, "properties")) ==
-	    NULL || !json_is_object(props))
-		return;
-	json_object_foreach(props, key, prop) {
-		path[depth] = key;
-		if (json_is_string(h = json_object_get(prop, "x-mcp-header")) &&
-		    strspn(json_string_value(h), "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-		    "abcdefghijklmnopqrstuvwxyz0123456789-_") ==
-		    strlen(json_string_value(h)) && json_string_length(h) > 0 &&
-		    jscan_path(m->p, m->params, args, &a) == 0) {
-			for (i = 0; i <= depth; i++)
-				keys[i] = path[i];
-			keys[depth + 1] = NULL;
-			if (jscan_path(m->p, a, keys, &v) != 0)
-				continue;
-			line = evbuffer_new();
-			evbuffer_add_printf(line, "Mcp-Param-%s: ",
-			    json_string_value(h));
-			switch (jscan_type(m->p, v)) {
-			case JT_STRING: {
-				char	*s = jscan_strdup(m->p, v);
-
-				if (s != NULL)
-					meta_header_encode(line, s, strlen(s));
-				free(s);
-				break;
-			}
-			case JT_NUMBER:
-				evbuffer_add(line, m->p + v.off, v.len);
-				break;
-			case JT_TRUE:
-				evbuffer_add(line, "true", 4);
-				break;
-			case JT_FALSE:
-				evbuffer_add(line, "false", 5);
-				break;
-			default:
-				evbuffer_free(line);
-				continue;
-			}
-			evbuffer_add(line, "", 1);
-			add(arg, (const char *)evbuffer_pullup(line, -1));
-			evbuffer_free(line);
-		} else
-			era_param_walk(m, prop, path, depth + 1, add, arg);
-	}
+	evbuffer_add_printf(line, "Mcp-Param-%s: ", name);
+	meta_header_encode(line, value, len);
+	evbuffer_add(line, "", 1);
+	ep->add(ep->arg, (const char *)evbuffer_pullup(line, -1));
+	evbuffer_free(line);
 }
 
+/*
+ * Mcp-Param-* headers a tools/call to a modern HTTP upstream must carry:
+ * the arguments its tool marks x-mcp-header (common/meta.c).
+ */
 void
 era_param_headers(struct conn *c, const struct jrpc *m,
     void (*add)(void *, const char *), void *arg)
 {
 	static const char *const name_path[] = { "name", NULL };
-	json_t		*tool;
-	struct jspan	 name;
-	const char	*path[9];
-	size_t		 i;
+	struct era_params	 ep = { add, arg };
+	json_t			*tool;
+	struct jspan		 name;
+	size_t			 i;
 
 	if (strcmp(m->method_name, "tools/call") != 0 ||
 	    jscan_path(m->p, m->params, name_path, &name) != 0 ||
@@ -710,8 +670,8 @@ era_param_headers(struct conn *c, const struct jrpc *m,
 		if (json_is_string(json_object_get(tool, "name")) &&
 		    jscan_string_equals(m->p, name, json_string_value(
 		    json_object_get(tool, "name")))) {
-			era_param_walk(m, json_object_get(tool, "inputSchema"),
-			    path, 0, add, arg);
+			meta_param_each(json_object_get(tool, "inputSchema"),
+			    m, era_param_one, &ep);
 			return;
 		}
 	}

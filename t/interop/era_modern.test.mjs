@@ -113,6 +113,16 @@ test('the ladder: envelope, headers, version and method, at the specification\'s
   r = await post(gw.url, 'tools/call', { name: 'm__\u00e9cho', arguments: {} });
   assert.equal(r.status, 200);
   assert.equal(r.body.error.code, -32602, 'an unknown tool, once the headers passed');
+  // An argument the tool mirrors in Mcp-Param-Region must be mirrored.
+  const wh = { name: 'm__with-header', arguments: { region: 'eu-north', query: 'q' } };
+  r = await post(gw.url, 'tools/call', wh);
+  assert.equal(r.status, 400);
+  assert.equal(r.body.error.code, -32020);
+  assert.match(r.body.error.message, /Mcp-Param-Region/);
+  r = await post(gw.url, 'tools/call', wh, { headers: { 'Mcp-Param-Region': 'eu-south' } });
+  assert.equal(r.body.error.code, -32020);
+  r = await post(gw.url, 'tools/call', wh, { headers: { 'mcp-param-region': `=?base64?${Buffer.from('eu-north').toString('base64')}?=` } });
+  assert.match(text(r.body.result), /region eu-north/);
   for (const method of ['GET', 'DELETE']) {
     const res = await fetch(gw.url, { method, headers: { 'MCP-Protocol-Version': MODERN, Accept: 'text/event-stream' } });
     assert.equal(res.status, 405);

@@ -312,6 +312,52 @@ START_TEST(test_drop_members)
 }
 END_TEST
 
+/* Collect what meta_param_each hands over, as "Name=value;" text. */
+static void
+collect(void *arg, const char *name, const char *value, size_t len)
+{
+	char	*out = arg;
+	size_t	 n = strlen(out);
+
+	snprintf(out + n, 512 - n, "%s=%.*s;", name, (int)len, value);
+}
+
+START_TEST(test_params)
+{
+	json_t	*schema;
+	char	 out[512] = "";
+
+	schema = json_loads("{\"type\":\"object\",\"properties\":{"
+	    "\"region\":{\"type\":\"string\",\"x-mcp-header\":\"Region\"},"
+	    "\"n\":{\"type\":\"integer\",\"x-mcp-header\":\"N\"},"
+	    "\"ok\":{\"type\":\"boolean\",\"x-mcp-header\":\"Ok\"},"
+	    "\"gone\":{\"type\":\"string\",\"x-mcp-header\":\"Gone\"},"
+	    "\"nil\":{\"x-mcp-header\":\"Nil\"},"
+	    "\"bad\":{\"x-mcp-header\":\"a b\"},"
+	    "\"deep\":{\"type\":\"object\",\"properties\":{\"z\":"
+	    "{\"x-mcp-header\":\"Zone\"}}}}}", 0, NULL);
+	ck_assert_ptr_nonnull(schema);
+	ck_assert_int_eq(meta_param_each(schema, scan("{\"jsonrpc\":\"2.0\","
+	    "\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"t\","
+	    "\"arguments\":{\"region\":\"eu\\u00e9\",\"n\":42.0,\"ok\":false,"
+	    "\"nil\":null,\"bad\":\"x\",\"deep\":{\"z\":\"b\"}}}}"), collect,
+	    out), 4);
+	ck_assert_ptr_nonnull(strstr(out, "Region=eu\xc3\xa9;"));
+	ck_assert_ptr_nonnull(strstr(out, "N=42.0;"));
+	ck_assert_ptr_nonnull(strstr(out, "Ok=false;"));
+	ck_assert_ptr_nonnull(strstr(out, "Zone=b;"));
+	ck_assert_ptr_null(strstr(out, "Gone"));
+	ck_assert_ptr_null(strstr(out, "Nil"));
+	json_decref(schema);
+	/* Numbers agree numerically, strings exactly. */
+	ck_assert_int_eq(meta_param_equal("42", 2, "42.0", 4), 1);
+	ck_assert_int_eq(meta_param_equal("42", 2, "4.2e1", 5), 1);
+	ck_assert_int_eq(meta_param_equal("42", 2, "43", 2), 0);
+	ck_assert_int_eq(meta_param_equal("eu", 2, "EU", 2), 0);
+	ck_assert_int_eq(meta_param_equal("", 0, "0", 1), 0);
+}
+END_TEST
+
 START_TEST(test_versions)
 {
 	ck_assert_int_eq(meta_version_modern("2026-07-28", 10), 1);
@@ -339,6 +385,7 @@ meta_suite(void)
 	tcase_add_test(tc, test_check_name);
 	tcase_add_test(tc, test_sentinel);
 	tcase_add_test(tc, test_drop_members);
+	tcase_add_test(tc, test_params);
 	tcase_add_test(tc, test_versions);
 	suite_add_tcase(s, tc);
 	return (s);
