@@ -30,6 +30,7 @@ call_free(struct call *call)
 	free(call->client_id);
 	free(call->token);
 	free(call->sent);
+	free(call->gw_caps);
 	free(call);
 }
 
@@ -442,7 +443,8 @@ conn_response(struct conn *c, const struct jrpc *m, struct evbuffer *owner)
 			evbuffer_free(owner);
 		return;
 	}
-	/* A modern upstream asks a 2025 client for input: the call waits. */
+	/* A modern upstream asks for input the gateway supplies (all of a
+	 * 2025 client's, what a modern client did not declare): it waits. */
 	if (call->sent != NULL && era_input_required(m) &&
 	    mrtr_input_required(c, call, m) == 0) {
 		if (owner != NULL)
@@ -549,11 +551,12 @@ conn_relay_request(struct conn *c, uint32_t session, uint32_t tag,
 	struct call	*call;
 	struct jedit	 edits[CONN_MAX_EDITS];
 	struct jspan	 token;
-	struct evbuffer	*buf, *text;
+	struct evbuffer	*buf;
+	struct era_texts texts = { { NULL }, 0 };
 	struct queued	*q;
 	const char	*why, *local;
 	char		 idtext[32], msg[256];
-	size_t		 nedits = 0, i;
+	size_t		 nedits = 0;
 	int		 k, client_modern;
 
 	if (c != NULL && c->session != 0 && (c->state == CONN_STARTING ||
@@ -615,25 +618,20 @@ conn_relay_request(struct conn *c, uint32_t session, uint32_t tag,
 	}
 	/* The envelope, added for a modern upstream or dropped for a 2025
 	 * one, as the client's era and the upstream's differ. */
-	text = evbuffer_new();
-	if ((k = era_request_edits(c, session, &m, client_modern, text,
-	    edits + nedits, CONN_MAX_EDITS - nedits)) > 0) {
-		for (i = nedits; i < nedits + (size_t)k; i++) {
-			if (edits[i].text == NULL)
-				edits[i].text = (const char *)
-				    evbuffer_pullup(text, -1);
-		}
+	if ((k = era_request_edits(c, session, &m, call, edits + nedits,
+	    CONN_MAX_EDITS - nedits, &texts)) > 0)
 		nedits += (size_t)k;
-	}
 	qsort(edits, nedits, sizeof edits[0], edit_cmp);
 	u64map_put(&c->calls, (uint64_t)call->id, call);
 	u64map_put(&c->by_tag, tag, call);
 	buf = evbuffer_new();
 	jscan_splice(buf, p, n, edits, nedits);
-	evbuffer_free(text);
-	/* A 2025 client's call to a modern upstream may be retried with
-	 * its input (mrtr.c): keep what was sent. */
-	if (c->modern && !client_modern && mrtr_method(m.method_name)) {
+	era_texts_free(&texts);
+	/* A call to a modern upstream whose input the gateway may supply
+	 * (a 2025 client's, or a modern client's it added capabilities to)
+	 * is sent again with it (mrtr.c): keep what was sent. */
+	if (c->modern && (!client_modern || call->gw_caps != NULL) &&
+	    mrtr_method(m.method_name)) {
 		call->sentlen = evbuffer_get_length(buf);
 		call->sent = xmalloc(call->sentlen);
 		evbuffer_copyout(buf, call->sent, call->sentlen);

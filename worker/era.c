@@ -361,8 +361,8 @@ era_envelope(struct conn *c, uint32_t session, struct evbuffer *out)
 }
 
 /* Is an object span empty ("{ }")? */
-static int
-era_empty(const char *p, struct jspan obj)
+int
+era_empty_object(const char *p, struct jspan obj)
 {
 	size_t	i;
 
@@ -374,51 +374,136 @@ era_empty(const char *p, struct jspan obj)
 	return (1);
 }
 
+/* Keep a text an edit points to until the request is spliced. */
+const char *
+era_texts_own(struct era_texts *t, struct evbuffer *b)
+{
+	size_t	len = evbuffer_get_length(b);
+	char	*s = xmalloc(len + 1);
+
+	evbuffer_remove(b, s, len);
+	s[len] = '\0';
+	if (t->n < ERA_MAX_TEXTS)
+		t->s[t->n++] = s;
+	else
+		fatalx("%s: too many texts", __func__);
+	return (s);
+}
+
+void
+era_texts_free(struct era_texts *t)
+{
+	int	i;
+
+	for (i = 0; i < t->n; i++)
+		free(t->s[i]);
+	t->n = 0;
+}
+
+/*
+ * The capabilities a modern client's request lacks that the strategies
+ * can always answer (their lists end in decline): added for the
+ * upstream, which may then ask for them, to be answered by the gateway
+ * (mrtr.c).  An insertion into the capabilities object, or 0.
+ */
+static int
+era_strategy_caps(struct conn *c, struct call *call, const struct jrpc *m,
+    struct jedit *edit, struct era_texts *t)
+{
+	static const char *const caps_path[] = { "_meta", META_CAPS, NULL };
+	struct jspan	 caps, v;
+	struct evbuffer	*b;
+	int		 n = 0;
+
+	if (jscan_path(m->p, m->params, caps_path, &caps) != 0 ||
+	    jscan_type(m->p, caps) != JT_OBJECT)
+		return (0);
+	b = evbuffer_new();
+	if (conf_strategies_always(sc->sampling, sc->nsampling) &&
+	    jscan_member(m->p, caps, "sampling", &v) != 0) {
+		evbuffer_add_printf(b, "\"sampling\":{}");
+		n++;
+	}
+	if (conf_strategies_always(sc->elicitation, sc->nelicitation) &&
+	    jscan_member(m->p, caps, "elicitation", &v) != 0) {
+		evbuffer_add_printf(b, "%s\"elicitation\":{\"form\":{},"
+		    "\"url\":{}}", n > 0 ? "," : "");
+		n++;
+	}
+	if (n == 0) {
+		evbuffer_free(b);
+		return (0);
+	}
+	if (!era_empty_object(m->p, caps))
+		evbuffer_add(b, ",", 1);
+	/* What the client itself declared decides who answers what. */
+	call->gw_caps = xmalloc(caps.len + 1);
+	memcpy(call->gw_caps, m->p + caps.off, caps.len);
+	call->gw_caps[caps.len] = '\0';
+	edit->at.off = caps.off + 1;
+	edit->at.len = 0;
+	edit->len = evbuffer_get_length(b);
+	edit->text = era_texts_own(t, b);
+	evbuffer_free(b);
+	return (1);
+}
+
 int
 era_request_edits(struct conn *c, uint32_t session, const struct jrpc *m,
-    int client_modern, struct evbuffer *text, struct jedit *edits,
-    size_t max)
+    struct call *call, struct jedit *edits, size_t max, struct era_texts *t)
 {
 	static const char *const params_drop[] = { "inputResponses",
 	    "requestState", NULL };
 	static const char *const meta_drop[] = { META_PREFIX, NULL };
 	struct jspan	 meta;
+	struct evbuffer	*text;
 	size_t		 n = 0, off;
 	int		 k, has_meta;
 
-	if (c->modern && !client_modern) {
+	if (c->modern && call->client_modern) {
+		/* A modern client's: what the gateway answers for it. */
+		n += (size_t)era_strategy_caps(c, call, m, &edits[n], t);
+		if (max - n >= 4 && (k = mrtr_stash_edits(c, session, m,
+		    &edits[n], max - n, t)) > 0)
+			n += (size_t)k;
+		return ((int)n);
+	}
+	if (c->modern && !call->client_modern) {
 		/* A 2025 client's request: it gets the envelope. */
 		has_meta = m->params.len != 0 &&
 		    jscan_type(m->p, m->params) == JT_OBJECT &&
 		    jscan_member(m->p, m->params, "_meta", &meta) == 0 &&
 		    jscan_type(m->p, meta) == JT_OBJECT;
+		text = evbuffer_new();
 		if (m->params.len == 0) {
 			evbuffer_add(text, ",\"params\":{\"_meta\":{", 20);
 			era_envelope(c, session, text);
 			evbuffer_add(text, "}}", 2);
 			off = m->msg.off + m->msg.len - 1;	/* the '}' */
-		} else if (jscan_type(m->p, m->params) != JT_OBJECT)
+		} else if (jscan_type(m->p, m->params) != JT_OBJECT) {
+			evbuffer_free(text);
 			return (0);
-		else if (has_meta) {
+		} else if (has_meta) {
 			era_envelope(c, session, text);
-			if (!era_empty(m->p, meta))
+			if (!era_empty_object(m->p, meta))
 				evbuffer_add(text, ",", 1);
 			off = meta.off + 1;
 		} else {
 			evbuffer_add(text, "\"_meta\":{", 9);
 			era_envelope(c, session, text);
 			evbuffer_add(text, "}", 1);
-			if (!era_empty(m->p, m->params))
+			if (!era_empty_object(m->p, m->params))
 				evbuffer_add(text, ",", 1);
 			off = m->params.off + 1;
 		}
 		edits[n].at.off = off;
 		edits[n].at.len = 0;
-		edits[n].text = NULL;	/* filled when text is final */
-		edits[n++].len = evbuffer_get_length(text);
+		edits[n].len = evbuffer_get_length(text);
+		edits[n++].text = era_texts_own(t, text);
+		evbuffer_free(text);
 		return ((int)n);
 	}
-	if (!c->modern && client_modern && m->params.len != 0 &&
+	if (!c->modern && call->client_modern && m->params.len != 0 &&
 	    jscan_type(m->p, m->params) == JT_OBJECT) {
 		/* A modern client's request: it loses the envelope. */
 		if (jscan_member(m->p, m->params, "_meta", &meta) == 0 &&
@@ -450,12 +535,12 @@ era_response_edits(struct conn *c, const struct call *call,
 	edit->at.off = m->result.off + 1;
 	edit->at.len = 0;
 	if (strcmp(call->method, "resources/read") == 0)
-		edit->text = era_empty(m->p, m->result) ?
+		edit->text = era_empty_object(m->p, m->result) ?
 		    "\"resultType\":\"complete\",\"ttlMs\":0,\"cacheScope\":"
 		    "\"private\"" : "\"resultType\":\"complete\",\"ttlMs\":0,"
 		    "\"cacheScope\":\"private\",";
 	else
-		edit->text = era_empty(m->p, m->result) ?
+		edit->text = era_empty_object(m->p, m->result) ?
 		    "\"resultType\":\"complete\"" : "\"resultType\":\"complete\",";
 	edit->len = strlen(edit->text);
 	return (1);

@@ -126,9 +126,11 @@ struct call {
 	char		 method[JRPC_METHOD_MAX];
 	int		 client_modern;	/* the client speaks 2026-07-28 */
 	int		 waiting;	/* for its client's input (mrtr.c) */
-	char		*sent;		/* the request as sent, kept for a
-					   2025 client's retries */
+	char		*sent;		/* the request as sent, kept for
+					   retries with input (mrtr.c) */
 	size_t		 sentlen;
+	char		*gw_caps;	/* a modern client's own capabilities,
+					   when the gateway added some */
 	struct mrtr	*mrtr;
 };
 
@@ -230,14 +232,26 @@ void		 upreq_drop_mrtr(struct mrtr *, int tell);
 /* era.c: the upstream's era, and requests translated between eras. */
 json_t		*era_client_caps(struct conn *, json_t *client);
 json_t		*era_own_params(struct conn *, const char *method, json_t *);
+/* Texts that edits point to, owned until the splice is done. */
+#define ERA_MAX_TEXTS	4
+struct era_texts {
+	char	*s[ERA_MAX_TEXTS];
+	int	 n;
+};
+void		 era_texts_free(struct era_texts *);
+/* Keep the text of b (drained) until era_texts_free. */
+const char	*era_texts_own(struct era_texts *, struct evbuffer *);
+/* Is an object span empty ("{ }")? */
+int		 era_empty_object(const char *, struct jspan);
 /*
- * Edits of a relayed request for the upstream's era: the envelope
- * inserted (its text appended to text; the edit whose text is NULL takes
- * it) or dropped.  Returns the number of edits.
+ * Edits of a relayed request for the upstream's era and the client's:
+ * the envelope inserted or dropped, the capabilities the strategies
+ * answer added, the gateway's answers of an earlier round merged.
+ * Returns the number of edits.
  */
 int		 era_request_edits(struct conn *, uint32_t session,
-		    const struct jrpc *, int client_modern, struct evbuffer *text,
-		    struct jedit *, size_t max);
+		    const struct jrpc *, struct call *, struct jedit *,
+		    size_t max, struct era_texts *);
 int		 era_response_edits(struct conn *, const struct call *,
 		    const struct jrpc *, struct jedit *);
 int		 era_input_required(const struct jrpc *);
@@ -256,6 +270,10 @@ void		 mrtr_answer(struct mrtr *, const char *key, const struct jrpc *);
 void		 mrtr_free(struct mrtr *, int tell);
 /* May a method's answer be input_required? */
 int		 mrtr_method(const char *);
+/* A modern client's retry: the gateway's answers of the round merged. */
+int		 mrtr_stash_edits(struct conn *, uint32_t session,
+		    const struct jrpc *, struct jedit *, size_t max,
+		    struct era_texts *);
 
 /* headers.c: configured request headers, secrets expanded. */
 struct curl_slist;

@@ -19,7 +19,12 @@ let gw, up;
 
 before(async () => {
   up = await modernServer('--legacy', 'reject');
-  gw = await startGateway({ globals: 'cache_ttl = 30;', servers: [`{ name = "m"; transport = "http"; url = ${q(up.url)}; }`] });
+  gw = await startGateway({ globals: 'cache_ttl = 30;', servers: [
+    `{ name = "m"; transport = "http"; url = ${q(up.url)}; }`,
+    // The same server, where the gateway declines elicitation for a
+    // client that cannot.
+    `{ name = "md"; transport = "http"; url = ${q(up.url)}; elicitation = [ "client", "decline" ]; }`,
+  ] });
 });
 after(async () => {
   assert.equal(await gw.stop(), 0);
@@ -191,6 +196,36 @@ test('subscriptions/listen: acknowledged, then list changes and resource updates
   assert.equal(first.params._meta['io.modelcontextprotocol/subscriptionId'], 'L-1');
   assert.deepEqual(first.params.notifications, { promptsListChanged: true });
   ac.abort();
+  await client.close();
+});
+
+test('strategies apply between modern peers: the gateway answers what the client did not declare', async () => {
+  // No elicitation at all: the gateway declines for it, the call goes on.
+  let r = await post(gw.url, 'tools/call', { name: 'md__ask-name', arguments: {} }, { caps: {} });
+  assert.equal(r.body.result.resultType, 'complete', JSON.stringify(r.body));
+  assert.match(text(r.body.result), /no name \(decline\)/);
+  // Where the strategies do not always answer, the upstream is not told
+  // more than the client declared, and refuses (-32021 from it).
+  r = await post(gw.url, 'tools/call', { name: 'm__ask-name', arguments: {} }, { caps: {} });
+  assert.equal(r.body.error?.code, -32021, JSON.stringify(r.body));
+  // Both in one round: the client gets only its own request...
+  r = await post(gw.url, 'tools/call', { name: 'md__ask-both', arguments: {} }, { caps: { sampling: {} } });
+  const ir = r.body.result;
+  assert.equal(ir.resultType, 'input_required');
+  assert.deepEqual(Object.keys(ir.inputRequests), ['q']);
+  assert.equal(typeof ir.requestState, 'string');
+  // ...and its retry carries the gateway's answer to the other.
+  r = await post(gw.url, 'tools/call', {
+    name: 'md__ask-both', arguments: {},
+    inputResponses: { q: { role: 'assistant', content: { type: 'text', text: 'sampled' }, model: 'm' } },
+    requestState: ir.requestState,
+  }, { caps: { sampling: {} } });
+  assert.match(text(r.body.result), /both: sampled \/ decline/);
+  // With the SDK: a client declaring sampling only.
+  const client = new Client({ name: 'half', version: '1' }, { capabilities: { sampling: {} }, versionNegotiation: { mode: { pin: MODERN } } });
+  client.setRequestHandler('sampling/createMessage', async () => ({ role: 'assistant', content: { type: 'text', text: 'by SDK v2' }, model: 'm' }));
+  await client.connect(new StreamableHTTPClientTransport(new URL(gw.url)));
+  assert.match(text(await client.callTool({ name: 'md__ask-both', arguments: {} })), /both: by SDK v2 \/ decline/);
   await client.close();
 });
 
