@@ -407,6 +407,9 @@ conf_parse_server(struct conf_ctx *ctx, const struct conf *conf,
 	if (srv->restart_max_delay < srv->restart_delay)
 		return (conf_error(ctx, g, "server %s: restart_max_delay is "
 		    "shorter than restart_delay", srv->name));
+	if (srv->transport == TRANSPORT_SSE && srv->era == ERA_2026)
+		return (conf_error(ctx, g, "server %s: the sse transport is of "
+		    "2024-11-05, not era \"2026\"", srv->name));
 	if (!have_prefix)
 		xasprintf(&srv->prefix, "%s__", srv->name);
 	if (!have_timeout)

@@ -312,7 +312,9 @@ conn_transport_up(struct conn *c)
 	struct timeval	tv = { ERA_PROBE_MS / 1000, 0 };
 
 	c->state = CONN_INITIALIZING;
-	if (sc->era == ERA_2025 || (sc->era == ERA_AUTO && era_verdict == 0)) {
+	/* HTTP+SSE is of 2024-11-05: nothing to find out. */
+	if (sc->era == ERA_2025 || sc->transport == TRANSPORT_SSE ||
+	    (sc->era == ERA_AUTO && era_verdict == 0)) {
 		era_initialize(c);
 		return;
 	}
