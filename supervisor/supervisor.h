@@ -120,7 +120,11 @@ void		 upstream_use(struct upstream *);
 int		 upstream_stop(struct upstream *, char *, size_t);
 int		 upstream_start(struct upstream *, char *, size_t);
 int		 upstream_restart(struct upstream *, char *, size_t);
-/* Tell a per-session upstream about a new client session. */
+/*
+ * Tell an upstream's worker about a new client session: a per-session
+ * one starts its instance by it, a 2026-07-28 one builds its envelope
+ * (worker/era.c).
+ */
 void		 upstream_session_open(struct upstream *, struct session *);
 /* Does the upstream declare a capability (e.g. "logging")? */
 int		 upstream_has_capability(const struct upstream *, const char *);

@@ -300,14 +300,14 @@ upstream_arm(struct upstream *up, unsigned int seconds)
 	evtimer_add(up->timer, &tv);
 }
 
-/* Tell a per-session upstream about one session. */
+/* Tell an upstream about one session. */
 static void
 upstream_open_one(struct session *s, void *arg)
 {
 	upstream_session_open(arg, s);
 }
 
-/* Tell a per-session upstream about a client session. */
+/* Tell an upstream's worker about a client session (supervisor.h). */
 void
 upstream_session_open(struct upstream *up, struct session *s)
 {
