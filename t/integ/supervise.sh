@@ -7,11 +7,22 @@
 TAG=sup$$
 SLEEPER=31$$
 [ "$(id -u)" -eq 0 ] && USER_LINE='user = "nobody";' || USER_LINE=
+# The upstream run as nobody needs a demo server nobody can reach, which
+# the build tree's is not when it lies in a home directory of mode 0700
+# (Debian 12's default, and where dpkg-buildpackage often runs).
+DEMO_USER=$DEMO
+if [ -n "$USER_LINE" ] &&
+    ! setpriv --reuid=nobody --regid=nogroup --clear-groups test -x "$DEMO"; then
+	mkdir -m 0755 "$T/bin"
+	chmod 0711 "$T"
+	cp "$DEMO" "$T/bin/"
+	DEMO_USER=$T/bin/mcp-demo-server
+fi
 GLOBALS='auth_tokens = [ "${env:MCPS_TEST_TOKEN}" ];'
 export MCPS_TEST_TOKEN=token-for-the-tests-$TAG
 WAIT_STATE=none
 start_gateway \
-    "$(demo "d$TAG" "rlimit_nofile = 64; $USER_LINE")" \
+    "{ name = \"d$TAG\"; transport = \"stdio\"; command = [ \"$DEMO_USER\", \"--test-tools\", \"--name\", \"d$TAG\" ]; rlimit_nofile = 64; $USER_LINE }" \
     "{ name = \"loop\"; transport = \"stdio\"; command = [ \"/bin/false\" ]; restart_delay = 1; restart_max_delay = 1; max_failures = 3; }" \
     "$(demo "lazy$TAG" 'lazy = true;')" \
     "$(demo "hang$TAG" 'ping_interval = 1; ping_timeout = 1; restart_delay = 1;')" \
