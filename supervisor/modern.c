@@ -216,7 +216,7 @@ modern_discover(struct stream *st, const struct jrpc *m)
 	    "\"completions\":{},\"logging\":{}},\"_meta\":{\"" META_SERVERINFO
 	    "\":{\"name\":\"mcp-supervisor\",\"title\":\"MCP Supervisor\","
 	    "\"version\":\"%s\"}}}", SUPPORTED_JSON, PACKAGE_VERSION);
-	route_result_era(st, m, (const char *)evbuffer_pullup(buf, -1),
+	modern_result(st, m, (const char *)evbuffer_pullup(buf, -1),
 	    evbuffer_get_length(buf), 1);
 	evbuffer_free(buf);
 }
@@ -325,4 +325,68 @@ modern_refuse_method(struct http_conn *c, struct http_request *req)
 	http_reply_buffer(c, 405, "application/json", "Allow: POST\r\n", buf);
 	evbuffer_free(buf);
 	return (1);
+}
+
+/*
+ * Reply with a result in the request's era: a 2026-07-28 result says
+ * "resultType": "complete", and a cacheable one (lists, discover) how
+ * long it is fresh (cache_ttl) and whether shared caches may keep it
+ * (private when the client sees a list filtered for it).
+ */
+void
+modern_result(struct stream *st, const struct jrpc *m, const char *result,
+    size_t len, int cache)
+{
+	struct evbuffer	*buf;
+	size_t		 i = 0;
+
+	if (st == NULL || !st->modern) {
+		route_result(st, m, result, len);
+		return;
+	}
+	while (i < len && result[i] != '{')
+		i++;
+	if (i == len) {
+		route_result(st, m, result, len);
+		return;
+	}
+	buf = evbuffer_new();
+	evbuffer_add_printf(buf, "{\"resultType\":\"complete\"");
+	if (cache)
+		evbuffer_add_printf(buf, ",\"ttlMs\":%llu,\"cacheScope\":"
+		    "\"%s\"", (unsigned long long)conf->cache_ttl * 1000,
+		    acl_filtered(st->session) ? "private" : "public");
+	for (i++; i < len && (result[i] == ' ' || result[i] == '\n' ||
+	    result[i] == '\t' || result[i] == '\r'); i++)
+		;
+	if (i < len && result[i] != '}')
+		evbuffer_add(buf, ",", 1);
+	evbuffer_add(buf, result + i, len - i);
+	route_result(st, m, (const char *)evbuffer_pullup(buf, -1),
+	    evbuffer_get_length(buf));
+	evbuffer_free(buf);
+}
+
+/*
+ * The stream of a 2026-07-28 request went away: its client closed it,
+ * which is that era's cancellation.  What would have answered on it is
+ * cancelled upstream and forgotten.
+ */
+void
+modern_stream_gone(struct stream *st)
+{
+	static const char	 reason[] = "{\"reason\":\"the client closed "
+	    "the request's stream\"}";
+	struct pending		*p, *next;
+
+	for (p = TAILQ_FIRST(&st->session->pending); p != NULL; p = next) {
+		next = TAILQ_NEXT(p, session_entry);
+		if (p->stream != st)
+			continue;
+		log_debug("session %.8s: %s cancelled: its client closed the "
+		    "stream", st->session->id, p->method);
+		route_pending_cancel(p, reason);
+		p->stream = NULL;
+		route_pending_free(p);
+	}
 }

@@ -202,7 +202,7 @@ stream_detach(struct stream *st)
 	st->conn = NULL;
 	if (st->modern) {
 		/* Closing a 2026-07-28 response is a cancellation. */
-		route_modern_gone(st);
+		modern_stream_gone(st);
 		stream_destroy(st);
 	} else if (st->kind == STREAM_LEGACY)
 		session_free(st->session, "legacy SSE stream closed");
@@ -290,7 +290,7 @@ stream_check_reader(struct stream *st, size_t last)
 		st->conn = NULL;
 		http_set_stream(c, NULL);
 		http_conn_close_later(c);
-		route_modern_gone(st);
+		modern_stream_gone(st);
 		stream_destroy(st);
 		return;
 	}

@@ -426,8 +426,6 @@ void		 route_pending_free(struct pending *);
 void		 route_pending_cancel(struct pending *, const char *reason);
 /* (Re)arm a pending request's request_timeout. */
 void		 route_pending_arm(struct pending *);
-/* A 2026-07-28 request's stream went away: cancel what answers on it. */
-void		 route_modern_gone(struct stream *);
 
 /* A request from an upstream, waiting for a client's answer. */
 struct up_request {
@@ -474,11 +472,6 @@ void		 route_stream_gone(struct stream *);
 struct pending	*route_pending_find(uint32_t tag);
 /* Take a frame's payload into a new buffer (caller frees). */
 struct evbuffer	*route_payload(const struct frame_hdr *, struct evbuffer *);
-
-/* Answer a request with a result for its era (resultType for 2026-07-28,
- * with ttlMs and cacheScope when cache is set). */
-void		 route_result_era(struct stream *, const struct jrpc *,
-		    const char *result, size_t len, int cache);
 
 /* route_notify.c */
 void		 route_notify_stream(struct stream *, const char *method,
@@ -547,6 +540,12 @@ int		 modern_refuse_method(struct http_conn *, struct http_request *);
 void		 modern_error(struct stream *, const char *id, size_t idlen,
 		    int code, const char *data, const char *fmt, ...)
 		    __attribute__((format(printf, 6, 7)));
+/* Answer with a result for the request's era: resultType for
+ * 2026-07-28, with ttlMs and cacheScope when cache is set. */
+void		 modern_result(struct stream *, const struct jrpc *,
+		    const char *result, size_t len, int cache);
+/* A 2026-07-28 request's stream went away: cancel what answers on it. */
+void		 modern_stream_gone(struct stream *);
 
 /* continuation.c: calls parked while a 2026-07-28 client supplies input
  * (a legacy upstream's sampling, elicitation or roots request). */
