@@ -261,15 +261,14 @@ print_status(json_t *reply)
 		if (name != NULL && (int)strlen(name) > w)
 			w = (int)strlen(name);
 	}
-	printf("%-*s %-9s %-4s %-9s %-8s %-8s %-6s %-6s %-9s %-7s %s\n", w,
-	    "NAME", "TRANSPORT", "ERA", "STATE", "PID", "UPSTREAM", "RESTS",
-	    "TOOLS", "RESOURCES", "PROMPTS", "LAST ERROR");
+	/* ERA last but one: scripts read the columns before it by number. */
+	printf("%-*s %-9s %-9s %-8s %-8s %-6s %-6s %-9s %-7s %-4s %s\n", w,
+	    "NAME", "TRANSPORT", "STATE", "PID", "UPSTREAM", "RESTS", "TOOLS",
+	    "RESOURCES", "PROMPTS", "ERA", "LAST ERROR");
 	json_array_foreach(ups, i, up) {
-		printf("%-*s %-9s %-4s %-9s ", w,
+		printf("%-*s %-9s %-9s ", w,
 		    json_string_value(json_object_get(up, "name")),
 		    json_string_value(json_object_get(up, "transport")),
-		    json_is_string(json_object_get(up, "era")) ?
-		    json_string_value(json_object_get(up, "era")) : "-",
 		    json_string_value(json_object_get(up, "state")));
 		print_int(up, "pid", 9);
 		print_int(up, "upstream_pid", 9);
@@ -277,6 +276,8 @@ print_status(json_t *reply)
 		print_int(up, "tools", 7);
 		print_int(up, "resources", 10);
 		print_int(up, "prompts", 8);
+		printf("%-4s ", json_is_string(json_object_get(up, "era")) ?
+		    json_string_value(json_object_get(up, "era")) : "-");
 		err = json_string_value(json_object_get(up, "last_error"));
 		printf("%s\n", err != NULL ? err : "-");
 	}

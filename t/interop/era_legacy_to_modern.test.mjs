@@ -100,9 +100,9 @@ test('the era is found per upstream, or forced', async () => {
   // mcpctl status prints the column and the instance line.
   const table = gw.mcpctl('status');
   assert.match(table, /^instance [0-9a-f]{16}, 0 calls parked for 2026-07-28 clients' input$/m);
-  assert.match(table, /^NAME +TRANSPORT ERA +STATE /m);
-  assert.match(table, /^mh +http +2026 +ready /m);
-  assert.match(table, /^quiet +stdio +2025 +ready /m);
+  assert.match(table, /^NAME +TRANSPORT +STATE .* PROMPTS ERA +LAST ERROR$/m);
+  assert.match(table, /^mh +http +ready( +\S+){6} +2026 +-$/m);
+  assert.match(table, /^quiet +stdio +ready( +\S+){6} +2025 +-$/m);
   // A strict server refuses initialize: era = "2025" cannot work, and says so.
   await gw.waitFor((st) => st.upstreams.find((u) => u.name === 'strict25').state === 'failed', 'strict25 failed', 20000);
   assert.match(gw.upstream('strict25').last_error, /initialize/);
