@@ -233,6 +233,12 @@ check_answer(struct session *s, json_t *msg, size_t textlen)
 		error_note("session %u: tool result has isError", s->idx);
 		return -1;
 	}
+	if (opt.modern && s->phase == PH_CALL && !json_is_string(
+	    json_object_get(result, "resultType"))) {
+		error_note("session %u: a 2026-07-28 result without "
+		    "resultType", s->idx);
+		return -1;
+	}
 	if (s->phase == PH_INIT) {
 		m = json_string_value(json_object_get(result,
 		    "protocolVersion"));
@@ -454,6 +460,12 @@ static void
 session_start(struct session *s)
 {
 	st.started++;
+	if (opt.modern) {
+		/* 2026-07-28 has no handshake: every request stands alone. */
+		s->phase = PH_READY;
+		on_ready(s);
+		return;
+	}
 	s->phase = PH_INIT;
 	tr->start(s);
 }
@@ -777,6 +789,7 @@ usage(void)
 "  -T, --timeout S      seconds a call may take (30)\n"
 "  -l, --label TEXT     name of the system, copied to the output\n"
 "  -P, --protocol V     protocol version to ask for (2025-11-25)\n"
+"  -M, --modern         2026-07-28: no session, every request whole (HTTP)\n"
 "  -s, --streams        hold a GET event stream open per session (HTTP)\n"
 "  -H, --hold S         with --streams, stop after S seconds\n"
 "                       (default: at SIGTERM or SIGINT)\n"
@@ -817,6 +830,7 @@ main(int argc, char **argv)
 		{ "timeout", required_argument, NULL, 'T' },
 		{ "label", required_argument, NULL, 'l' },
 		{ "protocol", required_argument, NULL, 'P' },
+		{ "modern", no_argument, NULL, 'M' },
 		{ "streams", no_argument, NULL, 's' },
 		{ "hold", required_argument, NULL, 'H' },
 		{ "parallel", required_argument, NULL, 'p' },
@@ -834,7 +848,7 @@ main(int argc, char **argv)
 	unsigned i, first;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "c:d:w:r:n:t:a:T:l:P:sH:p:Eqx:",
+	while ((c = getopt_long(argc, argv, "c:d:w:r:n:t:a:T:l:P:sH:p:Eqx:M",
 	    longopts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
@@ -885,12 +899,16 @@ main(int argc, char **argv)
 		case 'x':
 			opt.stdio = optarg;
 			break;
+		case 'M':
+			opt.modern = 1;
+			break;
 		default:
 			usage();
 		}
 	}
 	if (optind != argc - (opt.stdio ? 0 : 1) || opt.sessions == 0 ||
-	    opt.parallel == 0 || (opt.stdio && opt.mode == MODE_STREAMS))
+	    opt.parallel == 0 || (opt.stdio && opt.mode == MODE_STREAMS) ||
+	    (opt.modern && (opt.stdio != NULL || opt.mode == MODE_STREAMS)))
 		usage();
 	opt.url = opt.stdio ? opt.stdio : argv[optind];
 	if (opt.stdio == NULL && parse_url(opt.url) != 0) {
@@ -926,7 +944,11 @@ main(int argc, char **argv)
 		return 1;
 	call_prefix = strdup("{\"jsonrpc\":\"2.0\",\"id\":");
 	if (asprintf(&call_suffix, ",\"method\":\"tools/call\",\"params\":"
-	    "{\"name\":%s,\"arguments\":%s}}", name, argtxt) < 0 ||
+	    "{\"name\":%s,\"arguments\":%s%s}}", name, argtxt, opt.modern ?
+	    ",\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":"
+	    "\"2026-07-28\",\"io.modelcontextprotocol/clientCapabilities\":{},"
+	    "\"io.modelcontextprotocol/clientInfo\":{\"name\":"
+	    "\"mcp-supervisor-loadgen\",\"version\":\"1.0\"}}" : "") < 0 ||
 	    call_prefix == NULL)
 		return 1;
 	free(argtxt);
@@ -985,8 +1007,10 @@ main(int argc, char **argv)
 	} else {
 		first = opt.parallel < opt.sessions ? opt.parallel :
 		    opt.sessions;
-		for (i = 0; i < first; i++)
-			session_start(&sessions[i]);
+		/* A 2026-07-28 session is ready at once and starts the next
+		 * itself: start by index, not twice. */
+		for (i = 0; i < first && st.started < opt.sessions; i++)
+			session_start(&sessions[st.started]);
 	}
 	event_base_dispatch(base);
 

@@ -58,6 +58,8 @@ struct options {
 	int		 expect_error;
 	int		 quiet;
 	const char	*stdio;		/* direct: the server's command */
+	int		 modern;	/* 2026-07-28: no session, every
+					   request whole (HTTP only) */
 };
 
 struct stats {

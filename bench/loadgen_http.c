@@ -97,6 +97,10 @@ write_request(struct session *s, const char *method, const char *body,
 	if (s->proto[0] != '\0')
 		evbuffer_add_printf(out, "MCP-Protocol-Version: %s\r\n",
 		    s->proto);
+	/* A 2026-07-28 call mirrors its version, method and tool. */
+	if (opt.modern && body != NULL)
+		evbuffer_add_printf(out, "MCP-Protocol-Version: 2026-07-28\r\n"
+		    "Mcp-Method: tools/call\r\nMcp-Name: %s\r\n", opt.tool);
 	if (body != NULL)
 		evbuffer_add_printf(out,
 		    "Content-Type: application/json\r\n"

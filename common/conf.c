@@ -49,6 +49,18 @@ const char *const conf_isolation_names[] = {
 	[ISOLATION_PER_SESSION] = "per-session",
 };
 
+const char *const conf_era_names[] = {
+	[ERA_AUTO] = "auto",
+	[ERA_2025] = "2025",
+	[ERA_2026] = "2026",
+};
+
+const char *
+conf_era_name(enum era e)
+{
+	return (conf_era_names[e]);
+}
+
 const char *
 conf_transport_name(enum transport t)
 {
@@ -535,6 +547,24 @@ conf_check_token(struct conf_ctx *ctx, const config_setting_t *s,
 	return (0);
 }
 
+/*
+ * Check a request_state_key as written: a literal one must be long enough
+ * to be a key; a ${env:..} or ${file:..} reference is checked when it is
+ * expanded.
+ */
+static int
+conf_check_state_key(struct conf_ctx *ctx, const config_setting_t *s,
+    const char *key)
+{
+	if (strstr(key, "${") != NULL)
+		return (0);
+	if (strlen(key) < CONF_MIN_STATE_KEY)
+		return (conf_error(ctx, s, "request_state_key must have at "
+		    "least %d characters (this one has %zu)",
+		    CONF_MIN_STATE_KEY, strlen(key)));
+	return (0);
+}
+
 /* Read one group of clients. */
 static int
 parse_client(struct conf_ctx *ctx, const config_setting_t *g,
@@ -878,6 +908,19 @@ parse_root(struct conf_ctx *ctx, config_t *cf, struct conf *conf)
 			if (conf->ws_lockfile[0] != '/')
 				return (conf_error(ctx, s, "ws_lockfile must be "
 				    "an absolute path"));
+		} else if (strcmp(key, "request_state_key") == 0) {
+			if (conf_get_string(ctx, s, &conf->request_state_key,
+			    0) != 0 || conf_check_state_key(ctx, s,
+			    conf->request_state_key) != 0)
+				return (-1);
+		} else if (strcmp(key, "request_state_ttl") == 0) {
+			if (conf_get_seconds(ctx, s, 5, 86400,
+			    &conf->request_state_ttl) != 0)
+				return (-1);
+		} else if (strcmp(key, "cache_ttl") == 0) {
+			if (conf_get_seconds(ctx, s, 0, 86400,
+			    &conf->cache_ttl) != 0)
+				return (-1);
 		} else if (strcmp(key, "client_tool_timeout") == 0) {
 			if (conf_get_seconds(ctx, s, 1, 86400,
 			    &conf->client_tool_timeout) != 0)
@@ -958,6 +1001,8 @@ conf_new(const char *file)
 	conf->max_buffered = 64 * 1024 * 1024;
 	conf->ws_path = xstrdup("/ws");
 	conf->ws_ping_interval = 30;
+	conf->request_state_ttl = 300;
+	conf->cache_ttl = 60;
 	conf->client_tool_timeout = 30;
 	conf->client_tools_max = 128;
 	conf->elicitation[0] = STRATEGY_CLIENT;
@@ -1060,6 +1105,8 @@ conf_free(struct conf *conf)
 	conf_strv_free(conf->trusted_proxies);
 	free(conf->ws_path);
 	free(conf->ws_lockfile);
+	explicit_bzero_str(conf->request_state_key);
+	free(conf->request_state_key);
 	for (i = 0; i < conf->nclients; i++) {
 		free(conf->clients[i].name);
 		explicit_bzero_str(conf->clients[i].token);

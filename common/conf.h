@@ -17,6 +17,7 @@
 #define CONF_MIN_TOKEN			16	/* characters in a token */
 #define CONF_INSTANCE_MAX		32	/* characters in an instance name */
 #define CONF_MAX_TRUSTED		64	/* trusted_proxies entries */
+#define CONF_MIN_STATE_KEY		32	/* in request_state_key */
 
 enum transport {
 	TRANSPORT_STDIO = 0,
@@ -89,6 +90,13 @@ enum isolation {
 	ISOLATION_PER_SESSION
 };
 
+/* Which protocol era an upstream speaks (era = ...). */
+enum era {
+	ERA_AUTO = 0,		/* find out: 2026-07-28 if it answers it */
+	ERA_2025,		/* initialize: 2025-11-25 and earlier */
+	ERA_2026		/* 2026-07-28 only */
+};
+
 /* One upstream; every string is owned. */
 struct server_conf {
 	char		 *name;
@@ -99,6 +107,7 @@ struct server_conf {
 	char		 *url;		/* http, sse, ws */
 	char		 *prefix;	/* exposed-name prefix, "" for none */
 	enum isolation	  isolation;
+	enum era	  era;
 	unsigned int	  request_timeout;	/* seconds, client calls */
 	unsigned int	  server_request_timeout; /* seconds, its requests */
 	unsigned int	  init_timeout;		/* seconds */
@@ -172,6 +181,10 @@ struct conf {
 	char			 *ws_path;		/* "" for none */
 	unsigned int		  ws_ping_interval;	/* seconds, 0: none */
 	char			 *ws_lockfile;		/* or NULL */
+	/* 2026-07-28 clients. */
+	char			 *request_state_key;	/* as written, or NULL */
+	unsigned int		  request_state_ttl;	/* seconds */
+	unsigned int		  cache_ttl;		/* seconds, lists */
 	unsigned int		  client_tool_timeout;	/* seconds */
 	unsigned int		  client_tools_max;	/* per client */
 	struct client_conf	 *clients;
@@ -218,6 +231,7 @@ const char	*conf_transport_name(enum transport);
 const char	*conf_strategy_name(enum strategy);
 const char	*conf_isolation_name(enum isolation);
 const char	*conf_llm_provider_name(enum llm_provider);
+const char	*conf_era_name(enum era);
 /*
  * Can a strategy list serve a request without a client (it holds decline,
  * or for sampling an llm: or tool: link)?  Only then is the capability

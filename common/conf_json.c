@@ -61,6 +61,7 @@ conf_server_to_json(const struct server_conf *srv)
 	json_object_set_new(o, "tls_verify", json_boolean(srv->tls_verify));
 	json_object_set_new(o, "lazy", json_boolean(srv->lazy));
 	json_object_set_new(o, "required", json_boolean(srv->required));
+	json_object_set_new(o, "era", json_string(conf_era_names[srv->era]));
 	json_object_set_new(o, "connect_timeout",
 	    json_integer(srv->connect_timeout));
 	json_object_set_new(o, "ping_interval",
@@ -178,6 +179,12 @@ conf_server_from_json(const json_t *o, char *err, size_t errlen)
 	srv->tls_verify = json_is_true(json_object_get(o, "tls_verify"));
 	srv->lazy = json_is_true(json_object_get(o, "lazy"));
 	srv->required = json_is_true(json_object_get(o, "required"));
+	if (json_is_string(json_object_get(o, "era"))) {
+		if ((k = conf_lookup_name(conf_era_names, 3,
+		    json_string_value(json_object_get(o, "era")))) < 0)
+			goto bad;
+		srv->era = (enum era)k;
+	}
 	srv->connect_timeout = (unsigned int)json_integer_value(
 	    json_object_get(o, "connect_timeout"));
 	srv->ping_interval = (unsigned int)json_integer_value(
@@ -285,6 +292,7 @@ conf_server_equal(const struct server_conf *a, const struct server_conf *b)
 	    str_equal(a->url, b->url) &&
 	    str_equal(a->prefix, b->prefix) &&
 	    a->isolation == b->isolation &&
+	    a->era == b->era &&
 	    a->request_timeout == b->request_timeout &&
 	    a->server_request_timeout == b->server_request_timeout &&
 	    a->init_timeout == b->init_timeout &&

@@ -212,6 +212,13 @@ conf_print(const struct conf *conf, FILE *f)
 		print_string(f, conf->ws_lockfile);
 		fprintf(f, ";\n");
 	}
+	if (conf->request_state_key != NULL) {
+		fprintf(f, "request_state_key = ");
+		print_string(f, conf->request_state_key);
+		fprintf(f, ";\n");
+	}
+	fprintf(f, "request_state_ttl = %u;\n", conf->request_state_ttl);
+	fprintf(f, "cache_ttl = %u;\n", conf->cache_ttl);
 	fprintf(f, "client_tool_timeout = %u;\nclient_tools_max = %u;\n",
 	    conf->client_tool_timeout, conf->client_tools_max);
 	if (conf->nclients > 0) {
@@ -284,8 +291,9 @@ conf_print(const struct conf *conf, FILE *f)
 			print_string(f, srv->prefix);
 			fprintf(f, ";\n");
 		}
-		fprintf(f, "    isolation = \"%s\";\n",
-		    conf_isolation_names[srv->isolation]);
+		fprintf(f, "    isolation = \"%s\";\n    era = \"%s\";\n",
+		    conf_isolation_names[srv->isolation],
+		    conf_era_names[srv->era]);
 		fprintf(f, "    request_timeout = %u;\n"
 		    "    server_request_timeout = %u;\n    init_timeout = %u;\n",
 		    srv->request_timeout, srv->server_request_timeout,

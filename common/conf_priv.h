@@ -23,6 +23,7 @@ extern const char *const conf_transport_names[];
 extern const char *const conf_strategy_names[];
 extern const char *const conf_isolation_names[];
 extern const char *const conf_llm_provider_names[];
+extern const char *const conf_era_names[];
 
 /* Free a NULL-terminated string vector (NULL is fine). */
 void	conf_strv_free(char **);

@@ -270,6 +270,17 @@ conf_parse_server(struct conf_ctx *ctx, const struct conf *conf,
 				return (-1);
 			}
 			srv->isolation = (enum isolation)v;
+		} else if (strcmp(key, "era") == 0) {
+			if (conf_get_string(ctx, s, &tmp, 0) != 0)
+				return (-1);
+			v = conf_lookup_name(conf_era_names, 3, tmp);
+			if (v < 0) {
+				conf_error(ctx, s, "unknown era \"%s\" (auto, "
+				    "2025 or 2026)", tmp);
+				free(tmp);
+				return (-1);
+			}
+			srv->era = (enum era)v;
 		} else if (strcmp(key, "request_timeout") == 0) {
 			if (conf_get_seconds(ctx, s, 1, 86400,
 			    &srv->request_timeout) != 0)
@@ -412,6 +423,9 @@ conf_parse_server(struct conf_ctx *ctx, const struct conf *conf,
 	if (srv->restart_max_delay < srv->restart_delay)
 		return (conf_error(ctx, g, "server %s: restart_max_delay is "
 		    "shorter than restart_delay", srv->name));
+	if (srv->transport == TRANSPORT_SSE && srv->era == ERA_2026)
+		return (conf_error(ctx, g, "server %s: the sse transport is of "
+		    "2024-11-05, not era \"2026\"", srv->name));
 	if (!have_prefix)
 		xasprintf(&srv->prefix, "%s__", srv->name);
 	if (!have_timeout)

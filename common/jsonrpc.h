@@ -23,6 +23,10 @@ struct evbuffer;
 #define MCP_REQUEST_TIMEOUT	-32001	/* no answer within the timeout */
 #define MCP_RESOURCE_NOT_FOUND	-32002	/* no upstream has that resource */
 #define MCP_OVERLOADED		-32003	/* a gateway limit was reached */
+/* 2026-07-28: the range -32020 to -32099 is the specification's. */
+#define MCP_HEADER_MISMATCH	-32020	/* headers disagree with the body */
+#define MCP_MISSING_CAPABILITY	-32021	/* the client did not declare it */
+#define MCP_UNSUPPORTED_VERSION	-32022	/* data: supported, requested */
 
 #define JRPC_METHOD_MAX		128
 

@@ -133,6 +133,9 @@ print_status(json_t *reply)
 	    json_str_or(reply, "listen", "?"),
 	    nsessions, nsessions == 1 ? "" : "s",
 	    inflight < 0 ? 0 : inflight, inflight == 1 ? "" : "s");
+	if (json_int_or(reply, "parked") > 0)
+		printf(", %lld parked for 2026-07-28 clients' input",
+		    json_int_or(reply, "parked"));
 	if (json_object_get(reply, "metrics_listen") != NULL)
 		printf(", metrics on %s", json_str_or(reply, "metrics_listen",
 		    "?"));
@@ -153,9 +156,11 @@ print_status(json_t *reply)
 		if (name != NULL && (int)strlen(name) > w)
 			w = (int)strlen(name);
 	}
-	printf("%-*s %-9s %-9s %-8s %-8s %-6s %-6s %-9s %-7s %-7s %-6s %s\n",
-	    w, "NAME", "TRANSPORT", "STATE", "PID", "UPSTREAM", "RESTS",
-	    "TOOLS", "RESOURCES", "PROMPTS", "UPTIME", "CALLS", "LAST ERROR");
+	/* ERA last but one: scripts read the columns before it by number. */
+	printf("%-*s %-9s %-9s %-8s %-8s %-6s %-6s %-9s %-7s %-7s %-6s %-4s "
+	    "%s\n", w, "NAME", "TRANSPORT", "STATE", "PID", "UPSTREAM",
+	    "RESTS", "TOOLS", "RESOURCES", "PROMPTS", "UPTIME", "CALLS", "ERA",
+	    "LAST ERROR");
 	json_array_foreach(ups, i, up) {
 		printf("%-*s %-9s %-9s ", w, json_str_or(up, "name", "?"),
 		    json_str_or(up, "transport", "?"),
@@ -169,6 +174,7 @@ print_status(json_t *reply)
 		fmt_duration(up_s, sizeof up_s, json_int_or(up, "uptime"));
 		printf("%-8s", up_s);
 		print_int(up, "pending", 7);
+		printf("%-4s ", json_str_or(up, "era", "-"));
 		err = json_string_value(json_object_get(up, "last_error"));
 		if (err != NULL && (t = (time_t)json_int_or(up,
 		    "last_error_at")) > 0 && localtime_r(&t, &tm) != NULL) {

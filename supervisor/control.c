@@ -77,6 +77,7 @@ control_status(void)
 	    "upstreams", ups, "llm", provider_status_json(),
 	    "collisions", catalog_collisions(),
 	    "renamed", catalog_renamed());
+	json_object_set_new(o, "parked", json_integer(continuation_count()));
 	if (metrics_bound[0] != '\0')
 		json_object_set_new(o, "metrics_listen",
 		    json_string(metrics_bound));

@@ -191,7 +191,8 @@ mcp_http_session(struct http_conn *c, struct http_request *req)
 	}
 	/* A legacy or WebSocket session is reached only its own way. */
 	if ((s = session_find(h->value, h->valuelen)) == NULL ||
-	    s->only != NULL || !mcp_http_same_credential(c, req, s)) {
+	    s->only != NULL || s->modern ||
+	    !mcp_http_same_credential(c, req, s)) {
 		mcp_http_error(c, 404, JRPC_INVALID_REQUEST,
 		    "Session not found", NULL);
 		return (NULL);
@@ -334,6 +335,11 @@ mcp_http_post(struct http_conn *c, struct http_request *req)
 	}
 	if (mcp_http_scan(c, req, &m) != 0)
 		return;
+	/* One listener serves both eras, told apart per POST. */
+	if (modern_claims(req, &m)) {
+		modern_post(c, req, &m);
+		return;
+	}
 	if (m.kind == JRPC_REQUEST &&
 	    strcmp(m.method_name, "initialize") == 0) {
 		mcp_http_initialize(c, req, &m);
@@ -408,6 +414,8 @@ mcp_http_get(struct http_conn *c, struct http_request *req)
 	struct stream			*st;
 	uint32_t			 no, seq;
 
+	if (modern_refuse_method(c, req))
+		return;
 	h = http_header(&req->head, "Accept");
 	if (h == NULL ||
 	    !http_accepts(h->value, h->valuelen, "text/event-stream")) {
@@ -509,6 +517,8 @@ mcp_http_delete(struct http_conn *c, struct http_request *req)
 {
 	struct session	*s;
 
+	if (modern_refuse_method(c, req))
+		return;
 	if ((s = mcp_http_session(c, req)) == NULL)
 		return;
 	session_free(s, "deleted by client");

@@ -196,6 +196,31 @@ preflight_llm(const struct conf *c, void (*warn)(const char *), char *err,
 	return (0);
 }
 
+/* Does request_state_key expand to a key long enough? */
+static int
+preflight_state_key(const struct conf *c, char *why, size_t len)
+{
+	char	*v, err[256];
+	size_t	 n;
+
+	if (c->request_state_key == NULL)
+		return (0);
+	if ((v = secret_expand(c->request_state_key, err, sizeof err)) ==
+	    NULL) {
+		snprintf(why, len, "request_state_key: %s", err);
+		return (-1);
+	}
+	n = strlen(v);
+	explicit_bzero(v, n);
+	free(v);
+	if (n < CONF_MIN_STATE_KEY || n > 256) {
+		snprintf(why, len, "request_state_key: %zu characters (it "
+		    "needs %d to 256)", n, CONF_MIN_STATE_KEY);
+		return (-1);
+	}
+	return (0);
+}
+
 int
 preflight(const struct conf *c, int flags, void (*warn)(const char *),
     char *err, size_t errlen)
@@ -213,6 +238,8 @@ preflight(const struct conf *c, int flags, void (*warn)(const char *),
 			    c->control, sizeof sun.sun_path - 1));
 	}
 	if (auth_validate(c, &tokens, why, sizeof why) != 0)
+		return (preflight_error(c, 0, err, errlen, "%s", why));
+	if (preflight_state_key(c, why, sizeof why) != 0)
 		return (preflight_error(c, 0, err, errlen, "%s", why));
 	if (c->ws_lockfile != NULL && preflight_dir(c->ws_lockfile) != 0)
 		return (preflight_error(c, 0, err, errlen, "ws_lockfile %s: "

@@ -118,7 +118,8 @@ reload(void)
 	}
 	reload_warnings = warnings = json_array();
 	if (preflight(next, PREFLIGHT_RELOAD, reload_warn, err,
-	    sizeof err) != 0 || auth_configure(next, err, sizeof err) != 0) {
+	    sizeof err) != 0 || auth_configure(next, err, sizeof err) != 0 ||
+	    continuation_configure(next, err, sizeof err) != 0) {
 		log_warnx("reload: %s; nothing changed", err);
 		conf_free(next);
 		json_decref(warnings);

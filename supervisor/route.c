@@ -113,6 +113,8 @@ route_reject(struct stream *st, const struct jrpc *m, int code,
 void
 route_pending_free(struct pending *p)
 {
+	if (p->parked != NULL)
+		continuation_pending_gone(p, NULL);
 	u64map_del(&pending_by_tag, p->tag);
 	TAILQ_REMOVE(&p->up->pending, p, up_entry);
 	p->up->npending--;
@@ -129,11 +131,12 @@ route_pending_free(struct pending *p)
 	}
 	free(p->uri);
 	free(p->id);
+	free(p->token);
 	free(p);
 }
 
 /* Tell the worker a request is cancelled, if it was ever sent. */
-static void
+void
 route_pending_cancel(struct pending *p, const char *reason)
 {
 	if (p->queued == NULL)
@@ -148,6 +151,9 @@ route_pending_fail(struct pending *p, int code, const char *msg)
 	obs_end(&p->obs, code == MCP_REQUEST_TIMEOUT ? OBS_TIMEOUT :
 	    p->obs.t_fwd != 0 || p->obs.up_us != 0 ? OBS_ERROR : OBS_REFUSED,
 	    code);
+	/* A parked call keeps the reason for its client's retry. */
+	if (p->parked != NULL && p->stream == NULL)
+		continuation_pending_gone(p, msg);
 	if (p->cb != NULL)
 		p->cb(p, NULL, code, msg, p->cb_arg);
 	else
@@ -173,13 +179,25 @@ route_timeout_cb(evutil_socket_t fd, short events, void *arg)
 	route_pending_fail(p, MCP_REQUEST_TIMEOUT, msg);
 }
 
+/* (Re)arm a pending request's request_timeout. */
+void
+route_pending_arm(struct pending *p)
+{
+	struct timeval	tv;
+
+	if (p->timer == NULL)
+		p->timer = evtimer_new(base, route_timeout_cb, p);
+	tv.tv_sec = p->up->sc->request_timeout;
+	tv.tv_usec = 0;
+	evtimer_add(p->timer, &tv);
+}
+
 /* Create a pending request and send its text to the upstream. */
 static struct pending *
 route_send(struct session *s, struct stream *st, struct upstream *up,
     const char *method, const char *id, size_t idlen, struct evbuffer *buf)
 {
 	struct pending	*p;
-	struct timeval	 tv;
 	char		 why[512];
 
 	p = xcalloc(1, sizeof *p);
@@ -202,10 +220,7 @@ route_send(struct session *s, struct stream *st, struct upstream *up,
 		TAILQ_INSERT_TAIL(&s->pending, p, session_entry);
 		s->npending++;
 	}
-	p->timer = evtimer_new(base, route_timeout_cb, p);
-	tv.tv_sec = up->sc->request_timeout;
-	tv.tv_usec = 0;
-	evtimer_add(p->timer, &tv);
+	route_pending_arm(p);
 	/* The client's request (if this is one) goes on here. */
 	if (st != NULL)
 		obs_take(&p->obs);
@@ -450,7 +465,8 @@ route_named(struct session *s, struct stream *st, const struct jrpc *m,
 	struct jspan		 name;
 	struct evbuffer		*lit;
 	struct jedit		 edit;
-	char			*buf;
+	struct pending		*p;
+	char			*buf, exposed[NAME_MAX_EXPOSED + 1];
 	const char		*what = kind == CATALOG_TOOLS ? "tool" :
 				    "prompt";
 
@@ -483,14 +499,22 @@ route_named(struct session *s, struct stream *st, const struct jrpc *m,
 		free(buf);
 		return;
 	}
+	if (st != NULL && st->modern && (modern_check_params(st, m, e) != 0 ||
+	    continuation_resume(s, st, m, e->up, buf))) {
+		free(buf);
+		return;
+	}
+	snprintf(exposed, sizeof exposed, "%s", buf);
 	free(buf);
 	lit = evbuffer_new();
 	jscan_add_string(lit, e->name, e->namelen);
 	edit.at = name;
 	edit.len = evbuffer_get_length(lit);
 	edit.text = (const char *)evbuffer_pullup(lit, -1);
-	route_forward(s, st, m, e->up, &edit, 1);
+	p = route_forward(s, st, m, e->up, &edit, 1);
 	evbuffer_free(lit);
+	if (p != NULL && st != NULL && st->modern && !upstream_modern(e->up))
+		continuation_bind(p, s, m, exposed);
 }
 
 /* Read a request's URI parameter; answers the error itself. */
@@ -526,12 +550,20 @@ route_uri(struct session *s, struct stream *st, const struct jrpc *m,
     const char *const *path)
 {
 	struct upstream	*up;
+	struct pending	*p;
 	char		*u;
 
 	if ((u = route_get_uri(s, st, m, path, &up)) == NULL)
 		return;
+	if (st != NULL && st->modern && continuation_resume(s, st, m, up, u)) {
+		free(u);
+		return;
+	}
+	p = route_forward(s, st, m, up, NULL, 0);
+	if (p != NULL && st != NULL && st->modern && !upstream_modern(up) &&
+	    strcmp(m->method_name, "resources/read") == 0)
+		continuation_bind(p, s, m, u);
 	free(u);
-	route_forward(s, st, m, up, NULL, 0);
 }
 
 /* Route completion/complete by its reference. */
@@ -583,8 +615,8 @@ route_list(struct session *s, struct stream *st, const struct jrpc *m,
 	    r == 0 ? (size_t)n : 0, conf->page_size, s, buf) != 0)
 		route_reject(st, m, JRPC_INVALID_PARAMS, "invalid cursor");
 	else
-		route_result(st, m, (const char *)evbuffer_pullup(buf, -1),
-		    evbuffer_get_length(buf));
+		modern_result(st, m, (const char *)evbuffer_pullup(buf, -1),
+		    evbuffer_get_length(buf), 1);
 	evbuffer_free(buf);
 }
 
@@ -594,6 +626,7 @@ route_needs_catalog(const char *method)
 {
 	return (strcmp(method, "ping") != 0 &&
 	    strcmp(method, "logging/setLevel") != 0 &&
+	    strcmp(method, "subscriptions/listen") != 0 &&
 	    strcmp(method, "initialize") != 0 &&
 	    strcmp(method, "tools/register") != 0 &&
 	    strcmp(method, "tools/unregister") != 0);
@@ -620,7 +653,9 @@ route_dispatch(struct session *s, struct stream *st, const struct jrpc *m,
 
 	if (route_needs_catalog(method) && view_defer(s, st, m))
 		return;
-	if (strcmp(method, "tools/call") == 0)
+	if (s->modern && strcmp(method, "subscriptions/listen") == 0)
+		listen_open(s, st, m);
+	else if (strcmp(method, "tools/call") == 0)
 		route_named(s, st, m, CATALOG_TOOLS, name);
 	else if (strcmp(method, "tools/register") == 0)
 		ctools_register(s, st, m);
@@ -903,6 +938,26 @@ route_call_answer(struct pending *p, struct evbuffer *payload)
 		p->cb(p, &m, 0, NULL, p->cb_arg);
 }
 
+/*
+ * The answer to a call resumed by a 2026-07-28 retry goes to the retry,
+ * under the retry's id (the worker restored the first request's).
+ */
+static void
+route_rebind(struct pending *p, struct evbuffer *payload)
+{
+	struct evbuffer	*out;
+	struct jrpc	 m;
+	const char	*why;
+
+	if (jrpc_scan((const char *)evbuffer_pullup(payload, -1),
+	    evbuffer_get_length(payload), &m, &why) != 0 || m.id.len == 0)
+		return;
+	out = jscan_replace(m.p, m.n, m.id, p->id, p->idlen);
+	evbuffer_drain(payload, evbuffer_get_length(payload));
+	evbuffer_add_buffer(payload, out);
+	evbuffer_free(out);
+}
+
 /* A worker's answer to a request. */
 static void
 route_response(struct upstream *up, const struct frame_hdr *hdr,
@@ -921,11 +976,19 @@ route_response(struct upstream *up, const struct frame_hdr *hdr,
 	payload = route_payload(hdr, in);
 	if (p->hook != HOOK_NONE)
 		route_hook(p, payload);
+	if (p->rebound)
+		route_rebind(p, payload);
 	obs_returned(&p->obs);
 	if (p->obs.active)
 		obs_end(&p->obs, (hdr->flags & FRAME_F_ERROR) ? OBS_ERROR :
 		    OBS_OK, (hdr->flags & FRAME_F_ERROR) &&
 		    access_log_enabled() ? route_error_code(payload) : 0);
+	if (p->parked != NULL && p->stream == NULL) {
+		/* It answered while its client was asked for input. */
+		continuation_answered(p, payload);
+		route_pending_free(p);
+		return;
+	}
 	if (p->cb != NULL)
 		route_call_answer(p, payload);
 	else if (p->stream != NULL)
@@ -999,6 +1062,7 @@ route_fail_upstream(struct upstream *up, int code, const char *message,
 		route_up_request_free(ur);
 	}
 	sampling_upstream_gone(up);
+	continuation_upstream_gone(up);
 	view_upstream_down(up);
 	/* A new upstream process holds no subscriptions or level. */
 	strmap_free(&up->subs);
@@ -1023,6 +1087,7 @@ route_session_end(struct session *s)
 {
 	struct up_request	*ur;
 
+	continuation_session_end(s);
 	route_cancel_session(s);
 	while ((ur = TAILQ_FIRST(&s->up_requests)) != NULL) {
 		metrics_up_request(ur->up, ur->method, MUPO_CANCELLED);

@@ -15,6 +15,7 @@
 #include <event2/event.h>
 
 #include "log.h"
+#include "meta.h"
 #include "supervisor.h"
 #include "xmalloc.h"
 
@@ -57,7 +58,8 @@ route_target(struct upstream *up, const struct frame_hdr *hdr,
 	struct session	*s;
 
 	*sp = NULL;
-	if (hdr->tag != 0 && (p = route_pending_find(hdr->tag)) != NULL && p->up == up && p->session != NULL) {
+	if (hdr->tag != 0 && (p = route_pending_find(hdr->tag)) != NULL &&
+	    p->up == up && p->session != NULL) {
 		*sp = p->session;
 		if (route_streams(p->stream))
 			return (p->stream);
@@ -94,6 +96,8 @@ route_bcast_one(struct session *s, void *arg)
 	struct route_bcast	*b = arg;
 	struct evbuffer		*buf;
 
+	if (s->modern && b->uri != NULL)
+		listen_resource_updated(s, b->up, b->uri);
 	if (!s->initialized)
 		return;
 	if (b->uri != NULL && strmap_get(&s->subs, b->uri) != b->up)
@@ -104,6 +108,50 @@ route_bcast_one(struct session *s, void *arg)
 	evbuffer_add(buf, b->m->p, b->m->n);
 	stream_send(session_get_stream(s), buf, 0);
 	evbuffer_free(buf);
+}
+
+/*
+ * A notification for a 2026-07-28 session: progress and logs go on their
+ * request's own stream (logs only at or above the level the request
+ * asked for, none if it asked for none), resource updates to the listens
+ * that want them; nothing goes anywhere else.
+ */
+static void
+route_notify_modern(struct upstream *up, const struct frame_hdr *hdr,
+    struct session *s, struct stream *st, const struct jrpc *m,
+    struct evbuffer *payload, const char *uri)
+{
+	static const char *const token_path[] = { "progressToken", NULL };
+	struct pending	*p;
+	struct jspan	 level, token;
+	struct evbuffer	*out;
+	char		 name[32];
+	ssize_t		 n;
+
+	if (uri != NULL) {
+		listen_resource_updated(s, up, uri);
+		return;
+	}
+	if (st == NULL)
+		return;
+	if (strcmp(m->method_name, "notifications/message") == 0) {
+		if (st->level < 0 || jscan_member(m->p, m->params, "level",
+		    &level) != 0 || (n = jscan_string(m->p, level, name,
+		    sizeof name)) < 0 || meta_log_level(name, (size_t)n) <
+		    st->level)
+			return;
+	} else if (strcmp(m->method_name, "notifications/progress") != 0)
+		return;
+	/* A call resumed by a retry reports under the retry's token. */
+	if (hdr->tag != 0 && (p = route_pending_find(hdr->tag)) != NULL &&
+	    p->rebound && p->token != NULL &&
+	    jscan_path(m->p, m->params, token_path, &token) == 0) {
+		out = jscan_replace(m->p, m->n, token, p->token, p->tokenlen);
+		stream_send(st, out, 0);
+		evbuffer_free(out);
+		return;
+	}
+	stream_send(st, payload, 0);
 }
 
 /* A notification from an upstream. */
@@ -139,6 +187,12 @@ route_notify(struct upstream *up, const struct frame_hdr *hdr,
 		u = jscan_strdup(m.p, uri);
 
 	st = route_target(up, hdr, &s);
+	if (s != NULL && s->modern) {
+		route_notify_modern(up, hdr, s, st, &m, payload, u);
+		free(u);
+		evbuffer_free(payload);
+		return;
+	}
 	if (st != NULL) {
 		if ((u != NULL && strmap_get(&s->subs, u) != up) ||
 		    (strcmp(m.method_name, "notifications/message") == 0 &&
@@ -165,6 +219,10 @@ route_notify(struct upstream *up, const struct frame_hdr *hdr,
 static void
 route_list_changed_send(struct session *s, int changed)
 {
+	if (s->modern) {
+		listen_list_changed(s, changed);
+		return;
+	}
 	if (!s->initialized)
 		return;
 	if (changed & (1 << CATALOG_TOOLS))

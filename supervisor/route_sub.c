@@ -175,8 +175,11 @@ route_set_level(struct session *s, struct stream *st, const struct jrpc *m)
 	}
 	s->loglevel = i;
 	route_result(st, m, "{}", 2);
-	for (n = 0; n < nupstreams; n++)
+	for (n = 0; n < nupstreams; n++) {
+		/* A modern upstream gets the level on each request. */
+		upstream_session_open(upstreams[n], s);
 		route_forward_level(upstreams[n], s);
+	}
 }
 
 /* Drop one session's subscriptions at an upstream. */
@@ -244,4 +247,50 @@ route_sub_session_end(struct session *s)
 				route_forward_level(upstreams[i], NULL);
 		}
 	}
+}
+
+/*
+ * A 2026-07-28 listen wants a resource's updates: the session's first
+ * listen for the URI subscribes as resources/subscribe would (a shared
+ * upstream once for everyone), counted per session so that the last
+ * listen to let go unsubscribes.  The subscription is in the session's
+ * subs, so an upstream that restarts is subscribed again.
+ */
+void
+route_sub_acquire(struct session *s, struct upstream *up, const char *uri)
+{
+	uintptr_t	n = (uintptr_t)strmap_get(&s->listen_subs, uri);
+	int		shared = up->sc->isolation == ISOLATION_SHARED;
+
+	strmap_del(&s->listen_subs, uri);
+	strmap_add(&s->listen_subs, uri, (void *)(n + 1));
+	if (n > 0 || strmap_get(&s->subs, uri) != NULL)
+		return;
+	route_subscribed(s, up, uri);
+	if (!shared || route_subcount(up, uri) == 1)
+		route_internal(up, shared ? NULL : s, "resources/subscribe",
+		    json_pack("{s:s}", "uri", uri));
+}
+
+void
+route_sub_release(struct session *s, struct upstream *up, const char *uri)
+{
+	uintptr_t	n = (uintptr_t)strmap_get(&s->listen_subs, uri);
+
+	if (n == 0)
+		return;
+	strmap_del(&s->listen_subs, uri);
+	if (n > 1) {
+		strmap_add(&s->listen_subs, uri, (void *)(n - 1));
+		return;
+	}
+	if (strmap_get(&s->subs, uri) != up)
+		return;
+	strmap_del(&s->subs, uri);
+	if (up->sc->isolation != ISOLATION_SHARED) {
+		route_internal(up, s, "resources/unsubscribe",
+		    json_pack("{s:s}", "uri", uri));
+		return;
+	}
+	route_drop_sub(s, uri, up);
 }

@@ -169,7 +169,7 @@ route_client_response(struct session *s, const struct jrpc *m)
 		log_info("session %.8s: client refused %s, trying the next "
 		    "strategy", s->id, ur->method);
 		route_up_strategies(ur->up, s, ur->stream != NULL ? ur->stream :
-		    session_get_stream(s), s->no, &orig,
+		    session_get_stream(s), s->no, 0, &orig,
 		    ur->ref, ur->strategy + 1, "the client refused it", 0);
 		route_up_request_free(ur);
 		return;
@@ -217,8 +217,11 @@ route_up_cancelled(struct upstream *up, const struct jrpc *m)
 	/* Its chain may be at a link other than the client. */
 	sampling_end(up, (uint32_t)ref, "cancelled", "cancelled by the "
 	    "upstream");
-	if (ur == NULL)
+	if (ur == NULL) {
+		/* Perhaps one a parked call holds for its client. */
+		continuation_up_cancelled(up, (uint32_t)ref);
 		return;
+	}
 	if (jscan_member(m->p, m->params, "reason", &reason) == 0)
 		why = jscan_strdup(m->p, reason);
 	route_up_cancel_client(ur, why != NULL ? why :
@@ -228,13 +231,12 @@ route_up_cancelled(struct upstream *up, const struct jrpc *m)
 	route_up_request_free(ur);
 }
 
-/* Does a session's client declare what a request needs? */
-static int
-route_client_can(struct session *s, const struct jrpc *m, char *why,
-    size_t len)
+/* Does a client's capabilities object declare what a request needs? */
+int
+route_caps_can(json_t *caps, const struct jrpc *m, char *why, size_t len)
 {
 	static const char *const mode_path[] = { "mode", NULL };
-	json_t		*caps = s->client_caps, *c;
+	json_t		*c;
 	struct jspan	 mode;
 	const char	*method = m->method_name;
 
@@ -351,14 +353,15 @@ route_up_client(struct upstream *up, struct session *s, struct stream *st,
 		*code = JRPC_INTERNAL_ERROR;
 		return (-1);
 	}
+	/* A 2026-07-28 upstream asks per call, so roots stay the call's. */
 	if (strcmp(m->method_name, "roots/list") == 0 &&
-	    up->sc->isolation == ISOLATION_SHARED) {
+	    up->sc->isolation == ISOLATION_SHARED && !upstream_modern(up)) {
 		snprintf(why, len, "roots are not offered to a shared upstream "
 		    "(they belong to one client); make it per-session");
 		*code = JRPC_METHOD_NOT_FOUND;
 		return (-1);
 	}
-	if (!route_client_can(s, m, why, len)) {
+	if (!route_caps_can(s->client_caps, m, why, len)) {
 		*code = JRPC_METHOD_NOT_FOUND;
 		return (-1);
 	}
@@ -402,31 +405,51 @@ route_up_client(struct upstream *up, struct session *s, struct stream *st,
  * passes to the next; when none can, the upstream gets an error.
  * Sampling has a chain of its own (sampling.c).
  */
-void
-route_up_strategies(struct upstream *up, struct session *s, struct stream *st,
-    uint32_t session_no, const struct jrpc *m, uint32_t ref, size_t from,
-    const char *already, int already_code)
+/* The strategy list for a request from an upstream. */
+const enum strategy *
+route_up_list(const struct upstream *up, const char *method, size_t *n)
 {
 	static const enum strategy	 client_only[] = { STRATEGY_CLIENT };
-	const enum strategy		*list = client_only;
-	size_t				 n = 1, i;
+
+	if (strcmp(method, "elicitation/create") == 0) {
+		*n = up->sc->nelicitation;
+		return (up->sc->elicitation);
+	}
+	if (strcmp(method, "sampling/createMessage") == 0) {
+		*n = up->sc->nsampling;
+		return (up->sc->sampling);
+	}
+	*n = 1;
+	return (client_only);
+}
+void
+route_up_strategies(struct upstream *up, struct session *s, struct stream *st,
+    uint32_t session_no, uint32_t tag, const struct jrpc *m, uint32_t ref,
+    size_t from, const char *already, int already_code)
+{
+	const enum strategy		*list;
+	size_t				 n, i;
 	char				 why[256], *text;
 	int				 code = already_code != 0 ? already_code :
 					    JRPC_METHOD_NOT_FOUND;
 
 	if (strcmp(m->method_name, "sampling/createMessage") == 0) {
-		sampling_chain(up, s, st, session_no, 0, m, ref, from, already,
+		sampling_chain(up, s, st, session_no, tag, m, ref, from, already,
 		    already_code);
 		return;
 	}
 	snprintf(why, sizeof why, "%s", already != NULL ? already : "");
-	if (strcmp(m->method_name, "elicitation/create") == 0) {
-		list = up->sc->elicitation;
-		n = up->sc->nelicitation;
-	}
+	list = route_up_list(up, m->method_name, &n);
 	for (i = from; i < n; i++) {
 		switch (list[i]) {
 		case STRATEGY_CLIENT:
+			/* A 2026-07-28 client is asked by input_required. */
+			if (s != NULL && s->modern) {
+				if (continuation_park(up, s, tag, m, ref, why,
+				    sizeof why, &code) == 0)
+					return;
+				break;
+			}
 			if (route_up_client(up, s, st, m, ref, i, why,
 			    sizeof why, &code) == 0)
 				return;
@@ -460,6 +483,10 @@ route_up_strategies(struct upstream *up, struct session *s, struct stream *st,
 	log_info("upstream %s: %s%s%s refused: %s", up->sc->name,
 	    m->method_name, s != NULL ? " for session " : "",
 	    s != NULL ? s->id : "", why);
+	if (s != NULL && s->modern && code == MCP_MISSING_CAPABILITY) {
+		continuation_missing(up, tag, m, ref, why);
+		return;
+	}
 	metrics_up_request(up, m->method_name, code == MCP_REQUEST_TIMEOUT ?
 	    MUPO_TIMEOUT : MUPO_ERROR);
 	route_up_error(up, session_no, ref, code, why);
@@ -482,7 +509,7 @@ route_up_timeout_cb(evutil_socket_t fd, short events, void *arg)
 	if (jrpc_scan(ur->text, ur->len, &m, &why) == 0)
 		route_up_strategies(ur->up, ur->session, ur->stream != NULL ?
 		    ur->stream : session_get_stream(ur->session),
-		    ur->session->no, &m, ur->ref, ur->strategy + 1, msg,
+		    ur->session->no, 0, &m, ur->ref, ur->strategy + 1, msg,
 		    MCP_REQUEST_TIMEOUT);
 	else {
 		metrics_up_request(ur->up, ur->method, MUPO_TIMEOUT);
@@ -519,7 +546,7 @@ route_up_request(struct upstream *up, const struct frame_hdr *hdr,
 		sampling_chain(up, s, st, hdr->session, hdr->tag, &m,
 		    (uint32_t)ref, 0, NULL, 0);
 	else
-		route_up_strategies(up, s, st, hdr->session, &m, (uint32_t)ref,
-		    0, NULL, 0);
+		route_up_strategies(up, s, st, hdr->session, hdr->tag, &m,
+		    (uint32_t)ref, 0, NULL, 0);
 	evbuffer_free(payload);
 }

@@ -660,6 +660,13 @@ sampling_chain(struct upstream *up, struct session *s, struct stream *st,
 		j->link = i;
 		switch (up->sc->sampling[i]) {
 		case STRATEGY_CLIENT:
+			/* A 2026-07-28 client is asked by input_required. */
+			if (s != NULL && s->modern) {
+				if (continuation_park(up, s, call_tag, m, ref,
+				    why, sizeof why, &code) == 0)
+					return;
+				break;
+			}
 			if (route_up_client(up, s, st, m, ref, i, why,
 			    sizeof why, &code) == 0)
 				return;
@@ -702,9 +709,13 @@ sampling_chain(struct upstream *up, struct session *s, struct stream *st,
 	log_info("upstream %s: sampling/createMessage%s%s refused: %s",
 	    up->sc->name, s != NULL ? " for session " : "",
 	    s != NULL ? s->id : "", reason);
-	route_up_error(up, session_no, ref, code, reason);
 	audit(j, link, NULL, "error", reason);
-	job_free(j);
+	/* A 2026-07-28 client that lacks the capability gets -32021. */
+	if (s != NULL && s->modern && code == MCP_MISSING_CAPABILITY)
+		continuation_missing(up, call_tag, m, ref, reason);
+	else
+		route_up_error(up, session_no, ref, code, reason);
+	job_free(j);	/* m may be its text */
 }
 
 /* An asynchronous link could not serve: go on from the next one. */

@@ -16,6 +16,7 @@ static struct u64map		 by_no;
 static unsigned int		 nsessions;
 static uint32_t			 next_no;
 static struct event		*sweep_timer;
+static struct strmap		 modern_by_principal;	/* -> session */
 
 /* Expire idle sessions. */
 static void
@@ -30,7 +31,8 @@ session_sweep_cb(evutil_socket_t fd, short events, void *arg)
 	for (s = TAILQ_FIRST(&sessions); s != NULL; s = next) {
 		next = TAILQ_NEXT(s, entry);
 		stream_expire(s, now_ms());
-		if (s->last_active > limit || s->npending != 0)
+		if (s->last_active > limit || s->npending != 0 ||
+		    s->nparked != 0 || s->nlistens != 0)
 			continue;
 		connected = 0;
 		TAILQ_FOREACH(st, &s->streams, entry) {
@@ -47,6 +49,7 @@ session_init(void)
 {
 	u64map_init(&by_key);
 	u64map_init(&by_no);
+	strmap_init(&modern_by_principal);
 	sweep_timer = event_new(base, -1, EV_PERSIST, session_sweep_cb, NULL);
 	session_configure();
 }
@@ -142,6 +145,7 @@ session_new(const char *peer)
 	TAILQ_INIT(&s->ctcalls_in);
 	TAILQ_INIT(&s->ctcalls_out);
 	strmap_init(&s->subs);
+	strmap_init(&s->listen_subs);
 	u64map_put(&by_key, s->key, s);
 	u64map_put(&by_no, s->no, s);
 	TAILQ_INSERT_TAIL(&sessions, s, entry);
@@ -158,6 +162,7 @@ session_free(struct session *s, const char *why)
 {
 	struct stream	*st;
 	size_t		 i;
+	char		 principal[128];
 
 	log_debug("session %.8s: closed (%s)", s->id, why);
 	ctools_session_end(s);
@@ -165,17 +170,20 @@ session_free(struct session *s, const char *why)
 	view_session_end(s);
 	while ((st = TAILQ_FIRST(&s->streams)) != NULL)
 		stream_free(st);
-	for (i = 0; i < nupstreams; i++) {
-		if (upstreams[i]->sc->isolation == ISOLATION_PER_SESSION)
-			upstream_send(upstreams[i], MSG_SESSION_CLOSE, s->no,
-			    0, "{}", 2);
-	}
+	for (i = 0; i < nupstreams; i++)
+		upstream_send(upstreams[i], MSG_SESSION_CLOSE, s->no, 0, "{}",
+		    2);
 	u64map_del(&by_key, s->key);
 	u64map_del(&by_no, s->no);
+	if (s->modern) {
+		session_principal(s, principal, sizeof principal);
+		strmap_del(&modern_by_principal, principal);
+	}
 	TAILQ_REMOVE(&sessions, s, entry);
 	nsessions--;
 	drain_check();
 	strmap_free(&s->subs);
+	strmap_free(&s->listen_subs);
 	free(s->client_name);
 	json_decref(s->client_caps);
 	json_decref(s->client_info);
@@ -195,6 +203,7 @@ session_free_all(void)
 	}
 	u64map_free(&by_key);
 	u64map_free(&by_no);
+	strmap_free(&modern_by_principal);
 }
 
 /* Compare in time independent of where the strings differ. */
@@ -231,6 +240,52 @@ session_find(const char *id, size_t len)
 		return (NULL);
 	if (strlen(s->sid) != len || !equal_ct(s->sid, id, len))
 		return (NULL);
+	return (s);
+}
+
+void
+session_principal(const struct session *s, char *buf, size_t len)
+{
+	snprintf(buf, len, "%016llx/%s", (unsigned long long)s->credential,
+	    s->client_name != NULL ? s->client_name : "");
+}
+
+/*
+ * 2026-07-28 requests carry no session: each is whole.  The gateway still
+ * needs somewhere to count a principal's requests in flight (max_pending),
+ * to hold its parked calls and listens, and to key its per-session
+ * upstream instances, so all of one principal's modern requests belong to
+ * one internal session, never named to the client.  It declares every
+ * capability to per-session instances (a request that lacks one is
+ * answered -32021 when it is needed), is never sent broadcasts (its
+ * listens are), and expires like any idle session.
+ */
+struct session *
+session_modern(uint64_t credential, const char *client, const char *peer)
+{
+	struct session	*s;
+	char		 principal[128];
+	size_t		 i;
+
+	snprintf(principal, sizeof principal, "%016llx/%s",
+	    (unsigned long long)credential, client != NULL ? client : "");
+	if ((s = strmap_get(&modern_by_principal, principal)) != NULL)
+		return (s);
+	if ((s = session_new(peer)) == NULL)
+		return (NULL);
+	session_identity(s, credential, client);
+	s->modern = 1;
+	snprintf(s->version, sizeof s->version, "2026-07-28");
+	s->client_caps = json_pack("{s:{s:{}}, s:{s:{}, s:{}}, s:{}}",
+	    "sampling", "tools", "elicitation", "form", "url", "roots");
+	s->client_info = json_pack("{s:s, s:s}", "name",
+	    "2026-07-28 clients", "version", "-");
+	strmap_add(&modern_by_principal, principal, s);
+	for (i = 0; i < nupstreams; i++)
+		upstream_session_open(upstreams[i], s);
+	log_info("session %.8s: holds the 2026-07-28 requests of %s%s",
+	    s->id, client != NULL ? "client " : "", client != NULL ? client :
+	    (credential != 0 ? "a token" : "anonymous clients"));
 	return (s);
 }
 
@@ -283,6 +338,9 @@ session_get_stream(struct session *s)
 
 	if (s->only != NULL)
 		return (s->only);
+	/* A modern session has no standalone stream: callers check. */
+	if (s->modern)
+		return (NULL);
 	if ((st = stream_find(s, 0)) != NULL)
 		return (st);
 	return (stream_new(s, STREAM_GET, NULL));

@@ -59,7 +59,8 @@ stream_held_bytes(void)
 static int
 stream_primes(const struct stream *st)
 {
-	return (strcmp(st->session->version, "2025-11-25") >= 0);
+	return (!st->modern &&
+	    strcmp(st->session->version, "2025-11-25") >= 0);
 }
 
 /* Drop the oldest kept event. */
@@ -97,12 +98,16 @@ static void
 stream_destroy(struct stream *st)
 {
 	route_stream_gone(st);
+	if (st->listen != NULL)
+		listen_stream_gone(st);
 	if (st->session->only == st)
 		st->session->only = NULL;
 	while (!TAILQ_EMPTY(&st->events))
 		stream_drop_oldest(st);
 	TAILQ_REMOVE(&st->session->streams, st, entry);
 	st->session->nstreams--;
+	free(st->caps);
+	json_decref(st->params);
 	free(st);
 }
 
@@ -119,7 +124,7 @@ stream_start(struct stream *st, struct http_conn *c, uint32_t seq)
 	st->conn = c;
 	st->opened = 1;
 	http_set_stream(c, st);
-	http_stream_start(c, NULL);
+	http_stream_start(c, st->modern ? "X-Accel-Buffering: no\r\n" : NULL);
 	if (st->kind == STREAM_LEGACY || !stream_primes(st))
 		return;
 	buf = evbuffer_new();
@@ -137,6 +142,10 @@ stream_new(struct session *s, enum stream_kind kind, struct http_conn *c)
 	st = xcalloc(1, sizeof *st);
 	st->session = s;
 	st->kind = kind;
+	st->status = 200;
+	st->level = -1;
+	st->modern = kind == STREAM_MODERN || kind == STREAM_LISTEN ||
+	    s->modern;
 	st->no = kind == STREAM_GET ? 0 : ++s->next_stream;
 	TAILQ_INIT(&st->events);
 	TAILQ_INSERT_TAIL(&s->streams, st, entry);
@@ -175,7 +184,7 @@ stream_find(struct session *s, uint32_t no)
 	struct stream	*st;
 
 	TAILQ_FOREACH(st, &s->streams, entry) {
-		if (st->no == no && st->kind != STREAM_JSON)
+		if (st->no == no && st->kind != STREAM_JSON && !st->modern)
 			return (st);
 	}
 	return (NULL);
@@ -197,7 +206,11 @@ void
 stream_detach(struct stream *st)
 {
 	st->conn = NULL;
-	if (st->kind == STREAM_LEGACY)
+	if (st->modern) {
+		/* Closing a 2026-07-28 response is a cancellation. */
+		modern_stream_gone(st);
+		stream_destroy(st);
+	} else if (st->kind == STREAM_LEGACY)
 		session_free(st->session, "legacy SSE stream closed");
 	else if (st->kind == STREAM_WS)
 		session_free(st->session, "WebSocket closed");
@@ -247,6 +260,8 @@ stream_abandon(struct stream *st)
 		}
 		break;
 	case STREAM_POST:
+	case STREAM_MODERN:
+	case STREAM_LISTEN:
 		if (c != NULL)
 			stream_end_conn(st);
 		stream_destroy(st);
@@ -276,6 +291,15 @@ stream_check_reader(struct stream *st, size_t last)
 	 * lets go of the connection at once and keeps its events.
 	 */
 	c = st->conn;
+	if (st->modern) {
+		/* Nothing to replay: the request is given up. */
+		st->conn = NULL;
+		http_set_stream(c, NULL);
+		http_conn_close_later(c);
+		modern_stream_gone(st);
+		stream_destroy(st);
+		return;
+	}
 	if (st->kind != STREAM_LEGACY && st->kind != STREAM_WS) {
 		st->conn = NULL;
 		http_set_stream(c, NULL);
@@ -351,6 +375,7 @@ static void
 stream_send_json(struct stream *st, struct evbuffer *msg, int final)
 {
 	struct http_conn	*c = st->conn;
+	int			 status;
 
 	if (!final) {
 		log_debug("session %.8s: message during a JSON response "
@@ -364,11 +389,43 @@ stream_send_json(struct stream *st, struct evbuffer *msg, int final)
 		    st->session->id);
 	else
 		http_set_stream(c, NULL);
+	status = st->status;
 	stream_destroy(st);
 	if (c != NULL)
-		http_reply_buffer(c, 200, "application/json", NULL, msg);
+		http_reply_buffer(c, status, "application/json", NULL, msg);
 	else
 		evbuffer_drain(msg, evbuffer_get_length(msg));
+}
+
+/*
+ * Send on a 2026-07-28 event stream: events without ids, nothing kept
+ * (a broken stream loses its request, which the client issues again);
+ * the final response ends it.
+ */
+static void
+stream_send_modern(struct stream *st, struct evbuffer *msg, int final)
+{
+	struct evbuffer	*out;
+	size_t		 len;
+
+	if (st->conn == NULL) {
+		evbuffer_drain(msg, evbuffer_get_length(msg));
+		if (final)
+			stream_destroy(st);
+		return;
+	}
+	out = evbuffer_new();
+	sse_add_event_buffer(out, NULL, "message", msg);
+	len = evbuffer_get_length(out);
+	http_stream_write(st->conn, out);
+	evbuffer_free(out);
+	if (final) {
+		stream_end_conn(st);
+		stream_destroy(st);
+		return;
+	}
+	stream_check_reader(st, len);
+	stream_budget();
 }
 
 void
@@ -380,6 +437,11 @@ stream_send(struct stream *st, struct evbuffer *msg, int final)
 	size_t			 len;
 	int			 keep;
 
+	if (st == NULL) {
+		/* A modern session has no stream for what no request asked. */
+		evbuffer_drain(msg, evbuffer_get_length(msg));
+		return;
+	}
 	if (st->kind == STREAM_JSON) {
 		stream_send_json(st, msg, final);
 		return;
@@ -394,6 +456,10 @@ stream_send(struct stream *st, struct evbuffer *msg, int final)
 		mcp_ws_send(st->conn, msg);
 		stream_check_reader(st, len);
 		stream_budget();
+		return;
+	}
+	if (st->kind == STREAM_MODERN || st->kind == STREAM_LISTEN) {
+		stream_send_modern(st, msg, final);
 		return;
 	}
 	if (st->kind == STREAM_LEGACY) {

@@ -34,6 +34,8 @@ struct http_service;
 struct session;
 struct stream;
 struct upstream;
+struct parked;
+struct listen;
 
 /*
  * observe.c: what is measured (metrics.c) and logged (access_log.c) of
@@ -239,6 +241,8 @@ int		 metrics_listen_start(char *bound, size_t boundlen);
 #define MCP_VERSION_LATEST	"2025-11-25"
 extern const char *const mcp_versions[];
 int		 mcp_version_supported(const char *);
+/* Does an upstream speak 2026-07-28 (found out by its worker)? */
+int		 upstream_modern(const struct upstream *);
 
 /* globals.c: process-wide state; fill_random is in supervisord.c. */
 extern struct event_base	*base;
@@ -307,6 +311,8 @@ struct upstream {
 	time_t			 last_error_at;	/* wall clock, or 0 */
 	int			 ready_once;	/* has been ready */
 	struct budget		 budget;	/* of its llm: links */
+	int			 era_fallback;	/* went away during the era
+						   probe: start as "2025" */
 };
 
 extern struct upstream	**upstreams;
@@ -335,7 +341,11 @@ void		 upstream_use(struct upstream *);
 int		 upstream_stop(struct upstream *, char *, size_t);
 int		 upstream_start(struct upstream *, char *, size_t);
 int		 upstream_restart(struct upstream *, char *, size_t);
-/* Tell a per-session upstream about a new client session. */
+/*
+ * Tell an upstream's worker about a new client session: a per-session
+ * one starts its instance by it, a 2026-07-28 one builds its envelope
+ * (worker/era.c).
+ */
 void		 upstream_session_open(struct upstream *, struct session *);
 /* Does the upstream declare a capability (e.g. "logging")? */
 int		 upstream_has_capability(const struct upstream *, const char *);
@@ -449,6 +459,11 @@ struct session {
 	uint8_t			 transport;	/* enum obs_transport */
 	int64_t			 created;	/* monotonic ms */
 	char			 peer[48];	/* who created it */
+	int			 modern;	/* the 2026-07-28 requests of one
+						   principal (modern.c) */
+	unsigned int		 nparked;	/* its parked calls */
+	unsigned int		 nlistens;	/* its subscriptions/listen */
+	struct strmap		 listen_subs;	/* uri -> listens wanting it */
 	struct stream		*only;		/* legacy or WebSocket: its one
 						   stream, for everything */
 	uint64_t		 credential;	/* of the request that made it */
@@ -492,6 +507,15 @@ void		 session_free(struct session *, const char *why);
 void		 session_free_all(void);
 /* Find a session by the id clients see ("<instance>.<32 hex>"). */
 struct session	*session_find(const char *id, size_t len);
+/*
+ * The session that holds the 2026-07-28 requests of a principal (a
+ * credential and the client it names): found or made, for a peer (the
+ * address that made it); NULL if refused (session_refusal says why).
+ */
+struct session	*session_modern(uint64_t credential, const char *client,
+		    const char *peer);
+/* The principal of a session, as text ("<credential hex>/<client>"). */
+void		 session_principal(const struct session *, char *, size_t);
 struct session	*session_by_no(uint32_t);
 void		 session_touch(struct session *);
 /* Record the token that made a session and the client it names. */
@@ -515,7 +539,10 @@ enum stream_kind {
 	STREAM_POST,		/* an event stream answering a POST */
 	STREAM_GET,		/* the standalone stream (number 0) */
 	STREAM_LEGACY,		/* the 2024-11-05 HTTP+SSE stream */
-	STREAM_WS		/* a WebSocket session's connection */
+	STREAM_WS,		/* a WebSocket session's connection */
+	STREAM_MODERN,		/* an event stream answering one 2026-07-28
+				   request: no event ids, no replay */
+	STREAM_LISTEN		/* a 2026-07-28 subscriptions/listen */
 };
 
 struct stream_event;
@@ -534,6 +561,14 @@ struct stream {
 	int			 done;		/* final response sent */
 	int			 opened;	/* a connection ever took it */
 	int64_t			 done_at;
+	/* A 2026-07-28 request's. */
+	int			 modern;
+	int			 status;	/* of a JSON answer: 200 */
+	int			 level;		/* its logLevel, -1: none */
+	char			*caps;		/* its clientCapabilities */
+	json_t			*params;	/* its Mcp-Param-* headers, by
+						   lowercase name, or NULL */
+	struct listen		*listen;	/* STREAM_LISTEN */
 	TAILQ_ENTRY(stream)	 entry;
 };
 
@@ -595,6 +630,13 @@ struct pending {
 	struct reqobs		 obs;		/* the client's request */
 	route_call_cb		 cb;		/* the gateway's own call */
 	void			*cb_arg;
+	struct parked		*parked;	/* waiting for its client's
+						   input (continuation.c) */
+	int			 rebound;	/* answers a retry: splice id */
+	char			*token;		/* the retry's progressToken */
+	size_t			 tokenlen;
+	unsigned char		 binding[32];	/* of a modern call: what its
+						   retry must repeat */
 	TAILQ_ENTRY(pending)	 up_entry;
 	TAILQ_ENTRY(pending)	 session_entry;
 };
@@ -628,6 +670,10 @@ void		 route_forget_upstream(struct upstream *);
 /* Forget every request of a session (cancelling them upstream). */
 void		 route_cancel_session(struct session *);
 void		 route_pending_free(struct pending *);
+/* Tell the worker a request is cancelled (if it was sent). */
+void		 route_pending_cancel(struct pending *, const char *reason);
+/* (Re)arm a pending request's request_timeout. */
+void		 route_pending_arm(struct pending *);
 
 /* A request from an upstream, waiting for a client's answer. */
 struct up_request {
@@ -720,8 +766,9 @@ void		 route_up_reject_sampling(struct upstream *, uint32_t session,
 		    uint32_t ref, const char *reason);
 /* Go on with an upstream request's strategies, from the given one. */
 void		 route_up_strategies(struct upstream *, struct session *,
-		    struct stream *, uint32_t session_no, const struct jrpc *,
-		    uint32_t ref, size_t from, const char *why, int code);
+		    struct stream *, uint32_t session_no, uint32_t tag,
+		    const struct jrpc *, uint32_t ref, size_t from,
+		    const char *why, int code);
 /* An upstream cancelled a request it sent a client. */
 void		 route_up_cancelled(struct upstream *, const struct jrpc *);
 
@@ -804,6 +851,13 @@ int		 provider_request(struct provider *, uint32_t tag,
 void		 provider_cancel(struct provider *, uint32_t tag);
 json_t		*provider_status_json(void);
 
+/* A request of a strategy list: the list and its length. */
+const enum strategy *route_up_list(const struct upstream *, const char *,
+		    size_t *);
+/* Does a client's capabilities object declare what a request needs? */
+int		 route_caps_can(json_t *caps, const struct jrpc *, char *why,
+		    size_t);
+
 /* route_sub.c */
 void		 route_subscription(struct session *, struct stream *,
 		    const struct jrpc *, int subscribe);
@@ -816,6 +870,81 @@ void		 route_forward_level(struct upstream *, struct session *);
 void		 route_sub_renew(struct upstream *);
 /* Release an ending session's subscriptions and level. */
 void		 route_sub_session_end(struct session *);
+/* Hold and let go of a subscription for a 2026-07-28 listen. */
+void		 route_sub_acquire(struct session *, struct upstream *,
+		    const char *uri);
+void		 route_sub_release(struct session *, struct upstream *,
+		    const char *uri);
+
+/* modern.c: 2026-07-28 requests on /mcp beside the 2025 eras. */
+/* Does a POST claim the modern era (envelope, or a modern header)? */
+int		 modern_claims(struct http_request *, const struct jrpc *);
+/* Serve a POST that claims it (answered, whatever happens). */
+void		 modern_post(struct http_conn *, struct http_request *,
+		    const struct jrpc *);
+/*
+ * Check a modern tools/call's Mcp-Param-* headers against the arguments
+ * its tool marks x-mcp-header; -1 if refused (answered -32020).
+ */
+int		 modern_check_params(struct stream *, const struct jrpc *,
+		    const struct catalog_entry *);
+/* Refuse a GET or DELETE that names a modern version and no session. */
+int		 modern_refuse_method(struct http_conn *, struct http_request *);
+/* Answer with an error at an HTTP status (400 for the spec's codes). */
+void		 modern_error(struct stream *, const char *id, size_t idlen,
+		    int code, const char *data, const char *fmt, ...)
+		    __attribute__((format(printf, 6, 7)));
+/* Answer with a result for the request's era: resultType for
+ * 2026-07-28, with ttlMs and cacheScope when cache is set. */
+void		 modern_result(struct stream *, const struct jrpc *,
+		    const char *result, size_t len, int cache);
+/* A 2026-07-28 request's stream went away: cancel what answers on it. */
+void		 modern_stream_gone(struct stream *);
+
+/* continuation.c: calls parked while a 2026-07-28 client supplies input
+ * (a legacy upstream's sampling, elicitation or roots request). */
+void		 continuation_init(void);
+/* The key and instance name the gateway mints requestState with. */
+int		 continuation_configure(const struct conf *, char *, size_t);
+const char	*continuation_instance(void);
+/* An upstream's request for a modern client: park its call and ask the
+ * client by input_required (0), or -1 with why and code if it cannot. */
+int		 continuation_park(struct upstream *, struct session *,
+		    uint32_t tag, const struct jrpc *, uint32_t ref, char *why,
+		    size_t, int *code);
+/* Record what a modern call's retry will have to repeat. */
+void		 continuation_bind(struct pending *, const struct session *,
+		    const struct jrpc *, const char *name);
+/* A modern client's retry of a call to a legacy upstream: 1 if it
+ * carries requestState or inputResponses (then handled). */
+int		 continuation_resume(struct session *, struct stream *,
+		    const struct jrpc *, struct upstream *, const char *name);
+/* A parked call was answered while it waited (payload taken). */
+void		 continuation_answered(struct pending *, struct evbuffer *);
+/* A parked call's pending request went away (failed, or answered). */
+void		 continuation_pending_gone(struct pending *, const char *why);
+/* The client needs a capability it did not declare: -32021, the
+ * upstream's request refused, the call cancelled. */
+void		 continuation_missing(struct upstream *, uint32_t tag,
+		    const struct jrpc *, uint32_t ref, const char *why);
+/* An upstream withdrew a request held in a parked call. */
+int		 continuation_up_cancelled(struct upstream *, uint32_t ref);
+void		 continuation_session_end(struct session *);
+void		 continuation_upstream_gone(struct upstream *);
+unsigned int	 continuation_count(void);
+
+/* listen.c: 2026-07-28 subscriptions/listen streams. */
+void		 listen_open(struct session *, struct stream *,
+		    const struct jrpc *);
+/* Lists changed (bit 1 << kind): tell a modern session's listens. */
+void		 listen_list_changed(struct session *, int changed);
+/* A resource changed at an upstream: tell the listens that want it. */
+void		 listen_resource_updated(struct session *, struct upstream *,
+		    const char *uri);
+/* A listen's stream is being freed. */
+void		 listen_stream_gone(struct stream *);
+/* Shutting down: end every listen gracefully. */
+void		 listen_close_all(void);
 
 /* http.c: the HTTP/1.1 server. */
 struct http_request {

@@ -134,6 +134,7 @@ begin_exit(const char *why)
 	notify_stopping(why);
 	http_close_listeners();
 	control_close();
+	listen_close_all();
 	session_free_all();
 	upstream_stop_all();
 	provider_stop_all();
@@ -294,7 +295,9 @@ main(int argc, char **argv)
 	catalog_init();
 	route_init();
 	proxy_configure();
-	if (auth_configure(conf, err, sizeof err) != 0)
+	continuation_init();
+	if (auth_configure(conf, err, sizeof err) != 0 ||
+	    continuation_configure(conf, err, sizeof err) != 0)
 		fatalx("%s", err);
 	if (http_listen(conf->listen, &gateway_service, listen_bound,
 	    sizeof listen_bound) != 0)

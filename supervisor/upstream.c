@@ -302,21 +302,20 @@ upstream_arm(struct upstream *up, unsigned int seconds)
 	evtimer_add(up->timer, &tv);
 }
 
-/* Tell a per-session upstream about one session. */
+/* Tell an upstream about one session. */
 static void
 upstream_open_one(struct session *s, void *arg)
 {
 	upstream_session_open(arg, s);
 }
 
-/* Tell a per-session upstream about a client session. */
+/* Tell an upstream's worker about a client session (supervisor.h). */
 void
 upstream_session_open(struct upstream *up, struct session *s)
 {
 	json_t	*o;
 
-	if (up->sc->isolation != ISOLATION_PER_SESSION ||
-	    s->client_caps == NULL)
+	if (s->client_caps == NULL)
 		return;
 	o = json_pack("{s:O, s:s}", "capabilities", s->client_caps,
 	    "protocolVersion", s->version);
@@ -329,6 +328,16 @@ upstream_session_open(struct upstream *up, struct session *s)
 		frame_add_json(iochan_output(up->ch),
 		    MSG_SESSION_OPEN, s->no, 0, o);
 	json_decref(o);
+}
+
+/* Does the upstream speak 2026-07-28?  Its worker found out. */
+int
+upstream_modern(const struct upstream *up)
+{
+	const char	*era;
+
+	return (json_unpack(up->info, "{s:s}", "era", &era) == 0 &&
+	    strcmp(era, "2026") == 0);
 }
 
 /* Does the upstream declare a capability? */
@@ -356,6 +365,8 @@ upstream_status(struct upstream *up, json_t *msg)
 		upstream_error(up, "%s", error);
 		up->reported = 1;
 	}
+	if (json_is_true(json_object_get(msg, "probe_failed")))
+		up->era_fallback = 1;
 	/* Its worker is about to exit: route nothing more to it. */
 	if (strcmp(state, "exiting") == 0 && up->state == UPSTREAM_READY)
 		up->state = UPSTREAM_BACKOFF;
@@ -371,8 +382,7 @@ upstream_status(struct upstream *up, json_t *msg)
 		    up->sc->name, (long)up->upstream_pid,
 		    (long long)(up->ready_at - up->started));
 		notify_status();
-		if (up->sc->isolation == ISOLATION_PER_SESSION)
-			session_foreach(upstream_open_one, up);
+		session_foreach(upstream_open_one, up);
 		route_upstream_ready(up);
 	}
 }
@@ -519,7 +529,7 @@ upstream_spawn(struct upstream *up)
 	pid_t		 pid;
 	char		*argv[8], err[256];
 	int		 argc = 0;
-	json_t		*cfg;
+	json_t		*cfg, *server;
 
 	argv[argc++] = (char *)"mcp-worker";
 	if (log_getforeground())
@@ -547,8 +557,12 @@ upstream_spawn(struct upstream *up)
 	up->ch = iochan_new(base, fd, upstream_read_cb, NULL,
 	    upstream_event_cb, up);
 
-	cfg = json_pack("{s:o, s:i}", "server", conf_server_to_json(up->sc),
-	    "verbose", log_getverbose());
+	server = conf_server_to_json(up->sc);
+	/* It went away during the era probe before: no probe this time. */
+	if (up->era_fallback && up->sc->era == ERA_AUTO)
+		json_object_set_new(server, "era", json_string("2025"));
+	cfg = json_pack("{s:o, s:i}", "server", server, "verbose",
+	    log_getverbose());
 	frame_add_json(iochan_output(up->ch), MSG_CONFIG, 0, 0, cfg);
 	json_decref(cfg);
 	upstream_arm(up, up->sc->init_timeout + 5);
@@ -947,6 +961,9 @@ upstream_status_json(const struct upstream *up)
 	    "prompts", (json_int_t)catalog_count(up, CATALOG_PROMPTS),
 	    "pending", (json_int_t)up->npending);
 	json_object_set_new(o, "failures", json_integer(up->failures));
+	/* Known once its worker found out (era.c). */
+	json_object_set_new(o, "era", up->info == NULL ? json_null() :
+	    json_string(upstream_modern(up) ? "2026" : "2025"));
 	json_object_set_new(o, "last_error", up->last_error != NULL ?
 	    json_string(up->last_error) : json_null());
 	json_object_set_new(o, "last_error_at", up->last_error != NULL ?

@@ -9,48 +9,28 @@
 #include <event2/event.h>
 
 #include "log.h"
-#include "ringmap.h"
+#include "meta.h"
 #include "worker.h"
 #include "xmalloc.h"
 
 #define CONN_MAX_QUEUED		64	/* requests waiting for an instance */
-#define MAX_ELICITATIONS	1024	/* URL elicitations remembered */
-
-/* Protocol versions the worker accepts from upstreams. */
-static const char *const upstream_versions[] = {
-	"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05", NULL
-};
-
-/* A request from the upstream that a client is answering. */
-struct up_req {
-	uint32_t	 ref;		/* our reference, the supervisor's tag */
-	struct conn	*conn;
-	uint32_t	 session;
-	char		*id;		/* the upstream's raw id */
-	size_t		 idlen;
-};
-
-static struct u64map	up_reqs;	/* ref -> up_req */
-static uint32_t		next_ref;
-/*
- * URL elicitations in flight, elicitationId -> session, to route their
- * completion: the last MAX_ELICITATIONS, so that one never completed is
- * forgotten when it is the oldest.
- */
-static struct ringmap		elicitations;
+#define CONN_MAX_EDITS		32	/* of a relayed request */
 
 static void	conn_init_timeout_cb(evutil_socket_t, short, void *);
 static void	conn_reap_cb(evutil_socket_t, short, void *);
 static void	conn_ping_cb(evutil_socket_t, short, void *);
 static void	conn_pong_timeout_cb(evutil_socket_t, short, void *);
-static void	conn_send(struct conn *, struct evbuffer *);
 
 /* Free a call. */
-static void
+void
 call_free(struct call *call)
 {
+	if (call->mrtr != NULL)
+		mrtr_free(call->mrtr, 0);
 	free(call->client_id);
 	free(call->token);
+	free(call->sent);
+	free(call->gw_caps);
 	free(call);
 }
 
@@ -61,17 +41,14 @@ conn_new(uint32_t session, struct session_info *info)
 	struct conn	*c;
 	struct timeval	 tv;
 
-	/* Once per process. */
-	if (elicitations.slots == NULL) {
-		u64map_init(&up_reqs);
-		ringmap_init(&elicitations, MAX_ELICITATIONS);
-	}
+	upreq_init();
 	c = xcalloc(1, sizeof *c);
 	c->session = session;
 	c->info = info;
 	c->next_id = 1;
 	u64map_init(&c->calls);
 	u64map_init(&c->by_tag);
+	strmap_init(&c->subs);
 	TAILQ_INIT(&c->queue);
 	switch (sc->transport) {
 	case TRANSPORT_STDIO:
@@ -111,34 +88,6 @@ conn_new(uint32_t session, struct session_info *info)
 	return (c);
 }
 
-/* Forget the upstream requests of a connection, telling the clients. */
-static void
-conn_drop_up_reqs(struct conn *c, int tell)
-{
-	struct up_req	*ur;
-	size_t		 pos = 0;
-	uint64_t	 key;
-	void		*value;
-	json_t		*n;
-
-	while (u64map_next(&up_reqs, &pos, &key, &value)) {
-		ur = value;
-		if (ur->conn != c)
-			continue;
-		if (tell) {
-			n = json_pack("{s:s, s:s, s:{s:I, s:s}}", "jsonrpc",
-			    "2.0", "method", "notifications/cancelled",
-			    "params", "requestId", (json_int_t)ur->ref,
-			    "reason", "the upstream went away");
-			chan_send_json(MSG_NOTIFY, ur->session, 0, n);
-		}
-		u64map_del(&up_reqs, key);
-		free(ur->id);
-		free(ur);
-		pos = 0;	/* the map changed */
-	}
-}
-
 /* Free a connection: stop its transport and forget its calls. */
 void
 conn_free(struct conn *c)
@@ -160,7 +109,7 @@ conn_free(struct conn *c)
 		free(q->p);
 		free(q);
 	}
-	conn_drop_up_reqs(c, 0);
+	upreq_drop(c, 0);
 	if (c->info != NULL && c->info->conn == c)
 		c->info->conn = NULL;
 	if (c->init_timer != NULL)
@@ -171,6 +120,11 @@ conn_free(struct conn *c)
 		event_free(c->ping_timer);
 	if (c->pong_timer != NULL)
 		event_free(c->pong_timer);
+	if (c->probe_timer != NULL)
+		event_free(c->probe_timer);
+	if (c->listen_timer != NULL)
+		event_free(c->listen_timer);
+	strmap_free(&c->subs);
 	json_decref(c->server_caps);
 	json_decref(c->server_info);
 	free(c->instructions);
@@ -207,7 +161,9 @@ conn_probe(struct conn *c)
 		return;
 	c->pinging = 1;
 	evtimer_add(c->pong_timer, &tv);
-	conn_call(c, "ping", NULL, conn_pong, NULL);
+	/* 2026-07-28 has no ping: discover is as cheap. */
+	conn_call(c, c->modern ? "server/discover" : "ping", NULL, conn_pong,
+	    NULL);
 }
 
 /* Ping the upstream when it has been quiet for ping_interval. */
@@ -290,6 +246,18 @@ conn_lost(struct conn *c, const char *why)
 		return;
 	c->state = CONN_DEAD;
 	snprintf(msg, sizeof msg, "upstream %s: %s", sc->name, why);
+	/*
+	 * Some 2025 servers end on a request before initialize: one that
+	 * went away during the probe is taken for a 2025 server by the next
+	 * worker (the supervisor is told), not probed again and again.
+	 */
+	if (c->probing && sc->era == ERA_AUTO &&
+	    sc->transport != TRANSPORT_HTTP) {
+		worker_probe_failed();
+		snprintf(msg, sizeof msg, "upstream %s: %s (during the "
+		    "server/discover probe: taken for a 2025 server from now "
+		    "on)", sc->name, why);
+	}
 	if (c->session == 0)
 		worker_fatal_conn(c, msg);
 	log_warnx("session %u: %s", c->session, msg);
@@ -307,7 +275,7 @@ conn_lost(struct conn *c, const char *why)
 		free(q);
 	}
 	c->nqueued = 0;
-	conn_drop_up_reqs(c, 1);
+	upreq_drop(c, 1);
 	if (c->init_timer != NULL)
 		evtimer_del(c->init_timer);
 	evtimer_del(c->ping_timer);
@@ -329,7 +297,7 @@ conn_reap_cb(evutil_socket_t fd, short events, void *arg)
 }
 
 /* Send a message built in a buffer. */
-static void
+void
 conn_send(struct conn *c, struct evbuffer *buf)
 {
 	if (c->tp == NULL || c->state == CONN_DEAD) {
@@ -354,24 +322,63 @@ conn_send_json(struct conn *c, json_t *msg)
 	evbuffer_free(buf);
 }
 
-void
+int64_t
 conn_call(struct conn *c, const char *method, json_t *params, call_cb cb,
     void *arg)
 {
 	struct call	*call;
 	json_t		*msg;
+	int64_t		 id;
 
 	call = xcalloc(1, sizeof *call);
-	call->id = c->next_id++;
+	call->id = id = c->next_id++;
 	call->cb = cb;
 	call->arg = arg;
+	snprintf(call->method, sizeof call->method, "%s", method);
 	u64map_put(&c->calls, (uint64_t)call->id, call);
 	msg = json_pack("{s:s, s:I, s:s}", "jsonrpc", "2.0", "id",
 	    (json_int_t)call->id, "method", method);
+	params = era_own_params(c, method, params);
 	if (params != NULL)
 		json_object_set_new(msg, "params", params);
 	conn_send_json(c, msg);
 	json_decref(msg);
+	return (id);
+}
+
+void
+conn_forget_call(struct conn *c, int64_t id)
+{
+	struct call	*call;
+
+	if ((call = u64map_del(&c->calls, (uint64_t)id)) == NULL)
+		return;
+	if (call->tag != 0)
+		u64map_del(&c->by_tag, call->tag);
+	call_free(call);
+}
+
+void
+conn_cancel_call(struct conn *c, int64_t id, const char *why)
+{
+	/* Over Streamable HTTP, a modern upstream is told by the stream. */
+	if (!(c->modern && c->ops->cancel != NULL && c->ops->cancel(c, id) ==
+	    0))
+		conn_notify(c, "notifications/cancelled", json_pack("{s:I, s:s}",
+		    "requestId", (json_int_t)id, "reason", why));
+	conn_forget_call(c, id);
+}
+
+void
+conn_answer_local(uint32_t session, uint32_t tag, const struct jrpc *m,
+    const char *result)
+{
+	struct evbuffer	*buf = evbuffer_new();
+
+	jrpc_add_result(buf, m->p + m->id.off, m->id.len, result,
+	    strlen(result));
+	chan_send_buffer(MSG_RESPONSE, session, tag, buf);
+	evbuffer_free(buf);
 }
 
 void
@@ -387,7 +394,7 @@ conn_notify(struct conn *c, const char *method, json_t *params)
 }
 
 /* A per-session instance is ready: relay what waited for it. */
-static void
+void
 conn_ready(struct conn *c)
 {
 	struct queued	*q;
@@ -408,141 +415,19 @@ conn_ready(struct conn *c)
 	}
 }
 
-/* The initialize answer arrived. */
-static void
-conn_initialized(struct conn *c, const struct jrpc *m, void *arg)
-{
-	json_t		*result;
-	json_error_t	 jerr;
-	const char	*version, *instr;
-	char		 why[512];
-	size_t		 i;
-
-	if (m->kind == JRPC_ERROR) {
-		snprintf(why, sizeof why, "initialize failed: %.*s",
-		    (int)(m->error.len > 300 ? 300 : m->error.len),
-		    m->p + m->error.off);
-		conn_lost(c, why);
-		return;
-	}
-	result = json_loadb(m->p + m->result.off, m->result.len,
-	    JSON_ALLOW_NUL, &jerr);
-	if (result == NULL || json_unpack(result, "{s:s}", "protocolVersion",
-	    &version) != 0) {
-		json_decref(result);
-		conn_lost(c, "initialize result has no protocolVersion");
-		return;
-	}
-	for (i = 0; upstream_versions[i] != NULL; i++) {
-		if (strcmp(version, upstream_versions[i]) == 0)
-			break;
-	}
-	if (upstream_versions[i] == NULL) {
-		snprintf(why, sizeof why, "unsupported protocol version %.32s",
-		    version);
-		json_decref(result);
-		conn_lost(c, why);
-		return;
-	}
-	snprintf(c->version, sizeof c->version, "%s", version);
-	c->server_caps = json_incref(json_object_get(result, "capabilities"));
-	if (!json_is_object(c->server_caps)) {
-		json_decref(c->server_caps);
-		c->server_caps = json_object();
-	}
-	c->server_info = json_incref(json_object_get(result, "serverInfo"));
-	if (json_unpack(result, "{s:s}", "instructions", &instr) == 0)
-		c->instructions = xstrdup(instr);
-	json_decref(result);
-	conn_notify(c, "notifications/initialized", NULL);
-	log_debug("initialized, protocol %s", c->version);
-	if (c->ops->initialized != NULL)
-		c->ops->initialized(c);
-	if (c->session != 0) {
-		/* Its requests flow at once; its catalog, the session's view
-		 * of this upstream, follows when fetched. */
-		conn_ready(c);
-		catalog_fetch_all(c);
-	} else
-		catalog_fetch_all(c);
-}
-
-/*
- * The client capabilities to declare to the upstream.  A shared upstream
- * serves every client at once, so it is told only what the gateway can
- * honour for any request on that session, whoever caused it: sampling and
- * elicitation when their strategy lists can always answer (they hold
- * decline, or for sampling an llm: or tool: link), never roots, which
- * belong to one client.  A per-session instance serves one client: its
- * client's capabilities, plus what the strategies can always answer.  An
- * llm: link takes tools in sampling (sampling.tools, 2025-11-25).
- */
-static json_t *
-conn_client_caps(struct conn *c)
-{
-	json_t	*caps, *sampling;
-
-	if (c->info != NULL && json_is_object(c->info->caps))
-		caps = json_deep_copy(c->info->caps);
-	else
-		caps = json_object();
-	if (conf_strategies_always(sc->sampling, sc->nsampling)) {
-		if (!json_is_object(sampling = json_object_get(caps,
-		    "sampling"))) {
-			sampling = json_object();
-			json_object_set_new(caps, "sampling", sampling);
-		}
-		if (conf_strategies_have(sc->sampling, sc->nsampling,
-		    STRATEGY_LLM) && json_object_get(sampling, "tools") == NULL)
-			json_object_set_new(sampling, "tools", json_object());
-	}
-	if (conf_strategies_always(sc->elicitation, sc->nelicitation))
-		json_object_set_new(caps, "elicitation", json_pack("{s:{}, s:{}}",
-		    "form", "url"));
-	return (caps);
-}
-
-/* The transport is up: begin the handshake. */
-void
-conn_transport_up(struct conn *c)
-{
-	json_t	*params, *info;
-
-	c->state = CONN_INITIALIZING;
-	info = json_pack("{s:s, s:s}", "name", "mcp-supervisor", "version",
-	    PACKAGE_VERSION);
-	params = json_pack("{s:s, s:o, s:o}", "protocolVersion", "2025-11-25",
-	    "capabilities", conn_client_caps(c), "clientInfo", info);
-	conn_call(c, "initialize", params, conn_initialized, NULL);
-}
-
-/* Answer a request from the upstream ourselves. */
-static void
-conn_answer(struct conn *c, const struct jrpc *m, int code, const char *msg)
-{
-	struct evbuffer	*buf = evbuffer_new();
-
-	if (code == 0)
-		jrpc_add_result(buf, m->p + m->id.off, m->id.len, msg,
-		    strlen(msg));
-	else
-		jrpc_add_error(buf, m->p + m->id.off, m->id.len, code, msg,
-		    NULL);
-	conn_send(c, buf);
-	evbuffer_free(buf);
-}
-
 /* A response to one of our requests (owner: see conn_message). */
 static void
 conn_response(struct conn *c, const struct jrpc *m, struct evbuffer *owner)
 {
 	struct call	*call;
 	struct evbuffer	*buf;
-	struct jedit	 edit;
+	struct jedit	 edits[2], tmp;
+	size_t		 nedits = 1;
 	int64_t		 id;
 
 	if (jscan_int64(m->p, m->id, &id) != 0 ||
-	    (call = u64map_del(&c->calls, (uint64_t)id)) == NULL) {
+	    (call = u64map_get(&c->calls, (uint64_t)id)) == NULL ||
+	    call->waiting) {
 		log_debug("response to an unknown request id %.*s",
 		    (int)(m->id.len > 40 ? 40 : m->id.len), m->p + m->id.off);
 		if (owner != NULL)
@@ -550,6 +435,7 @@ conn_response(struct conn *c, const struct jrpc *m, struct evbuffer *owner)
 		return;
 	}
 	if (call->tag == 0) {
+		u64map_del(&c->calls, (uint64_t)id);
 		if (call->cb != NULL)
 			call->cb(c, m, call->arg);
 		call_free(call);
@@ -557,294 +443,38 @@ conn_response(struct conn *c, const struct jrpc *m, struct evbuffer *owner)
 			evbuffer_free(owner);
 		return;
 	}
+	/* A modern upstream asks for input the gateway supplies (all of a
+	 * 2025 client's, what a modern client did not declare): it waits. */
+	if (call->sent != NULL && era_input_required(m) &&
+	    mrtr_input_required(c, call, m) == 0) {
+		if (owner != NULL)
+			evbuffer_free(owner);
+		return;
+	}
+	u64map_del(&c->calls, (uint64_t)id);
 	u64map_del(&c->by_tag, call->tag);
-	edit.at = m->id;
-	edit.text = call->client_id;
-	edit.len = call->client_idlen;
+	edits[0].at = m->id;
+	edits[0].text = call->client_id;
+	edits[0].len = call->client_idlen;
+	/* A 2025 upstream's result says resultType to a modern client
+	 * (the id may come after the result: the SDK writes it last). */
+	if (era_response_edits(c, call, m, &edits[1]) == 1) {
+		nedits = 2;
+		if (edits[1].at.off < edits[0].at.off) {
+			tmp = edits[0];
+			edits[0] = edits[1];
+			edits[1] = tmp;
+		}
+	}
 	buf = evbuffer_new();
 	if (owner != NULL)
-		jscan_splice_owned(buf, owner, m->p, m->n, &edit, 1);
+		jscan_splice_owned(buf, owner, m->p, m->n, edits, nedits);
 	else
-		jscan_splice(buf, m->p, m->n, &edit, 1);
+		jscan_splice(buf, m->p, m->n, edits, nedits);
 	chan_send_buffer_flags(MSG_RESPONSE, m->kind == JRPC_ERROR ?
 	    FRAME_F_ERROR : 0, call->session, call->tag, buf);
 	evbuffer_free(buf);
 	call_free(call);
-}
-
-/*
- * Work out which client caused a message from the upstream: the request
- * whose response stream carried it, else the connection's own session,
- * else the one session with calls in flight.  Returns 0 with *session
- * (and *tag, the most recent such call, or 0) set; -1 if there is no
- * caller or more than one session could be.
- */
-static int
-conn_origin(struct conn *c, int64_t related, uint32_t *session,
-    uint32_t *tag, int *nsessions)
-{
-	struct call	*call, *best = NULL;
-	size_t		 pos = 0;
-	uint64_t	 key;
-	void		*value;
-	uint32_t	 seen = 0;
-
-	*session = 0;
-	*tag = 0;
-	*nsessions = 0;
-	if (related != 0 &&
-	    (call = u64map_get(&c->calls, (uint64_t)related)) != NULL &&
-	    call->tag != 0) {
-		*session = call->session;
-		*tag = call->tag;
-		*nsessions = 1;
-		return (0);
-	}
-	while (u64map_next(&c->calls, &pos, &key, &value)) {
-		call = value;
-		if (call->tag == 0)
-			continue;
-		if (seen != 0 && call->session != seen)
-			(*nsessions)++;
-		else if (seen == 0)
-			*nsessions = 1;
-		seen = call->session;
-		if (best == NULL || call->id > best->id)
-			best = call;
-	}
-	if (c->session != 0) {
-		*session = c->session;
-		*tag = best != NULL ? best->tag : 0;
-		*nsessions = 1;
-		return (0);
-	}
-	if (*nsessions != 1)
-		return (-1);
-	*session = best->session;
-	*tag = best->tag;
-	return (0);
-}
-
-/* Get a message's params.elicitationId (caller frees), or NULL. */
-static char *
-conn_elicitation_id(const struct jrpc *m)
-{
-	static const char *const path[] = { "elicitationId", NULL };
-	struct jspan	 eid;
-
-	if (jscan_path(m->p, m->params, path, &eid) != 0)
-		return (NULL);
-	return (jscan_strdup(m->p, eid));
-}
-
-/* Remember which session a URL elicitation went to. */
-static void
-conn_note_elicitation(const struct jrpc *m, uint32_t session)
-{
-	char	*id, *old;
-
-	if ((id = conn_elicitation_id(m)) == NULL)
-		return;
-	if ((old = ringmap_put(&elicitations, id, session)) != NULL) {
-		log_debug("URL elicitation %.64s forgotten: %d newer ones "
-		    "are in flight", old, MAX_ELICITATIONS);
-		free(old);
-	}
-	free(id);
-}
-
-/* A request from the upstream: ours to answer, or its caller's. */
-static void
-conn_request(struct conn *c, const struct jrpc *m, int64_t related)
-{
-	struct up_req	*ur;
-	struct evbuffer	*buf;
-	uint32_t	 session, tag;
-	int		 n;
-	char		 ref[16], why[256];
-
-	if (strcmp(m->method_name, "ping") == 0) {
-		conn_answer(c, m, 0, "{}");
-		return;
-	}
-	if (conn_origin(c, related, &session, &tag, &n) != 0) {
-		/* The supervisor applies the upstream's strategies, if any. */
-		if (n == 0)
-			snprintf(why, sizeof why, "no client call is in flight");
-		else
-			snprintf(why, sizeof why, "%d client sessions have calls "
-			    "in flight and the gateway cannot tell which one "
-			    "this is for", n);
-		log_info("%s has no origin: %s", m->method_name, why);
-		session = tag = 0;
-	}
-	ur = xcalloc(1, sizeof *ur);
-	do {
-		if (++next_ref == 0)
-			next_ref = 1;
-	} while (u64map_get(&up_reqs, next_ref) != NULL);
-	ur->ref = next_ref;
-	ur->conn = c;
-	ur->session = session;
-	ur->idlen = m->id.len;
-	ur->id = xmalloc(m->id.len);
-	memcpy(ur->id, m->p + m->id.off, m->id.len);
-	u64map_put(&up_reqs, ur->ref, ur);
-	if (strcmp(m->method_name, "elicitation/create") == 0)
-		conn_note_elicitation(m, session);
-
-	snprintf(ref, sizeof ref, "%u", ur->ref);
-	buf = jscan_replace(m->p, m->n, m->id, ref, strlen(ref));
-	chan_send_buffer(MSG_UP_REQUEST, session, tag, buf);
-	evbuffer_free(buf);
-}
-
-void
-conn_relay_answer(uint32_t ref, const char *p, size_t n)
-{
-	struct up_req	*ur;
-	struct jrpc	 m;
-	struct evbuffer	*buf;
-	const char	*why;
-
-	if ((ur = u64map_del(&up_reqs, ref)) == NULL) {
-		log_debug("answer to an upstream request no longer waiting");
-		return;
-	}
-	if (jrpc_scan(p, n, &m, &why) == 0 &&
-	    (m.kind == JRPC_RESULT || m.kind == JRPC_ERROR)) {
-		buf = jscan_replace(p, n, m.id, ur->id, ur->idlen);
-		conn_send(ur->conn, buf);
-		evbuffer_free(buf);
-	} else
-		log_warnx("bad answer from the supervisor: %s", why);
-	free(ur->id);
-	free(ur);
-}
-
-void
-conn_relay_up_notify(uint32_t ref, const char *p, size_t n)
-{
-	struct up_req	*ur;
-	struct evbuffer	*buf;
-
-	if ((ur = u64map_get(&up_reqs, ref)) == NULL) {
-		log_debug("notification about an upstream request no longer "
-		    "waiting");
-		return;
-	}
-	buf = evbuffer_new();
-	evbuffer_add(buf, p, n);
-	conn_send(ur->conn, buf);
-	evbuffer_free(buf);
-}
-
-/* A progress notification: back to the request's client, token restored. */
-static void
-conn_progress(struct conn *c, const struct jrpc *m)
-{
-	static const char *const path[] = { "progressToken", NULL };
-	struct jspan	 token;
-	struct call	*call;
-	struct evbuffer	*buf;
-	int64_t		 id;
-
-	if (jscan_path(m->p, m->params, path, &token) != 0 ||
-	    jscan_int64(m->p, token, &id) != 0 ||
-	    (call = u64map_get(&c->calls, (uint64_t)id)) == NULL ||
-	    call->token == NULL) {
-		log_debug("progress for no known request");
-		return;
-	}
-	buf = jscan_replace(m->p, m->n, token, call->token, call->tokenlen);
-	chan_send_buffer(MSG_NOTIFY, call->session, call->tag, buf);
-	evbuffer_free(buf);
-}
-
-/* The upstream cancelled a request it sent a client. */
-static void
-conn_up_cancelled(struct conn *c, const struct jrpc *m)
-{
-	struct up_req	*ur;
-	struct jspan	 rid, reason;
-	struct evbuffer	*buf;
-	size_t		 pos = 0;
-	uint64_t	 key;
-	void		*value;
-
-	if (jscan_member(m->p, m->params, "requestId", &rid) != 0)
-		return;
-	while (u64map_next(&up_reqs, &pos, &key, &value)) {
-		ur = value;
-		if (ur->conn == c && ur->idlen == rid.len &&
-		    memcmp(ur->id, m->p + rid.off, rid.len) == 0)
-			break;
-		ur = NULL;
-	}
-	if (ur == NULL) {
-		log_debug("upstream cancelled a request it has not sent");
-		return;
-	}
-	buf = evbuffer_new();
-	evbuffer_add_printf(buf, "{\"jsonrpc\":\"2.0\",\"method\":"
-	    "\"notifications/cancelled\",\"params\":{\"requestId\":%u",
-	    ur->ref);
-	if (jscan_member(m->p, m->params, "reason", &reason) == 0 &&
-	    jscan_type(m->p, reason) == JT_STRING) {
-		evbuffer_add(buf, ",\"reason\":", 10);
-		evbuffer_add(buf, m->p + reason.off, reason.len);
-	}
-	evbuffer_add(buf, "}}", 2);
-	chan_send_buffer(MSG_NOTIFY, ur->session, 0, buf);
-	evbuffer_free(buf);
-	u64map_del(&up_reqs, ur->ref);
-	free(ur->id);
-	free(ur);
-}
-
-/* Relay a notification as it is, to a session (0: any) and request. */
-static void
-conn_forward(const struct jrpc *m, uint32_t session, uint32_t tag)
-{
-	chan_send(MSG_NOTIFY, session, tag, m->p, m->n);
-}
-
-/* A notification from the upstream. */
-static void
-conn_notification(struct conn *c, const struct jrpc *m, int64_t related)
-{
-	const char	*method = m->method_name;
-	uint32_t	 session, tag;
-	char		*id;
-	int		 n, found;
-
-	if (strcmp(method, "notifications/progress") == 0)
-		conn_progress(c, m);
-	else if (strcmp(method, "notifications/message") == 0) {
-		/* A log line goes to its caller, or to every session. */
-		if (conn_origin(c, related, &session, &tag, &n) != 0)
-			session = tag = 0;
-		conn_forward(m, session, tag);
-	} else if (strcmp(method, "notifications/resources/updated") == 0)
-		conn_forward(m, c->session, 0);
-	else if (strcmp(method, "notifications/cancelled") == 0)
-		conn_up_cancelled(c, m);
-	else if (strcmp(method, "notifications/elicitation/complete") == 0) {
-		if ((id = conn_elicitation_id(m)) == NULL)
-			return;
-		found = ringmap_take(&elicitations, id, &session);
-		free(id);
-		if (found != 0) {
-			log_debug("elicitation completed for no known session");
-			return;
-		}
-		conn_forward(m, session, 0);
-	} else if (strncmp(method, "notifications/", 14) == 0 &&
-	    strlen(method) > 26 &&
-	    strcmp(method + strlen(method) - 13, "/list_changed") == 0)
-		catalog_list_changed(c, method);
-	else
-		log_debug("notification %s not relayed", method);
 }
 
 /* One message from the upstream. */
@@ -869,10 +499,10 @@ conn_message(struct conn *c, const char *p, size_t n, int64_t related,
 		conn_response(c, &m, owner);
 		return;
 	case JRPC_REQUEST:
-		conn_request(c, &m, related);
+		upreq_request(c, &m, related);
 		break;
 	case JRPC_NOTIFICATION:
-		conn_notification(c, &m, related);
+		upreq_notification(c, &m, related);
 		break;
 	}
 	if (owner != NULL)
@@ -901,13 +531,15 @@ conn_answer_error(struct conn *c, int64_t id, const char *msg)
 	evbuffer_free(buf);
 }
 
-/* Order two edits by position. */
+/* Order two edits by position, an insertion before a replacement. */
 static int
 edit_cmp(const void *a, const void *b)
 {
 	const struct jedit	*x = a, *y = b;
 
-	return (x->at.off < y->at.off ? -1 : x->at.off > y->at.off);
+	if (x->at.off != y->at.off)
+		return (x->at.off < y->at.off ? -1 : 1);
+	return ((x->at.len != 0) - (y->at.len != 0));
 }
 
 void
@@ -918,13 +550,15 @@ conn_relay_request(struct conn *c, uint32_t session, uint32_t tag,
 	    NULL };
 	struct jrpc	 m;
 	struct call	*call;
-	struct jedit	 edits[2];
+	struct jedit	 edits[CONN_MAX_EDITS];
 	struct jspan	 token;
 	struct evbuffer	*buf;
+	struct era_texts texts = { { NULL }, 0 };
 	struct queued	*q;
-	const char	*why;
+	const char	*why, *local;
 	char		 idtext[32], msg[256];
 	size_t		 nedits = 0;
+	int		 k, client_modern;
 
 	if (c != NULL && c->session != 0 && (c->state == CONN_STARTING ||
 	    c->state == CONN_INITIALIZING)) {
@@ -954,10 +588,18 @@ conn_relay_request(struct conn *c, uint32_t session, uint32_t tag,
 		    "invalid request");
 		return;
 	}
+	/* What a modern upstream has no method for is answered here. */
+	if ((local = era_local(c, session, &m)) != NULL) {
+		conn_answer_local(session, tag, &m, local);
+		return;
+	}
+	client_modern = meta_claim(&m);
 	call = xcalloc(1, sizeof *call);
 	call->id = c->next_id++;
 	call->session = session;
 	call->tag = tag;
+	call->client_modern = client_modern;
+	snprintf(call->method, sizeof call->method, "%s", m.method_name);
 	call->client_idlen = m.id.len;
 	call->client_id = xmalloc(m.id.len);
 	memcpy(call->client_id, p + m.id.off, m.id.len);
@@ -974,12 +616,27 @@ conn_relay_request(struct conn *c, uint32_t session, uint32_t tag,
 		edits[nedits].at = token;
 		edits[nedits].text = idtext;
 		edits[nedits++].len = strlen(idtext);
-		qsort(edits, nedits, sizeof edits[0], edit_cmp);
 	}
+	/* The envelope, added for a modern upstream or dropped for a 2025
+	 * one, as the client's era and the upstream's differ. */
+	if ((k = era_request_edits(c, session, &m, call, edits + nedits,
+	    CONN_MAX_EDITS - nedits, &texts)) > 0)
+		nedits += (size_t)k;
+	qsort(edits, nedits, sizeof edits[0], edit_cmp);
 	u64map_put(&c->calls, (uint64_t)call->id, call);
 	u64map_put(&c->by_tag, tag, call);
 	buf = evbuffer_new();
 	jscan_splice(buf, p, n, edits, nedits);
+	era_texts_free(&texts);
+	/* A call to a modern upstream whose input the gateway may supply
+	 * (a 2025 client's, or a modern client's it added capabilities to)
+	 * is sent again with it (mrtr.c): keep what was sent. */
+	if (c->modern && (!client_modern || call->gw_caps != NULL) &&
+	    mrtr_method(m.method_name)) {
+		call->sentlen = evbuffer_get_length(buf);
+		call->sent = xmalloc(call->sentlen);
+		evbuffer_copyout(buf, call->sent, call->sentlen);
+	}
 	conn_send(c, buf);
 	evbuffer_free(buf);
 }
@@ -1005,6 +662,17 @@ conn_relay_cancel(struct conn *c, uint32_t tag, const char *p, size_t n)
 	if ((call = u64map_del(&c->by_tag, tag)) == NULL)
 		return;
 	u64map_del(&c->calls, (uint64_t)call->id);
+	/* Over Streamable HTTP, a modern upstream is told by the stream;
+	 * a call waiting for its client's input is not at the upstream. */
+	if (call->waiting || (c->modern && c->ops->cancel != NULL &&
+	    c->ops->cancel(c, call->id) == 0)) {
+		if (call->mrtr != NULL) {
+			mrtr_free(call->mrtr, 1);
+			call->mrtr = NULL;
+		}
+		call_free(call);
+		return;
+	}
 	params = json_pack("{s:I}", "requestId", (json_int_t)call->id);
 	reason = json_loadb(p, n, 0, NULL);
 	if (json_is_string(json_object_get(reason, "reason")))

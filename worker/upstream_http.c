@@ -22,6 +22,7 @@
 #include "curl_event.h"
 #include "http_parse.h"
 #include "log.h"
+#include "meta.h"
 #include "sse.h"
 #include "worker.h"
 #include "xmalloc.h"
@@ -30,6 +31,7 @@
 #define HTTP_RETRY_MS		1000	/* default before resuming a stream */
 #define HTTP_MAX_RESUMES	5	/* per stream, in a row */
 #define HTTP_GET_MAX_BACKOFF_MS	30000
+#define HTTP_ERROR_BODY_MAX	65536	/* an error status's JSON body */
 
 enum exchange_kind {
 	EX_POST = 0,
@@ -172,8 +174,17 @@ http_write_cb(char *p, size_t size, size_t n, void *arg)
 	struct exchange	*ex = arg;
 	size_t		 len = size * n;
 
-	if (ex->status / 100 != 2)
-		return (len);	/* an error page; only its status matters */
+	if (ex->status / 100 != 2) {
+		/*
+		 * An error page; only its status matters, unless it is a
+		 * JSON-RPC error (a 2026-07-28 server answers -32020, -32021
+		 * and -32022 with 400): kept, bounded, to be delivered.
+		 */
+		if (ex->json && evbuffer_get_length(ex->resp) + len <=
+		    HTTP_ERROR_BODY_MAX)
+			evbuffer_add(ex->resp, p, len);
+		return (len);
+	}
 	if (ex->sse) {
 		if (sse_parse(&ex->parser, p, len, http_sse_event, ex) != 0) {
 			ex->too_big = 1;
@@ -206,7 +217,8 @@ http_headers(struct http_tp *tp, const char *accept)
 		h = curl_slist_append(h, line);
 		free(line);
 	}
-	if (tp->initialized && tp->conn->version[0] != '\0') {
+	if (tp->initialized && tp->conn->version[0] != '\0' &&
+	    !tp->conn->modern) {
 		xasprintf(&line, "MCP-Protocol-Version: %s",
 		    tp->conn->version);
 		h = curl_slist_append(h, line);
@@ -392,6 +404,29 @@ http_unreachable(CURLcode r)
 	    r == CURLE_OPERATION_TIMEDOUT || r == CURLE_COULDNT_RESOLVE_PROXY);
 }
 
+/*
+ * An error status whose body is a JSON-RPC error answering our request:
+ * deliver it (a 2026-07-28 server's errors come so).  1 if done.
+ */
+static int
+http_error_answer(struct exchange *ex)
+{
+	struct jrpc	 m;
+	const char	*why;
+	int64_t		 id;
+
+	if (ex->id == 0 || ex->answered || !ex->json ||
+	    evbuffer_get_length(ex->resp) == 0 ||
+	    jrpc_scan((const char *)evbuffer_pullup(ex->resp, -1),
+	    evbuffer_get_length(ex->resp), &m, &why) != 0 ||
+	    m.kind != JRPC_ERROR || jscan_int64(m.p, m.id, &id) != 0 ||
+	    id != ex->id)
+		return (0);
+	http_deliver(ex, m.p, m.n);
+	http_exchange_free(ex);
+	return (1);
+}
+
 /* A POST or a resumption finished. */
 static void
 http_done_request(struct exchange *ex, CURLcode r)
@@ -428,6 +463,8 @@ http_done_request(struct exchange *ex, CURLcode r)
 		conn_lost(c, "the upstream ended our session (HTTP 404)");
 		return;
 	}
+	if (ex->status / 100 != 2 && http_error_answer(ex))
+		return;
 	if (ex->status / 100 != 2) {
 		if (ex->init) {
 			snprintf(why, sizeof why, "initialize: HTTP %ld from %s",
@@ -504,6 +541,50 @@ http_tp_start(struct conn *c)
 	return (0);
 }
 
+/* Add one header line to an exchange. */
+static void
+http_add_header(void *arg, const char *line)
+{
+	struct exchange	*ex = arg;
+
+	ex->headers = curl_slist_append(ex->headers, line);
+}
+
+/*
+ * The headers of a 2026-07-28 request mirror its body: the version, the
+ * method, the name or URI it is about (Base64 in the sentinel when it is
+ * not plain ASCII), and the arguments its tool marks x-mcp-header.
+ */
+static void
+http_modern_headers(struct http_tp *tp, struct exchange *ex,
+    const struct jrpc *m)
+{
+	struct evbuffer	*line = evbuffer_new();
+	struct jspan	 v;
+	const char	*field;
+	char		*s;
+
+	ex->headers = curl_slist_append(ex->headers, "MCP-Protocol-Version: "
+	    MCP_VERSION_MODERN);
+	evbuffer_add_printf(line, "Mcp-Method: %s", m->method_name);
+	evbuffer_add(line, "", 1);
+	ex->headers = curl_slist_append(ex->headers,
+	    (const char *)evbuffer_pullup(line, -1));
+	evbuffer_drain(line, evbuffer_get_length(line));
+	if ((field = meta_name_param(m->method_name)) != NULL &&
+	    jscan_member(m->p, m->params, field, &v) == 0 &&
+	    (s = jscan_strdup(m->p, v)) != NULL) {
+		evbuffer_add_printf(line, "Mcp-Name: ");
+		meta_header_encode(line, s, strlen(s));
+		evbuffer_add(line, "", 1);
+		ex->headers = curl_slist_append(ex->headers,
+		    (const char *)evbuffer_pullup(line, -1));
+		free(s);
+	}
+	evbuffer_free(line);
+	era_param_headers(tp->conn, m, http_add_header, ex);
+}
+
 /* Send one message as a POST. */
 static void
 http_tp_send(struct conn *c, struct evbuffer *msg)
@@ -513,14 +594,15 @@ http_tp_send(struct conn *c, struct evbuffer *msg)
 	struct jrpc	 m;
 	const char	*why;
 	size_t		 len = evbuffer_get_length(msg);
+	int		 scanned;
 
 	ex = http_exchange_new(tp, EX_POST);
 	ex->bodylen = len;
 	ex->body = xmalloc(len + 1);
 	evbuffer_remove(msg, ex->body, len);
 	ex->body[len] = '\0';
-	if (jrpc_scan(ex->body, len, &m, &why) == 0 &&
-	    m.kind == JRPC_REQUEST) {
+	scanned = jrpc_scan(ex->body, len, &m, &why) == 0;
+	if (scanned && m.kind == JRPC_REQUEST) {
 		jscan_int64(ex->body, m.id, &ex->id);
 		ex->init = strcmp(m.method_name, "initialize") == 0;
 	}
@@ -533,6 +615,8 @@ http_tp_send(struct conn *c, struct evbuffer *msg)
 	ex->headers = http_headers(tp, "application/json, text/event-stream");
 	ex->headers = curl_slist_append(ex->headers,
 	    "Content-Type: application/json");
+	if (scanned && meta_claim(&m))
+		http_modern_headers(tp, ex, &m);
 	curl_easy_setopt(ex->easy, CURLOPT_POSTFIELDS, ex->body);
 	curl_easy_setopt(ex->easy, CURLOPT_POSTFIELDSIZE_LARGE,
 	    (curl_off_t)len);
@@ -546,7 +630,31 @@ http_tp_initialized(struct conn *c)
 	struct http_tp	*tp = c->tp;
 
 	tp->initialized = 1;
-	http_listen(tp);
+	/* A 2026-07-28 upstream has no GET stream: it has listen. */
+	if (!c->modern)
+		http_listen(tp);
+}
+
+/*
+ * Close the response stream of our request: a 2026-07-28 upstream takes
+ * it as the request's cancellation.  -1 if there is no such request.
+ */
+static int
+http_tp_cancel(struct conn *c, int64_t id)
+{
+	struct http_tp	*tp = c->tp;
+	struct exchange	*ex;
+
+	if (tp == NULL)
+		return (-1);
+	TAILQ_FOREACH(ex, &tp->exchanges, entry) {
+		if (ex->id == id && ex->kind != EX_LISTEN) {
+			curlev_remove(tp->cev, ex->easy);
+			http_exchange_free(ex);
+			return (0);
+		}
+	}
+	return (-1);
 }
 
 /* End our session at the upstream (DELETE), waiting at most a second. */
@@ -598,4 +706,5 @@ const struct transport_ops transport_http = {
 	.send = http_tp_send,
 	.stop = http_tp_stop,
 	.initialized = http_tp_initialized,
+	.cancel = http_tp_cancel,
 };

@@ -39,6 +39,7 @@ static struct u64map		 sessions;	/* no -> session_info */
 static struct event		*ev_sigchld, *ev_sigterm, *ev_exit_timer;
 static int			 exiting = -1;	/* exit code once stopping */
 static char			 last_error[512];
+static int			 probe_failed;	/* the era probe killed it */
 
 static void	worker_exit(int) __attribute__((noreturn));
 static void	worker_begin_exit(int);
@@ -103,9 +104,13 @@ worker_status(const char *state, const char *error)
 		snprintf(last_error, sizeof last_error, "%s", error);
 		json_object_set_new(o, "error", json_string(error));
 	}
+	if (probe_failed)
+		json_object_set_new(o, "probe_failed", json_true());
 	if (strcmp(state, "ready") == 0 && shared != NULL) {
 		json_object_set_new(o, "protocolVersion",
 		    json_string(shared->version));
+		json_object_set_new(o, "era", json_string(shared->modern ?
+		    "2026" : "2025"));
 		if (shared->server_info != NULL)
 			json_object_set(o, "serverInfo", shared->server_info);
 		if (shared->server_caps != NULL)
@@ -116,6 +121,12 @@ worker_status(const char *state, const char *error)
 			    json_string(shared->instructions));
 	}
 	chan_send_json(MSG_STATUS, 0, 0, o);
+}
+
+void
+worker_probe_failed(void)
+{
+	probe_failed = 1;
 }
 
 /* The last error reported, or "". */
@@ -196,6 +207,12 @@ worker_session(uint32_t no, int create)
 	si->no = no;
 	u64map_put(&sessions, no, si);
 	return (si);
+}
+
+struct session_info *
+worker_session_info(uint32_t no)
+{
+	return (u64map_get(&sessions, no));
 }
 
 /* Forget a session and stop its instance. */
@@ -399,8 +416,9 @@ worker_frame(const struct frame_hdr *hdr, struct evbuffer *in)
 	case MSG_SESSION_OPEN:
 		if (sc == NULL || (msg = frame_take_json(in, hdr, &why)) == NULL)
 			return (-1);
-		if (sc->isolation == ISOLATION_PER_SESSION)
-			worker_session_open(hdr->session, msg);
+		/* Kept for any isolation: a modern upstream is told each
+		 * request's client capabilities. */
+		worker_session_open(hdr->session, msg);
 		json_decref(msg);
 		return (0);
 	case MSG_SESSION_CLOSE:

@@ -18,10 +18,14 @@
 #include "conf.h"
 #include "frame.h"
 #include "jsonrpc.h"
+#include "strmap.h"
 #include "u64map.h"
 
 struct evbuffer;
 struct conn;
+struct mrtr;
+
+#define ERA_MAX_SUBSCRIPTIONS	4096	/* URIs in a modern upstream's listen */
 
 /* Exit codes the supervisor understands. */
 #define WORKER_EXIT_OK		0	/* asked to stop */
@@ -45,6 +49,8 @@ void		 chan_send_json(uint16_t type, uint32_t session, uint32_t tag,
  * worker is about to exit) to the supervisor. */
 void		 worker_status(const char *state, const char *error);
 const char	*worker_last_error(void);
+/* The upstream went away during the era probe: say so in STATUS. */
+void		 worker_probe_failed(void);
 /* The shared connection failed: tell the supervisor and exit. */
 void		 worker_fatal_conn(struct conn *, const char *why)
 		    __attribute__((noreturn));
@@ -62,6 +68,12 @@ struct transport_ops {
 	pid_t		(*pid)(struct conn *);
 	/* The handshake is done (optional). */
 	void		(*initialized)(struct conn *);
+	/*
+	 * Stop waiting for our request id: over Streamable HTTP, closing
+	 * its response stream, which is a 2026-07-28 cancellation
+	 * (optional; 0 if there was such a request).
+	 */
+	int		(*cancel)(struct conn *, int64_t id);
 };
 
 extern const struct transport_ops transport_stdio;
@@ -81,6 +93,8 @@ struct session_info {
 	char		*loglevel;	/* requested level, or NULL */
 	struct conn	*conn;		/* its upstream instance, or NULL */
 };
+/* A session's record, or NULL (worker.c). */
+struct session_info *worker_session_info(uint32_t);
 
 /* A client request waiting for its per-session instance to be ready. */
 struct queued {
@@ -112,6 +126,15 @@ struct call {
 	size_t		 tokenlen;
 	call_cb		 cb;		/* the worker's own requests */
 	void		*arg;
+	char		 method[JRPC_METHOD_MAX];
+	int		 client_modern;	/* the client speaks 2026-07-28 */
+	int		 waiting;	/* for its client's input (mrtr.c) */
+	char		*sent;		/* the request as sent, kept for
+					   retries with input (mrtr.c) */
+	size_t		 sentlen;
+	char		*gw_caps;	/* a modern client's own capabilities,
+					   when the gateway added some */
+	struct mrtr	*mrtr;
 };
 
 struct conn {
@@ -140,6 +163,15 @@ struct conn {
 	int				 fetching[4];
 	int				 dirty[4];
 	int				 announced;	/* catalog sent */
+	/* Its era (era.c). */
+	int				 modern;	/* speaks 2026-07-28 */
+	int				 probing;	/* server/discover sent */
+	int64_t				 probe_id;
+	struct event			*probe_timer;
+	struct strmap			 subs;		/* URIs listened to */
+	int64_t				 listen_id;	/* its listen, or 0 */
+	struct event			*listen_timer;
+	unsigned int			 listen_backoff;	/* ms */
 };
 
 struct conn	*conn_new(uint32_t session, struct session_info *);
@@ -155,10 +187,23 @@ void		 conn_transport_up(struct conn *);
 void		 conn_message(struct conn *, const char *, size_t,
 		    int64_t related, struct evbuffer *owner);
 void		 conn_lost(struct conn *, const char *why);
-/* Send a request of the worker's own; cb gets the response. */
-void		 conn_call(struct conn *, const char *method, json_t *params,
+/* Send a request of the worker's own; cb gets the response.  Returns
+ * its id. */
+int64_t		 conn_call(struct conn *, const char *method, json_t *params,
 		    call_cb, void *);
+/* Forget a request of ours (a late answer is dropped). */
+void		 conn_forget_call(struct conn *, int64_t id);
+/* Cancel a request of ours upstream and forget it. */
+void		 conn_cancel_call(struct conn *, int64_t id, const char *why);
+/* Answer a relayed request here, with a result (MSG_RESPONSE). */
+void		 conn_answer_local(uint32_t session, uint32_t tag,
+		    const struct jrpc *, const char *result);
+void		 call_free(struct call *);
 void		 conn_notify(struct conn *, const char *method, json_t *params);
+/* Send one message (all of buf is consumed). */
+void		 conn_send(struct conn *, struct evbuffer *);
+/* A per-session instance's handshake is done: relay what waited. */
+void		 conn_ready(struct conn *);
 /* Relay a client request (MSG_REQUEST) and a cancellation. */
 void		 conn_relay_request(struct conn *, uint32_t session,
 		    uint32_t tag, const char *, size_t);
@@ -177,6 +222,64 @@ void		 conn_probe(struct conn *);
 void		 conn_answer_error(struct conn *, int64_t id, const char *);
 /* Fail every relayed request with an error. */
 void		 conn_fail_all(struct conn *, int code, const char *);
+
+/* upreq.c: what the upstream sends unasked. */
+void		 upreq_init(void);
+void		 upreq_request(struct conn *, const struct jrpc *, int64_t related);
+void		 upreq_notification(struct conn *, const struct jrpc *,
+		    int64_t related);
+/* Forget a connection's requests to clients (tell: cancel them there). */
+void		 upreq_drop(struct conn *, int tell);
+uint32_t	 upreq_send(struct conn *, uint32_t session, uint32_t tag,
+		    struct mrtr *, const char *key, const char *method,
+		    const char *params);
+void		 upreq_drop_mrtr(struct mrtr *, int tell);
+
+/* era.c: the upstream's era, and requests translated between eras. */
+json_t		*era_client_caps(struct conn *, json_t *client);
+json_t		*era_own_params(struct conn *, const char *method, json_t *);
+/* Texts that edits point to, owned until the splice is done. */
+#define ERA_MAX_TEXTS	4
+struct era_texts {
+	char	*s[ERA_MAX_TEXTS];
+	int	 n;
+};
+void		 era_texts_free(struct era_texts *);
+/* Keep the text of b (drained) until era_texts_free. */
+const char	*era_texts_own(struct era_texts *, struct evbuffer *);
+/* Is an object span empty ("{ }")? */
+int		 era_empty_object(const char *, struct jspan);
+/*
+ * Edits of a relayed request for the upstream's era and the client's:
+ * the envelope inserted or dropped, the capabilities the strategies
+ * answer added, the gateway's answers of an earlier round merged.
+ * Returns the number of edits.
+ */
+int		 era_request_edits(struct conn *, uint32_t session,
+		    const struct jrpc *, struct call *, struct jedit *,
+		    size_t max, struct era_texts *);
+int		 era_response_edits(struct conn *, const struct call *,
+		    const struct jrpc *, struct jedit *);
+int		 era_input_required(const struct jrpc *);
+const char	*era_local(struct conn *, uint32_t session, const struct jrpc *);
+int		 era_listen_notification(struct conn *, const struct jrpc *);
+void		 era_param_headers(struct conn *, const struct jrpc *,
+		    void (*add)(void *, const char *), void *);
+
+/* mrtr.c: a modern upstream's input_required for a 2025 client. */
+/* Ask the client for what the upstream needs; 0 if the call waits. */
+int		 mrtr_input_required(struct conn *, struct call *,
+		    const struct jrpc *);
+/* A client's answer to one of its requests (ur's mrtr, key). */
+void		 mrtr_answer(struct mrtr *, const char *key, const struct jrpc *);
+/* A call waiting for its client goes away. */
+void		 mrtr_free(struct mrtr *, int tell);
+/* May a method's answer be input_required? */
+int		 mrtr_method(const char *);
+/* A modern client's retry: the gateway's answers of the round merged. */
+int		 mrtr_stash_edits(struct conn *, uint32_t session,
+		    const struct jrpc *, struct jedit *, size_t max,
+		    struct era_texts *);
 
 /* headers.c: configured request headers, secrets expanded. */
 struct curl_slist;

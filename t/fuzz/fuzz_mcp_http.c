@@ -964,7 +964,9 @@ setup(void)
 	session_init();
 	catalog_init();
 	route_init();
+	continuation_init();
 	CHECK(auth_configure(conf, err, sizeof err) == 0);
+	CHECK(continuation_configure(conf, err, sizeof err) == 0);
 	http_configure();
 	upstream_init_all();
 	CHECK(nupstreams == 2);
@@ -1086,6 +1088,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	settle();
 	CHECK(http_conn_count() == 0);
 	CHECK(session_count() == 0);
+	CHECK(continuation_count() == 0);
 	for (i = 0; i < nupstreams; i++) {
 		CHECK(upstreams[i]->npending == 0);
 		CHECK(TAILQ_EMPTY(&upstreams[i]->up_requests));

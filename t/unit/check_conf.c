@@ -91,7 +91,12 @@ START_TEST(test_defaults)
 	ck_assert_uint_eq(s->init_timeout, 60);
 	ck_assert_uint_eq(s->max_instances, 64);
 	ck_assert_uint_eq(s->max_message, 32 * 1024 * 1024);
+	ck_assert_int_eq(s->era, ERA_AUTO);
 	ck_assert_int_eq(s->line, 1);
+	ck_assert_ptr_null(conf->request_state_key);
+	ck_assert_ptr_null(conf->instance);
+	ck_assert_uint_eq(conf->request_state_ttl, 300);
+	ck_assert_uint_eq(conf->cache_ttl, 60);
 	conf_free(conf);
 
 	/* An empty file is a valid configuration with no upstreams. */
@@ -312,6 +317,20 @@ END_TEST
 
 START_TEST(test_errors)
 {
+	/* The 2026-07-28 settings. */
+	parse_err("request_state_key = \"short\";\n", "t.conf:1: "
+	    "request_state_key must have at least 32 characters (this one "
+	    "has 5)");
+	parse_err("request_state_ttl = 4;\n", "t.conf:1: request_state_ttl "
+	    "must be between 5 and 86400");
+	parse_err("instance = \"a.b\";\n", "t.conf:1: instance \"a.b\" must "
+	    "be 1 to 32 characters of A-Z a-z 0-9 _ -");
+	parse_err("servers = ( { name = \"x\"; command = [ \"x\" ];\n"
+	    "era = \"2027\"; } );\n", "t.conf:2: unknown era \"2027\" (auto, "
+	    "2025 or 2026)");
+	parse_err("servers = ( { name = \"x\"; transport = \"sse\"; url = "
+	    "\"http://x/\"; era = \"2026\"; } );\n", "t.conf:1: server x: the "
+	    "sse transport is of 2024-11-05, not era \"2026\"");
 	/* Top level. */
 	parse_err("listen = \"x:1\";\n\nfoo = 1;\n",
 	    "t.conf:3: unknown setting \"foo\"");
@@ -645,6 +664,15 @@ conf_same(const struct conf *a, const struct conf *b)
 	ck_assert_uint_eq(a->request_timeout, b->request_timeout);
 	ck_assert_uint_eq(a->server_request_timeout,
 	    b->server_request_timeout);
+	ck_assert_uint_eq(a->request_state_ttl, b->request_state_ttl);
+	ck_assert_uint_eq(a->cache_ttl, b->cache_ttl);
+	ck_assert_int_eq(a->request_state_key == NULL,
+	    b->request_state_key == NULL);
+	if (a->request_state_key != NULL)
+		ck_assert_str_eq(a->request_state_key, b->request_state_key);
+	ck_assert_int_eq(a->instance == NULL, b->instance == NULL);
+	if (a->instance != NULL)
+		ck_assert_str_eq(a->instance, b->instance);
 	ck_assert_uint_eq(a->nservers, b->nservers);
 	for (i = 0; i < a->nservers; i++)
 		ck_assert_msg(conf_server_equal(&a->servers[i],
@@ -683,6 +711,8 @@ static const char *const print_cases[] = {
 	"max_message = \"1G\";\nmax_body = \"1k\";\nmax_sessions = 1;\n"
 	"max_pending = 2;\nsession_timeout = 10;\nrequest_timeout = 1;\n"
 	"server_request_timeout = 77;\n"
+	"request_state_key = \"${file:/etc/mcp/state key}\";\n"
+	"request_state_ttl = 5;\ninstance = \"gw-1_a\";\ncache_ttl = 0;\n"
 	"servers = (\n"
 	"  { name = \"fs\"; command = [ \"sh\", \"-c\", \"echo \\\"$X\\\"\\n"
 	"\\tdone\\\\\", \"\\x01\\x1f\\x7f\\r\\f\", "
@@ -692,11 +722,12 @@ static const char *const print_cases[] = {
 	"    init_timeout = 3600; max_instances = 10000; },\n"
 	"  { name = \"h\"; transport = \"http\";"
 	" url = \"https://x/mcp?a=\\\"1\\\"\";"
-	" prefix = \"\"; max_message = 4096; },\n"
+	" prefix = \"\"; max_message = 4096; era = \"2026\"; },\n"
 	"  { name = \"s\"; transport = \"sse\"; url = \"http://s/\"; "
 	"prefix = \"S.-_\"; request_timeout = 86400;"
 	" server_request_timeout = 2; },\n"
-	"  { name = \"w\"; transport = \"ws\"; url = \"wss://w/\"; }\n"
+	"  { name = \"w\"; transport = \"ws\"; url = \"wss://w/\"; "
+	"era = \"2025\"; }\n"
 	");\n",
 	"sampling = [ \"client\", \"llm:a\" ];\n"
 	"llm = ( { name = \"a\"; provider = \"openai\"; model = \"m\";"

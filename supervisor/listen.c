@@ -1,0 +1,269 @@
+/*
+ * subscriptions/listen (2026-07-28): a long-lived POST whose event stream
+ * carries the change notifications its request opted in to, each tagged
+ * with the listen's id (io.modelcontextprotocol/subscriptionId), after a
+ * first notifications/subscriptions/acknowledged saying what is honoured.
+ * It replaces the GET stream and resources/subscribe: the URIs it names
+ * are subscribed at their upstreams as a resources/subscribe would be
+ * (route_sub_acquire), for as long as the stream stays open.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/buffer.h>
+
+#include "log.h"
+#include "meta.h"
+#include "supervisor.h"
+#include "xmalloc.h"
+
+#define LISTEN_MAX_URIS		1024	/* resourceSubscriptions honoured */
+#define LISTEN_URI_MAX		8192
+
+struct listen {
+	struct stream		*stream;
+	struct session		*session;
+	char			*id;		/* the request's id, raw */
+	size_t			 idlen;
+	int			 lists;		/* 1 << catalog kind */
+	struct strmap		 uris;		/* uri -> upstream */
+	TAILQ_ENTRY(listen)	 entry;
+};
+
+static TAILQ_HEAD(, listen)	 listens = TAILQ_HEAD_INITIALIZER(listens);
+
+/* Send one notification on a listen, tagged with its subscription id. */
+static void
+listen_send(struct listen *l, const char *method, const char *uri,
+    const char *rest)
+{
+	struct evbuffer	*buf = evbuffer_new();
+
+	evbuffer_add_printf(buf, "{\"jsonrpc\":\"2.0\",\"method\":\"%s\","
+	    "\"params\":{\"_meta\":{\"" META_SUBSCRIPTION "\":", method);
+	evbuffer_add(buf, l->id, l->idlen);
+	evbuffer_add(buf, "}", 1);
+	if (uri != NULL) {
+		evbuffer_add(buf, ",\"uri\":", 7);
+		jscan_add_string(buf, uri, strlen(uri));
+	}
+	if (rest != NULL)
+		evbuffer_add_printf(buf, ",%s", rest);
+	evbuffer_add(buf, "}}", 2);
+	stream_send(l->stream, buf, 0);
+	evbuffer_free(buf);
+}
+
+/* Read a boolean member of the filter; -1 if it is not one. */
+static int
+listen_flag(const char *p, struct jspan filter, const char *key, int *on)
+{
+	struct jspan	v;
+	int		r;
+
+	*on = 0;
+	if ((r = jscan_member_unique(p, filter, key, &v)) == -1)
+		return (0);
+	if (r == -2 || (jscan_type(p, v) != JT_TRUE &&
+	    jscan_type(p, v) != JT_FALSE))
+		return (-1);
+	*on = jscan_type(p, v) == JT_TRUE;
+	return (0);
+}
+
+void
+listen_open(struct session *s, struct stream *st, const struct jrpc *m)
+{
+	static const char *const names[] = { "toolsListChanged",
+	    "promptsListChanged", "resourcesListChanged" };
+	static const int	 kinds[] = { 1 << CATALOG_TOOLS,
+	    1 << CATALOG_PROMPTS, (1 << CATALOG_RESOURCES) |
+	    (1 << CATALOG_TEMPLATES) };
+	struct listen		*l;
+	struct jspan		 filter, subs, v;
+	struct jiter		 it;
+	struct upstream		*up;
+	struct evbuffer		*ack;
+	static char		 uri[LISTEN_URI_MAX + 1];
+	ssize_t			 len;
+	size_t			 i, n = 0;
+	int			 on, r, first = 1;
+
+	if (st->kind != STREAM_LISTEN) {
+		route_reject(st, m, JRPC_INVALID_REQUEST, "subscriptions/listen "
+		    "is a 2026-07-28 request");
+		return;
+	}
+	if ((r = jscan_member_unique(m->p, m->params, "notifications",
+	    &filter)) != 0 || jscan_type(m->p, filter) != JT_OBJECT) {
+		modern_error(st, m->p + m->id.off, m->id.len,
+		    JRPC_INVALID_PARAMS, NULL, "subscriptions/listen: "
+		    "params.notifications must be an object");
+		return;
+	}
+	if (s->nlistens >= conf->max_pending) {
+		modern_error(st, m->p + m->id.off, m->id.len, MCP_OVERLOADED,
+		    NULL, "too many subscriptions/listen streams for this "
+		    "client (limit %u)", conf->max_pending);
+		return;
+	}
+	l = xcalloc(1, sizeof *l);
+	strmap_init(&l->uris);
+	for (i = 0; i < 3; i++) {
+		if (listen_flag(m->p, filter, names[i], &on) != 0) {
+			strmap_free(&l->uris);
+			free(l);
+			modern_error(st, m->p + m->id.off, m->id.len,
+			    JRPC_INVALID_PARAMS, NULL, "subscriptions/listen: "
+			    "notifications.%s must be a boolean", names[i]);
+			return;
+		}
+		if (on)
+			l->lists |= kinds[i];
+	}
+	ack = evbuffer_new();
+	evbuffer_add_printf(ack, "\"notifications\":{");
+	for (i = 0; i < 3; i++) {
+		if (l->lists & kinds[i]) {
+			evbuffer_add_printf(ack, "%s\"%s\":true", first ? "" :
+			    ",", names[i]);
+			first = 0;
+		}
+	}
+	r = jscan_member_unique(m->p, filter, "resourceSubscriptions", &subs);
+	if (r == 0 && jscan_array(m->p, subs, &it) == 0) {
+		evbuffer_add_printf(ack, "%s\"resourceSubscriptions\":[",
+		    first ? "" : ",");
+		first = 1;
+		while (jscan_next_element(&it, &v)) {
+			if ((len = jscan_string(m->p, v, uri,
+			    sizeof uri)) < 0 || memchr(uri, '\0',
+			    (size_t)len) != NULL)
+				continue;
+			/* Honoured: a URI the client may read, once. */
+			if (n >= LISTEN_MAX_URIS ||
+			    (up = catalog_resource(view_catalog(s), uri)) ==
+			    NULL || !acl_allows(s, uri) ||
+			    strmap_get(&l->uris, uri) != NULL)
+				continue;
+			strmap_add(&l->uris, uri, up);
+			route_sub_acquire(s, up, uri);
+			if (!first)
+				evbuffer_add(ack, ",", 1);
+			jscan_add_string(ack, uri, strlen(uri));
+			first = 0;
+			n++;
+		}
+		evbuffer_add(ack, "]", 1);
+	} else if (r != -1) {
+		log_debug("session %.8s: listen with a resourceSubscriptions "
+		    "that is not an array", s->id);
+	}
+	evbuffer_add(ack, "}", 2);	/* and a NUL */
+	l->stream = st;
+	l->session = s;
+	l->idlen = m->id.len;
+	l->id = xmalloc(l->idlen);
+	memcpy(l->id, m->p + m->id.off, l->idlen);
+	st->listen = l;
+	s->nlistens++;
+	TAILQ_INSERT_TAIL(&listens, l, entry);
+	log_debug("session %.8s: subscriptions/listen open (%zu URIs)", s->id,
+	    n);
+	listen_send(l, "notifications/subscriptions/acknowledged", NULL,
+	    (const char *)evbuffer_pullup(ack, -1));
+	evbuffer_free(ack);
+}
+
+void
+listen_list_changed(struct session *s, int changed)
+{
+	static const char *const methods[] = {
+		[CATALOG_TOOLS] = "notifications/tools/list_changed",
+		[CATALOG_RESOURCES] = "notifications/resources/list_changed",
+		[CATALOG_TEMPLATES] = "notifications/resources/list_changed",
+		[CATALOG_PROMPTS] = "notifications/prompts/list_changed",
+	};
+	struct listen	*l;
+	int		 k, sent;
+
+	TAILQ_FOREACH(l, &listens, entry) {
+		if (l->session != s)
+			continue;
+		sent = 0;
+		for (k = 0; k < CATALOG_NKINDS; k++) {
+			if (!(changed & l->lists & (1 << k)))
+				continue;
+			/* Resources and templates are one notification. */
+			if (k == CATALOG_TEMPLATES &&
+			    (sent & (1 << CATALOG_RESOURCES)))
+				continue;
+			listen_send(l, methods[k], NULL, NULL);
+			sent |= 1 << k;
+		}
+	}
+}
+
+void
+listen_resource_updated(struct session *s, struct upstream *up,
+    const char *uri)
+{
+	struct listen	*l;
+
+	TAILQ_FOREACH(l, &listens, entry) {
+		if (l->session == s && strmap_get(&l->uris, uri) == up)
+			listen_send(l, "notifications/resources/updated", uri,
+			    NULL);
+	}
+}
+
+void
+listen_stream_gone(struct stream *st)
+{
+	struct listen		*l = st->listen;
+	struct strmap_entry	*e;
+	size_t			 i;
+
+	st->listen = NULL;
+	for (i = 0; i < l->uris.nbuckets; i++) {
+		for (e = l->uris.buckets[i]; e != NULL; e = e->next)
+			route_sub_release(l->session, e->value, e->key);
+	}
+	strmap_free(&l->uris);
+	TAILQ_REMOVE(&listens, l, entry);
+	l->session->nlistens--;
+	log_debug("session %.8s: subscriptions/listen closed",
+	    l->session->id);
+	free(l->id);
+	free(l);
+}
+
+/*
+ * The gateway is stopping: end every listen with its response, which
+ * tells the client the subscription ended on purpose.
+ */
+void
+listen_close_all(void)
+{
+	struct listen	*l;
+	struct evbuffer	*buf, *result;
+
+	while ((l = TAILQ_FIRST(&listens)) != NULL) {
+		result = evbuffer_new();
+		evbuffer_add_printf(result, "{\"resultType\":\"complete\","
+		    "\"_meta\":{\"" META_SUBSCRIPTION "\":");
+		evbuffer_add(result, l->id, l->idlen);
+		evbuffer_add(result, "}}", 2);
+		buf = evbuffer_new();
+		jrpc_add_result(buf, l->id, l->idlen,
+		    (const char *)evbuffer_pullup(result, -1),
+		    evbuffer_get_length(result));
+		evbuffer_free(result);
+		/* The final message frees the stream, and the listen. */
+		stream_send(l->stream, buf, 1);
+		evbuffer_free(buf);
+	}
+}

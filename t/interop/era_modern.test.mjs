@@ -1,0 +1,237 @@
+// 2026-07-28 on both sides: an SDK v2 client drives a strict 2026-07-28
+// server (SDK v2) through the gateway, which passes input_required,
+// requestState and the headers through; a tampered or replayed
+// requestState is refused (by the server's own HMAC codec and its
+// single-use check: the gateway hands it over byte for byte).  Also the
+// gateway's own 2026-07-28 front, checked request by request: the
+// envelope and header ladder with its statuses, server/discover, cache
+// hints, subscriptions/listen, logs only for a request that asks, and a
+// 2025 client on the same listener.
+import { test, after, before } from 'node:test';
+import assert from 'node:assert/strict';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport as LegacyTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { startGateway, q, sleep } from '../lib/gateway.mjs';
+import { post, modernServer, envelope, MODERN } from '../lib/modern.mjs';
+
+let gw, up;
+
+before(async () => {
+  up = await modernServer('--legacy', 'reject');
+  gw = await startGateway({ globals: 'cache_ttl = 30;', servers: [
+    `{ name = "m"; transport = "http"; url = ${q(up.url)}; }`,
+    // The same server, where the gateway declines elicitation for a
+    // client that cannot.
+    `{ name = "md"; transport = "http"; url = ${q(up.url)}; elicitation = [ "client", "decline" ]; }`,
+  ] });
+});
+after(async () => {
+  assert.equal(await gw.stop(), 0);
+  up.stop();
+});
+
+const text = (r) => r.content.filter((c) => c.type === 'text').map((c) => c.text).join('\n');
+
+async function connect() {
+  const seen = { sampling: 0, elicitation: 0, roots: 0 };
+  const client = new Client({ name: 'modern-modern', version: '1' }, {
+    capabilities: { sampling: {}, elicitation: { form: {} }, roots: {} },
+    versionNegotiation: { mode: { pin: MODERN } },
+  });
+  client.setRequestHandler('sampling/createMessage', async () => {
+    seen.sampling++;
+    return { role: 'assistant', content: { type: 'text', text: 'sampled by SDK v2' }, model: 'm', stopReason: 'endTurn' };
+  });
+  client.setRequestHandler('elicitation/create', async () => {
+    seen.elicitation++;
+    return { action: 'accept', content: { name: 'Lin', ok: true, yes: true } };
+  });
+  client.setRequestHandler('roots/list', async () => {
+    seen.roots++;
+    return { roots: [{ uri: 'file:///srv/m', name: 'm' }] };
+  });
+  await client.connect(new StreamableHTTPClientTransport(new URL(gw.url)));
+  return { client, seen };
+}
+
+test('a pinned client drives a strict 2026-07-28 server through the gateway', async () => {
+  const { client, seen } = await connect();
+  assert.equal(client.getNegotiatedProtocolVersion(), MODERN);
+  assert.equal(gw.upstream('m').era, '2026');
+  assert.match(text(await client.callTool({ name: 'm__ask-llm', arguments: { question: '1+1' } })), /LLM said: sampled by SDK v2/);
+  assert.match(text(await client.callTool({ name: 'm__ask-name', arguments: {} })), /Hello, Lin/);
+  assert.match(text(await client.callTool({ name: 'm__ask-roots', arguments: {} })), /file:\/\/\/srv\/m/);
+  assert.match(text(await client.callTool({ name: 'm__two-step', arguments: {} })), /two steps done: sampled by SDK v2/);
+  assert.match(text(await client.callTool({ name: 'm__state-only', arguments: {} })), /resumed with state 1/);
+  assert.deepEqual(seen, { sampling: 2, elicitation: 2, roots: 1 });
+  const p = await client.getPrompt({ name: 'm__ask-prompt' });
+  assert.match(JSON.stringify(p.messages), /Write to Lin/);
+  const res = await client.readResource({ uri: 'res://counter' });
+  assert.match(res.contents[0].text, /^\d+$/);
+  assert.match(text(await client.callTool({ name: 'm__with-header', arguments: { region: 'ap-south' } })), /region ap-south/);
+  await client.close();
+});
+
+test('requestState passes through byte for byte: tampered or replayed, the server refuses it', async () => {
+  let r = await post(gw.url, 'tools/call', { name: 'm__once', arguments: {} }, { caps: { elicitation: {} } });
+  const ir = r.body.result;
+  assert.equal(ir.resultType, 'input_required');
+  assert.match(ir.requestState, /^v1\./, 'the upstream\'s own token, untouched');
+  const [key] = Object.keys(ir.inputRequests);
+  const answer = { [key]: { action: 'accept', content: { yes: true } } };
+  const tampered = ir.requestState.slice(0, 6) + (ir.requestState[6] === 'A' ? 'B' : 'A') + ir.requestState.slice(7);
+  r = await post(gw.url, 'tools/call', { name: 'm__once', arguments: {}, inputResponses: answer, requestState: tampered }, { caps: { elicitation: {} } });
+  assert.equal(r.body.error?.code, -32602, JSON.stringify(r.body));
+  r = await post(gw.url, 'tools/call', { name: 'm__once', arguments: {}, inputResponses: answer, requestState: ir.requestState }, { caps: { elicitation: {} } });
+  assert.match(text(r.body.result), /confirmed once/);
+  // The SDK turns the tool's refusal into an isError result.
+  r = await post(gw.url, 'tools/call', { name: 'm__once', arguments: {}, inputResponses: answer, requestState: ir.requestState }, { caps: { elicitation: {} } });
+  assert.equal(r.body.result?.isError, true, JSON.stringify(r.body));
+  assert.match(text(r.body.result), /requestState replayed/);
+});
+
+test('the ladder: envelope, headers, version and method, at the specification\'s statuses', async () => {
+  const call = { name: 'm__echo', arguments: { text: 'x' } };
+  let r = await post(gw.url, 'tools/call', call, { headers: { 'Mcp-Name': null } });
+  assert.equal(r.status, 400);
+  assert.equal(r.body.error.code, -32020);
+  r = await post(gw.url, 'tools/call', call, { headers: { 'Mcp-Name': 'm__other' } });
+  assert.equal(r.status, 400);
+  assert.equal(r.body.error.code, -32020);
+  r = await post(gw.url, 'tools/call', call, { headers: { 'Mcp-Method': 'tools/list' } });
+  assert.equal(r.body.error.code, -32020);
+  r = await post(gw.url, 'tools/call', call, { headers: { 'MCP-Protocol-Version': null } });
+  assert.equal(r.body.error.code, -32020);
+  r = await post(gw.url, 'tools/list', {}, { meta: { 'io.modelcontextprotocol/protocolVersion': '2027-03-01' }, headers: { 'MCP-Protocol-Version': '2027-03-01' } });
+  assert.equal(r.status, 400);
+  assert.equal(r.body.error.code, -32022);
+  assert.ok(r.body.error.data.supported.includes(MODERN));
+  assert.equal(r.body.error.data.requested, '2027-03-01');
+  r = await post(gw.url, 'tools/list', {}, { meta: { 'io.modelcontextprotocol/clientCapabilities': 'none' } });
+  assert.equal(r.status, 400);
+  assert.equal(r.body.error.code, -32602);
+  r = await post(gw.url, 'ping', {});
+  assert.equal(r.status, 404);
+  assert.equal(r.body.error.code, -32601);
+  // A name that is not plain ASCII comes in the Base64 sentinel.
+  r = await post(gw.url, 'tools/call', { name: 'm__\u00e9cho', arguments: {} });
+  assert.equal(r.status, 200);
+  assert.equal(r.body.error.code, -32602, 'an unknown tool, once the headers passed');
+  // An argument the tool mirrors in Mcp-Param-Region must be mirrored.
+  const wh = { name: 'm__with-header', arguments: { region: 'eu-north', query: 'q' } };
+  r = await post(gw.url, 'tools/call', wh);
+  assert.equal(r.status, 400);
+  assert.equal(r.body.error.code, -32020);
+  assert.match(r.body.error.message, /Mcp-Param-Region/);
+  r = await post(gw.url, 'tools/call', wh, { headers: { 'Mcp-Param-Region': 'eu-south' } });
+  assert.equal(r.body.error.code, -32020);
+  r = await post(gw.url, 'tools/call', wh, { headers: { 'mcp-param-region': `=?base64?${Buffer.from('eu-north').toString('base64')}?=` } });
+  assert.match(text(r.body.result), /region eu-north/);
+  for (const method of ['GET', 'DELETE']) {
+    const res = await fetch(gw.url, { method, headers: { 'MCP-Protocol-Version': MODERN, Accept: 'text/event-stream' } });
+    assert.equal(res.status, 405);
+  }
+  assert.match(gw.log(), /2026-07-28 tools\/call refused \(-32020\)/);
+});
+
+test('server/discover and lists say resultType, ttlMs and cacheScope', async () => {
+  let r = await post(gw.url, 'server/discover', {});
+  assert.equal(r.body.result.resultType, 'complete');
+  assert.ok(r.body.result.supportedVersions.includes(MODERN));
+  assert.equal(r.body.result._meta['io.modelcontextprotocol/serverInfo'].name, 'mcp-supervisor');
+  assert.equal(r.body.result.ttlMs, 30000);
+  assert.equal(r.body.result.cacheScope, 'public');
+  r = await post(gw.url, 'tools/list', {});
+  assert.equal(r.body.result.resultType, 'complete');
+  assert.equal(r.body.result.ttlMs, 30000);
+  assert.ok(r.body.result.tools.some((t) => t.name === 'm__echo'));
+  r = await post(gw.url, 'tools/call', { name: 'm__echo', arguments: { text: 'rt' } });
+  assert.equal(r.body.result.resultType, 'complete');
+});
+
+test('logs only for a request that asks, at its level, on its own stream; progress too', async () => {
+  let r = await post(gw.url, 'tools/call', { name: 'm__slow', arguments: { steps: 2, ms: 10 } },
+    { meta: { progressToken: 'tok', 'io.modelcontextprotocol/logLevel': 'info' } });
+  assert.equal(r.headers.get('content-type'), 'text/event-stream');
+  assert.equal(r.events.filter((e) => e.method === 'notifications/progress' && e.params.progressToken === 'tok').length, 2);
+  assert.equal(r.events.filter((e) => e.method === 'notifications/message').length, 2);
+  r = await post(gw.url, 'tools/call', { name: 'm__slow', arguments: { steps: 2, ms: 10 } },
+    { meta: { progressToken: 'tok2', 'io.modelcontextprotocol/logLevel': 'error' } });
+  assert.equal(r.events.filter((e) => e.method === 'notifications/message').length, 0, 'below the level asked for');
+  r = await post(gw.url, 'tools/call', { name: 'm__slow', arguments: { steps: 2, ms: 10 } });
+  assert.equal(r.headers.get('content-type'), 'application/json');
+  assert.match(JSON.stringify(r.body.result), /slow done/);
+});
+
+test('subscriptions/listen: acknowledged, then list changes and resource updates, tagged', async () => {
+  const { client } = await connect();
+  const got = { updated: [], changed: 0 };
+  client.setNotificationHandler('notifications/resources/updated', (n) => { got.updated.push(n.params.uri); });
+  client.setNotificationHandler('notifications/tools/list_changed', () => { got.changed++; });
+  const sub = await client.listen({ toolsListChanged: true, resourceSubscriptions: ['res://counter', 'res://nowhere'] });
+  assert.deepEqual(sub.honoredFilter.resourceSubscriptions, ['res://counter'], 'a URI no upstream has is not honoured');
+  // The gateway's own listen at the upstream follows: bump until it shows.
+  for (let i = 0; i < 50 && got.updated.length === 0; i++) {
+    await client.callTool({ name: 'm__bump', arguments: {} });
+    await sleep(100);
+  }
+  await client.callTool({ name: 'm__add-tool', arguments: {} });
+  for (let i = 0; i < 100 && got.changed === 0; i++) await sleep(50);
+  assert.ok(got.updated.length > 0);
+  assert.ok(got.updated.every((u) => u === 'res://counter'));
+  assert.ok(got.changed >= 1);
+  await sub.close();
+  // By hand: the acknowledgement comes first, with the request's id.
+  const ac = new AbortController();
+  const res = await fetch(gw.url, {
+    method: 'POST', signal: ac.signal,
+    headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', 'MCP-Protocol-Version': MODERN, 'Mcp-Method': 'subscriptions/listen' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 'L-1', method: 'subscriptions/listen', params: { _meta: envelope(), notifications: { promptsListChanged: true } } }),
+  });
+  const reader = res.body.getReader();
+  const { value } = await reader.read();
+  const first = JSON.parse(new TextDecoder().decode(value).split('\n').find((l) => l.startsWith('data: ')).slice(6));
+  assert.equal(first.method, 'notifications/subscriptions/acknowledged');
+  assert.equal(first.params._meta['io.modelcontextprotocol/subscriptionId'], 'L-1');
+  assert.deepEqual(first.params.notifications, { promptsListChanged: true });
+  ac.abort();
+  await client.close();
+});
+
+test('strategies apply between modern peers: the gateway answers what the client did not declare', async () => {
+  // No elicitation at all: the gateway declines for it, the call goes on.
+  let r = await post(gw.url, 'tools/call', { name: 'md__ask-name', arguments: {} }, { caps: {} });
+  assert.equal(r.body.result.resultType, 'complete', JSON.stringify(r.body));
+  assert.match(text(r.body.result), /no name \(decline\)/);
+  // Where the strategies do not always answer, the upstream is not told
+  // more than the client declared, and refuses (-32021 from it).
+  r = await post(gw.url, 'tools/call', { name: 'm__ask-name', arguments: {} }, { caps: {} });
+  assert.equal(r.body.error?.code, -32021, JSON.stringify(r.body));
+  // Both in one round: the client gets only its own request...
+  r = await post(gw.url, 'tools/call', { name: 'md__ask-both', arguments: {} }, { caps: { sampling: {} } });
+  const ir = r.body.result;
+  assert.equal(ir.resultType, 'input_required');
+  assert.deepEqual(Object.keys(ir.inputRequests), ['q']);
+  assert.equal(typeof ir.requestState, 'string');
+  // ...and its retry carries the gateway's answer to the other.
+  r = await post(gw.url, 'tools/call', {
+    name: 'md__ask-both', arguments: {},
+    inputResponses: { q: { role: 'assistant', content: { type: 'text', text: 'sampled' }, model: 'm' } },
+    requestState: ir.requestState,
+  }, { caps: { sampling: {} } });
+  assert.match(text(r.body.result), /both: sampled \/ decline/);
+  // With the SDK: a client declaring sampling only.
+  const client = new Client({ name: 'half', version: '1' }, { capabilities: { sampling: {} }, versionNegotiation: { mode: { pin: MODERN } } });
+  client.setRequestHandler('sampling/createMessage', async () => ({ role: 'assistant', content: { type: 'text', text: 'by SDK v2' }, model: 'm' }));
+  await client.connect(new StreamableHTTPClientTransport(new URL(gw.url)));
+  assert.match(text(await client.callTool({ name: 'md__ask-both', arguments: {} })), /both: by SDK v2 \/ decline/);
+  await client.close();
+});
+
+test('a 2025 client on the same listener, the same upstream', async () => {
+  const client = new LegacyClient({ name: 'old', version: '1' });
+  await client.connect(new LegacyTransport(new URL(gw.url)));
+  assert.match(text(await client.callTool({ name: 'm__echo', arguments: { text: 'old and new' } })), /old and new/);
+  await client.close();
+});
