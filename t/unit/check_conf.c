@@ -94,7 +94,7 @@ START_TEST(test_defaults)
 	ck_assert_int_eq(s->era, ERA_AUTO);
 	ck_assert_int_eq(s->line, 1);
 	ck_assert_ptr_null(conf->request_state_key);
-	ck_assert_ptr_null(conf->instance);
+	ck_assert_ptr_nonnull(conf->instance);	/* the host name's first label */
 	ck_assert_uint_eq(conf->request_state_ttl, 300);
 	ck_assert_uint_eq(conf->cache_ttl, 60);
 	conf_free(conf);
