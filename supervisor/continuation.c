@@ -707,6 +707,29 @@ parked_answer_inputs(struct parked *pk, struct stream *st,
 	return (0);
 }
 
+/*
+ * The instance a token names in clear, if it is well formed and not this
+ * one's (its MAC did not verify under this instance's key); else NULL.
+ */
+static const char *
+token_instance(const char *token)
+{
+	const char	*p;
+	size_t		 n;
+
+	if (strncmp(token, STOKEN_PREFIX, strlen(STOKEN_PREFIX)) != 0)
+		return (NULL);
+	p = token + strlen(STOKEN_PREFIX);
+	n = strcspn(p, ".");
+	if (p[n] != '.' || n == 0 || n > STOKEN_INSTANCE_MAX ||
+	    strspn(p, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+	    "0123456789_-") != n)
+		return (NULL);
+	if (strlen(instance) == n && strncmp(p, instance, n) == 0)
+		return (NULL);
+	return (p);
+}
+
 /* Refuse a retry whose token is no good; log who sent what. */
 static int __attribute__((format(printf, 4, 5)))
 refuse(struct session *s, struct stream *st, const struct jrpc *m,
@@ -736,6 +759,7 @@ continuation_resume(struct session *s, struct stream *st, const struct jrpc *m,
 	enum stoken_result	 r;
 	unsigned char		 binding[STOKEN_BINDING_LEN];
 	char			 token[STOKEN_MAX], why[256];
+	const char		*other;
 	ssize_t			 n;
 	int			 rs, rr;
 
@@ -766,6 +790,11 @@ continuation_resume(struct session *s, struct stream *st, const struct jrpc *m,
 	if (r == STOKEN_EXPIRED)
 		return (refuse(s, st, m, "requestState expired (%s): the call "
 		    "it continued was cancelled", "request_state_ttl"));
+	if (r == STOKEN_BAD_MAC && (other = token_instance(token)) != NULL)
+		return (refuse(s, st, m, "requestState names a call parked at "
+		    "gateway instance %.*s, not this one (%s): a balancer must "
+		    "send a retry to the instance its token names",
+		    (int)strcspn(other, "."), other, instance));
 	if (r != STOKEN_OK)
 		return (refuse(s, st, m, "requestState %s",
 		    stoken_result_name(r)));

@@ -198,7 +198,7 @@ control_drain(json_t *req)
 	if (drain_start((unsigned int)seconds, err, sizeof err) != 0)
 		return (json_pack("{s:b, s:s}", "ok", 0, "error", err));
 	return (json_pack("{s:b, s:I, s:I}", "ok", 1, "sessions",
-	    (json_int_t)session_count(), "seconds", seconds));
+	    (json_int_t)session_count_busy(), "seconds", seconds));
 }
 
 static json_t *

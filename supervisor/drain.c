@@ -23,6 +23,7 @@ static int		 stopping;	/* the daemon is told to stop */
 static int64_t		 drain_deadline;	/* monotonic ms */
 static struct event	*drain_timer;		/* the deadline */
 static struct event	*drain_done_ev;		/* none left: exit */
+static struct event	*drain_poll;	/* 2026-07-28 principals idle? */
 
 int
 drain_active(void)
@@ -56,6 +57,13 @@ drain_exit_cb(evutil_socket_t fd, short events, void *arg)
 		daemon_exit(why);
 }
 
+/* Nothing else says when a 2026-07-28 principal's last call ends. */
+static void
+drain_poll_cb(evutil_socket_t fd, short events, void *arg)
+{
+	drain_check();
+}
+
 int
 drain_start(unsigned int seconds, char *err, size_t errlen)
 {
@@ -69,15 +77,19 @@ drain_start(unsigned int seconds, char *err, size_t errlen)
 	if (drain_timer == NULL && ((drain_timer = evtimer_new(base,
 	    drain_exit_cb, (void *)"the deadline passed with sessions "
 	    "left, stopping")) == NULL || (drain_done_ev = evtimer_new(base,
-	    drain_exit_cb, (void *)"no session left, stopping")) == NULL))
+	    drain_exit_cb, (void *)"no session left, stopping")) == NULL ||
+	    (drain_poll = event_new(base, -1, EV_PERSIST, drain_poll_cb,
+	    NULL)) == NULL))
 		fatalx("evtimer_new");
 	draining = 1;
 	drain_deadline = now_ms() + (int64_t)seconds * 1000;
 	tv.tv_sec = seconds;
 	tv.tv_usec = 0;
 	evtimer_add(drain_timer, &tv);
+	tv.tv_sec = 1;
+	evtimer_add(drain_poll, &tv);
 	log_info("drain: no new sessions; stopping when the %u left have "
-	    "ended, or in %u s", session_count(), seconds);
+	    "ended, or in %u s", session_count_busy(), seconds);
 	notify_status();
 	drain_check();
 	return (0);
@@ -88,7 +100,7 @@ drain_check(void)
 {
 	struct timeval	tv = { 0, 0 };
 
-	if (draining && session_count() == 0 && drain_done_ev != NULL &&
+	if (draining && session_count_busy() == 0 && drain_done_ev != NULL &&
 	    !evtimer_pending(drain_done_ev, NULL))
 		evtimer_add(drain_done_ev, &tv);
 }
@@ -99,6 +111,7 @@ drain_free(void)
 	if (drain_timer != NULL) {
 		event_free(drain_timer);
 		event_free(drain_done_ev);
-		drain_timer = drain_done_ev = NULL;
+		event_free(drain_poll);
+		drain_timer = drain_done_ev = drain_poll = NULL;
 	}
 }

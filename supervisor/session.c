@@ -315,6 +315,20 @@ session_count(void)
 	return (nsessions);
 }
 
+unsigned int
+session_count_busy(void)
+{
+	struct session	*s;
+	unsigned int	 n = 0;
+
+	TAILQ_FOREACH(s, &sessions, entry) {
+		if (!s->modern || s->npending > 0 || s->nparked > 0 ||
+		    s->nlistens > 0 || s->nup_requests > 0)
+			n++;
+	}
+	return (n);
+}
+
 void
 session_foreach(void (*fn)(struct session *, void *), void *arg)
 {

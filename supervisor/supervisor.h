@@ -522,6 +522,12 @@ void		 session_touch(struct session *);
 void		 session_identity(struct session *, uint64_t credential,
 		    const char *client);
 unsigned int	 session_count(void);
+/*
+ * The sessions a drain waits for: every client's, and a 2026-07-28
+ * principal's (which no client ends) only while it has requests in
+ * flight, parked calls or listens.
+ */
+unsigned int	 session_count_busy(void);
 /* Call fn for every session. */
 void		 session_foreach(void (*)(struct session *, void *), void *);
 /* The most verbose log level any session asked for, or -1. */

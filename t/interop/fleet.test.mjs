@@ -17,6 +17,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { WebSocketClientTransport } from '@modelcontextprotocol/sdk/client/websocket.js';
 import { CreateMessageRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { Client as ModernClient, StreamableHTTPClientTransport as ModernTransport } from '@modelcontextprotocol/client';
 import { startGateway, demo, sleep, srcdir, parseSse, track } from '../lib/gateway.mjs';
 
 function which(cmd) {
@@ -221,6 +222,43 @@ async function readEvents(res, pred) {
   }
   return events;
 }
+
+// 2026-07-28 clients (SDK v2, pinned) have no session: their requests go
+// to any instance, but a call that needs the client's input is parked at
+// one, and its retry's requestState names it.  HAProxy reads the name
+// from the body; a retry sent elsewhere would be refused by name.
+test('2026-07-28 clients through HAProxy: every retry with a requestState reaches the instance holding its call', async () => {
+  const clients = [];
+  for (let c = 0; c < 3; c++) {
+    const client = new ModernClient({ name: `modern${c}`, version: '1' },
+      { capabilities: { sampling: {} }, versionNegotiation: { mode: { pin: '2026-07-28' } } });
+    client.seen = 0;
+    client.setRequestHandler('sampling/createMessage', async () => {
+      client.seen++;
+      return { role: 'assistant', content: { type: 'text', text: `sampled by modern${c}` }, model: 'm', stopReason: 'endTurn' };
+    });
+    await client.connect(new ModernTransport(new URL(`${front}/mcp`)));
+    assert.equal(client.getNegotiatedProtocolVersion(), '2026-07-28');
+    clients.push(client);
+  }
+  const before = Object.fromEntries(NAMES.map((n) => [n, readFileSync(path.join(tmp, `${n}.access.log`), 'utf8').length]));
+  await Promise.all(clients.map(async (client, c) => {
+    for (let i = 0; i < 4; i++) {
+      const r = await client.callTool({ name: 'sampler__sample', arguments: { prompt: 'hi' } });
+      assert.match(JSON.stringify(r), new RegExp(`sampled by modern${c}`));
+    }
+  }));
+  for (const client of clients) assert.equal(client.seen, 4, 'each call asked its client once');
+  // The parked calls were spread: more than one instance parked some.
+  const parkedAt = NAMES.filter((n) => /method="tools\/call" name="sampler__sample"/.test(
+    readFileSync(path.join(tmp, `${n}.access.log`), 'utf8').slice(before[n])));
+  assert.ok(parkedAt.length > 1, `the calls went to several instances: ${parkedAt}`);
+  for (const n of NAMES) {
+    assert.equal(gws[n].status().parked, 0, `${n} holds no parked call`);
+    assert.doesNotMatch(gws[n].log(), /another gateway instance|token of gateway instance/);
+  }
+  for (const client of clients) await client.close();
+});
 
 test('a stream dropped and resumed through HAProxy', async () => {
   const s = sessions[0];
