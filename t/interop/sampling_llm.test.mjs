@@ -16,6 +16,7 @@ import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CreateMessageRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { Client as ModernClient, StreamableHTTPClientTransport as ModernTransport } from '@modelcontextprotocol/client';
 import { startGateway, startNodeServer, q, nodeModules, srcdir, bin } from '../lib/gateway.mjs';
 
 const OPENAI_KEY = 'sk-proj-test-5f2c91d0e7a84b36';
@@ -153,6 +154,40 @@ test('client first: a client that samples answers, and no provider is asked', as
   assert.equal((await requests(openai)).length, before);
   assert.match(gw.log(), /audit: sampling upstream=evgpt session=\w{8} link=client provider=- model="-" tokens_in=0 tokens_out=0 latency_ms=\d+ outcome=ok/);
   await client.close();
+});
+
+// A 2026-07-28 client (SDK v2, pinned): the chain's client link asks it by
+// input_required when it declares sampling on its request, and falls
+// through to the provider when it does not.
+test('2026-07-28 clients: the client link by input_required, else the provider', async () => {
+  const modern = async (caps, handler) => {
+    const client = new ModernClient({ name: 'modern-llm', version: '1' },
+      { capabilities: caps, versionNegotiation: { mode: { pin: '2026-07-28' } } });
+    if (handler) client.setRequestHandler('sampling/createMessage', handler);
+    await client.connect(new ModernTransport(new URL(gw.url)));
+    assert.equal(client.getNegotiatedProtocolVersion(), '2026-07-28');
+    return client;
+  };
+  const before = (await requests(openai)).length;
+  let asked = 0;
+  let client = await modern({ sampling: {} }, async () => {
+    asked++;
+    return { role: 'assistant', content: { type: 'text', text: 'the modern human said four' }, model: 'human-2' };
+  });
+  let r = await client.callTool({ name: 'evgpt__trigger-sampling-request', arguments: { prompt: 'modern first' } });
+  assert.equal(asked, 1);
+  assert.match(text(r), /the modern human said four/);
+  assert.equal((await requests(openai)).length, before, 'no provider was asked');
+  assert.equal(gw.status().parked, 0);
+  await client.close();
+  client = await modern({});
+  r = await client.callTool({ name: 'evgpt__trigger-sampling-request', arguments: { prompt: 'modern without sampling' } });
+  assert.match(text(r), /openai stand-in \(gpt-4\.1-mini\) answers: .*modern without sampling/);
+  assert.equal((await requests(openai)).length, before + 1);
+  await client.close();
+  const log = gw.log();
+  assert.match(log, /audit: sampling upstream=evgpt session=\w{8} link=client provider=- model="-" tokens_in=0 tokens_out=0 latency_ms=\d+ outcome=ok\b(?![^\n]*tried)/);
+  assert.match(log, /audit: sampling upstream=evgpt session=\w{8} link=llm:gpt provider=openai .*outcome=ok tried="client: [^"]*"/);
 });
 
 test('sampling with tools, both ways, through each provider', async () => {
