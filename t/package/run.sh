@@ -420,7 +420,7 @@ curl -s -D "$W/headers" -o "$W/init" -H 'Content-Type: application/json' \
     -H "$hdr" -d '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"package-test","version":"1"}}}' \
     "$ADDR" || true
 SID=$(sed -n 's/^[Mm]cp-[Ss]ession-[Ii]d: *\([^[:space:]]*\).*/\1/p' "$W/headers")
-like "initialize: a session" "$SID" '^[0-9a-f]+$'
+like "initialize: a session (instance.128 bits)" "$SID" '^[A-Za-z0-9_-]+\.[0-9a-f]{32}$'
 curl -s -o /dev/null -H 'Content-Type: application/json' -H "$hdr" \
     -H "Mcp-Session-Id: $SID" \
     -d '{"jsonrpc":"2.0","method":"notifications/initialized"}' "$ADDR" || true

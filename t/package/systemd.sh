@@ -144,7 +144,7 @@ u=http://127.0.0.1:8931/mcp
 a='Accept: application/json, text/event-stream'
 c='Content-Type: application/json'
 curl -s -D /tmp/h -o /dev/null -H "$c" -H "$a" -d '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"systemd.sh","version":"1"}}}' $u
-sid=$(sed -n 's/^[Mm]cp-[Ss]ession-[Ii]d: *\([0-9a-f]*\).*/\1/p' /tmp/h)
+sid=$(sed -n 's/^[Mm]cp-[Ss]ession-[Ii]d: *\([A-Za-z0-9_.-]*\).*/\1/p' /tmp/h)
 curl -s -o /dev/null -H "$c" -H "$a" -H "Mcp-Session-Id: $sid" -d '{"jsonrpc":"2.0","method":"notifications/initialized"}' $u
 curl -s -H "$c" -H "$a" -H "Mcp-Session-Id: $sid" -d "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"demo__echo\",\"arguments\":{\"text\":\"$1\"}}}" $u
 EOF
