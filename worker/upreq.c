@@ -157,6 +157,34 @@ conn_answer(struct conn *c, const struct jrpc *m, int code, const char *msg)
  * (and *tag, the most recent such call, or 0) set; -1 if there is no
  * caller or more than one session could be.
  */
+/*
+ * The call a request with no related id is for: the session's most recent
+ * (best).  A 2025 session's calls share its client, so the guess only
+ * picks a stream; a 2026-07-28 principal's calls may be different
+ * clients', and the call picked is the one parked for the client's
+ * input: with more than one in flight, refuse (0) rather than guess.
+ */
+static uint32_t
+conn_origin_call(struct conn *c, const struct call *best)
+{
+	const struct call	*call;
+	size_t			 pos = 0;
+	uint64_t		 key;
+	void			*value;
+
+	if (best == NULL)
+		return (0);
+	if (!best->client_modern)
+		return (best->tag);
+	while (u64map_next(&c->calls, &pos, &key, &value)) {
+		call = value;
+		if (call != best && call->tag != 0 &&
+		    call->session == best->session)
+			return (0);
+	}
+	return (best->tag);
+}
+
 static int
 conn_origin(struct conn *c, int64_t related, uint32_t *session,
     uint32_t *tag, int *nsessions)
@@ -192,14 +220,14 @@ conn_origin(struct conn *c, int64_t related, uint32_t *session,
 	}
 	if (c->session != 0) {
 		*session = c->session;
-		*tag = best != NULL ? best->tag : 0;
+		*tag = conn_origin_call(c, best);
 		*nsessions = 1;
 		return (0);
 	}
 	if (*nsessions != 1)
 		return (-1);
 	*session = best->session;
-	*tag = best->tag;
+	*tag = conn_origin_call(c, best);
 	return (0);
 }
 

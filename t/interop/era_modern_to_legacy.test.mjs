@@ -12,7 +12,7 @@ import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { startGateway, q, nodeModules, sleep } from '../lib/gateway.mjs';
+import { startGateway, q, nodeModules, sleep, srcdir } from '../lib/gateway.mjs';
 import { post } from '../lib/modern.mjs';
 
 const everything = path.join(nodeModules, '@modelcontextprotocol/server-everything/dist/index.js');
@@ -31,6 +31,7 @@ before(async () => {
     servers: [
       entry('ev', 'sampling = [ "client", "decline" ]; elicitation = [ "client", "decline" ];'),
       entry('evs', 'isolation = "per-session";'),
+      `{ name = "ask"; transport = "stdio"; command = [ ${q(process.execPath)}, ${q(path.join(srcdir, 't/fixtures/sampling-server.mjs'))} ]; }`,
     ],
   });
   await gw.waitFor((s) => s.upstreams.find((u) => u.name === 'ev').tools >= 15, 'conditional tools');
@@ -141,6 +142,23 @@ test('input_required by hand: the rounds, then requestState refused when tampere
   r = await post(gw.url, 'tools/call', { ...args, inputResponses: answer, requestState: 'eyJzdGF0ZSI6MX0' }, A);
   assert.equal(r.body.error?.code, -32602);
   assert.match(gw.log(), /requestState failed verification|not minted by this gateway/);
+});
+
+// The requests of a principal share one internal session, and a stdio
+// upstream's request says nothing of the call it is for: with two of the
+// principal's calls in flight the gateway cannot tell whose it is, and
+// refuses it rather than park the wrong client's call.
+test('two calls of one principal in flight: an upstream request with no origin is refused, never parked on the other call', async () => {
+  const ask = post(gw.url, 'tools/call', { name: 'ask__ask', arguments: { delayMs: 800, params: {
+    messages: [{ role: 'user', content: { type: 'text', text: 'for A' } }], maxTokens: 5 } } }, { ...A, id: 'A' });
+  await sleep(200);
+  const slow = await post(gw.url, 'tools/call', { name: 'ask__sleep', arguments: { ms: 2500 } }, { ...A, id: 'B' });
+  assert.equal(slow.body.result.resultType, 'complete', `B gets its own answer: ${JSON.stringify(slow.body)}`);
+  assert.match(slow.body.result.content[0].text, /slept 2500/);
+  const a = await ask;
+  assert.equal(a.body.result.isError, true, `A's sampling was refused: ${JSON.stringify(a.body)}`);
+  assert.match(a.body.result.content[0].text, /cannot tell which request/);
+  assert.equal(gw.status().parked, 0);
 });
 
 test('an undeclared capability is -32021 at HTTP 400, and the call is cancelled upstream', async () => {
