@@ -61,8 +61,9 @@ modern_error(struct stream *st, const char *id, size_t idlen, int code,
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	/* An event stream has already said 200. */
-	if (st->kind == STREAM_JSON)
+	/* An event stream that has begun has already said 200. */
+	if (st->kind == STREAM_JSON || (st->kind == STREAM_MODERN &&
+	    !st->opened))
 		st->status = modern_status_of(code);
 	buf = evbuffer_new();
 	jrpc_add_error(buf, id, idlen, code, msg, data);

@@ -154,7 +154,9 @@ stream_new(struct session *s, enum stream_kind kind, struct http_conn *c)
 		s->only = st;
 	if (c == NULL)
 		return (st);
-	if (kind == STREAM_JSON || kind == STREAM_WS) {
+	/* A 2026-07-28 stream says 200 only when something comes before
+	 * its answer: an error alone keeps its own status (400). */
+	if (kind == STREAM_JSON || kind == STREAM_WS || kind == STREAM_MODERN) {
 		st->conn = c;
 		http_set_stream(c, st);
 	} else
@@ -259,8 +261,17 @@ stream_abandon(struct stream *st)
 			http_conn_close(c);
 		}
 		break;
-	case STREAM_POST:
 	case STREAM_MODERN:
+		if (c != NULL && !st->opened) {
+			/* No head yet: end it as a JSON response is. */
+			st->conn = NULL;
+			http_set_stream(c, NULL);
+			http_conn_close(c);
+		} else if (c != NULL)
+			stream_end_conn(st);
+		stream_destroy(st);
+		break;
+	case STREAM_POST:
 	case STREAM_LISTEN:
 		if (c != NULL)
 			stream_end_conn(st);
@@ -413,6 +424,14 @@ stream_send_modern(struct stream *st, struct evbuffer *msg, int final)
 		if (final)
 			stream_destroy(st);
 		return;
+	}
+	if (!st->opened) {
+		/* Its answer alone: one JSON body, at its own status. */
+		if (final) {
+			stream_send_json(st, msg, 1);
+			return;
+		}
+		stream_start(st, st->conn, 0);
 	}
 	out = evbuffer_new();
 	sse_add_event_buffer(out, NULL, "message", msg);

@@ -126,6 +126,14 @@ test('the ladder: envelope, headers, version and method, at the specification\'s
   assert.match(r.body.error.message, /Mcp-Param-Region/);
   r = await post(gw.url, 'tools/call', wh, { headers: { 'Mcp-Param-Region': 'eu-south' } });
   assert.equal(r.body.error.code, -32020);
+  // With a progress token or a log level the answer could be a stream, but
+  // an error alone is still one JSON body at 400.
+  for (const meta of [{ progressToken: 'p1' }, { 'io.modelcontextprotocol/logLevel': 'debug' }]) {
+    r = await post(gw.url, 'tools/call', wh, { headers: { 'Mcp-Param-Region': 'eu-south' }, meta });
+    assert.equal(r.status, 400, JSON.stringify(meta));
+    assert.match(r.headers.get('content-type'), /^application\/json/);
+    assert.equal(r.body.error.code, -32020);
+  }
   r = await post(gw.url, 'tools/call', wh, { headers: { 'mcp-param-region': `=?base64?${Buffer.from('eu-north').toString('base64')}?=` } });
   assert.match(text(r.body.result), /region eu-north/);
   for (const method of ['GET', 'DELETE']) {

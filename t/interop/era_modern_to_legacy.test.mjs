@@ -167,6 +167,13 @@ test('an undeclared capability is -32021 at HTTP 400, and the call is cancelled 
   assert.equal(r.body.error.code, -32021);
   assert.ok(r.body.error.data.requiredCapabilities.sampling, JSON.stringify(r.body.error));
   await gw.waitFor((s) => s.upstreams.every((u) => u.pending === 0) && s.parked === 0, 'nothing pending', 5000);
+  // The same with a progress token: nothing came before the error, so it
+  // is still one JSON body at 400, not an event stream at 200.
+  const p = await post(gw.url, 'tools/call', { name: 'evs__trigger-sampling-request', arguments: { prompt: 'x' } },
+    { token: TOKEN_A, caps: {}, meta: { progressToken: 'p-32021' } });
+  assert.equal(p.status, 400);
+  assert.equal(p.body.error.code, -32021);
+  await gw.waitFor((s) => s.upstreams.every((u) => u.pending === 0) && s.parked === 0, 'nothing pending', 5000);
 });
 
 test('strategies answer for a client that cannot: decline, instead of -32021', async () => {
