@@ -329,10 +329,28 @@ modern_refuse_method(struct http_conn *c, struct http_request *req)
 }
 
 /*
+ * May a list differ from one principal to another?  With an ACL, or with
+ * a per-session upstream, whose instance lists what it offers that
+ * principal's capabilities.
+ */
+static int
+modern_private(const struct session *s)
+{
+	size_t	i;
+
+	if (acl_filtered(s))
+		return (1);
+	for (i = 0; i < nupstreams; i++)
+		if (upstreams[i]->sc->isolation == ISOLATION_PER_SESSION)
+			return (1);
+	return (0);
+}
+
+/*
  * Reply with a result in the request's era: a 2026-07-28 result says
  * "resultType": "complete", and a cacheable one (lists, discover) how
  * long it is fresh (cache_ttl) and whether shared caches may keep it
- * (private when the client sees a list filtered for it).
+ * (private when a list may differ between principals: modern_private).
  */
 void
 modern_result(struct stream *st, const struct jrpc *m, const char *result,
@@ -356,7 +374,8 @@ modern_result(struct stream *st, const struct jrpc *m, const char *result,
 	if (cache)
 		evbuffer_add_printf(buf, ",\"ttlMs\":%llu,\"cacheScope\":"
 		    "\"%s\"", (unsigned long long)conf->cache_ttl * 1000,
-		    acl_filtered(st->session) ? "private" : "public");
+		    strcmp(m->method_name, "server/discover") != 0 &&
+		    modern_private(st->session) ? "private" : "public");
 	for (i++; i < len && (result[i] == ' ' || result[i] == '\n' ||
 	    result[i] == '\t' || result[i] == '\r'); i++)
 		;

@@ -153,6 +153,7 @@ test('server/discover and lists say resultType, ttlMs and cacheScope', async () 
   r = await post(gw.url, 'tools/list', {});
   assert.equal(r.body.result.resultType, 'complete');
   assert.equal(r.body.result.ttlMs, 30000);
+  assert.equal(r.body.result.cacheScope, 'public', 'no ACL and no per-session upstream: the same for everyone');
   assert.ok(r.body.result.tools.some((t) => t.name === 'm__echo'));
   r = await post(gw.url, 'tools/call', { name: 'm__echo', arguments: { text: 'rt' } });
   assert.equal(r.body.result.resultType, 'complete');

@@ -161,6 +161,14 @@ test('two calls of one principal in flight: an upstream request with no origin i
   assert.equal(gw.status().parked, 0);
 });
 
+test('lists say cacheScope private when a per-session upstream makes them differ by principal', async () => {
+  const r = await post(gw.url, 'tools/list', {}, A);
+  assert.equal(r.body.result.resultType, 'complete');
+  assert.equal(r.body.result.cacheScope, 'private');
+  const d = await post(gw.url, 'server/discover', {}, A);
+  assert.equal(d.body.result.cacheScope, 'public');
+});
+
 test('an undeclared capability is -32021 at HTTP 400, and the call is cancelled upstream', async () => {
   const r = await post(gw.url, 'tools/call', { name: 'evs__trigger-sampling-request', arguments: { prompt: 'x' } }, { token: TOKEN_A, caps: {} });
   assert.equal(r.status, 400);
