@@ -495,6 +495,7 @@ ctools_answer(struct session *owner, const struct jrpc *m)
 {
 	struct ctcall	*c;
 	struct evbuffer	*buf;
+	struct jspan	 rt;
 
 	if ((c = ctcall_find(owner, m->p, m->id)) == NULL)
 		return (0);
@@ -506,6 +507,14 @@ ctools_answer(struct session *owner, const struct jrpc *m)
 		return (1);
 	}
 	obs_end(&c->obs, m->kind == JRPC_RESULT ? OBS_OK : OBS_ERROR, 0);
+	if (c->stream != NULL && c->stream->modern && m->kind == JRPC_RESULT &&
+	    jscan_member(m->p, m->result, "resultType", &rt) != 0) {
+		/* A 2026-07-28 caller: the owner answered in its era. */
+		modern_answer(c->stream, c->caller_id, c->caller_idlen,
+		    m->p + m->result.off, m->result.len);
+		ctcall_free(c);
+		return (1);
+	}
 	buf = jscan_replace(m->p, m->n, m->id, c->caller_id, c->caller_idlen);
 	if (c->stream != NULL)
 		stream_send(c->stream, buf, 1);

@@ -352,39 +352,71 @@ modern_private(const struct session *s)
  * long it is fresh (cache_ttl) and whether shared caches may keep it
  * (private when a list may differ between principals: modern_private).
  */
+/*
+ * Write a result object with "resultType": "complete" and extra members
+ * (text that begins with a comma, or "") put first; -1 (nothing written)
+ * if it is not an object.
+ */
+static int
+modern_complete(struct evbuffer *out, const char *result, size_t len,
+    const char *extra)
+{
+	size_t	i = 0;
+
+	while (i < len && result[i] != '{')
+		i++;
+	if (i == len)
+		return (-1);
+	evbuffer_add_printf(out, "{\"resultType\":\"complete\"%s", extra);
+	for (i++; i < len && (result[i] == ' ' || result[i] == '\n' ||
+	    result[i] == '\t' || result[i] == '\r'); i++)
+		;
+	if (i < len && result[i] != '}')
+		evbuffer_add(out, ",", 1);
+	evbuffer_add(out, result + i, len - i);
+	return (0);
+}
+
 void
 modern_result(struct stream *st, const struct jrpc *m, const char *result,
     size_t len, int cache)
 {
 	struct evbuffer	*buf;
-	size_t		 i = 0;
+	char		 extra[96] = "";
 
 	if (st == NULL || !st->modern) {
 		route_result(st, m, result, len);
 		return;
 	}
-	while (i < len && result[i] != '{')
-		i++;
-	if (i == len) {
-		route_result(st, m, result, len);
-		return;
-	}
-	buf = evbuffer_new();
-	evbuffer_add_printf(buf, "{\"resultType\":\"complete\"");
 	if (cache)
-		evbuffer_add_printf(buf, ",\"ttlMs\":%llu,\"cacheScope\":"
+		snprintf(extra, sizeof extra, ",\"ttlMs\":%llu,\"cacheScope\":"
 		    "\"%s\"", (unsigned long long)conf->cache_ttl * 1000,
 		    strcmp(m->method_name, "server/discover") != 0 &&
 		    modern_private(st->session) ? "private" : "public");
-	for (i++; i < len && (result[i] == ' ' || result[i] == '\n' ||
-	    result[i] == '\t' || result[i] == '\r'); i++)
-		;
-	if (i < len && result[i] != '}')
-		evbuffer_add(buf, ",", 1);
-	evbuffer_add(buf, result + i, len - i);
-	route_result(st, m, (const char *)evbuffer_pullup(buf, -1),
-	    evbuffer_get_length(buf));
+	buf = evbuffer_new();
+	if (modern_complete(buf, result, len, extra) != 0)
+		route_result(st, m, result, len);
+	else
+		route_result(st, m, (const char *)evbuffer_pullup(buf, -1),
+		    evbuffer_get_length(buf));
 	evbuffer_free(buf);
+}
+
+void
+modern_answer(struct stream *st, const char *id, size_t idlen,
+    const char *result, size_t len)
+{
+	struct evbuffer	*buf, *text;
+
+	text = evbuffer_new();
+	if (modern_complete(text, result, len, "") != 0)
+		evbuffer_add(text, result, len);
+	buf = evbuffer_new();
+	jrpc_add_result(buf, id, idlen, (const char *)evbuffer_pullup(text,
+	    -1), evbuffer_get_length(text));
+	stream_send(st, buf, 1);
+	evbuffer_free(buf);
+	evbuffer_free(text);
 }
 
 /*

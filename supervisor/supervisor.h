@@ -904,6 +904,10 @@ void		 modern_error(struct stream *, const char *id, size_t idlen,
  * 2026-07-28, with ttlMs and cacheScope when cache is set. */
 void		 modern_result(struct stream *, const struct jrpc *,
 		    const char *result, size_t len, int cache);
+/* Answer a 2026-07-28 request (id) with a result object that has no
+ * resultType yet: "complete" is added. */
+void		 modern_answer(struct stream *, const char *id, size_t idlen,
+		    const char *result, size_t len);
 /* A 2026-07-28 request's stream went away: cancel what answers on it. */
 void		 modern_stream_gone(struct stream *);
 

@@ -19,6 +19,7 @@ import {
   CallToolRequestSchema, ResultSchema, ToolListChangedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import { startGateway, demo, q, bin, sleep } from '../lib/gateway.mjs';
+import { post } from '../lib/modern.mjs';
 
 const TOKENS = {
   admin: 'admin-token-0123456789abcdef',
@@ -102,6 +103,16 @@ test('a registered tool answers, fails, reports progress and is cancelled', asyn
   await assert.rejects(slow, /changed my mind/);
   assert.ok(await until(() => cancelled !== null), 'the owner is told');
   await client.close();
+  await ed.close();
+});
+
+test('a 2026-07-28 caller gets a registered tool\'s answer with resultType', async () => {
+  const ed = await owner(TOKENS.nvim, async (req) => ({ content: [{ type: 'text', text: `modern ${req.params.arguments.path}` }] }));
+  await register(ed, [tool('look')]);
+  const r = await post(gw.url, 'tools/call', { name: 'nvim__look', arguments: { path: '/srv' } }, { token: TOKENS.admin });
+  assert.equal(r.status, 200);
+  assert.equal(r.body.result.resultType, 'complete', JSON.stringify(r.body));
+  assert.equal(text(r.body.result), 'modern /srv');
   await ed.close();
 });
 
