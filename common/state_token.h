@@ -48,8 +48,8 @@ enum stoken_result {
 int		 stoken_instance_valid(const char *);
 /*
  * The binding of a token to its request: SHA-256 over the principal, the
- * method, the routed name or URI and the arguments' canonical text, each
- * with its length.
+ * method, the routed name or URI and the arguments' raw text as sent
+ * (a retry repeats its request byte for byte), each with its length.
  */
 void		 stoken_binding(const char *principal, const char *method,
 		    const char *name, size_t namelen, const char *args,
