@@ -605,7 +605,8 @@ void		 stream_budget(void);
 /* Bytes every stream holds for replay. */
 size_t		 stream_held_bytes(void);
 
-/* route.c: client messages to upstreams and back. */
+/* route.c, route_pending.c, route_answer.c: client messages to upstreams
+ * and back (dispatch, pending requests, the workers' answers). */
 /*
  * The answer to a call of the gateway's own (route_call): the response
  * (a result or an error), or NULL with a gateway error (the upstream is
@@ -733,6 +734,9 @@ char		*route_get_uri(struct session *, struct stream *,
 void		 route_stream_gone(struct stream *);
 /* The pending request with a tag, or NULL. */
 struct pending	*route_pending_find(uint32_t tag);
+/* Answer a pending request with an error and free it. */
+void		 route_pending_fail(struct pending *, int code,
+		    const char *msg);
 /* Take a frame's payload into a new buffer (caller frees). */
 struct evbuffer	*route_payload(const struct frame_hdr *, struct evbuffer *);
 

@@ -189,7 +189,7 @@ enum resp_state {
 };
 
 #define MAX_SHADOW	256	/* requests awaiting their answers */
-#define SHADOW_HEAD_MAX	16384	/* as supervisor/http.c's HTTP_MAX_HEAD */
+#define SHADOW_HEAD_MAX	16384	/* as supervisor/http_priv.h's HTTP_MAX_HEAD */
 
 enum req_state { REQ_HEAD, REQ_LENGTH, REQ_CHUNKED, REQ_LOST };
 
