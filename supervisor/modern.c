@@ -378,6 +378,33 @@ modern_complete(struct evbuffer *out, const char *result, size_t len,
 }
 
 void
+modern_upstream_error(struct stream *st, struct evbuffer *payload)
+{
+	struct jrpc	 m;
+	struct jspan	 code;
+	struct evbuffer	*out;
+	const char	*why;
+	int64_t		 v;
+
+	if (jrpc_scan((const char *)evbuffer_pullup(payload, -1),
+	    evbuffer_get_length(payload), &m, &why) != 0 ||
+	    m.kind != JRPC_ERROR ||
+	    jscan_member(m.p, m.error, "code", &code) != 0 ||
+	    jscan_int64(m.p, code, &v) != 0)
+		return;
+	if (v == MCP_RESOURCE_NOT_FOUND) {
+		out = jscan_replace(m.p, m.n, code, "-32602", 6);
+		evbuffer_drain(payload, evbuffer_get_length(payload));
+		evbuffer_add_buffer(payload, out);
+		evbuffer_free(out);
+		return;
+	}
+	if (st->kind == STREAM_JSON || (st->kind == STREAM_MODERN &&
+	    !st->opened))
+		st->status = modern_status_of((int)v);
+}
+
+void
 modern_result(struct stream *st, const struct jrpc *m, const char *result,
     size_t len, int cache)
 {

@@ -222,8 +222,10 @@ route_get_uri(struct session *s, struct stream *st, const struct jrpc *m,
 	}
 	if ((*up = catalog_resource(view_catalog(s), u)) == NULL ||
 	    !acl_allows(s, u)) {
-		route_error(st, m->p + m->id.off, m->id.len,
-		    MCP_RESOURCE_NOT_FOUND, "Resource not found: %.300s", u);
+		/* 2026-07-28 says -32602, and emits -32002 no more. */
+		route_error(st, m->p + m->id.off, m->id.len, st != NULL &&
+		    st->modern ? JRPC_INVALID_PARAMS : MCP_RESOURCE_NOT_FOUND,
+		    "Resource not found: %.300s", u);
 		free(u);
 		return (NULL);
 	}

@@ -124,6 +124,9 @@ route_response(struct upstream *up, const struct frame_hdr *hdr,
 		route_pending_free(p);
 		return;
 	}
+	if (p->stream != NULL && p->stream->modern &&
+	    (hdr->flags & FRAME_F_ERROR))
+		modern_upstream_error(p->stream, payload);
 	if (p->cb != NULL)
 		route_call_answer(p, payload);
 	else if (p->stream != NULL)

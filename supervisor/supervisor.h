@@ -908,6 +908,12 @@ void		 modern_error(struct stream *, const char *id, size_t idlen,
  * 2026-07-28, with ttlMs and cacheScope when cache is set. */
 void		 modern_result(struct stream *, const struct jrpc *,
 		    const char *result, size_t len, int cache);
+/*
+ * An upstream's error answer to a 2026-07-28 request, made that era's:
+ * -32002 (resource not found) becomes -32602, and -32020, -32021 and
+ * -32022 set the answer's HTTP status to 400.
+ */
+void		 modern_upstream_error(struct stream *, struct evbuffer *);
 /* Answer a 2026-07-28 request (id) with a result object that has no
  * resultType yet: "complete" is added. */
 void		 modern_answer(struct stream *, const char *id, size_t idlen,

@@ -217,6 +217,7 @@ test('strategies apply between modern peers: the gateway answers what the client
   // more than the client declared, and refuses (-32021 from it).
   r = await post(gw.url, 'tools/call', { name: 'm__ask-name', arguments: {} }, { caps: {} });
   assert.equal(r.body.error?.code, -32021, JSON.stringify(r.body));
+  assert.equal(r.status, 400, 'relayed at the status the specification gives it');
   // Both in one round: the client gets only its own request...
   r = await post(gw.url, 'tools/call', { name: 'md__ask-both', arguments: {} }, { caps: { sampling: {} } });
   const ir = r.body.result;

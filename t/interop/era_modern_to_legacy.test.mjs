@@ -169,6 +169,16 @@ test('lists say cacheScope private when a per-session upstream makes them differ
   assert.equal(d.body.result.cacheScope, 'public');
 });
 
+test('a resource that does not exist is -32602 for a 2026-07-28 client, never -32002', async () => {
+  // Unknown to the gateway's catalog.
+  let r = await post(gw.url, 'resources/read', { uri: 'nowhere://at/all' }, A);
+  assert.equal(r.body.error.code, -32602, JSON.stringify(r.body));
+  assert.match(r.body.error.message, /Resource not found/);
+  // And the same when a 2025 upstream says -32002 itself.
+  r = await post(gw.url, 'resources/read', { uri: 'ask://missing' }, A);
+  assert.equal(r.body.error.code, -32602, JSON.stringify(r.body));
+});
+
 test('an undeclared capability is -32021 at HTTP 400, and the call is cancelled upstream', async () => {
   const r = await post(gw.url, 'tools/call', { name: 'evs__trigger-sampling-request', arguments: { prompt: 'x' } }, { token: TOKEN_A, caps: {} });
   assert.equal(r.status, 400);
