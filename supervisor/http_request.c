@@ -64,7 +64,8 @@ http_duplicate(const struct http_head *h)
 	static const char *const single[] = {
 		"Host", "Content-Type", "Origin", "Mcp-Session-Id",
 		"MCP-Protocol-Version", "Last-Event-ID", "Authorization",
-		"Upgrade", "Sec-WebSocket-Key", "Sec-WebSocket-Version", NULL
+		"Upgrade", "Sec-WebSocket-Key", "Sec-WebSocket-Version",
+		"Mcp-Method", "Mcp-Name", NULL
 	};
 	size_t	i, j, n, len;
 

@@ -52,6 +52,10 @@ attack "two different Content-Length" 400 1 \
     "s:$(head_ka)Content-Length: 0\r\nContent-Length: $HLEN\r\n\r\n$(hidden)"
 attack "two equal Content-Length (one body, then close)" 200 1 \
     "s:$(head_mcp)Content-Length: $LEN\r\nContent-Length: $LEN\r\n\r\n$PING$(hidden)"
+attack "two Mcp-Method headers (the gateway would check one, a balancer route on the other)" 400 1 \
+    "s:$(head_ka)Mcp-Method: ping\r\nMcp-Method: tools/call\r\nContent-Length: $LEN\r\n\r\n$PING$(hidden)"
+attack "two Mcp-Name headers" 400 1 \
+    "s:$(head_ka)Mcp-Name: a\r\nmcp-name: b\r\nContent-Length: $LEN\r\n\r\n$PING$(hidden)"
 attack "Content-Length as a list" 400 1 \
     "s:$(head_ka)Content-Length: $LEN, $LEN\r\n\r\n$PING$(hidden)"
 attack "Content-Length with a sign" 400 1 \
