@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <event2/buffer.h>
 
@@ -445,14 +446,107 @@ meta_check(const struct meta_headers *h, const struct jrpc *m,
 	return (0);
 }
 
-/* Is a header name made of token characters we take (A-Z a-z 0-9 - _)? */
+/* Is a header name 1 to 64 tchar (RFC 9110, 5.6.2)? */
 static int
 param_name_valid(const char *s)
 {
 	size_t	n = strlen(s);
 
 	return (n > 0 && n <= 64 && strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-	    "abcdefghijklmnopqrstuvwxyz0123456789-_") == n);
+	    "abcdefghijklmnopqrstuvwxyz0123456789!#$%&'*+-.^_`|~") == n);
+}
+
+/* The walk of meta_tool_headers_valid: names seen, and the verdict. */
+struct header_walk {
+	const char	*names[64];
+	size_t		 n;
+	char		*why;
+	size_t		 whylen;
+};
+
+/*
+ * Check the x-mcp-header marks under v: on_chain is 1 when v is a
+ * property's schema reached from the root by properties keys alone, 2
+ * for the root itself (whose properties are), 0 otherwise.
+ */
+static int
+header_walk(json_t *v, int on_chain, int depth, struct header_walk *w)
+{
+	json_t		*h, *props, *child, *type;
+	const char	*key, *name, *t;
+	size_t		 i;
+
+	if (depth > 32) {
+		snprintf(w->why, w->whylen, "its inputSchema is nested more "
+		    "than 32 deep");
+		return (-1);
+	}
+	if (json_is_array(v)) {
+		json_array_foreach(v, i, child)
+			if (header_walk(child, 0, depth + 1, w) != 0)
+				return (-1);
+		return (0);
+	}
+	if (!json_is_object(v))
+		return (0);
+	if ((h = json_object_get(v, "x-mcp-header")) != NULL) {
+		if (on_chain != 1) {
+			snprintf(w->why, w->whylen, "an x-mcp-header not "
+			    "reached by properties keys alone");
+			return (-1);
+		}
+		if (!json_is_string(h) || !param_name_valid(name =
+		    json_string_value(h))) {
+			snprintf(w->why, w->whylen, "an x-mcp-header that is "
+			    "not 1 to 64 token characters");
+			return (-1);
+		}
+		type = json_object_get(v, "type");
+		t = json_is_string(type) ? json_string_value(type) : "";
+		if (strcmp(t, "string") != 0 && strcmp(t, "integer") != 0 &&
+		    strcmp(t, "boolean") != 0) {
+			snprintf(w->why, w->whylen, "x-mcp-header %s marks a "
+			    "property whose type is not string, integer or "
+			    "boolean", name);
+			return (-1);
+		}
+		for (i = 0; i < w->n; i++)
+			if (strcasecmp(w->names[i], name) == 0) {
+				snprintf(w->why, w->whylen, "x-mcp-header %s "
+				    "appears twice (case aside)", name);
+				return (-1);
+			}
+		if (w->n == sizeof w->names / sizeof w->names[0]) {
+			snprintf(w->why, w->whylen, "more than %zu "
+			    "x-mcp-header marks", w->n);
+			return (-1);
+		}
+		w->names[w->n++] = name;
+	}
+	json_object_foreach(v, key, child) {
+		if (strcmp(key, "properties") == 0 && json_is_object(child)) {
+			props = child;
+			json_object_foreach(props, name, child)
+				if (header_walk(child, on_chain != 0,
+				    depth + 1, w) != 0)
+					return (-1);
+		} else if (strcmp(key, "x-mcp-header") != 0 &&
+		    header_walk(child, 0, depth + 1, w) != 0)
+			return (-1);
+	}
+	return (0);
+}
+
+int
+meta_tool_headers_valid(json_t *tool, char *why, size_t len)
+{
+	struct header_walk	 w;
+
+	memset(&w, 0, sizeof w);
+	w.why = why;
+	w.whylen = len;
+	return (header_walk(json_object_get(tool, "inputSchema"), 2, 0,
+	    &w) == 0);
 }
 
 /* Walk a schema's properties for x-mcp-header marks. */

@@ -110,6 +110,14 @@ ssize_t		 meta_header_decode(const char *, size_t, char *out,
 void		 meta_header_encode(struct evbuffer *, const char *, size_t);
 
 /*
+ * Are a tool's x-mcp-header marks what 2026-07-28 allows: each a token of
+ * 1 to 64 characters, unique case aside, on a property of type string,
+ * integer or boolean reached from the inputSchema's root by properties
+ * keys alone?  If not (0), why says which; a client over HTTP leaves the
+ * tool out.
+ */
+int		 meta_tool_headers_valid(json_t *tool, char *why, size_t len);
+/*
  * The arguments a tool mirrors in Mcp-Param-{Name} headers: for each
  * property of its inputSchema (on a chain of properties, at most 8 deep)
  * marked "x-mcp-header": Name, whose value is present in the call's

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "log.h"
+#include "meta.h"
 #include "worker.h"
 #include "xmalloc.h"
 
@@ -92,6 +93,7 @@ catalog_page_cb(struct conn *c, const struct jrpc *m, void *arg)
 	struct fetch	*f = arg;
 	json_t		*result, *items, *item, *params;
 	const char	*cursor;
+	char		 why[256];
 	size_t		 i;
 
 	if (m == NULL || m->kind != JRPC_RESULT) {
@@ -117,8 +119,20 @@ catalog_page_cb(struct conn *c, const struct jrpc *m, void *arg)
 	json_array_foreach(items, i, item) {
 		if (json_array_size(f->items) >= CATALOG_MAX_ITEMS)
 			break;
-		if (json_is_object(item))
-			json_array_append(f->items, item);
+		if (!json_is_object(item))
+			continue;
+		/* Over HTTP, a 2026-07-28 tool whose x-mcp-header marks
+		 * break the rules is left out, as a client must. */
+		if (f->kind == 0 && c->modern && sc->transport ==
+		    TRANSPORT_HTTP && !meta_tool_headers_valid(item, why,
+		    sizeof why)) {
+			log_warnx("tool %.64s left out: %s",
+			    json_is_string(json_object_get(item, "name")) ?
+			    json_string_value(json_object_get(item, "name")) :
+			    "(no name)", why);
+			continue;
+		}
+		json_array_append(f->items, item);
 	}
 	f->pages++;
 	if (json_unpack(result, "{s:s}", "nextCursor", &cursor) == 0 &&

@@ -143,6 +143,18 @@ test('the ladder: envelope, headers, version and method, at the specification\'s
   assert.match(gw.log(), /2026-07-28 tools\/call refused \(-32020\)/);
 });
 
+test('x-mcp-header as a client: any token name is mirrored; a tool whose marks break the rules is left out', async () => {
+  const r = await post(gw.url, 'tools/list', {});
+  const names = r.body.result.tools.map((t) => t.name);
+  assert.ok(names.includes('m__dotted-header'), names.join(' '));
+  assert.ok(!names.includes('m__bad-header'), 'an x-mcp-header on a number is refused');
+  assert.match(gw.log(), /tool bad-header left out: x-mcp-header Ratio marks a property whose type is not string, integer or boolean/);
+  const c = await post(gw.url, 'tools/call', { name: 'm__dotted-header', arguments: { zone: 'z9' } }, { headers: { 'Mcp-Param-X.Zone': 'z9' } });
+  assert.match(text(c.body.result), /zone z9/, JSON.stringify(c.body));
+  const s = await post(gw.url, 'tools/call', { name: 'm__stats', arguments: {} });
+  assert.ok(JSON.parse(text(s.body.result)).headers.includes('z9'), 'the worker sent Mcp-Param-X.Zone upstream');
+});
+
 test('server/discover and lists say resultType, ttlMs and cacheScope', async () => {
   let r = await post(gw.url, 'server/discover', {});
   assert.equal(r.body.result.resultType, 'complete');

@@ -373,6 +373,68 @@ START_TEST(test_versions)
 }
 END_TEST
 
+/* Tools whose x-mcp-header marks break the rules are refused, with why. */
+static int
+tool_ok(const char *schema, char *why)
+{
+	char		 text2[2048];
+	json_t		*tool;
+	int		 r;
+
+	snprintf(text2, sizeof text2, "{\"name\":\"t\",\"inputSchema\":%s}",
+	    schema);
+	tool = json_loads(text2, 0, NULL);
+	ck_assert_ptr_nonnull(tool);
+	why[0] = '\0';
+	r = meta_tool_headers_valid(tool, why, 256);
+	json_decref(tool);
+	return (r);
+}
+
+START_TEST(test_tool_headers)
+{
+	char	why[256];
+
+	ck_assert_int_eq(tool_ok("{\"type\":\"object\"}", why), 1);
+	ck_assert_int_eq(tool_ok("{\"type\":\"object\",\"properties\":{"
+	    "\"region\":{\"type\":\"string\",\"x-mcp-header\":\"X.Region\"},"
+	    "\"n\":{\"type\":\"integer\",\"x-mcp-header\":\"N!#$%&'*+^`|~\"},"
+	    "\"o\":{\"type\":\"object\",\"properties\":{\"b\":{\"type\":"
+	    "\"boolean\",\"x-mcp-header\":\"Deep\"}}}}}", why), 1);
+	/* Not a token, empty, or not a string. */
+	ck_assert_int_eq(tool_ok("{\"properties\":{\"a\":{\"type\":\"string\","
+	    "\"x-mcp-header\":\"Bad Name\"}}}", why), 0);
+	ck_assert_ptr_nonnull(strstr(why, "token"));
+	ck_assert_int_eq(tool_ok("{\"properties\":{\"a\":{\"type\":\"string\","
+	    "\"x-mcp-header\":\"\"}}}", why), 0);
+	ck_assert_int_eq(tool_ok("{\"properties\":{\"a\":{\"type\":\"string\","
+	    "\"x-mcp-header\":\"A\\r\\nB\"}}}", why), 0);
+	ck_assert_int_eq(tool_ok("{\"properties\":{\"a\":{\"type\":\"string\","
+	    "\"x-mcp-header\":7}}}", why), 0);
+	/* Twice, case aside. */
+	ck_assert_int_eq(tool_ok("{\"properties\":{\"a\":{\"type\":\"string\","
+	    "\"x-mcp-header\":\"Region\"},\"b\":{\"type\":\"string\","
+	    "\"x-mcp-header\":\"REGION\"}}}", why), 0);
+	ck_assert_ptr_nonnull(strstr(why, "twice"));
+	/* Types: number, object, none. */
+	ck_assert_int_eq(tool_ok("{\"properties\":{\"a\":{\"type\":\"number\","
+	    "\"x-mcp-header\":\"A\"}}}", why), 0);
+	ck_assert_int_eq(tool_ok("{\"properties\":{\"a\":{"
+	    "\"x-mcp-header\":\"A\"}}}", why), 0);
+	/* Not statically reachable: items, anyOf, $defs, the root itself. */
+	ck_assert_int_eq(tool_ok("{\"properties\":{\"a\":{\"type\":\"array\","
+	    "\"items\":{\"type\":\"string\",\"x-mcp-header\":\"A\"}}}}",
+	    why), 0);
+	ck_assert_ptr_nonnull(strstr(why, "reached"));
+	ck_assert_int_eq(tool_ok("{\"properties\":{\"a\":{\"anyOf\":[{\"type\":"
+	    "\"string\",\"x-mcp-header\":\"A\"}]}}}", why), 0);
+	ck_assert_int_eq(tool_ok("{\"$defs\":{\"x\":{\"type\":\"string\","
+	    "\"x-mcp-header\":\"A\"}}}", why), 0);
+	ck_assert_int_eq(tool_ok("{\"type\":\"string\",\"x-mcp-header\":\"A\"}",
+	    why), 0);
+}
+END_TEST
+
 static Suite *
 meta_suite(void)
 {
@@ -387,6 +449,7 @@ meta_suite(void)
 	tcase_add_test(tc, test_drop_members);
 	tcase_add_test(tc, test_params);
 	tcase_add_test(tc, test_versions);
+	tcase_add_test(tc, test_tool_headers);
 	suite_add_tcase(s, tc);
 	return (s);
 }
