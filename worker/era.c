@@ -238,6 +238,24 @@ era_modern(struct conn *c, json_t *result, char *why, size_t len)
 	return (0);
 }
 
+/* Does a -32022's list of supported versions name a 2025 one we speak? */
+static int
+era_supports_2025(json_t *supported)
+{
+	json_t	*v;
+	size_t	 i, k;
+
+	json_array_foreach(supported, i, v) {
+		if (!json_is_string(v))
+			continue;
+		for (k = 0; upstream_versions[k] != NULL; k++)
+			if (strcmp(json_string_value(v),
+			    upstream_versions[k]) == 0)
+				return (1);
+	}
+	return (0);
+}
+
 /* The probe's answer arrived (or the transport's error for it). */
 static void
 era_discovered(struct conn *c, const struct jrpc *m, void *arg)
@@ -270,6 +288,15 @@ era_discovered(struct conn *c, const struct jrpc *m, void *arg)
 	    NULL);
 	json_unpack(err, "{s:I}", "code", &code);
 	data = json_object_get(err, "data");
+	if (code == MCP_UNSUPPORTED_VERSION && sc->era != ERA_2026 &&
+	    era_supports_2025(json_object_get(data, "supported"))) {
+		/* It speaks a 2025 version too: the handshake, then. */
+		json_decref(err);
+		log_debug("server/discover refused (-32022), but a 2025 "
+		    "version is supported: initialize");
+		era_initialize(c);
+		return;
+	}
 	if (code == MCP_UNSUPPORTED_VERSION || code == MCP_HEADER_MISMATCH) {
 		/* A modern server, but not one the gateway can speak to. */
 		snprintf(why, sizeof why, "a 2026-era server that refused "
