@@ -39,10 +39,11 @@ before(async () => {
       `{ name = "mw"; transport = "ws"; url = "ws://127.0.0.1:${ws.port}/mcp"; }`,
       `{ name = "quiet"; transport = "stdio"; command = [ ${q(process.execPath)}, ${q(fixture('quiet-legacy.mjs'))} ]; }`,
       `{ name = "dies"; transport = "stdio"; command = [ ${q(process.execPath)}, ${q(fixture('quiet-legacy.mjs'))}, "--exit-on-probe" ]; prefix = "dies__"; }`,
+      `{ name = "refuser"; transport = "stdio"; command = [ ${q(process.execPath)}, ${q(fixture('quiet-legacy.mjs'))}, "--refuse-probe" ]; prefix = "refuser__"; }`,
     ],
     wait: false,
   });
-  await gw.waitFor((s) => ['mh', 'ms', 'mw', 'quiet', 'dies', 'dual', 'dual25'].every((n) => s.upstreams.find((u) => u.name === n).state === 'ready'), 'upstreams ready');
+  await gw.waitFor((s) => ['mh', 'ms', 'mw', 'quiet', 'dies', 'dual', 'dual25', 'refuser'].every((n) => s.upstreams.find((u) => u.name === n).state === 'ready'), 'upstreams ready');
 });
 after(async () => {
   assert.equal(await gw.stop(), 0);
@@ -97,6 +98,9 @@ test('the era is found per upstream, or forced', async () => {
   assert.match(gw.log(), /during the server\/discover probe: taken for a 2025 server/);
   assert.equal(era('dual'), '2026', 'the dual-era server answers the modern probe');
   assert.equal(era('dual25'), '2025');
+  // -32022 to the probe, naming a 2025 version: spoken to in 2025, at once.
+  assert.equal(era('refuser'), '2025');
+  assert.equal(gw.upstream('refuser').restarts, 0);
   // mcpctl status prints the column and the instance line.
   const table = gw.mcpctl('status');
   assert.match(table, /^mcp-supervisord \S+, instance \S+, pid /m);
