@@ -242,12 +242,16 @@ test('2026-07-28 clients through HAProxy: every retry with a requestState reache
     clients.push(client);
   }
   const before = Object.fromEntries(NAMES.map((n) => [n, readFileSync(path.join(tmp, `${n}.access.log`), 'utf8').length]));
-  await Promise.all(clients.map(async (client, c) => {
-    for (let i = 0; i < 4; i++) {
+  // One call at a time: these clients have no token, so they are one
+  // principal, and two of its calls in flight through a stdio upstream
+  // would make its sampling request ambiguous (refused: era tests).
+  // HAProxy balances each request, so the calls still spread.
+  for (let i = 0; i < 4; i++) {
+    for (const [c, client] of clients.entries()) {
       const r = await client.callTool({ name: 'sampler__sample', arguments: { prompt: 'hi' } });
       assert.match(JSON.stringify(r), new RegExp(`sampled by modern${c}`));
     }
-  }));
+  }
   for (const client of clients) assert.equal(client.seen, 4, 'each call asked its client once');
   // The parked calls were spread: more than one instance parked some.
   const parkedAt = NAMES.filter((n) => /method="tools\/call" name="sampler__sample"/.test(
