@@ -138,6 +138,10 @@ out=$("$MCPCTL" -j -s "$CTL" check) && rc=0 || rc=$?
 like "check -j: the same exit status" "$rc $out" '^3 \{.*"healthy": false'
 is "/readyz 503 while a required upstream is down" "$(code "$BASE/readyz")" 503
 like "and says why" "$(cat "$T/out")" 'required upstream demo is stopped'
+out=$("$MCPCTL" -s "$CTL" status) && rc=0 || rc=$?
+like "status: a required upstream stopped, exit 3" "$rc $out" '^3 .*not ready: required upstream demo is stopped'
+out=$("$MCPCTL" -j -s "$CTL" status) && rc=0 || rc=$?
+like "status -j: the same exit status, and the problems" "$rc $out" '^3 \{.*"healthy": false, +"problems": \[ +"not ready: required upstream demo is stopped"'
 "$MCPCTL" -s "$CTL" start demo
 "$MCPCTL" -s "$CTL" start spare
 wait_state ready demo
@@ -164,6 +168,38 @@ mcp '{"jsonrpc":"2.0","id":10,"method":"ping"}' > /dev/null
 until_true 5 test -s "$ALOG"
 like "and after SIGHUP" "$(cat "$ALOG")" 'method="ping"'
 is "the old files keep their lines" "$(grep -c 'method="ping"' "$ALOG.1") $(grep -c 'method="ping"' "$ALOG.2")" "0 1"
+
+# No upstream usable, none of them required: every one failed (or
+# stopped) is not ready, CRITICAL for check, and status exits 3 too.
+stop_gateway
+GLOBALS=
+BAD2='{ name = "bad2"; transport = "stdio"; command = [ "/nonexistent/mcp-server-2" ]; max_failures = 1; }'
+WAIT_STATE=failed start_gateway "$BAD" "$BAD2"
+BASE=${URL%/mcp}
+is "/readyz 503 when every upstream has failed" "$(code "$BASE/readyz")" 503
+like "and says why" "$(cat "$T/out")" '^not ready: no upstream is usable: all 2 are failed or stopped'
+out=$("$MCPCTL" -s "$CTL" check) && rc=0 || rc=$?
+like "check: nothing usable is CRITICAL, exit 3" "$rc $out" \
+    '^3 CRITICAL: not ready: no upstream is usable.*WARNING: upstream bad is failed'
+is "check: and not OK" "$(printf '%s\n' "$out" | grep -c '^OK')" 0
+out=$("$MCPCTL" -s "$CTL" status) && rc=0 || rc=$?
+like "status: exit 3, and says why" "$rc $out" '^3 .*not ready: no upstream is usable'
+like "metrics: not ready" "$(curl -s "$BASE/metrics")" 'mcp_supervisor_ready 0'
+stop_gateway
+WAIT_STATE=none start_gateway "$BAD" "$(demo later 'lazy = true;')"
+BASE=${URL%/mcp}
+wait_state failed bad
+is "a lazy upstream that has not started can still serve: /readyz 200" "$(code "$BASE/readyz")" 200
+"$MCPCTL" -s "$CTL" status > /dev/null && rc=0 || rc=$?
+is "and status exits 0" "$rc" 0
+stop_gateway
+start_gateway "$(demo only)"
+BASE=${URL%/mcp}
+"$MCPCTL" -s "$CTL" stop only
+is "the only upstream stopped: /readyz 503" "$(code "$BASE/readyz")" 503
+like "naming it" "$(cat "$T/out")" 'no upstream is usable: only is stopped'
+"$MCPCTL" -s "$CTL" check > /dev/null && rc=0 || rc=$?
+is "and check exits 3" "$rc" 3
 
 # A token is needed for /metrics, not for the health checks.
 stop_gateway
