@@ -1,7 +1,7 @@
 #!/bin/sh
 # Observability: /metrics (checked by promtool under load), /healthz and
 # /readyz, the access log (a file reopened by mcpctl reopen and SIGHUP,
-# and syslog), security refusals with the peer and the refused value,
+# also when the reload fails, and syslog), security refusals with the peer and the refused value,
 # mcpctl status, sessions, tools, check and their exit statuses.
 . "$(dirname "$0")/lib.sh"
 
@@ -168,6 +168,18 @@ mcp '{"jsonrpc":"2.0","id":10,"method":"ping"}' > /dev/null
 until_true 5 test -s "$ALOG"
 like "and after SIGHUP" "$(cat "$ALOG")" 'method="ping"'
 is "the old files keep their lines" "$(grep -c 'method="ping"' "$ALOG.1") $(grep -c 'method="ping"' "$ALOG.2")" "0 1"
+# logrotate's kill -HUP reopens the log even when the file has become
+# one the reload refuses.
+mv "$ALOG" "$ALOG.3"
+cp "$T/conf" "$T/conf.good"
+echo 'this is not a configuration' >> "$T/conf"
+kill -HUP "$GW_PID"
+until_true 5 grep -q 'nothing changed' "$T/log"
+mcp '{"jsonrpc":"2.0","id":11,"method":"ping"}' > /dev/null
+until_true 5 test -s "$ALOG" || true
+like "a SIGHUP whose reload fails still reopens the access log" "$(cat "$ALOG" 2>/dev/null)" 'method="ping"'
+is "and the rotated file gets no more lines" "$(grep -c 'method="ping"' "$ALOG.3")" 1
+cp "$T/conf.good" "$T/conf"
 
 # No upstream usable, none of them required: every one failed (or
 # stopped) is not ready, CRITICAL for check, and status exits 3 too.
