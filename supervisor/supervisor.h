@@ -82,7 +82,8 @@ enum obs_transport {
 	OBS_NTRANSPORTS
 };
 
-/* What the access log needs of a request, copied only when it is on. */
+/* What the access log needs of a request, copied only when it is on or
+ * the daemon logs at debug level (access_log_enabled). */
 struct reqlog {
 	char		 peer[48];
 	char		 method[48];
@@ -138,6 +139,8 @@ void		 obs_initialize(struct session *, const char *peer,
 /* Open (or reopen) the configured log; -1 with err set. */
 int		 access_log_open(const struct conf *, char *err, size_t);
 void		 access_log_close(void);
+/* Are requests' details wanted: the access log is on, or the daemon's
+ * log is at debug level (-v) and gets a line per request too? */
 int		 access_log_enabled(void);
 /* Lines queued and lines dropped since the start. */
 void		 access_log_counts(uint64_t *lines, uint64_t *dropped);

@@ -1,7 +1,8 @@
 #!/bin/sh
 # Observability: /metrics (checked by promtool under load), /healthz and
 # /readyz, the access log (a file reopened by mcpctl reopen and SIGHUP,
-# also when the reload fails, and syslog), security refusals with the peer and the refused value,
+# also when the reload fails, and syslog), the same line in the daemon's
+# log at -v, security refusals with the peer and the refused value,
 # mcpctl status, sessions, tools, check and their exit statuses.
 . "$(dirname "$0")/lib.sh"
 
@@ -180,6 +181,30 @@ until_true 5 test -s "$ALOG" || true
 like "a SIGHUP whose reload fails still reopens the access log" "$(cat "$ALOG" 2>/dev/null)" 'method="ping"'
 is "and the rotated file gets no more lines" "$(grep -c 'method="ping"' "$ALOG.3")" 1
 cp "$T/conf.good" "$T/conf"
+
+# -v: the daemon's log has a line per finished request, with no access
+# log set: the access log's fields, never arguments.
+stop_gateway
+GLOBALS=
+start_gateway "$(demo demo)"
+session
+mcp '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"demo__echo","arguments":{"text":"SECRET-ARGUMENT-43"}}}' > /dev/null
+mcp '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"nope","arguments":{}}}' > /dev/null
+mcp '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"demo__echo","arguments":5}}' > /dev/null
+short=$(printf '%s' "$SID" | sed 's/^\([^.]*[.][0-9a-f]\{8\}\).*/\1/')
+like "-v: a call that succeeded" "$(grep 'debug: request: .*name="demo__echo".*outcome=ok' "$T/log")" \
+    "mcp-supervisord debug: request: peer=127.0.0.1 session=$short client=\"curl\" auth=- transport=http method=\"tools/call\" name=\"demo__echo\" upstream=demo outcome=ok code=- gateway_ms=[0-9.]+ total_ms=[0-9.]+\$"
+like "-v: an upstream's error, with its code" "$(grep 'debug: request: .*outcome=error' "$T/log")" \
+    'method="tools/call" name="demo__echo" upstream=demo outcome=error code=-32602 gateway_ms='
+like "-v: an unknown tool, refused by the gateway" "$(grep 'debug: request: .*name="nope"' "$T/log")" \
+    'upstream=\(gateway\) outcome=refused code=-32602 '
+like "-v: initialize too" "$(grep 'debug: request: ' "$T/log")" 'method="initialize" .*outcome=ok'
+is "-v: never the arguments" "$(grep -c SECRET "$T/log")" 0
+stop_gateway
+GW_VERBOSE= start_gateway "$(demo demo)"
+session
+mcp '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"demo__echo","arguments":{"text":"x"}}}' > /dev/null
+is "without -v: no request lines" "$(grep -c 'request: ' "$T/log")" 0
 
 # No upstream usable, none of them required: every one failed (or
 # stopped) is not ready, CRITICAL for check, and status exits 3 too.
