@@ -84,7 +84,7 @@ like "worker RSS" "$(cat "$T/m1")" 'mcp_supervisor_worker_resident_bytes\{upstre
 like "both latency histograms" "$(cat "$T/m1")" \
     'mcp_supervisor_request_duration_seconds_count\{upstream="demo"\} 3.*mcp_supervisor_request_gateway_seconds_count\{upstream="demo"\} 3'
 like "build info with the instance" "$(cat "$T/m1")" \
-    'mcp_supervisor_build_info\{version="[^"]+",instance="obs1"\} 1'
+    'mcp_supervisor_build_info\{version="[^"]+",gateway_instance="obs1"\} 1'
 ok "no session id in any label" sh -c "! grep -q '$(printf '%s' "$SID" | cut -c6-13)' '$T/m1'"
 is "/metrics is under the Host rule" "$(code -H 'Host: evil.example' "$BASE/metrics")" 403
 

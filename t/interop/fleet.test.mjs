@@ -383,7 +383,7 @@ test('promtool passes every instance\'s scrape, taken under load', async () => {
     assert.equal(res.status, 200);
     const body = await res.text();
     execFileSync(promtool, ['check', 'metrics'], { input: body });
-    assert.match(body, new RegExp(`mcp_supervisor_build_info\\{version="[^"]+",instance="${n}"\\} 1`));
+    assert.match(body, new RegExp(`mcp_supervisor_build_info\\{version="[^"]+",gateway_instance="${n}"\\} 1`));
     assert.match(body, /mcp_supervisor_server_requests_total\{upstream="sampler",kind="sampling",outcome="client"\} [1-9]/);
   }
   stop = true;
