@@ -222,8 +222,10 @@ control_reopen(void)
 {
 	char	err[512];
 
-	if (access_log_open(conf, err, sizeof err) != 0)
+	if (access_log_open(conf, err, sizeof err) != 0) {
+		log_warnx("mcpctl reopen: %s", err);
 		return (json_pack("{s:b, s:s}", "ok", 0, "error", err));
+	}
 	log_info("access log reopened (mcpctl)");
 	return (json_pack("{s:b}", "ok", 1));
 }

@@ -181,6 +181,25 @@ until_true 5 test -s "$ALOG" || true
 like "a SIGHUP whose reload fails still reopens the access log" "$(cat "$ALOG" 2>/dev/null)" 'method="ping"'
 is "and the rotated file gets no more lines" "$(grep -c 'method="ping"' "$ALOG.3")" 1
 cp "$T/conf.good" "$T/conf"
+# The shipped logrotate file, pointed at this test's log, socket and
+# mcpctl (and not switching users): it rotates, and mcpctl reopen in its
+# postrotate gives the daemon the new file.
+if command -v logrotate > /dev/null 2>&1; then
+	sed -e "s|/var/log/mcp-supervisord/|$T/|" \
+	    -e "s|/run/mcp-supervisord/control.sock|$CTL|g" \
+	    -e "s|[^ ]*/mcpctl |$MCPCTL |" -e '/^[[:space:]]*su /d' \
+	    -e 's|^\([[:space:]]*create\).*|\1 0640|' \
+	    "$top_builddir/etc/logrotate.d/mcp-supervisord" > "$T/logrotate.conf"
+	rm -f "$ALOG".*
+	logrotate -f -s "$T/logrotate.state" "$T/logrotate.conf" > "$T/logrotate.out" 2>&1 && rc=0 || rc=$?
+	is "logrotate with the shipped file" "$rc $(cat "$T/logrotate.out")" "0 "
+	mcp '{"jsonrpc":"2.0","id":12,"method":"ping"}' > /dev/null
+	until_true 5 test -s "$ALOG" || true
+	like "after logrotate, the daemon writes to the new file" "$(cat "$ALOG" 2>/dev/null)" 'method="ping"'
+	is "the rotated file has what came before" "$(grep -c 'method="ping"' "$ALOG.1")" 1
+else
+	echo "# logrotate not found: the shipped logrotate file is not tried"
+fi
 
 # -v: the daemon's log has a line per finished request, with no access
 # log set: the access log's fields, never arguments.
