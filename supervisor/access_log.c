@@ -3,13 +3,16 @@
  * client request, and one per HTTP request refused before any JSON-RPC,
  * never with arguments or results.  At debug level (-v) the daemon's log
  * gets the same line for each client request, whether or not an access
- * log is set.  Lines are gathered during a turn of
- * the event loop and written at its end, in one write(2) for a file or
- * stderr and one datagram each to syslog, whose socket is non-blocking: a
- * syslog daemon that does not keep up costs lines (counted), never a
- * stalled loop.  What waits is bounded (AL_MAX_QUEUED); beyond it lines
- * are dropped and counted.  Reopened on SIGHUP (with the reload) and
- * mcpctl reopen, for logrotate.
+ * log is set.  Lines are gathered during a turn of the event loop and
+ * written at its end, in one write(2) for a file or stderr and one
+ * datagram each to syslog, whose socket is non-blocking: a syslog daemon
+ * that does not keep up costs lines (counted), never a stalled loop.  A
+ * file's write can block on its disk, and stderr's on whatever reads it
+ * (the descriptor is the one the daemon was given, blocking, and under
+ * journald a stream socket): "stderr" is for debugging and containers.
+ * What waits is bounded (AL_MAX_QUEUED); beyond it lines are dropped and
+ * counted.  Reopened on SIGHUP (before the reload) and mcpctl reopen, for
+ * logrotate.
  */
 #include "config.h"
 
@@ -224,8 +227,12 @@ al_flush(void)
 			continue;
 		break;
 	}
-	/* What could not be written now waits for the next turn, within
-	 * AL_MAX_QUEUED (a disk that is full, a pipe nobody reads). */
+	/*
+	 * The descriptor is blocking: a write waits for a slow disk, and on
+	 * stderr for a pipe or journald's stream socket to drain, with the
+	 * loop stalled meanwhile.  What fails (a disk that is full) waits for
+	 * the next turn, within AL_MAX_QUEUED.
+	 */
 	if (evbuffer_get_length(al_buf) > 0 && err != 0 && err != EAGAIN) {
 		errno = err;
 		log_warn("access log %s", al_target != NULL ? al_target :
