@@ -1,8 +1,8 @@
 #!/bin/sh
 # Observability: /metrics (checked by promtool under load), /healthz and
 # /readyz, the access log (a file reopened by mcpctl reopen and SIGHUP,
-# also when the reload fails, and syslog), the same line in the daemon's
-# log at -v, security refusals with the peer and the refused value,
+# also when the reload fails, and syslog; refusals over a limit and of a
+# bad Origin), the same line in the daemon's log at -v, security refusals with the peer and the refused value,
 # mcpctl status, sessions, tools, check and their exit statuses.
 . "$(dirname "$0")/lib.sh"
 
@@ -200,6 +200,57 @@ if command -v logrotate > /dev/null 2>&1; then
 else
 	echo "# logrotate not found: the shipped logrotate file is not tried"
 fi
+
+# Over-limit refusals and a bad Origin alone: each has its access log
+# line, with the peer and what was refused.
+stop_gateway
+rm -f "$ALOG" "$ALOG".*
+GLOBALS="access_log = \"$ALOG\"; max_sessions = 1; max_pending = 1;"
+start_gateway "$(demo demo)"
+session
+is "a second session over max_sessions: 503" "$(code -H 'Content-Type: application/json' \
+    -H 'Accept: application/json, text/event-stream' \
+    -d '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"second","version":"1"}}}' \
+    "$URL")" 503
+mcp '{"jsonrpc":"2.0","id":"slow","method":"tools/call","params":{"name":"demo__sleep","arguments":{"ms":1500}}}' > /dev/null &
+SLOW=$!
+until_true 5 sh -c "'$MCPCTL' -j -s '$CTL' status | grep -q '\"calls_in_flight\": 1'" || true
+mcp '{"jsonrpc":"2.0","id":"over","method":"tools/call","params":{"name":"demo__echo","arguments":{"text":"x"}}}' > "$T/over"
+like "a call over max_pending: refused" "$(cat "$T/over")" '"id":"over","error":\{"code":-32003'
+wait "$SLOW"
+is "a bad Origin alone (a good Host): 403" "$(code -H 'Origin: http://evil.example' "$URL")" 403
+until_true 5 grep -q 'refused="Origin' "$ALOG" || true
+like "the session limit: the refused initialize, its peer and code" \
+    "$(grep 'method="initialize".*outcome=refused' "$ALOG")" \
+    'peer=127.0.0.1 session=- client="" auth=- transport=http method="initialize" name="" upstream=\(gateway\) outcome=refused code=-32003 '
+like "... and the daemon's log says which limit, for which peer" "$(cat "$T/log")" \
+    'session limit \(1\) reached, refusing a session for 127.0.0.1'
+like "max_pending: the refused call, its peer, tool and code" \
+    "$(grep 'name="demo__echo"' "$ALOG")" \
+    'peer=127.0.0.1 session=[^ ]+ client="curl" .*method="tools/call" name="demo__echo" upstream=demo outcome=refused code=-32003 '
+like "a bad Origin alone: the peer and the refused Origin" "$(grep 'status=403' "$ALOG")" \
+    'peer=127.0.0.1 http="GET /mcp" status=403 refused="Origin not allowed: Host 127.0.0.1:[0-9]+ Origin http://evil.example"'
+# The connection limit: with 40 descriptors, 20 connections.
+stop_gateway
+rm -f "$ALOG"
+GLOBALS="access_log = \"$ALOG\";"
+GW_NOFILE=40 start_gateway "$(demo demo)"
+python3 - "${URL#http://}" 30 "$T/held" <<'PY' &
+import socket, sys, time
+host, rest = sys.argv[1].split(':')
+port = int(rest.split('/')[0])
+held = [socket.create_connection((host, port)) for _ in range(int(sys.argv[2]))]
+open(sys.argv[3], 'w').close()
+time.sleep(5)
+PY
+HOLD=$!
+until_true 5 test -e "$T/held" || true
+is "over the connection limit: 503" "$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 "${URL%/mcp}/healthz")" 503
+until_true 5 grep -q 'the connection limit' "$ALOG" || true
+like "the connection limit: the peer and what was refused" "$(grep 'status=503' "$ALOG" | head -n 1)" \
+    'peer=127.0.0.1 http="- -" status=503 refused="the connection limit"'
+kill "$HOLD" 2>/dev/null || true
+wait "$HOLD" 2>/dev/null || true
 
 # -v: the daemon's log has a line per finished request, with no access
 # log set: the access log's fields, never arguments.
