@@ -189,7 +189,7 @@ if command -v logrotate > /dev/null 2>&1; then
 	    -e "s|/run/mcp-supervisord/control.sock|$CTL|g" \
 	    -e "s|[^ ]*/mcpctl |$MCPCTL |" -e '/^[[:space:]]*su /d' \
 	    -e 's|^\([[:space:]]*create\).*|\1 0640|' \
-	    "$top_builddir/etc/logrotate.d/mcp-supervisord" > "$T/logrotate.conf"
+	    "$top_builddir/etc/logrotate.d/mcp-supervisor" > "$T/logrotate.conf"
 	rm -f "$ALOG".*
 	logrotate -f -s "$T/logrotate.state" "$T/logrotate.conf" > "$T/logrotate.out" 2>&1 && rc=0 || rc=$?
 	is "logrotate with the shipped file" "$rc $(cat "$T/logrotate.out")" "0 "

@@ -291,7 +291,7 @@ for f in /usr/sbin/mcp-supervisord /usr/bin/mcpctl /usr/bin/mcp-demo-server \
     /usr/share/man/man5/mcp-supervisord.conf.5 /usr/share/man/man8/mcpctl.8 \
     /usr/share/man/man1/mcp-demo-server.1 \
     /usr/share/bash-completion/completions/mcpctl \
-    /etc/logrotate.d/mcp-supervisord; do
+    /etc/logrotate.d/mcp-supervisor; do
 	ok "the packages have $f" grep -qx "$f" "$W/files.deb"
 done
 like "the .deb has the copyright file" "$(dpkg-deb -c "$DEB")" \
@@ -299,14 +299,14 @@ like "the .deb has the copyright file" "$(dpkg-deb -c "$DEB")" \
 like "the .rpm has the licence" "$(rpm -qlp "$RPM")" \
     "/usr/share/licenses/$PKG(-$VERSION)?/COPYING( |$)"
 is "the .deb's conffiles" "$(dpkg-deb -I "$DEB" conffiles | LC_ALL=C sort | tr '\n' ' ')" \
-    "/etc/logrotate.d/mcp-supervisord /etc/mcp-supervisord.conf "
+    "/etc/logrotate.d/mcp-supervisor /etc/mcp-supervisord.conf "
 is "the .rpm's configuration and logrotate file are %config(noreplace)" \
     "$(rpm -qp --qf '[%{FILEFLAGS:fflags} %{FILENAMES}\n]' "$RPM" |
-    awk '$2 == "/etc/mcp-supervisord.conf" || $2 == "/etc/logrotate.d/mcp-supervisord" { print $1 }' |
+    awk '$2 == "/etc/mcp-supervisord.conf" || $2 == "/etc/logrotate.d/mcp-supervisor" { print $1 }' |
     tr '\n' ' ')" "cn cn "
 like "the logrotate file rotates as $USR and reopens with the installed mcpctl" \
-    "$(dpkg-deb --fsys-tarfile "$DEB" | tar -xOf - ./etc/logrotate.d/mcp-supervisord)" \
-    "^.*/var/log/mcp-supervisord/\*\.log \{.*su $USR $USR.*postrotate.* /usr/bin/mcpctl -s /run/mcp-supervisord/control.sock reopen"
+    "$(dpkg-deb --fsys-tarfile "$DEB" | tar -xOf - ./etc/logrotate.d/mcp-supervisor)" \
+    "^.*/var/log/mcp-supervisord/\*\.log \{.*su $USR $USR.*postrotate.*[[:space:]]/usr/bin/mcpctl -s /run/mcp-supervisord/control.sock reopen"
 like "the .deb's postinst makes the user, enables and starts the unit" \
     "$(dpkg-deb -I "$DEB" postinst)" \
     "systemd-sysusers.*$PKG.conf.*deb-systemd-helper.* enable .*$UNIT.*deb-systemd-invoke .*$UNIT"
@@ -498,7 +498,7 @@ same "nothing is left after the purge, and nothing else went" "$W/before" "$W/af
 for f in /etc/mcp-supervisord.conf /usr/sbin/mcp-supervisord \
     /usr/libexec/mcp-supervisor /var/lib/mcp-supervisor \
     /var/cache/mcp-supervisor /var/log/mcp-supervisord \
-    /etc/logrotate.d/mcp-supervisord \
+    /etc/logrotate.d/mcp-supervisor \
     /etc/systemd/system/multi-user.target.wants/$UNIT \
     /lib/systemd/system/$UNIT /usr/lib/sysusers.d/$PKG.conf; do
 	ok "no $f" test ! -e "$f" -a ! -L "$f"

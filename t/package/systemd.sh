@@ -246,7 +246,7 @@ q ct /root/mcp-call 'to the access log'
 ok "a call is in /var/log/mcp-supervisord/access.log" logged 1
 if ct sh -c 'command -v logrotate' > /dev/null 2>&1; then
 	ok "logrotate -f with the package's file" \
-	    q ct logrotate -f /etc/logrotate.d/mcp-supervisord
+	    q ct logrotate -f /etc/logrotate.d/mcp-supervisor
 	ok "... rotated the log" ct test -s /var/log/mcp-supervisord/access.log.1
 	q ct /root/mcp-call 'after the rotation'
 	ok "... and the daemon writes to the new file" logged 1
@@ -273,7 +273,7 @@ is "the purge stopped the service" "$(ct ps -o pid= -u "$USR" | wc -l | tr -d ' 
 like "the unit is gone" "$(ct systemctl is-enabled $UNIT 2>&1 || true)" 'not-found|No such file'
 for f in /etc/mcp-supervisord.conf /var/lib/mcp-supervisor \
     /var/cache/mcp-supervisor /run/mcp-supervisord /var/log/mcp-supervisord \
-    /etc/logrotate.d/mcp-supervisord \
+    /etc/logrotate.d/mcp-supervisor \
     /etc/systemd/system/multi-user.target.wants/$UNIT; do
 	ok "no $f" ct test ! -e "$f"
 done
