@@ -36,7 +36,8 @@ usage(int asked)
 	    "                calls in flight\n"
 	    "  tools [NAME]  the tools listed, their owners and original names"
 	    "\n"
-	    "  check         exit 3 if anything required is unhealthy\n"
+	    "  check         exit 3 if anything required is unhealthy, or no\n"
+	    "                upstream is usable\n"
 	    "  stop NAME     stop an upstream (its calls fail until start)\n"
 	    "  start NAME    start a stopped or failed upstream\n"
 	    "  restart NAME  restart an upstream now\n"
@@ -48,7 +49,7 @@ usage(int asked)
 	    "                WebSocket endpoint (ws://127.0.0.1:8931/ws)\n"
 	    "exit status: 0 done, 1 refused or failed (or no daemon), 2 usage,"
 	    "\n"
-	    "             3 check found something required unhealthy\n");
+	    "             3 check or status: something required is unhealthy\n");
 	exit(asked ? MCPCTL_EXIT_OK : MCPCTL_EXIT_USAGE);
 }
 
@@ -139,8 +140,9 @@ main(int argc, char **argv)
 	json_decref(req);
 	ok = json_is_true(json_object_get(reply, "ok"));
 	status = ok ? MCPCTL_EXIT_OK : MCPCTL_EXIT_FAILED;
-	if (ok && strcmp(cmd, "check") == 0 &&
-	    !json_is_true(json_object_get(reply, "healthy")))
+	/* check and status: 3 when something required is unhealthy. */
+	if (ok && (strcmp(cmd, "check") == 0 || strcmp(cmd, "status") == 0) &&
+	    json_is_false(json_object_get(reply, "healthy")))
 		status = MCPCTL_EXIT_UNHEALTHY;
 	if (raw) {
 		text = json_dumps(reply, JSON_INDENT(2));

@@ -13,7 +13,8 @@
 #define MCPCTL_EXIT_OK		0
 #define MCPCTL_EXIT_FAILED	1	/* refused, failed, or no daemon */
 #define MCPCTL_EXIT_USAGE	2
-#define MCPCTL_EXIT_UNHEALTHY	3	/* check: something required is not */
+#define MCPCTL_EXIT_UNHEALTHY	3	/* check, status: something required
+					   is not healthy */
 
 /* ctl.c: send a command and return the reply; exits 1 without one. */
 json_t		*ctl_command(const char *path, json_t *req);

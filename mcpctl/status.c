@@ -149,6 +149,12 @@ print_status(json_t *reply)
 	else if (ready > 0)
 		printf("not ready: %s\n", json_str_or(reply, "ready_reason",
 		    "?"));
+	/* Readiness is said above; a required upstream in backoff is not. */
+	json_array_foreach(json_object_get(reply, "problems"), i, c) {
+		name = json_string_value(c);
+		if (name != NULL && strncmp(name, "not ready: ", 11) != 0)
+			printf("unhealthy: %s\n", name);
+	}
 	printf("\n");
 	ups = json_object_get(reply, "upstreams");
 	json_array_foreach(ups, i, up) {

@@ -1,13 +1,18 @@
 /*
  * The access log (access_log = path | "syslog" | "stderr"): one line per
  * client request, and one per HTTP request refused before any JSON-RPC,
- * never with arguments or results.  Lines are gathered during a turn of
- * the event loop and written at its end, in one write(2) for a file or
- * stderr and one datagram each to syslog, whose socket is non-blocking: a
- * syslog daemon that does not keep up costs lines (counted), never a
- * stalled loop.  What waits is bounded (AL_MAX_QUEUED); beyond it lines
- * are dropped and counted.  Reopened on SIGHUP (with the reload) and
- * mcpctl reopen, for logrotate.
+ * never with arguments or results.  At debug level (-v) the daemon's log
+ * gets the same line for each client request, whether or not an access
+ * log is set.  Lines are gathered during a turn of the event loop and
+ * written at its end, in one write(2) for a file or stderr and one
+ * datagram each to syslog, whose socket is non-blocking: a syslog daemon
+ * that does not keep up costs lines (counted), never a stalled loop.  A
+ * file's write can block on its disk, and stderr's on whatever reads it
+ * (the descriptor is the one the daemon was given, blocking, and under
+ * journald a stream socket): "stderr" is for debugging and containers.
+ * What waits is bounded (AL_MAX_QUEUED); beyond it lines are dropped and
+ * counted.  Reopened on SIGHUP (before the reload) and mcpctl reopen, for
+ * logrotate.
  */
 #include "config.h"
 
@@ -48,10 +53,16 @@ static struct evbuffer	*al_buf;
 static struct event	*al_flush_ev;
 static uint64_t		 al_lines, al_dropped;
 
+/*
+ * Are requests' details wanted?  By the access log, or by the daemon's own
+ * log at debug level (-v), which gets the same line for each request.
+ * Otherwise the record keeps no strings and answers' error codes are not
+ * read (route.c).
+ */
 int
 access_log_enabled(void)
 {
-	return (al_kind != AL_OFF);
+	return (al_kind != AL_OFF || log_getverbose() > 0);
 }
 
 /* Lines written and dropped, for the metrics. */
@@ -216,8 +227,12 @@ al_flush(void)
 			continue;
 		break;
 	}
-	/* What could not be written now waits for the next turn, within
-	 * AL_MAX_QUEUED (a disk that is full, a pipe nobody reads). */
+	/*
+	 * The descriptor is blocking: a write waits for a slow disk, and on
+	 * stderr for a pipe or journald's stream socket to drain, with the
+	 * loop stalled meanwhile.  What fails (a disk that is full) waits for
+	 * the next turn, within AL_MAX_QUEUED.
+	 */
 	if (evbuffer_get_length(al_buf) > 0 && err != 0 && err != EAGAIN) {
 		errno = err;
 		log_warn("access log %s", al_target != NULL ? al_target :
@@ -309,9 +324,9 @@ access_log_request(const struct reqobs *o, int outcome, int code,
 	struct session	*s;
 	const char	*cname = NULL;
 	char		 line[1024], client[80], sess[64], codes[16];
-	int		 n;
+	int		 n, start;
 
-	if (al_kind == AL_OFF || o->log == NULL)
+	if (o->log == NULL)
 		return;
 	s = o->session != 0 ? session_by_no(o->session) : NULL;
 	if (s != NULL) {
@@ -326,8 +341,9 @@ access_log_request(const struct reqobs *o, int outcome, int code,
 		snprintf(codes, sizeof codes, "%d", code);
 	else
 		snprintf(codes, sizeof codes, "-");
-	n = al_prefix(line, sizeof line);
-	n += snprintf(line + n, sizeof line - (size_t)n, "peer=%s session=%s "
+	start = al_kind != AL_OFF ? al_prefix(line, sizeof line) : 0;
+	n = start + snprintf(line + start, sizeof line - (size_t)start,
+	    "peer=%s session=%s "
 	    "client=\"%s\" auth=%s transport=%s method=\"%s\" name=\"%s\" "
 	    "upstream=%s outcome=%s code=%s gateway_ms=%.3f total_ms=%.3f\n",
 	    o->log->peer, sess, client, s != NULL && s->client_name != NULL ?
@@ -340,7 +356,11 @@ access_log_request(const struct reqobs *o, int outcome, int code,
 		n = (int)sizeof line - 1;
 		line[n - 1] = '\n';
 	}
-	al_queue(line, (size_t)n);
+	/* The daemon's log: the line without the time, which it has. */
+	if (log_getverbose() > 0)
+		log_debug("request: %.*s", n - start - 1, line + start);
+	if (al_kind != AL_OFF)
+		al_queue(line, (size_t)n);
 }
 
 void

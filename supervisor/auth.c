@@ -118,16 +118,41 @@ bad:
 }
 
 int
+auth_prepare(const struct conf *c, struct auth_table *t, char *err,
+    size_t errlen)
+{
+	t->v = NULL;
+	t->n = 0;
+	return (auth_build(c, &t->v, &t->n, err, errlen));
+}
+
+void
+auth_commit(struct auth_table *t)
+{
+	auth_free(creds, ncreds);
+	creds = t->v;
+	ncreds = t->n;
+	t->v = NULL;
+	t->n = 0;
+}
+
+void
+auth_discard(struct auth_table *t)
+{
+	if (t->v != NULL)
+		auth_free(t->v, t->n);
+	t->v = NULL;
+	t->n = 0;
+}
+
+int
 auth_configure(const struct conf *c, char *err, size_t errlen)
 {
-	struct credential	*v;
-	size_t			 n;
+	struct auth_table	t;
 
-	if (auth_build(c, &v, &n, err, errlen) != 0)
+	if (auth_prepare(c, &t, err, errlen) != 0)
 		return (-1);
-	auth_free(creds, ncreds);
-	creds = v;
-	ncreds = n;
+	auth_commit(&t);
 	return (0);
 }
 

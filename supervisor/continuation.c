@@ -38,7 +38,6 @@
 #define PARKED_MAX		4096	/* parked calls, every principal */
 #define PARKED_MAX_INPUTS	16	/* requests held for one call */
 #define PARKED_MAX_ROUNDS	32	/* retries of one call */
-#define STATE_KEY_MAX		256
 
 /* A request of the upstream's, held for the client. */
 struct parked_input {
@@ -95,36 +94,50 @@ continuation_init(void)
 }
 
 int
-continuation_configure(const struct conf *c, char *err, size_t errlen)
+continuation_key(const struct conf *c, struct state_key *k, char *err,
+    size_t errlen)
 {
-	unsigned char	 raw[8];
-	char		*v, why[256];
-	size_t		 i, len;
+	char	*v, why[256];
+	size_t	 len;
 
-	if (c->request_state_key != NULL) {
-		if ((v = secret_expand(c->request_state_key, why,
-		    sizeof why)) == NULL) {
-			snprintf(err, errlen, "request_state_key: %s", why);
-			return (-1);
-		}
-		len = strlen(v);
-		if (len < CONF_MIN_STATE_KEY || len > STATE_KEY_MAX) {
-			snprintf(err, errlen, "request_state_key: %zu "
-			    "characters (it needs %d to %d)", len,
-			    CONF_MIN_STATE_KEY, STATE_KEY_MAX);
-			explicit_bzero(v, len);
-			free(v);
-			return (-1);
-		}
-		memcpy(state_key, v, len);
-		state_keylen = len;
+	k->len = 0;
+	if (c->request_state_key == NULL)
+		return (0);
+	if ((v = secret_expand(c->request_state_key, why,
+	    sizeof why)) == NULL) {
+		snprintf(err, errlen, "request_state_key: %s", why);
+		return (-1);
+	}
+	len = strlen(v);
+	if (len < CONF_MIN_STATE_KEY || len > STATE_KEY_MAX) {
+		snprintf(err, errlen, "request_state_key: %zu characters (it "
+		    "needs %d to %d)", len, CONF_MIN_STATE_KEY, STATE_KEY_MAX);
 		explicit_bzero(v, len);
 		free(v);
+		return (-1);
+	}
+	memcpy(k->key, v, len);
+	k->len = len;
+	explicit_bzero(v, len);
+	free(v);
+	return (0);
+}
+
+void
+continuation_apply(const struct conf *c, struct state_key *k)
+{
+	unsigned char	 raw[8];
+	size_t		 i;
+
+	if (k->len > 0) {
+		memcpy(state_key, k->key, k->len);
+		state_keylen = k->len;
 	} else if (state_keylen == 0) {
 		/* Tokens then live as long as the process, as parked calls. */
 		fill_random(state_key, 32);
 		state_keylen = 32;
 	}
+	explicit_bzero(k, sizeof *k);
 	if (c->instance != NULL)
 		snprintf(instance, sizeof instance, "%s", c->instance);
 	else if (instance[0] == '\0') {
@@ -132,6 +145,16 @@ continuation_configure(const struct conf *c, char *err, size_t errlen)
 		for (i = 0; i < sizeof raw; i++)
 			snprintf(instance + 2 * i, 3, "%02x", raw[i]);
 	}
+}
+
+int
+continuation_configure(const struct conf *c, char *err, size_t errlen)
+{
+	struct state_key	k;
+
+	if (continuation_key(c, &k, err, errlen) != 0)
+		return (-1);
+	continuation_apply(c, &k);
 	return (0);
 }
 

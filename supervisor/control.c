@@ -53,11 +53,45 @@ control_in_flight(void)
 	return (n);
 }
 
+/*
+ * Is anything required unhealthy?  The gateway not ready (503: a required
+ * upstream failed or stopped, no upstream usable, or one still coming up),
+ * or a required upstream not ready; those are problems, and an upstream
+ * that is not required and not ready is a warning.  Draining is not a
+ * failure.  mcpctl check and status exit 3 on a problem.
+ */
+static int
+control_health(json_t *problems, json_t *warnings)
+{
+	struct upstream	*up;
+	char		 why[256], *msg;
+	size_t		 i;
+
+	if (health_ready(why, sizeof why) == 503) {
+		xasprintf(&msg, "not ready: %s", why);
+		json_array_append_new(problems, json_string(msg));
+		free(msg);
+	}
+	for (i = 0; i < nupstreams; i++) {
+		up = upstreams[i];
+		if (up->state == UPSTREAM_READY ||
+		    (up->state == UPSTREAM_IDLE && up->sc->lazy))
+			continue;
+		xasprintf(&msg, "upstream %s is %s%s%s", up->sc->name,
+		    upstream_state_name(up->state), up->last_error != NULL ?
+		    ": " : "", up->last_error != NULL ? up->last_error : "");
+		json_array_append_new(up->sc->required ? problems : warnings,
+		    json_string(msg));
+		free(msg);
+	}
+	return (json_array_size(problems) == 0);
+}
+
 /* Build the status reply. */
 static json_t *
 control_status(void)
 {
-	json_t	*ups, *o;
+	json_t	*ups, *o, *problems, *warnings;
 	size_t	 i;
 	char	 why[256];
 	int	 ready;
@@ -92,6 +126,13 @@ control_status(void)
 	json_object_set_new(o, "ready", json_integer(ready));
 	if (ready != 200)
 		json_object_set_new(o, "ready_reason", json_string(why));
+	/* What check says, so that status exits as it does. */
+	problems = json_array();
+	warnings = json_array();
+	json_object_set_new(o, "healthy", json_boolean(control_health(problems,
+	    warnings)));
+	json_object_set_new(o, "problems", problems);
+	json_decref(warnings);
 	return (o);
 }
 
@@ -147,42 +188,17 @@ control_tools(json_t *req)
 	    catalog_renamed()));
 }
 
-/*
- * mcpctl check: is anything required unhealthy?  A required upstream that
- * is not ready, or the gateway not ready (503).  Draining is not a
- * failure; an upstream that is not required and not ready is a warning.
- */
+/* Build the check reply. */
 static json_t *
 control_check(void)
 {
-	json_t		*problems = json_array(), *warnings = json_array();
-	struct upstream	*up;
-	char		 why[256], *msg;
-	size_t		 i;
-	int		 ready;
+	json_t	*problems = json_array(), *warnings = json_array();
+	int	 healthy;
 
-	ready = health_ready(why, sizeof why);
-	if (ready == 503) {
-		xasprintf(&msg, "not ready: %s", why);
-		json_array_append_new(problems, json_string(msg));
-		free(msg);
-	}
-	for (i = 0; i < nupstreams; i++) {
-		up = upstreams[i];
-		if (up->state == UPSTREAM_READY ||
-		    (up->state == UPSTREAM_IDLE && up->sc->lazy))
-			continue;
-		xasprintf(&msg, "upstream %s is %s%s%s", up->sc->name,
-		    upstream_state_name(up->state), up->last_error != NULL ?
-		    ": " : "", up->last_error != NULL ? up->last_error : "");
-		json_array_append_new(up->sc->required ? problems : warnings,
-		    json_string(msg));
-		free(msg);
-	}
+	healthy = control_health(problems, warnings);
 	return (json_pack("{s:b, s:b, s:s, s:o, s:o}", "ok", 1, "healthy",
-	    json_array_size(problems) == 0, "state", drain_active() ?
-	    "draining" : "running", "problems", problems, "warnings",
-	    warnings));
+	    healthy, "state", drain_active() ? "draining" : "running",
+	    "problems", problems, "warnings", warnings));
 }
 
 static json_t *
@@ -206,8 +222,10 @@ control_reopen(void)
 {
 	char	err[512];
 
-	if (access_log_open(conf, err, sizeof err) != 0)
+	if (access_log_open(conf, err, sizeof err) != 0) {
+		log_warnx("mcpctl reopen: %s", err);
 		return (json_pack("{s:b, s:s}", "ok", 0, "error", err));
+	}
 	log_info("access log reopened (mcpctl)");
 	return (json_pack("{s:b}", "ok", 1));
 }

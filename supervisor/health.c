@@ -6,10 +6,12 @@
  *			once
  *			(one that gave up trying, and is not required, no
  *			longer holds readiness back); 503 when a required
- *			upstream has failed or is stopped, or one is still
- *			coming up; 404 while draining, which HAProxy's
- *			"http-check disable-on-404" reads as "no new
- *			sessions, keep the existing ones".
+ *			upstream has failed or is stopped, when no upstream
+ *			is usable (there are some, and every one is failed
+ *			or stopped: none is ready or can become ready), or
+ *			when one is still coming up; 404 while draining,
+ *			which HAProxy's "http-check disable-on-404" reads as
+ *			"no new sessions, keep the existing ones".
  *
  * Both are under the listener's Host and Origin rules but need no token:
  * they tell whether the gateway serves, nothing of what it serves.
@@ -21,11 +23,18 @@
 
 #include "supervisor.h"
 
+/* Is an upstream out of use until an operator acts (failed or stopped)? */
+static int
+health_down(const struct upstream *up)
+{
+	return (up->state == UPSTREAM_FAILED || up->state == UPSTREAM_STOPPED);
+}
+
 int
 health_ready(char *why, size_t len)
 {
 	struct upstream	*up;
-	size_t		 i;
+	size_t		 i, ndown = 0;
 
 	if (why != NULL && len > 0)
 		why[0] = '\0';
@@ -36,8 +45,9 @@ health_ready(char *why, size_t len)
 	}
 	for (i = 0; i < nupstreams; i++) {
 		up = upstreams[i];
-		if (up->sc->required && (up->state == UPSTREAM_FAILED ||
-		    up->state == UPSTREAM_STOPPED)) {
+		if (health_down(up))
+			ndown++;
+		if (up->sc->required && health_down(up)) {
 			if (why != NULL)
 				snprintf(why, len, "required upstream %s is %s",
 				    up->sc->name,
@@ -45,12 +55,26 @@ health_ready(char *why, size_t len)
 			return (503);
 		}
 	}
+	/*
+	 * Starting, in backoff or lazy and idle, an upstream can still become
+	 * ready; failed or stopped, it waits for an operator.  A gateway whose
+	 * every upstream waits for one serves nothing of what it lists.
+	 */
+	if (nupstreams > 0 && ndown == nupstreams) {
+		if (why != NULL && nupstreams == 1)
+			snprintf(why, len, "no upstream is usable: %s is %s",
+			    upstreams[0]->sc->name,
+			    upstream_state_name(upstreams[0]->state));
+		else if (why != NULL)
+			snprintf(why, len, "no upstream is usable: all %zu are "
+			    "failed or stopped", nupstreams);
+		return (503);
+	}
 	for (i = 0; i < nupstreams; i++) {
 		up = upstreams[i];
 		if (up->ready_once || (up->sc->lazy && !up->sc->required))
 			continue;
-		if (up->state == UPSTREAM_FAILED ||
-		    up->state == UPSTREAM_STOPPED)
+		if (health_down(up))
 			continue;	/* not required: it no longer counts */
 		if (up->sc->lazy && up->state == UPSTREAM_IDLE)
 			continue;

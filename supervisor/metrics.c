@@ -429,10 +429,12 @@ metrics_write(struct evbuffer *b)
 	memset(&w, 0, sizeof w);
 	session_foreach(metrics_walk_one, &w);
 
+	/* Not "instance": Prometheus gives every target that label, and
+	 * would rename ours exported_instance. */
 	prom_header(b, M("build_info"), "gauge", "The version, with the "
 	    "instance name that begins session ids.");
 	prom_labels(labels, sizeof labels, "version", PACKAGE_VERSION,
-	    "instance", conf->instance, NULL);
+	    "gateway_instance", conf->instance, NULL);
 	prom_sample_u64(b, M("build_info"), labels, 1);
 	prom_header(b, "process_start_time_seconds", "gauge", "When the "
 	    "supervisor started, in seconds since the epoch.");

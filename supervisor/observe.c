@@ -8,7 +8,8 @@
  * call or the wait for the session's view that holds it, and is ended
  * there.  The cost on the path of a call is a few reads of the monotonic
  * clock and some counters; the strings of the access log are copied only
- * when it is on.
+ * when it is on, or when the daemon logs at debug level (-v), which logs
+ * the same line.
  */
 #include "config.h"
 

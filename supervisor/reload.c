@@ -1,10 +1,12 @@
 /*
- * Configuration reload (SIGHUP and mcpctl reload): the file is read and
- * checked in full first, and a file with an error changes nothing.  Then
- * the auth tokens are expanded again (a token that cannot be changes
- * nothing either), the limits and timeouts take effect for what comes
- * next, and the upstreams are matched by name (upstream_apply).  The
- * addresses the daemon listens on stay as they are until a restart.
+ * Configuration reload (SIGHUP and mcpctl reload).  The access log is
+ * reopened where it is first, for logrotate, whatever the file holds.
+ * Then the file is read and checked in full, the auth tokens and the
+ * request_state_key expanded again and the access log opened where the
+ * file says; any of these failing changes nothing.  Then the limits and
+ * timeouts take effect for what comes next, and the upstreams are matched
+ * by name (upstream_apply).  The addresses the daemon listens on and the
+ * instance name stay as they are until a restart.
  */
 #include "config.h"
 
@@ -101,43 +103,73 @@ reload_warn(const char *msg)
 		json_array_append_new(reload_warnings, json_string(msg));
 }
 
-/* Reload the configuration file; the reply for mcpctl. */
+/* Reload failed: log it, say so to mcpctl; nothing changed. */
+static json_t *
+reload_refused(const char *err)
+{
+	log_warnx("reload: %s; nothing changed", err);
+	notify_ready();
+	return (json_pack("{s:b, s:s}", "ok", 0, "error", err));
+}
+
+/*
+ * Reload the configuration file; the reply for mcpctl.  All or nothing:
+ * every step that can fail (the file, its checks, the tokens, the
+ * request_state_key, the access log) runs before anything changes, and
+ * what those steps prepared is taken into use only once all have passed.
+ */
 json_t *
 reload(void)
 {
-	struct conf	*next, *old;
-	json_t		*report, *warnings;
-	char		 err[1024], again[1024];
+	struct conf		*next, *old;
+	struct auth_table	 tokens;
+	struct state_key	 key;
+	json_t			*report, *warnings;
+	char			 err[1024];
 
 	log_info("reloading %s", conf->file);
 	notify_reloading();
-	if ((next = conf_load(conf->file, err, sizeof err)) == NULL) {
-		log_warnx("reload: %s; nothing changed", err);
-		notify_ready();
-		return (json_pack("{s:b, s:s}", "ok", 0, "error", err));
-	}
+	/*
+	 * logrotate's kill -HUP: the access log is reopened where it is
+	 * first, so that a file the reload refuses does not leave its lines
+	 * going to the rotated file.
+	 */
+	if (access_log_open(conf, err, sizeof err) != 0)
+		log_warnx("reload: %s", err);
+	if ((next = conf_load(conf->file, err, sizeof err)) == NULL)
+		return (reload_refused(err));
 	reload_warnings = warnings = json_array();
 	if (preflight(next, PREFLIGHT_RELOAD, reload_warn, err,
-	    sizeof err) != 0 || auth_configure(next, err, sizeof err) != 0 ||
-	    continuation_configure(next, err, sizeof err) != 0) {
-		log_warnx("reload: %s; nothing changed", err);
-		conf_free(next);
-		json_decref(warnings);
+	    sizeof err) != 0) {
 		reload_warnings = NULL;
-		notify_ready();
-		return (json_pack("{s:b, s:s}", "ok", 0, "error", err));
+		json_decref(warnings);
+		conf_free(next);
+		return (reload_refused(err));
 	}
 	reload_warnings = NULL;
-	/* The access log is reopened (logrotate), perhaps elsewhere. */
-	if (access_log_open(next, err, sizeof err) != 0) {
-		log_warnx("reload: %s; nothing changed", err);
-		conf_free(next);
+	if (auth_prepare(next, &tokens, err, sizeof err) != 0) {
 		json_decref(warnings);
-		if (auth_configure(conf, again, sizeof again) != 0)
-			log_warnx("reload: %s", again);
-		notify_ready();
-		return (json_pack("{s:b, s:s}", "ok", 0, "error", err));
+		conf_free(next);
+		return (reload_refused(err));
 	}
+	if (continuation_key(next, &key, err, sizeof err) != 0) {
+		auth_discard(&tokens);
+		json_decref(warnings);
+		conf_free(next);
+		return (reload_refused(err));
+	}
+	/* The access log is reopened (logrotate), perhaps elsewhere; it
+	 * changes nothing when it fails. */
+	if (access_log_open(next, err, sizeof err) != 0) {
+		explicit_bzero(&key, sizeof key);
+		auth_discard(&tokens);
+		json_decref(warnings);
+		conf_free(next);
+		return (reload_refused(err));
+	}
+
+	/* Nothing fails from here on.  What waits for a restart keeps its
+	 * running value, the instance for requestState tokens too. */
 	reload_keep(&next->listen, conf->listen, "listen", warnings);
 	reload_keep(&next->instance, conf->instance, "instance", warnings);
 	reload_keep_optional(&next->metrics_listen, conf->metrics_listen,
@@ -148,6 +180,8 @@ reload(void)
 	} else
 		reload_keep(&next->control, conf->control, "control",
 		    warnings);
+	auth_commit(&tokens);
+	continuation_apply(next, &key);
 
 	old = conf;
 	conf = next;

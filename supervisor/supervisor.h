@@ -82,7 +82,8 @@ enum obs_transport {
 	OBS_NTRANSPORTS
 };
 
-/* What the access log needs of a request, copied only when it is on. */
+/* What the access log needs of a request, copied only when it is on or
+ * the daemon logs at debug level (access_log_enabled). */
 struct reqlog {
 	char		 peer[48];
 	char		 method[48];
@@ -138,6 +139,8 @@ void		 obs_initialize(struct session *, const char *peer,
 /* Open (or reopen) the configured log; -1 with err set. */
 int		 access_log_open(const struct conf *, char *err, size_t);
 void		 access_log_close(void);
+/* Are requests' details wanted: the access log is on, or the daemon's
+ * log is at debug level (-v) and gets a line per request too? */
 int		 access_log_enabled(void);
 /* Lines queued and lines dropped since the start. */
 void		 access_log_counts(uint64_t *lines, uint64_t *dropped);
@@ -926,6 +929,18 @@ void		 modern_stream_gone(struct stream *);
 void		 continuation_init(void);
 /* The key and instance name the gateway mints requestState with. */
 int		 continuation_configure(const struct conf *, char *, size_t);
+/* The same in two steps, for a reload that must change all or nothing:
+ * continuation_key reads request_state_key into k (-1 with err set);
+ * continuation_apply takes k into use, wipes it, and takes the
+ * instance name.  A k not applied is wiped by the caller. */
+#define STATE_KEY_MAX		256
+struct state_key {
+	unsigned char	 key[STATE_KEY_MAX];
+	size_t		 len;		/* 0: none configured */
+};
+int		 continuation_key(const struct conf *, struct state_key *,
+		    char *, size_t);
+void		 continuation_apply(const struct conf *, struct state_key *);
 const char	*continuation_instance(void);
 /* An upstream's request for a modern client: park its call and ask the
  * client by input_required (0), or -1 with why and code if it cannot. */
@@ -1085,6 +1100,19 @@ void		 ctools_session_end(struct session *);
 /* auth.c: the accepted tokens and whom each names. */
 /* Use a configuration's tokens; -1 with err set (nothing changed). */
 int		 auth_configure(const struct conf *, char *err, size_t);
+/* The same in two steps, for a reload that must change all or nothing:
+ * auth_prepare builds a table (owned by the caller; -1 with err set and
+ * nothing to free), auth_commit takes it into use, auth_discard frees
+ * one not taken. */
+struct credential;
+struct auth_table {
+	struct credential	*v;
+	size_t			 n;
+};
+int		 auth_prepare(const struct conf *, struct auth_table *,
+		    char *err, size_t);
+void		 auth_commit(struct auth_table *);
+void		 auth_discard(struct auth_table *);
 /* Check a configuration's tokens without taking them; *any says whether
  * there is one. */
 int		 auth_validate(const struct conf *, int *any, char *err, size_t);

@@ -122,6 +122,13 @@ write_conf() {
 	mv "$T/conf.new" "$T/conf"
 }
 
+# ctl_status: mcpctl status into $T/status; true when the daemon answered
+# (exit 0, or 3: it answered, and something required is unhealthy).
+ctl_status() {
+	"$MCPCTL" -s "$CTL" status > "$T/status" 2>/dev/null && return 0
+	[ $? -eq 3 ]
+}
+
 # start_gateway SERVER-ENTRY...: write a config and start the daemon.
 # GW_NOFILE, if set, is its descriptor limit; GW_VERBOSE its verbosity
 # flag (-v unless set, possibly to nothing).
@@ -133,7 +140,7 @@ start_gateway() {
 	) > "$T/log" 2>&1 &
 	GW_PID=$!
 	for _ in $(seq 200); do
-		if [ -S "$CTL" ] && "$MCPCTL" -s "$CTL" status > "$T/status" 2>/dev/null; then
+		if [ -S "$CTL" ] && ctl_status; then
 			break
 		fi
 		sleep 0.05
@@ -164,8 +171,7 @@ field() {
 # wait_state STATE [NAME]: until every (or the named) upstream is in STATE.
 wait_state() {
 	for _ in $(seq 400); do
-		if "$MCPCTL" -s "$CTL" status > "$T/status" 2>/dev/null &&
-		    awk -v s="$1" -v n="${2:-}" '
+		if ctl_status && awk -v s="$1" -v n="${2:-}" '
 			$1 == "NAME" { table = 1; next }
 			table && NF == 0 { table = 0 }
 			table && (n == "" || $1 == n) && $3 != s { bad = 1 }

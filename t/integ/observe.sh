@@ -1,7 +1,8 @@
 #!/bin/sh
 # Observability: /metrics (checked by promtool under load), /healthz and
 # /readyz, the access log (a file reopened by mcpctl reopen and SIGHUP,
-# and syslog), security refusals with the peer and the refused value,
+# also when the reload fails, and syslog; refusals over a limit and of a
+# bad Origin), the same line in the daemon's log at -v, security refusals with the peer and the refused value,
 # mcpctl status, sessions, tools, check and their exit statuses.
 . "$(dirname "$0")/lib.sh"
 
@@ -83,7 +84,7 @@ like "worker RSS" "$(cat "$T/m1")" 'mcp_supervisor_worker_resident_bytes\{upstre
 like "both latency histograms" "$(cat "$T/m1")" \
     'mcp_supervisor_request_duration_seconds_count\{upstream="demo"\} 3.*mcp_supervisor_request_gateway_seconds_count\{upstream="demo"\} 3'
 like "build info with the instance" "$(cat "$T/m1")" \
-    'mcp_supervisor_build_info\{version="[^"]+",instance="obs1"\} 1'
+    'mcp_supervisor_build_info\{version="[^"]+",gateway_instance="obs1"\} 1'
 ok "no session id in any label" sh -c "! grep -q '$(printf '%s' "$SID" | cut -c6-13)' '$T/m1'"
 is "/metrics is under the Host rule" "$(code -H 'Host: evil.example' "$BASE/metrics")" 403
 
@@ -138,6 +139,10 @@ out=$("$MCPCTL" -j -s "$CTL" check) && rc=0 || rc=$?
 like "check -j: the same exit status" "$rc $out" '^3 \{.*"healthy": false'
 is "/readyz 503 while a required upstream is down" "$(code "$BASE/readyz")" 503
 like "and says why" "$(cat "$T/out")" 'required upstream demo is stopped'
+out=$("$MCPCTL" -s "$CTL" status) && rc=0 || rc=$?
+like "status: a required upstream stopped, exit 3" "$rc $out" '^3 .*not ready: required upstream demo is stopped'
+out=$("$MCPCTL" -j -s "$CTL" status) && rc=0 || rc=$?
+like "status -j: the same exit status, and the problems" "$rc $out" '^3 \{.*"healthy": false, +"problems": \[ +"not ready: required upstream demo is stopped"'
 "$MCPCTL" -s "$CTL" start demo
 "$MCPCTL" -s "$CTL" start spare
 wait_state ready demo
@@ -164,6 +169,144 @@ mcp '{"jsonrpc":"2.0","id":10,"method":"ping"}' > /dev/null
 until_true 5 test -s "$ALOG"
 like "and after SIGHUP" "$(cat "$ALOG")" 'method="ping"'
 is "the old files keep their lines" "$(grep -c 'method="ping"' "$ALOG.1") $(grep -c 'method="ping"' "$ALOG.2")" "0 1"
+# logrotate's kill -HUP reopens the log even when the file has become
+# one the reload refuses.
+mv "$ALOG" "$ALOG.3"
+cp "$T/conf" "$T/conf.good"
+echo 'this is not a configuration' >> "$T/conf"
+kill -HUP "$GW_PID"
+until_true 5 grep -q 'nothing changed' "$T/log"
+mcp '{"jsonrpc":"2.0","id":11,"method":"ping"}' > /dev/null
+until_true 5 test -s "$ALOG" || true
+like "a SIGHUP whose reload fails still reopens the access log" "$(cat "$ALOG" 2>/dev/null)" 'method="ping"'
+is "and the rotated file gets no more lines" "$(grep -c 'method="ping"' "$ALOG.3")" 1
+cp "$T/conf.good" "$T/conf"
+# The shipped logrotate file, pointed at this test's log, socket and
+# mcpctl (and not switching users): it rotates, and mcpctl reopen in its
+# postrotate gives the daemon the new file.
+if command -v logrotate > /dev/null 2>&1; then
+	sed -e "s|/var/log/mcp-supervisord/|$T/|" \
+	    -e "s|/run/mcp-supervisord/control.sock|$CTL|g" \
+	    -e "s|[^ ]*/mcpctl |$MCPCTL |" -e '/^[[:space:]]*su /d' \
+	    -e 's|^\([[:space:]]*create\).*|\1 0640|' \
+	    "$top_builddir/etc/logrotate.d/mcp-supervisor" > "$T/logrotate.conf"
+	rm -f "$ALOG".*
+	logrotate -f -s "$T/logrotate.state" "$T/logrotate.conf" > "$T/logrotate.out" 2>&1 && rc=0 || rc=$?
+	is "logrotate with the shipped file" "$rc $(cat "$T/logrotate.out")" "0 "
+	mcp '{"jsonrpc":"2.0","id":12,"method":"ping"}' > /dev/null
+	until_true 5 test -s "$ALOG" || true
+	like "after logrotate, the daemon writes to the new file" "$(cat "$ALOG" 2>/dev/null)" 'method="ping"'
+	is "the rotated file has what came before" "$(grep -c 'method="ping"' "$ALOG.1")" 1
+else
+	echo "# logrotate not found: the shipped logrotate file is not tried"
+fi
+
+# Over-limit refusals and a bad Origin alone: each has its access log
+# line, with the peer and what was refused.
+stop_gateway
+rm -f "$ALOG" "$ALOG".*
+GLOBALS="access_log = \"$ALOG\"; max_sessions = 1; max_pending = 1;"
+start_gateway "$(demo demo)"
+session
+is "a second session over max_sessions: 503" "$(code -H 'Content-Type: application/json' \
+    -H 'Accept: application/json, text/event-stream' \
+    -d '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"second","version":"1"}}}' \
+    "$URL")" 503
+mcp '{"jsonrpc":"2.0","id":"slow","method":"tools/call","params":{"name":"demo__sleep","arguments":{"ms":1500}}}' > /dev/null &
+SLOW=$!
+until_true 5 sh -c "'$MCPCTL' -j -s '$CTL' status | grep -q '\"calls_in_flight\": 1'" || true
+mcp '{"jsonrpc":"2.0","id":"over","method":"tools/call","params":{"name":"demo__echo","arguments":{"text":"x"}}}' > "$T/over"
+like "a call over max_pending: refused" "$(cat "$T/over")" '"id":"over","error":\{"code":-32003'
+wait "$SLOW"
+is "a bad Origin alone (a good Host): 403" "$(code -H 'Origin: http://evil.example' "$URL")" 403
+until_true 5 grep -q 'refused="Origin' "$ALOG" || true
+like "the session limit: the refused initialize, its peer and code" \
+    "$(grep 'method="initialize".*outcome=refused' "$ALOG")" \
+    'peer=127.0.0.1 session=- client="" auth=- transport=http method="initialize" name="" upstream=\(gateway\) outcome=refused code=-32003 '
+like "... and the daemon's log says which limit, for which peer" "$(cat "$T/log")" \
+    'session limit \(1\) reached, refusing a session for 127.0.0.1'
+like "max_pending: the refused call, its peer, tool and code" \
+    "$(grep 'name="demo__echo"' "$ALOG")" \
+    'peer=127.0.0.1 session=[^ ]+ client="curl" .*method="tools/call" name="demo__echo" upstream=demo outcome=refused code=-32003 '
+like "a bad Origin alone: the peer and the refused Origin" "$(grep 'status=403' "$ALOG")" \
+    'peer=127.0.0.1 http="GET /mcp" status=403 refused="Origin not allowed: Host 127.0.0.1:[0-9]+ Origin http://evil.example"'
+# The connection limit: with 40 descriptors, 20 connections.
+stop_gateway
+rm -f "$ALOG"
+GLOBALS="access_log = \"$ALOG\";"
+GW_NOFILE=40 start_gateway "$(demo demo)"
+python3 - "${URL#http://}" 30 "$T/held" <<'PY' &
+import socket, sys, time
+host, rest = sys.argv[1].split(':')
+port = int(rest.split('/')[0])
+held = [socket.create_connection((host, port)) for _ in range(int(sys.argv[2]))]
+open(sys.argv[3], 'w').close()
+time.sleep(5)
+PY
+HOLD=$!
+until_true 5 test -e "$T/held" || true
+is "over the connection limit: 503" "$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 "${URL%/mcp}/healthz")" 503
+until_true 5 grep -q 'the connection limit' "$ALOG" || true
+like "the connection limit: the peer and what was refused" "$(grep 'status=503' "$ALOG" | head -n 1)" \
+    'peer=127.0.0.1 http="- -" status=503 refused="the connection limit"'
+kill "$HOLD" 2>/dev/null || true
+wait "$HOLD" 2>/dev/null || true
+
+# -v: the daemon's log has a line per finished request, with no access
+# log set: the access log's fields, never arguments.
+stop_gateway
+GLOBALS=
+start_gateway "$(demo demo)"
+session
+mcp '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"demo__echo","arguments":{"text":"SECRET-ARGUMENT-43"}}}' > /dev/null
+mcp '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"nope","arguments":{}}}' > /dev/null
+mcp '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"demo__echo","arguments":5}}' > /dev/null
+short=$(printf '%s' "$SID" | sed 's/^\([^.]*[.][0-9a-f]\{8\}\).*/\1/')
+like "-v: a call that succeeded" "$(grep 'debug: request: .*name="demo__echo".*outcome=ok' "$T/log")" \
+    "mcp-supervisord debug: request: peer=127.0.0.1 session=$short client=\"curl\" auth=- transport=http method=\"tools/call\" name=\"demo__echo\" upstream=demo outcome=ok code=- gateway_ms=[0-9.]+ total_ms=[0-9.]+\$"
+like "-v: an upstream's error, with its code" "$(grep 'debug: request: .*outcome=error' "$T/log")" \
+    'method="tools/call" name="demo__echo" upstream=demo outcome=error code=-32602 gateway_ms='
+like "-v: an unknown tool, refused by the gateway" "$(grep 'debug: request: .*name="nope"' "$T/log")" \
+    'upstream=\(gateway\) outcome=refused code=-32602 '
+like "-v: initialize too" "$(grep 'debug: request: ' "$T/log")" 'method="initialize" .*outcome=ok'
+is "-v: never the arguments" "$(grep -c SECRET "$T/log")" 0
+stop_gateway
+GW_VERBOSE= start_gateway "$(demo demo)"
+session
+mcp '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"demo__echo","arguments":{"text":"x"}}}' > /dev/null
+is "without -v: no request lines" "$(grep -c 'request: ' "$T/log")" 0
+
+# No upstream usable, none of them required: every one failed (or
+# stopped) is not ready, CRITICAL for check, and status exits 3 too.
+stop_gateway
+GLOBALS=
+BAD2='{ name = "bad2"; transport = "stdio"; command = [ "/nonexistent/mcp-server-2" ]; max_failures = 1; }'
+WAIT_STATE=failed start_gateway "$BAD" "$BAD2"
+BASE=${URL%/mcp}
+is "/readyz 503 when every upstream has failed" "$(code "$BASE/readyz")" 503
+like "and says why" "$(cat "$T/out")" '^not ready: no upstream is usable: all 2 are failed or stopped'
+out=$("$MCPCTL" -s "$CTL" check) && rc=0 || rc=$?
+like "check: nothing usable is CRITICAL, exit 3" "$rc $out" \
+    '^3 CRITICAL: not ready: no upstream is usable.*WARNING: upstream bad is failed'
+is "check: and not OK" "$(printf '%s\n' "$out" | grep -c '^OK')" 0
+out=$("$MCPCTL" -s "$CTL" status) && rc=0 || rc=$?
+like "status: exit 3, and says why" "$rc $out" '^3 .*not ready: no upstream is usable'
+like "metrics: not ready" "$(curl -s "$BASE/metrics")" 'mcp_supervisor_ready 0'
+stop_gateway
+WAIT_STATE=none start_gateway "$BAD" "$(demo later 'lazy = true;')"
+BASE=${URL%/mcp}
+wait_state failed bad
+is "a lazy upstream that has not started can still serve: /readyz 200" "$(code "$BASE/readyz")" 200
+"$MCPCTL" -s "$CTL" status > /dev/null && rc=0 || rc=$?
+is "and status exits 0" "$rc" 0
+stop_gateway
+start_gateway "$(demo only)"
+BASE=${URL%/mcp}
+"$MCPCTL" -s "$CTL" stop only
+is "the only upstream stopped: /readyz 503" "$(code "$BASE/readyz")" 503
+like "naming it" "$(cat "$T/out")" 'no upstream is usable: only is stopped'
+"$MCPCTL" -s "$CTL" check > /dev/null && rc=0 || rc=$?
+is "and check exits 3" "$rc" 3
 
 # A token is needed for /metrics, not for the health checks.
 stop_gateway

@@ -2,7 +2,10 @@
 # Configuration reload (mcpctl reload and SIGHUP): upstreams added, changed
 # and removed by name while sessions carry on; an unchanged upstream is not
 # touched; a removed one fails its calls and leaves no process behind; a
-# file with an error, or a token that cannot be read, changes nothing.
+# file with an error, a token that cannot be read, or an access log that
+# cannot be opened, changes nothing (the request_state_key included); a
+# new instance name waits for a restart everywhere, 2026-07-28 tokens
+# included.
 . "$(dirname "$0")/lib.sh"
 
 TAG=rl$$
@@ -108,4 +111,76 @@ kill "$GET_PID" 2>/dev/null || true
 wait "$GET_PID" 2>/dev/null || true
 stop_gateway
 is "no demo process of this test is left" "$(pgrep -f -- "--name [abckez]$TAG" | wc -l | tr -d ' ')" 0
+
+# All or nothing, and the instance waits for a restart everywhere: in
+# session ids, mcpctl status and the requestState tokens of 2026-07-28
+# clients ("mcpsg1.<instance>.").  modern ARGS-JSON [STATE [ANSWER]]: a
+# 2026-07-28 tools/call of the sampling tool; prints its answer's result,
+# or with STATE and ANSWER, retries with requestState STATE and ANSWER as
+# the text of every input request's sampling answer (from the file
+# $T/ir, the input_required result the call before printed).
+modern() {
+	python3 - "$URL" "$1" "${2:-}" "${3:-}" "$T/ir" <<'PY'
+import json, sys, urllib.request
+url, args, state, answer, irfile = sys.argv[1:6]
+meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {"sampling": {}},
+        "io.modelcontextprotocol/clientInfo": {"name": "hand", "version": "1"}}
+params = {"name": "demo__sample", "arguments": json.loads(args), "_meta": meta}
+if state:
+    ir = json.load(open(irfile))
+    params["requestState"] = state
+    params["inputResponses"] = {k: {"role": "assistant", "model": "m",
+        "content": {"type": "text", "text": answer}} for k in ir["inputRequests"]}
+body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params})
+req = urllib.request.Request(url, body.encode(), {
+    "Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+    "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "demo__sample"})
+text = urllib.request.urlopen(req, timeout=20).read().decode()
+msgs = [json.loads(l[6:]) for l in text.splitlines() if l.startswith("data: ")] or [json.loads(text)]
+result = [m for m in msgs if "id" in m][-1]
+out = result.get("result", result)
+if not state:
+    json.dump(out, open(irfile, "w"))
+print(json.dumps(out))
+PY
+}
+KEY1=first-request-state-key-0123456789abcdef
+KEY2=other-request-state-key-0123456789abcdef
+GLOBALS="instance = \"rl1\"; request_state_key = \"$KEY1\";"
+start_gateway "$(demo demo 'isolation = "per-session";')"
+out=$(modern '{"prompt":"before"}')
+like "a 2026-07-28 call that samples: input_required, its token names the instance" "$out" \
+    '"resultType": "input_required".*"requestState": "mcpsg1[.]rl1[.]'
+STATE1=$(sed -n 's/.*"requestState": "\([^"]*\)".*/\1/p' "$T/ir")
+
+# A reload the access log refuses, with a new key and instance: nothing
+# changes, the key included (the token minted before still resumes).
+GLOBALS="instance = \"rl2\"; request_state_key = \"$KEY2\"; access_log = \"$T/no/such/dir/access.log\";"
+write_conf "$(demo demo 'isolation = "per-session";')"
+out=$("$MCPCTL" -s "$CTL" reload 2>&1) && rc=0 || rc=$?
+like "an access log that cannot be opened: mcpctl reload fails" "$rc $out" "^1 mcpctl: access_log $T/no/such/dir/access.log: No such file"
+like "the token minted before still resumes its call: the key did not change" \
+    "$(modern '{"prompt":"before"}' "$STATE1" 'answered after the refused reload')" \
+    '"text": "[^"]*answered after the refused reload'
+out=$(modern '{"prompt":"after"}')
+like "new tokens still name the running instance" "$out" '"requestState": "mcpsg1[.]rl1[.]'
+
+# A reload that succeeds with a new instance: the instance stays rl1
+# everywhere until a restart; the new key is taken.
+GLOBALS="instance = \"rl2\"; request_state_key = \"$KEY2\";"
+write_conf "$(demo demo 'isolation = "per-session";')"
+out=$("$MCPCTL" -s "$CTL" reload 2>&1) && rc=0 || rc=$?
+like "a new instance: the reload warns it waits for a restart" "$rc $out" \
+    '^0 .*mcpctl: warning: instance changed to rl2: it takes effect when the daemon restarts \(still rl1\)'
+like "mcpctl status: still rl1" "$("$MCPCTL" -j -s "$CTL" status)" '"instance": "rl1"'
+SID=
+session
+like "a new session id: still rl1" "$SID" '^rl1[.][0-9a-f]{32}$'
+out=$(modern '{"prompt":"new"}')
+like "a new requestState token: still rl1" "$out" '"requestState": "mcpsg1[.]rl1[.]'
+STATE2=$(sed -n 's/.*"requestState": "\([^"]*\)".*/\1/p' "$T/ir")
+like "and it resumes its call" "$(modern '{"prompt":"new"}' "$STATE2" 'resumed under the new key')" \
+    '"text": "[^"]*resumed under the new key'
+GLOBALS=
 finish

@@ -3,8 +3,10 @@
 // test's ports, otherwise the same text).  SDK clients through HAProxy
 // spread over all three, call tools and answer sampling; a stream is
 // dropped and resumed; one instance is drained while sessions go on with
-// no call failing, and comes back; one is killed, and only its sessions are
-// affected.  promtool checks every instance's scrape.
+// no call failing, and comes back; promtool checks every instance's scrape
+// under load; one is killed, and only its sessions are affected, and a
+// 2026-07-28 call it was running is not run again elsewhere.  /metrics is
+// not served through HAProxy.
 import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, execFileSync } from 'node:child_process';
@@ -19,6 +21,7 @@ import { WebSocketClientTransport } from '@modelcontextprotocol/sdk/client/webso
 import { CreateMessageRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { Client as ModernClient, StreamableHTTPClientTransport as ModernTransport } from '@modelcontextprotocol/client';
 import { startGateway, demo, sleep, srcdir, parseSse, track } from '../lib/gateway.mjs';
+import { post } from '../lib/modern.mjs';
 
 function which(cmd) {
   try {
@@ -187,6 +190,14 @@ test('sessions spread over all three instances, with calls and sampling through 
   }
 });
 
+test('/metrics is not served through HAProxy: Prometheus scrapes each instance', async () => {
+  const res = await fetch(`${front}/metrics`);
+  assert.equal(res.status, 403);
+  assert.doesNotMatch(await res.text(), /mcp_supervisor_/);
+  const direct = await fetch(`${gws.gw1.base}/metrics`);
+  assert.equal(direct.status, 200);
+});
+
 test('legacy SSE and WebSocket sessions through HAProxy', async () => {
   const legacy = new Client({ name: 'legacy', version: '1' });
   const lt = new SSEClientTransport(new URL(`${front}/sse`));
@@ -341,14 +352,77 @@ test('one instance drained: no call fails, new sessions go elsewhere, it stops, 
   await reachable([drained]);
 });
 
-test('one instance killed: only its sessions are affected, new sessions succeed', async () => {
-  const victim = 'gw3';
+// After the drain, the drained instance came back with no session: new
+// sessions are made until every instance has some, so that every scrape
+// is taken under load.
+test('promtool passes every instance\'s scrape, taken under load', async () => {
+  for (let i = 0; i < 12 && !NAMES.every((n) => sessions.some((s) => s.instance === n)); i++) {
+    sessions.push(await connect(`p${i}`));
+  }
+  const per = {};
+  for (const s of sessions) per[s.instance] = (per[s.instance] ?? 0) + 1;
+  assert.deepEqual(Object.keys(per).sort(), NAMES, `every instance has sessions: ${JSON.stringify(per)}`);
+  let stop = false;
+  const rounds = new Map();
+  const load = sessions.map(async (s, i) => {
+    for (let r = 0; !stop; r++) {
+      await work(s, `p${i}-${r}`);
+      rounds.set(s, r + 1);
+    }
+  });
+  // Every session has made a call and a sampling round trip, and goes on.
+  await until(() => sessions.every((s) => rounds.get(s) > 0), 'a round on every session');
+  for (const n of NAMES) {
+    const gw = gws[n];
+    assert.ok(!gw.exited, `${n} runs`);
+    const res = await fetch(`${gw.base}/metrics`);
+    assert.equal(res.status, 200);
+    const body = await res.text();
+    execFileSync(promtool, ['check', 'metrics'], { input: body });
+    assert.match(body, new RegExp(`mcp_supervisor_build_info\\{version="[^"]+",gateway_instance="${n}"\\} 1`));
+    assert.match(body, /mcp_supervisor_server_requests_total\{upstream="sampler",kind="sampling",outcome="client"\} [1-9]/);
+    assert.match(body, /mcp_supervisor_requests_total\{upstream="demo",method="tools\/call",outcome="ok"\} [1-9]/);
+  }
+  stop = true;
+  await Promise.all(load);
+});
+
+// Which instance took a call: the one whose calls in flight went up.
+async function landedAt(before) {
+  return until(() => NAMES.find((n) => gws[n].status().calls_in_flight > before[n]), 'the call in flight at an instance');
+}
+
+test('one instance killed: only its sessions are affected, new sessions succeed, a call it ran is not run again', async () => {
+  // 2026-07-28 calls have no session: HAProxy sends them to any instance,
+  // and once one has gone to an instance it must not send it again
+  // elsewhere when that instance dies (the call may have run).  Slow
+  // calls are made, and the instance the first went to is killed while
+  // it runs it (every instance has sessions since the last test).
+  const logs = () => Object.fromEntries(NAMES.map((n) => [n, readFileSync(path.join(tmp, `${n}.access.log`), 'utf8')]));
+  const logged = logs();
+  const modern = [];
+  for (let i = 0; i < 3; i++) {
+    const before = Object.fromEntries(NAMES.map((n) => [n, gws[n].status().calls_in_flight]));
+    const answer = post(`${front}/mcp`, 'tools/call', { name: 'demo__sleep', arguments: { ms: 4000 } }, { id: `slow${i}` })
+      .then((r) => (r.status === 200 && r.body?.result ? 'ok' : `status ${r.status}`), (e) => `failed: ${e.message}`);
+    modern.push({ answer, at: await landedAt(before) });
+  }
+  const victim = modern[0].at;
   const theirs = sessions.filter((s) => s.instance === victim);
   const others = sessions.filter((s) => s.instance !== victim);
   assert.ok(theirs.length > 0 && others.length > 0);
   process.kill(-gws[victim].pid, 'SIGKILL');
   gws[victim].killed = true;
   await until(() => gws[victim].exited, `${victim} to be gone`);
+  for (const c of modern) c.outcome = await c.answer;
+  for (const c of modern) {
+    if (c.at === victim) assert.notEqual(c.outcome, 'ok', `the call at ${victim} failed, and was not run again elsewhere`);
+    else assert.equal(c.outcome, 'ok', `a call at ${c.at}`);
+  }
+  const now = logs();
+  const ran = NAMES.filter((n) => n !== victim).reduce((k, n) =>
+    k + (now[n].slice(logged[n].length).match(/method="tools\/call" name="demo__sleep"/g) ?? []).length, 0);
+  assert.equal(ran, modern.filter((c) => c.at !== victim).length, 'the living ran their own calls only');
   // Everyone else is untouched.
   await Promise.all(others.map((s) => work(s, 'after-kill')));
   // Its clients are told their session is gone (404 from another
@@ -370,27 +444,6 @@ test('one instance killed: only its sessions are affected, new sessions succeed'
     others.push(s);
   }
   sessions = others;
-});
-
-test('promtool passes every instance\'s scrape, taken under load', async () => {
-  let stop = false;
-  const load = sessions.map(async (s, i) => {
-    while (!stop) {
-      await work(s, `p${i}`);
-    }
-  });
-  await sleep(200);
-  for (const n of NAMES) {
-    const gw = gws[n];
-    if (gw.killed) continue;
-    const res = await fetch(`${gw.base}/metrics`);
-    assert.equal(res.status, 200);
-    const body = await res.text();
-    execFileSync(promtool, ['check', 'metrics'], { input: body });
-    assert.match(body, new RegExp(`mcp_supervisor_build_info\\{version="[^"]+",instance="${n}"\\} 1`));
-    assert.match(body, /mcp_supervisor_server_requests_total\{upstream="sampler",kind="sampling",outcome="client"\} [1-9]/);
-  }
-  stop = true;
-  await Promise.all(load);
   for (const s of sessions) await closeSession(s);
 });
+

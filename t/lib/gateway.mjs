@@ -59,10 +59,18 @@ export class Gateway {
     this.logFile = path.join(dir, 'supervisord.log');
   }
 
+  // mcpctl -j status; it exits 3 when something required is unhealthy,
+  // which is still an answer.
   status() {
-    const out = execFileSync(bin.mcpctl, ['-j', '-s', this.ctl, 'status'], {
-      encoding: 'utf8', timeout: 10000,
-    });
+    let out;
+    try {
+      out = execFileSync(bin.mcpctl, ['-j', '-s', this.ctl, 'status'], {
+        encoding: 'utf8', timeout: 10000,
+      });
+    } catch (e) {
+      if (e.status !== 3) throw e;
+      out = e.stdout;
+    }
     return JSON.parse(out);
   }
 

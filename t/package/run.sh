@@ -136,7 +136,8 @@ cleanup() {
 			    say "dpkg --purge $PKG failed: purge it by hand"
 		fi
 		if grep -qx 'state' "$MARKER"; then
-			rm -rf /var/lib/mcp-supervisor /var/cache/mcp-supervisor
+			rm -rf /var/lib/mcp-supervisor /var/cache/mcp-supervisor \
+			    /var/log/mcp-supervisord
 		fi
 	fi
 	[ -z "$RUN" ] || rm -rf "$RUN"
@@ -156,7 +157,7 @@ trap 'exit 1' INT TERM HUP
 # A run that was killed before its trap ran: finish its cleanup first.
 # The marker lists what such a run made: "pid N" (its daemon and its
 # notification listener), "dir PATH" (its temporary directories),
-# "state" (the state and cache directories it made before the purge);
+# "state" (the state, cache and log directories it made before the purge);
 # and while the marker is there, an installed package is that run's.
 if [ -f "$MARKER" ]; then
 	say "an earlier run was interrupted; cleaning up after it"
@@ -173,7 +174,8 @@ if [ -f "$MARKER" ]; then
 			esac
 			;;
 		state)
-			rm -rf /var/lib/mcp-supervisor /var/cache/mcp-supervisor
+			rm -rf /var/lib/mcp-supervisor /var/cache/mcp-supervisor \
+			    /var/log/mcp-supervisord
 			;;
 		esac
 	done < "$MARKER"
@@ -190,6 +192,9 @@ if installed; then
 fi
 if [ -n "$(ps -o pid= -u "$USR" 2>/dev/null)" ]; then
 	die "processes of user $USR are running; stop them first"
+fi
+if [ -e /var/log/mcp-supervisord ]; then
+	die "/var/log/mcp-supervisord exists and this test would remove it: move it away first"
 fi
 
 W=$(mktemp -d "${TMPDIR:-/tmp}/mcps-package.XXXXXX")
@@ -285,17 +290,23 @@ for f in /usr/sbin/mcp-supervisord /usr/bin/mcpctl /usr/bin/mcp-demo-server \
     /usr/lib/sysusers.d/$PKG.conf /usr/share/man/man8/mcp-supervisord.8 \
     /usr/share/man/man5/mcp-supervisord.conf.5 /usr/share/man/man8/mcpctl.8 \
     /usr/share/man/man1/mcp-demo-server.1 \
-    /usr/share/bash-completion/completions/mcpctl; do
+    /usr/share/bash-completion/completions/mcpctl \
+    /etc/logrotate.d/mcp-supervisor; do
 	ok "the packages have $f" grep -qx "$f" "$W/files.deb"
 done
 like "the .deb has the copyright file" "$(dpkg-deb -c "$DEB")" \
     " \./usr/share/doc/$PKG/copyright( |$)"
 like "the .rpm has the licence" "$(rpm -qlp "$RPM")" \
     "/usr/share/licenses/$PKG(-$VERSION)?/COPYING( |$)"
-is "the .deb's conffiles" "$(dpkg-deb -I "$DEB" conffiles)" /etc/mcp-supervisord.conf
-is "the .rpm's configuration is %config(noreplace)" \
+is "the .deb's conffiles" "$(dpkg-deb -I "$DEB" conffiles | LC_ALL=C sort | tr '\n' ' ')" \
+    "/etc/logrotate.d/mcp-supervisor /etc/mcp-supervisord.conf "
+is "the .rpm's configuration and logrotate file are %config(noreplace)" \
     "$(rpm -qp --qf '[%{FILEFLAGS:fflags} %{FILENAMES}\n]' "$RPM" |
-    awk '$2 == "/etc/mcp-supervisord.conf" { print $1 }')" cn
+    awk '$2 == "/etc/mcp-supervisord.conf" || $2 == "/etc/logrotate.d/mcp-supervisor" { print $1 }' |
+    tr '\n' ' ')" "cn cn "
+like "the logrotate file rotates as $USR and reopens with the installed mcpctl" \
+    "$(dpkg-deb --fsys-tarfile "$DEB" | tar -xOf - ./etc/logrotate.d/mcp-supervisor)" \
+    "^.*/var/log/mcp-supervisord/\*\.log \{.*su $USR $USR.*postrotate.*[[:space:]]/usr/bin/mcpctl -s /run/mcp-supervisord/control.sock reopen"
 like "the .deb's postinst makes the user, enables and starts the unit" \
     "$(dpkg-deb -I "$DEB" postinst)" \
     "systemd-sysusers.*$PKG.conf.*deb-systemd-helper.* enable .*$UNIT.*deb-systemd-invoke .*$UNIT"
@@ -467,11 +478,16 @@ RUN=
 
 # --- Purge -----------------------------------------------------------------
 # What systemd would have made for the unit while it ran: the state and
-# cache directories, with what npx would leave there.
+# cache directories, with what npx would leave there, and the logs
+# directory with an access log and its rotations.
 echo state >> "$MARKER"
 for d in /var/lib/mcp-supervisor /var/cache/mcp-supervisor; do
 	install -d -o "$USR" -g "$USR" -m 0750 "$d" "$d/npm"
 	echo x > "$d/npm/file"
+done
+install -d -o "$USR" -g "$USR" -m 0750 /var/log/mcp-supervisord
+for f in access.log access.log.1 access.log.2.gz; do
+	echo x > "/var/log/mcp-supervisord/$f"
 done
 say "dpkg --purge $PKG"
 dpkg --purge "$PKG" > "$W/purge.log" 2>&1 ||
@@ -481,12 +497,25 @@ snapshot > "$W/after"
 same "nothing is left after the purge, and nothing else went" "$W/before" "$W/after"
 for f in /etc/mcp-supervisord.conf /usr/sbin/mcp-supervisord \
     /usr/libexec/mcp-supervisor /var/lib/mcp-supervisor \
-    /var/cache/mcp-supervisor /etc/systemd/system/multi-user.target.wants/$UNIT \
+    /var/cache/mcp-supervisor /var/log/mcp-supervisord \
+    /etc/logrotate.d/mcp-supervisor \
+    /etc/systemd/system/multi-user.target.wants/$UNIT \
     /lib/systemd/system/$UNIT /usr/lib/sysusers.d/$PKG.conf; do
 	ok "no $f" test ! -e "$f" -a ! -L "$f"
 done
 ok "the user $USR remains, as Debian keeps system users" \
     sh -c "getent passwd $USR > /dev/null"
+# A file of someone else's in the logs directory: the purge's postrm
+# (run again by hand, the package being gone) removes the access logs and
+# leaves that file, and so the directory.
+install -d -o "$USR" -g "$USR" -m 0750 /var/log/mcp-supervisord
+for f in access.log access.log.1.gz NOTES; do
+	echo x > "/var/log/mcp-supervisord/$f"
+done
+sh "$SRC/debian/postrm" purge > /dev/null 2>&1 && st=0 || st=$?
+is "postrm purge keeps another's file in /var/log/mcp-supervisord" \
+    "$st $(ls /var/log/mcp-supervisord 2>&1 | tr '\n' ' ')" "0 NOTES "
+rm -rf /var/log/mcp-supervisord
 
 echo "1..$ntests"
 if [ "$failures" -ne 0 ]; then

@@ -13,8 +13,9 @@
 # checked as an administrator uses it: postinst enables and starts it
 # (Type=notify, so "active" means READY=1 came), its status line, one MCP
 # call, the control socket's mode and who may use mcpctl, systemctl reload
-# of a good and of a bad file, journald priorities, the sandbox's users,
-# systemctl stop, and dpkg --purge.
+# of a good and of a bad file, journald priorities, the access log in the
+# unit's logs directory and its rotation by the package's logrotate file,
+# the sandbox's users, systemctl stop, and dpkg --purge.
 #
 # Needs root, overlayfs and systemd-container.  Everything it mounts or
 # starts is undone on exit, and a run killed outright is cleaned up by the
@@ -225,6 +226,35 @@ ct journalctl -u $UNIT -o cat --no-pager > "$D/info"
 ct journalctl -u $UNIT -p warning -o cat --no-pager > "$D/warning"
 ok "info lines are in the journal" grep -q 'listening on' "$D/info"
 ok "... at priority info, not warning" not grep -q 'listening on' "$D/warning"
+
+# The access log where the manual's example puts it, in the unit's
+# LogsDirectory=; rotated by the package's logrotate file, whose
+# postrotate has the daemon reopen it.
+ct sh -c 'echo "access_log = \"/var/log/mcp-supervisord/access.log\";" >> /etc/mcp-supervisord.conf'
+ok "systemctl reload with access_log in /var/log/mcp-supervisord" q ct systemctl reload $UNIT
+is "/var/log/mcp-supervisord: 0750 $USR:$USR (LogsDirectory=)" \
+    "$(ct stat -c '%a %U:%G' /var/log/mcp-supervisord 2>&1)" "750 $USR:$USR"
+# logged N: until the access log has N tools/call lines (2 s at most).
+logged() {
+	for _ in $(seq 20); do
+		[ "$(ct sh -c 'grep -c "method=\"tools/call\"" /var/log/mcp-supervisord/access.log' 2>/dev/null)" = "$1" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+q ct /root/mcp-call 'to the access log'
+ok "a call is in /var/log/mcp-supervisord/access.log" logged 1
+if ct sh -c 'command -v logrotate' > /dev/null 2>&1; then
+	ok "logrotate -f with the package's file" \
+	    q ct logrotate -f /etc/logrotate.d/mcp-supervisor
+	ok "... rotated the log" ct test -s /var/log/mcp-supervisord/access.log.1
+	q ct /root/mcp-call 'after the rotation'
+	ok "... and the daemon writes to the new file" logged 1
+	is "... made by logrotate: 0640 $USR:$USR" \
+	    "$(ct stat -c '%a %U:%G' /var/log/mcp-supervisord/access.log 2>&1)" "640 $USR:$USR"
+else
+	echo "# logrotate is not installed: the package's logrotate file is not tried"
+fi
 score=$(ct systemd-analyze security $UNIT --no-pager 2>&1 |
     sed -n 's/.*Overall exposure level for [^:]*: \([0-9.]*\).*/\1/p')
 say "systemd-analyze security (online): $score"
@@ -242,7 +272,8 @@ ct dpkg --purge mcp-supervisor > "$D/purge.log" 2>&1 ||
 is "the purge stopped the service" "$(ct ps -o pid= -u "$USR" | wc -l | tr -d ' ')" 0
 like "the unit is gone" "$(ct systemctl is-enabled $UNIT 2>&1 || true)" 'not-found|No such file'
 for f in /etc/mcp-supervisord.conf /var/lib/mcp-supervisor \
-    /var/cache/mcp-supervisor /run/mcp-supervisord \
+    /var/cache/mcp-supervisor /run/mcp-supervisord /var/log/mcp-supervisord \
+    /etc/logrotate.d/mcp-supervisor \
     /etc/systemd/system/multi-user.target.wants/$UNIT; do
 	ok "no $f" ct test ! -e "$f"
 done
