@@ -324,6 +324,10 @@ upstream_session_open(struct upstream *up, struct session *s)
 	if (s->loglevel >= 0)
 		json_object_set_new(o, "logLevel",
 		    json_string(log_level_name(s->loglevel)));
+	/* Tokenless 2026-07-28 clients are one principal, any number of
+	 * clients: the worker never guesses which call is whose. */
+	if (s->modern && s->credential == 0 && s->client_name == NULL)
+		json_object_set_new(o, "shared", json_true());
 	if (up->state == UPSTREAM_READY && up->ch != NULL)
 		frame_add_json(iochan_output(up->ch),
 		    MSG_SESSION_OPEN, s->no, 0, o);

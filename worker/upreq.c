@@ -26,6 +26,7 @@ struct up_req {
 	uint32_t	 ref;		/* our reference, the supervisor's tag */
 	struct conn	*conn;
 	uint32_t	 session;
+	uint32_t	 tag;		/* the call it is for, or 0 */
 	char		*id;		/* the upstream's raw id */
 	size_t		 idlen;
 	struct mrtr	*mrtr;		/* or one of a modern upstream's
@@ -91,6 +92,7 @@ upreq_send(struct conn *c, uint32_t session, uint32_t tag, struct mrtr *mrtr,
 	ur->ref = next_ref;
 	ur->conn = c;
 	ur->session = session;
+	ur->tag = tag;
 	ur->mrtr = mrtr;
 	ur->key = xstrdup(key);
 	u64map_put(&up_reqs, ur->ref, ur);
@@ -157,20 +159,42 @@ conn_answer(struct conn *c, const struct jrpc *m, int code, const char *msg)
  * (and *tag, the most recent such call, or 0) set; -1 if there is no
  * caller or more than one session could be.
  */
+/* Has a call a request of the upstream's waiting for its client? */
+static int
+conn_call_asking(const struct conn *c, uint32_t tag)
+{
+	const struct up_req	*ur;
+	size_t			 pos = 0;
+	uint64_t		 key;
+	void			*value;
+
+	while (u64map_next(&up_reqs, &pos, &key, &value)) {
+		ur = value;
+		if (ur->conn == c && ur->tag == tag && ur->mrtr == NULL)
+			return (1);
+	}
+	return (0);
+}
+
 /*
  * The call a request with no related id is for: the session's most recent
  * (best).  A 2025 session's calls share its client, so the guess only
- * picks a stream; a 2026-07-28 principal's calls may be different
- * clients', and the call picked is the one parked for the client's
- * input: with more than one in flight, refuse (0) rather than guess.
+ * picks a stream.  A 2026-07-28 principal's call is parked for the input
+ * it gives, so the worker does not guess between clients: with one call
+ * in flight, that one; for a principal with a token, the one call not
+ * already waiting for an answer (its tool, not one that asked and waits,
+ * is the one asking); else, and always for tokenless clients, who may be
+ * many, refuse (0).
  */
 static uint32_t
 conn_origin_call(struct conn *c, const struct call *best)
 {
-	const struct call	*call;
-	size_t			 pos = 0;
-	uint64_t		 key;
-	void			*value;
+	const struct session_info	*si;
+	const struct call		*call, *idle = NULL;
+	size_t				 pos = 0;
+	uint64_t			 key;
+	void				*value;
+	unsigned int			 inflight = 0, nidle = 0;
 
 	if (best == NULL)
 		return (0);
@@ -178,11 +202,20 @@ conn_origin_call(struct conn *c, const struct call *best)
 		return (best->tag);
 	while (u64map_next(&c->calls, &pos, &key, &value)) {
 		call = value;
-		if (call != best && call->tag != 0 &&
-		    call->session == best->session)
-			return (0);
+		if (call->tag == 0 || call->session != best->session)
+			continue;
+		inflight++;
+		if (!conn_call_asking(c, call->tag)) {
+			idle = call;
+			nidle++;
+		}
 	}
-	return (best->tag);
+	if (inflight <= 1)
+		return (best->tag);
+	si = worker_session_info(best->session);
+	if (si == NULL || si->shared || nidle != 1)
+		return (0);
+	return (idle->tag);
 }
 
 static int
@@ -292,6 +325,7 @@ upreq_request(struct conn *c, const struct jrpc *m, int64_t related)
 	ur->ref = next_ref;
 	ur->conn = c;
 	ur->session = session;
+	ur->tag = tag;
 	ur->idlen = m->id.len;
 	ur->id = xmalloc(m->id.len);
 	memcpy(ur->id, m->p + m->id.off, m->id.len);

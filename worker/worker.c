@@ -377,6 +377,7 @@ worker_session_open(uint32_t session, json_t *msg)
 	json_decref(si->client_info);
 	si->caps = json_incref(json_object_get(msg, "capabilities"));
 	si->client_info = json_incref(json_object_get(msg, "clientInfo"));
+	si->shared = json_is_true(json_object_get(msg, "shared"));
 	if (json_unpack(msg, "{s:s}", "logLevel", &level) == 0) {
 		free(si->loglevel);
 		si->loglevel = xstrdup(level);

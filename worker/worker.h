@@ -92,6 +92,9 @@ struct session_info {
 	json_t		*client_info;
 	char		*loglevel;	/* requested level, or NULL */
 	struct conn	*conn;		/* its upstream instance, or NULL */
+	int		 shared;	/* holds requests of clients that
+					   cannot be told apart (2026-07-28
+					   clients without a token) */
 };
 /* A session's record, or NULL (worker.c). */
 struct session_info *worker_session_info(uint32_t);

@@ -165,6 +165,12 @@ like "the token minted before still resumes its call: the key did not change" \
     '"text": "[^"]*answered after the refused reload'
 out=$(modern '{"prompt":"after"}')
 like "new tokens still name the running instance" "$out" '"requestState": "mcpsg1[.]rl1[.]'
+# Resumed before the next call parks: these tokenless requests are one
+# principal, whose upstream requests are refused while two of its calls
+# are in flight (they cannot be told apart).
+STATE3=$(sed -n 's/.*"requestState": "\([^"]*\)".*/\1/p' "$T/ir")
+like "... and resumes its call" "$(modern '{"prompt":"after"}' "$STATE3" 'after, answered')" \
+    '"text": "[^"]*after, answered'
 
 # A reload that succeeds with a new instance: the instance stays rl1
 # everywhere until a restart; the new key is taken.

@@ -12,7 +12,8 @@ import assert from 'node:assert/strict';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as LegacyTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { startGateway, q, sleep } from '../lib/gateway.mjs';
+import path from 'node:path';
+import { startGateway, q, sleep, srcdir } from '../lib/gateway.mjs';
 import { post, modernServer, envelope, MODERN } from '../lib/modern.mjs';
 
 let gw, up;
@@ -24,6 +25,8 @@ before(async () => {
     // The same server, where the gateway declines elicitation for a
     // client that cannot.
     `{ name = "md"; transport = "http"; url = ${q(up.url)}; elicitation = [ "client", "decline" ]; }`,
+    // A 2025 stdio upstream whose requests name no call.
+    `{ name = "ask"; transport = "stdio"; command = [ ${q(process.execPath)}, ${q(path.join(srcdir, 't/fixtures/sampling-server.mjs'))} ]; }`,
   ] });
 });
 after(async () => {
@@ -153,6 +156,22 @@ test('x-mcp-header as a client: any token name is mirrored; a tool whose marks b
   assert.match(text(c.body.result), /zone z9/, JSON.stringify(c.body));
   const s = await post(gw.url, 'tools/call', { name: 'm__stats', arguments: {} });
   assert.ok(JSON.parse(text(s.body.result)).headers.includes('z9'), 'the worker sent Mcp-Param-X.Zone upstream');
+});
+
+// Tokenless 2026-07-28 clients are one principal that may be many
+// clients: with a call parked for input, a second call's upstream request
+// (over stdio it names no call) is refused, never given to the first.
+test('tokenless clients: a second call that asks while another is parked is refused, not guessed', async () => {
+  const ask = (who) => ({ name: 'ask__ask', arguments: { params: { messages: [{ role: 'user', content: { type: 'text', text: `for ${who}` } }], maxTokens: 5 } } });
+  const caps = { sampling: {} };
+  const c = await post(gw.url, 'tools/call', ask('C'), { caps, id: 'pc' });
+  assert.equal(c.body.result.resultType, 'input_required', JSON.stringify(c.body));
+  const d = await post(gw.url, 'tools/call', ask('D'), { caps, id: 'pd' });
+  assert.equal(d.body.result.isError, true, JSON.stringify(d.body));
+  assert.match(d.body.result.content[0].text, /cannot tell which request/);
+  const inputResponses = Object.fromEntries(Object.keys(c.body.result.inputRequests).map((k) => [k, { role: 'assistant', content: { type: 'text', text: 'answer C' }, model: 'm' }]));
+  const rc = await post(gw.url, 'tools/call', { ...ask('C'), inputResponses, requestState: c.body.result.requestState }, { caps, id: 'pc2' });
+  assert.match(rc.body.result.content[0].text, /answer C/);
 });
 
 test('server/discover and lists say resultType, ttlMs and cacheScope', async () => {

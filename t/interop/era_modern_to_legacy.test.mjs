@@ -161,6 +161,23 @@ test('two calls of one principal in flight: an upstream request with no origin i
   assert.equal(gw.status().parked, 0);
 });
 
+test('a principal with a token: a call parked for input and a second call that asks; each gets its own input_required', async () => {
+  const ask = (who) => ({ name: 'ask__ask', arguments: { params: { messages: [{ role: 'user', content: { type: 'text', text: `for ${who}` } }], maxTokens: 5 } } });
+  const answer = (ir, text) => Object.fromEntries(Object.keys(ir.inputRequests).map((k) => [k, { role: 'assistant', content: { type: 'text', text }, model: 'm' }]));
+  const a = await post(gw.url, 'tools/call', ask('A'), { ...A, id: 'pa' });
+  assert.equal(a.body.result.resultType, 'input_required');
+  assert.match(JSON.stringify(a.body.result.inputRequests), /for A/);
+  // A waits for its answer; B's tool is the one asking now.
+  const b = await post(gw.url, 'tools/call', ask('B'), { ...A, id: 'pb' });
+  assert.equal(b.body.result.resultType, 'input_required', JSON.stringify(b.body));
+  assert.match(JSON.stringify(b.body.result.inputRequests), /for B/);
+  const rb = await post(gw.url, 'tools/call', { ...ask('B'), inputResponses: answer(b.body.result, 'answer B'), requestState: b.body.result.requestState }, { ...A, id: 'pb2' });
+  assert.match(rb.body.result.content[0].text, /answer B/);
+  const ra = await post(gw.url, 'tools/call', { ...ask('A'), inputResponses: answer(a.body.result, 'answer A'), requestState: a.body.result.requestState }, { ...A, id: 'pa2' });
+  assert.match(ra.body.result.content[0].text, /answer A/);
+  assert.equal(gw.status().parked, 0);
+});
+
 test('lists say cacheScope private when a per-session upstream makes them differ by principal', async () => {
   const r = await post(gw.url, 'tools/list', {}, A);
   assert.equal(r.body.result.resultType, 'complete');
