@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * loadgen -- a load generator for MCP servers over Streamable HTTP or
  * WebSocket.

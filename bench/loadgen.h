@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * loadgen.h -- what the load generator's files share: the options, the
  * counters, the histogram, a session and the transport it speaks.

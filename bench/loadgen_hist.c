@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * loadgen_hist.c -- the latency histogram, HDR style (see loadgen.h).
  */

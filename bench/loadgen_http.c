@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * loadgen_http.c -- a loadgen session over Streamable HTTP: one HTTP/1.1
  * keep-alive connection, made again if the server closes it while idle.

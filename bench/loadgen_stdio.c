@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * loadgen_stdio.c -- going direct: the server is a child on stdio, every
  * session's calls go over its one pipe as lines, told apart by id (id %

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * loadgen_ws.c -- a loadgen session over WebSocket (RFC 6455): one
  * connection, upgraded by a GET that offers subprotocol mcp; the answer

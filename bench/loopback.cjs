@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: ISC
 // Preloaded into the Node.js peers (NODE_OPTIONS=--require) so that a
 // server that listens on a port without naming an address (supergateway
 // has no option for it) listens on 127.0.0.1 only, never on every

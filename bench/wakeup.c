@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * wakeup: what one round trip between two processes costs on this machine,
  * the floor under every process crossing a gateway adds.

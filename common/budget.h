@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Budgets of gateway-served sampling: requests per minute as a bucket
  * that holds a minute's worth and refills continuously, and tokens per

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Configuration: the libconfig file read into plain structures, checked
  * strictly (unknown keys and bad values are errors reported as

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * One upstream's configuration as JSON (the worker's CONFIG frame) and
  * back, deep copies by way of that form, and comparison for reload.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The gateway's LLM providers (llm = ( ... )), budgets, the check that
  * every llm: and tool: link names something that exists, and a provider's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* Print a configuration normalised, in the file's own syntax (-nv). */
 #include "config.h"
 

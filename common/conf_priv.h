@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * What the configuration's parser, printer and JSON form share; private
  * to common/conf*.c.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* One upstream's group in servers = ( ... ), read strictly. */
 #include "config.h"
 

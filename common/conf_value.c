@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The readers every part of the configuration parser shares: errors
  * reported at a setting's line, one setting's value checked for its type

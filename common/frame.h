@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Frames: the unit of every internal channel (supervisor <-> worker,
  * supervisor <-> mcpctl).  A frame is a fixed 16-byte header in network

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * HTTP/1.1 message heads (requests and responses), body framing, and an
  * incremental chunked-body decoder.  Pure functions over borrowed bytes so

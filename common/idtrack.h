@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Find the top-level "id" of a JSON-RPC message that is too large to keep,
  * while its bytes stream past: a message over max_message is dropped, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * A non-blocking descriptor with an input and an output buffer, for the
  * paths every message takes (client connections, worker channels, stdio

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * A strict JSON scanner that validates text and locates values by byte
  * span, without building a tree.  It lets the gateway route and rewrite

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The JSON-RPC 2.0 envelope: classify a message and locate its id, method,
  * params, result and error by span (see json_scan.h), strictly.  Plus the

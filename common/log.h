@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* Logging: stderr when in the foreground, syslog otherwise. */
 #ifndef MCPS_LOG_H
 #define MCPS_LOG_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The 2026-07-28 ("modern") request envelope: a request names its
  * protocol version and its client's capabilities in params._meta under

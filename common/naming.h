@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Exposed names of upstream tools and prompts: the upstream's prefix
  * followed by the upstream's name, shortened deterministically when longer

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The Prometheus text exposition format (version 0.0.4): fixed-bucket
  * latency histograms cheap enough to feed on every request, and writers

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * What a proxy in front of the gateway says about the peer: network
  * addresses and blocks (trusted_proxies), the PROXY protocol header

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * A map from strings to 32-bit values that holds at most a fixed number of
  * entries: when it is full, adding one forgets the oldest.  Used for URL

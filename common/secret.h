@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Values that name secrets instead of holding them: ${env:NAME} is an
  * environment variable of the daemon, ${file:PATH} the first line of a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Server-Sent Events: an encoder that writes events (splitting data at
  * line breaks so any payload is safe) and an incremental parser following

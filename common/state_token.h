@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * requestState tokens the gateway mints for a call it parked while a
  * 2026-07-28 client supplies input (multi round-trip requests), and

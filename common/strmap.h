@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * A chained hash map from strings (copied and owned by the map) to borrowed
  * pointers.  Used for the catalog's exposed names and resource URIs.

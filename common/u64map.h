@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * A hash map from 64-bit keys to borrowed pointers: open addressing, linear
  * probing, backward-shift deletion.  Used for sessions, pending requests

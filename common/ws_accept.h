@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The Sec-WebSocket-Accept value of the WebSocket opening handshake (RFC
  * 6455, sections 1.3 and 4.2.2): base64 of the SHA-1 digest of the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* Allocation that cannot fail: out of memory is fatal. */
 #ifndef MCPS_XMALLOC_H
 #define MCPS_XMALLOC_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * mcp-demo-server's private header: its limits, the in-progress request
  * (struct req), and what its files share, by file.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * mcp-demo-server's JSON-RPC messages: checking and dispatching what the
  * client sends, and building responses, errors, notifications and pages

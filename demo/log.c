@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * mcp-demo-server's diagnostics, on standard error since standard output
  * carries the protocol, and formatting into a new string.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * mcp-demo-server -- a small Model Context Protocol server on stdio.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * mcp-demo-server's prompts, greeting and summarize, and the completion
  * of prompt arguments and resource template variables.

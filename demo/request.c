@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * mcp-demo-server's requests in progress (struct req): those waiting on
  * a timer or on the client's answer to a request of ours, and sending

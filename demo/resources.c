@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * mcp-demo-server's resources: the readme, the counter, the logo and the
  * item template; reading them, and subscriptions to them.

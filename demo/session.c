@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * mcp-demo-server's session with its client: initialize (the protocol
  * version agreed, the capabilities the client declared), ping, and the

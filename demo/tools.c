@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * mcp-demo-server's tools: the table of them, tools/list and tools/call,
  * building tool results, and the tools that need neither the client nor

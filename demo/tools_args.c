@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * mcp-demo-server's tool arguments: getting and checking them, and the
  * answer to a call whose arguments are wrong.

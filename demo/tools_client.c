@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * mcp-demo-server's tools that ask the client something and answer when
  * it answers: sample, elicit, elicit_url, roots and ping_client.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * mcp-demo-server's tools offered only with --test-tools, which misbehave
  * on purpose: crash, hang, garbage, big and stderr.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * mcpctl connect: the stdio bridge.  A host that starts MCP servers as
  * commands (Claude Desktop, VS Code, Cursor) runs "mcpctl connect"; it

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * mcpctl's side of the control socket: send one MSG_CTL_REQUEST frame and
  * read the MSG_CTL_REPLY, within MCPCTL_TIMEOUT_MS.

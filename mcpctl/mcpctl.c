@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * mcpctl: control a running mcp-supervisord over its control socket.  It
  * sends one MSG_CTL_REQUEST frame and prints the MSG_CTL_REPLY, as text or

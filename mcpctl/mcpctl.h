@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * mcpctl: the control CLI (mcpctl.c, ctl.c for the socket, status.c and
  * sessions.c for printing) and the stdio bridge (connect.c).

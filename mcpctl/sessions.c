@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* Printing mcpctl sessions and mcpctl tools [NAME]. */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Printing what the daemon says about itself: status (the gateway and
  * every upstream at a glance), check, reload and drain.

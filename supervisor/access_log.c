@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The access log (access_log = path | "syslog" | "stderr"): one line per
  * client request, and one per HTTP request refused before any JSON-RPC,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Who may do what.  A session admitted by a named client's token has that
  * client's rights (clients = ( ... ) in mcp-supervisord.conf(5)): whether

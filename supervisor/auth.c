@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Who is asking: the bearer tokens the gateway accepts and whom each one
  * names.  A token of auth_tokens, or the lock file's, is an unnamed client

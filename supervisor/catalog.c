@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The merged catalog: every upstream's tools, resources, templates and
  * prompts under their exposed names, with the map back to the upstream.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Tools offered by clients.  A session (an editor over WebSocket or the
  * stdio bridge, or a Streamable HTTP client with its GET stream open) may

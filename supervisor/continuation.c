@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Calls parked while a 2026-07-28 client supplies input.  A 2025-era
  * upstream asks for sampling, elicitation or roots in the middle of a

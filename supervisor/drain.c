@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Draining (mcpctl drain [SECONDS]): take no new sessions (initialize,
  * GET /sse and WebSocket upgrades get 503, /readyz 404) while the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Which endpoint serves a request: the listeners' services.  The main
  * listener (listen) serves MCP (mcp_http.c: /mcp, /sse, /messages, the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The supervisor's process-wide state and the small helpers every part of
  * it shares.  Apart from supervisord.c (main, signals, fill_random) so

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Liveness and readiness, for balancers, orchestrators and mcpctl check.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The HTTP/1.1 server's connections: adopted from a listener (or a
  * socketpair), counted, handed to the next request or closed, or taken

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Listeners: binding the listen addresses, accepting, and the connection
  * limit derived from the descriptor limit; out of descriptors, an idle

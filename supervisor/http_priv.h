@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * What the HTTP server's files share: its limits, a connection's state,
  * and the connection list.  http.c holds the connections, http_request.c

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Reading a request: a PROXY protocol header from a trusted proxy, the
  * head (checked before any of the body is read), the body by its length

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Writing responses: the status line and headers, whole replies, chunked
  * event streams, and the heartbeat that keeps idle event streams open.

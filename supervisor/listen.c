@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * subscriptions/listen (2026-07-28): a long-lived POST whose event stream
  * carries the change notifications its request opted in to, each tagged

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * MCP over WebSocket (RFC 6455) on the HTTP listener: GET ws_path with
  * subprotocol "mcp" upgrades the connection, and each text frame then

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Metrics in the Prometheus text format, at GET /metrics on the main
  * listener or on metrics_listen, under the same Host, Origin and token

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * 2026-07-28 ("modern") clients on /mcp, beside the 2025 eras.  A POST is
  * modern when its body claims the per-request envelope (params._meta

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The service manager's readiness protocol (systemd's sd_notify): one
  * datagram of "KEY=value" lines to the socket named by $NOTIFY_SOCKET,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * One record per client request, from the moment it is read to the moment
  * its answer goes out, feeding the metrics (metrics.c) and the access log

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * What startup checks beyond the file's syntax, in one place so that -n
  * finds everything startup would: the listen address resolves, tokens

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * LLM providers: one mcp-llm worker per entry of llm = ( ... ), started,
  * watched and restarted as upstream workers are (exponential backoff,

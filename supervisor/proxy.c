@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Behind a proxy (trusted_proxies): the peer a request is logged, counted
  * and refused under is the client the proxy speaks for, not the proxy.  A

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Configuration reload (SIGHUP and mcpctl reload).  The access log is
  * reopened where it is first, for logrotate, whatever the file holds.

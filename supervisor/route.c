@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Client messages to upstreams: requests routed by method (a tool or
  * prompt by name, a resource by URI, lists from the session's view),

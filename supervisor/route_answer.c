@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Frames from workers about requests: the answers to pending requests
  * (to the client's stream, a call of the gateway's own, a parked call or

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Notifications from upstreams (progress, logs, resource updates,
  * cancellations) to the sessions they belong to, and list_changed to

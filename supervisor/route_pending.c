@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Pending requests: created and sent (or queued while their upstream
  * starts), timed out, failed, cancelled and freed; the gateway's own

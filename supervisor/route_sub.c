@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * What the gateway holds at upstreams for its sessions: resource
  * subscriptions (one per URI at a shared upstream, counted) and logging

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Requests from upstreams to clients (sampling, elicitation, roots, ping):
  * the strategies that answer them, the client's answers, cancellations

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * An upstream's sampling/createMessage, answered by its chain of links,
  * tried in order until one answers:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Starting a worker process: a socketpair whose other end becomes the
  * child's fd 3, stdin on /dev/null, every other descriptor closed, the

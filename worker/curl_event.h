@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * libcurl's multi interface driven by the worker's libevent loop: curl
  * tells us which sockets to watch and when to time out; we tell it when

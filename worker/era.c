@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The upstream's era.  A 2025-era upstream is initialized; a 2026-07-28
  * one has no handshake: every request carries the envelope (the protocol

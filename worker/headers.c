@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Configured request headers for remote upstreams.  A value may name a
  * secret instead of holding it: ${env:NAME} is an environment variable of

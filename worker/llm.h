@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * mcp-llm: one process per LLM provider (llm = ( ... )), started by
  * mcp-supervisord with its end of a socketpair on fd 3, as upstream

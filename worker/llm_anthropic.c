@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Anthropic's Messages API (POST {url}/v1/messages): the request, a whole
  * answer, and the stream's named events (message_start,

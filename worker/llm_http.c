@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The provider's HTTP API through libcurl's multi interface on the event
  * loop (curl_event.c, as the HTTP upstreams use it).  One POST per

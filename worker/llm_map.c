@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * What the vendors' mappings share: the answer being put together (text
  * kept JSON-escaped in evbuffers, so a long answer is held once and moved

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Ollama's chat API (POST {url}/api/chat): the request, and its answer,
  * whole (stream: false) or as newline-delimited JSON objects, the last

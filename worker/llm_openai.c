@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * OpenAI's Chat Completions (POST {url}/chat/completions), which every
  * OpenAI-compatible server speaks too: the request, a whole answer, and

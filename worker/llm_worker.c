@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * mcp-llm: one provider's worker.  Started by mcp-supervisord with its end
  * of a socketpair on fd 3; it reads the provider's configuration from the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * mcp-llm, the process: its channel to the supervisor (llm_worker.c) and
  * its HTTP calls to the provider (llm_http.c).  The mapping it uses is in

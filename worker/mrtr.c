@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * A 2026-07-28 upstream asks for input the 2026 way: it answers a call
  * input_required, with inputRequests (sampling, elicitation, roots) and

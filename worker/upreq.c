@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * What an upstream sends unasked: requests for a client (sampling,
  * elicitation, roots), which must reach the client whose call caused them

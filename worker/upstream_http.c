@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Streamable HTTP upstreams: every message is a POST answered with JSON or
  * an event stream; a GET stream carries what the upstream sends unasked;

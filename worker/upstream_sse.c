@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Legacy HTTP+SSE upstreams (protocol 2024-11-05): a GET opens an event
  * stream whose first "endpoint" event names where to POST; every answer

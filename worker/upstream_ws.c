@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * WebSocket upstreams (ws:// and wss://): one JSON-RPC message per text
  * frame, subprotocol "mcp".  The connection is a bufferevent (with TLS for

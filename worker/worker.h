@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * mcp-worker: one process per upstream, started by mcp-supervisord with
  * its end of a socketpair on fd 3.  It owns the upstream transport, does

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: ISC
 # Raw-socket clients for the attack suite (t/attack/): what curl cannot
 # send, or cannot send slowly, or cannot stop reading.  Standard library
 # only.  Every loop is bounded, every socket is on the address given (the

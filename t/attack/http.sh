@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # Attacks on the HTTP front: request smuggling and framing, chunked
 # edge cases, header floods, and slow clients (slowloris).  After each
 # malformed request the gateway answers the status supervisor/http.c and

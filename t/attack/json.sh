@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # JSON confusion: a message the gateway could read one way and an upstream
 # another.  Duplicate keys (also spelled with escapes) and NUL characters
 # in routed names and URIs are refused, and the upstream never runs what

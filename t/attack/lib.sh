@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # Helpers for the attack suite: t/integ/lib.sh (a private daemon, curl,
 # TAP, sanitizer reports checked by finish), plus raw sockets and
 # measurements of the daemon from /proc.  Source it.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # Memory amplification by readers that stop reading.  Eight clients each
 # open their session's standalone stream (GET) and a tools/call, with a
 # tiny receive buffer, and never read them; while their calls are in

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # Attacks on the checks before a request reaches MCP: Host and Origin
 # (DNS rebinding), an Origin that ends the head (read past it?), and a
 # session used with another client's bearer token.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # Attacks on the daemon's descriptors: thousands of idle connections, and
 # connections until it has no descriptor left.  Bounds asserted: a normal
 # client is served throughout; the daemon's descriptors come back; out of

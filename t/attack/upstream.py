@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: ISC
 # Upstreams that misbehave, for t/attack/upstreams.sh: stdio MCP servers,
 # standard library only, each bad in one way.
 #

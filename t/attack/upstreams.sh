@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # Upstreams that misbehave (t/attack/upstream.py): garbage on stdout, a
 # storm of notifications, children left behind, no answer to initialize,
 # an endless line.  Each harms at most itself: its calls work or fail

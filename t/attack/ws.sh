@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # Attacks on the WebSocket endpoint (/ws, mcp-supervisord(8) WebSocket):
 # the checks before the upgrade, malformed frames (each closes its own
 # connection with the code the man page gives, and the next session

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: ISC
 // The conformance suite's client mode drives the gateway's upstream side:
 // the suite starts a test server and runs this driver with the server's
 // URL (scenario in MCP_CONFORMANCE_SCENARIO).  The driver starts the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: ISC
 // The official conformance suite in client mode, against the gateway's
 // upstream side (worker/upstream_http.c): initialize, tools_call,
 // sse-retry and elicitation-sep1034-client-defaults must pass.

@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+// SPDX-License-Identifier: ISC
 // Serves the conformance fixture (fixture-server.mjs) over Streamable HTTP
 // using the SDK's own StreamableHTTPServerTransport, so the conformance suite
 // can be run against the fixture without the gateway:

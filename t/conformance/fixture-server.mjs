@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+// SPDX-License-Identifier: ISC
 // Conformance fixture: the upstream MCP server that mcp-supervisor proxies when
 // it is tested with the official conformance suite
 // (@modelcontextprotocol/conformance, `server` mode).  It implements every

@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+// SPDX-License-Identifier: ISC
 // Smoke test of fixture-server.mjs over stdio (no gateway, no HTTP): spawns the
 // fixture with the current node, exercises every tool/resource/prompt with the
 // SDK client, prints one line per item and exits non-zero on any surprise.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: ISC
 // The official conformance suite, server mode, against the gateway.  The
 // upstream is this project's fixture (fixture-server.mjs, over stdio),
 // exposed with no prefix so the scenario names match.  The active suite

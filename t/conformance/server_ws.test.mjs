@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: ISC
 // The conformance suite's server scenarios through the gateway's
 // WebSocket client side.  The suite speaks only Streamable HTTP, so it
 // talks to a front gateway whose one upstream is a "ws" upstream: the back

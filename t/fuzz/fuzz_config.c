@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Fuzz the configuration parser.  Whatever parses must print (conf_print,
  * what -nv shows) to text that parses again to the same configuration,

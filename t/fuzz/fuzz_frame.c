@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Fuzz the frame decoder: frame_decode over raw bytes, and frame_peek over
  * an evbuffer fed the same bytes in pieces.  Both must see the same frames

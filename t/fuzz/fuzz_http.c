@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Fuzz the HTTP/1.1 parsers: request and response heads (with the
  * promises about what a parsed head looks like, and that every shorter

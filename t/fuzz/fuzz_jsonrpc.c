@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Fuzz the JSON scanner and the JSON-RPC envelope.
  *

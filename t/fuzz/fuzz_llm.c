@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Fuzz the LLM providers' answers as mcp-llm reads them (worker/llm_*.c):
  * whole JSON bodies, and streams fed in pieces, server-sent events through

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Fuzz the gateway's HTTP front in-process: whole requests, heads and
  * bodies in several packets, through supervisor/http.c and mcp_http.c and

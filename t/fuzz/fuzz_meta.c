@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Fuzz the 2026-07-28 envelope (common/meta.c) and requestState tokens
  * (common/state_token.c).

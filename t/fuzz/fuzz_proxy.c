@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Fuzz what a proxy says about the peer (common/proxy_parse.c).
  *

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 #
 # Build the libFuzzer targets with clang and run each for a while.
 #

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * A driver for the fuzz targets without libFuzzer: runs
  * LLVMFuzzerTestOneInput once on each file named on the command line, or

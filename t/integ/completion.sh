@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # mcpctl's bash completion (etc/bash-completion/mcpctl): commands, options,
 # and upstream and tool names asked of a running daemon.
 . "$(dirname "$0")/lib.sh"

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # kill -9 of an upstream or of its worker mid-call: the call gets an error
 # at once, other upstreams and sessions carry on, the upstream comes back
 # with backoff, and nothing is left behind.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # Initialize, list and call through the gateway with curl; ids come back
 # exactly as sent.
 . "$(dirname "$0")/lib.sh"

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # mcpctl drain: no new sessions (initialize, /sse and WebSocket get 503,
 # /readyz 404), the existing ones go on, and the daemon stops once none is
 # left, or at the deadline.

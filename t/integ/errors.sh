@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # Bad input gets a precise error and the gateway carries on.
 . "$(dirname "$0")/lib.sh"
 

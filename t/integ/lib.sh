@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # Shell helpers for integration tests: start the real daemon with a private
 # temporary directory, control socket and port, talk to it with curl, and
 # clean up every process on exit.  Source it; it sets -eu.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # Observability: /metrics (checked by promtool under load), /healthz and
 # /readyz, the access log (a file reopened by mcpctl reopen and SIGHUP,
 # also when the reload fails, and syslog; refusals over a limit and of a

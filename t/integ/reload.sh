@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # Configuration reload (mcpctl reload and SIGHUP): upstreams added, changed
 # and removed by name while sessions carry on; an unchanged upstream is not
 # touched; a removed one fails its calls and leaves no process behind; a

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # The daemon as a service: -h and -V; -n finding what startup would (the
 # listen address, users, tokens, the lock file's directory) and printing
 # startup's warnings; the readiness protocol ($NOTIFY_SOCKET: READY,

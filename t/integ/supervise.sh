@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # Supervision that survives anything an upstream does: crash loops, hangs,
 # wrappers that leave processes behind; mcpctl stop, start and restart;
 # lazy upstreams; workers confined before their upstream starts.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: ISC
 // The stdio bridge, mcpctl connect, as hosts start it: the SDK's
 // StdioClientTransport spawning "mcpctl connect URL" gets the reference
 // server's sampling, elicitation and roots, calls and progress; the MCP

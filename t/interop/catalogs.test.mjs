@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: ISC
 // What each client is shown, through the official SDK client:
 // - a per-session upstream is listed as the session's own instance lists
 //   it (the reference server offers its sampling, elicitation and roots

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: ISC
 // Tools offered by clients, and who may do what.  The owner is an SDK
 // client over the stdio bridge (as an editor would be) that registers a
 // tool and answers tools/call with the SDK's own request handler; callers

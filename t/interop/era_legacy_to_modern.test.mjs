@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: ISC
 // A 2025 client (SDK v1, Streamable HTTP) through the gateway to a strict
 // 2026-07-28 server (SDK v2, t/fixtures/modern-server.mjs), over HTTP and
 // over stdio.  The server asks for input the 2026 way, input_required; the

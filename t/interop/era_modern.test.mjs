@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: ISC
 // 2026-07-28 on both sides: an SDK v2 client drives a strict 2026-07-28
 // server (SDK v2) through the gateway, which passes input_required,
 // requestState and the headers through; a tampered or replayed

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: ISC
 // A 2026-07-28 client through the gateway to a 2025 upstream: the
 // reference server (@modelcontextprotocol/server-everything, SDK v1, stdio)
 // asks its client for sampling, elicitation and roots in the middle of a

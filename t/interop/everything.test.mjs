@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: ISC
 // @modelcontextprotocol/server-everything (the reference server, stdio) as
 // an upstream: an official-SDK client through the gateway receives and
 // answers sampling, elicitation and roots requests, gets progress and log

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: ISC
 // A fleet: three mcp-supervisord instances behind Debian's HAProxy, with
 // the shipped etc/haproxy/mcp-supervisord.cfg (a private copy with this
 // test's ports, otherwise the same text).  SDK clients through HAProxy

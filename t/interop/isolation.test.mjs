@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: ISC
 // Two clients on one upstream never receive each other's server-initiated
 // requests: a shared upstream refuses what it cannot attribute, and a
 // per-session upstream gives each client its own process.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: ISC
 // Old clients: the 2024-11-05 HTTP+SSE transport through the SDK's own
 // SSEClientTransport, including a server-initiated request.
 import { test, after, before } from 'node:test';

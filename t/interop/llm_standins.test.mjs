@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: ISC
 // The LLM vendor stand-ins (t/fixtures/llm-*.mjs) checked with each
 // vendor's official client from npm (openai, @anthropic-ai/sdk, ollama,
 // pinned in t/package-lock.json): JSON and streamed answers, tool calls

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: ISC
 // Real npm servers as stdio upstreams, and a client that is not the SDK's
 // own Client class:
 // - @modelcontextprotocol/server-filesystem, shared on a directory of its

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: ISC
 // Resumability: drop an SSE stream mid-call, reconnect with Last-Event-ID,
 // and receive exactly the missed events and the final response, once.
 import { test, after, before } from 'node:test';

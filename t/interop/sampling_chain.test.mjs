@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: ISC
 // Sampling chains: each link that cannot serve passes to the next, and the
 // reason is in the audit line.  A provider's 400, 429 and 500, its timeout,
 // garbage, a stream that breaks, an error event mid-stream, a wrong key

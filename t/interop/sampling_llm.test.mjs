@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: ISC
 // The gateway answers sampling itself, through each provider: an official
 // SDK client that declares no sampling calls server-everything's
 // trigger-sampling-request through the gateway, and the stand-ins for

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: ISC
 // The official TypeScript SDK client through the gateway, against two
 // mcp-demo-server upstreams: catalog, calls, and every kind of
 // server-initiated traffic in both directions.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: ISC
 // Event streams stay open for as long as they are used, and idle ones are
 // kept alive with heartbeats (every stream was once cut 30 s after its
 // request arrived).  All the long cases run at the same time, so the file

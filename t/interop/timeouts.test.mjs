@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: ISC
 // Timeouts in both directions: a client call the upstream does not answer
 // in time, and an upstream request the client does not answer in time.
 // Both sides get clean errors or cancellations and nothing leaks.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: ISC
 // Every upstream transport, fronted by the gateway: the reference server
 // over Streamable HTTP, over legacy SSE and behind a WebSocket server of the
 // `ws` package, mcp-demo-server behind that WebSocket server, the SDK's own

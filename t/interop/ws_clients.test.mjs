@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: ISC
 // Clients over WebSocket, against peers we did not write: the SDK's
 // WebSocketClientTransport (on Node 22's global WebSocket, undici's) and the
 // ws package.  A WebSocket session is a session like any other: initialize,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: ISC
 // Start the real mcp-supervisord for a test: a private temporary
 // directory, its own control socket, an ephemeral port, and upstreams from
 // the build tree.  Every process started here is stopped by stop() or,

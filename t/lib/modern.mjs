@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: ISC
 // 2026-07-28 requests by hand, for what an SDK client would not send:
 // tampered or replayed requestState, missing or lying headers, other
 // principals.  Every request is one POST; answers come back parsed,

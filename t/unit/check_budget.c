@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Unit tests for common/budget.c: requests per minute as a bucket that
  * refills continuously, tokens per day over 24 hourly slots.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Unit tests for common/conf.c: parsing with defaults and inheritance,
  * sizes, "file:line: message" errors, the normalised printout (which must

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Unit tests for common/frame.c: the 16-byte header, strict decoding of
  * byte buffers and evbuffers, and the JSON payload helpers.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Unit tests for common/http_parse.c: request and response heads, header
  * lookup, token and Accept matching, body framing and the incremental

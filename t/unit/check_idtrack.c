@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Unit tests for common/idtrack.c: the id of a response that is too large
  * to keep, found while its bytes stream past.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Unit tests for common/iochan.c, on a socketpair and a real event loop:
  * a read timeout that is cleared does not fire (libevent's event_add() with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Unit tests for common/json_scan.c and common/jsonrpc.c: strict RFC 8259
  * validation, navigation by span, JSON-RPC classification, and the id

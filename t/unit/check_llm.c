@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Unit tests for the mapping between MCP sampling and the LLM vendors'
  * APIs (worker/llm_map.c, llm_openai.c, llm_anthropic.c, llm_ollama.c),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Unit tests for common/meta.c: the 2026-07-28 request envelope, the
  * standard request headers checked against the body in the order the

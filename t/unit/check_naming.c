@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Unit tests for common/naming.c: exposed names are prefix+name, shortened
  * deterministically to NAME_MAX_EXPOSED bytes with a hash suffix.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Unit tests for common/prom.c: the Prometheus text format's histograms,
  * labels and samples.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Unit tests for common/proxy_parse.c: addresses and CIDR blocks, the
  * PROXY protocol (versions 1 and 2) and X-Forwarded-For.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Unit tests for common/ringmap.c: a string map of bounded size that
  * forgets its oldest entry first.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Unit tests for common/sse.c: the event encoder and the WHATWG
  * event-stream parser, fed whole, byte by byte and in random pieces.

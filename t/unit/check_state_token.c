@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Unit tests for common/state_token.c: requestState tokens minted and
  * verified; every altered byte, another key, expiry and a foreign token

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Unit tests for common/u64map.c: open addressing with linear probing and
  * backward-shift deletion.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Unit tests for common/ws_accept.c: the Sec-WebSocket-Accept value of the
  * WebSocket opening handshake.  The expected values are RFC 6455's example
