@@ -24,6 +24,7 @@
 #include "http_parse.h"
 #include "log.h"
 #include "supervisor.h"
+#include "utf8.h"
 #include "ws_accept.h"
 #include "xmalloc.h"
 
@@ -92,46 +93,6 @@ ws_close(struct ws_client *ws, uint16_t code, const char *why)
 	    strlen(why) < 123 ? strlen(why) : 122);
 }
 
-/* Is p[0..n) valid UTF-8 (no overlongs, surrogates or beyond U+10FFFF)? */
-static int
-ws_utf8(const unsigned char *p, size_t n)
-{
-	size_t		i = 0, need, k;
-	uint32_t	cp, min;
-
-	while (i < n) {
-		if (p[i] < 0x80) {
-			i++;
-			continue;
-		}
-		if ((p[i] & 0xe0) == 0xc0) {
-			need = 1;
-			cp = p[i] & 0x1f;
-			min = 0x80;
-		} else if ((p[i] & 0xf0) == 0xe0) {
-			need = 2;
-			cp = p[i] & 0x0f;
-			min = 0x800;
-		} else if ((p[i] & 0xf8) == 0xf0) {
-			need = 3;
-			cp = p[i] & 0x07;
-			min = 0x10000;
-		} else
-			return (0);
-		if (n - i <= need)
-			return (0);
-		for (k = 1; k <= need; k++) {
-			if ((p[i + k] & 0xc0) != 0x80)
-				return (0);
-			cp = (cp << 6) | (p[i + k] & 0x3f);
-		}
-		if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-			return (0);
-		i += need + 1;
-	}
-	return (1);
-}
-
 /* Answer a message that is not a valid JSON-RPC message. */
 static void
 ws_reject(struct ws_client *ws, const char *p, const struct jrpc *m, int code,
@@ -172,7 +133,7 @@ ws_message(wslay_event_context_ptr ctx,
 	}
 	if (ws->closing || ws->s == NULL)
 		return;
-	if (!ws_utf8(arg->msg, arg->msg_length)) {
+	if (!utf8_valid(arg->msg, arg->msg_length)) {
 		ws_close(ws, WSLAY_CODE_INVALID_FRAME_PAYLOAD_DATA, "a text "
 		    "frame must be UTF-8");
 		return;
