@@ -44,9 +44,14 @@ static uint32_t		next_ref;
  */
 static struct ringmap		elicitations;
 
-/* Forget the upstream requests of a connection, telling the clients. */
-void
-upreq_drop(struct conn *c, int tell)
+/*
+ * Forget the upstream requests of a connection (c) or of a call waiting
+ * for its client (mrtr); with a reason, tell their clients they are
+ * cancelled.
+ */
+static void
+upreq_forget(const struct conn *c, const struct mrtr *mrtr,
+    const char *reason)
 {
 	struct up_req	*ur;
 	size_t		 pos = 0;
@@ -56,13 +61,14 @@ upreq_drop(struct conn *c, int tell)
 
 	while (u64map_next(&up_reqs, &pos, &key, &value)) {
 		ur = value;
-		if (ur->conn != c)
+		if ((c != NULL && ur->conn != c) ||
+		    (mrtr != NULL && ur->mrtr != mrtr))
 			continue;
-		if (tell) {
+		if (reason != NULL) {
 			n = json_pack("{s:s, s:s, s:{s:I, s:s}}", "jsonrpc",
 			    "2.0", "method", "notifications/cancelled",
 			    "params", "requestId", (json_int_t)ur->ref,
-			    "reason", "the upstream went away");
+			    "reason", reason);
 			chan_send_json(MSG_NOTIFY, ur->session, 0, n);
 		}
 		u64map_del(&up_reqs, key);
@@ -71,6 +77,13 @@ upreq_drop(struct conn *c, int tell)
 		free(ur);
 		pos = 0;	/* the map changed */
 	}
+}
+
+/* Forget the upstream requests of a connection, telling the clients. */
+void
+upreq_drop(struct conn *c, int tell)
+{
+	upreq_forget(c, NULL, tell ? "the upstream went away" : NULL);
 }
 
 /*
@@ -112,29 +125,7 @@ upreq_send(struct conn *c, uint32_t session, uint32_t tag, struct mrtr *mrtr,
 void
 upreq_drop_mrtr(struct mrtr *mrtr, int tell)
 {
-	struct up_req	*ur;
-	size_t		 pos = 0;
-	uint64_t	 key;
-	void		*value;
-	json_t		*n;
-
-	while (u64map_next(&up_reqs, &pos, &key, &value)) {
-		ur = value;
-		if (ur->mrtr != mrtr)
-			continue;
-		if (tell) {
-			n = json_pack("{s:s, s:s, s:{s:I, s:s}}", "jsonrpc",
-			    "2.0", "method", "notifications/cancelled",
-			    "params", "requestId", (json_int_t)ur->ref,
-			    "reason", "the call was cancelled");
-			chan_send_json(MSG_NOTIFY, ur->session, 0, n);
-		}
-		u64map_del(&up_reqs, key);
-		free(ur->id);
-		free(ur->key);
-		free(ur);
-		pos = 0;	/* the map changed */
-	}
+	upreq_forget(NULL, mrtr, tell ? "the call was cancelled" : NULL);
 }
 
 /* Answer a request from the upstream ourselves. */
