@@ -11,7 +11,7 @@ bad=0
 for f in $(find . \( -path ./t/node_modules -o -path ./t/fuzz/corpus \
     -o -path ./build\* -o -path ./.git -o -path ./build-aux \
     -o -path ./autom4te.cache -o -path ./bench/results -o -path ./debian/.debhelper \
-    -o -path ./mcp-supervisor-\* \) -prune -o -type f \( \
+    -o -path ./mcp-supervisor-\* -o -path './_*' \) -prune -o -type f \( \
     -name '*.c' -o -name '*.h' -o -name '*.sh' -o -name '*.mjs' \
     -o -name '*.cjs' -o -name '*.py' -o -name '*.dict' -o -name '*.supp' \
     -o -name '*.[158]' -o -name '*.in' -o -name Makefile.am \
@@ -19,7 +19,7 @@ for f in $(find . \( -path ./t/node_modules -o -path ./t/fuzz/corpus \
     -o -path ./bench/run -o -path ./.ci/run -o -path ./debian/rules \
     -o -path ./debian/postrm \) -print | sort); do
 	case $f in
-	./etc/*.json|./config.h.in|./Makefile.in) continue ;;
+	./etc/*.json|./config.h.in|./config.h|./Makefile.in) continue ;;
 	esac
 	n=$((n + 1))
 	if ! head -n 3 "$f" | grep -q 'SPDX-License-Identifier: ISC'; then
