@@ -11,6 +11,7 @@
 
 #include "meta.h"
 #include "utf8.h"
+#include "xmalloc.h"
 
 #define SENTINEL_HEAD	"=?base64?"
 #define SENTINEL_TAIL	"?="
@@ -601,18 +602,23 @@ meta_param_equal(const char *a, size_t alen, const char *b, size_t blen)
 static int
 key_begins(const char *p, struct jspan key, const char *const *prefixes)
 {
-	char	buf[256];
+	char	small[256], *buf = small;
 	ssize_t	n;
 	size_t	pl;
+	int	found = 0;
 
-	if ((n = jscan_string(p, key, buf, sizeof buf)) < 0)
-		return (0);	/* longer than any key we drop */
-	for (; *prefixes != NULL; prefixes++) {
+	/* A long key is decoded whole too: a prefix is a prefix. */
+	if (key.len >= sizeof small)
+		buf = xmalloc(key.len + 1);
+	n = jscan_string(p, key, buf, key.len >= sizeof small ? key.len + 1 :
+	    sizeof small);
+	for (; n >= 0 && *prefixes != NULL && !found; prefixes++) {
 		pl = strlen(*prefixes);
-		if ((size_t)n >= pl && memcmp(buf, *prefixes, pl) == 0)
-			return (1);
+		found = (size_t)n >= pl && memcmp(buf, *prefixes, pl) == 0;
 	}
-	return (0);
+	if (buf != small)
+		free(buf);
+	return (found);
 }
 
 int

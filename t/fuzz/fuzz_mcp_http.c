@@ -68,6 +68,7 @@
 #include "iochan.h"
 #include "jsonrpc.h"
 #include "log.h"
+#include "proxy_parse.h"
 #include "supervisor.h"
 
 #define CHECK(x) do {							\
@@ -192,7 +193,7 @@ enum resp_state {
 #define MAX_SHADOW	256	/* requests awaiting their answers */
 #define SHADOW_HEAD_MAX	16384	/* as supervisor/http_priv.h's HTTP_MAX_HEAD */
 
-enum req_state { REQ_HEAD, REQ_LENGTH, REQ_CHUNKED, REQ_LOST };
+enum req_state { REQ_PROXY, REQ_HEAD, REQ_LENGTH, REQ_CHUNKED, REQ_LOST };
 
 struct client {
 	int			 fd;		/* -1: not connected */
@@ -755,14 +756,37 @@ shadow_feed(struct client *c)
 {
 	static struct http_head	 h;
 	struct evbuffer_ptr	 end;
+	struct proxy_info	 pi;
 	enum http_body		 body;
-	const char		*p;
+	const unsigned char	*up;
+	const char		*p, *pwhy;
 	size_t			 n, headlen, take;
 	ssize_t			 r;
 	int			 done;
 
 	while ((n = evbuffer_get_length(c->sent)) > 0) {
 		switch (c->sstate) {
+		case REQ_PROXY:
+			up = evbuffer_pullup(c->sent, (ev_ssize_t)(n <
+			    PROXY_V2_MAX ? n : PROXY_V2_MAX));
+			switch (proxy_detect(up, n)) {
+			case -1:
+				return;
+			case 0:
+				c->sstate = REQ_HEAD;
+				continue;
+			}
+			r = proxy_parse(up, n < PROXY_V2_MAX ? n :
+			    PROXY_V2_MAX, &pi, &pwhy);
+			if (r == 0 && n < PROXY_V2_MAX)
+				return;
+			if (r <= 0) {
+				c->sstate = REQ_LOST;	/* closed */
+				break;
+			}
+			evbuffer_drain(c->sent, (size_t)r);
+			c->sstate = REQ_HEAD;
+			break;
 		case REQ_HEAD:
 			end = evbuffer_search(c->sent, "\r\n\r\n", 4, NULL);
 			if (end.pos < 0) {
@@ -897,7 +921,8 @@ client_connect(struct client *c)
 	c->state = RESP_HEAD;
 	c->closing = c->done = 0;
 	evbuffer_drain(c->sent, evbuffer_get_length(c->sent));
-	c->sstate = REQ_HEAD;
+	/* From a trusted proxy, a PROXY header may come first. */
+	c->sstate = conf->trusted_proxies != NULL ? REQ_PROXY : REQ_HEAD;
 	c->nheads = c->head0 = 0;
 	return (0);
 }
