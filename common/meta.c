@@ -409,14 +409,27 @@ meta_check(const struct meta_headers *h, const struct jrpc *m,
 	return (0);
 }
 
-/* Is a header name 1 to 64 tchar (RFC 9110, 5.6.2)? */
+/*
+ * Is a JSON string a header name of 1 to 64 tchar (RFC 9110, 5.6.2)?  Its
+ * whole length counts: an escaped NUL does not cut it short.
+ */
 static int
-param_name_valid(const char *s)
+param_name_valid(json_t *v)
 {
-	size_t	n = strlen(s);
+	const char	*s = json_string_value(v);
+	size_t		 n = json_string_length(v);
 
-	return (n > 0 && n <= 64 && strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-	    "abcdefghijklmnopqrstuvwxyz0123456789!#$%&'*+-.^_`|~") == n);
+	return (s != NULL && n > 0 && n <= 64 && strspn(s,
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+	    "!#$%&'*+-.^_`|~") == n);
+}
+
+/* Is a JSON value the string s, whole (an escaped NUL does not cut it)? */
+static int
+json_text_is(json_t *v, const char *s)
+{
+	return (json_is_string(v) && json_string_length(v) == strlen(s) &&
+	    memcmp(json_string_value(v), s, strlen(s)) == 0);
 }
 
 /* The walk of meta_tool_headers_valid: names seen, and the verdict. */
@@ -436,7 +449,7 @@ static int
 header_walk(json_t *v, int on_chain, int depth, struct header_walk *w)
 {
 	json_t		*h, *props, *child, *type;
-	const char	*key, *name, *t;
+	const char	*key, *name;
 	size_t		 i;
 
 	if (depth > 32) {
@@ -458,16 +471,16 @@ header_walk(json_t *v, int on_chain, int depth, struct header_walk *w)
 			    "reached by properties keys alone");
 			return (-1);
 		}
-		if (!json_is_string(h) || !param_name_valid(name =
-		    json_string_value(h))) {
+		if (!json_is_string(h) || !param_name_valid(h)) {
 			snprintf(w->why, w->whylen, "an x-mcp-header that is "
 			    "not 1 to 64 token characters");
 			return (-1);
 		}
+		name = json_string_value(h);
 		type = json_object_get(v, "type");
-		t = json_is_string(type) ? json_string_value(type) : "";
-		if (strcmp(t, "string") != 0 && strcmp(t, "integer") != 0 &&
-		    strcmp(t, "boolean") != 0) {
+		if (!json_text_is(type, "string") &&
+		    !json_text_is(type, "integer") &&
+		    !json_text_is(type, "boolean")) {
 			snprintf(w->why, w->whylen, "x-mcp-header %s marks a "
 			    "property whose type is not string, integer or "
 			    "boolean", name);
@@ -534,7 +547,7 @@ param_walk(json_t *schema, const struct jrpc *m, struct jspan args,
 			n += param_walk(prop, m, args, path, depth + 1, fn, arg);
 			continue;
 		}
-		if (!param_name_valid(json_string_value(h)))
+		if (!param_name_valid(h))
 			continue;
 		for (i = 0; i <= depth; i++)
 			keys[i] = path[i];

@@ -384,7 +384,7 @@ tool_ok(const char *schema, char *why)
 
 	snprintf(text2, sizeof text2, "{\"name\":\"t\",\"inputSchema\":%s}",
 	    schema);
-	tool = json_loads(text2, 0, NULL);
+	tool = json_loads(text2, JSON_ALLOW_NUL, NULL);
 	ck_assert_ptr_nonnull(tool);
 	why[0] = '\0';
 	r = meta_tool_headers_valid(tool, why, 256);
@@ -412,6 +412,11 @@ START_TEST(test_tool_headers)
 	    "\"x-mcp-header\":\"A\\r\\nB\"}}}", why), 0);
 	ck_assert_int_eq(tool_ok("{\"properties\":{\"a\":{\"type\":\"string\","
 	    "\"x-mcp-header\":7}}}", why), 0);
+	/* An escaped NUL does not cut a name or a type short. */
+	ck_assert_int_eq(tool_ok("{\"properties\":{\"a\":{\"type\":\"string\","
+	    "\"x-mcp-header\":\"Region\\u0000X\"}}}", why), 0);
+	ck_assert_int_eq(tool_ok("{\"properties\":{\"a\":{\"type\":"
+	    "\"string\\u0000x\",\"x-mcp-header\":\"A\"}}}", why), 0);
 	/* Twice, case aside. */
 	ck_assert_int_eq(tool_ok("{\"properties\":{\"a\":{\"type\":\"string\","
 	    "\"x-mcp-header\":\"Region\"},\"b\":{\"type\":\"string\","
