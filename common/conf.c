@@ -596,10 +596,14 @@ conf_new(const char *file)
 	conf->cache_ttl = 60;
 	conf->client_tool_timeout = 30;
 	conf->client_tools_max = 128;
+	/* The calling client answers when it can, else the gateway
+	 * declines: so upstreams are told of both (era_client_caps). */
 	conf->elicitation[0] = STRATEGY_CLIENT;
-	conf->nelicitation = 1;
+	conf->elicitation[1] = STRATEGY_DECLINE;
+	conf->nelicitation = 2;
 	conf->sampling[0] = STRATEGY_CLIENT;
-	conf->nsampling = 1;
+	conf->sampling[1] = STRATEGY_DECLINE;
+	conf->nsampling = 2;
 	return (conf);
 }
 

@@ -98,6 +98,19 @@ START_TEST(test_defaults)
 	ck_assert_ptr_nonnull(conf->instance);	/* the host name's first label */
 	ck_assert_uint_eq(conf->request_state_ttl, 300);
 	ck_assert_uint_eq(conf->cache_ttl, 60);
+	/* The calling client, else a decline: a shared upstream is told of
+	 * sampling and elicitation, an instance of one client only of what
+	 * that client declared. */
+	ck_assert_uint_eq(s->nsampling, 2);
+	ck_assert_int_eq(s->sampling[0], STRATEGY_CLIENT);
+	ck_assert_int_eq(s->sampling[1], STRATEGY_DECLINE);
+	ck_assert_uint_eq(s->nelicitation, 2);
+	ck_assert_int_eq(s->elicitation[0], STRATEGY_CLIENT);
+	ck_assert_int_eq(s->elicitation[1], STRATEGY_DECLINE);
+	ck_assert(conf_strategies_always(s->sampling, s->nsampling, 1));
+	ck_assert(conf_strategies_always(s->elicitation, s->nelicitation, 1));
+	ck_assert(!conf_strategies_always(s->sampling, s->nsampling, 0));
+	ck_assert(!conf_strategies_always(s->elicitation, s->nelicitation, 0));
 	conf_free(conf);
 
 	/* An empty file is a valid configuration with no upstreams. */
@@ -815,8 +828,8 @@ START_TEST(test_llm)
 	ck_assert_int_eq(srv->sampling[1], STRATEGY_TOOL);
 	ck_assert_str_eq(srv->sampling_target[1], "a/complete");
 	ck_assert_int_eq(srv->log_prompts, 0);
-	ck_assert(conf_strategies_always(srv->sampling, srv->nsampling));
-	ck_assert(conf_strategies_always(conf->servers[0].sampling, 2));
+	ck_assert(conf_strategies_always(srv->sampling, srv->nsampling, 0));
+	ck_assert(conf_strategies_always(conf->servers[0].sampling, 2, 0));
 	conf_free(conf);
 }
 END_TEST
