@@ -151,6 +151,7 @@ session_new(const char *peer)
 	u64map_put(&by_no, s->no, s);
 	TAILQ_INSERT_TAIL(&sessions, s, entry);
 	nsessions++;
+	broadcast_session_new(s);
 	/* A session is the first use of lazy upstreams. */
 	for (i = 0; i < nupstreams; i++)
 		upstream_use(upstreams[i]);
@@ -180,6 +181,7 @@ session_free(struct session *s, const char *why)
 		session_principal(s, principal, sizeof principal);
 		strmap_del(&modern_by_principal, principal);
 	}
+	broadcast_session_gone(s);
 	TAILQ_REMOVE(&sessions, s, entry);
 	nsessions--;
 	drain_check();
@@ -198,6 +200,7 @@ session_free_all(void)
 
 	while ((s = TAILQ_FIRST(&sessions)) != NULL)
 		session_free(s, "shutdown");
+	broadcast_free_all();
 	if (sweep_timer != NULL) {
 		event_free(sweep_timer);
 		sweep_timer = NULL;
@@ -339,6 +342,18 @@ session_foreach(void (*fn)(struct session *, void *), void *arg)
 		next = TAILQ_NEXT(s, entry);
 		fn(s, arg);
 	}
+}
+
+struct session *
+session_first(void)
+{
+	return (TAILQ_FIRST(&sessions));
+}
+
+struct session *
+session_next(struct session *s)
+{
+	return (TAILQ_NEXT(s, entry));
 }
 
 /*
