@@ -830,6 +830,8 @@ usage(void)
 "  --idle S             seconds of probe before and after them (20)\n"
 "  --gap MS             between a fan-out's end and the next (100)\n"
 "  --trigger TOOL       the tool that makes one (demo__toggle_tool)\n"
+"  --triggers T         sessions that may call it (1); one is used per\n"
+"                       gateway instance (a fleet: the session id's prefix)\n"
 "  --probes P           the probe's sessions (8), calling at --rate\n"
 "                       (1000 calls/s by default here), from a loadgen\n"
 "                       process of its own\n"
@@ -885,6 +887,7 @@ main(int argc, char **argv)
 		{ "probes", required_argument, NULL, 1007 },
 		{ "rss-pid", required_argument, NULL, 1008 },
 		{ "record", required_argument, NULL, 1009 },
+		{ "triggers", required_argument, NULL, 1010 },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct event *sigint, *sigterm;
@@ -988,6 +991,9 @@ main(int argc, char **argv)
 		case 1009:
 			opt.record = optarg;
 			break;
+		case 1010:
+			opt.triggers = (unsigned)num_arg(optarg, "triggers");
+			break;
 		default:
 			usage();
 		}
@@ -1003,9 +1009,11 @@ main(int argc, char **argv)
 			usage();
 		if (opt.rate <= 0)
 			opt.rate = 1000;
-		/* The sessions held and the trigger's; the probe is a
+		/* The sessions held and the triggers; the probe is a
 		 * process of its own. */
-		opt.sessions = opt.scale + 1;
+		if (opt.triggers == 0)
+			opt.triggers = 1;
+		opt.sessions = opt.scale + opt.triggers;
 	}
 	opt.self = argv[0];
 	if (opt.record != NULL && (record = fopen(opt.record, "w")) == NULL) {

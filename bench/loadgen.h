@@ -73,6 +73,8 @@ struct options {
 	double		 idle;		/* seconds before and after them */
 	double		 gap;		/* ms between them */
 	const char	*trigger;	/* the tool that makes one */
+	unsigned	 triggers;	/* sessions that may call it: one is
+					   used per instance (a fleet) */
 	unsigned	 nrss;
 	int		 rss_pid[RSS_MAX_PIDS];
 	const char	*rss_name[RSS_MAX_PIDS];
@@ -232,6 +234,8 @@ extern const struct transport *tr;	/* how every session is reached */
 
 /* loadgen_http.c */
 void	http_send_get(struct session *);
+/* The session's Mcp-Session-Id, "" before it has one. */
+const char *http_session_id(const struct session *);
 
 /* loadgen_scale.c */
 void	scale_start(void);

@@ -628,6 +628,12 @@ connect_session(struct session *s)
 /* ------------------------------------------------------------------ */
 /* The session's transport. */
 
+const char *
+http_session_id(const struct session *s)
+{
+	return s->http->sid;
+}
+
 void
 http_send_get(struct session *s)
 {

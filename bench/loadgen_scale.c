@@ -87,6 +87,15 @@ static struct notif	*notifs;
 static unsigned		 nsent;		/* triggers sent */
 static struct hist	 h_arrival, h_last, h_first;
 
+/* The gateway instances the sessions belong to (a fleet: the session id's
+ * prefix), each with the trigger session that makes its notifications. */
+#define MAX_INSTANCES	16
+static struct {
+	char		 name[64];
+	int		 trigger;	/* its trigger's index, -1: none */
+} insts[MAX_INSTANCES];
+static unsigned		 ninsts;
+
 static char		 probe_file[64];
 static pid_t		 probe_pid;
 static struct rec	*recs;
@@ -101,6 +110,8 @@ static const char *const rss_point[RSS_POINTS] = {
 	"before", "streams", "all", "idle", "early", "end"
 };
 static long		 rss[RSS_MAX_PIDS][RSS_POINTS];
+static double		 cpu[RSS_MAX_PIDS][RSS_POINTS];	/* seconds */
+static uint64_t		 t_point[RSS_POINTS];
 
 static void	scale_stage_cb(evutil_socket_t, short, void *);
 
@@ -134,13 +145,43 @@ rss_kib(int pid)
 	return v;
 }
 
+/* CPU time (user and system) of a process in seconds, -1 if unknown. */
+static double
+cpu_s(int pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long ut, stime;
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof path, "/proc/%d/stat", pid);
+	if ((f = fopen(path, "r")) == NULL)
+		return -1;
+	n = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	/* After the command's closing parenthesis: fields 3 on. */
+	if ((p = strrchr(buf, ')')) == NULL ||
+	    sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu "
+	    "%llu", &ut, &stime) != 2)
+		return -1;
+	return (double)(ut + stime) / (double)sysconf(_SC_CLK_TCK);
+}
+
 static void
 rss_read(int point)
 {
 	unsigned i;
 
-	for (i = 0; i < opt.nrss; i++)
+	if (!opt.quiet) {
+		fprintf(stderr, "loadgen: %s\n", rss_point[point]);
+		fflush(stderr);
+	}
+	t_point[point] = now_ns();
+	for (i = 0; i < opt.nrss; i++) {
 		rss[i][point] = rss_kib(opt.rss_pid[i]);
+		cpu[i][point] = cpu_s(opt.rss_pid[i]);
+	}
 }
 
 /* Make sure the buckets reach t. */
@@ -310,32 +351,85 @@ probe_end(void)
 	unlink(probe_file);
 }
 
-/* Send the next trigger: a call that makes the upstream's list change. */
+/* The instance of a session: its id's prefix, up to the first '.'. */
+static int
+instance_of(const struct session *s, int add)
+{
+	const char *sid = http_session_id(s), *dot;
+	size_t len;
+	unsigned i;
+
+	dot = strchr(sid, '.');
+	len = dot != NULL ? (size_t)(dot - sid) : 0;
+	if (len >= sizeof insts[0].name)
+		len = sizeof insts[0].name - 1;
+	for (i = 0; i < ninsts; i++)
+		if (strlen(insts[i].name) == len &&
+		    memcmp(insts[i].name, sid, len) == 0)
+			return (int)i;
+	if (!add || ninsts == MAX_INSTANCES)
+		return -1;
+	memcpy(insts[ninsts].name, sid, len);
+	insts[ninsts].name[len] = '\0';
+	insts[ninsts].trigger = -1;
+	return (int)ninsts++;
+}
+
+/* Give each instance one of the trigger sessions that belongs to it. */
+static void
+triggers_assign(void)
+{
+	unsigned i;
+	int k;
+
+	for (i = 0; i < opt.triggers; i++) {
+		struct session *s = &sessions[opt.scale + i];
+
+		if (s->phase != PH_READY || (k = instance_of(s, 1)) < 0)
+			continue;
+		if (insts[k].trigger < 0)
+			insts[k].trigger = (int)(opt.scale + i);
+	}
+	for (i = 0; i < ninsts; i++)
+		if (insts[i].trigger < 0)
+			error_note("instance \"%s\" has streams and no trigger "
+			    "session (more --triggers?)", insts[i].name);
+}
+
+/*
+ * Send the next notification: on every instance at once, a call that
+ * makes its upstream's list change.
+ */
 static void
 trigger(void)
 {
-	struct session *s = &sessions[opt.scale];
 	struct notif *n = &notifs[nsent];
+	struct session *s;
 	char body[512];
 	struct timeval tv = tv_of_ns((uint64_t)(opt.timeout * 1e9));
+	unsigned i;
 
-	if (s->phase != PH_READY) {
-		error_note("the trigger session is not ready (phase %d)",
-		    (int)s->phase);
-		stage = SC_TAIL;
-		stage_after((uint64_t)(opt.idle * 1e9));
-		return;
-	}
-	s->want_id = s->next_id++;
-	snprintf(body, sizeof body, "{\"jsonrpc\":\"2.0\",\"id\":%" PRId64
-	    ",\"method\":\"tools/call\",\"params\":{\"name\":\"%s\","
-	    "\"arguments\":{}}}", s->want_id, opt.trigger);
-	n->t0 = s->t_due = now_ns();
+	n->t0 = now_ns();
 	n->expected = st.open_streams;
 	nsent++;
-	s->phase = PH_CALL;
 	evtimer_add(notif_ev, &tv);
-	tr->send(s, body, strlen(body));
+	for (i = 0; i < ninsts; i++) {
+		if (insts[i].trigger < 0)
+			continue;
+		s = &sessions[insts[i].trigger];
+		if (s->phase != PH_READY) {
+			error_note("the trigger of instance \"%s\" is not "
+			    "ready (phase %d)", insts[i].name, (int)s->phase);
+			continue;
+		}
+		s->want_id = s->next_id++;
+		snprintf(body, sizeof body, "{\"jsonrpc\":\"2.0\",\"id\":%"
+		    PRId64 ",\"method\":\"tools/call\",\"params\":{\"name\":"
+		    "\"%s\",\"arguments\":{}}}", s->want_id, opt.trigger);
+		s->t_due = n->t0;
+		s->phase = PH_CALL;
+		tr->send(s, body, strlen(body));
+	}
 }
 
 /* A notification reached every stream (or timed out): on to the next. */
@@ -437,6 +531,7 @@ stage_progress(unsigned total)
 	}
 	setup_s[stage - SC_STREAMS] = (double)(now_ns() - t_stage) / 1e9;
 	if (stage == SC_PROBE) {
+		triggers_assign();
 		stage = SC_IDLE;
 		probe_begin();
 		stage_after((uint64_t)(opt.idle * 1e9));
@@ -454,6 +549,8 @@ scale_on_ready(struct session *s)
 			http_send_get(s);
 			return;
 		}
+		if (s->phase == PH_STREAM)
+			instance_of(s, 1);
 		stage_progress(opt.scale_streams);
 		return;
 	case R_PLAIN:
@@ -465,7 +562,7 @@ scale_on_ready(struct session *s)
 		stage_progress(opt.scale - opt.scale_streams);
 		return;
 	default:
-		stage_progress(1);
+		stage_progress(opt.triggers);
 		return;
 	}
 }
@@ -569,7 +666,7 @@ scale_report(void)
 {
 	static const char *const cls[3] = { "idle", "heartbeat", "fanout" };
 	struct hist *probe;
-	json_t *o, *r, *p, *f;
+	json_t *o, *r, *c, *tm, *p, *f;
 	unsigned i, j, tenth, complete = 0;
 	char *txt;
 
@@ -582,14 +679,23 @@ scale_report(void)
 		complete += notifs[i].complete &&
 		    notifs[i].arrived >= notifs[i].expected;
 	r = json_object();
+	c = json_object();
 	for (i = 0; i < opt.nrss; i++) {
-		json_t *one = json_object();
+		json_t *one = json_object(), *two = json_object();
 
-		for (j = 0; j < RSS_POINTS; j++)
+		for (j = 0; j < RSS_POINTS; j++) {
 			json_object_set_new(one, rss_point[j],
 			    json_integer(rss[i][j]));
+			json_object_set_new(two, rss_point[j],
+			    json_real(cpu[i][j]));
+		}
 		json_object_set_new(r, opt.rss_name[i], one);
+		json_object_set_new(c, opt.rss_name[i], two);
 	}
+	tm = json_object();
+	for (j = 0; j < RSS_POINTS; j++)
+		json_object_set_new(tm, rss_point[j], json_real(t_point[j] ?
+		    (double)(t_point[j] - t_point[0]) / 1e9 : 0.0));
 	p = json_object();
 	for (i = 0; i < 3; i++)
 		json_object_set_new(p, cls[i], hist_json(&probe[i]));
@@ -600,9 +706,10 @@ scale_report(void)
 	    "every_stream", hist_json(&h_arrival),
 	    "first_tenth_last_p50_us", median_last(0, tenth),
 	    "last_tenth_last_p50_us", median_last(nsent - tenth, nsent));
-	o = json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:f, s:f, s:f, s:f,"
-	    " s:I, s:o, s:o, s:f, s:o, s:I, s:I, s:s?}",
+	o = json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:f, s:f, s:f,"
+	    " s:f, s:I, s:o, s:o, s:o, s:f, s:o, s:o, s:I, s:I, s:s?}",
 	    "label", opt.label, "mode", "scale",
+	    "instances", (json_int_t)ninsts,
 	    "sessions", (json_int_t)opt.scale,
 	    "streams", (json_int_t)opt.scale_streams,
 	    "streams_open", (json_int_t)st.open_streams,
@@ -612,8 +719,8 @@ scale_report(void)
 	    (double)opt.scale / (setup_s[0] + setup_s[1]) : 0.0,
 	    "probe_rate", opt.rate,
 	    "heartbeats", (json_int_t)nbeats,
-	    "rss_kib", r, "fanout", f, "idle_s", opt.idle,
-	    "probe", p,
+	    "rss_kib", r, "cpu_s", c, "fanout", f, "idle_s", opt.idle,
+	    "at_s", tm, "probe", p,
 	    "probe_calls", (json_int_t)nrecs,
 	    "errors", (json_int_t)st.errors,
 	    "first_error", st.first_error[0] ? st.first_error : NULL);

@@ -27,12 +27,14 @@
 #define HTTP_FD_RESERVE		64	/* descriptors kept for the rest */
 #define HTTP_MAX_CONNS		1000000	/* even with no descriptor limit */
 #define HTTP_PAUSE_MS		1000	/* accepting paused when out of fds */
+#define HTTP_BACKLOG		65535	/* asked of listen(2); the kernel caps
+					   it at net.core.somaxconn */
 #define HTTP_HEARTBEAT_TICKS	16	/* heartbeat timer ticks per interval */
 #define HTTP_HEARTBEAT_PHASES	4	/* a stream is looked at every so many
 					   ticks, in its own phase */
 #define HTTP_HEARTBEAT_DUE	14	/* ticks of silence that make a
 					   heartbeat due */
-#define HTTP_HEARTBEAT_WORK	4096	/* per loop turn: a stream looked at
+#define HTTP_HEARTBEAT_WORK	2048	/* per loop turn: a stream looked at
 					   is 1, a heartbeat written 32 */
 #define HTTP_COPY_MAX		16384	/* smaller chunks are copied into the
 					   output, larger ones moved */
