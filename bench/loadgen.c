@@ -837,7 +837,9 @@ usage(void)
 "                       process of its own\n"
 "  --record FILE        (calls mode) write each answered call's due time\n"
 "                       and latency, in ns, as two native 64-bit words\n"
-"  --rss-pid NAME=PID   read VmRSS of PID at each stage (up to 8)\n");
+"  --rss-pid NAME=PID   read VmRSS of PID at each stage (up to 8)\n"
+"  --readers-nice N     once the probe runs, lower this process (the\n"
+"                       streams' reader) to niceness N (0)\n");
 	exit(2);
 }
 
@@ -888,6 +890,7 @@ main(int argc, char **argv)
 		{ "rss-pid", required_argument, NULL, 1008 },
 		{ "record", required_argument, NULL, 1009 },
 		{ "triggers", required_argument, NULL, 1010 },
+		{ "readers-nice", required_argument, NULL, 1011 },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct event *sigint, *sigterm;
@@ -993,6 +996,9 @@ main(int argc, char **argv)
 			break;
 		case 1010:
 			opt.triggers = (unsigned)num_arg(optarg, "triggers");
+			break;
+		case 1011:
+			opt.readers_nice = (int)num_arg(optarg, "readers-nice");
 			break;
 		default:
 			usage();

@@ -73,6 +73,8 @@ struct options {
 	double		 idle;		/* seconds before and after them */
 	double		 gap;		/* ms between them */
 	const char	*trigger;	/* the tool that makes one */
+	int		 readers_nice;	/* niceness of the streams' reader
+					   once the probe runs */
 	unsigned	 triggers;	/* sessions that may call it: one is
 					   used per instance (a fleet) */
 	unsigned	 nrss;

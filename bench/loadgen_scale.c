@@ -29,6 +29,7 @@
 #define _GNU_SOURCE
 
 #include <sys/types.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 
 #include <errno.h>
@@ -311,6 +312,11 @@ probe_begin(void)
 		execv("/proc/self/exe", argv);
 		_exit(127);
 	}
+	/* The readers of the streams may yield the CPU to the probe, as
+	 * clients on other machines would. */
+	if (opt.readers_nice != 0 &&
+	    setpriority(PRIO_PROCESS, 0, opt.readers_nice) != 0)
+		fprintf(stderr, "loadgen: setpriority: %s\n", strerror(errno));
 }
 
 /* Stop the probe and take its records. */

@@ -22,7 +22,7 @@
 					   smaller ones copied */
 #define STREAM_EVENT_COST	64	/* an event's own bookkeeping */
 #define STREAM_BODY_COST	48	/* a body's */
-#define STREAM_MAX_UNOPENED	8	/* events kept before a first GET */
+#define STREAM_MAX_UNOPENED	4	/* events kept before a first GET */
 #define STREAM_RESUME_EVENTS	16	/* delivered events the standalone
 					   stream keeps for a resumption */
 #define STREAM_ID_MAX		32	/* "id: <stream>-<seq>\n" */
