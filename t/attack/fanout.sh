@@ -15,7 +15,7 @@
 # answered throughout and after.
 . "$(dirname "$0")/lib.sh"
 
-NSESSIONS=${ATTACK_SESSIONS:-2000}
+NSESSIONS=${ATTACK_SESSIONS:-6000}
 NSTREAMS=40
 NOTIFY=${ATTACK_NOTIFY:-60}
 BOUND_KB=32768
