@@ -273,10 +273,11 @@ call_answered(struct session *s, int ok)
 		st.counted++;
 		hist_add(&hist, (t - s->t_due + 500) / 1000);
 	}
-	if (ok && record != NULL) {
-		/* Due time and latency, ns: the scale mode's probe. */
+	if (record != NULL) {
+		/* Due time and latency, ns, the top bit set for a call that
+		 * failed: the scale mode's probe. */
 		rec[0] = s->t_due;
-		rec[1] = t - s->t_due;
+		rec[1] = (t - s->t_due) | (ok ? 0 : REC_FAILED);
 		fwrite(rec, sizeof rec, 1, record);
 	}
 }
@@ -835,8 +836,10 @@ usage(void)
 "  --probes P           the probe's sessions (8), calling at --rate\n"
 "                       (1000 calls/s by default here), from a loadgen\n"
 "                       process of its own\n"
-"  --record FILE        (calls mode) write each answered call's due time\n"
-"                       and latency, in ns, as two native 64-bit words\n"
+"  --record FILE        (calls mode) write each call's due time and\n"
+"                       latency (until its answer or failure), in ns, as\n"
+"                       two native 64-bit words; the top bit of the\n"
+"                       latency is set for a failed call\n"
 "  --rss-pid NAME=PID   read VmRSS of PID at each stage (up to 8)\n"
 "  --readers-nice N     once the probe runs, lower this process (the\n"
 "                       streams' reader) to niceness N (0)\n");

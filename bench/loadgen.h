@@ -37,6 +37,7 @@
 enum mode { MODE_CALLS, MODE_STREAMS, MODE_SCALE };
 
 #define RSS_MAX_PIDS	8	/* --rss-pid */
+#define REC_FAILED	(1ull << 63)	/* --record: the call failed */
 
 struct options {
 	const char	*url;

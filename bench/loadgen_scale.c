@@ -71,10 +71,11 @@ struct notif {
 	int		 complete;
 };
 
-/* A probe call answered. */
+/* A probe call. */
 struct rec {
 	uint64_t	 due;
-	uint64_t	 lat;		/* ns */
+	uint64_t	 lat;		/* ns, to its answer or failure */
+	int		 failed;
 };
 
 static enum stage	 stage;
@@ -350,7 +351,8 @@ probe_end(void)
 			}
 		}
 		recs[nrecs].due = r[0];
-		recs[nrecs].lat = r[1];
+		recs[nrecs].lat = r[1] & ~REC_FAILED;
+		recs[nrecs].failed = (r[1] & REC_FAILED) != 0;
 		nrecs++;
 	}
 	fclose(f);
@@ -608,10 +610,14 @@ scale_stream_event(struct session *s, const char *data, size_t len)
 void
 scale_heartbeat(struct session *s)
 {
+	size_t b;
+
 	(void)s;
 	if (t_begin == 0)
 		return;
-	beats[bucket_of(now_ns())]++;
+	/* The index first: bucket_of may move the array. */
+	b = bucket_of(now_ns());
+	beats[b]++;
 	nbeats++;
 }
 
@@ -672,15 +678,20 @@ scale_report(void)
 {
 	static const char *const cls[3] = { "idle", "heartbeat", "fanout" };
 	struct hist *probe;
-	json_t *o, *r, *c, *tm, *p, *f;
-	unsigned i, j, tenth, complete = 0;
+	json_t *o, *r, *c, *tm, *p, *f, *one;
+	unsigned i, j, tenth, complete = 0, failed[3] = { 0, 0, 0 };
 	char *txt;
+	int k;
 
 	probe = calloc(3, sizeof *probe);
 	if (probe == NULL)
 		return;
-	for (i = 0; i < nrecs; i++)
-		hist_add(&probe[rec_class(&recs[i])], recs[i].lat / 1000);
+	/* A failed call counts with the time it took to fail. */
+	for (i = 0; i < nrecs; i++) {
+		k = rec_class(&recs[i]);
+		hist_add(&probe[k], recs[i].lat / 1000);
+		failed[k] += recs[i].failed;
+	}
 	for (i = 0; i < nsent; i++)
 		complete += notifs[i].complete &&
 		    notifs[i].arrived >= notifs[i].expected;
@@ -703,8 +714,11 @@ scale_report(void)
 		json_object_set_new(tm, rss_point[j], json_real(t_point[j] ?
 		    (double)(t_point[j] - t_point[0]) / 1e9 : 0.0));
 	p = json_object();
-	for (i = 0; i < 3; i++)
-		json_object_set_new(p, cls[i], hist_json(&probe[i]));
+	for (i = 0; i < 3; i++) {
+		one = hist_json(&probe[i]);
+		json_object_set_new(one, "failed", json_integer(failed[i]));
+		json_object_set_new(p, cls[i], one);
+	}
 	tenth = nsent >= 10 ? nsent / 10 : nsent;
 	f = json_pack("{s:I, s:I, s:o, s:o, s:o, s:f, s:f}",
 	    "sent", (json_int_t)nsent, "complete", (json_int_t)complete,
