@@ -485,6 +485,12 @@ llm_http_start(uint32_t tag, json_t *params, int progress)
 }
 
 void
+llm_http_refuse(uint32_t tag, const char *why)
+{
+	call_fail(tag, LLM_REFUSED, 0, 0, "%s", why);
+}
+
+void
 llm_http_cancel(uint32_t tag)
 {
 	struct llm_call	*c;

@@ -8,7 +8,9 @@
 // times.  Eight at once, never cancelled, are admitted two by two.  A
 // request that completes is charged what the provider reported, one the
 // provider refuses with an error status nothing, and one whose maxTokens
-// is over the budget is never sent.
+// is over the budget is never sent.  Params the provider's worker cannot
+// read as the gateway did (a duplicate key, a number past any range, a
+// maxTokens twice or out of range) are refused, and the worker lives on.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
@@ -18,6 +20,7 @@ import { startGateway, startNodeServer, q, srcdir } from '../lib/gateway.mjs';
 
 const KEY = 'sk-budget-test-7d1e5b2a90c4';
 const samplingServer = path.join(srcdir, 't/fixtures/sampling-server.mjs');
+const rawUpstream = path.join(srcdir, 't/attack/upstream.py');
 const up = (name, sampling, extra = '') =>
   `{ name = ${q(name)}; command = [ ${q(process.execPath)}, ${q(samplingServer)} ]; sampling = ${sampling}; ${extra} }`;
 
@@ -40,6 +43,7 @@ before(async () => {
       up('greedyup', '[ "llm:open" ]', 'budget = { tokens_per_day = 2500; };'),
       up('burst', '[ "llm:burst" ]'),
       up('settle', '[ "llm:settle" ]'),
+      `{ name = "raw"; command = [ "python3", ${q(rawUpstream)}, "sampler" ]; sampling = [ "llm:open" ]; }`,
     ],
   });
   await gw.waitFor((s) => s.llm.every((p) => p.state === 'ready'), 'providers ready');
@@ -129,4 +133,29 @@ test('completed requests are charged what the provider said, refused ones nothin
   assert.equal(await sent(), before);
   st = provider('settle');
   assert.equal(st.budget.tokens_used, st.tokens_in + st.tokens_out);
+});
+
+test('params the worker would read otherwise are refused, and the worker lives', async () => {
+  const pid = provider('open').pid;
+  const msg = '"messages":[{"role":"user","content":{"type":"text","text":"hi"}}]';
+  const cases = [
+    [`{${msg},"maxTokens":10,"metadata":{"a":1,"a":2}}`, /duplicate object key/],
+    [`{${msg},"maxTokens":10,"temperature":1e400}`, /real number overflow/],
+    [`{${msg},"maxTokens":10,"metadata":{"n":123456789012345678901234567890}}`, /too big integer/],
+    [`{${msg},"maxTokens":10,"maxTokens":100000}`, /maxTokens is given more than once/],
+    [`{${msg},"maxTokens":123456789012345678901234567890}`, /maxTokens must be a positive integer/],
+    [`{${msg},"maxTokens":0}`, /maxTokens must be a positive integer/],
+  ];
+  for (const [params, why] of cases) {
+    const r = await client.callTool({ name: 'raw__sample', arguments: { params } });
+    const a = JSON.parse(text(r));
+    assert.ok(a.error, `${params}: ${JSON.stringify(a)}`);
+    assert.match(a.error.message, why, params);
+  }
+  const st = provider('open');
+  assert.equal(st.pid, pid, 'the provider\'s worker was restarted');
+  assert.equal(st.restarts, 0);
+  assert.equal(st.state, 'ready');
+  const r = await client.callTool({ name: 'raw__sample', arguments: { params: `{${msg},"maxTokens":10}` } });
+  assert.match(JSON.parse(text(r)).result?.content?.text ?? '', /openai stand-in .* answers: hi/, text(r));
 });

@@ -21,6 +21,11 @@
 #                         included
 #   upstream.py endless   on the tool "endless", starts its answer's line
 #                         and never ends it (256 KiB every 0.1 s)
+#   upstream.py sampler   on the tool "sample" {params}, sends
+#                         sampling/createMessage with params, a string of
+#                         JSON text sent as it is (duplicate keys, numbers
+#                         out of any range), and answers with the answer it
+#                         got, as JSON text
 # Every server also has the tool "echo" {text}.
 import json
 import os
@@ -136,7 +141,10 @@ TOOLS = {
     'forker': ['quit'],
     'mute': [],
     'endless': ['endless'],
+    'sampler': ['sample'],
 }
+SAMPLING = {}   # our request id -> the tool call's id
+SAMPLED = [0]   # requests sent
 
 
 def tool(name):
@@ -157,6 +165,9 @@ def main():
         if MODE == 'mute' or not isinstance(msg, dict):
             continue
         method, mid = msg.get('method'), msg.get('id')
+        if method is None and mid in SAMPLING:
+            result(SAMPLING.pop(mid), json.dumps(msg))
+            continue
         if mid is None or method is None:
             continue
         params = msg.get('params') or {}
@@ -184,6 +195,14 @@ def main():
                 os._exit(0)
             elif name == 'endless':
                 endless(mid)
+            elif name == 'sample':
+                SAMPLED[0] += 1
+                sid = 'sample-%d' % SAMPLED[0]
+                SAMPLING[sid] = mid
+                out.write(b'{"jsonrpc":"2.0","id":' + json.dumps(sid).encode()
+                          + b',"method":"sampling/createMessage","params":' +
+                          str(args.get('params', '{}')).encode() + b'}\n')
+                out.flush()
             else:
                 send({'jsonrpc': '2.0', 'id': mid, 'error': {
                     'code': -32602, 'message': 'unknown tool'}})
