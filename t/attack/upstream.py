@@ -26,6 +26,13 @@
 #                         JSON text sent as it is (duplicate keys, numbers
 #                         out of any range), and answers with the answer it
 #                         got, as JSON text
+#   upstream.py files LOG a file server: lists file:///pub/a.txt,
+#                         file:///pub/private/key.txt,
+#                         file:///secret/key.txt and
+#                         file:///pub/../secret/listed.txt, and the template
+#                         file:///{+path}; appends "METHOD URI" to LOG for
+#                         every resources/read, subscribe, unsubscribe and
+#                         completion/complete, and answers them
 # Every server also has the tool "echo" {text}.
 import json
 import os
@@ -142,9 +149,39 @@ TOOLS = {
     'mute': [],
     'endless': ['endless'],
     'sampler': ['sample'],
+    'files': [],
 }
+FILES = ['file:///pub/a.txt', 'file:///pub/private/key.txt',
+         'file:///secret/key.txt', 'file:///pub/../secret/listed.txt']
 SAMPLING = {}   # our request id -> the tool call's id
 SAMPLED = [0]   # requests sent
+
+
+def files(method, mid, params):
+    if method == 'resources/list':
+        send({'jsonrpc': '2.0', 'id': mid, 'result': {'resources': [
+            {'uri': u, 'name': u.rsplit('/', 1)[1]} for u in FILES]}})
+    elif method == 'resources/templates/list':
+        send({'jsonrpc': '2.0', 'id': mid, 'result': {'resourceTemplates': [
+            {'uriTemplate': 'file:///{+path}', 'name': 'file'}]}})
+    elif method in ('resources/read', 'resources/subscribe',
+                    'resources/unsubscribe', 'completion/complete'):
+        uri = params.get('uri')
+        if method == 'completion/complete':
+            uri = (params.get('ref') or {}).get('uri')
+        with open(sys.argv[2], 'a') as f:
+            f.write('%s %s\n' % (method, uri))
+        if method == 'resources/read':
+            send({'jsonrpc': '2.0', 'id': mid, 'result': {'contents': [
+                {'uri': uri, 'text': 'read ' + str(uri)}]}})
+        elif method == 'completion/complete':
+            send({'jsonrpc': '2.0', 'id': mid, 'result': {
+                'completion': {'values': []}}})
+        else:
+            send({'jsonrpc': '2.0', 'id': mid, 'result': {}})
+    else:
+        return False
+    return True
 
 
 def tool(name):
@@ -171,11 +208,17 @@ def main():
         if mid is None or method is None:
             continue
         params = msg.get('params') or {}
+        if MODE == 'files' and files(method, mid, params):
+            continue
         if method == 'initialize':
+            caps = {'tools': {'listChanged': True}}
+            if MODE == 'files':
+                caps['resources'] = {'subscribe': True}
+                caps['completions'] = {}
             send({'jsonrpc': '2.0', 'id': mid, 'result': {
                 'protocolVersion': params.get('protocolVersion',
                                               '2025-11-25'),
-                'capabilities': {'tools': {'listChanged': True}},
+                'capabilities': caps,
                 'serverInfo': {'name': 'attack-' + MODE, 'version': '1'}}})
         elif method == 'tools/list':
             send({'jsonrpc': '2.0', 'id': mid, 'result': {
