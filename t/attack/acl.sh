@@ -74,6 +74,7 @@ refused "reader: file:///pub/..%5Csecret" 'file:///pub/..%5Csecret' "an encoded 
 refused "reader: file:///pub\\\\..\\\\secret\\\\key.txt" 'file:///pub\\..\\secret\\key.txt' "a '[^']*' in the path"
 refused "reader: file:///pub/%252e%252e/secret/key.txt" 'file:///pub/%252e%252e/secret/key.txt' "a double percent-encoding"
 refused "reader: file:///pub/%252E%252E%252Fsecret" 'file:///pub/%252E%252E%252Fsecret' "a double percent-encoding"
+refused "reader: file:///pub/\\u002e\\u002e/secret/key.txt (JSON escapes)" 'file:///pub/\u002e\u002e/secret/key.txt' "a '\\.\\.' segment"
 refused "reader: file:///pub/..;/secret/key.txt" 'file:///pub/..;/secret/key.txt' "a '\\.\\.' segment"
 refused "reader: file:///pub//../secret/key.txt" 'file:///pub//../secret/key.txt' "an empty segment"
 refused "reader: file:///pub/%2e/a.txt" 'file:///pub/%2e/a.txt' "a '\\.' segment spelled with %2E"
