@@ -11,7 +11,8 @@
 # metrics_listen the same.  A reload gives or takes the right.  Without
 # any token configured (the default) a loopback scrape needs none, and
 # /readyz says why to anyone: /mcp, open to the same peers, lists every
-# upstream's tools anyway.
+# upstream's tools anyway; a metrics_listen beyond loopback then gets a
+# warning.
 . "$(dirname "$0")/lib.sh"
 
 ADMIN=admin-token-0123456789
@@ -151,4 +152,15 @@ BASE=${URL%/mcp}
 is "no tokens: /metrics 200 without one" "$(code "$BASE/metrics")" 200
 is "/readyz says why" "$(code "$BASE/readyz"; echo " $(body)")" \
     "503 not ready: required upstream bad is failed"
+
+# 6. A metrics listener beyond loopback with no token is warned about
+# (checked with -n: nothing is bound).
+GLOBALS='metrics_listen = "0.0.0.0:9";'
+write_conf "$(demo demo)"
+like "-n warns of metrics_listen beyond loopback without tokens" \
+    "$("$SUPERVISORD" -n -f "$T/conf" 2>&1)" \
+    'metrics_listen 0.0.0.0:9 is beyond loopback and there are no tokens'
+GLOBALS="metrics_listen = \"0.0.0.0:9\"; metrics_tokens = [ \"$SCRAPE\" ];"
+write_conf "$(demo demo)"
+ok "and not with a metrics token" sh -c "! '$SUPERVISORD' -n -f '$T/conf' 2>&1 | grep -q 'metrics_listen.*beyond loopback'"
 finish
