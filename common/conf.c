@@ -189,6 +189,9 @@ parse_client(struct conf_ctx *ctx, const config_setting_t *g,
 		} else if (strcmp(key, "register") == 0) {
 			if (conf_get_bool(ctx, s, &cl->may_register) != 0)
 				return (-1);
+		} else if (strcmp(key, "metrics") == 0) {
+			if (conf_get_bool(ctx, s, &cl->metrics) != 0)
+				return (-1);
 		} else if (strcmp(key, "allow") == 0) {
 			if (conf_get_strv(ctx, s, 0, &cl->allow) != 0)
 				return (-1);
@@ -435,6 +438,15 @@ parse_root(struct conf_ctx *ctx, config_t *cf, struct conf *conf)
 			for (j = 0; conf->auth_tokens[j] != NULL; j++) {
 				if (conf_check_token(ctx, config_setting_get_elem(
 				    s, (unsigned int)j), conf->auth_tokens[j]) != 0)
+					return (-1);
+			}
+		} else if (strcmp(key, "metrics_tokens") == 0) {
+			if (conf_get_strv(ctx, s, 1, &conf->metrics_tokens) != 0)
+				return (-1);
+			for (j = 0; conf->metrics_tokens[j] != NULL; j++) {
+				if (conf_check_token(ctx, config_setting_get_elem(
+				    s, (unsigned int)j), conf->metrics_tokens[j]) !=
+				    0)
 					return (-1);
 			}
 		} else if (strcmp(key, "max_message") == 0) {
@@ -713,5 +725,6 @@ conf_free(struct conf *conf)
 	conf_strv_free(conf->allowed_origins);
 	conf_strv_free(conf->allowed_hosts);
 	conf_strv_free(conf->auth_tokens);
+	conf_strv_free(conf->metrics_tokens);
 	free(conf);
 }

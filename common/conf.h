@@ -147,6 +147,7 @@ struct client_conf {
 	char		 *name;
 	char		 *token;	/* as written: may be ${env:..} */
 	int		  may_register;	/* may offer tools of its own */
+	int		  metrics;	/* may read /metrics */
 	char		**allow;	/* NULL: everything */
 	char		**deny;		/* NULL: nothing */
 	int		  line;
@@ -169,6 +170,7 @@ struct conf {
 	char			**allowed_origins;	/* NULL: loopback only */
 	char			**allowed_hosts;	/* NULL: see conf.c */
 	char			**auth_tokens;		/* NULL: no auth */
+	char			**metrics_tokens;	/* /metrics only; NULL */
 	size_t			  max_message;
 	size_t			  max_body;
 	unsigned int		  max_sessions;
