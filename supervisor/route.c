@@ -249,19 +249,31 @@ route_get_uri(struct session *s, struct stream *st, const struct jrpc *m,
     const char *const *path, struct upstream **up)
 {
 	struct jspan	 at;
-	char		*u;
+	const char	*why;
+	char		*u, where[64];
+	int		 allowed;
 
 	if ((u = route_param(st, m, path, &at)) == NULL)
 		return (NULL);
 	obs_name(u, strlen(u));
+	/* A URI the client's patterns cannot be checked against. */
+	if ((allowed = acl_allows_uri(s, u, &why)) < 0) {
+		route_path_text(path, where, sizeof where);
+		log_info("session %.8s: %s: params.%s refused: %s", s->id,
+		    m->method_name, where, why);
+		route_reject(st, m, JRPC_INVALID_PARAMS, "%s: params.%s cannot "
+		    "be checked against the client's patterns: %s",
+		    m->method_name, where, why);
+		free(u);
+		return (NULL);
+	}
 	if ((*up = catalog_resource(view_catalog(s), u)) == NULL &&
 	    (*up = catalog_resource(catalog_global(), u)) != NULL &&
 	    route_part_failed(s, st, m, *up)) {
 		free(u);
 		return (NULL);
 	}
-	if ((*up = catalog_resource(view_catalog(s), u)) == NULL ||
-	    !acl_allows(s, u)) {
+	if ((*up = catalog_resource(view_catalog(s), u)) == NULL || !allowed) {
 		route_no_resource(st, m, u);
 		free(u);
 		return (NULL);

@@ -1068,8 +1068,14 @@ void		 http_conn_close_later(struct http_conn *);
 int		 http_conn_doomed(struct http_conn *);
 
 /* acl.c: what a session's client may do. */
-/* May the session see and use this tool or prompt name, or URI? */
+/* May the session see and use this tool or prompt name, or template? */
 int		 acl_allows(const struct session *, const char *name);
+/*
+ * May it use this resource URI?  1 if so, 0 if not; -1 with why if its
+ * client has patterns and the URI cannot be checked (common/uri.h).
+ */
+int		 acl_allows_uri(const struct session *, const char *uri,
+		    const char **why);
 /* Does the session see less than everything? */
 int		 acl_filtered(const struct session *);
 int		 acl_may_register(const struct session *);
