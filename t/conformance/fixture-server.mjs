@@ -634,6 +634,9 @@ export function createFixtureServer() {
         completions: {},
       },
       instructions: 'Conformance fixture for mcp-supervisor tests.',
+      // Ask the client only for what it declared, as a careful server
+      // does: sampling, elicitation and roots need the capability.
+      enforceStrictCapabilities: true,
     },
   );
 
