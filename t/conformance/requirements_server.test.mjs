@@ -80,7 +80,7 @@ for (const revision of ['2025-11-25', '2026-07-28']) {
         rmSync(out, { recursive: true, force: true });
         const code = await gw?.stop();
         up.stop();
-        assert.equal(code, 0);
+        if (gw) assert.equal(code, 0, 'the gateway exits 0');
       }
       const output = `${r.stdout}\n${r.stderr}`;
       const summary = output.slice(output.indexOf('=== SUMMARY ==='));
