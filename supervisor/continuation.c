@@ -439,6 +439,23 @@ continuation_bind(struct pending *p, const struct session *s,
 	bind_request(s, m, name, p->binding);
 }
 
+/* Is inputResponses an object whose members are all objects? */
+static int
+responses_valid(const char *p, struct jspan responses)
+{
+	struct jiter	it;
+	struct jspan	key, v;
+	int		r;
+
+	if (jscan_object(p, responses, &it) != 0)
+		return (0);
+	while ((r = jscan_next_member(&it, &key, &v)) == 1) {
+		if (jscan_type(p, v) != JT_OBJECT)
+			return (0);
+	}
+	return (r == 0);
+}
+
 int
 continuation_park(struct upstream *up, struct session *s, uint32_t tag,
     const struct jrpc *m, uint32_t ref, char *why, size_t len, int *code)
@@ -797,12 +814,17 @@ continuation_resume(struct session *s, struct stream *st, const struct jrpc *m,
 	if (rs == -2 || rr == -2)
 		return (refuse(s, st, m, "%s: requestState or inputResponses "
 		    "given twice", m->method_name));
-	if (rs == -1)
-		return (refuse(s, st, m, "%s: inputResponses without the "
-		    "requestState they answer", m->method_name));
-	if (rr == 0 && jscan_type(m->p, responses) != JT_OBJECT)
-		return (refuse(s, st, m, "%s: inputResponses must be an object",
-		    m->method_name));
+	if (rr == 0 && !responses_valid(m->p, responses))
+		return (refuse(s, st, m, "%s: inputResponses must be an object "
+		    "of result objects", m->method_name));
+	if (rs == -1) {
+		/* Nothing of ours to continue: a new call, and what the
+		 * client sent unasked is ignored, as it SHOULD be (the worker
+		 * drops it for the upstream). */
+		log_debug("session %.8s: %s: inputResponses without a "
+		    "requestState, ignored", s->id, m->method_name);
+		return (0);
+	}
 	if (rr == -1)
 		memset(&responses, 0, sizeof responses);
 	if (jscan_type(m->p, state) != JT_STRING || (n = jscan_string(m->p,

@@ -445,7 +445,9 @@ era_texts_free(struct era_texts *t)
  * The capabilities a modern client's request lacks that the strategies
  * can always answer (conf_strategies_always): added for the
  * upstream, which may then ask for them, to be answered by the gateway
- * (mrtr.c).  An insertion into the capabilities object, or 0.
+ * (mrtr.c).  An insertion into the capabilities object, or 0.  A decline
+ * does not count: what a modern client did not declare, the upstream
+ * must refuse with -32021, and the gateway relays that.
  */
 static int
 era_strategy_caps(struct conn *c, struct call *call, const struct jrpc *m,
@@ -460,16 +462,14 @@ era_strategy_caps(struct conn *c, struct call *call, const struct jrpc *m,
 	    jscan_type(m->p, caps) != JT_OBJECT)
 		return (0);
 	b = evbuffer_new();
-	if (conf_strategies_always(sc->sampling, sc->nsampling,
-	    c->session == 0) &&
+	if (conf_strategies_always(sc->sampling, sc->nsampling, 0) &&
 	    jscan_member(m->p, caps, "sampling", &v) != 0) {
 		evbuffer_add_printf(b, "\"sampling\":{%s}",
 		    conf_strategies_have(sc->sampling, sc->nsampling,
 		    STRATEGY_LLM) ? "\"tools\":{}" : "");
 		n++;
 	}
-	if (conf_strategies_always(sc->elicitation, sc->nelicitation,
-	    c->session == 0) &&
+	if (conf_strategies_always(sc->elicitation, sc->nelicitation, 0) &&
 	    jscan_member(m->p, caps, "elicitation", &v) != 0) {
 		evbuffer_add_printf(b, "%s\"elicitation\":{\"form\":{},"
 		    "\"url\":{}}", n > 0 ? "," : "");
