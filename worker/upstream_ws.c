@@ -52,6 +52,8 @@ struct ws_tp {
 	struct event		*ping;
 	int64_t			 last_rx;
 	int			 lost;
+	int			 pumping;	/* inside wslay_event_recv/send */
+	int			 pump_again;	/* asked for while pumping */
 };
 
 /* The connection is gone; say why once. */
@@ -136,16 +138,36 @@ ws_msg_cb(wslay_event_context_ptr ctx,
 	}
 }
 
-/* Drive wslay after I/O; detect the end of the connection. */
+/*
+ * Drive wslay after I/O; detect the end of the connection.  wslay must not
+ * be re-entered from its callbacks: a message handled in ws_msg_cb may be
+ * answered at once (ws_tp_send), and a TLS bufferevent may call ws_read_cb
+ * or ws_write_cb from inside ws_send_cb.  wslay_event_recv() called again
+ * there consumes the frames after the message it is delivering, and the
+ * outer call then resets the message being reassembled under the inner
+ * one (wslay_queue_tail asserts, the worker aborts).  So a pump asked for
+ * while pumping only queues (wslay_event_queue_msg is allowed from its
+ * callbacks) and asks for one more turn, taken here once wslay returned.
+ */
 static void
 ws_pump(struct ws_tp *tp)
 {
-	if (tp->lost)
-		return;
-	if (wslay_event_recv(tp->ws) != 0 || wslay_event_send(tp->ws) != 0) {
-		ws_lost(tp, "WebSocket protocol error");
+	if (tp->pumping) {
+		tp->pump_again = 1;
 		return;
 	}
+	tp->pumping = 1;
+	do {
+		tp->pump_again = 0;
+		if (tp->lost)
+			break;
+		if (wslay_event_recv(tp->ws) != 0 ||
+		    wslay_event_send(tp->ws) != 0) {
+			ws_lost(tp, "WebSocket protocol error");
+			break;
+		}
+	} while (tp->pump_again);
+	tp->pumping = 0;
 	if (!tp->lost && !wslay_event_want_read(tp->ws) &&
 	    !wslay_event_want_write(tp->ws))
 		ws_lost(tp, "the WebSocket was closed");
@@ -471,6 +493,10 @@ ws_tp_send(struct conn *c, struct evbuffer *msg)
 	ws_pump(tp);
 }
 
+/*
+ * Never called from inside wslay: conn_lost() frees the connection from
+ * the loop, and worker_exit(), which frees it at once, does not return.
+ */
 static void
 ws_tp_stop(struct conn *c)
 {
