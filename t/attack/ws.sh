@@ -106,7 +106,7 @@ dripper=$!
 # here), held unfinished for 2 s: each fragment costs its byte and no
 # more, so the supervisor's RSS grows by the message, at most twice
 # max_body while it grows.  (wslay's own reassembly held about 90 bytes
-# per fragment: some 90 MiB here, 750 MiB with the default max_body of
+# per fragment: some 90 MiB here, 735 MiB with the default max_body of
 # 8M.)  Past max_body, such a flood is refused with 1009.
 FRAG_BOUND_KB=$((2 * 1024 + 8192))
 rss0=$(rss_kb "$GW_PID")
