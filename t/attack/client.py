@@ -41,7 +41,16 @@
 #       that come in S seconds ("text N: ...", "close CODE", "eof"),
 #       until:S:TEXT likewise until a text frame holding TEXT has come;
 #       pings:MB sends MB MiB of 125-byte pings, reading nothing (a send
-#       blocked for 10 s stops it), and prints how much went out; sleep:S
+#       blocked for 10 s stops it), and prints how much went out;
+#       frags:T sends the text message T a byte per fragment, with a ping
+#       after the first; frag1:N sends a text message as N fragments of
+#       one byte ("x") and
+#       no final one, until the peer closes or a send blocks for 10 s, and
+#       prints how many went out; drip:S:N sends the start of a text
+#       message, then a one-byte fragment every S seconds, at most N of
+#       them, until the peer sends a close frame, closes or resets, and
+#       prints "dripped N in E s" (E from the first fragment), then what
+#       came back; sleep:S
 #       waits S seconds, reading nothing.
 #   client.py unix PATH N READY STOP [--timeout S]
 #       Hold N connections to a unix socket (the control socket) until
@@ -380,6 +389,22 @@ class WS:
         key = os.urandom(4)
         return hdr + key + bytes(c ^ key[i % 4] for i, c in enumerate(payload))
 
+    def closed(self):
+        """Does what was read and not yet shown hold a close frame?"""
+        off = 0
+        while len(self.buf) >= off + 2:
+            n, hdr = self.buf[off + 1] & 0x7f, 2
+            if n == 126:
+                n, hdr = int.from_bytes(self.buf[off + 2:off + 4], 'big'), 4
+            elif n == 127:
+                n, hdr = int.from_bytes(self.buf[off + 2:off + 10], 'big'), 10
+            if len(self.buf) < off + hdr + n:
+                return False
+            if self.buf[off] & 0x0f == 8:
+                return True
+            off += hdr + n
+        return False
+
     def read(self, secs, until=None):
         end = time.monotonic() + secs
         while True:
@@ -439,7 +464,7 @@ def cmd_ws(argv):
                 while i < len(acts) and ':' in acts[i] and \
                         acts[i].split(':')[0] not in (
                             'text', 'frame', 'read', 'pings', 'up', 'sleep',
-                            'until'):
+                            'until', 'frags', 'frag1', 'drip'):
                     extra.append(acts[i])
                     i += 1
                 ws.upgrade(extra)
@@ -466,6 +491,51 @@ def cmd_ws(argv):
                 ws.read(float(secs), text)
             elif kind == 'sleep':
                 time.sleep(float(arg))
+            elif kind == 'frags':
+                data = arg.encode()
+                out = [WS.frame(1, data[:1], fin=len(data) == 1),
+                       WS.frame(9, b'between')]
+                for k in range(1, len(data)):
+                    out.append(WS.frame(0, data[k:k + 1],
+                                        fin=k == len(data) - 1))
+                ws.s.sendall(b''.join(out))
+            elif kind == 'frag1':
+                want = int(arg)
+                block = WS.frame(0, b'x', fin=False) * 65536
+                sent = 0
+                ws.s.settimeout(10)
+                try:
+                    ws.s.sendall(WS.frame(1, b'x', fin=False))
+                    sent = 1
+                    while sent < want:
+                        n = min(65536, want - sent)
+                        ws.s.sendall(block if n == 65536 else
+                                     block[:n * len(block) // 65536])
+                        sent += n
+                except (socket.timeout, OSError) as e:
+                    print('fragments stopped: %s' % type(e).__name__)
+                print('fragments sent %d' % sent)
+            elif kind == 'drip':
+                secs, _, most = arg.partition(':')
+                frag = WS.frame(0, b'x', fin=False)
+                start = time.monotonic()
+                n = 0
+                try:
+                    ws.s.sendall(WS.frame(1, b'{', fin=False))
+                    while n < int(most) and not ws.closed():
+                        r, _, _ = select.select([ws.s], [], [], float(secs))
+                        if r:
+                            chunk = ws.s.recv(65536)
+                            if not chunk:
+                                break
+                            ws.buf += chunk
+                            continue
+                        ws.s.sendall(frag)
+                        n += 1
+                except OSError as e:
+                    print('drip stopped: %s' % type(e).__name__)
+                print('dripped %d in %.1f s' % (n, time.monotonic() - start))
+                ws.read(5)
             elif kind == 'pings':
                 ping = WS.frame(9, b'p' * 125)
                 block = ping * 8192
