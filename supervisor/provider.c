@@ -241,7 +241,7 @@ provider_lost(struct provider *pv, const char *why)
 static void
 provider_spawn(struct provider *pv)
 {
-	char	*argv[8], err[256];
+	char	*argv[8], err[256], *key[2];
 	int	 argc = 0, fd;
 	json_t	*cfg, *llm, *keys;
 
@@ -267,7 +267,9 @@ provider_spawn(struct provider *pv)
 	llm = conf_llm_to_json(pv->lc);
 	/* The key, if it is in our environment, which the worker's is not. */
 	if (pv->lc->api_key != NULL) {
-		keys = spawn_expand_env((char *[]){ pv->lc->api_key, NULL });
+		key[0] = pv->lc->api_key;
+		key[1] = NULL;
+		keys = spawn_expand_env(key);
 		json_object_set(llm, "api_key", json_array_get(keys, 0));
 		json_decref(keys);
 	}

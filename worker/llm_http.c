@@ -87,7 +87,6 @@ llm_http_init(char *err, size_t errlen)
 	return (0);
 }
 
-
 static void
 call_free(struct llm_call *c)
 {

@@ -212,6 +212,13 @@ else
 	echo "# another upstream's memory cannot be read either ($(seen "$DEMO_UPSTREAM" mem)): Yama?"
 fi
 
+# What still works with processes that are not dumpable: the daemon reads
+# its workers' memory use (statm) and counts its own descriptors.
+metrics=$(curl -s "http://$ADDR/metrics")
+like "the metrics still have the workers' memory" "$metrics" \
+    'mcp_supervisor_worker_resident_bytes\{upstream="nosy"\} [1-9]'
+like "and the daemon's descriptors" "$metrics" 'process_open_fds [1-9]'
+
 # 4. A provider's error that repeats the key after 290 characters.
 ask=$(call asker ask '{"params":{"messages":[{"role":"user","content":{"type":"text","text":"[echo-key]"}}],"maxTokens":50}}' | text_of)
 echo "# $ask"
