@@ -189,6 +189,9 @@ parse_client(struct conf_ctx *ctx, const config_setting_t *g,
 		} else if (strcmp(key, "register") == 0) {
 			if (conf_get_bool(ctx, s, &cl->may_register) != 0)
 				return (-1);
+		} else if (strcmp(key, "metrics") == 0) {
+			if (conf_get_bool(ctx, s, &cl->metrics) != 0)
+				return (-1);
 		} else if (strcmp(key, "allow") == 0) {
 			if (conf_get_strv(ctx, s, 0, &cl->allow) != 0)
 				return (-1);
@@ -440,6 +443,15 @@ parse_root(struct conf_ctx *ctx, config_t *cf, struct conf *conf)
 				    s, (unsigned int)j), conf->auth_tokens[j]) != 0)
 					return (-1);
 			}
+		} else if (strcmp(key, "metrics_tokens") == 0) {
+			if (conf_get_strv(ctx, s, 1, &conf->metrics_tokens) != 0)
+				return (-1);
+			for (j = 0; conf->metrics_tokens[j] != NULL; j++) {
+				if (conf_check_token(ctx, config_setting_get_elem(
+				    s, (unsigned int)j), conf->metrics_tokens[j]) !=
+				    0)
+					return (-1);
+			}
 		} else if (strcmp(key, "max_message") == 0) {
 			if (conf_get_size(ctx, s, 4096, (size_t)1 << 30,
 			    &conf->max_message) != 0)
@@ -599,10 +611,14 @@ conf_new(const char *file)
 	conf->cache_ttl = 60;
 	conf->client_tool_timeout = 30;
 	conf->client_tools_max = 128;
+	/* The calling client answers when it can, else the gateway
+	 * declines: so upstreams are told of both (era_client_caps). */
 	conf->elicitation[0] = STRATEGY_CLIENT;
-	conf->nelicitation = 1;
+	conf->elicitation[1] = STRATEGY_DECLINE;
+	conf->nelicitation = 2;
 	conf->sampling[0] = STRATEGY_CLIENT;
-	conf->nsampling = 1;
+	conf->sampling[1] = STRATEGY_DECLINE;
+	conf->nsampling = 2;
 	return (conf);
 }
 
@@ -714,5 +730,6 @@ conf_free(struct conf *conf)
 	conf_strv_free(conf->allowed_origins);
 	conf_strv_free(conf->allowed_hosts);
 	conf_strv_free(conf->auth_tokens);
+	conf_strv_free(conf->metrics_tokens);
 	free(conf);
 }

@@ -151,6 +151,7 @@ struct client_conf {
 	char		 *name;
 	char		 *token;	/* as written: may be ${env:..} */
 	int		  may_register;	/* may offer tools of its own */
+	int		  metrics;	/* may read /metrics */
 	char		**allow;	/* NULL: everything */
 	char		**deny;		/* NULL: nothing */
 	int		  line;
@@ -174,6 +175,7 @@ struct conf {
 	char			**allowed_origins;	/* NULL: loopback only */
 	char			**allowed_hosts;	/* NULL: see conf.c */
 	char			**auth_tokens;		/* NULL: no auth */
+	char			**metrics_tokens;	/* /metrics only; NULL */
 	size_t			  max_message;
 	size_t			  max_body;
 	unsigned int		  max_sessions;
@@ -239,11 +241,15 @@ const char	*conf_isolation_name(enum isolation);
 const char	*conf_llm_provider_name(enum llm_provider);
 const char	*conf_era_name(enum era);
 /*
- * Can a strategy list serve a request without a client (it holds decline,
- * or for sampling an llm: or tool: link)?  Only then is the capability
- * declared to a shared upstream.
+ * Can a strategy list serve a request without a client?  An llm: or tool:
+ * link can; so can decline, if shared is set: an upstream session that
+ * serves many clients is told what decline can always answer, so that its
+ * one list of tools serves every client, while an instance of one client
+ * is told that client's capabilities (plus what a provider or a tool can
+ * answer), so that it lists only what that client can use.
  */
-int		 conf_strategies_always(const enum strategy *, size_t);
+int		 conf_strategies_always(const enum strategy *, size_t,
+		    int shared);
 /* Does a strategy list hold a link of this kind? */
 int		 conf_strategies_have(const enum strategy *, size_t,
 		    enum strategy);

@@ -199,6 +199,11 @@ conf_print(const struct conf *conf, FILE *f)
 		print_strv(f, conf->auth_tokens);
 		fprintf(f, ";\n");
 	}
+	if (conf->metrics_tokens != NULL) {
+		fprintf(f, "metrics_tokens = ");
+		print_strv(f, conf->metrics_tokens);
+		fprintf(f, ";\n");
+	}
 	fprintf(f, "max_message = %zu;\nmax_body = %zu;\n", conf->max_message,
 	    conf->max_body);
 	fprintf(f, "max_sessions = %u;\nmax_pending = %u;\n",
@@ -234,8 +239,9 @@ conf_print(const struct conf *conf, FILE *f)
 			print_string(f, conf->clients[i].name);
 			fprintf(f, "; token = ");
 			print_string(f, conf->clients[i].token);
-			fprintf(f, "; register = %s;",
-			    conf->clients[i].may_register ? "true" : "false");
+			fprintf(f, "; register = %s; metrics = %s;",
+			    conf->clients[i].may_register ? "true" : "false",
+			    conf->clients[i].metrics ? "true" : "false");
 			if (conf->clients[i].allow != NULL) {
 				fprintf(f, "\n    allow = ");
 				print_strv(f, conf->clients[i].allow);

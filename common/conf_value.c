@@ -278,9 +278,9 @@ conf_lookup_name(const char *const *names, size_t n, const char *s)
 }
 
 int
-conf_strategies_always(const enum strategy *list, size_t n)
+conf_strategies_always(const enum strategy *list, size_t n, int shared)
 {
-	return (conf_strategies_have(list, n, STRATEGY_DECLINE) ||
+	return ((shared && conf_strategies_have(list, n, STRATEGY_DECLINE)) ||
 	    conf_strategies_have(list, n, STRATEGY_LLM) ||
 	    conf_strategies_have(list, n, STRATEGY_TOOL));
 }

@@ -11,6 +11,7 @@
 #include <sys/queue.h>
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include <event2/event.h>
@@ -102,12 +103,21 @@ client_request(struct req *r, const char *method, json_t *params,
 	send_json(msg);
 }
 
-/* Get the message of an error answer from the client. */
+/* Get the message of an error answer from the client, with data.reason
+ * if it gives one (a static buffer). */
 const char *
 error_message(json_t *error)
 {
-	const char	*s;
+	static char	 buf[1024];
+	const char	*s, *reason;
 
 	s = json_cstr(json_object_get(error, "message"));
-	return (s != NULL ? s : "client returned an error");
+	if (s == NULL)
+		s = "client returned an error";
+	reason = json_cstr(json_object_get(json_object_get(error, "data"),
+	    "reason"));
+	if (reason == NULL)
+		return (s);
+	snprintf(buf, sizeof buf, "%s (%s)", s, reason);
+	return (buf);
 }

@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * Who is asking: the bearer tokens the gateway accepts and whom each one
- * names.  A token of auth_tokens, or the lock file's, is an unnamed client
- * with every right; a token of clients = ( ... ) is that client, with the
- * rights acl.c reads from its entry.  Tokens are compared in constant time
- * and never logged; a session remembers which token made it (a hash, so
- * that another token gets 404 for it).
+ * Who is asking: the bearer tokens the gateway accepts, whom each one
+ * names and what each admits to.  A token of auth_tokens, or the lock
+ * file's, is an unnamed client with every right; a token of clients =
+ * ( ... ) is that client, with the rights acl.c reads from its entry, and
+ * /metrics if its entry says metrics = true; a token of metrics_tokens
+ * admits to /metrics (and the reasons of /readyz) and nothing else.
+ * Tokens are compared in constant time and never logged; a session
+ * remembers which token made it (a hash, so that another token gets 404
+ * for it).
  */
 #include "config.h"
 
@@ -26,10 +29,12 @@ struct credential {
 	char		*secret;
 	uint64_t	 id;		/* a hash of it, never 0 */
 	char		*client;	/* a named client, or NULL */
+	int		 rights;	/* AUTH_MCP, AUTH_METRICS */
 };
 
 static struct credential	*creds;
 static size_t			 ncreds;
+static int			 any_rights;	/* the rights of all, or'd */
 static char			*lock_token;	/* the lock file's, or NULL */
 static char			*lock_path;	/* written by us, or NULL */
 
@@ -50,7 +55,7 @@ auth_free(struct credential *v, size_t n)
 /* Add a token to a table being built; -1 with err set if it is bad. */
 static int
 auth_add(struct credential *v, size_t *n, const char *raw, const char *client,
-    const char *what, char *err, size_t errlen)
+    int rights, const char *what, char *err, size_t errlen)
 {
 	char	*secret, why[512];
 	size_t	 i;
@@ -78,6 +83,7 @@ auth_add(struct credential *v, size_t *n, const char *raw, const char *client,
 	v[*n].secret = secret;
 	v[*n].id = fnv1a64(secret, strlen(secret)) | 1;
 	v[*n].client = client != NULL ? xstrdup(client) : NULL;
+	v[*n].rights = rights;
 	(*n)++;
 	return (0);
 }
@@ -93,22 +99,34 @@ auth_build(const struct conf *c, struct credential **out, size_t *nout,
 
 	for (i = 0; c->auth_tokens != NULL && c->auth_tokens[i] != NULL; i++)
 		max++;
+	for (i = 0; c->metrics_tokens != NULL &&
+	    c->metrics_tokens[i] != NULL; i++)
+		max++;
 	v = xcalloc(max, sizeof *v);
 	for (i = 0; c->auth_tokens != NULL && c->auth_tokens[i] != NULL;
 	    i++) {
 		snprintf(what, sizeof what, "auth_tokens: entry %zu", i + 1);
-		if (auth_add(v, &n, c->auth_tokens[i], NULL, what, err,
-		    errlen) != 0)
+		if (auth_add(v, &n, c->auth_tokens[i], NULL,
+		    AUTH_MCP | AUTH_METRICS, what, err, errlen) != 0)
 			goto bad;
 	}
 	for (i = 0; i < c->nclients; i++) {
 		snprintf(what, sizeof what, "client %s", c->clients[i].name);
 		if (auth_add(v, &n, c->clients[i].token, c->clients[i].name,
+		    AUTH_MCP | (c->clients[i].metrics ? AUTH_METRICS : 0),
+		    what, err, errlen) != 0)
+			goto bad;
+	}
+	for (i = 0; c->metrics_tokens != NULL &&
+	    c->metrics_tokens[i] != NULL; i++) {
+		snprintf(what, sizeof what, "metrics_tokens: entry %zu",
+		    i + 1);
+		if (auth_add(v, &n, c->metrics_tokens[i], NULL, AUTH_METRICS,
 		    what, err, errlen) != 0)
 			goto bad;
 	}
 	if (lock_token != NULL && auth_add(v, &n, lock_token, NULL,
-	    "ws_lockfile", err, errlen) != 0)
+	    AUTH_MCP | AUTH_METRICS, "ws_lockfile", err, errlen) != 0)
 		goto bad;
 	*out = v;
 	*nout = n;
@@ -130,11 +148,16 @@ auth_prepare(const struct conf *c, struct auth_table *t, char *err,
 void
 auth_commit(struct auth_table *t)
 {
+	size_t	i;
+
 	auth_free(creds, ncreds);
 	creds = t->v;
 	ncreds = t->n;
 	t->v = NULL;
 	t->n = 0;
+	any_rights = 0;
+	for (i = 0; i < ncreds; i++)
+		any_rights |= creds[i].rights;
 }
 
 void
@@ -161,18 +184,28 @@ int
 auth_validate(const struct conf *c, int *any, char *err, size_t errlen)
 {
 	struct credential	*v;
-	size_t			 n;
+	size_t			 n, i;
 
 	if (auth_build(c, &v, &n, err, errlen) != 0)
 		return (-1);
-	*any = n > 0;
+	*any = 0;
+	for (i = 0; i < n; i++)
+		*any |= v[i].rights;
 	auth_free(v, n);
 	return (0);
 }
 
+/*
+ * MCP needs a token once one admits to it.  The metrics need one as soon
+ * as any token is configured, whatever it admits to: they are never more
+ * open than MCP, and clients = ( ... ) with no metrics right among them
+ * closes them rather than opening them.
+ */
 int
-auth_required(void)
+auth_required(int right)
 {
+	if (right == AUTH_MCP)
+		return ((any_rights & AUTH_MCP) != 0);
 	return (ncreds > 0);
 }
 
@@ -192,17 +225,21 @@ auth_equal(const char *a, size_t alen, const char *b)
 }
 
 int
-auth_check(const char *token, size_t len, uint64_t *id, const char **client)
+auth_check(const char *token, size_t len, uint64_t *id, const char **client,
+    int *rights)
 {
 	uint64_t	found = 0, eq;
 	size_t		i;
 
 	*client = NULL;
+	*rights = 0;
 	for (i = 0; i < ncreds; i++) {
 		eq = auth_equal(token, len, creds[i].secret);
 		found |= (0 - eq) & creds[i].id;
-		if (eq)
+		if (eq) {
 			*client = creds[i].client;
+			*rights = creds[i].rights;
+		}
 	}
 	*id = found;
 	return (found != 0 ? 0 : -1);

@@ -493,6 +493,17 @@ cursor_decode(const char *in, size_t len, size_t *next, char *key,
 	return (0);
 }
 
+/* May a session see an item of a list?  Resources by their URI. */
+static int
+page_allows(const struct session *s, enum catalog_kind kind, const char *key)
+{
+	const char	*why;
+
+	if (kind == CATALOG_RESOURCES)
+		return (acl_allows_uri(s, key, &why) == 1);
+	return (acl_allows(s, key));
+}
+
 int
 catalog_page(const struct catalog *c, enum catalog_kind kind,
     const char *cursor, size_t cursorlen, unsigned int page_size,
@@ -521,7 +532,7 @@ catalog_page(const struct catalog *c, enum catalog_kind kind,
 	evbuffer_add_printf(out, "{\"%s\":[", kind_keys[kind]);
 	for (i = end = start; i < l->n && n < page_size; i++) {
 		end = i + 1;
-		if (filtered && !acl_allows(s, l->items[i].key))
+		if (filtered && !page_allows(s, kind, l->items[i].key))
 			continue;
 		if (n++ > 0)
 			evbuffer_add(out, ",", 1);
@@ -529,7 +540,8 @@ catalog_page(const struct catalog *c, enum catalog_kind kind,
 		last = i;
 	}
 	if (filtered)
-		while (end < l->n && !acl_allows(s, l->items[end].key))
+		while (end < l->n && !page_allows(s, kind,
+		    l->items[end].key))
 			end++;
 	evbuffer_add(out, "]", 1);
 	if (end < l->n) {

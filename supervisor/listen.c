@@ -89,6 +89,7 @@ listen_open(struct session *s, struct stream *st, const struct jrpc *m)
 	struct upstream		*up;
 	struct evbuffer		*ack;
 	static char		 uri[LISTEN_URI_MAX + 1];
+	const char		*why;
 	ssize_t			 len;
 	size_t			 i, n = 0;
 	int			 on, r, first = 1;
@@ -147,7 +148,7 @@ listen_open(struct session *s, struct stream *st, const struct jrpc *m)
 			/* Honoured: a URI the client may read, once. */
 			if (n >= LISTEN_MAX_URIS ||
 			    (up = catalog_resource(view_catalog(s), uri)) ==
-			    NULL || !acl_allows(s, uri) ||
+			    NULL || acl_allows_uri(s, uri, &why) != 1 ||
 			    strmap_get(&l->uris, uri) != NULL)
 				continue;
 			strmap_add(&l->uris, uri, up);

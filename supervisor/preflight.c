@@ -61,10 +61,10 @@ preflight_warn(void (*warn)(const char *), const char *fmt, ...)
 	warn(msg);
 }
 
-/* Resolve the listen address; *loopback says whether all of it is. */
+/* Resolve a listen address; *loopback says whether all of it is. */
 static int
-preflight_listen(const struct conf *c, int *loopback, char *err,
-    size_t errlen)
+preflight_listen(const struct conf *c, const char *listen, int line,
+    int *loopback, char *err, size_t errlen)
 {
 	struct addrinfo			 hints, *res, *ai;
 	const struct sockaddr_in	*s4;
@@ -73,18 +73,18 @@ preflight_listen(const struct conf *c, int *loopback, char *err,
 	unsigned int			 portno;
 	int				 error;
 
-	if (conf_split_listen(c->listen, host, sizeof host, &portno, why,
+	if (conf_split_listen(listen, host, sizeof host, &portno, why,
 	    sizeof why) != 0)
-		return (preflight_error(c, c->listen_line, err, errlen, "%s",
-		    why));
+		return (preflight_error(c, line, err, errlen, "%s", why));
 	snprintf(port, sizeof port, "%u", portno);
 	memset(&hints, 0, sizeof hints);
 	hints.ai_family = AF_UNSPEC;
 	hints.ai_socktype = SOCK_STREAM;
 	hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
 	if ((error = getaddrinfo(host, port, &hints, &res)) != 0)
-		return (preflight_error(c, c->listen_line, err, errlen,
-		    "listen \"%s\": %s", c->listen, gai_strerror(error)));
+		return (preflight_error(c, line, err, errlen, "%s \"%s\": %s",
+		    listen == c->listen ? "listen" : "metrics_listen", listen,
+		    gai_strerror(error)));
 	*loopback = 1;
 	for (ai = res; ai != NULL; ai = ai->ai_next) {
 		s4 = (const void *)ai->ai_addr;
@@ -265,10 +265,15 @@ preflight(const struct conf *c, int flags, void (*warn)(const char *),
 {
 	struct sockaddr_un	 sun;
 	char			 why[512];
-	int			 loopback = 1, tokens;
+	int			 loopback = 1, mloopback = 1, tokens;
 
 	if (!(flags & PREFLIGHT_RELOAD)) {
-		if (preflight_listen(c, &loopback, err, errlen) != 0)
+		if (preflight_listen(c, c->listen, c->listen_line, &loopback,
+		    err, errlen) != 0)
+			return (-1);
+		if (c->metrics_listen != NULL && preflight_listen(c,
+		    c->metrics_listen, c->metrics_listen_line, &mloopback,
+		    err, errlen) != 0)
 			return (-1);
 		if (strlen(c->control) >= sizeof sun.sun_path)
 			return (preflight_error(c, 0, err, errlen, "control "
@@ -289,10 +294,15 @@ preflight(const struct conf *c, int flags, void (*warn)(const char *),
 	preflight_pass_env(c, warn);
 	if (flags & PREFLIGHT_RELOAD)
 		return (0);
-	if (!loopback && !tokens && c->ws_lockfile == NULL)
+	if (!loopback && !(tokens & AUTH_MCP) && c->ws_lockfile == NULL)
 		preflight_warn(warn, "listen %s is beyond loopback and there "
 		    "are no auth_tokens or clients: any client that can reach "
 		    "it can use every upstream", c->listen);
+	if (!mloopback && !tokens && c->ws_lockfile == NULL)
+		preflight_warn(warn, "metrics_listen %s is beyond loopback and "
+		    "there are no tokens: any client that can reach it can read "
+		    "the metrics, which name every upstream; set "
+		    "metrics_tokens", c->metrics_listen);
 	if (!loopback && c->allowed_hosts == NULL)
 		preflight_warn(warn, "listen %s is beyond loopback and there "
 		    "are no allowed_hosts: Host headers are not checked",

@@ -585,11 +585,13 @@ provider_json(struct provider *pv)
 	    "timeouts", (json_int_t)pv->timeouts,
 	    "tokens_in", (json_int_t)pv->tokens_in,
 	    "tokens_out", (json_int_t)pv->tokens_out);
-	json_object_set_new(o, "budget", json_pack("{s:I, s:I, s:I}",
+	json_object_set_new(o, "budget", json_pack("{s:I, s:I, s:I, s:I}",
 	    "requests_per_minute",
 	    (json_int_t)pv->lc->budget.requests_per_minute,
 	    "tokens_per_day", (json_int_t)pv->lc->budget.tokens_per_day,
-	    "tokens_used", (json_int_t)budget_tokens_used(&pv->budget, now)));
+	    "tokens_used", (json_int_t)budget_tokens_used(&pv->budget, now),
+	    "tokens_reserved",
+	    (json_int_t)budget_tokens_reserved(&pv->budget)));
 	json_object_set_new(o, "last_error", pv->last_error != NULL ?
 	    json_string(pv->last_error) : json_null());
 	return (o);

@@ -23,26 +23,65 @@
 static void	route_dispatch(struct session *, struct stream *,
 		    const struct jrpc *, const char *);
 
-/* Reply to a request with an error. */
-void
-route_error(struct stream *st, const char *id, size_t idlen, int code,
-    const char *fmt, ...)
+/* Reply to a request with an error, with data (JSON text) or NULL. */
+static void
+route_error_v(struct stream *st, const char *id, size_t idlen, int code,
+    const char *data, const char *fmt, va_list ap)
 {
 	struct evbuffer	*buf;
-	va_list		 ap;
 	char		 msg[512];
 
 	obs_answered(st, id, code == MCP_REQUEST_TIMEOUT ? OBS_TIMEOUT :
 	    OBS_REFUSED, code);
 	if (st == NULL)
 		return;
-	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
-	va_end(ap);
 	buf = evbuffer_new();
-	jrpc_add_error(buf, id, idlen, code, msg, NULL);
+	jrpc_add_error(buf, id, idlen, code, msg, data);
 	stream_send(st, buf, 1);
 	evbuffer_free(buf);
+}
+
+/* Reply to a request with an error. */
+void
+route_error(struct stream *st, const char *id, size_t idlen, int code,
+    const char *fmt, ...)
+{
+	va_list	ap;
+
+	va_start(ap, fmt);
+	route_error_v(st, id, idlen, code, NULL, fmt, ap);
+	va_end(ap);
+}
+
+/* Reply to a request with an error carrying data (JSON text). */
+static void __attribute__((format(printf, 6, 7)))
+route_error_data(struct stream *st, const char *id, size_t idlen, int code,
+    const char *data, const char *fmt, ...)
+{
+	va_list	ap;
+
+	va_start(ap, fmt);
+	route_error_v(st, id, idlen, code, data, fmt, ap);
+	va_end(ap);
+}
+
+/* Reply that no resource has a URI, naming it in data.uri as the
+ * specification's example does. */
+static void
+route_no_resource(struct stream *st, const struct jrpc *m, const char *u)
+{
+	struct evbuffer	*data = evbuffer_new();
+
+	evbuffer_add(data, "{\"uri\":", 7);
+	jscan_add_string(data, u, strlen(u));
+	evbuffer_add(data, "}", 2);	/* with its NUL: a C string */
+	/* 2026-07-28 says -32602, and emits -32002 no more. */
+	route_error_data(st, m->p + m->id.off, m->id.len, st != NULL &&
+	    st->modern ? JRPC_INVALID_PARAMS : MCP_RESOURCE_NOT_FOUND,
+	    (const char *)evbuffer_pullup(data, -1),
+	    "Resource not found: %.300s", u);
+	evbuffer_free(data);
 }
 
 /* Reply to a request with a result given as JSON text. */
@@ -210,23 +249,32 @@ route_get_uri(struct session *s, struct stream *st, const struct jrpc *m,
     const char *const *path, struct upstream **up)
 {
 	struct jspan	 at;
-	char		*u;
+	const char	*why;
+	char		*u, where[64];
+	int		 allowed;
 
 	if ((u = route_param(st, m, path, &at)) == NULL)
 		return (NULL);
 	obs_name(u, strlen(u));
+	/* A URI the client's patterns cannot be checked against. */
+	if ((allowed = acl_allows_uri(s, u, &why)) < 0) {
+		route_path_text(path, where, sizeof where);
+		log_info("session %.8s: %s: params.%s refused: %s", s->id,
+		    m->method_name, where, why);
+		route_reject(st, m, JRPC_INVALID_PARAMS, "%s: params.%s cannot "
+		    "be checked against the client's patterns: %s",
+		    m->method_name, where, why);
+		free(u);
+		return (NULL);
+	}
 	if ((*up = catalog_resource(view_catalog(s), u)) == NULL &&
 	    (*up = catalog_resource(catalog_global(), u)) != NULL &&
 	    route_part_failed(s, st, m, *up)) {
 		free(u);
 		return (NULL);
 	}
-	if ((*up = catalog_resource(view_catalog(s), u)) == NULL ||
-	    !acl_allows(s, u)) {
-		/* 2026-07-28 says -32602, and emits -32002 no more. */
-		route_error(st, m->p + m->id.off, m->id.len, st != NULL &&
-		    st->modern ? JRPC_INVALID_PARAMS : MCP_RESOURCE_NOT_FOUND,
-		    "Resource not found: %.300s", u);
+	if ((*up = catalog_resource(view_catalog(s), u)) == NULL || !allowed) {
+		route_no_resource(st, m, u);
 		free(u);
 		return (NULL);
 	}

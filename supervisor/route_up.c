@@ -123,14 +123,27 @@ route_up_cancel_client(struct up_request *ur, const char *reason)
 	evbuffer_free(buf);
 }
 
-/* Is there a strategy after the given one for this request? */
+/*
+ * Is there a strategy after the given one that could answer a request
+ * its client answered with an error?  "decline" does not count: the
+ * client did answer, and its error says more to the upstream than a
+ * decline the user never chose.
+ */
 static int
 route_has_next(const struct upstream *up, const struct jrpc *m, size_t i)
 {
-	if (strcmp(m->method_name, "sampling/createMessage") == 0)
-		return (i + 1 < up->sc->nsampling);
-	return (strcmp(m->method_name, "elicitation/create") == 0 &&
-	    i + 1 < up->sc->nelicitation);
+	const enum strategy	*list;
+	size_t			 n;
+
+	if (strcmp(m->method_name, "sampling/createMessage") != 0 &&
+	    strcmp(m->method_name, "elicitation/create") != 0)
+		return (0);
+	list = route_up_list(up, m->method_name, &n);
+	for (i++; i < n; i++) {
+		if (list[i] != STRATEGY_DECLINE)
+			return (1);
+	}
+	return (0);
 }
 
 /* Did the client's user reject the request (error code -1)?  That is an

@@ -1076,8 +1076,14 @@ void		 http_conn_close_later(struct http_conn *);
 int		 http_conn_doomed(struct http_conn *);
 
 /* acl.c: what a session's client may do. */
-/* May the session see and use this tool or prompt name, or URI? */
+/* May the session see and use this tool or prompt name, or template? */
 int		 acl_allows(const struct session *, const char *name);
+/*
+ * May it use this resource URI?  1 if so, 0 if not; -1 with why if its
+ * client has patterns and the URI cannot be checked (common/uri.h).
+ */
+int		 acl_allows_uri(const struct session *, const char *uri,
+		    const char **why);
 /* Does the session see less than everything? */
 int		 acl_filtered(const struct session *);
 int		 acl_may_register(const struct session *);
@@ -1122,15 +1128,18 @@ int		 auth_prepare(const struct conf *, struct auth_table *,
 		    char *err, size_t);
 void		 auth_commit(struct auth_table *);
 void		 auth_discard(struct auth_table *);
-/* Check a configuration's tokens without taking them; *any says whether
- * there is one. */
+/* What a token admits to. */
+#define AUTH_MCP	0x1	/* /mcp, /sse, /messages, the WebSocket */
+#define AUTH_METRICS	0x2	/* /metrics, and why /readyz says what */
+/* Check a configuration's tokens without taking them; *any is the rights
+ * of all of them, or'd (0: there is none). */
 int		 auth_validate(const struct conf *, int *any, char *err, size_t);
-/* Must a request carry a token? */
-int		 auth_required(void);
-/* Check a presented token: 0 with its id and client name (NULL for an
- * unnamed one), -1 if none matches. */
+/* Must a request for a right (AUTH_MCP or AUTH_METRICS) carry a token? */
+int		 auth_required(int right);
+/* Check a presented token: 0 with its id, client name (NULL for an
+ * unnamed one) and rights, -1 if none matches. */
 int		 auth_check(const char *, size_t, uint64_t *id,
-		    const char **client);
+		    const char **client, int *rights);
 /* Write the lock file with a fresh token (accepted from then on, after
  * auth_configure); remove it at exit. */
 int		 auth_lockfile_write(const char *path, const char *url, int port);
@@ -1140,11 +1149,14 @@ void		 auth_lockfile_remove(void);
 extern const struct http_service mcp_http_service;
 /*
  * Check a request's Host and Origin (loopback: whether the listener is on
- * loopback only) and, if token, its bearer token; 0 to go on, -1 when
+ * loopback only) and, unless right is 0, that its bearer token has that
+ * right (AUTH_MCP, AUTH_METRICS; see auth_required); 0 to go on, -1 when
  * refused (answered, logged with the peer and what was refused).
  */
 int		 mcp_http_check_access(struct http_conn *, struct http_request *,
-		    int loopback, int token);
+		    int loopback, int right);
+/* Does a request carry what a right needs?  Silent: nothing is logged. */
+int		 mcp_http_may(struct http_request *, int right);
 
 /* mcp_ws.c: MCP over WebSocket on the same listener. */
 int		 mcp_ws_path(const struct http_request *);

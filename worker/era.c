@@ -51,10 +51,11 @@ static void	era_listen_schedule(struct conn *, long ms);
  * serves every client at once, so it is told only what the gateway can
  * honour for any request on that session, whoever caused it: sampling and
  * elicitation when their strategy lists can always answer (they hold
- * decline, or for sampling an llm: or tool: link), never roots, which
- * belong to one client.  A per-session instance serves one client: its
- * client's capabilities, plus what the strategies can always answer.  An
- * llm: link takes tools in sampling (sampling.tools, 2025-11-25).
+ * decline, as the default does, or for sampling an llm: or tool: link),
+ * never roots, which belong to one client.  A per-session instance serves
+ * one client: its client's capabilities, plus what a provider or a tool
+ * can answer (a decline would only list tools that client cannot use).
+ * An llm: link takes tools in sampling (sampling.tools, 2025-11-25).
  */
 json_t *
 era_client_caps(struct conn *c, json_t *client)
@@ -67,7 +68,8 @@ era_client_caps(struct conn *c, json_t *client)
 		caps = json_deep_copy(client);
 	else
 		caps = json_object();
-	if (conf_strategies_always(sc->sampling, sc->nsampling)) {
+	if (conf_strategies_always(sc->sampling, sc->nsampling,
+	    c->session == 0)) {
 		if (!json_is_object(sampling = json_object_get(caps,
 		    "sampling"))) {
 			sampling = json_object();
@@ -77,7 +79,8 @@ era_client_caps(struct conn *c, json_t *client)
 		    STRATEGY_LLM) && json_object_get(sampling, "tools") == NULL)
 			json_object_set_new(sampling, "tools", json_object());
 	}
-	if (conf_strategies_always(sc->elicitation, sc->nelicitation))
+	if (conf_strategies_always(sc->elicitation, sc->nelicitation,
+	    c->session == 0))
 		json_object_set_new(caps, "elicitation", json_pack("{s:{}, s:{}}",
 		    "form", "url"));
 	return (caps);
@@ -457,14 +460,16 @@ era_strategy_caps(struct conn *c, struct call *call, const struct jrpc *m,
 	    jscan_type(m->p, caps) != JT_OBJECT)
 		return (0);
 	b = evbuffer_new();
-	if (conf_strategies_always(sc->sampling, sc->nsampling) &&
+	if (conf_strategies_always(sc->sampling, sc->nsampling,
+	    c->session == 0) &&
 	    jscan_member(m->p, caps, "sampling", &v) != 0) {
 		evbuffer_add_printf(b, "\"sampling\":{%s}",
 		    conf_strategies_have(sc->sampling, sc->nsampling,
 		    STRATEGY_LLM) ? "\"tools\":{}" : "");
 		n++;
 	}
-	if (conf_strategies_always(sc->elicitation, sc->nelicitation) &&
+	if (conf_strategies_always(sc->elicitation, sc->nelicitation,
+	    c->session == 0) &&
 	    jscan_member(m->p, caps, "elicitation", &v) != 0) {
 		evbuffer_add_printf(b, "%s\"elicitation\":{\"form\":{},"
 		    "\"url\":{}}", n > 0 ? "," : "");
@@ -759,15 +764,25 @@ struct era_params {
 	void	*arg;
 };
 
-/* One Mcp-Param-* header line, its value encoded. */
+/*
+ * One Mcp-Param-* header line, its value encoded.  libcurl drops a header
+ * whose value is empty unless it is written "Name;", and an empty string
+ * argument must still be mirrored (2026-07-28, MUST).
+ */
 static void
 era_param_one(void *arg, const char *name, const char *value, size_t len)
 {
 	struct era_params	*ep = arg;
 	struct evbuffer		*line = evbuffer_new();
+	size_t			 head;
 
 	evbuffer_add_printf(line, "Mcp-Param-%s: ", name);
+	head = evbuffer_get_length(line);
 	meta_header_encode(line, value, len);
+	if (evbuffer_get_length(line) == head) {
+		evbuffer_drain(line, head);
+		evbuffer_add_printf(line, "Mcp-Param-%s;", name);
+	}
 	evbuffer_add(line, "", 1);
 	ep->add(ep->arg, (const char *)evbuffer_pullup(line, -1));
 	evbuffer_free(line);

@@ -158,12 +158,41 @@ llm_configure(json_t *msg)
 	    sizeof err), lc->model);
 }
 
+/*
+ * Read a request's frame.  The supervisor checked its text as JSON, not
+ * as jansson reads it: a duplicate key or a number past jansson's range
+ * refuses the request (NULL, why in err), and the worker goes on.
+ */
+static json_t *
+llm_take_request(struct evbuffer *in, const struct frame_hdr *hdr, char *err,
+    size_t errlen)
+{
+	json_error_t	 error;
+	json_t		*msg;
+	unsigned char	*p;
+
+	p = evbuffer_pullup(in, FRAME_HDR_LEN + (ev_ssize_t)hdr->len);
+	msg = json_loadb((char *)p + FRAME_HDR_LEN, hdr->len,
+	    JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &error);
+	evbuffer_drain(in, FRAME_HDR_LEN + hdr->len);
+	if (msg == NULL)
+		snprintf(err, errlen, "the request cannot be read: %s",
+		    error.text);
+	else if (!json_is_object(msg)) {
+		snprintf(err, errlen, "the request is not an object");
+		json_decref(msg);
+		msg = NULL;
+	}
+	return (msg);
+}
+
 /* Handle one frame from the supervisor; -1 if it is bad. */
 static int
 llm_frame(const struct frame_hdr *hdr, struct evbuffer *in)
 {
 	json_t		*msg, *params;
 	const char	*why;
+	char		 err[256];
 
 	switch (hdr->type) {
 	case MSG_CONFIG:
@@ -174,9 +203,13 @@ llm_frame(const struct frame_hdr *hdr, struct evbuffer *in)
 		json_decref(msg);
 		return (0);
 	case MSG_LLM_REQUEST:
-		if (lc == NULL || (msg = frame_take_json(in, hdr, &why)) ==
-		    NULL)
+		if (lc == NULL)
 			return (-1);
+		if ((msg = llm_take_request(in, hdr, err, sizeof err)) ==
+		    NULL) {
+			llm_http_refuse(hdr->tag, err);
+			return (0);
+		}
 		params = json_incref(json_object_get(msg, "params"));
 		llm_http_start(hdr->tag, params, json_is_true(
 		    json_object_get(msg, "progress")));

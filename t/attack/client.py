@@ -46,11 +46,24 @@
 #   client.py unix PATH N READY STOP [--timeout S]
 #       Hold N connections to a unix socket (the control socket) until
 #       STOP exists; print how many the other side had closed by then.
+#   client.py ctlflood PATH N MAX SECS READY STOP [--command C] [--timeout S]
+#       Open N connections to the control socket and send on each, for
+#       SECS seconds, up to MAX requests {"command": C} (default "tools"),
+#       as fast as the socket takes them, reading nothing; then write to
+#       READY how many went out ("requests=R blocked=B closed=C": blocked,
+#       the connections that could not send all MAX), hold them until STOP
+#       exists (at most S seconds) and close them.
+#   client.py ctltrickle PATH PAD MAX
+#       Send the control socket a request {"command": "status"} padded
+#       with PAD spaces, its header at once and its body a byte a second,
+#       at most MAX bytes; print "closed=C answered=A sent=N elapsed=E",
+#       E counted from the connection.
 import os
 import re
 import resource
 import select
 import socket
+import struct
 import sys
 import time
 
@@ -473,30 +486,38 @@ def cmd_ws(argv):
         ws.s.close()
 
 
+def unix_connect(path):
+    """A non-blocking connection to a unix socket, or None.  A full listen
+    queue refuses at once (EAGAIN): retry for 5 s."""
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.setblocking(False)
+    end = time.monotonic() + 5
+    while True:
+        try:
+            s.connect(path)
+            break
+        except (BlockingIOError, InterruptedError):
+            if time.monotonic() > end:
+                break
+            time.sleep(0.01)
+        except OSError:
+            break
+    try:
+        s.getpeername()
+    except OSError:
+        s.close()
+        return None
+    return s
+
+
 def cmd_unix(argv):
     o, argv = opts(argv, ('--timeout',))
     path, n, ready, stop = argv[0], int(argv[1]), argv[2], argv[3]
     timeout = float(o.get('--timeout', 60))
     socks = []
     for _ in range(n):
-        # A full listen queue refuses at once (EAGAIN): retry for 5 s.
-        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        s.setblocking(False)
-        end = time.monotonic() + 5
-        while True:
-            try:
-                s.connect(path)
-                break
-            except (BlockingIOError, InterruptedError):
-                if time.monotonic() > end:
-                    break
-                time.sleep(0.01)
-            except OSError:
-                break
-        try:
-            s.getpeername()
-        except OSError:
-            s.close()
+        s = unix_connect(path)
+        if s is None:
             break
         socks.append(s)
     write_file(ready, 'opened=%d' % len(socks))
@@ -515,12 +536,114 @@ def cmd_unix(argv):
                                                           closed))
 
 
+def ctl_frame(body):
+    """A control request frame (common/frame.h): length, type
+    MSG_CTL_REQUEST (64), flags, session, tag; then the JSON body."""
+    return struct.pack('!IHHII', len(body), 64, 0, 0, 0) + body
+
+
+def cmd_ctlflood(argv):
+    o, argv = opts(argv, ('--command', '--timeout'))
+    path, n, most, secs = argv[0], int(argv[1]), int(argv[2]), float(argv[3])
+    ready, stop = argv[4], argv[5]
+    timeout = float(o.get('--timeout', 60))
+    req = ctl_frame(('{"command":"%s"}' % o.get('--command', 'tools'))
+                    .encode())
+    batch = 64
+    conns = []          # [socket, requests queued, bytes left of them]
+    for _ in range(n):
+        s = unix_connect(path)
+        if s is None:
+            break
+        conns.append([s, 0, b''])
+    closed = set()
+    end = time.monotonic() + secs
+    while time.monotonic() < end:
+        want = [c[0] for c in conns
+                if c[0] not in closed and (c[2] or c[1] < most)]
+        if not want:
+            break
+        _, w, _ = select.select([], want, [], 0.1)
+        for c in conns:
+            if c[0] not in w:
+                continue
+            if not c[2]:
+                k = min(batch, most - c[1])
+                c[1] += k
+                c[2] = req * k
+            try:
+                sent = c[0].send(c[2])
+                c[2] = c[2][sent:]
+            except (BlockingIOError, InterruptedError):
+                pass
+            except OSError:
+                closed.add(c[0])
+    # Requests that left, whole: those queued less what did not go out.
+    total = sum(c[1] - (len(c[2]) + len(req) - 1) // len(req)
+                for c in conns)
+    blocked = sum(1 for c in conns if c[2] or c[1] < most)
+    write_file(ready, 'connections=%d requests=%d blocked=%d closed=%d' % (
+        len(conns), total, blocked, len(closed)))
+    wait_stop(stop, timeout)
+    for c in conns:
+        c[0].close()
+    print('ctlflood connections=%d requests=%d blocked=%d' % (
+        len(conns), total, blocked))
+
+
+def cmd_ctltrickle(argv):
+    path, pad, most = argv[0], int(argv[1]), int(argv[2])
+    body = ('{"command":"status"%s}' % (' ' * pad)).encode()
+    frame = ctl_frame(body)
+    start = time.monotonic()
+    s = unix_connect(path)
+    if s is None:
+        sys.exit('client.py: %s: cannot connect' % path)
+    s.setblocking(True)
+    s.sendall(frame[:16])
+    sent, closed, answered = 0, False, False
+    for byte in frame[16:16 + most]:
+        r, _, _ = select.select([s], [], [], 1)
+        if r:
+            try:
+                got = s.recv(65536)
+            except OSError:
+                got = b''
+            if got:
+                answered = True
+            else:
+                closed = True
+            break
+        try:
+            s.sendall(bytes([byte]))
+        except OSError:
+            closed = True
+            break
+        sent += 1
+    if not closed and not answered:
+        s.settimeout(5)
+        try:
+            got = s.recv(65536)
+            answered = bool(got)
+            closed = not got
+        except socket.timeout:
+            pass
+        except OSError:
+            closed = True
+    elapsed = time.monotonic() - start
+    s.close()
+    print('closed=%d answered=%d sent=%d elapsed=%.1f' % (
+        closed, answered, sent, elapsed))
+
+
 def main():
     cmds = {'send': cmd_send, 'trickle': cmd_trickle, 'silent': cmd_silent,
             'hold': cmd_hold, 'stall': cmd_stall, 'unix': cmd_unix,
-            'ws': cmd_ws}
+            'ws': cmd_ws, 'ctlflood': cmd_ctlflood,
+            'ctltrickle': cmd_ctltrickle}
     if len(sys.argv) < 3 or sys.argv[1] not in cmds:
-        sys.exit('usage: client.py send|trickle|silent|hold|stall|ws|unix ...')
+        sys.exit('usage: client.py send|trickle|silent|hold|stall|ws|unix|'
+                 'ctlflood|ctltrickle ...')
     cmds[sys.argv[1]](sys.argv[2:])
 
 

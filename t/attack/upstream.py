@@ -22,6 +22,18 @@
 #                         included
 #   upstream.py endless   on the tool "endless", starts its answer's line
 #                         and never ends it (256 KiB every 0.1 s)
+#   upstream.py sampler   on the tool "sample" {params}, sends
+#                         sampling/createMessage with params, a string of
+#                         JSON text sent as it is (duplicate keys, numbers
+#                         out of any range), and answers with the answer it
+#                         got, as JSON text
+#   upstream.py files LOG a file server: lists file:///pub/a.txt,
+#                         file:///pub/private/key.txt,
+#                         file:///secret/key.txt and
+#                         file:///pub/../secret/listed.txt, and the template
+#                         file:///{+path}; appends "METHOD URI" to LOG for
+#                         every resources/read, subscribe, unsubscribe and
+#                         completion/complete, and answers them
 #   upstream.py nosy      looks for secrets: the tool "environ" answers
 #                         with its environment (JSON), "peek" {pids} with
 #                         what it could open of each process's
@@ -233,8 +245,41 @@ TOOLS = {
     'forker': ['quit'],
     'mute': [],
     'endless': ['endless'],
+    'sampler': ['sample'],
+    'files': [],
     'nosy': ['environ', 'peek'],
 }
+FILES = ['file:///pub/a.txt', 'file:///pub/private/key.txt',
+         'file:///secret/key.txt', 'file:///pub/../secret/listed.txt']
+SAMPLING = {}   # our request id -> the tool call's id
+SAMPLED = [0]   # requests sent
+
+
+def files(method, mid, params):
+    if method == 'resources/list':
+        send({'jsonrpc': '2.0', 'id': mid, 'result': {'resources': [
+            {'uri': u, 'name': u.rsplit('/', 1)[1]} for u in FILES]}})
+    elif method == 'resources/templates/list':
+        send({'jsonrpc': '2.0', 'id': mid, 'result': {'resourceTemplates': [
+            {'uriTemplate': 'file:///{+path}', 'name': 'file'}]}})
+    elif method in ('resources/read', 'resources/subscribe',
+                    'resources/unsubscribe', 'completion/complete'):
+        uri = params.get('uri')
+        if method == 'completion/complete':
+            uri = (params.get('ref') or {}).get('uri')
+        with open(sys.argv[2], 'a') as f:
+            f.write('%s %s\n' % (method, uri))
+        if method == 'resources/read':
+            send({'jsonrpc': '2.0', 'id': mid, 'result': {'contents': [
+                {'uri': uri, 'text': 'read ' + str(uri)}]}})
+        elif method == 'completion/complete':
+            send({'jsonrpc': '2.0', 'id': mid, 'result': {
+                'completion': {'values': []}}})
+        else:
+            send({'jsonrpc': '2.0', 'id': mid, 'result': {}})
+    else:
+        return False
+    return True
 
 
 def tool(name):
@@ -257,14 +302,23 @@ def main():
         if MODE == 'mute' or not isinstance(msg, dict):
             continue
         method, mid = msg.get('method'), msg.get('id')
+        if method is None and mid in SAMPLING:
+            result(SAMPLING.pop(mid), json.dumps(msg))
+            continue
         if mid is None or method is None:
             continue
         params = msg.get('params') or {}
+        if MODE == 'files' and files(method, mid, params):
+            continue
         if method == 'initialize':
+            caps = {'tools': {'listChanged': True}}
+            if MODE == 'files':
+                caps['resources'] = {'subscribe': True}
+                caps['completions'] = {}
             send({'jsonrpc': '2.0', 'id': mid, 'result': {
                 'protocolVersion': params.get('protocolVersion',
                                               '2025-11-25'),
-                'capabilities': {'tools': {'listChanged': True}},
+                'capabilities': caps,
                 'serverInfo': {'name': 'attack-' + MODE, 'version': '1'}}})
         elif method == 'tools/list':
             send({'jsonrpc': '2.0', 'id': mid, 'result': {
@@ -284,6 +338,14 @@ def main():
                 os._exit(0)
             elif name == 'endless':
                 endless(mid)
+            elif name == 'sample':
+                SAMPLED[0] += 1
+                sid = 'sample-%d' % SAMPLED[0]
+                SAMPLING[sid] = mid
+                out.write(b'{"jsonrpc":"2.0","id":' + json.dumps(sid).encode()
+                          + b',"method":"sampling/createMessage","params":' +
+                          str(args.get('params', '{}')).encode() + b'}\n')
+                out.flush()
             elif name == 'environ':
                 result(mid, json.dumps(dict(os.environ)))
             elif name == 'peek':

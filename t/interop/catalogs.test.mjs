@@ -86,10 +86,18 @@ test('a per-session upstream is listed as the session\'s own instance lists it',
   assert.match(text(await able.client.callTool({ name: 'evps__trigger-sampling-request', arguments: { prompt: 'q' } })), /sampled by able/);
   assert.equal(able.seen.sampling, 1);
   await assert.rejects(plain.client.callTool({ name: 'evps__trigger-sampling-request', arguments: { prompt: 'q' } }), /unknown tool/);
-  // A shared upstream with the default strategies is told none of them.
-  for (const t of ['evd__trigger-sampling-request', 'evd__trigger-elicitation-request', 'evd__get-roots-list']) {
-    assert.ok(!p.has(t) && !a.has(t), `${t}: a shared upstream is not told the gateway offers it`);
+  // A shared upstream with the default strategies (client, then decline)
+  // is told of sampling and elicitation, never of roots: its tools are
+  // listed to every client, reach the client that can answer, and are
+  // declined for the one that cannot.
+  for (const t of ['evd__trigger-sampling-request', 'evd__trigger-elicitation-request']) {
+    assert.ok(p.has(t) && a.has(t), `${t}: a shared upstream is told the gateway offers it`);
   }
+  assert.ok(!p.has('evd__get-roots-list') && !a.has('evd__get-roots-list'), 'roots belong to one client');
+  assert.match(text(await able.client.callTool({ name: 'evd__trigger-sampling-request', arguments: { prompt: 'q' } })), /sampled by able/);
+  assert.equal(able.seen.sampling, 2);
+  const declined = await plain.client.callTool({ name: 'evd__trigger-sampling-request', arguments: { prompt: 'q' } });
+  assert.match(JSON.stringify(declined), /User rejected sampling request|declin/i);
   await plain.client.close();
   await able.client.close();
 });

@@ -22,10 +22,12 @@ let gw, up;
 before(async () => {
   up = await modernServer('--legacy', 'reject');
   gw = await startGateway({ globals: 'cache_ttl = 30;', servers: [
-    `{ name = "m"; transport = "http"; url = ${q(up.url)}; }`,
-    // The same server, where the gateway declines elicitation for a
-    // client that cannot.
-    `{ name = "md"; transport = "http"; url = ${q(up.url)}; elicitation = [ "client", "decline" ]; }`,
+    // Strategies of the client alone: what the client did not declare
+    // is not the gateway's to answer.
+    `{ name = "m"; transport = "http"; url = ${q(up.url)}; elicitation = [ "client" ]; sampling = [ "client" ]; }`,
+    // The same server with the default strategies, where the gateway
+    // declines what a client cannot answer.
+    `{ name = "md"; transport = "http"; url = ${q(up.url)}; }`,
     // A 2025 stdio upstream whose requests name no call.
     `{ name = "ask"; transport = "stdio"; command = [ ${q(process.execPath)}, ${q(path.join(srcdir, 't/fixtures/sampling-server.mjs'))} ]; }`,
   ] });
@@ -74,6 +76,7 @@ test('a pinned client drives a strict 2026-07-28 server through the gateway', as
   const res = await client.readResource({ uri: 'res://counter' });
   assert.match(res.contents[0].text, /^\d+$/);
   assert.match(text(await client.callTool({ name: 'm__with-header', arguments: { region: 'ap-south' } })), /region ap-south/);
+  assert.equal(text(await client.callTool({ name: 'm__with-header', arguments: { region: '' } })), 'region ');
   await client.close();
 });
 
@@ -140,6 +143,12 @@ test('the ladder: envelope, headers, version and method, at the specification\'s
   }
   r = await post(gw.url, 'tools/call', wh, { headers: { 'mcp-param-region': `=?base64?${Buffer.from('eu-north').toString('base64')}?=` } });
   assert.match(text(r.body.result), /region eu-north/);
+  // An empty string is mirrored as an empty header, both ways (libcurl
+  // drops a header with an empty value unless it is written "Name;").
+  r = await post(gw.url, 'tools/call', { name: 'm__with-header', arguments: { region: '', query: 'q' } },
+    { headers: { 'Mcp-Param-Region': '' } });
+  assert.equal(r.status, 200, JSON.stringify(r.body));
+  assert.equal(text(r.body.result), 'region ', JSON.stringify(r.body));
   for (const method of ['GET', 'DELETE']) {
     const res = await fetch(gw.url, { method, headers: { 'MCP-Protocol-Version': MODERN, Accept: 'text/event-stream' } });
     assert.equal(res.status, 405);
@@ -245,8 +254,9 @@ test('strategies apply between modern peers: the gateway answers what the client
   let r = await post(gw.url, 'tools/call', { name: 'md__ask-name', arguments: {} }, { caps: {} });
   assert.equal(r.body.result.resultType, 'complete', JSON.stringify(r.body));
   assert.match(text(r.body.result), /no name \(decline\)/);
-  // Where the strategies do not always answer, the upstream is not told
-  // more than the client declared, and refuses (-32021 from it).
+  // Where the strategies do not always answer ([ "client" ] alone), the
+  // upstream is not told more than the client declared, and refuses
+  // (-32021 from it).
   r = await post(gw.url, 'tools/call', { name: 'm__ask-name', arguments: {} }, { caps: {} });
   assert.equal(r.body.error?.code, -32021, JSON.stringify(r.body));
   assert.equal(r.status, 400, 'relayed at the status the specification gives it');
@@ -275,5 +285,7 @@ test('a 2025 client on the same listener, the same upstream', async () => {
   const client = new LegacyClient({ name: 'old', version: '1' });
   await client.connect(new LegacyTransport(new URL(gw.url)));
   assert.match(text(await client.callTool({ name: 'm__echo', arguments: { text: 'old and new' } })), /old and new/);
+  // The worker mirrors an empty argument in an empty Mcp-Param header.
+  assert.equal(text(await client.callTool({ name: 'm__with-header', arguments: { region: '' } })), 'region ');
   await client.close();
 });

@@ -24,14 +24,16 @@ const TOKEN_B = 'principal-b-token-0123456789';
 let gw;
 
 before(async () => {
-  // ev is shared and its strategies end in decline, so it is told the
-  // gateway offers sampling and elicitation; evs runs one instance per
-  // session (the 2026-07-28 requests of a principal are one session).
+  // ev is shared, with the default strategies (client, then decline), so
+  // it is told the gateway offers sampling and elicitation; evs runs one
+  // instance per session (the 2026-07-28 requests of a principal are one
+  // session).
   gw = await startGateway({
     globals: `auth_tokens = [ ${q(TOKEN_A)}, ${q(TOKEN_B)} ]; request_state_ttl = 5;`,
     servers: [
-      entry('ev', 'sampling = [ "client", "decline" ]; elicitation = [ "client", "decline" ];'),
-      entry('evs', 'isolation = "per-session";'),
+      entry('ev'),
+      // Sampling by the client alone: what it did not declare is -32021.
+      entry('evs', 'isolation = "per-session"; sampling = [ "client" ];'),
       `{ name = "ask"; transport = "stdio"; command = [ ${q(process.execPath)}, ${q(path.join(srcdir, 't/fixtures/sampling-server.mjs'))} ]; }`,
     ],
   });
@@ -192,6 +194,7 @@ test('a resource that does not exist is -32602 for a 2026-07-28 client, never -3
   let r = await post(gw.url, 'resources/read', { uri: 'nowhere://at/all' }, A);
   assert.equal(r.body.error.code, -32602, JSON.stringify(r.body));
   assert.match(r.body.error.message, /Resource not found/);
+  assert.deepEqual(r.body.error.data, { uri: 'nowhere://at/all' }, 'the URI in data (sep-2164)');
   // And the same when a 2025 upstream says -32002 itself.
   r = await post(gw.url, 'resources/read', { uri: 'ask://missing' }, A);
   assert.equal(r.body.error.code, -32602, JSON.stringify(r.body));
@@ -213,7 +216,7 @@ test('an undeclared capability is -32021 at HTTP 400, and the call is cancelled 
 });
 
 test('strategies answer for a client that cannot: decline, instead of -32021', async () => {
-  // ev's sampling strategies are client, then decline.
+  // ev's sampling strategies are the default: client, then decline.
   const r = await post(gw.url, 'tools/call', { name: 'ev__trigger-sampling-request', arguments: { prompt: 'x' } }, { token: TOKEN_A, caps: {} });
   assert.equal(r.status, 200);
   assert.notEqual(r.body.result?.resultType, 'input_required');

@@ -181,6 +181,15 @@ test('sessions spread over all three instances, with calls and sampling through 
   assert.deepEqual(Object.keys(per).sort(), NAMES, `every instance has sessions: ${JSON.stringify(per)}`);
   for (let round = 0; round < 2; round++) await Promise.all(sessions.map((s) => work(s, round)));
   for (const s of sessions) assert.equal(s.seen.sampling, 2, `${s.label} answered its sampling requests`);
+  // The shared demo upstream, with no strategy settings, asks the calling
+  // client: one caller at a time, as a shared stdio upstream's origin
+  // needs, one on each instance.
+  for (const n of NAMES) {
+    const s = sessions.find((x) => x.instance === n);
+    const m = await s.client.callTool({ name: 'demo__sample', arguments: { prompt: 'hi' } });
+    assert.match(JSON.stringify(m), new RegExp(`sampled by ${s.label}`), `${n}: ${JSON.stringify(m)}`);
+    assert.equal(s.seen.sampling, 3);
+  }
   // Each instance saw its own sessions' calls, from the clients' address
   // HAProxy passed on (PROXY protocol), in its access log.
   for (const n of NAMES) {

@@ -10,7 +10,7 @@ import { CreateMessageRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { copyFileSync, mkdtempSync, rmSync, unlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { startGateway, demo, sleep, bin, q, ALWAYS } from '../lib/gateway.mjs';
+import { startGateway, demo, sleep, bin, q } from '../lib/gateway.mjs';
 
 let gw, dir, copy;
 before(async () => {
@@ -18,7 +18,7 @@ before(async () => {
   dir = mkdtempSync(path.join(tmpdir(), 'mcps-isolation-'));
   copy = path.join(dir, 'demo-copy');
   copyFileSync(bin.demo, copy);
-  gw = await startGateway({ servers: [demo('shared', ALWAYS), demo('own', 'isolation = "per-session";'),
+  gw = await startGateway({ servers: [demo('shared'), demo('own', 'isolation = "per-session";'),
     `{ name = "gone"; transport = "stdio"; command = [ ${q(copy)}, "--name", "gone" ]; isolation = "per-session"; }`] });
 });
 after(async () => { assert.equal(await gw.stop(), 0); rmSync(dir, { recursive: true, force: true }); });

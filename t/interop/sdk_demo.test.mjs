@@ -11,7 +11,7 @@ import {
   LoggingMessageNotificationSchema, ToolListChangedNotificationSchema,
   ResourceUpdatedNotificationSchema, ElicitationCompleteNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
-import { startGateway, demo, sleep, ALWAYS } from '../lib/gateway.mjs';
+import { startGateway, demo, sleep } from '../lib/gateway.mjs';
 
 let gw;
 
@@ -54,7 +54,7 @@ const text = (r) => r.content.map((c) => c.text).join('');
 
 before(async () => {
   // Roots belong to one client: only a per-session upstream is offered them.
-  gw = await startGateway({ servers: [demo('demo', ALWAYS), demo('two', 'prefix = "t_"; isolation = "per-session";')] });
+  gw = await startGateway({ servers: [demo('demo'), demo('two', 'prefix = "t_"; isolation = "per-session";')] });
 });
 
 after(async () => {

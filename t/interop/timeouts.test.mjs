@@ -12,8 +12,8 @@ import { startGateway, demo } from '../lib/gateway.mjs';
 let gw;
 before(async () => {
   // 'ask' is per-session, so its instance is told its client's sampling
-  // capability and asks; with only the client strategy, the timeout is the
-  // upstream's answer.
+  // capability and asks; with the default strategies a client that does
+  // not answer in time passes to decline, whose reason is the timeout.
   gw = await startGateway({ servers: [demo('slow', 'request_timeout = 1;'),
     demo('ask', 'server_request_timeout = 1; isolation = "per-session";')] });
 });
@@ -37,7 +37,7 @@ test('an upstream request the client does not answer in time', async () => {
   await client.connect(new StreamableHTTPClientTransport(new URL(gw.url)));
   const r = await client.callTool({ name: 'ask__sample', arguments: { prompt: 'hello?' } });
   assert.equal(r.isError, true);
-  assert.match(r.content[0].text, /did not answer sampling\/createMessage within 1 s/);
+  assert.match(r.content[0].text, /User rejected sampling request \(the client did not answer sampling\/createMessage within 1 s\)/);
   assert.equal(cancelled.length, 1, 'the client is told the request is cancelled');
   assert.match(cancelled[0].reason, /timed out/);
   await client.close();

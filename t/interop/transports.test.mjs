@@ -20,7 +20,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import {
   CallToolRequestSchema, CreateMessageRequestSchema, ElicitRequestSchema, ListToolsRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
-import { startGateway, startNodeServer, q, nodeModules, srcdir, bin, sleep, ALWAYS } from '../lib/gateway.mjs';
+import { startGateway, startNodeServer, q, nodeModules, srcdir, bin, sleep } from '../lib/gateway.mjs';
 
 const everything = path.join(nodeModules, '@modelcontextprotocol/server-everything/dist/index.js');
 const fixture = (f) => path.join(srcdir, 't/fixtures', f);
@@ -54,7 +54,7 @@ describe('the reference server over Streamable HTTP, legacy SSE and WebSocket', 
     http = await startNodeServer([everything, 'streamableHttp']);
     sse = await startNodeServer([everything, 'sse']);
     ws = await startNodeServer([fixture('ws-upstream.mjs'), '--', process.execPath, everything, 'stdio']);
-    gw = await startGateway({ globals: ALWAYS, servers: [
+    gw = await startGateway({ servers: [
       `{ name = "h"; transport = "http"; url = "http://127.0.0.1:${http.port}/mcp"; }`,
       `{ name = "s"; transport = "sse"; url = "http://127.0.0.1:${sse.port}/sse"; }`,
       `{ name = "w"; transport = "ws"; url = "ws://127.0.0.1:${ws.port}/mcp"; }`,
@@ -102,7 +102,7 @@ describe('a WebSocket upstream', () => {
         `Sec-WebSocket-Accept: ${accept}\r\nSec-WebSocket-Protocol: mcp\r\n\r\n`);
     });
     const wrongPort = await new Promise((r) => wrong.listen(0, '127.0.0.1', () => r(wrong.address().port)));
-    gw = await startGateway({ globals: ALWAYS, servers: [
+    gw = await startGateway({ servers: [
       `{ name = "w"; transport = "ws"; url = "ws://127.0.0.1:${ws.port}/mcp"; ping_interval = 1; }`,
       `{ name = "nosub"; transport = "ws"; url = "ws://127.0.0.1:${bad.port}/mcp"; max_failures = 1; }`,
       `{ name = "wrong"; transport = "ws"; url = "ws://127.0.0.1:${wrongPort}/mcp"; max_failures = 1; }`,

@@ -19,7 +19,7 @@ import {
   LoggingMessageNotificationSchema, ResourceUpdatedNotificationSchema,
   ToolListChangedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
-import { startGateway, demo, q, nodeModules, sleep, ALWAYS } from '../lib/gateway.mjs';
+import { startGateway, demo, q, nodeModules, sleep } from '../lib/gateway.mjs';
 
 const everything = path.join(nodeModules, '@modelcontextprotocol/server-everything/dist/index.js');
 const ev = (name, extra = '') =>
@@ -32,7 +32,7 @@ let gw, wsUrl, authed, authedUrl;
 
 before(async () => {
   gw = await startGateway({
-    globals: `${ALWAYS} ws_ping_interval = 1; max_body = "64k";`,
+    globals: `ws_ping_interval = 1; max_body = "64k";`,
     servers: [demo('demo'), ev('ev'), ev('evs', 'isolation = "per-session";')],
   });
   wsUrl = `ws://${gw.status().listen}/ws`;

@@ -41,11 +41,6 @@ export function track(child) {
 // A libconfig string literal.
 export const q = (s) => JSON.stringify(s);
 
-// Strategies that can always answer (they end in decline): only with them
-// is a shared upstream told that the gateway offers sampling and
-// elicitation (mcp-supervisord.conf(5), STRATEGIES).
-export const ALWAYS = 'sampling = [ "client", "decline" ]; elicitation = [ "client", "decline" ];';
-
 // A stdio upstream running mcp-demo-server.
 export function demo(name, extra = '') {
   return `{ name = ${q(name)}; transport = "stdio"; command = [ ${q(bin.demo)}, "--test-tools", "--name", ${q(name)} ]; ${extra} }`;

@@ -98,6 +98,19 @@ START_TEST(test_defaults)
 	ck_assert_ptr_nonnull(conf->instance);	/* the host name's first label */
 	ck_assert_uint_eq(conf->request_state_ttl, 300);
 	ck_assert_uint_eq(conf->cache_ttl, 60);
+	/* The calling client, else a decline: a shared upstream is told of
+	 * sampling and elicitation, an instance of one client only of what
+	 * that client declared. */
+	ck_assert_uint_eq(s->nsampling, 2);
+	ck_assert_int_eq(s->sampling[0], STRATEGY_CLIENT);
+	ck_assert_int_eq(s->sampling[1], STRATEGY_DECLINE);
+	ck_assert_uint_eq(s->nelicitation, 2);
+	ck_assert_int_eq(s->elicitation[0], STRATEGY_CLIENT);
+	ck_assert_int_eq(s->elicitation[1], STRATEGY_DECLINE);
+	ck_assert(conf_strategies_always(s->sampling, s->nsampling, 1));
+	ck_assert(conf_strategies_always(s->elicitation, s->nelicitation, 1));
+	ck_assert(!conf_strategies_always(s->sampling, s->nsampling, 0));
+	ck_assert(!conf_strategies_always(s->elicitation, s->nelicitation, 0));
 	conf_free(conf);
 
 	/* An empty file is a valid configuration with no upstreams. */
@@ -818,6 +831,52 @@ START_TEST(test_pass_env)
 }
 END_TEST
 
+/* Who may read /metrics: metrics_tokens, and a client's metrics. */
+START_TEST(test_metrics_rights)
+{
+	struct conf	*a, *b;
+	char		*text;
+	static const char *const toks[] = { "scrape-0123456789ab",
+				    "${env:MCP_SCRAPE}", NULL };
+
+	a = parse_ok("metrics_tokens = [ \"scrape-0123456789ab\", "
+	    "\"${env:MCP_SCRAPE}\" ];\n"
+	    "clients = ( { name = \"prom\"; token = \"prom-0123456789abc\";"
+	    " metrics = true; },\n"
+	    "  { name = \"ide\"; token = \"ide-0123456789abcd\"; } );\n");
+	strv_is(a->metrics_tokens, toks);
+	ck_assert_ptr_null(a->auth_tokens);
+	ck_assert_uint_eq(a->nclients, 2);
+	ck_assert_int_eq(a->clients[0].metrics, 1);
+	/* Not unless given. */
+	ck_assert_int_eq(a->clients[1].metrics, 0);
+	/* -nv prints them, and what it prints reads back the same. */
+	text = print_conf(a);
+	ck_assert_msg(strstr(text, "metrics_tokens = [ \"scrape-0123456789ab\", "
+	    "\"${env:MCP_SCRAPE}\" ];") != NULL, "%s", text);
+	b = parse_ok(text);
+	strv_is(b->metrics_tokens, toks);
+	ck_assert_int_eq(b->clients[0].metrics, 1);
+	ck_assert_int_eq(b->clients[1].metrics, 0);
+	free(text);
+	conf_free(a);
+	conf_free(b);
+
+	a = parse_ok("");
+	ck_assert_ptr_null(a->metrics_tokens);
+	conf_free(a);
+
+	parse_err("metrics_tokens = [ \"0123456789abcdef\",\n \"short\" ];\n",
+	    "t.conf:2: a token must have at least 16 characters (this one has "
+	    "5)");
+	parse_err("metrics_tokens = [ ];\n",
+	    "t.conf:1: metrics_tokens must not be empty");
+	parse_err("clients = ( { name = \"c\"; token = \"0123456789abcdef\";\n"
+	    " metrics = \"yes\"; } );\n",
+	    "t.conf:2: metrics must be true or false");
+}
+END_TEST
+
 START_TEST(test_print_round_trip)
 {
 	struct conf	*a, *b, *c;
@@ -888,8 +947,8 @@ START_TEST(test_llm)
 	ck_assert_int_eq(srv->sampling[1], STRATEGY_TOOL);
 	ck_assert_str_eq(srv->sampling_target[1], "a/complete");
 	ck_assert_int_eq(srv->log_prompts, 0);
-	ck_assert(conf_strategies_always(srv->sampling, srv->nsampling));
-	ck_assert(conf_strategies_always(conf->servers[0].sampling, 2));
+	ck_assert(conf_strategies_always(srv->sampling, srv->nsampling, 0));
+	ck_assert(conf_strategies_always(conf->servers[0].sampling, 2, 0));
 	conf_free(conf);
 }
 END_TEST
@@ -1308,6 +1367,7 @@ conf_suite(void)
 	tcase_add_test(tc, test_ints);
 	tcase_add_test(tc, test_name_lengths);
 	tcase_add_test(tc, test_names);
+	tcase_add_test(tc, test_metrics_rights);
 	tcase_add_test(tc, test_llm);
 	tcase_add_test(tc, test_pass_env);
 	suite_add_tcase(s, tc);
