@@ -420,6 +420,9 @@ parse_root(struct conf_ctx *ctx, config_t *cf, struct conf *conf)
 			if (getpwnam(conf->user) == NULL)
 				return (conf_error(ctx, s, "user \"%s\" does not "
 				    "exist", conf->user));
+		} else if (strcmp(key, "pass_env") == 0) {
+			if (conf_get_pass_env(ctx, s, &conf->pass_env) != 0)
+				return (-1);
 		} else if (strcmp(key, "control") == 0) {
 			if (conf_get_string(ctx, s, &conf->control, 0) != 0)
 				return (-1);
@@ -678,6 +681,7 @@ conf_server_free(struct server_conf *srv)
 	free(srv->name);
 	conf_strv_free(srv->command);
 	conf_strv_free(srv->env);
+	conf_strv_free(srv->pass_env);
 	conf_strv_free(srv->headers);
 	conf_targets_free(srv->sampling_target, srv->nsampling);
 	free(srv->ca_file);
@@ -705,6 +709,7 @@ conf_free(struct conf *conf)
 	free(conf->file);
 	free(conf->listen);
 	free(conf->user);
+	conf_strv_free(conf->pass_env);
 	free(conf->control);
 	free(conf->instance);
 	free(conf->metrics_listen);

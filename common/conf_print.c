@@ -179,6 +179,11 @@ conf_print(const struct conf *conf, FILE *f)
 		print_string(f, conf->user);
 		fprintf(f, ";\n");
 	}
+	if (conf->pass_env != NULL) {
+		fprintf(f, "pass_env = ");
+		print_strv(f, conf->pass_env);
+		fprintf(f, ";\n");
+	}
 	if (conf->allowed_origins != NULL) {
 		fprintf(f, "allowed_origins = ");
 		print_strv(f, conf->allowed_origins);
@@ -278,6 +283,11 @@ conf_print(const struct conf *conf, FILE *f)
 				fprintf(f, ";");
 			}
 			fprintf(f, " };\n");
+		}
+		if (srv->pass_env != NULL) {
+			fprintf(f, "    pass_env = ");
+			print_strv(f, srv->pass_env);
+			fprintf(f, ";\n");
 		}
 		if (srv->cwd != NULL) {
 			fprintf(f, "    cwd = ");

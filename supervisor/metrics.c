@@ -12,6 +12,9 @@
  */
 #include "config.h"
 
+#include <sys/resource.h>
+
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -183,6 +186,28 @@ metrics_cpu(void)
 	    &st) != 2)
 		return (0);
 	return ((double)(ut + st) / (double)sysconf(_SC_CLK_TCK));
+}
+
+/*
+ * Open descriptors of this process, from /proc/self/fd (less the one that
+ * reads it); -1 if it cannot be read (out of descriptors).  The process is
+ * not dumpable, so only root could count them from outside.
+ */
+static long long
+metrics_fds(void)
+{
+	DIR		*d;
+	struct dirent	*de;
+	long long	 n = 0;
+
+	if ((d = opendir("/proc/self/fd")) == NULL)
+		return (-1);
+	while ((de = readdir(d)) != NULL) {
+		if (de->d_name[0] != '.')
+			n++;
+	}
+	closedir(d);
+	return (n - 1);
 }
 
 /* What a scrape counts by walking the sessions. */
@@ -421,9 +446,10 @@ void
 metrics_write(struct evbuffer *b)
 {
 	struct metrics_walk	 w;
+	struct rlimit		 rl;
 	char			 labels[256];
 	uint64_t		 lines, dropped;
-	long long		 rss;
+	long long		 rss, nfds;
 	size_t			 i;
 	static const char *const stream_kinds[] = { "post", "get", "legacy" };
 
@@ -449,6 +475,16 @@ metrics_write(struct evbuffer *b)
 		    "Resident memory of the supervisor.");
 		prom_sample_u64(b, "process_resident_memory_bytes", "",
 		    (uint64_t)rss);
+	}
+	if ((nfds = metrics_fds()) >= 0) {
+		prom_header(b, "process_open_fds", "gauge", "Descriptors the "
+		    "supervisor has open.");
+		prom_sample_u64(b, "process_open_fds", "", (uint64_t)nfds);
+	}
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
+		prom_header(b, "process_max_fds", "gauge", "The supervisor's "
+		    "limit of open descriptors.");
+		prom_sample_u64(b, "process_max_fds", "", (uint64_t)rl.rlim_cur);
 	}
 	prom_header(b, M("ready"), "gauge", "1 when /readyz answers 200.");
 	prom_sample_u64(b, M("ready"), "", health_ready(NULL, 0) == 200);

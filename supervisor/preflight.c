@@ -25,6 +25,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "redact.h"
 #include "secret.h"
 #include "supervisor.h"
 #include "xmalloc.h"
@@ -147,6 +148,41 @@ preflight_users(const struct conf *c, void (*warn)(const char *), char *err,
 	return (0);
 }
 
+/* Warn of names in pass_env that our environment does not have. */
+static void
+preflight_pass_env(const struct conf *c, void (*warn)(const char *))
+{
+	const struct server_conf	*srv;
+	char				 names[256];
+	size_t				 i, j, used, unset;
+	int				 n, cut;
+
+	for (i = 0; i < c->nservers; i++) {
+		srv = &c->servers[i];
+		used = unset = 0;
+		cut = 0;
+		names[0] = '\0';
+		for (j = 0; srv->pass_env != NULL && srv->pass_env[j] != NULL;
+		    j++) {
+			if (getenv(srv->pass_env[j]) != NULL ||
+			    (unset++ > 0 && cut))
+				continue;
+			n = snprintf(names + used, sizeof names - used, "%s%s",
+			    unset > 1 ? ", " : "", srv->pass_env[j]);
+			if (n > 0 && (size_t)n < sizeof names - used)
+				used += (size_t)n;
+			else {
+				names[used] = '\0';
+				cut = 1;
+			}
+		}
+		if (unset > 0)
+			preflight_warn(warn, "upstream %s: pass_env names %s%s, "
+			    "which mcp-supervisord's environment does not "
+			    "have", srv->name, names, cut ? ", ..." : "");
+	}
+}
+
 /* Is the directory of a file there and writable? */
 static int
 preflight_dir(const char *path)
@@ -192,7 +228,8 @@ preflight_llm(const struct conf *c, void (*warn)(const char *), char *err,
 		    strncmp(lc->url, "http://localhost", 16) != 0 &&
 		    strncmp(lc->url, "http://[::1]", 12) != 0)
 			preflight_warn(warn, "llm %s: its api_key goes to %s "
-			    "without TLS", lc->name, lc->url);
+			    "without TLS", lc->name, url_redact(lc->url, why,
+			    sizeof why));
 	}
 	return (0);
 }
@@ -254,6 +291,7 @@ preflight(const struct conf *c, int flags, void (*warn)(const char *),
 		return (-1);
 	if (preflight_llm(c, warn, err, errlen) != 0)
 		return (-1);
+	preflight_pass_env(c, warn);
 	if (flags & PREFLIGHT_RELOAD)
 		return (0);
 	if (!loopback && !(tokens & AUTH_MCP) && c->ws_lockfile == NULL)

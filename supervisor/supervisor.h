@@ -262,10 +262,18 @@ extern void			(*daemon_exit)(const char *why);
 int64_t		 now_ms(void);		/* monotonic milliseconds */
 void		 fill_random(void *, size_t);
 
-/* spawn.c: fork and exec a worker with its channel on fd 3 (*chfd is our
- * end, non-blocking); -1 with err set. */
-pid_t		 spawn_worker(const char *path, char *const argv[], int *chfd,
-		    char *err, size_t errlen);
+/*
+ * spawn.c: fork and exec a worker with its channel on fd 3 (*chfd is our
+ * end, non-blocking) and the few variables of our environment it needs
+ * (net: those of libcurl and OpenSSL too); -1 with err set.
+ */
+pid_t		 spawn_worker(const char *path, char *const argv[], int net,
+		    int *chfd, char *err, size_t errlen);
+/* The named variables we have, as {"NAME": "value"} (a new reference). */
+json_t		*spawn_passed_env(char *const *names);
+/* Values with the ${env:NAME} references we can expand expanded (a new
+ * array; see secret_expand_env). */
+json_t		*spawn_expand_env(char *const *values);
 
 /* upstream.c: one worker process and what the supervisor knows of it. */
 enum upstream_state {

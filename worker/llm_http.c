@@ -87,22 +87,6 @@ llm_http_init(char *err, size_t errlen)
 	return (0);
 }
 
-/* Replace every occurrence of the key in a message (a provider may echo it). */
-static void
-scrub(char *msg)
-{
-	static const char	 mask[] = "[api key]";
-	char			*at;
-	size_t			 klen, mlen = sizeof mask - 1;
-
-	if (api_key == NULL || (klen = strlen(api_key)) < mlen)
-		return;
-	while ((at = strstr(msg, api_key)) != NULL) {
-		memcpy(at, mask, mlen);
-		memmove(at + mlen, at + klen, strlen(at + klen) + 1);
-	}
-}
-
 static void
 call_free(struct llm_call *c)
 {
@@ -121,19 +105,30 @@ call_free(struct llm_call *c)
 /*
  * Answer a request with a failure, saying whether the provider may have
  * spent tokens on it (the supervisor then keeps its budgets' reservation
- * charged).
+ * charged).  A provider may repeat the key in what it says: every text it
+ * sent has had the key masked before anything cut it short
+ * (llm_provider_text); the message is masked again, whole, before it is
+ * cut to its size.
  */
 static void __attribute__((format(printf, 5, 6)))
 call_fail(uint32_t tag, enum llm_outcome o, long status, int spent,
     const char *fmt, ...)
 {
-	va_list	ap;
-	char	msg[768];
+	va_list	 ap;
+	char	 msg[768], *full, *masked = NULL;
+	int	 n;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
+	n = vasprintf(&full, fmt, ap);
 	va_end(ap);
-	scrub(msg);
+	if (n < 0)
+		fatal("vasprintf");
+	if (api_key != NULL)
+		masked = secret_mask(full, (size_t)n, api_key, LLM_KEY_MASK,
+		    NULL);
+	snprintf(msg, sizeof msg, "%s", masked != NULL ? masked : full);
+	free(masked);
+	free(full);
 	log_debug("request %u: %s: %s", tag, llm_outcome_name(o), msg);
 	llm_send_json(MSG_LLM_FAIL, tag, json_pack("{s:s, s:s, s:I, s:b}",
 	    "outcome", llm_outcome_name(o), "message", msg, "status",
@@ -293,13 +288,21 @@ call_finish(struct llm_call *c)
 	json_t		*j;
 	json_error_t	 jerr;
 	size_t		 len = evbuffer_get_length(c->buf);
+	const char	*body;
+	char		*masked;
 
 	if (c->kind == BODY_NDJSON && len > 0)
 		call_lines(c, "\n", 1);
 	if (c->kind == BODY_JSON) {
-		j = json_loadb((const char *)evbuffer_pullup(c->buf, -1), len,
-		    0, &jerr);
-		evbuffer_drain(c->buf, len);
+		body = (const char *)evbuffer_pullup(c->buf, -1);
+		j = json_loadb(body, len, 0, &jerr);
+		/* The parser's message quotes the body, cut: mask it first. */
+		if (j == NULL && api_key != NULL && (masked = secret_mask(body,
+		    len, api_key, LLM_KEY_MASK, &len)) != NULL) {
+			json_decref(json_loadb(masked, len, 0, &jerr));
+			free(masked);
+		}
+		evbuffer_drain(c->buf, evbuffer_get_length(c->buf));
 		if (j == NULL) {
 			snprintf(c->err, sizeof c->err, "the answer is not "
 			    "JSON: %.200s", jerr.text);
@@ -376,7 +379,8 @@ llm_done_cb(CURL *easy, CURLcode r, void *arg)
 		else {
 			llm_error_text(c->status, (const char *)
 			    evbuffer_pullup(c->buf, -1),
-			    evbuffer_get_length(c->buf), text, sizeof text);
+			    evbuffer_get_length(c->buf), api_key, text,
+			    sizeof text);
 			call_fail(c->tag, llm_status_outcome(c->status),
 			    c->status, 0, "%s", text);
 		}
@@ -449,6 +453,7 @@ llm_http_start(uint32_t tag, json_t *params, int progress)
 	    BODY_JSON;
 	c->buf = evbuffer_new();
 	llm_answer_init(&c->ans, lc->max_response);
+	c->ans.secret = api_key;
 	sse_parser_init(&c->sse, lc->max_response);
 	c->body = json_dumps(body, JSON_COMPACT);
 	json_decref(body);

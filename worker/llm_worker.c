@@ -28,6 +28,7 @@
 #include "iochan.h"
 #include "log.h"
 #include "llm_worker.h"
+#include "redact.h"
 #include "xmalloc.h"
 
 #define CHAN_FD		3
@@ -37,6 +38,7 @@ struct llm_conf		*lc;
 
 static struct iochan	*chan;
 static struct event	*ev_sigterm;
+static pid_t		 supervisor_pid;	/* our parent */
 
 static void	llm_exit(int) __attribute__((noreturn));
 
@@ -118,6 +120,12 @@ llm_confine(const char *user, char *err, size_t len)
 			return (-1);
 		}
 		log_debug("running as %s", user);
+		/* A new user clears these two. */
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
+		if (getppid() != supervisor_pid)
+			llm_exit(LLM_EXIT_OK);
+		if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0)
+			fatal("prctl PR_SET_DUMPABLE");
 	}
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
 		snprintf(err, len, "PR_SET_NO_NEW_PRIVS: %s", strerror(errno));
@@ -146,7 +154,8 @@ llm_configure(json_t *msg)
 	}
 	llm_status("ready", NULL);
 	log_debug("provider %s (%s) at %s, model %s", lc->name,
-	    conf_llm_provider_name(lc->provider), lc->url, lc->model);
+	    conf_llm_provider_name(lc->provider), url_redact(lc->url, err,
+	    sizeof err), lc->model);
 }
 
 /*
@@ -287,8 +296,14 @@ main(int argc, char **argv)
 	log_settag(argv[optind]);
 	event_set_log_callback(log_libevent);
 
+	/*
+	 * Not dumpable, before the key arrives: processes of our user (the
+	 * upstreams) must not read it in /proc/PID/mem.
+	 */
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0)
+		fatal("prctl PR_SET_DUMPABLE");
 	prctl(PR_SET_PDEATHSIG, SIGTERM);
-	if (getppid() == 1)
+	if ((supervisor_pid = getppid()) == 1)
 		exit(LLM_EXIT_OK);
 	signal(SIGPIPE, SIG_IGN);
 	malloc_tune();

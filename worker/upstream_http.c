@@ -24,6 +24,7 @@
 #include "http_parse.h"
 #include "log.h"
 #include "meta.h"
+#include "redact.h"
 #include "sse.h"
 #include "worker.h"
 #include "xmalloc.h"
@@ -433,15 +434,17 @@ static void
 http_done_request(struct exchange *ex, CURLcode r)
 {
 	struct conn	*c = ex->tp->conn;
-	char		 why[512];
+	char		 why[512], url[256];
 
+	/* Errors end up in the log, mcpctl and clients' errors. */
+	url_redact(sc->url, url, sizeof url);
 	if (r != CURLE_OK) {
 		if (ex->too_big)
 			http_fail_request(ex, "upstream %s: a message is over "
 			    "max_message (%zu bytes)", sc->name,
 			    sc->max_message);
 		else if (http_unreachable(r) || ex->init) {
-			snprintf(why, sizeof why, "%s: %s", sc->url,
+			snprintf(why, sizeof why, "%s: %s", url,
 			    curl_easy_strerror(r));
 			http_exchange_free(ex);
 			conn_lost(c, why);
@@ -469,7 +472,7 @@ http_done_request(struct exchange *ex, CURLcode r)
 	if (ex->status / 100 != 2) {
 		if (ex->init) {
 			snprintf(why, sizeof why, "initialize: HTTP %ld from %s",
-			    ex->status, sc->url);
+			    ex->status, url);
 			http_exchange_free(ex);
 			conn_lost(c, why);
 			return;

@@ -32,6 +32,7 @@
 
 #include "http_parse.h"
 #include "log.h"
+#include "redact.h"
 #include "worker.h"
 #include "ws_accept.h"
 #include "ws_msg.h"
@@ -331,7 +332,8 @@ ws_read_upgrade(struct ws_tp *tp)
 	}
 	tp->upgraded = 1;
 	tp->last_rx = now_ms();
-	log_debug("WebSocket connected to %s", sc->url);
+	log_debug("WebSocket connected to %s", url_redact(sc->url, why,
+	    sizeof why));
 	conn_transport_up(tp->conn);
 	ws_pump(tp);
 }
@@ -391,7 +393,7 @@ static void
 ws_event_cb(struct bufferevent *bev, short events, void *arg)
 {
 	struct ws_tp	*tp = arg;
-	char		 why[512];
+	char		 why[512], url[256];
 	unsigned long	 e;
 
 	if (events & BEV_EVENT_CONNECTED) {
@@ -399,16 +401,17 @@ ws_event_cb(struct bufferevent *bev, short events, void *arg)
 		return;
 	}
 	if (events & BEV_EVENT_ERROR) {
+		url_redact(sc->url, url, sizeof url);
 		e = tp->tls ? bufferevent_get_openssl_error(bev) : 0;
 		if (e != 0)
-			snprintf(why, sizeof why, "%s: TLS: %s", sc->url,
+			snprintf(why, sizeof why, "%s: TLS: %s", url,
 			    ERR_reason_error_string(e));
 		else if (bufferevent_socket_get_dns_error(bev) != 0)
-			snprintf(why, sizeof why, "%s: %s", sc->url,
+			snprintf(why, sizeof why, "%s: %s", url,
 			    evutil_gai_strerror(
 			    bufferevent_socket_get_dns_error(bev)));
 		else
-			snprintf(why, sizeof why, "%s: %s", sc->url,
+			snprintf(why, sizeof why, "%s: %s", url,
 			    strerror(EVUTIL_SOCKET_ERROR()));
 		ws_lost(tp, why);
 	} else if (events & BEV_EVENT_EOF) {

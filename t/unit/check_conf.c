@@ -687,6 +687,10 @@ conf_same(const struct conf *a, const struct conf *b)
 	ck_assert_int_eq(a->instance == NULL, b->instance == NULL);
 	if (a->instance != NULL)
 		ck_assert_str_eq(a->instance, b->instance);
+	if (a->pass_env == NULL)
+		ck_assert_ptr_null(b->pass_env);
+	else
+		strv_is(b->pass_env, (const char *const *)a->pass_env);
 	ck_assert_uint_eq(a->nservers, b->nservers);
 	for (i = 0; i < a->nservers; i++)
 		ck_assert_msg(conf_server_equal(&a->servers[i],
@@ -756,7 +760,76 @@ static const char *const print_cases[] = {
 	" sampling = [ \"tool:t/complete\", \"llm:b.2\", \"decline\" ];"
 	" budget = { tokens_per_day = 1000000; }; log_prompts = true; },\n"
 	"  { name = \"u\"; command = [ \"y\" ]; } );\n",
+	"pass_env = [ \"HTTPS_PROXY\", \"NO_PROXY\" ];\n"
+	"servers = ( { name = \"a\"; command = [ \"x\" ];"
+	" pass_env = [ \"GITHUB_TOKEN\", \"NO_PROXY\" ]; },\n"
+	"  { name = \"b\"; command = [ \"y\" ]; pass_env = [ ]; },\n"
+	"  { name = \"h\"; transport = \"http\"; url = \"https://u:p@h/?k=1\"; }"
+	" );\n",
+	"servers = ( { name = \"a\"; command = [ \"x\" ];"
+	" pass_env = [ \"_A1\" ]; } );\n",
 };
+
+/* pass_env: the global names and an upstream's own, checked. */
+START_TEST(test_pass_env)
+{
+	static const char *const both[] = { "HTTPS_PROXY", "NO_PROXY",
+	    "GITHUB_TOKEN", NULL };
+	static const char *const global[] = { "HTTPS_PROXY", "NO_PROXY",
+	    NULL };
+	struct conf	*c, *d;
+	char		 text[16384];
+	size_t		 n, i;
+
+	c = parse_ok("servers = ( { name = \"a\"; command = [ \"x\" ]; } );");
+	ck_assert_ptr_null(c->pass_env);
+	ck_assert_ptr_null(c->servers[0].pass_env);
+	conf_free(c);
+
+	/* Added to the global list, each name once; none for remote ones. */
+	c = parse_ok("servers = ( { name = \"a\"; command = [ \"x\" ];"
+	    " pass_env = [ \"GITHUB_TOKEN\", \"NO_PROXY\" ]; },"
+	    " { name = \"b\"; command = [ \"x\" ]; },"
+	    " { name = \"h\"; transport = \"http\"; url = \"http://h/\"; } );\n"
+	    "pass_env = [ \"HTTPS_PROXY\", \"NO_PROXY\" ];");
+	strv_is(c->pass_env, global);
+	strv_is(c->servers[0].pass_env, both);
+	strv_is(c->servers[1].pass_env, global);
+	ck_assert_ptr_null(c->servers[2].pass_env);
+	/* A change of the names restarts the upstream. */
+	d = parse_ok("servers = ( { name = \"a\"; command = [ \"x\" ];"
+	    " pass_env = [ \"GITHUB_TOKEN\" ]; } );");
+	ck_assert(!conf_server_equal(&c->servers[0], &d->servers[0]));
+	conf_free(d);
+	conf_free(c);
+
+	parse_err("pass_env = [ \"A-B\" ];",
+	    "t.conf:1: pass_env: \"A-B\" is not a variable name (letters, "
+	    "digits and _, not beginning with a digit)");
+	parse_err("pass_env = [ \"1A\" ];",
+	    "t.conf:1: pass_env: \"1A\" is not a variable name (letters, "
+	    "digits and _, not beginning with a digit)");
+	parse_err("pass_env = [ \"\" ];",
+	    "t.conf:1: pass_env: \"\" is not a variable name (letters, "
+	    "digits and _, not beginning with a digit)");
+	parse_err("pass_env = [ \"A\", \"B\", \"A\" ];",
+	    "t.conf:1: pass_env: A is named twice");
+	parse_err("pass_env = \"A\";",
+	    "t.conf:1: pass_env must be an array of strings");
+	parse_err("pass_env = [ 1 ];",
+	    "t.conf:1: pass_env must contain only strings");
+	parse_err("servers = ( { name = \"h\"; transport = \"http\";\n"
+	    "  url = \"http://h/\"; pass_env = [ \"A\" ]; } );",
+	    "t.conf:2: server h: pass_env is only for stdio");
+	/* At most CONF_MAX_PASS_ENV names. */
+	n = (size_t)snprintf(text, sizeof text, "pass_env = [ ");
+	for (i = 0; i <= CONF_MAX_PASS_ENV; i++)
+		n += (size_t)snprintf(text + n, sizeof text - n, "%s\"V%zu\"",
+		    i > 0 ? ", " : "", i);
+	snprintf(text + n, sizeof text - n, " ];");
+	parse_err(text, "t.conf:1: pass_env: more than 256 names");
+}
+END_TEST
 
 /* Who may read /metrics: metrics_tokens, and a client's metrics. */
 START_TEST(test_metrics_rights)
@@ -1156,6 +1229,21 @@ START_TEST(test_json_round_trip)
 	ck_assert_str_eq(json_string_value(json_array_get(json_object_get(j,
 	    "env"), 0)), "X=a\"b");
 	ck_assert_ptr_null(json_object_get(j, "url"));
+	ck_assert_ptr_null(json_object_get(j, "pass_env"));
+	json_decref(j);
+	conf_free(conf);
+
+	/* pass_env goes there and back (the worker's copy is compared). */
+	conf = parse_ok(print_cases[4]);
+	j = conf_server_to_json(&conf->servers[0]);
+	ck_assert_str_eq(json_string_value(json_array_get(json_object_get(j,
+	    "pass_env"), 2)), "GITHUB_TOKEN");
+	back = conf_server_from_json(j, err, sizeof err);
+	ck_assert_msg(back != NULL, "%s", err);
+	ck_assert(conf_server_equal(&conf->servers[0], back));
+	ck_assert(!conf_server_equal(&conf->servers[1], back));
+	conf_server_free(back);
+	free(back);
 	json_decref(j);
 	conf_free(conf);
 }
@@ -1281,6 +1369,7 @@ conf_suite(void)
 	tcase_add_test(tc, test_names);
 	tcase_add_test(tc, test_metrics_rights);
 	tcase_add_test(tc, test_llm);
+	tcase_add_test(tc, test_pass_env);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("errors");
