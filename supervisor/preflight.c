@@ -14,6 +14,7 @@
 #include <sys/un.h>
 
 #include <netinet/in.h>
+#include <arpa/inet.h>
 
 #include <errno.h>
 #include <libgen.h>
@@ -23,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "redact.h"
@@ -196,6 +198,41 @@ preflight_dir(const char *path)
 }
 
 /*
+ * Is an http:// URL's host a loopback name or address (localhost,
+ * 127.0.0.0/8, [::1])?  The whole host is compared: http://localhost.
+ * example.com and http://127.0.0.1.example.com are not.
+ */
+static int
+http_url_loopback(const char *url)
+{
+	const char	*a = url + 7, *end, *p, *h = a;
+	char		 host[256];
+	size_t		 n;
+	struct in_addr	 v4;
+
+	end = a + strcspn(a, "/?#");
+	for (p = a; p < end; p++) {
+		if (*p == '@')
+			h = p + 1;	/* after the user information */
+	}
+	if (*h == '[') {
+		n = strcspn(h, "]");
+		return (h + n < end && n == 4 && strncmp(h + 1, "::1", 3) == 0);
+	}
+	n = strcspn(h, ":/?#");
+	if (h + n > end)
+		n = (size_t)(end - h);
+	if (n == 0 || n >= sizeof host)
+		return (0);
+	memcpy(host, h, n);
+	host[n] = '\0';
+	if (strcasecmp(host, "localhost") == 0)
+		return (1);
+	return (inet_pton(AF_INET, host, &v4) == 1 &&
+	    (ntohl(v4.s_addr) >> 24) == 127);
+}
+
+/*
  * Check the providers: each api_key expands (the variable is set, the
  * file readable) to one non-empty line; a key going to a remote host in
  * clear text is worth a warning.
@@ -224,9 +261,7 @@ preflight_llm(const struct conf *c, void (*warn)(const char *), char *err,
 			    "llm %s: api_key: the key is empty or not one line",
 			    lc->name));
 		if (strncmp(lc->url, "http://", 7) == 0 &&
-		    strncmp(lc->url, "http://127.", 11) != 0 &&
-		    strncmp(lc->url, "http://localhost", 16) != 0 &&
-		    strncmp(lc->url, "http://[::1]", 12) != 0)
+		    !http_url_loopback(lc->url))
 			preflight_warn(warn, "llm %s: its api_key goes to %s "
 			    "without TLS", lc->name, url_redact(lc->url, why,
 			    sizeof why));
