@@ -615,6 +615,7 @@ ctcall_free(struct ctcall *c)
 	TAILQ_REMOVE(&c->owner->ctcalls_in, c, owner_entry);
 	TAILQ_REMOVE(&c->caller->ctcalls_out, c, caller_entry);
 	c->owner->nctcalls--;
+	c->caller->nctcalls_out--;
 	obs_end(&c->obs, OBS_CANCELLED, 0);
 	event_free(c->timer);
 	free(c->caller_id);
@@ -689,6 +690,14 @@ ctools_call(struct session *s, struct stream *st, const struct jrpc *m,
 		    "for client tool %s", exposed);
 		return;
 	}
+	/* A caller's calls to client tools are bounded as its requests to
+	 * upstreams are, whatever the number of owners. */
+	if (s->nctcalls_out >= conf->max_pending) {
+		route_reject(st, m, MCP_OVERLOADED, "too many calls to client "
+		    "tools in flight for this session (limit %u)",
+		    conf->max_pending);
+		return;
+	}
 	c = xcalloc(1, sizeof *c);
 	c->id = route_next_id();
 	c->owner = owner;
@@ -707,6 +716,7 @@ ctools_call(struct session *s, struct stream *st, const struct jrpc *m,
 	TAILQ_INSERT_TAIL(&owner->ctcalls_in, c, owner_entry);
 	TAILQ_INSERT_TAIL(&s->ctcalls_out, c, caller_entry);
 	owner->nctcalls++;
+	s->nctcalls_out++;
 	obs_client_tool();
 	obs_take(&c->obs);
 	c->timer = evtimer_new(base, ctcall_timeout_cb, c);

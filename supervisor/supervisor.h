@@ -486,7 +486,8 @@ struct session {
 	size_t			 ctool_bytes;	/* they hold, overhead counted */
 	TAILQ_HEAD(, ctcall)	 ctcalls_in;	/* to its tools */
 	TAILQ_HEAD(, ctcall)	 ctcalls_out;	/* it made */
-	unsigned int		 nctcalls;
+	unsigned int		 nctcalls;	/* to its tools */
+	unsigned int		 nctcalls_out;	/* it made */
 	int			 loglevel;	/* -1: not set */
 	int64_t			 last_active;
 	struct pending_list	 pending;

@@ -171,6 +171,30 @@ is "... and bob may not register again" \
     "$(req '{"jsonrpc":"2.0","id":6,"method":"tools/register","params":{"tools":[]}}' | py 'r["error"]["message"]')" \
     "tools/register: client bob may not register tools"
 
+# Calls to client tools in flight: max_pending (256) per owner, and per
+# caller whatever the number of owners (each call holds the caller's id
+# and a timer until the owner answers or client_tool_timeout passes).
+as "$ADMIN" slow
+register wait > /dev/null
+as "$ADMIN" slow
+register wait > /dev/null
+set --
+i=0
+while [ "$i" -lt 300 ]; do
+	case $i in
+	*[02468]) name=_slow__wait ;;
+	*) name=_slow__2__wait ;;
+	esac
+	set -- "$@" "text:{\"jsonrpc\":\"2.0\",\"id\":$i,\"method\":\"tools/call\",\"params\":{\"name\":\"$name\",\"arguments\":{}}}"
+	i=$((i + 1))
+done
+"$PY" "$ATTACK/client.py" ws "$ADDR" up "Authorization: Bearer $ADMIN" \
+    'text:{"jsonrpc":"2.0","id":"i","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"caller","version":"1"}}}' \
+    'until:5:"id":"i"' "$@" 'until:10:"id":299' > "$T/calls" 2>&1
+is "300 calls to two owners' tools from one session: 44 refused" \
+    "$(grep -c 'too many calls to client tools in flight for this session (limit 256)' "$T/calls")" 44
+ok "the daemon answers afterwards" alive
+
 # 8. Many large tools while another client pings: 1792 tools of 64 KiB
 # (14 sessions of two requests of 64), after one session's 128 tools of
 # 60 KiB of tiny properties (a tree of them costs 20 times its text).
