@@ -216,17 +216,18 @@ ctools_compact(void)
 	nctlist = n;
 }
 
-/* Tell every session the tools changed. */
+/* Tell every session but one (NULL: none) that the tools changed. */
 static void
 ctools_changed_one(struct session *s, void *arg)
 {
-	route_list_changed(s, 1 << CATALOG_TOOLS);
+	if (s != arg)
+		route_list_changed(s, 1 << CATALOG_TOOLS);
 }
 
 static void
-ctools_changed(void)
+ctools_changed(struct session *except)
 {
-	session_foreach(ctools_changed_one, NULL);
+	session_foreach(ctools_changed_one, except);
 }
 
 /* Add a refusal to a register answer: the tool's position, its name as
@@ -345,7 +346,8 @@ ctools_register_one(struct session *s, const char *prefix, const char *p,
 		    "the tool is larger than %d KiB", CTOOL_MAX_SIZE / 1024);
 		return (0);
 	}
-	item = json_loadb(p + span.off, span.len, JSON_DECODE_ANY, NULL);
+	item = json_loadb(p + span.off, span.len, JSON_DECODE_ANY |
+	    JSON_ALLOW_NUL, NULL);
 	if ((tool = ctools_tool(item, &why)) == NULL) {
 		ns_value = json_object_get(item, "name");
 		ctools_refuse(refused, index, json_string_value(ns_value),
@@ -502,7 +504,7 @@ ctools_register(struct session *s, struct stream *st, const struct jrpc *m)
 		log_info("session %.8s: registered %zu tools as %s* (%u held, "
 		    "%zu KiB)", s->id, json_array_size(done), prefix,
 		    s->nctools, s->ctool_bytes / 1024);
-		ctools_changed();
+		ctools_changed(NULL);
 	}
 	if (json_array_size(refused) > 0)
 		log_info("session %.8s: refused %zu of its tools", s->id,
@@ -557,7 +559,7 @@ ctools_unregister(struct session *s, struct stream *st, const struct jrpc *m)
 	}
 	if (json_array_size(done) > 0) {
 		ctools_compact();
-		ctools_changed();
+		ctools_changed(NULL);
 	}
 	ctools_result(st, m, json_pack("{s:o}", "unregistered", done));
 }
@@ -605,7 +607,7 @@ void
 ctools_configure(void)
 {
 	if (ctools_withdraw(ctools_not_allowed, NULL))
-		ctools_changed();
+		ctools_changed(NULL);
 }
 
 /* Free a call. */
@@ -868,7 +870,7 @@ ctools_session_end(struct session *s)
 	}
 	if (s->nctools > 0 && ctools_withdraw(ctools_owned, s)) {
 		log_info("session %.8s: its tools are withdrawn", s->id);
-		ctools_changed();
+		ctools_changed(s);
 	}
 	if (s->ctool_prefix != NULL &&
 	    strmap_get(&prefixes, s->ctool_prefix) == s)

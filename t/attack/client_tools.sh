@@ -116,6 +116,10 @@ is "tools/unregister by own and by exposed name" \
 is "... makes room for as many" "$(register t999 t998 t997)" \
     "_curl__t999 _curl__t998 too many tools: a session may register 128 (client_tools_max)"
 req '{"jsonrpc":"2.0","id":4,"method":"tools/unregister","params":{"names":["t2",'"$(seq -s, 3 127 | sed 's/[0-9]*/"t&"/g')"',"t999","t998"]}}' > /dev/null
+out=$(req '{"jsonrpc":"2.0","id":5,"method":"tools/register","params":{"tools":[{"name":"nul","description":"a\u0000b","inputSchema":{"type":"object"}},{"name":"n\u0000l","inputSchema":{"type":"object"}}]}}')
+is "a NUL in a description is kept, in a name refused" \
+    "$(echo "$out" | py 'r["result"]["registered"], r["result"]["refused"]')" \
+    "(['_curl__nul'], [{'index': 1, 'name': 'n\\x00l', 'reason': 'name must be a string of 1 to 128 characters'}])"
 
 # 7. Prefixes.  An unnamed client called "bob" (or "bob__x") registers
 # first: its tools must not be named bob__*, which the configured client
@@ -170,6 +174,33 @@ SID=$BOB_SID TOKEN=$BOB
 is "... and bob may not register again" \
     "$(req '{"jsonrpc":"2.0","id":6,"method":"tools/register","params":{"tools":[]}}' | py 'r["error"]["message"]')" \
     "tools/register: client bob may not register tools"
+
+# A list of more than a page (page_size 500): the catalog's tools then
+# the clients', each once, as many as mcpctl tools shows.
+i=0
+while [ "$i" -lt 4 ]; do
+	as "$ADMIN" pager
+	register $(seq -s ' ' -f 'p%g' 1 128) > /dev/null
+	i=$((i + 1))
+done
+as "$ADMIN" lister
+pages=$("$PY" -c 'import json, sys, urllib.request
+url, sid, token = sys.argv[1:4]
+names, cursor, pages = [], None, 0
+while pages < 20:
+    params = {"cursor": cursor} if cursor else {}
+    body = json.dumps({"jsonrpc": "2.0", "id": pages, "method": "tools/list", "params": params}).encode()
+    req = urllib.request.Request(url, body, {"Content-Type": "application/json", "Accept": "application/json, text/event-stream", "Mcp-Session-Id": sid, "Authorization": "Bearer " + token})
+    r = json.loads(urllib.request.urlopen(req).read())["result"]
+    names += [t["name"] for t in r["tools"]]
+    pages += 1
+    cursor = r.get("nextCursor")
+    if not cursor:
+        break
+print(pages, len(names), len(set(names)), names[-1])' "$URL" "$SID" "$ADMIN")
+listed=$("$MCPCTL" -s "$CTL" tools | sed -n 's/^\([0-9]*\) tools$/\1/p')
+is "the tools walked page by page: pages, tools, distinct, the last" \
+    "$pages" "2 $listed $listed _pager__4__p128"
 
 # Calls to client tools in flight: max_pending (256) per owner, and per
 # caller whatever the number of owners (each call holds the caller's id
