@@ -255,54 +255,151 @@ ctools_refuse(json_t *refused, size_t index, const char *name,
 	    (json_int_t)index, "name", n, "reason", why));
 }
 
-/*
- * Check one tool and make it an MCP Tool object: the MCP form (name,
- * title, description, inputSchema, outputSchema, annotations) or the
- * seed's (name, description, input_schema).  NULL with why set if bad.
- */
-static json_t *
-ctools_tool(json_t *in, const char **why)
-{
-	json_t		*tool, *schema, *v;
-	const char	*name;
-	size_t		 len;
+/* The members of a tool the gateway reads; others are left out. */
+enum ctool_field {
+	CTF_NAME = 0,
+	CTF_INPUT,
+	CTF_INPUT_SEED,
+	CTF_DESCRIPTION,
+	CTF_TITLE,
+	CTF_OUTPUT,
+	CTF_ANNOTATIONS,
+	CTF_N
+};
 
-	if (!json_is_object(in)) {
+static const char *const ctool_fields[CTF_N] = {
+	[CTF_NAME] = "name",
+	[CTF_INPUT] = "inputSchema",
+	[CTF_INPUT_SEED] = "input_schema",
+	[CTF_DESCRIPTION] = "description",
+	[CTF_TITLE] = "title",
+	[CTF_OUTPUT] = "outputSchema",
+	[CTF_ANNOTATIONS] = "annotations",
+};
+
+/*
+ * Find a tool's members in its span (of text already validated): 0, or -1
+ * with why set if it is not an object or gives one of them twice.
+ */
+static int
+ctools_fields(const char *p, struct jspan tool, struct jspan *f,
+    const char **why)
+{
+	static char	 twice[64];
+	struct jiter	 it;
+	struct jspan	 k, v;
+	int		 i;
+
+	memset(f, 0, CTF_N * sizeof *f);
+	if (jscan_object(p, tool, &it) != 0) {
 		*why = "a tool must be an object";
-		return (NULL);
+		return (-1);
 	}
-	name = json_string_value(json_object_get(in, "name"));
-	len = json_string_length(json_object_get(in, "name"));
-	if (name == NULL || len == 0 || len > 128 || strlen(name) != len) {
+	while (jscan_next_member(&it, &k, &v)) {
+		for (i = 0; i < CTF_N; i++) {
+			if (jscan_string_equals(p, k, ctool_fields[i]))
+				break;
+		}
+		if (i == CTF_N)
+			continue;
+		if (f[i].len != 0) {
+			snprintf(twice, sizeof twice, "%s is given more than "
+			    "once", ctool_fields[i]);
+			*why = twice;
+			return (-1);
+		}
+		f[i] = v;
+	}
+	return (0);
+}
+
+/* Append a value (validated text) without the space between its tokens. */
+static void
+ctools_add_compact(struct evbuffer *out, const char *p, struct jspan v)
+{
+	const char	*c = p + v.off, *end = c + v.len, *run = c;
+	int		 in_string = 0;
+
+	for (; c < end; c++) {
+		if (in_string) {
+			if (*c == '\\')
+				c++;
+			else if (*c == '"')
+				in_string = 0;
+		} else if (*c == '"')
+			in_string = 1;
+		else if (*c == ' ' || *c == '\t' || *c == '\n' || *c == '\r') {
+			evbuffer_add(out, run, (size_t)(c - run));
+			run = c + 1;
+		}
+	}
+	evbuffer_add(out, run, (size_t)(end - run));
+}
+
+/*
+ * Check one tool, the span of a request, and write its MCP Tool object as
+ * listed to out, under its exposed name: from the MCP form (name, title,
+ * description, inputSchema, outputSchema, annotations) or the seed's
+ * (name, description, input_schema).  Its values are copied as they came,
+ * without space, never made into a tree: a schema of many small members
+ * would cost many times its text, in memory and in time.  Its own name
+ * goes to name (129 bytes, NUL-terminated) and its length to *namelen
+ * (also when it is refused, if it is a string of at most 128 bytes).
+ * -1 with why set if it is bad.
+ */
+static int
+ctools_tool(const char *p, struct jspan span, const char *prefix,
+    char *name, size_t *namelen, char *exposed, struct evbuffer *out,
+    const char **why)
+{
+	struct jspan	 f[CTF_N], schema, type;
+	ssize_t		 n;
+
+	*namelen = 0;
+	if (ctools_fields(p, span, f, why) != 0)
+		return (-1);
+	if ((n = jscan_string(p, f[CTF_NAME], name, 129)) >= 0)
+		*namelen = (size_t)n;
+	if (n <= 0 || strlen(name) != (size_t)n) {
 		*why = "name must be a string of 1 to 128 characters";
-		return (NULL);
+		return (-1);
 	}
-	schema = json_object_get(in, "inputSchema");
-	if (schema == NULL)
-		schema = json_object_get(in, "input_schema");
-	if (!json_is_object(schema) || !json_is_string(json_object_get(schema,
-	    "type")) || strcmp(json_string_value(json_object_get(schema,
-	    "type")), "object") != 0) {
+	schema = f[CTF_INPUT].len != 0 ? f[CTF_INPUT] : f[CTF_INPUT_SEED];
+	if (jscan_type(p, schema) != JT_OBJECT ||
+	    jscan_member_unique(p, schema, "type", &type) != 0 ||
+	    !jscan_string_equals(p, type, "object")) {
 		*why = "inputSchema must be a JSON Schema object of type "
 		    "\"object\"";
-		return (NULL);
+		return (-1);
 	}
-	tool = json_pack("{s:s, s:O}", "name", name, "inputSchema", schema);
-	if ((v = json_object_get(in, "description")) != NULL) {
-		if (!json_is_string(v)) {
-			json_decref(tool);
-			*why = "description must be a string";
-			return (NULL);
-		}
-		json_object_set(tool, "description", v);
+	if (f[CTF_DESCRIPTION].len != 0 &&
+	    jscan_type(p, f[CTF_DESCRIPTION]) != JT_STRING) {
+		*why = "description must be a string";
+		return (-1);
 	}
-	if (json_is_string(v = json_object_get(in, "title")))
-		json_object_set(tool, "title", v);
-	if (json_is_object(v = json_object_get(in, "outputSchema")))
-		json_object_set(tool, "outputSchema", v);
-	if (json_is_object(v = json_object_get(in, "annotations")))
-		json_object_set(tool, "annotations", v);
-	return (tool);
+	name_expose_tool(prefix, name, (size_t)n, exposed);
+	evbuffer_add(out, "{\"name\":", 8);
+	jscan_add_string(out, exposed, strlen(exposed));
+	evbuffer_add(out, ",\"inputSchema\":", 15);
+	ctools_add_compact(out, p, schema);
+	if (f[CTF_DESCRIPTION].len != 0) {
+		evbuffer_add(out, ",\"description\":", 15);
+		ctools_add_compact(out, p, f[CTF_DESCRIPTION]);
+	}
+	if (jscan_type(p, f[CTF_TITLE]) == JT_STRING) {
+		evbuffer_add(out, ",\"title\":", 9);
+		ctools_add_compact(out, p, f[CTF_TITLE]);
+	}
+	if (jscan_type(p, f[CTF_OUTPUT]) == JT_OBJECT) {
+		evbuffer_add(out, ",\"outputSchema\":", 16);
+		ctools_add_compact(out, p, f[CTF_OUTPUT]);
+	}
+	if (jscan_type(p, f[CTF_ANNOTATIONS]) == JT_OBJECT) {
+		evbuffer_add(out, ",\"annotations\":", 15);
+		ctools_add_compact(out, p, f[CTF_ANNOTATIONS]);
+	}
+	evbuffer_add(out, "}", 1);
+	return (0);
 }
 
 /* Answer a request with a JSON result. */
@@ -327,44 +424,37 @@ ctools_register_one(struct session *s, const char *prefix, const char *p,
 	struct catalog_entry	*e;
 	struct upstream		*up;
 	struct ctool		*t, *old = NULL;
-	struct jspan		 ns;
-	json_t			*item, *tool, *ns_value;
+	struct evbuffer		*buf;
+	struct jspan		 f[CTF_N];
 	const char		*why = "";
-	char			 shown[129], exposed[NAME_MAX_EXPOSED + 1];
+	char			 own[129], exposed[NAME_MAX_EXPOSED + 1];
 	char			*name, *text;
-	ssize_t			 shownlen = 0;
-	size_t			 len, cost, gain;
+	ssize_t			 n;
+	size_t			 ownlen, len, cost, gain;
 
-	/* Parsed one at a time, and only when its text is not too large. */
+	/* One far too large is not copied; its name is shown if it has one. */
 	if (span.len > CTOOL_MAX_RAW) {
-		/* Its name as sent, for the refusal, if a short string. */
-		if (jscan_type(p, span) == JT_OBJECT &&
-		    jscan_member(p, span, "name", &ns) == 0 &&
-		    (shownlen = jscan_string(p, ns, shown, sizeof shown)) < 0)
-			shownlen = 0;
-		ctools_refuse(refused, index, shown, (size_t)shownlen,
-		    "the tool is larger than %d KiB", CTOOL_MAX_SIZE / 1024);
+		ownlen = 0;
+		if (ctools_fields(p, span, f, &why) == 0 &&
+		    (n = jscan_string(p, f[CTF_NAME], own, sizeof own)) > 0)
+			ownlen = (size_t)n;
+		ctools_refuse(refused, index, own, ownlen, "the tool is larger "
+		    "than %d KiB", CTOOL_MAX_SIZE / 1024);
 		return (0);
 	}
-	item = json_loadb(p + span.off, span.len, JSON_DECODE_ANY |
-	    JSON_ALLOW_NUL, NULL);
-	if ((tool = ctools_tool(item, &why)) == NULL) {
-		ns_value = json_object_get(item, "name");
-		ctools_refuse(refused, index, json_string_value(ns_value),
-		    json_string_length(ns_value), "%s", why);
-		json_decref(item);
+	buf = evbuffer_new();
+	if (ctools_tool(p, span, prefix, own, &ownlen, exposed, buf,
+	    &why) != 0) {
+		evbuffer_free(buf);
+		ctools_refuse(refused, index, own, ownlen, "%s", why);
 		return (0);
 	}
-	json_decref(item);
-	/* Its own name is copied before the exposed one replaces it. */
-	name = xstrdup(json_string_value(json_object_get(tool, "name")));
-	name_expose_tool(prefix, name, strlen(name), exposed);
-	json_object_set_new(tool, "name", json_string(exposed));
-	text = json_dumps(tool, JSON_COMPACT);
-	json_decref(tool);
-	if (text == NULL)
-		fatalx("json_dumps");
-	len = strlen(text);
+	name = xstrdup(own);
+	len = evbuffer_get_length(buf);
+	text = xmalloc(len + 1);
+	evbuffer_remove(buf, text, len);
+	text[len] = '\0';
+	evbuffer_free(buf);
 	if (len > CTOOL_MAX_SIZE) {
 		ctools_refuse(refused, index, name, strlen(name), "the tool "
 		    "is larger than %d KiB", CTOOL_MAX_SIZE / 1024);

@@ -120,6 +120,14 @@ out=$(req '{"jsonrpc":"2.0","id":5,"method":"tools/register","params":{"tools":[
 is "a NUL in a description is kept, in a name refused" \
     "$(echo "$out" | py 'r["result"]["registered"], r["result"]["refused"]')" \
     "(['_curl__nul'], [{'index': 1, 'name': 'n\\x00l', 'reason': 'name must be a string of 1 to 128 characters'}])"
+out=$(req '{"jsonrpc":"2.0","id":6,"method":"tools/register","params":{"tools":[{"name":"a","na\u006de":"b","inputSchema":{"type":"object"}},{ "name" : "sp" ,
+ "inputSchema" : { "type" : "object" , "properties" : { "a b" : { } } } , "x" : 1 }]}}')
+is "a tool that gives its name twice (once escaped) is refused" \
+    "$(echo "$out" | py 'r["result"]["refused"]')" \
+    "[{'index': 0, 'name': '', 'reason': 'name is given more than once'}]"
+is "a tool is listed without space between tokens, within strings kept" \
+    "$(req '{"jsonrpc":"2.0","id":"l","method":"tools/list"}' | grep -o '{"name":"_curl__sp"[^]]*')" \
+    '{"name":"_curl__sp","inputSchema":{"type":"object","properties":{"a b":{}}}}'
 
 # 7. Prefixes.  An unnamed client called "bob" (or "bob__x") registers
 # first: its tools must not be named bob__*, which the configured client
