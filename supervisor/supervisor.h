@@ -1090,7 +1090,8 @@ int		 acl_allows_uri(const struct session *, const char *uri,
 int		 acl_filtered(const struct session *);
 int		 acl_may_register(const struct session *);
 
-/* client_tools.c: tools offered by clients, and calls to them. */
+/* client_tools.c, client_tools_call.c: tools offered by clients, and
+ * calls to them. */
 struct ctcall;
 /* tools/register and tools/unregister. */
 void		 ctools_register(struct session *, struct stream *,
@@ -1125,6 +1126,8 @@ void		 ctools_configure(void);
 void		 ctools_stream_gone(struct stream *);
 /* A session ends: its calls fail, its tools are withdrawn. */
 void		 ctools_session_end(struct session *);
+/* client_tools_call.c: a session ends, calls to and from it end too. */
+void		 ctools_calls_end(struct session *);
 
 /* auth.c: the accepted tokens and whom each names. */
 /* Use a configuration's tokens; -1 with err set (nothing changed). */
