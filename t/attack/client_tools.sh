@@ -183,6 +183,18 @@ is "... and bob may not register again" \
     "$(req '{"jsonrpc":"2.0","id":6,"method":"tools/register","params":{"tools":[]}}' | py 'r["error"]["message"]')" \
     "tools/register: client bob may not register tools"
 
+# A 2026-07-28 client is sent no requests: its tools could only make
+# their callers wait client_tool_timeout (30 s).  Not a method of that
+# era (a check, not a fix).
+out=$(curl -s -H "Authorization: Bearer $ADMIN" \
+    -H 'Content-Type: application/json' \
+    -H 'Accept: application/json, text/event-stream' \
+    -H 'MCP-Protocol-Version: 2026-07-28' -H 'Mcp-Method: tools/register' \
+    -d '{"jsonrpc":"2.0","id":"m","method":"tools/register","params":{"tools":[{"name":"m","inputSchema":{"type":"object"}}],"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"modern","version":"1"}}}}' \
+    "$URL" | data_lines)
+like "a 2026-07-28 client may not register tools" "$out" \
+    '"code":-32601,"message":"Method not found: tools/register"'
+
 # A list of more than a page (page_size 500): the catalog's tools then
 # the clients', each once, as many as mcpctl tools shows.
 i=0
