@@ -95,12 +95,18 @@ explicit_bzero_str(char *s)
 
 #define CONF_MAX_CLIENTS	1024
 
-/* Is s a valid client name (it prefixes the client's tools)? */
+/*
+ * Is s a valid client name?  It prefixes the client's tools as "name__",
+ * and a second session's as "name__2__": no "__" in a name, so no
+ * client's tools are ever named inside another's.
+ */
 static int
 valid_client_name(const char *s)
 {
 	size_t	i;
 
+	if (strstr(s, "__") != NULL)
+		return (0);
 	for (i = 0; s[i] != '\0'; i++) {
 		if (i >= 32)
 			return (0);
@@ -180,8 +186,8 @@ parse_client(struct conf_ctx *ctx, const config_setting_t *g,
 			if (!valid_client_name(cl->name))
 				return (conf_error(ctx, s, "client name \"%s\" "
 				    "must be 1 to 32 characters of A-Z a-z 0-9 "
-				    "_ - ., beginning with a letter or digit",
-				    cl->name));
+				    "_ - ., beginning with a letter or digit, "
+				    "without __", cl->name));
 		} else if (strcmp(key, "token") == 0) {
 			if (conf_get_string(ctx, s, &cl->token, 0) != 0 ||
 			    conf_check_token(ctx, s, cl->token) != 0)

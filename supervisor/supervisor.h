@@ -483,9 +483,11 @@ struct session {
 	/* Tools it registered, and calls to and from client tools. */
 	char			*ctool_prefix;	/* "<client>__", once chosen */
 	unsigned int		 nctools;
+	size_t			 ctool_bytes;	/* they hold, overhead counted */
 	TAILQ_HEAD(, ctcall)	 ctcalls_in;	/* to its tools */
 	TAILQ_HEAD(, ctcall)	 ctcalls_out;	/* it made */
-	unsigned int		 nctcalls;
+	unsigned int		 nctcalls;	/* to its tools */
+	unsigned int		 nctcalls_out;	/* it made */
 	int			 loglevel;	/* -1: not set */
 	int64_t			 last_active;
 	struct pending_list	 pending;
@@ -1088,7 +1090,8 @@ int		 acl_allows_uri(const struct session *, const char *uri,
 int		 acl_filtered(const struct session *);
 int		 acl_may_register(const struct session *);
 
-/* client_tools.c: tools offered by clients, and calls to them. */
+/* client_tools.c, client_tools_call.c: tools offered by clients, and
+ * calls to them. */
 struct ctcall;
 /* tools/register and tools/unregister. */
 void		 ctools_register(struct session *, struct stream *,
@@ -1105,12 +1108,26 @@ int		 ctools_answer(struct session *owner, const struct jrpc *);
 int		 ctools_progress(struct session *owner, const struct jrpc *);
 int		 ctools_cancelled(struct session *caller, const struct jrpc *,
 		    struct jspan request_id);
-/* Every registered tool: owner, own name, Tool object. */
-void		 ctools_foreach(void (*)(struct session *, const char *,
-		    json_t *, void *), void *);
+/* A registered tool; owned by client_tools.c, borrowed by catalog.c. */
+struct ctool {
+	struct catalog_entry	 e;	/* owner, own name, list position */
+	const char		*key;	/* exposed name (the registry's) */
+	char			*text;	/* the Tool object as listed */
+	size_t			 len;
+	size_t			 cost;	/* bytes held, overhead counted */
+};
+/* The registered tools in order: ctools_at(i) for i < ctools_count()
+ * (NULL past the end); one by its exposed name, or NULL. */
+size_t		 ctools_count(void);
+struct ctool	*ctools_at(size_t);
+struct ctool	*ctools_get(const char *exposed);
+/* A new configuration: withdraw the tools it no longer allows. */
+void		 ctools_configure(void);
 void		 ctools_stream_gone(struct stream *);
 /* A session ends: its calls fail, its tools are withdrawn. */
 void		 ctools_session_end(struct session *);
+/* client_tools_call.c: a session ends, calls to and from it end too. */
+void		 ctools_calls_end(struct session *);
 
 /* auth.c: the accepted tokens and whom each names. */
 /* Use a configuration's tokens; -1 with err set (nothing changed). */

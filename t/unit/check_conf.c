@@ -388,6 +388,14 @@ START_TEST(test_errors)
 	parse_err("auth_tokens = [ \"0123456789abcdef\",\n \"$$0123456789abcd\" ];\n",
 	    "t.conf:2: a token must have at least 16 characters (this one has "
 	    "15)");
+	parse_err("clients = ( { token = \"0123456789abcdef\";\n"
+	    " name = \"nvim__2\"; } );\n", "t.conf:2: client name \"nvim__2\" "
+	    "must be 1 to 32 characters of A-Z a-z 0-9 _ - ., beginning with "
+	    "a letter or digit, without __");
+	parse_err("clients = ( { name = \"_bob\"; token = \"0123456789abcdef\"; "
+	    "} );\n", "t.conf:1: client name \"_bob\" must be 1 to 32 "
+	    "characters of A-Z a-z 0-9 _ - ., beginning with a letter or "
+	    "digit, without __");
 	parse_err("clients = ( { name = \"c\";\n token = \"short\"; } );\n",
 	    "t.conf:2: a token must have at least 16 characters (this one has "
 	    "5)");
