@@ -30,6 +30,9 @@ struct evbuffer;
 #define MCP_UNSUPPORTED_VERSION	-32022	/* data: supported, requested */
 
 #define JRPC_METHOD_MAX		128
+/* The longest id or progress token kept, as JSON text: each request in
+ * flight keeps a copy of both, so a peer must not choose their size. */
+#define JRPC_ID_MAX		1024
 
 enum jrpc_kind {
 	JRPC_REQUEST = 1,

@@ -129,6 +129,13 @@ ctools_call(struct session *s, struct stream *st, const struct jrpc *m,
 		    conf->max_pending);
 		return;
 	}
+	if (jscan_path(m->p, m->params, token_path, &token) == 0 &&
+	    token.len > JRPC_ID_MAX) {
+		route_reject(st, m, JRPC_INVALID_REQUEST, "%s: "
+		    "params._meta.progressToken is longer than %d bytes",
+		    m->method_name, JRPC_ID_MAX);
+		return;
+	}
 	c = xcalloc(1, sizeof *c);
 	c->id = route_next_id();
 	c->owner = owner;

@@ -311,10 +311,18 @@ route_forward(struct session *s, struct stream *st, const struct jrpc *m,
 		    "flight for this session (limit %u)", conf->max_pending);
 		return (NULL);
 	}
-	if (jscan_path_unique(m->p, m->params, token, &at) == -2) {
+	switch (jscan_path_unique(m->p, m->params, token, &at)) {
+	case -2:
 		route_reject(st, m, JRPC_INVALID_REQUEST, "%s: "
 		    "params._meta.progressToken appears more than once",
 		    m->method_name);
+		return (NULL);
+	case 0:
+		if (at.len <= JRPC_ID_MAX)
+			break;
+		route_reject(st, m, JRPC_INVALID_REQUEST, "%s: "
+		    "params._meta.progressToken is longer than %d bytes",
+		    m->method_name, JRPC_ID_MAX);
 		return (NULL);
 	}
 	if (m->n > up->sc->max_message) {

@@ -671,6 +671,8 @@ void		 route_message(struct session *, struct stream *,
 		    const struct jrpc *);
 /* Handle a client notification or response. */
 void		 route_notification(struct session *, const struct jrpc *);
+/* The largest initialize params taken (capabilities and clientInfo). */
+#define INITIALIZE_PARAMS_MAX	65536
 /* Build an initialize result for a new session; NULL + error if bad. */
 json_t		*route_initialize(struct session *, const struct jrpc *,
 		    int *code, char *err, size_t errlen);
