@@ -8,34 +8,9 @@
 // such case says why).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { promisify } from 'node:util';
 import { jwtVerify, createLocalJWKSet } from 'jose';
-import { builddir } from '../lib/gateway.mjs';
+import { verifyCases } from '../lib/oidc.mjs';
 import { vectors } from '../fixtures/jose-vectors.mjs';
-
-const run = promisify(execFile);
-export const joseCases = path.join(builddir, 't/interop/jose_cases');
-
-// Run jose_cases on a cases object; its output and exit status.
-export async function verifyCases(v) {
-  const dir = mkdtempSync(path.join(tmpdir(), 'mcps-jose-'));
-  try {
-    const file = path.join(dir, 'cases.json');
-    writeFileSync(file, JSON.stringify(v));
-    try {
-      const { stdout } = await run(joseCases, [file]);
-      return { code: 0, stdout };
-    } catch (e) {
-      return { code: e.code, stdout: e.stdout ?? '', stderr: e.stderr };
-    }
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
 
 const v = await vectors();
 
