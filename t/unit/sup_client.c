@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include <event2/buffer.h>
+#include <event2/util.h>
 
 #include "supervisor.h"
 #include "xmalloc.h"
@@ -72,6 +73,39 @@ sup_connect(void)
 	TAILQ_INIT(&c->resps);
 	TAILQ_INSERT_TAIL(&conns, c, entry);
 	http_adopt(sv[0], (struct sockaddr *)&sin, &gateway_service);
+	return (c);
+}
+
+struct sup_conn *
+sup_connect_tcp(const char *addr)
+{
+	struct sockaddr_in	 sin;
+	struct sup_conn		*c;
+	const char		*colon;
+	char			 host[64];
+	int			 fd;
+
+	if ((colon = strrchr(addr, ':')) == NULL ||
+	    (size_t)(colon - addr) >= sizeof host)
+		sup_die("not an address: %s", addr);
+	memcpy(host, addr, (size_t)(colon - addr));
+	host[colon - addr] = '\0';
+	memset(&sin, 0, sizeof sin);
+	sin.sin_family = AF_INET;
+	sin.sin_port = htons((uint16_t)atoi(colon + 1));
+	if (inet_pton(AF_INET, host, &sin.sin_addr) != 1)
+		sup_die("not an IPv4 address: %s", addr);
+	/* Connected by the kernel: the gateway accepts it in the loop. */
+	if ((fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1 ||
+	    connect(fd, (struct sockaddr *)&sin, sizeof sin) != 0)
+		sup_die("connect %s: %s", addr, strerror(errno));
+	evutil_make_socket_nonblocking(fd);
+	c = xcalloc(1, sizeof *c);
+	c->fd = fd;
+	c->in = evbuffer_new();
+	c->out = evbuffer_new();
+	TAILQ_INIT(&c->resps);
+	TAILQ_INSERT_TAIL(&conns, c, entry);
 	return (c);
 }
 

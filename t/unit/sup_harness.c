@@ -643,6 +643,15 @@ sup_start(const char *text)
 	sup_start_conf(c);
 }
 
+const char *
+sup_listen_metrics(void)
+{
+	if (metrics_listen_start(metrics_bound, sizeof metrics_bound) != 0 ||
+	    metrics_bound[0] == '\0')
+		sup_die("cannot listen on metrics_listen");
+	return (metrics_bound);
+}
+
 json_t *
 sup_reload(const char *text)
 {
@@ -712,6 +721,7 @@ sup_stop(void)
 		free(p->session_catalog);
 		free(p);
 	}
+	http_close_listeners();
 	sup_run();
 	access_log_close();
 }

@@ -49,6 +49,8 @@ void	sup_start_conf(struct conf *);
  * pending request, request to a client or subscription.
  */
 void	sup_stop(void);
+/* Listen on metrics_listen (on 127.0.0.1): the address bound. */
+const char	*sup_listen_metrics(void);
 /* Reload with another configuration's text: the reply (new reference). */
 json_t	*sup_reload(const char *conf_text);
 /* Run the loop until nothing more happens (dies if it never settles). */
@@ -181,6 +183,8 @@ struct sup_conn {
 
 /* A new connection. */
 struct sup_conn	*sup_connect(void);
+/* A TCP connection to an address the gateway listens on ("ip:port"). */
+struct sup_conn	*sup_connect_tcp(const char *);
 /* Write bytes (sup_writeq: queued, the loop not run). */
 void	sup_write(struct sup_conn *, const void *, size_t);
 void	sup_writeq(struct sup_conn *, const void *, size_t);
