@@ -31,6 +31,12 @@
 
 #define SETTLE_TURNS	10000	/* loop passes sup_run allows */
 #define FAKE_PID	0x40000000	/* above any pid Linux gives */
+/*
+ * libevent tells a timer's expiry in wall-clock time converted from its
+ * monotonic clock with a difference it updates now and then: a timer
+ * armed for n seconds may look a little later than n seconds from now.
+ */
+#define ADVANCE_SLACK_US	500000
 #define PROVIDER_FRAME_MAX (64 * 1024 * 1024)
 
 /* What the stand-in of one upstream says. */
@@ -582,7 +588,7 @@ void
 sup_advance(unsigned int seconds)
 {
 	struct due	d;
-	struct timeval	now, ahead = { (time_t)seconds, 0 };
+	struct timeval	now, ahead = { (time_t)seconds, ADVANCE_SLACK_US };
 	size_t		i;
 
 	memset(&d, 0, sizeof d);

@@ -60,7 +60,8 @@ int	sup_settle(int turns);
 /* Called after each pass of the loop (the fuzz target's workers); its
  * result says whether it did anything. */
 extern int	(*sup_turn_hook)(void);
-/* Fire every timer due within seconds from now, then run. */
+/* Fire every timer due within seconds (and half a second) from now, then
+ * run: a test's timers are seconds apart. */
 void	sup_advance(unsigned int seconds);
 /* The "random" bytes of session ids start again (fill_random). */
 void	sup_reset_random(void);
