@@ -31,8 +31,8 @@ static const char conf_acl[] = SUP_BASE
     "clients = (\n"
     "  { name = \"ro\"; token = \"" TOKEN_RO "\";\n"
     "    allow = [ \"a__*\", \"file:///pub/*\" ];\n"
-    "    deny = [ \"a__secret\", \"a__hidden\", \"file:///pub/secret*\" ];"
-    " },\n"
+    "    deny = [ \"a__secret\", \"a__hidden\", \"file:///pub/secret*\",\n"
+    "      \"file:///pub/my secret*\", \"file:///pub/x%20y*\" ]; },\n"
     "  { name = \"full\"; token = \"" TOKEN_FULL "\"; register = true; }\n"
     ");\n"
     CONF_SERVERS;
@@ -197,6 +197,8 @@ START_TEST(test_resources_denied)
 		"FILE:///pub/secret.txt",	/* deny, normal form */
 		"file:///pub/./secret.txt",
 		"file:///pub/x/%2e/../secret.txt",
+		"file:///pub/my%20secret.txt",	/* deny, decoded only */
+		"file:///pub/x%20y.txt",	/* deny, as written only */
 	};
 	struct sup_client	*ro = sup_session(TOKEN_RO, NULL);
 	struct sup_client	*any = sup_session(TOKEN_ANY, NULL);
@@ -336,6 +338,9 @@ START_TEST(test_reload_rights)
 	ck_assert_jstr(a, "error.message", "unknown tool: a__echo");
 	a = ask(ro, "resources/read", "{\"uri\":\"file:///pub/a.txt\"}");
 	ck_assert_error(a, -32002);
+	a = ask(ro, "tools/register", "{\"tools\":[{\"name\":\"x\","
+	    "\"inputSchema\":{\"type\":\"object\"}}]}");
+	ck_assert_error(a, -32600);
 	ck_assert_ptr_null(sup_take(sup_worker("a"), MSG_REQUEST));
 	/* Nor its token, once no client has it. */
 	json_decref(sup_reload(conf_acl));

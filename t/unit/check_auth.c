@@ -306,6 +306,8 @@ START_TEST(test_host_origin_loopback)
 		ck_assert_msg(get("/metrics", refused[i])->status == 403, "%s",
 		    refused[i]);
 	}
+	ck_assert_ptr_nonnull(strstr(sup_body(sup_http("POST", "/mcp",
+	    "Origin: http://localhost/x\r\n", "{}")), "(malformed)"));
 	ck_assert_int_eq(init_with("Host: a b\r\n"), 400);
 	ck_assert_int_eq(init_with("Host: \r\n"), 400);
 	for (i = 0; i < sizeof admitted / sizeof admitted[0]; i++)

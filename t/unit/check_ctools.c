@@ -31,7 +31,9 @@ static const char conf_ctools[] = SUP_BASE
     "  { name = \"z\"; transport = \"stdio\"; command = [ \"true\" ];\n"
     "    prefix = \"\"; },\n"
     "  { name = \"u\"; transport = \"stdio\"; command = [ \"true\" ];\n"
-    "    prefix = \"_check__ev\"; }\n"
+    "    prefix = \"_check__ev\"; },\n"
+    "  { name = \"v\"; transport = \"stdio\"; command = [ \"true\" ];\n"
+    "    prefix = \"nvim__\"; }\n"
     ");\n";
 
 static void
@@ -238,8 +240,9 @@ START_TEST(test_prefixes)
 	    "_check__open");
 	ck_assert_jstr(reg(c2, TOOL("open")), "result.registered.0",
 	    "_check__2__open");
+	/* A name an upstream's prefix holds is numbered too. */
 	ck_assert_jstr(reg(nvim, TOOL("open")), "result.registered.0",
-	    "nvim__open");
+	    "nvim__2__open");
 	/* In an upstream's names: refused. */
 	a = reg(c1, TOOL("evil"));
 	ck_assert_int_eq(sup_jlen(a, "result.registered"), 0);
@@ -249,7 +252,7 @@ START_TEST(test_prefixes)
 	 * listed, and calls go to the upstream. */
 	a = reg(c1, TOOL("taken"));
 	ck_assert_str_eq(names(c2), "a__echo _check__taken _check__open "
-	    "_check__2__open nvim__open");
+	    "_check__2__open nvim__2__open");
 	sup_post(c2, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\","
 	    "\"params\":{\"name\":\"_check__taken\"}}");
 	sup_reply(sup_worker("z"), sup_take(sup_worker("z"), MSG_REQUEST),

@@ -243,10 +243,35 @@ START_TEST(test_principals)
 }
 END_TEST
 
+/* The internal session of a principal is no 2025 session. */
+static void
+modern_sid(struct session *s, void *arg)
+{
+	if (s->modern)
+		snprintf(arg, 256, "%s", s->sid);
+}
+
+START_TEST(test_internal_session)
+{
+	struct sup_client	*cl = sup_client(T1);
+	struct sup_frame	*f;
+
+	call(T1, "{}", NULL, NULL);
+	f = sup_take(sup_worker("a"), MSG_REQUEST);
+	session_foreach(modern_sid, cl->sid);
+	ck_assert_str_ne(cl->sid, "");
+	ck_assert_int_eq(sup_post(cl, "{\"jsonrpc\":\"2.0\",\"id\":1,"
+	    "\"method\":\"ping\"}")->status, 404);
+	ck_assert_int_eq(sup_get(cl, NULL)->status, 404);
+	ck_assert_int_eq(sup_delete(cl)->status, 404);
+	sup_reply(sup_worker("a"), f, "{\"content\":[]}");
+}
+END_TEST
+
 /* The upstream asks the client: input_required, then the retry. */
 START_TEST(test_input_required)
 {
-	struct sup_resp		*r;
+	struct sup_resp		*r, *again;
 	struct sup_frame	*f, *u;
 	char			 more[2048];
 	json_t			*a;
@@ -273,6 +298,12 @@ START_TEST(test_input_required)
 	ck_assert_ptr_nonnull(strstr(u->text, "\"text\":\"ok\""));
 	ck_assert_ptr_null(sup_take(sup_worker("a"), MSG_REQUEST));
 	ck_assert(!r->done);
+	/* Its token was good once, even while the call goes on. */
+	again = call(T1, "{\"x\":1}", more, "{\"sampling\":{}}");
+	ck_assert_error(sup_json(again), -32602);
+	ck_assert_ptr_nonnull(strstr(sup_jstr(sup_json(again),
+	    "error.message"), "already used"));
+	ck_assert_ptr_null(sup_take(sup_worker("a"), MSG_UP_RESPONSE));
 	sup_reply(sup_worker("a"), f, "{\"content\":[{\"type\":\"text\","
 	    "\"text\":\"done\"}]}");
 	ck_assert_jstr(sup_json(r), "result.content.0.text", "done");
@@ -320,6 +351,8 @@ START_TEST(test_request_state_bound)
 	bad[n] = bad[n] == 'A' ? 'B' : 'A';
 	r = call(T1, "{\"x\":1}", bad, "{\"sampling\":{}}");
 	ck_assert_error(sup_json(r), -32602);
+	ck_assert_ptr_nonnull(strstr(sup_jstr(sup_json(r), "error.message"),
+	    "failed verification"));
 	ck_assert_ptr_null(sup_take(sup_worker("a"), MSG_UP_RESPONSE));
 	/* Its own still works. */
 	r = call(T1, "{\"x\":1}", more, "{\"sampling\":{}}");
@@ -452,6 +485,7 @@ modern_suite(void)
 	tcase_add_test(tc, test_lists);
 	tcase_add_test(tc, test_call);
 	tcase_add_test(tc, test_principals);
+	tcase_add_test(tc, test_internal_session);
 	tcase_add_test(tc, test_input_required);
 	tcase_add_test(tc, test_request_state_bound);
 	tcase_add_test(tc, test_missing_capability);

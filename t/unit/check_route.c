@@ -237,10 +237,11 @@ END_TEST
 /* A legacy HTTP+SSE session: its one stream carries every answer. */
 START_TEST(test_legacy)
 {
-	struct sup_resp	*r;
-	const char	*q;
-	char		 path[256];
-	static const char h[] = "Content-Type: application/json\r\n";
+	struct sup_client	*cl;
+	struct sup_resp		*r;
+	const char		*q;
+	char			 path[256];
+	static const char	 h[] = "Content-Type: application/json\r\n";
 
 	r = sup_http("GET", "/sse", "Accept: text/event-stream\r\n", NULL);
 	ck_assert_int_eq(r->status, 200);
@@ -263,6 +264,10 @@ START_TEST(test_legacy)
 	    "\"method\":\"initialize\",\"params\":{}}");
 	ck_assert_error(sup_event(r, 3), -32600);
 	/* Not reachable by /mcp, and it ends with its stream. */
+	cl = sup_client(NULL);
+	snprintf(cl->sid, sizeof cl->sid, "%s", strstr(path, "=") + 1);
+	ck_assert_int_eq(sup_post(cl, "{\"jsonrpc\":\"2.0\",\"id\":4,"
+	    "\"method\":\"ping\"}")->status, 404);
 	ck_assert_uint_eq(session_count(), 1);
 	sup_hangup(r->conn);
 	ck_assert_uint_eq(session_count(), 0);

@@ -229,6 +229,7 @@ END_TEST
 START_TEST(test_roots)
 {
 	struct sup_client	*cl = sup_session(NULL, "{\"roots\":{}}");
+	struct sup_client	*other = sup_session(NULL, NULL);
 	struct sup_resp		*r;
 	struct sup_frame	*f;
 	json_t			*q, *a;
@@ -240,7 +241,14 @@ START_TEST(test_roots)
 	ck_assert_jint(a, "error.code", -32601);
 	json_decref(a);
 	finish("a", f);
-	/* A per-session instance asks its own client. */
+	/* A per-session instance asks its own client, if it has roots. */
+	r = call(other, "r", &f);
+	ask("r", f, 7, "\"method\":\"roots/list\"");
+	ck_assert_ptr_null(sup_find(r, "roots/list"));
+	a = answer("r", 7);
+	ck_assert_jint(a, "error.code", -32601);
+	json_decref(a);
+	finish("r", f);
 	r = call(cl, "r", &f);
 	ask("r", f, 6, "\"method\":\"roots/list\"");
 	ck_assert_ptr_nonnull(q = sup_find(r, "roots/list"));
