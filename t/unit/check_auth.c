@@ -7,8 +7,12 @@
  */
 #include "config.h"
 
+#include <sys/stat.h>
+
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "supervisor.h"
 
@@ -269,6 +273,22 @@ START_TEST(test_readyz_reasons)
 }
 END_TEST
 
+/* The control socket is its owner's and group's only. */
+START_TEST(test_control_socket)
+{
+	char		dir[] = "/tmp/sup_control.XXXXXX", path[64];
+	struct stat	sb;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(path, sizeof path, "%s/ctl.sock", dir);
+	ck_assert_int_eq(control_listen(path), 0);
+	ck_assert_int_eq(stat(path, &sb), 0);
+	ck_assert_uint_eq(sb.st_mode & 0777, 0660);
+	control_close();
+	ck_assert_int_eq(rmdir(dir), 0);
+}
+END_TEST
+
 /* Without any token, MCP and the metrics are open. */
 START_TEST(test_open)
 {
@@ -291,6 +311,7 @@ START_TEST(test_host_origin_loopback)
 		"Origin: file://localhost\r\n",
 		"Origin: http://localhost/x\r\n",
 	};
+	struct sup_conn		*c;
 	static const char *const admitted[] = {
 		"Host: localhost:8931\r\n",
 		"Host: [::1]:8931\r\n",
@@ -309,6 +330,11 @@ START_TEST(test_host_origin_loopback)
 	ck_assert_ptr_nonnull(strstr(sup_body(sup_http("POST", "/mcp",
 	    "Origin: http://localhost/x\r\n", "{}")), "(malformed)"));
 	ck_assert_int_eq(init_with("Host: a b\r\n"), 400);
+	/* No Host at all (HTTP/1.1 requires one). */
+	c = sup_connect();
+	sup_write(c, "GET /healthz HTTP/1.1\r\n\r\n", 26);
+	ck_assert_ptr_nonnull(sup_response(c, 0));
+	ck_assert_int_eq(sup_response(c, 0)->status, 400);
 	ck_assert_int_eq(init_with("Host: \r\n"), 400);
 	for (i = 0; i < sizeof admitted / sizeof admitted[0]; i++)
 		ck_assert_msg(init_with(admitted[i]) == 200, "%s",
@@ -370,6 +396,7 @@ auth_suite(void)
 	tc = tcase_create("open");
 	tcase_add_checked_fixture(tc, setup_open, teardown);
 	tcase_add_test(tc, test_open);
+	tcase_add_test(tc, test_control_socket);
 	tcase_add_test(tc, test_host_origin_loopback);
 	tcase_add_test(tc, test_host_beyond_loopback);
 	suite_add_tcase(s, tc);

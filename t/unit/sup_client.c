@@ -435,6 +435,18 @@ sup_http(const char *method, const char *path, const char *headers,
 	return (sup_request(sup_connect(), method, path, headers, body));
 }
 
+struct sup_resp *
+sup_response(struct sup_conn *c, size_t i)
+{
+	struct sup_resp	*r;
+
+	TAILQ_FOREACH(r, &c->resps, entry) {
+		if (i-- == 0)
+			return (r);
+	}
+	return (NULL);
+}
+
 const char *
 sup_header(struct sup_resp *r, const char *name)
 {

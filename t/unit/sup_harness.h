@@ -203,6 +203,9 @@ struct sup_resp	*sup_request(struct sup_conn *, const char *method,
 /* The same on a new connection. */
 struct sup_resp	*sup_http(const char *method, const char *path,
 	    const char *headers, const char *body);
+/* The i-th response on a connection (0 first), its head in or not; NULL
+ * if none came or was asked for. */
+struct sup_resp	*sup_response(struct sup_conn *, size_t i);
 /* A header of a response (NUL-terminated copy, the harness's), or NULL. */
 const char	*sup_header(struct sup_resp *, const char *name);
 /* The body so far as a C string. */
