@@ -334,7 +334,7 @@ conn_io(struct sup_conn *c)
 	while (evbuffer_get_length(c->out) > 0 &&
 	    (n = evbuffer_write(c->out, c->fd)) > 0)
 		busy = 1;
-	while ((n = evbuffer_read(c->in, c->fd, 65536)) > 0)
+	while ((n = sup_read(c->fd, c->in)) > 0)
 		busy = 1;
 	if (n == 0 && !c->eof) {
 		c->eof = 1;

@@ -108,6 +108,22 @@ sup_reset_random(void)
 	random_calls = 0;
 }
 
+/*
+ * Read what a socket holds into a buffer: as read(2).  The buffer grows
+ * only by what came (evbuffer_read would make room for 64 KiB at every
+ * pass of the loop, and these sockets are empty at most passes).
+ */
+int
+sup_read(int fd, struct evbuffer *in)
+{
+	char	buf[16384];
+	ssize_t	n;
+
+	if ((n = read(fd, buf, sizeof buf)) > 0)
+		evbuffer_add(in, buf, (size_t)n);
+	return (n > 0 ? 1 : (int)n);
+}
+
 /* The plan of an upstream, made on first use. */
 static struct plan *
 plan_get(const char *name)
@@ -255,7 +271,7 @@ worker_read(struct sup_worker *w)
 
 	if (w->fd < 0)
 		return (0);
-	while ((n = evbuffer_read(w->in, w->fd, 65536)) > 0)
+	while ((n = sup_read(w->fd, w->in)) > 0)
 		got = 1;
 	while (w->fd >= 0) {
 		switch (frame_peek(w->in, worker_frame_max(w), &hdr, &why)) {
@@ -302,6 +318,7 @@ sup_spawn(const char *path, char *const argv[], int net, int *chfd,
 	w->in = evbuffer_new();
 	w->out = evbuffer_new();
 	TAILQ_INIT(&w->frames);
+	TAILQ_INIT(&w->taken);
 	TAILQ_INSERT_TAIL(&workers, w, entry);
 	*chfd = sv[0];
 	/* No process has it: signalling it does nothing. */
@@ -375,8 +392,9 @@ sup_take(struct sup_worker *w, uint16_t type)
 	if (w == NULL)
 		return (NULL);
 	TAILQ_FOREACH(f, &w->frames, entry) {
-		if (!f->taken && (type == 0 || f->type == type)) {
-			f->taken = 1;
+		if (type == 0 || f->type == type) {
+			TAILQ_REMOVE(&w->frames, f, entry);
+			TAILQ_INSERT_TAIL(&w->taken, f, entry);
 			return (f);
 		}
 	}
@@ -395,6 +413,10 @@ sup_count(struct sup_worker *w, uint16_t type)
 		if (type == 0 || f->type == type)
 			n++;
 	}
+	TAILQ_FOREACH(f, &w->taken, entry) {
+		if (type == 0 || f->type == type)
+			n++;
+	}
 	return (n);
 }
 
@@ -405,6 +427,11 @@ sup_forget(struct sup_worker *w)
 
 	while ((f = TAILQ_FIRST(&w->frames)) != NULL) {
 		TAILQ_REMOVE(&w->frames, f, entry);
+		free(f->text);
+		free(f);
+	}
+	while ((f = TAILQ_FIRST(&w->taken)) != NULL) {
+		TAILQ_REMOVE(&w->taken, f, entry);
 		free(f->text);
 		free(f);
 	}

@@ -81,7 +81,6 @@ struct sup_frame {
 	uint32_t		 tag;
 	char			*text;		/* payload, NUL added */
 	size_t			 len;
-	int			 taken;
 	TAILQ_ENTRY(sup_frame)	 entry;
 };
 TAILQ_HEAD(sup_frames, sup_frame);
@@ -93,7 +92,8 @@ struct sup_worker {
 	int			 ready;		/* sent STATUS ready */
 	struct evbuffer		*in;
 	struct evbuffer		*out;
-	struct sup_frames	 frames;
+	struct sup_frames	 frames;	/* not taken yet, in order */
+	struct sup_frames	 taken;		/* kept until the end */
 	TAILQ_ENTRY(sup_worker)	 entry;
 };
 
