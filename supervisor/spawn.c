@@ -37,6 +37,9 @@
 
 extern char **environ;
 
+/* A test harness's stand-in for fork and exec, or NULL (supervisor.h). */
+spawn_hook_fn	 spawn_hook;
+
 static const char *const worker_env[] = {
 	"JOURNAL_STREAM", "LD_LIBRARY_PATH", NULL
 };
@@ -62,6 +65,8 @@ spawn_worker(const char *path, char *const argv[], int net, int *chfd,
 	sigset_t	 all;
 	struct envv	 env;
 
+	if (spawn_hook != NULL)
+		return (spawn_hook(path, argv, net, chfd, err, errlen));
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
 		snprintf(err, errlen, "socketpair: %s", strerror(errno));
 		return (-1);

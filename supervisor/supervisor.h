@@ -269,6 +269,14 @@ void		 fill_random(void *, size_t);
  */
 pid_t		 spawn_worker(const char *path, char *const argv[], int net,
 		    int *chfd, char *err, size_t errlen);
+/*
+ * In-process test harnesses (t/unit/sup_harness.c) play the workers: when
+ * set, spawn_worker calls this instead, which returns a pid that no
+ * process has and its own end of a channel in *chfd.  NULL in the daemon.
+ */
+typedef pid_t	(*spawn_hook_fn)(const char *, char *const [], int, int *,
+		    char *, size_t);
+extern spawn_hook_fn	 spawn_hook;
 /* The named variables we have, as {"NAME": "value"} (a new reference). */
 json_t		*spawn_passed_env(char *const *names);
 /* Values with the ${env:NAME} references we can expand expanded (a new
