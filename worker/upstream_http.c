@@ -575,7 +575,7 @@ http_modern_headers(struct http_tp *tp, struct exchange *ex,
 	ex->headers = curl_slist_append(ex->headers,
 	    (const char *)evbuffer_pullup(line, -1));
 	evbuffer_drain(line, evbuffer_get_length(line));
-	if ((field = meta_name_param(m->method_name)) != NULL &&
+	if ((field = mcp_methods[m->method_id].param) != NULL &&
 	    jscan_member(m->p, m->params, field, &v) == 0 &&
 	    (s = jscan_strdup(m->p, v)) != NULL) {
 		evbuffer_add_printf(line, "Mcp-Name: ");
