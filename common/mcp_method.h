@@ -13,7 +13,8 @@
 
 #include <stddef.h>
 
-/* In the order /metrics lists requests by method ("other" last). */
+/* In the order /metrics lists requests by method (but "other", the
+ * zero of a message scanned, last). */
 enum mcp_method {
 	MCPM_OTHER = 0,			/* not in the table */
 	/* Requests of clients, counted by name. */

@@ -44,7 +44,7 @@
 struct parked_input {
 	char			 key[32];	/* its inputRequests key */
 	uint32_t		 ref;		/* the worker's reference */
-	char			 method[JRPC_METHOD_MAX];
+	enum mcp_method		 method;	/* one of MCPM_F_INPUT */
 	char			*params;	/* JSON text, or NULL */
 	size_t			 paramslen;
 	TAILQ_ENTRY(parked_input) entry;
@@ -266,7 +266,8 @@ static void
 parked_add_input(struct evbuffer *out, const struct parked_input *in)
 {
 	jscan_add_string(out, in->key, strlen(in->key));
-	evbuffer_add_printf(out, ":{\"method\":\"%s\"", in->method);
+	evbuffer_add_printf(out, ":{\"method\":\"%s\"",
+	    mcp_method_name(in->method));
 	if (in->params != NULL) {
 		evbuffer_add(out, ",\"params\":", 10);
 		evbuffer_add(out, in->params, in->paramslen);
@@ -335,15 +336,6 @@ parked_flush_cb(evutil_socket_t fd, short events, void *arg)
 	parked_ask(pk, st, p->id, p->idlen);
 }
 
-/* Is a method one a 2026-07-28 client answers in inputResponses? */
-static int
-input_method(const char *method)
-{
-	return (strcmp(method, "sampling/createMessage") == 0 ||
-	    strcmp(method, "elicitation/create") == 0 ||
-	    strcmp(method, "roots/list") == 0);
-}
-
 /* Does a capabilities text declare what a request needs? */
 static int
 caps_can(const char *caps, const char *p, size_t n, char *why, size_t len)
@@ -370,7 +362,7 @@ input_can(const char *caps, const struct parked_input *in, char *why,
 	int		 ok;
 
 	evbuffer_add_printf(msg, "{\"jsonrpc\":\"2.0\",\"id\":%u,\"method\":"
-	    "\"%s\"", in->ref, in->method);
+	    "\"%s\"", in->ref, mcp_method_name(in->method));
 	if (in->params != NULL) {
 		evbuffer_add(msg, ",\"params\":", 10);
 		evbuffer_add(msg, in->params, in->paramslen);
@@ -473,18 +465,17 @@ continuation_park(struct upstream *up, struct session *s, uint32_t tag,
 		*code = JRPC_INTERNAL_ERROR;
 		return (-1);
 	}
-	if (!input_method(m->method_name)) {
+	/* What a 2026-07-28 client answers in inputResponses. */
+	if (!mcp_method_is(m->method_id, MCPM_F_INPUT)) {
 		snprintf(why, len, "a 2026-07-28 client answers no %s",
 		    m->method_name);
 		*code = JRPC_METHOD_NOT_FOUND;
 		return (-1);
 	}
-	if (strcmp(p->method, "tools/call") != 0 &&
-	    strcmp(p->method, "prompts/get") != 0 &&
-	    strcmp(p->method, "resources/read") != 0) {
+	if (!mcp_method_is(p->method, MCPM_F_PARKS)) {
 		snprintf(why, len, "a 2026-07-28 client supplies input only to "
 		    "tools/call, prompts/get and resources/read, not %s",
-		    p->method);
+		    mcp_method_name(p->method));
 		*code = JRPC_INTERNAL_ERROR;
 		return (-1);
 	}
@@ -527,12 +518,11 @@ continuation_park(struct upstream *up, struct session *s, uint32_t tag,
 		return (-1);
 	}
 	in = xcalloc(1, sizeof *in);
-	kind = strcmp(m->method_name, "sampling/createMessage") == 0 ?
-	    "sampling" : strcmp(m->method_name, "roots/list") == 0 ? "roots" :
-	    "elicitation";
+	kind = m->method_id == MCPM_SAMPLING ? "sampling" :
+	    m->method_id == MCPM_ROOTS ? "roots" : "elicitation";
 	snprintf(in->key, sizeof in->key, "%s-%u", kind, ++pk->next_key);
 	in->ref = ref;
-	snprintf(in->method, sizeof in->method, "%s", m->method_name);
+	in->method = m->method_id;
 	if (m->params.len != 0) {
 		in->paramslen = m->params.len;
 		in->params = xmalloc(in->paramslen);
@@ -550,16 +540,16 @@ continuation_park(struct upstream *up, struct session *s, uint32_t tag,
 
 /* The capabilities a held request needs, as JSON (data of -32021). */
 static void
-required_caps(struct evbuffer *out, const char *method, const char *params,
+required_caps(struct evbuffer *out, enum mcp_method method, const char *params,
     size_t len)
 {
 	const char	*p = params != NULL ? params : "";
 
-	if (strcmp(method, "sampling/createMessage") == 0)
+	if (method == MCPM_SAMPLING)
 		evbuffer_add_printf(out, "{\"sampling\":%s}",
 		    memmem(p, len, "\"tools\"", 7) != NULL ? "{\"tools\":{}}" :
 		    "{}");
-	else if (strcmp(method, "roots/list") == 0)
+	else if (method == MCPM_ROOTS)
 		evbuffer_add_printf(out, "{\"roots\":{}}");
 	else
 		evbuffer_add_printf(out, "{\"elicitation\":{\"%s\":{}}}",
@@ -569,7 +559,7 @@ required_caps(struct evbuffer *out, const char *method, const char *params,
 /* Answer a request of the client -32021 for a held request. */
 static void
 missing_error(struct stream *st, const char *id, size_t idlen,
-    const char *method, const char *params, size_t paramslen,
+    enum mcp_method method, const char *params, size_t paramslen,
     const char *why)
 {
 	struct evbuffer	*data = evbuffer_new();
@@ -600,9 +590,9 @@ continuation_missing(struct upstream *up, uint32_t tag, const struct jrpc *m,
 	    why);
 	log_info("session %.8s: %s needs %s, which the client did not "
 	    "declare: -32021, the call is cancelled", s != NULL ? s->id : "?",
-	    p->method, m->method_name);
+	    mcp_method_name(p->method), m->method_name);
 	if (p->stream != NULL)
-		missing_error(p->stream, p->id, p->idlen, m->method_name,
+		missing_error(p->stream, p->id, p->idlen, m->method_id,
 		    m->p + m->params.off, m->params.len, why);
 	if ((pk = p->parked) != NULL)
 		parked_cancel(pk, why);
@@ -916,6 +906,6 @@ continuation_resume(struct session *s, struct stream *st, const struct jrpc *m,
 	evbuffer_free(buf);
 	route_pending_arm(p);
 	log_debug("session %.8s: parked %s resumed (round %u)", s->id,
-	    p->method, pk->round);
+	    mcp_method_name(p->method), pk->round);
 	return (1);
 }

@@ -169,8 +169,7 @@ ws_text(struct ws_client *ws, const uint8_t *msg, size_t len)
 		return;
 	}
 	if (ws->s->client_caps == NULL && m.kind == JRPC_REQUEST &&
-	    strcmp(m.method_name, "initialize") != 0 &&
-	    strcmp(m.method_name, "ping") != 0) {
+	    m.method_id != MCPM_INITIALIZE && m.method_id != MCPM_PING) {
 		ws_reject(ws, p, &m, JRPC_INVALID_REQUEST, "the session is not "
 		    "initialized: send initialize first");
 		return;

@@ -172,7 +172,7 @@ modern_check_params(struct stream *st, const struct jrpc *m,
 	json_t			*tools, *tool, *v;
 	size_t			 i;
 
-	if (e->up == NULL || strcmp(m->method_name, "tools/call") != 0 ||
+	if (e->up == NULL || m->method_id != MCPM_TOOLS_CALL ||
 	    !json_is_array(tools = json_object_get(e->up->catalog, "tools")))
 		return (0);
 	tool = json_array_get(tools, e->index);
@@ -229,10 +229,7 @@ modern_streams(const struct jrpc *m, const struct meta_envelope *env)
 {
 	if (env->progress.len == 0 && env->level < 0)
 		return (0);	/* nothing may come before the answer */
-	return (strcmp(m->method_name, "tools/call") == 0 ||
-	    strcmp(m->method_name, "resources/read") == 0 ||
-	    strcmp(m->method_name, "prompts/get") == 0 ||
-	    strcmp(m->method_name, "completion/complete") == 0);
+	return (mcp_method_is(m->method_id, MCPM_F_PROGRESS));
 }
 
 void
@@ -291,7 +288,7 @@ modern_post(struct http_conn *c, struct http_request *req,
 		return;
 	}
 	session_touch(s);
-	if (strcmp(m->method_name, "subscriptions/listen") == 0)
+	if (m->method_id == MCPM_LISTEN)
 		kind = STREAM_LISTEN;
 	else if (modern_streams(m, &env))
 		kind = STREAM_MODERN;
@@ -304,7 +301,7 @@ modern_post(struct http_conn *c, struct http_request *req,
 	memcpy(st->caps, m->p + env.caps.off, env.caps.len);
 	st->caps[env.caps.len] = '\0';
 	modern_keep_params(req, st);
-	if (strcmp(m->method_name, "server/discover") == 0)
+	if (m->method_id == MCPM_DISCOVER)
 		modern_discover(st, m);
 	else
 		route_request(s, st, m);
@@ -419,7 +416,7 @@ modern_result(struct stream *st, const struct jrpc *m, const char *result,
 	if (cache)
 		snprintf(extra, sizeof extra, ",\"ttlMs\":%llu,\"cacheScope\":"
 		    "\"%s\"", (unsigned long long)conf->cache_ttl * 1000,
-		    strcmp(m->method_name, "server/discover") != 0 &&
+		    m->method_id != MCPM_DISCOVER &&
 		    modern_private(st->session) ? "private" : "public");
 	buf = evbuffer_new();
 	if (modern_complete(buf, result, len, extra) != 0)
@@ -464,7 +461,7 @@ modern_stream_gone(struct stream *st)
 		if (p->stream != st)
 			continue;
 		log_debug("session %.8s: %s cancelled: its client closed the "
-		    "stream", st->session->id, p->method);
+		    "stream", st->session->id, mcp_method_name(p->method));
 		route_pending_cancel(p, reason);
 		p->stream = NULL;
 		route_pending_free(p);

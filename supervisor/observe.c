@@ -23,25 +23,6 @@
 #include "supervisor.h"
 #include "xmalloc.h"
 
-const char *const obs_method_names[OBS_NMETHODS] = {
-	[OBS_M_INITIALIZE] = "initialize",
-	[OBS_M_PING] = "ping",
-	[OBS_M_TOOLS_LIST] = "tools/list",
-	[OBS_M_TOOLS_CALL] = "tools/call",
-	[OBS_M_RESOURCES_LIST] = "resources/list",
-	[OBS_M_TEMPLATES_LIST] = "resources/templates/list",
-	[OBS_M_RESOURCES_READ] = "resources/read",
-	[OBS_M_SUBSCRIBE] = "resources/subscribe",
-	[OBS_M_UNSUBSCRIBE] = "resources/unsubscribe",
-	[OBS_M_PROMPTS_LIST] = "prompts/list",
-	[OBS_M_PROMPTS_GET] = "prompts/get",
-	[OBS_M_COMPLETE] = "completion/complete",
-	[OBS_M_SET_LEVEL] = "logging/setLevel",
-	[OBS_M_TOOLS_REGISTER] = "tools/register",
-	[OBS_M_TOOLS_UNREGISTER] = "tools/unregister",
-	[OBS_M_OTHER] = "other",
-};
-
 const char *const obs_outcome_names[OBS_NOUTCOMES] = {
 	[OBS_OK] = "ok",
 	[OBS_ERROR] = "error",
@@ -109,19 +90,6 @@ now_us(void)
 	return ((int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000);
 }
 
-/* The method's index; "other" for any not in the table. */
-static enum obs_method
-obs_method(const char *name)
-{
-	size_t	i;
-
-	for (i = 0; i < OBS_M_OTHER; i++) {
-		if (strcmp(obs_method_names[i], name) == 0)
-			return ((enum obs_method)i);
-	}
-	return (OBS_M_OTHER);
-}
-
 enum obs_transport
 obs_session_transport(const struct session *s)
 {
@@ -157,7 +125,7 @@ obs_begin(struct session *s, struct stream *st, const struct jrpc *m)
 		return;
 	cur.active = 1;
 	cur.t0 = now_us();
-	cur.method = (uint8_t)obs_method(m->method_name);
+	cur.method = (uint8_t)mcp_methods[m->method_id].counted;
 	cur.transport = s->transport;
 	cur.session = s->no;
 	obs_log_start(&cur, st != NULL && st->conn != NULL ?
@@ -281,7 +249,7 @@ obs_initialize(struct session *s, const char *peer, enum obs_transport t,
 	memset(&o, 0, sizeof o);
 	o.active = 1;
 	o.t0 = t0;
-	o.method = OBS_M_INITIALIZE;
+	o.method = MCPM_INITIALIZE;
 	o.transport = (uint8_t)t;
 	o.session = s != NULL ? s->no : 0;
 	obs_log_start(&o, peer, m->method_name);

@@ -21,7 +21,7 @@
 #include "xmalloc.h"
 
 static void	route_dispatch(struct session *, struct stream *,
-		    const struct jrpc *, const char *);
+		    const struct jrpc *);
 
 /* Reply to a request with an error, with data (JSON text) or NULL. */
 static void
@@ -298,7 +298,7 @@ route_uri(struct session *s, struct stream *st, const struct jrpc *m,
 	}
 	p = route_forward(s, st, m, up, NULL, 0);
 	if (p != NULL && st != NULL && st->modern && !upstream_modern(up) &&
-	    strcmp(m->method_name, "resources/read") == 0)
+	    mcp_method_is(m->method_id, MCPM_F_PARKS))
 		continuation_bind(p, s, m, u);
 	free(u);
 }
@@ -357,75 +357,84 @@ route_list(struct session *s, struct stream *st, const struct jrpc *m,
 	evbuffer_free(buf);
 }
 
-/* Does a request need the session's catalog? */
-static int
-route_needs_catalog(const char *method)
-{
-	return (strcmp(method, "ping") != 0 &&
-	    strcmp(method, "logging/setLevel") != 0 &&
-	    strcmp(method, "subscriptions/listen") != 0 &&
-	    strcmp(method, "initialize") != 0 &&
-	    strcmp(method, "tools/register") != 0 &&
-	    strcmp(method, "tools/unregister") != 0);
-}
-
 void
 route_request(struct session *s, struct stream *st, const struct jrpc *m)
 {
-	const char	*method = m->method_name;
-
 	session_touch(s);
 	obs_begin(s, st, m);
-	route_dispatch(s, st, m, method);
+	route_dispatch(s, st, m);
 	obs_done();
 }
 
 /* Route a request by its method. */
 static void
-route_dispatch(struct session *s, struct stream *st, const struct jrpc *m,
-    const char *method)
+route_dispatch(struct session *s, struct stream *st, const struct jrpc *m)
 {
 	static const char *const name[] = { "name", NULL };
 	static const char *const uri[] = { "uri", NULL };
+	enum mcp_method		 method = m->method_id;
 
-	if (route_needs_catalog(method) && view_defer(s, st, m))
+	if (!mcp_method_is(method, MCPM_F_NO_CATALOG) && view_defer(s, st, m))
 		return;
-	if (s->modern && strcmp(method, "subscriptions/listen") == 0)
-		listen_open(s, st, m);
-	else if (strcmp(method, "tools/call") == 0)
+	/* What the client's era does not have is unknown to it. */
+	if (!mcp_method_is(method, s->modern ? MCPM_F_2026 : MCPM_F_2025))
+		method = MCPM_OTHER;
+	switch (method) {
+	case MCPM_TOOLS_CALL:
 		route_named(s, st, m, CATALOG_TOOLS, name);
-	else if (strcmp(method, "tools/register") == 0)
+		break;
+	case MCPM_TOOLS_REGISTER:
 		ctools_register(s, st, m);
-	else if (strcmp(method, "tools/unregister") == 0)
+		break;
+	case MCPM_TOOLS_UNREGISTER:
 		ctools_unregister(s, st, m);
-	else if (strcmp(method, "tools/list") == 0)
+		break;
+	case MCPM_TOOLS_LIST:
 		route_list(s, st, m, CATALOG_TOOLS);
-	else if (strcmp(method, "ping") == 0)
+		break;
+	case MCPM_PING:
 		route_result(st, m, "{}", 2);
-	else if (strcmp(method, "resources/read") == 0)
+		break;
+	case MCPM_RESOURCES_READ:
 		route_uri(s, st, m, uri);
-	else if (strcmp(method, "resources/subscribe") == 0)
+		break;
+	case MCPM_SUBSCRIBE:
 		route_subscription(s, st, m, 1);
-	else if (strcmp(method, "resources/unsubscribe") == 0)
+		break;
+	case MCPM_UNSUBSCRIBE:
 		route_subscription(s, st, m, 0);
-	else if (strcmp(method, "resources/list") == 0)
+		break;
+	case MCPM_RESOURCES_LIST:
 		route_list(s, st, m, CATALOG_RESOURCES);
-	else if (strcmp(method, "resources/templates/list") == 0)
+		break;
+	case MCPM_TEMPLATES_LIST:
 		route_list(s, st, m, CATALOG_TEMPLATES);
-	else if (strcmp(method, "prompts/list") == 0)
+		break;
+	case MCPM_PROMPTS_LIST:
 		route_list(s, st, m, CATALOG_PROMPTS);
-	else if (strcmp(method, "prompts/get") == 0)
+		break;
+	case MCPM_PROMPTS_GET:
 		route_named(s, st, m, CATALOG_PROMPTS, name);
-	else if (strcmp(method, "completion/complete") == 0)
+		break;
+	case MCPM_COMPLETE:
 		route_complete(s, st, m);
-	else if (strcmp(method, "logging/setLevel") == 0)
+		break;
+	case MCPM_SET_LEVEL:
 		route_set_level(s, st, m);
-	else if (strcmp(method, "initialize") == 0)
+		break;
+	case MCPM_LISTEN:
+		listen_open(s, st, m);
+		break;
+	case MCPM_INITIALIZE:
 		route_reject(st, m, JRPC_INVALID_REQUEST,
 		    "session is already initialized");
-	else
+		break;
+	default:
+		/* server/discover is answered before routing (modern.c). */
 		route_reject(st, m, JRPC_METHOD_NOT_FOUND,
-		    "Method not found: %s", method);
+		    "Method not found: %s", m->method_name);
+		break;
+	}
 }
 
 /* Find a session's pending request by the client's raw id. */
@@ -470,7 +479,8 @@ route_cancelled(struct session *s, const struct jrpc *m)
 			upstream_send_buffer(p->up, MSG_CANCEL, s->no, p->tag,
 			    buf);
 		evbuffer_free(buf);
-		log_debug("session %.8s: cancelled %s", s->id, p->method);
+		log_debug("session %.8s: cancelled %s", s->id,
+		    mcp_method_name(p->method));
 		st = p->stream;
 		obs_end(&p->obs, OBS_CANCELLED, 0);
 		route_pending_free(p);
@@ -479,7 +489,7 @@ route_cancelled(struct session *s, const struct jrpc *m)
 		return;
 	}
 	if ((ur = route_find_up_request(s, m->p, rid)) != NULL) {
-		metrics_up_request(ur->up, ur->method, MUPO_CANCELLED);
+		metrics_up_request(ur->up, ur->method_id, MUPO_CANCELLED);
 		route_up_error(ur->up, s->no, ur->ref, JRPC_INTERNAL_ERROR,
 		    "request cancelled by the client");
 		sampling_end(ur->up, ur->ref, "error",
@@ -502,25 +512,30 @@ route_notification(struct session *s, const struct jrpc *m)
 		route_client_response(s, m);
 		return;
 	}
-	if (strcmp(m->method_name, "notifications/initialized") == 0)
+	switch (m->method_id) {
+	case MCPM_INITIALIZED:
 		s->initialized = 1;
-	else if (strcmp(m->method_name, "notifications/cancelled") == 0)
+		break;
+	case MCPM_CANCELLED:
 		route_cancelled(s, m);
-	else if (strcmp(m->method_name, "notifications/progress") == 0) {
+		break;
+	case MCPM_PROGRESS:
 		if (!ctools_progress(s, m))
 			log_debug("session %.8s: progress for no call of ours",
 			    s->id);
-	}
-	else if (strcmp(m->method_name,
-	    "notifications/roots/list_changed") == 0) {
+		break;
+	case MCPM_ROOTS_CHANGED:
 		for (i = 0; i < nupstreams; i++) {
 			if (m->n <= upstreams[i]->sc->max_message)
 				upstream_send(upstreams[i], MSG_CLIENT_NOTIFY,
 				    s->no, 0, m->p, m->n);
 		}
-	} else
+		break;
+	default:
 		log_debug("session %.8s: notification %s ignored", s->id,
 		    m->method_name);
+		break;
+	}
 }
 
 /*
@@ -542,8 +557,7 @@ route_message(struct session *s, struct stream *st, const struct jrpc *m)
 		route_notification(s, m);
 		return;
 	}
-	if (strcmp(m->method_name, "initialize") != 0 ||
-	    s->client_caps != NULL) {
+	if (m->method_id != MCPM_INITIALIZE || s->client_caps != NULL) {
 		route_request(s, st, m);
 		return;
 	}

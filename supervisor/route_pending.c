@@ -123,7 +123,7 @@ route_timeout_cb(evutil_socket_t fd, short events, void *arg)
 	char			 msg[256];
 
 	log_warnx("upstream %s: %s from session %.8s timed out after %u s",
-	    p->up->sc->name, p->method, p->session != NULL ?
+	    p->up->sc->name, mcp_method_name(p->method), p->session != NULL ?
 	    p->session->id : "(gateway)", p->up->sc->request_timeout);
 	route_pending_cancel(p, timed_out);
 	snprintf(msg, sizeof msg, "upstream %s did not answer within %u s",
@@ -147,7 +147,7 @@ route_pending_arm(struct pending *p)
 /* Create a pending request and send its text to the upstream. */
 static struct pending *
 route_send(struct session *s, struct stream *st, struct upstream *up,
-    const char *method, const char *id, size_t idlen, struct evbuffer *buf)
+    enum mcp_method method, const char *id, size_t idlen, struct evbuffer *buf)
 {
 	struct pending	*p;
 	char		 why[512];
@@ -164,7 +164,7 @@ route_send(struct session *s, struct stream *st, struct upstream *up,
 	p->idlen = idlen;
 	p->id = xmalloc(idlen);
 	memcpy(p->id, id, idlen);
-	snprintf(p->method, sizeof p->method, "%s", method);
+	p->method = method;
 	u64map_put(&pending_by_tag, p->tag, p);
 	TAILQ_INSERT_TAIL(&up->pending, p, up_entry);
 	up->npending++;
@@ -224,7 +224,7 @@ route_flush_queued(struct upstream *up)
 }
 
 struct pending *
-route_call(struct upstream *up, const char *method, const char *params,
+route_call(struct upstream *up, enum mcp_method method, const char *params,
     size_t len, route_call_cb cb, void *arg, char *why, size_t whylen)
 {
 	struct pending	*p;
@@ -243,7 +243,7 @@ route_call(struct upstream *up, const char *method, const char *params,
 	}
 	buf = evbuffer_new();
 	evbuffer_add_printf(buf, "{\"jsonrpc\":\"2.0\",\"id\":0,"
-	    "\"method\":\"%s\",\"params\":", method);
+	    "\"method\":\"%s\",\"params\":", mcp_method_name(method));
 	evbuffer_add(buf, params, len);
 	evbuffer_add(buf, "}", 1);
 	p = route_send(NULL, NULL, up, method, "0", 1, buf);
@@ -268,7 +268,7 @@ route_call_abandon(struct pending *p)
 
 /* Send a request of the gateway's own; its answer is dropped. */
 void
-route_internal(struct upstream *up, struct session *s, const char *method,
+route_internal(struct upstream *up, struct session *s, enum mcp_method method,
     json_t *params)
 {
 	struct evbuffer	*buf;
@@ -282,7 +282,7 @@ route_internal(struct upstream *up, struct session *s, const char *method,
 	json_decref(params);
 	buf = evbuffer_new();
 	evbuffer_add_printf(buf, "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":"
-	    "\"%s\",\"params\":%s}", method, text);
+	    "\"%s\",\"params\":%s}", mcp_method_name(method), text);
 	free(text);
 	route_send(s, NULL, up, method, "0", 1, buf);
 	evbuffer_free(buf);
@@ -340,7 +340,7 @@ route_forward(struct session *s, struct stream *st, const struct jrpc *m,
 	}
 	buf = evbuffer_new();
 	jscan_splice(buf, m->p, m->n, edits, nedits);
-	p = route_send(s, st, up, m->method_name, m->p + m->id.off, m->id.len,
+	p = route_send(s, st, up, m->method_id, m->p + m->id.off, m->id.len,
 	    buf);
 	evbuffer_free(buf);
 	return (p);
@@ -359,7 +359,7 @@ route_fail_upstream(struct upstream *up, int code, const char *message,
 			route_pending_fail(p, code, message);
 	}
 	while ((ur = TAILQ_FIRST(&up->up_requests)) != NULL) {
-		metrics_up_request(ur->up, ur->method, MUPO_CANCELLED);
+		metrics_up_request(ur->up, ur->method_id, MUPO_CANCELLED);
 		route_up_cancel_client(ur, message);
 		route_up_request_free(ur);
 	}
@@ -392,7 +392,7 @@ route_session_end(struct session *s)
 	continuation_session_end(s);
 	route_cancel_session(s);
 	while ((ur = TAILQ_FIRST(&s->up_requests)) != NULL) {
-		metrics_up_request(ur->up, ur->method, MUPO_CANCELLED);
+		metrics_up_request(ur->up, ur->method_id, MUPO_CANCELLED);
 		route_up_error(ur->up, s->no, ur->ref, MCP_CONNECTION_CLOSED,
 		    "the client session ended");
 		sampling_end(ur->up, ur->ref, "error",

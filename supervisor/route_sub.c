@@ -122,7 +122,7 @@ route_resubscribe_one(struct session *s, void *arg)
 			if (shared)
 				route_subcount_add(up, e->key, 1);
 			route_internal(up, shared ? NULL : s,
-			    "resources/subscribe", json_pack("{s:s}", "uri",
+			    MCPM_SUBSCRIBE, json_pack("{s:s}", "uri",
 			    e->key));
 		}
 	}
@@ -145,7 +145,7 @@ route_forward_level(struct upstream *up, struct session *s)
 	if (!upstream_has_capability(up, "logging"))
 		return;
 	if (up->sc->isolation == ISOLATION_PER_SESSION) {
-		route_internal(up, s, "logging/setLevel", json_pack("{s:s}",
+		route_internal(up, s, MCPM_SET_LEVEL, json_pack("{s:s}",
 		    "level", log_level_name(s->loglevel)));
 		return;
 	}
@@ -153,7 +153,7 @@ route_forward_level(struct upstream *up, struct session *s)
 	if (level < 0 || level == up->loglevel)
 		return;
 	up->loglevel = level;
-	route_internal(up, NULL, "logging/setLevel", json_pack("{s:s}",
+	route_internal(up, NULL, MCPM_SET_LEVEL, json_pack("{s:s}",
 	    "level", log_level_name(level)));
 }
 
@@ -213,7 +213,7 @@ route_drop_sub(struct session *s, const char *uri, struct upstream *up)
 		return;
 	route_subcount_add(up, uri, -1);
 	if (route_subcount(up, uri) == 0)
-		route_internal(up, NULL, "resources/unsubscribe",
+		route_internal(up, NULL, MCPM_UNSUBSCRIBE,
 		    json_pack("{s:s}", "uri", uri));
 }
 
@@ -269,7 +269,7 @@ route_sub_acquire(struct session *s, struct upstream *up, const char *uri)
 		return;
 	route_subscribed(s, up, uri);
 	if (!shared || route_subcount(up, uri) == 1)
-		route_internal(up, shared ? NULL : s, "resources/subscribe",
+		route_internal(up, shared ? NULL : s, MCPM_SUBSCRIBE,
 		    json_pack("{s:s}", "uri", uri));
 }
 
@@ -289,7 +289,7 @@ route_sub_release(struct session *s, struct upstream *up, const char *uri)
 		return;
 	strmap_del(&s->subs, uri);
 	if (up->sc->isolation != ISOLATION_SHARED) {
-		route_internal(up, s, "resources/unsubscribe",
+		route_internal(up, s, MCPM_UNSUBSCRIBE,
 		    json_pack("{s:s}", "uri", uri));
 		return;
 	}

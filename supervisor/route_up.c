@@ -135,10 +135,9 @@ route_has_next(const struct upstream *up, const struct jrpc *m, size_t i)
 	const enum strategy	*list;
 	size_t			 n;
 
-	if (strcmp(m->method_name, "sampling/createMessage") != 0 &&
-	    strcmp(m->method_name, "elicitation/create") != 0)
+	if (m->method_id != MCPM_SAMPLING && m->method_id != MCPM_ELICITATION)
 		return (0);
-	list = route_up_list(up, m->method_name, &n);
+	list = route_up_list(up, m->method_id, &n);
 	for (i++; i < n; i++) {
 		if (list[i] != STRATEGY_DECLINE)
 			return (1);
@@ -194,13 +193,13 @@ route_client_response(struct session *s, const struct jrpc *m)
 		    ur->up->sc->name);
 		route_up_error(ur->up, s->no, ur->ref, JRPC_INTERNAL_ERROR,
 		    "the client's answer is larger than max_message");
-		metrics_up_request(ur->up, ur->method, MUPO_ERROR);
+		metrics_up_request(ur->up, ur->method_id, MUPO_ERROR);
 		sampling_end(ur->up, ur->ref, "error", "the client's answer is "
 		    "larger than max_message");
 		route_up_request_free(ur);
 		return;
 	}
-	metrics_up_request(ur->up, ur->method, m->kind == JRPC_RESULT ?
+	metrics_up_request(ur->up, ur->method_id, m->kind == JRPC_RESULT ?
 	    MUPO_CLIENT : MUPO_CLIENT_ERROR);
 	snprintf(ref, sizeof ref, "%u", ur->ref);
 	buf = jscan_replace(m->p, m->n, m->id, ref, strlen(ref));
@@ -240,7 +239,7 @@ route_up_cancelled(struct upstream *up, const struct jrpc *m)
 		why = jscan_strdup(m->p, reason);
 	route_up_cancel_client(ur, why != NULL ? why :
 	    "cancelled by the upstream");
-	metrics_up_request(up, ur->method, MUPO_CANCELLED);
+	metrics_up_request(up, ur->method_id, MUPO_CANCELLED);
 	free(why);
 	route_up_request_free(ur);
 }
@@ -252,9 +251,9 @@ route_caps_can(json_t *caps, const struct jrpc *m, char *why, size_t len)
 	static const char *const mode_path[] = { "mode", NULL };
 	json_t		*c;
 	struct jspan	 mode;
-	const char	*method = m->method_name;
 
-	if (strcmp(method, "sampling/createMessage") == 0) {
+	switch (m->method_id) {
+	case MCPM_SAMPLING:
 		c = json_object_get(caps, "sampling");
 		if (c == NULL) {
 			snprintf(why, len, "the client does not support "
@@ -269,8 +268,7 @@ route_caps_can(json_t *caps, const struct jrpc *m, char *why, size_t len)
 			return (0);
 		}
 		return (1);
-	}
-	if (strcmp(method, "elicitation/create") == 0) {
+	case MCPM_ELICITATION:
 		c = json_object_get(caps, "elicitation");
 		if (c == NULL) {
 			snprintf(why, len, "the client does not support "
@@ -291,13 +289,16 @@ route_caps_can(json_t *caps, const struct jrpc *m, char *why, size_t len)
 			return (0);
 		}
 		return (1);
+	case MCPM_ROOTS:
+		if (json_object_get(caps, "roots") == NULL) {
+			snprintf(why, len, "the client does not support "
+			    "roots");
+			return (0);
+		}
+		return (1);
+	default:
+		return (1);
 	}
-	if (strcmp(method, "roots/list") == 0 &&
-	    json_object_get(caps, "roots") == NULL) {
-		snprintf(why, len, "the client does not support roots");
-		return (0);
-	}
-	return (1);
 }
 
 /*
@@ -368,7 +369,7 @@ route_up_client(struct upstream *up, struct session *s, struct stream *st,
 		return (-1);
 	}
 	/* A 2026-07-28 upstream asks per call, so roots stay the call's. */
-	if (strcmp(m->method_name, "roots/list") == 0 &&
+	if (m->method_id == MCPM_ROOTS &&
 	    up->sc->isolation == ISOLATION_SHARED && !upstream_modern(up)) {
 		snprintf(why, len, "roots are not offered to a shared upstream "
 		    "(they belong to one client); make it per-session");
@@ -395,6 +396,7 @@ route_up_client(struct upstream *up, struct session *s, struct stream *st,
 	ur->text = xmalloc(m->n);
 	memcpy(ur->text, m->p, m->n);
 	snprintf(ur->method, sizeof ur->method, "%s", m->method_name);
+	ur->method_id = m->method_id;
 	TAILQ_INSERT_TAIL(&up->up_requests, ur, up_entry);
 	TAILQ_INSERT_TAIL(&s->up_requests, ur, session_entry);
 	s->nup_requests++;
@@ -421,20 +423,21 @@ route_up_client(struct upstream *up, struct session *s, struct stream *st,
  */
 /* The strategy list for a request from an upstream. */
 const enum strategy *
-route_up_list(const struct upstream *up, const char *method, size_t *n)
+route_up_list(const struct upstream *up, enum mcp_method method, size_t *n)
 {
 	static const enum strategy	 client_only[] = { STRATEGY_CLIENT };
 
-	if (strcmp(method, "elicitation/create") == 0) {
+	switch (method) {
+	case MCPM_ELICITATION:
 		*n = up->sc->nelicitation;
 		return (up->sc->elicitation);
-	}
-	if (strcmp(method, "sampling/createMessage") == 0) {
+	case MCPM_SAMPLING:
 		*n = up->sc->nsampling;
 		return (up->sc->sampling);
+	default:
+		*n = 1;
+		return (client_only);
 	}
-	*n = 1;
-	return (client_only);
 }
 void
 route_up_strategies(struct upstream *up, struct session *s, struct stream *st,
@@ -447,13 +450,13 @@ route_up_strategies(struct upstream *up, struct session *s, struct stream *st,
 	int				 code = already_code != 0 ? already_code :
 					    JRPC_METHOD_NOT_FOUND;
 
-	if (strcmp(m->method_name, "sampling/createMessage") == 0) {
+	if (m->method_id == MCPM_SAMPLING) {
 		sampling_chain(up, s, st, session_no, tag, m, ref, from, already,
 		    already_code);
 		return;
 	}
 	snprintf(why, sizeof why, "%s", already != NULL ? already : "");
-	list = route_up_list(up, m->method_name, &n);
+	list = route_up_list(up, m->method_id, &n);
 	for (i = from; i < n; i++) {
 		switch (list[i]) {
 		case STRATEGY_CLIENT:
@@ -476,7 +479,7 @@ route_up_strategies(struct upstream *up, struct session *s, struct stream *st,
 			}
 			log_info("upstream %s: %s answered with the schema's "
 			    "defaults", up->sc->name, m->method_name);
-			metrics_up_request(up, m->method_name, MUPO_DEFAULTS);
+			metrics_up_request(up, m->method_id, MUPO_DEFAULTS);
 			route_up_result(up, session_no, ref, text);
 			free(text);
 			return;
@@ -484,7 +487,7 @@ route_up_strategies(struct upstream *up, struct session *s, struct stream *st,
 			log_info("upstream %s: %s declined by the gateway%s%s",
 			    up->sc->name, m->method_name, why[0] != '\0' ?
 			    ": " : "", why);
-			metrics_up_request(up, m->method_name, MUPO_DECLINE);
+			metrics_up_request(up, m->method_id, MUPO_DECLINE);
 			route_up_result(up, session_no, ref,
 			    "{\"action\":\"decline\"}");
 			return;
@@ -501,7 +504,7 @@ route_up_strategies(struct upstream *up, struct session *s, struct stream *st,
 		continuation_missing(up, tag, m, ref, why);
 		return;
 	}
-	metrics_up_request(up, m->method_name, code == MCP_REQUEST_TIMEOUT ?
+	metrics_up_request(up, m->method_id, code == MCP_REQUEST_TIMEOUT ?
 	    MUPO_TIMEOUT : MUPO_ERROR);
 	route_up_error(up, session_no, ref, code, why);
 }
@@ -526,7 +529,7 @@ route_up_timeout_cb(evutil_socket_t fd, short events, void *arg)
 		    ur->session->no, 0, &m, ur->ref, ur->strategy + 1, msg,
 		    MCP_REQUEST_TIMEOUT);
 	else {
-		metrics_up_request(ur->up, ur->method, MUPO_TIMEOUT);
+		metrics_up_request(ur->up, ur->method_id, MUPO_TIMEOUT);
 		route_up_error(ur->up, ur->session->no, ur->ref,
 		    MCP_REQUEST_TIMEOUT, msg);
 	}
@@ -556,7 +559,7 @@ route_up_request(struct upstream *up, const struct frame_hdr *hdr,
 		return;
 	}
 	st = route_target(up, hdr, &s);
-	if (strcmp(m.method_name, "sampling/createMessage") == 0)
+	if (m.method_id == MCPM_SAMPLING)
 		sampling_chain(up, s, st, hdr->session, hdr->tag, &m,
 		    (uint32_t)ref, 0, NULL, 0);
 	else

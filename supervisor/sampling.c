@@ -682,7 +682,7 @@ link_tool(struct sjob *j, const struct jrpc *m, const char *target,
 		evbuffer_add(params, m->p + at.off, at.len);
 	}
 	evbuffer_add(params, "}}", 2);
-	j->call = route_call(tup, "tools/call", (const char *)
+	j->call = route_call(tup, MCPM_TOOLS_CALL, (const char *)
 	    evbuffer_pullup(params, -1), evbuffer_get_length(params),
 	    tool_done, j, why, len);
 	evbuffer_free(params);

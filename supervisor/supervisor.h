@@ -45,26 +45,6 @@ struct listen;
  * an upstream, a client's tool, or waiting for the session's view) its
  * record moves into what holds it, and is ended there.
  */
-enum obs_method {
-	OBS_M_INITIALIZE = 0,
-	OBS_M_PING,
-	OBS_M_TOOLS_LIST,
-	OBS_M_TOOLS_CALL,
-	OBS_M_RESOURCES_LIST,
-	OBS_M_TEMPLATES_LIST,
-	OBS_M_RESOURCES_READ,
-	OBS_M_SUBSCRIBE,
-	OBS_M_UNSUBSCRIBE,
-	OBS_M_PROMPTS_LIST,
-	OBS_M_PROMPTS_GET,
-	OBS_M_COMPLETE,
-	OBS_M_SET_LEVEL,
-	OBS_M_TOOLS_REGISTER,
-	OBS_M_TOOLS_UNREGISTER,
-	OBS_M_OTHER,
-	OBS_NMETHODS
-};
-
 enum obs_outcome {
 	OBS_OK = 0,		/* a result */
 	OBS_ERROR,		/* an error from the upstream, or it failed
@@ -94,7 +74,7 @@ struct reqlog {
 /* One request's record; all zero is "none". */
 struct reqobs {
 	int		 active;
-	uint8_t		 method;	/* enum obs_method */
+	uint8_t		 method;	/* enum mcp_method it is counted as */
 	uint8_t		 transport;	/* enum obs_transport */
 	uint8_t		 client_tool;	/* to a client's tool */
 	uint32_t	 session;	/* its number */
@@ -105,7 +85,6 @@ struct reqobs {
 	struct reqlog	*log;		/* owned, or NULL */
 };
 
-extern const char *const obs_method_names[OBS_NMETHODS];
 extern const char *const obs_outcome_names[OBS_NOUTCOMES];
 extern const char *const obs_transport_names[OBS_NTRANSPORTS];
 int64_t		 now_us(void);		/* monotonic microseconds */
@@ -158,7 +137,8 @@ void		 access_log_http(const char *peer, const char *method,
 
 /* metrics.c: counters and histograms, and GET /metrics. */
 struct metrics_req {
-	uint64_t		 n[OBS_NMETHODS][OBS_NOUTCOMES];
+	/* By the method counted as (mcp_method.h), and outcome. */
+	uint64_t		 n[MCPM_N][OBS_NOUTCOMES];
 	struct prom_hist	 total;		/* request read to answer out */
 	struct prom_hist	 added;		/* less the time at the worker */
 };
@@ -189,7 +169,7 @@ enum metrics_up_outcome {
 void		 metrics_request(const struct reqobs *, int outcome,
 		    uint64_t total_us, uint64_t added_us);
 /* Count a request from an upstream by how it ended (not sampling's). */
-void		 metrics_up_request(struct upstream *, const char *method,
+void		 metrics_up_request(struct upstream *, enum mcp_method,
 		    enum metrics_up_outcome);
 /* Count a sampling request by the link that ended its chain and the
  * outcome its audit line gives. */
@@ -654,7 +634,7 @@ struct pending {
 						   its upstream to start */
 	char			*id;		/* raw client id text */
 	size_t			 idlen;
-	char			 method[JRPC_METHOD_MAX];
+	enum mcp_method		 method;	/* a method of the table */
 	struct event		*timer;
 	struct reqobs		 obs;		/* the client's request */
 	route_call_cb		 cb;		/* the gateway's own call */
@@ -714,6 +694,7 @@ struct up_request {
 	struct upstream		*up;
 	struct stream		*stream;	/* where it was sent */
 	char			 method[JRPC_METHOD_MAX];
+	enum mcp_method		 method_id;
 	char			*text;		/* the request, id = ref */
 	size_t			 len;
 	size_t			 strategy;	/* index of "client" */
@@ -742,14 +723,14 @@ struct pending	*route_forward(struct session *, struct stream *,
  * Call an upstream for the gateway itself (params is JSON text): cb gets
  * the answer.  NULL with why set if it cannot be sent.
  */
-struct pending	*route_call(struct upstream *, const char *method,
+struct pending	*route_call(struct upstream *, enum mcp_method,
 		    const char *params, size_t len, route_call_cb, void *arg,
 		    char *why, size_t);
 /* Cancel such a call: no callback. */
 void		 route_call_abandon(struct pending *);
 /* Send a request of the gateway's own (params taken); answer dropped. */
 void		 route_internal(struct upstream *, struct session *,
-		    const char *method, json_t *params);
+		    enum mcp_method, json_t *params);
 /* Read a request's URI parameter; answers the error itself. */
 char		*route_get_uri(struct session *, struct stream *,
 		    const struct jrpc *,
@@ -886,7 +867,7 @@ void		 provider_cancel(struct provider *, uint32_t tag);
 json_t		*provider_status_json(void);
 
 /* A request of a strategy list: the list and its length. */
-const enum strategy *route_up_list(const struct upstream *, const char *,
+const enum strategy *route_up_list(const struct upstream *, enum mcp_method,
 		    size_t *);
 /* Does a client's capabilities object declare what a request needs? */
 int		 route_caps_can(json_t *caps, const struct jrpc *, char *why,

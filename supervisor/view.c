@@ -433,12 +433,8 @@ view_defer(struct session *s, struct stream *st, const struct jrpc *m)
 	struct timeval		 tv = { 0, 0 };
 	size_t			 i;
 
-	int			 list;
+	int			 list = mcp_method_is(m->method_id, MCPM_F_LIST);
 
-	list = strcmp(m->method_name, "tools/list") == 0 ||
-	    strcmp(m->method_name, "prompts/list") == 0 ||
-	    strcmp(m->method_name, "resources/list") == 0 ||
-	    strcmp(m->method_name, "resources/templates/list") == 0;
 	if (s->view_gen == generation && TAILQ_EMPTY(&s->waiting) &&
 	    (!list || !view_any_failed(s)))
 		return (0);

@@ -608,7 +608,7 @@ http_tp_send(struct conn *c, struct evbuffer *msg)
 	scanned = jrpc_scan(ex->body, len, &m, &why) == 0;
 	if (scanned && m.kind == JRPC_REQUEST) {
 		jscan_int64(ex->body, m.id, &ex->id);
-		ex->init = strcmp(m.method_name, "initialize") == 0;
+		ex->init = m.method_id == MCPM_INITIALIZE;
 	}
 	if (tp->nexchanges > HTTP_MAX_EXCHANGES) {
 		http_fail_request(ex, "upstream %s: too many requests in "

@@ -306,12 +306,12 @@ MUTANTS = [
      "\t\tc = json_object_get(caps, \"elicitation\");\n\t\tif (0) {"),
     ("caps-roots", "route_up.c", "route_caps_can",
      "roots/list goes only to a client that declared roots",
-     "\tif (strcmp(method, \"roots/list\") == 0 &&\n"
-     "\t    json_object_get(caps, \"roots\") == NULL) {",
-     "\tif (0) {"),
+     "\tcase MCPM_ROOTS:\n"
+     "\t\tif (json_object_get(caps, \"roots\") == NULL) {",
+     "\tcase MCPM_ROOTS:\n\t\tif (0) {"),
     ("roots-shared", "route_up.c", "route_up_client",
      "a shared upstream is never given one client's roots",
-     "\tif (strcmp(m->method_name, \"roots/list\") == 0 &&\n"
+     "\tif (m->method_id == MCPM_ROOTS &&\n"
      "\t    up->sc->isolation == ISOLATION_SHARED && !upstream_modern(up)) {",
      "\tif (0) {"),
 ]
