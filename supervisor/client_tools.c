@@ -382,11 +382,11 @@ ctools_tool(const char *p, struct jspan span, const char *prefix,
 
 /* Answer a request with a JSON result. */
 static void
-ctools_result(struct stream *st, const struct jrpc *m, json_t *result)
+ctools_result(struct req *r, json_t *result)
 {
 	char	*text = json_dumps(result, JSON_COMPACT);
 
-	route_result(st, m, text, strlen(text));
+	route_result(r, text, strlen(text));
 	free(text);
 	json_decref(result);
 }
@@ -523,41 +523,44 @@ refused:
 }
 
 void
-ctools_register(struct session *s, struct stream *st, const struct jrpc *m)
+ctools_register(struct req *r)
 {
-	struct jiter	 it;
-	struct jspan	 list, item;
-	json_t		*done, *refused;
-	const char	*prefix;
-	size_t		 i, unread = 0;
-	int		 r, changed = 0;
+	struct session		*s = r->session;
+	const struct jrpc	*m = r->m;
+	struct jiter		 it;
+	struct jspan		 list, item;
+	json_t			*done, *refused;
+	const char		*prefix;
+	size_t			 i, unread = 0;
+	int			 found, changed = 0;
 
 	if (!acl_may_register(s)) {
-		route_reject(st, m, JRPC_INVALID_REQUEST, "tools/register: "
+		route_reject(r, JRPC_INVALID_REQUEST, "tools/register: "
 		    "client %s may not register tools", s->client_name);
 		return;
 	}
 	if (jscan_type(m->p, m->params) != JT_OBJECT) {
-		route_reject(st, m, JRPC_INVALID_PARAMS, "tools/register: "
+		route_reject(r, JRPC_INVALID_PARAMS, "tools/register: "
 		    "params must be { \"tools\": [ Tool, ... ] }");
 		return;
 	}
 	/* { tools: [...] }, or the seed's single tool. */
-	if ((r = jscan_member_unique(m->p, m->params, "tools", &list)) == -2 ||
-	    (r == 0 && jscan_array(m->p, list, &it) != 0)) {
-		route_reject(st, m, JRPC_INVALID_PARAMS, "tools/register: "
+	if ((found = jscan_member_unique(m->p, m->params, "tools",
+	    &list)) == -2 || (found == 0 && jscan_array(m->p, list,
+	    &it) != 0)) {
+		route_reject(r, JRPC_INVALID_PARAMS, "tools/register: "
 		    "tools must be an array, given once");
 		return;
 	}
 	prefix = ctools_prefix(s);
 	done = json_array();
 	refused = json_array();
-	if (r != 0)
+	if (found != 0)
 		changed = ctools_register_one(s, prefix, m->p, m->params, 0,
 		    done, refused);
 	/* More than the gateway holds are not read (nor refused one by
 	 * one, which would cost more than the request). */
-	for (i = 0; r == 0 && jscan_next_element(&it, &item); i++) {
+	for (i = 0; found == 0 && jscan_next_element(&it, &item); i++) {
 		if (i < CTOOL_MAX_TOTAL)
 			changed |= ctools_register_one(s, prefix, m->p, item,
 			    i, done, refused);
@@ -577,7 +580,7 @@ ctools_register(struct session *s, struct stream *st, const struct jrpc *m)
 	if (json_array_size(refused) > 0)
 		log_info("session %.8s: refused %zu of its tools", s->id,
 		    json_array_size(refused));
-	ctools_result(st, m, json_pack("{s:o, s:o}", "registered", done,
+	ctools_result(r, json_pack("{s:o, s:o}", "registered", done,
 	    "refused", refused));
 }
 
@@ -600,19 +603,21 @@ ctools_find(struct session *s, const char *n, size_t len)
 }
 
 void
-ctools_unregister(struct session *s, struct stream *st, const struct jrpc *m)
+ctools_unregister(struct req *r)
 {
-	struct jiter	 it;
-	struct jspan	 names, name;
-	struct ctool	*t;
-	json_t		*done;
-	char		 n[256];
-	ssize_t		 len;
+	struct session		*s = r->session;
+	const struct jrpc	*m = r->m;
+	struct jiter		 it;
+	struct jspan		 names, name;
+	struct ctool		*t;
+	json_t			*done;
+	char			 n[256];
+	ssize_t			 len;
 
 	if (jscan_type(m->p, m->params) != JT_OBJECT ||
 	    jscan_member_unique(m->p, m->params, "names", &names) != 0 ||
 	    jscan_array(m->p, names, &it) != 0) {
-		route_reject(st, m, JRPC_INVALID_PARAMS, "tools/unregister: "
+		route_reject(r, JRPC_INVALID_PARAMS, "tools/unregister: "
 		    "params must be { \"names\": [ ... ] }");
 		return;
 	}
@@ -629,7 +634,7 @@ ctools_unregister(struct session *s, struct stream *st, const struct jrpc *m)
 		ctools_compact();
 		ctools_changed(NULL);
 	}
-	ctools_result(st, m, json_pack("{s:o}", "unregistered", done));
+	ctools_result(r, json_pack("{s:o}", "unregistered", done));
 }
 
 /* Withdraw every tool the test says must go; 1 if any went. */

@@ -376,8 +376,7 @@ input_can(const char *caps, const struct parked_input *in, char *why,
 
 /* Send an answer that came while its call was parked, to the retry. */
 static void
-parked_deliver(struct stream *st, const struct jrpc *retry,
-    struct evbuffer *answer)
+parked_deliver(struct req *retry, struct evbuffer *answer)
 {
 	struct evbuffer	*out;
 	struct jrpc	 m;
@@ -385,13 +384,13 @@ parked_deliver(struct stream *st, const struct jrpc *retry,
 
 	if (jrpc_scan((const char *)evbuffer_pullup(answer, -1),
 	    evbuffer_get_length(answer), &m, &why) != 0 || m.id.len == 0) {
-		route_reject(st, retry, JRPC_INTERNAL_ERROR, "the upstream's "
+		route_reject(retry, JRPC_INTERNAL_ERROR, "the upstream's "
 		    "answer was not readable");
 		return;
 	}
-	out = jscan_replace(m.p, m.n, m.id, retry->p + retry->id.off,
-	    retry->id.len);
-	stream_send(st, out, 1);
+	out = jscan_replace(m.p, m.n, m.id, retry->m->p + retry->m->id.off,
+	    retry->m->id.len);
+	stream_send(retry->stream, out, 1);
 	evbuffer_free(out);
 }
 
@@ -425,10 +424,9 @@ bind_request(const struct session *s, const struct jrpc *m, const char *name,
 }
 
 void
-continuation_bind(struct pending *p, const struct session *s,
-    const struct jrpc *m, const char *name)
+continuation_bind(struct pending *p, const struct req *r, const char *name)
 {
-	bind_request(s, m, name, p->binding);
+	bind_request(r->session, r->m, name, p->binding);
 }
 
 /* Is inputResponses an object whose members are all objects? */
@@ -698,27 +696,27 @@ continuation_upstream_gone(struct upstream *up)
  * retry answered) if one is not a result object.
  */
 static int
-parked_answer_inputs(struct parked *pk, struct stream *st,
-    const struct jrpc *m, struct jspan responses)
+parked_answer_inputs(struct parked *pk, struct req *r, struct jspan responses)
 {
+	const struct jrpc	*m = r->m;
 	struct parked_input	*in, *next;
 	struct jspan		 v;
 	struct evbuffer		*buf;
 	char			 ref[16];
-	int			 r;
+	int			 found;
 
 	for (in = TAILQ_FIRST(&pk->inputs); in != NULL; in = next) {
 		next = TAILQ_NEXT(in, entry);
-		if (responses.len == 0 || (r = jscan_member_unique(m->p,
+		if (responses.len == 0 || (found = jscan_member_unique(m->p,
 		    responses, in->key, &v)) == -1)
 			continue;	/* asked again below */
-		if (r == -2 || jscan_type(m->p, v) != JT_OBJECT) {
-			route_reject(st, m, JRPC_INVALID_PARAMS, "inputResponses."
+		if (found == -2 || jscan_type(m->p, v) != JT_OBJECT) {
+			route_reject(r, JRPC_INVALID_PARAMS, "inputResponses."
 			    "%s must be one result object", in->key);
 			return (-1);
 		}
 		if (v.len + 64 > pk->up->sc->max_message) {
-			route_reject(st, m, JRPC_INVALID_PARAMS, "inputResponses."
+			route_reject(r, JRPC_INVALID_PARAMS, "inputResponses."
 			    "%s is larger than upstream %s's max_message",
 			    in->key, pk->up->sc->name);
 			return (-1);
@@ -762,9 +760,8 @@ token_instance(const char *token)
 }
 
 /* Refuse a retry whose token is no good; log who sent what. */
-static int __attribute__((format(printf, 4, 5)))
-refuse(struct session *s, struct stream *st, const struct jrpc *m,
-    const char *fmt, ...)
+static int __attribute__((format(printf, 2, 3)))
+refuse(struct req *r, const char *fmt, ...)
 {
 	va_list	ap;
 	char	msg[256];
@@ -772,22 +769,25 @@ refuse(struct session *s, struct stream *st, const struct jrpc *m,
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	log_warnx("session %.8s: %s refused: %s", s->id, m->method_name, msg);
-	route_reject(st, m, JRPC_INVALID_PARAMS, "%s", msg);
+	log_warnx("session %.8s: %s refused: %s", r->session->id,
+	    r->m->method_name, msg);
+	route_reject(r, JRPC_INVALID_PARAMS, "%s", msg);
 	return (1);
 }
 
 int
-continuation_resume(struct session *s, struct stream *st, const struct jrpc *m,
-    struct upstream *up, const char *name)
+continuation_resume(struct req *r, struct upstream *up, const char *name)
 {
+	struct session		*s = r->session;
+	struct stream		*st = r->stream;
+	const struct jrpc	*m = r->m;
 	struct jspan		 state, responses;
 	struct stoken		 t;
 	struct parked		*pk;
 	struct parked_input	*in;
 	struct pending		*p;
 	struct evbuffer		*buf;
-	enum stoken_result	 r;
+	enum stoken_result	 verdict;
 	unsigned char		 binding[STOKEN_BINDING_LEN];
 	char			 token[STOKEN_MAX], why[256];
 	const char		*other;
@@ -802,10 +802,10 @@ continuation_resume(struct session *s, struct stream *st, const struct jrpc *m,
 	if (rs == -1 && rr == -1)
 		return (0);
 	if (rs == -2 || rr == -2)
-		return (refuse(s, st, m, "%s: requestState or inputResponses "
+		return (refuse(r, "%s: requestState or inputResponses "
 		    "given twice", m->method_name));
 	if (rr == 0 && !responses_valid(m->p, responses))
-		return (refuse(s, st, m, "%s: inputResponses must be an object "
+		return (refuse(r, "%s: inputResponses must be an object "
 		    "of result objects", m->method_name));
 	if (rs == -1) {
 		/* Nothing of ours to continue: a new call, and what the
@@ -819,32 +819,33 @@ continuation_resume(struct session *s, struct stream *st, const struct jrpc *m,
 		memset(&responses, 0, sizeof responses);
 	if (jscan_type(m->p, state) != JT_STRING || (n = jscan_string(m->p,
 	    state, token, sizeof token)) < 0)
-		return (refuse(s, st, m, "requestState %s", "failed "
+		return (refuse(r, "requestState %s", "failed "
 		    "verification"));
-	r = stoken_verify(token, (size_t)n, state_key, state_keylen,
+	verdict = stoken_verify(token, (size_t)n, state_key, state_keylen,
 	    unix_ms(), &t);
-	if (r == STOKEN_EXPIRED)
-		return (refuse(s, st, m, "requestState expired (%s): the call "
+	if (verdict == STOKEN_EXPIRED)
+		return (refuse(r, "requestState expired (%s): the call "
 		    "it continued was cancelled", "request_state_ttl"));
-	if (r == STOKEN_BAD_MAC && (other = token_instance(token)) != NULL)
-		return (refuse(s, st, m, "requestState names a call parked at "
+	if (verdict == STOKEN_BAD_MAC &&
+	    (other = token_instance(token)) != NULL)
+		return (refuse(r, "requestState names a call parked at "
 		    "gateway instance %.*s, not this one (%s): a balancer must "
 		    "send a retry to the instance its token names",
 		    (int)strcspn(other, "."), other, instance));
-	if (r != STOKEN_OK)
-		return (refuse(s, st, m, "requestState %s",
-		    stoken_result_name(r)));
+	if (verdict != STOKEN_OK)
+		return (refuse(r, "requestState %s",
+		    stoken_result_name(verdict)));
 	if (strcmp(t.instance, instance) != 0)
-		return (refuse(s, st, m, "requestState names a call parked at "
+		return (refuse(r, "requestState names a call parked at "
 		    "gateway instance %s", t.instance));
 	bind_request(s, m, name, binding);
 	if (!stoken_binding_equal(binding, t.binding))
-		return (refuse(s, st, m, "requestState %s", "does not belong "
+		return (refuse(r, "requestState %s", "does not belong "
 		    "to this request (another principal, method, name or "
 		    "arguments)"));
 	if ((pk = parked_find(t.id)) == NULL || pk->session != s ||
 	    !pk->waiting || t.round != pk->round)
-		return (refuse(s, st, m, "requestState %s", "was already used, "
+		return (refuse(r, "requestState %s", "was already used, "
 		    "or the call it continued has ended"));
 
 	/* The token is used: its round is over. */
@@ -852,12 +853,12 @@ continuation_resume(struct session *s, struct stream *st, const struct jrpc *m,
 	pk->waiting = 0;
 	evtimer_del(pk->timer);
 	if (pk->answer != NULL) {
-		parked_deliver(st, m, pk->answer);
+		parked_deliver(r, pk->answer);
 		parked_free(pk, "answered");
 		return (1);
 	}
 	if (pk->gone != NULL || pk->pending == NULL || pk->up == NULL) {
-		route_reject(st, m, MCP_CONNECTION_CLOSED, "the call ended "
+		route_reject(r, MCP_CONNECTION_CLOSED, "the call ended "
 		    "while the gateway waited for the client's input: %s",
 		    pk->gone != NULL ? pk->gone : "the upstream went away");
 		parked_free(pk, "the call ended");
@@ -866,11 +867,11 @@ continuation_resume(struct session *s, struct stream *st, const struct jrpc *m,
 	if (pk->round > PARKED_MAX_ROUNDS) {
 		snprintf(why, sizeof why, "more than %d rounds of input",
 		    PARKED_MAX_ROUNDS);
-		route_reject(st, m, JRPC_INTERNAL_ERROR, "%s", why);
+		route_reject(r, JRPC_INTERNAL_ERROR, "%s", why);
 		parked_cancel(pk, why);
 		return (1);
 	}
-	if (parked_answer_inputs(pk, st, m, responses) != 0) {
+	if (parked_answer_inputs(pk, r, responses) != 0) {
 		parked_cancel(pk, "the client's inputResponses were malformed");
 		return (1);
 	}

@@ -144,12 +144,18 @@ route_pending_arm(struct pending *p)
 	evtimer_add(p->timer, &tv);
 }
 
-/* Create a pending request and send its text to the upstream. */
+/*
+ * Create a pending request and send its text to the upstream: a client's
+ * request (r, whose record goes on in it), or one of the gateway's own (r
+ * NULL: id 0, no stream).
+ */
 static struct pending *
-route_send(struct session *s, struct stream *st, struct upstream *up,
-    enum mcp_method method, const char *id, size_t idlen, struct evbuffer *buf)
+route_send(struct session *s, struct req *r, struct upstream *up,
+    enum mcp_method method, struct evbuffer *buf)
 {
 	struct pending	*p;
+	const char	*id = r != NULL ? r->m->p + r->m->id.off : "0";
+	size_t		 idlen = r != NULL ? r->m->id.len : 1;
 	char		 why[512];
 
 	p = xcalloc(1, sizeof *p);
@@ -160,7 +166,7 @@ route_send(struct session *s, struct stream *st, struct upstream *up,
 	p->tag = next_tag;
 	p->session = s;
 	p->up = up;
-	p->stream = st;
+	p->stream = r != NULL ? r->stream : NULL;
 	p->idlen = idlen;
 	p->id = xmalloc(idlen);
 	memcpy(p->id, id, idlen);
@@ -174,8 +180,8 @@ route_send(struct session *s, struct stream *st, struct upstream *up,
 	}
 	route_pending_arm(p);
 	/* The client's request (if this is one) goes on here. */
-	if (st != NULL)
-		obs_take(&p->obs);
+	if (r != NULL)
+		req_take(r, &p->obs);
 
 	/* An upstream that is starting gets the request when it is ready. */
 	if (up->state == UPSTREAM_STARTING) {
@@ -246,7 +252,7 @@ route_call(struct upstream *up, enum mcp_method method, const char *params,
 	    "\"method\":\"%s\",\"params\":", mcp_method_name(method));
 	evbuffer_add(buf, params, len);
 	evbuffer_add(buf, "}", 1);
-	p = route_send(NULL, NULL, up, method, "0", 1, buf);
+	p = route_send(NULL, NULL, up, method, buf);
 	evbuffer_free(buf);
 	if (p == NULL) {
 		upstream_unavailable(up, why, whylen);
@@ -284,49 +290,51 @@ route_internal(struct upstream *up, struct session *s, enum mcp_method method,
 	evbuffer_add_printf(buf, "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":"
 	    "\"%s\",\"params\":%s}", mcp_method_name(method), text);
 	free(text);
-	route_send(s, NULL, up, method, "0", 1, buf);
+	route_send(s, NULL, up, method, buf);
 	evbuffer_free(buf);
 }
 
 /* Forward a client request, with edits applied to its text. */
 struct pending *
-route_forward(struct session *s, struct stream *st, const struct jrpc *m,
-    struct upstream *up, const struct jedit *edits, size_t nedits)
+route_forward(struct req *r, struct upstream *up, const struct jedit *edits,
+    size_t nedits)
 {
-	struct pending	*p;
-	struct evbuffer	*buf;
-	char		 why[512];
-
 	static const char *const token[] = { "_meta", "progressToken",
 	    NULL };
-	struct jspan	 at;
+	struct session		*s = r->session;
+	struct stream		*st = r->stream;
+	const struct jrpc	*m = r->m;
+	struct pending		*p;
+	struct evbuffer		*buf;
+	struct jspan		 at;
+	char			 why[512];
 
-	obs_upstream(up);
+	req_upstream(r, up);
 	if (s->npending >= conf->max_pending) {
 		log_warnx("session %.8s: %s refused: %u requests in flight "
 		    "(max_pending)", s->id, st != NULL && st->conn != NULL ?
 		    http_conn_peer(st->conn) : "-", conf->max_pending);
 		metrics_refused("limit");
-		route_reject(st, m, MCP_OVERLOADED, "too many requests in "
+		route_reject(r, MCP_OVERLOADED, "too many requests in "
 		    "flight for this session (limit %u)", conf->max_pending);
 		return (NULL);
 	}
 	switch (jscan_path_unique(m->p, m->params, token, &at)) {
 	case -2:
-		route_reject(st, m, JRPC_INVALID_REQUEST, "%s: "
+		route_reject(r, JRPC_INVALID_REQUEST, "%s: "
 		    "params._meta.progressToken appears more than once",
 		    m->method_name);
 		return (NULL);
 	case 0:
 		if (at.len <= JRPC_ID_MAX)
 			break;
-		route_reject(st, m, JRPC_INVALID_REQUEST, "%s: "
+		route_reject(r, JRPC_INVALID_REQUEST, "%s: "
 		    "params._meta.progressToken is longer than %d bytes",
 		    m->method_name, JRPC_ID_MAX);
 		return (NULL);
 	}
 	if (m->n > up->sc->max_message) {
-		route_reject(st, m, JRPC_INVALID_REQUEST, "request of %zu bytes "
+		route_reject(r, JRPC_INVALID_REQUEST, "request of %zu bytes "
 		    "is over upstream %s's max_message (%zu)", m->n,
 		    up->sc->name, up->sc->max_message);
 		return (NULL);
@@ -335,13 +343,12 @@ route_forward(struct session *s, struct stream *st, const struct jrpc *m,
 	if (up->state != UPSTREAM_READY && (up->state != UPSTREAM_STARTING ||
 	    up->nqueued >= MAX_QUEUED)) {
 		upstream_unavailable(up, why, sizeof why);
-		route_reject(st, m, MCP_CONNECTION_CLOSED, "%s", why);
+		route_reject(r, MCP_CONNECTION_CLOSED, "%s", why);
 		return (NULL);
 	}
 	buf = evbuffer_new();
 	jscan_splice(buf, m->p, m->n, edits, nedits);
-	p = route_send(s, st, up, m->method_id, m->p + m->id.off, m->id.len,
-	    buf);
+	p = route_send(s, r, up, m->method_id, buf);
 	evbuffer_free(buf);
 	return (p);
 }

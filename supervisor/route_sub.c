@@ -58,29 +58,29 @@ route_subscribed(struct session *s, struct upstream *up, const char *uri)
  * it and the last one to leave unsubscribes it.
  */
 void
-route_subscription(struct session *s, struct stream *st, const struct jrpc *m,
-    int subscribe)
+route_subscription(struct req *r, int subscribe)
 {
 	static const char *const path[] = { "uri", NULL };
+	struct session	*s = r->session;
 	struct upstream	*up, *had;
 	struct pending	*p;
 	char		*u;
 	int		 shared;
 
-	if ((u = route_get_uri(s, st, m, path, &up)) == NULL)
+	if ((u = route_get_uri(r, path, &up)) == NULL)
 		return;
 	shared = up->sc->isolation == ISOLATION_SHARED;
 	had = strmap_get(&s->subs, u);
 	if (subscribe) {
 		if (had != NULL || (shared && route_subcount(up, u) > 0)) {
 			route_subscribed(s, up, u);
-			route_result(st, m, "{}", 2);
+			route_result(r, "{}", 2);
 			free(u);
 			return;
 		}
 	} else {
 		if (had == NULL) {
-			route_result(st, m, "{}", 2);
+			route_result(r, "{}", 2);
 			free(u);
 			return;
 		}
@@ -88,13 +88,13 @@ route_subscription(struct session *s, struct stream *st, const struct jrpc *m,
 		if (shared) {
 			route_subcount_add(up, u, -1);
 			if (route_subcount(up, u) > 0) {
-				route_result(st, m, "{}", 2);
+				route_result(r, "{}", 2);
 				free(u);
 				return;
 			}
 		}
 	}
-	if ((p = route_forward(s, st, m, up, NULL, 0)) != NULL) {
+	if ((p = route_forward(r, up, NULL, 0)) != NULL) {
 		p->hook = subscribe ? HOOK_SUBSCRIBE : HOOK_UNSUBSCRIBE;
 		p->uri = u;
 	} else
@@ -159,23 +159,25 @@ route_forward_level(struct upstream *up, struct session *s)
 
 /* logging/setLevel: filter for this session, and tell the upstreams. */
 void
-route_set_level(struct session *s, struct stream *st, const struct jrpc *m)
+route_set_level(struct req *r)
 {
-	struct jspan	level;
-	char		name[32];
-	int		i;
-	size_t		n;
+	struct session		*s = r->session;
+	const struct jrpc	*m = r->m;
+	struct jspan		 level;
+	char			 name[32];
+	int			 i;
+	size_t			 n;
 
 	if (jscan_member(m->p, m->params, "level", &level) != 0 ||
 	    jscan_string(m->p, level, name, sizeof name) < 0 ||
 	    (i = log_level_index(name)) < 0) {
-		route_reject(st, m, JRPC_INVALID_PARAMS, "logging/setLevel: "
+		route_reject(r, JRPC_INVALID_PARAMS, "logging/setLevel: "
 		    "level must be one of debug, info, notice, warning, "
 		    "error, critical, alert, emergency");
 		return;
 	}
 	s->loglevel = i;
-	route_result(st, m, "{}", 2);
+	route_result(r, "{}", 2);
 	for (n = 0; n < nupstreams; n++) {
 		/* A modern upstream gets the level on each request. */
 		upstream_session_open(upstreams[n], s);
