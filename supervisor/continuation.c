@@ -447,16 +447,18 @@ responses_valid(const char *p, struct jspan responses)
 }
 
 int
-continuation_park(struct upstream *up, struct session *s, uint32_t tag,
-    const struct jrpc *m, uint32_t ref, char *why, size_t len, int *code)
+continuation_park(const struct up_ask *a, char *why, size_t len, int *code)
 {
+	struct upstream		*up = a->up;
+	struct session		*s = a->session;
+	const struct jrpc	*m = a->m;
 	struct pending		*p;
 	struct parked		*pk;
 	struct parked_input	*in;
 	const char		*kind;
 	int			 i;
 
-	p = tag != 0 ? route_pending_find(tag) : NULL;
+	p = a->tag != 0 ? route_pending_find(a->tag) : NULL;
 	if (p == NULL || p->up != up || p->session != s) {
 		snprintf(why, len, "the gateway cannot tell which request of "
 		    "the client this is for");
@@ -519,7 +521,7 @@ continuation_park(struct upstream *up, struct session *s, uint32_t tag,
 	kind = m->method_id == MCPM_SAMPLING ? "sampling" :
 	    m->method_id == MCPM_ROOTS ? "roots" : "elicitation";
 	snprintf(in->key, sizeof in->key, "%s-%u", kind, ++pk->next_key);
-	in->ref = ref;
+	in->ref = a->ref;
 	in->method = m->method_id;
 	if (m->params.len != 0) {
 		in->paramslen = m->params.len;
@@ -572,20 +574,21 @@ missing_error(struct stream *st, const char *id, size_t idlen,
 }
 
 void
-continuation_missing(struct upstream *up, uint32_t tag, const struct jrpc *m,
-    uint32_t ref, const char *why)
+continuation_missing(const struct up_ask *a, const char *why)
 {
-	struct pending	*p = tag != 0 ? route_pending_find(tag) : NULL;
-	struct session	*s;
-	struct parked	*pk;
+	const struct jrpc	*m = a->m;
+	struct pending		*p;
+	struct session		*s;
+	struct parked		*pk;
 
-	if (p == NULL || p->up != up) {
-		route_up_error(up, 0, ref, JRPC_METHOD_NOT_FOUND, why);
+	p = a->tag != 0 ? route_pending_find(a->tag) : NULL;
+	if (p == NULL || p->up != a->up) {
+		route_up_error(a->up, 0, a->ref, JRPC_METHOD_NOT_FOUND, why);
 		return;
 	}
 	s = p->session;
-	route_up_error(up, s != NULL ? s->no : 0, ref, JRPC_METHOD_NOT_FOUND,
-	    why);
+	route_up_error(a->up, s != NULL ? s->no : 0, a->ref,
+	    JRPC_METHOD_NOT_FOUND, why);
 	log_info("session %.8s: %s needs %s, which the client did not "
 	    "declare: -32021, the call is cancelled", s != NULL ? s->id : "?",
 	    mcp_method_name(p->method), m->method_name);

@@ -230,8 +230,9 @@ route_flush_queued(struct upstream *up)
 }
 
 struct pending *
-route_call(struct upstream *up, enum mcp_method method, const char *params,
-    size_t len, route_call_cb cb, void *arg, char *why, size_t whylen)
+route_call(struct upstream *up, enum mcp_method method,
+    struct evbuffer *params, route_call_cb cb, void *arg, char *why,
+    size_t whylen)
 {
 	struct pending	*p;
 	struct evbuffer	*buf;
@@ -242,7 +243,7 @@ route_call(struct upstream *up, enum mcp_method method, const char *params,
 		upstream_unavailable(up, why, whylen);
 		return (NULL);
 	}
-	if (len + 128 > up->sc->max_message) {
+	if (evbuffer_get_length(params) + 128 > up->sc->max_message) {
 		snprintf(why, whylen, "the request is over upstream %s's "
 		    "max_message", up->sc->name);
 		return (NULL);
@@ -250,7 +251,7 @@ route_call(struct upstream *up, enum mcp_method method, const char *params,
 	buf = evbuffer_new();
 	evbuffer_add_printf(buf, "{\"jsonrpc\":\"2.0\",\"id\":0,"
 	    "\"method\":\"%s\",\"params\":", mcp_method_name(method));
-	evbuffer_add(buf, params, len);
+	evbuffer_add_buffer(buf, params);
 	evbuffer_add(buf, "}", 1);
 	p = route_send(NULL, NULL, up, method, buf);
 	evbuffer_free(buf);

@@ -743,11 +743,12 @@ void		 route_reject(struct req *, int code, const char *fmt, ...)
 struct pending	*route_forward(struct req *, struct upstream *,
 		    const struct jedit *, size_t nedits);
 /*
- * Call an upstream for the gateway itself (params is JSON text): cb gets
- * the answer.  NULL with why set if it cannot be sent.
+ * Call an upstream for the gateway itself (params: JSON text, which the
+ * call may drain; the caller frees it): cb gets the answer.  NULL with
+ * why set if it cannot be sent.
  */
 struct pending	*route_call(struct upstream *, enum mcp_method,
-		    const char *params, size_t len, route_call_cb, void *arg,
+		    struct evbuffer *params, route_call_cb, void *arg,
 		    char *why, size_t);
 /* Cancel such a call: no callback. */
 void		 route_call_abandon(struct pending *);
@@ -789,22 +790,35 @@ void		 route_up_cancel_client(struct up_request *, const char *);
 /* A new id for a request the gateway sends a client. */
 uint64_t	 route_next_id(void);
 /*
+ * A request from an upstream to a client (sampling, elicitation, roots,
+ * ping), as its strategies see it; borrowed by the functions it is
+ * passed to, made by whoever read or kept the request.
+ */
+struct up_ask {
+	struct upstream		*up;
+	struct session		*session;	/* that caused it, or NULL */
+	struct stream		*stream;	/* where its client is asked,
+						   or NULL */
+	uint32_t		 session_no;	/* the worker's, for answers */
+	uint32_t		 tag;		/* the call it came with, or 0 */
+	uint32_t		 ref;		/* the worker's reference */
+	const struct jrpc	*m;		/* the request (id = ref) */
+};
+/*
  * Send an upstream's request to the client that caused it (the strategy
  * at index strategy); 0 if sent, else -1 with why and an error code.
  */
-int		 route_up_client(struct upstream *, struct session *,
-		    struct stream *, const struct jrpc *, uint32_t ref,
-		    size_t strategy, char *why, size_t, int *code);
+int		 route_up_client(const struct up_ask *, size_t strategy,
+		    char *why, size_t, int *code);
 /* Answer an upstream's request with a result (JSON text). */
 void		 route_up_result(struct upstream *, uint32_t session,
 		    uint32_t ref, const char *result);
 /* Decline a sampling request ("User rejected", the reason in data). */
 void		 route_up_reject_sampling(struct upstream *, uint32_t session,
 		    uint32_t ref, const char *reason);
-/* Go on with an upstream request's strategies, from the given one. */
-void		 route_up_strategies(struct upstream *, struct session *,
-		    struct stream *, uint32_t session_no, uint32_t tag,
-		    const struct jrpc *, uint32_t ref, size_t from,
+/* Go on with an upstream request's strategies, from the given one (why
+ * and code: what the one before ended with, or NULL and 0). */
+void		 route_up_strategies(const struct up_ask *, size_t from,
 		    const char *why, int code);
 /* An upstream cancelled a request it sent a client. */
 void		 route_up_cancelled(struct upstream *, const struct jrpc *);
@@ -817,9 +831,7 @@ void		 route_up_cancelled(struct upstream *, const struct jrpc *);
  * Run the chain from link from (a new request: 0, with the tag of the
  * call it came with; a client link that could not answer: the next).
  */
-void		 sampling_chain(struct upstream *, struct session *,
-		    struct stream *, uint32_t session_no, uint32_t call_tag,
-		    const struct jrpc *, uint32_t ref, size_t from,
+void		 sampling_chain(const struct up_ask *, size_t from,
 		    const char *why, int code);
 /*
  * The request was answered or ended outside the chain (the client
@@ -965,9 +977,8 @@ void		 continuation_apply(const struct conf *, struct state_key *);
 const char	*continuation_instance(void);
 /* An upstream's request for a modern client: park its call and ask the
  * client by input_required (0), or -1 with why and code if it cannot. */
-int		 continuation_park(struct upstream *, struct session *,
-		    uint32_t tag, const struct jrpc *, uint32_t ref, char *why,
-		    size_t, int *code);
+int		 continuation_park(const struct up_ask *, char *why, size_t,
+		    int *code);
 /* Record what a modern call's retry will have to repeat. */
 void		 continuation_bind(struct pending *, const struct req *,
 		    const char *name);
@@ -981,8 +992,7 @@ void		 continuation_answered(struct pending *, struct evbuffer *);
 void		 continuation_pending_gone(struct pending *, const char *why);
 /* The client needs a capability it did not declare: -32021, the
  * upstream's request refused, the call cancelled. */
-void		 continuation_missing(struct upstream *, uint32_t tag,
-		    const struct jrpc *, uint32_t ref, const char *why);
+void		 continuation_missing(const struct up_ask *, const char *why);
 /* An upstream withdrew a request held in a parked call. */
 int		 continuation_up_cancelled(struct upstream *, uint32_t ref);
 void		 continuation_session_end(struct session *);

@@ -98,9 +98,9 @@ MUTANTS = [
      "lists of a client with patterns are cut at all",
      "\tint\t\t\t\t filtered = s != NULL &&\n\t\t\t\t\t    acl_filtered(s);",
      "\tint\t\t\t\t filtered = 0;"),
-    ("catalog-item", "catalog.c", "catalog_item",
+    ("catalog-item", "catalog.c", "catalog_at",
      "an item (clients' tools too) the client may not see is skipped",
-     "\treturn (!filtered || page_allows(s, kind, *key));",
+     "\treturn (!filtered || page_allows(s, kind, item->key));",
      "\treturn (1);"),
     # listen.c
     ("listen-uri", "listen.c", "listen_open",
@@ -149,8 +149,8 @@ MUTANTS = [
      "AUTH_MCP | AUTH_METRICS,"),
     ("auth-metrics-token", "auth.c", "auth_build",
      "a token of metrics_tokens admits to the metrics only",
-     "\t\tif (auth_add(v, &n, c->metrics_tokens[i], NULL, AUTH_METRICS,",
-     "\t\tif (auth_add(v, &n, c->metrics_tokens[i], NULL, "
+     "\t\tif (auth_add(&t, c->metrics_tokens[i], NULL, AUTH_METRICS,",
+     "\t\tif (auth_add(&t, c->metrics_tokens[i], NULL, "
      "AUTH_MCP | AUTH_METRICS,"),
     # mcp_http.c
     ("http-bearer", "mcp_http.c", "mcp_http_check_auth",
