@@ -480,8 +480,7 @@ mcp_ws_upgrade(struct http_conn *c, struct http_request *req)
 	wslay_event_config_set_no_buffering(ws->ctx, 1);
 	wslay_event_config_set_max_recv_msg_length(ws->ctx, conf->max_body);
 	ws_msg_init(&ws->msg, conf->max_body);
-	if ((ws->deadline = evtimer_new(base, ws_deadline_cb, ws)) == NULL)
-		fatalx("evtimer_new");
+	ws->deadline = evtimer_new(base, ws_deadline_cb, ws);
 	if (conf->ws_ping_interval > 0) {
 		ws->ping = event_new(base, -1, EV_PERSIST, ws_ping_cb, ws);
 		tv.tv_sec = conf->ws_ping_interval;
