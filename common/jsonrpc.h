@@ -10,6 +10,7 @@
 #include <stddef.h>
 
 #include "json_scan.h"
+#include "mcp_method.h"
 
 struct evbuffer;
 
@@ -53,6 +54,7 @@ struct jrpc {
 	struct jspan	 result;
 	struct jspan	 error;
 	char		 method_name[JRPC_METHOD_MAX];
+	enum mcp_method	 method_id;	/* method_name's row; MCPM_OTHER */
 };
 
 /*

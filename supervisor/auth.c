@@ -52,13 +52,15 @@ auth_free(struct credential *v, size_t n)
 	free(v);
 }
 
-/* Add a token to a table being built; -1 with err set if it is bad. */
+/* Add a token to a table being built (room made by the caller); -1 with
+ * err set if it is bad. */
 static int
-auth_add(struct credential *v, size_t *n, const char *raw, const char *client,
+auth_add(struct auth_table *t, const char *raw, const char *client,
     int rights, const char *what, char *err, size_t errlen)
 {
-	char	*secret, why[512];
-	size_t	 i;
+	struct credential	*v = t->v;
+	char			*secret, why[512];
+	size_t			 i;
 
 	if ((secret = secret_expand(raw, why, sizeof why)) == NULL) {
 		snprintf(err, errlen, "%s: %s", what, why);
@@ -71,7 +73,7 @@ auth_add(struct credential *v, size_t *n, const char *raw, const char *client,
 		free(secret);
 		return (-1);
 	}
-	for (i = 0; i < *n; i++) {
+	for (i = 0; i < t->n; i++) {
 		if (strcmp(v[i].secret, secret) == 0) {
 			snprintf(err, errlen, "%s: the same token is given "
 			    "twice", what);
@@ -80,11 +82,11 @@ auth_add(struct credential *v, size_t *n, const char *raw, const char *client,
 			return (-1);
 		}
 	}
-	v[*n].secret = secret;
-	v[*n].id = fnv1a64(secret, strlen(secret)) | 1;
-	v[*n].client = client != NULL ? xstrdup(client) : NULL;
-	v[*n].rights = rights;
-	(*n)++;
+	v[t->n].secret = secret;
+	v[t->n].id = fnv1a64(secret, strlen(secret)) | 1;
+	v[t->n].client = client != NULL ? xstrdup(client) : NULL;
+	v[t->n].rights = rights;
+	t->n++;
 	return (0);
 }
 
@@ -93,8 +95,8 @@ static int
 auth_build(const struct conf *c, struct credential **out, size_t *nout,
     char *err, size_t errlen)
 {
-	struct credential	*v;
-	size_t			 i, n = 0, max = c->nclients + 1;
+	struct auth_table	 t;
+	size_t			 i, max = c->nclients + 1;
 	char			 what[96];
 
 	for (i = 0; c->auth_tokens != NULL && c->auth_tokens[i] != NULL; i++)
@@ -102,17 +104,18 @@ auth_build(const struct conf *c, struct credential **out, size_t *nout,
 	for (i = 0; c->metrics_tokens != NULL &&
 	    c->metrics_tokens[i] != NULL; i++)
 		max++;
-	v = xcalloc(max, sizeof *v);
+	t.v = xcalloc(max, sizeof *t.v);
+	t.n = 0;
 	for (i = 0; c->auth_tokens != NULL && c->auth_tokens[i] != NULL;
 	    i++) {
 		snprintf(what, sizeof what, "auth_tokens: entry %zu", i + 1);
-		if (auth_add(v, &n, c->auth_tokens[i], NULL,
+		if (auth_add(&t, c->auth_tokens[i], NULL,
 		    AUTH_MCP | AUTH_METRICS, what, err, errlen) != 0)
 			goto bad;
 	}
 	for (i = 0; i < c->nclients; i++) {
 		snprintf(what, sizeof what, "client %s", c->clients[i].name);
-		if (auth_add(v, &n, c->clients[i].token, c->clients[i].name,
+		if (auth_add(&t, c->clients[i].token, c->clients[i].name,
 		    AUTH_MCP | (c->clients[i].metrics ? AUTH_METRICS : 0),
 		    what, err, errlen) != 0)
 			goto bad;
@@ -121,18 +124,18 @@ auth_build(const struct conf *c, struct credential **out, size_t *nout,
 	    c->metrics_tokens[i] != NULL; i++) {
 		snprintf(what, sizeof what, "metrics_tokens: entry %zu",
 		    i + 1);
-		if (auth_add(v, &n, c->metrics_tokens[i], NULL, AUTH_METRICS,
+		if (auth_add(&t, c->metrics_tokens[i], NULL, AUTH_METRICS,
 		    what, err, errlen) != 0)
 			goto bad;
 	}
-	if (lock_token != NULL && auth_add(v, &n, lock_token, NULL,
+	if (lock_token != NULL && auth_add(&t, lock_token, NULL,
 	    AUTH_MCP | AUTH_METRICS, "ws_lockfile", err, errlen) != 0)
 		goto bad;
-	*out = v;
-	*nout = n;
+	*out = t.v;
+	*nout = t.n;
 	return (0);
 bad:
-	auth_free(v, n);
+	auth_free(t.v, t.n);
 	return (-1);
 }
 

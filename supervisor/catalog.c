@@ -471,31 +471,28 @@ page_allows(const struct session *s, enum catalog_kind kind, const char *key)
 }
 
 /*
- * Item i of a list: the catalog's, then for tools the clients', where one
- * is left out if an item of the catalog holds its name.  0 if it is not
- * listed, or the session may not see it.
+ * Item i of a list, into *item (borrowed): the catalog's, then for tools
+ * the clients', where one is left out if an item of the catalog holds its
+ * name.  0 if it is not listed, or the session may not see it.
  */
 static int
-catalog_item(const struct catalog *c, enum catalog_kind kind, size_t i,
-    const struct session *s, int filtered, const char **key,
-    const char **text, size_t *len)
+catalog_at(const struct catalog *c, enum catalog_kind kind, size_t i,
+    const struct session *s, int filtered, struct catalog_item *item)
 {
 	const struct catalog_list	*l = &c->lists[kind];
 	struct ctool			*t;
 
-	if (i < l->n) {
-		*key = l->items[i].key;
-		*text = l->items[i].text;
-		*len = l->items[i].len;
-	} else {
+	if (i < l->n)
+		*item = l->items[i];
+	else {
 		if ((t = ctools_at(i - l->n)) == NULL ||
 		    strmap_get(&c->maps[CATALOG_TOOLS], t->key) != NULL)
 			return (0);
-		*key = t->key;
-		*text = t->text;
-		*len = t->len;
+		item->key = t->key;
+		item->text = t->text;
+		item->len = t->len;
 	}
-	return (!filtered || page_allows(s, kind, *key));
+	return (!filtered || page_allows(s, kind, item->key));
 }
 
 int
@@ -505,10 +502,11 @@ catalog_page(const struct catalog *c, enum catalog_kind kind,
 {
 	const struct catalog_list	*l = &c->lists[kind];
 	struct catalog_entry		*e;
+	struct catalog_item		 item;
 	struct ctool			*t;
-	const char			*k, *text, *last = "";
+	const char			*last = "";
 	char				 key[CURSOR_MAX];
-	size_t				 start = 0, end, i, n = 0, len, total;
+	size_t				 start = 0, end, i, n = 0, total;
 	int				 filtered = s != NULL &&
 					    acl_filtered(s);
 
@@ -532,15 +530,14 @@ catalog_page(const struct catalog *c, enum catalog_kind kind,
 	evbuffer_add_printf(out, "{\"%s\":[", kind_keys[kind]);
 	for (i = end = start; i < total && n < page_size; i++) {
 		end = i + 1;
-		if (!catalog_item(c, kind, i, s, filtered, &k, &text, &len))
+		if (!catalog_at(c, kind, i, s, filtered, &item))
 			continue;
 		if (n++ > 0)
 			evbuffer_add(out, ",", 1);
-		evbuffer_add(out, text, len);
-		last = k;
+		evbuffer_add(out, item.text, item.len);
+		last = item.key;
 	}
-	while (end < total && !catalog_item(c, kind, end, s, filtered, &k,
-	    &text, &len))
+	while (end < total && !catalog_at(c, kind, end, s, filtered, &item))
 		end++;
 	evbuffer_add(out, "]", 1);
 	if (end < total) {
@@ -677,30 +674,29 @@ catalog_tools_json(const char *only)
 {
 	const struct catalog_list	*l = &global->lists[CATALOG_TOOLS];
 	struct catalog_entry		*e;
+	struct catalog_item		 it;
 	json_t				*a, *o, *item;
-	const char			*key, *text;
 	char				 owner[80];
-	size_t				 i, len;
+	size_t				 i;
 
 	a = json_array();
 	for (i = 0; i < l->n + ctools_count(); i++) {
-		if (!catalog_item(global, CATALOG_TOOLS, i, NULL, 0, &key,
-		    &text, &len))
+		if (!catalog_at(global, CATALOG_TOOLS, i, NULL, 0, &it))
 			continue;
-		if (only != NULL && strcmp(key, only) != 0)
+		if (only != NULL && strcmp(it.key, only) != 0)
 			continue;
-		if ((e = catalog_tool(global, key)) == NULL)
+		if ((e = catalog_tool(global, it.key)) == NULL)
 			continue;
 		if (e->up != NULL)
 			snprintf(owner, sizeof owner, "%s", e->up->sc->name);
 		else
 			snprintf(owner, sizeof owner, "client %s.%.8s",
 			    conf->instance, e->owner->id);
-		o = json_pack("{s:s, s:s, s:s%}", "name", key, "owner", owner,
-		    "original", e->name, e->namelen);
+		o = json_pack("{s:s, s:s, s:s%}", "name", it.key, "owner",
+		    owner, "original", e->name, e->namelen);
 		json_object_set_new(o, "client", json_boolean(e->up == NULL));
-		if (only != NULL && (item = json_loadb(text, len, 0, NULL)) !=
-		    NULL)
+		if (only != NULL && (item = json_loadb(it.text, it.len, 0,
+		    NULL)) != NULL)
 			json_object_set_new(o, "tool", item);
 		json_array_append_new(a, o);
 	}

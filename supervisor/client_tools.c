@@ -314,6 +314,13 @@ ctools_add_compact(struct evbuffer *out, const char *p, struct jspan v)
 	evbuffer_add(out, run, (size_t)(end - run));
 }
 
+/* A tool's names: its own (as the client gave it) and the one others see. */
+struct ctool_names {
+	char		 own[129];	/* NUL-terminated */
+	size_t		 ownlen;
+	char		 exposed[NAME_MAX_EXPOSED + 1];
+};
+
 /*
  * Check one tool, the span of a request, and write its MCP Tool object as
  * listed to out, under its exposed name: from the MCP form (name, title,
@@ -321,24 +328,23 @@ ctools_add_compact(struct evbuffer *out, const char *p, struct jspan v)
  * (name, description, input_schema).  Its values are copied as they came,
  * without space, never made into a tree: a schema of many small members
  * would cost many times its text, in memory and in time.  Its own name
- * goes to name (129 bytes, NUL-terminated) and its length to *namelen
- * (also when it is refused, if it is a string of at most 128 bytes).
- * -1 with why set if it is bad.
+ * and its length go to nm (also when it is refused, if it is a string of
+ * at most 128 bytes), and the name others see.  -1 with why set if it is
+ * bad.
  */
 static int
 ctools_tool(const char *p, struct jspan span, const char *prefix,
-    char *name, size_t *namelen, char *exposed, struct evbuffer *out,
-    const char **why)
+    struct ctool_names *nm, struct evbuffer *out, const char **why)
 {
 	struct jspan	 f[CTF_N], schema, type;
 	ssize_t		 n;
 
-	*namelen = 0;
+	nm->ownlen = 0;
 	if (ctools_fields(p, span, f, why) != 0)
 		return (-1);
-	if ((n = jscan_string(p, f[CTF_NAME], name, 129)) >= 0)
-		*namelen = (size_t)n;
-	if (n <= 0 || strlen(name) != (size_t)n) {
+	if ((n = jscan_string(p, f[CTF_NAME], nm->own, sizeof nm->own)) >= 0)
+		nm->ownlen = (size_t)n;
+	if (n <= 0 || strlen(nm->own) != (size_t)n) {
 		*why = "name must be a string of 1 to 128 characters";
 		return (-1);
 	}
@@ -355,9 +361,9 @@ ctools_tool(const char *p, struct jspan span, const char *prefix,
 		*why = "description must be a string";
 		return (-1);
 	}
-	name_expose_tool(prefix, name, (size_t)n, exposed);
+	name_expose_tool(prefix, nm->own, (size_t)n, nm->exposed);
 	evbuffer_add(out, "{\"name\":", 8);
-	jscan_add_string(out, exposed, strlen(exposed));
+	jscan_add_string(out, nm->exposed, strlen(nm->exposed));
 	evbuffer_add(out, ",\"inputSchema\":", 15);
 	ctools_add_compact(out, p, schema);
 	if (f[CTF_DESCRIPTION].len != 0) {
@@ -382,11 +388,11 @@ ctools_tool(const char *p, struct jspan span, const char *prefix,
 
 /* Answer a request with a JSON result. */
 static void
-ctools_result(struct stream *st, const struct jrpc *m, json_t *result)
+ctools_result(struct req *r, json_t *result)
 {
 	char	*text = json_dumps(result, JSON_COMPACT);
 
-	route_result(st, m, text, strlen(text));
+	route_result(r, text, strlen(text));
 	free(text);
 	json_decref(result);
 }
@@ -405,29 +411,29 @@ ctools_register_one(struct session *s, const char *prefix, const char *p,
 	struct evbuffer		*buf;
 	struct jspan		 f[CTF_N];
 	const char		*why = "";
-	char			 own[129], exposed[NAME_MAX_EXPOSED + 1];
+	struct ctool_names	 nm;
 	char			*name, *text;
 	ssize_t			 n;
-	size_t			 ownlen, len, cost, gain;
+	size_t			 len, cost, gain;
 
 	/* One far too large is not copied; its name is shown if it has one. */
 	if (span.len > CTOOL_MAX_RAW) {
-		ownlen = 0;
+		nm.ownlen = 0;
 		if (ctools_fields(p, span, f, &why) == 0 &&
-		    (n = jscan_string(p, f[CTF_NAME], own, sizeof own)) > 0)
-			ownlen = (size_t)n;
-		ctools_refuse(refused, index, own, ownlen, "the tool is larger "
-		    "than %d KiB", CTOOL_MAX_SIZE / 1024);
+		    (n = jscan_string(p, f[CTF_NAME], nm.own,
+		    sizeof nm.own)) > 0)
+			nm.ownlen = (size_t)n;
+		ctools_refuse(refused, index, nm.own, nm.ownlen, "the tool is "
+		    "larger than %d KiB", CTOOL_MAX_SIZE / 1024);
 		return (0);
 	}
 	buf = evbuffer_new();
-	if (ctools_tool(p, span, prefix, own, &ownlen, exposed, buf,
-	    &why) != 0) {
+	if (ctools_tool(p, span, prefix, &nm, buf, &why) != 0) {
 		evbuffer_free(buf);
-		ctools_refuse(refused, index, own, ownlen, "%s", why);
+		ctools_refuse(refused, index, nm.own, nm.ownlen, "%s", why);
 		return (0);
 	}
-	name = xstrdup(own);
+	name = xstrdup(nm.own);
 	len = evbuffer_get_length(buf);
 	text = xmalloc(len + 1);
 	evbuffer_remove(buf, text, len);
@@ -438,26 +444,27 @@ ctools_register_one(struct session *s, const char *prefix, const char *p,
 		    "is larger than %d KiB", CTOOL_MAX_SIZE / 1024);
 		goto refused;
 	}
-	if ((up = ctools_squats(s, exposed)) != NULL) {
+	if ((up = ctools_squats(s, nm.exposed)) != NULL) {
 		ctools_refuse(refused, index, name, strlen(name), "%s is in "
-		    "the names of upstream %s (prefix %s)", exposed,
+		    "the names of upstream %s (prefix %s)", nm.exposed,
 		    up->sc->name, up->sc->prefix);
 		goto refused;
 	}
-	if ((e = catalog_tool(catalog_global(), exposed)) != NULL) {
+	if ((e = catalog_tool(catalog_global(), nm.exposed)) != NULL) {
 		if (e->up != NULL) {
 			ctools_refuse(refused, index, name, strlen(name),
-			    "%s is taken by upstream %s", exposed,
+			    "%s is taken by upstream %s", nm.exposed,
 			    e->up->sc->name);
 			goto refused;
 		}
 		if (e->owner != s || strcmp(e->name, name) != 0) {
 			ctools_refuse(refused, index, name, strlen(name),
-			    "%s is taken by another client's tool", exposed);
+			    "%s is taken by another client's tool",
+			    nm.exposed);
 			goto refused;
 		}
 		/* Registered again: replaced, in its place. */
-		old = ctools_get(exposed);
+		old = ctools_get(nm.exposed);
 	}
 	if (old == NULL && s->nctools >= conf->client_tools_max) {
 		ctools_refuse(refused, index, name, strlen(name), "too many "
@@ -471,7 +478,7 @@ ctools_register_one(struct session *s, const char *prefix, const char *p,
 		    CTOOL_MAX_TOTAL);
 		goto refused;
 	}
-	cost = ctools_cost(len, strlen(name), strlen(exposed));
+	cost = ctools_cost(len, strlen(name), strlen(nm.exposed));
 	gain = old == NULL || cost > old->cost ? cost -
 	    (old != NULL ? old->cost : 0) : 0;
 	if (s->ctool_bytes + gain > CTOOL_MAX_SESSION_BYTES) {
@@ -496,8 +503,8 @@ ctools_register_one(struct session *s, const char *prefix, const char *p,
 		t->e.owner = s;
 		t->e.name = name;
 		t->e.namelen = strlen(name);
-		strmap_add(&ctmap, exposed, t);
-		t->key = strmap_key(&ctmap, exposed);
+		strmap_add(&ctmap, nm.exposed, t);
+		t->key = strmap_key(&ctmap, nm.exposed);
 		if (nctlist == ctlist_size) {
 			ctlist_size = ctlist_size == 0 ? 64 : ctlist_size * 2;
 			ctlist = xreallocarray(ctlist, ctlist_size,
@@ -513,7 +520,7 @@ ctools_register_one(struct session *s, const char *prefix, const char *p,
 	t->cost = cost;
 	s->ctool_bytes += cost;
 	ctbytes += cost;
-	json_array_append_new(done, json_string(exposed));
+	json_array_append_new(done, json_string(nm.exposed));
 	return (1);
 
 refused:
@@ -523,41 +530,44 @@ refused:
 }
 
 void
-ctools_register(struct session *s, struct stream *st, const struct jrpc *m)
+ctools_register(struct req *r)
 {
-	struct jiter	 it;
-	struct jspan	 list, item;
-	json_t		*done, *refused;
-	const char	*prefix;
-	size_t		 i, unread = 0;
-	int		 r, changed = 0;
+	struct session		*s = r->session;
+	const struct jrpc	*m = r->m;
+	struct jiter		 it;
+	struct jspan		 list, item;
+	json_t			*done, *refused;
+	const char		*prefix;
+	size_t			 i, unread = 0;
+	int			 found, changed = 0;
 
 	if (!acl_may_register(s)) {
-		route_reject(st, m, JRPC_INVALID_REQUEST, "tools/register: "
+		route_reject(r, JRPC_INVALID_REQUEST, "tools/register: "
 		    "client %s may not register tools", s->client_name);
 		return;
 	}
 	if (jscan_type(m->p, m->params) != JT_OBJECT) {
-		route_reject(st, m, JRPC_INVALID_PARAMS, "tools/register: "
+		route_reject(r, JRPC_INVALID_PARAMS, "tools/register: "
 		    "params must be { \"tools\": [ Tool, ... ] }");
 		return;
 	}
 	/* { tools: [...] }, or the seed's single tool. */
-	if ((r = jscan_member_unique(m->p, m->params, "tools", &list)) == -2 ||
-	    (r == 0 && jscan_array(m->p, list, &it) != 0)) {
-		route_reject(st, m, JRPC_INVALID_PARAMS, "tools/register: "
+	if ((found = jscan_member_unique(m->p, m->params, "tools",
+	    &list)) == -2 || (found == 0 && jscan_array(m->p, list,
+	    &it) != 0)) {
+		route_reject(r, JRPC_INVALID_PARAMS, "tools/register: "
 		    "tools must be an array, given once");
 		return;
 	}
 	prefix = ctools_prefix(s);
 	done = json_array();
 	refused = json_array();
-	if (r != 0)
+	if (found != 0)
 		changed = ctools_register_one(s, prefix, m->p, m->params, 0,
 		    done, refused);
 	/* More than the gateway holds are not read (nor refused one by
 	 * one, which would cost more than the request). */
-	for (i = 0; r == 0 && jscan_next_element(&it, &item); i++) {
+	for (i = 0; found == 0 && jscan_next_element(&it, &item); i++) {
 		if (i < CTOOL_MAX_TOTAL)
 			changed |= ctools_register_one(s, prefix, m->p, item,
 			    i, done, refused);
@@ -577,7 +587,7 @@ ctools_register(struct session *s, struct stream *st, const struct jrpc *m)
 	if (json_array_size(refused) > 0)
 		log_info("session %.8s: refused %zu of its tools", s->id,
 		    json_array_size(refused));
-	ctools_result(st, m, json_pack("{s:o, s:o}", "registered", done,
+	ctools_result(r, json_pack("{s:o, s:o}", "registered", done,
 	    "refused", refused));
 }
 
@@ -600,19 +610,21 @@ ctools_find(struct session *s, const char *n, size_t len)
 }
 
 void
-ctools_unregister(struct session *s, struct stream *st, const struct jrpc *m)
+ctools_unregister(struct req *r)
 {
-	struct jiter	 it;
-	struct jspan	 names, name;
-	struct ctool	*t;
-	json_t		*done;
-	char		 n[256];
-	ssize_t		 len;
+	struct session		*s = r->session;
+	const struct jrpc	*m = r->m;
+	struct jiter		 it;
+	struct jspan		 names, name;
+	struct ctool		*t;
+	json_t			*done;
+	char			 n[256];
+	ssize_t			 len;
 
 	if (jscan_type(m->p, m->params) != JT_OBJECT ||
 	    jscan_member_unique(m->p, m->params, "names", &names) != 0 ||
 	    jscan_array(m->p, names, &it) != 0) {
-		route_reject(st, m, JRPC_INVALID_PARAMS, "tools/unregister: "
+		route_reject(r, JRPC_INVALID_PARAMS, "tools/unregister: "
 		    "params must be { \"names\": [ ... ] }");
 		return;
 	}
@@ -629,7 +641,7 @@ ctools_unregister(struct session *s, struct stream *st, const struct jrpc *m)
 		ctools_compact();
 		ctools_changed(NULL);
 	}
-	ctools_result(st, m, json_pack("{s:o}", "unregistered", done));
+	ctools_result(r, json_pack("{s:o}", "unregistered", done));
 }
 
 /* Withdraw every tool the test says must go; 1 if any went. */

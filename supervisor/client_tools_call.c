@@ -105,33 +105,34 @@ ctcall_timeout_cb(evutil_socket_t fd, short events, void *arg)
 }
 
 void
-ctools_call(struct session *s, struct stream *st, const struct jrpc *m,
-    const struct catalog_entry *e, const char *exposed)
+ctools_call(struct req *r, const struct catalog_entry *e, const char *exposed)
 {
 	static const char *const token_path[] = { "_meta", "progressToken",
 	    NULL };
-	struct session	*owner = e->owner;
-	struct ctcall	*c;
-	struct jspan	 args, token;
-	struct evbuffer	*buf;
-	struct timeval	 tv;
+	struct session		*s = r->session;
+	const struct jrpc	*m = r->m;
+	struct session		*owner = e->owner;
+	struct ctcall		*c;
+	struct jspan		 args, token;
+	struct evbuffer		*buf;
+	struct timeval		 tv;
 
 	if (owner->nctcalls >= conf->max_pending) {
-		route_reject(st, m, MCP_OVERLOADED, "too many calls waiting "
+		route_reject(r, MCP_OVERLOADED, "too many calls waiting "
 		    "for client tool %s", exposed);
 		return;
 	}
 	/* A caller's calls to client tools are bounded as its requests to
 	 * upstreams are, whatever the number of owners. */
 	if (s->nctcalls_out >= conf->max_pending) {
-		route_reject(st, m, MCP_OVERLOADED, "too many calls to client "
+		route_reject(r, MCP_OVERLOADED, "too many calls to client "
 		    "tools in flight for this session (limit %u)",
 		    conf->max_pending);
 		return;
 	}
 	if (jscan_path(m->p, m->params, token_path, &token) == 0 &&
 	    token.len > JRPC_ID_MAX) {
-		route_reject(st, m, JRPC_INVALID_REQUEST, "%s: "
+		route_reject(r, JRPC_INVALID_REQUEST, "%s: "
 		    "params._meta.progressToken is longer than %d bytes",
 		    m->method_name, JRPC_ID_MAX);
 		return;
@@ -140,7 +141,7 @@ ctools_call(struct session *s, struct stream *st, const struct jrpc *m,
 	c->id = route_next_id();
 	c->owner = owner;
 	c->caller = s;
-	c->stream = st;
+	c->stream = r->stream;
 	c->caller_idlen = m->id.len;
 	c->caller_id = xmalloc(m->id.len);
 	memcpy(c->caller_id, m->p + m->id.off, m->id.len);
@@ -155,8 +156,8 @@ ctools_call(struct session *s, struct stream *st, const struct jrpc *m,
 	TAILQ_INSERT_TAIL(&s->ctcalls_out, c, caller_entry);
 	owner->nctcalls++;
 	s->nctcalls_out++;
-	obs_client_tool();
-	obs_take(&c->obs);
+	req_client_tool(r);
+	req_take(r, &c->obs);
 	c->timer = evtimer_new(base, ctcall_timeout_cb, c);
 	tv.tv_sec = conf->client_tool_timeout;
 	tv.tv_usec = 0;

@@ -497,15 +497,9 @@ control_accept_cb(struct evconnlistener *lev, evutil_socket_t fd,
 	}
 	cc = xcalloc(1, sizeof *cc);
 	cc->bev = bufferevent_socket_new(base, fd, BEV_OPT_CLOSE_ON_FREE);
-	if (cc->bev == NULL) {
-		free(cc);
-		close(fd);
-		return;
-	}
-	if ((cc->idle_ev = evtimer_new(base, control_idle_cb, cc)) == NULL ||
-	    (cc->out_cb = evbuffer_add_cb(bufferevent_get_output(cc->bev),
-	    control_out_cb, cc)) == NULL)
-		fatalx("control: out of memory");
+	cc->idle_ev = evtimer_new(base, control_idle_cb, cc);
+	cc->out_cb = evbuffer_add_cb(bufferevent_get_output(cc->bev),
+	    control_out_cb, cc);
 	TAILQ_INSERT_TAIL(&control_conns, cc, entry);
 	control_clients++;
 	control_touch(cc);
@@ -604,9 +598,7 @@ control_listen(const char *path)
 		return (-1);
 	}
 	evconnlistener_set_error_cb(control_lev, control_accept_error_cb);
-	if ((control_pause_ev = evtimer_new(base, control_resume_cb,
-	    NULL)) == NULL)
-		fatalx("evtimer_new");
+	control_pause_ev = evtimer_new(base, control_resume_cb, NULL);
 	control_path = xstrdup(path);
 	return (0);
 }

@@ -275,21 +275,6 @@ mcp_http_initialize(struct http_conn *c, struct http_request *req,
 	obs_initialize(s, s->peer, OBS_T_HTTP, m, t0, 0);
 }
 
-/*
- * The rule for answering a POSTed request: a request the gateway routes to
- * an upstream and whose handling may bring server-initiated traffic
- * (tools/call, resources/read, prompts/get) is answered with an event
- * stream that carries that traffic and ends with the response; every
- * other request is answered with one JSON body.
- */
-static int
-mcp_http_streams(const struct jrpc *m)
-{
-	return (strcmp(m->method_name, "tools/call") == 0 ||
-	    strcmp(m->method_name, "resources/read") == 0 ||
-	    strcmp(m->method_name, "prompts/get") == 0);
-}
-
 /* Check that a body is declared as JSON. */
 static int
 mcp_http_check_json(struct http_conn *c, struct http_request *req)
@@ -359,8 +344,7 @@ mcp_http_post(struct http_conn *c, struct http_request *req)
 		modern_post(c, req, &m);
 		return;
 	}
-	if (m.kind == JRPC_REQUEST &&
-	    strcmp(m.method_name, "initialize") == 0) {
+	if (m.kind == JRPC_REQUEST && m.method_id == MCPM_INITIALIZE) {
 		mcp_http_initialize(c, req, &m);
 		return;
 	}
@@ -371,8 +355,14 @@ mcp_http_post(struct http_conn *c, struct http_request *req)
 		http_reply(c, 202, NULL, NULL, NULL, 0);
 		return;
 	}
-	st = stream_new(s, mcp_http_streams(&m) ? STREAM_POST : STREAM_JSON,
-	    c);
+	/*
+	 * A request whose handling at an upstream may bring requests to the
+	 * client (MCPM_F_STREAMS) is answered with an event stream that
+	 * carries them and ends with the response; every other request with
+	 * one JSON body.
+	 */
+	st = stream_new(s, mcp_method_is(m.method_id, MCPM_F_STREAMS) ?
+	    STREAM_POST : STREAM_JSON, c);
 	route_request(s, st, &m);
 }
 

@@ -169,8 +169,7 @@ ws_text(struct ws_client *ws, const uint8_t *msg, size_t len)
 		return;
 	}
 	if (ws->s->client_caps == NULL && m.kind == JRPC_REQUEST &&
-	    strcmp(m.method_name, "initialize") != 0 &&
-	    strcmp(m.method_name, "ping") != 0) {
+	    m.method_id != MCPM_INITIALIZE && m.method_id != MCPM_PING) {
 		ws_reject(ws, p, &m, JRPC_INVALID_REQUEST, "the session is not "
 		    "initialized: send initialize first");
 		return;
@@ -481,8 +480,7 @@ mcp_ws_upgrade(struct http_conn *c, struct http_request *req)
 	wslay_event_config_set_no_buffering(ws->ctx, 1);
 	wslay_event_config_set_max_recv_msg_length(ws->ctx, conf->max_body);
 	ws_msg_init(&ws->msg, conf->max_body);
-	if ((ws->deadline = evtimer_new(base, ws_deadline_cb, ws)) == NULL)
-		fatalx("evtimer_new");
+	ws->deadline = evtimer_new(base, ws_deadline_cb, ws);
 	if (conf->ws_ping_interval > 0) {
 		ws->ping = event_new(base, -1, EV_PERSIST, ws_ping_cb, ws);
 		tv.tv_sec = conf->ws_ping_interval;

@@ -682,9 +682,8 @@ link_tool(struct sjob *j, const struct jrpc *m, const char *target,
 		evbuffer_add(params, m->p + at.off, at.len);
 	}
 	evbuffer_add(params, "}}", 2);
-	j->call = route_call(tup, "tools/call", (const char *)
-	    evbuffer_pullup(params, -1), evbuffer_get_length(params),
-	    tool_done, j, why, len);
+	j->call = route_call(tup, MCPM_TOOLS_CALL, params, tool_done, j, why,
+	    len);
 	evbuffer_free(params);
 	if (j->call == NULL)
 		return (-1);
@@ -694,28 +693,30 @@ link_tool(struct sjob *j, const struct jrpc *m, const char *target,
 }
 
 void
-sampling_chain(struct upstream *up, struct session *s, struct stream *st,
-    uint32_t session_no, uint32_t call_tag, const struct jrpc *m,
-    uint32_t ref, size_t from, const char *already, int already_code)
+sampling_chain(const struct up_ask *a, size_t from, const char *already,
+    int already_code)
 {
-	struct sjob	*j;
-	char		 why[768], reason[1024], link[256];
-	int		 code = already_code != 0 ? already_code :
-			    JRPC_METHOD_NOT_FOUND;
-	size_t		 i, last = from > 0 ? from - 1 : 0;
+	struct upstream		*up = a->up;
+	struct session		*s = a->session;
+	const struct jrpc	*m = a->m;
+	struct sjob		*j;
+	char			 why[768], reason[1024], link[256];
+	int			 code = already_code != 0 ? already_code :
+				    JRPC_METHOD_NOT_FOUND;
+	size_t			 i, last = from > 0 ? from - 1 : 0;
 
 	snprintf(why, sizeof why, "%s", already != NULL ? already : "");
-	if ((j = job_find(up, ref)) == NULL) {
+	if ((j = job_find(up, a->ref)) == NULL) {
 		if (njobs >= SAMPLING_MAX_JOBS) {
 			log_warnx("upstream %s: sampling refused: %d requests "
 			    "are in the chain", up->sc->name,
 			    SAMPLING_MAX_JOBS);
-			route_up_error(up, session_no, ref, MCP_OVERLOADED,
-			    "too many sampling requests in flight at the "
-			    "gateway");
+			route_up_error(up, a->session_no, a->ref,
+			    MCP_OVERLOADED, "too many sampling requests in "
+			    "flight at the gateway");
 			return;
 		}
-		j = job_new(up, session_no, call_tag, m, ref);
+		j = job_new(up, a->session_no, a->tag, m, a->ref);
 	}
 	if (from > 0 && why[0] != '\0')
 		job_tried(j, from - 1, why);
@@ -725,13 +726,12 @@ sampling_chain(struct upstream *up, struct session *s, struct stream *st,
 		case STRATEGY_CLIENT:
 			/* A 2026-07-28 client is asked by input_required. */
 			if (s != NULL && s->modern) {
-				if (continuation_park(up, s, call_tag, m, ref,
-				    why, sizeof why, &code) == 0)
+				if (continuation_park(a, why, sizeof why,
+				    &code) == 0)
 					return;
 				break;
 			}
-			if (route_up_client(up, s, st, m, ref, i, why,
-			    sizeof why, &code) == 0)
+			if (route_up_client(a, i, why, sizeof why, &code) == 0)
 				return;
 			break;
 		case STRATEGY_LLM:
@@ -753,7 +753,8 @@ sampling_chain(struct upstream *up, struct session *s, struct stream *st,
 				    "the gateway");
 			log_info("upstream %s: sampling/createMessage declined "
 			    "by the gateway: %s", up->sc->name, reason);
-			route_up_reject_sampling(up, session_no, ref, reason);
+			route_up_reject_sampling(up, a->session_no, a->ref,
+			    reason);
 			audit(j, "decline", NULL, "declined", reason);
 			job_free(j);
 			return;
@@ -775,9 +776,9 @@ sampling_chain(struct upstream *up, struct session *s, struct stream *st,
 	audit(j, link, NULL, "error", reason);
 	/* A 2026-07-28 client that lacks the capability gets -32021. */
 	if (s != NULL && s->modern && code == MCP_MISSING_CAPABILITY)
-		continuation_missing(up, call_tag, m, ref, reason);
+		continuation_missing(a, reason);
 	else
-		route_up_error(up, session_no, ref, code, reason);
+		route_up_error(up, a->session_no, a->ref, code, reason);
 	job_free(j);	/* m may be its text */
 }
 
@@ -786,23 +787,26 @@ static void
 job_continue(struct sjob *j, const char *why, int code)
 {
 	struct frame_hdr	 hdr;
-	struct session		*s;
-	struct stream		*st;
+	struct up_ask		 a;
 	struct jrpc		 m;
 	const char		*w;
 
 	memset(&hdr, 0, sizeof hdr);
 	hdr.session = j->session;
 	hdr.tag = j->call_tag;
-	st = route_target(j->up, &hdr, &s);
+	a.up = j->up;
+	a.stream = route_target(j->up, &hdr, &a.session);
+	a.session_no = j->session;
+	a.tag = j->call_tag;
+	a.ref = j->ref;
+	a.m = &m;
 	if (jrpc_scan(j->text, j->len, &m, &w) != 0) {
 		route_up_error(j->up, j->session, j->ref, JRPC_INTERNAL_ERROR,
 		    "the request cannot be read again");
 		job_free(j);
 		return;
 	}
-	sampling_chain(j->up, s, st, j->session, j->call_tag, &m, j->ref,
-	    j->link + 1, why, code);
+	sampling_chain(&a, j->link + 1, why, code);
 }
 
 void

@@ -201,6 +201,7 @@ main(int argc, char **argv)
 	char		 err[1024], *path;
 	int		 ch, foreground = 0, check = 0, verbose = 0;
 
+	xmalloc_libraries();
 	while ((ch = getopt(argc, argv, "df:hns:Vv")) != -1) {
 		switch (ch) {
 		case 'd':

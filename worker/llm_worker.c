@@ -275,6 +275,7 @@ main(int argc, char **argv)
 {
 	int	ch, verbose = 0, foreground = 0;
 
+	xmalloc_libraries();
 	while ((ch = getopt(argc, argv, "dv")) != -1) {
 		switch (ch) {
 		case 'd':

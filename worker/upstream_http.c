@@ -575,7 +575,7 @@ http_modern_headers(struct http_tp *tp, struct exchange *ex,
 	ex->headers = curl_slist_append(ex->headers,
 	    (const char *)evbuffer_pullup(line, -1));
 	evbuffer_drain(line, evbuffer_get_length(line));
-	if ((field = meta_name_param(m->method_name)) != NULL &&
+	if ((field = mcp_methods[m->method_id].param) != NULL &&
 	    jscan_member(m->p, m->params, field, &v) == 0 &&
 	    (s = jscan_strdup(m->p, v)) != NULL) {
 		evbuffer_add_printf(line, "Mcp-Name: ");
@@ -608,7 +608,7 @@ http_tp_send(struct conn *c, struct evbuffer *msg)
 	scanned = jrpc_scan(ex->body, len, &m, &why) == 0;
 	if (scanned && m.kind == JRPC_REQUEST) {
 		jscan_int64(ex->body, m.id, &ex->id);
-		ex->init = strcmp(m.method_name, "initialize") == 0;
+		ex->init = m.method_id == MCPM_INITIALIZE;
 	}
 	if (tp->nexchanges > HTTP_MAX_EXCHANGES) {
 		http_fail_request(ex, "upstream %s: too many requests in "

@@ -528,6 +528,7 @@ ws_tp_start(struct conn *c)
 	} else
 		tp->bev = bufferevent_socket_new(base, -1,
 		    BEV_OPT_CLOSE_ON_FREE);
+	/* OpenSSL's allocations are its own. */
 	if (tp->bev == NULL)
 		fatalx("bufferevent");
 	if (wslay_event_context_client_init(&tp->ws, &cbs, tp) != 0)
@@ -536,8 +537,7 @@ ws_tp_start(struct conn *c)
 	wslay_event_config_set_no_buffering(tp->ws, 1);
 	wslay_event_config_set_max_recv_msg_length(tp->ws, sc->max_message);
 	ws_msg_init(&tp->msg, sc->max_message);
-	if ((tp->deadline = evtimer_new(base, ws_deadline_cb, tp)) == NULL)
-		fatalx("evtimer_new");
+	tp->deadline = evtimer_new(base, ws_deadline_cb, tp);
 	bufferevent_setcb(tp->bev, ws_read_cb, ws_write_cb, ws_event_cb, tp);
 	bufferevent_enable(tp->bev, EV_READ | EV_WRITE);
 	tv.tv_sec = sc->connect_timeout;

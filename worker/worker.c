@@ -321,8 +321,7 @@ worker_conn_for(uint32_t session, uint32_t tag, const char *p, size_t n)
 	si = worker_session(session, 1);
 	if (si->conn != NULL)
 		return (si->conn);
-	if (jrpc_scan(p, n, &m, &why) == 0 &&
-	    strcmp(m.method_name, "logging/setLevel") == 0) {
+	if (jrpc_scan(p, n, &m, &why) == 0 && m.method_id == MCPM_SET_LEVEL) {
 		if (jscan_member(p, m.params, "level", &level) == 0) {
 			free(si->loglevel);
 			si->loglevel = jscan_strdup(p, level);
@@ -680,6 +679,7 @@ main(int argc, char **argv)
 {
 	int	ch, verbose = 0, foreground = 0;
 
+	xmalloc_libraries();
 	while ((ch = getopt(argc, argv, "dv")) != -1) {
 		switch (ch) {
 		case 'd':

@@ -98,9 +98,9 @@ MUTANTS = [
      "lists of a client with patterns are cut at all",
      "\tint\t\t\t\t filtered = s != NULL &&\n\t\t\t\t\t    acl_filtered(s);",
      "\tint\t\t\t\t filtered = 0;"),
-    ("catalog-item", "catalog.c", "catalog_item",
+    ("catalog-item", "catalog.c", "catalog_at",
      "an item (clients' tools too) the client may not see is skipped",
-     "\treturn (!filtered || page_allows(s, kind, *key));",
+     "\treturn (!filtered || page_allows(s, kind, item->key));",
      "\treturn (1);"),
     # listen.c
     ("listen-uri", "listen.c", "listen_open",
@@ -149,8 +149,8 @@ MUTANTS = [
      "AUTH_MCP | AUTH_METRICS,"),
     ("auth-metrics-token", "auth.c", "auth_build",
      "a token of metrics_tokens admits to the metrics only",
-     "\t\tif (auth_add(v, &n, c->metrics_tokens[i], NULL, AUTH_METRICS,",
-     "\t\tif (auth_add(v, &n, c->metrics_tokens[i], NULL, "
+     "\t\tif (auth_add(&t, c->metrics_tokens[i], NULL, AUTH_METRICS,",
+     "\t\tif (auth_add(&t, c->metrics_tokens[i], NULL, "
      "AUTH_MCP | AUTH_METRICS,"),
     # mcp_http.c
     ("http-bearer", "mcp_http.c", "mcp_http_check_auth",
@@ -273,8 +273,8 @@ MUTANTS = [
      "\tif (0)"),
     ("state-mac", "continuation.c", "continuation_resume",
      "requestState must verify (HMAC)",
-     "\tif (r != STOKEN_OK)\n\t\treturn (refuse(s, st, m, \"requestState %s\",",
-     "\tif (0)\n\t\treturn (refuse(s, st, m, \"requestState %s\","),
+     "\tif (verdict != STOKEN_OK)\n\t\treturn (refuse(r, \"requestState %s\",",
+     "\tif (0)\n\t\treturn (refuse(r, \"requestState %s\","),
     ("state-once", "continuation.c", "continuation_resume",
      "requestState is good once (its round)",
      "\t    !pk->waiting || t.round != pk->round)",
@@ -306,12 +306,12 @@ MUTANTS = [
      "\t\tc = json_object_get(caps, \"elicitation\");\n\t\tif (0) {"),
     ("caps-roots", "route_up.c", "route_caps_can",
      "roots/list goes only to a client that declared roots",
-     "\tif (strcmp(method, \"roots/list\") == 0 &&\n"
-     "\t    json_object_get(caps, \"roots\") == NULL) {",
-     "\tif (0) {"),
+     "\tcase MCPM_ROOTS:\n"
+     "\t\tif (json_object_get(caps, \"roots\") == NULL) {",
+     "\tcase MCPM_ROOTS:\n\t\tif (0) {"),
     ("roots-shared", "route_up.c", "route_up_client",
      "a shared upstream is never given one client's roots",
-     "\tif (strcmp(m->method_name, \"roots/list\") == 0 &&\n"
+     "\tif (m->method_id == MCPM_ROOTS &&\n"
      "\t    up->sc->isolation == ISOLATION_SHARED && !upstream_modern(up)) {",
      "\tif (0) {"),
 ]
