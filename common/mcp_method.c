@@ -80,12 +80,12 @@ const struct mcp_method_info mcp_methods[MCPM_N] = {
 	    MCPM_TOOLS_UNREGISTER, NULL },
 	[MCPM_DISCOVER] = {
 	    "server/discover", 15,
-	    MCPM_F_2026,
-	    MCPM_OTHER, NULL },
+	    MCPM_F_2026 | MCPM_F_NO_CATALOG,
+	    MCPM_DISCOVER, NULL },
 	[MCPM_LISTEN] = {
 	    "subscriptions/listen", 20,
 	    MCPM_F_2026 | MCPM_F_NO_CATALOG,
-	    MCPM_OTHER, NULL },
+	    MCPM_LISTEN, NULL },
 	[MCPM_SAMPLING] = {
 	    "sampling/createMessage", 22,
 	    MCPM_F_INPUT,

@@ -592,6 +592,7 @@ continuation_missing(const struct up_ask *a, const char *why)
 	log_info("session %.8s: %s needs %s, which the client did not "
 	    "declare: -32021, the call is cancelled", s != NULL ? s->id : "?",
 	    mcp_method_name(p->method), m->method_name);
+	obs_end(&p->obs, OBS_REFUSED, MCP_MISSING_CAPABILITY);
 	if (p->stream != NULL)
 		missing_error(p->stream, p->id, p->idlen, m->method_id,
 		    m->p + m->params.off, m->params.len, why);
@@ -881,6 +882,7 @@ continuation_resume(struct req *r, struct upstream *up, const char *name)
 	/* What is still held is asked again, of what this retry can do. */
 	TAILQ_FOREACH(in, &pk->inputs, entry) {
 		if (!input_can(st->caps, in, why, sizeof why)) {
+			req_answered(r, OBS_REFUSED, MCP_MISSING_CAPABILITY);
 			missing_error(st, m->p + m->id.off, m->id.len,
 			    in->method, in->params, in->paramslen, why);
 			parked_cancel(pk, why);

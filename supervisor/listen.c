@@ -104,12 +104,14 @@ listen_open(struct req *r)
 	}
 	if ((found = jscan_member_unique(m->p, m->params, "notifications",
 	    &filter)) != 0 || jscan_type(m->p, filter) != JT_OBJECT) {
+		req_answered(r, OBS_REFUSED, JRPC_INVALID_PARAMS);
 		modern_error(st, m->p + m->id.off, m->id.len,
 		    JRPC_INVALID_PARAMS, NULL, "subscriptions/listen: "
 		    "params.notifications must be an object");
 		return;
 	}
 	if (s->nlistens >= conf->max_pending) {
+		req_answered(r, OBS_REFUSED, MCP_OVERLOADED);
 		modern_error(st, m->p + m->id.off, m->id.len, MCP_OVERLOADED,
 		    NULL, "too many subscriptions/listen streams for this "
 		    "client (limit %u)", conf->max_pending);
@@ -121,6 +123,7 @@ listen_open(struct req *r)
 		if (listen_flag(m->p, filter, names[i], &on) != 0) {
 			strmap_free(&l->uris);
 			free(l);
+			req_answered(r, OBS_REFUSED, JRPC_INVALID_PARAMS);
 			modern_error(st, m->p + m->id.off, m->id.len,
 			    JRPC_INVALID_PARAMS, NULL, "subscriptions/listen: "
 			    "notifications.%s must be a boolean", names[i]);

@@ -202,13 +202,14 @@ modern_check_params(struct req *r, const struct catalog_entry *e)
 		return (0);
 	log_info("session %.8s: tools/call refused (-32020): %s",
 	    st->session->id, mp.why);
+	req_answered(r, OBS_REFUSED, MCP_HEADER_MISMATCH);
 	modern_error(st, m->p + m->id.off, m->id.len, MCP_HEADER_MISMATCH, NULL,
 	    "Header mismatch: %s", mp.why);
 	return (-1);
 }
 
 /* server/discover: the versions, capabilities and identity of the gateway. */
-static void
+void
 modern_discover(struct req *r)
 {
 	struct evbuffer	*buf = evbuffer_new();
@@ -239,7 +240,6 @@ modern_post(struct http_conn *c, struct http_request *req,
 {
 	struct meta_headers	 h;
 	struct meta_envelope	 env;
-	struct req		 disc = { 0 };
 	struct session		*s;
 	struct stream		*st;
 	struct evbuffer		*data;
@@ -303,14 +303,7 @@ modern_post(struct http_conn *c, struct http_request *req,
 	memcpy(st->caps, m->p + env.caps.off, env.caps.len);
 	st->caps[env.caps.len] = '\0';
 	modern_keep_params(req, st);
-	if (m->method_id == MCPM_DISCOVER) {
-		/* Answered here, not routed: no record (not counted). */
-		disc.session = s;
-		disc.stream = st;
-		disc.m = m;
-		modern_discover(&disc);
-	} else
-		route_request(s, st, m);
+	route_request(s, st, m);
 }
 
 int

@@ -405,12 +405,14 @@ route_dispatch(struct req *r)
 	static const char *const uri[] = { "uri", NULL };
 	enum mcp_method		 method = r->m->method_id;
 
-	if (!mcp_method_is(method, MCPM_F_NO_CATALOG) && view_defer(r))
-		return;
 	/* What the client's era does not have is unknown to it. */
 	if (!mcp_method_is(method, r->session->modern ? MCPM_F_2026 :
 	    MCPM_F_2025))
 		method = MCPM_OTHER;
+	/* An unknown method is answered at once, not after the view. */
+	if (method != MCPM_OTHER && !mcp_method_is(method,
+	    MCPM_F_NO_CATALOG) && view_defer(r))
+		return;
 	switch (method) {
 	case MCPM_TOOLS_CALL:
 		route_named(r, CATALOG_TOOLS, name);
@@ -423,6 +425,9 @@ route_dispatch(struct req *r)
 		break;
 	case MCPM_TOOLS_LIST:
 		route_list(r, CATALOG_TOOLS);
+		break;
+	case MCPM_DISCOVER:
+		modern_discover(r);
 		break;
 	case MCPM_PING:
 		route_result(r, "{}", 2);

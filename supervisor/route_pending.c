@@ -312,9 +312,10 @@ route_forward(struct req *r, struct upstream *up, const struct jedit *edits,
 
 	req_upstream(r, up);
 	if (s->npending >= conf->max_pending) {
-		log_warnx("session %.8s: %s refused: %u requests in flight "
-		    "(max_pending)", s->id, st != NULL && st->conn != NULL ?
-		    http_conn_peer(st->conn) : "-", conf->max_pending);
+		log_warnx("session %.8s (peer %s): %s refused: %u requests "
+		    "in flight (max_pending)", s->id, st != NULL &&
+		    st->conn != NULL ? http_conn_peer(st->conn) : "-",
+		    m->method_name, conf->max_pending);
 		metrics_refused("limit");
 		route_reject(r, MCP_OVERLOADED, "too many requests in "
 		    "flight for this session (limit %u)", conf->max_pending);

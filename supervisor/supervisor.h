@@ -944,6 +944,9 @@ void		 modern_error(struct stream *, const char *id, size_t idlen,
  * 2026-07-28, with ttlMs and cacheScope when cache is set. */
 void		 modern_result(struct req *, const char *result, size_t len,
 		    int cache);
+/* Answer server/discover: the gateway's versions, capabilities and
+ * identity. */
+void		 modern_discover(struct req *);
 /*
  * An upstream's error answer to a 2026-07-28 request, made that era's:
  * -32002 (resource not found) becomes -32602, and -32020, -32021 and

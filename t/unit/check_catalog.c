@@ -312,6 +312,31 @@ START_TEST(test_view_timeout)
 }
 END_TEST
 
+/* A method nobody has is answered at once, not after the view. */
+START_TEST(test_unknown_method_not_held)
+{
+	struct sup_client	*cl = sup_session(NULL, NULL);
+	struct sup_resp		*l, *u;
+
+	l = sup_post(cl, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	    "\"tools/list\"}");
+	ck_assert_ptr_nonnull(sup_take(sup_worker("p"), MSG_SESSION_CATALOG));
+	ck_assert(!l->done);
+	u = sup_post(cl, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":"
+	    "\"no/such/method\"}");
+	ck_assert(u->done);
+	ck_assert_error(sup_answer(u), -32601);
+	/* server/discover is not a 2025 session's either. */
+	u = sup_post(cl, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":"
+	    "\"server/discover\"}");
+	ck_assert(u->done);
+	ck_assert_error(sup_answer(u), -32601);
+	ck_assert(!l->done);
+	sup_advance(25);
+	ck_assert(l->done);
+}
+END_TEST
+
 /* An instance that cannot start: its error is the calls' answer. */
 START_TEST(test_view_part_error)
 {
@@ -364,6 +389,7 @@ catalog_suite(void)
 	tcase_add_checked_fixture(tc, setup_view, teardown);
 	tcase_add_test(tc, test_view_per_session);
 	tcase_add_test(tc, test_view_timeout);
+	tcase_add_test(tc, test_unknown_method_not_held);
 	tcase_add_test(tc, test_view_part_error);
 	suite_add_tcase(s, tc);
 	return (s);

@@ -115,7 +115,7 @@ START_TEST(test_flags)
 	    "completion/complete", "subscriptions/listen", NULL };
 	static const char *const no_catalog[] = { "ping", "logging/setLevel",
 	    "subscriptions/listen", "initialize", "tools/register",
-	    "tools/unregister", NULL };
+	    "tools/unregister", "server/discover", NULL };
 	static const char *const lists[] = { "tools/list", "prompts/list",
 	    "resources/list", "resources/templates/list", NULL };
 	static const char *const calls[] = { "tools/call", "resources/read",
@@ -144,7 +144,8 @@ START_TEST(test_param_counted)
 	    "resources/templates/list", "resources/read",
 	    "resources/subscribe", "resources/unsubscribe", "prompts/list",
 	    "prompts/get", "completion/complete", "logging/setLevel",
-	    "tools/register", "tools/unregister", "other", NULL };
+	    "tools/register", "tools/unregister", "server/discover",
+	    "subscriptions/listen", "other", NULL };
 	size_t	i, k;
 	int	named;
 

@@ -26,7 +26,7 @@
 static const char conf_modern[] = SUP_BASE
     "request_state_ttl = 10;\n"
     "clients = (\n"
-    "  { name = \"c1\"; token = \"" T1 "\"; },\n"
+    "  { name = \"c1\"; token = \"" T1 "\"; metrics = true; },\n"
     "  { name = \"c2\"; token = \"" T2 "\"; },\n"
     "  { name = \"ro\"; token = \"" TRO "\";\n"
     "    allow = [ \"a__*\", \"mem://pub/*\" ]; }\n"
@@ -80,6 +80,18 @@ modern(const char *token, const char *method, const char *name,
 	    "\"io.modelcontextprotocol/clientCapabilities\":%s}}}", method,
 	    params, params[0] != '\0' ? "," : "", caps != NULL ? caps : "{}");
 	return (sup_http("POST", "/mcp", h, body));
+}
+
+/* The metrics as c1 reads them. */
+static const char *
+metrics(void)
+{
+	struct sup_resp	*r;
+
+	r = sup_http("GET", "/metrics", "Authorization: Bearer " T1 "\r\n",
+	    NULL);
+	ck_assert_int_eq(r->status, 200);
+	return (sup_body(r));
 }
 
 /* A tools/call of a__echo with arguments and more params members. */
@@ -394,6 +406,23 @@ START_TEST(test_missing_capability)
 	ck_assert_uint_eq(u->tag, 9);
 	ck_assert_ptr_nonnull(c = sup_take(sup_worker("c"), MSG_CANCEL));
 	ck_assert_uint_eq(c->tag, f->tag);
+	/* Counted as refused, with its code, not as answered. */
+	ck_assert_ptr_nonnull(strstr(metrics(), "mcp_supervisor_requests_total"
+	    "{upstream=\"c\",method=\"tools/call\",outcome=\"refused\"} 1"));
+}
+END_TEST
+
+/* server/discover is answered by the gateway, and counted. */
+START_TEST(test_discover_counted)
+{
+	struct sup_resp	*r;
+
+	r = modern(T1, "server/discover", NULL, "", "{}", NULL);
+	ck_assert_int_eq(r->status, 200);
+	ck_assert_ptr_nonnull(sup_jget(sup_json(r), "result.supportedVersions"));
+	ck_assert_ptr_nonnull(strstr(metrics(), "mcp_supervisor_requests_total"
+	    "{upstream=\"(gateway)\",method=\"server/discover\","
+	    "outcome=\"ok\"} 1"));
 }
 END_TEST
 
@@ -489,6 +518,7 @@ modern_suite(void)
 	tcase_add_test(tc, test_input_required);
 	tcase_add_test(tc, test_request_state_bound);
 	tcase_add_test(tc, test_missing_capability);
+	tcase_add_test(tc, test_discover_counted);
 	tcase_add_test(tc, test_parked_ttl);
 	tcase_add_test(tc, test_close_cancels);
 	tcase_add_test(tc, test_listen);
