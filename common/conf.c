@@ -95,12 +95,18 @@ explicit_bzero_str(char *s)
 
 #define CONF_MAX_CLIENTS	1024
 
-/* Is s a valid client name (it prefixes the client's tools)? */
+/*
+ * Is s a valid client name?  It prefixes the client's tools as "name__",
+ * and a second session's as "name__2__": no "__" in a name, so no
+ * client's tools are ever named inside another's.
+ */
 static int
 valid_client_name(const char *s)
 {
 	size_t	i;
 
+	if (strstr(s, "__") != NULL)
+		return (0);
 	for (i = 0; s[i] != '\0'; i++) {
 		if (i >= 32)
 			return (0);
@@ -180,14 +186,17 @@ parse_client(struct conf_ctx *ctx, const config_setting_t *g,
 			if (!valid_client_name(cl->name))
 				return (conf_error(ctx, s, "client name \"%s\" "
 				    "must be 1 to 32 characters of A-Z a-z 0-9 "
-				    "_ - ., beginning with a letter or digit",
-				    cl->name));
+				    "_ - ., beginning with a letter or digit, "
+				    "without __", cl->name));
 		} else if (strcmp(key, "token") == 0) {
 			if (conf_get_string(ctx, s, &cl->token, 0) != 0 ||
 			    conf_check_token(ctx, s, cl->token) != 0)
 				return (-1);
 		} else if (strcmp(key, "register") == 0) {
 			if (conf_get_bool(ctx, s, &cl->may_register) != 0)
+				return (-1);
+		} else if (strcmp(key, "metrics") == 0) {
+			if (conf_get_bool(ctx, s, &cl->metrics) != 0)
 				return (-1);
 		} else if (strcmp(key, "allow") == 0) {
 			if (conf_get_strv(ctx, s, 0, &cl->allow) != 0)
@@ -417,6 +426,9 @@ parse_root(struct conf_ctx *ctx, config_t *cf, struct conf *conf)
 			if (getpwnam(conf->user) == NULL)
 				return (conf_error(ctx, s, "user \"%s\" does not "
 				    "exist", conf->user));
+		} else if (strcmp(key, "pass_env") == 0) {
+			if (conf_get_pass_env(ctx, s, &conf->pass_env) != 0)
+				return (-1);
 		} else if (strcmp(key, "control") == 0) {
 			if (conf_get_string(ctx, s, &conf->control, 0) != 0)
 				return (-1);
@@ -435,6 +447,15 @@ parse_root(struct conf_ctx *ctx, config_t *cf, struct conf *conf)
 			for (j = 0; conf->auth_tokens[j] != NULL; j++) {
 				if (conf_check_token(ctx, config_setting_get_elem(
 				    s, (unsigned int)j), conf->auth_tokens[j]) != 0)
+					return (-1);
+			}
+		} else if (strcmp(key, "metrics_tokens") == 0) {
+			if (conf_get_strv(ctx, s, 1, &conf->metrics_tokens) != 0)
+				return (-1);
+			for (j = 0; conf->metrics_tokens[j] != NULL; j++) {
+				if (conf_check_token(ctx, config_setting_get_elem(
+				    s, (unsigned int)j), conf->metrics_tokens[j]) !=
+				    0)
 					return (-1);
 			}
 		} else if (strcmp(key, "max_message") == 0) {
@@ -666,6 +687,7 @@ conf_server_free(struct server_conf *srv)
 	free(srv->name);
 	conf_strv_free(srv->command);
 	conf_strv_free(srv->env);
+	conf_strv_free(srv->pass_env);
 	conf_strv_free(srv->headers);
 	conf_targets_free(srv->sampling_target, srv->nsampling);
 	free(srv->ca_file);
@@ -693,6 +715,7 @@ conf_free(struct conf *conf)
 	free(conf->file);
 	free(conf->listen);
 	free(conf->user);
+	conf_strv_free(conf->pass_env);
 	free(conf->control);
 	free(conf->instance);
 	free(conf->metrics_listen);
@@ -713,5 +736,6 @@ conf_free(struct conf *conf)
 	conf_strv_free(conf->allowed_origins);
 	conf_strv_free(conf->allowed_hosts);
 	conf_strv_free(conf->auth_tokens);
+	conf_strv_free(conf->metrics_tokens);
 	free(conf);
 }

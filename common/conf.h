@@ -19,6 +19,7 @@
 #define CONF_INSTANCE_MAX		32	/* characters in an instance name */
 #define CONF_MAX_TRUSTED		64	/* trusted_proxies entries */
 #define CONF_MIN_STATE_KEY		32	/* in request_state_key */
+#define CONF_MAX_PASS_ENV		256	/* names in one pass_env */
 
 enum transport {
 	TRANSPORT_STDIO = 0,
@@ -104,6 +105,9 @@ struct server_conf {
 	enum transport	  transport;
 	char		**command;	/* NULL-terminated argv (stdio) */
 	char		**env;		/* NULL-terminated "NAME=value" */
+	char		**pass_env;	/* names of the daemon's variables
+					   it gets (the global's and its
+					   own), or NULL */
 	char		 *cwd;
 	char		 *url;		/* http, sse, ws */
 	char		 *prefix;	/* exposed-name prefix, "" for none */
@@ -147,6 +151,7 @@ struct client_conf {
 	char		 *name;
 	char		 *token;	/* as written: may be ${env:..} */
 	int		  may_register;	/* may offer tools of its own */
+	int		  metrics;	/* may read /metrics */
 	char		**allow;	/* NULL: everything */
 	char		**deny;		/* NULL: nothing */
 	int		  line;
@@ -158,6 +163,7 @@ struct conf {
 	char			 *listen;
 	int			  listen_line;		/* 0: the default */
 	char			 *user;		/* upstreams run as; NULL */
+	char			**pass_env;	/* every stdio upstream's */
 	char			 *control;
 	char			 *instance;	/* tags every session id */
 	char			 *metrics_listen;	/* NULL: on listen */
@@ -169,6 +175,7 @@ struct conf {
 	char			**allowed_origins;	/* NULL: loopback only */
 	char			**allowed_hosts;	/* NULL: see conf.c */
 	char			**auth_tokens;		/* NULL: no auth */
+	char			**metrics_tokens;	/* /metrics only; NULL */
 	size_t			  max_message;
 	size_t			  max_body;
 	unsigned int		  max_sessions;

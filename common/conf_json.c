@@ -49,6 +49,8 @@ conf_server_to_json(const struct server_conf *srv)
 		json_object_set_new(o, "command", strv_to_json(srv->command));
 	if (srv->env != NULL)
 		json_object_set_new(o, "env", strv_to_json(srv->env));
+	if (srv->pass_env != NULL)
+		json_object_set_new(o, "pass_env", strv_to_json(srv->pass_env));
 	if (srv->cwd != NULL)
 		json_object_set_new(o, "cwd", json_string(srv->cwd));
 	if (srv->url != NULL)
@@ -161,7 +163,8 @@ conf_server_from_json(const json_t *o, char *err, size_t errlen)
 	srv->max_instances = (unsigned int)mi;
 	srv->max_message = (size_t)mm;
 	if (json_to_strv(json_object_get(o, "command"), &srv->command) != 0 ||
-	    json_to_strv(json_object_get(o, "env"), &srv->env) != 0)
+	    json_to_strv(json_object_get(o, "env"), &srv->env) != 0 ||
+	    json_to_strv(json_object_get(o, "pass_env"), &srv->pass_env) != 0)
 		goto bad;
 	if (json_is_string(json_object_get(o, "cwd")))
 		srv->cwd = xstrdup(json_string_value(json_object_get(o,
@@ -289,6 +292,7 @@ conf_server_equal(const struct server_conf *a, const struct server_conf *b)
 	    a->transport == b->transport &&
 	    conf_strv_equal(a->command, b->command) &&
 	    conf_strv_equal(a->env, b->env) &&
+	    conf_strv_equal(a->pass_env, b->pass_env) &&
 	    str_equal(a->cwd, b->cwd) &&
 	    str_equal(a->url, b->url) &&
 	    str_equal(a->prefix, b->prefix) &&

@@ -179,6 +179,11 @@ conf_print(const struct conf *conf, FILE *f)
 		print_string(f, conf->user);
 		fprintf(f, ";\n");
 	}
+	if (conf->pass_env != NULL) {
+		fprintf(f, "pass_env = ");
+		print_strv(f, conf->pass_env);
+		fprintf(f, ";\n");
+	}
 	if (conf->allowed_origins != NULL) {
 		fprintf(f, "allowed_origins = ");
 		print_strv(f, conf->allowed_origins);
@@ -192,6 +197,11 @@ conf_print(const struct conf *conf, FILE *f)
 	if (conf->auth_tokens != NULL) {
 		fprintf(f, "auth_tokens = ");
 		print_strv(f, conf->auth_tokens);
+		fprintf(f, ";\n");
+	}
+	if (conf->metrics_tokens != NULL) {
+		fprintf(f, "metrics_tokens = ");
+		print_strv(f, conf->metrics_tokens);
 		fprintf(f, ";\n");
 	}
 	fprintf(f, "max_message = %zu;\nmax_body = %zu;\n", conf->max_message,
@@ -229,8 +239,9 @@ conf_print(const struct conf *conf, FILE *f)
 			print_string(f, conf->clients[i].name);
 			fprintf(f, "; token = ");
 			print_string(f, conf->clients[i].token);
-			fprintf(f, "; register = %s;",
-			    conf->clients[i].may_register ? "true" : "false");
+			fprintf(f, "; register = %s; metrics = %s;",
+			    conf->clients[i].may_register ? "true" : "false",
+			    conf->clients[i].metrics ? "true" : "false");
 			if (conf->clients[i].allow != NULL) {
 				fprintf(f, "\n    allow = ");
 				print_strv(f, conf->clients[i].allow);
@@ -272,6 +283,11 @@ conf_print(const struct conf *conf, FILE *f)
 				fprintf(f, ";");
 			}
 			fprintf(f, " };\n");
+		}
+		if (srv->pass_env != NULL) {
+			fprintf(f, "    pass_env = ");
+			print_strv(f, srv->pass_env);
+			fprintf(f, ";\n");
 		}
 		if (srv->cwd != NULL) {
 			fprintf(f, "    cwd = ");

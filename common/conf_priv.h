@@ -69,6 +69,9 @@ int	conf_parse_llms(struct conf_ctx *, const config_setting_t *,
 	    struct conf *);
 /* Check that every llm: and tool: link names what exists. */
 int	conf_check_links(struct conf_ctx *, const struct conf *);
+/* Read pass_env: names of variables of the daemon's environment. */
+int	conf_get_pass_env(struct conf_ctx *, const config_setting_t *,
+	    char ***);
 /* Read one group of servers into srv. */
 int	conf_parse_server(struct conf_ctx *, const struct conf *,
 	    const config_setting_t *, struct server_conf *);

@@ -11,25 +11,9 @@
 
 #include "conf.h"
 #include "conf_priv.h"
+#include "env.h"
 #include "naming.h"
 #include "xmalloc.h"
-
-/* Is s a valid environment variable name? */
-static int
-valid_env_name(const char *s)
-{
-	size_t	i;
-
-	if (*s == '\0' || (*s >= '0' && *s <= '9'))
-		return (0);
-	for (i = 0; s[i] != '\0'; i++) {
-		if (!((s[i] >= 'A' && s[i] <= 'Z') ||
-		    (s[i] >= 'a' && s[i] <= 'z') ||
-		    (s[i] >= '0' && s[i] <= '9') || s[i] == '_'))
-			return (0);
-	}
-	return (1);
-}
 
 /* Read an env group: { NAME = "value"; ... }. */
 static int
@@ -46,7 +30,7 @@ get_env(struct conf_ctx *ctx, const config_setting_t *s, char ***out)
 	v = xcalloc((size_t)n + 1, sizeof *v);
 	for (i = 0; i < n; i++) {
 		e = config_setting_get_elem(s, (unsigned int)i);
-		if (!valid_env_name(config_setting_name(e)) ||
+		if (!env_valid_name(config_setting_name(e)) ||
 		    config_setting_type(e) != CONFIG_TYPE_STRING) {
 			conf_strv_free(v);
 			return (conf_error(ctx, e, "env: %s must be a string "
@@ -64,6 +48,63 @@ get_env(struct conf_ctx *ctx, const config_setting_t *s, char ***out)
 	conf_strv_free(*out);
 	*out = v;
 	return (0);
+}
+
+int
+conf_get_pass_env(struct conf_ctx *ctx, const config_setting_t *s,
+    char ***out)
+{
+	char	**v = NULL;
+	size_t	  i, j;
+
+	if (conf_get_strv(ctx, s, 0, &v) != 0)
+		return (-1);
+	for (i = 0; v[i] != NULL; i++) {
+		if (i == CONF_MAX_PASS_ENV) {
+			conf_strv_free(v);
+			return (conf_error(ctx, s, "pass_env: more than %d "
+			    "names", CONF_MAX_PASS_ENV));
+		}
+		for (j = 0; j < i && strcmp(v[i], v[j]) != 0; j++)
+			;
+		if (!env_valid_name(v[i]) || j < i) {
+			conf_error(ctx, config_setting_get_elem(s,
+			    (unsigned int)i), j < i ? "pass_env: %s is named "
+			    "twice" : "pass_env: \"%s\" is not a variable name "
+			    "(letters, digits and _, not beginning with a "
+			    "digit)", v[i]);
+			conf_strv_free(v);
+			return (-1);
+		}
+	}
+	conf_strv_free(*out);
+	*out = v;
+	return (0);
+}
+
+/* The global pass_env and an upstream's own, each name once; or NULL. */
+static char **
+pass_env_union(char *const *global, char *const *own)
+{
+	char	**v;
+	size_t	  n = 0, i, j, k = 0;
+
+	for (i = 0; global != NULL && global[i] != NULL; i++)
+		n++;
+	for (i = 0; own != NULL && own[i] != NULL; i++)
+		n++;
+	if (n == 0)
+		return (NULL);
+	v = xcalloc(n + 1, sizeof *v);
+	for (i = 0; global != NULL && global[i] != NULL; i++)
+		v[k++] = xstrdup(global[i]);
+	for (i = 0; own != NULL && own[i] != NULL; i++) {
+		for (j = 0; j < k && strcmp(v[j], own[i]) != 0; j++)
+			;
+		if (j == k)
+			v[k++] = xstrdup(own[i]);
+	}
+	return (v);
 }
 
 /* Is s an HTTP header name (a token) we let users set? */
@@ -178,8 +219,9 @@ conf_parse_server(struct conf_ctx *ctx, const struct conf *conf,
 {
 	config_setting_t	*s, *url_s = NULL, *transport_s = NULL;
 	config_setting_t	*remote_s = NULL;	/* a remote-only key */
+	config_setting_t	*pass_s = NULL;
 	const char		*key;
-	char			*tmp = NULL;
+	char			*tmp = NULL, **pass_env;
 	int			 i, n, v;
 	long long		 ll;
 	size_t			 sz;
@@ -241,6 +283,10 @@ conf_parse_server(struct conf_ctx *ctx, const struct conf *conf,
 				    "not be empty"));
 		} else if (strcmp(key, "env") == 0) {
 			if (get_env(ctx, s, &srv->env) != 0)
+				return (-1);
+		} else if (strcmp(key, "pass_env") == 0) {
+			pass_s = s;
+			if (conf_get_pass_env(ctx, s, &srv->pass_env) != 0)
 				return (-1);
 		} else if (strcmp(key, "cwd") == 0) {
 			if (conf_get_string(ctx, s, &srv->cwd, 0) != 0)
@@ -391,6 +437,11 @@ conf_parse_server(struct conf_ctx *ctx, const struct conf *conf,
 		free(tmp);
 		tmp = NULL;
 	}
+	/* The upstream's own names are added to the global ones. */
+	pass_env = srv->pass_env;
+	srv->pass_env = srv->transport == TRANSPORT_STDIO ?
+	    pass_env_union(conf->pass_env, pass_env) : NULL;
+	conf_strv_free(pass_env);
 	if (srv->name == NULL)
 		return (conf_error(ctx, g, "server has no name"));
 	if (transport_s == NULL && srv->command == NULL && srv->url != NULL)
@@ -413,6 +464,9 @@ conf_parse_server(struct conf_ctx *ctx, const struct conf *conf,
 		    srv->cwd != NULL)
 			return (conf_error(ctx, g, "server %s: command, env "
 			    "and cwd are only for stdio", srv->name));
+		if (pass_s != NULL)
+			return (conf_error(ctx, pass_s, "server %s: pass_env is "
+			    "only for stdio", srv->name));
 		if (check_url(ctx, url_s, srv) != 0)
 			return (-1);
 		break;

@@ -58,7 +58,7 @@ enum msg_type {
 	MSG_LLM_USAGE = 21,	/* llm: {input, output, model, stopReason},
 				   just before its MSG_LLM_RESULT */
 	MSG_LLM_RESULT = 22,	/* llm: the CreateMessageResult */
-	MSG_LLM_FAIL = 23,	/* llm: {outcome, message, status} */
+	MSG_LLM_FAIL = 23,	/* llm: {outcome, message, status, spent} */
 	MSG_CTL_REQUEST = 64,	/* mcpctl: command */
 	MSG_CTL_REPLY = 65,	/* supervisor: command result */
 };

@@ -191,9 +191,6 @@ iochan_new(struct event_base *base, int fd, iochan_read_cb read_cb,
 	    ch);
 	ch->wev = event_new(base, fd, EV_WRITE, iochan_write_ev, ch);
 	ch->flush = event_new(base, -1, 0, iochan_flush_ev, ch);
-	if (ch->in == NULL || ch->out == NULL || ch->rev == NULL ||
-	    ch->wev == NULL || ch->flush == NULL)
-		fatalx("iochan_new");
 	evbuffer_add_cb(ch->out, iochan_out_cb, ch);
 	ch->rsize = ch->rsize_min = IOCHAN_READ_SIZE;
 	ch->reading = read_cb != NULL;

@@ -737,8 +737,7 @@ jscan_replace(const char *p, size_t n, struct jspan at, const char *text,
 	struct evbuffer	*out;
 	struct jedit	 edit;
 
-	if ((out = evbuffer_new()) == NULL)
-		fatalx("%s: evbuffer_new", __func__);
+	out = evbuffer_new();
 	edit.at = at;
 	edit.text = text;
 	edit.len = len;

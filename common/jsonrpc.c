@@ -97,6 +97,11 @@ jrpc_scan(const char *p, size_t n, struct jrpc *m, const char **why)
 		m->id.len = 0;
 		goto invalid;
 	}
+	if (m->id.len > JRPC_ID_MAX) {
+		*why = "id is longer than 1024 bytes";
+		m->id.len = 0;
+		goto invalid;
+	}
 	if (!jscan_string_equals(p, version, "2.0")) {
 		*why = "jsonrpc must be \"2.0\"";
 		goto invalid;
@@ -113,6 +118,7 @@ jrpc_scan(const char *p, size_t n, struct jrpc *m, const char **why)
 			*why = "method name is empty or too long";
 			goto invalid;
 		}
+		m->method_id = mcp_method_lookup(m->method_name, (size_t)len);
 		if (m->result.len != 0 || m->error.len != 0) {
 			*why = "a request cannot carry result or error";
 			goto invalid;

@@ -10,6 +10,7 @@
 #include <stddef.h>
 
 #include "json_scan.h"
+#include "mcp_method.h"
 
 struct evbuffer;
 
@@ -30,6 +31,9 @@ struct evbuffer;
 #define MCP_UNSUPPORTED_VERSION	-32022	/* data: supported, requested */
 
 #define JRPC_METHOD_MAX		128
+/* The longest id or progress token kept, as JSON text: each request in
+ * flight keeps a copy of both, so a peer must not choose their size. */
+#define JRPC_ID_MAX		1024
 
 enum jrpc_kind {
 	JRPC_REQUEST = 1,
@@ -50,6 +54,7 @@ struct jrpc {
 	struct jspan	 result;
 	struct jspan	 error;
 	char		 method_name[JRPC_METHOD_MAX];
+	enum mcp_method	 method_id;	/* method_name's row; MCPM_OTHER */
 };
 
 /*

@@ -21,13 +21,6 @@ static const char *const levels[] = {
 	"emergency", NULL
 };
 
-/* The requests a 2026-07-28 client sends a server. */
-static const char *const modern_methods[] = {
-	"server/discover", "tools/list", "tools/call", "resources/list",
-	"resources/templates/list", "resources/read", "prompts/list",
-	"prompts/get", "completion/complete", "subscriptions/listen", NULL
-};
-
 int
 meta_log_level(const char *p, size_t len)
 {
@@ -171,29 +164,6 @@ meta_parse(const struct jrpc *m, struct meta_envelope *env, char *why,
 	return (0);
 }
 
-const char *
-meta_name_param(const char *method)
-{
-	if (strcmp(method, "tools/call") == 0 ||
-	    strcmp(method, "prompts/get") == 0)
-		return ("name");
-	if (strcmp(method, "resources/read") == 0)
-		return ("uri");
-	return (NULL);
-}
-
-int
-meta_method_known(const char *method)
-{
-	size_t	i;
-
-	for (i = 0; modern_methods[i] != NULL; i++) {
-		if (strcmp(modern_methods[i], method) == 0)
-			return (1);
-	}
-	return (0);
-}
-
 /* The value of one Base64 digit, or -1. */
 static int
 b64_digit(unsigned char c)
@@ -324,7 +294,7 @@ meta_check_name(const struct meta_headers *h, const struct jrpc *m,
 	ssize_t		 hn, bn = -1;
 	char		 q[80];
 
-	if ((field = meta_name_param(m->method_name)) == NULL)
+	if ((field = mcp_methods[m->method_id].param) == NULL)
 		return (0);
 	if (jscan_member(m->p, m->params, field, &body) == 0 &&
 	    jscan_type(m->p, body) == JT_STRING)
@@ -400,7 +370,7 @@ meta_check(const struct meta_headers *h, const struct jrpc *m,
 		snprintf(why, whylen, "Header mismatch: %s", detail);
 		return (MCP_HEADER_MISMATCH);
 	}
-	if (!meta_method_known(m->method_name)) {
+	if (!mcp_method_is(m->method_id, MCPM_F_2026)) {
 		*status = 404;
 		snprintf(why, whylen, "Method not found: %s", m->method_name);
 		return (JRPC_METHOD_NOT_FOUND);

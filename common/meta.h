@@ -64,14 +64,6 @@ int		 meta_version_modern(const char *, size_t);
 int		 meta_log_level(const char *, size_t);
 const char	*meta_log_level_name(int);
 
-/*
- * The field an Mcp-Name header mirrors for a method ("name" or "uri"),
- * or NULL if the method has none.
- */
-const char	*meta_name_param(const char *method);
-/* Is a method one a 2026-07-28 client may call? */
-int		 meta_method_known(const char *method);
-
 /* The standard request headers as a request carries them (NULL: absent). */
 struct meta_headers {
 	const char	*version;

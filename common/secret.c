@@ -84,3 +84,72 @@ fail:
 	return (NULL);
 }
 
+/* Take an evbuffer's contents as a NUL-terminated string, and free it. */
+static char *
+take_string(struct evbuffer *out, size_t *outlen)
+{
+	size_t	 len = evbuffer_get_length(out);
+	char	*res;
+
+	res = xmalloc(len + 1);
+	evbuffer_remove(out, res, len);
+	res[len] = '\0';
+	evbuffer_free(out);
+	if (outlen != NULL)
+		*outlen = len;
+	return (res);
+}
+
+char *
+secret_expand_env(const char *tmpl)
+{
+	struct evbuffer	*out = evbuffer_new();
+	const char	*p = tmpl, *end, *v;
+	char		*name;
+
+	while (*p != '\0') {
+		if (p[0] == '$' && p[1] == '$') {
+			evbuffer_add(out, "$$", 2);
+			p += 2;
+			continue;
+		}
+		if (p[0] != '$' || p[1] != '{' ||
+		    (end = strchr(p, '}')) == NULL) {
+			evbuffer_add(out, p, 1);
+			p++;
+			continue;
+		}
+		name = xstrndup(p + 2, (size_t)(end - p - 2));
+		if (strncmp(name, "env:", 4) == 0 &&
+		    (v = getenv(name + 4)) != NULL) {
+			for (; *v != '\0'; v++)
+				evbuffer_add(out, *v == '$' ? "$$" : v,
+				    *v == '$' ? 2 : 1);
+		} else
+			evbuffer_add(out, p, (size_t)(end - p + 1));
+		free(name);
+		p = end + 1;
+	}
+	return (take_string(out, NULL));
+}
+
+char *
+secret_mask(const char *p, size_t len, const char *secret, const char *mask,
+    size_t *outlen)
+{
+	struct evbuffer	*out;
+	const char	*at, *end = p + len;
+	size_t		 slen = strlen(secret);
+
+	if (slen == 0 || (at = memmem(p, len, secret, slen)) == NULL)
+		return (NULL);
+	out = evbuffer_new();
+	do {
+		evbuffer_add(out, p, (size_t)(at - p));
+		evbuffer_add(out, mask, strlen(mask));
+		p = at + slen;
+	} while ((at = memmem(p, (size_t)(end - p), secret, slen)) != NULL);
+	evbuffer_add(out, p, (size_t)(end - p));
+	return (take_string(out, outlen));
+}
+

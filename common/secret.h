@@ -13,4 +13,23 @@
 /* Expand a value (caller frees), or NULL with err set. */
 char	*secret_expand(const char *, char *err, size_t errlen);
 
+/*
+ * Expand only the ${env:NAME} references whose variables are set, with
+ * every $ of their values doubled, and leave the rest as written: what
+ * secret_expand makes of the result anywhere is what it makes of the
+ * value here.  So the daemon expands what comes from its environment
+ * before it starts a worker, whose environment holds none of it, and
+ * the worker the rest (files, once it runs as its user).  Caller frees.
+ */
+char	*secret_expand_env(const char *);
+
+/*
+ * The text p[0..len) with every occurrence of secret replaced by mask
+ * (a new NUL-terminated string, caller frees, its length in *outlen), or
+ * NULL if the secret (not empty) does not occur.  Mask before cutting a
+ * text short: a cut secret is no longer found.
+ */
+char	*secret_mask(const char *p, size_t len, const char *secret,
+	    const char *mask, size_t *outlen);
+
 #endif

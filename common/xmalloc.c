@@ -9,6 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <event2/event.h>
+#include <jansson.h>
+
 #include "log.h"
 #include "xmalloc.h"
 
@@ -98,4 +101,26 @@ malloc_tune(void)
 {
 	mallopt(M_MMAP_THRESHOLD, 1024 * 1024);
 	mallopt(M_TRIM_THRESHOLD, 4 * 1024 * 1024);
+}
+
+/* libevent's realloc, which has no count. */
+static void *
+xrealloc_event(void *old, size_t size)
+{
+	return (xreallocarray(old, 1, size));
+}
+
+/*
+ * libevent (event_set_mem_functions) and jansson (json_set_alloc_funcs)
+ * allocate through xmalloc from now on, so running out of memory is fatal
+ * in one place: their constructors (evbuffer_new, event_new, json_object,
+ * ...) then return NULL only for a mistake in their arguments, never for
+ * want of memory.  Neither library asks for zero bytes (both return NULL
+ * for that themselves), and both free with free.
+ */
+void
+xmalloc_libraries(void)
+{
+	event_set_mem_functions(xmalloc, xrealloc_event, free);
+	json_set_alloc_funcs(xmalloc, free);
 }

@@ -14,5 +14,8 @@ int	 xasprintf(char **, const char *, ...)
 	    __attribute__((format(printf, 2, 3)));
 /* Set malloc up for a daemon that passes large messages (call first). */
 void	 malloc_tune(void);
+/* Make libevent and jansson allocate with xmalloc: call first in main,
+ * before any of their functions. */
+void	 xmalloc_libraries(void);
 
 #endif

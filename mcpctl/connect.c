@@ -7,7 +7,11 @@
  * endpoint.  Only MCP is written on standard output; what goes wrong is
  * said on standard error, and the exit status is non-zero when the
  * gateway went away or refused us, so the host shows the server as
- * failed.  End of input ends the session cleanly.
+ * failed.  End of input ends the session cleanly.  A message from the
+ * gateway is reassembled in common/ws_msg.c, within BRIDGE_MAX_LINE and a
+ * deadline, so a hostile gateway cannot make the bridge hold more than
+ * that, whatever its fragments.  wslay is driven only from loop events; its
+ * callbacks only queue.
  */
 #include "config.h"
 
@@ -15,6 +19,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <netinet/in.h>
+#include <time.h>
 #include <netinet/tcp.h>
 
 #include <errno.h>
@@ -35,6 +40,7 @@
 #include "iochan.h"
 #include "mcpctl.h"
 #include "ws_accept.h"
+#include "ws_msg.h"
 #include "xmalloc.h"
 
 #define BRIDGE_DEFAULT_URL	"ws://127.0.0.1:8931/ws"
@@ -57,6 +63,8 @@ struct bridge {
 	struct iochan		*out;		/* standard output */
 	struct iochan		*sock;		/* the gateway */
 	wslay_event_context_ptr	 ws;
+	struct ws_msg		 msg;		/* the message being received */
+	struct event		*deadline;	/* for that message */
 	enum bridge_state	 state;
 	char			 accept[WS_ACCEPT_LEN + 1];
 	size_t			 skipping;	/* bytes of an over-long line */
@@ -81,6 +89,16 @@ bridge_stop(int status, const char *fmt, ...)
 	}
 	br.status = status;
 	event_base_loopexit(br.base, NULL);
+}
+
+/* Monotonic milliseconds. */
+static int64_t
+bridge_now_ms(void)
+{
+	struct timespec	ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ((int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
 }
 
 /* wslay reads from the socket's input. */
@@ -119,13 +137,35 @@ bridge_mask_cb(wslay_event_context_ptr ctx, uint8_t *buf, size_t len,
 	return (0);
 }
 
+/* A frame begins: is its message still within BRIDGE_MAX_LINE? */
+static void
+bridge_frame_start_cb(wslay_event_context_ptr ctx,
+    const struct wslay_event_on_frame_recv_start_arg *arg, void *user)
+{
+	if (ws_msg_start(&br.msg, arg, bridge_now_ms()) == 0)
+		return;
+	wslay_event_queue_close(ctx, WSLAY_CODE_MESSAGE_TOO_BIG, NULL, 0);
+	wslay_event_shutdown_read(ctx);
+	bridge_stop(1, "a message from the gateway is over %d bytes",
+	    BRIDGE_MAX_LINE);
+}
+
+/* Payload of a frame, onto its message. */
+static void
+bridge_frame_chunk_cb(wslay_event_context_ptr ctx,
+    const struct wslay_event_on_frame_recv_chunk_arg *arg, void *user)
+{
+	ws_msg_chunk(&br.msg, arg->data, arg->data_length);
+}
+
 /* A whole message from the gateway: one line on standard output. */
 static void
 bridge_msg_cb(wslay_event_context_ptr ctx,
     const struct wslay_event_on_msg_recv_arg *arg, void *user)
 {
 	struct evbuffer	*out = iochan_output(br.out);
-	size_t		 i, start;
+	const uint8_t	*msg = br.msg.buf;
+	size_t		 len = br.msg.len, i, start;
 
 	if (arg->opcode == WSLAY_CONNECTION_CLOSE) {
 		if (br.state == BRIDGE_CLOSING)
@@ -138,23 +178,64 @@ bridge_msg_cb(wslay_event_context_ptr ctx,
 			    "");
 		return;
 	}
-	if (arg->opcode != WSLAY_TEXT_FRAME)
+	if (arg->opcode != WSLAY_TEXT_FRAME &&
+	    arg->opcode != WSLAY_BINARY_FRAME)
 		return;
+	if (arg->opcode == WSLAY_BINARY_FRAME || br.msg.failed) {
+		ws_msg_reset(&br.msg);
+		return;
+	}
 	/*
 	 * JSON allows line breaks only as white space, never raw in a
 	 * string: make them spaces, so the message is one line.
 	 */
-	for (i = start = 0; i < arg->msg_length; i++) {
-		if (arg->msg[i] != '\n' && arg->msg[i] != '\r')
+	for (i = start = 0; i < len; i++) {
+		if (msg[i] != '\n' && msg[i] != '\r')
 			continue;
-		evbuffer_add(out, arg->msg + start, i - start);
+		evbuffer_add(out, msg + start, i - start);
 		evbuffer_add(out, " ", 1);
 		start = i + 1;
 	}
-	evbuffer_add(out, arg->msg + start, arg->msg_length - start);
+	evbuffer_add(out, msg + start, len - start);
 	evbuffer_add(out, "\n", 1);
+	ws_msg_reset(&br.msg);
 	if (iochan_queued(br.out) > BRIDGE_HIGH_WATER)
 		iochan_read(br.sock, 0);
+}
+
+/* Arm the deadline of a message begun and not yet whole. */
+static void
+bridge_deadline_arm(void)
+{
+	struct timeval	tv;
+	int64_t		left;
+
+	if (evtimer_pending(br.deadline, NULL) ||
+	    (left = ws_msg_left(&br.msg, bridge_now_ms())) < 0)
+		return;
+	tv.tv_sec = left / 1000;
+	tv.tv_usec = (left % 1000) * 1000;
+	evtimer_add(br.deadline, &tv);
+}
+
+/* A message from the gateway was not whole in time. */
+static void
+bridge_deadline_cb(evutil_socket_t fd, short events, void *arg)
+{
+	int64_t	now = bridge_now_ms(), left;
+
+	if ((left = ws_msg_left(&br.msg, now)) < 0)
+		return;
+	if (left > 0) {
+		bridge_deadline_arm();
+		return;
+	}
+	wslay_event_queue_close(br.ws, WSLAY_CODE_POLICY_VIOLATION, NULL, 0);
+	wslay_event_shutdown_read(br.ws);
+	wslay_event_send(br.ws);
+	bridge_stop(1, "a message from the gateway was not whole after %lld "
+	    "s (%zu bytes in %lu frames)", (long long)((now -
+	    br.msg.started) / 1000), br.msg.len, br.msg.frames);
 }
 
 /* Write what wslay has queued. */
@@ -334,6 +415,7 @@ bridge_sock_read(struct iochan *ch, void *arg)
 		bridge_stop(1, "the gateway broke the WebSocket protocol");
 		return;
 	}
+	bridge_deadline_arm();
 	bridge_flush();
 }
 
@@ -480,8 +562,9 @@ int
 mcpctl_connect(int argc, char **argv)
 {
 	static struct wslay_event_callbacks	 cbs = {
-		bridge_recv_cb, bridge_send_cb, bridge_mask_cb, NULL, NULL,
-		NULL, bridge_msg_cb
+		bridge_recv_cb, bridge_send_cb, bridge_mask_cb,
+		bridge_frame_start_cb, bridge_frame_chunk_cb, NULL,
+		bridge_msg_cb
 	};
 	struct timeval	 tv = { BRIDGE_CONNECT_MS / 1000, 0 };
 	const char	*url = BRIDGE_DEFAULT_URL, *path, *env;
@@ -544,7 +627,11 @@ mcpctl_connect(int argc, char **argv)
 		fprintf(stderr, "mcpctl connect: out of memory\n");
 		return (1);
 	}
+	/* wslay checks each frame; ws_msg the message, in one buffer. */
+	wslay_event_config_set_no_buffering(br.ws, 1);
 	wslay_event_config_set_max_recv_msg_length(br.ws, BRIDGE_MAX_LINE);
+	ws_msg_init(&br.msg, BRIDGE_MAX_LINE);
+	br.deadline = evtimer_new(br.base, bridge_deadline_cb, NULL);
 
 	if (getrandom(raw, sizeof raw, 0) != (ssize_t)sizeof raw) {
 		fprintf(stderr, "mcpctl connect: getrandom: %s\n",

@@ -17,6 +17,7 @@
 
 #include "conf.h"
 #include "mcpctl.h"
+#include "xmalloc.h"
 
 /* Print the usage; exit 0 if asked for (-h), 2 after a bad command. */
 static __attribute__((noreturn)) void
@@ -107,6 +108,7 @@ main(int argc, char **argv)
 	char		*text;
 	int		 ch, raw = 0, ok, status;
 
+	xmalloc_libraries();
 	if ((env = getenv("MCPCTL_SOCKET")) != NULL && *env != '\0')
 		path = env;
 	/* Options before the command only: connect has its own. */

@@ -259,9 +259,8 @@ al_queue(const char *line, size_t len)
 	}
 	evbuffer_add(al_buf, line, len);
 	al_lines++;
-	if (al_flush_ev == NULL && (al_flush_ev = event_new(base, -1, 0,
-	    al_flush_cb, NULL)) == NULL)
-		fatalx("event_new");
+	if (al_flush_ev == NULL)
+		al_flush_ev = event_new(base, -1, 0, al_flush_cb, NULL);
 	if (!event_pending(al_flush_ev, EV_TIMEOUT, NULL))
 		event_active(al_flush_ev, EV_TIMEOUT, 0);
 }

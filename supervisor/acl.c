@@ -7,13 +7,26 @@
  * may not use is absent from its lists and unknown to its calls.  An
  * unnamed session (auth_tokens, the lock file's token, or no token) has
  * every right.
+ *
+ * A resource URI is matched in its normal form (common/uri.c), and deny
+ * patterns also see its path decoded as a file server reads it, so that
+ * no spelling of a URI ("..", "%2e", "%2F", "%73ecret", "FILE:") puts it
+ * outside the patterns that name it.  A URI that cannot be normalised is
+ * refused.  The upstream receives the URI as the client wrote it: a URI
+ * is the resource's identity, which answers, subscriptions and updates
+ * carry back, and an upstream that looks resources up by their listed
+ * URI would not know a rewritten one; what is refused is what a reader
+ * could resolve otherwise than its normal form says.
  */
 #include "config.h"
 
 #include <fnmatch.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "supervisor.h"
+#include "uri.h"
+#include "xmalloc.h"
 
 /* The configuration of a session's client; NULL if it is unnamed. */
 static const struct client_conf *
@@ -57,6 +70,35 @@ acl_allows(const struct session *s, const char *name)
 	if (cl->allow != NULL && !acl_match(cl->allow, name))
 		return (0);
 	return (cl->deny == NULL || !acl_match(cl->deny, name));
+}
+
+int
+acl_allows_uri(const struct session *s, const char *uri, const char **why)
+{
+	const struct client_conf	*cl;
+	size_t				 len;
+	char				*norm;
+	int				 unknown, r;
+
+	if ((cl = acl_client(s, &unknown)) == NULL)
+		return (!unknown);
+	if (cl->allow == NULL && cl->deny == NULL)
+		return (1);
+	len = strlen(uri);
+	norm = xmalloc(len + 1);
+	/* Decoded, it is refused whenever the plain form is, and more. */
+	if (uri_normalize(uri, len, URI_DECODE, norm, len + 1, why) != 0) {
+		free(norm);
+		return (-1);
+	}
+	r = cl->deny == NULL || !acl_match(cl->deny, norm);
+	if (r && uri_normalize(uri, len, 0, norm, len + 1, why) != 0)
+		r = -1;
+	if (r == 1)
+		r = (cl->allow == NULL || acl_match(cl->allow, norm)) &&
+		    (cl->deny == NULL || !acl_match(cl->deny, norm));
+	free(norm);
+	return (r);
 }
 
 int

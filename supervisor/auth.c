@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * Who is asking: the bearer tokens the gateway accepts and whom each one
- * names.  A token of auth_tokens, or the lock file's, is an unnamed client
- * with every right; a token of clients = ( ... ) is that client, with the
- * rights acl.c reads from its entry.  Tokens are compared in constant time
- * and never logged; a session remembers which token made it (a hash, so
- * that another token gets 404 for it).
+ * Who is asking: the bearer tokens the gateway accepts, whom each one
+ * names and what each admits to.  A token of auth_tokens, or the lock
+ * file's, is an unnamed client with every right; a token of clients =
+ * ( ... ) is that client, with the rights acl.c reads from its entry, and
+ * /metrics if its entry says metrics = true; a token of metrics_tokens
+ * admits to /metrics (and the reasons of /readyz) and nothing else.
+ * Tokens are compared in constant time and never logged; a session
+ * remembers which token made it (a hash, so that another token gets 404
+ * for it).
  */
 #include "config.h"
 
@@ -26,10 +29,12 @@ struct credential {
 	char		*secret;
 	uint64_t	 id;		/* a hash of it, never 0 */
 	char		*client;	/* a named client, or NULL */
+	int		 rights;	/* AUTH_MCP, AUTH_METRICS */
 };
 
 static struct credential	*creds;
 static size_t			 ncreds;
+static int			 any_rights;	/* the rights of all, or'd */
 static char			*lock_token;	/* the lock file's, or NULL */
 static char			*lock_path;	/* written by us, or NULL */
 
@@ -47,13 +52,15 @@ auth_free(struct credential *v, size_t n)
 	free(v);
 }
 
-/* Add a token to a table being built; -1 with err set if it is bad. */
+/* Add a token to a table being built (room made by the caller); -1 with
+ * err set if it is bad. */
 static int
-auth_add(struct credential *v, size_t *n, const char *raw, const char *client,
-    const char *what, char *err, size_t errlen)
+auth_add(struct auth_table *t, const char *raw, const char *client,
+    int rights, const char *what, char *err, size_t errlen)
 {
-	char	*secret, why[512];
-	size_t	 i;
+	struct credential	*v = t->v;
+	char			*secret, why[512];
+	size_t			 i;
 
 	if ((secret = secret_expand(raw, why, sizeof why)) == NULL) {
 		snprintf(err, errlen, "%s: %s", what, why);
@@ -66,7 +73,7 @@ auth_add(struct credential *v, size_t *n, const char *raw, const char *client,
 		free(secret);
 		return (-1);
 	}
-	for (i = 0; i < *n; i++) {
+	for (i = 0; i < t->n; i++) {
 		if (strcmp(v[i].secret, secret) == 0) {
 			snprintf(err, errlen, "%s: the same token is given "
 			    "twice", what);
@@ -75,10 +82,11 @@ auth_add(struct credential *v, size_t *n, const char *raw, const char *client,
 			return (-1);
 		}
 	}
-	v[*n].secret = secret;
-	v[*n].id = fnv1a64(secret, strlen(secret)) | 1;
-	v[*n].client = client != NULL ? xstrdup(client) : NULL;
-	(*n)++;
+	v[t->n].secret = secret;
+	v[t->n].id = fnv1a64(secret, strlen(secret)) | 1;
+	v[t->n].client = client != NULL ? xstrdup(client) : NULL;
+	v[t->n].rights = rights;
+	t->n++;
 	return (0);
 }
 
@@ -87,34 +95,47 @@ static int
 auth_build(const struct conf *c, struct credential **out, size_t *nout,
     char *err, size_t errlen)
 {
-	struct credential	*v;
-	size_t			 i, n = 0, max = c->nclients + 1;
+	struct auth_table	 t;
+	size_t			 i, max = c->nclients + 1;
 	char			 what[96];
 
 	for (i = 0; c->auth_tokens != NULL && c->auth_tokens[i] != NULL; i++)
 		max++;
-	v = xcalloc(max, sizeof *v);
+	for (i = 0; c->metrics_tokens != NULL &&
+	    c->metrics_tokens[i] != NULL; i++)
+		max++;
+	t.v = xcalloc(max, sizeof *t.v);
+	t.n = 0;
 	for (i = 0; c->auth_tokens != NULL && c->auth_tokens[i] != NULL;
 	    i++) {
 		snprintf(what, sizeof what, "auth_tokens: entry %zu", i + 1);
-		if (auth_add(v, &n, c->auth_tokens[i], NULL, what, err,
-		    errlen) != 0)
+		if (auth_add(&t, c->auth_tokens[i], NULL,
+		    AUTH_MCP | AUTH_METRICS, what, err, errlen) != 0)
 			goto bad;
 	}
 	for (i = 0; i < c->nclients; i++) {
 		snprintf(what, sizeof what, "client %s", c->clients[i].name);
-		if (auth_add(v, &n, c->clients[i].token, c->clients[i].name,
+		if (auth_add(&t, c->clients[i].token, c->clients[i].name,
+		    AUTH_MCP | (c->clients[i].metrics ? AUTH_METRICS : 0),
 		    what, err, errlen) != 0)
 			goto bad;
 	}
-	if (lock_token != NULL && auth_add(v, &n, lock_token, NULL,
-	    "ws_lockfile", err, errlen) != 0)
+	for (i = 0; c->metrics_tokens != NULL &&
+	    c->metrics_tokens[i] != NULL; i++) {
+		snprintf(what, sizeof what, "metrics_tokens: entry %zu",
+		    i + 1);
+		if (auth_add(&t, c->metrics_tokens[i], NULL, AUTH_METRICS,
+		    what, err, errlen) != 0)
+			goto bad;
+	}
+	if (lock_token != NULL && auth_add(&t, lock_token, NULL,
+	    AUTH_MCP | AUTH_METRICS, "ws_lockfile", err, errlen) != 0)
 		goto bad;
-	*out = v;
-	*nout = n;
+	*out = t.v;
+	*nout = t.n;
 	return (0);
 bad:
-	auth_free(v, n);
+	auth_free(t.v, t.n);
 	return (-1);
 }
 
@@ -130,11 +151,16 @@ auth_prepare(const struct conf *c, struct auth_table *t, char *err,
 void
 auth_commit(struct auth_table *t)
 {
+	size_t	i;
+
 	auth_free(creds, ncreds);
 	creds = t->v;
 	ncreds = t->n;
 	t->v = NULL;
 	t->n = 0;
+	any_rights = 0;
+	for (i = 0; i < ncreds; i++)
+		any_rights |= creds[i].rights;
 }
 
 void
@@ -161,18 +187,28 @@ int
 auth_validate(const struct conf *c, int *any, char *err, size_t errlen)
 {
 	struct credential	*v;
-	size_t			 n;
+	size_t			 n, i;
 
 	if (auth_build(c, &v, &n, err, errlen) != 0)
 		return (-1);
-	*any = n > 0;
+	*any = 0;
+	for (i = 0; i < n; i++)
+		*any |= v[i].rights;
 	auth_free(v, n);
 	return (0);
 }
 
+/*
+ * MCP needs a token once one admits to it.  The metrics need one as soon
+ * as any token is configured, whatever it admits to: they are never more
+ * open than MCP, and clients = ( ... ) with no metrics right among them
+ * closes them rather than opening them.
+ */
 int
-auth_required(void)
+auth_required(int right)
 {
+	if (right == AUTH_MCP)
+		return ((any_rights & AUTH_MCP) != 0);
 	return (ncreds > 0);
 }
 
@@ -192,17 +228,21 @@ auth_equal(const char *a, size_t alen, const char *b)
 }
 
 int
-auth_check(const char *token, size_t len, uint64_t *id, const char **client)
+auth_check(const char *token, size_t len, uint64_t *id, const char **client,
+    int *rights)
 {
 	uint64_t	found = 0, eq;
 	size_t		i;
 
 	*client = NULL;
+	*rights = 0;
 	for (i = 0; i < ncreds; i++) {
 		eq = auth_equal(token, len, creds[i].secret);
 		found |= (0 - eq) & creds[i].id;
-		if (eq)
+		if (eq) {
 			*client = creds[i].client;
+			*rights = creds[i].rights;
+		}
 	}
 	*id = found;
 	return (found != 0 ? 0 : -1);

@@ -7,6 +7,10 @@
  * with per-session upstreams has a view of its own (view.c) built the same
  * way from its instances' parts.  Lists are kept as one serialised text per
  * item, so a page is cut from them and a change is seen item by item.
+ * Tools registered by clients are not in a catalog: they come and go with
+ * sessions, so the registry (client_tools.c) keeps them, and every list of
+ * tools shows them after the catalog's own, and a name is looked up there
+ * after the catalog, so an upstream's item always wins.
  */
 #include "config.h"
 
@@ -178,42 +182,6 @@ catalog_add(struct catalog *c, enum catalog_kind kind, const char *key,
 	return (e);
 }
 
-/* Merge one client's registered tool (after every upstream's). */
-static void
-catalog_merge_ctool(struct session *owner, const char *name, json_t *tool,
-    void *arg)
-{
-	struct catalog		*c = arg;
-	struct catalog_entry	*old, *e;
-	json_t			*copy;
-	char			 exposed[NAME_MAX_EXPOSED + 1];
-
-	if (owner->ctool_prefix == NULL)
-		return;
-	name_expose_tool(owner->ctool_prefix, name, strlen(name), exposed);
-	if ((old = strmap_get(&c->maps[CATALOG_TOOLS], exposed)) != NULL) {
-		json_array_append_new(c->collisions, json_pack("{s:s, s:s, "
-		    "s:s, s:s}", "kind", "tools", "name", exposed, "kept",
-		    old->up != NULL ? old->up->sc->name : "a client",
-		    "dropped", "a client"));
-		return;
-	}
-	copy = json_copy(tool);
-	json_object_set_new(copy, "name", json_string(exposed));
-	e = catalog_add(c, CATALOG_TOOLS, exposed, NULL, name, strlen(name),
-	    copy);
-	e->owner = owner;
-	json_decref(copy);
-}
-
-/* Count registered tools. */
-static void
-catalog_count_ctool(struct session *owner, const char *name, json_t *tool,
-    void *arg)
-{
-	(*(size_t *)arg)++;
-}
-
 /* Merge the named items (tools or prompts) of every upstream. */
 static void
 catalog_merge_named(struct catalog *c, enum catalog_kind kind,
@@ -307,10 +275,8 @@ catalog_build(json_t *const *parts)
 			total += json_array_size(json_object_get(parts[i],
 			    kind_keys[k]));
 	}
-	ctools_foreach(catalog_count_ctool, &total);
 	c = catalog_new(total);
 	catalog_merge_named(c, CATALOG_TOOLS, parts);
-	ctools_foreach(catalog_merge_ctool, c);
 	catalog_merge_named(c, CATALOG_PROMPTS, parts);
 	catalog_merge_resources(c, CATALOG_RESOURCES, parts);
 	catalog_merge_resources(c, CATALOG_TEMPLATES, parts);
@@ -493,6 +459,42 @@ cursor_decode(const char *in, size_t len, size_t *next, char *key,
 	return (0);
 }
 
+/* May a session see an item of a list?  Resources by their URI. */
+static int
+page_allows(const struct session *s, enum catalog_kind kind, const char *key)
+{
+	const char	*why;
+
+	if (kind == CATALOG_RESOURCES)
+		return (acl_allows_uri(s, key, &why) == 1);
+	return (acl_allows(s, key));
+}
+
+/*
+ * Item i of a list, into *item (borrowed): the catalog's, then for tools
+ * the clients', where one is left out if an item of the catalog holds its
+ * name.  0 if it is not listed, or the session may not see it.
+ */
+static int
+catalog_at(const struct catalog *c, enum catalog_kind kind, size_t i,
+    const struct session *s, int filtered, struct catalog_item *item)
+{
+	const struct catalog_list	*l = &c->lists[kind];
+	struct ctool			*t;
+
+	if (i < l->n)
+		*item = l->items[i];
+	else {
+		if ((t = ctools_at(i - l->n)) == NULL ||
+		    strmap_get(&c->maps[CATALOG_TOOLS], t->key) != NULL)
+			return (0);
+		item->key = t->key;
+		item->text = t->text;
+		item->len = t->len;
+	}
+	return (!filtered || page_allows(s, kind, item->key));
+}
+
 int
 catalog_page(const struct catalog *c, enum catalog_kind kind,
     const char *cursor, size_t cursorlen, unsigned int page_size,
@@ -500,11 +502,15 @@ catalog_page(const struct catalog *c, enum catalog_kind kind,
 {
 	const struct catalog_list	*l = &c->lists[kind];
 	struct catalog_entry		*e;
+	struct catalog_item		 item;
+	struct ctool			*t;
+	const char			*last = "";
 	char				 key[CURSOR_MAX];
-	size_t				 start = 0, end, i, n = 0, last = 0;
+	size_t				 start = 0, end, i, n = 0, total;
 	int				 filtered = s != NULL &&
 					    acl_filtered(s);
 
+	total = l->n + (kind == CATALOG_TOOLS ? ctools_count() : 0);
 	if (cursor != NULL) {
 		if (cursor_decode(cursor, cursorlen, &start, key,
 		    sizeof key) != 0)
@@ -514,28 +520,30 @@ catalog_page(const struct catalog *c, enum catalog_kind kind,
 		if ((e = strmap_get(&((struct catalog *)c)->maps[kind],
 		    key)) != NULL)
 			start = e->index + 1;
-		if (start > l->n)
-			start = l->n;
+		else if (kind == CATALOG_TOOLS && (t = ctools_get(key)) !=
+		    NULL)
+			start = l->n + t->e.index + 1;
+		if (start > total)
+			start = total;
 	}
 	/* page_size items the session may see, from start. */
 	evbuffer_add_printf(out, "{\"%s\":[", kind_keys[kind]);
-	for (i = end = start; i < l->n && n < page_size; i++) {
+	for (i = end = start; i < total && n < page_size; i++) {
 		end = i + 1;
-		if (filtered && !acl_allows(s, l->items[i].key))
+		if (!catalog_at(c, kind, i, s, filtered, &item))
 			continue;
 		if (n++ > 0)
 			evbuffer_add(out, ",", 1);
-		evbuffer_add(out, l->items[i].text, l->items[i].len);
-		last = i;
+		evbuffer_add(out, item.text, item.len);
+		last = item.key;
 	}
-	if (filtered)
-		while (end < l->n && !acl_allows(s, l->items[end].key))
-			end++;
+	while (end < total && !catalog_at(c, kind, end, s, filtered, &item))
+		end++;
 	evbuffer_add(out, "]", 1);
-	if (end < l->n) {
+	if (end < total) {
 		evbuffer_add(out, ",\"nextCursor\":\"", 15);
 		/* The last item served, never one the session may not see. */
-		cursor_add(out, end, n > 0 ? l->items[last].key : "");
+		cursor_add(out, end, last);
 		evbuffer_add(out, "\"", 1);
 	}
 	evbuffer_add(out, "}", 1);
@@ -545,8 +553,13 @@ catalog_page(const struct catalog *c, enum catalog_kind kind,
 struct catalog_entry *
 catalog_tool(const struct catalog *c, const char *name)
 {
-	return (strmap_get(&((struct catalog *)c)->maps[CATALOG_TOOLS],
-	    name));
+	struct catalog_entry	*e;
+	struct ctool		*t;
+
+	if ((e = strmap_get(&((struct catalog *)c)->maps[CATALOG_TOOLS],
+	    name)) != NULL)
+		return (e);
+	return ((t = ctools_get(name)) != NULL ? &t->e : NULL);
 }
 
 struct catalog_entry *
@@ -625,7 +638,23 @@ catalog_resource(const struct catalog *c, const char *uri)
 json_t *
 catalog_collisions(void)
 {
-	return (json_incref(global->collisions));
+	struct catalog_entry	*e;
+	struct ctool		*t;
+	json_t			*a = NULL;
+	size_t			 i;
+
+	/* With the clients' tools an upstream's item hides. */
+	for (i = 0; (t = ctools_at(i)) != NULL; i++) {
+		if ((e = strmap_get(&global->maps[CATALOG_TOOLS], t->key)) ==
+		    NULL)
+			continue;
+		if (a == NULL)
+			a = json_copy(global->collisions);
+		json_array_append_new(a, json_pack("{s:s, s:s, s:s, s:s}",
+		    "kind", "tools", "name", t->key, "kept", e->up->sc->name,
+		    "dropped", "a client"));
+	}
+	return (a != NULL ? a : json_incref(global->collisions));
 }
 
 json_t *
@@ -645,27 +674,29 @@ catalog_tools_json(const char *only)
 {
 	const struct catalog_list	*l = &global->lists[CATALOG_TOOLS];
 	struct catalog_entry		*e;
+	struct catalog_item		 it;
 	json_t				*a, *o, *item;
 	char				 owner[80];
 	size_t				 i;
 
 	a = json_array();
-	for (i = 0; i < l->n; i++) {
-		if (only != NULL && strcmp(l->items[i].key, only) != 0)
+	for (i = 0; i < l->n + ctools_count(); i++) {
+		if (!catalog_at(global, CATALOG_TOOLS, i, NULL, 0, &it))
 			continue;
-		e = strmap_get(&global->maps[CATALOG_TOOLS], l->items[i].key);
-		if (e == NULL)
+		if (only != NULL && strcmp(it.key, only) != 0)
+			continue;
+		if ((e = catalog_tool(global, it.key)) == NULL)
 			continue;
 		if (e->up != NULL)
 			snprintf(owner, sizeof owner, "%s", e->up->sc->name);
 		else
 			snprintf(owner, sizeof owner, "client %s.%.8s",
 			    conf->instance, e->owner->id);
-		o = json_pack("{s:s, s:s, s:s%}", "name", l->items[i].key,
-		    "owner", owner, "original", e->name, e->namelen);
+		o = json_pack("{s:s, s:s, s:s%}", "name", it.key, "owner",
+		    owner, "original", e->name, e->namelen);
 		json_object_set_new(o, "client", json_boolean(e->up == NULL));
-		if (only != NULL && (item = json_loadb(l->items[i].text,
-		    l->items[i].len, 0, NULL)) != NULL)
+		if (only != NULL && (item = json_loadb(it.text, it.len, 0,
+		    NULL)) != NULL)
 			json_object_set_new(o, "tool", item);
 		json_array_append_new(a, o);
 	}

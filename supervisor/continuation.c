@@ -44,7 +44,7 @@
 struct parked_input {
 	char			 key[32];	/* its inputRequests key */
 	uint32_t		 ref;		/* the worker's reference */
-	char			 method[JRPC_METHOD_MAX];
+	enum mcp_method		 method;	/* one of MCPM_F_INPUT */
 	char			*params;	/* JSON text, or NULL */
 	size_t			 paramslen;
 	TAILQ_ENTRY(parked_input) entry;
@@ -266,7 +266,8 @@ static void
 parked_add_input(struct evbuffer *out, const struct parked_input *in)
 {
 	jscan_add_string(out, in->key, strlen(in->key));
-	evbuffer_add_printf(out, ":{\"method\":\"%s\"", in->method);
+	evbuffer_add_printf(out, ":{\"method\":\"%s\"",
+	    mcp_method_name(in->method));
 	if (in->params != NULL) {
 		evbuffer_add(out, ",\"params\":", 10);
 		evbuffer_add(out, in->params, in->paramslen);
@@ -335,15 +336,6 @@ parked_flush_cb(evutil_socket_t fd, short events, void *arg)
 	parked_ask(pk, st, p->id, p->idlen);
 }
 
-/* Is a method one a 2026-07-28 client answers in inputResponses? */
-static int
-input_method(const char *method)
-{
-	return (strcmp(method, "sampling/createMessage") == 0 ||
-	    strcmp(method, "elicitation/create") == 0 ||
-	    strcmp(method, "roots/list") == 0);
-}
-
 /* Does a capabilities text declare what a request needs? */
 static int
 caps_can(const char *caps, const char *p, size_t n, char *why, size_t len)
@@ -370,7 +362,7 @@ input_can(const char *caps, const struct parked_input *in, char *why,
 	int		 ok;
 
 	evbuffer_add_printf(msg, "{\"jsonrpc\":\"2.0\",\"id\":%u,\"method\":"
-	    "\"%s\"", in->ref, in->method);
+	    "\"%s\"", in->ref, mcp_method_name(in->method));
 	if (in->params != NULL) {
 		evbuffer_add(msg, ",\"params\":", 10);
 		evbuffer_add(msg, in->params, in->paramslen);
@@ -384,8 +376,7 @@ input_can(const char *caps, const struct parked_input *in, char *why,
 
 /* Send an answer that came while its call was parked, to the retry. */
 static void
-parked_deliver(struct stream *st, const struct jrpc *retry,
-    struct evbuffer *answer)
+parked_deliver(struct req *retry, struct evbuffer *answer)
 {
 	struct evbuffer	*out;
 	struct jrpc	 m;
@@ -393,13 +384,13 @@ parked_deliver(struct stream *st, const struct jrpc *retry,
 
 	if (jrpc_scan((const char *)evbuffer_pullup(answer, -1),
 	    evbuffer_get_length(answer), &m, &why) != 0 || m.id.len == 0) {
-		route_reject(st, retry, JRPC_INTERNAL_ERROR, "the upstream's "
+		route_reject(retry, JRPC_INTERNAL_ERROR, "the upstream's "
 		    "answer was not readable");
 		return;
 	}
-	out = jscan_replace(m.p, m.n, m.id, retry->p + retry->id.off,
-	    retry->id.len);
-	stream_send(st, out, 1);
+	out = jscan_replace(m.p, m.n, m.id, retry->m->p + retry->m->id.off,
+	    retry->m->id.len);
+	stream_send(retry->stream, out, 1);
 	evbuffer_free(out);
 }
 
@@ -433,41 +424,58 @@ bind_request(const struct session *s, const struct jrpc *m, const char *name,
 }
 
 void
-continuation_bind(struct pending *p, const struct session *s,
-    const struct jrpc *m, const char *name)
+continuation_bind(struct pending *p, const struct req *r, const char *name)
 {
-	bind_request(s, m, name, p->binding);
+	bind_request(r->session, r->m, name, p->binding);
+}
+
+/* Is inputResponses an object whose members are all objects? */
+static int
+responses_valid(const char *p, struct jspan responses)
+{
+	struct jiter	it;
+	struct jspan	key, v;
+	int		r;
+
+	if (jscan_object(p, responses, &it) != 0)
+		return (0);
+	while ((r = jscan_next_member(&it, &key, &v)) == 1) {
+		if (jscan_type(p, v) != JT_OBJECT)
+			return (0);
+	}
+	return (r == 0);
 }
 
 int
-continuation_park(struct upstream *up, struct session *s, uint32_t tag,
-    const struct jrpc *m, uint32_t ref, char *why, size_t len, int *code)
+continuation_park(const struct up_ask *a, char *why, size_t len, int *code)
 {
+	struct upstream		*up = a->up;
+	struct session		*s = a->session;
+	const struct jrpc	*m = a->m;
 	struct pending		*p;
 	struct parked		*pk;
 	struct parked_input	*in;
 	const char		*kind;
 	int			 i;
 
-	p = tag != 0 ? route_pending_find(tag) : NULL;
+	p = a->tag != 0 ? route_pending_find(a->tag) : NULL;
 	if (p == NULL || p->up != up || p->session != s) {
 		snprintf(why, len, "the gateway cannot tell which request of "
 		    "the client this is for");
 		*code = JRPC_INTERNAL_ERROR;
 		return (-1);
 	}
-	if (!input_method(m->method_name)) {
+	/* What a 2026-07-28 client answers in inputResponses. */
+	if (!mcp_method_is(m->method_id, MCPM_F_INPUT)) {
 		snprintf(why, len, "a 2026-07-28 client answers no %s",
 		    m->method_name);
 		*code = JRPC_METHOD_NOT_FOUND;
 		return (-1);
 	}
-	if (strcmp(p->method, "tools/call") != 0 &&
-	    strcmp(p->method, "prompts/get") != 0 &&
-	    strcmp(p->method, "resources/read") != 0) {
+	if (!mcp_method_is(p->method, MCPM_F_PARKS)) {
 		snprintf(why, len, "a 2026-07-28 client supplies input only to "
 		    "tools/call, prompts/get and resources/read, not %s",
-		    p->method);
+		    mcp_method_name(p->method));
 		*code = JRPC_INTERNAL_ERROR;
 		return (-1);
 	}
@@ -510,12 +518,11 @@ continuation_park(struct upstream *up, struct session *s, uint32_t tag,
 		return (-1);
 	}
 	in = xcalloc(1, sizeof *in);
-	kind = strcmp(m->method_name, "sampling/createMessage") == 0 ?
-	    "sampling" : strcmp(m->method_name, "roots/list") == 0 ? "roots" :
-	    "elicitation";
+	kind = m->method_id == MCPM_SAMPLING ? "sampling" :
+	    m->method_id == MCPM_ROOTS ? "roots" : "elicitation";
 	snprintf(in->key, sizeof in->key, "%s-%u", kind, ++pk->next_key);
-	in->ref = ref;
-	snprintf(in->method, sizeof in->method, "%s", m->method_name);
+	in->ref = a->ref;
+	in->method = m->method_id;
 	if (m->params.len != 0) {
 		in->paramslen = m->params.len;
 		in->params = xmalloc(in->paramslen);
@@ -533,16 +540,16 @@ continuation_park(struct upstream *up, struct session *s, uint32_t tag,
 
 /* The capabilities a held request needs, as JSON (data of -32021). */
 static void
-required_caps(struct evbuffer *out, const char *method, const char *params,
+required_caps(struct evbuffer *out, enum mcp_method method, const char *params,
     size_t len)
 {
 	const char	*p = params != NULL ? params : "";
 
-	if (strcmp(method, "sampling/createMessage") == 0)
+	if (method == MCPM_SAMPLING)
 		evbuffer_add_printf(out, "{\"sampling\":%s}",
 		    memmem(p, len, "\"tools\"", 7) != NULL ? "{\"tools\":{}}" :
 		    "{}");
-	else if (strcmp(method, "roots/list") == 0)
+	else if (method == MCPM_ROOTS)
 		evbuffer_add_printf(out, "{\"roots\":{}}");
 	else
 		evbuffer_add_printf(out, "{\"elicitation\":{\"%s\":{}}}",
@@ -552,7 +559,7 @@ required_caps(struct evbuffer *out, const char *method, const char *params,
 /* Answer a request of the client -32021 for a held request. */
 static void
 missing_error(struct stream *st, const char *id, size_t idlen,
-    const char *method, const char *params, size_t paramslen,
+    enum mcp_method method, const char *params, size_t paramslen,
     const char *why)
 {
 	struct evbuffer	*data = evbuffer_new();
@@ -567,25 +574,27 @@ missing_error(struct stream *st, const char *id, size_t idlen,
 }
 
 void
-continuation_missing(struct upstream *up, uint32_t tag, const struct jrpc *m,
-    uint32_t ref, const char *why)
+continuation_missing(const struct up_ask *a, const char *why)
 {
-	struct pending	*p = tag != 0 ? route_pending_find(tag) : NULL;
-	struct session	*s;
-	struct parked	*pk;
+	const struct jrpc	*m = a->m;
+	struct pending		*p;
+	struct session		*s;
+	struct parked		*pk;
 
-	if (p == NULL || p->up != up) {
-		route_up_error(up, 0, ref, JRPC_METHOD_NOT_FOUND, why);
+	p = a->tag != 0 ? route_pending_find(a->tag) : NULL;
+	if (p == NULL || p->up != a->up) {
+		route_up_error(a->up, 0, a->ref, JRPC_METHOD_NOT_FOUND, why);
 		return;
 	}
 	s = p->session;
-	route_up_error(up, s != NULL ? s->no : 0, ref, JRPC_METHOD_NOT_FOUND,
-	    why);
+	route_up_error(a->up, s != NULL ? s->no : 0, a->ref,
+	    JRPC_METHOD_NOT_FOUND, why);
 	log_info("session %.8s: %s needs %s, which the client did not "
 	    "declare: -32021, the call is cancelled", s != NULL ? s->id : "?",
-	    p->method, m->method_name);
+	    mcp_method_name(p->method), m->method_name);
+	obs_end(&p->obs, OBS_REFUSED, MCP_MISSING_CAPABILITY);
 	if (p->stream != NULL)
-		missing_error(p->stream, p->id, p->idlen, m->method_name,
+		missing_error(p->stream, p->id, p->idlen, m->method_id,
 		    m->p + m->params.off, m->params.len, why);
 	if ((pk = p->parked) != NULL)
 		parked_cancel(pk, why);
@@ -691,27 +700,27 @@ continuation_upstream_gone(struct upstream *up)
  * retry answered) if one is not a result object.
  */
 static int
-parked_answer_inputs(struct parked *pk, struct stream *st,
-    const struct jrpc *m, struct jspan responses)
+parked_answer_inputs(struct parked *pk, struct req *r, struct jspan responses)
 {
+	const struct jrpc	*m = r->m;
 	struct parked_input	*in, *next;
 	struct jspan		 v;
 	struct evbuffer		*buf;
 	char			 ref[16];
-	int			 r;
+	int			 found;
 
 	for (in = TAILQ_FIRST(&pk->inputs); in != NULL; in = next) {
 		next = TAILQ_NEXT(in, entry);
-		if (responses.len == 0 || (r = jscan_member_unique(m->p,
+		if (responses.len == 0 || (found = jscan_member_unique(m->p,
 		    responses, in->key, &v)) == -1)
 			continue;	/* asked again below */
-		if (r == -2 || jscan_type(m->p, v) != JT_OBJECT) {
-			route_reject(st, m, JRPC_INVALID_PARAMS, "inputResponses."
+		if (found == -2 || jscan_type(m->p, v) != JT_OBJECT) {
+			route_reject(r, JRPC_INVALID_PARAMS, "inputResponses."
 			    "%s must be one result object", in->key);
 			return (-1);
 		}
 		if (v.len + 64 > pk->up->sc->max_message) {
-			route_reject(st, m, JRPC_INVALID_PARAMS, "inputResponses."
+			route_reject(r, JRPC_INVALID_PARAMS, "inputResponses."
 			    "%s is larger than upstream %s's max_message",
 			    in->key, pk->up->sc->name);
 			return (-1);
@@ -755,9 +764,8 @@ token_instance(const char *token)
 }
 
 /* Refuse a retry whose token is no good; log who sent what. */
-static int __attribute__((format(printf, 4, 5)))
-refuse(struct session *s, struct stream *st, const struct jrpc *m,
-    const char *fmt, ...)
+static int __attribute__((format(printf, 2, 3)))
+refuse(struct req *r, const char *fmt, ...)
 {
 	va_list	ap;
 	char	msg[256];
@@ -765,22 +773,25 @@ refuse(struct session *s, struct stream *st, const struct jrpc *m,
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	log_warnx("session %.8s: %s refused: %s", s->id, m->method_name, msg);
-	route_reject(st, m, JRPC_INVALID_PARAMS, "%s", msg);
+	log_warnx("session %.8s: %s refused: %s", r->session->id,
+	    r->m->method_name, msg);
+	route_reject(r, JRPC_INVALID_PARAMS, "%s", msg);
 	return (1);
 }
 
 int
-continuation_resume(struct session *s, struct stream *st, const struct jrpc *m,
-    struct upstream *up, const char *name)
+continuation_resume(struct req *r, struct upstream *up, const char *name)
 {
+	struct session		*s = r->session;
+	struct stream		*st = r->stream;
+	const struct jrpc	*m = r->m;
 	struct jspan		 state, responses;
 	struct stoken		 t;
 	struct parked		*pk;
 	struct parked_input	*in;
 	struct pending		*p;
 	struct evbuffer		*buf;
-	enum stoken_result	 r;
+	enum stoken_result	 verdict;
 	unsigned char		 binding[STOKEN_BINDING_LEN];
 	char			 token[STOKEN_MAX], why[256];
 	const char		*other;
@@ -795,44 +806,50 @@ continuation_resume(struct session *s, struct stream *st, const struct jrpc *m,
 	if (rs == -1 && rr == -1)
 		return (0);
 	if (rs == -2 || rr == -2)
-		return (refuse(s, st, m, "%s: requestState or inputResponses "
+		return (refuse(r, "%s: requestState or inputResponses "
 		    "given twice", m->method_name));
-	if (rs == -1)
-		return (refuse(s, st, m, "%s: inputResponses without the "
-		    "requestState they answer", m->method_name));
-	if (rr == 0 && jscan_type(m->p, responses) != JT_OBJECT)
-		return (refuse(s, st, m, "%s: inputResponses must be an object",
-		    m->method_name));
+	if (rr == 0 && !responses_valid(m->p, responses))
+		return (refuse(r, "%s: inputResponses must be an object "
+		    "of result objects", m->method_name));
+	if (rs == -1) {
+		/* Nothing of ours to continue: a new call, and what the
+		 * client sent unasked is ignored, as it SHOULD be (the worker
+		 * drops it for the upstream). */
+		log_debug("session %.8s: %s: inputResponses without a "
+		    "requestState, ignored", s->id, m->method_name);
+		return (0);
+	}
 	if (rr == -1)
 		memset(&responses, 0, sizeof responses);
 	if (jscan_type(m->p, state) != JT_STRING || (n = jscan_string(m->p,
 	    state, token, sizeof token)) < 0)
-		return (refuse(s, st, m, "requestState %s", "failed "
+		return (refuse(r, "requestState %s", "failed "
 		    "verification"));
-	r = stoken_verify(token, (size_t)n, state_key, state_keylen,
+	verdict = stoken_verify(token, (size_t)n, state_key, state_keylen,
 	    unix_ms(), &t);
-	if (r == STOKEN_EXPIRED)
-		return (refuse(s, st, m, "requestState expired (%s): the call "
+	if (verdict == STOKEN_EXPIRED)
+		return (refuse(r, "requestState expired (%s): the call "
 		    "it continued was cancelled", "request_state_ttl"));
-	if (r == STOKEN_BAD_MAC && (other = token_instance(token)) != NULL)
-		return (refuse(s, st, m, "requestState names a call parked at "
+	if (verdict == STOKEN_BAD_MAC &&
+	    (other = token_instance(token)) != NULL)
+		return (refuse(r, "requestState names a call parked at "
 		    "gateway instance %.*s, not this one (%s): a balancer must "
 		    "send a retry to the instance its token names",
 		    (int)strcspn(other, "."), other, instance));
-	if (r != STOKEN_OK)
-		return (refuse(s, st, m, "requestState %s",
-		    stoken_result_name(r)));
+	if (verdict != STOKEN_OK)
+		return (refuse(r, "requestState %s",
+		    stoken_result_name(verdict)));
 	if (strcmp(t.instance, instance) != 0)
-		return (refuse(s, st, m, "requestState names a call parked at "
+		return (refuse(r, "requestState names a call parked at "
 		    "gateway instance %s", t.instance));
 	bind_request(s, m, name, binding);
 	if (!stoken_binding_equal(binding, t.binding))
-		return (refuse(s, st, m, "requestState %s", "does not belong "
+		return (refuse(r, "requestState %s", "does not belong "
 		    "to this request (another principal, method, name or "
 		    "arguments)"));
 	if ((pk = parked_find(t.id)) == NULL || pk->session != s ||
 	    !pk->waiting || t.round != pk->round)
-		return (refuse(s, st, m, "requestState %s", "was already used, "
+		return (refuse(r, "requestState %s", "was already used, "
 		    "or the call it continued has ended"));
 
 	/* The token is used: its round is over. */
@@ -840,12 +857,12 @@ continuation_resume(struct session *s, struct stream *st, const struct jrpc *m,
 	pk->waiting = 0;
 	evtimer_del(pk->timer);
 	if (pk->answer != NULL) {
-		parked_deliver(st, m, pk->answer);
+		parked_deliver(r, pk->answer);
 		parked_free(pk, "answered");
 		return (1);
 	}
 	if (pk->gone != NULL || pk->pending == NULL || pk->up == NULL) {
-		route_reject(st, m, MCP_CONNECTION_CLOSED, "the call ended "
+		route_reject(r, MCP_CONNECTION_CLOSED, "the call ended "
 		    "while the gateway waited for the client's input: %s",
 		    pk->gone != NULL ? pk->gone : "the upstream went away");
 		parked_free(pk, "the call ended");
@@ -854,17 +871,18 @@ continuation_resume(struct session *s, struct stream *st, const struct jrpc *m,
 	if (pk->round > PARKED_MAX_ROUNDS) {
 		snprintf(why, sizeof why, "more than %d rounds of input",
 		    PARKED_MAX_ROUNDS);
-		route_reject(st, m, JRPC_INTERNAL_ERROR, "%s", why);
+		route_reject(r, JRPC_INTERNAL_ERROR, "%s", why);
 		parked_cancel(pk, why);
 		return (1);
 	}
-	if (parked_answer_inputs(pk, st, m, responses) != 0) {
+	if (parked_answer_inputs(pk, r, responses) != 0) {
 		parked_cancel(pk, "the client's inputResponses were malformed");
 		return (1);
 	}
 	/* What is still held is asked again, of what this retry can do. */
 	TAILQ_FOREACH(in, &pk->inputs, entry) {
 		if (!input_can(st->caps, in, why, sizeof why)) {
+			req_answered(r, OBS_REFUSED, MCP_MISSING_CAPABILITY);
 			missing_error(st, m->p + m->id.off, m->id.len,
 			    in->method, in->params, in->paramslen, why);
 			parked_cancel(pk, why);
@@ -894,6 +912,6 @@ continuation_resume(struct session *s, struct stream *st, const struct jrpc *m,
 	evbuffer_free(buf);
 	route_pending_arm(p);
 	log_debug("session %.8s: parked %s resumed (round %u)", s->id,
-	    p->method, pk->round);
+	    mcp_method_name(p->method), pk->round);
 	return (1);
 }

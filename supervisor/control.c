@@ -22,24 +22,93 @@
 #include "xmalloc.h"
 
 #define CONTROL_MAX_FRAME	65536
-/* mcpctl sends one command and waits: a few at once is plenty, and the
- * descriptors they hold come out of http.c's reserve. */
+/*
+ * mcpctl sends one command and waits: a few at once is plenty, and the
+ * descriptors they hold come out of http.c's reserve.  Clients that sit
+ * on them do not keep mcpctl out: when all are taken, a new connection
+ * closes the one that has done nothing for longest, once that is
+ * CONTROL_GRACE_MS (mcpctl is done in a few milliseconds).
+ */
 #define CONTROL_MAX_CLIENTS	16
+#define CONTROL_GRACE_MS	1000
+/* A connection that does nothing for this long is closed: no request
+ * completed, no reply read.  Bytes of a request do not count. */
+#define CONTROL_IDLE_MS		30000
+/* Replies unread past this: stop reading requests until they are. */
+#define CONTROL_OUT_HIGH	(64 * 1024)
+/* The largest reply mcpctl takes (MCPCTL_MAX_REPLY in mcpctl/ctl.c);
+ * replies past this many bytes are copied, larger ones referenced. */
+#define CONTROL_MAX_REPLY	(16 * 1024 * 1024)
+#define CONTROL_COPY_MAX	4096
 #define CONTROL_PAUSE_MS	250	/* out of descriptors: stop accepting */
 #define CONTROL_DRAIN_DEFAULT	300	/* seconds of mcpctl drain */
 
+/* One connection to the control socket. */
+struct control_conn {
+	TAILQ_ENTRY(control_conn)	 entry;
+	struct bufferevent		*bev;		/* owned */
+	struct evbuffer_cb_entry	*out_cb;	/* on bev's output */
+	struct event			*idle_ev;	/* owned */
+	int64_t				 active;	/* ms: last activity */
+	int				 paused;	/* replies unread */
+};
+
+static TAILQ_HEAD(, control_conn)	control_conns =
+    TAILQ_HEAD_INITIALIZER(control_conns);
 static struct evconnlistener	*control_lev;
 static char			*control_path;
 static unsigned int		 control_clients;
 static struct event		*control_pause_ev;
 
-/* Reply to a control command. */
+/* Free a reply's text once written. */
 static void
-control_reply(struct bufferevent *bev, json_t *reply)
+control_free_text(const void *data, size_t len, void *arg)
 {
-	frame_add_json(bufferevent_get_output(bev), MSG_CTL_REPLY, 0, 0,
-	    reply);
+	free((void *)data);
+}
+
+/*
+ * Queue the reply to a control command (taken).  A small one is copied
+ * into the output's packed chains; a large one is referenced as jansson
+ * made it, never copied into a chain rounded up to a power of two; one
+ * larger than mcpctl takes is an error instead.
+ */
+static void
+control_reply(struct control_conn *cc, json_t *reply)
+{
+	struct evbuffer		*out = bufferevent_get_output(cc->bev);
+	struct frame_hdr	 hdr;
+	unsigned char		 raw[FRAME_HDR_LEN];
+	char			*text;
+	size_t			 len;
+
+	if ((text = json_dumps(reply, JSON_COMPACT)) == NULL)
+		fatalx("json_dumps");
 	json_decref(reply);
+	if ((len = strlen(text)) > CONTROL_MAX_REPLY) {
+		log_warnx("control: a reply of %zu bytes is over the %d that "
+		    "mcpctl takes", len, CONTROL_MAX_REPLY);
+		free(text);
+		reply = json_pack("{s:b, s:s}", "ok", 0, "error",
+		    "the reply is too large");
+		if ((text = json_dumps(reply, JSON_COMPACT)) == NULL)
+			fatalx("json_dumps");
+		json_decref(reply);
+		len = strlen(text);
+	}
+	if (len <= CONTROL_COPY_MAX) {
+		frame_add(out, MSG_CTL_REPLY, 0, 0, text, len);
+		free(text);
+		return;
+	}
+	memset(&hdr, 0, sizeof hdr);
+	hdr.len = (uint32_t)len;
+	hdr.type = MSG_CTL_REPLY;
+	frame_hdr_encode(&hdr, raw);
+	if (evbuffer_add(out, raw, sizeof raw) != 0 ||
+	    evbuffer_add_reference(out, text, len, control_free_text,
+	    NULL) != 0)
+		fatalx("evbuffer_add");
 }
 
 /* Calls in flight over every upstream. */
@@ -281,27 +350,74 @@ control_command(json_t *req)
 
 /* Close a control connection. */
 static void
-control_close_client(struct bufferevent *bev)
+control_close_client(struct control_conn *cc)
 {
-	bufferevent_free(bev);
+	TAILQ_REMOVE(&control_conns, cc, entry);
+	evbuffer_remove_cb_entry(bufferevent_get_output(cc->bev), cc->out_cb);
+	bufferevent_free(cc->bev);
+	event_free(cc->idle_ev);
+	free(cc);
 	control_clients--;
 }
 
+/* Something happened on a connection: it has CONTROL_IDLE_MS again. */
 static void
-control_read_cb(struct bufferevent *bev, void *arg)
+control_touch(struct control_conn *cc)
 {
-	struct evbuffer		*in = bufferevent_get_input(bev);
+	struct timeval	tv = { CONTROL_IDLE_MS / 1000,
+			    (CONTROL_IDLE_MS % 1000) * 1000 };
+
+	cc->active = now_ms();
+	evtimer_add(cc->idle_ev, &tv);
+}
+
+static void
+control_idle_cb(evutil_socket_t fd, short events, void *arg)
+{
+	struct control_conn	*cc = arg;
+
+	log_info("control: closing a connection that did nothing for %d s "
+	    "(%s)", CONTROL_IDLE_MS / 1000,
+	    evbuffer_get_length(bufferevent_get_output(cc->bev)) > 0 ?
+	    "its replies unread" : "no request");
+	control_close_client(cc);
+}
+
+/* Reading a reply is activity. */
+static void
+control_out_cb(struct evbuffer *out, const struct evbuffer_cb_info *info,
+    void *arg)
+{
+	if (info->n_deleted > 0)
+		control_touch(arg);
+}
+
+/*
+ * Answer the requests that have come, in order, while fewer than
+ * CONTROL_OUT_HIGH bytes of replies wait to be read; past that, stop
+ * reading until they are.  The connection may be closed on return.
+ */
+static void
+control_process(struct control_conn *cc)
+{
+	struct evbuffer		*in = bufferevent_get_input(cc->bev);
+	struct evbuffer		*out = bufferevent_get_output(cc->bev);
 	struct frame_hdr	 hdr;
 	const char		*why;
 	json_t			*req;
 
 	for (;;) {
+		if (evbuffer_get_length(out) >= CONTROL_OUT_HIGH) {
+			cc->paused = 1;
+			bufferevent_disable(cc->bev, EV_READ);
+			return;
+		}
 		switch (frame_peek(in, CONTROL_MAX_FRAME, &hdr, &why)) {
 		case FRAME_NEED:
 			return;
 		case FRAME_BAD:
 			log_warnx("control: bad frame: %s", why);
-			control_close_client(bev);
+			control_close_client(cc);
 			return;
 		case FRAME_OK:
 			break;
@@ -309,40 +425,90 @@ control_read_cb(struct bufferevent *bev, void *arg)
 		if (hdr.type != MSG_CTL_REQUEST ||
 		    (req = frame_take_json(in, &hdr, &why)) == NULL) {
 			log_warnx("control: bad request");
-			control_close_client(bev);
+			control_close_client(cc);
 			return;
 		}
-		control_reply(bev, control_command(req));
+		control_reply(cc, control_command(req));
 		json_decref(req);
+		control_touch(cc);
 	}
+}
+
+static void
+control_read_cb(struct bufferevent *bev, void *arg)
+{
+	control_process(arg);
+}
+
+/* The replies have been read: read requests again. */
+static void
+control_write_cb(struct bufferevent *bev, void *arg)
+{
+	struct control_conn	*cc = arg;
+
+	if (!cc->paused)
+		return;
+	cc->paused = 0;
+	bufferevent_enable(bev, EV_READ);
+	control_process(cc);
 }
 
 static void
 control_event_cb(struct bufferevent *bev, short events, void *arg)
 {
-	control_close_client(bev);
+	control_close_client(arg);
+}
+
+/*
+ * Make room for a new connection: close the one that has done nothing
+ * for longest, if that is CONTROL_GRACE_MS.  0 if one was closed.
+ */
+static int
+control_make_room(void)
+{
+	struct control_conn	*cc, *oldest = NULL;
+	int64_t			 now = now_ms();
+
+	TAILQ_FOREACH(cc, &control_conns, entry) {
+		if (oldest == NULL || cc->active < oldest->active)
+			oldest = cc;
+	}
+	if (oldest == NULL || now - oldest->active < CONTROL_GRACE_MS) {
+		log_warnx("control: %u connections, all busy: refusing one",
+		    control_clients);
+		return (-1);
+	}
+	log_info("control: %u connections: closing one that did nothing for "
+	    "%lld ms", control_clients, (long long)(now - oldest->active));
+	control_close_client(oldest);
+	return (0);
 }
 
 static void
 control_accept_cb(struct evconnlistener *lev, evutil_socket_t fd,
     struct sockaddr *sa, int salen, void *arg)
 {
-	struct bufferevent	*bev;
-	struct timeval		 tv = { 30, 0 };
+	struct control_conn	*cc;
 
-	if (control_clients >= CONTROL_MAX_CLIENTS) {
+	if (control_clients >= CONTROL_MAX_CLIENTS &&
+	    control_make_room() != 0) {
 		close(fd);
 		return;
 	}
-	bev = bufferevent_socket_new(base, fd, BEV_OPT_CLOSE_ON_FREE);
-	if (bev == NULL) {
-		close(fd);
-		return;
-	}
+	cc = xcalloc(1, sizeof *cc);
+	cc->bev = bufferevent_socket_new(base, fd, BEV_OPT_CLOSE_ON_FREE);
+	cc->idle_ev = evtimer_new(base, control_idle_cb, cc);
+	cc->out_cb = evbuffer_add_cb(bufferevent_get_output(cc->bev),
+	    control_out_cb, cc);
+	TAILQ_INSERT_TAIL(&control_conns, cc, entry);
 	control_clients++;
-	bufferevent_setcb(bev, control_read_cb, NULL, control_event_cb, NULL);
-	bufferevent_set_timeouts(bev, &tv, &tv);
-	bufferevent_enable(bev, EV_READ | EV_WRITE);
+	control_touch(cc);
+	/* At most one request's frame waits unread in our buffer. */
+	bufferevent_setwatermark(cc->bev, EV_READ, 0,
+	    FRAME_HDR_LEN + CONTROL_MAX_FRAME);
+	bufferevent_setcb(cc->bev, control_read_cb, control_write_cb,
+	    control_event_cb, cc);
+	bufferevent_enable(cc->bev, EV_READ | EV_WRITE);
 }
 
 /* Accept again after a pause. */
@@ -432,9 +598,7 @@ control_listen(const char *path)
 		return (-1);
 	}
 	evconnlistener_set_error_cb(control_lev, control_accept_error_cb);
-	if ((control_pause_ev = evtimer_new(base, control_resume_cb,
-	    NULL)) == NULL)
-		fatalx("evtimer_new");
+	control_pause_ev = evtimer_new(base, control_resume_cb, NULL);
 	control_path = xstrdup(path);
 	return (0);
 }

@@ -75,13 +75,14 @@ drain_start(unsigned int seconds, char *err, size_t errlen)
 		    DRAIN_MAX_SECONDS);
 		return (-1);
 	}
-	if (drain_timer == NULL && ((drain_timer = evtimer_new(base,
-	    drain_exit_cb, (void *)"the deadline passed with sessions "
-	    "left, stopping")) == NULL || (drain_done_ev = evtimer_new(base,
-	    drain_exit_cb, (void *)"no session left, stopping")) == NULL ||
-	    (drain_poll = event_new(base, -1, EV_PERSIST, drain_poll_cb,
-	    NULL)) == NULL))
-		fatalx("evtimer_new");
+	if (drain_timer == NULL) {
+		drain_timer = evtimer_new(base, drain_exit_cb, (void *)"the "
+		    "deadline passed with sessions left, stopping");
+		drain_done_ev = evtimer_new(base, drain_exit_cb,
+		    (void *)"no session left, stopping");
+		drain_poll = event_new(base, -1, EV_PERSIST, drain_poll_cb,
+		    NULL);
+	}
 	draining = 1;
 	drain_deadline = now_ms() + (int64_t)seconds * 1000;
 	tv.tv_sec = seconds;

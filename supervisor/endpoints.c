@@ -4,8 +4,11 @@
  * listener (listen) serves MCP (mcp_http.c: /mcp, /sse, /messages, the
  * WebSocket path), /healthz and /readyz, and /metrics unless metrics_listen
  * is set; the metrics listener serves /metrics, /healthz and /readyz.
- * Every path is under the listener's Host and Origin rules, and all but
- * the health checks need a token when tokens are configured.
+ * Every path is under the listener's Host and Origin rules.  MCP needs a
+ * token with the MCP right, /metrics one with the metrics right, as soon
+ * as any token is configured (auth.c); the health checks need none, and
+ * say why the gateway is not ready only to a request that may read the
+ * metrics (health.c).
  */
 #include "config.h"
 
@@ -30,7 +33,8 @@ main_check(struct http_conn *c, struct http_request *req)
 	if (health_path(req))
 		return (mcp_http_check_access(c, req, listen_loopback, 0));
 	if (main_serves_metrics(req))
-		return (mcp_http_check_access(c, req, listen_loopback, 1));
+		return (mcp_http_check_access(c, req, listen_loopback,
+		    AUTH_METRICS));
 	return (mcp_http_service.check(c, req));
 }
 
@@ -62,7 +66,7 @@ metrics_check(struct http_conn *c, struct http_request *req)
 		return (-1);
 	}
 	return (mcp_http_check_access(c, req, metrics_loopback,
-	    !health_path(req)));
+	    health_path(req) ? 0 : AUTH_METRICS));
 }
 
 static void

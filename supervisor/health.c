@@ -15,7 +15,11 @@
  *			"no new sessions, keep the existing ones".
  *
  * Both are under the listener's Host and Origin rules but need no token:
- * they tell whether the gateway serves, nothing of what it serves.
+ * their status tells whether the gateway serves.  Why it does not (which
+ * upstream is failed, stopped or still starting) is said only to a request
+ * that may read the metrics, which name every upstream anyway: without
+ * any token configured, any request; with tokens, one whose token has the
+ * metrics right (auth.c).  Others get the status and a word.
  */
 #include "config.h"
 
@@ -119,8 +123,10 @@ health_serve(struct http_conn *c, struct http_request *req)
 		n = snprintf(body, sizeof body, "ready\n");
 	else if (status == 404)
 		n = snprintf(body, sizeof body, "draining: no new sessions\n");
-	else
+	else if (mcp_http_may(req, AUTH_METRICS))
 		n = snprintf(body, sizeof body, "not ready: %s\n", why);
+	else
+		n = snprintf(body, sizeof body, "not ready\n");
 	http_reply(c, status, "text/plain; charset=utf-8",
 	    "Cache-Control: no-store\r\n", body, (size_t)n);
 }

@@ -76,36 +76,42 @@ listen_flag(const char *p, struct jspan filter, const char *key, int *on)
 }
 
 void
-listen_open(struct session *s, struct stream *st, const struct jrpc *m)
+listen_open(struct req *r)
 {
 	static const char *const names[] = { "toolsListChanged",
 	    "promptsListChanged", "resourcesListChanged" };
 	static const int	 kinds[] = { 1 << CATALOG_TOOLS,
 	    1 << CATALOG_PROMPTS, (1 << CATALOG_RESOURCES) |
 	    (1 << CATALOG_TEMPLATES) };
+	struct session		*s = r->session;
+	struct stream		*st = r->stream;
+	const struct jrpc	*m = r->m;
 	struct listen		*l;
 	struct jspan		 filter, subs, v;
 	struct jiter		 it;
 	struct upstream		*up;
 	struct evbuffer		*ack;
 	static char		 uri[LISTEN_URI_MAX + 1];
+	const char		*why;
 	ssize_t			 len;
 	size_t			 i, n = 0;
-	int			 on, r, first = 1;
+	int			 on, found, first = 1;
 
 	if (st->kind != STREAM_LISTEN) {
-		route_reject(st, m, JRPC_INVALID_REQUEST, "subscriptions/listen "
+		route_reject(r, JRPC_INVALID_REQUEST, "subscriptions/listen "
 		    "is a 2026-07-28 request");
 		return;
 	}
-	if ((r = jscan_member_unique(m->p, m->params, "notifications",
+	if ((found = jscan_member_unique(m->p, m->params, "notifications",
 	    &filter)) != 0 || jscan_type(m->p, filter) != JT_OBJECT) {
+		req_answered(r, OBS_REFUSED, JRPC_INVALID_PARAMS);
 		modern_error(st, m->p + m->id.off, m->id.len,
 		    JRPC_INVALID_PARAMS, NULL, "subscriptions/listen: "
 		    "params.notifications must be an object");
 		return;
 	}
 	if (s->nlistens >= conf->max_pending) {
+		req_answered(r, OBS_REFUSED, MCP_OVERLOADED);
 		modern_error(st, m->p + m->id.off, m->id.len, MCP_OVERLOADED,
 		    NULL, "too many subscriptions/listen streams for this "
 		    "client (limit %u)", conf->max_pending);
@@ -117,6 +123,7 @@ listen_open(struct session *s, struct stream *st, const struct jrpc *m)
 		if (listen_flag(m->p, filter, names[i], &on) != 0) {
 			strmap_free(&l->uris);
 			free(l);
+			req_answered(r, OBS_REFUSED, JRPC_INVALID_PARAMS);
 			modern_error(st, m->p + m->id.off, m->id.len,
 			    JRPC_INVALID_PARAMS, NULL, "subscriptions/listen: "
 			    "notifications.%s must be a boolean", names[i]);
@@ -134,8 +141,9 @@ listen_open(struct session *s, struct stream *st, const struct jrpc *m)
 			first = 0;
 		}
 	}
-	r = jscan_member_unique(m->p, filter, "resourceSubscriptions", &subs);
-	if (r == 0 && jscan_array(m->p, subs, &it) == 0) {
+	found = jscan_member_unique(m->p, filter, "resourceSubscriptions",
+	    &subs);
+	if (found == 0 && jscan_array(m->p, subs, &it) == 0) {
 		evbuffer_add_printf(ack, "%s\"resourceSubscriptions\":[",
 		    first ? "" : ",");
 		first = 1;
@@ -147,7 +155,7 @@ listen_open(struct session *s, struct stream *st, const struct jrpc *m)
 			/* Honoured: a URI the client may read, once. */
 			if (n >= LISTEN_MAX_URIS ||
 			    (up = catalog_resource(view_catalog(s), uri)) ==
-			    NULL || !acl_allows(s, uri) ||
+			    NULL || acl_allows_uri(s, uri, &why) != 1 ||
 			    strmap_get(&l->uris, uri) != NULL)
 				continue;
 			strmap_add(&l->uris, uri, up);
@@ -159,7 +167,7 @@ listen_open(struct session *s, struct stream *st, const struct jrpc *m)
 			n++;
 		}
 		evbuffer_add(ack, "]", 1);
-	} else if (r != -1) {
+	} else if (found != -1) {
 		log_debug("session %.8s: listen with a resourceSubscriptions "
 		    "that is not an array", s->id);
 	}

@@ -24,25 +24,43 @@ static const char *const loopback_names[] = {
 };
 
 /*
- * When tokens are configured, a request must carry one as a bearer token;
- * which one is recorded in req->credential (0 without tokens), so that a
- * session serves only the credential that created it, and whom it names
- * in req->client (NULL for an unnamed one).
+ * When tokens are configured, a request for a right (AUTH_MCP or
+ * AUTH_METRICS) must carry one as a bearer token, and the token must have
+ * that right; which one is recorded in req->credential (0 without tokens),
+ * so that a session serves only the credential that created it, and whom
+ * it names in req->client (NULL for an unnamed one).  0 when admitted;
+ * 401 without a token that matches; 403 with one that lacks the right.
  */
 static int
-mcp_http_check_auth(struct http_request *req)
+mcp_http_check_auth(struct http_request *req, int right)
 {
 	const struct http_header	*h;
+	int				 rights;
 
 	req->credential = 0;
 	req->client = NULL;
-	if (!auth_required())
+	if (!auth_required(right))
 		return (0);
 	h = http_header(&req->head, "Authorization");
 	if (h == NULL || h->valuelen < 8 || !http_value_begins(h, "Bearer "))
-		return (-1);
-	return (auth_check(h->value + 7, h->valuelen - 7, &req->credential,
-	    &req->client));
+		return (401);
+	if (auth_check(h->value + 7, h->valuelen - 7, &req->credential,
+	    &req->client, &rights) != 0)
+		return (401);
+	return ((rights & right) != 0 ? 0 : 403);
+}
+
+int
+mcp_http_may(struct http_request *req, int right)
+{
+	uint64_t	credential = req->credential;
+	const char	*client = req->client;
+	int		 r;
+
+	r = mcp_http_check_auth(req, right);
+	req->credential = credential;
+	req->client = client;
+	return (r == 0);
 }
 
 /* Answer with a JSON-RPC error that has no id, at an HTTP status. */
@@ -257,21 +275,6 @@ mcp_http_initialize(struct http_conn *c, struct http_request *req,
 	obs_initialize(s, s->peer, OBS_T_HTTP, m, t0, 0);
 }
 
-/*
- * The rule for answering a POSTed request: a request the gateway routes to
- * an upstream and whose handling may bring server-initiated traffic
- * (tools/call, resources/read, prompts/get) is answered with an event
- * stream that carries that traffic and ends with the response; every
- * other request is answered with one JSON body.
- */
-static int
-mcp_http_streams(const struct jrpc *m)
-{
-	return (strcmp(m->method_name, "tools/call") == 0 ||
-	    strcmp(m->method_name, "resources/read") == 0 ||
-	    strcmp(m->method_name, "prompts/get") == 0);
-}
-
 /* Check that a body is declared as JSON. */
 static int
 mcp_http_check_json(struct http_conn *c, struct http_request *req)
@@ -341,8 +344,7 @@ mcp_http_post(struct http_conn *c, struct http_request *req)
 		modern_post(c, req, &m);
 		return;
 	}
-	if (m.kind == JRPC_REQUEST &&
-	    strcmp(m.method_name, "initialize") == 0) {
+	if (m.kind == JRPC_REQUEST && m.method_id == MCPM_INITIALIZE) {
 		mcp_http_initialize(c, req, &m);
 		return;
 	}
@@ -353,8 +355,14 @@ mcp_http_post(struct http_conn *c, struct http_request *req)
 		http_reply(c, 202, NULL, NULL, NULL, 0);
 		return;
 	}
-	st = stream_new(s, mcp_http_streams(&m) ? STREAM_POST : STREAM_JSON,
-	    c);
+	/*
+	 * A request whose handling at an upstream may bring requests to the
+	 * client (MCPM_F_STREAMS) is answered with an event stream that
+	 * carries them and ends with the response; every other request with
+	 * one JSON body.
+	 */
+	st = stream_new(s, mcp_method_is(m.method_id, MCPM_F_STREAMS) ?
+	    STREAM_POST : STREAM_JSON, c);
 	route_request(s, st, &m);
 }
 
@@ -594,9 +602,33 @@ mcp_http_log_token(struct http_conn *c, struct http_request *req)
 	http_conn_nolog(c);
 }
 
+/* Refuse a valid token that does not admit to what it asks for. */
+static void
+mcp_http_forbid(struct http_conn *c, struct http_request *req, int right)
+{
+	char	refused[128];
+
+	if (right == AUTH_METRICS)
+		snprintf(refused, sizeof refused, "%s%s may not read the "
+		    "metrics", req->client != NULL ? "client " : "this token",
+		    req->client != NULL ? req->client : "");
+	else
+		snprintf(refused, sizeof refused, "a token of metrics_tokens, "
+		    "which admits to /metrics only");
+	log_warnx("http %s: %s %s refused: %s", http_conn_peer(c),
+	    req->method, req->path, refused);
+	metrics_refused("token");
+	access_log_http(http_conn_peer(c), req->method, req->path, 403,
+	    refused);
+	http_conn_nolog(c);
+	mcp_http_error(c, 403, JRPC_INVALID_REQUEST, right == AUTH_METRICS ?
+	    "Forbidden: this token may not read the metrics" :
+	    "Forbidden: this token admits to /metrics only", NULL);
+}
+
 int
 mcp_http_check_access(struct http_conn *c, struct http_request *req,
-    int loopback, int token)
+    int loopback, int right)
 {
 	const char	*why;
 	int		 status;
@@ -606,14 +638,21 @@ mcp_http_check_access(struct http_conn *c, struct http_request *req,
 		mcp_http_error(c, status, JRPC_INVALID_REQUEST, why, NULL);
 		return (-1);
 	}
-	if (token && mcp_http_check_auth(req) != 0) {
+	if (right == 0)
+		return (0);
+	switch (mcp_http_check_auth(req, right)) {
+	case 0:
+		return (0);
+	case 403:
+		mcp_http_forbid(c, req, right);
+		return (-1);
+	default:
 		mcp_http_log_token(c, req);
 		mcp_http_error(c, 401, JRPC_INVALID_REQUEST,
 		    "Unauthorized: a valid bearer token is required",
 		    "WWW-Authenticate: Bearer realm=\"mcp-supervisor\"\r\n");
 		return (-1);
 	}
-	return (0);
 }
 
 /*
@@ -634,7 +673,7 @@ mcp_http_check(struct http_conn *c, struct http_request *req)
 		    not_found, strlen(not_found));
 		return (-1);
 	}
-	return (mcp_http_check_access(c, req, listen_loopback, 1));
+	return (mcp_http_check_access(c, req, listen_loopback, AUTH_MCP));
 }
 
 /* A whole request that passed mcp_http_check. */

@@ -6,9 +6,13 @@
  * other; all its answers, notifications and requests go on its connection
  * (one stream, STREAM_WS), and it ends, as a DELETE would end it, when the
  * connection does.  Frames from the client are parsed by libwslay (masking,
- * fragments, control frames, the close handshake, the message size limit);
- * frames to it are written here, one unfragmented text frame per message,
- * so a large answer goes out without a copy.
+ * fragments, control frames, the close handshake); their payload is
+ * reassembled in common/ws_msg.c, which bounds a message's memory by
+ * max_body, whatever its fragments, and its time by a deadline.  Frames to
+ * the client are written here, one unfragmented text frame per message, so
+ * a large answer goes out without a copy.  wslay is driven only from loop
+ * events (ws_read, ws_drained, the timers), never from its own callbacks,
+ * which only queue.
  */
 #include "config.h"
 
@@ -26,6 +30,7 @@
 #include "supervisor.h"
 #include "utf8.h"
 #include "ws_accept.h"
+#include "ws_msg.h"
 #include "xmalloc.h"
 
 #define WS_COPY_MAX	16384	/* smaller messages are copied */
@@ -40,6 +45,8 @@ struct ws_client {
 	wslay_event_context_ptr	 ctx;
 	struct session		*s;		/* ended with the connection */
 	struct event		*ping;
+	struct ws_msg		 msg;		/* the message being received */
+	struct event		*deadline;	/* for that message */
 	int64_t			 last_rx;	/* monotonic ms */
 	int			 closing;	/* a close frame was queued */
 	int			 paused;	/* not reading: output waits */
@@ -107,23 +114,84 @@ ws_reject(struct ws_client *ws, const char *p, const struct jrpc *m, int code,
 	evbuffer_free(buf);
 }
 
-/* A whole message from the client. */
+/* A frame begins: is its message still within max_body, and text? */
+static void
+ws_frame_start(wslay_event_context_ptr ctx,
+    const struct wslay_event_on_frame_recv_start_arg *arg, void *user)
+{
+	struct ws_client	*ws = user;
+	char			 why[96];
+
+	if (arg->opcode == WSLAY_BINARY_FRAME) {
+		/* Refused now, not once max_body of it is held. */
+		ws_close(ws, WSLAY_CODE_UNSUPPORTED_DATA, "binary frames are "
+		    "not MCP: send JSON-RPC in text frames");
+		wslay_event_shutdown_read(ctx);
+		return;
+	}
+	if (ws_msg_start(&ws->msg, arg, now_ms()) == 0)
+		return;
+	snprintf(why, sizeof why, "a message over max_body (%zu bytes)",
+	    conf->max_body);
+	ws_close(ws, WSLAY_CODE_MESSAGE_TOO_BIG, why);
+	wslay_event_shutdown_read(ctx);
+}
+
+/* Payload of a frame: onto its message. */
+static void
+ws_frame_chunk(wslay_event_context_ptr ctx,
+    const struct wslay_event_on_frame_recv_chunk_arg *arg, void *user)
+{
+	struct ws_client	*ws = user;
+
+	ws_msg_chunk(&ws->msg, arg->data, arg->data_length);
+}
+
+/* A whole text message from the client. */
+static void
+ws_text(struct ws_client *ws, const uint8_t *msg, size_t len)
+{
+	struct jrpc		 m;
+	const char		*why, *p = (const char *)msg;
+	int			 r;
+
+	if (ws->closing || ws->s == NULL || ws->msg.failed)
+		return;
+	if (!utf8_valid(msg, len)) {
+		ws_close(ws, WSLAY_CODE_INVALID_FRAME_PAYLOAD_DATA, "a text "
+		    "frame must be UTF-8");
+		return;
+	}
+	memset(&m, 0, sizeof m);
+	if ((r = jrpc_scan(p, len, &m, &why)) != 0) {
+		log_debug("session %.8s: bad message: %s", ws->s->id, why);
+		ws_reject(ws, p, &m, r, why);
+		return;
+	}
+	if (ws->s->client_caps == NULL && m.kind == JRPC_REQUEST &&
+	    m.method_id != MCPM_INITIALIZE && m.method_id != MCPM_PING) {
+		ws_reject(ws, p, &m, JRPC_INVALID_REQUEST, "the session is not "
+		    "initialized: send initialize first");
+		return;
+	}
+	route_message(ws->s, ws->s->only, &m);
+}
+
+/* A whole message from the client (its payload is in ws->msg). */
 static void
 ws_message(wslay_event_context_ptr ctx,
     const struct wslay_event_on_msg_recv_arg *arg, void *user)
 {
 	struct ws_client	*ws = user;
-	struct jrpc		 m;
-	const char		*why, *p = (const char *)arg->msg;
-	int			 r;
 
 	switch (arg->opcode) {
 	case WSLAY_TEXT_FRAME:
+		ws_text(ws, ws->msg.buf, ws->msg.len);
 		break;
 	case WSLAY_BINARY_FRAME:
 		ws_close(ws, WSLAY_CODE_UNSUPPORTED_DATA, "binary frames are "
 		    "not MCP: send JSON-RPC in text frames");
-		return;
+		break;
 	case WSLAY_CONNECTION_CLOSE:
 		/* wslay answers it; the connection closes once that is out. */
 		ws->closing = 1;
@@ -131,27 +199,7 @@ ws_message(wslay_event_context_ptr ctx,
 	default:
 		return;	/* ping (answered by wslay) or pong */
 	}
-	if (ws->closing || ws->s == NULL)
-		return;
-	if (!utf8_valid(arg->msg, arg->msg_length)) {
-		ws_close(ws, WSLAY_CODE_INVALID_FRAME_PAYLOAD_DATA, "a text "
-		    "frame must be UTF-8");
-		return;
-	}
-	memset(&m, 0, sizeof m);
-	if ((r = jrpc_scan(p, arg->msg_length, &m, &why)) != 0) {
-		log_debug("session %.8s: bad message: %s", ws->s->id, why);
-		ws_reject(ws, p, &m, r, why);
-		return;
-	}
-	if (ws->s->client_caps == NULL && m.kind == JRPC_REQUEST &&
-	    strcmp(m.method_name, "initialize") != 0 &&
-	    strcmp(m.method_name, "ping") != 0) {
-		ws_reject(ws, p, &m, JRPC_INVALID_REQUEST, "the session is not "
-		    "initialized: send initialize first");
-		return;
-	}
-	route_message(ws->s, ws->s->only, &m);
+	ws_msg_reset(&ws->msg);
 }
 
 /* Write what wslay has queued; close once a close frame went out. */
@@ -170,6 +218,44 @@ ws_flush(struct ws_client *ws)
 	}
 }
 
+/* Arm the deadline of a message begun and not yet whole. */
+static void
+ws_deadline_arm(struct ws_client *ws)
+{
+	struct timeval	tv;
+	int64_t		left;
+
+	if (ws->closing || evtimer_pending(ws->deadline, NULL) ||
+	    (left = ws_msg_left(&ws->msg, now_ms())) < 0)
+		return;
+	tv.tv_sec = left / 1000;
+	tv.tv_usec = (left % 1000) * 1000;
+	evtimer_add(ws->deadline, &tv);
+}
+
+/* A message was not whole in time: close with 1008. */
+static void
+ws_deadline_cb(evutil_socket_t fd, short events, void *arg)
+{
+	struct ws_client	*ws = arg;
+	int64_t			 now = now_ms(), left;
+	char			 why[112];
+
+	if (ws->closing || (left = ws_msg_left(&ws->msg, now)) < 0)
+		return;
+	if (left > 0) {
+		/* Another message, or this one grew: more time. */
+		ws_deadline_arm(ws);
+		return;
+	}
+	snprintf(why, sizeof why, "a message not whole after %lld s (%zu "
+	    "bytes in %lu frames)", (long long)((now - ws->msg.started) /
+	    1000), ws->msg.len, ws->msg.frames);
+	ws_close(ws, WSLAY_CODE_POLICY_VIOLATION, why);
+	wslay_event_shutdown_read(ws->ctx);
+	ws_flush(ws);
+}
+
 /* New bytes from the client. */
 static void
 ws_read(struct http_conn *c, void *arg)
@@ -184,6 +270,7 @@ ws_read(struct http_conn *c, void *arg)
 		    ws->s != NULL ? ws->s->id : "-", http_conn_peer(c));
 		ws->closing = 1;
 	}
+	ws_deadline_arm(ws);
 	ws_flush(ws);
 	/*
 	 * Every ping read is a pong to write: a peer that sends pings and
@@ -248,6 +335,8 @@ ws_closed(struct http_conn *c, void *arg)
 	}
 	if (ws->ping != NULL)
 		event_free(ws->ping);
+	event_free(ws->deadline);
+	ws_msg_reset(&ws->msg);
 	wslay_event_context_free(ws->ctx);
 	free(ws);
 }
@@ -329,7 +418,8 @@ void
 mcp_ws_upgrade(struct http_conn *c, struct http_request *req)
 {
 	static struct wslay_event_callbacks	 cbs = {
-		ws_recv_cb, ws_send_cb, NULL, NULL, NULL, NULL, ws_message
+		ws_recv_cb, ws_send_cb, NULL, ws_frame_start, ws_frame_chunk,
+		NULL, ws_message
 	};
 	const struct http_header	*h;
 	struct ws_client		*ws;
@@ -386,7 +476,11 @@ mcp_ws_upgrade(struct http_conn *c, struct http_request *req)
 	ws->last_rx = now_ms();
 	if (wslay_event_context_server_init(&ws->ctx, &cbs, ws) != 0)
 		fatalx("wslay_event_context_server_init");
+	/* wslay checks each frame; ws_msg the message, in one buffer. */
+	wslay_event_config_set_no_buffering(ws->ctx, 1);
 	wslay_event_config_set_max_recv_msg_length(ws->ctx, conf->max_body);
+	ws_msg_init(&ws->msg, conf->max_body);
+	ws->deadline = evtimer_new(base, ws_deadline_cb, ws);
 	if (conf->ws_ping_interval > 0) {
 		ws->ping = event_new(base, -1, EV_PERSIST, ws_ping_cb, ws);
 		tv.tv_sec = conf->ws_ping_interval;

@@ -6,12 +6,15 @@
  * describe (struct upstream, the two below), histograms fixed bucket
  * arrays (common/prom.c); what is a state rather than an event (sessions,
  * streams, memory) is read when scraped.  Label values come from bounded
- * sets: upstream names from the configuration, method names from a fixed
- * table ("other" for the rest), never a session id, a tool name or an
- * argument.
+ * sets: upstream names from the configuration, method names from the
+ * table of methods (common/mcp_method.c; "other" for the rest), never a
+ * session id, a tool name or an argument.
  */
 #include "config.h"
 
+#include <sys/resource.h>
+
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -77,22 +80,28 @@ metrics_request(const struct reqobs *o, int outcome, uint64_t total_us,
 }
 
 void
-metrics_up_request(struct upstream *up, const char *method,
+metrics_up_request(struct upstream *up, enum mcp_method method,
     enum metrics_up_outcome outcome)
 {
 	enum metrics_up_kind	k;
 
-	/* Sampling's chain counts its own, as it ends (sampling.c). */
-	if (strcmp(method, "sampling/createMessage") == 0)
+	switch (method) {
+	case MCPM_SAMPLING:
+		/* Sampling's chain counts its own, as it ends (sampling.c). */
 		return;
-	if (strcmp(method, "elicitation/create") == 0)
+	case MCPM_ELICITATION:
 		k = MUP_ELICITATION;
-	else if (strcmp(method, "roots/list") == 0)
+		break;
+	case MCPM_ROOTS:
 		k = MUP_ROOTS;
-	else if (strcmp(method, "ping") == 0)
+		break;
+	case MCPM_PING:
 		k = MUP_PING;
-	else
+		break;
+	default:
 		k = MUP_OTHER;
+		break;
+	}
 	up->mup[k][outcome]++;
 }
 
@@ -185,6 +194,28 @@ metrics_cpu(void)
 	return ((double)(ut + st) / (double)sysconf(_SC_CLK_TCK));
 }
 
+/*
+ * Open descriptors of this process, from /proc/self/fd (less the one that
+ * reads it); -1 if it cannot be read (out of descriptors).  The process is
+ * not dumpable, so only root could count them from outside.
+ */
+static long long
+metrics_fds(void)
+{
+	DIR		*d;
+	struct dirent	*de;
+	long long	 n = 0;
+
+	if ((d = opendir("/proc/self/fd")) == NULL)
+		return (-1);
+	while ((de = readdir(d)) != NULL) {
+		if (de->d_name[0] != '.')
+			n++;
+	}
+	closedir(d);
+	return (n - 1);
+}
+
 /* What a scrape counts by walking the sessions. */
 struct metrics_walk {
 	uint64_t	sessions[OBS_NTRANSPORTS];
@@ -217,15 +248,20 @@ metrics_write_req(struct evbuffer *b, const char *up,
     const struct metrics_req *m)
 {
 	char	labels[256];
-	size_t	i, j;
+	size_t	k, i, j;
 
-	for (i = 0; i < OBS_NMETHODS; i++) {
+	/* By the methods counted by name, in the table's order, and "other"
+	 * (row 0) last. */
+	for (k = 1; k <= MCPM_N; k++) {
+		i = k % MCPM_N;
+		if (mcp_methods[i].counted != (enum mcp_method)i)
+			continue;
 		for (j = 0; j < OBS_NOUTCOMES; j++) {
 			if (m->n[i][j] == 0)
 				continue;
 			prom_labels(labels, sizeof labels, "upstream", up,
-			    "method", obs_method_names[i], "outcome",
-			    obs_outcome_names[j], NULL);
+			    "method", mcp_method_name((enum mcp_method)i),
+			    "outcome", obs_outcome_names[j], NULL);
 			prom_sample_u64(b, M("requests_total"), labels,
 			    m->n[i][j]);
 		}
@@ -421,9 +457,10 @@ void
 metrics_write(struct evbuffer *b)
 {
 	struct metrics_walk	 w;
+	struct rlimit		 rl;
 	char			 labels[256];
 	uint64_t		 lines, dropped;
-	long long		 rss;
+	long long		 rss, nfds;
 	size_t			 i;
 	static const char *const stream_kinds[] = { "post", "get", "legacy" };
 
@@ -449,6 +486,16 @@ metrics_write(struct evbuffer *b)
 		    "Resident memory of the supervisor.");
 		prom_sample_u64(b, "process_resident_memory_bytes", "",
 		    (uint64_t)rss);
+	}
+	if ((nfds = metrics_fds()) >= 0) {
+		prom_header(b, "process_open_fds", "gauge", "Descriptors the "
+		    "supervisor has open.");
+		prom_sample_u64(b, "process_open_fds", "", (uint64_t)nfds);
+	}
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
+		prom_header(b, "process_max_fds", "gauge", "The supervisor's "
+		    "limit of open descriptors.");
+		prom_sample_u64(b, "process_max_fds", "", (uint64_t)rl.rlim_cur);
 	}
 	prom_header(b, M("ready"), "gauge", "1 when /readyz answers 200.");
 	prom_sample_u64(b, M("ready"), "", health_ready(NULL, 0) == 200);

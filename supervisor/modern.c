@@ -165,14 +165,15 @@ modern_param_one(void *arg, const char *name, const char *value, size_t len)
 }
 
 int
-modern_check_params(struct stream *st, const struct jrpc *m,
-    const struct catalog_entry *e)
+modern_check_params(struct req *r, const struct catalog_entry *e)
 {
+	struct stream		*st = r->stream;
+	const struct jrpc	*m = r->m;
 	struct modern_params	 mp;
 	json_t			*tools, *tool, *v;
 	size_t			 i;
 
-	if (e->up == NULL || strcmp(m->method_name, "tools/call") != 0 ||
+	if (e->up == NULL || m->method_id != MCPM_TOOLS_CALL ||
 	    !json_is_array(tools = json_object_get(e->up->catalog, "tools")))
 		return (0);
 	tool = json_array_get(tools, e->index);
@@ -201,14 +202,15 @@ modern_check_params(struct stream *st, const struct jrpc *m,
 		return (0);
 	log_info("session %.8s: tools/call refused (-32020): %s",
 	    st->session->id, mp.why);
+	req_answered(r, OBS_REFUSED, MCP_HEADER_MISMATCH);
 	modern_error(st, m->p + m->id.off, m->id.len, MCP_HEADER_MISMATCH, NULL,
 	    "Header mismatch: %s", mp.why);
 	return (-1);
 }
 
 /* server/discover: the versions, capabilities and identity of the gateway. */
-static void
-modern_discover(struct stream *st, const struct jrpc *m)
+void
+modern_discover(struct req *r)
 {
 	struct evbuffer	*buf = evbuffer_new();
 
@@ -218,7 +220,7 @@ modern_discover(struct stream *st, const struct jrpc *m)
 	    "\"completions\":{},\"logging\":{}},\"_meta\":{\"" META_SERVERINFO
 	    "\":{\"name\":\"mcp-supervisor\",\"title\":\"MCP Supervisor\","
 	    "\"version\":\"%s\"}}}", SUPPORTED_JSON, PACKAGE_VERSION);
-	modern_result(st, m, (const char *)evbuffer_pullup(buf, -1),
+	modern_result(r, (const char *)evbuffer_pullup(buf, -1),
 	    evbuffer_get_length(buf), 1);
 	evbuffer_free(buf);
 }
@@ -229,10 +231,7 @@ modern_streams(const struct jrpc *m, const struct meta_envelope *env)
 {
 	if (env->progress.len == 0 && env->level < 0)
 		return (0);	/* nothing may come before the answer */
-	return (strcmp(m->method_name, "tools/call") == 0 ||
-	    strcmp(m->method_name, "resources/read") == 0 ||
-	    strcmp(m->method_name, "prompts/get") == 0 ||
-	    strcmp(m->method_name, "completion/complete") == 0);
+	return (mcp_method_is(m->method_id, MCPM_F_PROGRESS));
 }
 
 void
@@ -291,7 +290,7 @@ modern_post(struct http_conn *c, struct http_request *req,
 		return;
 	}
 	session_touch(s);
-	if (strcmp(m->method_name, "subscriptions/listen") == 0)
+	if (m->method_id == MCPM_LISTEN)
 		kind = STREAM_LISTEN;
 	else if (modern_streams(m, &env))
 		kind = STREAM_MODERN;
@@ -304,10 +303,7 @@ modern_post(struct http_conn *c, struct http_request *req,
 	memcpy(st->caps, m->p + env.caps.off, env.caps.len);
 	st->caps[env.caps.len] = '\0';
 	modern_keep_params(req, st);
-	if (strcmp(m->method_name, "server/discover") == 0)
-		modern_discover(st, m);
-	else
-		route_request(s, st, m);
+	route_request(s, st, m);
 }
 
 int
@@ -406,26 +402,26 @@ modern_upstream_error(struct stream *st, struct evbuffer *payload)
 }
 
 void
-modern_result(struct stream *st, const struct jrpc *m, const char *result,
-    size_t len, int cache)
+modern_result(struct req *r, const char *result, size_t len, int cache)
 {
+	struct stream	*st = r->stream;
 	struct evbuffer	*buf;
 	char		 extra[96] = "";
 
 	if (st == NULL || !st->modern) {
-		route_result(st, m, result, len);
+		route_result(r, result, len);
 		return;
 	}
 	if (cache)
 		snprintf(extra, sizeof extra, ",\"ttlMs\":%llu,\"cacheScope\":"
 		    "\"%s\"", (unsigned long long)conf->cache_ttl * 1000,
-		    strcmp(m->method_name, "server/discover") != 0 &&
+		    r->m->method_id != MCPM_DISCOVER &&
 		    modern_private(st->session) ? "private" : "public");
 	buf = evbuffer_new();
 	if (modern_complete(buf, result, len, extra) != 0)
-		route_result(st, m, result, len);
+		route_result(r, result, len);
 	else
-		route_result(st, m, (const char *)evbuffer_pullup(buf, -1),
+		route_result(r, (const char *)evbuffer_pullup(buf, -1),
 		    evbuffer_get_length(buf));
 	evbuffer_free(buf);
 }
@@ -464,7 +460,7 @@ modern_stream_gone(struct stream *st)
 		if (p->stream != st)
 			continue;
 		log_debug("session %.8s: %s cancelled: its client closed the "
-		    "stream", st->session->id, p->method);
+		    "stream", st->session->id, mcp_method_name(p->method));
 		route_pending_cancel(p, reason);
 		p->stream = NULL;
 		route_pending_free(p);

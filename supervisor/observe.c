@@ -2,15 +2,15 @@
 /*
  * One record per client request, from the moment it is read to the moment
  * its answer goes out, feeding the metrics (metrics.c) and the access log
- * (access_log.c).  A request is "current" while it is being routed
- * (route_request); an answer written then for the same stream and the very
- * id bytes of the request ends it.  A request that goes on beyond that has
- * its record moved (obs_take) into the pending request, the client tool
- * call or the wait for the session's view that holds it, and is ended
- * there.  The cost on the path of a call is a few reads of the monotonic
- * clock and some counters; the strings of the access log are copied only
- * when it is on, or when the daemon logs at debug level (-v), which logs
- * the same line.
+ * (access_log.c).  While the request is routed its record is in its struct
+ * req (route_request), and an answer given through that (route_result,
+ * route_reject) ends it.  A request that goes on beyond that has its
+ * record moved (req_take) into the pending request, the client tool call
+ * or the wait for the session's view that holds it, and is ended there.
+ * The cost on the path of a call is a few reads of the monotonic clock
+ * and some counters; the strings of the access log are copied only when
+ * it is on, or when the daemon logs at debug level (-v), which logs the
+ * same line.
  */
 #include "config.h"
 
@@ -22,25 +22,6 @@
 #include "log.h"
 #include "supervisor.h"
 #include "xmalloc.h"
-
-const char *const obs_method_names[OBS_NMETHODS] = {
-	[OBS_M_INITIALIZE] = "initialize",
-	[OBS_M_PING] = "ping",
-	[OBS_M_TOOLS_LIST] = "tools/list",
-	[OBS_M_TOOLS_CALL] = "tools/call",
-	[OBS_M_RESOURCES_LIST] = "resources/list",
-	[OBS_M_TEMPLATES_LIST] = "resources/templates/list",
-	[OBS_M_RESOURCES_READ] = "resources/read",
-	[OBS_M_SUBSCRIBE] = "resources/subscribe",
-	[OBS_M_UNSUBSCRIBE] = "resources/unsubscribe",
-	[OBS_M_PROMPTS_LIST] = "prompts/list",
-	[OBS_M_PROMPTS_GET] = "prompts/get",
-	[OBS_M_COMPLETE] = "completion/complete",
-	[OBS_M_SET_LEVEL] = "logging/setLevel",
-	[OBS_M_TOOLS_REGISTER] = "tools/register",
-	[OBS_M_TOOLS_UNREGISTER] = "tools/unregister",
-	[OBS_M_OTHER] = "other",
-};
 
 const char *const obs_outcome_names[OBS_NOUTCOMES] = {
 	[OBS_OK] = "ok",
@@ -56,50 +37,6 @@ const char *const obs_transport_names[OBS_NTRANSPORTS] = {
 	[OBS_T_WS] = "ws",
 };
 
-/* The request being routed, if any. */
-static struct reqobs		 cur;
-static int			 cur_resumed;	/* its record waited */
-static const struct stream	*cur_stream;
-static const char		*cur_id;	/* its id's bytes, in the
-						   message being routed */
-
-/*
- * Routing one request may route another (a failing worker flushes the
- * requests that waited for a session's view): the outer one is set aside
- * meanwhile, a few deep at most.
- */
-#define OBS_NEST	4
-static struct {
-	struct reqobs		 rec;
-	const struct stream	*stream;
-	const char		*id;
-} nest[OBS_NEST];
-static int			 depth;
-static int			 overflow;	/* levels beyond OBS_NEST */
-
-/* Is a request being routed (whether or not its record went on)? */
-static int
-obs_routing(void)
-{
-	return (cur.active || cur_id != NULL);
-}
-
-/* Set the current request aside (or end it, too deep). */
-static void
-obs_push(void)
-{
-	if (depth == OBS_NEST) {
-		obs_end(&cur, OBS_OK, 0);
-		overflow++;
-		return;
-	}
-	nest[depth].rec = cur;
-	nest[depth].stream = cur_stream;
-	nest[depth].id = cur_id;
-	depth++;
-	memset(&cur, 0, sizeof cur);
-}
-
 int64_t
 now_us(void)
 {
@@ -107,19 +44,6 @@ now_us(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ((int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000);
-}
-
-/* The method's index; "other" for any not in the table. */
-static enum obs_method
-obs_method(const char *name)
-{
-	size_t	i;
-
-	for (i = 0; i < OBS_M_OTHER; i++) {
-		if (strcmp(obs_method_names[i], name) == 0)
-			return ((enum obs_method)i);
-	}
-	return (OBS_M_OTHER);
 }
 
 enum obs_transport
@@ -142,96 +66,67 @@ obs_log_start(struct reqobs *o, const char *peer, const char *method)
 }
 
 void
-obs_begin(struct session *s, struct stream *st, const struct jrpc *m)
+req_begin(struct req *r, struct session *s, struct stream *st,
+    const struct jrpc *m, struct reqobs *waited)
 {
-	if (cur_resumed)
-		cur_resumed = 0;
-	else {
-		if (obs_routing())
-			obs_push();
-		memset(&cur, 0, sizeof cur);
-	}
-	cur_stream = st;
-	cur_id = m->p + m->id.off;
-	if (cur.active)
+	r->session = s;
+	r->stream = st;
+	r->m = m;
+	if (waited != NULL && waited->active) {
+		r->obs = *waited;
+		memset(waited, 0, sizeof *waited);
 		return;
-	cur.active = 1;
-	cur.t0 = now_us();
-	cur.method = (uint8_t)obs_method(m->method_name);
-	cur.transport = s->transport;
-	cur.session = s->no;
-	obs_log_start(&cur, st != NULL && st->conn != NULL ?
+	}
+	memset(&r->obs, 0, sizeof r->obs);
+	r->obs.active = 1;
+	r->obs.t0 = now_us();
+	r->obs.method = (uint8_t)mcp_methods[m->method_id].counted;
+	r->obs.transport = s->transport;
+	r->obs.session = s->no;
+	obs_log_start(&r->obs, st != NULL && st->conn != NULL ?
 	    http_conn_peer(st->conn) : NULL, m->method_name);
 }
 
 void
-obs_done(void)
+req_finish(struct req *r)
 {
-	/* Answered some other way than through route_result/route_error. */
-	if (cur.active)
-		obs_end(&cur, OBS_OK, 0);
-	cur_stream = NULL;
-	cur_id = NULL;
-	if (overflow > 0)
-		overflow--;
-	else if (depth > 0) {
-		depth--;
-		cur = nest[depth].rec;
-		cur_stream = nest[depth].stream;
-		cur_id = nest[depth].id;
-	}
+	/* Answered some other way than through route_result/route_reject. */
+	obs_end(&r->obs, OBS_OK, 0);
 }
 
 void
-obs_name(const char *name, size_t len)
+req_answered(struct req *r, int outcome, int code)
 {
-	if (cur.active && cur.log != NULL)
-		access_log_clean(cur.log->name, sizeof cur.log->name, name,
-		    len);
+	obs_end(&r->obs, outcome, code);
 }
 
 void
-obs_upstream(struct upstream *up)
+req_name(struct req *r, const char *name, size_t len)
 {
-	if (cur.active)
-		cur.up = up;
+	if (r->obs.active && r->obs.log != NULL)
+		access_log_clean(r->obs.log->name, sizeof r->obs.log->name,
+		    name, len);
 }
 
 void
-obs_client_tool(void)
+req_upstream(struct req *r, struct upstream *up)
 {
-	if (cur.active)
-		cur.client_tool = 1;
+	if (r->obs.active)
+		r->obs.up = up;
 }
 
 void
-obs_answered(const struct stream *st, const char *id, int outcome, int code)
+req_client_tool(struct req *r)
 {
-	if (cur.active && st == cur_stream && id == cur_id)
-		obs_end(&cur, outcome, code);
+	if (r->obs.active)
+		r->obs.client_tool = 1;
 }
 
 void
-obs_take(struct reqobs *o)
+req_take(struct req *r, struct reqobs *o)
 {
-	if (!cur.active) {
-		memset(o, 0, sizeof *o);
-		return;
-	}
-	*o = cur;
-	memset(&cur, 0, sizeof cur);
-}
-
-void
-obs_resume(struct reqobs *o)
-{
-	if (!o->active)
-		return;
-	if (obs_routing())
-		obs_push();
-	cur = *o;
-	memset(o, 0, sizeof *o);
-	cur_resumed = 1;
+	*o = r->obs;
+	memset(&r->obs, 0, sizeof r->obs);
 }
 
 void
@@ -281,7 +176,7 @@ obs_initialize(struct session *s, const char *peer, enum obs_transport t,
 	memset(&o, 0, sizeof o);
 	o.active = 1;
 	o.t0 = t0;
-	o.method = OBS_M_INITIALIZE;
+	o.method = MCPM_INITIALIZE;
 	o.transport = (uint8_t)t;
 	o.session = s != NULL ? s->no : 0;
 	obs_log_start(&o, peer, m->method_name);

@@ -14,6 +14,7 @@
 #include <sys/un.h>
 
 #include <netinet/in.h>
+#include <arpa/inet.h>
 
 #include <errno.h>
 #include <libgen.h>
@@ -23,8 +24,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
+#include "redact.h"
 #include "secret.h"
 #include "supervisor.h"
 #include "xmalloc.h"
@@ -60,10 +63,10 @@ preflight_warn(void (*warn)(const char *), const char *fmt, ...)
 	warn(msg);
 }
 
-/* Resolve the listen address; *loopback says whether all of it is. */
+/* Resolve a listen address; *loopback says whether all of it is. */
 static int
-preflight_listen(const struct conf *c, int *loopback, char *err,
-    size_t errlen)
+preflight_listen(const struct conf *c, const char *listen, int line,
+    int *loopback, char *err, size_t errlen)
 {
 	struct addrinfo			 hints, *res, *ai;
 	const struct sockaddr_in	*s4;
@@ -72,18 +75,18 @@ preflight_listen(const struct conf *c, int *loopback, char *err,
 	unsigned int			 portno;
 	int				 error;
 
-	if (conf_split_listen(c->listen, host, sizeof host, &portno, why,
+	if (conf_split_listen(listen, host, sizeof host, &portno, why,
 	    sizeof why) != 0)
-		return (preflight_error(c, c->listen_line, err, errlen, "%s",
-		    why));
+		return (preflight_error(c, line, err, errlen, "%s", why));
 	snprintf(port, sizeof port, "%u", portno);
 	memset(&hints, 0, sizeof hints);
 	hints.ai_family = AF_UNSPEC;
 	hints.ai_socktype = SOCK_STREAM;
 	hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
 	if ((error = getaddrinfo(host, port, &hints, &res)) != 0)
-		return (preflight_error(c, c->listen_line, err, errlen,
-		    "listen \"%s\": %s", c->listen, gai_strerror(error)));
+		return (preflight_error(c, line, err, errlen, "%s \"%s\": %s",
+		    listen == c->listen ? "listen" : "metrics_listen", listen,
+		    gai_strerror(error)));
 	*loopback = 1;
 	for (ai = res; ai != NULL; ai = ai->ai_next) {
 		s4 = (const void *)ai->ai_addr;
@@ -147,6 +150,41 @@ preflight_users(const struct conf *c, void (*warn)(const char *), char *err,
 	return (0);
 }
 
+/* Warn of names in pass_env that our environment does not have. */
+static void
+preflight_pass_env(const struct conf *c, void (*warn)(const char *))
+{
+	const struct server_conf	*srv;
+	char				 names[256];
+	size_t				 i, j, used, unset;
+	int				 n, cut;
+
+	for (i = 0; i < c->nservers; i++) {
+		srv = &c->servers[i];
+		used = unset = 0;
+		cut = 0;
+		names[0] = '\0';
+		for (j = 0; srv->pass_env != NULL && srv->pass_env[j] != NULL;
+		    j++) {
+			if (getenv(srv->pass_env[j]) != NULL ||
+			    (unset++ > 0 && cut))
+				continue;
+			n = snprintf(names + used, sizeof names - used, "%s%s",
+			    unset > 1 ? ", " : "", srv->pass_env[j]);
+			if (n > 0 && (size_t)n < sizeof names - used)
+				used += (size_t)n;
+			else {
+				names[used] = '\0';
+				cut = 1;
+			}
+		}
+		if (unset > 0)
+			preflight_warn(warn, "upstream %s: pass_env names %s%s, "
+			    "which mcp-supervisord's environment does not "
+			    "have", srv->name, names, cut ? ", ..." : "");
+	}
+}
+
 /* Is the directory of a file there and writable? */
 static int
 preflight_dir(const char *path)
@@ -157,6 +195,41 @@ preflight_dir(const char *path)
 	rc = access(dirname(copy), W_OK | X_OK);
 	free(copy);
 	return (rc);
+}
+
+/*
+ * Is an http:// URL's host a loopback name or address (localhost,
+ * 127.0.0.0/8, [::1])?  The whole host is compared: http://localhost.
+ * example.com and http://127.0.0.1.example.com are not.
+ */
+static int
+http_url_loopback(const char *url)
+{
+	const char	*a = url + 7, *end, *p, *h = a;
+	char		 host[256];
+	size_t		 n;
+	struct in_addr	 v4;
+
+	end = a + strcspn(a, "/?#");
+	for (p = a; p < end; p++) {
+		if (*p == '@')
+			h = p + 1;	/* after the user information */
+	}
+	if (*h == '[') {
+		n = strcspn(h, "]");
+		return (h + n < end && n == 4 && strncmp(h + 1, "::1", 3) == 0);
+	}
+	n = strcspn(h, ":/?#");
+	if (h + n > end)
+		n = (size_t)(end - h);
+	if (n == 0 || n >= sizeof host)
+		return (0);
+	memcpy(host, h, n);
+	host[n] = '\0';
+	if (strcasecmp(host, "localhost") == 0)
+		return (1);
+	return (inet_pton(AF_INET, host, &v4) == 1 &&
+	    (ntohl(v4.s_addr) >> 24) == 127);
 }
 
 /*
@@ -188,11 +261,10 @@ preflight_llm(const struct conf *c, void (*warn)(const char *), char *err,
 			    "llm %s: api_key: the key is empty or not one line",
 			    lc->name));
 		if (strncmp(lc->url, "http://", 7) == 0 &&
-		    strncmp(lc->url, "http://127.", 11) != 0 &&
-		    strncmp(lc->url, "http://localhost", 16) != 0 &&
-		    strncmp(lc->url, "http://[::1]", 12) != 0)
+		    !http_url_loopback(lc->url))
 			preflight_warn(warn, "llm %s: its api_key goes to %s "
-			    "without TLS", lc->name, lc->url);
+			    "without TLS", lc->name, url_redact(lc->url, why,
+			    sizeof why));
 	}
 	return (0);
 }
@@ -228,10 +300,15 @@ preflight(const struct conf *c, int flags, void (*warn)(const char *),
 {
 	struct sockaddr_un	 sun;
 	char			 why[512];
-	int			 loopback = 1, tokens;
+	int			 loopback = 1, mloopback = 1, tokens;
 
 	if (!(flags & PREFLIGHT_RELOAD)) {
-		if (preflight_listen(c, &loopback, err, errlen) != 0)
+		if (preflight_listen(c, c->listen, c->listen_line, &loopback,
+		    err, errlen) != 0)
+			return (-1);
+		if (c->metrics_listen != NULL && preflight_listen(c,
+		    c->metrics_listen, c->metrics_listen_line, &mloopback,
+		    err, errlen) != 0)
 			return (-1);
 		if (strlen(c->control) >= sizeof sun.sun_path)
 			return (preflight_error(c, 0, err, errlen, "control "
@@ -249,12 +326,18 @@ preflight(const struct conf *c, int flags, void (*warn)(const char *),
 		return (-1);
 	if (preflight_llm(c, warn, err, errlen) != 0)
 		return (-1);
+	preflight_pass_env(c, warn);
 	if (flags & PREFLIGHT_RELOAD)
 		return (0);
-	if (!loopback && !tokens && c->ws_lockfile == NULL)
+	if (!loopback && !(tokens & AUTH_MCP) && c->ws_lockfile == NULL)
 		preflight_warn(warn, "listen %s is beyond loopback and there "
 		    "are no auth_tokens or clients: any client that can reach "
 		    "it can use every upstream", c->listen);
+	if (!mloopback && !tokens && c->ws_lockfile == NULL)
+		preflight_warn(warn, "metrics_listen %s is beyond loopback and "
+		    "there are no tokens: any client that can reach it can read "
+		    "the metrics, which name every upstream; set "
+		    "metrics_tokens", c->metrics_listen);
 	if (!loopback && c->allowed_hosts == NULL)
 		preflight_warn(warn, "listen %s is beyond loopback and there "
 		    "are no allowed_hosts: Host headers are not checked",

@@ -22,6 +22,7 @@
 
 #include "iochan.h"
 #include "log.h"
+#include "redact.h"
 #include "supervisor.h"
 #include "xmalloc.h"
 
@@ -113,6 +114,7 @@ static void
 provider_status(struct provider *pv, json_t *msg)
 {
 	const char	*state, *error;
+	char		 url[256];
 
 	if (json_unpack(msg, "{s:s}", "state", &state) != 0)
 		return;
@@ -126,8 +128,8 @@ provider_status(struct provider *pv, json_t *msg)
 		if (pv->timer != NULL)
 			evtimer_del(pv->timer);
 		log_info("llm %s: ready (%s, %s, model %s)", pv->lc->name,
-		    conf_llm_provider_name(pv->lc->provider), pv->lc->url,
-		    pv->lc->model);
+		    conf_llm_provider_name(pv->lc->provider),
+		    url_redact(pv->lc->url, url, sizeof url), pv->lc->model);
 	}
 }
 
@@ -239,9 +241,9 @@ provider_lost(struct provider *pv, const char *why)
 static void
 provider_spawn(struct provider *pv)
 {
-	char	*argv[8], err[256];
+	char	*argv[8], err[256], *key[2];
 	int	 argc = 0, fd;
-	json_t	*cfg;
+	json_t	*cfg, *llm, *keys;
 
 	argv[argc++] = (char *)"mcp-llm";
 	if (log_getforeground())
@@ -250,7 +252,7 @@ provider_spawn(struct provider *pv)
 		argv[argc++] = (char *)"-v";
 	argv[argc++] = pv->lc->name;
 	argv[argc] = NULL;
-	if ((pv->pid = spawn_worker(llm_worker_path, argv, &fd, err,
+	if ((pv->pid = spawn_worker(llm_worker_path, argv, 1, &fd, err,
 	    sizeof err)) == -1) {
 		log_warnx("llm %s: %s", pv->lc->name, err);
 		provider_error(pv, "%s", err);
@@ -262,7 +264,16 @@ provider_spawn(struct provider *pv)
 	pv->ready_at = 0;
 	pv->ch = iochan_new(base, fd, provider_read_cb, NULL,
 	    provider_event_cb, pv);
-	cfg = json_pack("{s:o}", "llm", conf_llm_to_json(pv->lc));
+	llm = conf_llm_to_json(pv->lc);
+	/* The key, if it is in our environment, which the worker's is not. */
+	if (pv->lc->api_key != NULL) {
+		key[0] = pv->lc->api_key;
+		key[1] = NULL;
+		keys = spawn_expand_env(key);
+		json_object_set(llm, "api_key", json_array_get(keys, 0));
+		json_decref(keys);
+	}
+	cfg = json_pack("{s:o}", "llm", llm);
 	if (conf->user != NULL)
 		json_object_set_new(cfg, "user", json_string(conf->user));
 	frame_add_json(iochan_output(pv->ch), MSG_CONFIG, 0, 0, cfg);
@@ -548,18 +559,19 @@ provider_cancel(struct provider *pv, uint32_t tag)
 		    2);
 }
 
-/* One provider for mcpctl status: never its key. */
+/* One provider for mcpctl status: never its key, nor its URL's secrets. */
 static json_t *
 provider_json(struct provider *pv)
 {
 	int64_t	now = now_ms();
 	json_t	*o;
+	char	url[512];
 
 	o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:I, s:i, s:I, s:I, s:I, "
 	    "s:I, s:I, s:I, s:I, s:I, s:I}",
 	    "name", pv->lc->name,
 	    "provider", conf_llm_provider_name(pv->lc->provider),
-	    "url", pv->lc->url,
+	    "url", url_redact(pv->lc->url, url, sizeof url),
 	    "model", pv->lc->model,
 	    "state", state_names[pv->state],
 	    "pid", (json_int_t)pv->pid,
@@ -573,11 +585,13 @@ provider_json(struct provider *pv)
 	    "timeouts", (json_int_t)pv->timeouts,
 	    "tokens_in", (json_int_t)pv->tokens_in,
 	    "tokens_out", (json_int_t)pv->tokens_out);
-	json_object_set_new(o, "budget", json_pack("{s:I, s:I, s:I}",
+	json_object_set_new(o, "budget", json_pack("{s:I, s:I, s:I, s:I}",
 	    "requests_per_minute",
 	    (json_int_t)pv->lc->budget.requests_per_minute,
 	    "tokens_per_day", (json_int_t)pv->lc->budget.tokens_per_day,
-	    "tokens_used", (json_int_t)budget_tokens_used(&pv->budget, now)));
+	    "tokens_used", (json_int_t)budget_tokens_used(&pv->budget, now),
+	    "tokens_reserved",
+	    (json_int_t)budget_tokens_reserved(&pv->budget)));
 	json_object_set_new(o, "last_error", pv->last_error != NULL ?
 	    json_string(pv->last_error) : json_null());
 	return (o);

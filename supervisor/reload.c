@@ -190,6 +190,7 @@ reload(void)
 	upstream_apply(conf, report);
 	provider_apply(conf, report);
 	session_configure();
+	ctools_configure();
 	http_configure();
 	proxy_configure();
 	conf_free(old);

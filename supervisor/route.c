@@ -20,22 +20,18 @@
 #include "supervisor.h"
 #include "xmalloc.h"
 
-static void	route_dispatch(struct session *, struct stream *,
-		    const struct jrpc *, const char *);
+static void	route_dispatch(struct req *);
 
-/* Reply to a request with an error, with data (JSON text) or NULL. */
+/* Write an error answer (data: JSON text, or NULL); none without a
+ * stream (its client went away). */
 static void
-route_error_v(struct stream *st, const char *id, size_t idlen, int code,
-    const char *data, const char *fmt, va_list ap)
+route_error_send(struct stream *st, const char *id, size_t idlen, int code,
+    const char *data, const char *msg)
 {
 	struct evbuffer	*buf;
-	char		 msg[512];
 
-	obs_answered(st, id, code == MCP_REQUEST_TIMEOUT ? OBS_TIMEOUT :
-	    OBS_REFUSED, code);
 	if (st == NULL)
 		return;
-	vsnprintf(msg, sizeof msg, fmt, ap);
 	buf = evbuffer_new();
 	jrpc_add_error(buf, id, idlen, code, msg, data);
 	stream_send(st, buf, 1);
@@ -48,28 +44,56 @@ route_error(struct stream *st, const char *id, size_t idlen, int code,
     const char *fmt, ...)
 {
 	va_list	ap;
+	char	msg[512];
 
 	va_start(ap, fmt);
-	route_error_v(st, id, idlen, code, NULL, fmt, ap);
+	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
+	route_error_send(st, id, idlen, code, NULL, msg);
 }
 
-/* Reply to a request with an error carrying data (JSON text). */
-static void __attribute__((format(printf, 6, 7)))
-route_error_data(struct stream *st, const char *id, size_t idlen, int code,
-    const char *data, const char *fmt, ...)
+/* Answer the request being routed with an error, with data (JSON text)
+ * or NULL: the gateway refused it. */
+static void
+route_reject_v(struct req *r, int code, const char *data, const char *fmt,
+    va_list ap)
+{
+	char	msg[512];
+
+	req_answered(r, code == MCP_REQUEST_TIMEOUT ? OBS_TIMEOUT :
+	    OBS_REFUSED, code);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	route_error_send(r->stream, r->m->p + r->m->id.off, r->m->id.len, code,
+	    data, msg);
+}
+
+/* Answer the request being routed with an error about itself. */
+void
+route_reject(struct req *r, int code, const char *fmt, ...)
 {
 	va_list	ap;
 
 	va_start(ap, fmt);
-	route_error_v(st, id, idlen, code, data, fmt, ap);
+	route_reject_v(r, code, NULL, fmt, ap);
+	va_end(ap);
+}
+
+/* The same, with data (JSON text). */
+static void __attribute__((format(printf, 4, 5)))
+route_reject_data(struct req *r, int code, const char *data,
+    const char *fmt, ...)
+{
+	va_list	ap;
+
+	va_start(ap, fmt);
+	route_reject_v(r, code, data, fmt, ap);
 	va_end(ap);
 }
 
 /* Reply that no resource has a URI, naming it in data.uri as the
  * specification's example does. */
 static void
-route_no_resource(struct stream *st, const struct jrpc *m, const char *u)
+route_no_resource(struct req *r, const char *u)
 {
 	struct evbuffer	*data = evbuffer_new();
 
@@ -77,39 +101,25 @@ route_no_resource(struct stream *st, const struct jrpc *m, const char *u)
 	jscan_add_string(data, u, strlen(u));
 	evbuffer_add(data, "}", 2);	/* with its NUL: a C string */
 	/* 2026-07-28 says -32602, and emits -32002 no more. */
-	route_error_data(st, m->p + m->id.off, m->id.len, st != NULL &&
-	    st->modern ? JRPC_INVALID_PARAMS : MCP_RESOURCE_NOT_FOUND,
+	route_reject_data(r, r->stream != NULL && r->stream->modern ?
+	    JRPC_INVALID_PARAMS : MCP_RESOURCE_NOT_FOUND,
 	    (const char *)evbuffer_pullup(data, -1),
 	    "Resource not found: %.300s", u);
 	evbuffer_free(data);
 }
 
-/* Reply to a request with a result given as JSON text. */
+/* Answer the request being routed with a result given as JSON text. */
 void
-route_result(struct stream *st, const struct jrpc *m, const char *result,
-    size_t len)
+route_result(struct req *r, const char *result, size_t len)
 {
-	struct evbuffer	*buf;
+	const struct jrpc	*m = r->m;
+	struct evbuffer		*buf;
 
-	obs_answered(st, m->p + m->id.off, OBS_OK, 0);
+	req_answered(r, OBS_OK, 0);
 	buf = evbuffer_new();
 	jrpc_add_result(buf, m->p + m->id.off, m->id.len, result, len);
-	stream_send(st, buf, 1);
+	stream_send(r->stream, buf, 1);
 	evbuffer_free(buf);
-}
-
-/* Reply to a request with an error about the request itself. */
-void __attribute__((format(printf, 4, 5)))
-route_reject(struct stream *st, const struct jrpc *m, int code,
-    const char *fmt, ...)
-{
-	va_list	ap;
-	char	msg[512];
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
-	va_end(ap);
-	route_error(st, m->p + m->id.off, m->id.len, code, "%s", msg);
 }
 
 /* A path of keys as text for messages ("ref.name"). */
@@ -132,29 +142,29 @@ route_path_text(const char *const *path, char *buf, size_t len)
  * in *at; NULL when the error was answered.
  */
 static char *
-route_param(struct stream *st, const struct jrpc *m, const char *const *path,
-    struct jspan *at)
+route_param(struct req *r, const char *const *path, struct jspan *at)
 {
-	char	 where[64], *buf;
-	ssize_t	 n;
-	int	 r;
+	const struct jrpc	*m = r->m;
+	char			 where[64], *buf;
+	ssize_t			 n;
+	int			 found;
 
 	route_path_text(path, where, sizeof where);
-	if ((r = jscan_path_unique(m->p, m->params, path, at)) == -2) {
-		route_reject(st, m, JRPC_INVALID_REQUEST, "%s: params.%s "
-		    "appears more than once", m->method_name, where);
+	if ((found = jscan_path_unique(m->p, m->params, path, at)) == -2) {
+		route_reject(r, JRPC_INVALID_REQUEST, "%s: params.%s appears "
+		    "more than once", m->method_name, where);
 		return (NULL);
 	}
-	if (r != 0 || jscan_type(m->p, *at) != JT_STRING) {
-		route_reject(st, m, JRPC_INVALID_PARAMS, "%s: params.%s must "
-		    "be a string", m->method_name, where);
+	if (found != 0 || jscan_type(m->p, *at) != JT_STRING) {
+		route_reject(r, JRPC_INVALID_PARAMS, "%s: params.%s must be a "
+		    "string", m->method_name, where);
 		return (NULL);
 	}
 	buf = xmalloc(at->len + 1);
 	n = jscan_string(m->p, *at, buf, at->len + 1);
 	if (n < 0 || memchr(buf, '\0', (size_t)n) != NULL) {
-		route_reject(st, m, JRPC_INVALID_PARAMS, "%s: params.%s must "
-		    "not contain a NUL character", m->method_name, where);
+		route_reject(r, JRPC_INVALID_PARAMS, "%s: params.%s must not "
+		    "contain a NUL character", m->method_name, where);
 		free(buf);
 		return (NULL);
 	}
@@ -167,26 +177,26 @@ route_param(struct stream *st, const struct jrpc *m, const char *const *path,
  * instance again (the request waits), or say why it failed.  1 if done.
  */
 static int
-route_part_failed(struct session *s, struct stream *st, const struct jrpc *m,
-    struct upstream *up)
+route_part_failed(struct req *r, struct upstream *up)
 {
 	const char	*why;
 
 	if (up->sc->isolation != ISOLATION_PER_SESSION)
 		return (0);
-	if (view_retry(s, up, st, m))
+	if (view_retry(r, up))
 		return (1);
-	if ((why = view_part_error(s, up)) == NULL)
+	if ((why = view_part_error(r->session, up)) == NULL)
 		return (0);
-	route_reject(st, m, MCP_CONNECTION_CLOSED, "%s", why);
+	route_reject(r, MCP_CONNECTION_CLOSED, "%s", why);
 	return (1);
 }
 
 /* Route a request naming a tool or prompt to its upstream. */
 static void
-route_named(struct session *s, struct stream *st, const struct jrpc *m,
-    enum catalog_kind kind, const char *const *path)
+route_named(struct req *r, enum catalog_kind kind, const char *const *path)
 {
+	struct session		*s = r->session;
+	struct stream		*st = r->stream;
 	struct catalog_entry	*e = NULL;
 	struct jspan		 name;
 	struct evbuffer		*lit;
@@ -196,9 +206,9 @@ route_named(struct session *s, struct stream *st, const struct jrpc *m,
 	const char		*what = kind == CATALOG_TOOLS ? "tool" :
 				    "prompt";
 
-	if ((buf = route_param(st, m, path, &name)) == NULL)
+	if ((buf = route_param(r, path, &name)) == NULL)
 		return;
-	obs_name(buf, strlen(buf));
+	req_name(r, buf, strlen(buf));
 	if (strlen(buf) <= NAME_MAX_EXPOSED)
 		e = kind == CATALOG_TOOLS ? catalog_tool(view_catalog(s), buf) :
 		    catalog_prompt(view_catalog(s), buf);
@@ -206,7 +216,7 @@ route_named(struct session *s, struct stream *st, const struct jrpc *m,
 	    (e = kind == CATALOG_TOOLS ? catalog_tool(catalog_global(), buf) :
 	    catalog_prompt(catalog_global(), buf)) != NULL) {
 		/* Its upstream's instance for this session failed? */
-		if (route_part_failed(s, st, m, e->up)) {
+		if (route_part_failed(r, e->up)) {
 			free(buf);
 			return;
 		}
@@ -215,18 +225,18 @@ route_named(struct session *s, struct stream *st, const struct jrpc *m,
 	/* What the client may not use is unknown to it. */
 	if (e == NULL || !acl_allows(s, buf)) {
 		/* The same error an unknown tool gets from a server. */
-		route_reject(st, m, JRPC_INVALID_PARAMS, "unknown %s: %.200s",
+		route_reject(r, JRPC_INVALID_PARAMS, "unknown %s: %.200s",
 		    what, buf);
 		free(buf);
 		return;
 	}
 	if (e->owner != NULL) {
-		ctools_call(s, st, m, e, buf);
+		ctools_call(r, e, buf);
 		free(buf);
 		return;
 	}
-	if (st != NULL && st->modern && (modern_check_params(st, m, e) != 0 ||
-	    continuation_resume(s, st, m, e->up, buf))) {
+	if (st != NULL && st->modern && (modern_check_params(r, e) != 0 ||
+	    continuation_resume(r, e->up, buf))) {
 		free(buf);
 		return;
 	}
@@ -237,32 +247,45 @@ route_named(struct session *s, struct stream *st, const struct jrpc *m,
 	edit.at = name;
 	edit.len = evbuffer_get_length(lit);
 	edit.text = (const char *)evbuffer_pullup(lit, -1);
-	p = route_forward(s, st, m, e->up, &edit, 1);
+	p = route_forward(r, e->up, &edit, 1);
 	evbuffer_free(lit);
 	if (p != NULL && st != NULL && st->modern && !upstream_modern(e->up))
-		continuation_bind(p, s, m, exposed);
+		continuation_bind(p, r, exposed);
 }
 
 /* Read a request's URI parameter; answers the error itself. */
 char *
-route_get_uri(struct session *s, struct stream *st, const struct jrpc *m,
-    const char *const *path, struct upstream **up)
+route_get_uri(struct req *r, const char *const *path, struct upstream **up)
 {
-	struct jspan	 at;
-	char		*u;
+	struct session		*s = r->session;
+	const struct jrpc	*m = r->m;
+	struct jspan		 at;
+	const char		*why;
+	char			*u, where[64];
+	int			 allowed;
 
-	if ((u = route_param(st, m, path, &at)) == NULL)
+	if ((u = route_param(r, path, &at)) == NULL)
 		return (NULL);
-	obs_name(u, strlen(u));
-	if ((*up = catalog_resource(view_catalog(s), u)) == NULL &&
-	    (*up = catalog_resource(catalog_global(), u)) != NULL &&
-	    route_part_failed(s, st, m, *up)) {
+	req_name(r, u, strlen(u));
+	/* A URI the client's patterns cannot be checked against. */
+	if ((allowed = acl_allows_uri(s, u, &why)) < 0) {
+		route_path_text(path, where, sizeof where);
+		log_info("session %.8s: %s: params.%s refused: %s", s->id,
+		    m->method_name, where, why);
+		route_reject(r, JRPC_INVALID_PARAMS, "%s: params.%s cannot be "
+		    "checked against the client's patterns: %s",
+		    m->method_name, where, why);
 		free(u);
 		return (NULL);
 	}
-	if ((*up = catalog_resource(view_catalog(s), u)) == NULL ||
-	    !acl_allows(s, u)) {
-		route_no_resource(st, m, u);
+	if ((*up = catalog_resource(view_catalog(s), u)) == NULL &&
+	    (*up = catalog_resource(catalog_global(), u)) != NULL &&
+	    route_part_failed(r, *up)) {
+		free(u);
+		return (NULL);
+	}
+	if ((*up = catalog_resource(view_catalog(s), u)) == NULL || !allowed) {
+		route_no_resource(r, u);
 		free(u);
 		return (NULL);
 	}
@@ -271,149 +294,184 @@ route_get_uri(struct session *s, struct stream *st, const struct jrpc *m,
 
 /* Route a request naming a resource URI. */
 static void
-route_uri(struct session *s, struct stream *st, const struct jrpc *m,
-    const char *const *path)
+route_uri(struct req *r, const char *const *path)
 {
+	struct stream	*st = r->stream;
 	struct upstream	*up;
 	struct pending	*p;
 	char		*u;
 
-	if ((u = route_get_uri(s, st, m, path, &up)) == NULL)
+	if ((u = route_get_uri(r, path, &up)) == NULL)
 		return;
-	if (st != NULL && st->modern && continuation_resume(s, st, m, up, u)) {
+	if (st != NULL && st->modern && continuation_resume(r, up, u)) {
 		free(u);
 		return;
 	}
-	p = route_forward(s, st, m, up, NULL, 0);
+	p = route_forward(r, up, NULL, 0);
 	if (p != NULL && st != NULL && st->modern && !upstream_modern(up) &&
-	    strcmp(m->method_name, "resources/read") == 0)
-		continuation_bind(p, s, m, u);
+	    mcp_method_is(r->m->method_id, MCPM_F_PARKS))
+		continuation_bind(p, r, u);
 	free(u);
 }
 
 /* Route completion/complete by its reference. */
 static void
-route_complete(struct session *s, struct stream *st, const struct jrpc *m)
+route_complete(struct req *r)
 {
 	static const char *const ref_type[] = { "ref", "type", NULL };
 	static const char *const ref_name[] = { "ref", "name", NULL };
 	static const char *const ref_uri[] = { "ref", "uri", NULL };
-	struct jspan	type;
-	int		r;
+	const struct jrpc	*m = r->m;
+	struct jspan		 type;
+	int			 found;
 
-	if ((r = jscan_path_unique(m->p, m->params, ref_type, &type)) != 0) {
-		route_reject(st, m, r == -2 ? JRPC_INVALID_REQUEST :
+	if ((found = jscan_path_unique(m->p, m->params, ref_type,
+	    &type)) != 0) {
+		route_reject(r, found == -2 ? JRPC_INVALID_REQUEST :
 		    JRPC_INVALID_PARAMS, "completion/complete: params.ref.type "
-		    "is %s", r == -2 ? "given more than once" : "required");
+		    "is %s", found == -2 ? "given more than once" : "required");
 		return;
 	}
 	if (jscan_string_equals(m->p, type, "ref/prompt"))
-		route_named(s, st, m, CATALOG_PROMPTS, ref_name);
+		route_named(r, CATALOG_PROMPTS, ref_name);
 	else if (jscan_string_equals(m->p, type, "ref/resource"))
-		route_uri(s, st, m, ref_uri);
+		route_uri(r, ref_uri);
 	else
-		route_reject(st, m, JRPC_INVALID_PARAMS,
+		route_reject(r, JRPC_INVALID_PARAMS,
 		    "completion/complete: unknown ref.type");
 }
 
 /* Answer a list request from the session's catalog, a page at a time. */
 static void
-route_list(struct session *s, struct stream *st, const struct jrpc *m,
-    enum catalog_kind kind)
+route_list(struct req *r, enum catalog_kind kind)
 {
-	struct evbuffer	*buf;
-	struct jspan	 cursor;
-	char		 text[4200];
-	ssize_t		 n = -1;
-	int		 r;
+	const struct jrpc	*m = r->m;
+	struct evbuffer		*buf;
+	struct jspan		 cursor;
+	char			 text[4200];
+	ssize_t			 n = -1;
+	int			 found;
 
-	r = jscan_member_unique(m->p, m->params, "cursor", &cursor);
-	if (r == 0 && jscan_type(m->p, cursor) == JT_NULL)
-		r = -1;
-	if (r == -2 || (r == 0 && (n = jscan_string(m->p, cursor, text,
-	    sizeof text)) < 0)) {
-		route_reject(st, m, JRPC_INVALID_PARAMS, "invalid cursor");
+	found = jscan_member_unique(m->p, m->params, "cursor", &cursor);
+	if (found == 0 && jscan_type(m->p, cursor) == JT_NULL)
+		found = -1;
+	if (found == -2 || (found == 0 && (n = jscan_string(m->p, cursor,
+	    text, sizeof text)) < 0)) {
+		route_reject(r, JRPC_INVALID_PARAMS, "invalid cursor");
 		return;
 	}
 	buf = evbuffer_new();
-	if (catalog_page(view_catalog(s), kind, r == 0 ? text : NULL,
-	    r == 0 ? (size_t)n : 0, conf->page_size, s, buf) != 0)
-		route_reject(st, m, JRPC_INVALID_PARAMS, "invalid cursor");
+	if (catalog_page(view_catalog(r->session), kind, found == 0 ? text :
+	    NULL, found == 0 ? (size_t)n : 0, conf->page_size, r->session,
+	    buf) != 0)
+		route_reject(r, JRPC_INVALID_PARAMS, "invalid cursor");
 	else
-		modern_result(st, m, (const char *)evbuffer_pullup(buf, -1),
+		modern_result(r, (const char *)evbuffer_pullup(buf, -1),
 		    evbuffer_get_length(buf), 1);
 	evbuffer_free(buf);
 }
 
-/* Does a request need the session's catalog? */
-static int
-route_needs_catalog(const char *method)
+/* Route a request from its reading (or its wait) to its answer. */
+static void
+route_run(struct session *s, struct stream *st, const struct jrpc *m,
+    struct reqobs *waited)
 {
-	return (strcmp(method, "ping") != 0 &&
-	    strcmp(method, "logging/setLevel") != 0 &&
-	    strcmp(method, "subscriptions/listen") != 0 &&
-	    strcmp(method, "initialize") != 0 &&
-	    strcmp(method, "tools/register") != 0 &&
-	    strcmp(method, "tools/unregister") != 0);
+	struct req	r;
+
+	session_touch(s);
+	req_begin(&r, s, st, m, waited);
+	route_dispatch(&r);
+	req_finish(&r);
 }
 
 void
 route_request(struct session *s, struct stream *st, const struct jrpc *m)
 {
-	const char	*method = m->method_name;
+	route_run(s, st, m, NULL);
+}
 
-	session_touch(s);
-	obs_begin(s, st, m);
-	route_dispatch(s, st, m, method);
-	obs_done();
+void
+route_resume(struct session *s, struct stream *st, const struct jrpc *m,
+    struct reqobs *waited)
+{
+	route_run(s, st, m, waited);
 }
 
 /* Route a request by its method. */
 static void
-route_dispatch(struct session *s, struct stream *st, const struct jrpc *m,
-    const char *method)
+route_dispatch(struct req *r)
 {
 	static const char *const name[] = { "name", NULL };
 	static const char *const uri[] = { "uri", NULL };
+	enum mcp_method		 method = r->m->method_id;
 
-	if (route_needs_catalog(method) && view_defer(s, st, m))
+	/* What the client's era does not have is unknown to it. */
+	if (!mcp_method_is(method, r->session->modern ? MCPM_F_2026 :
+	    MCPM_F_2025))
+		method = MCPM_OTHER;
+	/* An unknown method is answered at once, not after the view. */
+	if (method != MCPM_OTHER && !mcp_method_is(method,
+	    MCPM_F_NO_CATALOG) && view_defer(r))
 		return;
-	if (s->modern && strcmp(method, "subscriptions/listen") == 0)
-		listen_open(s, st, m);
-	else if (strcmp(method, "tools/call") == 0)
-		route_named(s, st, m, CATALOG_TOOLS, name);
-	else if (strcmp(method, "tools/register") == 0)
-		ctools_register(s, st, m);
-	else if (strcmp(method, "tools/unregister") == 0)
-		ctools_unregister(s, st, m);
-	else if (strcmp(method, "tools/list") == 0)
-		route_list(s, st, m, CATALOG_TOOLS);
-	else if (strcmp(method, "ping") == 0)
-		route_result(st, m, "{}", 2);
-	else if (strcmp(method, "resources/read") == 0)
-		route_uri(s, st, m, uri);
-	else if (strcmp(method, "resources/subscribe") == 0)
-		route_subscription(s, st, m, 1);
-	else if (strcmp(method, "resources/unsubscribe") == 0)
-		route_subscription(s, st, m, 0);
-	else if (strcmp(method, "resources/list") == 0)
-		route_list(s, st, m, CATALOG_RESOURCES);
-	else if (strcmp(method, "resources/templates/list") == 0)
-		route_list(s, st, m, CATALOG_TEMPLATES);
-	else if (strcmp(method, "prompts/list") == 0)
-		route_list(s, st, m, CATALOG_PROMPTS);
-	else if (strcmp(method, "prompts/get") == 0)
-		route_named(s, st, m, CATALOG_PROMPTS, name);
-	else if (strcmp(method, "completion/complete") == 0)
-		route_complete(s, st, m);
-	else if (strcmp(method, "logging/setLevel") == 0)
-		route_set_level(s, st, m);
-	else if (strcmp(method, "initialize") == 0)
-		route_reject(st, m, JRPC_INVALID_REQUEST,
+	switch (method) {
+	case MCPM_TOOLS_CALL:
+		route_named(r, CATALOG_TOOLS, name);
+		break;
+	case MCPM_TOOLS_REGISTER:
+		ctools_register(r);
+		break;
+	case MCPM_TOOLS_UNREGISTER:
+		ctools_unregister(r);
+		break;
+	case MCPM_TOOLS_LIST:
+		route_list(r, CATALOG_TOOLS);
+		break;
+	case MCPM_DISCOVER:
+		modern_discover(r);
+		break;
+	case MCPM_PING:
+		route_result(r, "{}", 2);
+		break;
+	case MCPM_RESOURCES_READ:
+		route_uri(r, uri);
+		break;
+	case MCPM_SUBSCRIBE:
+		route_subscription(r, 1);
+		break;
+	case MCPM_UNSUBSCRIBE:
+		route_subscription(r, 0);
+		break;
+	case MCPM_RESOURCES_LIST:
+		route_list(r, CATALOG_RESOURCES);
+		break;
+	case MCPM_TEMPLATES_LIST:
+		route_list(r, CATALOG_TEMPLATES);
+		break;
+	case MCPM_PROMPTS_LIST:
+		route_list(r, CATALOG_PROMPTS);
+		break;
+	case MCPM_PROMPTS_GET:
+		route_named(r, CATALOG_PROMPTS, name);
+		break;
+	case MCPM_COMPLETE:
+		route_complete(r);
+		break;
+	case MCPM_SET_LEVEL:
+		route_set_level(r);
+		break;
+	case MCPM_LISTEN:
+		listen_open(r);
+		break;
+	case MCPM_INITIALIZE:
+		route_reject(r, JRPC_INVALID_REQUEST,
 		    "session is already initialized");
-	else
-		route_reject(st, m, JRPC_METHOD_NOT_FOUND,
-		    "Method not found: %s", method);
+		break;
+	default:
+		/* server/discover is answered before routing (modern.c). */
+		route_reject(r, JRPC_METHOD_NOT_FOUND, "Method not found: %s",
+		    r->m->method_name);
+		break;
+	}
 }
 
 /* Find a session's pending request by the client's raw id. */
@@ -458,7 +516,8 @@ route_cancelled(struct session *s, const struct jrpc *m)
 			upstream_send_buffer(p->up, MSG_CANCEL, s->no, p->tag,
 			    buf);
 		evbuffer_free(buf);
-		log_debug("session %.8s: cancelled %s", s->id, p->method);
+		log_debug("session %.8s: cancelled %s", s->id,
+		    mcp_method_name(p->method));
 		st = p->stream;
 		obs_end(&p->obs, OBS_CANCELLED, 0);
 		route_pending_free(p);
@@ -467,7 +526,7 @@ route_cancelled(struct session *s, const struct jrpc *m)
 		return;
 	}
 	if ((ur = route_find_up_request(s, m->p, rid)) != NULL) {
-		metrics_up_request(ur->up, ur->method, MUPO_CANCELLED);
+		metrics_up_request(ur->up, ur->method_id, MUPO_CANCELLED);
 		route_up_error(ur->up, s->no, ur->ref, JRPC_INTERNAL_ERROR,
 		    "request cancelled by the client");
 		sampling_end(ur->up, ur->ref, "error",
@@ -490,25 +549,30 @@ route_notification(struct session *s, const struct jrpc *m)
 		route_client_response(s, m);
 		return;
 	}
-	if (strcmp(m->method_name, "notifications/initialized") == 0)
+	switch (m->method_id) {
+	case MCPM_INITIALIZED:
 		s->initialized = 1;
-	else if (strcmp(m->method_name, "notifications/cancelled") == 0)
+		break;
+	case MCPM_CANCELLED:
 		route_cancelled(s, m);
-	else if (strcmp(m->method_name, "notifications/progress") == 0) {
+		break;
+	case MCPM_PROGRESS:
 		if (!ctools_progress(s, m))
 			log_debug("session %.8s: progress for no call of ours",
 			    s->id);
-	}
-	else if (strcmp(m->method_name,
-	    "notifications/roots/list_changed") == 0) {
+		break;
+	case MCPM_ROOTS_CHANGED:
 		for (i = 0; i < nupstreams; i++) {
 			if (m->n <= upstreams[i]->sc->max_message)
 				upstream_send(upstreams[i], MSG_CLIENT_NOTIFY,
 				    s->no, 0, m->p, m->n);
 		}
-	} else
+		break;
+	default:
 		log_debug("session %.8s: notification %s ignored", s->id,
 		    m->method_name);
+		break;
+	}
 }
 
 /*
@@ -530,8 +594,7 @@ route_message(struct session *s, struct stream *st, const struct jrpc *m)
 		route_notification(s, m);
 		return;
 	}
-	if (strcmp(m->method_name, "initialize") != 0 ||
-	    s->client_caps != NULL) {
+	if (m->method_id != MCPM_INITIALIZE || s->client_caps != NULL) {
 		route_request(s, st, m);
 		return;
 	}
@@ -565,6 +628,15 @@ route_initialize(struct session *s, const struct jrpc *m, int *code,
 	const char	*version;
 	size_t		 i;
 
+	/* Kept by the session and every worker: bounded, and never a tree
+	 * parse of a whole body (600,000 members took seconds). */
+	if (m->params.len > INITIALIZE_PARAMS_MAX) {
+		*code = JRPC_INVALID_PARAMS;
+		snprintf(err, errlen, "initialize: params of %zu bytes, more "
+		    "than %d", m->params.len, INITIALIZE_PARAMS_MAX);
+		log_warnx("session %.8s: %s", s->id, err);
+		return (NULL);
+	}
 	params = json_loadb(m->p + m->params.off, m->params.len,
 	    JSON_ALLOW_NUL, &jerr);
 	if (params == NULL || json_unpack_ex(params, &jerr, 0,

@@ -138,13 +138,13 @@ route_notify_modern(struct upstream *up, const struct frame_hdr *hdr,
 	}
 	if (st == NULL)
 		return;
-	if (strcmp(m->method_name, "notifications/message") == 0) {
+	if (m->method_id == MCPM_MESSAGE) {
 		if (st->level < 0 || jscan_member(m->p, m->params, "level",
 		    &level) != 0 || (n = jscan_string(m->p, level, name,
 		    sizeof name)) < 0 || meta_log_level(name, (size_t)n) <
 		    st->level)
 			return;
-	} else if (strcmp(m->method_name, "notifications/progress") != 0)
+	} else if (m->method_id != MCPM_PROGRESS)
 		return;
 	/* A call resumed by a retry reports under the retry's token. */
 	if (hdr->tag != 0 && (p = route_pending_find(hdr->tag)) != NULL &&
@@ -181,12 +181,12 @@ route_notify(struct upstream *up, const struct frame_hdr *hdr,
 		evbuffer_free(payload);
 		return;
 	}
-	if (strcmp(m.method_name, "notifications/cancelled") == 0) {
+	if (m.method_id == MCPM_CANCELLED) {
 		route_up_cancelled(up, &m);
 		evbuffer_free(payload);
 		return;
 	}
-	if (strcmp(m.method_name, "notifications/resources/updated") == 0 &&
+	if (m.method_id == MCPM_UPDATED &&
 	    jscan_member(m.p, m.params, "uri", &uri) == 0)
 		u = jscan_strdup(m.p, uri);
 
@@ -199,7 +199,7 @@ route_notify(struct upstream *up, const struct frame_hdr *hdr,
 	}
 	if (st != NULL) {
 		if ((u != NULL && strmap_get(&s->subs, u) != up) ||
-		    (strcmp(m.method_name, "notifications/message") == 0 &&
+		    (m.method_id == MCPM_MESSAGE &&
 		    !route_wants_log(s, &m)))
 			log_debug("session %.8s: %s not wanted", s->id,
 			    m.method_name);
@@ -211,7 +211,7 @@ route_notify(struct upstream *up, const struct frame_hdr *hdr,
 		b.m = &m;
 		b.uri = u;
 		session_foreach(route_bcast_one, &b);
-	} else if (strcmp(m.method_name, "notifications/message") == 0)
+	} else if (m.method_id == MCPM_MESSAGE)
 		/* Every session, as each wants, a slice at a time. */
 		broadcast_log(m.p, m.n, route_log_level(&m));
 	else

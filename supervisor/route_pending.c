@@ -123,7 +123,7 @@ route_timeout_cb(evutil_socket_t fd, short events, void *arg)
 	char			 msg[256];
 
 	log_warnx("upstream %s: %s from session %.8s timed out after %u s",
-	    p->up->sc->name, p->method, p->session != NULL ?
+	    p->up->sc->name, mcp_method_name(p->method), p->session != NULL ?
 	    p->session->id : "(gateway)", p->up->sc->request_timeout);
 	route_pending_cancel(p, timed_out);
 	snprintf(msg, sizeof msg, "upstream %s did not answer within %u s",
@@ -144,12 +144,18 @@ route_pending_arm(struct pending *p)
 	evtimer_add(p->timer, &tv);
 }
 
-/* Create a pending request and send its text to the upstream. */
+/*
+ * Create a pending request and send its text to the upstream: a client's
+ * request (r, whose record goes on in it), or one of the gateway's own (r
+ * NULL: id 0, no stream).
+ */
 static struct pending *
-route_send(struct session *s, struct stream *st, struct upstream *up,
-    const char *method, const char *id, size_t idlen, struct evbuffer *buf)
+route_send(struct session *s, struct req *r, struct upstream *up,
+    enum mcp_method method, struct evbuffer *buf)
 {
 	struct pending	*p;
+	const char	*id = r != NULL ? r->m->p + r->m->id.off : "0";
+	size_t		 idlen = r != NULL ? r->m->id.len : 1;
 	char		 why[512];
 
 	p = xcalloc(1, sizeof *p);
@@ -160,11 +166,11 @@ route_send(struct session *s, struct stream *st, struct upstream *up,
 	p->tag = next_tag;
 	p->session = s;
 	p->up = up;
-	p->stream = st;
+	p->stream = r != NULL ? r->stream : NULL;
 	p->idlen = idlen;
 	p->id = xmalloc(idlen);
 	memcpy(p->id, id, idlen);
-	snprintf(p->method, sizeof p->method, "%s", method);
+	p->method = method;
 	u64map_put(&pending_by_tag, p->tag, p);
 	TAILQ_INSERT_TAIL(&up->pending, p, up_entry);
 	up->npending++;
@@ -174,8 +180,8 @@ route_send(struct session *s, struct stream *st, struct upstream *up,
 	}
 	route_pending_arm(p);
 	/* The client's request (if this is one) goes on here. */
-	if (st != NULL)
-		obs_take(&p->obs);
+	if (r != NULL)
+		req_take(r, &p->obs);
 
 	/* An upstream that is starting gets the request when it is ready. */
 	if (up->state == UPSTREAM_STARTING) {
@@ -224,8 +230,9 @@ route_flush_queued(struct upstream *up)
 }
 
 struct pending *
-route_call(struct upstream *up, const char *method, const char *params,
-    size_t len, route_call_cb cb, void *arg, char *why, size_t whylen)
+route_call(struct upstream *up, enum mcp_method method,
+    struct evbuffer *params, route_call_cb cb, void *arg, char *why,
+    size_t whylen)
 {
 	struct pending	*p;
 	struct evbuffer	*buf;
@@ -236,17 +243,17 @@ route_call(struct upstream *up, const char *method, const char *params,
 		upstream_unavailable(up, why, whylen);
 		return (NULL);
 	}
-	if (len + 128 > up->sc->max_message) {
+	if (evbuffer_get_length(params) + 128 > up->sc->max_message) {
 		snprintf(why, whylen, "the request is over upstream %s's "
 		    "max_message", up->sc->name);
 		return (NULL);
 	}
 	buf = evbuffer_new();
 	evbuffer_add_printf(buf, "{\"jsonrpc\":\"2.0\",\"id\":0,"
-	    "\"method\":\"%s\",\"params\":", method);
-	evbuffer_add(buf, params, len);
+	    "\"method\":\"%s\",\"params\":", mcp_method_name(method));
+	evbuffer_add_buffer(buf, params);
 	evbuffer_add(buf, "}", 1);
-	p = route_send(NULL, NULL, up, method, "0", 1, buf);
+	p = route_send(NULL, NULL, up, method, buf);
 	evbuffer_free(buf);
 	if (p == NULL) {
 		upstream_unavailable(up, why, whylen);
@@ -268,7 +275,7 @@ route_call_abandon(struct pending *p)
 
 /* Send a request of the gateway's own; its answer is dropped. */
 void
-route_internal(struct upstream *up, struct session *s, const char *method,
+route_internal(struct upstream *up, struct session *s, enum mcp_method method,
     json_t *params)
 {
 	struct evbuffer	*buf;
@@ -282,43 +289,54 @@ route_internal(struct upstream *up, struct session *s, const char *method,
 	json_decref(params);
 	buf = evbuffer_new();
 	evbuffer_add_printf(buf, "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":"
-	    "\"%s\",\"params\":%s}", method, text);
+	    "\"%s\",\"params\":%s}", mcp_method_name(method), text);
 	free(text);
-	route_send(s, NULL, up, method, "0", 1, buf);
+	route_send(s, NULL, up, method, buf);
 	evbuffer_free(buf);
 }
 
 /* Forward a client request, with edits applied to its text. */
 struct pending *
-route_forward(struct session *s, struct stream *st, const struct jrpc *m,
-    struct upstream *up, const struct jedit *edits, size_t nedits)
+route_forward(struct req *r, struct upstream *up, const struct jedit *edits,
+    size_t nedits)
 {
-	struct pending	*p;
-	struct evbuffer	*buf;
-	char		 why[512];
-
 	static const char *const token[] = { "_meta", "progressToken",
 	    NULL };
-	struct jspan	 at;
+	struct session		*s = r->session;
+	struct stream		*st = r->stream;
+	const struct jrpc	*m = r->m;
+	struct pending		*p;
+	struct evbuffer		*buf;
+	struct jspan		 at;
+	char			 why[512];
 
-	obs_upstream(up);
+	req_upstream(r, up);
 	if (s->npending >= conf->max_pending) {
-		log_warnx("session %.8s: %s refused: %u requests in flight "
-		    "(max_pending)", s->id, st != NULL && st->conn != NULL ?
-		    http_conn_peer(st->conn) : "-", conf->max_pending);
+		log_warnx("session %.8s (peer %s): %s refused: %u requests "
+		    "in flight (max_pending)", s->id, st != NULL &&
+		    st->conn != NULL ? http_conn_peer(st->conn) : "-",
+		    m->method_name, conf->max_pending);
 		metrics_refused("limit");
-		route_reject(st, m, MCP_OVERLOADED, "too many requests in "
+		route_reject(r, MCP_OVERLOADED, "too many requests in "
 		    "flight for this session (limit %u)", conf->max_pending);
 		return (NULL);
 	}
-	if (jscan_path_unique(m->p, m->params, token, &at) == -2) {
-		route_reject(st, m, JRPC_INVALID_REQUEST, "%s: "
+	switch (jscan_path_unique(m->p, m->params, token, &at)) {
+	case -2:
+		route_reject(r, JRPC_INVALID_REQUEST, "%s: "
 		    "params._meta.progressToken appears more than once",
 		    m->method_name);
 		return (NULL);
+	case 0:
+		if (at.len <= JRPC_ID_MAX)
+			break;
+		route_reject(r, JRPC_INVALID_REQUEST, "%s: "
+		    "params._meta.progressToken is longer than %d bytes",
+		    m->method_name, JRPC_ID_MAX);
+		return (NULL);
 	}
 	if (m->n > up->sc->max_message) {
-		route_reject(st, m, JRPC_INVALID_REQUEST, "request of %zu bytes "
+		route_reject(r, JRPC_INVALID_REQUEST, "request of %zu bytes "
 		    "is over upstream %s's max_message (%zu)", m->n,
 		    up->sc->name, up->sc->max_message);
 		return (NULL);
@@ -327,13 +345,12 @@ route_forward(struct session *s, struct stream *st, const struct jrpc *m,
 	if (up->state != UPSTREAM_READY && (up->state != UPSTREAM_STARTING ||
 	    up->nqueued >= MAX_QUEUED)) {
 		upstream_unavailable(up, why, sizeof why);
-		route_reject(st, m, MCP_CONNECTION_CLOSED, "%s", why);
+		route_reject(r, MCP_CONNECTION_CLOSED, "%s", why);
 		return (NULL);
 	}
 	buf = evbuffer_new();
 	jscan_splice(buf, m->p, m->n, edits, nedits);
-	p = route_send(s, st, up, m->method_name, m->p + m->id.off, m->id.len,
-	    buf);
+	p = route_send(s, r, up, m->method_id, buf);
 	evbuffer_free(buf);
 	return (p);
 }
@@ -351,7 +368,7 @@ route_fail_upstream(struct upstream *up, int code, const char *message,
 			route_pending_fail(p, code, message);
 	}
 	while ((ur = TAILQ_FIRST(&up->up_requests)) != NULL) {
-		metrics_up_request(ur->up, ur->method, MUPO_CANCELLED);
+		metrics_up_request(ur->up, ur->method_id, MUPO_CANCELLED);
 		route_up_cancel_client(ur, message);
 		route_up_request_free(ur);
 	}
@@ -384,7 +401,7 @@ route_session_end(struct session *s)
 	continuation_session_end(s);
 	route_cancel_session(s);
 	while ((ur = TAILQ_FIRST(&s->up_requests)) != NULL) {
-		metrics_up_request(ur->up, ur->method, MUPO_CANCELLED);
+		metrics_up_request(ur->up, ur->method_id, MUPO_CANCELLED);
 		route_up_error(ur->up, s->no, ur->ref, MCP_CONNECTION_CLOSED,
 		    "the client session ended");
 		sampling_end(ur->up, ur->ref, "error",

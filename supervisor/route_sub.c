@@ -58,29 +58,29 @@ route_subscribed(struct session *s, struct upstream *up, const char *uri)
  * it and the last one to leave unsubscribes it.
  */
 void
-route_subscription(struct session *s, struct stream *st, const struct jrpc *m,
-    int subscribe)
+route_subscription(struct req *r, int subscribe)
 {
 	static const char *const path[] = { "uri", NULL };
+	struct session	*s = r->session;
 	struct upstream	*up, *had;
 	struct pending	*p;
 	char		*u;
 	int		 shared;
 
-	if ((u = route_get_uri(s, st, m, path, &up)) == NULL)
+	if ((u = route_get_uri(r, path, &up)) == NULL)
 		return;
 	shared = up->sc->isolation == ISOLATION_SHARED;
 	had = strmap_get(&s->subs, u);
 	if (subscribe) {
 		if (had != NULL || (shared && route_subcount(up, u) > 0)) {
 			route_subscribed(s, up, u);
-			route_result(st, m, "{}", 2);
+			route_result(r, "{}", 2);
 			free(u);
 			return;
 		}
 	} else {
 		if (had == NULL) {
-			route_result(st, m, "{}", 2);
+			route_result(r, "{}", 2);
 			free(u);
 			return;
 		}
@@ -88,13 +88,13 @@ route_subscription(struct session *s, struct stream *st, const struct jrpc *m,
 		if (shared) {
 			route_subcount_add(up, u, -1);
 			if (route_subcount(up, u) > 0) {
-				route_result(st, m, "{}", 2);
+				route_result(r, "{}", 2);
 				free(u);
 				return;
 			}
 		}
 	}
-	if ((p = route_forward(s, st, m, up, NULL, 0)) != NULL) {
+	if ((p = route_forward(r, up, NULL, 0)) != NULL) {
 		p->hook = subscribe ? HOOK_SUBSCRIBE : HOOK_UNSUBSCRIBE;
 		p->uri = u;
 	} else
@@ -122,7 +122,7 @@ route_resubscribe_one(struct session *s, void *arg)
 			if (shared)
 				route_subcount_add(up, e->key, 1);
 			route_internal(up, shared ? NULL : s,
-			    "resources/subscribe", json_pack("{s:s}", "uri",
+			    MCPM_SUBSCRIBE, json_pack("{s:s}", "uri",
 			    e->key));
 		}
 	}
@@ -145,7 +145,7 @@ route_forward_level(struct upstream *up, struct session *s)
 	if (!upstream_has_capability(up, "logging"))
 		return;
 	if (up->sc->isolation == ISOLATION_PER_SESSION) {
-		route_internal(up, s, "logging/setLevel", json_pack("{s:s}",
+		route_internal(up, s, MCPM_SET_LEVEL, json_pack("{s:s}",
 		    "level", log_level_name(s->loglevel)));
 		return;
 	}
@@ -153,29 +153,31 @@ route_forward_level(struct upstream *up, struct session *s)
 	if (level < 0 || level == up->loglevel)
 		return;
 	up->loglevel = level;
-	route_internal(up, NULL, "logging/setLevel", json_pack("{s:s}",
+	route_internal(up, NULL, MCPM_SET_LEVEL, json_pack("{s:s}",
 	    "level", log_level_name(level)));
 }
 
 /* logging/setLevel: filter for this session, and tell the upstreams. */
 void
-route_set_level(struct session *s, struct stream *st, const struct jrpc *m)
+route_set_level(struct req *r)
 {
-	struct jspan	level;
-	char		name[32];
-	int		i;
-	size_t		n;
+	struct session		*s = r->session;
+	const struct jrpc	*m = r->m;
+	struct jspan		 level;
+	char			 name[32];
+	int			 i;
+	size_t			 n;
 
 	if (jscan_member(m->p, m->params, "level", &level) != 0 ||
 	    jscan_string(m->p, level, name, sizeof name) < 0 ||
 	    (i = log_level_index(name)) < 0) {
-		route_reject(st, m, JRPC_INVALID_PARAMS, "logging/setLevel: "
+		route_reject(r, JRPC_INVALID_PARAMS, "logging/setLevel: "
 		    "level must be one of debug, info, notice, warning, "
 		    "error, critical, alert, emergency");
 		return;
 	}
 	s->loglevel = i;
-	route_result(st, m, "{}", 2);
+	route_result(r, "{}", 2);
 	for (n = 0; n < nupstreams; n++) {
 		/* A modern upstream gets the level on each request. */
 		upstream_session_open(upstreams[n], s);
@@ -213,7 +215,7 @@ route_drop_sub(struct session *s, const char *uri, struct upstream *up)
 		return;
 	route_subcount_add(up, uri, -1);
 	if (route_subcount(up, uri) == 0)
-		route_internal(up, NULL, "resources/unsubscribe",
+		route_internal(up, NULL, MCPM_UNSUBSCRIBE,
 		    json_pack("{s:s}", "uri", uri));
 }
 
@@ -269,7 +271,7 @@ route_sub_acquire(struct session *s, struct upstream *up, const char *uri)
 		return;
 	route_subscribed(s, up, uri);
 	if (!shared || route_subcount(up, uri) == 1)
-		route_internal(up, shared ? NULL : s, "resources/subscribe",
+		route_internal(up, shared ? NULL : s, MCPM_SUBSCRIBE,
 		    json_pack("{s:s}", "uri", uri));
 }
 
@@ -289,7 +291,7 @@ route_sub_release(struct session *s, struct upstream *up, const char *uri)
 		return;
 	strmap_del(&s->subs, uri);
 	if (up->sc->isolation != ISOLATION_SHARED) {
-		route_internal(up, s, "resources/unsubscribe",
+		route_internal(up, s, MCPM_UNSUBSCRIBE,
 		    json_pack("{s:s}", "uri", uri));
 		return;
 	}

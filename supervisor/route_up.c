@@ -135,10 +135,9 @@ route_has_next(const struct upstream *up, const struct jrpc *m, size_t i)
 	const enum strategy	*list;
 	size_t			 n;
 
-	if (strcmp(m->method_name, "sampling/createMessage") != 0 &&
-	    strcmp(m->method_name, "elicitation/create") != 0)
+	if (m->method_id != MCPM_SAMPLING && m->method_id != MCPM_ELICITATION)
 		return (0);
-	list = route_up_list(up, m->method_name, &n);
+	list = route_up_list(up, m->method_id, &n);
 	for (i++; i < n; i++) {
 		if (list[i] != STRATEGY_DECLINE)
 			return (1);
@@ -164,6 +163,7 @@ void
 route_client_response(struct session *s, const struct jrpc *m)
 {
 	struct up_request	*ur;
+	struct up_ask		 a;
 	struct evbuffer		*buf;
 	struct jrpc		 orig;
 	const char		*why;
@@ -182,9 +182,16 @@ route_client_response(struct session *s, const struct jrpc *m)
 	    &why) == 0 && route_has_next(ur->up, &orig, ur->strategy)) {
 		log_info("session %.8s: client refused %s, trying the next "
 		    "strategy", s->id, ur->method);
-		route_up_strategies(ur->up, s, ur->stream != NULL ? ur->stream :
-		    session_get_stream(s), s->no, 0, &orig,
-		    ur->ref, ur->strategy + 1, "the client refused it", 0);
+		a.up = ur->up;
+		a.session = s;
+		a.stream = ur->stream != NULL ? ur->stream :
+		    session_get_stream(s);
+		a.session_no = s->no;
+		a.tag = 0;
+		a.ref = ur->ref;
+		a.m = &orig;
+		route_up_strategies(&a, ur->strategy + 1, "the client refused "
+		    "it", 0);
 		route_up_request_free(ur);
 		return;
 	}
@@ -194,13 +201,13 @@ route_client_response(struct session *s, const struct jrpc *m)
 		    ur->up->sc->name);
 		route_up_error(ur->up, s->no, ur->ref, JRPC_INTERNAL_ERROR,
 		    "the client's answer is larger than max_message");
-		metrics_up_request(ur->up, ur->method, MUPO_ERROR);
+		metrics_up_request(ur->up, ur->method_id, MUPO_ERROR);
 		sampling_end(ur->up, ur->ref, "error", "the client's answer is "
 		    "larger than max_message");
 		route_up_request_free(ur);
 		return;
 	}
-	metrics_up_request(ur->up, ur->method, m->kind == JRPC_RESULT ?
+	metrics_up_request(ur->up, ur->method_id, m->kind == JRPC_RESULT ?
 	    MUPO_CLIENT : MUPO_CLIENT_ERROR);
 	snprintf(ref, sizeof ref, "%u", ur->ref);
 	buf = jscan_replace(m->p, m->n, m->id, ref, strlen(ref));
@@ -240,7 +247,7 @@ route_up_cancelled(struct upstream *up, const struct jrpc *m)
 		why = jscan_strdup(m->p, reason);
 	route_up_cancel_client(ur, why != NULL ? why :
 	    "cancelled by the upstream");
-	metrics_up_request(up, ur->method, MUPO_CANCELLED);
+	metrics_up_request(up, ur->method_id, MUPO_CANCELLED);
 	free(why);
 	route_up_request_free(ur);
 }
@@ -252,9 +259,9 @@ route_caps_can(json_t *caps, const struct jrpc *m, char *why, size_t len)
 	static const char *const mode_path[] = { "mode", NULL };
 	json_t		*c;
 	struct jspan	 mode;
-	const char	*method = m->method_name;
 
-	if (strcmp(method, "sampling/createMessage") == 0) {
+	switch (m->method_id) {
+	case MCPM_SAMPLING:
 		c = json_object_get(caps, "sampling");
 		if (c == NULL) {
 			snprintf(why, len, "the client does not support "
@@ -269,8 +276,7 @@ route_caps_can(json_t *caps, const struct jrpc *m, char *why, size_t len)
 			return (0);
 		}
 		return (1);
-	}
-	if (strcmp(method, "elicitation/create") == 0) {
+	case MCPM_ELICITATION:
 		c = json_object_get(caps, "elicitation");
 		if (c == NULL) {
 			snprintf(why, len, "the client does not support "
@@ -291,13 +297,16 @@ route_caps_can(json_t *caps, const struct jrpc *m, char *why, size_t len)
 			return (0);
 		}
 		return (1);
+	case MCPM_ROOTS:
+		if (json_object_get(caps, "roots") == NULL) {
+			snprintf(why, len, "the client does not support "
+			    "roots");
+			return (0);
+		}
+		return (1);
+	default:
+		return (1);
 	}
-	if (strcmp(method, "roots/list") == 0 &&
-	    json_object_get(caps, "roots") == NULL) {
-		snprintf(why, len, "the client does not support roots");
-		return (0);
-	}
-	return (1);
 }
 
 /*
@@ -343,10 +352,13 @@ out:
 
 /* Forward an upstream request to its client; 0 if sent. */
 int
-route_up_client(struct upstream *up, struct session *s, struct stream *st,
-    const struct jrpc *m, uint32_t ref, size_t strategy, char *why,
+route_up_client(const struct up_ask *a, size_t strategy, char *why,
     size_t len, int *code)
 {
+	struct upstream		*up = a->up;
+	struct session		*s = a->session;
+	struct stream		*st = a->stream;
+	const struct jrpc	*m = a->m;
 	struct up_request	*ur;
 	struct evbuffer		*buf;
 	struct timeval		 tv;
@@ -368,7 +380,7 @@ route_up_client(struct upstream *up, struct session *s, struct stream *st,
 		return (-1);
 	}
 	/* A 2026-07-28 upstream asks per call, so roots stay the call's. */
-	if (strcmp(m->method_name, "roots/list") == 0 &&
+	if (m->method_id == MCPM_ROOTS &&
 	    up->sc->isolation == ISOLATION_SHARED && !upstream_modern(up)) {
 		snprintf(why, len, "roots are not offered to a shared upstream "
 		    "(they belong to one client); make it per-session");
@@ -386,7 +398,7 @@ route_up_client(struct upstream *up, struct session *s, struct stream *st,
 	}
 	ur = xcalloc(1, sizeof *ur);
 	ur->id = route_next_id();
-	ur->ref = ref;
+	ur->ref = a->ref;
 	ur->session = s;
 	ur->up = up;
 	ur->stream = st;
@@ -395,6 +407,7 @@ route_up_client(struct upstream *up, struct session *s, struct stream *st,
 	ur->text = xmalloc(m->n);
 	memcpy(ur->text, m->p, m->n);
 	snprintf(ur->method, sizeof ur->method, "%s", m->method_name);
+	ur->method_id = m->method_id;
 	TAILQ_INSERT_TAIL(&up->up_requests, ur, up_entry);
 	TAILQ_INSERT_TAIL(&s->up_requests, ur, session_entry);
 	s->nup_requests++;
@@ -412,6 +425,25 @@ route_up_client(struct upstream *up, struct session *s, struct stream *st,
 	return (0);
 }
 
+/* The strategy list for a request from an upstream. */
+const enum strategy *
+route_up_list(const struct upstream *up, enum mcp_method method, size_t *n)
+{
+	static const enum strategy	 client_only[] = { STRATEGY_CLIENT };
+
+	switch (method) {
+	case MCPM_ELICITATION:
+		*n = up->sc->nelicitation;
+		return (up->sc->elicitation);
+	case MCPM_SAMPLING:
+		*n = up->sc->nsampling;
+		return (up->sc->sampling);
+	default:
+		*n = 1;
+		return (client_only);
+	}
+}
+
 /*
  * Answer a request from an upstream by its strategies, in order, from the
  * given one: forward it to the client that caused it, accept it with the
@@ -419,53 +451,36 @@ route_up_client(struct upstream *up, struct session *s, struct stream *st,
  * passes to the next; when none can, the upstream gets an error.
  * Sampling has a chain of its own (sampling.c).
  */
-/* The strategy list for a request from an upstream. */
-const enum strategy *
-route_up_list(const struct upstream *up, const char *method, size_t *n)
-{
-	static const enum strategy	 client_only[] = { STRATEGY_CLIENT };
-
-	if (strcmp(method, "elicitation/create") == 0) {
-		*n = up->sc->nelicitation;
-		return (up->sc->elicitation);
-	}
-	if (strcmp(method, "sampling/createMessage") == 0) {
-		*n = up->sc->nsampling;
-		return (up->sc->sampling);
-	}
-	*n = 1;
-	return (client_only);
-}
 void
-route_up_strategies(struct upstream *up, struct session *s, struct stream *st,
-    uint32_t session_no, uint32_t tag, const struct jrpc *m, uint32_t ref,
-    size_t from, const char *already, int already_code)
+route_up_strategies(const struct up_ask *a, size_t from, const char *already,
+    int already_code)
 {
+	struct upstream			*up = a->up;
+	struct session			*s = a->session;
+	const struct jrpc		*m = a->m;
 	const enum strategy		*list;
 	size_t				 n, i;
 	char				 why[256], *text;
 	int				 code = already_code != 0 ? already_code :
 					    JRPC_METHOD_NOT_FOUND;
 
-	if (strcmp(m->method_name, "sampling/createMessage") == 0) {
-		sampling_chain(up, s, st, session_no, tag, m, ref, from, already,
-		    already_code);
+	if (m->method_id == MCPM_SAMPLING) {
+		sampling_chain(a, from, already, already_code);
 		return;
 	}
 	snprintf(why, sizeof why, "%s", already != NULL ? already : "");
-	list = route_up_list(up, m->method_name, &n);
+	list = route_up_list(up, m->method_id, &n);
 	for (i = from; i < n; i++) {
 		switch (list[i]) {
 		case STRATEGY_CLIENT:
 			/* A 2026-07-28 client is asked by input_required. */
 			if (s != NULL && s->modern) {
-				if (continuation_park(up, s, tag, m, ref, why,
-				    sizeof why, &code) == 0)
+				if (continuation_park(a, why, sizeof why,
+				    &code) == 0)
 					return;
 				break;
 			}
-			if (route_up_client(up, s, st, m, ref, i, why,
-			    sizeof why, &code) == 0)
+			if (route_up_client(a, i, why, sizeof why, &code) == 0)
 				return;
 			break;
 		case STRATEGY_DEFAULTS:
@@ -476,16 +491,16 @@ route_up_strategies(struct upstream *up, struct session *s, struct stream *st,
 			}
 			log_info("upstream %s: %s answered with the schema's "
 			    "defaults", up->sc->name, m->method_name);
-			metrics_up_request(up, m->method_name, MUPO_DEFAULTS);
-			route_up_result(up, session_no, ref, text);
+			metrics_up_request(up, m->method_id, MUPO_DEFAULTS);
+			route_up_result(up, a->session_no, a->ref, text);
 			free(text);
 			return;
 		case STRATEGY_DECLINE:
 			log_info("upstream %s: %s declined by the gateway%s%s",
 			    up->sc->name, m->method_name, why[0] != '\0' ?
 			    ": " : "", why);
-			metrics_up_request(up, m->method_name, MUPO_DECLINE);
-			route_up_result(up, session_no, ref,
+			metrics_up_request(up, m->method_id, MUPO_DECLINE);
+			route_up_result(up, a->session_no, a->ref,
 			    "{\"action\":\"decline\"}");
 			return;
 		default:	/* sampling's own links */
@@ -498,12 +513,12 @@ route_up_strategies(struct upstream *up, struct session *s, struct stream *st,
 	    m->method_name, s != NULL ? " for session " : "",
 	    s != NULL ? s->id : "", why);
 	if (s != NULL && s->modern && code == MCP_MISSING_CAPABILITY) {
-		continuation_missing(up, tag, m, ref, why);
+		continuation_missing(a, why);
 		return;
 	}
-	metrics_up_request(up, m->method_name, code == MCP_REQUEST_TIMEOUT ?
+	metrics_up_request(up, m->method_id, code == MCP_REQUEST_TIMEOUT ?
 	    MUPO_TIMEOUT : MUPO_ERROR);
-	route_up_error(up, session_no, ref, code, why);
+	route_up_error(up, a->session_no, a->ref, code, why);
 }
 
 /* An upstream request timed out waiting for the client. */
@@ -511,6 +526,7 @@ static void
 route_up_timeout_cb(evutil_socket_t fd, short events, void *arg)
 {
 	struct up_request	*ur = arg;
+	struct up_ask		 a;
 	struct jrpc		 m;
 	const char		*why;
 	char			 msg[256];
@@ -520,13 +536,19 @@ route_up_timeout_cb(evutil_socket_t fd, short events, void *arg)
 	log_warnx("upstream %s: session %.8s: %s", ur->up->sc->name,
 	    ur->session->id, msg);
 	route_up_cancel_client(ur, "timed out at the gateway");
-	if (jrpc_scan(ur->text, ur->len, &m, &why) == 0)
-		route_up_strategies(ur->up, ur->session, ur->stream != NULL ?
-		    ur->stream : session_get_stream(ur->session),
-		    ur->session->no, 0, &m, ur->ref, ur->strategy + 1, msg,
+	if (jrpc_scan(ur->text, ur->len, &m, &why) == 0) {
+		a.up = ur->up;
+		a.session = ur->session;
+		a.stream = ur->stream != NULL ? ur->stream :
+		    session_get_stream(ur->session);
+		a.session_no = ur->session->no;
+		a.tag = 0;
+		a.ref = ur->ref;
+		a.m = &m;
+		route_up_strategies(&a, ur->strategy + 1, msg,
 		    MCP_REQUEST_TIMEOUT);
-	else {
-		metrics_up_request(ur->up, ur->method, MUPO_TIMEOUT);
+	} else {
+		metrics_up_request(ur->up, ur->method_id, MUPO_TIMEOUT);
 		route_up_error(ur->up, ur->session->no, ur->ref,
 		    MCP_REQUEST_TIMEOUT, msg);
 	}
@@ -539,8 +561,7 @@ route_up_request(struct upstream *up, const struct frame_hdr *hdr,
     struct evbuffer *in)
 {
 	struct evbuffer		*payload;
-	struct session		*s;
-	struct stream		*st;
+	struct up_ask		 a;
 	struct jrpc		 m;
 	const char		*why;
 	int64_t			 ref;
@@ -555,12 +576,12 @@ route_up_request(struct upstream *up, const struct frame_hdr *hdr,
 		evbuffer_free(payload);
 		return;
 	}
-	st = route_target(up, hdr, &s);
-	if (strcmp(m.method_name, "sampling/createMessage") == 0)
-		sampling_chain(up, s, st, hdr->session, hdr->tag, &m,
-		    (uint32_t)ref, 0, NULL, 0);
-	else
-		route_up_strategies(up, s, st, hdr->session, hdr->tag, &m,
-		    (uint32_t)ref, 0, NULL, 0);
+	a.up = up;
+	a.stream = route_target(up, hdr, &a.session);
+	a.session_no = hdr->session;
+	a.tag = hdr->tag;
+	a.ref = (uint32_t)ref;
+	a.m = &m;
+	route_up_strategies(&a, 0, NULL, 0);
 	evbuffer_free(payload);
 }

@@ -52,6 +52,8 @@ struct sjob {
 	struct provider		*prov;		/* an llm: link's, running */
 	struct pending		*call;		/* a tool: link's, running */
 	struct event		*timer;		/* an llm: link's deadline */
+	uint64_t		 reserved;	/* tokens, of prov's and up's
+						   budgets, while prov is set */
 	uint64_t		 in;		/* tokens, as the provider said */
 	uint64_t		 out;
 	char			*model;		/* that really answered */
@@ -64,6 +66,7 @@ static unsigned int		 njobs;
 static uint32_t			 next_no;
 
 static void	job_continue(struct sjob *, const char *why, int code);
+static void	job_release(struct sjob *, int spent);
 
 /* A link as written, e.g. "llm:claude". */
 static void
@@ -151,7 +154,7 @@ job_free(struct sjob *j)
 {
 	if (j->prov != NULL) {
 		provider_cancel(j->prov, j->no);
-		j->prov->inflight--;
+		job_release(j, 1);
 	}
 	if (j->call != NULL)
 		route_call_abandon(j->call);
@@ -310,11 +313,66 @@ llm_timeout_cb(evutil_socket_t fd, short events, void *arg)
 	log_warnx("upstream %s: sampling: llm %s: %s", j->up->sc->name,
 	    pv->lc->name, why);
 	provider_cancel(pv, j->no);
-	pv->inflight--;
+	job_release(j, 1);
 	pv->errors++;
 	pv->timeouts++;
-	j->prov = NULL;
 	job_continue(j, why, MCP_REQUEST_TIMEOUT);
+}
+
+/*
+ * The tokens a request reserves of the budgets while a provider has it:
+ * its maxTokens, which bounds the answer, and an estimate of its prompt,
+ * a token per 4 bytes of its params (images and audio included, which
+ * vendors charge less).  -1 with why if maxTokens is not a positive
+ * integer given once (the worker would read another, or refuse it).
+ */
+static int
+llm_reservation(const struct jrpc *m, uint64_t *tokens, char *why,
+    size_t len)
+{
+	struct jspan	at;
+	int64_t		max;
+	int		r;
+
+	if ((r = jscan_member_unique(m->p, m->params, "maxTokens", &at)) ==
+	    -2) {
+		snprintf(why, len, "maxTokens is given more than once");
+		return (-1);
+	}
+	if (r != 0 || jscan_type(m->p, at) != JT_NUMBER ||
+	    jscan_int64(m->p, at, &max) != 0 || max < 1) {
+		snprintf(why, len, "maxTokens must be a positive integer");
+		return (-1);
+	}
+	*tokens = (uint64_t)max + (m->params.len + 3) / 4;
+	return (0);
+}
+
+/*
+ * A job's llm: link let go of its provider: settle the budgets to the
+ * tokens the provider reported, else to the whole reservation if the
+ * provider may have worked on the request (spent), else to nothing.
+ */
+static void
+job_release(struct sjob *j, int spent)
+{
+	struct provider	*pv = j->prov;
+	uint64_t	 used;
+	int64_t		 now = now_ms();
+
+	if (j->in > 0 || j->out > 0)
+		used = j->in + j->out;
+	else
+		used = spent ? j->reserved : 0;
+	budget_settle(&pv->budget, j->reserved, used, now);
+	budget_settle(&j->up->budget, j->reserved, used, now);
+	if (j->in == 0 && j->out == 0 && spent)
+		log_debug("upstream %s: sampling %u: llm %s: charged the "
+		    "%" PRIu64 " tokens reserved", j->up->sc->name, j->ref,
+		    pv->lc->name, used);
+	pv->inflight--;
+	j->prov = NULL;
+	j->reserved = 0;
 }
 
 /* Start an llm: link; -1 with why if it cannot serve now. */
@@ -328,6 +386,7 @@ link_llm(struct sjob *j, const struct jrpc *m, const char *name, char *why,
 	struct jspan	 at;
 	struct timeval	 tv;
 	int64_t		 now = now_ms();
+	uint64_t	 tokens;
 	char		 b[200];
 
 	*code = JRPC_INTERNAL_ERROR;
@@ -340,13 +399,19 @@ link_llm(struct sjob *j, const struct jrpc *m, const char *name, char *why,
 		    "provider takes", CONF_LLM_MAX_REQUEST);
 		return (-1);
 	}
-	if (budget_check(&pv->budget, &pv->lc->budget, now, b, sizeof b) != 0) {
+	if (llm_reservation(m, &tokens, why, len) != 0) {
+		pv->refused++;
+		*code = JRPC_INVALID_PARAMS;
+		return (-1);
+	}
+	if (budget_check(&pv->budget, &pv->lc->budget, now, tokens, b,
+	    sizeof b) != 0) {
 		pv->refused++;
 		snprintf(why, len, "the budget of llm %s is spent (%s)", name, b);
 		*code = MCP_OVERLOADED;
 		return (-1);
 	}
-	if (budget_check(&j->up->budget, &j->up->sc->budget, now, b,
+	if (budget_check(&j->up->budget, &j->up->sc->budget, now, tokens, b,
 	    sizeof b) != 0) {
 		pv->refused++;
 		snprintf(why, len, "the sampling budget of upstream %s is spent "
@@ -365,9 +430,11 @@ link_llm(struct sjob *j, const struct jrpc *m, const char *name, char *why,
 		return (-1);
 	}
 	evbuffer_free(payload);
-	budget_take(&pv->budget, &pv->lc->budget, now);
-	budget_take(&j->up->budget, &j->up->sc->budget, now);
+	budget_take(&pv->budget, &pv->lc->budget, now, tokens);
+	budget_take(&j->up->budget, &j->up->sc->budget, now, tokens);
 	j->prov = pv;
+	j->reserved = tokens;
+	j->in = j->out = 0;
 	if (j->timer == NULL)
 		j->timer = evtimer_new(base, llm_timeout_cb, j);
 	tv.tv_sec = pv->lc->timeout + SAMPLING_GRACE;
@@ -411,7 +478,7 @@ sampling_llm_frame(struct provider *pv, const struct frame_hdr *hdr,
 	const char	*why, *outcome = "", *text = "";
 	json_int_t	 in_tokens = 0, out_tokens = 0;
 	char		 link[256], reason[768];
-	int		 code = JRPC_INTERNAL_ERROR;
+	int		 code = JRPC_INTERNAL_ERROR, spent = 1;
 
 	if (j == NULL || j->prov != pv) {
 		log_debug("llm %s: %s for a request no longer waiting",
@@ -422,13 +489,10 @@ sampling_llm_frame(struct provider *pv, const struct frame_hdr *hdr,
 	if (hdr->type == MSG_LLM_RESULT) {
 		payload = route_payload(hdr, in);
 		evtimer_del(j->timer);
-		j->prov = NULL;
-		pv->inflight--;
+		job_release(j, 1);
 		pv->answered++;
 		pv->tokens_in += j->in;
 		pv->tokens_out += j->out;
-		budget_add_tokens(&pv->budget, j->in + j->out, now_ms());
-		budget_add_tokens(&j->up->budget, j->in + j->out, now_ms());
 		if (evbuffer_get_length(payload) > j->up->sc->max_message) {
 			evbuffer_free(payload);
 			job_continue(j, "the answer is larger than the "
@@ -459,11 +523,10 @@ sampling_llm_frame(struct provider *pv, const struct frame_hdr *hdr,
 		j->model = text[0] != '\0' ? xstrdup(text) : NULL;
 		break;
 	case MSG_LLM_FAIL:
-		json_unpack(msg, "{s?s, s?s}", "outcome", &outcome, "message",
-		    &text);
+		json_unpack(msg, "{s?s, s?s, s?b}", "outcome", &outcome,
+		    "message", &text, "spent", &spent);
 		evtimer_del(j->timer);
-		j->prov = NULL;
-		pv->inflight--;
+		job_release(j, spent);
 		pv->errors++;
 		if (strcmp(outcome, "rate-limited") == 0)
 			pv->rate_limited++;
@@ -489,8 +552,7 @@ sampling_provider_down(struct provider *pv, const char *why)
 		if (j->prov != pv)
 			continue;
 		evtimer_del(j->timer);
-		j->prov = NULL;
-		pv->inflight--;
+		job_release(j, 1);
 		pv->errors++;
 		job_continue(j, why, MCP_CONNECTION_CLOSED);
 	}
@@ -620,9 +682,8 @@ link_tool(struct sjob *j, const struct jrpc *m, const char *target,
 		evbuffer_add(params, m->p + at.off, at.len);
 	}
 	evbuffer_add(params, "}}", 2);
-	j->call = route_call(tup, "tools/call", (const char *)
-	    evbuffer_pullup(params, -1), evbuffer_get_length(params),
-	    tool_done, j, why, len);
+	j->call = route_call(tup, MCPM_TOOLS_CALL, params, tool_done, j, why,
+	    len);
 	evbuffer_free(params);
 	if (j->call == NULL)
 		return (-1);
@@ -632,28 +693,30 @@ link_tool(struct sjob *j, const struct jrpc *m, const char *target,
 }
 
 void
-sampling_chain(struct upstream *up, struct session *s, struct stream *st,
-    uint32_t session_no, uint32_t call_tag, const struct jrpc *m,
-    uint32_t ref, size_t from, const char *already, int already_code)
+sampling_chain(const struct up_ask *a, size_t from, const char *already,
+    int already_code)
 {
-	struct sjob	*j;
-	char		 why[768], reason[1024], link[256];
-	int		 code = already_code != 0 ? already_code :
-			    JRPC_METHOD_NOT_FOUND;
-	size_t		 i, last = from > 0 ? from - 1 : 0;
+	struct upstream		*up = a->up;
+	struct session		*s = a->session;
+	const struct jrpc	*m = a->m;
+	struct sjob		*j;
+	char			 why[768], reason[1024], link[256];
+	int			 code = already_code != 0 ? already_code :
+				    JRPC_METHOD_NOT_FOUND;
+	size_t			 i, last = from > 0 ? from - 1 : 0;
 
 	snprintf(why, sizeof why, "%s", already != NULL ? already : "");
-	if ((j = job_find(up, ref)) == NULL) {
+	if ((j = job_find(up, a->ref)) == NULL) {
 		if (njobs >= SAMPLING_MAX_JOBS) {
 			log_warnx("upstream %s: sampling refused: %d requests "
 			    "are in the chain", up->sc->name,
 			    SAMPLING_MAX_JOBS);
-			route_up_error(up, session_no, ref, MCP_OVERLOADED,
-			    "too many sampling requests in flight at the "
-			    "gateway");
+			route_up_error(up, a->session_no, a->ref,
+			    MCP_OVERLOADED, "too many sampling requests in "
+			    "flight at the gateway");
 			return;
 		}
-		j = job_new(up, session_no, call_tag, m, ref);
+		j = job_new(up, a->session_no, a->tag, m, a->ref);
 	}
 	if (from > 0 && why[0] != '\0')
 		job_tried(j, from - 1, why);
@@ -663,13 +726,12 @@ sampling_chain(struct upstream *up, struct session *s, struct stream *st,
 		case STRATEGY_CLIENT:
 			/* A 2026-07-28 client is asked by input_required. */
 			if (s != NULL && s->modern) {
-				if (continuation_park(up, s, call_tag, m, ref,
-				    why, sizeof why, &code) == 0)
+				if (continuation_park(a, why, sizeof why,
+				    &code) == 0)
 					return;
 				break;
 			}
-			if (route_up_client(up, s, st, m, ref, i, why,
-			    sizeof why, &code) == 0)
+			if (route_up_client(a, i, why, sizeof why, &code) == 0)
 				return;
 			break;
 		case STRATEGY_LLM:
@@ -691,7 +753,8 @@ sampling_chain(struct upstream *up, struct session *s, struct stream *st,
 				    "the gateway");
 			log_info("upstream %s: sampling/createMessage declined "
 			    "by the gateway: %s", up->sc->name, reason);
-			route_up_reject_sampling(up, session_no, ref, reason);
+			route_up_reject_sampling(up, a->session_no, a->ref,
+			    reason);
 			audit(j, "decline", NULL, "declined", reason);
 			job_free(j);
 			return;
@@ -713,9 +776,9 @@ sampling_chain(struct upstream *up, struct session *s, struct stream *st,
 	audit(j, link, NULL, "error", reason);
 	/* A 2026-07-28 client that lacks the capability gets -32021. */
 	if (s != NULL && s->modern && code == MCP_MISSING_CAPABILITY)
-		continuation_missing(up, call_tag, m, ref, reason);
+		continuation_missing(a, reason);
 	else
-		route_up_error(up, session_no, ref, code, reason);
+		route_up_error(up, a->session_no, a->ref, code, reason);
 	job_free(j);	/* m may be its text */
 }
 
@@ -724,23 +787,26 @@ static void
 job_continue(struct sjob *j, const char *why, int code)
 {
 	struct frame_hdr	 hdr;
-	struct session		*s;
-	struct stream		*st;
+	struct up_ask		 a;
 	struct jrpc		 m;
 	const char		*w;
 
 	memset(&hdr, 0, sizeof hdr);
 	hdr.session = j->session;
 	hdr.tag = j->call_tag;
-	st = route_target(j->up, &hdr, &s);
+	a.up = j->up;
+	a.stream = route_target(j->up, &hdr, &a.session);
+	a.session_no = j->session;
+	a.tag = j->call_tag;
+	a.ref = j->ref;
+	a.m = &m;
 	if (jrpc_scan(j->text, j->len, &m, &w) != 0) {
 		route_up_error(j->up, j->session, j->ref, JRPC_INTERNAL_ERROR,
 		    "the request cannot be read again");
 		job_free(j);
 		return;
 	}
-	sampling_chain(j->up, s, st, j->session, j->call_tag, &m, j->ref,
-	    j->link + 1, why, code);
+	sampling_chain(&a, j->link + 1, why, code);
 }
 
 void

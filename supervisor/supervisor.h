@@ -40,31 +40,11 @@ struct listen;
 
 /*
  * observe.c: what is measured (metrics.c) and logged (access_log.c) of
- * each client request.  The request being routed is "current" while
- * route_request (or an initialize) runs; when it goes on beyond that (to
- * an upstream, a client's tool, or waiting for the session's view) its
- * record moves into what holds it, and is ended there.
+ * each client request: a record that its struct req (below) holds while
+ * it is routed, and that moves into what holds the request when it goes
+ * on beyond that (to an upstream, a client's tool, or waiting for the
+ * session's view), to be ended there.
  */
-enum obs_method {
-	OBS_M_INITIALIZE = 0,
-	OBS_M_PING,
-	OBS_M_TOOLS_LIST,
-	OBS_M_TOOLS_CALL,
-	OBS_M_RESOURCES_LIST,
-	OBS_M_TEMPLATES_LIST,
-	OBS_M_RESOURCES_READ,
-	OBS_M_SUBSCRIBE,
-	OBS_M_UNSUBSCRIBE,
-	OBS_M_PROMPTS_LIST,
-	OBS_M_PROMPTS_GET,
-	OBS_M_COMPLETE,
-	OBS_M_SET_LEVEL,
-	OBS_M_TOOLS_REGISTER,
-	OBS_M_TOOLS_UNREGISTER,
-	OBS_M_OTHER,
-	OBS_NMETHODS
-};
-
 enum obs_outcome {
 	OBS_OK = 0,		/* a result */
 	OBS_ERROR,		/* an error from the upstream, or it failed
@@ -94,7 +74,7 @@ struct reqlog {
 /* One request's record; all zero is "none". */
 struct reqobs {
 	int		 active;
-	uint8_t		 method;	/* enum obs_method */
+	uint8_t		 method;	/* enum mcp_method it is counted as */
 	uint8_t		 transport;	/* enum obs_transport */
 	uint8_t		 client_tool;	/* to a client's tool */
 	uint32_t	 session;	/* its number */
@@ -105,28 +85,48 @@ struct reqobs {
 	struct reqlog	*log;		/* owned, or NULL */
 };
 
-extern const char *const obs_method_names[OBS_NMETHODS];
 extern const char *const obs_outcome_names[OBS_NOUTCOMES];
 extern const char *const obs_transport_names[OBS_NTRANSPORTS];
 int64_t		 now_us(void);		/* monotonic microseconds */
 /* A session's transport. */
 enum obs_transport obs_session_transport(const struct session *);
-/* route_request begins and ends; the current request's details. */
-void		 obs_begin(struct session *, struct stream *,
-		    const struct jrpc *);
-void		 obs_done(void);
-void		 obs_name(const char *, size_t);
-void		 obs_upstream(struct upstream *);
-void		 obs_client_tool(void);
-/* An answer to (st, id) is going out: if it answers the current request,
- * that request ends. */
-void		 obs_answered(const struct stream *, const char *id,
-		    int outcome, int code);
-/* The current request goes on in a record of its own (moved). */
-void		 obs_take(struct reqobs *);
-/* A request that waited is routed again, keeping its record. */
-void		 obs_resume(struct reqobs *);
-/* It was handed to the worker; the worker's answer is in. */
+
+/*
+ * A client request being routed: made by route_request (or
+ * route_resume) on its stack, for the time the request is routed, and
+ * passed to every function on the path.  The message and its stream are
+ * borrowed from the caller.  An answer given through it (route_result,
+ * route_reject) ends its record; a request that goes on beyond routing
+ * moves its record out (req_take) into what holds it (a pending request,
+ * a call to a client's tool, a wait for the view), which ends it; what
+ * is neither is ended as answered when routing returns.
+ */
+struct req {
+	struct session		*session;
+	struct stream		*stream;	/* where its answer goes */
+	const struct jrpc	*m;		/* the request (method_id) */
+	struct reqobs		 obs;		/* its record, until taken;
+						   all zero: not observed */
+};
+
+/* Begin a request read now, or one that waited with its record (taken,
+ * if it has one). */
+void		 req_begin(struct req *, struct session *, struct stream *,
+		    const struct jrpc *, struct reqobs *waited);
+/* Routing is over: a record still held ends as answered. */
+void		 req_finish(struct req *);
+/* It is answered: its record ends (nothing if it was taken). */
+void		 req_answered(struct req *, int outcome, int code);
+/* What its record says: the tool, prompt or URI it names; the upstream
+ * it goes to; a client's tool. */
+void		 req_name(struct req *, const char *, size_t);
+void		 req_upstream(struct req *, struct upstream *);
+void		 req_client_tool(struct req *);
+/* It goes on: its record moves to o. */
+void		 req_take(struct req *, struct reqobs *o);
+
+/* A record that went on: handed to the worker; the worker's answer is
+ * in. */
 void		 obs_sent(struct reqobs *);
 void		 obs_returned(struct reqobs *);
 /* End a record (nothing if it is not active). */
@@ -158,7 +158,8 @@ void		 access_log_http(const char *peer, const char *method,
 
 /* metrics.c: counters and histograms, and GET /metrics. */
 struct metrics_req {
-	uint64_t		 n[OBS_NMETHODS][OBS_NOUTCOMES];
+	/* By the method counted as (mcp_method.h), and outcome. */
+	uint64_t		 n[MCPM_N][OBS_NOUTCOMES];
 	struct prom_hist	 total;		/* request read to answer out */
 	struct prom_hist	 added;		/* less the time at the worker */
 };
@@ -189,7 +190,7 @@ enum metrics_up_outcome {
 void		 metrics_request(const struct reqobs *, int outcome,
 		    uint64_t total_us, uint64_t added_us);
 /* Count a request from an upstream by how it ended (not sampling's). */
-void		 metrics_up_request(struct upstream *, const char *method,
+void		 metrics_up_request(struct upstream *, enum mcp_method,
 		    enum metrics_up_outcome);
 /* Count a sampling request by the link that ended its chain and the
  * outcome its audit line gives. */
@@ -262,10 +263,26 @@ extern void			(*daemon_exit)(const char *why);
 int64_t		 now_ms(void);		/* monotonic milliseconds */
 void		 fill_random(void *, size_t);
 
-/* spawn.c: fork and exec a worker with its channel on fd 3 (*chfd is our
- * end, non-blocking); -1 with err set. */
-pid_t		 spawn_worker(const char *path, char *const argv[], int *chfd,
-		    char *err, size_t errlen);
+/*
+ * spawn.c: fork and exec a worker with its channel on fd 3 (*chfd is our
+ * end, non-blocking) and the few variables of our environment it needs
+ * (net: those of libcurl and OpenSSL too); -1 with err set.
+ */
+pid_t		 spawn_worker(const char *path, char *const argv[], int net,
+		    int *chfd, char *err, size_t errlen);
+/*
+ * In-process test harnesses (t/unit/sup_harness.c) play the workers: when
+ * set, spawn_worker calls this instead, which returns a pid that no
+ * process has and its own end of a channel in *chfd.  NULL in the daemon.
+ */
+typedef pid_t	(*spawn_hook_fn)(const char *, char *const [], int, int *,
+		    char *, size_t);
+extern spawn_hook_fn	 spawn_hook;
+/* The named variables we have, as {"NAME": "value"} (a new reference). */
+json_t		*spawn_passed_env(char *const *names);
+/* Values with the ${env:NAME} references we can expand expanded (a new
+ * array; see secret_expand_env). */
+json_t		*spawn_expand_env(char *const *values);
 
 /* upstream.c: one worker process and what the supervisor knows of it. */
 enum upstream_state {
@@ -423,15 +440,13 @@ struct catalog	*view_catalog(struct session *);
  * Must the request wait for the session's view?  If so it is queued (or
  * refused when too many wait) and 1 is returned.
  */
-int		 view_defer(struct session *, struct stream *,
-		    const struct jrpc *);
+int		 view_defer(struct req *);
 /*
  * A name the session's view lacks belongs to a per-session upstream whose
  * part failed: ask for it again and defer the request (1), unless the
  * request is itself one that waited.
  */
-int		 view_retry(struct session *, struct upstream *,
-		    struct stream *, const struct jrpc *);
+int		 view_retry(struct req *, struct upstream *);
 /* Why a session's part for an upstream failed, or NULL. */
 const char	*view_part_error(struct session *, struct upstream *);
 /* A per-session instance's catalog (CATALOG with a session number). */
@@ -475,9 +490,11 @@ struct session {
 	/* Tools it registered, and calls to and from client tools. */
 	char			*ctool_prefix;	/* "<client>__", once chosen */
 	unsigned int		 nctools;
+	size_t			 ctool_bytes;	/* they hold, overhead counted */
 	TAILQ_HEAD(, ctcall)	 ctcalls_in;	/* to its tools */
 	TAILQ_HEAD(, ctcall)	 ctcalls_out;	/* it made */
-	unsigned int		 nctcalls;
+	unsigned int		 nctcalls;	/* to its tools */
+	unsigned int		 nctcalls_out;	/* it made */
 	int			 loglevel;	/* -1: not set */
 	int64_t			 last_active;
 	struct pending_list	 pending;
@@ -655,7 +672,7 @@ struct pending {
 						   its upstream to start */
 	char			*id;		/* raw client id text */
 	size_t			 idlen;
-	char			 method[JRPC_METHOD_MAX];
+	enum mcp_method		 method;	/* a method of the table */
 	struct event		*timer;
 	struct reqobs		 obs;		/* the client's request */
 	route_call_cb		 cb;		/* the gateway's own call */
@@ -675,11 +692,17 @@ void		 route_init(void);
 /* Handle a client request; the reply goes to stream. */
 void		 route_request(struct session *, struct stream *,
 		    const struct jrpc *);
+/* The same for a request that waited for its session's view, keeping
+ * the record it waited with (taken). */
+void		 route_resume(struct session *, struct stream *,
+		    const struct jrpc *, struct reqobs *);
 /* One message of a legacy or WebSocket session (initialize included). */
 void		 route_message(struct session *, struct stream *,
 		    const struct jrpc *);
 /* Handle a client notification or response. */
 void		 route_notification(struct session *, const struct jrpc *);
+/* The largest initialize params taken (capabilities and clientInfo). */
+#define INITIALIZE_PARAMS_MAX	65536
 /* Build an initialize result for a new session; NULL + error if bad. */
 json_t		*route_initialize(struct session *, const struct jrpc *,
 		    int *code, char *err, size_t errlen);
@@ -713,6 +736,7 @@ struct up_request {
 	struct upstream		*up;
 	struct stream		*stream;	/* where it was sent */
 	char			 method[JRPC_METHOD_MAX];
+	enum mcp_method		 method_id;
 	char			*text;		/* the request, id = ref */
 	size_t			 len;
 	size_t			 strategy;	/* index of "client" */
@@ -728,31 +752,31 @@ void		 route_error(struct stream *, const char *id, size_t idlen,
 		    int code, const char *fmt, ...)
 		    __attribute__((format(printf, 5, 6)));
 
-/* Between route*.c: replies, forwarding, frames. */
-void		 route_result(struct stream *, const struct jrpc *,
-		    const char *result, size_t len);
-void		 route_reject(struct stream *, const struct jrpc *, int code,
-		    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-/* Forward a client request, with edits applied to its text. */
-struct pending	*route_forward(struct session *, struct stream *,
-		    const struct jrpc *, struct upstream *,
+/* Between route*.c: the answers to a request being routed (its record
+ * ends), forwarding, frames. */
+void		 route_result(struct req *, const char *result, size_t len);
+void		 route_reject(struct req *, int code, const char *fmt, ...)
+		    __attribute__((format(printf, 3, 4)));
+/* Forward a client request, with edits applied to its text; its record
+ * goes on in the pending request. */
+struct pending	*route_forward(struct req *, struct upstream *,
 		    const struct jedit *, size_t nedits);
 /*
- * Call an upstream for the gateway itself (params is JSON text): cb gets
- * the answer.  NULL with why set if it cannot be sent.
+ * Call an upstream for the gateway itself (params: JSON text, which the
+ * call may drain; the caller frees it): cb gets the answer.  NULL with
+ * why set if it cannot be sent.
  */
-struct pending	*route_call(struct upstream *, const char *method,
-		    const char *params, size_t len, route_call_cb, void *arg,
+struct pending	*route_call(struct upstream *, enum mcp_method,
+		    struct evbuffer *params, route_call_cb, void *arg,
 		    char *why, size_t);
 /* Cancel such a call: no callback. */
 void		 route_call_abandon(struct pending *);
 /* Send a request of the gateway's own (params taken); answer dropped. */
 void		 route_internal(struct upstream *, struct session *,
-		    const char *method, json_t *params);
+		    enum mcp_method, json_t *params);
 /* Read a request's URI parameter; answers the error itself. */
-char		*route_get_uri(struct session *, struct stream *,
-		    const struct jrpc *,
-		    const char *const *path, struct upstream **);
+char		*route_get_uri(struct req *, const char *const *path,
+		    struct upstream **);
 /* A stream is being freed: requests forget it. */
 void		 route_stream_gone(struct stream *);
 /* The pending request with a tag, or NULL. */
@@ -785,22 +809,35 @@ void		 route_up_cancel_client(struct up_request *, const char *);
 /* A new id for a request the gateway sends a client. */
 uint64_t	 route_next_id(void);
 /*
+ * A request from an upstream to a client (sampling, elicitation, roots,
+ * ping), as its strategies see it; borrowed by the functions it is
+ * passed to, made by whoever read or kept the request.
+ */
+struct up_ask {
+	struct upstream		*up;
+	struct session		*session;	/* that caused it, or NULL */
+	struct stream		*stream;	/* where its client is asked,
+						   or NULL */
+	uint32_t		 session_no;	/* the worker's, for answers */
+	uint32_t		 tag;		/* the call it came with, or 0 */
+	uint32_t		 ref;		/* the worker's reference */
+	const struct jrpc	*m;		/* the request (id = ref) */
+};
+/*
  * Send an upstream's request to the client that caused it (the strategy
  * at index strategy); 0 if sent, else -1 with why and an error code.
  */
-int		 route_up_client(struct upstream *, struct session *,
-		    struct stream *, const struct jrpc *, uint32_t ref,
-		    size_t strategy, char *why, size_t, int *code);
+int		 route_up_client(const struct up_ask *, size_t strategy,
+		    char *why, size_t, int *code);
 /* Answer an upstream's request with a result (JSON text). */
 void		 route_up_result(struct upstream *, uint32_t session,
 		    uint32_t ref, const char *result);
 /* Decline a sampling request ("User rejected", the reason in data). */
 void		 route_up_reject_sampling(struct upstream *, uint32_t session,
 		    uint32_t ref, const char *reason);
-/* Go on with an upstream request's strategies, from the given one. */
-void		 route_up_strategies(struct upstream *, struct session *,
-		    struct stream *, uint32_t session_no, uint32_t tag,
-		    const struct jrpc *, uint32_t ref, size_t from,
+/* Go on with an upstream request's strategies, from the given one (why
+ * and code: what the one before ended with, or NULL and 0). */
+void		 route_up_strategies(const struct up_ask *, size_t from,
 		    const char *why, int code);
 /* An upstream cancelled a request it sent a client. */
 void		 route_up_cancelled(struct upstream *, const struct jrpc *);
@@ -813,9 +850,7 @@ void		 route_up_cancelled(struct upstream *, const struct jrpc *);
  * Run the chain from link from (a new request: 0, with the tag of the
  * call it came with; a client link that could not answer: the next).
  */
-void		 sampling_chain(struct upstream *, struct session *,
-		    struct stream *, uint32_t session_no, uint32_t call_tag,
-		    const struct jrpc *, uint32_t ref, size_t from,
+void		 sampling_chain(const struct up_ask *, size_t from,
 		    const char *why, int code);
 /*
  * The request was answered or ended outside the chain (the client
@@ -885,19 +920,17 @@ void		 provider_cancel(struct provider *, uint32_t tag);
 json_t		*provider_status_json(void);
 
 /* A request of a strategy list: the list and its length. */
-const enum strategy *route_up_list(const struct upstream *, const char *,
+const enum strategy *route_up_list(const struct upstream *, enum mcp_method,
 		    size_t *);
 /* Does a client's capabilities object declare what a request needs? */
 int		 route_caps_can(json_t *caps, const struct jrpc *, char *why,
 		    size_t);
 
 /* route_sub.c */
-void		 route_subscription(struct session *, struct stream *,
-		    const struct jrpc *, int subscribe);
+void		 route_subscription(struct req *, int subscribe);
 void		 route_subscribed(struct session *, struct upstream *,
 		    const char *uri);
-void		 route_set_level(struct session *, struct stream *,
-		    const struct jrpc *);
+void		 route_set_level(struct req *);
 void		 route_forward_level(struct upstream *, struct session *);
 /* A restarted upstream: renew subscriptions and log levels. */
 void		 route_sub_renew(struct upstream *);
@@ -919,8 +952,7 @@ void		 modern_post(struct http_conn *, struct http_request *,
  * Check a modern tools/call's Mcp-Param-* headers against the arguments
  * its tool marks x-mcp-header; -1 if refused (answered -32020).
  */
-int		 modern_check_params(struct stream *, const struct jrpc *,
-		    const struct catalog_entry *);
+int		 modern_check_params(struct req *, const struct catalog_entry *);
 /* Refuse a GET or DELETE that names a modern version and no session. */
 int		 modern_refuse_method(struct http_conn *, struct http_request *);
 /* Answer with an error at an HTTP status (400 for the spec's codes). */
@@ -929,8 +961,11 @@ void		 modern_error(struct stream *, const char *id, size_t idlen,
 		    __attribute__((format(printf, 6, 7)));
 /* Answer with a result for the request's era: resultType for
  * 2026-07-28, with ttlMs and cacheScope when cache is set. */
-void		 modern_result(struct stream *, const struct jrpc *,
-		    const char *result, size_t len, int cache);
+void		 modern_result(struct req *, const char *result, size_t len,
+		    int cache);
+/* Answer server/discover: the gateway's versions, capabilities and
+ * identity. */
+void		 modern_discover(struct req *);
 /*
  * An upstream's error answer to a 2026-07-28 request, made that era's:
  * -32002 (resource not found) becomes -32602, and -32020, -32021 and
@@ -964,24 +999,22 @@ void		 continuation_apply(const struct conf *, struct state_key *);
 const char	*continuation_instance(void);
 /* An upstream's request for a modern client: park its call and ask the
  * client by input_required (0), or -1 with why and code if it cannot. */
-int		 continuation_park(struct upstream *, struct session *,
-		    uint32_t tag, const struct jrpc *, uint32_t ref, char *why,
-		    size_t, int *code);
+int		 continuation_park(const struct up_ask *, char *why, size_t,
+		    int *code);
 /* Record what a modern call's retry will have to repeat. */
-void		 continuation_bind(struct pending *, const struct session *,
-		    const struct jrpc *, const char *name);
+void		 continuation_bind(struct pending *, const struct req *,
+		    const char *name);
 /* A modern client's retry of a call to a legacy upstream: 1 if it
  * carries requestState or inputResponses (then handled). */
-int		 continuation_resume(struct session *, struct stream *,
-		    const struct jrpc *, struct upstream *, const char *name);
+int		 continuation_resume(struct req *, struct upstream *,
+		    const char *name);
 /* A parked call was answered while it waited (payload taken). */
 void		 continuation_answered(struct pending *, struct evbuffer *);
 /* A parked call's pending request went away (failed, or answered). */
 void		 continuation_pending_gone(struct pending *, const char *why);
 /* The client needs a capability it did not declare: -32021, the
  * upstream's request refused, the call cancelled. */
-void		 continuation_missing(struct upstream *, uint32_t tag,
-		    const struct jrpc *, uint32_t ref, const char *why);
+void		 continuation_missing(const struct up_ask *, const char *why);
 /* An upstream withdrew a request held in a parked call. */
 int		 continuation_up_cancelled(struct upstream *, uint32_t ref);
 void		 continuation_session_end(struct session *);
@@ -989,8 +1022,7 @@ void		 continuation_upstream_gone(struct upstream *);
 unsigned int	 continuation_count(void);
 
 /* listen.c: 2026-07-28 subscriptions/listen streams. */
-void		 listen_open(struct session *, struct stream *,
-		    const struct jrpc *);
+void		 listen_open(struct req *);
 /* Lists changed (bit 1 << kind): tell a modern session's listens. */
 void		 listen_list_changed(struct session *, int changed);
 /* A resource changed at an upstream: tell the listens that want it. */
@@ -1098,22 +1130,26 @@ void		 http_conn_close_later(struct http_conn *);
 int		 http_conn_doomed(struct http_conn *);
 
 /* acl.c: what a session's client may do. */
-/* May the session see and use this tool or prompt name, or URI? */
+/* May the session see and use this tool or prompt name, or template? */
 int		 acl_allows(const struct session *, const char *name);
+/*
+ * May it use this resource URI?  1 if so, 0 if not; -1 with why if its
+ * client has patterns and the URI cannot be checked (common/uri.h).
+ */
+int		 acl_allows_uri(const struct session *, const char *uri,
+		    const char **why);
 /* Does the session see less than everything? */
 int		 acl_filtered(const struct session *);
 int		 acl_may_register(const struct session *);
 
-/* client_tools.c: tools offered by clients, and calls to them. */
+/* client_tools.c, client_tools_call.c: tools offered by clients, and
+ * calls to them. */
 struct ctcall;
 /* tools/register and tools/unregister. */
-void		 ctools_register(struct session *, struct stream *,
-		    const struct jrpc *);
-void		 ctools_unregister(struct session *, struct stream *,
-		    const struct jrpc *);
+void		 ctools_register(struct req *);
+void		 ctools_unregister(struct req *);
 /* Call a client's tool (e->owner) for a session. */
-void		 ctools_call(struct session *, struct stream *,
-		    const struct jrpc *, const struct catalog_entry *,
+void		 ctools_call(struct req *, const struct catalog_entry *,
 		    const char *exposed);
 /* An owner's answer, progress or a caller's cancellation: 1 if it was
  * about a call to a client tool (handled). */
@@ -1121,12 +1157,26 @@ int		 ctools_answer(struct session *owner, const struct jrpc *);
 int		 ctools_progress(struct session *owner, const struct jrpc *);
 int		 ctools_cancelled(struct session *caller, const struct jrpc *,
 		    struct jspan request_id);
-/* Every registered tool: owner, own name, Tool object. */
-void		 ctools_foreach(void (*)(struct session *, const char *,
-		    json_t *, void *), void *);
+/* A registered tool; owned by client_tools.c, borrowed by catalog.c. */
+struct ctool {
+	struct catalog_entry	 e;	/* owner, own name, list position */
+	const char		*key;	/* exposed name (the registry's) */
+	char			*text;	/* the Tool object as listed */
+	size_t			 len;
+	size_t			 cost;	/* bytes held, overhead counted */
+};
+/* The registered tools in order: ctools_at(i) for i < ctools_count()
+ * (NULL past the end); one by its exposed name, or NULL. */
+size_t		 ctools_count(void);
+struct ctool	*ctools_at(size_t);
+struct ctool	*ctools_get(const char *exposed);
+/* A new configuration: withdraw the tools it no longer allows. */
+void		 ctools_configure(void);
 void		 ctools_stream_gone(struct stream *);
 /* A session ends: its calls fail, its tools are withdrawn. */
 void		 ctools_session_end(struct session *);
+/* client_tools_call.c: a session ends, calls to and from it end too. */
+void		 ctools_calls_end(struct session *);
 
 /* auth.c: the accepted tokens and whom each names. */
 /* Use a configuration's tokens; -1 with err set (nothing changed). */
@@ -1144,15 +1194,18 @@ int		 auth_prepare(const struct conf *, struct auth_table *,
 		    char *err, size_t);
 void		 auth_commit(struct auth_table *);
 void		 auth_discard(struct auth_table *);
-/* Check a configuration's tokens without taking them; *any says whether
- * there is one. */
+/* What a token admits to. */
+#define AUTH_MCP	0x1	/* /mcp, /sse, /messages, the WebSocket */
+#define AUTH_METRICS	0x2	/* /metrics, and why /readyz says what */
+/* Check a configuration's tokens without taking them; *any is the rights
+ * of all of them, or'd (0: there is none). */
 int		 auth_validate(const struct conf *, int *any, char *err, size_t);
-/* Must a request carry a token? */
-int		 auth_required(void);
-/* Check a presented token: 0 with its id and client name (NULL for an
- * unnamed one), -1 if none matches. */
+/* Must a request for a right (AUTH_MCP or AUTH_METRICS) carry a token? */
+int		 auth_required(int right);
+/* Check a presented token: 0 with its id, client name (NULL for an
+ * unnamed one) and rights, -1 if none matches. */
 int		 auth_check(const char *, size_t, uint64_t *id,
-		    const char **client);
+		    const char **client, int *rights);
 /* Write the lock file with a fresh token (accepted from then on, after
  * auth_configure); remove it at exit. */
 int		 auth_lockfile_write(const char *path, const char *url, int port);
@@ -1162,11 +1215,14 @@ void		 auth_lockfile_remove(void);
 extern const struct http_service mcp_http_service;
 /*
  * Check a request's Host and Origin (loopback: whether the listener is on
- * loopback only) and, if token, its bearer token; 0 to go on, -1 when
+ * loopback only) and, unless right is 0, that its bearer token has that
+ * right (AUTH_MCP, AUTH_METRICS; see auth_required); 0 to go on, -1 when
  * refused (answered, logged with the peer and what was refused).
  */
 int		 mcp_http_check_access(struct http_conn *, struct http_request *,
-		    int loopback, int token);
+		    int loopback, int right);
+/* Does a request carry what a right needs?  Silent: nothing is logged. */
+int		 mcp_http_may(struct http_request *, int right);
 
 /* mcp_ws.c: MCP over WebSocket on the same listener. */
 int		 mcp_ws_path(const struct http_request *);

@@ -201,6 +201,7 @@ main(int argc, char **argv)
 	char		 err[1024], *path;
 	int		 ch, foreground = 0, check = 0, verbose = 0;
 
+	xmalloc_libraries();
 	while ((ch = getopt(argc, argv, "df:hns:Vv")) != -1) {
 		switch (ch) {
 		case 'd':
@@ -233,6 +234,13 @@ main(int argc, char **argv)
 	/* Until it is a daemon, it tells its own terminal what goes wrong. */
 	log_init("mcp-supervisord", 1, verbose);
 	event_set_log_callback(log_libevent);
+	/*
+	 * Not dumpable, before any secret is read: the upstreams run as our
+	 * user, and must not read our environment, tokens and keys in /proc
+	 * (nor a core file).  Workers do the same for themselves.
+	 */
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0)
+		fatal("prctl PR_SET_DUMPABLE");
 	if ((conf = conf_load(file, err, sizeof err)) == NULL) {
 		fprintf(stderr, "%s\n", err);
 		exit(1);

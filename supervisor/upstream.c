@@ -547,7 +547,8 @@ upstream_spawn(struct upstream *up)
 	argv[argc] = NULL;
 
 	if ((pid = spawn_worker(up->sc->transport == TRANSPORT_STDIO ?
-	    stdio_worker_path : worker_path, argv, &fd, err,
+	    stdio_worker_path : worker_path, argv,
+	    up->sc->transport != TRANSPORT_STDIO, &fd, err,
 	    sizeof err)) == -1) {
 		log_warnx("upstream %s: %s", up->sc->name, err);
 		upstream_error(up, "%s", err);
@@ -566,8 +567,12 @@ upstream_spawn(struct upstream *up)
 	/* It went away during the era probe before: no probe this time. */
 	if (up->era_fallback && up->sc->era == ERA_AUTO)
 		json_object_set_new(server, "era", json_string("2025"));
-	cfg = json_pack("{s:o, s:i}", "server", server, "verbose",
-	    log_getverbose());
+	/* What it needs of our environment, which it does not get. */
+	if (up->sc->headers != NULL)
+		json_object_set_new(server, "headers",
+		    spawn_expand_env(up->sc->headers));
+	cfg = json_pack("{s:o, s:i, s:o}", "server", server, "verbose",
+	    log_getverbose(), "environ", spawn_passed_env(up->sc->pass_env));
 	frame_add_json(iochan_output(up->ch), MSG_CONFIG, 0, 0, cfg);
 	json_decref(cfg);
 	upstream_arm(up, up->sc->init_timeout + 5);

@@ -318,10 +318,8 @@ view_flush(struct session *s)
 		TAILQ_REMOVE(&list, w, entry);
 		/* A request may end the session (never today; be safe). */
 		if (w->stream != NULL && session_by_no(no) == s &&
-		    jrpc_scan(w->text, w->len, &m, &why) == 0) {
-			obs_resume(&w->obs);
-			route_request(s, w->stream, &m);
-		}
+		    jrpc_scan(w->text, w->len, &m, &why) == 0)
+			route_resume(s, w->stream, &m, &w->obs);
 		obs_end(&w->obs, OBS_CANCELLED, 0);
 		free(w->text);
 		free(w);
@@ -402,9 +400,9 @@ view_any_failed(struct session *s)
 }
 
 int
-view_retry(struct session *s, struct upstream *up, struct stream *st,
-    const struct jrpc *m)
+view_retry(struct req *r, struct upstream *up)
 {
+	struct session		*s = r->session;
 	struct view_part	*vp;
 
 	if ((vp = view_find_part(s, up)) == NULL ||
@@ -413,7 +411,7 @@ view_retry(struct session *s, struct upstream *up, struct stream *st,
 		return (0);
 	vp->state = PART_WANTED;
 	s->view_gen = 0;
-	return (view_defer(s, st, m));
+	return (view_defer(r));
 }
 
 const char *
@@ -427,18 +425,16 @@ view_part_error(struct session *s, struct upstream *up)
 }
 
 int
-view_defer(struct session *s, struct stream *st, const struct jrpc *m)
+view_defer(struct req *r)
 {
+	struct session		*s = r->session;
+	const struct jrpc	*m = r->m;
 	struct view_wait	*w;
 	struct timeval		 tv = { 0, 0 };
 	size_t			 i;
+	int			 list = mcp_method_is(m->method_id,
+				    MCPM_F_LIST);
 
-	int			 list;
-
-	list = strcmp(m->method_name, "tools/list") == 0 ||
-	    strcmp(m->method_name, "prompts/list") == 0 ||
-	    strcmp(m->method_name, "resources/list") == 0 ||
-	    strcmp(m->method_name, "resources/templates/list") == 0;
 	if (s->view_gen == generation && TAILQ_EMPTY(&s->waiting) &&
 	    (!list || !view_any_failed(s)))
 		return (0);
@@ -450,17 +446,17 @@ view_defer(struct session *s, struct stream *st, const struct jrpc *m)
 		return (0);
 	}
 	if (s->nwaiting >= conf->max_pending) {
-		route_reject(st, m, MCP_OVERLOADED, "too many requests waiting "
+		route_reject(r, MCP_OVERLOADED, "too many requests waiting "
 		    "for this session's upstream instances to list their "
 		    "catalogs (limit %u)", conf->max_pending);
 		return (1);
 	}
 	w = xcalloc(1, sizeof *w);
-	w->stream = st;
+	w->stream = r->stream;
 	w->len = m->n;
 	w->text = xmalloc(m->n);
 	memcpy(w->text, m->p, m->n);
-	obs_take(&w->obs);
+	req_take(r, &w->obs);
 	TAILQ_INSERT_TAIL(&s->waiting, w, entry);
 	s->nwaiting++;
 	if (s->view_timer == NULL)

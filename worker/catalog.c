@@ -23,9 +23,9 @@ enum {
 static const char *const kind_keys[NKINDS] = {
 	"tools", "resources", "resourceTemplates", "prompts"
 };
-static const char *const kind_methods[NKINDS] = {
-	"tools/list", "resources/list", "resources/templates/list",
-	"prompts/list"
+static const enum mcp_method kind_methods[NKINDS] = {
+	MCPM_TOOLS_LIST, MCPM_RESOURCES_LIST, MCPM_TEMPLATES_LIST,
+	MCPM_PROMPTS_LIST
 };
 static const char *const kind_caps[NKINDS] = {
 	"tools", "resources", "resources", "prompts"
@@ -98,10 +98,10 @@ catalog_page_cb(struct conn *c, const struct jrpc *m, void *arg)
 	size_t		 i;
 
 	if (m == NULL || m->kind != JRPC_RESULT) {
-		log_warnx("%s failed: %.*s", kind_methods[f->kind],
-		    m != NULL ? (int)(m->error.len > 200 ? 200 :
-		    m->error.len) : 7, m != NULL ? m->p + m->error.off :
-		    "timeout");
+		log_warnx("%s failed: %.*s",
+		    mcp_method_name(kind_methods[f->kind]), m != NULL ?
+		    (int)(m->error.len > 200 ? 200 : m->error.len) : 7,
+		    m != NULL ? m->p + m->error.off : "timeout");
 		json_decref(f->items);
 		catalog_fetched(c, f, NULL);
 		return;
@@ -110,8 +110,8 @@ catalog_page_cb(struct conn *c, const struct jrpc *m, void *arg)
 	    JSON_ALLOW_NUL, NULL);
 	items = json_object_get(result, kind_keys[f->kind]);
 	if (!json_is_array(items)) {
-		log_warnx("%s: result has no %s array", kind_methods[f->kind],
-		    kind_keys[f->kind]);
+		log_warnx("%s: result has no %s array",
+		    mcp_method_name(kind_methods[f->kind]), kind_keys[f->kind]);
 		json_decref(result);
 		json_decref(f->items);
 		catalog_fetched(c, f, NULL);
@@ -141,7 +141,8 @@ catalog_page_cb(struct conn *c, const struct jrpc *m, void *arg)
 		if (f->pages >= CATALOG_MAX_PAGES ||
 		    json_array_size(f->items) >= CATALOG_MAX_ITEMS) {
 			log_warnx("%s: more than %d pages or %d items, the "
-			    "rest is not listed", kind_methods[f->kind],
+			    "rest is not listed",
+			    mcp_method_name(kind_methods[f->kind]),
 			    CATALOG_MAX_PAGES, CATALOG_MAX_ITEMS);
 		} else {
 			params = json_pack("{s:s}", "cursor", cursor);
@@ -195,15 +196,21 @@ catalog_fetch_all(struct conn *c)
 
 /* Refresh after a list_changed notification. */
 void
-catalog_list_changed(struct conn *c, const char *method)
+catalog_list_changed(struct conn *c, const struct jrpc *m)
 {
-	if (strcmp(method, "notifications/tools/list_changed") == 0)
+	switch (m->method_id) {
+	case MCPM_TOOLS_CHANGED:
 		catalog_fetch(c, KIND_TOOLS);
-	else if (strcmp(method, "notifications/resources/list_changed") == 0) {
+		break;
+	case MCPM_RESOURCES_CHANGED:
 		catalog_fetch(c, KIND_RESOURCES);
 		catalog_fetch(c, KIND_TEMPLATES);
-	} else if (strcmp(method, "notifications/prompts/list_changed") == 0)
+		break;
+	case MCPM_PROMPTS_CHANGED:
 		catalog_fetch(c, KIND_PROMPTS);
-	else
-		log_debug("%s ignored", method);
+		break;
+	default:
+		log_debug("%s ignored", m->method_name);
+		break;
+	}
 }

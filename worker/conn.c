@@ -163,7 +163,7 @@ conn_probe(struct conn *c)
 	c->pinging = 1;
 	evtimer_add(c->pong_timer, &tv);
 	/* 2026-07-28 has no ping: discover is as cheap. */
-	conn_call(c, c->modern ? "server/discover" : "ping", NULL, conn_pong,
+	conn_call(c, c->modern ? MCPM_DISCOVER : MCPM_PING, NULL, conn_pong,
 	    NULL);
 }
 
@@ -324,7 +324,7 @@ conn_send_json(struct conn *c, json_t *msg)
 }
 
 int64_t
-conn_call(struct conn *c, const char *method, json_t *params, call_cb cb,
+conn_call(struct conn *c, enum mcp_method method, json_t *params, call_cb cb,
     void *arg)
 {
 	struct call	*call;
@@ -335,10 +335,10 @@ conn_call(struct conn *c, const char *method, json_t *params, call_cb cb,
 	call->id = id = c->next_id++;
 	call->cb = cb;
 	call->arg = arg;
-	snprintf(call->method, sizeof call->method, "%s", method);
+	call->method = method;
 	u64map_put(&c->calls, (uint64_t)call->id, call);
 	msg = json_pack("{s:s, s:I, s:s}", "jsonrpc", "2.0", "id",
-	    (json_int_t)call->id, "method", method);
+	    (json_int_t)call->id, "method", mcp_method_name(method));
 	params = era_own_params(c, method, params);
 	if (params != NULL)
 		json_object_set_new(msg, "params", params);
@@ -405,7 +405,7 @@ conn_ready(struct conn *c)
 	conn_start_pings(c);
 	if (c->info != NULL && c->info->loglevel != NULL &&
 	    json_object_get(c->server_caps, "logging") != NULL)
-		conn_call(c, "logging/setLevel", json_pack("{s:s}", "level",
+		conn_call(c, MCPM_SET_LEVEL, json_pack("{s:s}", "level",
 		    c->info->loglevel), NULL, NULL);
 	while ((q = TAILQ_FIRST(&c->queue)) != NULL) {
 		TAILQ_REMOVE(&c->queue, q, entry);
@@ -600,7 +600,7 @@ conn_relay_request(struct conn *c, uint32_t session, uint32_t tag,
 	call->session = session;
 	call->tag = tag;
 	call->client_modern = client_modern;
-	snprintf(call->method, sizeof call->method, "%s", m.method_name);
+	call->method = m.method_id;
 	call->client_idlen = m.id.len;
 	call->client_id = xmalloc(m.id.len);
 	memcpy(call->client_id, p + m.id.off, m.id.len);
@@ -633,7 +633,7 @@ conn_relay_request(struct conn *c, uint32_t session, uint32_t tag,
 	 * (a 2025 client's, or a modern client's it added capabilities to)
 	 * is sent again with it (mrtr.c): keep what was sent. */
 	if (c->modern && (!client_modern || call->gw_caps != NULL) &&
-	    mrtr_method(m.method_name)) {
+	    mcp_method_is(m.method_id, MCPM_F_PARKS)) {
 		call->sentlen = evbuffer_get_length(buf);
 		call->sent = xmalloc(call->sentlen);
 		evbuffer_copyout(buf, call->sent, call->sentlen);

@@ -100,11 +100,11 @@ era_client_info(void)
  * Returns params (taken), or a new object.
  */
 json_t *
-era_own_params(struct conn *c, const char *method, json_t *params)
+era_own_params(struct conn *c, enum mcp_method method, json_t *params)
 {
 	json_t	*meta;
 
-	if (!c->modern && strcmp(method, "server/discover") != 0)
+	if (!c->modern && method != MCPM_DISCOVER)
 		return (params);
 	if (params == NULL)
 		params = json_object();
@@ -196,7 +196,7 @@ era_initialize(struct conn *c)
 	params = json_pack("{s:s, s:o, s:o}", "protocolVersion", "2025-11-25",
 	    "capabilities", era_client_caps(c, NULL), "clientInfo",
 	    era_client_info());
-	conn_call(c, "initialize", params, era_initialized, NULL);
+	conn_call(c, MCPM_INITIALIZE, params, era_initialized, NULL);
 }
 
 /* Is a string in a JSON array of strings? */
@@ -358,7 +358,7 @@ conn_transport_up(struct conn *c)
 		return;
 	}
 	c->probing = 1;
-	c->probe_id = conn_call(c, "server/discover", NULL, era_discovered,
+	c->probe_id = conn_call(c, MCPM_DISCOVER, NULL, era_discovered,
 	    NULL);
 	/* Over HTTP the probe is answered, or fails: no guessing. */
 	if (sc->transport != TRANSPORT_HTTP && sc->era == ERA_AUTO &&
@@ -445,7 +445,9 @@ era_texts_free(struct era_texts *t)
  * The capabilities a modern client's request lacks that the strategies
  * can always answer (conf_strategies_always): added for the
  * upstream, which may then ask for them, to be answered by the gateway
- * (mrtr.c).  An insertion into the capabilities object, or 0.
+ * (mrtr.c).  An insertion into the capabilities object, or 0.  A decline
+ * does not count: what a modern client did not declare, the upstream
+ * must refuse with -32021, and the gateway relays that.
  */
 static int
 era_strategy_caps(struct conn *c, struct call *call, const struct jrpc *m,
@@ -460,16 +462,14 @@ era_strategy_caps(struct conn *c, struct call *call, const struct jrpc *m,
 	    jscan_type(m->p, caps) != JT_OBJECT)
 		return (0);
 	b = evbuffer_new();
-	if (conf_strategies_always(sc->sampling, sc->nsampling,
-	    c->session == 0) &&
+	if (conf_strategies_always(sc->sampling, sc->nsampling, 0) &&
 	    jscan_member(m->p, caps, "sampling", &v) != 0) {
 		evbuffer_add_printf(b, "\"sampling\":{%s}",
 		    conf_strategies_have(sc->sampling, sc->nsampling,
 		    STRATEGY_LLM) ? "\"tools\":{}" : "");
 		n++;
 	}
-	if (conf_strategies_always(sc->elicitation, sc->nelicitation,
-	    c->session == 0) &&
+	if (conf_strategies_always(sc->elicitation, sc->nelicitation, 0) &&
 	    jscan_member(m->p, caps, "elicitation", &v) != 0) {
 		evbuffer_add_printf(b, "%s\"elicitation\":{\"form\":{},"
 		    "\"url\":{}}", n > 0 ? "," : "");
@@ -579,7 +579,7 @@ era_response_edits(struct conn *c, const struct call *call,
 		return (0);
 	edit->at.off = m->result.off + 1;
 	edit->at.len = 0;
-	if (strcmp(call->method, "resources/read") == 0)
+	if (call->method == MCPM_RESOURCES_READ)
 		edit->text = era_empty_object(m->p, m->result) ?
 		    "\"resultType\":\"complete\",\"ttlMs\":0,\"cacheScope\":"
 		    "\"private\"" : "\"resultType\":\"complete\",\"ttlMs\":0,"
@@ -618,12 +618,17 @@ era_local(struct conn *c, uint32_t session, const struct jrpc *m)
 
 	if (!c->modern)
 		return (NULL);
-	if (strcmp(m->method_name, "ping") == 0 ||
-	    strcmp(m->method_name, "logging/setLevel") == 0)
+	switch (m->method_id) {
+	case MCPM_PING:
+	case MCPM_SET_LEVEL:
 		return ("{}");
-	on = strcmp(m->method_name, "resources/subscribe") == 0;
-	if (!on && strcmp(m->method_name, "resources/unsubscribe") != 0)
+	case MCPM_SUBSCRIBE:
+	case MCPM_UNSUBSCRIBE:
+		break;
+	default:
 		return (NULL);
+	}
+	on = m->method_id == MCPM_SUBSCRIBE;
 	if (jscan_path(m->p, m->params, uri_path, &uri) != 0 ||
 	    (u = jscan_strdup(m->p, uri)) == NULL)
 		return ("{}");
@@ -702,7 +707,7 @@ era_listen_cb(evutil_socket_t fd, short events, void *arg)
 		json_decref(filter);
 		return;		/* nothing to listen for */
 	}
-	c->listen_id = conn_call(c, "subscriptions/listen", json_pack("{s:o}",
+	c->listen_id = conn_call(c, MCPM_LISTEN, json_pack("{s:o}",
 	    "notifications", filter), era_listen_done, NULL);
 }
 
@@ -741,12 +746,10 @@ era_listen_notification(struct conn *c, const struct jrpc *m)
 		    m->method_name);
 		return (1);
 	}
-	if (strcmp(m->method_name, "notifications/subscriptions/"
-	    "acknowledged") == 0) {
+	if (m->method_id == MCPM_ACKNOWLEDGED) {
 		c->listen_backoff = 0;
 		log_debug("subscriptions/listen acknowledged");
-	} else if (strcmp(m->method_name, "notifications/resources/"
-	    "updated") == 0) {
+	} else if (m->method_id == MCPM_UPDATED) {
 		jscan_member(m->p, m->params, "_meta", &meta);
 		k = meta_drop_members(m->p, meta, meta_drop, edits, 4);
 		buf = evbuffer_new();
@@ -754,7 +757,7 @@ era_listen_notification(struct conn *c, const struct jrpc *m)
 		chan_send_buffer(MSG_NOTIFY, c->session, 0, buf);
 		evbuffer_free(buf);
 	} else
-		catalog_list_changed(c, m->method_name);
+		catalog_list_changed(c, m);
 	return (1);
 }
 
@@ -802,7 +805,7 @@ era_param_headers(struct conn *c, const struct jrpc *m,
 	struct jspan		 name;
 	size_t			 i;
 
-	if (strcmp(m->method_name, "tools/call") != 0 ||
+	if (m->method_id != MCPM_TOOLS_CALL ||
 	    jscan_path(m->p, m->params, name_path, &name) != 0 ||
 	    c->lists[0] == NULL)
 		return;

@@ -71,6 +71,9 @@ struct llm_answer {
 	unsigned int		 pieces;	/* deltas so far (progress) */
 	unsigned int		 ntools;	/* tool uses (ids for Ollama) */
 	int			 done;		/* the end was seen */
+	const char		*secret;	/* the API key, masked in the
+						   provider's messages; borrowed,
+						   or NULL */
 };
 
 void		 llm_answer_init(struct llm_answer *, size_t max);
@@ -123,12 +126,23 @@ const char	*llm_tool_choice(const json_t *params);
  */
 const char	*llm_choose_model(const struct llm_conf *, const json_t *params);
 
+/* What stands for the key where a provider repeats it. */
+#define LLM_KEY_MASK	"[api key]"
+/*
+ * Text a provider sent, as one printable line of at most max of its
+ * bytes (and "..." if there were more), with every occurrence of the
+ * secret (if not NULL) replaced by LLM_KEY_MASK first: a key cut short
+ * would no longer be found.
+ */
+void		 llm_provider_text(const char *secret, char *out,
+		    size_t outlen, const char *s, size_t len, size_t max);
 /*
  * A provider's error body and status as one line: the vendor's message
- * and type, whatever its shape (OpenAI, Anthropic, Ollama).
+ * and type, whatever its shape (OpenAI, Anthropic, Ollama), the secret
+ * masked.
  */
 void		 llm_error_text(long status, const char *body, size_t len,
-		    char *out, size_t outlen);
+		    const char *secret, char *out, size_t outlen);
 /* The outcome an HTTP status means. */
 enum llm_outcome llm_status_outcome(long status);
 

@@ -229,15 +229,22 @@ usage(struct llm_answer *a, const json_t *u)
 
 /* An error object: {"type": "error", "error": {type, message}}. */
 static int
-error_event(const json_t *j, char *err, size_t errlen)
+error_event(const struct llm_answer *a, const json_t *j, char *err,
+    size_t errlen)
 {
 	json_t		*e = json_object_get(j, "error");
 	const char	*type, *msg;
+	char		 t[80], m[320];
 
 	type = json_string_value(json_object_get(e, "type"));
 	msg = json_string_value(json_object_get(e, "message"));
-	snprintf(err, errlen, "the provider reported %.60s: %.300s",
-	    type != NULL ? type : "an error", msg != NULL ? msg : "");
+	if (type == NULL)
+		type = "an error";
+	if (msg == NULL)
+		msg = "";
+	llm_provider_text(a->secret, t, sizeof t, type, strlen(type), 60);
+	llm_provider_text(a->secret, m, sizeof m, msg, strlen(msg), 300);
+	snprintf(err, errlen, "the provider reported %s: %s", t, m);
 	return (-1);
 }
 
@@ -275,7 +282,7 @@ anthropic_body(struct llm_answer *a, const json_t *j, char *err,
 
 	type = json_string_value(json_object_get(j, "type"));
 	if (type != NULL && strcmp(type, "error") == 0)
-		return (error_event(j, err, errlen));
+		return (error_event(a, j, err, errlen));
 	if (!json_is_array(json_object_get(j, "content"))) {
 		snprintf(err, errlen, "the answer has no content array");
 		return (-1);
@@ -346,14 +353,16 @@ anthropic_event(struct llm_answer *a, const char *event, const char *data,
 {
 	json_t		*j, *v;
 	json_error_t	 jerr;
+	char		 name[64];
 	int		 r = 0;
 
 	if (strcmp(event, "ping") == 0)
 		return (0);
 	if ((j = json_loadb(data, len, 0, &jerr)) == NULL ||
 	    !json_is_object(j)) {
-		snprintf(err, errlen, "a %.40s event is not a JSON object",
-		    event);
+		llm_provider_text(a->secret, name, sizeof name, event,
+		    strlen(event), 40);
+		snprintf(err, errlen, "a %s event is not a JSON object", name);
 		json_decref(j);
 		return (-1);
 	}
@@ -361,7 +370,7 @@ anthropic_event(struct llm_answer *a, const char *event, const char *data,
 		snprintf(err, errlen, "an event after message_stop");
 		r = -1;
 	} else if (strcmp(event, "error") == 0)
-		r = error_event(j, err, errlen);
+		r = error_event(a, j, err, errlen);
 	else if (strcmp(event, "message_start") == 0) {
 		v = json_object_get(j, "message");
 		llm_answer_model(a, json_string_value(json_object_get(v,

@@ -87,22 +87,6 @@ llm_http_init(char *err, size_t errlen)
 	return (0);
 }
 
-/* Replace every occurrence of the key in a message (a provider may echo it). */
-static void
-scrub(char *msg)
-{
-	static const char	 mask[] = "[api key]";
-	char			*at;
-	size_t			 klen, mlen = sizeof mask - 1;
-
-	if (api_key == NULL || (klen = strlen(api_key)) < mlen)
-		return;
-	while ((at = strstr(msg, api_key)) != NULL) {
-		memcpy(at, mask, mlen);
-		memmove(at + mlen, at + klen, strlen(at + klen) + 1);
-	}
-}
-
 static void
 call_free(struct llm_call *c)
 {
@@ -118,22 +102,55 @@ call_free(struct llm_call *c)
 	free(c);
 }
 
-/* Answer a request with a failure. */
-static void __attribute__((format(printf, 4, 5)))
-call_fail(uint32_t tag, enum llm_outcome o, long status, const char *fmt,
-    ...)
+/*
+ * Answer a request with a failure, saying whether the provider may have
+ * spent tokens on it (the supervisor then keeps its budgets' reservation
+ * charged).  A provider may repeat the key in what it says: every text it
+ * sent has had the key masked before anything cut it short
+ * (llm_provider_text); the message is masked again, whole, before it is
+ * cut to its size.
+ */
+static void __attribute__((format(printf, 5, 6)))
+call_fail(uint32_t tag, enum llm_outcome o, long status, int spent,
+    const char *fmt, ...)
 {
-	va_list	ap;
-	char	msg[768];
+	va_list	 ap;
+	char	 msg[768], *full, *masked = NULL;
+	int	 n;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
+	n = vasprintf(&full, fmt, ap);
 	va_end(ap);
-	scrub(msg);
+	if (n < 0)
+		fatal("vasprintf");
+	if (api_key != NULL)
+		masked = secret_mask(full, (size_t)n, api_key, LLM_KEY_MASK,
+		    NULL);
+	snprintf(msg, sizeof msg, "%s", masked != NULL ? masked : full);
+	free(masked);
+	free(full);
 	log_debug("request %u: %s: %s", tag, llm_outcome_name(o), msg);
-	llm_send_json(MSG_LLM_FAIL, tag, json_pack("{s:s, s:s, s:I}",
+	llm_send_json(MSG_LLM_FAIL, tag, json_pack("{s:s, s:s, s:I, s:b}",
 	    "outcome", llm_outcome_name(o), "message", msg, "status",
-	    (json_int_t)status));
+	    (json_int_t)status, "spent", spent));
+}
+
+/*
+ * May the provider have worked on a request that failed?  Not if it
+ * answered with an error status, nor if it never had the whole request;
+ * else it may have.
+ */
+static int
+call_spent(struct llm_call *c)
+{
+	curl_off_t	sent = 0;
+
+	if (c->status >= 400)
+		return (0);
+	if (curl_easy_getinfo(c->easy, CURLINFO_SIZE_UPLOAD_T, &sent) !=
+	    CURLE_OK)
+		return (1);
+	return (sent >= (curl_off_t)strlen(c->body));
 }
 
 /* Tell the supervisor how far the answer is, at most every PROGRESS_MS. */
@@ -271,13 +288,21 @@ call_finish(struct llm_call *c)
 	json_t		*j;
 	json_error_t	 jerr;
 	size_t		 len = evbuffer_get_length(c->buf);
+	const char	*body;
+	char		*masked;
 
 	if (c->kind == BODY_NDJSON && len > 0)
 		call_lines(c, "\n", 1);
 	if (c->kind == BODY_JSON) {
-		j = json_loadb((const char *)evbuffer_pullup(c->buf, -1), len,
-		    0, &jerr);
-		evbuffer_drain(c->buf, len);
+		body = (const char *)evbuffer_pullup(c->buf, -1);
+		j = json_loadb(body, len, 0, &jerr);
+		/* The parser's message quotes the body, cut: mask it first. */
+		if (j == NULL && api_key != NULL && (masked = secret_mask(body,
+		    len, api_key, LLM_KEY_MASK, &len)) != NULL) {
+			json_decref(json_loadb(masked, len, 0, &jerr));
+			free(masked);
+		}
+		evbuffer_drain(c->buf, evbuffer_get_length(c->buf));
 		if (j == NULL) {
 			snprintf(c->err, sizeof c->err, "the answer is not "
 			    "JSON: %.200s", jerr.text);
@@ -309,13 +334,13 @@ call_answer(struct llm_call *c)
 	if (llm_answer_result(&c->ans, c->model, out, c->err,
 	    sizeof c->err) != 0) {
 		evbuffer_free(out);
-		call_fail(c->tag, LLM_BAD_ANSWER, c->status, "%s", c->err);
+		call_fail(c->tag, LLM_BAD_ANSWER, c->status, 1, "%s", c->err);
 		return;
 	}
 	if (evbuffer_get_length(out) + 1024 > conf_llm_frame_max(lc)) {
 		evbuffer_free(out);
-		call_fail(c->tag, LLM_BAD_ANSWER, c->status, "the answer is "
-		    "over max_response once encoded");
+		call_fail(c->tag, LLM_BAD_ANSWER, c->status, 1, "the answer "
+		    "is over max_response once encoded");
 		return;
 	}
 	u = json_pack("{s:I, s:I, s:s}", "input",
@@ -339,27 +364,28 @@ llm_done_cb(CURL *easy, CURLcode r, void *arg)
 	curl_easy_getinfo(easy, CURLINFO_PRIVATE, (char **)&c);
 	if (r != CURLE_OK) {
 		if (c->failed)
-			call_fail(c->tag, LLM_BAD_ANSWER, c->status, "%s",
-			    c->err);
+			call_fail(c->tag, LLM_BAD_ANSWER, c->status,
+			    call_spent(c), "%s", c->err);
 		else if (r == CURLE_OPERATION_TIMEDOUT)
-			call_fail(c->tag, LLM_TIMEOUT, 0, "no answer within "
-			    "%u s", lc->timeout);
+			call_fail(c->tag, LLM_TIMEOUT, 0, call_spent(c),
+			    "no answer within %u s", lc->timeout);
 		else
-			call_fail(c->tag, LLM_NETWORK, 0, "%s",
+			call_fail(c->tag, LLM_NETWORK, 0, call_spent(c), "%s",
 			    curl_easy_strerror(r));
 	} else if (c->status / 100 != 2) {
 		if (c->status == 401 || c->status == 403)
-			call_fail(c->tag, LLM_AUTH, c->status, "HTTP %ld: the "
-			    "provider refused the API key", c->status);
+			call_fail(c->tag, LLM_AUTH, c->status, 0, "HTTP %ld: "
+			    "the provider refused the API key", c->status);
 		else {
 			llm_error_text(c->status, (const char *)
 			    evbuffer_pullup(c->buf, -1),
-			    evbuffer_get_length(c->buf), text, sizeof text);
+			    evbuffer_get_length(c->buf), api_key, text,
+			    sizeof text);
 			call_fail(c->tag, llm_status_outcome(c->status),
-			    c->status, "%s", text);
+			    c->status, 0, "%s", text);
 		}
 	} else if (call_finish(c) != 0)
-		call_fail(c->tag, LLM_BAD_ANSWER, c->status, "%s", c->err);
+		call_fail(c->tag, LLM_BAD_ANSWER, c->status, 1, "%s", c->err);
 	else {
 		call_progress(c);
 		call_answer(c);
@@ -405,7 +431,7 @@ llm_http_start(uint32_t tag, json_t *params, int progress)
 	size_t			 ulen;
 
 	if (ncalls >= lc->max_concurrent) {
-		call_fail(tag, LLM_RATE, 0, "%u requests are in flight "
+		call_fail(tag, LLM_RATE, 0, 0, "%u requests are in flight "
 		    "(max_concurrent)", ncalls);
 		json_decref(params);
 		return;
@@ -415,7 +441,7 @@ llm_http_start(uint32_t tag, json_t *params, int progress)
 	o.stream = lc->stream;
 	o.max_completion_tokens = lc->max_completion_tokens;
 	if ((body = vendor->request(params, &o, err, sizeof err)) == NULL) {
-		call_fail(tag, LLM_REFUSED, 0, "%s", err);
+		call_fail(tag, LLM_REFUSED, 0, 0, "%s", err);
 		json_decref(params);
 		return;
 	}
@@ -427,6 +453,7 @@ llm_http_start(uint32_t tag, json_t *params, int progress)
 	    BODY_JSON;
 	c->buf = evbuffer_new();
 	llm_answer_init(&c->ans, lc->max_response);
+	c->ans.secret = api_key;
 	sse_parser_init(&c->sse, lc->max_response);
 	c->body = json_dumps(body, JSON_COMPACT);
 	json_decref(body);
@@ -434,7 +461,8 @@ llm_http_start(uint32_t tag, json_t *params, int progress)
 	TAILQ_INSERT_TAIL(&calls, c, entry);
 	ncalls++;
 	if (c->body == NULL || (c->easy = curl_easy_init()) == NULL) {
-		call_fail(tag, LLM_REFUSED, 0, "the request cannot be encoded");
+		call_fail(tag, LLM_REFUSED, 0, 0, "the request cannot be "
+		    "encoded");
 		call_free(c);
 		return;
 	}
@@ -459,6 +487,12 @@ llm_http_start(uint32_t tag, json_t *params, int progress)
 	log_debug("request %u: model %s, %zu bytes", tag, c->model,
 	    strlen(c->body));
 	curlev_add(cev, c->easy);
+}
+
+void
+llm_http_refuse(uint32_t tag, const char *why)
+{
+	call_fail(tag, LLM_REFUSED, 0, 0, "%s", why);
 }
 
 void

@@ -17,6 +17,7 @@
 
 #include "json_scan.h"
 #include "llm.h"
+#include "secret.h"
 #include "xmalloc.h"
 
 static const char *const outcome_names[] = {
@@ -198,32 +199,34 @@ llm_answer_stop(struct llm_answer *a, const char *stop)
 
 /* Append one tool_use content block. */
 static int
-result_tool(struct llm_block *b, unsigned int n, struct evbuffer *out,
-    char *err, size_t errlen)
+result_tool(const struct llm_answer *a, struct llm_block *b, unsigned int n,
+    struct evbuffer *out, char *err, size_t errlen)
 {
 	json_t		*input;
 	json_error_t	 jerr;
-	char		*text, id[32];
+	char		*text, id[32], name[80];
 	size_t		 len = evbuffer_get_length(b->text);
 
 	if (b->name == NULL) {
 		snprintf(err, errlen, "a tool use has no name");
 		return (-1);
 	}
+	llm_provider_text(a->secret, name, sizeof name, b->name,
+	    strlen(b->name), 64);
 	if (len == 0)
 		input = json_object();
 	else if ((input = json_loadb((const char *)evbuffer_pullup(b->text,
 	    -1), len, 0, &jerr)) == NULL || !json_is_object(input)) {
 		json_decref(input);
-		snprintf(err, errlen, "tool use %.64s: its input is not a JSON "
-		    "object", b->name);
+		snprintf(err, errlen, "tool use %s: its input is not a JSON "
+		    "object", name);
 		return (-1);
 	}
 	text = json_dumps(input, JSON_COMPACT);
 	json_decref(input);
 	if (text == NULL) {
-		snprintf(err, errlen, "tool use %.64s: its input cannot be "
-		    "encoded", b->name);
+		snprintf(err, errlen, "tool use %s: its input cannot be "
+		    "encoded", name);
 		return (-1);
 	}
 	evbuffer_add_printf(out, "{\"type\":\"tool_use\",\"id\":");
@@ -253,8 +256,8 @@ llm_answer_result(struct llm_answer *a, const char *fallback,
 		if (a->blocks[i].tool) {
 			if (items++ > 0)
 				evbuffer_add(content, ",", 1);
-			if (result_tool(&a->blocks[i], (unsigned int)i, content,
-			    err, errlen) != 0) {
+			if (result_tool(a, &a->blocks[i], (unsigned int)i,
+			    content, err, errlen) != 0) {
 				evbuffer_free(content);
 				return (-1);
 			}
@@ -567,8 +570,21 @@ one_line(char *out, size_t outlen, const char *s, size_t len, size_t max)
 }
 
 void
-llm_error_text(long status, const char *body, size_t len, char *out,
-    size_t outlen)
+llm_provider_text(const char *secret, char *out, size_t outlen,
+    const char *s, size_t len, size_t max)
+{
+	char	*masked = NULL;
+
+	if (secret != NULL &&
+	    (masked = secret_mask(s, len, secret, LLM_KEY_MASK, &len)) != NULL)
+		s = masked;
+	one_line(out, outlen, s, len, max);
+	free(masked);
+}
+
+void
+llm_error_text(long status, const char *body, size_t len, const char *secret,
+    char *out, size_t outlen)
 {
 	json_t		*j, *e;
 	const char	*msg = NULL, *type = NULL;
@@ -587,11 +603,11 @@ llm_error_text(long status, const char *body, size_t len, char *out,
 		}
 	}
 	if (msg != NULL)
-		one_line(m, sizeof m, msg, strlen(msg), 300);
+		llm_provider_text(secret, m, sizeof m, msg, strlen(msg), 300);
 	else
-		one_line(m, sizeof m, body, len, 200);
+		llm_provider_text(secret, m, sizeof m, body, len, 200);
 	if (type != NULL)
-		one_line(t, sizeof t, type, strlen(type), 60);
+		llm_provider_text(secret, t, sizeof t, type, strlen(type), 60);
 	if (status > 0)
 		snprintf(out, outlen, "HTTP %ld%s%s%s%s%s", status,
 		    type != NULL ? " " : "", type != NULL ? t : "",

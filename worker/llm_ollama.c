@@ -216,13 +216,13 @@ chunk(struct llm_answer *a, const json_t *j, char *err, size_t errlen)
 {
 	json_t		*msg, *c, *v, *fn;
 	const char	*reason, *e;
-	char		*args;
+	char		*args, m[320];
 	size_t		 i;
 	int		 r;
 
 	if ((e = json_string_value(json_object_get(j, "error"))) != NULL) {
-		snprintf(err, errlen, "the provider reported an error: %.300s",
-		    e);
+		llm_provider_text(a->secret, m, sizeof m, e, strlen(e), 300);
+		snprintf(err, errlen, "the provider reported an error: %s", m);
 		return (-1);
 	}
 	if (a->done) {

@@ -311,16 +311,19 @@ usage(struct llm_answer *a, const json_t *u)
 
 /* A streamed or whole error object inside a 200 answer. */
 static int
-error_object(const json_t *j, char *err, size_t errlen)
+error_object(const struct llm_answer *a, const json_t *j, char *err,
+    size_t errlen)
 {
 	const char	*msg;
 	json_t		*e = json_object_get(j, "error");
+	char		 m[320];
 
 	if (e == NULL)
 		return (0);
-	msg = json_string_value(json_object_get(e, "message"));
-	snprintf(err, errlen, "the provider reported an error: %.300s",
-	    msg != NULL ? msg : "(no message)");
+	if ((msg = json_string_value(json_object_get(e, "message"))) == NULL)
+		msg = "(no message)";
+	llm_provider_text(a->secret, m, sizeof m, msg, strlen(msg), 300);
+	snprintf(err, errlen, "the provider reported an error: %s", m);
 	return (-1);
 }
 
@@ -361,7 +364,7 @@ openai_body(struct llm_answer *a, const json_t *j, char *err, size_t errlen)
 {
 	json_t	*choice, *msg, *v;
 
-	if (error_object(j, err, errlen) != 0)
+	if (error_object(a, j, err, errlen) != 0)
 		return (-1);
 	choice = json_array_get(json_object_get(j, "choices"), 0);
 	msg = json_object_get(choice, "message");
@@ -407,7 +410,7 @@ openai_event(struct llm_answer *a, const char *event, const char *data,
 		json_decref(j);
 		return (-1);
 	}
-	if (error_object(j, err, errlen) != 0)
+	if (error_object(a, j, err, errlen) != 0)
 		goto out;
 	llm_answer_model(a, json_string_value(json_object_get(j, "model")));
 	choice = json_array_get(json_object_get(j, "choices"), 0);

@@ -28,6 +28,7 @@
 #include "iochan.h"
 #include "log.h"
 #include "llm_worker.h"
+#include "redact.h"
 #include "xmalloc.h"
 
 #define CHAN_FD		3
@@ -37,6 +38,7 @@ struct llm_conf		*lc;
 
 static struct iochan	*chan;
 static struct event	*ev_sigterm;
+static pid_t		 supervisor_pid;	/* our parent */
 
 static void	llm_exit(int) __attribute__((noreturn));
 
@@ -118,6 +120,12 @@ llm_confine(const char *user, char *err, size_t len)
 			return (-1);
 		}
 		log_debug("running as %s", user);
+		/* A new user clears these two. */
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
+		if (getppid() != supervisor_pid)
+			llm_exit(LLM_EXIT_OK);
+		if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0)
+			fatal("prctl PR_SET_DUMPABLE");
 	}
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
 		snprintf(err, len, "PR_SET_NO_NEW_PRIVS: %s", strerror(errno));
@@ -146,7 +154,36 @@ llm_configure(json_t *msg)
 	}
 	llm_status("ready", NULL);
 	log_debug("provider %s (%s) at %s, model %s", lc->name,
-	    conf_llm_provider_name(lc->provider), lc->url, lc->model);
+	    conf_llm_provider_name(lc->provider), url_redact(lc->url, err,
+	    sizeof err), lc->model);
+}
+
+/*
+ * Read a request's frame.  The supervisor checked its text as JSON, not
+ * as jansson reads it: a duplicate key or a number past jansson's range
+ * refuses the request (NULL, why in err), and the worker goes on.
+ */
+static json_t *
+llm_take_request(struct evbuffer *in, const struct frame_hdr *hdr, char *err,
+    size_t errlen)
+{
+	json_error_t	 error;
+	json_t		*msg;
+	unsigned char	*p;
+
+	p = evbuffer_pullup(in, FRAME_HDR_LEN + (ev_ssize_t)hdr->len);
+	msg = json_loadb((char *)p + FRAME_HDR_LEN, hdr->len,
+	    JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &error);
+	evbuffer_drain(in, FRAME_HDR_LEN + hdr->len);
+	if (msg == NULL)
+		snprintf(err, errlen, "the request cannot be read: %s",
+		    error.text);
+	else if (!json_is_object(msg)) {
+		snprintf(err, errlen, "the request is not an object");
+		json_decref(msg);
+		msg = NULL;
+	}
+	return (msg);
 }
 
 /* Handle one frame from the supervisor; -1 if it is bad. */
@@ -155,6 +192,7 @@ llm_frame(const struct frame_hdr *hdr, struct evbuffer *in)
 {
 	json_t		*msg, *params;
 	const char	*why;
+	char		 err[256];
 
 	switch (hdr->type) {
 	case MSG_CONFIG:
@@ -165,9 +203,13 @@ llm_frame(const struct frame_hdr *hdr, struct evbuffer *in)
 		json_decref(msg);
 		return (0);
 	case MSG_LLM_REQUEST:
-		if (lc == NULL || (msg = frame_take_json(in, hdr, &why)) ==
-		    NULL)
+		if (lc == NULL)
 			return (-1);
+		if ((msg = llm_take_request(in, hdr, err, sizeof err)) ==
+		    NULL) {
+			llm_http_refuse(hdr->tag, err);
+			return (0);
+		}
 		params = json_incref(json_object_get(msg, "params"));
 		llm_http_start(hdr->tag, params, json_is_true(
 		    json_object_get(msg, "progress")));
@@ -233,6 +275,7 @@ main(int argc, char **argv)
 {
 	int	ch, verbose = 0, foreground = 0;
 
+	xmalloc_libraries();
 	while ((ch = getopt(argc, argv, "dv")) != -1) {
 		switch (ch) {
 		case 'd':
@@ -254,8 +297,14 @@ main(int argc, char **argv)
 	log_settag(argv[optind]);
 	event_set_log_callback(log_libevent);
 
+	/*
+	 * Not dumpable, before the key arrives: processes of our user (the
+	 * upstreams) must not read it in /proc/PID/mem.
+	 */
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0)
+		fatal("prctl PR_SET_DUMPABLE");
 	prctl(PR_SET_PDEATHSIG, SIGTERM);
-	if (getppid() == 1)
+	if ((supervisor_pid = getppid()) == 1)
 		exit(LLM_EXIT_OK);
 	signal(SIGPIPE, SIG_IGN);
 	malloc_tune();

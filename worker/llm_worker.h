@@ -37,6 +37,8 @@ void		 llm_send_json(uint16_t type, uint32_t tag, json_t *);
 int		 llm_http_init(char *err, size_t errlen);
 /* Start a sampling request (params taken); its answer is sent later. */
 void		 llm_http_start(uint32_t tag, json_t *params, int progress);
+/* Refuse a request that cannot be read, with why. */
+void		 llm_http_refuse(uint32_t tag, const char *why);
 /* Forget a request (no answer). */
 void		 llm_http_cancel(uint32_t tag);
 /* Drop every request and free what curl holds. */

@@ -72,14 +72,6 @@ static unsigned int		 nstashes;
 
 static void	mrtr_retry(struct mrtr *);
 
-int
-mrtr_method(const char *method)
-{
-	return (strcmp(method, "tools/call") == 0 ||
-	    strcmp(method, "prompts/get") == 0 ||
-	    strcmp(method, "resources/read") == 0);
-}
-
 void
 mrtr_free(struct mrtr *mrtr, int tell)
 {
@@ -108,9 +100,9 @@ mrtr_fail(struct mrtr *mrtr, const char *msg)
 	json_t		*result;
 	char		*s;
 
-	log_info("%s for session %u failed: %s", call->method, call->session,
-	    msg);
-	if (strcmp(call->method, "tools/call") == 0) {
+	log_info("%s for session %u failed: %s", mcp_method_name(call->method),
+	    call->session, msg);
+	if (call->method == MCPM_TOOLS_CALL) {
 		result = json_pack("{s:[{s:s, s:s}], s:b}", "content", "type",
 		    "text", "text", msg, "isError", 1);
 		s = json_dumps(result, JSON_COMPACT);
@@ -142,7 +134,8 @@ static int
 mrtr_check(const char *key, json_t *entry, const char **method, char **params,
     char *why, size_t len)
 {
-	json_t	*p;
+	json_t		*p;
+	enum mcp_method	 which;
 
 	*params = NULL;
 	if (!json_is_object(entry) || json_unpack(entry, "{s:s}", "method",
@@ -151,15 +144,14 @@ mrtr_check(const char *key, json_t *entry, const char **method, char **params,
 		    key);
 		return (-1);
 	}
-	if (strcmp(*method, "sampling/createMessage") != 0 &&
-	    strcmp(*method, "elicitation/create") != 0 &&
-	    strcmp(*method, "roots/list") != 0) {
+	which = mcp_method_lookup(*method, strlen(*method));
+	if (!mcp_method_is(which, MCPM_F_INPUT)) {
 		snprintf(why, len, "input request '%.64s' is %.64s, which "
 		    "2026-07-28 does not define", key, *method);
 		return (-1);
 	}
 	p = json_object_get(entry, "params");
-	if (p == NULL && strcmp(*method, "roots/list") != 0) {
+	if (p == NULL && which != MCPM_ROOTS) {
 		snprintf(why, len, "input request '%.64s' (%s) has no params",
 		    key, *method);
 		return (-1);
@@ -173,7 +165,7 @@ mrtr_check(const char *key, json_t *entry, const char **method, char **params,
 		return (0);
 	p = json_deep_copy(p);
 	/* A 2025 client's URL elicitation needs an id; 2026 has none. */
-	if (strcmp(*method, "elicitation/create") == 0 &&
+	if (which == MCPM_ELICITATION &&
 	    json_is_string(json_object_get(p, "url")) &&
 	    json_object_get(p, "elicitationId") == NULL) {
 		unsigned char	raw[16];
@@ -194,18 +186,20 @@ mrtr_check(const char *key, json_t *entry, const char **method, char **params,
 static int
 mrtr_client_can(const char *caps, const char *method, json_t *params)
 {
-	json_t	*c, *e;
-	int	 ok = 0;
+	json_t		*c, *e;
+	enum mcp_method	 id;
+	int		 ok = 0;
 
 	if (caps == NULL || (c = json_loads(caps, 0, NULL)) == NULL)
 		return (0);
-	if (strcmp(method, "sampling/createMessage") == 0)
+	id = mcp_method_lookup(method, strlen(method));
+	if (id == MCPM_SAMPLING)
 		ok = json_object_get(c, "sampling") != NULL &&
 		    ((json_object_get(params, "tools") == NULL &&
 		    json_object_get(params, "toolChoice") == NULL) ||
 		    json_object_get(json_object_get(c, "sampling"), "tools") !=
 		    NULL);
-	else if (strcmp(method, "roots/list") == 0)
+	else if (id == MCPM_ROOTS)
 		ok = json_object_get(c, "roots") != NULL;
 	else if ((e = json_object_get(c, "elicitation")) != NULL)
 		ok = json_is_string(json_object_get(params, "url")) ?
@@ -364,7 +358,7 @@ mrtr_input_required(struct conn *c, struct call *call, const struct jrpc *m)
 	if (++mrtr->round > MRTR_MAX_ROUNDS) {
 		json_decref(result);
 		snprintf(why, sizeof why, "%s asked for input more than %d "
-		    "times", call->method, MRTR_MAX_ROUNDS);
+		    "times", mcp_method_name(call->method), MRTR_MAX_ROUNDS);
 		mrtr_fail(mrtr, why);
 		return (0);
 	}
@@ -415,9 +409,9 @@ mrtr_input_required(struct conn *c, struct call *call, const struct jrpc *m)
 	}
 	json_decref(result);
 	log_debug("%s for session %u: round %u asks %s for %u input%s",
-	    call->method, call->session, mrtr->round, call->client_modern ?
-	    "the gateway's strategies" : "the client", mrtr->waiting,
-	    mrtr->waiting == 1 ? "" : "s");
+	    mcp_method_name(call->method), call->session, mrtr->round,
+	    call->client_modern ? "the gateway's strategies" : "the client",
+	    mrtr->waiting, mrtr->waiting == 1 ? "" : "s");
 	if (mrtr->waiting == 0) {
 		/* Only requestState: wait a little, then go on. */
 		if (mrtr->pace == NULL)
@@ -488,8 +482,9 @@ mrtr_answer(struct mrtr *mrtr, const char *key, const struct jrpc *m)
 		mrtr->waiting--;
 	if (m->kind == JRPC_ERROR) {
 		snprintf(why, sizeof why, "fulfilling the input %s asked for "
-		    "failed: %.*s", mrtr->call->method, (int)(m->error.len > 300 ?
-		    300 : m->error.len), m->p + m->error.off);
+		    "failed: %.*s", mcp_method_name(mrtr->call->method),
+		    (int)(m->error.len > 300 ? 300 : m->error.len),
+		    m->p + m->error.off);
 		mrtr_fail(mrtr, why);
 		return;
 	}
@@ -618,7 +613,7 @@ mrtr_retry(struct mrtr *mrtr)
 	u64map_put(&c->calls, (uint64_t)call->id, call);
 	call->waiting = 0;
 	log_debug("%s for session %u: sent again with round %u's input",
-	    call->method, call->session, mrtr->round);
+	    mcp_method_name(call->method), call->session, mrtr->round);
 	conn_send(c, buf);
 	evbuffer_free(buf);
 }

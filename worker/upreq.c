@@ -294,7 +294,7 @@ upreq_request(struct conn *c, const struct jrpc *m, int64_t related)
 	int		 n;
 	char		 ref[16], why[256];
 
-	if (strcmp(m->method_name, "ping") == 0) {
+	if (m->method_id == MCPM_PING) {
 		conn_answer(c, m, 0, "{}");
 		return;
 	}
@@ -322,7 +322,7 @@ upreq_request(struct conn *c, const struct jrpc *m, int64_t related)
 	ur->id = xmalloc(m->id.len);
 	memcpy(ur->id, m->p + m->id.off, m->id.len);
 	u64map_put(&up_reqs, ur->ref, ur);
-	if (strcmp(m->method_name, "elicitation/create") == 0)
+	if (m->method_id == MCPM_ELICITATION)
 		conn_note_elicitation(m, session);
 
 	snprintf(ref, sizeof ref, "%u", ur->ref);
@@ -467,18 +467,23 @@ upreq_notification(struct conn *c, const struct jrpc *m, int64_t related)
 	/* A modern upstream's change notifications come by its listen. */
 	if (era_listen_notification(c, m))
 		return;
-	if (strcmp(method, "notifications/progress") == 0)
+	switch (m->method_id) {
+	case MCPM_PROGRESS:
 		conn_progress(c, m);
-	else if (strcmp(method, "notifications/message") == 0) {
+		return;
+	case MCPM_MESSAGE:
 		/* A log line goes to its caller, or to every session. */
 		if (conn_origin(c, related, &session, &tag, &n) != 0)
 			session = tag = 0;
 		conn_forward(m, session, tag);
-	} else if (strcmp(method, "notifications/resources/updated") == 0)
+		return;
+	case MCPM_UPDATED:
 		conn_forward(m, c->session, 0);
-	else if (strcmp(method, "notifications/cancelled") == 0)
+		return;
+	case MCPM_CANCELLED:
 		conn_up_cancelled(c, m);
-	else if (strcmp(method, "notifications/elicitation/complete") == 0) {
+		return;
+	case MCPM_ELICITATION_COMPLETE:
 		if ((id = conn_elicitation_id(m)) == NULL)
 			return;
 		found = ringmap_take(&elicitations, id, &session);
@@ -488,10 +493,15 @@ upreq_notification(struct conn *c, const struct jrpc *m, int64_t related)
 			return;
 		}
 		conn_forward(m, session, 0);
-	} else if (strncmp(method, "notifications/", 14) == 0 &&
+		return;
+	default:
+		break;
+	}
+	/* Any list_changed; catalog.c refreshes the lists it keeps. */
+	if (strncmp(method, "notifications/", 14) == 0 &&
 	    strlen(method) > 26 &&
 	    strcmp(method + strlen(method) - 13, "/list_changed") == 0)
-		catalog_list_changed(c, method);
+		catalog_list_changed(c, m);
 	else
 		log_debug("notification %s not relayed", method);
 }

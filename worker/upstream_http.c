@@ -24,6 +24,7 @@
 #include "http_parse.h"
 #include "log.h"
 #include "meta.h"
+#include "redact.h"
 #include "sse.h"
 #include "worker.h"
 #include "xmalloc.h"
@@ -433,15 +434,17 @@ static void
 http_done_request(struct exchange *ex, CURLcode r)
 {
 	struct conn	*c = ex->tp->conn;
-	char		 why[512];
+	char		 why[512], url[256];
 
+	/* Errors end up in the log, mcpctl and clients' errors. */
+	url_redact(sc->url, url, sizeof url);
 	if (r != CURLE_OK) {
 		if (ex->too_big)
 			http_fail_request(ex, "upstream %s: a message is over "
 			    "max_message (%zu bytes)", sc->name,
 			    sc->max_message);
 		else if (http_unreachable(r) || ex->init) {
-			snprintf(why, sizeof why, "%s: %s", sc->url,
+			snprintf(why, sizeof why, "%s: %s", url,
 			    curl_easy_strerror(r));
 			http_exchange_free(ex);
 			conn_lost(c, why);
@@ -469,7 +472,7 @@ http_done_request(struct exchange *ex, CURLcode r)
 	if (ex->status / 100 != 2) {
 		if (ex->init) {
 			snprintf(why, sizeof why, "initialize: HTTP %ld from %s",
-			    ex->status, sc->url);
+			    ex->status, url);
 			http_exchange_free(ex);
 			conn_lost(c, why);
 			return;
@@ -572,7 +575,7 @@ http_modern_headers(struct http_tp *tp, struct exchange *ex,
 	ex->headers = curl_slist_append(ex->headers,
 	    (const char *)evbuffer_pullup(line, -1));
 	evbuffer_drain(line, evbuffer_get_length(line));
-	if ((field = meta_name_param(m->method_name)) != NULL &&
+	if ((field = mcp_methods[m->method_id].param) != NULL &&
 	    jscan_member(m->p, m->params, field, &v) == 0 &&
 	    (s = jscan_strdup(m->p, v)) != NULL) {
 		evbuffer_add_printf(line, "Mcp-Name: ");
@@ -605,7 +608,7 @@ http_tp_send(struct conn *c, struct evbuffer *msg)
 	scanned = jrpc_scan(ex->body, len, &m, &why) == 0;
 	if (scanned && m.kind == JRPC_REQUEST) {
 		jscan_int64(ex->body, m.id, &ex->id);
-		ex->init = strcmp(m.method_name, "initialize") == 0;
+		ex->init = m.method_id == MCPM_INITIALIZE;
 	}
 	if (tp->nexchanges > HTTP_MAX_EXCHANGES) {
 		http_fail_request(ex, "upstream %s: too many requests in "

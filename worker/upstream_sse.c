@@ -20,6 +20,7 @@
 #include "curl_event.h"
 #include "http_parse.h"
 #include "log.h"
+#include "redact.h"
 #include "sse.h"
 #include "worker.h"
 #include "xmalloc.h"
@@ -107,7 +108,7 @@ sse_event_cb(const struct sse_event *ev, void *arg)
 {
 	struct sse_tp	*tp = arg;
 	const char	*why;
-	char		 msg[512];
+	char		 msg[512], url[256];
 
 	if (strcmp(ev->event, "endpoint") == 0) {
 		if (tp->endpoint != NULL)
@@ -115,11 +116,12 @@ sse_event_cb(const struct sse_event *ev, void *arg)
 		/* Waiting for a better one would only end in init_timeout. */
 		if ((tp->endpoint = sse_resolve(ev->data, &why)) == NULL) {
 			snprintf(msg, sizeof msg, "endpoint event refused (%s): "
-			    "%.200s", why, ev->data);
+			    "%s", why, url_redact(ev->data, url, 200));
 			conn_lost(tp->conn, msg);
 			return;
 		}
-		log_debug("posting to %s", tp->endpoint);
+		log_debug("posting to %s", url_redact(tp->endpoint, url,
+		    sizeof url));
 		conn_transport_up(tp->conn);
 		return;
 	}
@@ -191,15 +193,16 @@ sse_done_cb(CURL *easy, CURLcode r, void *arg)
 {
 	struct sse_tp	*tp = arg;
 	struct sse_post	*post;
-	char		 why[512];
+	char		 why[512], url[256];
 
 	if (easy == tp->stream) {
+		url_redact(sc->url, url, sizeof url);
 		if (r != CURLE_OK)
 			snprintf(why, sizeof why, "the SSE stream %s: %s",
-			    sc->url, curl_easy_strerror(r));
+			    url, curl_easy_strerror(r));
 		else if (tp->status / 100 != 2 || !tp->is_sse)
 			snprintf(why, sizeof why, "GET %s: HTTP %ld%s",
-			    sc->url, tp->status, tp->is_sse ? "" :
+			    url, tp->status, tp->is_sse ? "" :
 			    ", not an event stream");
 		else
 			snprintf(why, sizeof why, "the SSE stream closed");

@@ -16,6 +16,7 @@
 #include <event2/buffer.h>
 #include <event2/event.h>
 
+#include "env.h"
 #include "idtrack.h"
 #include "iochan.h"
 #include "log.h"
@@ -475,35 +476,24 @@ stdio_resolve(const char *cmd, char **envp)
 	return (NULL);
 }
 
-/* Our environment with the upstream's settings over it. */
+/*
+ * The upstream's environment: the base set of ours (env_base, what says
+ * where things are and the locale), then its env, which by now also
+ * holds its user's HOME, USER and LOGNAME and the variables its pass_env
+ * names (worker.c); nothing else of the daemon's.  The vector is the
+ * caller's, the strings are not.
+ */
 static char **
 stdio_envp(void)
 {
-	char	**envp;
-	size_t	  n = 0, m = 0, i, j, k;
-	size_t	  namelen;
+	struct envv	env;
+	size_t		i;
 
-	while (environ[n] != NULL)
-		n++;
-	if (sc->env != NULL) {
-		while (sc->env[m] != NULL)
-			m++;
-	}
-	envp = xcalloc(n + m + 1, sizeof *envp);
-	k = 0;
-	for (i = 0; i < n; i++) {
-		namelen = strcspn(environ[i], "=");
-		for (j = 0; j < m; j++) {
-			if (strncmp(sc->env[j], environ[i], namelen + 1) == 0)
-				break;
-		}
-		if (j == m)
-			envp[k++] = environ[i];
-	}
-	for (j = 0; j < m; j++)
-		envp[k++] = sc->env[j];
-	envp[k] = NULL;
-	return (envp);
+	envv_init(&env);
+	envv_pick(&env, environ, env_base);
+	for (i = 0; sc->env != NULL && sc->env[i] != NULL; i++)
+		envv_set(&env, sc->env[i]);
+	return (env.v);
 }
 
 /* In the child: close every descriptor above 2 except keep. */

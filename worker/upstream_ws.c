@@ -3,7 +3,9 @@
  * WebSocket upstreams (ws:// and wss://): one JSON-RPC message per text
  * frame, subprotocol "mcp".  The connection is a bufferevent (with TLS for
  * wss://, the host name verified), the HTTP upgrade is parsed with our own
- * HTTP parser, and wslay does the framing.  A ping every ping_interval
+ * HTTP parser, and wslay does the framing (a message is reassembled in
+ * common/ws_msg.c, within max_message and a deadline, so a message sent a
+ * byte per fragment costs no more than its size).  A ping every ping_interval
  * seconds keeps the connection honest: no frame at all for two intervals
  * and the connection is declared lost.  Any loss ends the connection and
  * the supervisor reconnects with backoff.
@@ -30,8 +32,10 @@
 
 #include "http_parse.h"
 #include "log.h"
+#include "redact.h"
 #include "worker.h"
 #include "ws_accept.h"
+#include "ws_msg.h"
 #include "xmalloc.h"
 
 #define WS_MAX_HEAD	16384
@@ -50,8 +54,12 @@ struct ws_tp {
 	char			 key[32];	/* Sec-WebSocket-Key */
 	int			 upgraded;
 	struct event		*ping;
+	struct ws_msg		 msg;		/* the message being received */
+	struct event		*deadline;	/* for that message */
 	int64_t			 last_rx;
 	int			 lost;
+	int			 pumping;	/* inside wslay_event_recv/send */
+	int			 pump_again;	/* asked for while pumping */
 };
 
 /* The connection is gone; say why once. */
@@ -109,7 +117,41 @@ ws_genmask_cb(wslay_event_context_ptr ctx, uint8_t *buf, size_t len,
 	return (0);
 }
 
-/* wslay: a whole message arrived. */
+/* Give up on the connection, telling the peer why with a close code. */
+static void
+ws_refuse(struct ws_tp *tp, uint16_t code, const char *why)
+{
+	wslay_event_queue_close(tp->ws, code, NULL, 0);
+	wslay_event_shutdown_read(tp->ws);
+	ws_lost(tp, why);
+}
+
+/* wslay: a frame begins; is its message still within max_message? */
+static void
+ws_frame_start_cb(wslay_event_context_ptr ctx,
+    const struct wslay_event_on_frame_recv_start_arg *f, void *arg)
+{
+	struct ws_tp	*tp = arg;
+	char		 why[160];
+
+	if (tp->lost || ws_msg_start(&tp->msg, f, now_ms()) == 0)
+		return;
+	snprintf(why, sizeof why, "a WebSocket message over max_message (%zu "
+	    "bytes)", tp->msg.max);
+	ws_refuse(tp, WSLAY_CODE_MESSAGE_TOO_BIG, why);
+}
+
+/* wslay: payload of a frame, onto its message. */
+static void
+ws_frame_chunk_cb(wslay_event_context_ptr ctx,
+    const struct wslay_event_on_frame_recv_chunk_arg *c, void *arg)
+{
+	struct ws_tp	*tp = arg;
+
+	ws_msg_chunk(&tp->msg, c->data, c->data_length);
+}
+
+/* wslay: a whole message arrived (its payload is in tp->msg). */
 static void
 ws_msg_cb(wslay_event_context_ptr ctx,
     const struct wslay_event_on_msg_recv_arg *m, void *arg)
@@ -119,12 +161,15 @@ ws_msg_cb(wslay_event_context_ptr ctx,
 
 	switch (m->opcode) {
 	case WSLAY_TEXT_FRAME:
-		conn_message(tp->conn, (const char *)m->msg, m->msg_length, 0,
-		    NULL);
+		if (!tp->lost && !tp->msg.failed)
+			conn_message(tp->conn, (const char *)tp->msg.buf,
+			    tp->msg.len, 0, NULL);
+		ws_msg_reset(&tp->msg);
 		break;
 	case WSLAY_BINARY_FRAME:
 		log_warnx("binary WebSocket message of %zu bytes dropped "
-		    "(MCP uses text frames)", m->msg_length);
+		    "(MCP uses text frames)", tp->msg.len);
+		ws_msg_reset(&tp->msg);
 		break;
 	case WSLAY_CONNECTION_CLOSE:
 		snprintf(why, sizeof why, "the WebSocket was closed (%u)",
@@ -136,19 +181,77 @@ ws_msg_cb(wslay_event_context_ptr ctx,
 	}
 }
 
-/* Drive wslay after I/O; detect the end of the connection. */
+/* Arm the deadline of a message begun and not yet whole. */
+static void
+ws_deadline_arm(struct ws_tp *tp)
+{
+	struct timeval	tv;
+	int64_t		left;
+
+	if (tp->lost || evtimer_pending(tp->deadline, NULL) ||
+	    (left = ws_msg_left(&tp->msg, now_ms())) < 0)
+		return;
+	tv.tv_sec = left / 1000;
+	tv.tv_usec = (left % 1000) * 1000;
+	evtimer_add(tp->deadline, &tv);
+}
+
+/* A message was not whole in time: close with 1008. */
+static void
+ws_deadline_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct ws_tp	*tp = arg;
+	int64_t		 now = now_ms(), left;
+	char		 why[160];
+
+	if (tp->lost || (left = ws_msg_left(&tp->msg, now)) < 0)
+		return;
+	if (left > 0) {
+		ws_deadline_arm(tp);
+		return;
+	}
+	snprintf(why, sizeof why, "a WebSocket message was not whole after "
+	    "%lld s (%zu bytes in %lu frames)", (long long)((now -
+	    tp->msg.started) / 1000), tp->msg.len, tp->msg.frames);
+	ws_refuse(tp, WSLAY_CODE_POLICY_VIOLATION, why);
+	/* The close frame goes out if it can; the connection is lost. */
+	wslay_event_send(tp->ws);
+}
+
+/*
+ * Drive wslay after I/O; detect the end of the connection.  wslay must not
+ * be re-entered from its callbacks: a message handled in ws_msg_cb may be
+ * answered at once (ws_tp_send), and a TLS bufferevent may call ws_read_cb
+ * or ws_write_cb from inside ws_send_cb.  wslay_event_recv() called again
+ * there consumes the frames after the message it is delivering, and the
+ * outer call then resets the message being reassembled under the inner
+ * one (wslay_queue_tail asserts, the worker aborts).  So a pump asked for
+ * while pumping only queues (wslay_event_queue_msg is allowed from its
+ * callbacks) and asks for one more turn, taken here once wslay returned.
+ */
 static void
 ws_pump(struct ws_tp *tp)
 {
-	if (tp->lost)
-		return;
-	if (wslay_event_recv(tp->ws) != 0 || wslay_event_send(tp->ws) != 0) {
-		ws_lost(tp, "WebSocket protocol error");
+	if (tp->pumping) {
+		tp->pump_again = 1;
 		return;
 	}
+	tp->pumping = 1;
+	do {
+		tp->pump_again = 0;
+		if (tp->lost)
+			break;
+		if (wslay_event_recv(tp->ws) != 0 ||
+		    wslay_event_send(tp->ws) != 0) {
+			ws_lost(tp, "WebSocket protocol error");
+			break;
+		}
+	} while (tp->pump_again);
+	tp->pumping = 0;
 	if (!tp->lost && !wslay_event_want_read(tp->ws) &&
 	    !wslay_event_want_write(tp->ws))
 		ws_lost(tp, "the WebSocket was closed");
+	ws_deadline_arm(tp);
 }
 
 /* Check a header value, trimmed, against an expected one. */
@@ -229,7 +332,8 @@ ws_read_upgrade(struct ws_tp *tp)
 	}
 	tp->upgraded = 1;
 	tp->last_rx = now_ms();
-	log_debug("WebSocket connected to %s", sc->url);
+	log_debug("WebSocket connected to %s", url_redact(sc->url, why,
+	    sizeof why));
 	conn_transport_up(tp->conn);
 	ws_pump(tp);
 }
@@ -289,7 +393,7 @@ static void
 ws_event_cb(struct bufferevent *bev, short events, void *arg)
 {
 	struct ws_tp	*tp = arg;
-	char		 why[512];
+	char		 why[512], url[256];
 	unsigned long	 e;
 
 	if (events & BEV_EVENT_CONNECTED) {
@@ -297,16 +401,17 @@ ws_event_cb(struct bufferevent *bev, short events, void *arg)
 		return;
 	}
 	if (events & BEV_EVENT_ERROR) {
+		url_redact(sc->url, url, sizeof url);
 		e = tp->tls ? bufferevent_get_openssl_error(bev) : 0;
 		if (e != 0)
-			snprintf(why, sizeof why, "%s: TLS: %s", sc->url,
+			snprintf(why, sizeof why, "%s: TLS: %s", url,
 			    ERR_reason_error_string(e));
 		else if (bufferevent_socket_get_dns_error(bev) != 0)
-			snprintf(why, sizeof why, "%s: %s", sc->url,
+			snprintf(why, sizeof why, "%s: %s", url,
 			    evutil_gai_strerror(
 			    bufferevent_socket_get_dns_error(bev)));
 		else
-			snprintf(why, sizeof why, "%s: %s", sc->url,
+			snprintf(why, sizeof why, "%s: %s", url,
 			    strerror(EVUTIL_SOCKET_ERROR()));
 		ws_lost(tp, why);
 	} else if (events & BEV_EVENT_EOF) {
@@ -399,8 +504,8 @@ ws_tp_start(struct conn *c)
 {
 	struct ws_tp			*tp;
 	struct wslay_event_callbacks	 cbs = {
-		ws_recv_cb, ws_send_cb, ws_genmask_cb, NULL, NULL, NULL,
-		ws_msg_cb
+		ws_recv_cb, ws_send_cb, ws_genmask_cb, ws_frame_start_cb,
+		ws_frame_chunk_cb, NULL, ws_msg_cb
 	};
 	struct timeval			 tv;
 	SSL				*ssl;
@@ -423,11 +528,16 @@ ws_tp_start(struct conn *c)
 	} else
 		tp->bev = bufferevent_socket_new(base, -1,
 		    BEV_OPT_CLOSE_ON_FREE);
+	/* OpenSSL's allocations are its own. */
 	if (tp->bev == NULL)
 		fatalx("bufferevent");
 	if (wslay_event_context_client_init(&tp->ws, &cbs, tp) != 0)
 		fatalx("wslay_event_context_client_init");
+	/* wslay checks each frame; ws_msg the message, in one buffer. */
+	wslay_event_config_set_no_buffering(tp->ws, 1);
 	wslay_event_config_set_max_recv_msg_length(tp->ws, sc->max_message);
+	ws_msg_init(&tp->msg, sc->max_message);
+	tp->deadline = evtimer_new(base, ws_deadline_cb, tp);
 	bufferevent_setcb(tp->bev, ws_read_cb, ws_write_cb, ws_event_cb, tp);
 	bufferevent_enable(tp->bev, EV_READ | EV_WRITE);
 	tv.tv_sec = sc->connect_timeout;
@@ -471,6 +581,10 @@ ws_tp_send(struct conn *c, struct evbuffer *msg)
 	ws_pump(tp);
 }
 
+/*
+ * Never called from inside wslay: conn_lost() frees the connection from
+ * the loop, and worker_exit(), which frees it at once, does not return.
+ */
 static void
 ws_tp_stop(struct conn *c)
 {
@@ -479,6 +593,9 @@ ws_tp_stop(struct conn *c)
 	c->tp = NULL;
 	if (tp->ping != NULL)
 		event_free(tp->ping);
+	if (tp->deadline != NULL)
+		event_free(tp->deadline);
+	ws_msg_reset(&tp->msg);
 	if (tp->ws != NULL)
 		wslay_event_context_free(tp->ws);
 	if (tp->bev != NULL)

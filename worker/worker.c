@@ -22,6 +22,7 @@
 #include <event2/buffer.h>
 #include <event2/event.h>
 
+#include "env.h"
 #include "iochan.h"
 #include "log.h"
 #include "strmap.h"
@@ -43,6 +44,7 @@ static struct event		*ev_sigchld, *ev_sigterm, *ev_exit_timer;
 static int			 exiting = -1;	/* exit code once stopping */
 static char			 last_error[512];
 static int			 probe_failed;	/* the era probe killed it */
+static pid_t			 supervisor_pid;	/* our parent */
 
 static void	worker_exit(int) __attribute__((noreturn));
 static void	worker_begin_exit(int);
@@ -149,9 +151,26 @@ worker_fatal_conn(struct conn *c, const char *why)
 	worker_exit(WORKER_EXIT_UPSTREAM);
 }
 
+/* Give the upstream NAME=value unless its env sets NAME. */
+static void
+worker_env_default(const char *name, const char *value)
+{
+	size_t	n, len = strlen(name);
+
+	for (n = 0; sc->env != NULL && sc->env[n] != NULL; n++) {
+		if (strncmp(sc->env[n], name, len) == 0 &&
+		    sc->env[n][len] == '=')
+			return;
+	}
+	sc->env = xreallocarray(sc->env, n + 2, sizeof *sc->env);
+	xasprintf(&sc->env[n], "%s=%s", name, value);
+	sc->env[n + 1] = NULL;
+}
+
 /*
  * Confine the worker (and so its upstream) before anything starts: no new
- * privileges through exec, resource limits, and the configured user.
+ * privileges through exec, resource limits, and the configured user,
+ * whose HOME, USER and LOGNAME the upstream gets.
  */
 static int
 worker_confine(char *err, size_t len)
@@ -189,6 +208,18 @@ worker_confine(char *err, size_t len)
 				return (-1);
 			}
 			log_debug("running as %s", sc->user);
+			/*
+			 * A new user clears the parent-death signal, and
+			 * leaves dumpable as fs.suid_dumpable says.
+			 */
+			prctl(PR_SET_PDEATHSIG, SIGTERM);
+			if (getppid() != supervisor_pid)
+				exit(WORKER_EXIT_OK);
+			if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0)
+				fatal("prctl PR_SET_DUMPABLE");
+			worker_env_default("HOME", pw->pw_dir);
+			worker_env_default("USER", pw->pw_name);
+			worker_env_default("LOGNAME", pw->pw_name);
 		}
 	}
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
@@ -336,8 +367,7 @@ worker_conn_for(uint32_t session, uint32_t tag, const char *p, size_t n)
 	si = worker_session(session, 1);
 	if (si->conn != NULL)
 		return (si->conn);
-	if (jrpc_scan(p, n, &m, &why) == 0 &&
-	    strcmp(m.method_name, "logging/setLevel") == 0) {
+	if (jrpc_scan(p, n, &m, &why) == 0 && m.method_id == MCPM_SET_LEVEL) {
 		if (jscan_member(p, m.params, "level", &level) == 0) {
 			free(si->loglevel);
 			si->loglevel = jscan_strdup(p, level);
@@ -439,7 +469,8 @@ worker_frame(const struct frame_hdr *hdr, struct evbuffer *in)
 	struct conn	*c;
 	const char	*why;
 	char		*p;
-	json_t		*msg, *server;
+	json_t		*msg, *server, *value;
+	const char	*name;
 	char		 err[256];
 
 	switch (hdr->type) {
@@ -454,12 +485,20 @@ worker_frame(const struct frame_hdr *hdr, struct evbuffer *in)
 			json_decref(msg);
 			worker_exit(WORKER_EXIT_CONFIG);
 		}
-		json_decref(msg);
 		if (worker_confine(err, sizeof err) != 0) {
 			log_warnx("%s", err);
 			worker_status("error", err);
+			json_decref(msg);
 			worker_exit(WORKER_EXIT_CONFIG);
 		}
+		/* What pass_env names, which our own environment lacks. */
+		json_object_foreach(json_object_get(msg, "environ"), name,
+		    value) {
+			if (env_valid_name(name) && json_is_string(value))
+				worker_env_default(name,
+				    json_string_value(value));
+		}
+		json_decref(msg);
 		shared = conn_new(0, NULL);
 		return (0);
 	case MSG_SESSION_OPEN:
@@ -687,6 +726,7 @@ main(int argc, char **argv)
 {
 	int	ch, verbose = 0, foreground = 0;
 
+	xmalloc_libraries();
 	while ((ch = getopt(argc, argv, "dv")) != -1) {
 		switch (ch) {
 		case 'd':
@@ -708,9 +748,16 @@ main(int argc, char **argv)
 	log_settag(argv[optind]);
 	event_set_log_callback(log_libevent);
 
+	/*
+	 * Not dumpable, before any secret arrives: our upstream runs as our
+	 * user, and must not read our memory (headers) in /proc.  An exec
+	 * makes the upstream dumpable again.
+	 */
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0)
+		fatal("prctl PR_SET_DUMPABLE");
 	/* Die with the supervisor; adopt what our upstream leaves. */
 	prctl(PR_SET_PDEATHSIG, SIGTERM);
-	if (getppid() == 1)
+	if ((supervisor_pid = getppid()) == 1)
 		exit(WORKER_EXIT_OK);
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	signal(SIGPIPE, SIG_IGN);

@@ -144,7 +144,7 @@ struct call {
 	size_t		 tokenlen;
 	call_cb		 cb;		/* the worker's own requests */
 	void		*arg;
-	char		 method[JRPC_METHOD_MAX];
+	enum mcp_method	 method;	/* a method of the table */
 	int		 client_modern;	/* the client speaks 2026-07-28 */
 	int		 waiting;	/* for its client's input (mrtr.c) */
 	char		*sent;		/* the request as sent, kept for
@@ -207,7 +207,7 @@ void		 conn_message(struct conn *, const char *, size_t,
 void		 conn_lost(struct conn *, const char *why);
 /* Send a request of the worker's own; cb gets the response.  Returns
  * its id. */
-int64_t		 conn_call(struct conn *, const char *method, json_t *params,
+int64_t		 conn_call(struct conn *, enum mcp_method, json_t *params,
 		    call_cb, void *);
 /* Forget a request of ours (a late answer is dropped). */
 void		 conn_forget_call(struct conn *, int64_t id);
@@ -255,7 +255,7 @@ void		 upreq_drop_mrtr(struct mrtr *, int tell);
 
 /* era.c: the upstream's era, and requests translated between eras. */
 json_t		*era_client_caps(struct conn *, json_t *client);
-json_t		*era_own_params(struct conn *, const char *method, json_t *);
+json_t		*era_own_params(struct conn *, enum mcp_method, json_t *);
 /* Texts that edits point to, owned until the splice is done. */
 #define ERA_MAX_TEXTS	4
 struct era_texts {
@@ -292,8 +292,6 @@ int		 mrtr_input_required(struct conn *, struct call *,
 void		 mrtr_answer(struct mrtr *, const char *key, const struct jrpc *);
 /* A call waiting for its client goes away. */
 void		 mrtr_free(struct mrtr *, int tell);
-/* May a method's answer be input_required? */
-int		 mrtr_method(const char *);
 /* A modern client's retry: the gateway's answers of the round merged. */
 int		 mrtr_stash_edits(struct conn *, uint32_t session,
 		    const struct jrpc *, struct jedit *, size_t max,
@@ -308,7 +306,7 @@ struct curl_slist *worker_headers_dup(const struct curl_slist *);
 void		 catalog_fetch_all(struct conn *);
 /* The shared connection's catalog is complete: it is ready. */
 void		 conn_catalog_ready(struct conn *);
-void		 catalog_list_changed(struct conn *, const char *method);
+void		 catalog_list_changed(struct conn *, const struct jrpc *);
 /* Send the lists fetched so far (MSG_CATALOG, with c's session). */
 void		 catalog_send(struct conn *);
 

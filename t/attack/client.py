@@ -41,7 +41,16 @@
 #       that come in S seconds ("text N: ...", "close CODE", "eof"),
 #       until:S:TEXT likewise until a text frame holding TEXT has come;
 #       pings:MB sends MB MiB of 125-byte pings, reading nothing (a send
-#       blocked for 10 s stops it), and prints how much went out; sleep:S
+#       blocked for 10 s stops it), and prints how much went out;
+#       frags:T sends the text message T a byte per fragment, with a ping
+#       after the first; frag1:N sends a text message as N fragments of
+#       one byte ("x") and
+#       no final one, until the peer closes or a send blocks for 10 s, and
+#       prints how many went out; drip:S:N sends the start of a text
+#       message, then a one-byte fragment every S seconds, at most N of
+#       them, until the peer sends a close frame, closes or resets, and
+#       prints "dripped N in E s" (E from the first fragment), then what
+#       came back; sleep:S
 #       waits S seconds, reading nothing.
 #   client.py sessions ADDR N FILE
 #       Make N sessions, one after another on one keep-alive connection
@@ -56,11 +65,24 @@
 #   client.py unix PATH N READY STOP [--timeout S]
 #       Hold N connections to a unix socket (the control socket) until
 #       STOP exists; print how many the other side had closed by then.
+#   client.py ctlflood PATH N MAX SECS READY STOP [--command C] [--timeout S]
+#       Open N connections to the control socket and send on each, for
+#       SECS seconds, up to MAX requests {"command": C} (default "tools"),
+#       as fast as the socket takes them, reading nothing; then write to
+#       READY how many went out ("requests=R blocked=B closed=C": blocked,
+#       the connections that could not send all MAX), hold them until STOP
+#       exists (at most S seconds) and close them.
+#   client.py ctltrickle PATH PAD MAX
+#       Send the control socket a request {"command": "status"} padded
+#       with PAD spaces, its header at once and its body a byte a second,
+#       at most MAX bytes; print "closed=C answered=A sent=N elapsed=E",
+#       E counted from the connection.
 import os
 import re
 import resource
 import select
 import socket
+import struct
 import sys
 import time
 
@@ -377,6 +399,22 @@ class WS:
         key = os.urandom(4)
         return hdr + key + bytes(c ^ key[i % 4] for i, c in enumerate(payload))
 
+    def closed(self):
+        """Does what was read and not yet shown hold a close frame?"""
+        off = 0
+        while len(self.buf) >= off + 2:
+            n, hdr = self.buf[off + 1] & 0x7f, 2
+            if n == 126:
+                n, hdr = int.from_bytes(self.buf[off + 2:off + 4], 'big'), 4
+            elif n == 127:
+                n, hdr = int.from_bytes(self.buf[off + 2:off + 10], 'big'), 10
+            if len(self.buf) < off + hdr + n:
+                return False
+            if self.buf[off] & 0x0f == 8:
+                return True
+            off += hdr + n
+        return False
+
     def read(self, secs, until=None):
         end = time.monotonic() + secs
         while True:
@@ -436,7 +474,7 @@ def cmd_ws(argv):
                 while i < len(acts) and ':' in acts[i] and \
                         acts[i].split(':')[0] not in (
                             'text', 'frame', 'read', 'pings', 'up', 'sleep',
-                            'until'):
+                            'until', 'frags', 'frag1', 'drip'):
                     extra.append(acts[i])
                     i += 1
                 ws.upgrade(extra)
@@ -463,6 +501,51 @@ def cmd_ws(argv):
                 ws.read(float(secs), text)
             elif kind == 'sleep':
                 time.sleep(float(arg))
+            elif kind == 'frags':
+                data = arg.encode()
+                out = [WS.frame(1, data[:1], fin=len(data) == 1),
+                       WS.frame(9, b'between')]
+                for k in range(1, len(data)):
+                    out.append(WS.frame(0, data[k:k + 1],
+                                        fin=k == len(data) - 1))
+                ws.s.sendall(b''.join(out))
+            elif kind == 'frag1':
+                want = int(arg)
+                block = WS.frame(0, b'x', fin=False) * 65536
+                sent = 0
+                ws.s.settimeout(10)
+                try:
+                    ws.s.sendall(WS.frame(1, b'x', fin=False))
+                    sent = 1
+                    while sent < want:
+                        n = min(65536, want - sent)
+                        ws.s.sendall(block if n == 65536 else
+                                     block[:n * len(block) // 65536])
+                        sent += n
+                except (socket.timeout, OSError) as e:
+                    print('fragments stopped: %s' % type(e).__name__)
+                print('fragments sent %d' % sent)
+            elif kind == 'drip':
+                secs, _, most = arg.partition(':')
+                frag = WS.frame(0, b'x', fin=False)
+                start = time.monotonic()
+                n = 0
+                try:
+                    ws.s.sendall(WS.frame(1, b'{', fin=False))
+                    while n < int(most) and not ws.closed():
+                        r, _, _ = select.select([ws.s], [], [], float(secs))
+                        if r:
+                            chunk = ws.s.recv(65536)
+                            if not chunk:
+                                break
+                            ws.buf += chunk
+                            continue
+                        ws.s.sendall(frag)
+                        n += 1
+                except OSError as e:
+                    print('drip stopped: %s' % type(e).__name__)
+                print('dripped %d in %.1f s' % (n, time.monotonic() - start))
+                ws.read(5)
             elif kind == 'pings':
                 ping = WS.frame(9, b'p' * 125)
                 block = ping * 8192
@@ -483,30 +566,38 @@ def cmd_ws(argv):
         ws.s.close()
 
 
+def unix_connect(path):
+    """A non-blocking connection to a unix socket, or None.  A full listen
+    queue refuses at once (EAGAIN): retry for 5 s."""
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.setblocking(False)
+    end = time.monotonic() + 5
+    while True:
+        try:
+            s.connect(path)
+            break
+        except (BlockingIOError, InterruptedError):
+            if time.monotonic() > end:
+                break
+            time.sleep(0.01)
+        except OSError:
+            break
+    try:
+        s.getpeername()
+    except OSError:
+        s.close()
+        return None
+    return s
+
+
 def cmd_unix(argv):
     o, argv = opts(argv, ('--timeout',))
     path, n, ready, stop = argv[0], int(argv[1]), argv[2], argv[3]
     timeout = float(o.get('--timeout', 60))
     socks = []
     for _ in range(n):
-        # A full listen queue refuses at once (EAGAIN): retry for 5 s.
-        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        s.setblocking(False)
-        end = time.monotonic() + 5
-        while True:
-            try:
-                s.connect(path)
-                break
-            except (BlockingIOError, InterruptedError):
-                if time.monotonic() > end:
-                    break
-                time.sleep(0.01)
-            except OSError:
-                break
-        try:
-            s.getpeername()
-        except OSError:
-            s.close()
+        s = unix_connect(path)
+        if s is None:
             break
         socks.append(s)
     write_file(ready, 'opened=%d' % len(socks))
@@ -631,13 +722,115 @@ def cmd_streams(argv):
         min(counts) if counts else 0, max(counts) if counts else 0))
 
 
+def ctl_frame(body):
+    """A control request frame (common/frame.h): length, type
+    MSG_CTL_REQUEST (64), flags, session, tag; then the JSON body."""
+    return struct.pack('!IHHII', len(body), 64, 0, 0, 0) + body
+
+
+def cmd_ctlflood(argv):
+    o, argv = opts(argv, ('--command', '--timeout'))
+    path, n, most, secs = argv[0], int(argv[1]), int(argv[2]), float(argv[3])
+    ready, stop = argv[4], argv[5]
+    timeout = float(o.get('--timeout', 60))
+    req = ctl_frame(('{"command":"%s"}' % o.get('--command', 'tools'))
+                    .encode())
+    batch = 64
+    conns = []          # [socket, requests queued, bytes left of them]
+    for _ in range(n):
+        s = unix_connect(path)
+        if s is None:
+            break
+        conns.append([s, 0, b''])
+    closed = set()
+    end = time.monotonic() + secs
+    while time.monotonic() < end:
+        want = [c[0] for c in conns
+                if c[0] not in closed and (c[2] or c[1] < most)]
+        if not want:
+            break
+        _, w, _ = select.select([], want, [], 0.1)
+        for c in conns:
+            if c[0] not in w:
+                continue
+            if not c[2]:
+                k = min(batch, most - c[1])
+                c[1] += k
+                c[2] = req * k
+            try:
+                sent = c[0].send(c[2])
+                c[2] = c[2][sent:]
+            except (BlockingIOError, InterruptedError):
+                pass
+            except OSError:
+                closed.add(c[0])
+    # Requests that left, whole: those queued less what did not go out.
+    total = sum(c[1] - (len(c[2]) + len(req) - 1) // len(req)
+                for c in conns)
+    blocked = sum(1 for c in conns if c[2] or c[1] < most)
+    write_file(ready, 'connections=%d requests=%d blocked=%d closed=%d' % (
+        len(conns), total, blocked, len(closed)))
+    wait_stop(stop, timeout)
+    for c in conns:
+        c[0].close()
+    print('ctlflood connections=%d requests=%d blocked=%d' % (
+        len(conns), total, blocked))
+
+
+def cmd_ctltrickle(argv):
+    path, pad, most = argv[0], int(argv[1]), int(argv[2])
+    body = ('{"command":"status"%s}' % (' ' * pad)).encode()
+    frame = ctl_frame(body)
+    start = time.monotonic()
+    s = unix_connect(path)
+    if s is None:
+        sys.exit('client.py: %s: cannot connect' % path)
+    s.setblocking(True)
+    s.sendall(frame[:16])
+    sent, closed, answered = 0, False, False
+    for byte in frame[16:16 + most]:
+        r, _, _ = select.select([s], [], [], 1)
+        if r:
+            try:
+                got = s.recv(65536)
+            except OSError:
+                got = b''
+            if got:
+                answered = True
+            else:
+                closed = True
+            break
+        try:
+            s.sendall(bytes([byte]))
+        except OSError:
+            closed = True
+            break
+        sent += 1
+    if not closed and not answered:
+        s.settimeout(5)
+        try:
+            got = s.recv(65536)
+            answered = bool(got)
+            closed = not got
+        except socket.timeout:
+            pass
+        except OSError:
+            closed = True
+    elapsed = time.monotonic() - start
+    s.close()
+    print('closed=%d answered=%d sent=%d elapsed=%.1f' % (
+        closed, answered, sent, elapsed))
+
+
 def main():
     cmds = {'send': cmd_send, 'trickle': cmd_trickle, 'silent': cmd_silent,
             'hold': cmd_hold, 'stall': cmd_stall, 'unix': cmd_unix,
-            'ws': cmd_ws, 'sessions': cmd_sessions, 'streams': cmd_streams}
+            'ws': cmd_ws, 'ctlflood': cmd_ctlflood,
+            'ctltrickle': cmd_ctltrickle, 'sessions': cmd_sessions,
+            'streams': cmd_streams}
     if len(sys.argv) < 3 or sys.argv[1] not in cmds:
         sys.exit('usage: client.py send|trickle|silent|hold|stall|ws|unix|'
-                 'sessions|streams ...')
+                 'ctlflood|ctltrickle|sessions|streams ...')
     cmds[sys.argv[1]](sys.argv[2:])
 
 

@@ -100,5 +100,28 @@ deep=$(printf '%0200d' 0 | tr 0 '[')$(printf '%0200d' 0 | tr 0 ']')
 out=$(mcp "{\"jsonrpc\":\"2.0\",\"id\":31,\"method\":\"tools/call\",\"params\":{\"name\":\"demo__touch\",\"arguments\":{\"x\":$deep}}}" | data_lines)
 like "arguments nested 200 deep are passed on (the limit is depth 256)" "$out" '"id":31,"result"'
 is "and run" "$(counter)" 3
+
+# What a request in flight keeps is bounded: its id and its progress
+# token at most 1024 bytes of JSON each, and an initialize's params (kept
+# by the session and every worker) at most 64 KiB, refused before any
+# tree is built.
+id1022=$(printf '%01022d' 0 | tr 0 i)
+out=$(mcp "{\"jsonrpc\":\"2.0\",\"id\":\"$id1022\",\"method\":\"ping\"}")
+like "an id of 1024 bytes is taken" "$out" "\"id\":\"$id1022\",\"result\""
+refused "an id of 1025 bytes" 400 -32600 \
+    "{\"jsonrpc\":\"2.0\",\"id\":\"${id1022}i\",\"method\":\"ping\"}"
+like "... answered with a null id" "$(cat "$T/body")" '"id":null,.*id is longer than 1024 bytes'
+out=$(mcp "{\"jsonrpc\":\"2.0\",\"id\":40,\"method\":\"tools/call\",\"params\":{\"name\":\"demo__echo\",\"arguments\":{\"text\":\"t\"},\"_meta\":{\"progressToken\":\"$id1022\"}}}" | data_lines)
+like "a progress token of 1024 bytes is taken" "$out" '"id":40,"result"'
+refused "a progress token of 1025 bytes" 200 -32600 \
+    "{\"jsonrpc\":\"2.0\",\"id\":41,\"method\":\"tools/call\",\"params\":{\"name\":\"demo__echo\",\"arguments\":{\"text\":\"t\"},\"_meta\":{\"progressToken\":\"${id1022}i\"}}}"
+like "... says why" "$(cat "$T/body")" 'progressToken is longer than 1024 bytes'
+big=$(printf '%070000d' 0)
+SID0=$SID
+SID=
+st=$(status_of "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-11-25\",\"capabilities\":{\"experimental\":{\"x\":\"$big\"}},\"clientInfo\":{\"name\":\"big\",\"version\":\"1\"}}}")
+like "an initialize with 70,000 bytes of params is refused" "$(data_lines < "$T/body")" '"error":\{"code":-32602,"message":"initialize: params of [0-9]+ bytes, more than 65536"'
+like "... and logged" "$(cat "$T/log")" 'initialize: params of [0-9]+ bytes, more than 65536'
+SID=$SID0
 ok "a tool call still works" call_ok
 finish

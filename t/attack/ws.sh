@@ -3,9 +3,12 @@
 # Attacks on the WebSocket endpoint (/ws, mcp-supervisord(8) WebSocket):
 # the checks before the upgrade, malformed frames (each closes its own
 # connection with the code the man page gives, and the next session
-# works), and clients that do not read: one flooding pings, one whose
-# answers pile up.  Bound: the supervisor's RSS stays under its RSS
-# before + 64 MiB.
+# works), clients that do not read: one flooding pings, one whose answers
+# pile up (bound: the supervisor's RSS stays under its RSS before + 64
+# MiB), and messages in fragments: a request a byte per fragment is
+# answered, a flood of one-byte fragments is refused at max_body with the
+# RSS under its RSS before + twice max_body + 8 MiB, and a message that
+# trickles in is cut at its deadline (30 s).
 . "$(dirname "$0")/lib.sh"
 
 BOUND_KB=65536
@@ -73,6 +76,13 @@ frames "a frame declaring 2 MiB (max_body 1M)" 'close 1009' \
     "frame:1:len=2097152:$(head -c 1000 /dev/zero | tr '\0' x)"
 frames "fragments adding up past max_body" 'close 1009' \
     'frame:1:nofin,fill=600000:' 'frame:0:nofin,fill=600000:'
+# A request a byte per fragment, a ping among them and a character of two
+# bytes split between two fragments, is answered: the fragments are put
+# back together, and UTF-8 is checked across them.
+out=$(wsc up "text:$INIT" 'until:5:"id":0' \
+    'frags:{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"demo__echo","arguments":{"text":"ws alivé"}}}' \
+    'until:5:ws aliv')
+like "a request a byte per fragment, a ping among them: answered" "$out" '"text":"ws alivé"'
 out=$(wsc up 'text:{"jsonrpc":"2.0","id":5,"method":"tools/list"}' 'until:5:"id":5' \
     "text:$INIT" 'until:5:"id":0' 'text:{"jsonrpc":' 'until:5:-32700' "text:$ECHO" 'until:5:ws alive')
 like "a request before initialize: -32600" "$out" '"id":5,"error":\{"code":-32600'
@@ -85,6 +95,36 @@ ok "a Streamable HTTP session still works" ping_ok
 stop_gateway
 quarantine 0
 start_gateway "$(demo demo)"
+
+# A message that trickles in, a one-byte fragment a second: cut with 1008
+# at its deadline (30 s from its first frame, plus a second per 64 KiB of
+# it), not before.  It runs while the floods below go on.
+bg wsc up "text:$INIT" 'until:5:"id":0' drip:1:90 > "$T/drip"
+dripper=$!
+
+# A text message of 1 000 000 one-byte fragments (under max_body, 1M
+# here), held unfinished for 2 s: each fragment costs its byte and no
+# more, so the supervisor's RSS grows by the message, at most twice
+# max_body while it grows.  (wslay's own reassembly held about 90 bytes
+# per fragment: some 90 MiB here, 735 MiB with the default max_body of
+# 8M.)  Past max_body, such a flood is refused with 1009.
+FRAG_BOUND_KB=$((2 * 1024 + 8192))
+rss0=$(rss_kb "$GW_PID")
+rm -f "$T/rss" "$T/sampled"
+bg rss_sampler "$T/rss" "$T/sampled"
+sampler=$!
+out=$(wsc up "text:$INIT" 'until:5:"id":0' frag1:1000000 sleep:2)
+touch "$T/sampled"
+wait "$sampler"
+max=$(rss_max "$T/rss")
+echo "# one-byte fragments: $(printf '%s' "$out" | grep -v '^text' | tr '\n' ' '); supervisor RSS $rss0 KiB before, at most $max KiB during"
+like "1 000 000 one-byte fragments: taken" "$out" 'fragments sent 1000000'
+ok "... the RSS under $rss0 + $FRAG_BOUND_KB KiB (at most $max KiB, +$((max - rss0)) KiB)" \
+    test "$max" -lt $((rss0 + FRAG_BOUND_KB))
+out=$(wsc up "text:$INIT" 'until:5:"id":0' frag1:2000000 read:5)
+like "a flood of one-byte fragments past max_body: closed (1009)" "$out" 'close 1009 a message over max_body'
+ok "then a new session works" ws_ok
+
 rss0=$(rss_kb "$GW_PID")
 rm -f "$T/rss" "$T/sampled"
 bg rss_sampler "$T/rss" "$T/sampled"
@@ -123,6 +163,16 @@ ok "answers nobody reads: RSS under $rss0 + $BOUND_KB KiB (at most $max KiB, +$(
 is "the reader was cut" "$(grep -c 'bytes behind' "$T/log")" 1
 ok "then a new session works" ws_ok
 ok "and a Streamable HTTP client" call_ok
+
+# The message that trickled in was cut at its deadline, and said so.
+wait "$dripper"
+drip=$(cat "$T/drip")
+echo "# trickle: $(printf '%s' "$drip" | grep -v '^text' | tr '\n' ' ')"
+like "a message that trickles in: closed (1008)" "$drip" 'close 1008 a message not whole after 3[0-9] s'
+elapsed=$(printf '%s' "$drip" | sed -n 's/^dripped [0-9]* in \([0-9]*\)\..*/\1/p')
+ok "... not before its 30 s deadline ($elapsed s)" test "${elapsed:-0}" -ge 29
+is "... with a log line" "$(grep -c 'closing its WebSocket (1008 a message not whole after' "$T/log")" 1
+ok "then a new session works" ws_ok
 
 # With auth_tokens, the token is checked before the upgrade.
 stop_gateway

@@ -1,46 +1,154 @@
 // SPDX-License-Identifier: ISC
-// The conformance suite's client mode drives the gateway's upstream side:
-// the suite starts a test server and runs this driver with the server's
-// URL (scenario in MCP_CONFORMANCE_SCENARIO).  The driver starts the
-// gateway with that URL as an "http" upstream, connects an SDK client to
-// the gateway, and does what the scenario asks of a client.  Everything
-// the test server sees comes from the gateway's worker.
+// The conformance suite's client mode judges the gateway as an MCP client:
+// the suite starts a scenario server and runs this driver with its URL
+// (the scenario in MCP_CONFORMANCE_SCENARIO, the protocol revision in
+// MCP_CONFORMANCE_PROTOCOL_VERSION, test data in MCP_CONFORMANCE_CONTEXT).
+// The driver starts mcp-supervisord, with default settings, with that URL
+// as an "http" upstream, and is an ordinary SDK client of the gateway that
+// uses everything it is offered: it lists and calls every tool (with the
+// arguments the context gives, else ones made from the schema), reads
+// every resource, gets every prompt, and answers sampling, elicitation
+// (accepting, the SDK filling in schema defaults) and roots.  Everything
+// the scenario server sees comes from the gateway's worker.
 //
-// The client declares no elicitation capability, so an elicitation from
-// the upstream is answered by the upstream's next strategy, "defaults".
-// The list ends in "decline", so the gateway can always answer and tells
-// the upstream it offers elicitation.
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { startGateway, q } from '../lib/gateway.mjs';
+// The client is the SDK v1 (a 2025-11-25 session) for the dated
+// revisions; for 2026-07-28 it is the SDK v2 pinned to 2026-07-28, or
+// with MCPS_DRIVER_CLIENT=v1 the SDK v1 again, so that the gateway
+// bridges a 2025 client to the 2026-07-28 scenario server.
+import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport as TransportV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import {
+  CreateMessageRequestSchema, ElicitRequestSchema, ListRootsRequestSchema,
+} from '@modelcontextprotocol/sdk/types.js';
+import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from '@modelcontextprotocol/client';
+import { startGateway, q, sleep } from '../lib/gateway.mjs';
 
 const url = process.argv[2];
 const scenario = process.env.MCP_CONFORMANCE_SCENARIO ?? '';
-const calls = {
-  tools_call: { name: 'add_numbers', arguments: { a: 5, b: 3 } },
-  'elicitation-sep1034-client-defaults': { name: 'test_client_elicitation_defaults', arguments: {} },
-  'sse-retry': { name: 'test_reconnection', arguments: {} },
+const revision = process.env.MCP_CONFORMANCE_PROTOCOL_VERSION ?? '2025-11-25';
+const context = JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT ?? '{}');
+const modern = revision === '2026-07-28' && process.env.MCPS_DRIVER_CLIENT !== 'v1';
+const log = (...a) => console.log(`driver[${scenario}]:`, ...a);
+
+// A value of a JSON Schema's type, for required arguments and fields.
+function sample(schema = {}) {
+  if (schema.default !== undefined) return schema.default;
+  if (Array.isArray(schema.enum) && schema.enum.length > 0) return schema.enum[0];
+  if (Array.isArray(schema.oneOf) && schema.oneOf[0]?.const !== undefined) return schema.oneOf[0].const;
+  switch (Array.isArray(schema.type) ? schema.type[0] : schema.type) {
+    case 'integer': case 'number': return 1;
+    case 'boolean': return true;
+    case 'array': return [];
+    case 'object': return args(schema);
+    default: return schema.pattern ? 'a' : 'conformance';
+  }
+}
+
+// Arguments with every required property of an object schema.
+function args(schema = {}) {
+  const out = {};
+  for (const name of schema.required ?? []) out[name] = sample(schema.properties?.[name]);
+  return out;
+}
+
+const answers = {
+  sampling: () => ({
+    role: 'assistant', content: { type: 'text', text: 'This is a test response from the client' },
+    model: 'test-model', stopReason: 'endTurn',
+  }),
+  // Required fields get a value; the SDK fills in the defaults of the rest.
+  elicitation: (params) => ({ action: 'accept', content: args(params.requestedSchema) }),
+  roots: () => ({ roots: [{ uri: 'file:///tmp/conformance', name: 'conformance' }] }),
 };
 
+const capabilities = { sampling: {}, elicitation: { form: { applyDefaults: true } }, roots: { listChanged: true } };
+
+async function connect(gatewayUrl) {
+  const info = { name: 'mcp-supervisor-conformance-driver', version: '1.0.0' };
+  if (modern) {
+    const client = new ClientV2(info, { capabilities, versionNegotiation: { mode: { pin: '2026-07-28' } } });
+    client.setRequestHandler('sampling/createMessage', async () => answers.sampling());
+    client.setRequestHandler('elicitation/create', async (req) => answers.elicitation(req.params));
+    client.setRequestHandler('roots/list', async () => answers.roots());
+    await client.connect(new TransportV2(new URL(gatewayUrl)));
+    return client;
+  }
+  const client = new ClientV1(info, { capabilities });
+  client.setRequestHandler(CreateMessageRequestSchema, async () => answers.sampling());
+  client.setRequestHandler(ElicitRequestSchema, async (req) => answers.elicitation(req.params));
+  client.setRequestHandler(ListRootsRequestSchema, async () => answers.roots());
+  await client.connect(new TransportV1(new URL(gatewayUrl)));
+  return client;
+}
+
+// Use what the gateway offers; a refusal is logged and the next item tried.
+async function exercise(client) {
+  const attempt = async (what, fn) => {
+    try {
+      const r = await fn();
+      log(`${what}: ${JSON.stringify(r).slice(0, 300)}`);
+      return r;
+    } catch (e) {
+      log(`${what} failed: ${e.message}`);
+      return undefined;
+    }
+  };
+  const { tools = [] } = await attempt('tools/list', () => client.listTools()) ?? {};
+  const given = [...context.toolCalls ?? []];
+  // json-schema-2020-12-preservation: hand back the schema as received.
+  const focal = tools.find((t) => t.name === 'json_schema_2020_12_tool');
+  if (focal) given.push({ name: 'json_schema_echo', arguments: { schema: focal.inputSchema } });
+  for (const tool of tools) {
+    const calls = given.filter((c) => c.name === tool.name);
+    for (const c of calls.length > 0 ? calls : [{ name: tool.name, arguments: args(tool.inputSchema) }]) {
+      await attempt(`tools/call ${c.name}`, () => client.callTool(c));
+    }
+  }
+  const { resources = [] } = await attempt('resources/list', () => client.listResources()) ?? {};
+  for (const r of resources) await attempt(`resources/read ${r.uri}`, () => client.readResource({ uri: r.uri }));
+  const { prompts = [] } = await attempt('prompts/list', () => client.listPrompts()) ?? {};
+  for (const p of prompts) {
+    const a = Object.fromEntries((p.arguments ?? []).filter((x) => x.required).map((x) => [x.name, 'conformance']));
+    await attempt(`prompts/get ${p.name}`, () => client.getPrompt({ name: p.name, arguments: a }));
+  }
+}
+
 const gw = await startGateway({
-  servers: [`{ name = "conformance"; transport = "http"; url = ${q(url)}; prefix = ""; elicitation = [ "client", "defaults", "decline" ]; }`],
+  servers: [`{ name = "conformance"; transport = "http"; url = ${q(url)}; prefix = ""; }`],
+  wait: false,
 });
+// The suite stops a driver that runs too long with SIGTERM: the gateway
+// goes with it.
+let stopping;
+const stop = async (status) => {
+  stopping ??= gw.stop().catch((e) => { console.error(`driver: ${e.message}`); status = 1; });
+  await stopping;
+  process.exit(status);
+};
+process.on('SIGTERM', () => stop(1));
+process.on('SIGINT', () => stop(1));
+
 let status = 0;
 try {
-  const client = new Client({ name: 'mcp-supervisor-conformance-driver', version: '1.0.0' }, { capabilities: {} });
-  await client.connect(new StreamableHTTPClientTransport(new URL(gw.url)));
-  const { tools } = await client.listTools();
-  console.log(`tools: ${tools.map((t) => t.name).join(', ')}`);
-  if (calls[scenario]) {
-    const r = await client.callTool(calls[scenario]);
-    console.log(JSON.stringify(r));
-    if (r.isError) status = 1;
+  // An upstream the gateway cannot reach (it asks for OAuth, say) stays
+  // out of the catalog: after its second failed start the driver goes on
+  // with what there is.  (One failure can be the scenario's: request-
+  // metadata refuses the first request of all.)
+  const until = Date.now() + 20000;
+  let up;
+  while (Date.now() < until) {
+    up = gw.upstream('conformance');
+    if (up?.state === 'ready' || up?.failures >= 2) break;
+    await sleep(200);
   }
+  log(`upstream ${up?.state ?? 'unknown'} era ${up?.era ?? '-'} (${up?.last_error ?? 'no error'}); ` +
+    `client ${modern ? 'SDK v2 (2026-07-28)' : 'SDK v1'}`);
+  const client = await connect(gw.url);
+  await exercise(client);
   await client.close();
 } catch (e) {
   console.error(`driver: ${e.stack ?? e}`);
-  console.error(gw.log());
   status = 1;
 }
-await gw.stop();
-process.exit(status);
+if (status !== 0 || process.env.MCPS_DRIVER_LOG) console.error(gw.log());
+await stop(status);

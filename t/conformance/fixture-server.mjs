@@ -31,6 +31,7 @@ import {
   ListPromptsRequestSchema,
   ListResourceTemplatesRequestSchema,
   ListResourcesRequestSchema,
+  ListRootsResultSchema,
   ListToolsRequestSchema,
   LoggingLevelSchema,
   McpError,
@@ -69,6 +70,32 @@ function makeWavBase64(samples = 8, rate = 8000) {
   return b.toString('base64');
 }
 export const WAV_BASE64 = makeWavBase64();
+
+// The json-schema-2020-12 scenario's schema: 2020-12 keywords a gateway
+// must pass through untouched.
+export const JSON_SCHEMA_2020_12 = {
+  $schema: 'https://json-schema.org/draft/2020-12/schema',
+  type: 'object',
+  $defs: {
+    address: {
+      $anchor: 'addressDef',
+      type: 'object',
+      properties: { street: { type: 'string' }, city: { type: 'string' } },
+    },
+  },
+  properties: {
+    name: { type: 'string' },
+    address: { $ref: '#/$defs/address' },
+    contactMethod: { type: 'string', enum: ['phone', 'email'] },
+    phone: { type: 'string' },
+    email: { type: 'string' },
+  },
+  allOf: [{ anyOf: [{ required: ['phone'] }, { required: ['email'] }] }],
+  if: { properties: { contactMethod: { const: 'phone' } }, required: ['contactMethod'] },
+  then: { required: ['phone'] },
+  else: { required: ['email'] },
+  additionalProperties: false,
+};
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const text = (t) => ({ type: 'text', text: t });
@@ -305,24 +332,11 @@ const TOOLS = {
   },
 
   // json-schema-2020-12 (pending scenario): the listing must carry this schema
-  // verbatim, in particular $schema, $defs.address and additionalProperties:false.
+  // verbatim ($schema, $defs with an $anchor, $ref, allOf/anyOf, if/then/else,
+  // additionalProperties:false).
   json_schema_2020_12_tool: {
     description: 'Tool with JSON Schema 2020-12 features',
-    inputSchema: {
-      $schema: 'https://json-schema.org/draft/2020-12/schema',
-      type: 'object',
-      $defs: {
-        address: {
-          type: 'object',
-          properties: { street: { type: 'string' }, city: { type: 'string' } },
-        },
-      },
-      properties: {
-        name: { type: 'string' },
-        address: { $ref: '#/$defs/address' },
-      },
-      additionalProperties: false,
-    },
+    inputSchema: JSON_SCHEMA_2020_12,
     run: async (args) => ({ content: [text(`Received: ${JSON.stringify(args)}`)] }),
   },
 
@@ -341,7 +355,139 @@ const TOOLS = {
       return { content: [text('Reconnection test completed successfully')] };
     },
   },
+
+  // http-custom-header-server-validation (conformance 0.2, pending): a
+  // parameter a 2026-07-28 client mirrors in an Mcp-Param header.
+  test_header_param: {
+    description: 'Echoes a region given in the Mcp-Param-Region header too',
+    inputSchema: { type: 'object', properties: { region: { type: 'string', 'x-mcp-header': 'Region' } }, required: ['region'] },
+    run: async (args) => ({ content: [text(`region ${args.region}`)] }),
+  },
+
+  // The 2026-07-28 server scenarios (conformance 0.2) ask these the 2025
+  // way, with requests during the call; the gateway turns them into
+  // input_required results for a 2026-07-28 client, and keeps the state.
+
+  // server-stateless: needs sampling, as a 2025 server would check it.
+  test_missing_capability: {
+    description: 'Needs the sampling capability',
+    inputSchema: noArgs,
+    run: async (_args, { extra, server }) => {
+      if (!server.getClientCapabilities()?.sampling) throw new Error('Client does not support sampling');
+      return { content: [text(`Sampled: ${await sample(extra, 'Say something', 50)}`)] };
+    },
+  },
+  test_streaming_elicitation: {
+    description: 'Asks for a name during the call',
+    inputSchema: noArgs,
+    run: async (_args, { extra }) => {
+      await ask(extra, 'What is your name?', { name: { type: 'string' } });
+      return { content: [text('Streaming complete')] };
+    },
+  },
+  test_logging_tool: {
+    description: 'Logs one info message',
+    inputSchema: noArgs,
+    run: async (_args, { log }) => {
+      await log('info', 'Diagnostic trace logging activated');
+      return { content: [text('Logging evaluated')] };
+    },
+  },
+  test_trigger_tool_change: {
+    description: 'Adds a tool (tools list_changed)',
+    inputSchema: noArgs,
+    run: async (_args, { server }) => {
+      const name = `test_added_tool_${added.tools.length + 1}`;
+      added.tools.push(name);
+      await server.sendToolListChanged();
+      return { content: [text(`Mutation triggered: ${name}`)] };
+    },
+  },
+  test_trigger_prompt_change: {
+    description: 'Adds a prompt (prompts list_changed)',
+    inputSchema: noArgs,
+    run: async (_args, { server }) => {
+      const name = `test_added_prompt_${added.prompts.length + 1}`;
+      added.prompts.push(name);
+      await server.sendPromptListChanged();
+      return { content: [text(`Mutation triggered: ${name}`)] };
+    },
+  },
+  test_input_required_result_elicitation: {
+    description: 'Asks for a name',
+    inputSchema: noArgs,
+    run: async (_args, { extra }) => {
+      const r = await ask(extra, 'What is your name?', { name: { type: 'string' } }, ['name']);
+      return { content: [text(`Hello, ${r.content?.name ?? r.action}!`)] };
+    },
+  },
+  test_input_required_result_sampling: {
+    description: 'Asks for a sample',
+    inputSchema: noArgs,
+    run: async (_args, { extra }) =>
+      ({ content: [text(`Sampling result: ${await sample(extra, 'What is the capital of France?', 100)}`)] }),
+  },
+  test_input_required_result_list_roots: {
+    description: 'Asks for the client roots',
+    inputSchema: noArgs,
+    run: async (_args, { extra }) => {
+      const { roots } = await extra.sendRequest({ method: 'roots/list', params: {} }, ListRootsResultSchema);
+      return { content: [text(`Found ${roots.length} root(s): ${roots.map((x) => x.uri).join(' ')}`)] };
+    },
+  },
+  test_input_required_result_request_state: {
+    description: 'Asks for a confirmation',
+    inputSchema: noArgs,
+    run: async (_args, { extra }) => {
+      const r = await ask(extra, 'Please confirm', { ok: { type: 'boolean' } }, ['ok']);
+      return { content: [text(r.content?.ok === true ? 'state-ok: confirmed' : `not confirmed (${r.action})`)] };
+    },
+  },
+  test_input_required_result_multiple_inputs: {
+    description: 'Asks for a name, a sample and the roots at once',
+    inputSchema: noArgs,
+    run: async (_args, { extra }) => {
+      const [who, greeting, { roots }] = await Promise.all([
+        ask(extra, 'What is your name?', { name: { type: 'string' } }, ['name']),
+        sample(extra, 'Generate a greeting', 50),
+        extra.sendRequest({ method: 'roots/list', params: {} }, ListRootsResultSchema),
+      ]);
+      return { content: [text(`Name: ${who.content?.name}; Greeting: ${greeting}; Roots: ${roots.length}`)] };
+    },
+  },
+  test_input_required_result_multi_round: {
+    description: 'Asks for a name, then a colour',
+    inputSchema: noArgs,
+    run: async (_args, { extra }) => {
+      const who = await ask(extra, 'Step 1: What is your name?', { name: { type: 'string' } }, ['name']);
+      const colour = await ask(extra, 'Step 2: What is your favorite color?', { color: { type: 'string' } }, ['color']);
+      return { content: [text(`Multi-round complete for ${who.content?.name} who likes ${colour.content?.color}`)] };
+    },
+  },
+  test_input_required_result_tampered_state: {
+    description: 'Asks for a confirmation',
+    inputSchema: noArgs,
+    run: async (_args, { extra }) => {
+      const r = await ask(extra, 'Please confirm', { ok: { type: 'boolean' } }, ['ok']);
+      return { content: [text(`integrity-ok: ${r.action}`)] };
+    },
+  },
+  test_input_required_result_capabilities: {
+    description: 'Asks only for what the client declared',
+    inputSchema: noArgs,
+    run: async (_args, { extra, server }) => {
+      const caps = server.getClientCapabilities() ?? {};
+      const asked = [];
+      if (caps.elicitation) asked.push(ask(extra, 'Elicitation input', { value: { type: 'string' } }, ['value']).then(() => 'elicit_input'));
+      if (caps.sampling) asked.push(sample(extra, 'Sample request', 50).then(() => 'sample_input'));
+      if (asked.length === 0) return { content: [text('No supported capabilities declared')] };
+      return { content: [text(`capabilities-ok: received ${(await Promise.all(asked)).join(',')}`)] };
+    },
+  },
 };
+
+// What test_trigger_tool_change and test_trigger_prompt_change added.
+const added = { tools: [], prompts: [] };
 
 const RECONNECTION_DELAY_MS = Number(process.env.FIXTURE_RECONNECTION_DELAY_MS ?? 300);
 
@@ -358,12 +504,29 @@ async function elicit(extra, message, requestedSchema, label = 'Elicitation comp
   };
 }
 
+// One form elicitation related to the current call; returns the ElicitResult.
+async function ask(extra, message, properties, required = []) {
+  return extra.sendRequest(
+    { method: 'elicitation/create', params: { message, requestedSchema: { type: 'object', properties, required } } },
+    ElicitResultSchema,
+  );
+}
+
+// One sampling request related to the current call; returns its text.
+async function sample(extra, prompt, maxTokens) {
+  const res = await extra.sendRequest(
+    { method: 'sampling/createMessage', params: { messages: [{ role: 'user', content: text(prompt) }], maxTokens } },
+    CreateMessageResultSchema,
+  );
+  return res.content?.type === 'text' ? res.content.text : JSON.stringify(res.content);
+}
+
 // ---------------------------------------------------------------------------
 // Resources
 // ---------------------------------------------------------------------------
 
 // resources-list / resources-read-text / resources-read-binary / resources-(un)subscribe
-const RESOURCES = [
+export const RESOURCES = [
   {
     uri: 'test://static-text',
     name: 'static-text',
@@ -388,7 +551,7 @@ const RESOURCES = [
 ];
 
 // resources-templates-read: test://template/{id}/data, {id} echoed in the JSON body
-const TEMPLATE = {
+export const TEMPLATE = {
   uriTemplate: 'test://template/{id}/data',
   name: 'template-data',
   description: 'Per-id JSON data; {id} is substituted into the content',
@@ -400,7 +563,7 @@ const TEMPLATE = {
 // Prompts
 // ---------------------------------------------------------------------------
 
-const PROMPTS = {
+export const PROMPTS = {
   // prompts-get-simple
   test_simple_prompt: {
     description: 'A simple prompt without arguments',
@@ -445,7 +608,7 @@ const PROMPTS = {
 };
 
 // completion-complete: candidate values per (ref, argument); filtered by prefix.
-const COMPLETIONS = {
+export const COMPLETIONS = {
   'ref/prompt:test_prompt_with_arguments:arg1': ['paris', 'park', 'party', 'test', 'testing'],
   'ref/prompt:test_prompt_with_arguments:arg2': ['red', 'green', 'blue', 'test'],
   'ref/resource:test://template/{id}/data:id': ['1', '2', '3', '123'],
@@ -471,6 +634,9 @@ export function createFixtureServer() {
         completions: {},
       },
       instructions: 'Conformance fixture for mcp-supervisor tests.',
+      // Ask the client only for what it declared, as a careful server
+      // does: sampling, elicitation and roots need the capability.
+      enforceStrictCapabilities: true,
     },
   );
 
@@ -492,20 +658,24 @@ export function createFixtureServer() {
 
   // tools-list and every tools-call-* scenario
   server.setRequestHandler(ListToolsRequestSchema, async () => ({
-    tools: Object.entries(TOOLS).map(([name, t]) => ({
-      name,
-      description: t.description,
-      inputSchema: t.inputSchema,
-    })),
+    tools: [
+      ...Object.entries(TOOLS).map(([name, t]) => ({
+        name,
+        description: t.description,
+        inputSchema: t.inputSchema,
+      })),
+      ...added.tools.map((name) => ({ name, description: 'Added by test_trigger_tool_change', inputSchema: noArgs })),
+    ],
   }));
 
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+    if (added.tools.includes(request.params.name)) return { content: [text(`${request.params.name} called`)] };
     const tool = TOOLS[request.params.name];
     if (!tool) {
       throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`);
     }
     try {
-      return await tool.run(request.params.arguments ?? {}, { request, extra, log: logger(extra) });
+      return await tool.run(request.params.arguments ?? {}, { request, extra, server, log: logger(extra) });
     } catch (err) {
       // e.g. the client refused sampling/elicitation: report as a tool error
       return { isError: true, content: [text(`Tool ${request.params.name} failed: ${err?.message ?? err}`)] };
@@ -557,13 +727,24 @@ export function createFixtureServer() {
 
   // prompts-list / prompts-get-*
   server.setRequestHandler(ListPromptsRequestSchema, async () => ({
-    prompts: Object.entries(PROMPTS).map(([name, p]) => ({
-      name,
-      description: p.description,
-      arguments: p.arguments,
-    })),
+    prompts: [
+      ...Object.entries(PROMPTS).map(([name, p]) => ({
+        name,
+        description: p.description,
+        arguments: p.arguments,
+      })),
+      { name: 'test_input_required_result_prompt', description: 'A prompt that asks for context first', arguments: [] },
+      ...added.prompts.map((name) => ({ name, description: 'Added by test_trigger_prompt_change', arguments: [] })),
+    ],
   }));
-  server.setRequestHandler(GetPromptRequestSchema, async (request) => {
+  server.setRequestHandler(GetPromptRequestSchema, async (request, extra) => {
+    if (added.prompts.includes(request.params.name)) return { messages: [{ role: 'user', content: text(request.params.name) }] };
+    // input-required-result-non-tool-request (conformance 0.2): a prompt
+    // that asks the client first.
+    if (request.params.name === 'test_input_required_result_prompt') {
+      const r = await ask(extra, 'What context should the prompt use?', { context: { type: 'string' } }, ['context']);
+      return { messages: [{ role: 'user', content: text(`Prompt with context: ${r.content?.context ?? r.action}`) }] };
+    }
     const p = PROMPTS[request.params.name];
     if (!p) throw new McpError(ErrorCode.InvalidParams, `Unknown prompt: ${request.params.name}`);
     const args = request.params.arguments ?? {};

@@ -10,6 +10,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import {
   CreateMessageRequestSchema,
   ElicitRequestSchema,
+  ListRootsRequestSchema,
   LoggingMessageNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 
@@ -20,12 +21,13 @@ const check = (ok, what) => {
   if (!ok) bad++;
 };
 
-const c = new Client({ name: 'fixture-smoke', version: '1' }, { capabilities: { sampling: {}, elicitation: {} } });
+const c = new Client({ name: 'fixture-smoke', version: '1' }, { capabilities: { sampling: {}, elicitation: {}, roots: {} } });
 const logs = [];
 c.setNotificationHandler(LoggingMessageNotificationSchema, (n) => logs.push(n.params));
 c.setRequestHandler(CreateMessageRequestSchema, async () => ({
   role: 'assistant', content: { type: 'text', text: 'hi' }, model: 'm', stopReason: 'endTurn',
 }));
+c.setRequestHandler(ListRootsRequestSchema, async () => ({ roots: [{ uri: 'file:///tmp/smoke', name: 'smoke' }] }));
 // answers keyed by the first property of the requested schema (valid for each schema)
 const answers = {
   username: { username: 'u', email: 'e@x' },
@@ -42,7 +44,7 @@ check(tools.every((t) => t.name && t.description && t.inputSchema), `tools/list:
 const js = tools.find((t) => t.name === 'json_schema_2020_12_tool')?.inputSchema;
 check(js?.$schema && js?.$defs?.address && js?.additionalProperties === false, 'json_schema_2020_12_tool schema verbatim');
 for (const t of tools) {
-  const args = { test_sampling: { prompt: 'p' }, test_elicitation: { message: 'm' } }[t.name] ?? {};
+  const args = { test_sampling: { prompt: 'p' }, test_elicitation: { message: 'm' }, test_header_param: { region: 'r' } }[t.name] ?? {};
   const progress = [];
   logs.length = 0;
   const r = await c.callTool({ name: t.name, arguments: args }, undefined, { onprogress: (p) => progress.push(p.progress) });

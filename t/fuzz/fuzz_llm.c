@@ -7,7 +7,9 @@
  * or in a CreateMessageResult that is valid JSON, has the assistant's
  * role, a content block or an array of them, a model, and holds no more
  * than max_response bytes of answer; the error text of a body must be one
- * line.  The request mapping is fuzzed as well, with the input as params.
+ * line, and no error text may hold the key (FUZZ_KEY), which the worker
+ * masks in whatever the provider says.  The request mapping is fuzzed as
+ * well, with the input as params.
  *
  * The first byte chooses: bits 0-1 the vendor (OpenAI, Anthropic, Ollama,
  * OpenAI), bits 2-3 what the rest is (0 a stream, 1 a whole body, 2 a
@@ -36,6 +38,7 @@
 } while (0)
 
 #define FUZZ_LLM_MAX	4096	/* max_response */
+#define FUZZ_KEY	"sk-fuzz"	/* the API key */
 
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 
@@ -99,6 +102,7 @@ check_result(struct llm_answer *a, size_t n)
 
 	if (llm_answer_result(a, "fallback", out, err, sizeof err) != 0) {
 		CHECK(err[0] != '\0');
+		CHECK(strstr(err, FUZZ_KEY) == NULL);
 		evbuffer_free(out);
 		return;
 	}
@@ -133,6 +137,7 @@ stream(const struct llm_vendor *v, const char *p, size_t n, size_t piece)
 	size_t			pos, k;
 
 	llm_answer_init(&a, FUZZ_LLM_MAX);
+	a.secret = FUZZ_KEY;
 	sse_parser_init(&sp, FUZZ_LLM_MAX);
 	for (pos = 0; pos < n && !f.failed; pos += k) {
 		k = n - pos < piece ? n - pos : piece;
@@ -142,6 +147,8 @@ stream(const struct llm_vendor *v, const char *p, size_t n, size_t piece)
 			f.failed = 1;
 	}
 	CHECK(a.bytes <= FUZZ_LLM_MAX);
+	if (f.failed)
+		CHECK(strstr(f.err, FUZZ_KEY) == NULL);
 	if (!f.failed && a.done)
 		check_result(&a, n);
 	sse_parser_free(&sp);
@@ -159,10 +166,12 @@ body(const struct llm_vendor *v, const char *p, size_t n)
 	if ((j = json_loadb(p, n, 0, NULL)) == NULL)
 		return;
 	llm_answer_init(&a, FUZZ_LLM_MAX);
+	a.secret = FUZZ_KEY;
 	if (v->body(&a, j, err, sizeof err) == 0) {
 		CHECK(a.done);
 		check_result(&a, n);
-	}
+	} else
+		CHECK(strstr(err, FUZZ_KEY) == NULL);
 	CHECK(a.bytes <= FUZZ_LLM_MAX);
 	llm_answer_free(&a);
 	json_decref(j);
@@ -215,8 +224,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		request(v, p, n);
 		break;
 	default:
-		llm_error_text(429, p, n, out, sizeof out);
+		llm_error_text(429, p, n, FUZZ_KEY, out, sizeof out);
 		CHECK(strlen(out) < sizeof out);
+		CHECK(strstr(out, FUZZ_KEY) == NULL);
 		for (i = 0; out[i] != '\0'; i++)
 			CHECK(out[i] != '\n' && out[i] != '\r');
 		break;

@@ -4,9 +4,11 @@
  * bodies in several packets, through supervisor/http.c and mcp_http.c and
  * everything behind them (sessions, streams and their replay, routing, the
  * catalog and per-session views, requests from upstreams to clients).
- * Nothing is forked and no port is opened: client connections are
- * socketpairs served with http_adopt(), and the workers of the two
- * upstreams are this harness, at the other end of their channels.
+ * Nothing is forked and no port is opened: the gateway runs in-process
+ * (t/unit/sup_harness.h, which the unit suites of supervisor/ share),
+ * client connections are socketpairs served with http_adopt(), and the
+ * workers of the two upstreams are played here, at the other end of their
+ * channels.
  *
  * An input is a byte of settings, then a script:
  *
@@ -65,11 +67,12 @@
 
 #include "frame.h"
 #include "http_parse.h"
-#include "iochan.h"
 #include "jsonrpc.h"
 #include "log.h"
 #include "proxy_parse.h"
 #include "supervisor.h"
+
+#include "sup_harness.h"
 
 #define CHECK(x) do {							\
 	if (!(x)) {							\
@@ -105,11 +108,11 @@ static const char conf_common[] =
     "page_size = 2;\n"
     "servers = (\n"
     "  { name = \"a\"; transport = \"stdio\"; command = [ \"true\" ];\n"
-    "    lazy = true; max_message = 4096;\n"
+    "    max_message = 4096;\n"
     "    sampling = [ \"client\", \"decline\" ];\n"
     "    elicitation = [ \"client\", \"defaults\", \"decline\" ]; },\n"
     "  { name = \"b\"; transport = \"stdio\"; command = [ \"true\" ];\n"
-    "    lazy = true; isolation = \"per-session\"; }\n"
+    "    isolation = \"per-session\"; }\n"
     ");\n";
 static const char conf_tokens[] =
     "auth_tokens = [ \"fuzz-token-0123456789\" ];\n";
@@ -171,13 +174,12 @@ struct wsession {
 	int		broken;		/* its instance cannot start */
 };
 
-/* The harness's end of one upstream's channel. */
+/* One upstream's worker, as played here. */
 struct worker {
 	struct upstream		*up;
-	int			 fd;
-	struct evbuffer		*in;
-	json_t			*catalog;	/* its normal one */
-	json_t			*changed;	/* after CMD_CATALOG */
+	struct sup_worker	*sw;		/* its channel */
+	const char		*catalog;	/* its normal one */
+	const char		*changed;	/* after CMD_CATALOG */
 	struct held_list	 held;
 	struct wsession		 sessions[MAX_SESSIONS];
 	size_t			 nsessions;
@@ -196,9 +198,10 @@ enum resp_state {
 enum req_state { REQ_PROXY, REQ_HEAD, REQ_LENGTH, REQ_CHUNKED, REQ_LOST };
 
 struct client {
-	int			 fd;		/* -1: not connected */
+	struct sup_conn		*conn;		/* NULL: not connected */
 	struct evbuffer		*out;		/* written at the next flush */
-	struct evbuffer		*in;		/* received, not yet checked */
+	struct evbuffer		*in;		/* received, not yet checked
+						   (the connection's) */
 	enum resp_state		 state;
 	uint64_t		 remaining;
 	struct http_chunked	 chunked;
@@ -215,12 +218,12 @@ struct client {
 	struct http_chunked	 schunked;
 	unsigned char		 heads[MAX_SHADOW];
 	size_t			 nheads, head0;
+	size_t			 traced;	/* of in, shown */
 };
 
 static struct conf	*confs[8];
 static struct worker	 workers[2];
 static struct client	 clients[NCLIENTS];
-static uint64_t		 random_calls;
 static uint32_t		 next_ref;
 static uint64_t		 next_client_id;
 static int		 catalogs_changed;
@@ -232,28 +235,6 @@ static struct {
 	uint64_t		 id;
 } renumbered[MAX_UR];
 static size_t		 nrenumbered;
-
-/*
- * What supervisord.c defines besides main(): predictable "random" bytes,
- * so that session ids do not change between runs of an input.
- */
-void
-fill_random(void *buf, size_t len)
-{
-	static const unsigned char	 tail[8] = {
-		0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef
-	};
-	unsigned char			*p = buf;
-	size_t				 i;
-
-	random_calls++;
-	for (i = 0; i < len; i++) {
-		if (i < 8)
-			p[i] = (unsigned char)(random_calls >> (8 * (7 - i)));
-		else
-			p[i] = tail[(i - 8) % 8];
-	}
-}
 
 /* Read a configuration: the common part with optional extras. */
 static struct conf *
@@ -272,68 +253,16 @@ make_conf(int tokens, int allowed, int proxies)
 	return (c);
 }
 
-/* The channel end the gateway holds: nothing comes on it. */
-static void
-chan_read_cb(struct iochan *ch, void *arg)
-{
-	evbuffer_drain(iochan_input(ch), evbuffer_get_length(iochan_input(ch)));
-}
-
-static void
-chan_event_cb(struct iochan *ch, int what, void *arg)
-{
-	fprintf(stderr, "fuzz_mcp_http: worker channel event %d\n", what);
-	abort();
-}
-
-/* Stand in for an upstream's worker: ready, with a catalog. */
-static void
-worker_attach(struct worker *w, struct upstream *up, const char *catalog,
-    const char *changed)
-{
-	int	sv[2];
-
-	CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
-	    0, sv) == 0);
-	w->up = up;
-	w->fd = sv[1];
-	w->in = evbuffer_new();
-	w->catalog = json_loads(catalog, 0, NULL);
-	w->changed = json_loads(changed, 0, NULL);
-	CHECK(w->catalog != NULL && w->changed != NULL);
-	TAILQ_INIT(&w->held);
-	/*
-	 * The state a worker's HELLO, STATUS ready and CATALOG leave.  The
-	 * pid stays -1: nothing here may be signalled, and nothing is, as
-	 * long as the channel never backs up (the harness reads it).
-	 */
-	up->ch = iochan_new(base, sv[0], chan_read_cb, NULL, chan_event_cb,
-	    up);
-	up->state = UPSTREAM_READY;
-	up->started = up->ready_at = now_ms();
-	up->info = json_pack("{s:s, s:{s:{}, s:{s:b}, s:{}, s:{}, s:{}}}",
-	    "state", "ready", "capabilities", "tools", "resources",
-	    "subscribe", 1, "prompts", "logging", "completions");
-	up->catalog = json_incref(w->catalog);
-}
-
 /* Hand the gateway a frame as if it came from a worker. */
 static void
 worker_send(struct worker *w, uint16_t type, uint32_t session, uint32_t tag,
     const char *p, size_t len)
 {
-	struct evbuffer		*buf = evbuffer_new();
-	struct frame_hdr	 hdr;
-	const char		*why;
-
 	if (trace)
 		fprintf(stderr, "<-- %s %s session %u tag %u\n%.*s\n",
 		    w->up->sc->name, msg_type_name(type), session, tag,
 		    (int)len, p);
-	frame_add(buf, type, session, tag, p, len);
-	CHECK(frame_peek(buf, SIZE_MAX, &hdr, &why) == FRAME_OK);
-	route_worker_frame(w->up, &hdr, buf);
-	evbuffer_free(buf);
+	sup_sendq(w->sw, type, 0, session, tag, "%.*s", (int)len, p);
 }
 
 /* Send a frame whose payload is formatted. */
@@ -391,6 +320,7 @@ worker_session_catalog(struct worker *w, uint32_t no)
 {
 	struct wsession	*ws = worker_session(w, no);
 	json_t		*part;
+	char		*text;
 
 	if (ws != NULL && ws->broken)
 		part = json_pack("{s:s}", "error", "the instance could not "
@@ -404,25 +334,23 @@ worker_session_catalog(struct worker *w, uint32_t no)
 		json_array_append_new(json_object_get(part, "tools"),
 		    json_pack("{s:s, s:{s:s}}", "name", "roots",
 		    "inputSchema", "type", "object"));
-	view_part(w->up, no, part);
+	text = json_dumps(part, JSON_COMPACT);
 	json_decref(part);
+	worker_send(w, MSG_CATALOG, no, 0, text, strlen(text));
+	free(text);
 }
 
 /* Check and act on one frame the gateway sent a worker. */
 static void
-worker_frame(struct worker *w, const struct frame_hdr *hdr,
-    struct evbuffer *payload)
+worker_frame(struct worker *w, const struct sup_frame *hdr)
 {
-	const char	*p, *why;
-	size_t		 n = evbuffer_get_length(payload);
+	const char	*p = hdr->text, *why;
+	size_t		 n = hdr->len;
 	struct held	*h;
 	struct jrpc	 m;
 	json_t		*o;
 	int64_t		 id;
 
-	p = (const char *)evbuffer_pullup(payload, -1);
-	if (p == NULL)
-		p = "";
 	if (trace)
 		fprintf(stderr, "--> %s %s session %u tag %u\n%.*s\n",
 		    w->up->sc->name, msg_type_name(hdr->type), hdr->session,
@@ -453,6 +381,8 @@ worker_frame(struct worker *w, const struct frame_hdr *hdr,
 		CHECK(jrpc_scan(p, n, &m, &why) == 0);
 		CHECK(m.kind == JRPC_NOTIFICATION);
 		break;
+	case MSG_CONFIG:
+		break;		/* answered by the harness */
 	case MSG_CANCEL:
 	case MSG_SESSION_OPEN:
 	case MSG_SESSION_CLOSE:
@@ -475,33 +405,16 @@ worker_frame(struct worker *w, const struct frame_hdr *hdr,
 	}
 }
 
-/* Read and handle what the gateway sent a worker; 1 if anything came. */
+/* Handle what the gateway sent a worker; 1 if anything came. */
 static int
 worker_read(struct worker *w)
 {
-	struct evbuffer		*payload;
-	struct frame_hdr	 hdr;
-	enum frame_result	 r;
-	const char		*why;
+	struct sup_frame	*f;
 	int			 got = 0;
 
-	while (evbuffer_read(w->in, w->fd, 65536) > 0)
+	while ((f = sup_take(w->sw, 0)) != NULL) {
+		worker_frame(w, f);
 		got = 1;
-	for (;;) {
-		r = frame_peek(w->in, w->up->sc->max_message + 65536, &hdr,
-		    &why);
-		if (r == FRAME_NEED)
-			break;
-		if (r == FRAME_BAD) {
-			fprintf(stderr, "fuzz_mcp_http: bad frame to worker: "
-			    "%s\n", why);
-			abort();
-		}
-		payload = evbuffer_new();
-		evbuffer_drain(w->in, FRAME_HDR_LEN);
-		evbuffer_remove_buffer(w->in, payload, hdr.len);
-		worker_frame(w, &hdr, payload);
-		evbuffer_free(payload);
 	}
 	return (got);
 }
@@ -642,7 +555,7 @@ worker_reset(struct worker *w)
 		free(h);
 	}
 	w->nsessions = 0;
-	evbuffer_drain(w->in, evbuffer_get_length(w->in));
+	sup_forget(w->sw);
 }
 
 /* Give a request of the gateway to a client its number in the input. */
@@ -859,115 +772,93 @@ shadow_answered(struct client *c)
 	return (head);
 }
 
-/* Read what the gateway sent a client; 1 if anything came. */
-static int
+/* Check what the gateway sent a client. */
+static void
 client_read(struct client *c)
 {
-	size_t	before;
-	int	got = 0;
+	size_t	len;
 
-	if (c->fd < 0)
-		return (0);
-	before = evbuffer_get_length(c->in);
-	while (evbuffer_read(c->in, c->fd, 65536) > 0)
-		got = 1;
-	if (trace && got)
+	if (c->conn == NULL || (len = evbuffer_get_length(c->in)) == 0)
+		return;
+	if (trace && len > c->traced)
 		fprintf(stderr, "<<< %d\n%.*s\n", (int)(c - clients),
-		    (int)(evbuffer_get_length(c->in) - before),
-		    (const char *)evbuffer_pullup(c->in, -1) + before);
+		    (int)(len - c->traced),
+		    (const char *)evbuffer_pullup(c->in, -1) + c->traced);
 	client_check(c);
-	return (got);
+	c->traced = evbuffer_get_length(c->in);
+}
+
+/*
+ * After each pass of the loop: the workers handle what they were sent,
+ * the clients check what they received, and requests to clients are
+ * renumbered.
+ */
+static int
+fuzz_turn(void)
+{
+	size_t	i;
+	int	busy = 0;
+
+	for (i = 0; i < NCLIENTS; i++)
+		client_read(&clients[i]);
+	for (i = 0; i < 2; i++)
+		busy |= worker_read(&workers[i]);
+	renumber();
+	return (busy);
 }
 
 /* Run the loop until nothing more happens (bounded). */
 static void
 settle(void)
 {
-	int	turn, idle = 0, busy;
-	size_t	i;
-
-	for (turn = 0; turn < MAX_TURNS && idle < 2; turn++) {
-		event_base_loop(base, EVLOOP_NONBLOCK);
-		busy = 0;
-		for (i = 0; i < NCLIENTS; i++)
-			busy |= client_read(&clients[i]);
-		for (i = 0; i < 2; i++)
-			busy |= worker_read(&workers[i]);
-		renumber();
-		if (busy || event_base_get_num_events(base,
-		    EVENT_BASE_COUNT_ACTIVE) > 0)
-			idle = 0;
-		else
-			idle++;
-	}
+	(void)sup_settle(MAX_TURNS);
 }
 
 /* Connect a client, as if from 127.0.0.1. */
-static int
+static void
 client_connect(struct client *c)
 {
-	struct sockaddr_in	sin;
-	int			sv[2];
-
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
-	    0, sv) != 0)
-		return (-1);
-	memset(&sin, 0, sizeof sin);
-	sin.sin_family = AF_INET;
-	sin.sin_port = htons(40000);
-	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	http_adopt(sv[0], (struct sockaddr *)&sin, &gateway_service);
-	c->fd = sv[1];
+	c->conn = sup_connect();
+	c->conn->raw = 1;
+	c->in = c->conn->in;
+	c->traced = 0;
 	c->state = RESP_HEAD;
 	c->closing = c->done = 0;
 	evbuffer_drain(c->sent, evbuffer_get_length(c->sent));
 	/* From a trusted proxy, a PROXY header may come first. */
 	c->sstate = conf->trusted_proxies != NULL ? REQ_PROXY : REQ_HEAD;
 	c->nheads = c->head0 = 0;
-	return (0);
 }
 
 /* Send what was written to a client's connection. */
 static void
 client_flush(struct client *c)
 {
-	ssize_t	n;
-	int	tries = 0;
+	size_t	len = evbuffer_get_length(c->out);
 
-	while (c->fd >= 0 && evbuffer_get_length(c->out) > 0) {
+	if (c->conn != NULL && len > 0) {
 		if (trace)
 			fprintf(stderr, ">>> %d\n%.*s\n", (int)(c - clients),
-			    (int)evbuffer_get_length(c->out),
-			    (const char *)evbuffer_pullup(c->out, -1));
-		n = send(c->fd, evbuffer_pullup(c->out, -1),
-		    evbuffer_get_length(c->out), MSG_NOSIGNAL);
-		if (n > 0) {
-			evbuffer_add(c->sent, evbuffer_pullup(c->out, -1),
-			    (size_t)n);
-			evbuffer_drain(c->out, (size_t)n);
-			shadow_feed(c);
-			continue;
-		}
-		if (n < 0 && (errno == EAGAIN || errno == EINTR) &&
-		    tries++ < 4) {
-			settle();
-			continue;
-		}
-		break;	/* the gateway closed, or does not read */
+			    (int)len, (const char *)evbuffer_pullup(c->out,
+			    -1));
+		sup_writeq(c->conn, evbuffer_pullup(c->out, -1), len);
+		evbuffer_add(c->sent, evbuffer_pullup(c->out, -1), len);
+		shadow_feed(c);
 	}
-	evbuffer_drain(c->out, evbuffer_get_length(c->out));
+	evbuffer_drain(c->out, len);
 }
 
 /* Hang up a client's connection. */
 static void
 client_hangup(struct client *c)
 {
-	if (c->fd < 0)
+	if (c->conn == NULL)
 		return;
 	client_flush(c);
-	close(c->fd);
-	c->fd = -1;
-	evbuffer_drain(c->in, evbuffer_get_length(c->in));
+	settle();
+	sup_release(c->conn);
+	c->conn = NULL;
+	c->in = NULL;
 	settle();
 }
 
@@ -975,30 +866,29 @@ client_hangup(struct client *c)
 static void
 setup(void)
 {
-	char	err[512];
 	size_t	i;
 
-	signal(SIGPIPE, SIG_IGN);
 	trace = getenv("FUZZ_TRACE") != NULL;
-	log_init("fuzz_mcp_http", 1, getenv("FUZZ_VERBOSE") != NULL ?
-	    atoi(getenv("FUZZ_VERBOSE")) : 0);
-	json_object_seed(1);
-	CHECK((base = event_base_new()) != NULL);
 	for (i = 0; i < 8; i++)
 		confs[i] = make_conf(i & 1, (i >> 1) & 1, (i >> 2) & 1);
-	conf = confs[0];
-	session_init();
-	catalog_init();
-	route_init();
-	continuation_init();
-	CHECK(auth_configure(conf, err, sizeof err) == 0);
-	CHECK(continuation_configure(conf, err, sizeof err) == 0);
-	http_configure();
-	upstream_init_all();
+	workers[0].catalog = catalog_a;
+	workers[0].changed = catalog_a2;
+	workers[1].catalog = catalog_b;
+	workers[1].changed = catalog_b2;
+	sup_catalog("a", catalog_a);
+	sup_catalog("b", catalog_b);
+	sup_start_conf(confs[0]);
+	log_init("fuzz_mcp_http", 1, getenv("FUZZ_VERBOSE") != NULL ?
+	    atoi(getenv("FUZZ_VERBOSE")) : 0);
 	CHECK(nupstreams == 2);
-	worker_attach(&workers[0], upstreams[0], catalog_a, catalog_a2);
-	worker_attach(&workers[1], upstreams[1], catalog_b, catalog_b2);
-	catalog_rebuild();
+	for (i = 0; i < 2; i++) {
+		TAILQ_INIT(&workers[i].held);
+		workers[i].up = upstreams[i];
+		workers[i].sw = sup_worker(upstreams[i]->sc->name);
+		CHECK(workers[i].sw != NULL && workers[i].up->state ==
+		    UPSTREAM_READY);
+	}
+	sup_turn_hook = fuzz_turn;
 }
 
 /* Give every upstream its other catalog, or its own back. */
@@ -1010,12 +900,9 @@ change_catalogs(int changed)
 	if (catalogs_changed == changed)
 		return;
 	catalogs_changed = changed;
-	for (i = 0; i < 2; i++) {
-		json_decref(workers[i].up->catalog);
-		workers[i].up->catalog = json_incref(changed ?
+	for (i = 0; i < 2; i++)
+		sup_catalog(workers[i].up->sc->name, changed ?
 		    workers[i].changed : workers[i].catalog);
-	}
-	catalog_rebuild();
 }
 
 int
@@ -1043,15 +930,14 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	proxy_configure();
 	/* With bit 2, lines of the access log are made (and thrown away). */
 	CHECK(access_log_open(conf, err, sizeof err) == 0);
-	random_calls = 0;
+	sup_reset_random();
 	next_ref = 0;
 	next_client_id = 0;
 	nrenumbered = 0;
 	for (i = 0; i < NCLIENTS; i++) {
-		clients[i].fd = -1;
+		clients[i].conn = NULL;
 		if (clients[i].out == NULL) {
 			clients[i].out = evbuffer_new();
-			clients[i].in = evbuffer_new();
 			clients[i].sent = evbuffer_new();
 		}
 	}
@@ -1069,10 +955,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			literal = 1;
 		}
 		if (literal) {
-			if (cur->fd < 0 && connects < MAX_CONNECTS) {
+			if (cur->conn == NULL && connects < MAX_CONNECTS) {
 				connects++;
-				if (client_connect(cur) != 0)
-					break;
+				client_connect(cur);
 			}
 			evbuffer_add(cur->out, &b, 1);
 			continue;

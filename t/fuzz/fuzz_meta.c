@@ -137,13 +137,15 @@ check_request(const struct meta_headers *h, const struct jrpc *m)
 		CHECK(status == 200);
 		CHECK(strcmp(env.version_text, MCP_VERSION_MODERN) == 0);
 		CHECK(jscan_type(m->p, env.caps) == JT_OBJECT);
-		CHECK(meta_method_known(m->method_name));
+		CHECK(mcp_method_is(m->method_id, MCPM_F_2026));
 		CHECK(meta_claim(m));
 		CHECK(h->version != NULL && h->method != NULL);
 		break;
 	case JRPC_METHOD_NOT_FOUND:
 		CHECK(status == 404);
-		CHECK(!meta_method_known(m->method_name));
+		CHECK(!mcp_method_is(m->method_id, MCPM_F_2026));
+		CHECK(m->method_id == mcp_method_lookup(m->method_name,
+		    strlen(m->method_name)));
 		break;
 	case JRPC_INVALID_PARAMS:
 	case MCP_HEADER_MISMATCH:

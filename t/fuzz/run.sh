@@ -6,13 +6,14 @@
 #	t/fuzz/run.sh [-b builddir] [target ...]
 #	t/fuzz/run.sh -s [-b builddir] [target ...]
 #
-# Targets are frame, jsonrpc, meta, http, sse, config, proxy, mcp_http and
-# llm (default: all; t/fuzz/README says what each covers).  Each runs for $FUZZ_SECONDS
+# Targets are frame, jsonrpc, meta, http, sse, config, proxy, mcp_http, llm,
+# uri and jose (default: all; t/fuzz/README says what each covers).  Each runs for $FUZZ_SECONDS
 # seconds (default 10) on a copy of its seed corpus in a temporary
 # directory, with its dictionary if there is one.  The common sources are
 # compiled here with the same instrumentation, not taken from libcommon.a;
 # mcp_http also links the supervisor's sources, all but supervisord.c
-# (main); llm the LLM mapping (worker/llm_map.c and the vendors' files).
+# (main), and the in-process harness of t/unit/sup_harness.h; llm the
+# LLM mapping (worker/llm_map.c and the vendors' files).
 # config.h comes from the build directory: -b, $BUILDDIR, ./build under
 # the source tree, or the source tree itself.
 #
@@ -43,7 +44,7 @@ while getopts sb: opt; do
 	esac
 done
 shift $((OPTIND - 1))
-targets=${*:-frame jsonrpc meta http sse config proxy mcp_http llm}
+targets=${*:-frame jsonrpc meta http sse config proxy mcp_http llm uri jose}
 
 if [ -z "$builddir" ]; then
 	for d in "$top/build" "$top"; do
@@ -87,7 +88,8 @@ else
 	cflags="-std=c11 -g -O1 -fsanitize=fuzzer,address,undefined"
 	cflags="$cflags -fno-sanitize-recover=all -fno-omit-frame-pointer"
 fi
-cppflags="-I$top/common -I$top/supervisor -I$top/worker -I$builddir"
+cppflags="-I$top/common -I$top/supervisor -I$top/worker -I$top/t/unit"
+cppflags="$cppflags -I$builddir"
 
 # Compile the common sources once, and the supervisor's if a target needs
 # them.
@@ -105,7 +107,9 @@ done
 supobjs=
 case " $targets " in
 *" mcp_http "*)
-	for src in "$top"/supervisor/*.c; do
+	# And the in-process harness the unit suites share.
+	for src in "$top"/supervisor/*.c "$top"/t/unit/sup_harness.c \
+	    "$top"/t/unit/sup_client.c; do
 		[ "$(basename "$src")" = supervisord.c ] && continue
 		obj=$tmp/obj/supervisor/$(basename "$src" .c).o
 		# shellcheck disable=SC2086

@@ -64,6 +64,16 @@ like "-n: listening beyond loopback prints startup's warnings" \
     "$(check "${C}listen = \"0.0.0.0:8931\";\n")" \
     '^0 mcp-supervisord: warning: listen 0.0.0.0:8931 is beyond loopback and there are no auth_tokens or clients.*warning: .*no allowed_hosts.*configuration OK$'
 like "-n: a good file" "$(check "${C}listen = \"[::1]:8931\";\n")" '^0 configuration OK$'
+export MCPS_TEST_KEY=sk-test-0123456789
+L="llm = ( { name = \"p\"; provider = \"openai\"; model = \"m\"; api_key = \"\${env:MCPS_TEST_KEY}\"; url = "
+for u in "http://localhost.example.com:8000" "http://127.0.0.1.example.com" "http://user@evil.example/@127.0.0.1"; do
+	like "-n: an api_key to $u goes without TLS" \
+	    "$(check "${C}${L}\"$u\"; } );\n")" "^0 mcp-supervisord: warning: llm p: its api_key goes to .* without TLS"
+done
+for u in "http://localhost:11434" "http://127.0.0.2:8000/v1" "http://[::1]:8000" "http://u@LOCALHOST"; do
+	like "-n: an api_key to $u stays on this machine" \
+	    "$(check "${C}${L}\"$u\"; } );\n")" '^0 configuration OK$'
+done
 if [ "$(id -u)" -eq 0 ]; then
 	like "-n: an upstream left running as root is named" \
 	    "$(check "${C}servers = ( { name = \"a\"; transport = \"stdio\"; command = [ \"x\" ]; } );\n")" \

@@ -102,6 +102,9 @@ like "no_new_privs" "$(grep NoNewPrivs /proc/"$pid"/status)" 'NoNewPrivs:[[:spac
 like "rlimit_nofile" "$(grep 'Max open files' /proc/"$pid"/limits)" 'Max open files +64 +64'
 if [ -n "$USER_LINE" ]; then
 	like "user: the upstream runs as nobody" "$(grep '^Uid:' /proc/"$pid"/status)" "Uid:[[:space:]]+$(id -u nobody)[[:space:]]"
+	is "user: with nobody's HOME, USER and LOGNAME" \
+	    "$(tr '\0' '\n' < /proc/"$pid"/environ | grep -E '^(HOME|USER|LOGNAME)=' | sort | tr '\n' ' ')" \
+	    "HOME=$(getent passwd nobody | cut -d: -f6) LOGNAME=nobody USER=nobody "
 fi
 
 # A hung upstream is found by the liveness ping and restarted.

@@ -158,9 +158,9 @@ test('answers with unknown or finished correlation ids are dropped; malformed on
   send({ jsonrpc: '2.0', method: 'notifications/initialized' });
   send({ jsonrpc: '2.0', id: 2, method: 'tools/register', params: { name: 'echo_back', description: 'the seed\'s form', input_schema: { type: 'object' } } });
   assert.ok(await until(() => inbox.some((m) => m.id === 2)));
-  assert.deepEqual(inbox.find((m) => m.id === 2).result.registered, ['raw_owner__echo_back']);
+  assert.deepEqual(inbox.find((m) => m.id === 2).result.registered, ['_raw_owner__echo_back']);
   const { client } = await caller(TOKENS.admin);
-  const call = client.callTool({ name: 'raw_owner__echo_back', arguments: { x: 1 } });
+  const call = client.callTool({ name: '_raw_owner__echo_back', arguments: { x: 1 } });
   assert.ok(await until(() => inbox.some((m) => m.method === 'tools/call')));
   const asked = inbox.find((m) => m.method === 'tools/call');
   send({ jsonrpc: '2.0', id: 999999, result: { content: [{ type: 'text', text: 'for nobody' }] } });
@@ -170,7 +170,7 @@ test('answers with unknown or finished correlation ids are dropped; malformed on
   await sleep(200);
   assert.match(gw.log(), /an answer to no request of ours \(id 999999\), dropped/);
   // A malformed answer: its result is not an object.
-  const bad = client.callTool({ name: 'raw_owner__echo_back', arguments: {} });
+  const bad = client.callTool({ name: '_raw_owner__echo_back', arguments: {} });
   assert.ok(await until(() => inbox.filter((m) => m.method === 'tools/call').length === 2));
   const second = inbox.filter((m) => m.method === 'tools/call')[1];
   send({ jsonrpc: '2.0', id: second.id, result: 'not an object' });

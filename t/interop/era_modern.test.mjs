@@ -25,9 +25,11 @@ before(async () => {
     // Strategies of the client alone: what the client did not declare
     // is not the gateway's to answer.
     `{ name = "m"; transport = "http"; url = ${q(up.url)}; elicitation = [ "client" ]; sampling = [ "client" ]; }`,
-    // The same server with the default strategies, where the gateway
-    // declines what a client cannot answer.
+    // The same server with the default strategies (client, then decline),
+    // and sampling that another upstream's tool answers for a client that
+    // cannot.
     `{ name = "md"; transport = "http"; url = ${q(up.url)}; }`,
+    `{ name = "mt"; transport = "http"; url = ${q(up.url)}; sampling = [ "client", "tool:ask/complete" ]; }`,
     // A 2025 stdio upstream whose requests name no call.
     `{ name = "ask"; transport = "stdio"; command = [ ${q(process.execPath)}, ${q(path.join(srcdir, 't/fixtures/sampling-server.mjs'))} ]; }`,
   ] });
@@ -249,35 +251,36 @@ test('subscriptions/listen: acknowledged, then list changes and resource updates
   await client.close();
 });
 
-test('strategies apply between modern peers: the gateway answers what the client did not declare', async () => {
-  // No elicitation at all: the gateway declines for it, the call goes on.
+test('between modern peers a decline never stands in for an undeclared capability; a tool: link answers', async () => {
+  // No elicitation declared: with the default strategies the upstream is
+  // not told the gateway offers it (a decline would answer for a client
+  // that never declared it), so it refuses -32021, relayed at HTTP 400.
   let r = await post(gw.url, 'tools/call', { name: 'md__ask-name', arguments: {} }, { caps: {} });
-  assert.equal(r.body.result.resultType, 'complete', JSON.stringify(r.body));
-  assert.match(text(r.body.result), /no name \(decline\)/);
-  // Where the strategies do not always answer ([ "client" ] alone), the
-  // upstream is not told more than the client declared, and refuses
-  // (-32021 from it).
-  r = await post(gw.url, 'tools/call', { name: 'm__ask-name', arguments: {} }, { caps: {} });
   assert.equal(r.body.error?.code, -32021, JSON.stringify(r.body));
   assert.equal(r.status, 400, 'relayed at the status the specification gives it');
-  // Both in one round: the client gets only its own request...
-  r = await post(gw.url, 'tools/call', { name: 'md__ask-both', arguments: {} }, { caps: { sampling: {} } });
+  // The same with [ "client" ] alone.
+  r = await post(gw.url, 'tools/call', { name: 'm__ask-name', arguments: {} }, { caps: {} });
+  assert.equal(r.body.error?.code, -32021, JSON.stringify(r.body));
+  assert.equal(r.status, 400);
+  // A tool: link can always answer sampling: the upstream is told of it,
+  // and in one round the client gets only its own request...
+  r = await post(gw.url, 'tools/call', { name: 'mt__ask-both', arguments: {} }, { caps: { elicitation: {} } });
   const ir = r.body.result;
-  assert.equal(ir.resultType, 'input_required');
-  assert.deepEqual(Object.keys(ir.inputRequests), ['q']);
+  assert.equal(ir?.resultType, 'input_required', JSON.stringify(r.body));
+  assert.deepEqual(Object.keys(ir.inputRequests), ['who']);
   assert.equal(typeof ir.requestState, 'string');
   // ...and its retry carries the gateway's answer to the other.
   r = await post(gw.url, 'tools/call', {
-    name: 'md__ask-both', arguments: {},
-    inputResponses: { q: { role: 'assistant', content: { type: 'text', text: 'sampled' }, model: 'm' } },
+    name: 'mt__ask-both', arguments: {},
+    inputResponses: { who: { action: 'accept', content: { name: 'Ada' } } },
     requestState: ir.requestState,
-  }, { caps: { sampling: {} } });
-  assert.match(text(r.body.result), /both: sampled \/ decline/);
-  // With the SDK: a client declaring sampling only.
-  const client = new Client({ name: 'half', version: '1' }, { capabilities: { sampling: {} }, versionNegotiation: { mode: { pin: MODERN } } });
-  client.setRequestHandler('sampling/createMessage', async () => ({ role: 'assistant', content: { type: 'text', text: 'by SDK v2' }, model: 'm' }));
+  }, { caps: { elicitation: {} } });
+  assert.match(text(r.body.result), /both: local model \(system: -, max 10\) says: both\? \/ accept Ada/, JSON.stringify(r.body));
+  // With the SDK: a client declaring elicitation only.
+  const client = new Client({ name: 'half', version: '1' }, { capabilities: { elicitation: { form: {} } }, versionNegotiation: { mode: { pin: MODERN } } });
+  client.setRequestHandler('elicitation/create', async () => ({ action: 'accept', content: { name: 'Lin' } }));
   await client.connect(new StreamableHTTPClientTransport(new URL(gw.url)));
-  assert.match(text(await client.callTool({ name: 'md__ask-both', arguments: {} })), /both: by SDK v2 \/ decline/);
+  assert.match(text(await client.callTool({ name: 'mt__ask-both', arguments: {} })), /both: local model .* says: both\? \/ accept Lin/);
   await client.close();
 });
 

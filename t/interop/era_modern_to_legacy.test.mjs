@@ -216,11 +216,30 @@ test('an undeclared capability is -32021 at HTTP 400, and the call is cancelled 
 });
 
 test('strategies answer for a client that cannot: decline, instead of -32021', async () => {
-  // ev's sampling strategies are the default: client, then decline.
+  // ev's sampling strategies are the default: client, then decline.  A
+  // 2025 upstream cannot say whether it needs a capability or only tries
+  // it, so the gateway answers for the client as it does for a 2025 one
+  // (with [ "client" ] alone, evs above, the client gets -32021).
   const r = await post(gw.url, 'tools/call', { name: 'ev__trigger-sampling-request', arguments: { prompt: 'x' } }, { token: TOKEN_A, caps: {} });
   assert.equal(r.status, 200);
   assert.notEqual(r.body.result?.resultType, 'input_required');
   assert.match(JSON.stringify(r.body), /rejected|declin/i);
+});
+
+test('inputResponses without a requestState are ignored: a new call, asked again', async () => {
+  const args = { name: 'ev__trigger-sampling-request', arguments: { prompt: 'unasked' } };
+  const r = await post(gw.url, 'tools/call', { ...args, inputResponses: { x: { role: 'assistant', content: { type: 'text', text: 'unasked' }, model: 'm' } } }, A);
+  assert.equal(r.status, 200, JSON.stringify(r.body));
+  assert.equal(r.body.result?.resultType, 'input_required', JSON.stringify(r.body));
+  const [key] = Object.keys(r.body.result.inputRequests);
+  const done = await post(gw.url, 'tools/call', { ...args, inputResponses: { [key]: { role: 'assistant', content: { type: 'text', text: 'asked' }, model: 'm' } }, requestState: r.body.result.requestState }, A);
+  assert.match(JSON.stringify(done.body.result), /asked/);
+  await gw.waitFor((s) => s.parked === 0 && s.upstreams.every((u) => u.pending === 0), 'nothing parked', 5000);
+  // What is not an object of result objects is refused, state or not.
+  for (const inputResponses of [null, 7, { k: 12345 }, { k: [] }]) {
+    const bad = await post(gw.url, 'tools/call', { ...args, inputResponses }, A);
+    assert.equal(bad.body.error?.code, -32602, JSON.stringify([inputResponses, bad.body]));
+  }
 });
 
 test('no retry within request_state_ttl: the parked call is cancelled upstream', async () => {

@@ -388,6 +388,14 @@ START_TEST(test_errors)
 	parse_err("auth_tokens = [ \"0123456789abcdef\",\n \"$$0123456789abcd\" ];\n",
 	    "t.conf:2: a token must have at least 16 characters (this one has "
 	    "15)");
+	parse_err("clients = ( { token = \"0123456789abcdef\";\n"
+	    " name = \"nvim__2\"; } );\n", "t.conf:2: client name \"nvim__2\" "
+	    "must be 1 to 32 characters of A-Z a-z 0-9 _ - ., beginning with "
+	    "a letter or digit, without __");
+	parse_err("clients = ( { name = \"_bob\"; token = \"0123456789abcdef\"; "
+	    "} );\n", "t.conf:1: client name \"_bob\" must be 1 to 32 "
+	    "characters of A-Z a-z 0-9 _ - ., beginning with a letter or "
+	    "digit, without __");
 	parse_err("clients = ( { name = \"c\";\n token = \"short\"; } );\n",
 	    "t.conf:2: a token must have at least 16 characters (this one has "
 	    "5)");
@@ -687,6 +695,10 @@ conf_same(const struct conf *a, const struct conf *b)
 	ck_assert_int_eq(a->instance == NULL, b->instance == NULL);
 	if (a->instance != NULL)
 		ck_assert_str_eq(a->instance, b->instance);
+	if (a->pass_env == NULL)
+		ck_assert_ptr_null(b->pass_env);
+	else
+		strv_is(b->pass_env, (const char *const *)a->pass_env);
 	ck_assert_uint_eq(a->nservers, b->nservers);
 	for (i = 0; i < a->nservers; i++)
 		ck_assert_msg(conf_server_equal(&a->servers[i],
@@ -756,7 +768,122 @@ static const char *const print_cases[] = {
 	" sampling = [ \"tool:t/complete\", \"llm:b.2\", \"decline\" ];"
 	" budget = { tokens_per_day = 1000000; }; log_prompts = true; },\n"
 	"  { name = \"u\"; command = [ \"y\" ]; } );\n",
+	"pass_env = [ \"HTTPS_PROXY\", \"NO_PROXY\" ];\n"
+	"servers = ( { name = \"a\"; command = [ \"x\" ];"
+	" pass_env = [ \"GITHUB_TOKEN\", \"NO_PROXY\" ]; },\n"
+	"  { name = \"b\"; command = [ \"y\" ]; pass_env = [ ]; },\n"
+	"  { name = \"h\"; transport = \"http\"; url = \"https://u:p@h/?k=1\"; }"
+	" );\n",
+	"servers = ( { name = \"a\"; command = [ \"x\" ];"
+	" pass_env = [ \"_A1\" ]; } );\n",
 };
+
+/* pass_env: the global names and an upstream's own, checked. */
+START_TEST(test_pass_env)
+{
+	static const char *const both[] = { "HTTPS_PROXY", "NO_PROXY",
+	    "GITHUB_TOKEN", NULL };
+	static const char *const global[] = { "HTTPS_PROXY", "NO_PROXY",
+	    NULL };
+	struct conf	*c, *d;
+	char		 text[16384];
+	size_t		 n, i;
+
+	c = parse_ok("servers = ( { name = \"a\"; command = [ \"x\" ]; } );");
+	ck_assert_ptr_null(c->pass_env);
+	ck_assert_ptr_null(c->servers[0].pass_env);
+	conf_free(c);
+
+	/* Added to the global list, each name once; none for remote ones. */
+	c = parse_ok("servers = ( { name = \"a\"; command = [ \"x\" ];"
+	    " pass_env = [ \"GITHUB_TOKEN\", \"NO_PROXY\" ]; },"
+	    " { name = \"b\"; command = [ \"x\" ]; },"
+	    " { name = \"h\"; transport = \"http\"; url = \"http://h/\"; } );\n"
+	    "pass_env = [ \"HTTPS_PROXY\", \"NO_PROXY\" ];");
+	strv_is(c->pass_env, global);
+	strv_is(c->servers[0].pass_env, both);
+	strv_is(c->servers[1].pass_env, global);
+	ck_assert_ptr_null(c->servers[2].pass_env);
+	/* A change of the names restarts the upstream. */
+	d = parse_ok("servers = ( { name = \"a\"; command = [ \"x\" ];"
+	    " pass_env = [ \"GITHUB_TOKEN\" ]; } );");
+	ck_assert(!conf_server_equal(&c->servers[0], &d->servers[0]));
+	conf_free(d);
+	conf_free(c);
+
+	parse_err("pass_env = [ \"A-B\" ];",
+	    "t.conf:1: pass_env: \"A-B\" is not a variable name (letters, "
+	    "digits and _, not beginning with a digit)");
+	parse_err("pass_env = [ \"1A\" ];",
+	    "t.conf:1: pass_env: \"1A\" is not a variable name (letters, "
+	    "digits and _, not beginning with a digit)");
+	parse_err("pass_env = [ \"\" ];",
+	    "t.conf:1: pass_env: \"\" is not a variable name (letters, "
+	    "digits and _, not beginning with a digit)");
+	parse_err("pass_env = [ \"A\", \"B\", \"A\" ];",
+	    "t.conf:1: pass_env: A is named twice");
+	parse_err("pass_env = \"A\";",
+	    "t.conf:1: pass_env must be an array of strings");
+	parse_err("pass_env = [ 1 ];",
+	    "t.conf:1: pass_env must contain only strings");
+	parse_err("servers = ( { name = \"h\"; transport = \"http\";\n"
+	    "  url = \"http://h/\"; pass_env = [ \"A\" ]; } );",
+	    "t.conf:2: server h: pass_env is only for stdio");
+	/* At most CONF_MAX_PASS_ENV names. */
+	n = (size_t)snprintf(text, sizeof text, "pass_env = [ ");
+	for (i = 0; i <= CONF_MAX_PASS_ENV; i++)
+		n += (size_t)snprintf(text + n, sizeof text - n, "%s\"V%zu\"",
+		    i > 0 ? ", " : "", i);
+	snprintf(text + n, sizeof text - n, " ];");
+	parse_err(text, "t.conf:1: pass_env: more than 256 names");
+}
+END_TEST
+
+/* Who may read /metrics: metrics_tokens, and a client's metrics. */
+START_TEST(test_metrics_rights)
+{
+	struct conf	*a, *b;
+	char		*text;
+	static const char *const toks[] = { "scrape-0123456789ab",
+				    "${env:MCP_SCRAPE}", NULL };
+
+	a = parse_ok("metrics_tokens = [ \"scrape-0123456789ab\", "
+	    "\"${env:MCP_SCRAPE}\" ];\n"
+	    "clients = ( { name = \"prom\"; token = \"prom-0123456789abc\";"
+	    " metrics = true; },\n"
+	    "  { name = \"ide\"; token = \"ide-0123456789abcd\"; } );\n");
+	strv_is(a->metrics_tokens, toks);
+	ck_assert_ptr_null(a->auth_tokens);
+	ck_assert_uint_eq(a->nclients, 2);
+	ck_assert_int_eq(a->clients[0].metrics, 1);
+	/* Not unless given. */
+	ck_assert_int_eq(a->clients[1].metrics, 0);
+	/* -nv prints them, and what it prints reads back the same. */
+	text = print_conf(a);
+	ck_assert_msg(strstr(text, "metrics_tokens = [ \"scrape-0123456789ab\", "
+	    "\"${env:MCP_SCRAPE}\" ];") != NULL, "%s", text);
+	b = parse_ok(text);
+	strv_is(b->metrics_tokens, toks);
+	ck_assert_int_eq(b->clients[0].metrics, 1);
+	ck_assert_int_eq(b->clients[1].metrics, 0);
+	free(text);
+	conf_free(a);
+	conf_free(b);
+
+	a = parse_ok("");
+	ck_assert_ptr_null(a->metrics_tokens);
+	conf_free(a);
+
+	parse_err("metrics_tokens = [ \"0123456789abcdef\",\n \"short\" ];\n",
+	    "t.conf:2: a token must have at least 16 characters (this one has "
+	    "5)");
+	parse_err("metrics_tokens = [ ];\n",
+	    "t.conf:1: metrics_tokens must not be empty");
+	parse_err("clients = ( { name = \"c\"; token = \"0123456789abcdef\";\n"
+	    " metrics = \"yes\"; } );\n",
+	    "t.conf:2: metrics must be true or false");
+}
+END_TEST
 
 START_TEST(test_print_round_trip)
 {
@@ -1110,6 +1237,21 @@ START_TEST(test_json_round_trip)
 	ck_assert_str_eq(json_string_value(json_array_get(json_object_get(j,
 	    "env"), 0)), "X=a\"b");
 	ck_assert_ptr_null(json_object_get(j, "url"));
+	ck_assert_ptr_null(json_object_get(j, "pass_env"));
+	json_decref(j);
+	conf_free(conf);
+
+	/* pass_env goes there and back (the worker's copy is compared). */
+	conf = parse_ok(print_cases[4]);
+	j = conf_server_to_json(&conf->servers[0]);
+	ck_assert_str_eq(json_string_value(json_array_get(json_object_get(j,
+	    "pass_env"), 2)), "GITHUB_TOKEN");
+	back = conf_server_from_json(j, err, sizeof err);
+	ck_assert_msg(back != NULL, "%s", err);
+	ck_assert(conf_server_equal(&conf->servers[0], back));
+	ck_assert(!conf_server_equal(&conf->servers[1], back));
+	conf_server_free(back);
+	free(back);
 	json_decref(j);
 	conf_free(conf);
 }
@@ -1233,7 +1375,9 @@ conf_suite(void)
 	tcase_add_test(tc, test_ints);
 	tcase_add_test(tc, test_name_lengths);
 	tcase_add_test(tc, test_names);
+	tcase_add_test(tc, test_metrics_rights);
 	tcase_add_test(tc, test_llm);
+	tcase_add_test(tc, test_pass_env);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("errors");

@@ -696,7 +696,7 @@ error_is(long status, const char *body, const char *want)
 {
 	char	out[512];
 
-	llm_error_text(status, body, strlen(body), out, sizeof out);
+	llm_error_text(status, body, strlen(body), NULL, out, sizeof out);
 	ck_assert_str_eq(out, want);
 }
 

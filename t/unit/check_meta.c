@@ -368,9 +368,6 @@ START_TEST(test_versions)
 	ck_assert_int_eq(meta_version_modern("2026-07-28 ", 11), 0);
 	ck_assert_int_eq(meta_log_level("emergency", 9), 7);
 	ck_assert_int_eq(meta_log_level("Debug", 5), -1);
-	ck_assert_int_eq(meta_method_known("server/discover"), 1);
-	ck_assert_int_eq(meta_method_known("logging/setLevel"), 0);
-	ck_assert_int_eq(meta_method_known("resources/subscribe"), 0);
 }
 END_TEST
 

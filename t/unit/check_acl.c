@@ -1,0 +1,376 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * Who may do what (supervisor/acl.c and where it is asked: route.c,
+ * route_sub.c, catalog.c, client_tools.c): a named client's allow and deny
+ * patterns on tools, prompts, resources and templates; what is denied is
+ * absent from its lists and unknown to its calls, and never reaches an
+ * upstream; a URI that could be read otherwise than its normal form says
+ * is refused; the register right; a reload changes rights at once.
+ */
+#include "config.h"
+
+#include <string.h>
+
+#include "frame.h"
+#include "supervisor.h"
+
+#include "sup_check.h"
+
+#define TOKEN_ANY	"token-any-0123456789ab"
+#define TOKEN_RO	"token-ro-0123456789abc"
+#define TOKEN_FULL	"token-full-0123456789a"
+
+#define CONF_SERVERS \
+    "servers = (\n" \
+    "  { name = \"a\"; transport = \"stdio\"; command = [ \"true\" ]; },\n" \
+    "  { name = \"b\"; transport = \"stdio\"; command = [ \"true\" ]; }\n" \
+    ");\n"
+
+static const char conf_acl[] = SUP_BASE
+    "auth_tokens = [ \"" TOKEN_ANY "\" ];\n"
+    "clients = (\n"
+    "  { name = \"ro\"; token = \"" TOKEN_RO "\";\n"
+    "    allow = [ \"a__*\", \"file:///pub/*\" ];\n"
+    "    deny = [ \"a__secret\", \"a__hidden\", \"file:///pub/secret*\",\n"
+    "      \"file:///pub/my secret*\", \"file:///pub/x%20y*\" ]; },\n"
+    "  { name = \"full\"; token = \"" TOKEN_FULL "\"; register = true; }\n"
+    ");\n"
+    CONF_SERVERS;
+
+/*
+ * The same, with "full" without its register right, and "ro" gone: its
+ * token now names another client, which its sessions are not.
+ */
+static const char conf_reloaded[] = SUP_BASE
+    "auth_tokens = [ \"" TOKEN_ANY "\" ];\n"
+    "clients = (\n"
+    "  { name = \"other\"; token = \"" TOKEN_RO "\"; },\n"
+    "  { name = \"full\"; token = \"" TOKEN_FULL "\"; }\n"
+    ");\n"
+    CONF_SERVERS;
+
+static const char catalog_a[] =
+    "{\"tools\":["
+    "{\"name\":\"echo\",\"inputSchema\":{\"type\":\"object\"}},"
+    "{\"name\":\"secret\",\"inputSchema\":{\"type\":\"object\"}}],"
+    "\"prompts\":[{\"name\":\"greet\"},{\"name\":\"hidden\"}],"
+    "\"resources\":["
+    "{\"uri\":\"file:///pub/a.txt\",\"name\":\"a\"},"
+    "{\"uri\":\"file:///pub/secret.txt\",\"name\":\"s\"},"
+    "{\"uri\":\"file:///priv/key.txt\",\"name\":\"k\"}],"
+    "\"resourceTemplates\":["
+    "{\"uriTemplate\":\"file:///{+path}\",\"name\":\"files\"}]}";
+
+static void
+setup(void)
+{
+	sup_catalog("a", catalog_a);
+	sup_catalog("b", "{\"tools\":[{\"name\":\"echo\",\"inputSchema\":"
+	    "{\"type\":\"object\"}}]}");
+	sup_start(conf_acl);
+}
+
+static void
+teardown(void)
+{
+	sup_stop();
+}
+
+/* The names of a list result's items (key "name" or "uri"), joined. */
+static const char *
+names(json_t *a, const char *list, const char *key)
+{
+	static char	 buf[1024];
+	json_t		*v;
+	size_t		 i, n = 0;
+
+	buf[0] = '\0';
+	json_array_foreach(sup_jget(a, list), i, v)
+		n += (size_t)snprintf(buf + n, sizeof buf - n, "%s%s",
+		    n > 0 ? " " : "", sup_jstr(v, key));
+	return (buf);
+}
+
+/* A request's answer, for a client. */
+static json_t *
+ask(struct sup_client *cl, const char *method, const char *params)
+{
+	return (sup_rpc(cl, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"%s\","
+	    "\"params\":%s}", method, params));
+}
+
+START_TEST(test_lists_cut)
+{
+	struct sup_client	*ro = sup_session(TOKEN_RO, NULL);
+	struct sup_client	*any = sup_session(TOKEN_ANY, NULL);
+
+	ck_assert_str_eq(names(ask(ro, "tools/list", "{}"), "result.tools",
+	    "name"), "a__echo");
+	ck_assert_str_eq(names(ask(any, "tools/list", "{}"), "result.tools",
+	    "name"), "a__echo a__secret b__echo");
+	ck_assert_str_eq(names(ask(ro, "prompts/list", "{}"),
+	    "result.prompts", "name"), "a__greet");
+	ck_assert_str_eq(names(ask(any, "prompts/list", "{}"),
+	    "result.prompts", "name"), "a__greet a__hidden");
+	ck_assert_str_eq(names(ask(ro, "resources/list", "{}"),
+	    "result.resources", "uri"), "file:///pub/a.txt");
+	ck_assert_str_eq(names(ask(any, "resources/list", "{}"),
+	    "result.resources", "uri"),
+	    "file:///pub/a.txt file:///pub/secret.txt file:///priv/key.txt");
+	/* A template is matched as written, like a name. */
+	ck_assert_str_eq(names(ask(ro, "resources/templates/list", "{}"),
+	    "result.resourceTemplates", "uriTemplate"), "");
+	ck_assert_str_eq(names(ask(any, "resources/templates/list", "{}"),
+	    "result.resourceTemplates", "uriTemplate"), "file:///{+path}");
+}
+END_TEST
+
+/* A page never names an item the client may not see, nor ends early. */
+START_TEST(test_pages_cut)
+{
+	struct sup_client	*ro;
+	json_t			*a;
+	char			 cursor[512];
+	int			 pages = 0;
+
+	json_decref(sup_reload(SUP_BASE "page_size = 1;\n"
+	    "auth_tokens = [ \"" TOKEN_ANY "\" ];\n"
+	    "clients = (\n"
+	    "  { name = \"ro\"; token = \"" TOKEN_RO "\";\n"
+	    "    allow = [ \"*\" ]; deny = [ \"a__secret\", \"a__echo\" ]; }\n"
+	    ");\n" CONF_SERVERS));
+	ro = sup_session(TOKEN_RO, NULL);
+	a = ask(ro, "tools/list", "{}");
+	ck_assert_str_eq(names(a, "result.tools", "name"), "b__echo");
+	ck_assert_ptr_null(sup_jget(a, "result.nextCursor"));
+	/* Every tool, a page at a time, for a client that sees all. */
+	ro = sup_session(TOKEN_ANY, NULL);
+	a = ask(ro, "tools/list", "{}");
+	for (;;) {
+		pages++;
+		ck_assert_int_eq(sup_jlen(a, "result.tools"), 1);
+		if (sup_jstr(a, "result.nextCursor") == NULL)
+			break;
+		snprintf(cursor, sizeof cursor, "{\"cursor\":\"%s\"}",
+		    sup_jstr(a, "result.nextCursor"));
+		a = ask(ro, "tools/list", cursor);
+	}
+	ck_assert_int_eq(pages, 3);
+}
+END_TEST
+
+START_TEST(test_calls_unknown)
+{
+	struct sup_client	*ro = sup_session(TOKEN_RO, NULL);
+	struct sup_worker	*wa = sup_worker("a"), *wb = sup_worker("b");
+	json_t			*a;
+
+	a = ask(ro, "tools/call", "{\"name\":\"a__secret\",\"arguments\":{}}");
+	ck_assert_error(a, -32602);
+	ck_assert_jstr(a, "error.message", "unknown tool: a__secret");
+	a = ask(ro, "tools/call", "{\"name\":\"b__echo\",\"arguments\":{}}");
+	ck_assert_jstr(a, "error.message", "unknown tool: b__echo");
+	a = ask(ro, "prompts/get", "{\"name\":\"a__hidden\"}");
+	ck_assert_jstr(a, "error.message", "unknown prompt: a__hidden");
+	a = ask(ro, "completion/complete", "{\"ref\":{\"type\":\"ref/prompt\","
+	    "\"name\":\"a__hidden\"},\"argument\":{\"name\":\"x\","
+	    "\"value\":\"\"}}");
+	ck_assert_jstr(a, "error.message", "unknown prompt: a__hidden");
+	ck_assert_ptr_null(sup_take(wa, MSG_REQUEST));
+	ck_assert_ptr_null(sup_take(wb, MSG_REQUEST));
+	/* What is allowed goes through. */
+	sup_post(ro, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\","
+	    "\"params\":{\"name\":\"a__echo\",\"arguments\":{}}}");
+	ck_assert_ptr_nonnull(sup_take(wa, MSG_REQUEST));
+	sup_post(ro, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"prompts/get\","
+	    "\"params\":{\"name\":\"a__greet\"}}");
+	ck_assert_ptr_nonnull(sup_take(wa, MSG_REQUEST));
+}
+END_TEST
+
+START_TEST(test_resources_denied)
+{
+	static const char *const denied[] = {
+		"file:///pub/secret.txt",	/* deny */
+		"file:///priv/key.txt",		/* not allowed */
+		"file:///pub/%73ecret.txt",	/* deny, decoded */
+		"FILE:///pub/secret.txt",	/* deny, normal form */
+		"file:///pub/./secret.txt",
+		"file:///pub/x/%2e/../secret.txt",
+		"file:///pub/my%20secret.txt",	/* deny, decoded only */
+		"file:///pub/x%20y.txt",	/* deny, as written only */
+	};
+	struct sup_client	*ro = sup_session(TOKEN_RO, NULL);
+	struct sup_client	*any = sup_session(TOKEN_ANY, NULL);
+	struct sup_worker	*wa = sup_worker("a");
+	char			 params[256];
+	json_t			*a;
+	size_t			 i;
+
+	for (i = 0; i < sizeof denied / sizeof denied[0]; i++) {
+		snprintf(params, sizeof params, "{\"uri\":\"%s\"}", denied[i]);
+		a = ask(ro, "resources/read", params);
+		ck_assert_msg(sup_jint(a, "error.code") == -32002 ||
+		    sup_jint(a, "error.code") == -32602, "%s: %s", denied[i],
+		    sup_dump(a));
+		a = ask(ro, "resources/subscribe", params);
+		ck_assert_msg(sup_jget(a, "error") != NULL, "%s: %s",
+		    denied[i], sup_dump(a));
+	}
+	a = ask(ro, "completion/complete", "{\"ref\":{\"type\":"
+	    "\"ref/resource\",\"uri\":\"file:///pub/secret.txt\"},"
+	    "\"argument\":{\"name\":\"x\",\"value\":\"\"}}");
+	ck_assert_error(a, -32002);
+	ck_assert_ptr_null(sup_take(wa, MSG_REQUEST));
+	/* The same URIs are read for a client without patterns. */
+	a = ask(any, "resources/subscribe",
+	    "{\"uri\":\"file:///pub/secret.txt\"}");
+	ck_assert_ptr_nonnull(sup_take(wa, MSG_REQUEST));
+	sup_post(ro, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":"
+	    "\"resources/read\",\"params\":{\"uri\":\"file:///pub/a.txt\"}}");
+	ck_assert_ptr_nonnull(sup_take(wa, MSG_REQUEST));
+}
+END_TEST
+
+/*
+ * What a reader could resolve otherwise than the normal form says is
+ * refused, wherever a pattern meets a URI, for a client with patterns.
+ */
+START_TEST(test_uri_refused)
+{
+	static const char *const bad[] = {
+		"file:///pub/../priv/key.txt",
+		"file:///pub/%2e%2e/priv/key.txt",
+		"file:///pub/a%2Fb",
+		"file:///pub/a\\\\b",
+		"file:///pub//a.txt",
+		"file:///pub/%252e%252e/x",
+		"file:///pub/a%00.txt",
+	};
+	static const char *const methods[] = {
+		"resources/read", "resources/subscribe", "resources/unsubscribe"
+	};
+	struct sup_client	*ro = sup_session(TOKEN_RO, NULL);
+	struct sup_client	*any = sup_session(TOKEN_ANY, NULL);
+	char			 params[256];
+	json_t			*a;
+	size_t			 i, j;
+
+	for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		for (j = 0; j < sizeof methods / sizeof methods[0]; j++) {
+			snprintf(params, sizeof params, "{\"uri\":\"%s\"}",
+			    bad[i]);
+			a = ask(ro, methods[j], params);
+			ck_assert_msg(sup_jint(a, "error.code") == -32602 &&
+			    strstr(sup_jstr(a, "error.message"),
+			    "cannot be checked") != NULL, "%s %s: %s",
+			    methods[j], bad[i], sup_dump(a));
+		}
+		snprintf(params, sizeof params, "{\"ref\":{\"type\":"
+		    "\"ref/resource\",\"uri\":\"%s\"},\"argument\":"
+		    "{\"name\":\"x\",\"value\":\"\"}}", bad[i]);
+		a = ask(ro, "completion/complete", params);
+		ck_assert_msg(sup_jint(a, "error.code") == -32602, "%s: %s",
+		    bad[i], sup_dump(a));
+	}
+	ck_assert_ptr_null(sup_take(sup_worker("a"), MSG_REQUEST));
+	/* A client without patterns reads what the upstream serves. */
+	sup_post(any, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":"
+	    "\"resources/read\",\"params\":{\"uri\":"
+	    "\"file:///pub/../priv/key.txt\"}}");
+	ck_assert_ptr_nonnull(sup_take(sup_worker("a"), MSG_REQUEST));
+}
+END_TEST
+
+START_TEST(test_register_right)
+{
+	struct sup_client	*ro = sup_session(TOKEN_RO, NULL);
+	struct sup_client	*full = sup_session(TOKEN_FULL, NULL);
+	struct sup_client	*any = sup_session(TOKEN_ANY, NULL);
+	static const char	 tool[] = "{\"tools\":[{\"name\":\"open\","
+	    "\"inputSchema\":{\"type\":\"object\"}}]}";
+	json_t			*a;
+
+	a = ask(ro, "tools/register", tool);
+	ck_assert_error(a, -32600);
+	ck_assert_ptr_nonnull(strstr(sup_jstr(a, "error.message"),
+	    "may not register"));
+	a = ask(full, "tools/register", tool);
+	ck_assert_result(a);
+	a = ask(any, "tools/register", tool);
+	ck_assert_result(a);
+	ck_assert_str_eq(names(ask(any, "tools/list", "{}"), "result.tools",
+	    "name"), "a__echo a__secret b__echo full__open _check__open");
+	/* Patterns hold for clients' tools too. */
+	ck_assert_str_eq(names(ask(ro, "tools/list", "{}"), "result.tools",
+	    "name"), "a__echo");
+	a = ask(ro, "tools/call", "{\"name\":\"full__open\"}");
+	ck_assert_jstr(a, "error.message", "unknown tool: full__open");
+}
+END_TEST
+
+/* A reload takes rights away at once, from sessions already open. */
+START_TEST(test_reload_rights)
+{
+	struct sup_client	*ro = sup_session(TOKEN_RO, NULL);
+	struct sup_client	*full = sup_session(TOKEN_FULL, NULL);
+	json_t			*a;
+
+	a = ask(full, "tools/register", "{\"tools\":[{\"name\":\"open\","
+	    "\"inputSchema\":{\"type\":\"object\"}}]}");
+	ck_assert_result(a);
+	ck_assert_str_eq(names(ask(full, "tools/list", "{}"), "result.tools",
+	    "name"), "a__echo a__secret b__echo full__open");
+	a = sup_reload(conf_reloaded);
+	ck_assert_msg(json_is_true(json_object_get(a, "ok")), "%s",
+	    sup_dump(a));
+	json_decref(a);
+	/* Its tools are withdrawn, and it may not register again. */
+	ck_assert_str_eq(names(ask(full, "tools/list", "{}"), "result.tools",
+	    "name"), "a__echo a__secret b__echo");
+	a = ask(full, "tools/register", "{\"tools\":[{\"name\":\"open\","
+	    "\"inputSchema\":{\"type\":\"object\"}}]}");
+	ck_assert_error(a, -32600);
+	/* A client removed has no right left: its sessions see nothing. */
+	ck_assert_str_eq(names(ask(ro, "tools/list", "{}"), "result.tools",
+	    "name"), "");
+	a = ask(ro, "tools/call", "{\"name\":\"a__echo\"}");
+	ck_assert_jstr(a, "error.message", "unknown tool: a__echo");
+	a = ask(ro, "resources/read", "{\"uri\":\"file:///pub/a.txt\"}");
+	ck_assert_error(a, -32002);
+	a = ask(ro, "tools/register", "{\"tools\":[{\"name\":\"x\","
+	    "\"inputSchema\":{\"type\":\"object\"}}]}");
+	ck_assert_error(a, -32600);
+	ck_assert_ptr_null(sup_take(sup_worker("a"), MSG_REQUEST));
+	/* Nor its token, once no client has it. */
+	json_decref(sup_reload(conf_acl));
+	json_decref(sup_reload(SUP_BASE "auth_tokens = [ \"" TOKEN_ANY
+	    "\" ];\n" CONF_SERVERS));
+	ck_assert_int_eq(sup_post(ro, "{\"jsonrpc\":\"2.0\",\"id\":9,"
+	    "\"method\":\"ping\"}")->status, 401);
+}
+END_TEST
+
+static Suite *
+acl_suite(void)
+{
+	Suite	*s = suite_create("acl");
+	TCase	*tc = tcase_create("acl");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_lists_cut);
+	tcase_add_test(tc, test_pages_cut);
+	tcase_add_test(tc, test_calls_unknown);
+	tcase_add_test(tc, test_resources_denied);
+	tcase_add_test(tc, test_uri_refused);
+	tcase_add_test(tc, test_register_right);
+	tcase_add_test(tc, test_reload_rights);
+	suite_add_tcase(s, tc);
+	return (s);
+}
+
+int
+main(void)
+{
+	return (sup_check_main(acl_suite()));
+}

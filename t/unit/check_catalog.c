@@ -1,0 +1,402 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * The catalog and sessions' views of it (supervisor/catalog.c, view.c):
+ * every upstream's lists merged under exposed names, collisions reported
+ * and never shadowed, names that are not valid mapped and back, pages and
+ * their cursors, templates, list_changed, and a per-session upstream's
+ * instance listing for its own session only.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "frame.h"
+#include "supervisor.h"
+
+#include "sup_check.h"
+
+static const char conf_merge[] = SUP_BASE
+    "page_size = 2;\n"
+    "servers = (\n"
+    "  { name = \"a\"; transport = \"stdio\"; command = [ \"true\" ];\n"
+    "    prefix = \"\"; },\n"
+    "  { name = \"b\"; transport = \"stdio\"; command = [ \"true\" ];\n"
+    "    prefix = \"\"; },\n"
+    "  { name = \"c\"; transport = \"stdio\"; command = [ \"true\" ]; }\n"
+    ");\n";
+
+static const char conf_view[] = SUP_BASE
+    "servers = (\n"
+    "  { name = \"a\"; transport = \"stdio\"; command = [ \"true\" ]; },\n"
+    "  { name = \"p\"; transport = \"stdio\"; command = [ \"true\" ];\n"
+    "    isolation = \"per-session\"; init_timeout = 10; }\n"
+    ");\n";
+
+#define TOOL(n)	"{\"name\":\"" n "\",\"inputSchema\":{\"type\":\"object\"}}"
+
+static void
+setup_merge(void)
+{
+	sup_catalog("a", "{\"tools\":[" TOOL("echo") "," TOOL("one") "],"
+	    "\"resources\":[{\"uri\":\"mem://x\",\"name\":\"x\"}],"
+	    "\"resourceTemplates\":[{\"uriTemplate\":\"mem://{key}\","
+	    "\"name\":\"m\"}]}");
+	sup_catalog("b", "{\"tools\":[" TOOL("echo") "," TOOL("two") "],"
+	    "\"resources\":[{\"uri\":\"mem://x\",\"name\":\"x\"}],"
+	    "\"resourceTemplates\":[{\"uriTemplate\":\"file:///{+path}\","
+	    "\"name\":\"f\"}],\"prompts\":[{\"name\":\"hello\"}]}");
+	sup_catalog("c", "{\"tools\":[" TOOL("my tool!") "]}");
+	sup_start(conf_merge);
+}
+
+static void
+setup_view(void)
+{
+	sup_catalog("a", "{\"tools\":[" TOOL("echo") "]}");
+	sup_catalog("p", "{\"tools\":[" TOOL("listed") "]}");
+	sup_start(conf_view);
+}
+
+static void
+teardown(void)
+{
+	sup_stop();
+}
+
+static json_t *
+ask(struct sup_client *cl, const char *method, const char *params)
+{
+	return (sup_rpc(cl, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"%s\","
+	    "\"params\":%s}", method, params));
+}
+
+/* Every item of a list, following its cursors, names joined. */
+static const char *
+all(struct sup_client *cl, const char *method, const char *list,
+    const char *key)
+{
+	static char	 buf[2048];
+	char		 params[1024];
+	json_t		*a, *v;
+	size_t		 i, n = 0;
+
+	buf[0] = '\0';
+	snprintf(params, sizeof params, "{}");
+	for (;;) {
+		a = ask(cl, method, params);
+		ck_assert_msg(sup_jget(a, "result") != NULL, "%s",
+		    sup_dump(a));
+		json_array_foreach(sup_jget(a, list), i, v)
+			n += (size_t)snprintf(buf + n, sizeof buf - n, "%s%s",
+			    n > 0 ? " " : "", sup_jstr(v, key));
+		if (sup_jstr(a, "result.nextCursor") == NULL)
+			return (buf);
+		snprintf(params, sizeof params, "{\"cursor\":\"%s\"}",
+		    sup_jstr(a, "result.nextCursor"));
+	}
+}
+
+/* The exposed name of c's tool "my tool!". */
+static const char *
+mapped_name(struct sup_client *cl)
+{
+	const char	*names = all(cl, "tools/list", "result.tools", "name");
+	const char	*p = strstr(names, "c__my_tool_");
+
+	ck_assert_ptr_nonnull(p);
+	return (p);
+}
+
+START_TEST(test_merged)
+{
+	struct sup_client	*cl = sup_session(NULL, NULL);
+
+	ck_assert_str_eq(all(cl, "tools/list", "result.tools", "name"),
+	    "echo one two c__my_tool__d6004191");
+	ck_assert_str_eq(all(cl, "resources/list", "result.resources",
+	    "uri"), "mem://x");
+	ck_assert_str_eq(all(cl, "resources/templates/list",
+	    "result.resourceTemplates", "uriTemplate"),
+	    "mem://{key} file:///{+path}");
+	ck_assert_str_eq(all(cl, "prompts/list", "result.prompts", "name"),
+	    "hello");
+}
+END_TEST
+
+/* A name two upstreams list goes to the first; the other is reported. */
+START_TEST(test_collisions)
+{
+	struct sup_client	*cl = sup_session(NULL, NULL);
+	struct sup_resp		*r;
+	struct sup_frame	*fa, *fb;
+	json_t			*c;
+
+	c = catalog_collisions();
+	ck_assert_int_eq(json_array_size(c), 2);
+	ck_assert_jstr(c, "0.name", "echo");
+	ck_assert_jstr(c, "0.kept", "a");
+	ck_assert_jstr(c, "0.dropped", "b");
+	ck_assert_jstr(c, "1.name", "mem://x");
+	json_decref(c);
+	sup_post(cl, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\","
+	    "\"params\":{\"name\":\"echo\"}}");
+	ck_assert_ptr_nonnull(fa = sup_take(sup_worker("a"), MSG_REQUEST));
+	ck_assert_ptr_null(sup_take(sup_worker("b"), MSG_REQUEST));
+	sup_reply(sup_worker("a"), fa, "{\"content\":[]}");
+	/* Once a no longer lists it, b's is exposed, and sessions told. */
+	r = sup_get(cl, NULL);
+	sup_catalog("a", "{\"tools\":[" TOOL("one") "],"
+	    "\"resources\":[{\"uri\":\"mem://x\",\"name\":\"x\"}],"
+	    "\"resourceTemplates\":[{\"uriTemplate\":\"mem://{key}\","
+	    "\"name\":\"m\"}]}");
+	ck_assert_ptr_nonnull(sup_find(r,
+	    "notifications/tools/list_changed"));
+	ck_assert_ptr_null(sup_find(r,
+	    "notifications/resources/list_changed"));
+	ck_assert_str_eq(all(cl, "tools/list", "result.tools", "name"),
+	    "one echo two c__my_tool__d6004191");
+	sup_post(cl, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\","
+	    "\"params\":{\"name\":\"echo\"}}");
+	ck_assert_ptr_nonnull(fb = sup_take(sup_worker("b"), MSG_REQUEST));
+	sup_reply(sup_worker("b"), fb, "{\"content\":[]}");
+	c = catalog_collisions();
+	ck_assert_int_eq(json_array_size(c), 1);
+	json_decref(c);
+}
+END_TEST
+
+/* A name that is not valid is exposed mapped, and called by its own. */
+START_TEST(test_mapped)
+{
+	struct sup_client	*cl = sup_session(NULL, NULL);
+	struct sup_frame	*f;
+	json_t			*o;
+	char			 name[128];
+
+	snprintf(name, sizeof name, "%s", mapped_name(cl));
+	sup_post(cl, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\","
+	    "\"params\":{\"name\":\"%s\"}}", name);
+	ck_assert_ptr_nonnull(f = sup_take(sup_worker("c"), MSG_REQUEST));
+	o = sup_frame_json(f);
+	ck_assert_jstr(o, "params.name", "my tool!");
+	json_decref(o);
+	sup_reply(sup_worker("c"), f, "{\"content\":[]}");
+	o = catalog_renamed();
+	ck_assert_jstr(o, "0.name", "my tool!");
+	ck_assert_jstr(o, "0.exposed", name);
+	json_decref(o);
+}
+END_TEST
+
+START_TEST(test_pages)
+{
+	struct sup_client	*cl = sup_session(NULL, NULL);
+	json_t			*a;
+	char			 params[512];
+
+	a = ask(cl, "tools/list", "{}");
+	ck_assert_int_eq(sup_jlen(a, "result.tools"), 2);
+	ck_assert_ptr_nonnull(sup_jstr(a, "result.nextCursor"));
+	/* A cursor survives a change: it goes on after the item it names. */
+	snprintf(params, sizeof params, "{\"cursor\":\"%s\"}",
+	    sup_jstr(a, "result.nextCursor"));
+	sup_catalog("a", "{\"tools\":[" TOOL("new") "," TOOL("echo") ","
+	    TOOL("one") "]}");
+	a = ask(cl, "tools/list", params);
+	ck_assert_jstr(a, "result.tools.0.name", "two");
+	/* And whatever a client makes of one is refused, not followed. */
+	ck_assert_error(ask(cl, "tools/list", "{\"cursor\":\"bm9wZQ\"}"),
+	    -32602);
+	ck_assert_error(ask(cl, "tools/list", "{\"cursor\":\"%%%\"}"),
+	    -32602);
+	ck_assert_error(ask(cl, "tools/list", "{\"cursor\":7}"), -32602);
+	ck_assert_error(ask(cl, "tools/list", "{\"cursor\":\"a\","
+	    "\"cursor\":\"b\"}"), -32602);
+	ck_assert_result(ask(cl, "tools/list", "{\"cursor\":null}"));
+}
+END_TEST
+
+/* A resource is routed by its URI, listed or matching a template. */
+START_TEST(test_templates)
+{
+	struct sup_client	*cl = sup_session(NULL, NULL);
+
+	sup_post(cl, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	    "\"resources/read\",\"params\":{\"uri\":\"mem://k\"}}");
+	ck_assert_ptr_nonnull(sup_take(sup_worker("a"), MSG_REQUEST));
+	sup_post(cl, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":"
+	    "\"resources/read\",\"params\":{\"uri\":\"file:///x/y.txt\"}}");
+	ck_assert_ptr_nonnull(sup_take(sup_worker("b"), MSG_REQUEST));
+	ck_assert_error(ask(cl, "resources/read", "{\"uri\":\"mem://a/b\"}"),
+	    -32002);
+	ck_assert_error(ask(cl, "resources/read", "{\"uri\":\"http://x\"}"),
+	    -32002);
+	ck_assert_jstr(ask(cl, "resources/read", "{\"uri\":\"http://x\"}"),
+	    "error.data.uri", "http://x");
+}
+END_TEST
+
+/* A per-session upstream is listed as each session's instance lists it. */
+START_TEST(test_view_per_session)
+{
+	struct sup_client	*c1 = sup_session(NULL, NULL);
+	struct sup_client	*c2 = sup_session(NULL, NULL);
+	struct sup_worker	*w = sup_worker("p");
+	struct sup_resp		*l1, *l2;
+	struct sup_frame	*f1, *f2, *f;
+
+	l1 = sup_post(c1, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	    "\"tools/list\"}");
+	ck_assert(!l1->done);
+	ck_assert_ptr_nonnull(f1 = sup_take(w, MSG_SESSION_CATALOG));
+	l2 = sup_post(c2, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	    "\"tools/list\"}");
+	ck_assert_ptr_nonnull(f2 = sup_take(w, MSG_SESSION_CATALOG));
+	ck_assert_uint_ne(f1->session, f2->session);
+	sup_send(w, MSG_CATALOG, 0, f2->session, 0, "{\"tools\":["
+	    TOOL("mine2") "]}");
+	ck_assert_str_eq(all(c2, "tools/list", "result.tools", "name"),
+	    "a__echo p__mine2");
+	ck_assert(l2->done);
+	ck_assert(!l1->done);
+	sup_send(w, MSG_CATALOG, 0, f1->session, 0, "{\"tools\":["
+	    TOOL("mine1") "]}");
+	ck_assert(l1->done);
+	ck_assert_int_eq(sup_jlen(sup_answer(l1), "result.tools"), 2);
+	ck_assert_jstr(sup_answer(l1), "result.tools.1.name", "p__mine1");
+	/* A session calls its own instance's tools only. */
+	ck_assert_error(ask(c1, "tools/call", "{\"name\":\"p__mine2\"}"),
+	    -32602);
+	ck_assert_error(ask(c1, "tools/call", "{\"name\":\"p__listed\"}"),
+	    -32602);
+	sup_post(c1, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\","
+	    "\"params\":{\"name\":\"p__mine1\"}}");
+	ck_assert_ptr_nonnull(f = sup_take(w, MSG_REQUEST));
+	ck_assert_uint_eq(f->session, f1->session);
+	sup_reply(w, f, "{\"content\":[]}");
+	/* Its instance's list changes: that session is told, no other. */
+	l1 = sup_get(c1, NULL);
+	l2 = sup_get(c2, NULL);
+	sup_send(w, MSG_CATALOG, 0, f1->session, 0, "{\"tools\":["
+	    TOOL("mine1") "," TOOL("more") "]}");
+	ck_assert_ptr_nonnull(sup_find(l1,
+	    "notifications/tools/list_changed"));
+	ck_assert_ptr_null(sup_find(l2, "notifications/tools/list_changed"));
+}
+END_TEST
+
+/* An instance that never lists: the session goes on without it. */
+START_TEST(test_view_timeout)
+{
+	struct sup_client	*cl = sup_session(NULL, NULL);
+	struct sup_resp		*l, *r;
+
+	l = sup_post(cl, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	    "\"tools/list\"}");
+	ck_assert_ptr_nonnull(sup_take(sup_worker("p"), MSG_SESSION_CATALOG));
+	sup_advance(10);
+	ck_assert(!l->done);
+	sup_advance(15);
+	ck_assert(l->done);
+	ck_assert_int_eq(sup_jlen(sup_answer(l), "result.tools"), 1);
+	/* A call to its tools says why, after asking once more. */
+	r = sup_post(cl, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":"
+	    "\"tools/call\",\"params\":{\"name\":\"p__listed\"}}");
+	ck_assert(!r->done);
+	ck_assert_ptr_nonnull(sup_take(sup_worker("p"), MSG_SESSION_CATALOG));
+	sup_advance(15);
+	ck_assert_error(sup_answer(r), -32000);
+	ck_assert_ptr_nonnull(strstr(sup_jstr(sup_answer(r), "error.message"),
+	    "did not list its catalog"));
+}
+END_TEST
+
+/* A method nobody has is answered at once, not after the view. */
+START_TEST(test_unknown_method_not_held)
+{
+	struct sup_client	*cl = sup_session(NULL, NULL);
+	struct sup_resp		*l, *u;
+
+	l = sup_post(cl, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	    "\"tools/list\"}");
+	ck_assert_ptr_nonnull(sup_take(sup_worker("p"), MSG_SESSION_CATALOG));
+	ck_assert(!l->done);
+	u = sup_post(cl, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":"
+	    "\"no/such/method\"}");
+	ck_assert(u->done);
+	ck_assert_error(sup_answer(u), -32601);
+	/* server/discover is not a 2025 session's either. */
+	u = sup_post(cl, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":"
+	    "\"server/discover\"}");
+	ck_assert(u->done);
+	ck_assert_error(sup_answer(u), -32601);
+	ck_assert(!l->done);
+	sup_advance(25);
+	ck_assert(l->done);
+}
+END_TEST
+
+/* An instance that cannot start: its error is the calls' answer. */
+START_TEST(test_view_part_error)
+{
+	struct sup_client	*cl = sup_session(NULL, NULL);
+	struct sup_worker	*w = sup_worker("p");
+	struct sup_frame	*f;
+	struct sup_resp		*r;
+	json_t			*a;
+
+	r = sup_post(cl, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	    "\"tools/call\",\"params\":{\"name\":\"p__listed\"}}");
+	ck_assert_ptr_nonnull(f = sup_take(w, MSG_SESSION_CATALOG));
+	sup_send(w, MSG_CATALOG, 0, f->session, 0, "{\"error\":\"the "
+	    "instance could not start: boom\"}");
+	ck_assert_error(sup_answer(r), -32000);
+	ck_assert_ptr_nonnull(strstr(sup_jstr(sup_answer(r),
+	    "error.message"), "boom"));
+	/* A list asks again; this time it comes. */
+	r = sup_post(cl, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":"
+	    "\"tools/list\"}");
+	ck_assert_ptr_nonnull(f = sup_take(w, MSG_SESSION_CATALOG));
+	sup_send(w, MSG_CATALOG, 0, f->session, 0, "{\"tools\":["
+	    TOOL("listed") "]}");
+	ck_assert_int_eq(sup_jlen(sup_answer(r), "result.tools"), 2);
+	sup_post(cl, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\","
+	    "\"params\":{\"name\":\"p__listed\"}}");
+	ck_assert_ptr_nonnull(f = sup_take(w, MSG_REQUEST));
+	sup_reply(w, f, "{\"content\":[]}");
+	a = ask(cl, "ping", "{}");
+	ck_assert_result(a);
+}
+END_TEST
+
+static Suite *
+catalog_suite(void)
+{
+	Suite	*s = suite_create("catalog");
+	TCase	*tc;
+
+	tc = tcase_create("merge");
+	tcase_add_checked_fixture(tc, setup_merge, teardown);
+	tcase_add_test(tc, test_merged);
+	tcase_add_test(tc, test_collisions);
+	tcase_add_test(tc, test_mapped);
+	tcase_add_test(tc, test_pages);
+	tcase_add_test(tc, test_templates);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("view");
+	tcase_add_checked_fixture(tc, setup_view, teardown);
+	tcase_add_test(tc, test_view_per_session);
+	tcase_add_test(tc, test_view_timeout);
+	tcase_add_test(tc, test_unknown_method_not_held);
+	tcase_add_test(tc, test_view_part_error);
+	suite_add_tcase(s, tc);
+	return (s);
+}
+
+int
+main(void)
+{
+	return (sup_check_main(catalog_suite()));
+}

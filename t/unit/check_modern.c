@@ -1,0 +1,533 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * 2026-07-28 clients (supervisor/modern.c, continuation.c, listen.c):
+ * which POSTs claim the era, the envelope and header refusals, results
+ * that say resultType and how long they keep, a 2025 upstream's requests
+ * parked as input_required and continued by requestState rounds that are
+ * good once, for the principal, method, name and arguments they were
+ * minted for, and subscriptions/listen.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "frame.h"
+#include "supervisor.h"
+
+#include "sup_check.h"
+
+#define T1	"token-c1-0123456789abc"
+#define T2	"token-c2-0123456789abc"
+#define TRO	"token-ro-0123456789abc"
+
+#define TOOL(n)	"{\"name\":\"" n "\",\"inputSchema\":{\"type\":\"object\"}}"
+
+static const char conf_modern[] = SUP_BASE
+    "request_state_ttl = 10;\n"
+    "clients = (\n"
+    "  { name = \"c1\"; token = \"" T1 "\"; metrics = true; },\n"
+    "  { name = \"c2\"; token = \"" T2 "\"; },\n"
+    "  { name = \"ro\"; token = \"" TRO "\";\n"
+    "    allow = [ \"a__*\", \"mem://pub/*\" ]; }\n"
+    ");\n"
+    "servers = (\n"
+    "  { name = \"a\"; transport = \"stdio\"; command = [ \"true\" ]; },\n"
+    "  { name = \"c\"; transport = \"stdio\"; command = [ \"true\" ];\n"
+    "    sampling = [ \"client\" ]; }\n"
+    ");\n";
+
+static const char sample[] = "\"method\":\"sampling/createMessage\","
+    "\"params\":{\"messages\":[{\"role\":\"user\",\"content\":{\"type\":"
+    "\"text\",\"text\":\"hi\"}}],\"maxTokens\":10}";
+
+static void
+setup(void)
+{
+	sup_catalog("a", "{\"tools\":[" TOOL("echo") "],\"resources\":["
+	    "{\"uri\":\"mem://pub/x\",\"name\":\"x\"},"
+	    "{\"uri\":\"mem://priv/y\",\"name\":\"y\"}]}");
+	sup_catalog("c", "{\"tools\":[" TOOL("echo") "]}");
+	sup_start(conf_modern);
+}
+
+static void
+teardown(void)
+{
+	sup_stop();
+}
+
+/*
+ * POST a 2026-07-28 request: its method, Mcp-Name (or NULL), params
+ * members before _meta (JSON text, "" for none), its capabilities, and
+ * extra header lines.
+ */
+static struct sup_resp *
+modern(const char *token, const char *method, const char *name,
+    const char *params, const char *caps, const char *more)
+{
+	char	h[1024], body[8192];
+
+	snprintf(h, sizeof h, "Content-Type: application/json\r\n"
+	    "Accept: application/json, text/event-stream\r\n"
+	    "Authorization: Bearer %s\r\nMCP-Protocol-Version: 2026-07-28\r\n"
+	    "Mcp-Method: %s\r\n%s%s%s%s", token, method, name != NULL ?
+	    "Mcp-Name: " : "", name != NULL ? name : "", name != NULL ?
+	    "\r\n" : "", more != NULL ? more : "");
+	snprintf(body, sizeof body, "{\"jsonrpc\":\"2.0\",\"id\":\"r1\","
+	    "\"method\":\"%s\",\"params\":{%s%s\"_meta\":{"
+	    "\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","
+	    "\"io.modelcontextprotocol/clientCapabilities\":%s}}}", method,
+	    params, params[0] != '\0' ? "," : "", caps != NULL ? caps : "{}");
+	return (sup_http("POST", "/mcp", h, body));
+}
+
+/* The metrics as c1 reads them. */
+static const char *
+metrics(void)
+{
+	struct sup_resp	*r;
+
+	r = sup_http("GET", "/metrics", "Authorization: Bearer " T1 "\r\n",
+	    NULL);
+	ck_assert_int_eq(r->status, 200);
+	return (sup_body(r));
+}
+
+/* A tools/call of a__echo with arguments and more params members. */
+static struct sup_resp *
+call(const char *token, const char *args, const char *more,
+    const char *caps)
+{
+	char	params[4096];
+
+	snprintf(params, sizeof params, "\"name\":\"a__echo\",\"arguments\":"
+	    "%s%s", args, more != NULL ? more : "");
+	return (modern(token, "tools/call", "a__echo", params, caps, NULL));
+}
+
+START_TEST(test_claims)
+{
+	struct sup_resp	*r;
+	static const char env[] = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	    "\"tools/list\",\"params\":{\"_meta\":{"
+	    "\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","
+	    "\"io.modelcontextprotocol/clientCapabilities\":{}}}}";
+
+	/* The envelope claims it: then the headers are required. */
+	r = sup_http("POST", "/mcp", "Authorization: Bearer " T1 "\r\n"
+	    "Content-Type: application/json\r\n"
+	    "Accept: application/json, text/event-stream\r\n", env);
+	ck_assert_int_eq(r->status, 400);
+	ck_assert_error(sup_json(r), -32020);
+	/* The header claims it: then the envelope is required. */
+	r = sup_http("POST", "/mcp", "Authorization: Bearer " T1 "\r\n"
+	    "Content-Type: application/json\r\n"
+	    "Accept: application/json, text/event-stream\r\n"
+	    "MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/list\r\n",
+	    "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}");
+	ck_assert_int_eq(r->status, 400);
+	ck_assert_error(sup_json(r), -32602);
+	/* Neither: a 2025 request, which needs its session. */
+	r = sup_http("POST", "/mcp", "Authorization: Bearer " T1 "\r\n"
+	    "Content-Type: application/json\r\n"
+	    "Accept: application/json, text/event-stream\r\n"
+	    "MCP-Protocol-Version: 2025-11-25\r\n",
+	    "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}");
+	ck_assert_int_eq(r->status, 400);
+	ck_assert_ptr_nonnull(strstr(sup_body(r), "Mcp-Session-Id"));
+	/* Nor has it sessions to GET or DELETE. */
+	ck_assert_int_eq(sup_http("GET", "/mcp", "Authorization: Bearer " T1
+	    "\r\nAccept: text/event-stream\r\n"
+	    "MCP-Protocol-Version: 2026-07-28\r\n", NULL)->status, 405);
+}
+END_TEST
+
+START_TEST(test_refusals)
+{
+	struct sup_resp	*r;
+
+	r = modern(T1, "tools/list", NULL, "", "[]", NULL);
+	ck_assert_int_eq(r->status, 400);
+	ck_assert_error(sup_json(r), -32602);
+	r = modern(T1, "tools/call", NULL, "", NULL, "Mcp-Method: x\r\n");
+	ck_assert_int_eq(r->status, 400);
+	r = sup_http("POST", "/mcp", "Authorization: Bearer " T1 "\r\n"
+	    "Content-Type: application/json\r\n"
+	    "Accept: application/json, text/event-stream\r\n"
+	    "MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/list\r\n",
+	    "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\","
+	    "\"params\":{\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":"
+	    "\"2025-11-25\",\"io.modelcontextprotocol/clientCapabilities\":{}"
+	    "}}}");
+	ck_assert_int_eq(r->status, 400);
+	ck_assert_error(sup_json(r), -32020);
+	r = modern(T1, "tools/call", "a__other", "\"name\":\"a__echo\"", NULL,
+	    NULL);
+	ck_assert_int_eq(r->status, 400);
+	ck_assert_error(sup_json(r), -32020);
+	r = modern(T1, "tools/call", NULL, "\"name\":\"a__echo\"", NULL,
+	    NULL);
+	ck_assert_error(sup_json(r), -32020);
+	/* An envelope given twice is no envelope. */
+	r = call(T1, "{}", ",\"_meta\":{}", NULL);
+	ck_assert_error(sup_json(r), -32602);
+	r = modern(T1, "no/such", NULL, "", NULL, NULL);
+	ck_assert_int_eq(r->status, 404);
+	ck_assert_error(sup_json(r), -32601);
+	r = modern(T1, "tools/list", NULL, "", "{}",
+	    "X-Nothing: 1\r\n");
+	ck_assert_int_eq(r->status, 200);
+	ck_assert_ptr_null(sup_take(sup_worker("a"), MSG_REQUEST));
+}
+END_TEST
+
+START_TEST(test_unsupported_version)
+{
+	struct sup_resp	*r;
+
+	r = sup_http("POST", "/mcp", "Authorization: Bearer " T1 "\r\n"
+	    "Content-Type: application/json\r\n"
+	    "Accept: application/json, text/event-stream\r\n"
+	    "MCP-Protocol-Version: 2027-01-01\r\nMcp-Method: tools/list\r\n",
+	    "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\","
+	    "\"params\":{\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":"
+	    "\"2027-01-01\",\"io.modelcontextprotocol/clientCapabilities\":{}"
+	    "}}}");
+	ck_assert_int_eq(r->status, 400);
+	ck_assert_error(sup_json(r), -32022);
+	ck_assert_jstr(sup_json(r), "error.data.requested", "2027-01-01");
+	ck_assert_jstr(sup_json(r), "error.data.supported.0", "2026-07-28");
+}
+END_TEST
+
+/* Lists say how long they keep, and for whom. */
+START_TEST(test_lists)
+{
+	json_t	*a;
+
+	a = sup_json(modern(T1, "tools/list", NULL, "", NULL, NULL));
+	ck_assert_jstr(a, "result.resultType", "complete");
+	ck_assert_jstr(a, "result.tools.0.name", "a__echo");
+	ck_assert_jstr(a, "result.cacheScope", "public");
+	ck_assert_jint(a, "result.ttlMs", 60000);
+	/* A client whose lists are its own: private. */
+	a = sup_json(modern(TRO, "resources/list", NULL, "", NULL, NULL));
+	ck_assert_jstr(a, "result.cacheScope", "private");
+	ck_assert_int_eq(sup_jlen(a, "result.resources"), 1);
+	a = sup_json(modern(T1, "server/discover", NULL, "", NULL, NULL));
+	ck_assert_jstr(a, "result.supportedVersions.0", "2026-07-28");
+	ck_assert_jstr(a, "result.cacheScope", "public");
+}
+END_TEST
+
+/* A call to a 2025 upstream, answered. */
+START_TEST(test_call)
+{
+	struct sup_resp		*r;
+	struct sup_frame	*f;
+
+	r = call(T1, "{}", NULL, NULL);
+	ck_assert_ptr_nonnull(f = sup_take(sup_worker("a"), MSG_REQUEST));
+	sup_reply(sup_worker("a"), f, "{\"content\":[]}");
+	ck_assert_int_eq(r->status, 200);
+	ck_assert_jstr(sup_json(r), "id", "r1");
+	ck_assert_result(sup_json(r));
+}
+END_TEST
+
+/* Each principal's requests are its own (the workers are told apart). */
+START_TEST(test_principals)
+{
+	struct sup_frame	*f1, *f2, *f3;
+
+	call(T1, "{}", NULL, NULL);
+	call(T2, "{}", NULL, NULL);
+	call(T1, "{}", NULL, NULL);
+	f1 = sup_take(sup_worker("a"), MSG_REQUEST);
+	f2 = sup_take(sup_worker("a"), MSG_REQUEST);
+	f3 = sup_take(sup_worker("a"), MSG_REQUEST);
+	ck_assert_uint_ne(f1->session, f2->session);
+	ck_assert_uint_eq(f1->session, f3->session);
+	sup_reply(sup_worker("a"), f1, "{\"content\":[]}");
+	sup_reply(sup_worker("a"), f2, "{\"content\":[]}");
+	sup_reply(sup_worker("a"), f3, "{\"content\":[]}");
+}
+END_TEST
+
+/* The internal session of a principal is no 2025 session. */
+static void
+modern_sid(struct session *s, void *arg)
+{
+	if (s->modern)
+		snprintf(arg, 256, "%s", s->sid);
+}
+
+START_TEST(test_internal_session)
+{
+	struct sup_client	*cl = sup_client(T1);
+	struct sup_frame	*f;
+
+	call(T1, "{}", NULL, NULL);
+	f = sup_take(sup_worker("a"), MSG_REQUEST);
+	session_foreach(modern_sid, cl->sid);
+	ck_assert_str_ne(cl->sid, "");
+	ck_assert_int_eq(sup_post(cl, "{\"jsonrpc\":\"2.0\",\"id\":1,"
+	    "\"method\":\"ping\"}")->status, 404);
+	ck_assert_int_eq(sup_get(cl, NULL)->status, 404);
+	ck_assert_int_eq(sup_delete(cl)->status, 404);
+	sup_reply(sup_worker("a"), f, "{\"content\":[]}");
+}
+END_TEST
+
+/* The upstream asks the client: input_required, then the retry. */
+START_TEST(test_input_required)
+{
+	struct sup_resp		*r, *again;
+	struct sup_frame	*f, *u;
+	char			 more[2048];
+	json_t			*a;
+
+	r = call(T1, "{\"x\":1}", NULL, "{\"sampling\":{}}");
+	f = sup_take(sup_worker("a"), MSG_REQUEST);
+	sup_send(sup_worker("a"), MSG_UP_REQUEST, 0, f->session, f->tag,
+	    "{\"jsonrpc\":\"2.0\",\"id\":9,%s}", sample);
+	a = sup_json(r);
+	ck_assert_jstr(a, "result.resultType", "input_required");
+	ck_assert_jstr(a, "result.inputRequests.sampling-1.method",
+	    "sampling/createMessage");
+	ck_assert_jint(a, "result.inputRequests.sampling-1.params.maxTokens",
+	    10);
+	ck_assert_ptr_nonnull(sup_jstr(a, "result.requestState"));
+	/* The retry answers it, and gets the call's answer. */
+	snprintf(more, sizeof more, ",\"requestState\":\"%s\","
+	    "\"inputResponses\":{\"sampling-1\":{\"role\":\"assistant\","
+	    "\"content\":{\"type\":\"text\",\"text\":\"ok\"},\"model\":\"m\"}}",
+	    sup_jstr(a, "result.requestState"));
+	r = call(T1, "{\"x\":1}", more, "{\"sampling\":{}}");
+	ck_assert_ptr_nonnull(u = sup_take(sup_worker("a"), MSG_UP_RESPONSE));
+	ck_assert_uint_eq(u->tag, 9);
+	ck_assert_ptr_nonnull(strstr(u->text, "\"text\":\"ok\""));
+	ck_assert_ptr_null(sup_take(sup_worker("a"), MSG_REQUEST));
+	ck_assert(!r->done);
+	/* Its token was good once, even while the call goes on. */
+	again = call(T1, "{\"x\":1}", more, "{\"sampling\":{}}");
+	ck_assert_error(sup_json(again), -32602);
+	ck_assert_ptr_nonnull(strstr(sup_jstr(sup_json(again),
+	    "error.message"), "already used"));
+	ck_assert_ptr_null(sup_take(sup_worker("a"), MSG_UP_RESPONSE));
+	sup_reply(sup_worker("a"), f, "{\"content\":[{\"type\":\"text\","
+	    "\"text\":\"done\"}]}");
+	ck_assert_jstr(sup_json(r), "result.content.0.text", "done");
+	ck_assert_jstr(sup_json(r), "id", "r1");
+	/* Its token was good once. */
+	r = call(T1, "{\"x\":1}", more, "{\"sampling\":{}}");
+	ck_assert_error(sup_json(r), -32602);
+	ck_assert_ptr_nonnull(strstr(sup_jstr(sup_json(r), "error.message"),
+	    "already used"));
+}
+END_TEST
+
+/* A token serves its principal, method, name and arguments only. */
+START_TEST(test_request_state_bound)
+{
+	struct sup_resp		*r;
+	struct sup_frame	*f;
+	char			 more[2048], bad[2048], token[1024];
+	json_t			*a;
+	size_t			 n;
+
+	r = call(T1, "{\"x\":1}", NULL, "{\"sampling\":{}}");
+	f = sup_take(sup_worker("a"), MSG_REQUEST);
+	sup_send(sup_worker("a"), MSG_UP_REQUEST, 0, f->session, f->tag,
+	    "{\"jsonrpc\":\"2.0\",\"id\":9,%s}", sample);
+	a = sup_json(r);
+	snprintf(token, sizeof token, "%s", sup_jstr(a,
+	    "result.requestState"));
+	snprintf(more, sizeof more, ",\"requestState\":\"%s\","
+	    "\"inputResponses\":{\"sampling-1\":{\"role\":\"assistant\","
+	    "\"content\":{\"type\":\"text\",\"text\":\"ok\"},\"model\":\"m\"}}",
+	    token);
+	/* Another principal. */
+	r = call(T2, "{\"x\":1}", more, "{\"sampling\":{}}");
+	ck_assert_error(sup_json(r), -32602);
+	ck_assert_ptr_nonnull(strstr(sup_jstr(sup_json(r), "error.message"),
+	    "does not belong"));
+	/* Other arguments. */
+	r = call(T1, "{\"x\":2}", more, "{\"sampling\":{}}");
+	ck_assert_ptr_nonnull(strstr(sup_jstr(sup_json(r), "error.message"),
+	    "does not belong"));
+	/* A byte changed. */
+	snprintf(bad, sizeof bad, "%s", more);
+	n = strlen(",\"requestState\":\"") + strlen(token) - 3;
+	bad[n] = bad[n] == 'A' ? 'B' : 'A';
+	r = call(T1, "{\"x\":1}", bad, "{\"sampling\":{}}");
+	ck_assert_error(sup_json(r), -32602);
+	ck_assert_ptr_nonnull(strstr(sup_jstr(sup_json(r), "error.message"),
+	    "failed verification"));
+	ck_assert_ptr_null(sup_take(sup_worker("a"), MSG_UP_RESPONSE));
+	/* Its own still works. */
+	r = call(T1, "{\"x\":1}", more, "{\"sampling\":{}}");
+	ck_assert_ptr_nonnull(sup_take(sup_worker("a"), MSG_UP_RESPONSE));
+	sup_reply(sup_worker("a"), f, "{\"content\":[]}");
+	ck_assert_result(sup_json(r));
+}
+END_TEST
+
+/*
+ * A client that cannot answer: the next strategy does (decline, by
+ * default), or without one -32021 and the call is cancelled.
+ */
+START_TEST(test_missing_capability)
+{
+	struct sup_resp		*r;
+	struct sup_frame	*f, *c, *u;
+
+	r = call(T1, "{}", NULL, "{}");
+	f = sup_take(sup_worker("a"), MSG_REQUEST);
+	sup_send(sup_worker("a"), MSG_UP_REQUEST, 0, f->session, f->tag,
+	    "{\"jsonrpc\":\"2.0\",\"id\":9,%s}", sample);
+	ck_assert_ptr_nonnull(u = sup_take(sup_worker("a"), MSG_UP_RESPONSE));
+	ck_assert_ptr_nonnull(strstr(u->text, "\"code\":-1"));
+	ck_assert(!r->done);
+	sup_reply(sup_worker("a"), f, "{\"content\":[]}");
+	ck_assert_result(sup_json(r));
+
+	r = modern(T1, "tools/call", "c__echo", "\"name\":\"c__echo\","
+	    "\"arguments\":{}", "{}", NULL);
+	f = sup_take(sup_worker("c"), MSG_REQUEST);
+	sup_send(sup_worker("c"), MSG_UP_REQUEST, 0, f->session, f->tag,
+	    "{\"jsonrpc\":\"2.0\",\"id\":9,%s}", sample);
+	ck_assert_int_eq(r->status, 400);
+	ck_assert_error(sup_json(r), -32021);
+	ck_assert_ptr_nonnull(sup_jget(sup_json(r),
+	    "error.data.requiredCapabilities.sampling"));
+	ck_assert_ptr_nonnull(u = sup_take(sup_worker("c"), MSG_UP_RESPONSE));
+	ck_assert_uint_eq(u->tag, 9);
+	ck_assert_ptr_nonnull(c = sup_take(sup_worker("c"), MSG_CANCEL));
+	ck_assert_uint_eq(c->tag, f->tag);
+	/* Counted as refused, with its code, not as answered. */
+	ck_assert_ptr_nonnull(strstr(metrics(), "mcp_supervisor_requests_total"
+	    "{upstream=\"c\",method=\"tools/call\",outcome=\"refused\"} 1"));
+}
+END_TEST
+
+/* server/discover is answered by the gateway, and counted. */
+START_TEST(test_discover_counted)
+{
+	struct sup_resp	*r;
+
+	r = modern(T1, "server/discover", NULL, "", "{}", NULL);
+	ck_assert_int_eq(r->status, 200);
+	ck_assert_ptr_nonnull(sup_jget(sup_json(r), "result.supportedVersions"));
+	ck_assert_ptr_nonnull(strstr(metrics(), "mcp_supervisor_requests_total"
+	    "{upstream=\"(gateway)\",method=\"server/discover\","
+	    "outcome=\"ok\"} 1"));
+}
+END_TEST
+
+/* A client that never retries: the call is cancelled at the TTL. */
+START_TEST(test_parked_ttl)
+{
+	struct sup_resp		*r;
+	struct sup_frame	*f, *u, *c;
+	char			 more[2048];
+
+	r = call(T1, "{}", NULL, "{\"sampling\":{}}");
+	f = sup_take(sup_worker("a"), MSG_REQUEST);
+	sup_send(sup_worker("a"), MSG_UP_REQUEST, 0, f->session, f->tag,
+	    "{\"jsonrpc\":\"2.0\",\"id\":9,%s}", sample);
+	snprintf(more, sizeof more, ",\"requestState\":\"%s\"",
+	    sup_jstr(sup_json(r), "result.requestState"));
+	ck_assert_uint_eq(continuation_count(), 1);
+	sup_advance(10);
+	ck_assert_uint_eq(continuation_count(), 0);
+	ck_assert_ptr_nonnull(c = sup_take(sup_worker("a"), MSG_CANCEL));
+	ck_assert_uint_eq(c->tag, f->tag);
+	ck_assert_ptr_nonnull(u = sup_take(sup_worker("a"), MSG_UP_RESPONSE));
+	ck_assert_ptr_nonnull(strstr(u->text, "\"error\""));
+	r = call(T1, "{}", more, "{\"sampling\":{}}");
+	ck_assert_error(sup_json(r), -32602);
+}
+END_TEST
+
+/* Closing a request's stream cancels it. */
+START_TEST(test_close_cancels)
+{
+	struct sup_resp		*r;
+	struct sup_frame	*f, *c;
+
+	r = modern(T1, "tools/call", "a__echo", "\"name\":\"a__echo\","
+	    "\"arguments\":{}", "{}", NULL);
+	ck_assert_ptr_nonnull(f = sup_take(sup_worker("a"), MSG_REQUEST));
+	sup_hangup(r->conn);
+	ck_assert_ptr_nonnull(c = sup_take(sup_worker("a"), MSG_CANCEL));
+	ck_assert_uint_eq(c->tag, f->tag);
+}
+END_TEST
+
+/* subscriptions/listen honours only what the client may read. */
+START_TEST(test_listen)
+{
+	struct sup_resp	*r;
+	json_t		*ack;
+
+	r = modern(TRO, "subscriptions/listen", NULL, "\"notifications\":{"
+	    "\"toolsListChanged\":true,\"resourceSubscriptions\":["
+	    "\"mem://pub/x\",\"mem://priv/y\",\"mem://pub/../priv/y\","
+	    "\"mem://none\"]}", NULL, NULL);
+	ck_assert_int_eq(r->status, 200);
+	ck_assert_ptr_nonnull(ack = sup_find(r,
+	    "notifications/subscriptions/acknowledged"));
+	ck_assert_int_eq(sup_jlen(ack,
+	    "params.notifications.resourceSubscriptions"), 1);
+	ck_assert_jstr(ack, "params.notifications.resourceSubscriptions.0",
+	    "mem://pub/x");
+	/* The upstream is subscribed for it, and its updates come. */
+	sup_reply(sup_worker("a"), sup_take(sup_worker("a"), MSG_REQUEST),
+	    "{}");
+	sup_send(sup_worker("a"), MSG_NOTIFY, 0, 0, 0, "{\"jsonrpc\":\"2.0\","
+	    "\"method\":\"notifications/resources/updated\",\"params\":"
+	    "{\"uri\":\"mem://priv/y\"}}");
+	ck_assert_ptr_null(sup_find(r, "notifications/resources/updated"));
+	sup_send(sup_worker("a"), MSG_NOTIFY, 0, 0, 0, "{\"jsonrpc\":\"2.0\","
+	    "\"method\":\"notifications/resources/updated\",\"params\":"
+	    "{\"uri\":\"mem://pub/x\"}}");
+	ck_assert_ptr_nonnull(sup_find(r, "notifications/resources/updated"));
+	sup_hangup(r->conn);
+	/* Unsubscribed once no listen wants it. */
+	sup_reply(sup_worker("a"), sup_take(sup_worker("a"), MSG_REQUEST),
+	    "{}");
+}
+END_TEST
+
+static Suite *
+modern_suite(void)
+{
+	Suite	*s = suite_create("modern");
+	TCase	*tc = tcase_create("modern");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_claims);
+	tcase_add_test(tc, test_refusals);
+	tcase_add_test(tc, test_unsupported_version);
+	tcase_add_test(tc, test_lists);
+	tcase_add_test(tc, test_call);
+	tcase_add_test(tc, test_principals);
+	tcase_add_test(tc, test_internal_session);
+	tcase_add_test(tc, test_input_required);
+	tcase_add_test(tc, test_request_state_bound);
+	tcase_add_test(tc, test_missing_capability);
+	tcase_add_test(tc, test_discover_counted);
+	tcase_add_test(tc, test_parked_ttl);
+	tcase_add_test(tc, test_close_cancels);
+	tcase_add_test(tc, test_listen);
+	suite_add_tcase(s, tc);
+	return (s);
+}
+
+int
+main(void)
+{
+	return (sup_check_main(modern_suite()));
+}

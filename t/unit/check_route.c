@@ -1,0 +1,303 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * Routing (supervisor/route.c, route_sub.c, route_notify.c, mcp_http.c):
+ * requests to the upstream that serves them, by exposed name or URI, with
+ * the upstream's own name spliced in and the client's id given back
+ * exactly as sent; what the gateway answers itself; subscriptions held
+ * once per URI at a shared upstream and updates to the subscribers only;
+ * the HTTP refusals of /mcp; the legacy HTTP+SSE transport.
+ */
+#include "config.h"
+
+#include <string.h>
+
+#include "frame.h"
+#include "supervisor.h"
+
+#include "sup_check.h"
+
+static const char conf_two[] = SUP_BASE
+    "servers = (\n"
+    "  { name = \"a\"; transport = \"stdio\"; command = [ \"true\" ]; },\n"
+    "  { name = \"b\"; transport = \"stdio\"; command = [ \"true\" ]; }\n"
+    ");\n";
+
+static void
+setup_two(void)
+{
+	sup_catalog("a", "{\"tools\":[{\"name\":\"echo\",\"inputSchema\":"
+	    "{\"type\":\"object\"}}],\"prompts\":[{\"name\":\"greet\"}],"
+	    "\"resources\":[{\"uri\":\"mem://r\",\"name\":\"r\"}]}");
+	sup_catalog("b", "{\"tools\":[{\"name\":\"echo\",\"inputSchema\":"
+	    "{\"type\":\"object\"}}]}");
+	sup_start(conf_two);
+}
+
+static void
+teardown(void)
+{
+	sup_stop();
+}
+
+START_TEST(test_list_merged)
+{
+	struct sup_client	*cl = sup_session(NULL, NULL);
+	json_t			*a;
+
+	a = sup_rpc(cl, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	    "\"tools/list\"}");
+	ck_assert_int_eq(sup_jlen(a, "result.tools"), 2);
+	ck_assert_jstr(a, "result.tools.0.name", "a__echo");
+	ck_assert_jstr(a, "result.tools.1.name", "b__echo");
+}
+END_TEST
+
+START_TEST(test_call_routed)
+{
+	struct sup_client	*cl = sup_session(NULL, NULL);
+	struct sup_resp		*r;
+	struct sup_frame	*f;
+	json_t			*o;
+
+	r = sup_post(cl, "{\"jsonrpc\":\"2.0\",\"id\":\"x\\u0041\","
+	    "\"method\":\"tools/call\",\"params\":{\"name\":\"b__echo\","
+	    "\"arguments\":{}}}");
+	ck_assert_int_eq(r->status, 200);
+	ck_assert_ptr_null(sup_take(sup_worker("a"), MSG_REQUEST));
+	f = sup_take(sup_worker("b"), MSG_REQUEST);
+	ck_assert_ptr_nonnull(f);
+	o = sup_frame_json(f);
+	ck_assert_jstr(o, "params.name", "echo");
+	json_decref(o);
+	ck_assert_ptr_nonnull(strstr(f->text, "\"id\":\"x\\u0041\""));
+	sup_reply(sup_worker("b"), f, "{\"content\":[]}");
+	ck_assert(r->done);
+	ck_assert_ptr_nonnull(strstr(sup_body(r), "\"id\":\"x\\u0041\""));
+	ck_assert_result(sup_answer(r));
+}
+END_TEST
+
+/* What the gateway answers itself. */
+START_TEST(test_own_answers)
+{
+	struct sup_client	*cl = sup_session(NULL, NULL);
+
+	ck_assert_result(sup_rpc(cl, "{\"jsonrpc\":\"2.0\",\"id\":1,"
+	    "\"method\":\"ping\"}"));
+	ck_assert_error(sup_rpc(cl, "{\"jsonrpc\":\"2.0\",\"id\":1,"
+	    "\"method\":\"no/such\"}"), -32601);
+	ck_assert_error(sup_rpc(cl, "{\"jsonrpc\":\"2.0\",\"id\":1,"
+	    "\"method\":\"completion/complete\",\"params\":{\"ref\":"
+	    "{\"type\":\"ref/x\"}}}"), -32602);
+	ck_assert_int_eq(sup_post(cl, "{\"jsonrpc\":\"2.0\",\"method\":"
+	    "\"notifications/whatever\"}")->status, 202);
+	ck_assert_ptr_null(sup_take(sup_worker("a"), MSG_REQUEST));
+	ck_assert_ptr_null(sup_take(sup_worker("b"), MSG_REQUEST));
+}
+END_TEST
+
+/* A prompt, and completion by a prompt, go with the upstream's name. */
+START_TEST(test_prompt_routed)
+{
+	struct sup_client	*cl = sup_session(NULL, NULL);
+	struct sup_frame	*f;
+	json_t			*o;
+
+	sup_post(cl, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	    "\"prompts/get\",\"params\":{\"name\":\"a__greet\"}}");
+	ck_assert_ptr_nonnull(f = sup_take(sup_worker("a"), MSG_REQUEST));
+	o = sup_frame_json(f);
+	ck_assert_jstr(o, "params.name", "greet");
+	json_decref(o);
+	sup_reply(sup_worker("a"), f, "{\"messages\":[]}");
+	sup_post(cl, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":"
+	    "\"completion/complete\",\"params\":{\"ref\":{\"type\":"
+	    "\"ref/prompt\",\"name\":\"a__greet\"},\"argument\":{\"name\":"
+	    "\"x\",\"value\":\"\"}}}");
+	ck_assert_ptr_nonnull(f = sup_take(sup_worker("a"), MSG_REQUEST));
+	o = sup_frame_json(f);
+	ck_assert_jstr(o, "params.ref.name", "greet");
+	json_decref(o);
+	sup_reply(sup_worker("a"), f, "{\"completion\":{\"values\":[]}}");
+}
+END_TEST
+
+/* One subscription per URI at a shared upstream; updates to subscribers. */
+START_TEST(test_subscriptions)
+{
+	struct sup_client	*c1 = sup_session(NULL, NULL);
+	struct sup_client	*c2 = sup_session(NULL, NULL);
+	struct sup_client	*c3 = sup_session(NULL, NULL);
+	struct sup_worker	*w = sup_worker("a");
+	struct sup_resp		*g1, *g2, *g3;
+	struct sup_frame	*f;
+	static const char	 sub[] = "{\"jsonrpc\":\"2.0\",\"id\":1,"
+	    "\"method\":\"resources/%s\",\"params\":{\"uri\":\"mem://r\"}}";
+
+	g1 = sup_get(c1, NULL);
+	g2 = sup_get(c2, NULL);
+	g3 = sup_get(c3, NULL);
+	sup_post(c1, sub, "subscribe");
+	ck_assert_ptr_nonnull(f = sup_take(w, MSG_REQUEST));
+	ck_assert_ptr_nonnull(strstr(f->text, "resources/subscribe"));
+	sup_reply(w, f, "{}");
+	ck_assert_result(sup_rpc(c2, sub, "subscribe"));
+	ck_assert_ptr_null(sup_take(w, MSG_REQUEST));
+	sup_send(w, MSG_NOTIFY, 0, 0, 0, "{\"jsonrpc\":\"2.0\",\"method\":"
+	    "\"notifications/resources/updated\",\"params\":{\"uri\":"
+	    "\"mem://r\"}}");
+	ck_assert_ptr_nonnull(sup_find(g1, "notifications/resources/updated"));
+	ck_assert_ptr_nonnull(sup_find(g2, "notifications/resources/updated"));
+	ck_assert_ptr_null(sup_find(g3, "notifications/resources/updated"));
+	/* The last to leave unsubscribes it, by request or by ending. */
+	ck_assert_result(sup_rpc(c1, sub, "unsubscribe"));
+	ck_assert_ptr_null(sup_take(w, MSG_REQUEST));
+	sup_delete(c2);
+	ck_assert_ptr_nonnull(f = sup_take(w, MSG_REQUEST));
+	ck_assert_ptr_nonnull(strstr(f->text, "resources/unsubscribe"));
+	sup_reply(w, f, "{}");
+}
+END_TEST
+
+/* Log levels: each session's, and the most verbose to the upstream. */
+START_TEST(test_set_level)
+{
+	struct sup_client	*c1 = sup_session(NULL, NULL);
+	struct sup_worker	*w[2] = { sup_worker("a"), sup_worker("b") };
+	struct sup_frame	*f;
+	int			 i;
+
+	ck_assert_result(sup_rpc(c1, "{\"jsonrpc\":\"2.0\",\"id\":1,"
+	    "\"method\":\"logging/setLevel\",\"params\":{\"level\":"
+	    "\"warning\"}}"));
+	for (i = 0; i < 2; i++) {
+		ck_assert_ptr_nonnull(f = sup_take(w[i], MSG_REQUEST));
+		ck_assert_ptr_nonnull(strstr(f->text, "\"warning\""));
+		sup_reply(w[i], f, "{}");
+	}
+	ck_assert_error(sup_rpc(c1, "{\"jsonrpc\":\"2.0\",\"id\":1,"
+	    "\"method\":\"logging/setLevel\",\"params\":{\"level\":"
+	    "\"loud\"}}"), -32602);
+	/* Its session ends: the upstreams may be quieter again. */
+	sup_delete(c1);
+	for (i = 0; i < 2; i++) {
+		while ((f = sup_take(w[i], MSG_REQUEST)) != NULL)
+			sup_reply(w[i], f, "{}");
+	}
+}
+END_TEST
+
+/* A client's roots changed: every worker is told. */
+START_TEST(test_client_notify)
+{
+	struct sup_client	*cl = sup_session(NULL, "{\"roots\":{}}");
+	struct sup_frame	*f;
+
+	sup_post(cl, "{\"jsonrpc\":\"2.0\",\"method\":"
+	    "\"notifications/roots/list_changed\"}");
+	ck_assert_ptr_nonnull(f = sup_take(sup_worker("a"), MSG_CLIENT_NOTIFY));
+	ck_assert_ptr_nonnull(sup_take(sup_worker("b"), MSG_CLIENT_NOTIFY));
+	ck_assert_ptr_nonnull(strstr(f->text, "roots/list_changed"));
+}
+END_TEST
+
+/* What /mcp refuses before any routing. */
+START_TEST(test_http_refusals)
+{
+	struct sup_client	*cl = sup_session(NULL, NULL);
+	char			 h[512];
+
+	snprintf(h, sizeof h, "Mcp-Session-Id: %s\r\nAccept: "
+	    "application/json, text/event-stream\r\n", cl->sid);
+	ck_assert_int_eq(sup_http("POST", "/mcp", h, "{}")->status, 415);
+	snprintf(h, sizeof h, "Mcp-Session-Id: %s\r\nContent-Type: "
+	    "application/json\r\n", cl->sid);
+	ck_assert_int_eq(sup_http("POST", "/mcp", h, "{}")->status, 406);
+	snprintf(h, sizeof h, "Mcp-Session-Id: %s\r\nContent-Type: "
+	    "application/json\r\nAccept: application/json, "
+	    "text/event-stream\r\n", cl->sid);
+	ck_assert_int_eq(sup_http("POST", "/mcp", h, "{\"jsonrpc\":")->status,
+	    400);
+	ck_assert_int_eq(sup_http("PUT", "/mcp", h, "{}")->status, 405);
+	ck_assert_int_eq(sup_http("POST", "/other", h, "{}")->status, 404);
+	snprintf(h, sizeof h, "Mcp-Session-Id: %s\r\nAccept: "
+	    "application/json\r\n", cl->sid);
+	ck_assert_int_eq(sup_http("GET", "/mcp", h, NULL)->status, 406);
+	/* A session's id must be whole. */
+	cl->sid[strlen(cl->sid) - 1] ^= 1;
+	ck_assert_int_eq(sup_post(cl, "{\"jsonrpc\":\"2.0\",\"id\":1,"
+	    "\"method\":\"ping\"}")->status, 404);
+	cl->sid[strlen(cl->sid) - 1] ^= 1;
+	snprintf(cl->version, sizeof cl->version, "1999-01-01");
+	ck_assert_int_eq(sup_post(cl, "{\"jsonrpc\":\"2.0\",\"id\":1,"
+	    "\"method\":\"ping\"}")->status, 400);
+}
+END_TEST
+
+/* A legacy HTTP+SSE session: its one stream carries every answer. */
+START_TEST(test_legacy)
+{
+	struct sup_client	*cl;
+	struct sup_resp		*r;
+	const char		*q;
+	char			 path[256];
+	static const char	 h[] = "Content-Type: application/json\r\n";
+
+	r = sup_http("GET", "/sse", "Accept: text/event-stream\r\n", NULL);
+	ck_assert_int_eq(r->status, 200);
+	ck_assert_str_eq(r->events[0].event, "endpoint");
+	ck_assert_ptr_nonnull(q = strstr(r->events[0].data, "/messages?"));
+	snprintf(path, sizeof path, "%s", q);
+	ck_assert_int_eq(sup_http("POST", path, h, "{\"jsonrpc\":\"2.0\","
+	    "\"id\":1,\"method\":\"initialize\",\"params\":"
+	    "{\"protocolVersion\":\"2024-11-05\",\"capabilities\":{},"
+	    "\"clientInfo\":{\"name\":\"old\",\"version\":\"1\"}}}")->status,
+	    202);
+	ck_assert_jstr(sup_event(r, 1), "result.protocolVersion",
+	    "2024-11-05");
+	sup_http("POST", path, h, "{\"jsonrpc\":\"2.0\",\"method\":"
+	    "\"notifications/initialized\"}");
+	sup_http("POST", path, h, "{\"jsonrpc\":\"2.0\",\"id\":2,"
+	    "\"method\":\"tools/list\"}");
+	ck_assert_jstr(sup_event(r, 2), "result.tools.0.name", "a__echo");
+	sup_http("POST", path, h, "{\"jsonrpc\":\"2.0\",\"id\":3,"
+	    "\"method\":\"initialize\",\"params\":{}}");
+	ck_assert_error(sup_event(r, 3), -32600);
+	/* Not reachable by /mcp, and it ends with its stream. */
+	cl = sup_client(NULL);
+	snprintf(cl->sid, sizeof cl->sid, "%s", strstr(path, "=") + 1);
+	ck_assert_int_eq(sup_post(cl, "{\"jsonrpc\":\"2.0\",\"id\":4,"
+	    "\"method\":\"ping\"}")->status, 404);
+	ck_assert_uint_eq(session_count(), 1);
+	sup_hangup(r->conn);
+	ck_assert_uint_eq(session_count(), 0);
+	ck_assert_int_eq(sup_http("POST", path, h, "{\"jsonrpc\":\"2.0\","
+	    "\"id\":3,\"method\":\"ping\"}")->status, 404);
+}
+END_TEST
+
+static Suite *
+route_suite(void)
+{
+	Suite	*s = suite_create("route");
+	TCase	*tc = tcase_create("route");
+
+	tcase_add_checked_fixture(tc, setup_two, teardown);
+	tcase_add_test(tc, test_list_merged);
+	tcase_add_test(tc, test_call_routed);
+	tcase_add_test(tc, test_own_answers);
+	tcase_add_test(tc, test_prompt_routed);
+	tcase_add_test(tc, test_subscriptions);
+	tcase_add_test(tc, test_set_level);
+	tcase_add_test(tc, test_client_notify);
+	tcase_add_test(tc, test_http_refusals);
+	tcase_add_test(tc, test_legacy);
+	suite_add_tcase(s, tc);
+	return (s);
+}
+
+int
+main(void)
+{
+	return (sup_check_main(route_suite()));
+}

@@ -1,0 +1,435 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: ISC
+"""
+Delete each access check of supervisor/, one at a time, and see which unit
+test fails: every check must be caught by one.
+
+    t/unit/mutants.py [-k] [-j N] [ID ...]
+
+The source tree is copied to a temporary directory and configured there
+(the tree itself is never changed); then for each mutant its file is
+edited, the supervisor's suites (t/unit/check_*.c that use sup_check.h)
+are rebuilt and run, and the file is put back.  A mutant is CAUGHT when a
+test fails, MISSED when all pass, STALE when its text is no longer found
+exactly once (the code moved on: update the mutant), BROKEN when it does
+not build, and equivalent when no test can tell (another check always
+refuses first; the mutant says why).  Exits 1 if any mutant is missed or stale.  -k keeps the
+temporary directory.  Takes a few minutes (one compile per mutant).
+
+Run it by hand after changing an access check or its tests; it is not
+part of make check.
+"""
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+# (id, file, function, what the check does, text, replacement[, why it
+# cannot be caught]).  The text must occur once in the file.  A check that
+# another always makes first is an equivalent mutant: it says why, and
+# is reported, not counted, when no test fails.
+MUTANTS = [
+    # acl.c
+    ("acl-unknown", "acl.c", "acl_client",
+     "a client removed by a reload has no rights",
+     "\t*unknown = 1;\n\treturn (NULL);", "\treturn (NULL);"),
+    ("acl-allow", "acl.c", "acl_allows",
+     "allow patterns on tool, prompt and template names",
+     "\tif (cl->allow != NULL && !acl_match(cl->allow, name))\n"
+     "\t\treturn (0);\n", ""),
+    ("acl-deny", "acl.c", "acl_allows",
+     "deny patterns on names",
+     "\treturn (cl->deny == NULL || !acl_match(cl->deny, name));",
+     "\treturn (1);"),
+    ("acl-uri-refuse", "acl.c", "acl_allows_uri",
+     "a URI that cannot be normalised is refused",
+     "\t\tfree(norm);\n\t\treturn (-1);", "\t\tfree(norm);\n\t\treturn (1);"),
+    ("acl-uri-deny-decoded", "acl.c", "acl_allows_uri",
+     "deny patterns on the URI decoded as a file server reads it",
+     "\tr = cl->deny == NULL || !acl_match(cl->deny, norm);", "\tr = 1;"),
+    ("acl-uri-allow", "acl.c", "acl_allows_uri",
+     "allow patterns on the URI's normal form",
+     "\t\tr = (cl->allow == NULL || acl_match(cl->allow, norm)) &&",
+     "\t\tr = 1 &&"),
+    ("acl-uri-deny", "acl.c", "acl_allows_uri",
+     "deny patterns on the URI's normal form",
+     "\t\t    (cl->deny == NULL || !acl_match(cl->deny, norm));",
+     "\t\t    1;"),
+    ("acl-filtered", "acl.c", "acl_filtered",
+     "a client with patterns sees less than everything",
+     "\treturn (cl->allow != NULL || cl->deny != NULL);", "\treturn (0);"),
+    ("acl-filtered-unknown", "acl.c", "acl_filtered",
+     "a removed client sees nothing",
+     "\tif ((cl = acl_client(s, &unknown)) == NULL)\n\t\treturn (unknown);\n"
+     "\treturn (cl->allow",
+     "\tif ((cl = acl_client(s, &unknown)) == NULL)\n\t\treturn (0);\n"
+     "\treturn (cl->allow"),
+    ("acl-register", "acl.c", "acl_may_register",
+     "the register right",
+     "\treturn (cl->may_register);", "\treturn (1);"),
+    ("acl-register-unknown", "acl.c", "acl_may_register",
+     "a removed client may not register",
+     "\t\treturn (!unknown);\n\treturn (cl->may_register);",
+     "\t\treturn (1);\n\treturn (cl->may_register);"),
+    # route.c
+    ("route-named", "route.c", "route_named",
+     "a denied tool or prompt is unknown to calls, gets and completions",
+     "\tif (e == NULL || !acl_allows(s, buf)) {", "\tif (e == NULL) {"),
+    ("route-uri-refuse", "route.c", "route_get_uri",
+     "a URI the patterns cannot check is refused (read, subscribe, "
+     "unsubscribe, completion)",
+     "\tif ((allowed = acl_allows_uri(s, u, &why)) < 0) {",
+     "\tif ((allowed = acl_allows_uri(s, u, &why)) < -1) {"),
+    ("route-uri-denied", "route.c", "route_get_uri",
+     "a denied URI is not found",
+     "view_catalog(s), u)) == NULL || !allowed) {",
+     "view_catalog(s), u)) == NULL) {"),
+    # catalog.c
+    ("catalog-page-uri", "catalog.c", "page_allows",
+     "resources/list cut by URI",
+     "\t\treturn (acl_allows_uri(s, key, &why) == 1);", "\t\treturn (1);"),
+    ("catalog-page-name", "catalog.c", "page_allows",
+     "tools, prompts and templates lists cut by name",
+     "\treturn (acl_allows(s, key));", "\treturn (1);"),
+    ("catalog-filtered", "catalog.c", "catalog_page",
+     "lists of a client with patterns are cut at all",
+     "\tint\t\t\t\t filtered = s != NULL &&\n\t\t\t\t\t    acl_filtered(s);",
+     "\tint\t\t\t\t filtered = 0;"),
+    ("catalog-item", "catalog.c", "catalog_at",
+     "an item (clients' tools too) the client may not see is skipped",
+     "\treturn (!filtered || page_allows(s, kind, item->key));",
+     "\treturn (1);"),
+    # listen.c
+    ("listen-uri", "listen.c", "listen_open",
+     "subscriptions/listen honours only URIs the client may read",
+     "\t\t\t    NULL || acl_allows_uri(s, uri, &why) != 1 ||",
+     "\t\t\t    NULL ||"),
+    # modern.c
+    ("modern-private", "modern.c", "modern_private",
+     "lists that differ per principal are not for shared caches",
+     "\tif (acl_filtered(s))\n\t\treturn (1);\n", ""),
+    # client_tools.c
+    ("ctools-register", "client_tools.c", "ctools_register",
+     "tools/register needs the register right",
+     "\tif (!acl_may_register(s)) {", "\tif (0) {"),
+    ("ctools-reload", "client_tools.c", "ctools_not_allowed",
+     "a reload withdraws the tools of clients that lost the right",
+     "\tif (!acl_may_register(t->e.owner)) {", "\tif (0) {"),
+    ("ctools-squat", "client_tools.c", "ctools_squats",
+     "an unnamed client's tool never lands in an upstream's names",
+     "\t\tif (*p != '\\0' && strncmp(exposed, p, strlen(p)) == 0)\n"
+     "\t\t\treturn (upstreams[i]);\n", ""),
+    ("ctools-prefix-session", "client_tools.c", "ctools_prefix_taken",
+     "a prefix another session holds is not given again",
+     "\tif ((other = strmap_get(&prefixes, want)) != NULL && other != s)\n"
+     "\t\treturn (1);\n", ""),
+    ("ctools-prefix-upstream", "client_tools.c", "ctools_prefix_taken",
+     "a prefix an upstream holds is not given to a client",
+     "\t\tif (strcmp(upstreams[i]->sc->prefix, want) == 0)\n"
+     "\t\t\treturn (1);\n", ""),
+    # auth.c
+    ("auth-match", "auth.c", "auth_check",
+     "a token that matches none is refused",
+     "\treturn (found != 0 ? 0 : -1);", "\treturn (0);"),
+    ("auth-length", "auth.c", "auth_equal",
+     "a token matches only whole (not a prefix, not repeated)",
+     "\tunsigned char\tdiff = alen != blen;", "\tunsigned char\tdiff = 0;"),
+    ("auth-required-mcp", "auth.c", "auth_required",
+     "MCP needs a token once one admits to it",
+     "\t\treturn ((any_rights & AUTH_MCP) != 0);", "\t\treturn (0);"),
+    ("auth-required-metrics", "auth.c", "auth_required",
+     "the metrics need a token once any is configured",
+     "\treturn (ncreds > 0);", "\treturn (0);"),
+    ("auth-client-metrics", "auth.c", "auth_build",
+     "a named client reads the metrics only with metrics = true",
+     "AUTH_MCP | (c->clients[i].metrics ? AUTH_METRICS : 0),",
+     "AUTH_MCP | AUTH_METRICS,"),
+    ("auth-metrics-token", "auth.c", "auth_build",
+     "a token of metrics_tokens admits to the metrics only",
+     "\t\tif (auth_add(&t, c->metrics_tokens[i], NULL, AUTH_METRICS,",
+     "\t\tif (auth_add(&t, c->metrics_tokens[i], NULL, "
+     "AUTH_MCP | AUTH_METRICS,"),
+    # mcp_http.c
+    ("http-bearer", "mcp_http.c", "mcp_http_check_auth",
+     "only a bearer token is taken",
+     "\tif (h == NULL || h->valuelen < 8 || !http_value_begins(h, "
+     "\"Bearer \"))\n\t\treturn (401);",
+     "\tif (h == NULL || h->valuelen < 8)\n\t\treturn (401);"),
+    ("http-rights", "mcp_http.c", "mcp_http_check_auth",
+     "a token without the right asked for gets 403",
+     "\treturn ((rights & right) != 0 ? 0 : 403);", "\treturn (0);"),
+    ("http-credential", "mcp_http.c", "mcp_http_same_credential",
+     "a session serves only the token that made it",
+     "\tif (s->credential == req->credential)\n\t\treturn (1);",
+     "\tif (1)\n\t\treturn (1);"),
+    ("http-credential-mcp", "mcp_http.c", "mcp_http_session",
+     "the binding asked for POST, GET and DELETE on /mcp",
+     "\t    s->only != NULL || s->modern ||\n"
+     "\t    !mcp_http_same_credential(c, req, s)) {",
+     "\t    s->only != NULL || s->modern) {"),
+    ("http-credential-legacy", "mcp_http.c", "mcp_http_legacy_post",
+     "the binding asked for POST /messages",
+     "\tif (s != NULL && !mcp_http_same_credential(c, req, s))\n"
+     "\t\ts = NULL;\n", ""),
+    ("http-only-own-way", "mcp_http.c", "mcp_http_session",
+     "a legacy or WebSocket session is not reached by /mcp",
+     "\t    s->only != NULL || s->modern ||",
+     "\t    s->modern ||"),
+    ("http-not-modern", "mcp_http.c", "mcp_http_session",
+     "a principal's internal 2026-07-28 session is not reached by /mcp",
+     "\t    s->only != NULL || s->modern ||",
+     "\t    s->only != NULL ||"),
+    ("http-host-required", "mcp_http.c", "mcp_http_check_origin",
+     "a Host header is required",
+     "\tif (host == NULL || host->valuelen == 0) {\n"
+     "\t\t*why = \"Host header is required\";\n\t\treturn (400);\n\t}\n",
+     "\tif (host == NULL)\n\t\treturn (0);\n"),
+    ("http-host-allowed", "mcp_http.c", "mcp_http_check_origin",
+     "Host must be one of allowed_hosts",
+     "\t\tif (!host_in(&a, host->value, host->valuelen,\n"
+     "\t\t    conf->allowed_hosts)) {",
+     "\t\tif (0) {"),
+    ("http-host-loopback", "mcp_http.c", "mcp_http_check_origin",
+     "on loopback, Host must be a loopback name",
+     "\t} else if (loopback && !host_in(&a, host->value,",
+     "\t} else if (0 && !host_in(&a, host->value,"),
+    ("http-origin-malformed", "mcp_http.c", "mcp_http_check_origin",
+     "a malformed Origin is refused as such",
+     "\tif (r < 0) {", "\tif (0) {"),
+    ("http-origin-allowed", "mcp_http.c", "mcp_http_check_origin",
+     "an Origin must be one of allowed_origins",
+     "\t\t*why = \"Origin not allowed\";\n\t\treturn (403);\n\t}\n"
+     "\t/* Default",
+     "\t\treturn (0);\n\t}\n\t/* Default"),
+    ("http-origin-loopback", "mcp_http.c", "mcp_http_check_origin",
+     "by default an Origin must be on a loopback name",
+     "\t    host_in(&a, a.host, a.hostlen, (char *const *)loopback_names))",
+     "\t    1)"),
+    ("http-origin-scheme", "mcp_http.c", "mcp_http_check_origin",
+     "by default an Origin must be http or https",
+     "\tif (r == 0 && (strcmp(scheme, \"http\") == 0 ||\n"
+     "\t    strcmp(scheme, \"https\") == 0) &&",
+     "\tif (r == 0 &&"),
+    ("http-check-auth", "mcp_http.c", "mcp_http_check_access",
+     "the token is checked for the right asked for",
+     "\tswitch (mcp_http_check_auth(req, right)) {", "\tswitch (0) {"),
+    ("http-check-mcp", "mcp_http.c", "mcp_http_check",
+     "/mcp, /sse, /messages and the WebSocket need the MCP right",
+     "\treturn (mcp_http_check_access(c, req, listen_loopback, AUTH_MCP));",
+     "\treturn (mcp_http_check_access(c, req, listen_loopback, 0));"),
+    ("http-request-check", "http_request.c", "(request head)",
+     "every request's head is checked before its body is read",
+     "\tif (c->svc->check != NULL && c->svc->check(c, &c->req) != 0)",
+     "\tif (0)"),
+    ("listen-loopback", "http_listen.c", "http_listen",
+     "a listener on loopback keeps the loopback Host rule",
+     "\t\tif (!http_is_loopback(ai->ai_addr))", "\t\tif (1)"),
+    ("control-mode", "control.c", "control_listen",
+     "the control socket is for its owner and group (mode 0660)",
+     "\told = umask(0117);", "\told = umask(0);"),
+    # endpoints.c, health.c
+    ("endpoint-metrics", "endpoints.c", "main_check",
+     "/metrics on the main listener needs the metrics right",
+     "\t\treturn (mcp_http_check_access(c, req, listen_loopback,\n"
+     "\t\t    AUTH_METRICS));",
+     "\t\treturn (mcp_http_check_access(c, req, listen_loopback,\n"
+     "\t\t    0));"),
+    ("endpoint-health", "endpoints.c", "main_check",
+     "the health checks are under the Host and Origin rules",
+     "\t\treturn (mcp_http_check_access(c, req, listen_loopback, 0));",
+     "\t\treturn (0);"),
+    ("endpoint-metrics-listener", "endpoints.c", "metrics_check",
+     "/metrics on metrics_listen needs the metrics right",
+     "\t    health_path(req) ? 0 : AUTH_METRICS));",
+     "\t    health_path(req) ? 0 : 0));"),
+    ("endpoint-metrics-listener-host", "endpoints.c", "metrics_check",
+     "metrics_listen is under its Host and Origin rules",
+     "\treturn (mcp_http_check_access(c, req, metrics_loopback,\n"
+     "\t    health_path(req) ? 0 : AUTH_METRICS));",
+     "\treturn (0);"),
+    ("endpoint-metrics-listener-paths", "endpoints.c", "metrics_check",
+     "metrics_listen serves the metrics and health checks only",
+     "\tif (!health_path(req) && !metrics_path(req)) {", "\tif (0) {"),
+    ("health-reasons", "health.c", "health_serve",
+     "why /readyz is not ready is said only to metrics readers",
+     "\telse if (mcp_http_may(req, AUTH_METRICS))", "\telse if (1)"),
+    # session.c
+    ("session-whole-id", "session.c", "session_find",
+     "a session id must match whole, not only the bits that find it",
+     "\tif (strlen(s->sid) != len || !equal_ct(s->sid, id, len))\n"
+     "\t\treturn (NULL);\n", ""),
+    ("session-principal", "session.c", "session_modern",
+     "each principal's 2026-07-28 requests are its own",
+     "\tsnprintf(principal, sizeof principal, \"%016llx/%s\",\n"
+     "\t    (unsigned long long)credential, client != NULL ? client : \"\");",
+     "\tsnprintf(principal, sizeof principal, \"everyone\");"),
+    # continuation.c
+    ("state-binding", "continuation.c", "continuation_resume",
+     "requestState serves its principal, method, name and arguments",
+     "\tif (!stoken_binding_equal(binding, t.binding))",
+     "\tif (0)"),
+    ("state-mac", "continuation.c", "continuation_resume",
+     "requestState must verify (HMAC)",
+     "\tif (verdict != STOKEN_OK)\n\t\treturn (refuse(r, \"requestState %s\",",
+     "\tif (0)\n\t\treturn (refuse(r, \"requestState %s\","),
+    ("state-once", "continuation.c", "continuation_resume",
+     "requestState is good once (its round)",
+     "\t    !pk->waiting || t.round != pk->round)",
+     "\t    0)"),
+    ("state-session", "continuation.c", "continuation_resume",
+     "requestState continues only its own session's call",
+     "\tif ((pk = parked_find(t.id)) == NULL || pk->session != s ||",
+     "\tif ((pk = parked_find(t.id)) == NULL ||",
+     "the binding names the principal, a principal has one session, and "
+     "its parked calls end with it: defence in depth"),
+    ("acl-uri-plain-refuse", "acl.c", "acl_allows_uri",
+     "a URI whose written form cannot be normalised is refused",
+     "\tif (r && uri_normalize(uri, len, 0, norm, len + 1, why) != 0)\n"
+     "\t\tr = -1;\n", "\tif (r)\n\t\turi_normalize(uri, len, 0, norm, "
+     "len + 1, why);\n",
+     "the decoded form is refused whenever the written one is "
+     "(common/uri.c): defence in depth"),
+    # route_up.c: who is asked what
+    ("caps-sampling", "route_up.c", "route_caps_can",
+     "sampling goes only to a client that declared it",
+     "\t\tc = json_object_get(caps, \"sampling\");\n\t\tif (c == NULL) {",
+     "\t\tc = json_object_get(caps, \"sampling\");\n\t\tif (0) {"),
+    ("caps-sampling-tools", "route_up.c", "route_caps_can",
+     "sampling with tools only to a client that declared sampling.tools",
+     "\t\t    json_object_get(c, \"tools\") == NULL) {", "\t\t    0) {"),
+    ("caps-elicitation", "route_up.c", "route_caps_can",
+     "elicitation goes only to a client that declared it",
+     "\t\tc = json_object_get(caps, \"elicitation\");\n\t\tif (c == NULL) {",
+     "\t\tc = json_object_get(caps, \"elicitation\");\n\t\tif (0) {"),
+    ("caps-roots", "route_up.c", "route_caps_can",
+     "roots/list goes only to a client that declared roots",
+     "\tcase MCPM_ROOTS:\n"
+     "\t\tif (json_object_get(caps, \"roots\") == NULL) {",
+     "\tcase MCPM_ROOTS:\n\t\tif (0) {"),
+    ("roots-shared", "route_up.c", "route_up_client",
+     "a shared upstream is never given one client's roots",
+     "\tif (m->method_id == MCPM_ROOTS &&\n"
+     "\t    up->sc->isolation == ISOLATION_SHARED && !upstream_modern(up)) {",
+     "\tif (0) {"),
+]
+
+TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+FAIL_LINE = re.compile(r"^\S+:\d+:[FE]:([^:]+):([^:]+):")
+
+
+def run(cmd, cwd, timeout=None):
+    return subprocess.run(cmd, cwd=cwd, stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, text=True,
+                          timeout=timeout)
+
+
+def suites():
+    """The suites of the supervisor: check_*.c that include sup_check.h."""
+    found = []
+    unit = os.path.join(TOP, "t", "unit")
+    for name in sorted(os.listdir(unit)):
+        if name.startswith("check_") and name.endswith(".c"):
+            with open(os.path.join(unit, name)) as f:
+                if '"sup_check.h"' in f.read():
+                    found.append("t/unit/" + name[:-2])
+    return found
+
+
+def failures(build, tests):
+    """The tests that fail, as "suite:test"; the suites' binaries run."""
+    failed = []
+    for t in tests:
+        try:
+            r = run(["./" + t], build, timeout=300)
+            out = r.stdout
+        except subprocess.TimeoutExpired:
+            failed.append(os.path.basename(t) + ":(hung)")
+            continue
+        names = [os.path.basename(t)[6:] + ":" + m.group(2)
+                 for m in map(FAIL_LINE.match, out.splitlines()) if m]
+        if r.returncode != 0 and not names:
+            names = [os.path.basename(t)[6:] + ":(exit %d)" % r.returncode]
+        failed.extend(names)
+    return failed
+
+
+def skip(d, names):
+    """What is not copied: git, build directories, node modules."""
+    return [n for n in names if n in (".git", "node_modules",
+            "autom4te.cache") or (d == TOP and (n == "build" or
+            (n.startswith("build-") and n != "build-aux")))]
+
+
+def main():
+    args = sys.argv[1:]
+    keep = "-k" in args
+    jobs = "2"
+    if "-j" in args:
+        jobs = args[args.index("-j") + 1]
+        del args[args.index("-j"):args.index("-j") + 2]
+    wanted = [a for a in args if a != "-k"]
+    tmp = tempfile.mkdtemp(prefix="mcps-mutants.")
+    src = os.path.join(tmp, "src")
+    shutil.copytree(TOP, src, symlinks=True, ignore=skip)
+    build = os.path.join(src, "b")
+    os.mkdir(build)
+    tests = suites()
+    print("building in %s" % build, flush=True)
+    for step in (["../configure", "--quiet"], ["make", "-j" + jobs] + tests):
+        r = run(step, build)
+        if r.returncode != 0:
+            print("cannot build the suites:\n%s" % r.stdout[-3000:],
+                  file=sys.stderr)
+            return 2
+    base = failures(build, tests)
+    if base:
+        print("the suites fail unmutated: %s" % " ".join(base),
+              file=sys.stderr)
+        return 2
+    bad = 0
+    print("| mutant | file:function | check | result |")
+    print("|---|---|---|---|")
+    for mutant in MUTANTS:
+        mid, fname, func, what, old, new = mutant[:6]
+        equivalent = mutant[6] if len(mutant) > 6 else None
+        if wanted and mid not in wanted:
+            continue
+        path = os.path.join(src, "supervisor", fname)
+        with open(path) as f:
+            text = f.read()
+        if text.count(old) != 1:
+            result = "STALE (its text is found %d times)" % text.count(old)
+            bad += 1
+        else:
+            with open(path, "w") as f:
+                f.write(text.replace(old, new))
+            try:
+                if run(["make", "-j" + jobs] + tests, build).returncode != 0:
+                    result = "BROKEN (does not build)"
+                    bad += 1
+                else:
+                    failed = failures(build, tests)
+                    if failed:
+                        result = "caught by " + ", ".join(failed)
+                    elif equivalent is not None:
+                        result = "equivalent: " + equivalent
+                    else:
+                        result = "MISSED"
+                        bad += 1
+            finally:
+                with open(path, "w") as f:
+                    f.write(text)
+        print("| %s | %s:%s | %s | %s |" % (mid, fname, func, what, result),
+              flush=True)
+    if keep:
+        print("kept %s" % tmp)
+    else:
+        shutil.rmtree(tmp)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
