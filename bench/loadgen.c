@@ -123,13 +123,20 @@ struct options opt = {
 	.args = "{\"text\":\"hello\"}",
 	.label = "",
 	.protocol = "2025-11-25",
+	.probes = 8,
+	.nsources = 1,
+	.notify = 10,
+	.idle = 20,
+	.gap = 100,
+	.trigger = "demo__toggle_tool",
 };
 struct stats		 st;
 struct event_base	*base;
 struct session		*sessions;
 
-static const struct transport *tr;	/* how every session is reached */
+const struct transport	*tr;	/* how every session is reached */
 static struct hist	 hist;
+static FILE		*record;	/* --record */
 static char		*call_prefix;	/* request body up to the id */
 static char		*call_suffix;	/* after the id */
 
@@ -257,7 +264,7 @@ check_answer(struct session *s, json_t *msg, size_t textlen)
 void
 call_answered(struct session *s, int ok)
 {
-	uint64_t t = now_ns();
+	uint64_t t = now_ns(), rec[2];
 
 	st.answered++;
 	if (s->deadline != NULL)
@@ -265,6 +272,13 @@ call_answered(struct session *s, int ok)
 	if (ok && st.t_measure != 0 && t >= st.t_measure && t <= st.t_end) {
 		st.counted++;
 		hist_add(&hist, (t - s->t_due + 500) / 1000);
+	}
+	if (record != NULL) {
+		/* Due time and latency, ns, the top bit set for a call that
+		 * failed: the scale mode's probe. */
+		rec[0] = s->t_due;
+		rec[1] = (t - s->t_due) | (ok ? 0 : REC_FAILED);
+		fwrite(rec, sizeof rec, 1, record);
 	}
 }
 
@@ -403,6 +417,8 @@ send_call(struct session *s)
 
 	if (s->phase != PH_READY || st.stopping)
 		return;
+	if (opt.mode == MODE_SCALE && !scale_may_call(s))
+		return;
 	if (st.draining) {
 		tr->end(s);
 		drain_check();
@@ -457,7 +473,7 @@ initialize_body(struct session *s, char *body, size_t size)
 	    "\"version\":\"1.0\"}}}", s->want_id, opt.protocol);
 }
 
-static void
+void
 session_start(struct session *s)
 {
 	st.started++;
@@ -589,6 +605,10 @@ on_ready(struct session *s)
 	struct timeval tv;
 	uint64_t t;
 
+	if (opt.mode == MODE_SCALE) {
+		scale_on_ready(s);
+		return;
+	}
 	if (s->phase == PH_READY && opt.mode == MODE_STREAMS) {
 		http_send_get(s);
 		return;
@@ -708,6 +728,10 @@ report(void)
 	char *txt;
 	uint64_t ok;
 
+	if (opt.mode == MODE_SCALE) {
+		scale_report();
+		return;
+	}
 	if (opt.mode == MODE_STREAMS) {
 		o = json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:s?}",
 		    "label", opt.label, "mode", "streams",
@@ -798,7 +822,27 @@ usage(void)
 "  -E, --expect-error   the calls must be answered with an error\n"
 "  -q, --quiet          no human line\n"
 "  -x, --stdio COMMAND  run COMMAND and call it over stdio, one pipe for\n"
-"                       all sessions (words split on spaces)\n");
+"                       all sessions (words split on spaces)\n"
+"scale mode (HTTP; see loadgen_scale.c):\n"
+"  -S, --scale N        hold N sessions, then time fan-outs and a probe\n"
+"  --scale-streams S    of which S hold a GET stream (0)\n"
+"  --sources K          connect from 127.0.0.1 .. 127.0.0.K (1)\n"
+"  --notify K           notifications to time (10)\n"
+"  --idle S             seconds of probe before and after them (20)\n"
+"  --gap MS             between a fan-out's end and the next (100)\n"
+"  --trigger TOOL       the tool that makes one (demo__toggle_tool)\n"
+"  --triggers T         sessions that may call it (1); one is used per\n"
+"                       gateway instance (a fleet: the session id's prefix)\n"
+"  --probes P           the probe's sessions (8), calling at --rate\n"
+"                       (1000 calls/s by default here), from a loadgen\n"
+"                       process of its own\n"
+"  --record FILE        (calls mode) write each call's due time and\n"
+"                       latency (until its answer or failure), in ns, as\n"
+"                       two native 64-bit words; the top bit of the\n"
+"                       latency is set for a failed call\n"
+"  --rss-pid NAME=PID   read VmRSS of PID at each stage (up to 8)\n"
+"  --readers-nice N     once the probe runs, lower this process (the\n"
+"                       streams' reader) to niceness N (0)\n");
 	exit(2);
 }
 
@@ -838,6 +882,18 @@ main(int argc, char **argv)
 		{ "expect-error", no_argument, NULL, 'E' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "stdio", required_argument, NULL, 'x' },
+		{ "scale", required_argument, NULL, 'S' },
+		{ "scale-streams", required_argument, NULL, 1001 },
+		{ "sources", required_argument, NULL, 1002 },
+		{ "notify", required_argument, NULL, 1003 },
+		{ "idle", required_argument, NULL, 1004 },
+		{ "gap", required_argument, NULL, 1005 },
+		{ "trigger", required_argument, NULL, 1006 },
+		{ "probes", required_argument, NULL, 1007 },
+		{ "rss-pid", required_argument, NULL, 1008 },
+		{ "record", required_argument, NULL, 1009 },
+		{ "triggers", required_argument, NULL, 1010 },
+		{ "readers-nice", required_argument, NULL, 1011 },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct event *sigint, *sigterm;
@@ -849,7 +905,7 @@ main(int argc, char **argv)
 	unsigned i, first;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "c:d:w:r:n:t:a:T:l:P:sH:p:Eqx:M",
+	while ((c = getopt_long(argc, argv, "c:d:w:r:n:t:a:T:l:P:sH:p:Eqx:MS:",
 	    longopts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
@@ -903,6 +959,50 @@ main(int argc, char **argv)
 		case 'M':
 			opt.modern = 1;
 			break;
+		case 'S':
+			opt.mode = MODE_SCALE;
+			opt.scale = (unsigned)num_arg(optarg, "scale");
+			break;
+		case 1001:
+			opt.scale_streams = (unsigned)num_arg(optarg,
+			    "scale-streams");
+			break;
+		case 1002:
+			opt.nsources = (unsigned)num_arg(optarg, "sources");
+			break;
+		case 1003:
+			opt.notify = (unsigned)num_arg(optarg, "notify");
+			break;
+		case 1004:
+			opt.idle = num_arg(optarg, "idle");
+			break;
+		case 1005:
+			opt.gap = num_arg(optarg, "gap");
+			break;
+		case 1006:
+			opt.trigger = optarg;
+			break;
+		case 1007:
+			opt.probes = (unsigned)num_arg(optarg, "probes");
+			break;
+		case 1008:
+			if (opt.nrss == RSS_MAX_PIDS ||
+			    (name = strchr(optarg, '=')) == NULL)
+				usage();
+			*name = '\0';
+			opt.rss_name[opt.nrss] = optarg;
+			opt.rss_pid[opt.nrss++] = (int)num_arg(name + 1,
+			    "rss-pid");
+			break;
+		case 1009:
+			opt.record = optarg;
+			break;
+		case 1010:
+			opt.triggers = (unsigned)num_arg(optarg, "triggers");
+			break;
+		case 1011:
+			opt.readers_nice = (int)num_arg(optarg, "readers-nice");
+			break;
 		default:
 			usage();
 		}
@@ -911,6 +1011,25 @@ main(int argc, char **argv)
 	    opt.parallel == 0 || (opt.stdio && opt.mode == MODE_STREAMS) ||
 	    (opt.modern && (opt.stdio != NULL || opt.mode == MODE_STREAMS)))
 		usage();
+	if (opt.mode == MODE_SCALE) {
+		if (opt.ws || opt.modern || opt.stdio != NULL ||
+		    opt.scale_streams > opt.scale || opt.probes == 0 ||
+		    opt.nsources > 254)
+			usage();
+		if (opt.rate <= 0)
+			opt.rate = 1000;
+		/* The sessions held and the triggers; the probe is a
+		 * process of its own. */
+		if (opt.triggers == 0)
+			opt.triggers = 1;
+		opt.sessions = opt.scale + opt.triggers;
+	}
+	opt.self = argv[0];
+	if (opt.record != NULL && (record = fopen(opt.record, "w")) == NULL) {
+		fprintf(stderr, "loadgen: %s: %s\n", opt.record,
+		    strerror(errno));
+		return 2;
+	}
 	opt.url = opt.stdio ? opt.stdio : argv[optind];
 	if (opt.stdio == NULL && parse_url(opt.url) != 0) {
 		fprintf(stderr, "loadgen: bad URL (want http://host:port/path "
@@ -961,9 +1080,11 @@ main(int argc, char **argv)
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY
-	    && rl.rlim_cur < (rlim_t)opt.sessions + 16) {
+	    && rl.rlim_cur < (rlim_t)(opt.mode == MODE_SCALE ?
+	    opt.scale_streams + opt.probes + opt.parallel : opt.sessions) + 16) {
 		fprintf(stderr, "loadgen: %u sessions need more descriptors "
-		    "than the limit of %llu\n", opt.sessions,
+		    "than the limit of %llu\n", opt.mode == MODE_SCALE ?
+		    opt.scale_streams : opt.sessions,
 		    (unsigned long long)rl.rlim_cur);
 		return 2;
 	}
@@ -1005,7 +1126,9 @@ main(int argc, char **argv)
 			fprintf(stderr, "loadgen: cannot start %s\n", opt.stdio);
 			return 1;
 		}
-	} else {
+	} else if (opt.mode == MODE_SCALE)
+		scale_start();
+	else {
 		first = opt.parallel < opt.sessions ? opt.parallel :
 		    opt.sessions;
 		/* A 2026-07-28 session is ready at once and starts the next
@@ -1030,9 +1153,13 @@ main(int argc, char **argv)
 	event_base_free(base);
 	free(call_prefix);
 	free(call_suffix);
+	if (record != NULL)
+		fclose(record);
 	direct_stop();
 	if (opt.mode == MODE_STREAMS)
 		return st.errors == 0 && st.max_streams == opt.sessions ? 0 : 1;
+	if (opt.mode == MODE_SCALE)
+		return st.errors == 0 ? 0 : 1;
 	if (opt.expect_error)
 		return st.errors == 0 && st.answered > 0 ? 0 : 1;
 	return st.errors == 0 && st.counted > 0 ? 0 : 1;

@@ -9,6 +9,7 @@
  *   loadgen_ws.c      a session over WebSocket (subprotocol mcp)
  *   loadgen_stdio.c   going direct: the server as a child on stdio
  *   loadgen_hist.c    the latency histogram
+ *   loadgen_scale.c   the scale mode: many sessions, fan-outs, a probe
  */
 #ifndef LOADGEN_H
 #define LOADGEN_H
@@ -33,7 +34,10 @@
 /* ------------------------------------------------------------------ */
 /* Options and global state (loadgen.c). */
 
-enum mode { MODE_CALLS, MODE_STREAMS };
+enum mode { MODE_CALLS, MODE_STREAMS, MODE_SCALE };
+
+#define RSS_MAX_PIDS	8	/* --rss-pid */
+#define REC_FAILED	(1ull << 63)	/* --record: the call failed */
 
 struct options {
 	const char	*url;
@@ -61,6 +65,24 @@ struct options {
 	const char	*stdio;		/* direct: the server's command */
 	int		 modern;	/* 2026-07-28: no session, every
 					   request whole (HTTP only) */
+	/* Scale mode (loadgen_scale.c). */
+	unsigned	 scale;		/* sessions held */
+	unsigned	 scale_streams;	/* of which with a GET stream */
+	unsigned	 probes;	/* the probe's sessions */
+	unsigned	 nsources;	/* 127.0.0.1 .. 127.0.0.N, 0: any */
+	unsigned	 notify;	/* notifications */
+	double		 idle;		/* seconds before and after them */
+	double		 gap;		/* ms between them */
+	const char	*trigger;	/* the tool that makes one */
+	int		 readers_nice;	/* niceness of the streams' reader
+					   once the probe runs */
+	unsigned	 triggers;	/* sessions that may call it: one is
+					   used per instance (a fleet) */
+	unsigned	 nrss;
+	int		 rss_pid[RSS_MAX_PIDS];
+	const char	*rss_name[RSS_MAX_PIDS];
+	const char	*record;	/* write each answered call here */
+	const char	*self;		/* argv[0], for the probe's process */
 };
 
 struct stats {
@@ -169,6 +191,7 @@ struct session {
 	struct event	*deadline;	/* call timeout */
 	int		 answered;	/* the request got its answer */
 	int		 answer_ok;	/* and it was as expected */
+	unsigned	 nlc;		/* scale: list_changed events seen */
 
 	/* Owned by the transport (its init and free). */
 	struct http_state *http;
@@ -209,8 +232,21 @@ void	call_answered(struct session *, int);
 void	initialize_body(struct session *, char *, size_t);
 void	session_connected(struct session *);
 
+void	session_start(struct session *);
+extern const struct transport *tr;	/* how every session is reached */
+
 /* loadgen_http.c */
 void	http_send_get(struct session *);
+/* The session's Mcp-Session-Id, "" before it has one. */
+const char *http_session_id(const struct session *);
+
+/* loadgen_scale.c */
+void	scale_start(void);
+void	scale_on_ready(struct session *);
+int	scale_may_call(const struct session *);
+void	scale_stream_event(struct session *, const char *, size_t);
+void	scale_heartbeat(struct session *);
+void	scale_report(void);
 
 /* loadgen_stdio.c */
 int	direct_start(void);

@@ -13,6 +13,9 @@
 #include <sys/types.h>
 #include <sys/socket.h>
 
+#include <netinet/in.h>
+#include <arpa/inet.h>
+
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -20,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
@@ -146,9 +150,11 @@ sse_dispatch(struct session *s)
 		hs->data.len--;
 	if (hs->data.len == 0)
 		return;		/* the priming event */
-	if (s->phase == PH_STREAM)
+	if (s->phase == PH_STREAM) {
 		st.events++;
-	else
+		if (opt.mode == MODE_SCALE)
+			scale_stream_event(s, hs->data.p, hs->data.len);
+	} else
 		on_message(s, hs->data.p, hs->data.len);
 	hs->data.len = 0;
 }
@@ -164,8 +170,12 @@ sse_line(struct session *s, const char *p, size_t n)
 		sse_dispatch(s);
 		return;
 	}
-	if (p[0] == ':')
-		return;		/* comment */
+	if (p[0] == ':') {
+		/* A comment: the gateway's heartbeat, on a stream. */
+		if (opt.mode == MODE_SCALE && s->phase == PH_STREAM)
+			scale_heartbeat(s);
+		return;
+	}
 	v = memchr(p, ':', n);
 	fl = v ? (size_t)(v - p) : n;
 	if (v != NULL) {
@@ -568,10 +578,39 @@ event_cb(struct bufferevent *bev, short what, void *arg)
 	}
 }
 
+/*
+ * A socket bound to one of the source addresses (127.0.0.1 .. .K by the
+ * session's index), so that more connections than one address has ports
+ * can be made; -1 to let the system choose.
+ */
+static int
+source_socket(struct session *s)
+{
+	struct sockaddr_in sin;
+	int fd, one = 1;
+
+	if (opt.nsources <= 1 || opt.addr.ss_family != AF_INET)
+		return -1;
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd == -1)
+		return -1;
+	/* The port is chosen at connect, for the whole 4-tuple. */
+	setsockopt(fd, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, &one, sizeof one);
+	memset(&sin, 0, sizeof sin);
+	sin.sin_family = AF_INET;
+	sin.sin_addr.s_addr = htonl(0x7f000001u + s->idx % opt.nsources);
+	if (bind(fd, (struct sockaddr *)&sin, sizeof sin) != 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
 static void
 connect_session(struct session *s)
 {
-	s->bev = bufferevent_socket_new(base, -1, BEV_OPT_CLOSE_ON_FREE);
+	s->bev = bufferevent_socket_new(base, source_socket(s),
+	    BEV_OPT_CLOSE_ON_FREE);
 	if (s->bev == NULL) {
 		session_fail(s, "bufferevent_socket_new failed");
 		return;
@@ -588,6 +627,12 @@ connect_session(struct session *s)
 
 /* ------------------------------------------------------------------ */
 /* The session's transport. */
+
+const char *
+http_session_id(const struct session *s)
+{
+	return s->http->sid;
+}
 
 void
 http_send_get(struct session *s)

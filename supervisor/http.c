@@ -21,6 +21,7 @@
 #include <event2/buffer.h>
 #include <event2/event.h>
 
+#include "heap.h"
 #include "http_priv.h"
 #include "iochan.h"
 #include "log.h"
@@ -29,6 +30,9 @@
 struct http_conn_list		http_conns = TAILQ_HEAD_INITIALIZER(http_conns);
 static unsigned int		nconns;
 static size_t			queued_total;	/* in every output */
+static struct heap		slow;		/* those HTTP_SLOW_MIN behind,
+						   by bytes queued */
+static int			slow_ready;
 static struct event		*reap_ev;	/* closes doomed ones */
 
 static void	http_read_cb(struct iochan *, void *);
@@ -108,7 +112,7 @@ http_adopt(int fd, const struct sockaddr *sa, const struct http_service *svc)
 	evutil_make_socket_nonblocking(fd);
 	c->ch = iochan_new(base, fd, http_read_cb, http_drain_cb,
 	    http_event_cb, c);
-	evbuffer_add_cb(iochan_output(c->ch), http_count_cb, NULL);
+	evbuffer_add_cb(iochan_output(c->ch), http_count_cb, c);
 	evbuffer_add_cb(iochan_input(c->ch), http_in_cb, NULL);
 	iochan_read_size(c->ch, HTTP_READ_SIZE);
 	iochan_timeouts(c->ch, 0, HTTP_WRITE_TIMEOUT);
@@ -118,14 +122,36 @@ http_adopt(int fd, const struct sockaddr *sa, const struct http_service *svc)
 	nconns++;
 }
 
-/* Count what every connection's output holds (for max_buffered). */
+static uint64_t
+http_queued_key(const void *p)
+{
+	return (iochan_queued(((const struct http_conn *)p)->ch));
+}
+
+/*
+ * Count what every connection's output holds (for max_buffered), and keep
+ * those far behind in a heap, so finding the furthest is no walk.
+ */
 static void
 http_count_cb(struct evbuffer *buf, const struct evbuffer_cb_info *info,
     void *arg)
 {
+	struct http_conn	*c = arg;
+
 	queued_total += info->n_added;
 	queued_total -= info->n_deleted;
 	metrics_bytes(0, info->n_deleted);
+	if (!slow_ready) {
+		heap_init(&slow, http_queued_key,
+		    offsetof(struct http_conn, slow_pos));
+		slow_ready = 1;
+	}
+	if (evbuffer_get_length(buf) < HTTP_SLOW_MIN)
+		heap_remove(&slow, c);
+	else if (c->slow_pos != 0)
+		heap_update(&slow, c);
+	else
+		heap_insert(&slow, c);
 }
 
 /* Count what comes from clients. */
@@ -146,17 +172,13 @@ http_stream_queued(void)
 struct http_conn *
 http_slowest(size_t *queued)
 {
-	struct http_conn	*c, *best = NULL;
-	size_t			 n;
+	struct http_conn	*c;
 
 	*queued = 0;
-	TAILQ_FOREACH(c, &http_conns, entry) {
-		if ((n = iochan_queued(c->ch)) > *queued) {
-			*queued = n;
-			best = c;
-		}
-	}
-	return (best);
+	if (!slow_ready || (c = heap_top(&slow)) == NULL)
+		return (NULL);
+	*queued = iochan_queued(c->ch);
+	return (c);
 }
 
 /* The response is complete: next request, or close. */
@@ -263,7 +285,10 @@ http_conn_free(struct http_conn *c)
 		c->stream = NULL;
 	}
 	http_reset(c);
+	http_heartbeat_forget(c);
 	queued_total -= iochan_queued(c->ch);
+	if (slow_ready)
+		heap_remove(&slow, c);
 	iochan_free(c->ch);
 	event_free(c->deadline);
 	if (c->next_ev != NULL)

@@ -199,9 +199,12 @@ http_listen(const char *addr, const struct http_service *svc, char *bound,
 	for (ai = res; ai != NULL; ai = ai->ai_next) {
 		l = xcalloc(1, sizeof *l);
 		l->svc = svc;
+		/* The largest backlog: the kernel caps it at
+		 * net.core.somaxconn (many clients reconnect at once after
+		 * a restart). */
 		l->lev = evconnlistener_new_bind(base, http_accept_cb, l,
 		    LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE |
-		    LEV_OPT_CLOSE_ON_EXEC, 1024, ai->ai_addr,
+		    LEV_OPT_CLOSE_ON_EXEC, HTTP_BACKLOG, ai->ai_addr,
 		    (int)ai->ai_addrlen);
 		if (l->lev == NULL) {
 			log_warn("listen %s", addr);

@@ -27,7 +27,15 @@
 #define HTTP_FD_RESERVE		64	/* descriptors kept for the rest */
 #define HTTP_MAX_CONNS		1000000	/* even with no descriptor limit */
 #define HTTP_PAUSE_MS		1000	/* accepting paused when out of fds */
-#define HTTP_HEARTBEAT_TICKS	3	/* heartbeat timer ticks per interval */
+#define HTTP_BACKLOG		65535	/* asked of listen(2); the kernel caps
+					   it at net.core.somaxconn */
+#define HTTP_HEARTBEAT_TICKS	16	/* heartbeat timer ticks per interval */
+#define HTTP_HEARTBEAT_PHASES	4	/* a stream is looked at every so many
+					   ticks, in its own phase */
+#define HTTP_HEARTBEAT_DUE	14	/* ticks of silence that make a
+					   heartbeat due */
+#define HTTP_HEARTBEAT_WORK	2048	/* per loop turn: a stream looked at
+					   is 1, a heartbeat written 32 */
 #define HTTP_COPY_MAX		16384	/* smaller chunks are copied into the
 					   output, larger ones moved */
 #define HTTP_READ_SIZE		4096	/* first read of a request */
@@ -73,6 +81,11 @@ struct http_conn {
 	uint64_t		 body_bytes;	/* received so far */
 	unsigned int		 wrote_tick;	/* heartbeat tick of the last
 						   event-stream write */
+	unsigned int		 on_beat;	/* its heartbeat phase + 1, or 0
+						   if on no heartbeat list */
+	TAILQ_ENTRY(http_conn)	 beat_entry;	/* the list of its phase */
+	size_t			 slow_pos;	/* in the heap of connections
+						   HTTP_SLOW_MIN behind, or 0 */
 	int			 doomed;	/* to close from the loop */
 	int			 nolog;		/* no access log line for the
 						   response under way */
@@ -110,6 +123,8 @@ void		http_next(struct http_conn *);
 void		http_heartbeat_configure(void);
 /* Stop the heartbeat timer and free it (the listeners are closing). */
 void		http_heartbeat_free(void);
+/* A connection no longer streams (or goes): no more heartbeats. */
+void		http_heartbeat_forget(struct http_conn *);
 
 /* http_listen.c */
 extern unsigned int		http_max_conns;	/* the connection limit */

@@ -15,27 +15,98 @@
 #include "log.h"
 
 static struct event		*heartbeat_ev;
-static unsigned int		heartbeat_tick;
+static unsigned int		 heartbeat_tick;
+/* Event streams by phase; a stream is looked at in its phase's ticks. */
+static TAILQ_HEAD(, http_conn)	 beat_lists[HTTP_HEARTBEAT_PHASES] = {
+	TAILQ_HEAD_INITIALIZER(beat_lists[0]),
+	TAILQ_HEAD_INITIALIZER(beat_lists[1]),
+	TAILQ_HEAD_INITIALIZER(beat_lists[2]),
+	TAILQ_HEAD_INITIALIZER(beat_lists[3])
+};
+static unsigned int		 beat_phase_next;
+static struct http_conn		*beat_cursor;	/* the walk's next stream */
+static struct event		*beat_more_ev;	/* goes on with the walk */
+
+/* Put an event stream on the list of a phase of its own. */
+static void
+http_heartbeat_add(struct http_conn *c)
+{
+	unsigned int	phase;
+
+	if (c->on_beat != 0)
+		return;
+	phase = beat_phase_next++ % HTTP_HEARTBEAT_PHASES;
+	c->on_beat = phase + 1;
+	TAILQ_INSERT_TAIL(&beat_lists[phase], c, beat_entry);
+}
+
+void
+http_heartbeat_forget(struct http_conn *c)
+{
+	if (c->on_beat == 0)
+		return;
+	if (beat_cursor == c)
+		beat_cursor = TAILQ_NEXT(c, beat_entry);
+	TAILQ_REMOVE(&beat_lists[c->on_beat - 1], c, beat_entry);
+	c->on_beat = 0;
+}
+
+static void	http_heartbeat_walk(void);
+
+static void
+http_heartbeat_more_cb(evutil_socket_t fd, short events, void *arg)
+{
+	http_heartbeat_walk();
+}
 
 /*
- * Write an SSE comment on every event stream that has carried nothing for
- * about sse_heartbeat seconds, so that proxies and clients with idle
- * timeouts keep it open and a peer that is gone is noticed.
+ * Write an SSE comment on the streams of this tick's phase that have
+ * carried nothing for HTTP_HEARTBEAT_DUE ticks, so that proxies and
+ * clients with idle timeouts keep them open and a peer that is gone is
+ * noticed.  Phases keep streams that a broadcast wrote at the same moment
+ * from all falling due at once, and no turn of the loop writes more than
+ * HTTP_HEARTBEAT_WORK allows: the rest waits for the next turn, so no
+ * call waits behind thousands of heartbeats.
  */
 static void
-http_heartbeat_cb(evutil_socket_t fd, short events, void *arg)
+http_heartbeat_walk(void)
 {
 	static const char	 beat[] = "d\r\n: keepalive\n\n\r\n";
+	static const struct timeval now = { 0, 0 };
 	struct http_conn	*c;
+	unsigned int		 work = 0;
 
-	heartbeat_tick++;
-	TAILQ_FOREACH(c, &http_conns, entry) {
-		if (c->state != HC_STREAMING ||
-		    heartbeat_tick - c->wrote_tick < HTTP_HEARTBEAT_TICKS)
+	while ((c = beat_cursor) != NULL) {
+		if (work >= HTTP_HEARTBEAT_WORK) {
+			if (beat_more_ev == NULL && (beat_more_ev =
+			    evtimer_new(base, http_heartbeat_more_cb,
+			    NULL)) == NULL)
+				fatalx("evtimer_new");
+			evtimer_add(beat_more_ev, &now);
+			return;
+		}
+		beat_cursor = TAILQ_NEXT(c, beat_entry);
+		work++;
+		if (c->state != HC_STREAMING) {
+			http_heartbeat_forget(c);
+			continue;
+		}
+		if (c->doomed ||
+		    heartbeat_tick - c->wrote_tick < HTTP_HEARTBEAT_DUE)
 			continue;
 		evbuffer_add(iochan_output(c->ch), beat, sizeof beat - 1);
 		c->wrote_tick = heartbeat_tick;
+		work += 32;
 	}
+}
+
+static void
+http_heartbeat_cb(evutil_socket_t fd, short events, void *arg)
+{
+	heartbeat_tick++;
+	beat_cursor = TAILQ_FIRST(&beat_lists[heartbeat_tick %
+	    HTTP_HEARTBEAT_PHASES]);
+	http_heartbeat_walk();
 	log_flush_suppressed();
 }
 
@@ -67,6 +138,11 @@ http_heartbeat_free(void)
 		event_free(heartbeat_ev);
 		heartbeat_ev = NULL;
 	}
+	if (beat_more_ev != NULL) {
+		event_free(beat_more_ev);
+		beat_more_ev = NULL;
+	}
+	beat_cursor = NULL;
 }
 
 /* Write a status line and common headers. */
@@ -143,6 +219,7 @@ http_stream_start(struct http_conn *c, const char *extra)
 	    "Transfer-Encoding: chunked\r\n\r\n");
 	c->state = HC_STREAMING;
 	c->wrote_tick = heartbeat_tick;
+	http_heartbeat_add(c);
 }
 
 void
@@ -170,12 +247,75 @@ http_stream_write(struct http_conn *c, struct evbuffer *data)
 	evbuffer_add(out, "\r\n", 2);
 }
 
+/* Format a chunk's size line ("<hex>\r\n") into buf; its length. */
+static size_t
+http_chunk_line(char *buf, size_t len)
+{
+	static const char	 hex[] = "0123456789abcdef";
+	char			 digits[2 * sizeof len];
+	size_t			 n = 0, k = 0;
+
+	do {
+		digits[k++] = hex[len & 0xf];
+		len >>= 4;
+	} while (len != 0);
+	while (k > 0)
+		buf[n++] = digits[--k];
+	buf[n++] = '\r';
+	buf[n++] = '\n';
+	return (n);
+}
+
+void
+http_stream_write_parts(struct http_conn *c, const char *prefix, size_t plen,
+    const char *data, size_t len, struct evbuffer *ref)
+{
+	static char	 chunk[HTTP_COPY_MAX + 64];
+	struct evbuffer	*out = iochan_output(c->ch);
+	size_t		 total, n;
+
+	if (c->state != HC_STREAMING)
+		fatalx("%s: not streaming", __func__);
+	if (ref != NULL) {
+		len = evbuffer_get_length(ref);
+		/* A small one is copied, as http_stream_write does. */
+		if (len < HTTP_COPY_MAX) {
+			data = (const char *)evbuffer_pullup(ref, -1);
+			ref = NULL;
+		}
+	}
+	if (plen > 64 - 2 * sizeof total - 2)
+		fatalx("%s: prefix too long", __func__);
+	total = plen + len;
+	if (total == 0 || c->doomed)
+		return;
+	c->wrote_tick = heartbeat_tick;
+	n = http_chunk_line(chunk, total);
+	if (plen > 0)
+		memcpy(chunk + n, prefix, plen);
+	if (ref == NULL && n + total + 2 <= sizeof chunk) {
+		/* One addition: the whole chunk in one piece. */
+		if (len > 0)
+			memcpy(chunk + n + plen, data, len);
+		memcpy(chunk + n + total, "\r\n", 2);
+		evbuffer_add(out, chunk, n + total + 2);
+		return;
+	}
+	evbuffer_add(out, chunk, n + plen);
+	if (ref != NULL)
+		evbuffer_add_buffer_reference(out, ref);
+	else
+		evbuffer_add(out, data, len);
+	evbuffer_add(out, "\r\n", 2);
+}
+
 void
 http_stream_end(struct http_conn *c)
 {
 	if (c->state != HC_STREAMING)
 		fatalx("%s: not streaming", __func__);
 	evbuffer_add(iochan_output(c->ch), "0\r\n\r\n", 5);
+	http_heartbeat_forget(c);
 	c->state = HC_HANDLING;
 	http_done(c);
 }

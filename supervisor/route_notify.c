@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * Notifications from upstreams (progress, logs, resource updates,
- * cancellations) to the sessions they belong to, and list_changed to
- * every session.
+ * cancellations) to the sessions they belong to; list_changed and logs
+ * for every session go through broadcast.c.
  */
 #include "config.h"
 
@@ -20,11 +20,11 @@
 #include "supervisor.h"
 #include "xmalloc.h"
 
-/* Arguments for broadcasting a notification to sessions. */
+/* Arguments for sending a resource update to its subscribers. */
 struct route_bcast {
 	struct upstream		*up;
 	const struct jrpc	*m;
-	const char		*uri;	/* resources/updated only */
+	const char		*uri;
 };
 
 /* Send a notification (method and params as JSON text) on a stream. */
@@ -73,24 +73,31 @@ route_target(struct upstream *up, const struct frame_hdr *hdr,
 	return (NULL);
 }
 
+/* A log message's level: its index, or -1 if it has none we know. */
+static int
+route_log_level(const struct jrpc *m)
+{
+	struct jspan	level;
+	char		name[32];
+
+	if (jscan_member(m->p, m->params, "level", &level) != 0 ||
+	    jscan_string(m->p, level, name, sizeof name) < 0)
+		return (-1);
+	return (log_level_index(name));
+}
+
 /* Does a session want a log message of this level? */
 static int
 route_wants_log(const struct session *s, const struct jrpc *m)
 {
-	struct jspan	level;
-	char		name[32];
-	int		i;
+	int	i;
 
-	if (s->loglevel < 0)
-		return (1);
-	if (jscan_member(m->p, m->params, "level", &level) != 0 ||
-	    jscan_string(m->p, level, name, sizeof name) < 0 ||
-	    (i = log_level_index(name)) < 0)
+	if (s->loglevel < 0 || (i = route_log_level(m)) < 0)
 		return (1);
 	return (i >= s->loglevel);
 }
 
-/* Send a notification to one session if it wants it. */
+/* Send a resource update to one session if it subscribed. */
 static void
 route_bcast_one(struct session *s, void *arg)
 {
@@ -99,11 +106,7 @@ route_bcast_one(struct session *s, void *arg)
 
 	if (s->modern && b->uri != NULL)
 		listen_resource_updated(s, b->up, b->uri);
-	if (!s->initialized)
-		return;
-	if (b->uri != NULL && strmap_get(&s->subs, b->uri) != b->up)
-		return;
-	if (b->uri == NULL && !route_wants_log(s, b->m))
+	if (!s->initialized || strmap_get(&s->subs, b->uri) != b->up)
 		return;
 	buf = evbuffer_new();
 	evbuffer_add(buf, b->m->p, b->m->n);
@@ -202,14 +205,16 @@ route_notify(struct upstream *up, const struct frame_hdr *hdr,
 			    m.method_name);
 		else
 			stream_send(st, payload, 0);
-	} else if (m.method_id == MCPM_MESSAGE ||
-	    u != NULL) {
-		/* Not tied to a session: every session, as each wants. */
+	} else if (u != NULL) {
+		/* Not tied to a session: every subscriber. */
 		b.up = up;
 		b.m = &m;
 		b.uri = u;
 		session_foreach(route_bcast_one, &b);
-	} else
+	} else if (m.method_id == MCPM_MESSAGE)
+		/* Every session, as each wants, a slice at a time. */
+		broadcast_log(m.p, m.n, route_log_level(&m));
+	else
 		log_debug("upstream %s: %s for no session dropped",
 		    up->sc->name, m.method_name);
 	free(u);
@@ -237,14 +242,6 @@ route_list_changed_send(struct session *s, int changed)
 		    "notifications/prompts/list_changed", NULL);
 }
 
-/* The same for one session on the global catalog. */
-static void
-route_list_changed_one(struct session *s, void *arg)
-{
-	if (s->view == NULL)
-		route_list_changed_send(s, *(int *)arg);
-}
-
 void
 route_list_changed(struct session *s, int changed)
 {
@@ -253,5 +250,5 @@ route_list_changed(struct session *s, int changed)
 	if (s != NULL)
 		route_list_changed_send(s, changed);
 	else
-		session_foreach(route_list_changed_one, &changed);
+		broadcast_list_changed(changed);
 }

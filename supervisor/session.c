@@ -17,21 +17,31 @@ static struct u64map		 by_no;
 static unsigned int		 nsessions;
 static uint32_t			 next_no;
 static struct event		*sweep_timer;
+static struct event		*sweep_more;	/* the sweep's next slice */
+static struct session		*sweep_cursor;	/* its next session */
+
+#define SESSION_SWEEP_SLICE	1024	/* sessions looked at per loop turn */
 static struct strmap		 modern_by_principal;	/* -> session */
 
-/* Expire idle sessions. */
+/*
+ * Expire idle sessions, SESSION_SWEEP_SLICE per turn of the loop: with
+ * 100,000 sessions one walk over them all would hold the loop for tens of
+ * milliseconds.
+ */
 static void
-session_sweep_cb(evutil_socket_t fd, short events, void *arg)
+session_sweep_more_cb(evutil_socket_t fd, short events, void *arg)
 {
-	struct session	*s, *next;
-	int64_t		 limit;
-	struct stream	*st;
-	int		 connected;
+	static const struct timeval	 now = { 0, 0 };
+	struct session			*s;
+	int64_t				 limit, t = now_ms();
+	struct stream			*st;
+	unsigned int			 n = 0;
+	int				 connected;
 
-	limit = now_ms() - (int64_t)conf->session_timeout * 1000;
-	for (s = TAILQ_FIRST(&sessions); s != NULL; s = next) {
-		next = TAILQ_NEXT(s, entry);
-		stream_expire(s, now_ms());
+	limit = t - (int64_t)conf->session_timeout * 1000;
+	while ((s = sweep_cursor) != NULL && n++ < SESSION_SWEEP_SLICE) {
+		sweep_cursor = TAILQ_NEXT(s, entry);
+		stream_expire(s, t);
 		if (s->last_active > limit || s->npending != 0 ||
 		    s->nparked != 0 || s->nlistens != 0)
 			continue;
@@ -43,6 +53,18 @@ session_sweep_cb(evutil_socket_t fd, short events, void *arg)
 		if (!connected)
 			session_free(s, "idle timeout");
 	}
+	if (sweep_cursor != NULL)
+		evtimer_add(sweep_more, &now);
+}
+
+/* Begin a sweep, unless one is still going. */
+static void
+session_sweep_cb(evutil_socket_t fd, short events, void *arg)
+{
+	if (sweep_cursor != NULL)
+		return;
+	sweep_cursor = TAILQ_FIRST(&sessions);
+	session_sweep_more_cb(fd, events, arg);
 }
 
 void
@@ -52,6 +74,9 @@ session_init(void)
 	u64map_init(&by_no);
 	strmap_init(&modern_by_principal);
 	sweep_timer = event_new(base, -1, EV_PERSIST, session_sweep_cb, NULL);
+	sweep_more = evtimer_new(base, session_sweep_more_cb, NULL);
+	if (sweep_timer == NULL || sweep_more == NULL)
+		fatalx("event_new");
 	session_configure();
 }
 
@@ -151,6 +176,7 @@ session_new(const char *peer)
 	u64map_put(&by_no, s->no, s);
 	TAILQ_INSERT_TAIL(&sessions, s, entry);
 	nsessions++;
+	broadcast_session_new(s);
 	/* A session is the first use of lazy upstreams. */
 	for (i = 0; i < nupstreams; i++)
 		upstream_use(upstreams[i]);
@@ -180,6 +206,9 @@ session_free(struct session *s, const char *why)
 		session_principal(s, principal, sizeof principal);
 		strmap_del(&modern_by_principal, principal);
 	}
+	broadcast_session_gone(s);
+	if (sweep_cursor == s)
+		sweep_cursor = TAILQ_NEXT(s, entry);
 	TAILQ_REMOVE(&sessions, s, entry);
 	nsessions--;
 	drain_check();
@@ -198,10 +227,16 @@ session_free_all(void)
 
 	while ((s = TAILQ_FIRST(&sessions)) != NULL)
 		session_free(s, "shutdown");
+	broadcast_free_all();
 	if (sweep_timer != NULL) {
 		event_free(sweep_timer);
 		sweep_timer = NULL;
 	}
+	if (sweep_more != NULL) {
+		event_free(sweep_more);
+		sweep_more = NULL;
+	}
+	sweep_cursor = NULL;
 	u64map_free(&by_key);
 	u64map_free(&by_no);
 	strmap_free(&modern_by_principal);
@@ -339,6 +374,18 @@ session_foreach(void (*fn)(struct session *, void *), void *arg)
 		next = TAILQ_NEXT(s, entry);
 		fn(s, arg);
 	}
+}
+
+struct session *
+session_first(void)
+{
+	return (TAILQ_FIRST(&sessions));
+}
+
+struct session *
+session_next(struct session *s)
+{
+	return (TAILQ_NEXT(s, entry));
 }
 
 /*

@@ -10,51 +10,18 @@
 
 #include "log.h"
 #include "sse.h"
-#include "supervisor.h"
+#include "stream_priv.h"
 #include "xmalloc.h"
 
 /*
- * Events kept per stream for Last-Event-ID replay.  The final response of
- * a POST stream is only kept when no connection took it; a stream whose
- * events are all delivered is freed at once.
+ * Streams: where a session's messages go, with event ids and replay.  The
+ * events kept for replay and the budget are in stream_keep.c.  The final
+ * response of a POST stream is only kept when no connection took it; a
+ * stream whose events are all delivered is freed at once.
  */
-#define STREAM_MAX_EVENTS	1024
-#define STREAM_MAX_BYTES	(4 * 1024 * 1024)	/* real memory */
-#define STREAM_REF_MIN		16384	/* events this large are sent by
-					   reference, smaller ones copied */
-#define STREAM_EVENT_COST	64	/* an event's own bookkeeping */
-#define STREAM_SHED_MIN		65536	/* a reader this far behind may be
-					   cut to keep the global budget */
 #define STREAM_RETRY_MS		1000	/* the retry field we send */
 #define STREAM_KEEP_MS		(300 * 1000)	/* undelivered, complete */
 #define STREAM_MAX_KEPT		16	/* such streams per session */
-#define STREAM_MAX_UNOPENED	32	/* events kept before a first GET */
-
-/*
- * One formatted event ("id: ..\nevent: message\ndata: ..\n\n").  A small
- * one is kept as plain bytes and copied to connections: an evbuffer of its
- * own would cost a 1 KiB chain, and a reference to it would keep that
- * alive in the output of a reader that stopped reading.  A large one is
- * kept in an evbuffer and sent by reference, never copied.
- */
-struct stream_event {
-	uint32_t		 seq;
-	int			 final;
-	struct evbuffer		*buf;		/* large, or NULL */
-	char			*text;		/* small */
-	size_t			 len;
-	size_t			 cost;		/* counted in memory */
-	TAILQ_ENTRY(stream_event) entry;
-};
-
-/* Bytes held for replay by every stream (their real cost). */
-static size_t	stream_held;
-
-size_t
-stream_held_bytes(void)
-{
-	return (stream_held);
-}
 
 /* Do clients of this session understand priming events? */
 static int
@@ -64,34 +31,55 @@ stream_primes(const struct stream *st)
 	    strcmp(st->session->version, "2025-11-25") >= 0);
 }
 
-/* Drop the oldest kept event. */
-static void
-stream_drop_oldest(struct stream *st)
-{
-	struct stream_event	*ev = TAILQ_FIRST(&st->events);
-
-	TAILQ_REMOVE(&st->events, ev, entry);
-	st->nevents--;
-	st->bytes -= ev->cost;
-	stream_held -= ev->cost;
-	if (ev->buf != NULL)
-		evbuffer_free(ev->buf);
-	free(ev->text);
-	free(ev);
-}
-
-/* Write a kept event to a connection: by reference if large. */
+/* Write a kept event to a connection. */
 static void
 stream_write_event(struct http_conn *c, struct stream_event *ev)
 {
-	struct evbuffer	*out = evbuffer_new();
+	char	id[STREAM_ID_MAX];
+	size_t	idlen;
 
-	if (ev->buf != NULL)
-		evbuffer_add_buffer_reference(out, ev->buf);
-	else
-		evbuffer_add(out, ev->text, ev->len);
-	http_stream_write(c, out);
-	evbuffer_free(out);
+	idlen = stream_id_line(id, ev->stream->no, ev->seq);
+	stream_body_write(c, id, idlen, ev->body);
+}
+
+/*
+ * Keep what a stream's limits allow: 1024 events and 4 MiB (not dropping
+ * a final response for size), and on the standalone stream only a short
+ * window of delivered events, or a few before any client opened it.
+ */
+static void
+stream_limit(struct stream *st)
+{
+	struct stream_event	*ev;
+	size_t			 spare_max, queued;
+
+	while (st->nevents > 1 && (st->nevents > STREAM_MAX_EVENTS ||
+	    (st->bytes > STREAM_MAX_BYTES &&
+	    !TAILQ_FIRST(&st->events)->final)))
+		stream_drop_oldest(st);
+	if (st->kind != STREAM_GET)
+		return;
+	/*
+	 * Delivered means handed to the connection: what its output still
+	 * holds is not gone yet, and is kept while it may be lost with it.
+	 */
+	spare_max = st->opened ? STREAM_RESUME_EVENTS : STREAM_MAX_UNOPENED;
+	queued = st->conn != NULL ? http_conn_queued(st->conn) : 0;
+	while (st->nspare > spare_max &&
+	    (ev = TAILQ_FIRST(&st->events)) != NULL && ev->spare &&
+	    st->bytes - st->owed - stream_event_size(ev) >= queued)
+		stream_drop_oldest(st);
+}
+
+/*
+ * The standalone stream loses its connection: the events its output still
+ * held never reached the client, so they are owed again, not spare.
+ */
+static void
+stream_lost_output(struct stream *st)
+{
+	if (st->kind == STREAM_GET && st->conn != NULL)
+		stream_keep_unsent(st, http_conn_queued(st->conn));
 }
 
 /* Unlink and free a stream, leaving any connection alone. */
@@ -103,8 +91,7 @@ stream_destroy(struct stream *st)
 		listen_stream_gone(st);
 	if (st->session->only == st)
 		st->session->only = NULL;
-	while (!TAILQ_EMPTY(&st->events))
-		stream_drop_oldest(st);
+	stream_keep_clear(st);
 	TAILQ_REMOVE(&st->session->streams, st, entry);
 	st->session->nstreams--;
 	free(st->caps);
@@ -208,6 +195,7 @@ stream_end_conn(struct stream *st)
 void
 stream_detach(struct stream *st)
 {
+	stream_lost_output(st);
 	st->conn = NULL;
 	if (st->modern) {
 		/* Closing a 2026-07-28 response is a cancellation. */
@@ -313,73 +301,11 @@ stream_check_reader(struct stream *st, size_t last)
 		return;
 	}
 	if (st->kind != STREAM_LEGACY && st->kind != STREAM_WS) {
+		stream_lost_output(st);
 		st->conn = NULL;
 		http_set_stream(c, NULL);
 	}
 	http_conn_close_later(c);
-}
-
-/* The stream that holds the most bytes for replay, or NULL. */
-static void
-stream_largest_one(struct session *s, void *arg)
-{
-	struct stream	**best = arg, *st;
-
-	TAILQ_FOREACH(st, &s->streams, entry) {
-		if (st->nevents > 0 && (*best == NULL ||
-		    st->bytes > (*best)->bytes))
-			*best = st;
-	}
-}
-
-/*
- * Keep the bytes held for all streams, replay buffers and unread output
- * of connections together, within max_buffered: cut the reader furthest
- * behind first (its events stay for replay), then drop the oldest events
- * of the stream that holds the most.  Run from the loop, never inside a
- * send: closing a connection may end a legacy session.
- */
-static void
-stream_budget_cb(evutil_socket_t fd, short events, void *arg)
-{
-	struct http_conn	*c;
-	struct stream		*st;
-	size_t			 queued;
-
-	while (stream_held + http_stream_queued() > conf->max_buffered) {
-		if ((c = http_slowest(&queued)) != NULL &&
-		    queued >= STREAM_SHED_MIN) {
-			log_warnx("http %s: %zu bytes behind while streams hold "
-			    "more than max_buffered (%zu), closing its "
-			    "connection", http_conn_peer(c), queued,
-			    conf->max_buffered);
-			http_conn_close(c);
-			continue;
-		}
-		st = NULL;
-		session_foreach(stream_largest_one, &st);
-		if (st == NULL)
-			return;
-		log_warnx("session %.8s: stream %u drops its oldest events "
-		    "(streams hold more than max_buffered, %zu)",
-		    st->session->id, st->no, conf->max_buffered);
-		while (st->nevents > 0 && stream_held +
-		    http_stream_queued() > conf->max_buffered)
-			stream_drop_oldest(st);
-	}
-}
-
-void
-stream_budget(void)
-{
-	static struct event	*ev;
-
-	if (stream_held + http_stream_queued() <= conf->max_buffered)
-		return;
-	if (ev == NULL && (ev = event_new(base, -1, 0, stream_budget_cb,
-	    NULL)) == NULL)
-		fatalx("event_new");
-	event_active(ev, EV_TIMEOUT, 0);
 }
 
 /* Send on a JSON stream: only the final response has a place. */
@@ -448,25 +374,103 @@ stream_send_modern(struct stream *st, struct evbuffer *msg, int final)
 	stream_budget();
 }
 
-void
-stream_send(struct stream *st, struct evbuffer *msg, int final)
+/*
+ * Send an event with an id (GET and POST streams): kept for replay unless
+ * it is a final response a connection took; on the standalone stream a
+ * delivered event, or one no client opened the stream for yet, is spare.
+ */
+static void
+stream_send_id(struct stream *st, struct stream_body *b, struct evbuffer *out,
+    int final)
 {
-	struct stream_event	*ev;
-	struct evbuffer		*out;
-	char			 id[32];
-	size_t			 len;
-	int			 keep;
+	char			 id[STREAM_ID_MAX];
+	size_t			 idlen, len;
+	int			 spare;
+
+	st->seq++;
+	idlen = stream_id_line(id, st->no, st->seq);
+	len = idlen + (b != NULL ? b->len : evbuffer_get_length(out));
+	if (st->kind == STREAM_POST && final) {
+		st->done = 1;
+		st->done_at = now_ms();
+	}
+	/* A final response handed to a connection needs no replay. */
+	if (st->conn != NULL && st->kind == STREAM_POST && final) {
+		st->sent = st->seq;
+		if (b != NULL)
+			stream_body_write(st->conn, id, idlen, b);
+		else {
+			/* Moved (or copied if small), as it is not kept. */
+			evbuffer_prepend(out, id, idlen);
+			http_stream_write(st->conn, out);
+		}
+		stream_end_conn(st);
+		stream_destroy(st);
+		return;
+	}
+	if (b == NULL)
+		b = stream_body_new(out);
+	else
+		stream_body_ref(b);
+	spare = st->kind == STREAM_GET && (st->conn != NULL || !st->opened);
+	stream_keep(st, b, st->seq, final, spare);
+	if (st->conn != NULL) {
+		st->sent = st->seq;
+		stream_body_write(st->conn, id, idlen, b);
+	}
+	stream_body_unref(b);
+	stream_limit(st);
+	if (st->conn != NULL)
+		stream_check_reader(st, len);
+	else if (st->done)
+		stream_trim(st->session);
+	stream_budget();
+}
+
+/* Send on a legacy (2024-11-05) stream: events without ids, nothing kept. */
+static void
+stream_send_legacy(struct stream *st, struct stream_body *b,
+    struct evbuffer *msg)
+{
+	struct evbuffer	*out;
+	size_t		 len;
+
+	if (st->conn == NULL) {
+		if (msg != NULL)
+			evbuffer_drain(msg, evbuffer_get_length(msg));
+		return;
+	}
+	if (b != NULL) {
+		len = b->len;
+		stream_body_write(st->conn, NULL, 0, b);
+	} else {
+		out = evbuffer_new();
+		sse_add_event_buffer(out, NULL, "message", msg);
+		len = evbuffer_get_length(out);
+		http_stream_write(st->conn, out);
+		evbuffer_free(out);
+	}
+	stream_check_reader(st, len);
+	stream_budget();
+}
+
+/* Send on a session's own stream, without catching up on broadcasts. */
+void
+stream_send_direct(struct stream *st, struct evbuffer *msg, int final)
+{
+	struct evbuffer	*out;
+	size_t		 len;
 
 	if (st == NULL) {
 		/* A modern session has no stream for what no request asked. */
 		evbuffer_drain(msg, evbuffer_get_length(msg));
 		return;
 	}
-	if (st->kind == STREAM_JSON) {
+	switch (st->kind) {
+	case STREAM_JSON:
 		stream_send_json(st, msg, final);
 		return;
-	}
-	if (st->kind == STREAM_WS) {
+	case STREAM_WS:
 		/* One text frame per message; nothing kept for replay. */
 		if (st->conn == NULL) {
 			evbuffer_drain(msg, evbuffer_get_length(msg));
@@ -477,83 +481,42 @@ stream_send(struct stream *st, struct evbuffer *msg, int final)
 		stream_check_reader(st, len);
 		stream_budget();
 		return;
-	}
-	if (st->kind == STREAM_MODERN || st->kind == STREAM_LISTEN) {
+	case STREAM_MODERN:
+	case STREAM_LISTEN:
 		stream_send_modern(st, msg, final);
 		return;
-	}
-	if (st->kind == STREAM_LEGACY) {
-		if (st->conn == NULL) {
-			evbuffer_drain(msg, evbuffer_get_length(msg));
-			return;
-		}
+	case STREAM_LEGACY:
+		stream_send_legacy(st, NULL, msg);
+		return;
+	default:
 		out = evbuffer_new();
 		sse_add_event_buffer(out, NULL, "message", msg);
-		len = evbuffer_get_length(out);
-		http_stream_write(st->conn, out);
+		stream_send_id(st, NULL, out, final);
 		evbuffer_free(out);
-		stream_check_reader(st, len);
-		stream_budget();
 		return;
 	}
+}
 
-	st->seq++;
-	snprintf(id, sizeof id, "%u-%u", st->no, st->seq);
-	out = evbuffer_new();
-	sse_add_event_buffer(out, id, "message", msg);
-	len = evbuffer_get_length(out);
-	if (st->kind == STREAM_POST && final) {
-		st->done = 1;
-		st->done_at = now_ms();
-	}
-	/* A final response handed to a connection needs no replay. */
-	keep = st->conn == NULL || !(st->kind == STREAM_POST && final);
-	if (keep) {
-		ev = xcalloc(1, sizeof *ev);
-		ev->seq = st->seq;
-		ev->final = final;
-		ev->len = len;
-		ev->cost = len + STREAM_EVENT_COST;
-		if (len >= STREAM_REF_MIN) {
-			ev->buf = evbuffer_new();
-			evbuffer_add_buffer(ev->buf, out);
-		} else {
-			ev->text = xmalloc(len);
-			evbuffer_copyout(out, ev->text, len);
-		}
-		TAILQ_INSERT_TAIL(&st->events, ev, entry);
-		st->nevents++;
-		st->bytes += ev->cost;
-		stream_held += ev->cost;
-		/*
-		 * A standalone stream no client has opened yet keeps only a
-		 * few events: enough for a client that opens it just after
-		 * initializing, not a buffer per idle session.
-		 */
-		while (st->nevents > 1 && (st->nevents > STREAM_MAX_EVENTS ||
-		    (st->kind == STREAM_GET && !st->opened &&
-		    st->nevents > STREAM_MAX_UNOPENED) ||
-		    (st->bytes > STREAM_MAX_BYTES &&
-		    !TAILQ_FIRST(&st->events)->final)))
-			stream_drop_oldest(st);
-		if (st->conn != NULL && ev->buf != NULL)
-			evbuffer_add_buffer_reference(out, ev->buf);
-	}
-	if (st->conn != NULL) {
-		st->sent = st->seq;
-		http_stream_write(st->conn, out);
-		if (st->done) {
-			stream_end_conn(st);
-			stream_destroy(st);
-			evbuffer_free(out);
-			return;
-		}
-		stream_check_reader(st, len);
-	}
-	evbuffer_free(out);
-	if (st->done && st->conn == NULL)
-		stream_trim(st->session);
-	stream_budget();
+void
+stream_send(struct stream *st, struct evbuffer *msg, int final)
+{
+	/* What goes where broadcasts go comes after those it has not had. */
+	if (st != NULL && (st->kind == STREAM_GET || st->kind ==
+	    STREAM_LEGACY || st->kind == STREAM_WS) &&
+	    broadcast_behind(st->session))
+		broadcast_catch_up(st->session);
+	stream_send_direct(st, msg, final);
+}
+
+void
+stream_send_body(struct stream *st, struct stream_body *b)
+{
+	if (st->kind == STREAM_GET)
+		stream_send_id(st, b, NULL, 0);
+	else if (st->kind == STREAM_LEGACY)
+		stream_send_legacy(st, b, NULL);
+	else
+		fatalx("%s: a stream of kind %d", __func__, st->kind);
 }
 
 void
@@ -581,11 +544,16 @@ stream_resume(struct stream *st, struct http_conn *c, uint32_t after,
 		stream_write_event(c, ev);
 		if (ev->seq > st->sent)
 			st->sent = ev->seq;
+		/* Delivered on the standalone stream: spare now. */
+		if (st->kind == STREAM_GET)
+			stream_event_spare(ev);
 	}
 	if (st->done && st->sent == st->seq) {
 		stream_end_conn(st);
 		stream_destroy(st);
+		return;
 	}
+	stream_limit(st);
 }
 
 void

@@ -513,6 +513,7 @@ struct session {
 	TAILQ_HEAD(, stream)	 streams;
 	unsigned int		 nstreams;
 	uint32_t		 next_stream;
+	uint64_t		 bcast_no;	/* the last broadcast it had */
 	TAILQ_ENTRY(session)	 entry;
 };
 
@@ -551,6 +552,9 @@ unsigned int	 session_count(void);
 unsigned int	 session_count_busy(void);
 /* Call fn for every session. */
 void		 session_foreach(void (*)(struct session *, void *), void *);
+/* The sessions in order of creation: the first, the one after. */
+struct session	*session_first(void);
+struct session	*session_next(struct session *);
 /* The most verbose log level any session asked for, or -1. */
 int		 session_min_loglevel(void);
 /* Where messages not tied to a request go: the legacy stream, or the
@@ -559,6 +563,17 @@ struct stream	*session_get_stream(struct session *);
 /* Log levels: index in the syslog-style list, or -1 if unknown. */
 int		 log_level_index(const char *);
 const char	*log_level_name(int);
+
+/* broadcast.c: notifications to every session, a slice per loop turn. */
+/* Tell every session its lists changed (catalog bits). */
+void		 broadcast_list_changed(int changed);
+/* Send a log notification (its JSON text) to every session that wants
+ * its level (an index, -1 if unknown). */
+void		 broadcast_log(const char *, size_t, int level);
+/* A session is new (it has none of the broadcasts so far), or going. */
+void		 broadcast_session_new(struct session *);
+void		 broadcast_session_gone(struct session *);
+void		 broadcast_free_all(void);
 
 /* stream.c: where a session's outgoing messages go. */
 enum stream_kind {
@@ -584,7 +599,11 @@ struct stream {
 	uint32_t		 sent;		/* last seq written anywhere */
 	struct stream_events	 events;	/* kept for replay */
 	size_t			 nevents;
-	size_t			 bytes;
+	size_t			 bytes;		/* of every event kept */
+	size_t			 nspare;	/* spare events (stream_priv.h) */
+	size_t			 owed;		/* bytes of the others */
+	size_t			 heap_pos;	/* in the heap of streams by owed
+						   bytes; 0 if not */
 	int			 done;		/* final response sent */
 	int			 opened;	/* a connection ever took it */
 	int64_t			 done_at;
@@ -1078,13 +1097,24 @@ void		 http_conn_finish(struct http_conn *);
 void		 http_stream_start(struct http_conn *, const char *extra);
 /* Write one chunk (all of data is consumed). */
 void		 http_stream_write(struct http_conn *, struct evbuffer *);
+/*
+ * Write one chunk made of a prefix and data: bytes (copied), or an
+ * evbuffer (added by reference, so it stays the caller's).
+ */
+void		 http_stream_write_parts(struct http_conn *,
+		    const char *prefix, size_t plen, const char *data,
+		    size_t len, struct evbuffer *ref);
 void		 http_stream_end(struct http_conn *);
 /* Attach the stream that owns this connection's response. */
 void		 http_set_stream(struct http_conn *, struct stream *);
 unsigned int	 http_conn_count(void);
 extern int	 listen_loopback;	/* every listener is on loopback */
 size_t		 http_conn_queued(struct http_conn *);
-/* Bytes in every connection's output, and the one with the most. */
+/*
+ * Bytes in every connection's output, and the one with the most (among
+ * those at least HTTP_SLOW_MIN behind: a heap, not a walk), or NULL.
+ */
+#define HTTP_SLOW_MIN	65536
 size_t		 http_stream_queued(void);
 struct http_conn *http_slowest(size_t *queued);
 /* The peer's address, for logs (the client's, behind a trusted proxy). */

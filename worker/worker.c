@@ -25,6 +25,7 @@
 #include "env.h"
 #include "iochan.h"
 #include "log.h"
+#include "strmap.h"
 #include "worker.h"
 #include "xmalloc.h"
 
@@ -38,6 +39,7 @@ struct server_conf	*sc;
 static struct iochan		*chan;
 static struct conn		*shared;	/* the shared connection */
 static struct u64map		 sessions;	/* no -> session_info */
+static struct strmap		 decls;		/* JSON text -> client_decl */
 static struct event		*ev_sigchld, *ev_sigterm, *ev_exit_timer;
 static int			 exiting = -1;	/* exit code once stopping */
 static char			 last_error[512];
@@ -247,6 +249,51 @@ worker_session_info(uint32_t no)
 	return (u64map_get(&sessions, no));
 }
 
+/*
+ * The declaration with these capabilities and clientInfo (either may be
+ * NULL), shared: a new reference.
+ */
+static struct client_decl *
+worker_decl_get(json_t *caps, json_t *info)
+{
+	struct client_decl	*d;
+	json_t			*both;
+	char			*key;
+
+	both = json_pack("{s:O?, s:O?}", "c", caps, "i", info);
+	key = both != NULL ? json_dumps(both, JSON_COMPACT | JSON_SORT_KEYS) :
+	    NULL;
+	json_decref(both);
+	if (key == NULL)
+		fatalx("%s: json_dumps", __func__);
+	if ((d = strmap_get(&decls, key)) != NULL) {
+		free(key);
+		d->refs++;
+		return (d);
+	}
+	d = xcalloc(1, sizeof *d);
+	d->refs = 1;
+	d->caps = json_incref(caps);
+	d->client_info = json_incref(info);
+	if (strmap_add(&decls, key, d) != 0)
+		fatalx("%s: strmap_add", __func__);
+	d->key = strmap_key(&decls, key);
+	free(key);
+	return (d);
+}
+
+/* Let go of a declaration. */
+static void
+worker_decl_put(struct client_decl *d)
+{
+	if (d == NULL || --d->refs > 0)
+		return;
+	strmap_del(&decls, d->key);
+	json_decref(d->caps);
+	json_decref(d->client_info);
+	free(d);
+}
+
 /* Forget a session and stop its instance. */
 static void
 worker_session_close(uint32_t no)
@@ -259,8 +306,7 @@ worker_session_close(uint32_t no)
 		log_debug("session %u: stopping its instance", no);
 		conn_free(si->conn);
 	}
-	json_decref(si->caps);
-	json_decref(si->client_info);
+	worker_decl_put(si->decl);
 	free(si->loglevel);
 	free(si);
 }
@@ -404,10 +450,11 @@ worker_session_open(uint32_t session, json_t *msg)
 	const char		*level;
 
 	si = worker_session(session, 1);
-	json_decref(si->caps);
-	json_decref(si->client_info);
-	si->caps = json_incref(json_object_get(msg, "capabilities"));
-	si->client_info = json_incref(json_object_get(msg, "clientInfo"));
+	worker_decl_put(si->decl);
+	si->decl = worker_decl_get(json_object_get(msg, "capabilities"),
+	    json_object_get(msg, "clientInfo"));
+	si->caps = si->decl->caps;
+	si->client_info = si->decl->client_info;
 	si->shared = json_is_true(json_object_get(msg, "shared"));
 	if (json_unpack(msg, "{s:s}", "logLevel", &level) == 0) {
 		free(si->loglevel);
@@ -719,6 +766,7 @@ main(int argc, char **argv)
 	if ((base = event_base_new()) == NULL)
 		fatalx("event_base_new");
 	u64map_init(&sessions);
+	strmap_init(&decls);
 	evutil_make_socket_nonblocking(CHAN_FD);
 	evutil_make_socket_closeonexec(CHAN_FD);
 	if (fcntl(CHAN_FD, F_GETFD) == -1)

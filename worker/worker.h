@@ -86,11 +86,25 @@ void		 stdio_child_exited(pid_t, int status);
 /* Kill every upstream process group still around (at exit). */
 void		 stdio_kill_all(void);
 
+/*
+ * What a client declared in its initialize: its capabilities and
+ * clientInfo, shared by every session that declared the same (thousands
+ * of sessions of one client program hold one copy).
+ */
+struct client_decl {
+	unsigned int	 refs;
+	const char	*key;		/* the map's: both as JSON text */
+	json_t		*caps;
+	json_t		*client_info;
+};
+
 /* A client session as a per-session upstream needs to know it. */
 struct session_info {
 	uint32_t	 no;
-	json_t		*caps;		/* the client's capabilities */
-	json_t		*client_info;
+	struct client_decl *decl;	/* a reference, or NULL */
+	json_t		*caps;		/* the client's capabilities (the
+					   decl's, borrowed), or NULL */
+	json_t		*client_info;	/* the same */
 	char		*loglevel;	/* requested level, or NULL */
 	struct conn	*conn;		/* its upstream instance, or NULL */
 	int		 shared;	/* holds requests of clients that

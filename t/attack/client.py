@@ -52,6 +52,16 @@
 #       prints "dripped N in E s" (E from the first fragment), then what
 #       came back; sleep:S
 #       waits S seconds, reading nothing.
+#   client.py sessions ADDR N FILE
+#       Make N sessions, one after another on one keep-alive connection
+#       (initialize, then notifications/initialized), and write their ids
+#       to FILE, one a line; print how many were made.
+#   client.py streams ADDR IDS M READY STOP [--timeout S]
+#       Open the standalone stream (GET) of the first M sessions in the
+#       file IDS and read them all; write "open=N" to READY once each has
+#       its answer's head, read until STOP exists (at most S seconds), and
+#       print "open=N closed=C min=X max=Y": how many list_changed
+#       notifications the stream that had the fewest and the most got.
 #   client.py unix PATH N READY STOP [--timeout S]
 #       Hold N connections to a unix socket (the control socket) until
 #       STOP exists; print how many the other side had closed by then.
@@ -606,6 +616,112 @@ def cmd_unix(argv):
                                                           closed))
 
 
+def read_response(s, buf):
+    """One HTTP response with a Content-Length or no body: (head, body,
+    rest of buf), or None if the connection ended first."""
+    while b'\r\n\r\n' not in buf:
+        chunk = s.recv(65536)
+        if not chunk:
+            return None
+        buf += chunk
+    head, _, buf = buf.partition(b'\r\n\r\n')
+    m = re.search(rb'(?im)^content-length:\s*(\d+)', head)
+    n = int(m.group(1)) if m else 0
+    while len(buf) < n:
+        chunk = s.recv(65536)
+        if not chunk:
+            return None
+        buf += chunk
+    return head, buf[:n], buf[n:]
+
+
+def cmd_sessions(argv):
+    addr, n, path = argv[0], int(argv[1]), argv[2]
+    init = (b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":'
+            b'{"protocolVersion":"2025-11-25","capabilities":{},'
+            b'"clientInfo":{"name":"attack","version":"1"}}}')
+    note = b'{"jsonrpc":"2.0","method":"notifications/initialized"}'
+    s = connect(addr, timeout=60)
+    buf = b''
+    ids = []
+    for _ in range(n):
+        s.sendall(b'POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n'
+                  b'Content-Type: application/json\r\n'
+                  b'Accept: application/json, text/event-stream\r\n'
+                  b'Content-Length: %d\r\n\r\n' % len(init) + init)
+        r = read_response(s, buf)
+        if r is None:
+            break
+        head, _, buf = r
+        m = re.search(rb'(?im)^mcp-session-id:\s*(\S+)', head)
+        if status_of(head) != '200' or m is None:
+            break
+        sid = m.group(1)
+        s.sendall(b'POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n'
+                  b'Content-Type: application/json\r\n'
+                  b'Accept: application/json, text/event-stream\r\n'
+                  b'Mcp-Session-Id: %s\r\nMCP-Protocol-Version: 2025-11-25'
+                  b'\r\nContent-Length: %d\r\n\r\n' % (sid, len(note)) +
+                  note)
+        r = read_response(s, buf)
+        if r is None or status_of(r[0]) != '202':
+            break
+        buf = r[2]
+        ids.append(sid.decode())
+    s.close()
+    write_file(path, ''.join(i + '\n' for i in ids))
+    print('sessions=%d' % len(ids))
+
+
+def cmd_streams(argv):
+    o, argv = opts(argv, ('--timeout',))
+    addr, ids, m, ready, stop = (argv[0], argv[1], int(argv[2]), argv[3],
+                                 argv[4])
+    timeout = float(o.get('--timeout', 120))
+    raise_nofile(m + 64)
+    with open(ids) as f:
+        sids = [line.strip() for line in f if line.strip()][:m]
+    socks = {}
+    for sid in sids:
+        s = connect(addr)
+        s.sendall(('GET /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n'
+                   'Accept: text/event-stream\r\nMcp-Session-Id: %s\r\n'
+                   'MCP-Protocol-Version: 2025-11-25\r\n\r\n' % sid).encode())
+        socks[s] = [b'', 0, False]     # data, list_changed seen, head seen
+    pat = b'notifications/tools/list_changed'
+    closed = 0
+    said = False
+    end = time.monotonic() + timeout
+    live = list(socks)
+    while live and not os.path.exists(stop) and time.monotonic() < end:
+        rd, _, _ = select.select(live, [], [], 0.2)
+        for s in rd:
+            st = socks[s]
+            try:
+                chunk = s.recv(65536)
+            except OSError:
+                chunk = b''
+            if not chunk:
+                closed += 1
+                live.remove(s)
+                continue
+            st[0] += chunk
+            if not st[2] and b'\r\n\r\n' in st[0]:
+                st[2] = status_of(st[0]) == '200'
+            # Count whole occurrences; keep a tail that may hold a part.
+            st[1] += st[0].count(pat)
+            st[0] = st[0][-(len(pat) - 1):]
+        if not said and all(v[2] for v in socks.values()):
+            write_file(ready, 'open=%d' % len(socks))
+            said = True
+    counts = [v[1] for v in socks.values()]
+    for s in socks:
+        s.close()
+    print('open=%d closed=%d min=%d max=%d' % (
+        sum(1 for v in socks.values() if v[2]), closed,
+        min(counts) if counts else 0, max(counts) if counts else 0))
+
+
 def ctl_frame(body):
     """A control request frame (common/frame.h): length, type
     MSG_CTL_REQUEST (64), flags, session, tag; then the JSON body."""
@@ -710,10 +826,11 @@ def main():
     cmds = {'send': cmd_send, 'trickle': cmd_trickle, 'silent': cmd_silent,
             'hold': cmd_hold, 'stall': cmd_stall, 'unix': cmd_unix,
             'ws': cmd_ws, 'ctlflood': cmd_ctlflood,
-            'ctltrickle': cmd_ctltrickle}
+            'ctltrickle': cmd_ctltrickle, 'sessions': cmd_sessions,
+            'streams': cmd_streams}
     if len(sys.argv) < 3 or sys.argv[1] not in cmds:
         sys.exit('usage: client.py send|trickle|silent|hold|stall|ws|unix|'
-                 'ctlflood|ctltrickle ...')
+                 'ctlflood|ctltrickle|sessions|streams ...')
     cmds[sys.argv[1]](sys.argv[2:])
 
 
