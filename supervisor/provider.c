@@ -26,7 +26,6 @@
 #include "supervisor.h"
 #include "xmalloc.h"
 
-#define PROVIDER_EXIT_CONFIG	4	/* mcp-llm refused its configuration */
 #define PROVIDER_STOP_GRACE	5	/* seconds before SIGKILL */
 #define PROVIDER_FIRST_DELAY	1	/* seconds of backoff, doubling */
 #define PROVIDER_MAX_DELAY	60
@@ -402,7 +401,7 @@ provider_exited(struct provider *pv, int status)
 	}
 	if (pv->state == PROVIDER_STOPPED)
 		return;
-	if (WIFEXITED(status) && WEXITSTATUS(status) == PROVIDER_EXIT_CONFIG) {
+	if (WIFEXITED(status) && WEXITSTATUS(status) == WORKER_EXIT_CONFIG) {
 		log_warnx("llm %s: worker %s: configuration refused, not "
 		    "restarting (%s)", pv->lc->name, how,
 		    pv->last_error != NULL ? pv->last_error : "");

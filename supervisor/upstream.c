@@ -20,9 +20,6 @@
 #include "supervisor.h"
 #include "xmalloc.h"
 
-/* From worker/worker.h: a configuration the worker refused. */
-#define WORKER_EXIT_CONFIG	4
-
 #define STOP_GRACE		5	/* seconds before SIGKILL */
 #define CHANNEL_SLACK		65536	/* frame bytes beyond max_message */
 #define CHANNEL_MAX_QUEUED	(256 * 1024 * 1024)

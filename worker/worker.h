@@ -28,11 +28,6 @@ struct mrtr;
 
 #define ERA_MAX_SUBSCRIPTIONS	4096	/* URIs in a modern upstream's listen */
 
-/* Exit codes the supervisor understands. */
-#define WORKER_EXIT_OK		0	/* asked to stop */
-#define WORKER_EXIT_UPSTREAM	3	/* the upstream died or failed */
-#define WORKER_EXIT_CONFIG	4	/* bad configuration: do not respawn */
-
 /* worker.c */
 extern struct event_base	*base;
 extern struct server_conf	*sc;
