@@ -15,6 +15,9 @@
 
 #include <event2/event.h>
 #include <jansson.h>
+#ifdef WORKER_REMOTE
+#include <curl/curl.h>
+#endif
 
 #include "conf.h"
 #include "frame.h"
@@ -296,6 +299,11 @@ int		 mrtr_stash_edits(struct conn *, uint32_t session,
 struct curl_slist;
 int		 worker_headers(struct curl_slist **);
 struct curl_slist *worker_headers_dup(const struct curl_slist *);
+#ifdef WORKER_REMOTE
+/* Set a transfer's URL and the upstream's TLS and connect settings
+ * (curlev_common of common/curl_event.c with sc's). */
+void		 curlev_setopts(CURL *, const char *url);
+#endif
 
 /* catalog.c: the upstream's tools, resources, templates and prompts. */
 void		 catalog_fetch_all(struct conn *);

@@ -92,10 +92,12 @@ cppflags="-I$top/common -I$top/supervisor -I$top/worker -I$top/t/unit"
 cppflags="$cppflags -I$builddir"
 
 # Compile the common sources once, and the supervisor's if a target needs
-# them.
+# them.  Not common/curl_event.c: the workers' libcurl, which no target
+# links.
 mkdir -p "$tmp/obj" "$tmp/obj/supervisor" || exit 1
 objs=
 for src in "$top"/common/*.c; do
+	[ "$(basename "$src")" = curl_event.c ] && continue
 	obj=$tmp/obj/$(basename "$src" .c).o
 	# shellcheck disable=SC2086
 	if ! $cc $cflags $cppflags -c "$src" -o "$obj"; then
