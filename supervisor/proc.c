@@ -128,9 +128,8 @@ proc_arm(struct proc *p, enum proc_timer what, unsigned int seconds)
 {
 	struct timeval	tv = { (time_t)seconds, 0 };
 
-	if (p->timer == NULL &&
-	    (p->timer = evtimer_new(base, proc_timer_cb, p)) == NULL)
-		fatalx("evtimer_new");
+	if (p->timer == NULL)
+		p->timer = evtimer_new(base, proc_timer_cb, p);
 	p->timer_for = what;
 	evtimer_add(p->timer, &tv);
 }

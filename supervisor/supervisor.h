@@ -387,6 +387,7 @@ void		 proc_kill(struct proc *, const char *why);
 /* The child is gone or going: read what it left, drop the channel, kill
  * it if it still runs. */
 void		 proc_lost(struct proc *, const char *why);
+/* Is its timer armed (a start, a stop or a restart is due)? */
 int		 proc_timer_pending(const struct proc *);
 /* Reap every exited child (SIGCHLD). */
 void		 proc_reap(void);
