@@ -64,6 +64,15 @@ enum msg_type {
 };
 
 /*
+ * How a worker (mcp-worker, mcp-llm) exits: the supervisor reads its
+ * status (supervisor/proc.c).
+ */
+#define WORKER_EXIT_OK		0	/* asked to stop */
+#define WORKER_EXIT_FAILED	3	/* its upstream or provider failed */
+#define WORKER_EXIT_CONFIG	4	/* it refused its configuration: do
+					   not start it again */
+
+/*
  * Flags.  On a RESPONSE, FRAME_F_ERROR says the upstream answered with a
  * JSON-RPC error, so the supervisor counts outcomes without parsing the
  * answer.

@@ -148,8 +148,9 @@ control_health(json_t *problems, json_t *warnings)
 		    (up->state == UPSTREAM_IDLE && up->sc->lazy))
 			continue;
 		xasprintf(&msg, "upstream %s is %s%s%s", up->sc->name,
-		    upstream_state_name(up->state), up->last_error != NULL ?
-		    ": " : "", up->last_error != NULL ? up->last_error : "");
+		    upstream_state_name(up->state),
+		    up->proc.last_error != NULL ? ": " : "",
+		    up->proc.last_error != NULL ? up->proc.last_error : "");
 		json_array_append_new(up->sc->required ? problems : warnings,
 		    json_string(msg));
 		free(msg);

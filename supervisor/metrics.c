@@ -350,13 +350,13 @@ upstream_value(const struct upstream *up, enum upstream_value v)
 {
 	switch (v) {
 	case UPV_RESTARTS:
-		return (up->restarts);
+		return (up->proc.restarts);
 	case UPV_FAILURES:
-		return (up->failures);
+		return (up->proc.failures);
 	case UPV_GAVE_UP:
 		return (up->gave_up);
 	case UPV_BACKOFF:
-		return (up->state == UPSTREAM_BACKOFF ? up->backoff : 0);
+		return (up->state == UPSTREAM_BACKOFF ? up->proc.backoff : 0);
 	case UPV_IN_FLIGHT:
 		return (up->npending);
 	case UPV_TOOLS:
@@ -432,7 +432,7 @@ metrics_write_upstreams(struct evbuffer *b)
 	    "of each running worker, read from /proc when scraped.");
 	for (i = 0; i < nupstreams; i++) {
 		up = upstreams[i];
-		if ((rss = metrics_rss(up->pid)) < 0)
+		if ((rss = metrics_rss(up->proc.pid)) < 0)
 			continue;
 		prom_labels(labels, sizeof labels, "upstream", up->sc->name,
 		    NULL);

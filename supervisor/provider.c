@@ -1,17 +1,15 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * LLM providers: one mcp-llm worker per entry of llm = ( ... ), started,
- * watched and restarted as upstream workers are (exponential backoff,
- * reset after a healthy minute), so that a provider's HTTP calls never run
- * in the supervisor's loop and a worker that dies costs only the requests
- * it held, which fall through their chains.  Budgets and counters live
- * here, and survive worker restarts and reloads that keep the name.
+ * watched and restarted by proc.c as upstream workers are (exponential
+ * backoff, reset after a healthy minute), so that a provider's HTTP calls
+ * never run in the supervisor's loop and a worker that dies costs only the
+ * requests it held, which fall through their chains.  Budgets and
+ * counters live here, and survive worker restarts and reloads that keep
+ * the name.
  */
 #include "config.h"
 
-#include <sys/wait.h>
-
-#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,18 +24,15 @@
 #include "supervisor.h"
 #include "xmalloc.h"
 
-#define PROVIDER_EXIT_CONFIG	4	/* mcp-llm refused its configuration */
-#define PROVIDER_STOP_GRACE	5	/* seconds before SIGKILL */
 #define PROVIDER_FIRST_DELAY	1	/* seconds of backoff, doubling */
 #define PROVIDER_MAX_DELAY	60
 #define PROVIDER_HEALTHY_MS	60000	/* uptime that resets the backoff */
+#define PROVIDER_START_TIMEOUT	30	/* seconds to be ready */
 
 const char		*llm_worker_path;
 
 static struct provider	**providers;
 static size_t		  nproviders;
-static struct provider	**retired;	/* removed, worker still exiting */
-static size_t		  nretired;
 
 static const char *const state_names[] = {
 	[PROVIDER_STARTING] = "starting",
@@ -47,23 +42,24 @@ static const char *const state_names[] = {
 	[PROVIDER_FAILED] = "failed",
 };
 
-static void	provider_spawn(struct provider *);
-static void	provider_lost(struct provider *, const char *);
+static void	provider_spawn(void *);
+static json_t	*provider_config(void *);
+static int	provider_frame(void *, const struct frame_hdr *,
+		    struct evbuffer *);
+static void	provider_lost(void *);
+static void	provider_start_timeout(void *);
+static void	provider_exited(void *, int, const char *, enum proc_fate);
 
-/* Record a provider's last error. */
-static void __attribute__((format(printf, 2, 3)))
-provider_error(struct provider *pv, const char *fmt, ...)
-{
-	va_list	ap;
-	char	*msg;
-
-	va_start(ap, fmt);
-	if (vasprintf(&msg, fmt, ap) < 0)
-		fatal("vasprintf");
-	va_end(ap);
-	free(pv->last_error);
-	pv->last_error = msg;
-}
+/* LLM provider workers (mcp-llm) as proc.c sees them. */
+static const struct proc_kind provider_kind = {
+	.what = "llm",
+	.start = provider_spawn,
+	.config = provider_config,
+	.frame = provider_frame,
+	.lost = provider_lost,
+	.start_timeout = provider_start_timeout,
+	.exited = provider_exited,
+};
 
 struct provider *
 provider_find(const char *name)
@@ -77,36 +73,19 @@ provider_find(const char *name)
 	return (NULL);
 }
 
-/* Timer: restart after backoff, or kill a worker that will not stop. */
+/* Its worker was not ready in time: kill it, and it is restarted. */
 static void
-provider_timer_cb(evutil_socket_t fd, short events, void *arg)
+provider_start_timeout(void *arg)
 {
 	struct provider	*pv = arg;
 
-	if (pv->state == PROVIDER_BACKOFF && pv->pid <= 0) {
-		provider_spawn(pv);
+	if (pv->proc.pid <= 0)
 		return;
-	}
-	if (pv->pid > 0) {
-		log_warnx("llm %s: worker %ld did not %s, killing it",
-		    pv->lc->name, (long)pv->pid, pv->state ==
-		    PROVIDER_STARTING && !pv->restart_now ? "start" : "stop");
-		if (pv->state == PROVIDER_STARTING && !pv->restart_now)
-			provider_error(pv, "its worker did not start");
-		kill(pv->pid, SIGKILL);
-		provider_lost(pv, "killed");
-	}
-}
-
-/* Arm the provider's timer. */
-static void
-provider_arm(struct provider *pv, unsigned int seconds)
-{
-	struct timeval	tv = { (time_t)seconds, 0 };
-
-	if (pv->timer == NULL)
-		pv->timer = evtimer_new(base, provider_timer_cb, pv);
-	evtimer_add(pv->timer, &tv);
+	log_warnx("llm %s: worker %ld did not start, killing it",
+	    pv->lc->name, (long)pv->proc.pid);
+	proc_error(&pv->proc, "its worker did not start");
+	kill(pv->proc.pid, SIGKILL);
+	proc_lost(&pv->proc, "killed");
 }
 
 /* A STATUS frame: ready, or the error that stops it. */
@@ -119,14 +98,12 @@ provider_status(struct provider *pv, json_t *msg)
 	if (json_unpack(msg, "{s:s}", "state", &state) != 0)
 		return;
 	if (json_unpack(msg, "{s:s}", "error", &error) == 0) {
-		provider_error(pv, "%s", error);
+		proc_error(&pv->proc, "%s", error);
 		log_warnx("llm %s: %s", pv->lc->name, error);
 	}
 	if (strcmp(state, "ready") == 0 && pv->state == PROVIDER_STARTING) {
 		pv->state = PROVIDER_READY;
-		pv->ready_at = now_ms();
-		if (pv->timer != NULL)
-			evtimer_del(pv->timer);
+		proc_ready(&pv->proc);
 		log_info("llm %s: ready (%s, %s, model %s)", pv->lc->name,
 		    conf_llm_provider_name(pv->lc->provider),
 		    url_redact(pv->lc->url, url, sizeof url), pv->lc->model);
@@ -135,9 +112,9 @@ provider_status(struct provider *pv, json_t *msg)
 
 /* One frame from a provider's worker; -1 if the channel is corrupt. */
 static int
-provider_frame(struct provider *pv, const struct frame_hdr *hdr,
-    struct evbuffer *in)
+provider_frame(void *arg, const struct frame_hdr *hdr, struct evbuffer *in)
 {
+	struct provider	*pv = arg;
 	json_t		*msg;
 	const char	*why;
 
@@ -166,84 +143,25 @@ provider_frame(struct provider *pv, const struct frame_hdr *hdr,
 	}
 }
 
-/* Handle every whole frame buffered; -1 if the channel is corrupt. */
-static int
-provider_process(struct provider *pv)
-{
-	struct evbuffer		*in = iochan_input(pv->ch);
-	struct frame_hdr	 hdr;
-	const char		*why;
-	enum frame_result	 r;
-
-	for (;;) {
-		r = frame_peek(in, conf_llm_frame_max(pv->lc), &hdr, &why);
-		if (r == FRAME_NEED)
-			return (0);
-		if (r == FRAME_BAD) {
-			log_warnx("llm %s: bad frame from worker: %s",
-			    pv->lc->name, why);
-			return (-1);
-		}
-		if (pv->removed) {
-			evbuffer_drain(in, FRAME_HDR_LEN + hdr.len);
-			continue;
-		}
-		if (provider_frame(pv, &hdr, in) != 0)
-			return (-1);
-		if (pv->ch == NULL)
-			return (0);
-	}
-}
-
-static void
-provider_read_cb(struct iochan *ch, void *arg)
-{
-	struct provider	*pv = arg;
-
-	if (provider_process(pv) == 0)
-		return;
-	provider_error(pv, "protocol error on worker channel");
-	if (pv->pid > 0)
-		kill(pv->pid, SIGKILL);
-	provider_lost(pv, "protocol error");
-}
-
-static void
-provider_event_cb(struct iochan *ch, int what, void *arg)
-{
-	provider_lost(arg, "worker channel closed");
-}
-
 /* The worker is gone or going: its requests fall through their chains. */
 static void
-provider_lost(struct provider *pv, const char *why)
+provider_lost(void *arg)
 {
-	char	msg[256];
+	struct provider	*pv = arg;
+	char		 msg[256];
 
-	if (pv->ch == NULL)
-		return;
-	/* Its last words first: a result it sent before it died counts. */
-	evbuffer_read(iochan_input(pv->ch), iochan_fd(pv->ch), 65536);
-	provider_process(pv);
-	if (pv->ch == NULL)
-		return;
-	iochan_free(pv->ch);
-	pv->ch = NULL;
-	log_debug("llm %s: %s", pv->lc->name, why);
 	snprintf(msg, sizeof msg, "the worker of llm %s exited",
 	    pv->lc->name);
 	sampling_provider_down(pv, msg);
-	if (pv->pid > 0)
-		kill(pv->pid, SIGKILL);
 }
 
-/* Fork and exec the provider's worker and send its configuration. */
+/* Fork and exec the provider's worker. */
 static void
-provider_spawn(struct provider *pv)
+provider_spawn(void *arg)
 {
-	char	*argv[8], err[256], *key[2];
-	int	 argc = 0, fd;
-	json_t	*cfg, *llm, *keys;
+	struct provider	*pv = arg;
+	char		*argv[8];
+	int		 argc = 0;
 
 	argv[argc++] = (char *)"mcp-llm";
 	if (log_getforeground())
@@ -252,18 +170,20 @@ provider_spawn(struct provider *pv)
 		argv[argc++] = (char *)"-v";
 	argv[argc++] = pv->lc->name;
 	argv[argc] = NULL;
-	if ((pv->pid = spawn_worker(llm_worker_path, argv, 1, &fd, err,
-	    sizeof err)) == -1) {
-		log_warnx("llm %s: %s", pv->lc->name, err);
-		provider_error(pv, "%s", err);
+	if (proc_spawn(&pv->proc, llm_worker_path, argv, 1) == -1)
 		pv->state = PROVIDER_BACKOFF;
-		provider_arm(pv, pv->delay);
-		return;
-	}
-	pv->state = PROVIDER_STARTING;
-	pv->ready_at = 0;
-	pv->ch = iochan_new(base, fd, provider_read_cb, NULL,
-	    provider_event_cb, pv);
+	else
+		pv->state = PROVIDER_STARTING;
+}
+
+/* The CONFIG frame of a new worker. */
+static json_t *
+provider_config(void *arg)
+{
+	struct provider	*pv = arg;
+	char		*key[2];
+	json_t		*cfg, *llm, *keys;
+
 	llm = conf_llm_to_json(pv->lc);
 	/* The key, if it is in our environment, which the worker's is not. */
 	if (pv->lc->api_key != NULL) {
@@ -276,10 +196,23 @@ provider_spawn(struct provider *pv)
 	cfg = json_pack("{s:o}", "llm", llm);
 	if (conf->user != NULL)
 		json_object_set_new(cfg, "user", json_string(conf->user));
-	frame_add_json(iochan_output(pv->ch), MSG_CONFIG, 0, 0, cfg);
-	json_decref(cfg);
-	provider_arm(pv, 30);
-	log_debug("llm %s: worker %ld started", pv->lc->name, (long)pv->pid);
+	return (cfg);
+}
+
+/* Give the worker's record the provider's name and restart policy. */
+static void
+provider_policy(struct provider *pv)
+{
+	struct proc_policy	pp;
+
+	memset(&pp, 0, sizeof pp);
+	pp.first_delay = PROVIDER_FIRST_DELAY;
+	pp.max_delay = PROVIDER_MAX_DELAY;
+	pp.healthy_ms = PROVIDER_HEALTHY_MS;
+	pp.max_failures = 0;
+	pp.start_timeout = PROVIDER_START_TIMEOUT;
+	pp.frame_max = conf_llm_frame_max(pv->lc);
+	proc_configure(&pv->proc, pv->lc->name, &pp);
 }
 
 /* Make a provider from its configuration and start its worker. */
@@ -290,8 +223,9 @@ provider_new(const struct llm_conf *lc)
 
 	pv = xcalloc(1, sizeof *pv);
 	pv->lc = conf_llm_copy(lc);
-	pv->pid = -1;
-	pv->delay = PROVIDER_FIRST_DELAY;
+	proc_init(&pv->proc, &provider_kind, pv);
+	provider_policy(pv);
+	proc_reset(&pv->proc);
 	budget_init(&pv->budget);
 	provider_spawn(pv);
 	return (pv);
@@ -300,11 +234,7 @@ provider_new(const struct llm_conf *lc)
 static void
 provider_free(struct provider *pv)
 {
-	if (pv->timer != NULL)
-		event_free(pv->timer);
-	if (pv->ch != NULL)
-		iochan_free(pv->ch);
-	free(pv->last_error);
+	proc_free(&pv->proc);
 	conf_llm_free(pv->lc);
 	free(pv->lc);
 	free(pv);
@@ -321,19 +251,6 @@ provider_init_all(void)
 		providers[i] = provider_new(&conf->llms[i]);
 }
 
-/* Ask a worker to stop: SHUTDOWN, and SIGKILL after the grace time. */
-static void
-provider_shutdown(struct provider *pv)
-{
-	if (pv->pid <= 0)
-		return;
-	if (pv->ch != NULL)
-		frame_add(iochan_output(pv->ch), MSG_SHUTDOWN, 0, 0, "{}", 2);
-	else
-		kill(pv->pid, SIGTERM);
-	provider_arm(pv, PROVIDER_STOP_GRACE);
-}
-
 void
 provider_stop_all(void)
 {
@@ -341,124 +258,47 @@ provider_stop_all(void)
 
 	for (i = 0; i < nproviders; i++) {
 		providers[i]->state = PROVIDER_STOPPED;
-		provider_shutdown(providers[i]);
+		proc_stop(&providers[i]->proc);
 	}
 }
 
-int
-provider_all_stopped(void)
-{
-	size_t	i;
-
-	for (i = 0; i < nproviders; i++) {
-		if (providers[i]->pid > 0)
-			return (0);
-	}
-	return (nretired == 0);
-}
-
-/* Free the removed providers whose workers are gone. */
+/* A provider's worker exited: what proc.c decided, said and done. */
 static void
-provider_free_retired(void)
+provider_exited(void *arg, int status, const char *how, enum proc_fate fate)
 {
-	size_t	i, n = 0;
+	struct provider	*pv = arg;
+	struct proc	*p = &pv->proc;
 
-	for (i = 0; i < nretired; i++) {
-		if (retired[i]->pid > 0)
-			retired[n++] = retired[i];
-		else
-			provider_free(retired[i]);
-	}
-	nretired = n;
-}
-
-/* A provider's worker exited: restart it after its backoff. */
-static void
-provider_exited(struct provider *pv, int status)
-{
-	char	how[64];
-
-	if (WIFEXITED(status))
-		snprintf(how, sizeof how, "exited with status %d",
-		    WEXITSTATUS(status));
-	else if (WIFSIGNALED(status))
-		snprintf(how, sizeof how, "killed by signal %d",
-		    WTERMSIG(status));
-	else
-		snprintf(how, sizeof how, "ended");
-	provider_lost(pv, how);
-	pv->pid = -1;
-	if (pv->timer != NULL)
-		evtimer_del(pv->timer);
-	if (pv->removed) {
-		log_info("llm %s: worker %s; removed", pv->lc->name, how);
-		provider_free_retired();
-		return;
-	}
-	if (pv->restart_now) {
-		pv->restart_now = 0;
-		provider_spawn(pv);
-		return;
-	}
-	if (pv->state == PROVIDER_STOPPED)
-		return;
-	if (WIFEXITED(status) && WEXITSTATUS(status) == PROVIDER_EXIT_CONFIG) {
+	switch (fate) {
+	case PROC_REMOVED:
+		provider_free(pv);
+		break;
+	case PROC_RESPAWNED:
+	case PROC_STOPPED:
+		break;
+	case PROC_REFUSED:
 		log_warnx("llm %s: worker %s: configuration refused, not "
 		    "restarting (%s)", pv->lc->name, how,
-		    pv->last_error != NULL ? pv->last_error : "");
+		    p->last_error != NULL ? p->last_error : "");
 		pv->state = PROVIDER_FAILED;
-		return;
+		break;
+	case PROC_GAVE_UP:	/* never: a provider has no max_failures */
+		pv->state = PROVIDER_FAILED;
+		break;
+	case PROC_BACKOFF:
+		proc_error(p, "worker %s", how);
+		pv->state = PROVIDER_BACKOFF;
+		log_warnx("llm %s: worker %s; restarting in %u s",
+		    pv->lc->name, how, p->backoff);
+		break;
 	}
-	if (pv->ready_at > 0 && now_ms() - pv->ready_at >= PROVIDER_HEALTHY_MS)
-		pv->delay = PROVIDER_FIRST_DELAY;
-	provider_error(pv, "worker %s", how);
-	pv->restarts++;
-	pv->state = PROVIDER_BACKOFF;
-	log_warnx("llm %s: worker %s; restarting in %u s", pv->lc->name, how,
-	    pv->delay);
-	provider_arm(pv, pv->delay);
-	pv->delay = pv->delay * 2 > PROVIDER_MAX_DELAY ? PROVIDER_MAX_DELAY :
-	    pv->delay * 2;
-}
-
-int
-provider_reaped(pid_t pid, int status)
-{
-	size_t	i;
-
-	for (i = 0; i < nproviders; i++) {
-		if (providers[i]->pid == pid) {
-			provider_exited(providers[i], status);
-			return (1);
-		}
-	}
-	for (i = 0; i < nretired; i++) {
-		if (retired[i]->pid == pid) {
-			provider_exited(retired[i], status);
-			return (1);
-		}
-	}
-	return (0);
-}
-
-/* Append a name to one of the report's arrays. */
-static void
-report_name(json_t *report, const char *key, const char *name)
-{
-	json_t	*a;
-
-	if ((a = json_object_get(report, key)) == NULL) {
-		a = json_array();
-		json_object_set_new(report, key, a);
-	}
-	json_array_append_new(a, json_string(name));
 }
 
 void
 provider_apply(const struct conf *nc, json_t *report)
 {
-	struct provider	**next, *pv;
-	size_t		  i, j;
+	struct provider	**next, **old, *pv;
+	size_t		  i, j, nold;
 	char		  msg[256];
 
 	next = xcalloc(nc->nllms + 1, sizeof *next);
@@ -466,35 +306,36 @@ provider_apply(const struct conf *nc, json_t *report)
 		if ((pv = provider_find(nc->llms[i].name)) == NULL) {
 			log_info("llm %s: added", nc->llms[i].name);
 			next[i] = provider_new(&nc->llms[i]);
-			report_name(report, "llm_added", nc->llms[i].name);
+			reload_report_name(report, "llm_added",
+			    nc->llms[i].name);
 			continue;
 		}
 		next[i] = pv;
 		if (conf_llm_equal(pv->lc, &nc->llms[i])) {
 			/* A reload is the way to try a failed one again. */
-			if (pv->state == PROVIDER_FAILED && pv->pid <= 0) {
-				log_info("llm %s: starting again", pv->lc->name);
-				pv->delay = PROVIDER_FIRST_DELAY;
+			if (pv->state == PROVIDER_FAILED &&
+			    pv->proc.pid <= 0) {
+				log_info("llm %s: starting again",
+				    pv->lc->name);
+				proc_reset(&pv->proc);
 				provider_spawn(pv);
 			}
 			continue;
 		}
 		log_info("llm %s: configuration changed, restarting",
 		    pv->lc->name);
-		report_name(report, "llm_changed", pv->lc->name);
+		reload_report_name(report, "llm_changed", pv->lc->name);
 		conf_llm_free(pv->lc);
 		free(pv->lc);
 		pv->lc = conf_llm_copy(&nc->llms[i]);
-		pv->delay = PROVIDER_FIRST_DELAY;
-		if (pv->timer != NULL)
-			evtimer_del(pv->timer);
-		if (pv->pid > 0) {
-			pv->restart_now = 1;
+		provider_policy(pv);
+		proc_reset(&pv->proc);
+		if (pv->proc.pid > 0) {
 			pv->state = PROVIDER_STARTING;
 			snprintf(msg, sizeof msg, "llm %s is restarting with "
 			    "a new configuration", pv->lc->name);
 			sampling_provider_down(pv, msg);
-			provider_shutdown(pv);
+			proc_restart(&pv->proc);
 		} else
 			provider_spawn(pv);
 	}
@@ -506,34 +347,35 @@ provider_apply(const struct conf *nc, json_t *report)
 		pv = providers[i];
 		log_info("llm %s: removed from the configuration",
 		    pv->lc->name);
-		report_name(report, "llm_removed", pv->lc->name);
-		pv->removed = 1;
+		reload_report_name(report, "llm_removed", pv->lc->name);
+		proc_remove(&pv->proc);
 		pv->state = PROVIDER_STOPPED;
 		snprintf(msg, sizeof msg, "llm %s was removed from the "
 		    "configuration", pv->lc->name);
 		sampling_provider_down(pv, msg);
-		if (pv->timer != NULL)
-			evtimer_del(pv->timer);
-		provider_shutdown(pv);
-		retired = xreallocarray(retired, nretired + 1,
-		    sizeof *retired);
-		retired[nretired++] = pv;
+		proc_stop(&pv->proc);
 	}
-	free(providers);
+	old = providers;
+	nold = nproviders;
 	providers = next;
 	nproviders = nc->nllms;
-	provider_free_retired();
+	/* Those removed without a worker go now, the others as it exits. */
+	for (i = 0; i < nold; i++) {
+		if (old[i]->proc.removed && old[i]->proc.pid <= 0)
+			provider_free(old[i]);
+	}
+	free(old);
 }
 
 int
 provider_request(struct provider *pv, uint32_t tag, struct evbuffer *payload,
     char *why, size_t len)
 {
-	if (pv->state != PROVIDER_READY || pv->ch == NULL) {
-		if (pv->last_error != NULL)
+	if (pv->state != PROVIDER_READY || pv->proc.ch == NULL) {
+		if (pv->proc.last_error != NULL)
 			snprintf(why, len, "llm %s is %s (last error: %s)",
 			    pv->lc->name, state_names[pv->state],
-			    pv->last_error);
+			    pv->proc.last_error);
 		else
 			snprintf(why, len, "llm %s is %s", pv->lc->name,
 			    state_names[pv->state]);
@@ -544,7 +386,7 @@ provider_request(struct provider *pv, uint32_t tag, struct evbuffer *payload,
 		    "(max_concurrent)", pv->lc->name, pv->inflight);
 		return (-1);
 	}
-	frame_add_buffer(iochan_output(pv->ch), MSG_LLM_REQUEST, 0, tag,
+	frame_add_buffer(iochan_output(pv->proc.ch), MSG_LLM_REQUEST, 0, tag,
 	    payload);
 	pv->inflight++;
 	pv->requests++;
@@ -554,9 +396,9 @@ provider_request(struct provider *pv, uint32_t tag, struct evbuffer *payload,
 void
 provider_cancel(struct provider *pv, uint32_t tag)
 {
-	if (pv->ch != NULL)
-		frame_add(iochan_output(pv->ch), MSG_LLM_CANCEL, 0, tag, "{}",
-		    2);
+	if (pv->proc.ch != NULL)
+		frame_add(iochan_output(pv->proc.ch), MSG_LLM_CANCEL, 0, tag,
+		    "{}", 2);
 }
 
 /* One provider for mcpctl status: never its key, nor its URL's secrets. */
@@ -574,8 +416,8 @@ provider_json(struct provider *pv)
 	    "url", url_redact(pv->lc->url, url, sizeof url),
 	    "model", pv->lc->model,
 	    "state", state_names[pv->state],
-	    "pid", (json_int_t)pv->pid,
-	    "restarts", (int)pv->restarts,
+	    "pid", (json_int_t)pv->proc.pid,
+	    "restarts", (int)pv->proc.restarts,
 	    "in_flight", (json_int_t)pv->inflight,
 	    "requests", (json_int_t)pv->requests,
 	    "answered", (json_int_t)pv->answered,
@@ -592,8 +434,8 @@ provider_json(struct provider *pv)
 	    "tokens_used", (json_int_t)budget_tokens_used(&pv->budget, now),
 	    "tokens_reserved",
 	    (json_int_t)budget_tokens_reserved(&pv->budget)));
-	json_object_set_new(o, "last_error", pv->last_error != NULL ?
-	    json_string(pv->last_error) : json_null());
+	json_object_set_new(o, "last_error", pv->proc.last_error != NULL ?
+	    json_string(pv->proc.last_error) : json_null());
 	return (o);
 }
 

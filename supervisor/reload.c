@@ -58,6 +58,18 @@ reload_keep_optional(char **next, const char *now, const char *key,
 	*next = now != NULL ? xstrdup(now) : NULL;
 }
 
+void
+reload_report_name(json_t *report, const char *key, const char *name)
+{
+	json_t	*a;
+
+	if ((a = json_object_get(report, key)) == NULL) {
+		a = json_array();
+		json_object_set_new(report, key, a);
+	}
+	json_array_append_new(a, json_string(name));
+}
+
 /*
  * Say what a reload did to the upstreams, as "added a b; removed c" or "no
  * upstream changed", in the report's "summary" (mcpctl prints it) and the

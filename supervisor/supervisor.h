@@ -284,6 +284,116 @@ json_t		*spawn_passed_env(char *const *names);
  * array; see secret_expand_env). */
 json_t		*spawn_expand_env(char *const *values);
 
+/*
+ * proc.c: the supervisor's children (mcp-worker, mcp-llm).  A record per
+ * child, in its owner, and a table of callbacks per kind of child: proc.c
+ * starts, watches, stops, reaps and restarts it, the kind (upstream.c,
+ * provider.c) says what its frames mean and keeps its own states.
+ */
+/* How a kind of child is restarted and bounded (proc_configure). */
+struct proc_policy {
+	unsigned int	 first_delay;	/* seconds of backoff, doubling */
+	unsigned int	 max_delay;	/* up to this */
+	int64_t		 healthy_ms;	/* ready this long: backoff reset */
+	unsigned int	 max_failures;	/* deaths in a row; 0: no limit */
+	unsigned int	 start_timeout;	/* seconds it has to be ready */
+	size_t		 frame_max;	/* the largest frame it may send */
+};
+
+/* What became of a child that exited, as its kind hears it. */
+enum proc_fate {
+	PROC_REMOVED = 0,	/* after proc_remove: the owner frees itself */
+	PROC_RESPAWNED,		/* restart_now: started again right after */
+	PROC_STOPPED,		/* it was asked to stop (proc_stop) */
+	PROC_REFUSED,		/* WORKER_EXIT_CONFIG: not started again */
+	PROC_GAVE_UP,		/* max_failures deaths in a row */
+	PROC_BACKOFF		/* started again after backoff seconds */
+};
+
+/* A kind of child; each callback gets the record's owner (arg). */
+struct proc_kind {
+	const char	*what;		/* its log lines' first word */
+	/* Start a child: proc_spawn with its program and argv. */
+	void		 (*start)(void *);
+	/* Its CONFIG frame's payload (a new reference), sent first. */
+	json_t		*(*config)(void *);
+	/* One whole frame from the child; -1 if the channel is corrupt. */
+	int		 (*frame)(void *, const struct frame_hdr *,
+			    struct evbuffer *);
+	/* The channel is gone: fail what the child held. */
+	void		 (*lost)(void *);
+	/* It was not ready within start_timeout. */
+	void		 (*start_timeout)(void *);
+	/* It exited (how: "exited with status 3", "killed by signal 9"). */
+	void		 (*exited)(void *, int status, const char *how,
+			    enum proc_fate);
+};
+
+/* One child process; owned by the structure it is in. */
+struct proc {
+	const struct proc_kind	*kind;
+	void			*arg;		/* its owner */
+	char			*name;		/* owned copy */
+	struct proc_policy	 policy;
+	pid_t			 pid;		/* or -1 */
+	struct iochan		*ch;		/* its channel, or NULL */
+	struct event		*timer;		/* start, stop or backoff */
+	int			 timer_for;	/* which (proc.c) */
+	int			 stopping;	/* asked to stop */
+	int			 restart_now;	/* start again once it exits */
+	int			 removed;	/* its owner is going away */
+	unsigned int		 delay;		/* next backoff, seconds */
+	unsigned int		 backoff;	/* the one under way */
+	unsigned int		 failures;	/* deaths in a row */
+	unsigned int		 restarts;
+	int64_t			 started;	/* monotonic ms of spawn */
+	int64_t			 ready_at;	/* monotonic ms of ready; 0 */
+	char			*last_error;	/* or NULL */
+	time_t			 last_error_at;	/* wall clock, or 0 */
+	TAILQ_ENTRY(proc)	 entry;
+};
+
+/* Set a record up (no child yet); proc_free releases what it holds. */
+void		 proc_init(struct proc *, const struct proc_kind *, void *);
+void		 proc_free(struct proc *);
+/* Its name (copied) and policy, at first and after a reload. */
+void		 proc_configure(struct proc *, const char *name,
+		    const struct proc_policy *);
+/* Start the count afresh: no failures, the first delay next. */
+void		 proc_reset(struct proc *);
+/* Record the last error, shown by mcpctl status. */
+void		 proc_error(struct proc *, const char *, ...)
+		    __attribute__((format(printf, 2, 3)));
+/*
+ * Fork and exec a child (spawn_worker), send its CONFIG frame and give it
+ * start_timeout to be ready.  -1 if it could not be started: logged,
+ * recorded, and started again after the delay.
+ */
+int		 proc_spawn(struct proc *, const char *path,
+		    char *const argv[], int net);
+/* The child is ready: no start timeout, its healthy time counts. */
+void		 proc_ready(struct proc *);
+/* Ask the child to stop (SHUTDOWN, or SIGTERM without a channel);
+ * SIGKILL after a grace time.  Without a child, no restart is due. */
+void		 proc_stop(struct proc *);
+/* Stop the child and start a new one once it has exited (count reset). */
+void		 proc_restart(struct proc *);
+/* The same for a child already stopping or exiting. */
+void		 proc_restart_after(struct proc *);
+/* The owner is going: when the child exits, PROC_REMOVED (no restart). */
+void		 proc_remove(struct proc *);
+/* Kill the child and drop its channel unread (it is corrupt or stuck). */
+void		 proc_kill(struct proc *, const char *why);
+/* The child is gone or going: read what it left, drop the channel, kill
+ * it if it still runs. */
+void		 proc_lost(struct proc *, const char *why);
+/* Is its timer armed (a start, a stop or a restart is due)? */
+int		 proc_timer_pending(const struct proc *);
+/* Reap every exited child (SIGCHLD). */
+void		 proc_reap(void);
+/* Has every child exited? */
+int		 proc_all_exited(void);
+
 /* upstream.c: one worker process and what the supervisor knows of it. */
 enum upstream_state {
 	UPSTREAM_STARTING = 0,	/* worker spawned, handshake under way */
@@ -302,26 +412,15 @@ TAILQ_HEAD(up_request_list, up_request);
 
 struct upstream {
 	struct server_conf	*sc;		/* owned copy */
-	int			 removed;	/* gone from the configuration */
+	struct proc		 proc;		/* its worker */
 	enum upstream_state	 state;
-	pid_t			 pid;		/* worker, or -1 */
 	pid_t			 upstream_pid;	/* as reported, or -1 */
-	struct iochan		*ch;		/* channel, or NULL */
-	struct event		*timer;		/* backoff and stop timer */
-	unsigned int		 restarts;
-	unsigned int		 delay;		/* next backoff, seconds */
-	unsigned int		 backoff;	/* the one under way */
-	int64_t			 started;	/* monotonic ms of spawn */
-	int64_t			 ready_at;	/* monotonic ms of ready */
-	char			*last_error;
 	int			 reported;	/* this run sent an error */
 	json_t			*catalog;	/* last catalog, or NULL */
 	json_t			*info;		/* last ready status */
 	struct pending_list	 pending;
 	unsigned int		 npending;
 	unsigned int		 nqueued;	/* pending waiting for a start */
-	unsigned int		 failures;	/* deaths in a row */
-	int			 restart_now;	/* mcpctl restart */
 	struct up_request_list	 up_requests;	/* it sent, unanswered */
 	struct strmap		 subs;		/* uri -> subscriber count */
 	int			 loglevel;	/* forwarded level, -1 none */
@@ -329,7 +428,6 @@ struct upstream {
 	struct metrics_req	 m;		/* requests it served */
 	uint64_t		 mup[MUP_NKINDS][MUPO_NOUTCOMES];
 	unsigned int		 gave_up;	/* times marked failed */
-	time_t			 last_error_at;	/* wall clock, or 0 */
 	int			 ready_once;	/* has been ready */
 	struct budget		 budget;	/* of its llm: links */
 	int			 era_fallback;	/* went away during the era
@@ -346,8 +444,6 @@ void		 upstream_init_all(void);
  */
 void		 upstream_apply(const struct conf *, json_t *report);
 void		 upstream_stop_all(void);
-int		 upstream_all_stopped(void);
-void		 upstream_reap(void);
 struct upstream	*upstream_find(const char *);
 const char	*upstream_state_name(enum upstream_state);
 /* Send a frame to a ready upstream; -1 if it is not ready. */
@@ -881,16 +977,8 @@ enum provider_state {
 
 struct provider {
 	struct llm_conf		*lc;		/* owned copy */
-	int			 removed;
+	struct proc		 proc;		/* its worker */
 	enum provider_state	 state;
-	pid_t			 pid;
-	struct iochan		*ch;
-	struct event		*timer;		/* backoff, stop */
-	unsigned int		 restarts;
-	unsigned int		 delay;		/* next backoff, seconds */
-	int64_t			 ready_at;
-	char			*last_error;
-	int			 restart_now;
 	struct budget		 budget;
 	unsigned int		 inflight;
 	/* Counters since the daemon started. */
@@ -909,9 +997,6 @@ void		 provider_init_all(void);
 /* Apply a new configuration's providers (reload). */
 void		 provider_apply(const struct conf *, json_t *report);
 void		 provider_stop_all(void);
-int		 provider_all_stopped(void);
-/* A child exited: 1 if it was a provider's worker. */
-int		 provider_reaped(pid_t, int status);
 struct provider	*provider_find(const char *);
 /* Send a request; -1 with why if the provider cannot take it now. */
 int		 provider_request(struct provider *, uint32_t tag,
@@ -1249,6 +1334,9 @@ void		 notify_status(void);
 
 /* reload.c: read the configuration again and apply it; the reply. */
 json_t		*reload(void);
+/* Append a name to the report's array key (made if missing). */
+void		 reload_report_name(json_t *report, const char *key,
+		    const char *name);
 
 /* control.c: the control socket for mcpctl. */
 int		 control_listen(const char *path);

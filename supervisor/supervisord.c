@@ -108,7 +108,7 @@ warn_print(const char *msg)
 static void
 check_exit(void)
 {
-	if (exiting && upstream_all_stopped() && provider_all_stopped()) {
+	if (exiting && proc_all_exited()) {
 		log_info("exiting");
 		event_base_loopexit(base, NULL);
 	}
@@ -156,7 +156,7 @@ signal_cb(evutil_socket_t sig, short events, void *arg)
 		begin_exit("SIGINT");
 		break;
 	case SIGCHLD:
-		upstream_reap();
+		proc_reap();
 		check_exit();
 		break;
 	case SIGHUP:
@@ -349,7 +349,7 @@ main(int argc, char **argv)
 	notify_ready();
 	event_base_dispatch(base);
 
-	upstream_reap();
+	proc_reap();
 	access_log_close();
 	drain_free();
 	auth_lockfile_remove();

@@ -1,11 +1,8 @@
 /* SPDX-License-Identifier: ISC */
 #include "config.h"
 
-#include <sys/socket.h>
 #include <sys/wait.h>
 
-#include <errno.h>
-#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,19 +17,11 @@
 #include "supervisor.h"
 #include "xmalloc.h"
 
-/* From worker/worker.h: a configuration the worker refused. */
-#define WORKER_EXIT_CONFIG	4
-
-#define STOP_GRACE		5	/* seconds before SIGKILL */
 #define CHANNEL_SLACK		65536	/* frame bytes beyond max_message */
 #define CHANNEL_MAX_QUEUED	(256 * 1024 * 1024)
 
 struct upstream	**upstreams;
 size_t		  nupstreams;
-
-/* Upstreams removed from the configuration whose workers are exiting. */
-static struct upstream	**retired;
-static size_t		  nretired;
 
 static const char *const state_names[] = {
 	[UPSTREAM_STARTING] = "starting",
@@ -43,31 +32,29 @@ static const char *const state_names[] = {
 	[UPSTREAM_IDLE] = "idle",
 };
 
-static void	upstream_spawn(struct upstream *);
-static void	upstream_free_retired(void);
-static void	upstream_lost(struct upstream *, const char *);
-static void	upstream_arm(struct upstream *, unsigned int);
+static void	upstream_spawn(void *);
+static json_t	*upstream_config(void *);
+static int	upstream_frame(void *, const struct frame_hdr *,
+		    struct evbuffer *);
+static void	upstream_lost(void *);
+static void	upstream_start_timeout(void *);
+static void	upstream_exited(void *, int, const char *, enum proc_fate);
+
+/* Upstream workers (mcp-worker, mcp-worker-stdio) as proc.c sees them. */
+static const struct proc_kind upstream_kind = {
+	.what = "upstream",
+	.start = upstream_spawn,
+	.config = upstream_config,
+	.frame = upstream_frame,
+	.lost = upstream_lost,
+	.start_timeout = upstream_start_timeout,
+	.exited = upstream_exited,
+};
 
 const char *
 upstream_state_name(enum upstream_state s)
 {
 	return (state_names[s]);
-}
-
-/* Record the last error of an upstream. */
-static void __attribute__((format(printf, 2, 3)))
-upstream_error(struct upstream *up, const char *fmt, ...)
-{
-	va_list	ap;
-	char	*msg;
-
-	va_start(ap, fmt);
-	if (vasprintf(&msg, fmt, ap) < 0)
-		fatal("vasprintf");
-	va_end(ap);
-	free(up->last_error);
-	up->last_error = msg;
-	up->last_error_at = time(NULL);
 }
 
 /* Find an upstream by name. */
@@ -83,6 +70,22 @@ upstream_find(const char *name)
 	return (NULL);
 }
 
+/* Give the worker's record the upstream's name and restart policy. */
+static void
+upstream_policy(struct upstream *up)
+{
+	struct proc_policy	pp;
+
+	memset(&pp, 0, sizeof pp);
+	pp.first_delay = up->sc->restart_delay;
+	pp.max_delay = up->sc->restart_max_delay;
+	pp.healthy_ms = (int64_t)up->sc->healthy_after * 1000;
+	pp.max_failures = up->sc->max_failures;
+	pp.start_timeout = up->sc->init_timeout + 5;
+	pp.frame_max = up->sc->max_message + CHANNEL_SLACK;
+	proc_configure(&up->proc, up->sc->name, &pp);
+}
+
 /* Create an upstream from its configuration and start it unless lazy. */
 static struct upstream *
 upstream_new(const struct server_conf *sc)
@@ -91,9 +94,10 @@ upstream_new(const struct server_conf *sc)
 
 	up = xcalloc(1, sizeof *up);
 	up->sc = conf_server_copy(sc);
-	up->pid = -1;
+	proc_init(&up->proc, &upstream_kind, up);
+	upstream_policy(up);
+	proc_reset(&up->proc);
 	up->upstream_pid = -1;
-	up->delay = up->sc->restart_delay;
 	up->loglevel = -1;
 	budget_init(&up->budget);
 	TAILQ_INIT(&up->pending);
@@ -110,14 +114,10 @@ upstream_new(const struct server_conf *sc)
 static void
 upstream_free(struct upstream *up)
 {
-	if (up->timer != NULL)
-		event_free(up->timer);
-	if (up->ch != NULL)
-		iochan_free(up->ch);
+	proc_free(&up->proc);
 	json_decref(up->catalog);
 	json_decref(up->info);
 	strmap_free(&up->subs);
-	free(up->last_error);
 	conf_server_free(up->sc);
 	free(up->sc);
 	free(up);
@@ -156,40 +156,22 @@ upstream_drop_catalog(struct upstream *up)
 	catalog_rebuild();
 }
 
-/*
- * Ask a running worker to stop (a SHUTDOWN frame, or SIGTERM if its channel
- * is gone), and kill it if it has not exited within STOP_GRACE.
- */
-static void
-upstream_shutdown(struct upstream *up)
-{
-	if (up->pid <= 0)
-		return;
-	if (up->ch != NULL)
-		frame_add(iochan_output(up->ch), MSG_SHUTDOWN, 0, 0, "{}", 2);
-	else
-		kill(up->pid, SIGTERM);
-	upstream_arm(up, STOP_GRACE);
-}
-
 /* mcpctl stop NAME. */
 int
 upstream_stop(struct upstream *up, char *err, size_t len)
 {
 	char	msg[256];
 
-	if (up->state == UPSTREAM_STOPPED && !up->restart_now) {
+	if (up->state == UPSTREAM_STOPPED && !up->proc.restart_now) {
 		snprintf(err, len, "%s is already stopped", up->sc->name);
 		return (-1);
 	}
 	log_info("upstream %s: stopping (mcpctl)", up->sc->name);
-	up->restart_now = 0;
+	up->proc.restart_now = 0;
 	up->state = UPSTREAM_STOPPED;
-	if (up->timer != NULL)
-		evtimer_del(up->timer);
 	snprintf(msg, sizeof msg, "upstream %s was stopped", up->sc->name);
 	route_fail_upstream(up, MCP_CONNECTION_CLOSED, msg, 0);
-	upstream_shutdown(up);
+	proc_stop(&up->proc);
 	upstream_drop_catalog(up);
 	return (0);
 }
@@ -198,20 +180,15 @@ upstream_stop(struct upstream *up, char *err, size_t len)
 int
 upstream_start(struct upstream *up, char *err, size_t len)
 {
-	if (up->pid > 0 && (up->state == UPSTREAM_STOPPED ||
+	if (up->proc.pid > 0 && (up->state == UPSTREAM_STOPPED ||
 	    up->state == UPSTREAM_BACKOFF)) {
 		log_info("upstream %s: starting once its worker has exited "
 		    "(mcpctl)", up->sc->name);
-		up->failures = 0;
-		up->delay = up->sc->restart_delay;
-		up->restart_now = 1;
+		proc_restart_after(&up->proc);
 		up->state = UPSTREAM_STARTING;
-		/* A worker that lingers is killed, as after a restart. */
-		if (up->timer == NULL || evtimer_pending(up->timer, NULL) == 0)
-			upstream_arm(up, STOP_GRACE);
 		return (0);
 	}
-	if (up->pid > 0 || (up->state != UPSTREAM_STOPPED &&
+	if (up->proc.pid > 0 || (up->state != UPSTREAM_STOPPED &&
 	    up->state != UPSTREAM_FAILED && up->state != UPSTREAM_IDLE &&
 	    up->state != UPSTREAM_BACKOFF)) {
 		snprintf(err, len, "%s is %s", up->sc->name,
@@ -219,10 +196,7 @@ upstream_start(struct upstream *up, char *err, size_t len)
 		return (-1);
 	}
 	log_info("upstream %s: starting (mcpctl)", up->sc->name);
-	if (up->timer != NULL)
-		evtimer_del(up->timer);
-	up->failures = 0;
-	up->delay = up->sc->restart_delay;
+	proc_reset(&up->proc);
 	upstream_spawn(up);
 	return (0);
 }
@@ -235,72 +209,32 @@ upstream_start(struct upstream *up, char *err, size_t len)
 static void
 upstream_respawn(struct upstream *up)
 {
-	up->failures = 0;
-	up->delay = up->sc->restart_delay;
-	up->restart_now = 1;
 	up->state = UPSTREAM_STARTING;
-	if (up->timer != NULL)
-		evtimer_del(up->timer);
-	upstream_shutdown(up);
+	proc_restart(&up->proc);
 }
 
 /* mcpctl restart NAME: start it if it does not run. */
 int
 upstream_restart(struct upstream *up, char *err, size_t len)
 {
-	if (up->pid <= 0 || up->state == UPSTREAM_STOPPED)
+	if (up->proc.pid <= 0 || up->state == UPSTREAM_STOPPED)
 		return (upstream_start(up, err, len));
 	log_info("upstream %s: restarting (mcpctl)", up->sc->name);
 	upstream_respawn(up);
 	return (0);
 }
 
-/* Timer: restart after backoff, or force a stop. */
+/* Its worker was not ready in time: kill it, and it is restarted. */
 static void
-upstream_timer_cb(evutil_socket_t fd, short events, void *arg)
+upstream_start_timeout(void *arg)
 {
 	struct upstream	*up = arg;
 
-	switch (up->state) {
-	case UPSTREAM_BACKOFF:
-		upstream_spawn(up);
-		break;
-	case UPSTREAM_STARTING:
-		if (up->restart_now) {
-			log_warnx("upstream %s: worker %ld did not stop, "
-			    "killing it", up->sc->name, (long)up->pid);
-			kill(up->pid, SIGKILL);
-			break;
-		}
-		log_warnx("upstream %s: not ready after %u s, killing it",
-		    up->sc->name, up->sc->init_timeout + 5);
-		upstream_error(up, "not ready after %u s",
-		    up->sc->init_timeout + 5);
-		if (up->pid > 0)
-			kill(up->pid, SIGKILL);
-		upstream_lost(up, "startup timeout");
-		break;
-	case UPSTREAM_STOPPED:
-		if (up->pid > 0) {
-			log_warnx("upstream %s: worker %ld did not stop, "
-			    "killing it", up->sc->name, (long)up->pid);
-			kill(up->pid, SIGKILL);
-		}
-		break;
-	default:
-		break;
-	}
-}
-
-/* Arm the upstream's timer. */
-static void
-upstream_arm(struct upstream *up, unsigned int seconds)
-{
-	struct timeval	tv = { (time_t)seconds, 0 };
-
-	if (up->timer == NULL)
-		up->timer = evtimer_new(base, upstream_timer_cb, up);
-	evtimer_add(up->timer, &tv);
+	log_warnx("upstream %s: not ready after %u s, killing it",
+	    up->sc->name, up->proc.policy.start_timeout);
+	proc_error(&up->proc, "not ready after %u s",
+	    up->proc.policy.start_timeout);
+	proc_kill(&up->proc, "startup timeout");
 }
 
 /* Tell an upstream about one session. */
@@ -329,8 +263,8 @@ upstream_session_open(struct upstream *up, struct session *s)
 	 * clients: the worker never guesses which call is whose. */
 	if (s->modern && s->credential == 0 && s->client_name == NULL)
 		json_object_set_new(o, "shared", json_true());
-	if (up->state == UPSTREAM_READY && up->ch != NULL)
-		frame_add_json(iochan_output(up->ch),
+	if (up->state == UPSTREAM_READY && up->proc.ch != NULL)
+		frame_add_json(iochan_output(up->proc.ch),
 		    MSG_SESSION_OPEN, s->no, 0, o);
 	json_decref(o);
 }
@@ -367,7 +301,7 @@ upstream_status(struct upstream *up, json_t *msg)
 	if (json_unpack(msg, "{s:I}", "pid", &pid) == 0)
 		up->upstream_pid = (pid_t)pid;
 	if (json_unpack(msg, "{s:s}", "error", &error) == 0) {
-		upstream_error(up, "%s", error);
+		proc_error(&up->proc, "%s", error);
 		up->reported = 1;
 	}
 	if (json_is_true(json_object_get(msg, "probe_failed")))
@@ -377,15 +311,13 @@ upstream_status(struct upstream *up, json_t *msg)
 		up->state = UPSTREAM_BACKOFF;
 	if (strcmp(state, "ready") == 0 && up->state == UPSTREAM_STARTING) {
 		up->state = UPSTREAM_READY;
-		up->ready_at = now_ms();
+		proc_ready(&up->proc);
 		up->ready_once = 1;
-		if (up->timer != NULL)
-			evtimer_del(up->timer);
 		json_decref(up->info);
 		up->info = json_incref(msg);
 		log_info("upstream %s: ready (pid %ld, %lld ms)",
 		    up->sc->name, (long)up->upstream_pid,
-		    (long long)(up->ready_at - up->started));
+		    (long long)(up->proc.ready_at - up->proc.started));
 		notify_status();
 		session_foreach(upstream_open_one, up);
 		route_upstream_ready(up);
@@ -394,9 +326,9 @@ upstream_status(struct upstream *up, json_t *msg)
 
 /* Handle one frame from a worker; -1 if the channel is corrupt. */
 static int
-upstream_frame(struct upstream *up, const struct frame_hdr *hdr,
-    struct evbuffer *in)
+upstream_frame(void *arg, const struct frame_hdr *hdr, struct evbuffer *in)
 {
+	struct upstream	*up = arg;
 	json_t		*msg;
 	const char	*why;
 
@@ -433,108 +365,29 @@ upstream_frame(struct upstream *up, const struct frame_hdr *hdr,
 	}
 }
 
-/* Handle every whole frame buffered from a worker; -1 if corrupt. */
-static int
-upstream_process(struct upstream *up)
-{
-	struct evbuffer		*in = iochan_input(up->ch);
-	struct frame_hdr	 hdr;
-	const char		*why;
-	enum frame_result	 r;
-
-	for (;;) {
-		r = frame_peek(in, up->sc->max_message + CHANNEL_SLACK, &hdr,
-		    &why);
-		if (r == FRAME_NEED)
-			return (0);
-		if (r == FRAME_BAD) {
-			log_warnx("upstream %s: bad frame from worker: %s",
-			    up->sc->name, why);
-			return (-1);
-		}
-		/* A removed upstream's last words concern no one. */
-		if (up->removed) {
-			evbuffer_drain(in, FRAME_HDR_LEN + hdr.len);
-			continue;
-		}
-		if (upstream_frame(up, &hdr, in) != 0)
-			return (-1);
-		if (up->ch == NULL)
-			return (0);
-	}
-}
-
-/* Read frames from a worker. */
-static void
-upstream_read_cb(struct iochan *ch, void *arg)
-{
-	struct upstream	*up = arg;
-
-	if (upstream_process(up) == 0)
-		return;
-	upstream_error(up, "protocol error on worker channel");
-	if (up->pid > 0)
-		kill(up->pid, SIGKILL);
-	upstream_lost(up, "protocol error");
-}
-
-/* Read what a dead worker left in the channel, so its last words count. */
-static void
-upstream_drain(struct upstream *up)
-{
-	struct evbuffer	*in;
-	int		 fd;
-
-	if (up->ch == NULL)
-		return;
-	in = iochan_input(up->ch);
-	fd = iochan_fd(up->ch);
-	while (evbuffer_get_length(in) <= up->sc->max_message +
-	    CHANNEL_SLACK && evbuffer_read(in, fd, 65536) > 0)
-		;
-	upstream_process(up);
-}
-
-/* The channel closed or failed. */
-static void
-upstream_event_cb(struct iochan *ch, int what, void *arg)
-{
-	struct upstream	*up = arg;
-
-	upstream_lost(up, "worker channel closed");
-}
-
 /*
- * The worker is gone or going: drop the channel and answer everything in
- * flight.  The restart happens when the process is reaped.
+ * The worker is gone or going: answer everything in flight.  After an
+ * mcpctl restart, calls waiting for the new worker stay.
  */
 static void
-upstream_lost(struct upstream *up, const char *why)
+upstream_lost(void *arg)
 {
-	char	msg[256];
+	struct upstream	*up = arg;
+	char		 msg[256];
 
-	if (up->ch == NULL)
-		return;
-	iochan_free(up->ch);
-	up->ch = NULL;
-	log_debug("upstream %s: %s", up->sc->name, why);
 	snprintf(msg, sizeof msg, "upstream %s exited during the call",
 	    up->sc->name);
-	/* After an mcpctl restart, calls waiting for the new worker stay. */
-	route_fail_upstream(up, MCP_CONNECTION_CLOSED, msg, up->restart_now);
-	if (up->pid > 0)
-		kill(up->pid, SIGKILL);
+	route_fail_upstream(up, MCP_CONNECTION_CLOSED, msg,
+	    up->proc.restart_now);
 }
 
 /* Fork and exec a worker. */
 static void
-upstream_spawn(struct upstream *up)
+upstream_spawn(void *arg)
 {
-	int		 fd;
-	pid_t		 pid;
-	char		*argv[8], err[256];
+	struct upstream	*up = arg;
+	char		*argv[8];
 	int		 argc = 0;
-	json_t		*cfg, *server;
 
 	argv[argc++] = (char *)"mcp-worker";
 	if (log_getforeground())
@@ -546,22 +399,23 @@ upstream_spawn(struct upstream *up)
 	argv[argc++] = up->sc->name;
 	argv[argc] = NULL;
 
-	if ((pid = spawn_worker(up->sc->transport == TRANSPORT_STDIO ?
+	if (proc_spawn(&up->proc, up->sc->transport == TRANSPORT_STDIO ?
 	    stdio_worker_path : worker_path, argv,
-	    up->sc->transport != TRANSPORT_STDIO, &fd, err,
-	    sizeof err)) == -1) {
-		log_warnx("upstream %s: %s", up->sc->name, err);
-		upstream_error(up, "%s", err);
-		goto retry;
+	    up->sc->transport != TRANSPORT_STDIO) == -1) {
+		up->state = UPSTREAM_BACKOFF;
+		return;
 	}
-	up->pid = pid;
 	up->upstream_pid = -1;
 	up->reported = 0;
 	up->state = UPSTREAM_STARTING;
-	up->started = now_ms();
-	up->ready_at = 0;
-	up->ch = iochan_new(base, fd, upstream_read_cb, NULL,
-	    upstream_event_cb, up);
+}
+
+/* The CONFIG frame of a new worker. */
+static json_t *
+upstream_config(void *arg)
+{
+	struct upstream	*up = arg;
+	json_t		*server;
 
 	server = conf_server_to_json(up->sc);
 	/* It went away during the era probe before: no probe this time. */
@@ -571,140 +425,72 @@ upstream_spawn(struct upstream *up)
 	if (up->sc->headers != NULL)
 		json_object_set_new(server, "headers",
 		    spawn_expand_env(up->sc->headers));
-	cfg = json_pack("{s:o, s:i, s:o}", "server", server, "verbose",
-	    log_getverbose(), "environ", spawn_passed_env(up->sc->pass_env));
-	frame_add_json(iochan_output(up->ch), MSG_CONFIG, 0, 0, cfg);
-	json_decref(cfg);
-	upstream_arm(up, up->sc->init_timeout + 5);
-	log_debug("upstream %s: worker %ld started", up->sc->name, (long)pid);
-	return;
-
-retry:
-	up->state = UPSTREAM_BACKOFF;
-	up->backoff = up->delay;
-	upstream_arm(up, up->delay);
+	return (json_pack("{s:o, s:i, s:o}", "server", server, "verbose",
+	    log_getverbose(), "environ",
+	    spawn_passed_env(up->sc->pass_env)));
 }
 
-/* Schedule a restart after the worker of an upstream exited. */
+/* Its worker died: the last error is what it reported, else how it ended. */
 static void
-upstream_exited(struct upstream *up, int status)
+upstream_died(struct upstream *up, const char *how)
 {
-	char	how[64];
+	if (!up->reported)
+		proc_error(&up->proc, "worker %s", how);
+}
 
-	if (WIFEXITED(status))
-		snprintf(how, sizeof how, "exited with status %d",
-		    WEXITSTATUS(status));
-	else if (WIFSIGNALED(status))
-		snprintf(how, sizeof how, "killed by signal %d",
-		    WTERMSIG(status));
-	else
-		snprintf(how, sizeof how, "ended");
+/* Mark an upstream failed: it is not restarted until mcpctl says so. */
+static void
+upstream_failed(struct upstream *up)
+{
+	up->state = UPSTREAM_FAILED;
+	up->gave_up++;
+	upstream_drop_catalog(up);
+}
+
+/* The worker of an upstream exited: what proc.c decided, said and done. */
+static void
+upstream_exited(void *arg, int status, const char *how, enum proc_fate fate)
+{
+	struct upstream	*up = arg;
+	struct proc	*p = &up->proc;
 
 	/* A worker killed outright leaves its upstream group behind. */
 	if (WIFSIGNALED(status) && up->upstream_pid > 0)
 		kill(-up->upstream_pid, SIGKILL);
-	upstream_drain(up);
-	upstream_lost(up, how);
-	up->pid = -1;
 	up->upstream_pid = -1;
-
-	if (up->removed) {
-		log_info("upstream %s: worker %s; removed", up->sc->name, how);
-		upstream_free_retired();
-		return;
-	}
-	if (up->restart_now) {
-		up->restart_now = 0;
-		if (up->timer != NULL)
-			evtimer_del(up->timer);
-		upstream_spawn(up);
-		return;
-	}
-	if (up->state == UPSTREAM_STOPPED) {
-		if (up->timer != NULL)
-			evtimer_del(up->timer);
+	switch (fate) {
+	case PROC_REMOVED:
+		upstream_free(up);
+		break;
+	case PROC_RESPAWNED:
+		break;
+	case PROC_STOPPED:
 		log_info("upstream %s: stopped", up->sc->name);
-		return;
-	}
-	if (!up->reported)
-		upstream_error(up, "worker %s", how);
-	/* A run that stayed healthy long enough starts the count afresh. */
-	if (up->ready_at > 0 && now_ms() - up->ready_at >=
-	    (int64_t)up->sc->healthy_after * 1000) {
-		up->delay = up->sc->restart_delay;
-		up->failures = 0;
-	}
-	up->failures++;
-	if (WIFEXITED(status) && WEXITSTATUS(status) == WORKER_EXIT_CONFIG) {
+		break;
+	case PROC_REFUSED:
+		upstream_died(up, how);
 		log_warnx("upstream %s: worker %s: configuration refused, not "
 		    "restarting (%s)", up->sc->name, how,
-		    up->last_error != NULL ? up->last_error : "");
-		up->state = UPSTREAM_FAILED;
-		up->gave_up++;
-		upstream_drop_catalog(up);
-		return;
-	}
-	if (up->sc->max_failures > 0 && up->failures >= up->sc->max_failures) {
+		    p->last_error != NULL ? p->last_error : "");
+		upstream_failed(up);
+		break;
+	case PROC_GAVE_UP:
+		upstream_died(up, how);
 		log_warnx("upstream %s: failed %u times in a row, giving up "
 		    "(mcpctl restart %s retries it): %s", up->sc->name,
-		    up->failures, up->sc->name, up->last_error != NULL ?
-		    up->last_error : how);
-		up->state = UPSTREAM_FAILED;
-		up->gave_up++;
-		upstream_drop_catalog(up);
-		return;
+		    p->failures, up->sc->name, p->last_error != NULL ?
+		    p->last_error : how);
+		upstream_failed(up);
+		break;
+	case PROC_BACKOFF:
+		upstream_died(up, how);
+		up->state = UPSTREAM_BACKOFF;
+		log_warnx("upstream %s: worker %s; restarting in %u s (%s)",
+		    up->sc->name, how, p->backoff, p->last_error != NULL ?
+		    p->last_error : "no error reported");
+		break;
 	}
-	up->restarts++;
-	up->state = UPSTREAM_BACKOFF;
-	log_warnx("upstream %s: worker %s; restarting in %u s (%s)",
-	    up->sc->name, how, up->delay,
-	    up->last_error != NULL ? up->last_error : "no error reported");
-	up->backoff = up->delay;
-	upstream_arm(up, up->delay);
-	up->delay = up->delay * 2 > up->sc->restart_max_delay ?
-	    up->sc->restart_max_delay : up->delay * 2;
-}
-
-/* Find the upstream, listed or removed, whose worker has a pid. */
-static struct upstream *
-upstream_by_pid(pid_t pid)
-{
-	size_t	i;
-
-	for (i = 0; i < nupstreams; i++) {
-		if (upstreams[i]->pid == pid)
-			return (upstreams[i]);
-	}
-	for (i = 0; i < nretired; i++) {
-		if (retired[i]->pid == pid)
-			return (retired[i]);
-	}
-	return (NULL);
-}
-
-/* Reap every exited child. */
-void
-upstream_reap(void)
-{
-	struct upstream	*up;
-	pid_t		 pid;
-	int		 status;
-
-	for (;;) {
-		pid = waitpid(-1, &status, WNOHANG);
-		if (pid == 0)
-			return;
-		if (pid == -1) {
-			if (errno == EINTR)
-				continue;
-			return;
-		}
-		if ((up = upstream_by_pid(pid)) != NULL) {
-			upstream_exited(up, status);
-			notify_status();
-		} else if (!provider_reaped(pid, status))
-			log_debug("reaped orphan %ld", (long)pid);
-	}
+	notify_status();
 }
 
 /* Ask every worker to stop. */
@@ -717,42 +503,15 @@ upstream_stop_all(void)
 	for (i = 0; i < nupstreams; i++) {
 		up = upstreams[i];
 		up->state = UPSTREAM_STOPPED;
-		upstream_shutdown(up);
+		proc_stop(&up->proc);
 	}
-}
-
-/* Is every worker gone? */
-int
-upstream_all_stopped(void)
-{
-	size_t	i;
-
-	for (i = 0; i < nupstreams; i++) {
-		if (upstreams[i]->pid > 0)
-			return (0);
-	}
-	return (nretired == 0);
-}
-
-/* Free the removed upstreams whose workers are gone. */
-static void
-upstream_free_retired(void)
-{
-	size_t	i, n = 0;
-
-	for (i = 0; i < nretired; i++) {
-		if (retired[i]->pid > 0)
-			retired[n++] = retired[i];
-		else
-			upstream_free(retired[i]);
-	}
-	nretired = n;
 }
 
 /*
  * Take an upstream out of service for good: its calls fail, its
  * subscriptions are forgotten and its worker is asked to stop.  It is
- * freed once the worker has exited (upstream_free_retired).
+ * freed once the worker has exited (PROC_REMOVED), or by upstream_apply
+ * if it has none.
  */
 static void
 upstream_remove(struct upstream *up)
@@ -760,21 +519,16 @@ upstream_remove(struct upstream *up)
 	char	msg[256];
 
 	log_info("upstream %s: removed from the configuration%s",
-	    up->sc->name, up->pid > 0 ? ", stopping it" : "");
-	up->removed = 1;
-	up->restart_now = 0;
+	    up->sc->name, up->proc.pid > 0 ? ", stopping it" : "");
+	proc_remove(&up->proc);
 	up->state = UPSTREAM_STOPPED;
-	if (up->timer != NULL)
-		evtimer_del(up->timer);
 	snprintf(msg, sizeof msg, "upstream %s was removed from the "
 	    "configuration", up->sc->name);
 	route_fail_upstream(up, MCP_CONNECTION_CLOSED, msg, 0);
 	route_forget_upstream(up);
 	json_decref(up->catalog);
 	up->catalog = NULL;
-	upstream_shutdown(up);
-	retired = xreallocarray(retired, nretired + 1, sizeof *retired);
-	retired[nretired++] = up;
+	proc_stop(&up->proc);
 }
 
 /*
@@ -788,8 +542,8 @@ upstream_reconfigure(struct upstream *up, const struct server_conf *sc)
 	conf_server_free(up->sc);
 	free(up->sc);
 	up->sc = conf_server_copy(sc);
-	up->failures = 0;
-	up->delay = up->sc->restart_delay;
+	upstream_policy(up);
+	proc_reset(&up->proc);
 	switch (up->state) {
 	case UPSTREAM_STOPPED:
 		log_info("upstream %s: configuration changed; stopped, it "
@@ -802,23 +556,13 @@ upstream_reconfigure(struct upstream *up, const struct server_conf *sc)
 		break;
 	default:
 		log_info("upstream %s: configuration changed, %s",
-		    up->sc->name, up->pid > 0 ? "restarting" : "starting");
-		if (up->pid > 0)
+		    up->sc->name, up->proc.pid > 0 ? "restarting" : "starting");
+		if (up->proc.pid > 0)
 			upstream_respawn(up);
-		else {
-			if (up->timer != NULL)
-				evtimer_del(up->timer);
+		else
 			upstream_spawn(up);
-		}
 		break;
 	}
-}
-
-/* Append a name to one of the report's arrays. */
-static void
-report_name(json_t *report, const char *key, const char *name)
-{
-	json_array_append_new(json_object_get(report, key), json_string(name));
 }
 
 /*
@@ -831,8 +575,8 @@ report_name(json_t *report, const char *key, const char *name)
 void
 upstream_apply(const struct conf *nc, json_t *report)
 {
-	struct upstream	**next, *up;
-	size_t		  i, j;
+	struct upstream	**next, **old, *up;
+	size_t		  i, j, nold;
 
 	json_object_set_new(report, "added", json_array());
 	json_object_set_new(report, "changed", json_array());
@@ -845,14 +589,16 @@ upstream_apply(const struct conf *nc, json_t *report)
 			/* Lazy waits for a session; there may be some. */
 			if (session_count() > 0)
 				upstream_use(next[i]);
-			report_name(report, "added", nc->servers[i].name);
+			reload_report_name(report, "added",
+			    nc->servers[i].name);
 		} else {
 			next[i] = up;
 			/* Only readiness reads required: no restart for it. */
 			up->sc->required = nc->servers[i].required;
 			if (!conf_server_equal(up->sc, &nc->servers[i])) {
 				upstream_reconfigure(up, &nc->servers[i]);
-				report_name(report, "changed", up->sc->name);
+				reload_report_name(report, "changed",
+				    up->sc->name);
 			}
 		}
 	}
@@ -860,31 +606,37 @@ upstream_apply(const struct conf *nc, json_t *report)
 		for (j = 0; j < nc->nservers && next[j] != upstreams[i]; j++)
 			;
 		if (j == nc->nservers) {
-			report_name(report, "removed", upstreams[i]->sc->name);
+			reload_report_name(report, "removed",
+			    upstreams[i]->sc->name);
 			upstream_remove(upstreams[i]);
 		}
 	}
-	free(upstreams);
+	old = upstreams;
+	nold = nupstreams;
 	upstreams = next;
 	nupstreams = nc->nservers;
 	catalog_rebuild();
-	upstream_free_retired();
+	/* Those removed without a worker go now, the others as it exits. */
+	for (i = 0; i < nold; i++) {
+		if (old[i]->proc.removed && old[i]->proc.pid <= 0)
+			upstream_free(old[i]);
+	}
+	free(old);
 }
 
 /* Queue a frame for a ready upstream. */
 static int
 upstream_ready_output(struct upstream *up, struct evbuffer **out)
 {
-	if (up->state != UPSTREAM_READY || up->ch == NULL)
+	if (up->state != UPSTREAM_READY || up->proc.ch == NULL)
 		return (-1);
-	*out = iochan_output(up->ch);
+	*out = iochan_output(up->proc.ch);
 	if (evbuffer_get_length(*out) > CHANNEL_MAX_QUEUED) {
 		log_warnx("upstream %s: worker is not reading (%zu bytes "
 		    "queued), killing it", up->sc->name,
 		    evbuffer_get_length(*out));
-		upstream_error(up, "worker stopped reading");
-		kill(up->pid, SIGKILL);
-		upstream_lost(up, "stuck");
+		proc_error(&up->proc, "worker stopped reading");
+		proc_kill(&up->proc, "stuck");
 		return (-1);
 	}
 	return (0);
@@ -918,17 +670,15 @@ upstream_send_buffer(struct upstream *up, uint16_t type, uint32_t session,
 void
 upstream_unavailable(const struct upstream *up, char *buf, size_t len)
 {
-	struct timeval	tv;
-	const char	*err = up->last_error != NULL ? up->last_error :
-			    "no error reported";
+	const char	*err = up->proc.last_error != NULL ?
+			    up->proc.last_error : "no error reported";
 
 	switch (up->state) {
 	case UPSTREAM_STARTING:
 		snprintf(buf, len, "upstream %s is starting", up->sc->name);
 		break;
 	case UPSTREAM_BACKOFF:
-		if (up->timer != NULL &&
-		    evtimer_pending(up->timer, &tv) != 0) {
+		if (proc_timer_pending(&up->proc)) {
 			snprintf(buf, len, "upstream %s is restarting (last "
 			    "error: %s)", up->sc->name, err);
 		} else
@@ -963,30 +713,31 @@ upstream_status_json(const struct upstream *up)
 	    "name", up->sc->name,
 	    "transport", conf_transport_name(up->sc->transport),
 	    "state", state_names[up->state],
-	    "pid", (json_int_t)up->pid,
+	    "pid", (json_int_t)up->proc.pid,
 	    "upstream_pid", (json_int_t)up->upstream_pid,
-	    "restarts", (int)up->restarts,
+	    "restarts", (int)up->proc.restarts,
 	    "tools", (json_int_t)catalog_count(up, CATALOG_TOOLS),
 	    "resources", (json_int_t)catalog_count(up, CATALOG_RESOURCES),
 	    "prompts", (json_int_t)catalog_count(up, CATALOG_PROMPTS),
 	    "pending", (json_int_t)up->npending);
-	json_object_set_new(o, "failures", json_integer(up->failures));
+	json_object_set_new(o, "failures", json_integer(up->proc.failures));
 	/* Known once its worker found out (era.c). */
 	json_object_set_new(o, "era", up->info == NULL ? json_null() :
 	    json_string(upstream_modern(up) ? "2026" : "2025"));
-	json_object_set_new(o, "last_error", up->last_error != NULL ?
-	    json_string(up->last_error) : json_null());
-	json_object_set_new(o, "last_error_at", up->last_error != NULL ?
-	    json_integer((json_int_t)up->last_error_at) : json_null());
+	json_object_set_new(o, "last_error", up->proc.last_error != NULL ?
+	    json_string(up->proc.last_error) : json_null());
+	json_object_set_new(o, "last_error_at", up->proc.last_error != NULL ?
+	    json_integer((json_int_t)up->proc.last_error_at) : json_null());
 	json_object_set_new(o, "required", json_boolean(up->sc->required));
 	json_object_set_new(o, "lazy", json_boolean(up->sc->lazy));
 	json_object_set_new(o, "ready_once", json_boolean(up->ready_once));
 	json_object_set_new(o, "crashloop_failures",
 	    json_integer(up->gave_up));
 	if (up->state == UPSTREAM_BACKOFF)
-		json_object_set_new(o, "backoff", json_integer(up->backoff));
+		json_object_set_new(o, "backoff",
+		    json_integer(up->proc.backoff));
 	if (up->state == UPSTREAM_READY)
 		json_object_set_new(o, "uptime",
-		    json_integer((now_ms() - up->ready_at) / 1000));
+		    json_integer((now_ms() - up->proc.ready_at) / 1000));
 	return (o);
 }

@@ -69,7 +69,8 @@ static unsigned int	generation = 1;	/* bumped when views are rebuilt */
 static int
 view_per_session(const struct upstream *up)
 {
-	return (up->sc->isolation == ISOLATION_PER_SESSION && !up->removed);
+	return (up->sc->isolation == ISOLATION_PER_SESSION &&
+	    !up->proc.removed);
 }
 
 /* The session's part for an upstream, or NULL. */
@@ -276,7 +277,7 @@ view_pending(struct session *s)
 static void
 view_ask(struct session *s, struct view_part *vp)
 {
-	if (vp->up->state != UPSTREAM_READY || vp->up->ch == NULL)
+	if (vp->up->state != UPSTREAM_READY || vp->up->proc.ch == NULL)
 		return;
 	if (upstream_send(vp->up, MSG_SESSION_CATALOG, s->no, 0, "{}",
 	    2) == 0)
@@ -371,7 +372,8 @@ view_parts(struct session *s, int retry)
 		/* A failed part is asked again by a list, or once its
 		 * upstream restarted. */
 		if (vp->state == PART_FAILED && up->state == UPSTREAM_READY &&
-		    !s->view_flushing && (retry || up->ready_at > vp->failed_at))
+		    !s->view_flushing &&
+		    (retry || up->proc.ready_at > vp->failed_at))
 			vp->state = PART_WANTED;
 		if (vp->state == PART_WANTED) {
 			upstream_use(up);

@@ -148,7 +148,7 @@ worker_fatal_conn(struct conn *c, const char *why)
 	/* The supervisor logs it, with what it does next. */
 	worker_status("exiting", why);
 	conn_fail_all(c, MCP_CONNECTION_CLOSED, why);
-	worker_exit(WORKER_EXIT_UPSTREAM);
+	worker_exit(WORKER_EXIT_FAILED);
 }
 
 /* Give the upstream NAME=value unless its env sets NAME. */
@@ -572,14 +572,14 @@ chan_read_cb(struct iochan *ch, void *arg)
 			return;
 		case FRAME_BAD:
 			log_warnx("bad frame from supervisor: %s", why);
-			worker_exit(WORKER_EXIT_UPSTREAM);
+			worker_exit(WORKER_EXIT_FAILED);
 		case FRAME_OK:
 			break;
 		}
 		if (worker_frame(&hdr, in) != 0) {
 			log_warnx("bad %s frame from supervisor",
 			    msg_type_name(hdr.type));
-			worker_exit(WORKER_EXIT_UPSTREAM);
+			worker_exit(WORKER_EXIT_FAILED);
 		}
 	}
 }

@@ -15,6 +15,9 @@
 
 #include <event2/event.h>
 #include <jansson.h>
+#ifdef WORKER_REMOTE
+#include <curl/curl.h>
+#endif
 
 #include "conf.h"
 #include "frame.h"
@@ -27,11 +30,6 @@ struct conn;
 struct mrtr;
 
 #define ERA_MAX_SUBSCRIPTIONS	4096	/* URIs in a modern upstream's listen */
-
-/* Exit codes the supervisor understands. */
-#define WORKER_EXIT_OK		0	/* asked to stop */
-#define WORKER_EXIT_UPSTREAM	3	/* the upstream died or failed */
-#define WORKER_EXIT_CONFIG	4	/* bad configuration: do not respawn */
 
 /* worker.c */
 extern struct event_base	*base;
@@ -301,6 +299,11 @@ int		 mrtr_stash_edits(struct conn *, uint32_t session,
 struct curl_slist;
 int		 worker_headers(struct curl_slist **);
 struct curl_slist *worker_headers_dup(const struct curl_slist *);
+#ifdef WORKER_REMOTE
+/* Set a transfer's URL and the upstream's TLS and connect settings
+ * (curlev_common of common/curl_event.c with sc's). */
+void		 curlev_setopts(CURL *, const char *url);
+#endif
 
 /* catalog.c: the upstream's tools, resources, templates and prompts. */
 void		 catalog_fetch_all(struct conn *);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * Fuzz the LLM providers' answers as mcp-llm reads them (worker/llm_*.c):
+ * Fuzz the LLM providers' answers as mcp-llm reads them (llm/llm_*.c):
  * whole JSON bodies, and streams fed in pieces, server-sent events through
  * common/sse.c (OpenAI, Anthropic) or lines of JSON (Ollama), as
  * llm_http.c feeds them.  Whatever a provider sends must end in an error

@@ -13,7 +13,7 @@
 # compiled here with the same instrumentation, not taken from libcommon.a;
 # mcp_http also links the supervisor's sources, all but supervisord.c
 # (main), and the in-process harness of t/unit/sup_harness.h; llm the
-# LLM mapping (worker/llm_map.c and the vendors' files).
+# LLM mapping (llm/llm_map.c and the vendors' files).
 # config.h comes from the build directory: -b, $BUILDDIR, ./build under
 # the source tree, or the source tree itself.
 #
@@ -88,14 +88,16 @@ else
 	cflags="-std=c11 -g -O1 -fsanitize=fuzzer,address,undefined"
 	cflags="$cflags -fno-sanitize-recover=all -fno-omit-frame-pointer"
 fi
-cppflags="-I$top/common -I$top/supervisor -I$top/worker -I$top/t/unit"
+cppflags="-I$top/common -I$top/supervisor -I$top/llm -I$top/t/unit"
 cppflags="$cppflags -I$builddir"
 
 # Compile the common sources once, and the supervisor's if a target needs
-# them.
+# them.  Not common/curl_event.c: the workers' libcurl, which no target
+# links.
 mkdir -p "$tmp/obj" "$tmp/obj/supervisor" || exit 1
 objs=
 for src in "$top"/common/*.c; do
+	[ "$(basename "$src")" = curl_event.c ] && continue
 	obj=$tmp/obj/$(basename "$src" .c).o
 	# shellcheck disable=SC2086
 	if ! $cc $cflags $cppflags -c "$src" -o "$obj"; then
@@ -126,8 +128,8 @@ llmobjs=
 case " $targets " in
 *" llm "*)
 	mkdir -p "$tmp/obj/llm" || exit 1
-	for src in "$top"/worker/llm_map.c "$top"/worker/llm_openai.c \
-	    "$top"/worker/llm_anthropic.c "$top"/worker/llm_ollama.c; do
+	for src in "$top"/llm/llm_map.c "$top"/llm/llm_openai.c \
+	    "$top"/llm/llm_anthropic.c "$top"/llm/llm_ollama.c; do
 		obj=$tmp/obj/llm/$(basename "$src" .c).o
 		# shellcheck disable=SC2086
 		if ! $cc $cflags $cppflags -c "$src" -o "$obj"; then

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * Unit tests for the mapping between MCP sampling and the LLM vendors'
- * APIs (worker/llm_map.c, llm_openai.c, llm_anthropic.c, llm_ollama.c),
+ * APIs (llm/llm_map.c, llm_openai.c, llm_anthropic.c, llm_ollama.c),
  * both ways: sampling params to each request body, each vendor's whole
  * answers and stream events to a CreateMessageResult, the model choice,
  * and error bodies.

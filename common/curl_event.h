@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * libcurl's multi interface driven by the worker's libevent loop: curl
- * tells us which sockets to watch and when to time out; we tell it when
- * they are ready.  Never a blocking call.
+ * libcurl's multi interface driven by a libevent loop (mcp-worker's HTTP
+ * transports, mcp-llm): curl tells us which sockets to watch and when to
+ * time out; we tell it when they are ready.  Never a blocking call.  In
+ * libcommon_curl.a, which mcp-worker-stdio does not link.
  */
 #ifndef MCPS_CURL_EVENT_H
 #define MCPS_CURL_EVENT_H
@@ -28,7 +29,5 @@ CURLM		*curlev_multi(struct curlev *);
 void		 curlev_common(CURL *, const char *url,
 		    unsigned int connect_timeout, int tls_verify,
 		    const char *ca_file);
-/* The same with the upstream's settings (worker/headers.c). */
-void		 curlev_setopts(CURL *, const char *url);
 
 #endif

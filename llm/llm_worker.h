@@ -13,14 +13,10 @@
 #include <jansson.h>
 
 #include "conf.h"
+#include "frame.h"
 #include "llm.h"
 
 struct evbuffer;
-
-/* Exit codes, as mcp-worker's (worker.h). */
-#define LLM_EXIT_OK		0
-#define LLM_EXIT_FAILED		3
-#define LLM_EXIT_CONFIG		4	/* do not respawn */
 
 /* llm_worker.c */
 extern struct event_base	*base;

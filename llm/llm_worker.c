@@ -123,7 +123,7 @@ llm_confine(const char *user, char *err, size_t len)
 		/* A new user clears these two. */
 		prctl(PR_SET_PDEATHSIG, SIGTERM);
 		if (getppid() != supervisor_pid)
-			llm_exit(LLM_EXIT_OK);
+			llm_exit(WORKER_EXIT_OK);
 		if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0)
 			fatal("prctl PR_SET_DUMPABLE");
 	}
@@ -144,13 +144,13 @@ llm_configure(json_t *msg)
 	    sizeof err)) == NULL) {
 		log_warnx("%s", err);
 		llm_status("error", err);
-		llm_exit(LLM_EXIT_CONFIG);
+		llm_exit(WORKER_EXIT_CONFIG);
 	}
 	if (llm_http_init(err, sizeof err) != 0 ||
 	    llm_confine(json_string_value(json_object_get(msg, "user")), err,
 	    sizeof err) != 0) {
 		llm_status("error", err);
-		llm_exit(LLM_EXIT_CONFIG);
+		llm_exit(WORKER_EXIT_CONFIG);
 	}
 	llm_status("ready", NULL);
 	log_debug("provider %s (%s) at %s, model %s", lc->name,
@@ -222,7 +222,7 @@ llm_frame(const struct frame_hdr *hdr, struct evbuffer *in)
 	case MSG_SHUTDOWN:
 		evbuffer_drain(in, FRAME_HDR_LEN + hdr->len);
 		log_debug("asked to stop");
-		llm_exit(LLM_EXIT_OK);
+		llm_exit(WORKER_EXIT_OK);
 	default:
 		log_warnx("unexpected %s frame", msg_type_name(hdr->type));
 		return (-1);
@@ -243,14 +243,14 @@ chan_read_cb(struct iochan *ch, void *arg)
 			return;
 		case FRAME_BAD:
 			log_warnx("bad frame from supervisor: %s", why);
-			llm_exit(LLM_EXIT_FAILED);
+			llm_exit(WORKER_EXIT_FAILED);
 		case FRAME_OK:
 			break;
 		}
 		if (llm_frame(&hdr, in) != 0) {
 			log_warnx("bad %s frame from supervisor",
 			    msg_type_name(hdr.type));
-			llm_exit(LLM_EXIT_FAILED);
+			llm_exit(WORKER_EXIT_FAILED);
 		}
 	}
 }
@@ -261,13 +261,13 @@ chan_event_cb(struct iochan *ch, int what, void *arg)
 	log_debug("supervisor channel closed");
 	iochan_free(chan);
 	chan = NULL;
-	llm_exit(LLM_EXIT_OK);
+	llm_exit(WORKER_EXIT_OK);
 }
 
 static void
 signal_cb(evutil_socket_t sig, short events, void *arg)
 {
-	llm_exit(LLM_EXIT_OK);
+	llm_exit(WORKER_EXIT_OK);
 }
 
 int
@@ -286,12 +286,12 @@ main(int argc, char **argv)
 			break;
 		default:
 			fprintf(stderr, "usage: mcp-llm [-dv] name\n");
-			exit(LLM_EXIT_CONFIG);
+			exit(WORKER_EXIT_CONFIG);
 		}
 	}
 	if (optind + 1 != argc) {
 		fprintf(stderr, "mcp-llm is started by mcp-supervisord\n");
-		exit(LLM_EXIT_CONFIG);
+		exit(WORKER_EXIT_CONFIG);
 	}
 	log_init("mcp-llm", foreground, verbose);
 	log_settag(argv[optind]);
@@ -305,7 +305,7 @@ main(int argc, char **argv)
 		fatal("prctl PR_SET_DUMPABLE");
 	prctl(PR_SET_PDEATHSIG, SIGTERM);
 	if ((supervisor_pid = getppid()) == 1)
-		exit(LLM_EXIT_OK);
+		exit(WORKER_EXIT_OK);
 	signal(SIGPIPE, SIG_IGN);
 	malloc_tune();
 
@@ -321,5 +321,5 @@ main(int argc, char **argv)
 	ev_sigterm = evsignal_new(base, SIGTERM, signal_cb, NULL);
 	evsignal_add(ev_sigterm, NULL);
 	event_base_dispatch(base);
-	llm_exit(LLM_EXIT_OK);
+	llm_exit(WORKER_EXIT_OK);
 }
