@@ -8,7 +8,8 @@
  * admits to /metrics (and the reasons of /readyz) and nothing else.
  * Tokens are compared in constant time and never logged; a session
  * remembers which token made it (a hash, so that another token gets 404
- * for it).
+ * for it).  With oauth = { ... }, every request needs a token, and one
+ * that is none of these is tried as an access token (oauth.c).
  */
 #include "config.h"
 
@@ -209,6 +210,9 @@ auth_validate(const struct conf *c, int *any, char *err, size_t errlen)
 int
 auth_required(int right)
 {
+	/* With OAuth every request is someone's. */
+	if (oauth_enabled())
+		return (1);
 	if (right == AUTH_MCP)
 		return ((any_rights & AUTH_MCP) != 0);
 	return (ncreds > 0);
