@@ -114,6 +114,8 @@ auth_build(const struct conf *c, struct credential **out, size_t *nout,
 			goto bad;
 	}
 	for (i = 0; i < c->nclients; i++) {
+		if (c->clients[i].token == NULL)
+			continue;	/* named by OAuth tokens only */
 		snprintf(what, sizeof what, "client %s", c->clients[i].name);
 		if (auth_add(&t, c->clients[i].token, c->clients[i].name,
 		    AUTH_MCP | (c->clients[i].metrics ? AUTH_METRICS : 0),
