@@ -34,6 +34,7 @@
 #include "iochan.h"
 #include "jose.h"
 #include "log.h"
+#include "secret.h"
 #include "xmalloc.h"
 
 #define CHAN_FD			3
@@ -167,6 +168,20 @@ idp_wconf_read(json_t *o, char *err, size_t len)
 		    &c->client_secret) != 0 || c->client_secret == NULL) {
 			snprintf(err, len, "introspection needs a client_id "
 			    "and a client_secret");
+			goto bad;
+		}
+		/* ${file:} is read here, before we give up root. */
+		if ((s = secret_expand(c->client_secret, why, sizeof why)) ==
+		    NULL) {
+			snprintf(err, len, "introspection client_secret: %s",
+			    why);
+			goto bad;
+		}
+		wipe(c->client_secret);
+		c->client_secret = s;
+		if (*s == '\0' || strpbrk(s, "\r\n") != NULL) {
+			snprintf(err, len, "introspection client_secret: the "
+			    "secret is empty or not one line");
 			goto bad;
 		}
 		if (auth == NULL || strcmp(auth, "client_secret_basic") == 0)

@@ -155,6 +155,7 @@ control_health(json_t *problems, json_t *warnings)
 		    json_string(msg));
 		free(msg);
 	}
+	idp_health(problems, warnings);
 	return (json_array_size(problems) == 0);
 }
 
@@ -183,6 +184,7 @@ control_status(void)
 	    "collisions", catalog_collisions(),
 	    "renamed", catalog_renamed());
 	json_object_set_new(o, "parked", json_integer(continuation_count()));
+	json_object_set_new(o, "issuers", idp_status_json());
 	if (metrics_bound[0] != '\0')
 		json_object_set_new(o, "metrics_listen",
 		    json_string(metrics_bound));
