@@ -329,6 +329,11 @@ control_command(json_t *req)
 		return (control_reopen());
 	if (strcmp(cmd, "reload") == 0)
 		return (reload());
+	if (strcmp(cmd, "refresh-keys") == 0) {
+		name = NULL;
+		json_unpack(req, "{s?s}", "name", &name);
+		return (idp_control_refresh(name));
+	}
 	if (strcmp(cmd, "stop") == 0 || strcmp(cmd, "start") == 0 ||
 	    strcmp(cmd, "restart") == 0) {
 		if (json_unpack(req, "{s:s}", "name", &name) != 0)

@@ -913,6 +913,41 @@ idp_json(struct idp *d)
 	return (o);
 }
 
+/* mcpctl refresh-keys asks and does not wait. */
+static void
+idp_refresh_noop(void *arg)
+{
+}
+
+json_t *
+idp_control_refresh(const char *issuer)
+{
+	struct idp	*d;
+	json_t		*a = json_array();
+	uint64_t	 before;
+	size_t		 i;
+
+	if (issuer != NULL && idp_find(issuer) == NULL) {
+		json_decref(a);
+		return (json_pack("{s:b, s:s+}", "ok", 0, "error",
+		    "no issuer is configured as ", issuer));
+	}
+	for (i = 0; i < nidps; i++) {
+		d = idps[i];
+		if (issuer != NULL && strcmp(d->ic->issuer, issuer) != 0)
+			continue;
+		before = d->refreshes;
+		idp_refresh(d, idp_refresh_noop, NULL);
+		log_info("issuer %s: keys asked for by mcpctl%s",
+		    d->ic->issuer, d->refreshes > before ? "" :
+		    " (not now: the last request was under 30 s ago, or "
+		    "the worker is not ready)");
+		json_array_append_new(a, json_pack("{s:s, s:b}", "issuer",
+		    d->ic->issuer, "asked", d->refreshes > before));
+	}
+	return (json_pack("{s:b, s:o}", "ok", 1, "issuers", a));
+}
+
 json_t *
 idp_status_json(void)
 {

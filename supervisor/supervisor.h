@@ -1041,6 +1041,8 @@ uint64_t	 idp_introspect(struct idp *, const char *token,
  * calls it). */
 void		 idp_set_jwks(struct idp *, struct jose_jwks *);	/* takes it */
 json_t		*idp_status_json(void);		/* mcpctl status */
+/* mcpctl refresh-keys [issuer]: idp_refresh of one or every issuer. */
+json_t		*idp_control_refresh(const char *issuer);
 /* mcpctl check: an issuer without keys is a problem, one unreachable
  * with keys a warning. */
 void		 idp_health(json_t *problems, json_t *warnings);
