@@ -1009,6 +1009,49 @@ int		 provider_request(struct provider *, uint32_t tag,
 void		 provider_cancel(struct provider *, uint32_t tag);
 json_t		*provider_status_json(void);
 
+/*
+ * idp.c: one worker (mcp-idp) per OAuth issuer (oauth = { issuers }),
+ * supervised and restarted like the LLM providers' workers; the issuer's
+ * keys, refreshed on request at a bounded rate, and introspection.
+ */
+struct idp;					/* one per issuer */
+extern const char	*idp_worker_path;
+void		 idp_init_all(void);
+/* Apply a configuration's issuers (start, reload). */
+void		 idp_apply(const struct conf *, json_t *report);
+void		 idp_stop_all(void);
+struct idp	*idp_find(const char *issuer);	/* exact; NULL */
+struct idp	*idp_nth(size_t);	/* in the conf's order; NULL past it */
+const struct oauth_issuer_conf *idp_conf(const struct idp *);
+/* The issuer's current key set, or NULL before the first; owned by
+ * idp.c, valid until the next return to the event loop. */
+const struct jose_jwks *idp_jwks(const struct idp *);
+/*
+ * A token named a kid we do not know: ask for fresh keys (rate-bounded:
+ * at most one fetch per 30 s per issuer).  cb(arg) runs once, never from
+ * inside this call: when new keys arrived, the fetch failed, no fetch is
+ * allowed yet, or after 5 s; idp_wait_cancel() before arg dies.  Returns
+ * a handle.
+ */
+uint64_t	 idp_refresh(struct idp *, void (*cb)(void *), void *arg);
+void		 idp_wait_cancel(struct idp *, uint64_t);
+/*
+ * RFC 7662 introspection of an opaque token; cb(arg, response or NULL,
+ * error) runs once, never from inside this call, within 5 s (response
+ * borrowed for the call).  0 if the issuer has no introspection.
+ */
+uint64_t	 idp_introspect(struct idp *, const char *token,
+		    void (*cb)(void *, json_t *, const char *), void *arg);
+/* Replace the key set (what a MSG_IDP_KEYS does; the Check harness
+ * calls it). */
+void		 idp_set_jwks(struct idp *, struct jose_jwks *);	/* takes it */
+json_t		*idp_status_json(void);		/* mcpctl status */
+/* mcpctl refresh-keys [issuer]: idp_refresh of one or every issuer. */
+json_t		*idp_control_refresh(const char *issuer);
+/* mcpctl check: an issuer without keys is a problem, one unreachable
+ * with keys a warning. */
+void		 idp_health(json_t *problems, json_t *warnings);
+
 /* A request of a strategy list: the list and its length. */
 const enum strategy *route_up_list(const struct upstream *, enum mcp_method,
 		    size_t *);
