@@ -722,10 +722,8 @@ oauth_check(const char *token, size_t len, int retry,
 static void
 waiter_done(struct oauth_waiter *w)
 {
-	struct timeval	tv = { 0, 0 };
-
 	w->answered = 1;
-	evtimer_add(w->ev, &tv);
+	event_active(w->ev, EV_TIMEOUT, 1);
 }
 
 /* Free a waiter (its idp request answered or cancelled). */
@@ -934,7 +932,8 @@ oauth_status_json(void)
 {
 	if (oc == NULL)
 		return (NULL);
-	return (json_pack("{s:s, s:I, s:I, s:I}", "resource", oc->resource,
-	    "cached", (json_int_t)ncache, "waiting",
-	    (json_int_t)waiters.count, "granted", (json_int_t)m_granted));
+	return (json_pack("{s:s, s:I, s:I, s:I, s:I, s:I}", "resource",
+	    oc->resource, "cached", (json_int_t)ncache, "waiting",
+	    (json_int_t)waiters.count, "granted", (json_int_t)m_granted,
+	    "hits", (json_int_t)m_hits, "misses", (json_int_t)m_misses));
 }
