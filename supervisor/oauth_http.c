@@ -184,3 +184,31 @@ oauth_challenge(const char *path, char *buf, size_t len, const char *error,
 	else
 		snprintf(buf, len, "WWW-Authenticate: Bearer\r\n");
 }
+
+json_t *
+oauth_upstream_refusal(const struct session *s, const struct upstream *up)
+{
+	const struct server_conf	*sc = NULL;
+	const char			*missing, *rbase;
+	char				 scopes[1024], *url;
+	size_t				 i, olen;
+	json_t				*o;
+
+	if (s->grant == NULL || !oauth_enabled())
+		return (NULL);
+	/* The running configuration's entry: a reload may change it. */
+	for (i = 0; i < conf->nservers && sc == NULL; i++) {
+		if (strcmp(conf->servers[i].name, up->sc->name) == 0)
+			sc = &conf->servers[i];
+	}
+	if (sc == NULL || oauth_grant_has(s->grant, sc->scopes, &missing))
+		return (NULL);
+	scopes_text(scopes, sizeof scopes, sc->scopes);
+	resource_split(conf->oauth->resource, &olen, &rbase);
+	xasprintf(&url, "%.*s%s%s/mcp", (int)olen, conf->oauth->resource,
+	    PRM_PATH, rbase);
+	o = json_pack("{s:s, s:s, s:s}", "error", "insufficient_scope",
+	    "scope", scopes, "resource_metadata", url);
+	free(url);
+	return (o);
+}

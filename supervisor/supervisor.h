@@ -1382,6 +1382,14 @@ void		 oauth_challenge(const char *path, char *buf, size_t len,
 /* Is path a protected resource metadata document?  Serve it. */
 int		 oauth_metadata_path(const struct http_request *);
 void		 oauth_metadata_serve(struct http_conn *, struct http_request *);
+/*
+ * May a session use an upstream: NULL, or its challenge's data for the
+ * JSON-RPC error (new; {"error":"insufficient_scope","scope":...,
+ * "resource_metadata":...}) when its OAuth token lacks the upstream's
+ * scopes.  Static tokens are not held to them.
+ */
+json_t		*oauth_upstream_refusal(const struct session *,
+		    const struct upstream *);
 /* Counters, for metrics.c: refusals by reason, the cache. */
 void		 oauth_metrics(struct evbuffer *);
 /* For mcpctl status. */

@@ -434,6 +434,42 @@ START_TEST(test_insufficient_scope)
 }
 END_TEST
 
+/* An upstream's scopes: a JSON-RPC error naming them, else forwarded. */
+START_TEST(test_upstream_scopes)
+{
+	struct sup_client	*cl;
+	json_t			*a;
+	char			*t;
+
+	t = token("alice", "mcp");
+	cl = sup_session(t, NULL);
+	a = sup_rpc(cl, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	    "\"tools/call\",\"params\":{\"name\":\"b__x\",\"arguments\":{}}}");
+	ck_assert_error(a, MCP_INSUFFICIENT_SCOPE);
+	ck_assert_jstr(a, "error.data.error", "insufficient_scope");
+	ck_assert_jstr(a, "error.data.scope", "admin");
+	ck_assert_jstr(a, "error.data.resource_metadata",
+	    RES "/.well-known/oauth-protected-resource/mcp");
+	ck_assert_ptr_null(sup_take(sup_worker("b"), MSG_REQUEST));
+	/* Upstream a needs none. */
+	sup_post(cl, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":"
+	    "\"tools/call\",\"params\":{\"name\":\"a__x\",\"arguments\":{}}}");
+	ck_assert_ptr_nonnull(sup_take(sup_worker("a"), MSG_REQUEST));
+	free(t);
+	/* With the scope, and with a static token, it is forwarded. */
+	t = token("bob", "mcp admin");
+	cl = sup_session(t, NULL);
+	sup_post(cl, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":"
+	    "\"tools/call\",\"params\":{\"name\":\"b__x\",\"arguments\":{}}}");
+	ck_assert_ptr_nonnull(sup_take(sup_worker("b"), MSG_REQUEST));
+	cl = sup_session(TOKEN_STATIC, NULL);
+	sup_post(cl, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":"
+	    "\"tools/call\",\"params\":{\"name\":\"b__x\",\"arguments\":{}}}");
+	ck_assert_ptr_nonnull(sup_take(sup_worker("b"), MSG_REQUEST));
+	free(t);
+}
+END_TEST
+
 /* Clients by subject or claim; the others unnamed. */
 START_TEST(test_mapping)
 {
@@ -603,6 +639,7 @@ oauth_suite(void)
 	tcase_add_test(tc, test_binding);
 	tcase_add_test(tc, test_insufficient_scope);
 	tcase_add_test(tc, test_mapping);
+	tcase_add_test(tc, test_upstream_scopes);
 	tcase_add_test(tc, test_unknown_kid);
 	tcase_add_test(tc, test_kid_flood);
 	tcase_add_test(tc, test_introspection);
