@@ -204,7 +204,7 @@ START_TEST(test_decode_bad_type)
 	unsigned char		buf[FRAME_HDR_LEN + 2];
 	struct frame_hdr	hdr;
 	const char		*why = NULL;
-	static const uint16_t	bad[] = { 0, 24, 63, 66, 0xffff };
+	static const uint16_t	bad[] = { 0, 29, 63, 66, 0xffff };
 	size_t			i;
 
 	for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
