@@ -304,7 +304,7 @@ END_TEST
 /* Each attack: 401 invalid_token with its reason. */
 START_TEST(test_attacks)
 {
-	char		*c, *t, hdr[512], *p, *big, *sig;
+	char		*c, *t, hdr[512], *p, *big, *sig, *h64;
 	unsigned char	 mac[64];
 	unsigned int	 maclen;
 	long long	 now = (long long)time(NULL);
@@ -343,20 +343,24 @@ START_TEST(test_attacks)
 	free(t);
 	/* alg none, unsigned. */
 	p = b64s(c);
-	xasprintf(&t, "%s.%s.", b64s("{\"alg\":\"none\"}"), p);
-	assert_401(post_init(t), "error=\"invalid_token\"", NULL);
+	h64 = b64s("{\"alg\":\"none\"}");
+	xasprintf(&t, "%s.%s.", h64, p);
+	assert_401(post_init(t), "error=\"invalid_token\"", "none");
 	free(t);
+	free(h64);
 	/* HS256 with the public key (its JWK) as the secret. */
 	snprintf(hdr, sizeof hdr, "{\"alg\":\"HS256\",\"kid\":\"k1\"}");
 	big = jwk(k1, "k1", "");
-	xasprintf(&t, "%s.%s", b64s(hdr), p);
+	h64 = b64s(hdr);
+	xasprintf(&t, "%s.%s", h64, p);
 	HMAC(EVP_sha256(), big, (int)strlen(big), (unsigned char *)t,
 	    strlen(t), mac, &maclen);
 	sig = b64(mac, maclen);
 	free(t);
-	xasprintf(&t, "%s.%s.%s", b64s(hdr), p, sig);
-	assert_401(post_init(t), "error=\"invalid_token\"", NULL);
+	xasprintf(&t, "%s.%s.%s", h64, p, sig);
+	assert_401(post_init(t), "error=\"invalid_token\"", "shared secret");
 	free(t);
+	free(h64);
 	free(sig);
 	free(big);
 	free(p);
