@@ -225,11 +225,16 @@ auth_required(int right)
 static uint64_t
 auth_equal(const char *a, size_t alen, const char *b)
 {
-	size_t		blen = strlen(b), i;
+	size_t		blen = strlen(b), i, j = 0;
 	unsigned char	diff = alen != blen;
 
-	for (i = 0; i < alen; i++)
-		diff |= (unsigned char)(a[i] ^ b[i % blen]);
+	/* j wraps at blen without a division or a branch: an OAuth access
+	 * token is a thousand bytes, compared with every static token. */
+	for (i = 0; i < alen; i++) {
+		diff |= (unsigned char)(a[i] ^ b[j]);
+		j++;
+		j &= 0 - (size_t)(j < blen);
+	}
 	return (diff == 0);
 }
 

@@ -118,14 +118,17 @@ count_refusal(const char *reason)
 	}
 }
 
-/* Hash a token. */
+/* Hash a token: once per request, so the digest is fetched once. */
 static void
 token_digest(const char *token, size_t len, unsigned char digest[32])
 {
-	unsigned int	n = 32;
+	static EVP_MD	*sha256;
+	unsigned int	 n = 32;
 
-	if (EVP_Digest(token, len, digest, &n, EVP_sha256(), NULL) != 1 ||
-	    n != 32)
+	if (sha256 == NULL &&
+	    (sha256 = EVP_MD_fetch(NULL, "SHA256", NULL)) == NULL)
+		fatalx("oauth: no SHA-256");
+	if (EVP_Digest(token, len, digest, &n, sha256, NULL) != 1 || n != 32)
 		fatalx("oauth: SHA-256 failed");
 }
 
@@ -662,15 +665,7 @@ oauth_check(const char *token, size_t len, int retry,
 		count_refusal(v->reason);
 		return;
 	}
-	for (i = 0; i < len; i++) {
-		if (!b64token_char((unsigned char)token[i])) {
-			refuse(v, "malformed", "the token has characters a "
-			    "bearer token may not");
-			count_refusal(v->reason);
-			return;
-		}
-		dots += token[i] == '.';
-	}
+	/* A cached verdict's token was read whole when it was decided. */
 	token_digest(token, len, digest);
 	if ((e = cache_get(digest, now)) != NULL) {
 		m_hits++;
@@ -690,6 +685,15 @@ oauth_check(const char *token, size_t len, int retry,
 		return;
 	}
 	m_misses++;
+	for (i = 0; i < len; i++) {
+		if (!b64token_char((unsigned char)token[i])) {
+			refuse(v, "malformed", "the token has characters a "
+			    "bearer token may not");
+			count_refusal(v->reason);
+			return;
+		}
+		dots += token[i] == '.';
+	}
 	if (dots == 2)
 		check_jwt(token, len, retry, now, v);
 	else if (dots == 4)
