@@ -48,6 +48,8 @@ mcp_http_check_auth(struct http_request *req, int right, int nowait,
 	h = http_header(&req->head, "Authorization");
 	if (h == NULL || h->valuelen < 8 || !http_value_begins(h, "Bearer ")) {
 		v->reason = "no_token";
+		if (oauth_enabled() && !nowait)
+			oauth_no_token();
 		return (401);
 	}
 	if (auth_check(h->value + 7, h->valuelen - 7, &req->credential,

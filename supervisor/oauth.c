@@ -104,6 +104,12 @@ static const char *const refusal_names[] = {
 static uint64_t		 m_refusals[NREFUSALS];
 static uint64_t		 m_hits, m_misses, m_granted, m_waits;
 
+void
+oauth_no_token(void)
+{
+	m_refusals[0]++;
+}
+
 /* Count a refusal by reason. */
 static void
 count_refusal(const char *reason)

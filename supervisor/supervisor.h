@@ -1390,6 +1390,8 @@ void		 oauth_metadata_serve(struct http_conn *, struct http_request *);
  */
 json_t		*oauth_upstream_refusal(const struct session *,
 		    const struct upstream *);
+/* A request without a bearer token was refused: count it. */
+void		 oauth_no_token(void);
 /* Counters, for metrics.c: refusals by reason, the cache. */
 void		 oauth_metrics(struct evbuffer *);
 /* For mcpctl status. */

@@ -610,6 +610,39 @@ START_TEST(test_wait_hangup)
 }
 END_TEST
 
+/* Refusals counted by reason, the cache; /metrics needs a token too. */
+START_TEST(test_metrics)
+{
+	struct sup_resp	*r;
+	char		*c, *t;
+
+	c = claims("alice", "mcp", RES "/mcp", -600);
+	t = token_with(k1, "k1", c);
+	assert_401(post_init(t), "error=\"invalid_token\"", "expired");
+	assert_401(post_init(t), "error=\"invalid_token\"", "expired");
+	assert_401(post_init(NULL), NULL, NULL);
+	free(t);
+	free(c);
+	t = token("alice", "mcp");
+	ck_assert_int_eq(post_init(t)->status, 200);
+	ck_assert_int_eq(sup_http("GET", "/metrics", NULL, NULL)->status, 401);
+	r = sup_http("GET", "/metrics", "Authorization: Bearer " TOKEN_STATIC
+	    "\r\n", NULL);
+	ck_assert_int_eq(r->status, 200);
+	ck_assert_ptr_nonnull(strstr(sup_body(r),
+	    "mcp_supervisor_oauth_refused_total{reason=\"expired\"} 2\n"));
+	ck_assert_ptr_nonnull(strstr(sup_body(r),
+	    "mcp_supervisor_oauth_refused_total{reason=\"no_token\"} 2\n"));
+	ck_assert_ptr_nonnull(strstr(sup_body(r),
+	    "mcp_supervisor_oauth_verified_total 1\n"));
+	ck_assert_ptr_nonnull(strstr(sup_body(r),
+	    "mcp_supervisor_oauth_cache_entries 2\n"));
+	/* The token is in no metric. */
+	ck_assert_ptr_null(strstr(sup_body(r), t));
+	free(t);
+}
+END_TEST
+
 /* A verified token costs one verification, not one per request. */
 START_TEST(test_cache)
 {
@@ -649,6 +682,7 @@ oauth_suite(void)
 	tcase_add_test(tc, test_introspection);
 	tcase_add_test(tc, test_wait_hangup);
 	tcase_add_test(tc, test_cache);
+	tcase_add_test(tc, test_metrics);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("plain");
 	tcase_add_checked_fixture(tc, setup_plain, teardown);
