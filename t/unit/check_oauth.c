@@ -580,11 +580,12 @@ START_TEST(test_introspection)
 	/* Cached: no second introspection. */
 	ck_assert_int_eq(post_init("opaque-token-0123456789")->status, 200);
 	ck_assert_uint_eq(sup_count(w, MSG_IDP_INTROSPECT), 1);
-	/* Inactive. */
+	/* Inactive, whatever else it says. */
 	r = post_init("opaque-token-abcdefghij");
 	f = sup_take(w, MSG_IDP_INTROSPECT);
-	sup_send(w, MSG_IDP_INTROSPECTED, 0, 0, f->tag, "{\"active\":false}");
-	assert_401(r, "error=\"invalid_token\"", NULL);
+	sup_send(w, MSG_IDP_INTROSPECTED, 0, 0, f->tag, "{\"active\":false,"
+	    "\"sub\":\"carol\",\"aud\":\"" RES "/mcp\",\"scope\":\"mcp\"}");
+	assert_401(r, "error=\"invalid_token\"", "not active");
 	/* Another audience. */
 	r = post_init("opaque-token-klmnopqrst");
 	f = sup_take(w, MSG_IDP_INTROSPECT);
@@ -614,7 +615,7 @@ END_TEST
 START_TEST(test_metrics)
 {
 	struct sup_resp	*r;
-	char		*c, *t;
+	char		*c, *t, h[2048];
 
 	c = claims("alice", "mcp", RES "/mcp", -600);
 	t = token_with(k1, "k1", c);
@@ -637,8 +638,10 @@ START_TEST(test_metrics)
 	    "mcp_supervisor_oauth_verified_total 1\n"));
 	ck_assert_ptr_nonnull(strstr(sup_body(r),
 	    "mcp_supervisor_oauth_cache_entries 2\n"));
-	/* The token is in no metric. */
+	/* The token is in no metric, and does not admit to them. */
 	ck_assert_ptr_null(strstr(sup_body(r), t));
+	snprintf(h, sizeof h, "Authorization: Bearer %s\r\n", t);
+	ck_assert_int_eq(sup_http("GET", "/metrics", h, NULL)->status, 403);
 	free(t);
 }
 END_TEST
