@@ -721,10 +721,10 @@ oauth_check(const char *token, size_t len, int retry,
 	until = now + OAUTH_NEGATIVE_TTL;
 	if (v->grant != NULL)
 		until = v->grant->exp + (int64_t)oc->leeway;
-	/* Not kept: what a refresh of the keys could change. */
-	if (v->status != OAUTH_PENDING && strcmp(v->reason, "kid_unknown") != 0 &&
+	/* Not kept: what the issuer's keys or its answer could change. */
+	if (strcmp(v->reason, "kid_unknown") != 0 &&
 	    strcmp(v->reason, "provider_unavailable") != 0 &&
-	    strcmp(v->reason, "unknown_issuer") != 0)
+	    strcmp(v->reason, "introspection_failed") != 0)
 		cache_put(digest, v, until);
 }
 

@@ -595,6 +595,23 @@ START_TEST(test_introspection)
 }
 END_TEST
 
+/*
+ * A token decided without waiting (a silent check, as /readyz's) is not
+ * remembered as refused: the next request still introspects it.
+ */
+START_TEST(test_nowait_not_cached)
+{
+	struct oauth_verdict	 v;
+	const char		*tok = "opaque-token-0123456789";
+
+	oauth_check(tok, strlen(tok), 1, &v);
+	ck_assert_int_eq(v.status, OAUTH_REFUSED);
+	ck_assert_str_eq(v.reason, "introspection_failed");
+	oauth_check(tok, strlen(tok), 0, &v);
+	ck_assert_int_eq(v.status, OAUTH_PENDING);
+}
+END_TEST
+
 /* A connection that goes while its token waits leaves nothing behind. */
 START_TEST(test_wait_hangup)
 {
@@ -684,6 +701,7 @@ oauth_suite(void)
 	tcase_add_test(tc, test_kid_flood);
 	tcase_add_test(tc, test_introspection);
 	tcase_add_test(tc, test_wait_hangup);
+	tcase_add_test(tc, test_nowait_not_cached);
 	tcase_add_test(tc, test_cache);
 	tcase_add_test(tc, test_metrics);
 	suite_add_tcase(s, tc);
