@@ -2,7 +2,8 @@
 // The gateway as an OAuth protected resource, end to end, against peers we
 // did not write: a real OpenID Provider (npm oidc-provider,
 // t/fixtures/oidc-provider.mjs) as the authorization server, and the
-// official SDK v1 client (@modelcontextprotocol/sdk) with its OAuth
+// official SDK clients (v1 @modelcontextprotocol/sdk, and v2
+// @modelcontextprotocol/client speaking 2026-07-28) with their OAuth
 // client provider doing the whole flow from the gateway's 401, with no
 // token given to it in advance: the challenge, the protected resource
 // metadata, the provider's metadata, dynamic client registration, the
@@ -17,6 +18,9 @@ import net from 'node:net';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
+import {
+  Client as ModernClient, StreamableHTTPClientTransport as ModernTransport, UnauthorizedError as ModernUnauthorized,
+} from '@modelcontextprotocol/client';
 import { startGateway, demo, q, post } from '../lib/gateway.mjs';
 import { startOidcProvider, followLogin, clientCredentials, rotate, counts } from '../lib/oidc.mjs';
 
@@ -138,6 +142,26 @@ test('the SDK v1 client logs in from the 401 and calls a tool', async () => {
   // The token is in no log line; the subject is.
   const log = gw.log();
   assert.ok(!log.includes(provider.saved.tokens.access_token));
+  assert.match(log, /request: .* auth=- subject="test-user" transport=http method="tools\/call"/);
+});
+
+test('the SDK v2 client, speaking 2026-07-28, does the same', async () => {
+  const provider = new MemoryProvider();
+  const url = new URL(`${base}/mcp`);
+  const opts = { versionNegotiation: { mode: { pin: '2026-07-28' } } };
+  const first = new ModernClient({ name: 'oauth-v2', version: '1' }, opts);
+  await assert.rejects(first.connect(new ModernTransport(url, { authProvider: provider })), ModernUnauthorized);
+  const auth = provider.authorizationUrl;
+  assert.ok(auth, 'redirected to the provider');
+  assert.equal(auth.searchParams.get('resource'), `${base}/mcp`);
+  const back = await followLogin(auth, REDIRECT);
+  await new ModernTransport(url, { authProvider: provider }).finishAuth(back.searchParams.get('code'),
+    back.searchParams.get('iss') ?? undefined);
+  const client = new ModernClient({ name: 'oauth-v2', version: '1' }, opts);
+  await client.connect(new ModernTransport(url, { authProvider: provider }));
+  const res = await client.callTool({ name: 'alpha__echo', arguments: { text: 'modern' } });
+  assert.match(JSON.stringify(res.content), /modern/);
+  await client.close();
 });
 
 test('the admin group maps to a client, with mcp:admin beta answers', async () => {
