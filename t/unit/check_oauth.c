@@ -301,6 +301,55 @@ START_TEST(test_jwt_session)
 }
 END_TEST
 
+/* The WebSocket and the legacy endpoints take an access token too; a
+ * waiting token holds the upgrade until the keys come. */
+START_TEST(test_ws_legacy)
+{
+	struct sup_worker	*w = sup_provider(ISS);
+	struct sup_resp		*r;
+	char			 h[4096], *t = token("alice", "mcp"), *c, *t2, *keys;
+
+	snprintf(h, sizeof h, "Authorization: Bearer %s\r\n"
+	    "Upgrade: websocket\r\nConnection: Upgrade\r\n"
+	    "Sec-WebSocket-Version: 13\r\n"
+	    "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+	    "Sec-WebSocket-Protocol: mcp\r\n", t);
+	/* (The harness reads no 101: the session it makes is the sign.) */
+	r = sup_http("GET", "/ws", h, NULL);
+	ck_assert_uint_eq(session_count(), 1);
+	sup_release(r->conn);
+	sup_run();
+	ck_assert_uint_eq(session_count(), 0);
+	snprintf(h, sizeof h, "Authorization: Bearer %s\r\n"
+	    "Accept: text/event-stream\r\n", t);
+	r = sup_http("GET", "/sse", h, NULL);
+	ck_assert_int_eq(r->status, 200);
+	ck_assert_uint_eq(session_count(), 1);
+	sup_release(r->conn);
+	sup_run();
+	/* A new kid: the upgrade waits for the keys. */
+	c = claims("alice", "mcp", RES "/ws", 300);
+	t2 = token_with(k2, "k2", c);
+	snprintf(h, sizeof h, "Authorization: Bearer %s\r\n"
+	    "Upgrade: websocket\r\nConnection: Upgrade\r\n"
+	    "Sec-WebSocket-Version: 13\r\n"
+	    "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+	    "Sec-WebSocket-Protocol: mcp\r\n", t2);
+	r = sup_http("GET", "/ws", h, NULL);
+	ck_assert_uint_eq(session_count(), 0);
+	keys = jwks_of(k1, "k1", k2, "k2");
+	sup_send(w, MSG_IDP_KEYS, 0, 0, 0, "{\"jwks\":%s,\"fetched\":%lld,"
+	    "\"metadata\":{\"issuer\":\"" ISS "\"}}", keys,
+	    (long long)time(NULL));
+	ck_assert_uint_eq(session_count(), 1);
+	sup_release(r->conn);
+	free(keys);
+	free(t2);
+	free(c);
+	free(t);
+}
+END_TEST
+
 /* Each attack: 401 invalid_token with its reason. */
 START_TEST(test_attacks)
 {
@@ -692,6 +741,7 @@ oauth_suite(void)
 	tcase_add_test(tc, test_challenge);
 	tcase_add_test(tc, test_metadata);
 	tcase_add_test(tc, test_jwt_session);
+	tcase_add_test(tc, test_ws_legacy);
 	tcase_add_test(tc, test_attacks);
 	tcase_add_test(tc, test_binding);
 	tcase_add_test(tc, test_insufficient_scope);
