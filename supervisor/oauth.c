@@ -91,14 +91,15 @@ static struct idp		*pending_idp;
 /* The audiences a token may name (resource + each endpoint, extras). */
 static char			**audiences;
 
-/* Counters: refusals by reason (a bounded set of names), the cache. */
+/* Counters: refusals by reason (jose_result_name's and ours), the cache. */
 static const char *const refusal_names[] = {
-	"no_token", "malformed", "size", "jwe", "alg_none", "alg_hmac",
-	"alg_unknown", "alg_denied", "crit", "typ", "kid_unknown",
-	"kid_ambiguous", "no_key", "signature", "claims", "issuer",
-	"audience", "expired", "not_yet", "iat", "internal",
-	"unknown_issuer", "no_subject", "inactive", "insufficient_scope",
-	"introspection_failed", "provider_unavailable", NULL
+	"no_token", "malformed", "too_long", "encrypted", "alg_none",
+	"alg_hmac", "alg_unknown", "alg_denied", "crit", "typ",
+	"kid_unknown", "kid_ambiguous", "no_key", "signature", "claims",
+	"issuer", "audience", "expired", "not_yet_valid", "issued_in_future",
+	"internal", "unknown_issuer", "no_subject", "inactive",
+	"insufficient_scope", "introspection_failed", "provider_unavailable",
+	NULL
 };
 #define NREFUSALS	(sizeof refusal_names / sizeof refusal_names[0] - 1)
 static uint64_t		 m_refusals[NREFUSALS];
@@ -600,7 +601,7 @@ introspected_verdict(const struct oauth_issuer_conf *ic, json_t *resp,
 	if ((j = json_object_get(resp, "nbf")) != NULL &&
 	    json_is_integer(j) && (nbf = json_integer_value(j)) >
 	    now + (json_int_t)oc->leeway) {
-		refuse(v, "not_yet", "the token is not valid yet");
+		refuse(v, "not_yet_valid", "the token is not valid yet");
 		return;
 	}
 	j = json_object_get(resp, "aud");
@@ -666,7 +667,7 @@ oauth_check(const char *token, size_t len, int retry,
 		return;
 	}
 	if (len == 0 || len > JOSE_TOKEN_MAX) {
-		refuse(v, len == 0 ? "no_token" : "size", len == 0 ?
+		refuse(v, len == 0 ? "no_token" : "too_long", len == 0 ?
 		    "the token is empty" : "the token is too long");
 		count_refusal(v->reason);
 		return;
@@ -703,7 +704,8 @@ oauth_check(const char *token, size_t len, int retry,
 	if (dots == 2)
 		check_jwt(token, len, retry, now, v);
 	else if (dots == 4)
-		refuse(v, "jwe", "an encrypted token (JWE) is not accepted");
+		refuse(v, "encrypted", "an encrypted token (JWE) is not "
+		    "accepted");
 	else
 		check_opaque(retry, v);
 	if (v->status == OAUTH_PENDING) {

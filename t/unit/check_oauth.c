@@ -680,8 +680,9 @@ END_TEST
 /* Refusals counted by reason, the cache; /metrics needs a token too. */
 START_TEST(test_metrics)
 {
-	struct sup_resp	*r;
-	char		*c, *t, h[2048];
+	struct sup_resp		*r;
+	enum jose_result	 res;
+	char			*c, *t, h[2048];
 
 	c = claims("alice", "mcp", RES "/mcp", -600);
 	t = token_with(k1, "k1", c);
@@ -702,6 +703,12 @@ START_TEST(test_metrics)
 	    "mcp_supervisor_oauth_refused_total{reason=\"no_token\"} 2\n"));
 	ck_assert_ptr_nonnull(strstr(sup_body(r),
 	    "mcp_supervisor_oauth_verified_total 1\n"));
+	/* Every reason of jose.h has its label. */
+	for (res = JOSE_ERR_SIZE; res <= JOSE_ERR_INTERNAL; res++) {
+		snprintf(h, sizeof h, "oauth_refused_total{reason=\"%s\"}",
+		    jose_result_name(res));
+		ck_assert_msg(strstr(sup_body(r), h) != NULL, "no %s", h);
+	}
 	ck_assert_ptr_nonnull(strstr(sup_body(r),
 	    "mcp_supervisor_oauth_cache_entries 2\n"));
 	/* The token is in no metric, and does not admit to them. */
