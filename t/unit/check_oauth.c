@@ -661,6 +661,30 @@ START_TEST(test_nowait_not_cached)
 }
 END_TEST
 
+/* -n: the introspection secret must expand; no warning that MCP is open. */
+START_TEST(test_preflight)
+{
+	struct conf	*c;
+	char		 err[1024];
+
+	c = conf_parse(SUP_BASE "oauth = { resource = \"https://r\";\n"
+	    "  issuers = ( { issuer = \"https://i\";\n"
+	    "    introspection = { client_id = \"c\";\n"
+	    "      client_secret = \"${env:MCPS_CHECK_OAUTH_UNSET}\"; }; } ); };\n",
+	    "p.conf", err, sizeof err);
+	ck_assert_msg(c != NULL, "%s", err);
+	unsetenv("MCPS_CHECK_OAUTH_UNSET");
+	ck_assert_int_eq(preflight(c, PREFLIGHT_RELOAD, NULL, err, sizeof err),
+	    -1);
+	ck_assert_msg(strstr(err, "p.conf:5: issuer https://i: introspection "
+	    "client_secret: ") == err, "%s", err);
+	setenv("MCPS_CHECK_OAUTH_UNSET", "s3cret", 1);
+	ck_assert_int_eq(preflight(c, PREFLIGHT_RELOAD, NULL, err, sizeof err),
+	    0);
+	conf_free(c);
+}
+END_TEST
+
 /* A connection that goes while its token waits leaves nothing behind. */
 START_TEST(test_wait_hangup)
 {
@@ -758,6 +782,7 @@ oauth_suite(void)
 	tcase_add_test(tc, test_kid_flood);
 	tcase_add_test(tc, test_introspection);
 	tcase_add_test(tc, test_wait_hangup);
+	tcase_add_test(tc, test_preflight);
 	tcase_add_test(tc, test_nowait_not_cached);
 	tcase_add_test(tc, test_cache);
 	tcase_add_test(tc, test_metrics);
