@@ -949,8 +949,8 @@ idp_health(json_t *problems, json_t *warnings)
 		} else if (why != NULL) {
 			snprintf(age, sizeof age, "%llds", (long long)
 			    (time(NULL) - d->fetched));
-			xasprintf(&msg, "issuer %s is unreachable (%s); its %zu "
-			    "keys of %s ago are used", d->ic->issuer, why,
+			xasprintf(&msg, "issuer %s is unreachable (%s); its "
+			    "%zu keys of %s ago are used", d->ic->issuer, why,
 			    d->nkeys, age);
 			json_array_append_new(warnings, json_string(msg));
 			free(msg);
