@@ -523,7 +523,7 @@ json_t		*catalog_tools_json(const char *name);
 size_t		 catalog_count(const struct upstream *, enum catalog_kind);
 
 /*
- * view.c: a session's own view of the catalog, where per-session
+ * catalog_view.c: a session's own view of the catalog, where per-session
  * upstreams are listed as its own instances list them.  Sessions whose
  * instances list the same share one view.
  */
@@ -1106,7 +1106,7 @@ void		 continuation_session_end(struct session *);
 void		 continuation_upstream_gone(struct upstream *);
 unsigned int	 continuation_count(void);
 
-/* listen.c: 2026-07-28 subscriptions/listen streams. */
+/* modern_listen.c: 2026-07-28 subscriptions/listen streams. */
 void		 listen_open(struct req *);
 /* Lists changed (bit 1 << kind): tell a modern session's listens. */
 void		 listen_list_changed(struct session *, int changed);
@@ -1227,7 +1227,7 @@ int		 acl_allows_uri(const struct session *, const char *uri,
 int		 acl_filtered(const struct session *);
 int		 acl_may_register(const struct session *);
 
-/* client_tools.c, client_tools_call.c: tools offered by clients, and
+/* ctools.c, ctools_call.c: tools offered by clients, and
  * calls to them. */
 struct ctcall;
 /* tools/register and tools/unregister. */
@@ -1242,7 +1242,7 @@ int		 ctools_answer(struct session *owner, const struct jrpc *);
 int		 ctools_progress(struct session *owner, const struct jrpc *);
 int		 ctools_cancelled(struct session *caller, const struct jrpc *,
 		    struct jspan request_id);
-/* A registered tool; owned by client_tools.c, borrowed by catalog.c. */
+/* A registered tool; owned by ctools.c, borrowed by catalog.c. */
 struct ctool {
 	struct catalog_entry	 e;	/* owner, own name, list position */
 	const char		*key;	/* exposed name (the registry's) */
@@ -1260,7 +1260,7 @@ void		 ctools_configure(void);
 void		 ctools_stream_gone(struct stream *);
 /* A session ends: its calls fail, its tools are withdrawn. */
 void		 ctools_session_end(struct session *);
-/* client_tools_call.c: a session ends, calls to and from it end too. */
+/* ctools_call.c: a session ends, calls to and from it end too. */
 void		 ctools_calls_end(struct session *);
 
 /* auth.c: the accepted tokens and whom each names. */

@@ -541,9 +541,9 @@ worker_frame(const struct frame_hdr *hdr, struct evbuffer *in)
 			conn_relay_notify(worker_conn_of(hdr->session), p,
 			    hdr->len);
 		else if (hdr->type == MSG_UP_NOTIFY)
-			conn_relay_up_notify(hdr->tag, p, hdr->len);
+			upreq_relay_up_notify(hdr->tag, p, hdr->len);
 		else
-			conn_relay_answer(hdr->tag, p, hdr->len);
+			upreq_relay_answer(hdr->tag, p, hdr->len);
 		evbuffer_drain(in, FRAME_HDR_LEN + hdr->len);
 		return (0);
 	case MSG_SHUTDOWN:

@@ -225,11 +225,6 @@ void		 conn_relay_request(struct conn *, uint32_t session,
 		    uint32_t tag, const char *, size_t);
 void		 conn_relay_cancel(struct conn *, uint32_t tag,
 		    const char *, size_t);
-/* Relay a client's answer to an upstream request (MSG_UP_RESPONSE). */
-void		 conn_relay_answer(uint32_t ref, const char *, size_t);
-/* Send the upstream a notification about a request it made (MSG_UP_NOTIFY:
- * progress of a sampling request the gateway answers). */
-void		 conn_relay_up_notify(uint32_t ref, const char *, size_t);
 /* Relay a client notification (MSG_CLIENT_NOTIFY). */
 void		 conn_relay_notify(struct conn *, const char *, size_t);
 /* Check at once that the upstream is alive (a liveness ping). */
@@ -250,6 +245,11 @@ uint32_t	 upreq_send(struct conn *, uint32_t session, uint32_t tag,
 		    struct mrtr *, const char *key, const char *method,
 		    const char *params);
 void		 upreq_drop_mrtr(struct mrtr *, int tell);
+/* Relay a client's answer to an upstream request (MSG_UP_RESPONSE). */
+void		 upreq_relay_answer(uint32_t ref, const char *, size_t);
+/* Send the upstream a notification about a request it made (MSG_UP_NOTIFY:
+ * progress of a sampling request the gateway answers). */
+void		 upreq_relay_up_notify(uint32_t ref, const char *, size_t);
 
 /* era.c: the upstream's era, and requests translated between eras. */
 json_t		*era_client_caps(struct conn *, json_t *client);
