@@ -1283,6 +1283,10 @@ size_t		 stream_held_bytes(void);
 void		 fill_random(void *, size_t);
 
 /* upstream.c: one worker process and what the supervisor knows of it. */
+/* Seconds beyond an upstream's init_timeout that the supervisor waits for
+ * a worker (or a session's instance) to be ready: the worker's own timer,
+ * and its error, come first. */
+#define INIT_GRACE	5
 /* Does an upstream speak 2026-07-28 (found out by its worker)? */
 int		 upstream_modern(const struct upstream *);
 enum upstream_state {

@@ -30,6 +30,8 @@ struct conn;
 struct mrtr;
 
 #define ERA_MAX_SUBSCRIPTIONS	4096	/* URIs in a modern upstream's listen */
+/* Bytes of an upstream's error message quoted in ours. */
+#define UP_ERROR_QUOTE		300
 
 /* worker.c */
 extern struct event_base	*base;
