@@ -214,7 +214,8 @@ xfer_error(struct xfer *x, CURLcode r, const char *what, char *buf,
 		snprintf(buf, len, "%s at %.200s: %s", what, url,
 		    curl_easy_strerror(r));
 	else
-		snprintf(buf, len, "%s at %.200s: HTTP %ld", what, url, x->status);
+		snprintf(buf, len, "%s at %.200s: HTTP %ld", what, url,
+		    x->status);
 }
 
 /* Parse a whole body as a JSON object; NULL if it is not one. */
@@ -304,8 +305,8 @@ metadata_done(struct xfer *x, CURLcode r)
 	if (md == NULL) {
 		xfer_error(x, r, "metadata", msg, sizeof msg);
 		if (r == CURLE_OK && !x->over && x->status == 200)
-			snprintf(msg, sizeof msg, "metadata at %.200s: not a JSON "
-			    "object", url_redact(x->url, url, sizeof url));
+			snprintf(msg, sizeof msg, "metadata at %.200s: not a "
+			    "JSON object", url_redact(x->url, url, sizeof url));
 		/* The first error unless a better one: an issuer mismatch. */
 		if (disc_err[0] == '\0')
 			snprintf(disc_err, sizeof disc_err, "%s", msg);

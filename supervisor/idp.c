@@ -55,9 +55,10 @@ enum idp_state {
 
 /* Someone waiting: for keys (cb), or for an introspection (icb). */
 struct idp_waiter {
+	struct idp		*idp;
 	uint64_t		 id;
 	uint32_t		 tag;		/* introspection, else 0 */
-	int64_t			 deadline;	/* monotonic ms; 0: at once */
+	struct event		*ev;		/* its deadline, or at once */
 	void			(*cb)(void *);
 	void			(*icb)(void *, json_t *, const char *);
 	void			*arg;
@@ -85,7 +86,6 @@ struct idp {
 	struct idp_waiters	 asks;		/* introspections */
 	size_t			 nasks;
 	uint32_t		 next_tag;
-	struct event		*timer;		/* the earliest deadline */
 	/* Counters since the daemon started (the worker's restarts too). */
 	uint64_t		 jwks_fetches;	/* the worker's, as said */
 	uint64_t		 key_sets;	/* sets taken */
@@ -212,31 +212,11 @@ idp_jwks(const struct idp *d)
 	return (d->jwks);
 }
 
-/* Arm the timer for the earliest deadline of the waiters, if any. */
 static void
-idp_timer_arm(struct idp *d)
+waiter_free(struct idp_waiter *w)
 {
-	struct idp_waiter	*w;
-	struct timeval		 tv;
-	int64_t			 first = -1, now;
-
-	TAILQ_FOREACH(w, &d->waiters, entry) {
-		if (first < 0 || w->deadline < first)
-			first = w->deadline;
-	}
-	TAILQ_FOREACH(w, &d->asks, entry) {
-		if (first < 0 || w->deadline < first)
-			first = w->deadline;
-	}
-	if (first < 0) {
-		evtimer_del(d->timer);
-		return;
-	}
-	now = now_ms();
-	first = first > now ? first - now : 0;
-	tv.tv_sec = (time_t)(first / 1000);
-	tv.tv_usec = (suseconds_t)(first % 1000) * 1000;
-	evtimer_add(d->timer, &tv);
+	event_free(w->ev);
+	free(w);
 }
 
 /* Answer a waiter (it is off its list) and free it. */
@@ -247,7 +227,7 @@ waiter_fire(struct idp_waiter *w, json_t *answer, const char *why)
 		w->icb(w->arg, answer, why);
 	else
 		w->cb(w->arg);
-	free(w);
+	waiter_free(w);
 }
 
 /* Answer every refresh waiter: the worker has answered, or is gone. */
@@ -280,64 +260,59 @@ asks_fail_all(struct idp *d, const char *why)
 	}
 }
 
-/* Deadlines: answer those due, at once or timed out. */
+/* A waiter's time is up, or its answer was known at once. */
 static void
-idp_timer_cb(evutil_socket_t fd, short events, void *arg)
+waiter_timeout_cb(evutil_socket_t fd, short events, void *arg)
 {
-	struct idp		*d = arg;
-	struct idp_waiters	 due = TAILQ_HEAD_INITIALIZER(due);
-	struct idp_waiter	*w, *next;
-	int64_t			 now = now_ms();
+	struct idp_waiter	*w = arg;
+	struct idp		*d = w->idp;
 
-	/* The worker did not answer in time: it no longer holds us up. */
-	if (d->refreshing && now - d->refresh_sent >= IDP_WAIT_MS)
-		d->refreshing = 0;
-	for (w = TAILQ_FIRST(&d->waiters); w != NULL; w = next) {
-		next = TAILQ_NEXT(w, entry);
-		if (w->deadline <= now) {
-			TAILQ_REMOVE(&d->waiters, w, entry);
-			d->nwaiters--;
-			TAILQ_INSERT_TAIL(&due, w, entry);
-		}
+	if (w->icb == NULL) {
+		TAILQ_REMOVE(&d->waiters, w, entry);
+		d->nwaiters--;
+		/* No answer in time: the worker no longer holds us up. */
+		if (w->why == NULL)
+			d->refreshing = 0;
+		waiter_fire(w, NULL, NULL);
+		return;
 	}
-	for (w = TAILQ_FIRST(&d->asks); w != NULL; w = next) {
-		next = TAILQ_NEXT(w, entry);
-		if (w->deadline <= now) {
-			TAILQ_REMOVE(&d->asks, w, entry);
-			d->nasks--;
-			if (w->why == NULL) {
-				w->why = "the issuer's worker did not answer "
-				    "in time";
-				log_warnx("issuer %s: introspection: no answer "
-				    "within %d s", d->ic->issuer,
-				    IDP_WAIT_MS / 1000);
-			}
-			d->introspection_errors++;
-			TAILQ_INSERT_TAIL(&due, w, entry);
-		}
+	TAILQ_REMOVE(&d->asks, w, entry);
+	d->nasks--;
+	if (w->why == NULL) {
+		w->why = "the issuer's worker did not answer in time";
+		log_warnx("issuer %s: introspection: no answer within %d s",
+		    d->ic->issuer, IDP_WAIT_MS / 1000);
 	}
-	while ((w = TAILQ_FIRST(&due)) != NULL) {
-		TAILQ_REMOVE(&due, w, entry);
-		waiter_fire(w, NULL, w->why);
-	}
-	idp_timer_arm(d);
+	d->introspection_errors++;
+	waiter_fire(w, NULL, w->why);
 }
 
-/* A new waiter on a list, due at deadline (0: the next turn). */
+/*
+ * A new waiter on a list: answered within IDP_WAIT_MS, or at the next
+ * turn of the loop if why is set (for keys: "now", for introspection the
+ * error).
+ */
 static struct idp_waiter *
-waiter_add(struct idp *d, struct idp_waiters *list, int64_t deadline)
+waiter_add(struct idp *d, struct idp_waiters *list, const char *why)
 {
 	struct idp_waiter	*w;
+	struct timeval		 tv = { 0, 0 };
 
 	w = xcalloc(1, sizeof *w);
+	w->idp = d;
 	w->id = ++next_wait_id;
-	w->deadline = deadline;
+	w->why = why;
 	TAILQ_INSERT_TAIL(list, w, entry);
 	if (list == &d->waiters)
 		d->nwaiters++;
 	else
 		d->nasks++;
-	idp_timer_arm(d);
+	w->ev = evtimer_new(base, waiter_timeout_cb, w);
+	if (why == NULL) {
+		tv.tv_sec = IDP_WAIT_MS / 1000;
+		tv.tv_usec = (IDP_WAIT_MS % 1000) * 1000;
+	}
+	evtimer_add(w->ev, &tv);
 	return (w);
 }
 
@@ -348,13 +323,13 @@ idp_refresh(struct idp *d, void (*cb)(void *), void *arg)
 	int64_t			 now = now_ms();
 
 	if (d->refreshing && d->nwaiters < IDP_WAITERS) {
-		w = waiter_add(d, &d->waiters, now + IDP_WAIT_MS);
+		w = waiter_add(d, &d->waiters, NULL);
 	} else if (d->refreshing || d->proc.ch == NULL ||
 	    d->state != IDP_READY || (d->refresh_sent != 0 &&
 	    now - d->refresh_sent < IDP_REFRESH_MS)) {
 		/* Full, no worker, or too soon: decide with what we have. */
 		d->refreshes_limited++;
-		w = waiter_add(d, &d->waiters, 0);
+		w = waiter_add(d, &d->waiters, "now");
 	} else {
 		d->refreshing = 1;
 		d->refresh_sent = now;
@@ -362,7 +337,7 @@ idp_refresh(struct idp *d, void (*cb)(void *), void *arg)
 		log_debug("issuer %s: keys asked for", d->ic->issuer);
 		frame_add(iochan_output(d->proc.ch), MSG_IDP_REFRESH, 0, 0,
 		    "{}", 2);
-		w = waiter_add(d, &d->waiters, now + IDP_WAIT_MS);
+		w = waiter_add(d, &d->waiters, NULL);
 	}
 	w->cb = cb;
 	w->arg = arg;
@@ -378,8 +353,7 @@ idp_wait_cancel(struct idp *d, uint64_t id)
 		if (w->id == id) {
 			TAILQ_REMOVE(&d->waiters, w, entry);
 			d->nwaiters--;
-			free(w);
-			idp_timer_arm(d);
+			waiter_free(w);
 			return;
 		}
 	}
@@ -387,8 +361,7 @@ idp_wait_cancel(struct idp *d, uint64_t id)
 		if (w->id == id) {
 			TAILQ_REMOVE(&d->asks, w, entry);
 			d->nasks--;
-			free(w);
-			idp_timer_arm(d);
+			waiter_free(w);
 			return;
 		}
 	}
@@ -410,13 +383,12 @@ idp_introspect(struct idp *d, const char *token,
 	else if (d->nasks >= IDP_ASKS)
 		why = "too many introspections waiting";
 	if (why != NULL) {
-		d->introspection_errors++;
-		w = waiter_add(d, &d->asks, 0);
-		w->why = why;
+		/* Counted as an error when it fires. */
+		w = waiter_add(d, &d->asks, why);
 	} else {
 		if (++d->next_tag == 0)
 			d->next_tag = 1;
-		w = waiter_add(d, &d->asks, now_ms() + IDP_WAIT_MS);
+		w = waiter_add(d, &d->asks, NULL);
 		w->tag = d->next_tag;
 		t = json_string(token);
 		o = json_pack("{s:O}", "token", t);
@@ -531,7 +503,6 @@ idp_introspected(struct idp *d, uint32_t tag, json_t *msg)
 		return;		/* cancelled, or timed out */
 	TAILQ_REMOVE(&d->asks, w, entry);
 	d->nasks--;
-	idp_timer_arm(d);
 	if ((error = json_string_value(json_object_get(msg, "error"))) !=
 	    NULL) {
 		d->introspection_errors++;
@@ -603,7 +574,6 @@ idp_frame(void *arg, const struct frame_hdr *hdr, struct evbuffer *in)
 	    d->refreshing) {
 		d->refreshing = 0;
 		waiters_fire_all(d);
-		idp_timer_arm(d);
 	}
 	json_decref(msg);
 	return (0);
@@ -618,7 +588,6 @@ idp_lost(void *arg)
 	d->refreshing = 0;
 	waiters_fire_all(d);
 	asks_fail_all(d, "the issuer's worker exited");
-	idp_timer_arm(d);
 }
 
 /* Its worker was not ready in time: kill it, and it is restarted. */
@@ -722,7 +691,6 @@ idp_new(const struct oauth_issuer_conf *ic)
 	d->server = -1;
 	TAILQ_INIT(&d->waiters);
 	TAILQ_INIT(&d->asks);
-	d->timer = evtimer_new(base, idp_timer_cb, d);
 	proc_init(&d->proc, &idp_kind, d);
 	idp_policy(d);
 	proc_reset(&d->proc);
@@ -736,7 +704,6 @@ idp_free(struct idp *d)
 	d->refreshing = 0;
 	waiters_fire_all(d);
 	asks_fail_all(d, "the issuer was removed from the configuration");
-	event_free(d->timer);
 	proc_free(&d->proc);
 	jose_jwks_free(d->jwks);
 	free(d->introspection_endpoint);
@@ -982,8 +949,8 @@ idp_health(json_t *problems, json_t *warnings)
 		} else if (why != NULL) {
 			snprintf(age, sizeof age, "%llds", (long long)
 			    (time(NULL) - d->fetched));
-			xasprintf(&msg, "issuer %s is unreachable (%s); its %zu "
-			    "keys of %s ago are used", d->ic->issuer, why,
+			xasprintf(&msg, "issuer %s is unreachable (%s); its "
+			    "%zu keys of %s ago are used", d->ic->issuer, why,
 			    d->nkeys, age);
 			json_array_append_new(warnings, json_string(msg));
 			free(msg);

@@ -26,6 +26,7 @@ const idpBin = path.join(builddir, 'worker/mcp-idp');
 let op;
 let gw;
 let dir;
+const workers = new Set();	// mcp-idp started here, killed if a test fails
 
 const oauth = (issuers) => `oauth = { resource = "http://127.0.0.1:18931"; issuers = ( ${issuers.join(', ')} ); };`;
 const issuer = (url, extra = '') => `{ issuer = ${q(url)}; ${extra} }`;
@@ -46,6 +47,7 @@ before(async () => {
   gw = await startGateway({ servers: [demo('alpha')], globals: oauth([issuer(op.issuer)]) });
 });
 after(async () => {
+  for (const c of workers) c.kill('SIGKILL');
   await gw?.stop();
   await op?.stop();
   rmSync(dir, { recursive: true, force: true });
@@ -131,6 +133,8 @@ function startIdp(cfg) {
     stdio: ['ignore', 'ignore', 'pipe', 'pipe'],
     env: { ...process.env, ...sanitizerEnv(dir) },
   });
+  workers.add(child);
+  child.once('exit', () => workers.delete(child));
   const chan = child.stdio[3];
   let stderr = '';
   child.stderr.on('data', (b) => { stderr += b; });
