@@ -352,6 +352,44 @@ mcp_http_scan(struct http_conn *c, struct http_request *req, struct jrpc *m)
 	return (-1);
 }
 
+/*
+ * Refuse a request for an upstream whose scopes the token lacks with HTTP
+ * 403 and the challenge (RFC 6750, section 3.1), so that the client can
+ * ask for a token with them; the body is the JSON-RPC error that the
+ * other transports get.
+ */
+static void
+mcp_http_scope_refused(struct http_conn *c, struct http_request *req,
+    struct session *s, const struct jrpc *m, json_t *refusal)
+{
+	struct evbuffer	*buf;
+	char		 challenge[2048], *data;
+	const char	*scope;
+
+	scope = json_string_value(json_object_get(refusal, "scope"));
+	log_info("session %.8s: %s refused: subject %s lacks scope %s",
+	    s->id, m->method_name, s->grant->subject, scope);
+	metrics_refused("token");
+	oauth_insufficient();
+	access_log_http(http_conn_peer(c), req->method, req->path, 403,
+	    "insufficient_scope");
+	http_conn_nolog(c);
+	snprintf(challenge, sizeof challenge, "WWW-Authenticate: Bearer "
+	    "resource_metadata=\"%s\", scope=\"%s\", "
+	    "error=\"insufficient_scope\", error_description=\"the token "
+	    "lacks a scope this upstream needs\"\r\n",
+	    json_string_value(json_object_get(refusal, "resource_metadata")),
+	    scope);
+	data = json_dumps(refusal, JSON_COMPACT);
+	buf = evbuffer_new();
+	jrpc_add_error(buf, m->p + m->id.off, m->id.len,
+	    MCP_INSUFFICIENT_SCOPE, "Forbidden: the token lacks a scope this "
+	    "upstream needs", data);
+	http_reply_buffer(c, 403, "application/json", challenge, buf);
+	evbuffer_free(buf);
+	free(data);
+}
+
 /* Handle a POST: one JSON-RPC message. */
 static void
 mcp_http_post(struct http_conn *c, struct http_request *req)
@@ -360,6 +398,7 @@ mcp_http_post(struct http_conn *c, struct http_request *req)
 	struct session			*s;
 	struct stream			*st;
 	struct jrpc			 m;
+	json_t				*refusal;
 
 	if (mcp_http_check_json(c, req) != 0)
 		return;
@@ -388,6 +427,12 @@ mcp_http_post(struct http_conn *c, struct http_request *req)
 	if (m.kind != JRPC_REQUEST) {
 		route_notification(s, &m);
 		http_reply(c, 202, NULL, NULL, NULL, 0);
+		return;
+	}
+	/* An upstream's scopes the token lacks: 403, while it can be. */
+	if ((refusal = oauth_post_refusal(s, &m)) != NULL) {
+		mcp_http_scope_refused(c, req, s, &m, refusal);
+		json_decref(refusal);
 		return;
 	}
 	/*

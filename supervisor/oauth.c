@@ -111,6 +111,7 @@ oauth_no_token(void)
 	m_refusals[0]++;
 }
 
+
 /* Count a refusal by reason. */
 static void
 count_refusal(const char *reason)
@@ -123,6 +124,12 @@ count_refusal(const char *reason)
 			return;
 		}
 	}
+}
+
+void
+oauth_insufficient(void)
+{
+	count_refusal("insufficient_scope");
 }
 
 /* Hash a token: once per request, so the digest is fetched once. */

@@ -185,6 +185,38 @@ oauth_challenge(const char *path, char *buf, size_t len, const char *error,
 		snprintf(buf, len, "WWW-Authenticate: Bearer\r\n");
 }
 
+/* Does a space-separated list hold a scope (a scope-token has no space)? */
+static int
+scopes_hold(const char *list, const char *scope)
+{
+	size_t	n = strlen(scope), len;
+
+	while (*list != '\0') {
+		len = strcspn(list, " ");
+		if (len == n && strncmp(list, scope, n) == 0)
+			return (1);
+		list += len;
+		list += strspn(list, " ");
+	}
+	return (0);
+}
+
+/* Append the scopes of v that buf does not hold yet, space-separated. */
+static void
+scopes_union(char *buf, size_t len, char *const *v)
+{
+	size_t	i, n;
+
+	for (i = 0; v != NULL && v[i] != NULL; i++) {
+		if (scopes_hold(buf, v[i]))
+			continue;
+		n = strlen(buf);
+		if (n + strlen(v[i]) + 2 > len)
+			return;
+		snprintf(buf + n, len - n, "%s%s", n > 0 ? " " : "", v[i]);
+	}
+}
+
 json_t *
 oauth_upstream_refusal(const struct session *s, const struct upstream *up)
 {
@@ -203,7 +235,10 @@ oauth_upstream_refusal(const struct session *s, const struct upstream *up)
 	}
 	if (sc == NULL || oauth_grant_has(s->grant, sc->scopes, &missing))
 		return (NULL);
-	scopes_text(scopes, sizeof scopes, sc->scopes);
+	/* What the call needs: every request's scopes and the upstream's
+	 * (RFC 6750, section 3: what a new token must have). */
+	scopes_text(scopes, sizeof scopes, conf->oauth->scopes);
+	scopes_union(scopes, sizeof scopes, sc->scopes);
 	resource_split(conf->oauth->resource, &olen, &rbase);
 	xasprintf(&url, "%.*s%s%s/mcp", (int)olen, conf->oauth->resource,
 	    PRM_PATH, rbase);
@@ -211,4 +246,55 @@ oauth_upstream_refusal(const struct session *s, const struct upstream *up)
 	    "scope", scopes, "resource_metadata", url);
 	free(url);
 	return (o);
+}
+
+json_t *
+oauth_post_refusal(struct session *s, const struct jrpc *m)
+{
+	static const char *const name_path[] = { "name", NULL };
+	static const char *const uri_path[] = { "uri", NULL };
+	const char *const	*path;
+	struct catalog_entry	*e;
+	struct upstream		*up = NULL;
+	struct jspan		 at;
+	const char		*why;
+	char			*v;
+
+	if (s->grant == NULL || !oauth_enabled())
+		return (NULL);
+	switch (m->method_id) {
+	case MCPM_TOOLS_CALL:
+	case MCPM_PROMPTS_GET:
+		path = name_path;
+		break;
+	case MCPM_RESOURCES_READ:
+	case MCPM_SUBSCRIBE:
+		path = uri_path;
+		break;
+	default:
+		return (NULL);
+	}
+	/* Anything odd is left to the routing, which says what it is. */
+	if (jscan_path_unique(m->p, m->params, path, &at) != 0 ||
+	    jscan_type(m->p, at) != JT_STRING ||
+	    (v = jscan_strdup(m->p, at)) == NULL)
+		return (NULL);
+	/* What the client may not use stays unknown to it: no 403. */
+	if (path == uri_path) {
+		if (acl_allows_uri(s, v, &why) == 1 &&
+		    (up = catalog_resource(view_catalog(s), v)) == NULL)
+			up = catalog_resource(catalog_global(), v);
+	} else if (acl_allows(s, v)) {
+		e = m->method_id == MCPM_TOOLS_CALL ?
+		    catalog_tool(view_catalog(s), v) :
+		    catalog_prompt(view_catalog(s), v);
+		if (e == NULL)
+			e = m->method_id == MCPM_TOOLS_CALL ?
+			    catalog_tool(catalog_global(), v) :
+			    catalog_prompt(catalog_global(), v);
+		if (e != NULL && e->owner == NULL)
+			up = e->up;
+	}
+	free(v);
+	return (up != NULL ? oauth_upstream_refusal(s, up) : NULL);
 }

@@ -707,8 +707,15 @@ void		 oauth_metadata_serve(struct http_conn *, struct http_request *);
  */
 json_t		*oauth_upstream_refusal(const struct session *,
 		    const struct upstream *);
-/* A request without a bearer token was refused: count it. */
+/* The same for a POSTed request, before it is routed, so that it can be
+ * refused with HTTP 403 (insufficient_scope) while no answer has begun:
+ * tools/call, prompts/get, resources/read and subscribe of an upstream
+ * the client may use.  NULL: go on. */
+json_t		*oauth_post_refusal(struct session *, const struct jrpc *);
+/* A request without a bearer token, or without an upstream's scopes, was
+ * refused: count it. */
 void		 oauth_no_token(void);
+void		 oauth_insufficient(void);
 /* Counters, for metrics.c: refusals by reason, the cache. */
 void		 oauth_metrics(struct evbuffer *);
 /* For mcpctl status. */

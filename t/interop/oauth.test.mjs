@@ -7,7 +7,8 @@
 // client provider doing the whole flow from the gateway's 401, with no
 // token given to it in advance: the challenge, the protected resource
 // metadata, the provider's metadata, dynamic client registration, the
-// code flow with PKCE and a resource indicator, then tools.  Also: client
+// code flow with PKCE and a resource indicator, then tools, and the step
+// up when an upstream needs a scope the token lacks.  Also: client
 // credentials; a key rotation at the provider picked up through an
 // unknown kid; a token for another resource refused; the scopes of an
 // upstream; sessions bound to the subject; the subject, never the token,
@@ -132,10 +133,18 @@ test('the SDK v1 client logs in from the 401 and calls a tool', async () => {
   assert.ok(tools.some((t) => t.name === 'alpha__echo'), JSON.stringify(tools.map((t) => t.name)));
   const res = await client.callTool({ name: 'alpha__echo', arguments: { text: 'hi' } });
   assert.match(JSON.stringify(res.content), /hi/);
-  // beta needs mcp:admin, which this token has not: a JSON-RPC error
-  // naming the scope, and nothing forwarded.
-  await assert.rejects(client.callTool({ name: 'beta__echo', arguments: { text: 'no' } }),
-    (e) => e.code === -32023 && e.data?.scope === 'mcp:admin');
+  // beta needs mcp:admin, which this token has not: 403 insufficient_scope
+  // naming what a new token needs, and the SDK steps up (RFC 6750 §3.1;
+  // the specification's scope challenge): back to the provider for it.
+  provider.authorizationUrl = undefined;
+  await assert.rejects(client.callTool({ name: 'beta__echo', arguments: { text: 'up' } }), UnauthorizedError);
+  const up = provider.authorizationUrl;
+  assert.ok(up, 'sent back to the provider');
+  assert.deepEqual(up.searchParams.get('scope').split(' ').sort(), ['mcp:admin', 'mcp:tools']);
+  const back2 = await followLogin(up, REDIRECT);
+  await new StreamableHTTPClientTransport(url, { authProvider: provider }).finishAuth(back2.searchParams.get('code'));
+  const res2 = await client.callTool({ name: 'beta__echo', arguments: { text: 'stepped up' } });
+  assert.match(JSON.stringify(res2.content), /stepped up/);
   // mcpctl sessions shows the subject.
   assert.match(gw.mcpctl('sessions'), /SUBJECT[\s\S]*test-user/);
   await client.close();
@@ -143,6 +152,7 @@ test('the SDK v1 client logs in from the 401 and calls a tool', async () => {
   const log = gw.log();
   assert.ok(!log.includes(provider.saved.tokens.access_token));
   assert.match(log, /request: .* auth=- subject="test-user" transport=http method="tools\/call"/);
+  assert.match(log, /tools\/call refused: subject test-user lacks scope mcp:tools mcp:admin/);
 });
 
 test('the SDK v2 client, speaking 2026-07-28, does the same', async () => {

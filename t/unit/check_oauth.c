@@ -491,18 +491,52 @@ END_TEST
 START_TEST(test_upstream_scopes)
 {
 	struct sup_client	*cl;
+	struct sup_resp		*r, *sse;
 	json_t			*a;
-	char			*t;
+	const char		*h;
+	char			*t, hdr[2048], path[300];
 
+	/* Over Streamable HTTP: 403 with the challenge, nothing forwarded;
+	 * the scope is what a new token needs, every request's and b's. */
 	t = token("alice", "mcp");
 	cl = sup_session(t, NULL);
-	a = sup_rpc(cl, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	r = sup_post(cl, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
 	    "\"tools/call\",\"params\":{\"name\":\"b__x\",\"arguments\":{}}}");
+	ck_assert_int_eq(r->status, 403);
+	h = sup_header(r, "WWW-Authenticate");
+	ck_assert_ptr_nonnull(h);
+	ck_assert_msg(strstr(h, "error=\"insufficient_scope\"") != NULL &&
+	    strstr(h, "scope=\"mcp admin\"") != NULL &&
+	    strstr(h, "resource_metadata=\"" RES
+	    "/.well-known/oauth-protected-resource/mcp\"") != NULL, "%s", h);
+	a = sup_json(r);
 	ck_assert_error(a, MCP_INSUFFICIENT_SCOPE);
+	ck_assert_jint(a, "id", 1);
 	ck_assert_jstr(a, "error.data.error", "insufficient_scope");
-	ck_assert_jstr(a, "error.data.scope", "admin");
-	ck_assert_jstr(a, "error.data.resource_metadata",
-	    RES "/.well-known/oauth-protected-resource/mcp");
+	ck_assert_jstr(a, "error.data.scope", "mcp admin");
+	ck_assert_ptr_null(sup_take(sup_worker("b"), MSG_REQUEST));
+	/* A tool b does not have is unknown, as ever: no 403. */
+	r = sup_post(cl, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":"
+	    "\"tools/call\",\"params\":{\"name\":\"b__nope\",\"arguments\":"
+	    "{}}}");
+	ck_assert_int_eq(r->status, 200);
+	/* Over legacy HTTP+SSE, the answer is on the stream: the JSON-RPC
+	 * error alone. */
+	snprintf(hdr, sizeof hdr, "Authorization: Bearer %s\r\n"
+	    "Accept: text/event-stream\r\n", t);
+	sse = sup_http("GET", "/sse", hdr, NULL);
+	ck_assert_int_eq(sse->status, 200);
+	ck_assert_uint_ge(sse->nevents, 1);
+	snprintf(path, sizeof path, "%s", sse->events[0].data);
+	snprintf(hdr, sizeof hdr, "Authorization: Bearer %s\r\n"
+	    "Content-Type: application/json\r\n", t);
+	r = sup_http("POST", path, hdr, "{\"jsonrpc\":\"2.0\",\"id\":6,"
+	    "\"method\":\"tools/call\",\"params\":{\"name\":\"b__x\","
+	    "\"arguments\":{}}}");
+	ck_assert_int_eq(r->status, 202);
+	a = sup_event(sse, sse->nevents - 1);
+	ck_assert_error(a, MCP_INSUFFICIENT_SCOPE);
+	ck_assert_jstr(a, "error.data.scope", "mcp admin");
 	ck_assert_ptr_null(sup_take(sup_worker("b"), MSG_REQUEST));
 	/* Upstream a needs none. */
 	sup_post(cl, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":"
@@ -528,6 +562,7 @@ START_TEST(test_mapping)
 {
 	struct sup_client	*cl;
 	struct session		*s;
+	struct sup_resp		*r;
 	json_t			*a;
 	char			*t, *c;
 
@@ -539,6 +574,12 @@ START_TEST(test_mapping)
 	    "\"tools/list\"}");
 	ck_assert_uint_eq(sup_jlen(a, "result.tools"), 2);
 	ck_assert_jstr(a, "result.tools.0.name", "a__x");
+	/* A tool its rules hide is unknown to it, not a 403 that names the
+	 * scope it needs. */
+	r = sup_post(cl, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":"
+	    "\"tools/call\",\"params\":{\"name\":\"b__x\",\"arguments\":{}}}");
+	ck_assert_int_eq(r->status, 200);
+	ck_assert_error(sup_answer(r), JRPC_INVALID_PARAMS);
 	free(t);
 	xasprintf(&c, "{\"iss\":\"" ISS "\",\"sub\":\"u9\",\"aud\":[\"x\","
 	    "\"" RES "/mcp\"],\"exp\":%lld,\"scope\":\"mcp\",\"groups\":"
