@@ -358,7 +358,7 @@ mcp_http_scan(struct http_conn *c, struct http_request *req, struct jrpc *m)
  * ask for a token with them; the body is the JSON-RPC error that the
  * other transports get.
  */
-static void
+void
 mcp_http_scope_refused(struct http_conn *c, struct http_request *req,
     struct session *s, const struct jrpc *m, json_t *refusal)
 {

@@ -520,6 +520,10 @@ int		 mcp_http_check_access(struct http_conn *, struct http_request *,
 		    int loopback, int right);
 /* Does a request carry what a right needs?  Silent: nothing is logged. */
 int		 mcp_http_may(struct http_request *, int right);
+/* Refuse a POSTed request with 403 insufficient_scope (oauth_post_refusal's
+ * answer), logged and counted. */
+void		 mcp_http_scope_refused(struct http_conn *, struct http_request *,
+		    struct session *, const struct jrpc *, json_t *refusal);
 
 /* mcp_ws.c: MCP over WebSocket on the same listener. */
 int		 mcp_ws_path(const struct http_request *);

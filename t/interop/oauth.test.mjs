@@ -171,6 +171,18 @@ test('the SDK v2 client, speaking 2026-07-28, does the same', async () => {
   await client.connect(new ModernTransport(url, { authProvider: provider }));
   const res = await client.callTool({ name: 'alpha__echo', arguments: { text: 'modern' } });
   assert.match(JSON.stringify(res.content), /modern/);
+  // A 2026-07-28 request for beta without mcp:admin: 403, and it steps up.
+  provider.authorizationUrl = undefined;
+  await assert.rejects(client.callTool({ name: 'beta__echo', arguments: { text: 'up' } }), ModernUnauthorized);
+  const up = provider.authorizationUrl;
+  assert.ok(up, 'sent back to the provider');
+  // (v2 adds offline_access of its own.)
+  for (const want of ['mcp:admin', 'mcp:tools']) assert.ok(up.searchParams.get('scope').split(' ').includes(want));
+  const back2 = await followLogin(up, REDIRECT);
+  await new ModernTransport(url, { authProvider: provider }).finishAuth(back2.searchParams.get('code'),
+    back2.searchParams.get('iss') ?? undefined);
+  const res2 = await client.callTool({ name: 'beta__echo', arguments: { text: 'modern up' } });
+  assert.match(JSON.stringify(res2.content), /modern up/);
   await client.close();
 });
 

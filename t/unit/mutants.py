@@ -202,6 +202,12 @@ MUTANTS = [
      "an upstream's scopes: 403 on a Streamable HTTP POST",
      "\tif ((refusal = oauth_post_refusal(s, &m)) != NULL) {",
      "\tif ((refusal = oauth_post_refusal(s, &m)) != NULL && 0) {"),
+    ("oauth-modern-scopes", "modern.c", "modern_post",
+     "an upstream's scopes: 403 on a 2026-07-28 POST",
+     "\tif ((refusal = oauth_post_refusal(s, m)) != NULL) {",
+     "\tif ((refusal = oauth_post_refusal(s, m)) != NULL && 0) {",
+     "equivalent for the Check suites: routing refuses it as -32023; "
+     "t/interop/oauth.test.mjs (the SDK v2 steps up) fails without it"),
     ("route-scopes", "route.c", "route_scope_refused",
      "an upstream's scopes where the call is routed (WebSocket, SSE)",
      "\tif ((data = oauth_upstream_refusal(r->session, up)) == NULL)\n"
