@@ -234,6 +234,9 @@ control_session_one(struct session *s, void *arg)
 	if (s->client_name != NULL)
 		json_object_set_new(o, "named_client",
 		    json_string(s->client_name));
+	if (s->grant != NULL)
+		json_object_set_new(o, "subject",
+		    json_string(s->grant->subject));
 	json_array_append_new(a, o);
 }
 

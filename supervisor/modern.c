@@ -289,6 +289,7 @@ modern_post(struct http_conn *c, struct http_request *req,
 		    session_refusal());
 		return;
 	}
+	session_grant(s, req->grant);
 	session_touch(s);
 	if (m->method_id == MCPM_LISTEN)
 		kind = STREAM_LISTEN;

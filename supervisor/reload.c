@@ -200,6 +200,7 @@ reload(void)
 
 	old = conf;
 	conf = next;
+	oauth_configure(conf);
 	report = json_pack("{s:b, s:o}", "ok", 1, "warnings", warnings);
 	upstream_apply(conf, report);
 	provider_apply(conf, report);

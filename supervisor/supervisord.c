@@ -313,6 +313,7 @@ main(int argc, char **argv)
 	if (auth_configure(conf, err, sizeof err) != 0 ||
 	    continuation_configure(conf, err, sizeof err) != 0)
 		fatalx("%s", err);
+	oauth_configure(conf);
 	if (http_listen(conf->listen, &gateway_service, listen_bound,
 	    sizeof listen_bound) != 0)
 		exit(1);
@@ -359,6 +360,7 @@ main(int argc, char **argv)
 	access_log_close();
 	drain_free();
 	auth_lockfile_remove();
+	oauth_shutdown();
 	catalog_free();
 	event_free(ev_sigterm);
 	event_free(ev_sigint);

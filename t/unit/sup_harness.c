@@ -662,6 +662,7 @@ sup_start_conf(struct conf *c)
 	    continuation_configure(conf, err, sizeof err) != 0 ||
 	    access_log_open(conf, err, sizeof err) != 0)
 		sup_die("%s", err);
+	oauth_configure(conf);
 	http_configure();
 	upstream_init_all();
 	provider_init_all();
