@@ -20,8 +20,10 @@ import { mkdtempSync, writeFileSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
-import { startGateway, demo, q, sleep, builddir, sanitizerEnv, bin } from '../lib/gateway.mjs';
-import { startOidcProvider, rotate, counts, clientCredentials, register } from '../lib/oidc.mjs';
+import { startGateway, demo, q, sleep, builddir, sanitizerEnv, bin, post } from '../lib/gateway.mjs';
+import {
+  startOidcProvider, rotate, counts, clientCredentials, register, authorizationCode,
+} from '../lib/oidc.mjs';
 
 const OPAQUE = 'http://127.0.0.1:18933/mcp';
 const idpBin = path.join(builddir, 'worker/mcp-idp');
@@ -327,6 +329,43 @@ test('https: certificates verified, path issuers, Cache-Control, what is refused
     assert.match(r.f.body.error, /jwks_uri: http:\/\/ but not to a loopback address/);
   } finally {
     await h.stop();
+  }
+});
+
+test('an opaque token through the gateway: introspected once, then cached', async () => {
+  const resource = 'http://127.0.0.1:18934';
+  const op3 = await startOidcProvider(['--opaque', `${resource}/mcp`]);
+  writeFileSync(path.join(dir, 'secret3'), 'mcp-gateway-secret\n');
+  const g = await startGateway({
+    servers: [demo('alpha')],
+    globals: `oauth = { resource = ${q(resource)}; issuers = ( ${issuer(op3.issuer, `introspection = {
+      client_id = "mcp-gateway"; client_secret = ${q(`\${file:${path.join(dir, 'secret3')}}`)}; };`)} ); };`,
+  });
+  try {
+    await g.waitFor((st) => st.issuers[0].keys > 0, 'the keys');
+    // A user's token (client credentials' introspection names no sub).
+    const { access_token: token } = await authorizationCode(op3.issuer, {
+      resource: `${resource}/mcp`, scope: 'mcp:read', loginHint: 'alice',
+    });
+    assert.ok(!token.includes('.'), 'an opaque token');
+    const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'opaque', version: '1' } } };
+    const r = await post(g, init, { headers: { authorization: `Bearer ${token}` } });
+    assert.equal(r.status, 200, `${r.text}\n${g.log().split('\n').filter((l) => /oauth|issuer|idp|introspect|refused|token/i.test(l)).join('\n')}`);
+    const again = await post(g, init, { headers: { authorization: `Bearer ${token}` } });
+    assert.equal(again.status, 200);
+    const d = g.status().issuers[0];
+    assert.equal(d.introspections, 1);
+    assert.equal(d.introspection_errors, 0);
+    assert.equal((await counts(op3.issuer))['/token/introspection'], 1);
+    assert.match(g.mcpctl('sessions'), /alice/);
+    // One the provider never issued: inactive, refused.
+    const bad = await post(g, init, { headers: { authorization: 'Bearer not-a-token-of-this-provider' } });
+    assert.equal(bad.status, 401);
+    assert.equal((await counts(op3.issuer))['/token/introspection'], 2);
+    assert.ok(!g.log().includes(token) && !g.log().includes('mcp-gateway-secret'));
+  } finally {
+    await g.stop();
+    await op3.stop();
   }
 });
 
