@@ -569,9 +569,12 @@ idp_frame(void *arg, const struct frame_hdr *hdr, struct evbuffer *in)
 		idp_introspected(d, hdr->tag, msg);
 		break;
 	}
-	/* A refresh asked for is answered by the next KEYS or STATUS. */
+	/*
+	 * A refresh asked for is answered by the next KEYS or STATUS, and so
+	 * is whoever still waits after the one asked for timed out.
+	 */
 	if ((hdr->type == MSG_IDP_KEYS || hdr->type == MSG_IDP_STATUS) &&
-	    d->refreshing) {
+	    (d->refreshing || d->nwaiters > 0)) {
 		d->refreshing = 0;
 		waiters_fire_all(d);
 	}
