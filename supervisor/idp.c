@@ -569,9 +569,12 @@ idp_frame(void *arg, const struct frame_hdr *hdr, struct evbuffer *in)
 		idp_introspected(d, hdr->tag, msg);
 		break;
 	}
-	/* A refresh asked for is answered by the next KEYS or STATUS. */
+	/*
+	 * A refresh asked for is answered by the next KEYS or STATUS, and so
+	 * is whoever still waits after the one asked for timed out.
+	 */
 	if ((hdr->type == MSG_IDP_KEYS || hdr->type == MSG_IDP_STATUS) &&
-	    d->refreshing) {
+	    (d->refreshing || d->nwaiters > 0)) {
 		d->refreshing = 0;
 		waiters_fire_all(d);
 	}
@@ -766,6 +769,14 @@ idp_exited(void *arg, int status, const char *how, enum proc_fate fate)
 	}
 }
 
+/* Name an issuer in a reload's report (none at start). */
+static void
+idp_report(json_t *report, const char *key, const char *issuer)
+{
+	if (report != NULL)
+		reload_report_name(report, key, issuer);
+}
+
 void
 idp_apply(const struct conf *nc, json_t *report)
 {
@@ -780,7 +791,7 @@ idp_apply(const struct conf *nc, json_t *report)
 		if ((d = idp_find(ic->issuer)) == NULL) {
 			log_info("issuer %s: added", ic->issuer);
 			next[i] = idp_new(ic);
-			reload_report_name(report, "issuer_added", ic->issuer);
+			idp_report(report, "issuer_added", ic->issuer);
 			continue;
 		}
 		next[i] = d;
@@ -801,7 +812,7 @@ idp_apply(const struct conf *nc, json_t *report)
 		/* The keys are the issuer's: kept until new ones come. */
 		log_info("issuer %s: configuration changed, restarting",
 		    d->ic->issuer);
-		reload_report_name(report, "issuer_changed", d->ic->issuer);
+		idp_report(report, "issuer_changed", d->ic->issuer);
 		issuer_free(d->ic);
 		d->ic = issuer_copy(ic);
 		idp_policy(d);
@@ -820,7 +831,7 @@ idp_apply(const struct conf *nc, json_t *report)
 		d = idps[i];
 		log_info("issuer %s: removed from the configuration",
 		    d->ic->issuer);
-		reload_report_name(report, "issuer_removed", d->ic->issuer);
+		idp_report(report, "issuer_removed", d->ic->issuer);
 		proc_remove(&d->proc);
 		d->state = IDP_STOPPED;
 		proc_stop(&d->proc);

@@ -472,7 +472,7 @@ void		 http_set_stream(struct http_conn *, struct stream *);
 struct idp;					/* one per issuer */
 extern const char	*idp_worker_path;
 void		 idp_init_all(void);
-/* Apply a configuration's issuers (start, reload). */
+/* Apply a configuration's issuers (reload; or start, report NULL). */
 void		 idp_apply(const struct conf *, json_t *report);
 void		 idp_stop_all(void);
 struct idp	*idp_find(const char *issuer);	/* exact; NULL */

@@ -14,12 +14,16 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, execFileSync } from 'node:child_process';
+import https from 'node:https';
+import crypto from 'node:crypto';
 import { mkdtempSync, writeFileSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
-import { startGateway, demo, q, sleep, builddir, sanitizerEnv, bin } from '../lib/gateway.mjs';
-import { startOidcProvider, rotate, counts, clientCredentials, register } from '../lib/oidc.mjs';
+import { startGateway, demo, q, sleep, builddir, sanitizerEnv, bin, post } from '../lib/gateway.mjs';
+import {
+  startOidcProvider, rotate, counts, clientCredentials, register, authorizationCode,
+} from '../lib/oidc.mjs';
 
 const OPAQUE = 'http://127.0.0.1:18933/mcp';
 const idpBin = path.join(builddir, 'worker/mcp-idp');
@@ -250,6 +254,119 @@ test('a refresh asked for while the provider is down answers with the error', as
   w.send(26, 0, {});
   assert.equal((await w.next((f) => f.type === 25)).body.limited, true);
   await w.stop();
+});
+
+// A server of our own over https (a certificate made here for
+// 127.0.0.1): what real providers' deployments do that the fixture does
+// not -- TLS, Keycloak's and Entra's path-style issuers, Cache-Control,
+// redirects, a wrong issuer, an oversized set, a jwks_uri off loopback.
+async function startHttps() {
+  const key = path.join(dir, 'tls.key');
+  const cert = path.join(dir, 'tls.crt');
+  execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes',
+    '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'],
+  { stdio: 'ignore' });
+  const jwk = { ...crypto.generateKeyPairSync('ec', { namedCurve: 'P-256' }).publicKey.export({ format: 'jwk' }),
+    kid: 'k1', alg: 'ES256', use: 'sig' };
+  const seen = [];
+  let base;
+  const meta = (t, extra = {}) => JSON.stringify({ issuer: `${base}/${t}`, jwks_uri: `${base}/${t}/keys`, ...extra });
+  const routes = {
+    '/t1/.well-known/openid-configuration': () => [200, {}, meta('t1')],
+    '/t1/keys': () => [200, { 'cache-control': 'public, max-age=10' }, JSON.stringify({ keys: [jwk] })],
+    '/t2/.well-known/openid-configuration': () => [200, {}, meta('t2', { issuer: `${base}/t2/` })],
+    '/t3/.well-known/openid-configuration': () => [302, { location: `${base}/t1/.well-known/openid-configuration` }, ''],
+    '/t4/.well-known/openid-configuration': () => [200, {}, meta('t4')],
+    '/t4/keys': () => [200, {}, JSON.stringify({ keys: [jwk], pad: 'x'.repeat(300 * 1024) })],
+    '/t5/.well-known/openid-configuration': () => [200, {}, meta('t5', { jwks_uri: 'http://keys.example.com/t5' })],
+  };
+  const srv = https.createServer({ key: readFileSync(key), cert: readFileSync(cert) }, (req, res) => {
+    seen.push(req.url);
+    const [status, headers, body] = (routes[req.url] ?? (() => [404, {}, 'no']))();
+    res.writeHead(status, { 'content-type': 'application/json', ...headers });
+    res.end(body);
+  });
+  await new Promise((r) => srv.listen(0, '127.0.0.1', r));
+  base = `https://127.0.0.1:${srv.address().port}`;
+  return { base, cert, seen, stop: () => new Promise((r) => srv.close(r)) };
+}
+
+test('https: certificates verified, path issuers, Cache-Control, what is refused', async () => {
+  const h = await startHttps();
+  try {
+    const status = async (issuer, extra = {}) => {
+      const w = startIdp({ issuer: { issuer, ...extra } });
+      const f = await w.next((x) => x.type === 24 || x.type === 25);
+      await w.stop();
+      return { f, log: w.stderr() };
+    };
+    // The certificate is not one the system trusts: refused.
+    let r = await status(`${h.base}/t1`);
+    assert.equal(r.f.type, 25);
+    assert.match(r.f.body.error, /certificate/i);
+    assert.equal(h.seen.length, 0);
+    // With it as ca_file: RFC 8414's form first, then OpenID's two.
+    r = await status(`${h.base}/t1`, { ca_file: h.cert });
+    assert.equal(r.f.type, 24, JSON.stringify(r.f.body));
+    assert.deepEqual(r.f.body.jwks.keys.map((k) => k.kid), ['k1']);
+    assert.deepEqual(h.seen, ['/.well-known/oauth-authorization-server/t1', '/.well-known/openid-configuration/t1',
+      '/t1/.well-known/openid-configuration', '/t1/keys']);
+    // max-age=10 is held to the 5-minute floor.
+    assert.match(r.log, /keys: 1, next in 300 s/);
+    // The metadata names another issuer (a trailing '/').
+    r = await status(`${h.base}/t2`, { ca_file: h.cert });
+    assert.equal(r.f.body.ok, false);
+    assert.match(r.f.body.error, new RegExp(`names issuer ${h.base.replace(/[.]/g, '\\.')}/t2/, not the configured one`));
+    // A redirect is not followed.
+    r = await status(`${h.base}/t3`, { ca_file: h.cert });
+    assert.match(r.f.body.error, /: HTTP 404$/);
+    assert.ok(!h.seen.slice(-1)[0].startsWith('/t1'), h.seen.join(' '));
+    // A key set past 256 KiB.
+    r = await status(`${h.base}/t4`, { ca_file: h.cert });
+    assert.match(r.f.body.error, /^keys at .*\/t4\/keys: over 262144 bytes$/);
+    // A jwks_uri over http off loopback.
+    r = await status(`${h.base}/t5`, { ca_file: h.cert });
+    assert.match(r.f.body.error, /jwks_uri: http:\/\/ but not to a loopback address/);
+  } finally {
+    await h.stop();
+  }
+});
+
+test('an opaque token through the gateway: introspected once, then cached', async () => {
+  const resource = 'http://127.0.0.1:18934';
+  const op3 = await startOidcProvider(['--opaque', `${resource}/mcp`]);
+  writeFileSync(path.join(dir, 'secret3'), 'mcp-gateway-secret\n');
+  const g = await startGateway({
+    servers: [demo('alpha')],
+    globals: `oauth = { resource = ${q(resource)}; issuers = ( ${issuer(op3.issuer, `introspection = {
+      client_id = "mcp-gateway"; client_secret = ${q(`\${file:${path.join(dir, 'secret3')}}`)}; };`)} ); };`,
+  });
+  try {
+    await g.waitFor((st) => st.issuers[0].keys > 0, 'the keys');
+    // A user's token (client credentials' introspection names no sub).
+    const { access_token: token } = await authorizationCode(op3.issuer, {
+      resource: `${resource}/mcp`, scope: 'mcp:read', loginHint: 'alice',
+    });
+    assert.ok(!token.includes('.'), 'an opaque token');
+    const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'opaque', version: '1' } } };
+    const r = await post(g, init, { headers: { authorization: `Bearer ${token}` } });
+    assert.equal(r.status, 200, `${r.text}\n${g.log().split('\n').filter((l) => /oauth|issuer|idp|introspect|refused|token/i.test(l)).join('\n')}`);
+    const again = await post(g, init, { headers: { authorization: `Bearer ${token}` } });
+    assert.equal(again.status, 200);
+    const d = g.status().issuers[0];
+    assert.equal(d.introspections, 1);
+    assert.equal(d.introspection_errors, 0);
+    assert.equal((await counts(op3.issuer))['/token/introspection'], 1);
+    assert.match(g.mcpctl('sessions'), /alice/);
+    // One the provider never issued: inactive, refused.
+    const bad = await post(g, init, { headers: { authorization: 'Bearer not-a-token-of-this-provider' } });
+    assert.equal(bad.status, 401);
+    assert.equal((await counts(op3.issuer))['/token/introspection'], 2);
+    assert.ok(!g.log().includes(token) && !g.log().includes('mcp-gateway-secret'));
+  } finally {
+    await g.stop();
+    await op3.stop();
+  }
 });
 
 test('no sanitizer reports from the workers started here', () => {
