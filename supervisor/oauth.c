@@ -379,6 +379,18 @@ claims_subject(const json_t *claims)
 	return (s);
 }
 
+/* The client an introspection answer names, as its subject; or NULL. */
+static const char *
+client_subject(const json_t *resp)
+{
+	const char	*s;
+
+	s = json_string_value(json_object_get(resp, "client_id"));
+	if (s == NULL || *s == '\0' || strlen(s) > OAUTH_SUBJECT_MAX)
+		return (NULL);
+	return (s);
+}
+
 /* A verdict from a valid token's grant: the scopes every request needs. */
 static void
 grant_verdict(struct oauth_verdict *v, struct oauth_grant *g)
@@ -618,7 +630,16 @@ introspected_verdict(const struct oauth_issuer_conf *ic, json_t *resp,
 		refuse(v, "audience", "aud does not hold this resource");
 		return;
 	}
-	if ((sub = claims_subject(resp)) == NULL) {
+	/*
+	 * RFC 7662 makes sub optional: a token of the client credentials
+	 * grant may name only its client (oidc-provider's do).  Its subject
+	 * is then the client, as RFC 9068 has it for JWT access tokens.
+	 */
+	if ((sub = claims_subject(resp)) == NULL &&
+	    strcmp(oc->subject_claim, "sub") == 0 &&
+	    json_object_get(resp, "sub") == NULL)
+		sub = client_subject(resp);
+	if (sub == NULL) {
 		refuse(v, "no_subject", "the token names no subject");
 		return;
 	}

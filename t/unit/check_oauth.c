@@ -676,6 +676,19 @@ START_TEST(test_introspection)
 	sup_send(w, MSG_IDP_INTROSPECTED, 0, 0, f->tag, "{\"active\":false,"
 	    "\"sub\":\"carol\",\"aud\":\"" RES "/mcp\",\"scope\":\"mcp\"}");
 	assert_401(r, "error=\"invalid_token\"", "not active");
+	/* No sub: a client credentials token's subject is its client. */
+	r = post_init("opaque-token-service-01");
+	f = sup_take(w, MSG_IDP_INTROSPECT);
+	sup_send(w, MSG_IDP_INTROSPECTED, 0, 0, f->tag, "{\"active\":true,"
+	    "\"client_id\":\"svc\",\"aud\":\"" RES "/mcp\","
+	    "\"scope\":\"mcp\"}");
+	ck_assert_int_eq(r->status, 200);
+	/* Neither sub nor client_id: refused. */
+	r = post_init("opaque-token-service-02");
+	f = sup_take(w, MSG_IDP_INTROSPECT);
+	sup_send(w, MSG_IDP_INTROSPECTED, 0, 0, f->tag, "{\"active\":true,"
+	    "\"aud\":\"" RES "/mcp\",\"scope\":\"mcp\"}");
+	assert_401(r, "error=\"invalid_token\"", "no subject");
 	/* Another audience. */
 	r = post_init("opaque-token-klmnopqrst");
 	f = sup_take(w, MSG_IDP_INTROSPECT);
