@@ -99,6 +99,17 @@ enum era {
 	ERA_2026		/* 2026-07-28 only */
 };
 
+/* An upstream's traffic policy (common/conf_traffic.c), read only by the
+ * supervisor (limit.c, breaker.c). */
+struct traffic_conf {
+	unsigned int	  max_concurrent;	/* calls in flight; 0: no cap */
+	unsigned int	  max_queued;		/* calls waiting for a slot */
+	unsigned int	  queue_timeout;	/* seconds one may wait */
+	unsigned int	  breaker_failures;	/* in a row; 0: no breaker */
+	unsigned int	  breaker_window;	/* seconds the run may span */
+	unsigned int	  breaker_cooldown;	/* seconds open, then a probe */
+};
+
 /* One upstream; every string is owned. */
 struct server_conf {
 	char		 *name;
@@ -143,6 +154,7 @@ struct server_conf {
 	unsigned long long rlimit_nofile;	/* 0: inherit */
 	unsigned long long rlimit_as;		/* bytes, 0: inherit */
 	int		  required;		/* readiness needs it */
+	struct traffic_conf traffic;		/* the supervisor's alone */
 	int		  line;			/* where it was defined */
 };
 
@@ -283,7 +295,14 @@ struct server_conf *conf_server_from_json(const json_t *, char *err,
 void		 conf_server_free(struct server_conf *);
 /* A deep copy (the caller frees it with conf_server_free and free). */
 struct server_conf *conf_server_copy(const struct server_conf *);
-/* Are two upstream configurations the same? */
+/* An upstream's traffic policy: defaults, JSON (a "traffic" member of
+ * o; absent: the defaults; -1 if bad), and printed as its keys. */
+void		 conf_traffic_defaults(struct traffic_conf *);
+void		 conf_traffic_to_json(const struct traffic_conf *, json_t *o);
+int		 conf_traffic_from_json(const json_t *o, struct traffic_conf *);
+void		 conf_traffic_print(FILE *, const struct traffic_conf *);
+/* Are two upstream configurations the same (but for required and
+ * traffic, which restart nothing)? */
 int		 conf_server_equal(const struct server_conf *,
 		    const struct server_conf *);
 

@@ -59,6 +59,14 @@ health_ready(char *why, size_t len)
 				    upstream_state_name(up->state));
 			return (503);
 		}
+		/* Half-open, it lets a probe through: ready again. */
+		if (up->sc->required && up->breaker.state == BREAKER_OPEN) {
+			if (why != NULL)
+				snprintf(why, len, "required upstream %s is "
+				    "failing: its circuit breaker is open",
+				    up->sc->name);
+			return (503);
+		}
 	}
 	/*
 	 * Starting, in backoff or lazy and idle, an upstream can still become

@@ -24,7 +24,7 @@ static void	route_dispatch(struct req *);
 
 /* Write an error answer (data: JSON text, or NULL); none without a
  * stream (its client went away). */
-static void
+void
 route_error_send(struct stream *st, const char *id, size_t idlen, int code,
     const char *data, const char *msg)
 {
@@ -79,7 +79,7 @@ route_reject(struct req *r, int code, const char *fmt, ...)
 }
 
 /* The same, with data (JSON text). */
-static void __attribute__((format(printf, 4, 5)))
+void
 route_reject_data(struct req *r, int code, const char *data,
     const char *fmt, ...)
 {

@@ -406,6 +406,40 @@ enum upstream_state {
 
 struct pending;
 TAILQ_HEAD(pending_list, pending);
+
+/*
+ * limit.c: an upstream's cap on calls in flight (max_concurrent) and the
+ * bounded queue of calls waiting for a slot (max_queued, queue_timeout).
+ */
+struct uplimit {
+	unsigned int		 inflight;	/* calls holding a slot */
+	unsigned int		 nwaiting;	/* calls waiting for one */
+	TAILQ_HEAD(, pending)	 waiting;	/* oldest first */
+	struct event		*kick;		/* sends waiters; owned */
+	uint64_t		 waited;	/* calls that had to wait */
+	uint64_t		 full;		/* refused: the queue was full */
+	uint64_t		 expired;	/* failed: queue_timeout */
+	uint64_t		 abandoned;	/* cancelled or gone waiting */
+};
+
+/* breaker.c: an upstream's circuit breaker. */
+enum breaker_state {
+	BREAKER_CLOSED = 0,	/* calls go through */
+	BREAKER_OPEN,		/* calls fail fast until the cool-down ends */
+	BREAKER_HALF_OPEN,	/* one probe call goes through */
+	BREAKER_NSTATES
+};
+struct breaker {
+	enum breaker_state	 state;
+	unsigned int		 failures;	/* in a row */
+	int			 probing;	/* the probe is out */
+	struct event		*timer;		/* window or cool-down; owned */
+	int64_t			 until;		/* ms: the cool-down's end */
+	uint64_t		 opened;	/* times it opened */
+	uint64_t		 refused;	/* calls failed fast */
+	char			*last;		/* the last failure; owned */
+};
+
 struct provider;
 struct up_request;
 TAILQ_HEAD(up_request_list, up_request);
@@ -432,6 +466,8 @@ struct upstream {
 	struct budget		 budget;	/* of its llm: links */
 	int			 era_fallback;	/* went away during the era
 						   probe: start as "2025" */
+	struct uplimit		 limit;		/* limit.c */
+	struct breaker		 breaker;	/* breaker.c */
 };
 
 extern struct upstream	**upstreams;
@@ -468,6 +504,60 @@ void		 upstream_session_open(struct upstream *, struct session *);
 int		 upstream_has_capability(const struct upstream *, const char *);
 /* Explain why an upstream cannot take a request (for error messages). */
 void		 upstream_unavailable(const struct upstream *, char *, size_t);
+
+/* Why a call is refused before it reaches its upstream. */
+struct refusal {
+	int		 code;
+	char		 msg[384];
+	char		 data[256];	/* a JSON object's text */
+};
+/* How a pending request is held to its upstream's policy. */
+#define LIMIT_EXEMPT	0	/* the gateway's own: neither capped nor
+				   counted by the breaker's probe */
+#define LIMIT_CALL	1	/* a call under the cap */
+#define LIMIT_PROBE	2	/* the same, and the breaker's probe */
+
+/* limit.c */
+void		 limit_init(struct upstream *);
+void		 limit_free(struct upstream *);
+/* Its policy may have changed (reload): send what may go now. */
+void		 limit_configure(struct upstream *);
+/* Send waiters (in the next turn) if slots are free. */
+void		 limit_kick(struct upstream *);
+/* May a call go to the upstream (breaker, queue)?  LIMIT_CALL or
+ * LIMIT_PROBE, or -1 with why. */
+int		 limit_admit(struct upstream *, struct refusal *);
+/* A call (p->limit set) is about to be sent: 1 if it may go now (it
+ * holds a slot), 0 if it must wait (its text in p->queued). */
+int		 limit_start(struct pending *);
+void		 limit_wait(struct pending *);
+/* Its time in the queue is over (its timer). */
+void		 limit_expired(struct pending *);
+/* It is being freed. */
+void		 limit_pending_gone(struct pending *);
+/* A stream is being freed: calls waiting to answer on it go. */
+void		 limit_stream_gone(struct stream *);
+/* Fail every call waiting for a slot. */
+void		 limit_fail_waiting(struct upstream *, const struct refusal *);
+/* Its state for mcpctl status (members added to o). */
+void		 limit_status_json(const struct upstream *, json_t *o);
+/* Its metrics and the breaker's, for every upstream. */
+void		 limit_metrics(struct evbuffer *);
+
+/* breaker.c */
+void		 breaker_init(struct upstream *);
+void		 breaker_free(struct upstream *);
+/* Its policy may have changed (reload): start closed if it did. */
+void		 breaker_configure(struct upstream *, const struct traffic_conf *);
+/* May a call go: 0, 1 as the probe, -1 (failed fast) with why. */
+int		 breaker_admit(struct upstream *, struct refusal *);
+/* A sent call was answered; it failed (timeout, transport); its probe
+ * ended without either. */
+void		 breaker_success(struct pending *);
+void		 breaker_failure(struct pending *, const char *why);
+void		 breaker_probe_gone(struct upstream *);
+const char	*breaker_state_name(enum breaker_state);
+void		 breaker_status_json(const struct upstream *, json_t *o);
 
 /* catalog.c: the merged tools, resources, templates and prompts. */
 enum catalog_kind {
@@ -780,6 +870,10 @@ struct pending {
 	size_t			 tokenlen;
 	unsigned char		 binding[32];	/* of a modern call: what its
 						   retry must repeat */
+	uint8_t			 limit;		/* LIMIT_EXEMPT, _CALL, _PROBE */
+	uint8_t			 slot;		/* holds a slot (limit.c) */
+	uint8_t			 waiting;	/* waits for one */
+	TAILQ_ENTRY(pending)	 wait_entry;
 	TAILQ_ENTRY(pending)	 up_entry;
 	TAILQ_ENTRY(pending)	 session_entry;
 };
@@ -843,6 +937,10 @@ struct up_request {
 
 /* Forget a session's subscriptions and requests (at session end). */
 void		 route_session_end(struct session *);
+/* Reply to a request with an error, with data (JSON text) or NULL; none
+ * without a stream. */
+void		 route_error_send(struct stream *, const char *id, size_t idlen,
+		    int code, const char *data, const char *msg);
 /* Reply to a request with an error (consumes nothing). */
 void		 route_error(struct stream *, const char *id, size_t idlen,
 		    int code, const char *fmt, ...)
@@ -853,6 +951,8 @@ void		 route_error(struct stream *, const char *id, size_t idlen,
 void		 route_result(struct req *, const char *result, size_t len);
 void		 route_reject(struct req *, int code, const char *fmt, ...)
 		    __attribute__((format(printf, 3, 4)));
+void		 route_reject_data(struct req *, int code, const char *data,
+		    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 /* Forward a client request, with edits applied to its text; its record
  * goes on in the pending request. */
 struct pending	*route_forward(struct req *, struct upstream *,
@@ -880,6 +980,11 @@ struct pending	*route_pending_find(uint32_t tag);
 /* Answer a pending request with an error and free it. */
 void		 route_pending_fail(struct pending *, int code,
 		    const char *msg);
+/* The same with data (JSON text, or NULL). */
+void		 route_pending_fail_data(struct pending *, int code,
+		    const char *data, const char *msg);
+/* Send a request that waited (its text in p->queued). */
+void		 route_pending_send(struct pending *);
 /* Take a frame's payload into a new buffer (caller frees). */
 struct evbuffer	*route_payload(const struct frame_hdr *, struct evbuffer *);
 
