@@ -164,6 +164,7 @@ breaker_open(struct upstream *up)
 	    up->sc->traffic.breaker_cooldown, b->failures,
 	    b->last != NULL ? b->last : "?");
 	breaker_refuse(up, &rf);
+	b->refused += up->limit.nwaiting;
 	limit_fail_waiting(up, &rf);
 }
 

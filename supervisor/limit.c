@@ -228,7 +228,8 @@ limit_stream_gone(struct stream *st)
 
 	for (p = TAILQ_FIRST(&st->session->pending); p != NULL; p = next) {
 		next = TAILQ_NEXT(p, session_entry);
-		if (p->stream != st || !p->waiting || p->parked != NULL)
+		/* One being failed is answered on it right now. */
+		if (p->stream != st || p->waiting != 1 || p->parked != NULL)
 			continue;
 		log_debug("session %.8s: %s leaves upstream %s's queue: its "
 		    "stream is gone", st->session->id,
