@@ -31,10 +31,14 @@ static const char conf_limit[] = SUP_BASE
 static const char catalog_echo[] = "{\"tools\":[{\"name\":\"echo\","
     "\"inputSchema\":{\"type\":\"object\"}}]}";
 
+static const char catalog_echo_r[] = "{\"tools\":[{\"name\":\"echo\","
+    "\"inputSchema\":{\"type\":\"object\"}}],\"resources\":[{\"uri\":"
+    "\"mem://r\",\"name\":\"r\"}]}";
+
 static void
 setup(void)
 {
-	sup_catalog("a", catalog_echo);
+	sup_catalog("a", catalog_echo_r);
 	sup_catalog("d", catalog_echo);
 	sup_start(conf_limit);
 }
@@ -250,6 +254,35 @@ START_TEST(test_queue_session_end)
 	sup_reply(w, sup_take(w, MSG_REQUEST), "{\"content\":[]}");
 	ck_assert_result(sup_answer(r));
 	ck_assert_ptr_null(sup_take(w, MSG_REQUEST));
+}
+END_TEST
+
+/* A waiter whose client hangs up (its answer has nowhere to go) leaves
+ * the queue. */
+START_TEST(test_queue_client_gone)
+{
+	struct sup_client	*cl = sup_session(NULL, NULL);
+	struct sup_worker	*w = sup_worker("a");
+	struct sup_resp		*r;
+
+	call(cl, "a", 1);
+	call(cl, "a", 2);
+	/* completion/complete is answered with one JSON body: no stream is
+	 * kept for it to be resumed. */
+	r = sup_post(cl, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":"
+	    "\"completion/complete\",\"params\":{\"ref\":{\"type\":"
+	    "\"ref/resource\",\"uri\":\"mem://r\"},\"argument\":{\"name\":"
+	    "\"x\",\"value\":\"\"}}}");
+	ck_assert(!r->done);
+	ck_assert_int_eq(status_int("a", "limit.queued"), 1);
+	sup_hangup(r->conn);
+	sup_run();
+	ck_assert_int_eq(status_int("a", "limit.queued"), 0);
+	ck_assert_int_eq(status_int("a", "limit.abandoned"), 1);
+	sup_reply(w, sup_take(w, MSG_REQUEST), "{\"content\":[]}");
+	sup_reply(w, sup_take(w, MSG_REQUEST), "{\"content\":[]}");
+	ck_assert_ptr_null(sup_take(w, MSG_REQUEST));
+	ck_assert_int_eq(status_int("a", "limit.in_flight"), 0);
 }
 END_TEST
 
@@ -496,6 +529,7 @@ limit_suite(void)
 	tcase_add_test(tc, test_queue_timeout);
 	tcase_add_test(tc, test_queue_cancel);
 	tcase_add_test(tc, test_queue_session_end);
+	tcase_add_test(tc, test_queue_client_gone);
 	tcase_add_test(tc, test_reload_cap);
 	tcase_add_test(tc, test_breaker_cycle);
 	tcase_add_test(tc, test_breaker_probe);
