@@ -110,6 +110,20 @@ struct traffic_conf {
 	unsigned int	  breaker_cooldown;	/* seconds open, then a probe */
 };
 
+/* A rate limit (rate_limits = ( ... )): a token bucket per principal, or
+ * one shared, for the calls it matches; every string is owned. */
+#define CONF_MAX_RATE_LIMITS	256
+struct rate_conf {
+	char		*name;		/* labels its metrics */
+	char		*client;	/* glob on the principal; NULL: any */
+	char		*upstream;	/* glob on the upstream; NULL: any */
+	char		*tool;		/* glob on the exposed name or URI */
+	double		 rate;		/* calls per second */
+	unsigned int	 burst;		/* the bucket's size */
+	int		 shared;	/* one bucket for every principal */
+	int		 line;
+};
+
 /* One upstream; every string is owned. */
 struct server_conf {
 	char		 *name;
@@ -218,6 +232,8 @@ struct conf {
 	int			  sampling_line;	/* 0: the default */
 	struct llm_conf		 *llms;
 	size_t			  nllms;
+	struct rate_conf	 *rate_limits;	/* common/conf_traffic.c */
+	size_t			  nrate_limits;
 	struct server_conf	 *servers;
 	size_t			  nservers;
 };
@@ -301,6 +317,9 @@ void		 conf_traffic_defaults(struct traffic_conf *);
 void		 conf_traffic_to_json(const struct traffic_conf *, json_t *o);
 int		 conf_traffic_from_json(const json_t *o, struct traffic_conf *);
 void		 conf_traffic_print(FILE *, const struct traffic_conf *);
+/* rate_limits: free them (the list emptied), print them. */
+void		 conf_rate_limits_free(struct conf *);
+void		 conf_rate_limits_print(FILE *, const struct conf *);
 /* Are two upstream configurations the same (but for required and
  * traffic, which restart nothing)? */
 int		 conf_server_equal(const struct server_conf *,

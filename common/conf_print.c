@@ -261,6 +261,7 @@ conf_print(const struct conf *conf, FILE *f)
 	print_strategies(f, "sampling", conf->sampling, conf->sampling_target,
 	    conf->nsampling);
 	print_llms(f, conf);
+	conf_rate_limits_print(f, conf);
 	fprintf(f, "servers = (");
 	for (i = 0; i < conf->nservers; i++) {
 		srv = &conf->servers[i];

@@ -76,6 +76,9 @@ int	conf_get_pass_env(struct conf_ctx *, const config_setting_t *,
  * if bad, reported), 0 if not. */
 int	conf_traffic_key(struct conf_ctx *, const config_setting_t *,
 	    const char *key, struct traffic_conf *);
+/* Read rate_limits = ( ... ) into conf. */
+int	conf_parse_rate_limits(struct conf_ctx *, const config_setting_t *,
+	    struct conf *);
 /* Read one group of servers into srv. */
 int	conf_parse_server(struct conf_ctx *, const struct conf *,
 	    const config_setting_t *, struct server_conf *);
