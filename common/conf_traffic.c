@@ -305,7 +305,7 @@ conf_rate_limits_print(FILE *f, const struct conf *conf)
 		print_quoted(f, "client", rc->client);
 		print_quoted(f, "upstream", rc->upstream);
 		print_quoted(f, "tool", rc->tool);
-		fprintf(f, " rate = %g; burst = %u; shared = %s; }", rc->rate,
+		fprintf(f, " rate = %.15g; burst = %u; shared = %s; }", rc->rate,
 		    rc->burst, rc->shared ? "true" : "false");
 	}
 	fprintf(f, "\n);\n");

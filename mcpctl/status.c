@@ -178,6 +178,29 @@ print_traffic(json_t *ups)
 	}
 }
 
+/* Print the rate limits, a line each: what they let through and
+ * refused. */
+static void
+print_rates(json_t *list)
+{
+	json_t	*rl;
+	size_t	 i;
+
+	if (json_array_size(list) == 0)
+		return;
+	printf("\nrate limits (calls per second, burst; calls let through, "
+	    "refused):\n");
+	json_array_foreach(list, i, rl) {
+		printf("  %s: %g/s, burst %lld%s; %lld passed, %lld refused\n",
+		    json_str_or(rl, "name", "?"),
+		    json_real_value(json_object_get(rl, "rate")),
+		    json_int_or(rl, "burst"),
+		    json_is_true(json_object_get(rl, "shared")) ?
+		    ", shared" : " per principal",
+		    json_int_or(rl, "passed"), json_int_or(rl, "limited"));
+	}
+}
+
 /* Print the status reply: the gateway, then a table of upstreams. */
 void
 print_status(json_t *reply)
@@ -260,6 +283,7 @@ print_status(json_t *reply)
 			printf("%s\n", err != NULL ? err : "-");
 	}
 	print_traffic(ups);
+	print_rates(json_object_get(reply, "rate_limits"));
 	print_llm(json_object_get(reply, "llm"));
 	cols = json_object_get(reply, "collisions");
 	if (json_array_size(cols) > 0) {

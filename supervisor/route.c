@@ -242,6 +242,7 @@ route_named(struct req *r, enum catalog_kind kind, const char *const *path)
 	}
 	snprintf(exposed, sizeof exposed, "%s", buf);
 	free(buf);
+	r->name = exposed;
 	lit = evbuffer_new();
 	jscan_add_string(lit, e->name, e->namelen);
 	edit.at = name;
@@ -307,6 +308,7 @@ route_uri(struct req *r, const char *const *path)
 		free(u);
 		return;
 	}
+	r->name = u;
 	p = route_forward(r, up, NULL, 0);
 	if (p != NULL && st != NULL && st->modern && !upstream_modern(up) &&
 	    mcp_method_is(r->m->method_id, MCPM_F_PARKS))

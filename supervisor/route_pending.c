@@ -394,8 +394,10 @@ route_forward(struct req *r, struct upstream *up, const struct jedit *edits,
 		route_reject(r, MCP_CONNECTION_CLOSED, "%s", why);
 		return (NULL);
 	}
-	/* Its breaker, its queue (limit.c, breaker.c). */
-	if ((limit = limit_admit(up, &rf)) < 0) {
+	/* Its rate limits, breaker and queue (rate.c, breaker.c,
+	 * limit.c). */
+	if (rate_admit(s, up, r->name, &rf) != 0 ||
+	    (limit = limit_admit(up, &rf)) < 0) {
 		route_reject_data(r, rf.code, rf.data, "%s", rf.msg);
 		return (NULL);
 	}

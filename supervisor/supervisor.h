@@ -105,6 +105,9 @@ struct req {
 	struct session		*session;
 	struct stream		*stream;	/* where its answer goes */
 	const struct jrpc	*m;		/* the request (method_id) */
+	const char		*name;		/* the tool, prompt or URI it
+						   routes by (borrowed), or
+						   NULL: for rate limits */
 	struct reqobs		 obs;		/* its record, until taken;
 						   all zero: not observed */
 };
@@ -543,6 +546,25 @@ void		 limit_fail_waiting(struct upstream *, const struct refusal *);
 void		 limit_status_json(const struct upstream *, json_t *o);
 /* Its metrics and the breaker's, for every upstream. */
 void		 limit_metrics(struct evbuffer *);
+
+/*
+ * rate.c: rate limits, token buckets per principal or shared.  The clock
+ * is now_ms; a test harness may set another.
+ */
+extern int64_t	 (*rate_clock)(void);
+/* Take the configuration's rules (start, reload): every bucket full. */
+void		 rate_configure(void);
+void		 rate_free(void);
+/* The principal a session's calls are counted as ("client NAME",
+ * "token HEX", "peer ADDRESS"). */
+void		 rate_principal(const struct session *, char *, size_t);
+/* May a session's call to an upstream, naming a tool, prompt or URI
+ * (or NULL), go?  0 (a token taken from each bucket it matches), or -1
+ * with why. */
+int		 rate_admit(const struct session *, const struct upstream *,
+		    const char *name, struct refusal *);
+void		 rate_metrics(struct evbuffer *);
+json_t		*rate_status_json(void);
 
 /* breaker.c */
 void		 breaker_init(struct upstream *);

@@ -304,6 +304,7 @@ main(int argc, char **argv)
 	catalog_init();
 	route_init();
 	proxy_configure();
+	rate_configure();
 	continuation_init();
 	if (auth_configure(conf, err, sizeof err) != 0 ||
 	    continuation_configure(conf, err, sizeof err) != 0)
@@ -354,6 +355,7 @@ main(int argc, char **argv)
 	drain_free();
 	auth_lockfile_remove();
 	catalog_free();
+	rate_free();
 	event_free(ev_sigterm);
 	event_free(ev_sigint);
 	event_free(ev_sigchld);
