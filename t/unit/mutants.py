@@ -370,6 +370,37 @@ MUTANTS = [
      "an open breaker of a required upstream: /readyz 503",
      "\t\tif (up->sc->required && up->breaker.state == BREAKER_OPEN) {",
      "\t\tif (0) {"),
+    # rate.c: rate limits (check_rate)
+    ("rate-checked", "route_pending.c", "route_forward",
+     "a call over a rate limit is refused",
+     "\tif (rate_admit(s, up, r->name, &rf) != 0 ||\n"
+     "\t    (limit = limit_admit(up, &rf)) < 0) {",
+     "\tif ((limit = limit_admit(up, &rf)) < 0) {"),
+    ("rate-per-principal", "rate.c", "rate_principal",
+     "each principal has its own bucket",
+     "\tif (s->client_name != NULL)\n\t\tsnprintf(buf, len, \"client %s\", "
+     "s->client_name);",
+     "\tif (s->client_name != NULL)\n\t\tsnprintf(buf, len, \"client\");"),
+    ("rate-shared", "rate.c", "rate_admit",
+     "a shared rule has one bucket for everyone",
+     "\t\tif (rules[i].rc.shared)\n\t\t\tuse[n] = &rules[i].shared;",
+     "\t\tif (0)\n\t\t\tuse[n] = &rules[i].shared;"),
+    ("rate-all-or-none", "rate.c", "rate_admit",
+     "a refused call takes no token from any rule",
+     "\t\tuse[n]->tokens = level;\n\t\tuse[n]->at = now;\n"
+     "\t\twhich[n++] = i;\n\t}\n"
+     "\t/* Every bucket has a token: take them. */\n"
+     "\tfor (i = 0; i < n; i++) {\n\t\tuse[i]->tokens -= 1;",
+     "\t\tuse[n]->tokens = level - 1;\n\t\tuse[n]->at = now;\n"
+     "\t\twhich[n++] = i;\n\t}\n"
+     "\tfor (i = 0; i < n; i++) {\n\t\t;"),
+    ("rate-burst", "rate.c", "rate_level",
+     "a bucket holds at most burst tokens",
+     "\treturn (t > rr->rc.burst ? rr->rc.burst : t);", "\treturn (t);"),
+    ("rate-tool-glob", "rate.c", "rate_matches",
+     "a rule with a tool pattern matches only those tools",
+     "\tif (rr->rc.tool != NULL && (name == NULL || fnmatch(rr->rc.tool, "
+     "name,\n\t    0) != 0))\n\t\treturn (0);\n", ""),
 ]
 
 TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
