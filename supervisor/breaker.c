@@ -107,6 +107,7 @@ breaker_refuse(struct upstream *up, struct refusal *rf)
 	unsigned int	 retry = breaker_retry_after(up);
 
 	rf->code = MCP_CONNECTION_CLOSED;
+	rf->retry_after = retry;
 	if (b->state == BREAKER_OPEN)
 		snprintf(rf->msg, sizeof rf->msg, "upstream %s is failing: "
 		    "circuit breaker open after %u failures in a row (last: "

@@ -81,6 +81,7 @@ limit_refuse(struct refusal *rf, const struct upstream *up,
 	va_list	ap;
 
 	rf->code = MCP_OVERLOADED;
+	rf->retry_after = retry;
 	va_start(ap, fmt);
 	vsnprintf(rf->msg, sizeof rf->msg, fmt, ap);
 	va_end(ap);

@@ -241,6 +241,7 @@ rate_admit(const struct session *s, const struct upstream *up,
 				log_info("rate limit %s: %s held to %g calls "
 				    "per second", rules[i].rc.name, principal,
 				    rules[i].rc.rate);
+			rf->retry_after = wait;
 			metrics_refused("limit");
 			return (-1);
 		}
@@ -254,6 +255,18 @@ rate_admit(const struct session *s, const struct upstream *up,
 		rules[which[i]].passed++;
 	}
 	return (0);
+}
+
+void
+rate_refused(struct req *r, const struct refusal *rf)
+{
+	struct stream	*st = r->stream;
+
+	if (st == NULL || !st->modern || !(st->kind == STREAM_JSON ||
+	    (st->kind == STREAM_MODERN && !st->opened)))
+		return;
+	st->status = 429;
+	st->retry_after = rf->retry_after;
 }
 
 void

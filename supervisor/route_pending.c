@@ -396,8 +396,12 @@ route_forward(struct req *r, struct upstream *up, const struct jedit *edits,
 	}
 	/* Its rate limits, breaker and queue (rate.c, breaker.c,
 	 * limit.c). */
-	if (rate_admit(s, up, r->name, &rf) != 0 ||
-	    (limit = limit_admit(up, &rf)) < 0) {
+	if (rate_admit(s, up, r->name, &rf) != 0) {
+		rate_refused(r, &rf);
+		route_reject_data(r, rf.code, rf.data, "%s", rf.msg);
+		return (NULL);
+	}
+	if ((limit = limit_admit(up, &rf)) < 0) {
 		route_reject_data(r, rf.code, rf.data, "%s", rf.msg);
 		return (NULL);
 	}

@@ -513,6 +513,7 @@ struct refusal {
 	int		 code;
 	char		 msg[384];
 	char		 data[256];	/* a JSON object's text */
+	unsigned int	 retry_after;	/* seconds, as in data */
 };
 /* How a pending request is held to its upstream's policy. */
 #define LIMIT_EXEMPT	0	/* the gateway's own: neither capped nor
@@ -563,6 +564,9 @@ void		 rate_principal(const struct session *, char *, size_t);
  * with why. */
 int		 rate_admit(const struct session *, const struct upstream *,
 		    const char *name, struct refusal *);
+/* A request a rate limit refused: a 2026-07-28 one whose answer has not
+ * begun is answered at HTTP 429 with Retry-After. */
+void		 rate_refused(struct req *, const struct refusal *);
 void		 rate_metrics(struct evbuffer *);
 json_t		*rate_status_json(void);
 
@@ -822,6 +826,8 @@ struct stream {
 	char			*caps;		/* its clientCapabilities */
 	json_t			*params;	/* its Mcp-Param-* headers, by
 						   lowercase name, or NULL */
+	unsigned int		 retry_after;	/* of a JSON answer: its
+						   Retry-After, or 0 */
 	struct listen		*listen;	/* STREAM_LISTEN */
 	TAILQ_ENTRY(stream)	 entry;
 };

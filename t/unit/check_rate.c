@@ -175,6 +175,71 @@ START_TEST(test_principals_status)
 }
 END_TEST
 
+/* A 2026-07-28 tools/call (one JSON answer): its tokens as any, and a
+ * refusal at HTTP 429 with Retry-After. */
+static struct sup_resp *
+modern_call(const char *token, int id)
+{
+	char	h[512], body[1024];
+
+	snprintf(h, sizeof h, "Content-Type: application/json\r\n"
+	    "Accept: application/json, text/event-stream\r\n"
+	    "Authorization: Bearer %s\r\nMCP-Protocol-Version: 2026-07-28\r\n"
+	    "Mcp-Method: tools/call\r\nMcp-Name: a__echo\r\n", token);
+	snprintf(body, sizeof body, "{\"jsonrpc\":\"2.0\",\"id\":%d,"
+	    "\"method\":\"tools/call\",\"params\":{\"name\":\"a__echo\","
+	    "\"arguments\":{},\"_meta\":{"
+	    "\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","
+	    "\"io.modelcontextprotocol/clientCapabilities\":{}}}}", id);
+	return (sup_http("POST", "/mcp", h, body));
+}
+
+START_TEST(test_modern_429)
+{
+	struct sup_worker	*w = sup_worker("a");
+	struct sup_resp		*r;
+	struct sup_frame	*f;
+	int			 i;
+
+	for (i = 0; i < 3; i++) {
+		r = modern_call(TOKEN_GREEDY, i);
+		ck_assert_ptr_nonnull(f = sup_take(w, MSG_REQUEST));
+		sup_reply(w, f, "{\"content\":[]}");
+		ck_assert_int_eq(r->status, 200);
+		ck_assert_result(sup_answer(r));
+		ck_assert_ptr_null(sup_header(r, "Retry-After"));
+	}
+	r = modern_call(TOKEN_GREEDY, 3);
+	ck_assert_int_eq(r->status, 429);
+	ck_assert_str_eq(sup_header(r, "Retry-After"), "1");
+	ck_assert_error(sup_answer(r), -32003);
+	ck_assert_jstr(sup_answer(r), "error.data.reason", "rate_limited");
+	ck_assert_ptr_null(sup_take(w, MSG_REQUEST));
+	/* Another principal's goes on at 200. */
+	r = modern_call(TOKEN_POLITE, 4);
+	ck_assert_ptr_nonnull(f = sup_take(w, MSG_REQUEST));
+	sup_reply(w, f, "{\"content\":[]}");
+	ck_assert_int_eq(r->status, 200);
+}
+END_TEST
+
+/* A 2025 session's refusal is a JSON-RPC error in its answer, at 200. */
+START_TEST(test_session_200)
+{
+	struct sup_client	*greedy = sup_session(TOKEN_GREEDY, NULL);
+	struct sup_resp		*r;
+	int			 i;
+
+	for (i = 0; i < 3; i++)
+		ck_assert_result(call(greedy, "a__echo", i));
+	r = sup_post(greedy, "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":"
+	    "\"tools/call\",\"params\":{\"name\":\"a__echo\",\"arguments\":"
+	    "{}}}");
+	ck_assert_int_eq(r->status, 200);
+	ck_assert_error(sup_answer(r), -32003);
+}
+END_TEST
+
 /* A reload takes the new rules, every bucket full. */
 START_TEST(test_reload)
 {
@@ -205,6 +270,8 @@ rate_suite(void)
 	tcase_add_test(tc, test_shared_glob);
 	tcase_add_test(tc, test_principals_status);
 	tcase_add_test(tc, test_reload);
+	tcase_add_test(tc, test_modern_429);
+	tcase_add_test(tc, test_session_200);
 	suite_add_tcase(s, tc);
 	return (s);
 }

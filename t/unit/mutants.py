@@ -373,9 +373,11 @@ MUTANTS = [
     # rate.c: rate limits (check_rate)
     ("rate-checked", "route_pending.c", "route_forward",
      "a call over a rate limit is refused",
-     "\tif (rate_admit(s, up, r->name, &rf) != 0 ||\n"
-     "\t    (limit = limit_admit(up, &rf)) < 0) {",
-     "\tif ((limit = limit_admit(up, &rf)) < 0) {"),
+     "\tif (rate_admit(s, up, r->name, &rf) != 0) {",
+     "\tif (0) {"),
+    ("rate-429", "rate.c", "rate_refused",
+     "a modern request over a rate limit: HTTP 429 with Retry-After",
+     "\tst->status = 429;\n", ""),
     ("rate-per-principal", "rate.c", "rate_principal",
      "each principal has its own bucket",
      "\tif (s->client_name != NULL)\n\t\tsnprintf(buf, len, \"client %s\", "
