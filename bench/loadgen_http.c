@@ -99,6 +99,9 @@ write_request(struct session *s, const char *method, const char *body,
 	    method, opt.path, opt.hostport, accept);
 	if (hs->sid[0] != '\0')
 		evbuffer_add_printf(out, "Mcp-Session-Id: %s\r\n", hs->sid);
+	if (opt.token != NULL)
+		evbuffer_add_printf(out, "Authorization: Bearer %s\r\n",
+		    opt.token);
 	if (s->proto[0] != '\0')
 		evbuffer_add_printf(out, "MCP-Protocol-Version: %s\r\n",
 		    s->proto);
