@@ -10,7 +10,9 @@
  *			upstream has failed or is stopped, when no upstream
  *			is usable (there are some, and every one is failed
  *			or stopped: none is ready or can become ready), or
- *			when one is still coming up; 404 while draining,
+ *			when one is still coming up, or while the circuit
+ *			breaker of a required upstream is open; 404 while
+ *			draining,
  *			which HAProxy's "http-check disable-on-404" reads as
  *			"no new sessions, keep the existing ones".
  *

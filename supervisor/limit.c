@@ -26,9 +26,6 @@
 #include "log.h"
 #include "supervisor.h"
 
-/* p->waiting of a waiter the queue itself fails (not abandoned). */
-#define LIMIT_FAILING	2
-
 static void	limit_kick_cb(evutil_socket_t, short, void *);
 
 void

@@ -112,6 +112,8 @@ void
 route_pending_fail_data(struct pending *p, int code, const char *data,
     const char *msg)
 {
+	if (p->waiting)
+		p->waiting = LIMIT_FAILING;	/* answered, not abandoned */
 	obs_end(&p->obs, code == MCP_REQUEST_TIMEOUT ? OBS_TIMEOUT :
 	    p->obs.t_fwd != 0 || p->obs.up_us != 0 ? OBS_ERROR : OBS_REFUSED,
 	    code);

@@ -520,6 +520,9 @@ struct refusal {
 				   counted by the breaker's probe */
 #define LIMIT_CALL	1	/* a call under the cap */
 #define LIMIT_PROBE	2	/* the same, and the breaker's probe */
+/* p->waiting of a waiter being failed, which is not counted as
+ * abandoned (1: waiting). */
+#define LIMIT_FAILING	2
 
 /* limit.c */
 void		 limit_init(struct upstream *);

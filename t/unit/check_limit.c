@@ -179,6 +179,7 @@ START_TEST(test_queue_timeout)
 	    "no slot came free within 5 s"));
 	ck_assert_int_eq(status_int("a", "limit.queue_timeouts"), 1);
 	ck_assert_int_eq(status_int("a", "limit.queued"), 0);
+	ck_assert_int_eq(status_int("a", "limit.abandoned"), 0);
 	/* A slot freed later sends nothing more. */
 	sup_reply(w, sup_take(w, MSG_REQUEST), "{\"content\":[]}");
 	sup_reply(w, sup_take(w, MSG_REQUEST), "{\"content\":[]}");
@@ -283,6 +284,27 @@ START_TEST(test_queue_client_gone)
 	sup_reply(w, sup_take(w, MSG_REQUEST), "{\"content\":[]}");
 	ck_assert_ptr_null(sup_take(w, MSG_REQUEST));
 	ck_assert_int_eq(status_int("a", "limit.in_flight"), 0);
+}
+END_TEST
+
+/* An upstream stopped by the operator fails its waiters (not counted as
+ * abandoned: they were answered). */
+START_TEST(test_queue_upstream_stop)
+{
+	struct sup_client	*cl = sup_session(NULL, NULL);
+	struct sup_resp		*r;
+	char			 err[256];
+
+	call(cl, "a", 1);
+	call(cl, "a", 2);
+	r = call(cl, "a", 3);
+	ck_assert_int_eq(upstream_stop(upstream_find("a"), err, sizeof err),
+	    0);
+	sup_run();
+	ck_assert_error(sup_answer(r), -32000);
+	ck_assert_int_eq(status_int("a", "limit.queued"), 0);
+	ck_assert_int_eq(status_int("a", "limit.in_flight"), 0);
+	ck_assert_int_eq(status_int("a", "limit.abandoned"), 0);
 }
 END_TEST
 
@@ -530,6 +552,7 @@ limit_suite(void)
 	tcase_add_test(tc, test_queue_cancel);
 	tcase_add_test(tc, test_queue_session_end);
 	tcase_add_test(tc, test_queue_client_gone);
+	tcase_add_test(tc, test_queue_upstream_stop);
 	tcase_add_test(tc, test_reload_cap);
 	tcase_add_test(tc, test_breaker_cycle);
 	tcase_add_test(tc, test_breaker_probe);
