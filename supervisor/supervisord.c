@@ -309,6 +309,7 @@ main(int argc, char **argv)
 	catalog_init();
 	route_init();
 	proxy_configure();
+	rate_configure();
 	continuation_init();
 	if (auth_configure(conf, err, sizeof err) != 0 ||
 	    continuation_configure(conf, err, sizeof err) != 0)
@@ -362,6 +363,7 @@ main(int argc, char **argv)
 	auth_lockfile_remove();
 	oauth_shutdown();
 	catalog_free();
+	rate_free();
 	event_free(ev_sigterm);
 	event_free(ev_sigint);
 	event_free(ev_sigchld);
