@@ -471,6 +471,8 @@ mcp_ws_upgrade(struct http_conn *c, struct http_request *req)
 	session_identity(s, req->credential, req->client);
 	session_grant(s, req->grant);
 	s->transport = OBS_T_WS;
+	/* The upgrade's trace context: its messages' parent. */
+	trace_http(s, &req->head);
 	ws = xcalloc(1, sizeof *ws);
 	ws->c = c;
 	ws->s = s;
