@@ -749,11 +749,11 @@ trace_metrics(struct evbuffer *b)
 	    "Spans exported to the collector, refused by it or not "
 	    "delivered, and dropped (the queue full, or the exporter gone).");
 	prom_sample_u64(b, "mcp_supervisor_trace_spans_total",
-	    "{outcome=\"exported\"}", exported);
+	    "outcome=\"exported\"", exported);
 	prom_sample_u64(b, "mcp_supervisor_trace_spans_total",
-	    "{outcome=\"failed\"}", failed);
+	    "outcome=\"failed\"", failed);
 	prom_sample_u64(b, "mcp_supervisor_trace_spans_total",
-	    "{outcome=\"dropped\"}", dropped);
+	    "outcome=\"dropped\"", dropped);
 	prom_header(b, "mcp_supervisor_trace_spans_queued", "gauge",
 	    "Spans waiting for the exporter or at it.");
 	prom_sample_u64(b, "mcp_supervisor_trace_spans_queued", "",
