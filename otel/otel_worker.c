@@ -307,11 +307,11 @@ main(int argc, char **argv)
 			verbose++;
 			break;
 		default:
-			fprintf(stderr, "usage: mcp-otel [-dv]\n");
+			fprintf(stderr, "usage: mcp-otel [-dv] otel\n");
 			exit(WORKER_EXIT_CONFIG);
 		}
 	}
-	if (optind != argc) {
+	if (optind + 1 != argc) {
 		fprintf(stderr, "mcp-otel is started by mcp-supervisord\n");
 		exit(WORKER_EXIT_CONFIG);
 	}

@@ -655,6 +655,7 @@ otel_spawn(void *arg)
 		argv[argc++] = (char *)"-d";
 	if (log_getverbose() > 0)
 		argv[argc++] = (char *)"-v";
+	argv[argc++] = (char *)"otel";
 	argv[argc] = NULL;
 	ex.ready = 0;
 	memset(ex.seen, 0, sizeof ex.seen);
