@@ -15,6 +15,7 @@
 
 #include <event2/buffer.h>
 
+#include "conf.h"
 #include "frame.h"
 #include "jsonrpc.h"
 #include "supervisor.h"
@@ -232,6 +233,51 @@ START_TEST(test_from_meta)
 	ck_assert_int_eq(jrpc_scan(msgs[3], strlen(msgs[3]), &m, &why), 0);
 	ck_assert_int_eq(tp_from_meta(&m, &ctx, ts), 0);
 	ck_assert_str_eq(ts, "");
+}
+END_TEST
+
+/* tracing = { ... }: errors at their line; defaults; printed. */
+START_TEST(test_conf)
+{
+	static const char *const bad[][2] = {
+		{ "tracing = { sample = 1.0; };", "t.conf:4: tracing needs an endpoint" },
+		{ "tracing = { endpoint = \"ftp://x/v1/traces\"; };",
+		    "t.conf:4: tracing: endpoint must be" },
+		{ "tracing = { endpoint = \"http://u:p@x/v1/traces\"; };",
+		    "t.conf:4: tracing: endpoint must be" },
+		{ "tracing = {\n endpoint = \"http://x/\";\n sample = 1.5; };",
+		    "t.conf:6: tracing: sample must be a number from 0 to 1" },
+		{ "tracing = { endpoint = \"http://x/\"; colour = 1; };",
+		    "t.conf:4: tracing: unknown setting \"colour\"" },
+		{ "tracing = { endpoint = \"http://x/\"; batch = 10; queue = 5; };",
+		    "t.conf:4: tracing: queue (5) is smaller than batch (10)" },
+		{ "tracing = { endpoint = \"http://x/\"; headers = { Host = \"h\"; }; };",
+		    "t.conf:4: headers: Host is not a header name" },
+	};
+	struct conf	*c;
+	char		 text[1024], err[512];
+	size_t		 i;
+
+	for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		snprintf(text, sizeof text, SUP_BASE "%s\n", bad[i][0]);
+		/* SUP_BASE is three lines: the group is on the fourth. */
+		c = conf_parse(text, "t.conf", err, sizeof err);
+		ck_assert_msg(c == NULL, "%s was taken", bad[i][0]);
+		ck_assert_msg(strstr(err, bad[i][1]) != NULL, "%s: %s",
+		    bad[i][0], err);
+	}
+	c = conf_parse(SUP_BASE "tracing = { endpoint = \"http://x/v1/traces\"; };",
+	    "t.conf", err, sizeof err);
+	ck_assert_msg(c != NULL, "%s", err);
+	ck_assert_str_eq(c->tracing->service_name, "mcp-supervisord");
+	ck_assert(c->tracing->sample == 1.0);
+	ck_assert_uint_eq(c->tracing->batch, CONF_TRACE_BATCH);
+	ck_assert_uint_eq(c->tracing->queue, CONF_TRACE_QUEUE);
+	ck_assert_uint_eq(c->tracing->timeout, 10);
+	conf_free(c);
+	c = conf_parse(SUP_BASE, "t.conf", err, sizeof err);
+	ck_assert_ptr_null(c->tracing);
+	conf_free(c);
 }
 END_TEST
 
@@ -540,6 +586,7 @@ trace_suite(void)
 	tcase_add_test(tp, test_parse);
 	tcase_add_test(tp, test_tracestate);
 	tcase_add_test(tp, test_from_meta);
+	tcase_add_test(tp, test_conf);
 	suite_add_tcase(s, tp);
 	tcase_add_checked_fixture(tc, NULL, teardown);
 	tcase_add_test(tc, test_off_by_default);
