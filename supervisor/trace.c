@@ -724,6 +724,7 @@ trace_apply(const struct trace_conf *old)
 	if (conf->tracing == NULL) {
 		log_info("otel: tracing is off");
 		trace_stop();
+		dropped += nbatch;
 		trace_batch_clear();
 		return;
 	}

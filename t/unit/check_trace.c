@@ -11,6 +11,7 @@
 #include "config.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <event2/buffer.h>
@@ -61,6 +62,16 @@ forwarded(struct sup_frame **fp)
 	ck_assert_ptr_nonnull(f = sup_take(sup_worker("a"), MSG_REQUEST));
 	*fp = f;
 	return (sup_frame_json(f));
+}
+
+/* The traceparent a forwarded request carries in _meta (never NULL). */
+static const char *
+tp_of(json_t *o)
+{
+	const char	*tp = sup_jstr(o, "params._meta.traceparent");
+
+	ck_assert_msg(tp != NULL, "no _meta.traceparent in %s", sup_dump(o));
+	return (tp);
 }
 
 /* The spans mcp-otel got in its next batch (a new reference). */
@@ -281,6 +292,72 @@ START_TEST(test_conf)
 }
 END_TEST
 
+/* Legacy HTTP+SSE: the context of each POST /messages, for its message. */
+START_TEST(test_legacy_header)
+{
+	struct sup_resp		*r;
+	struct sup_frame	*f;
+	const char		*q;
+	json_t			*o;
+	char			 path[256];
+	static const char	 h[] = "Content-Type: application/json\r\n";
+
+	start("sample = 0.0;");
+	r = sup_http("GET", "/sse", "Accept: text/event-stream\r\n", NULL);
+	ck_assert_ptr_nonnull(q = strstr(r->events[0].data, "/messages?"));
+	snprintf(path, sizeof path, "%s", q);
+	sup_http("POST", path, h, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	    "\"initialize\",\"params\":{\"protocolVersion\":\"2024-11-05\","
+	    "\"capabilities\":{},\"clientInfo\":{\"name\":\"old\","
+	    "\"version\":\"1\"}}}");
+	sup_http("POST", path, h, "{\"jsonrpc\":\"2.0\",\"method\":"
+	    "\"notifications/initialized\"}");
+	ck_assert_int_eq(sup_http("POST", path, "Content-Type: application/json"
+	    "\r\ntraceparent: " TP_CLIENT "\r\n", "{\"jsonrpc\":\"2.0\","
+	    "\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":"
+	    "\"a__echo\"}}")->status, 202);
+	o = forwarded(&f);
+	ck_assert(strncmp(tp_of(o),
+	    "00-" TRACE_CLIENT "-", 36) == 0);
+	sup_reply(sup_worker("a"), f, "{\"content\":[]}");
+	json_decref(o);
+	/* The next POST has none: its message is not traced (sample 0). */
+	sup_http("POST", path, h, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":"
+	    "\"tools/call\",\"params\":{\"name\":\"a__echo\"}}");
+	o = forwarded(&f);
+	ck_assert(strstr(f->text, "traceparent") == NULL);
+	sup_reply(sup_worker("a"), f, "{\"content\":[]}");
+	json_decref(o);
+	sup_hangup(r->conn);
+}
+END_TEST
+
+/* -nv prints tracing as it reads it back. */
+START_TEST(test_conf_print)
+{
+	struct conf	*c, *d;
+	char		*buf = NULL, err[512];
+	size_t		 len = 0;
+	FILE		*f;
+
+	c = conf_parse(SUP_BASE "tracing = { endpoint = \"https://x/v1/traces\"; "
+	    "sample = 0.25; service_name = \"gw\"; batch = 10; queue = 20; "
+	    "timeout = 3; headers = { X-Key = \"${file:/k}\"; }; };",
+	    "t.conf", err, sizeof err);
+	ck_assert_msg(c != NULL, "%s", err);
+	ck_assert_ptr_nonnull(f = open_memstream(&buf, &len));
+	conf_print(c, f);
+	fclose(f);
+	d = conf_parse(buf, "printed", err, sizeof err);
+	ck_assert_msg(d != NULL, "%s: %s", err, buf);
+	ck_assert(conf_trace_equal(c->tracing, d->tracing));
+	ck_assert_str_eq(d->tracing->headers[0], "X-Key: ${file:/k}");
+	conf_free(c);
+	conf_free(d);
+	free(buf);
+}
+END_TEST
+
 /* Off by default: nothing is started and the message passes as it is. */
 START_TEST(test_off_by_default)
 {
@@ -316,7 +393,7 @@ START_TEST(test_meta_continued)
 	r = call(cl, NULL, "\"traceparent\":\"" TP_CLIENT "\",\"tracestate\":"
 	    "\"rojo=1\",\"progressToken\":3");
 	o = forwarded(&f);
-	tp = sup_jstr(o, "params._meta.traceparent");
+	tp = tp_of(o);
 	ck_assert_ptr_nonnull(tp);
 	ck_assert_int_eq(strlen(tp), TP_LEN);
 	ck_assert(strncmp(tp, "00-" TRACE_CLIENT "-", 36) == 0);
@@ -374,7 +451,7 @@ START_TEST(test_header_context)
 	r = call(cl, "traceparent: " TP_CLIENT "\r\ntracestate: congo=t61\r\n",
 	    "");
 	o = forwarded(&f);
-	ck_assert(strncmp(sup_jstr(o, "params._meta.traceparent"),
+	ck_assert(strncmp(tp_of(o),
 	    "00-" TRACE_CLIENT "-", 36) == 0);
 	ck_assert_jstr(o, "params._meta.tracestate", "congo=t61");
 	ck_assert_jstr(o, "params.name", "echo");
@@ -407,7 +484,7 @@ START_TEST(test_bad_header_new_trace)
 	r = call(cl, "traceparent: 00-0AF7651916CD43DD8448EB211C80319C-"
 	    "B7AD6B7169203331-01\r\n", "\"other\":1");
 	o = forwarded(&f);
-	tp = sup_jstr(o, "params._meta.traceparent");
+	tp = tp_of(o);
 	ck_assert_ptr_nonnull(tp);
 	ck_assert(strstr(tp, TRACE_CLIENT) == NULL);
 	ck_assert_jint(o, "params._meta.other", 1);
@@ -435,9 +512,9 @@ START_TEST(test_not_sampled)
 	call(cl, NULL, "\"traceparent\":\"00-" TRACE_CLIENT "-" SPAN_CLIENT
 	    "-00\"");
 	o = forwarded(&f);
-	ck_assert(strncmp(sup_jstr(o, "params._meta.traceparent"),
+	ck_assert(strncmp(tp_of(o),
 	    "00-" TRACE_CLIENT "-", 36) == 0);
-	ck_assert_str_eq(sup_jstr(o, "params._meta.traceparent") + 52,
+	ck_assert_str_eq(tp_of(o) + 52,
 	    "-00");
 	sup_reply(sup_worker("a"), f, "{\"content\":[]}");
 	json_decref(o);
@@ -463,7 +540,7 @@ START_TEST(test_insert_forms)
 	sup_post(cl, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\","
 	    "\"params\":{\"_meta\":{},\"name\":\"a__echo\"}}");
 	o = forwarded(&f);
-	ck_assert_int_eq(strlen(sup_jstr(o, "params._meta.traceparent")),
+	ck_assert_int_eq(strlen(tp_of(o)),
 	    TP_LEN);
 	ck_assert_jstr(o, "params.name", "echo");
 	sup_reply(sup_worker("a"), f, "{\"content\":[]}");
@@ -472,7 +549,7 @@ START_TEST(test_insert_forms)
 	    "\"params\":{\"name\":\"a__echo\",\"_meta\":{\"traceparent\":"
 	    "\"garbage\"}}}");
 	o = forwarded(&f);
-	ck_assert_int_eq(strlen(sup_jstr(o, "params._meta.traceparent")),
+	ck_assert_int_eq(strlen(tp_of(o)),
 	    TP_LEN);
 	sup_reply(sup_worker("a"), f, "{\"content\":[]}");
 	json_decref(o);
@@ -587,6 +664,7 @@ trace_suite(void)
 	tcase_add_test(tp, test_tracestate);
 	tcase_add_test(tp, test_from_meta);
 	tcase_add_test(tp, test_conf);
+	tcase_add_test(tp, test_conf_print);
 	suite_add_tcase(s, tp);
 	tcase_add_checked_fixture(tc, NULL, teardown);
 	tcase_add_test(tc, test_off_by_default);
@@ -595,6 +673,7 @@ trace_suite(void)
 	tcase_add_test(tc, test_bad_header_new_trace);
 	tcase_add_test(tc, test_not_sampled);
 	tcase_add_test(tc, test_insert_forms);
+	tcase_add_test(tc, test_legacy_header);
 	tcase_add_test(tc, test_queue_bounded);
 	tcase_add_test(tc, test_exporter_lost);
 	tcase_add_test(tc, test_reload);
