@@ -10,7 +10,8 @@
 // encoded as OpenTelemetry's own OTLP JSON encoder (otlp-transformer,
 // through the exporter) encodes spans, and never hold an argument.  An
 // HTTP upstream (the MCP SDK's Streamable HTTP server) gets the context
-// in the traceparent header as well.
+// in the traceparent header as well; a WebSocket's upgrade carries the
+// context of the messages on it.
 import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
@@ -21,6 +22,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import WebSocket from 'ws';
 import { startGateway, q, srcdir, sleep } from '../lib/gateway.mjs';
 
 const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
@@ -209,4 +211,27 @@ test('an HTTP upstream gets the context in its traceparent header too', async ()
   }
   assert.match(text, /mcp_supervisor_trace_spans_total\{outcome="exported"\} [4-9]/, 'the spans exported are counted');
   assert.match(text, /mcp_supervisor_trace_spans_total\{outcome="dropped"\} 0/);
+});
+
+test('a WebSocket upgrade\'s traceparent is the parent of its messages', async () => {
+  const TRACE2 = 'a3ce929d0e0e47364bf92f3577b34da6';
+  const ws = new WebSocket(gw.base.replace(/^http/, 'ws') + '/ws', 'mcp', {
+    headers: { traceparent: `00-${TRACE2}-${PARENT}-01` },
+  });
+  const answers = new Map();
+  ws.on('message', (d) => { const m = JSON.parse(d.toString()); if (m.id !== undefined) answers.set(m.id, m); });
+  await new Promise((resolve, reject) => { ws.on('open', resolve); ws.on('error', reject); });
+  const rpc = async (msg) => {
+    ws.send(JSON.stringify(msg));
+    if (msg.id === undefined) return undefined;
+    return until(() => answers.get(msg.id), `answer ${msg.id}`);
+  };
+  await rpc({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'ws', version: '1' } } });
+  await rpc({ jsonrpc: '2.0', method: 'notifications/initialized' });
+  const r = await rpc({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'traced__work', arguments: { text: SECRET } } });
+  assert.match(r.result.content[0].text, new RegExp(`^traceparent 00-${TRACE2}-[0-9a-f]{16}-01$`));
+  ws.close();
+  const server = await until(() => spans().find((x) => x.span.traceId === TRACE2 && x.span.kind === 2 && x.service === 'gw-test'), 'the WebSocket request\'s span');
+  assert.equal(server.span.parentSpanId, PARENT);
+  assert.equal(attr(server.span, 'mcp_supervisor.transport'), 'ws');
 });
