@@ -36,17 +36,15 @@ void		 otel_stats(uint64_t exported, uint64_t failed,
 
 /* otel_export.c */
 void		 otel_export_init(void);
-/* A batch of spans (an array, reference taken) to post. */
-void		 otel_export(json_t *spans);
+/* A batch of n spans, p[0..len) the text of their JSON array, to post. */
+void		 otel_export(const char *p, size_t len, uint64_t n);
 /* Stop every post; what waits is dropped. */
 void		 otel_export_stop(void);
-/*
- * The OTLP/HTTP JSON body for spans of a service (caller frees), and how
- * many spans a collector's reply says it rejected (partialSuccess), or
- * 0.  Pure, for the unit suite.
- */
-char		*otel_body(json_t *spans, const char *service,
-		    const char *version, size_t *len);
+/* The OTLP/HTTP JSON envelope of a service's spans: what goes before
+ * and after their array (caller frees both). */
+void		 otel_envelope(const char *service, const char *version,
+		    char **head, char **tail);
+/* How many spans a collector's reply says it rejected, or 0. */
 uint64_t	 otel_rejected(const char *reply, size_t len);
 
 #endif

@@ -42,31 +42,35 @@ static struct post_list	 sending = TAILQ_HEAD_INITIALIZER(sending);
 static unsigned int	 nwaiting, nsending;
 static size_t		 bytes;
 static uint64_t		 exported, failed, dropped;
+static char		*env_head, *env_tail;	/* the envelope */
 static int		 failing;	/* the last post failed */
 
 static void	done_cb(CURL *, CURLcode, void *);
 
-char *
-otel_body(json_t *spans, const char *service, const char *version,
-    size_t *len)
+void
+otel_envelope(const char *service, const char *version, char **head,
+    char **tail)
 {
 	json_t	*o;
-	char	*s;
+	char	*s, *at;
 
+	/* The envelope with an empty array, cut where the spans go. */
 	o = json_pack("{s:[{s:{s:[{s:s, s:{s:s}}]}, s:[{s:{s:s, s:s}, "
-	    "s:O}]}]}",
+	    "s:[]}]}]}",
 	    "resourceSpans",
 	    "resource", "attributes", "key", "service.name", "value",
 	    "stringValue", service,
 	    "scopeSpans", "scope", "name", "mcp-supervisor", "version",
-	    version, "spans", spans);
-	if (o == NULL)
-		return (NULL);
-	s = json_dumps(o, JSON_COMPACT);
+	    version, "spans");
+	if (o == NULL || (s = json_dumps(o, JSON_COMPACT)) == NULL)
+		fatalx("%s: the OTLP envelope", __func__);
 	json_decref(o);
-	if (s != NULL)
-		*len = strlen(s);
-	return (s);
+	if ((at = strstr(s, "\"spans\":[]")) == NULL)
+		fatalx("%s: no spans in the envelope", __func__);
+	at += strlen("\"spans\":");
+	*tail = xstrdup(at + 2);
+	at[0] = '\0';
+	*head = s;
 }
 
 uint64_t
@@ -199,31 +203,27 @@ done_cb(CURL *easy, CURLcode r, void *arg)
 }
 
 void
-otel_export(json_t *spans)
+otel_export(const char *p, size_t len, uint64_t n)
 {
 	struct post	*post;
-	uint64_t	 n = json_array_size(spans);
-	size_t		 len;
-	char		*body;
+	size_t		 hl = strlen(env_head), tl = strlen(env_tail);
 
-	if (n == 0) {
-		json_decref(spans);
+	if (n == 0)
 		return;
-	}
-	body = otel_body(spans, wc->service_name, wc->version, &len);
-	json_decref(spans);
-	if (body == NULL || nwaiting >= OTEL_QUEUE_MAX ||
-	    bytes + len > OTEL_BYTES_MAX) {
-		free(body);
+	if (nwaiting >= OTEL_QUEUE_MAX || bytes + len > OTEL_BYTES_MAX) {
 		dropped += n;
 		otel_stats(exported, failed, dropped);
 		return;
 	}
 	post = xcalloc(1, sizeof *post);
-	post->body = body;
-	post->len = len;
+	post->len = hl + len + tl;
+	post->body = xmalloc(post->len + 1);
+	memcpy(post->body, env_head, hl);
+	memcpy(post->body + hl, p, len);
+	memcpy(post->body + hl + len, env_tail, tl);
+	post->body[post->len] = '\0';
 	post->nspans = n;
-	bytes += len;
+	bytes += post->len;
 	TAILQ_INSERT_TAIL(&waiting, post, entry);
 	nwaiting++;
 	otel_pump();
@@ -232,6 +232,7 @@ otel_export(json_t *spans)
 void
 otel_export_init(void)
 {
+	otel_envelope(wc->service_name, wc->version, &env_head, &env_tail);
 	cev = curlev_new(base, done_cb, NULL);
 }
 
@@ -253,4 +254,7 @@ otel_export_stop(void)
 	if (cev != NULL)
 		curlev_free(cev);
 	cev = NULL;
+	free(env_head);
+	free(env_tail);
+	env_head = env_tail = NULL;
 }

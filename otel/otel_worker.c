@@ -28,6 +28,7 @@
 
 #include "frame.h"
 #include "iochan.h"
+#include "json_scan.h"
 #include "log.h"
 #include "otel.h"
 #include "secret.h"
@@ -215,11 +216,42 @@ otel_configure(json_t *msg)
 	log_debug("exporting to the configured collector");
 }
 
+/*
+ * A batch from the supervisor, {"spans": [...]}: checked by the JSON
+ * scanner (no tree: the batch may be megabytes) and its array's text
+ * posted as it is; -1 if it is not that.
+ */
+static int
+otel_take_spans(struct evbuffer *in, const struct frame_hdr *hdr)
+{
+	struct jspan	 whole, arr, v;
+	struct jiter	 it;
+	const char	*p, *why;
+	size_t		 where;
+	uint64_t	 n = 0;
+
+	if (hdr->len == 0)
+		return (-1);
+	evbuffer_drain(in, FRAME_HDR_LEN);
+	p = (const char *)evbuffer_pullup(in, hdr->len);
+	if (jscan_validate(p, hdr->len, &whole, &why, &where) != 0 ||
+	    jscan_member_unique(p, whole, "spans", &arr) != 0 ||
+	    jscan_array(p, arr, &it) != 0) {
+		evbuffer_drain(in, hdr->len);
+		return (-1);
+	}
+	while (jscan_next_element(&it, &v))
+		n++;
+	otel_export(p + arr.off, arr.len, n);
+	evbuffer_drain(in, hdr->len);
+	return (0);
+}
+
 /* Handle one frame from the supervisor; -1 if it is bad. */
 static int
 otel_frame(const struct frame_hdr *hdr, struct evbuffer *in)
 {
-	json_t		*msg, *spans;
+	json_t		*msg;
 	const char	*why;
 
 	switch (hdr->type) {
@@ -231,17 +263,9 @@ otel_frame(const struct frame_hdr *hdr, struct evbuffer *in)
 		json_decref(msg);
 		return (0);
 	case MSG_OTEL_SPANS:
-		if (wc == NULL || (msg = frame_take_json(in, hdr, &why)) ==
-		    NULL)
+		if (wc == NULL)
 			return (-1);
-		spans = json_object_get(msg, "spans");
-		if (!json_is_array(spans)) {
-			json_decref(msg);
-			return (-1);
-		}
-		otel_export(json_incref(spans));
-		json_decref(msg);
-		return (0);
+		return (otel_take_spans(in, hdr));
 	case MSG_SHUTDOWN:
 		evbuffer_drain(in, FRAME_HDR_LEN + hdr->len);
 		log_debug("asked to stop");
