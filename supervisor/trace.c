@@ -370,8 +370,16 @@ trace_splice(struct evbuffer *buf, struct req *r, struct upstream *up,
 static void
 attr_str(struct evbuffer *b, int *first, const char *key, const char *v)
 {
-	evbuffer_add_printf(b, "%s{\"key\":\"%s\",\"value\":{"
-	    "\"stringValue\":", *first ? "" : ",", key);
+	static const char	head[] = ",{\"key\":\"";
+	static const char	mid[] = "\",\"value\":{\"stringValue\":";
+
+	/* Keys are ours: plain text.  No printf: a span has a dozen. */
+	if (*first)
+		evbuffer_add(b, head + 1, sizeof head - 2);
+	else
+		evbuffer_add(b, head, sizeof head - 1);
+	evbuffer_add(b, key, strlen(key));
+	evbuffer_add(b, mid, sizeof mid - 1);
 	jscan_add_string(b, v, strlen(v));
 	evbuffer_add(b, "}}", 2);
 	*first = 0;
