@@ -118,6 +118,7 @@ catalog_unref(struct catalog *c)
 void
 catalog_init(void)
 {
+	pin_init();
 	global = catalog_new(0);
 }
 
@@ -126,6 +127,7 @@ catalog_free(void)
 {
 	catalog_unref(global);
 	global = NULL;
+	pin_free();
 }
 
 struct catalog *
@@ -209,6 +211,10 @@ catalog_merge_named(struct catalog *c, enum catalog_kind kind,
 			how = kind == CATALOG_TOOLS ?
 			    name_expose_tool(up->sc->prefix, s, len, exposed) :
 			    name_expose_prompt(up->sc->prefix, s, len, exposed);
+			/* A changed definition may be held back. */
+			if (kind == CATALOG_TOOLS &&
+			    !pin_check(up, item, exposed))
+				continue;
 			if ((old = strmap_get(&c->maps[kind], exposed)) !=
 			    NULL) {
 				catalog_collision(c, kind_keys[kind], exposed,

@@ -319,6 +319,9 @@ control_command(json_t *req)
 		return (control_sessions());
 	if (strcmp(cmd, "tools") == 0)
 		return (control_tools(req));
+	if (strcmp(cmd, "pins") == 0 || strcmp(cmd, "pin_diff") == 0 ||
+	    strcmp(cmd, "pin_approve") == 0)
+		return (pin_control(cmd, req));
 	if (strcmp(cmd, "check") == 0)
 		return (control_check());
 	if (strcmp(cmd, "drain") == 0)

@@ -523,6 +523,32 @@ json_t		*catalog_tools_json(const char *name);
 size_t		 catalog_count(const struct upstream *, enum catalog_kind);
 
 /*
+ * pin.c: pinned tool definitions (pin.h has the rest).  The catalog asks
+ * of each upstream tool whether it may be listed.
+ */
+void		 pin_init(void);
+/* Keep pins in dir (state_dir; configured: set in the file, so it must
+ * be there); -1 with err set if it or its pins.json cannot be used. */
+int		 pin_open(const char *dir, int configured, char *err,
+		    size_t errlen);
+/* Write what is due, free every pin. */
+void		 pin_free(void);
+/* The running configuration of an upstream (NULL if not in conf), and
+ * its pinning. */
+const struct server_conf *pin_server_conf(const struct upstream *);
+enum pinning	 pin_mode(const struct upstream *);
+/* May an upstream's tool (its own definition) be listed as exposed?  It
+ * is pinned the first time; 0 if it changed and is held back. */
+int		 pin_check(struct upstream *, const json_t *tool,
+		    const char *exposed);
+/* Is a tool held back?  1 with the error for a call in buf. */
+int		 pin_held_error(const char *exposed, char *buf, size_t len);
+void		 pin_metrics_write(struct evbuffer *);
+/* mcpctl tools pins, diff and approve ("pins", "pin_diff",
+ * "pin_approve"): the reply. */
+json_t		*pin_control(const char *cmd, json_t *req);
+
+/*
  * view.c: a session's own view of the catalog, where per-session
  * upstreams are listed as its own instances list them.  Sessions whose
  * instances list the same share one view.
