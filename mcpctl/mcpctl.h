@@ -34,6 +34,11 @@ void		 print_drain(json_t *);
 void		 print_sessions(json_t *);
 void		 print_tools(json_t *, const char *name);
 
+/* pins.c: mcpctl tools pins, diff, approve and --; NULL or 0 if the
+ * command line is not one of them. */
+json_t		*pins_request(int argc, char **argv);
+int		 pins_print(json_t *, int argc, char **argv);
+
 /* mcpctl connect [-T token-file] [url]: argv[0] is "connect". */
 int		 mcpctl_connect(int argc, char **argv);
 
