@@ -191,6 +191,7 @@ catalog_merge_named(struct catalog *c, enum catalog_kind kind,
 {
 	struct upstream		*up;
 	struct catalog_entry	*old;
+	const struct tool_override *o;
 	json_t			*items, *item, *copy, *name;
 	const char		*s;
 	char			 exposed[NAME_MAX_EXPOSED + 1];
@@ -211,6 +212,15 @@ catalog_merge_named(struct catalog *c, enum catalog_kind kind,
 			how = kind == CATALOG_TOOLS ?
 			    name_expose_tool(up->sc->prefix, s, len, exposed) :
 			    name_expose_prompt(up->sc->prefix, s, len, exposed);
+			/* The operator's override: hidden, or renamed. */
+			o = kind == CATALOG_TOOLS ? override_find(up, s, len) :
+			    NULL;
+			if (o != NULL && o->hidden)
+				continue;
+			if (o != NULL && o->name != NULL) {
+				snprintf(exposed, sizeof exposed, "%s", o->name);
+				how = 0;
+			}
 			/* A changed definition may be held back. */
 			if (kind == CATALOG_TOOLS &&
 			    !pin_check(up, item, exposed))
@@ -228,6 +238,8 @@ catalog_merge_named(struct catalog *c, enum catalog_kind kind,
 				    "name", s, len, "exposed", exposed));
 			copy = json_copy(item);
 			json_object_set_new(copy, "name", json_string(exposed));
+			if (o != NULL)
+				override_apply(o, copy);
 			catalog_add(c, kind, exposed, up, s, len, copy);
 			json_decref(copy);
 		}

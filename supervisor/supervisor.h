@@ -548,6 +548,13 @@ void		 pin_metrics_write(struct evbuffer *);
  * "pin_approve"): the reply. */
 json_t		*pin_control(const char *cmd, json_t *req);
 
+/* override.c: an upstream's tools = ( ... ), applied by the merge. */
+/* The override of an upstream's tool (its own name), or NULL. */
+const struct tool_override *override_find(const struct upstream *,
+		    const char *tool, size_t len);
+/* Set the title, description and annotations an override gives. */
+void		 override_apply(const struct tool_override *, json_t *tool);
+
 /*
  * view.c: a session's own view of the catalog, where per-session
  * upstreams are listed as its own instances list them.  Sessions whose

@@ -314,6 +314,35 @@ MUTANTS = [
      "\tif (m->method_id == MCPM_ROOTS &&\n"
      "\t    up->sc->isolation == ISOLATION_SHARED && !upstream_modern(up)) {",
      "\tif (0) {"),
+    # pin.c, pin_store.c: pinned tool definitions
+    ("pin-hold", "pin.c", "pin_check",
+     "a changed definition is held back under enforce",
+     "\treturn (!p->held);", "\treturn (1);"),
+    ("pin-hold-mode", "pin.c", "pin_check",
+     "held back only under enforce, and under enforce always",
+     "\tpin_set_held(p, mode == PINNING_ENFORCE);",
+     "\tpin_set_held(p, mode != PINNING_OFF);"),
+    ("pin-off", "pin.c", "pin_check",
+     "pinning = off records nothing",
+     "\tif (mode == PINNING_OFF)\n\t\treturn (1);\n", ""),
+    ("pin-held-acl", "route.c", "route_held",
+     "a held tool is named only to a client that may see its name",
+     "\tif (!acl_allows(r->session, name) ||\n\t    !pin_held_error",
+     "\tif (!pin_held_error"),
+    ("pin-approve-changed", "pin.c", "pin_approve",
+     "only a changed tool can be approved",
+     "\tif (!p->changed) {", "\tif (0) {"),
+    ("pin-approve-digest", "pin.c", "pin_approve",
+     "an approval with a digest approves only what was looked at",
+     "\tif (digest != NULL && (strlen(digest) < 8 ||",
+     "\tif (0 && (strlen(digest) < 8 ||"),
+    ("pin-load-digest", "pin_store.c", "load_one",
+     "a stored definition that does not have its digest is refused",
+     "\t\tif (memcmp(check, d, PIN_DIGEST_LEN) != 0) {", "\t\tif (0) {"),
+    # override.c, as catalog.c applies it
+    ("override-hidden", "catalog.c", "catalog_merge_named",
+     "a hidden tool is neither listed nor callable",
+     "\t\t\tif (o != NULL && o->hidden)\n\t\t\t\tcontinue;\n", ""),
 ]
 
 TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
