@@ -155,6 +155,7 @@ control_health(json_t *problems, json_t *warnings)
 		    json_string(msg));
 		free(msg);
 	}
+	pin_health(warnings);
 	return (json_array_size(problems) == 0);
 }
 

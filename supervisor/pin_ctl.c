@@ -78,6 +78,19 @@ pin_ctl_named(json_t *req, json_t **reply)
 	return (p);
 }
 
+void
+pin_health(json_t *warnings)
+{
+	char	msg[160];
+
+	if (pins.nheld == 0)
+		return;
+	snprintf(msg, sizeof msg, "%zu tool%s held back: %s definition "
+	    "changed since pinned (mcpctl tools pins)", pins.nheld,
+	    pins.nheld == 1 ? "" : "s", pins.nheld == 1 ? "its" : "their");
+	json_array_append_new(warnings, json_string(msg));
+}
+
 json_t *
 pin_control(const char *cmd, json_t *req)
 {

@@ -544,6 +544,8 @@ int		 pin_check(struct upstream *, const json_t *tool,
 /* Is a tool held back?  1 with the error for a call in buf. */
 int		 pin_held_error(const char *exposed, char *buf, size_t len);
 void		 pin_metrics_write(struct evbuffer *);
+/* A warning for mcpctl status and check while tools are held back. */
+void		 pin_health(json_t *warnings);
 /* mcpctl tools pins, diff and approve ("pins", "pin_diff",
  * "pin_approve"): the reply. */
 json_t		*pin_control(const char *cmd, json_t *req);

@@ -233,6 +233,12 @@ START_TEST(test_enforce_holds)
 	    "{upstream=\"a\"}"), 1);
 	ck_assert_int_eq(metric("mcp_supervisor_tools_held"
 	    "{upstream=\"b\"}"), 0);
+	/* mcpctl status and check warn of it. */
+	r = json_array();
+	pin_health(r);
+	ck_assert_jstr(r, "0", "1 tool held back: its definition changed "
+	    "since pinned (mcpctl tools pins)");
+	json_decref(r);
 	r = control("pin_diff", "a__echo", NULL);
 	ck_assert_jstr(r, "state", "held");
 	ck_assert_jstr(r, "fields", "description");
