@@ -14,6 +14,7 @@
 
 #include "conf.h"
 #include "conf_priv.h"
+#include "frame.h"
 #include "log.h"
 #include "xmalloc.h"
 
@@ -624,8 +625,8 @@ conf_llm_equal(const struct llm_conf *a, const struct llm_conf *b)
 size_t
 conf_llm_frame_max(const struct llm_conf *lc)
 {
-	size_t	answer = 6 * lc->max_response + 65536;
+	size_t	answer = 6 * lc->max_response + FRAME_SLACK;
 
-	return (answer > CONF_LLM_MAX_REQUEST + 65536 ? answer :
-	    CONF_LLM_MAX_REQUEST + 65536);
+	return (answer > CONF_LLM_MAX_REQUEST + FRAME_SLACK ? answer :
+	    CONF_LLM_MAX_REQUEST + FRAME_SLACK);
 }

@@ -28,6 +28,11 @@ struct evbuffer;
 
 #define FRAME_HDR_LEN		16
 #define FRAME_PROTOCOL_VERSION	1
+/* A worker's descriptor of its channel to the supervisor. */
+#define FRAME_CHANNEL_FD	3
+/* Frame bytes allowed beyond what a frame carries (a message within
+ * max_message, an LLM answer): the header and what wraps the message. */
+#define FRAME_SLACK		65536
 
 /* Every message type of every channel.  Never renumber; append only. */
 enum msg_type {

@@ -31,7 +31,6 @@
 #include "redact.h"
 #include "xmalloc.h"
 
-#define CHAN_FD		3
 
 struct event_base	*base;
 struct llm_conf		*lc;
@@ -311,12 +310,12 @@ main(int argc, char **argv)
 
 	if ((base = event_base_new()) == NULL)
 		fatalx("event_base_new");
-	evutil_make_socket_nonblocking(CHAN_FD);
-	evutil_make_socket_closeonexec(CHAN_FD);
-	if (fcntl(CHAN_FD, F_GETFD) == -1)
-		fatal("no supervisor channel on fd %d", CHAN_FD);
-	chan = iochan_new(base, CHAN_FD, chan_read_cb, NULL, chan_event_cb,
-	    NULL);
+	evutil_make_socket_nonblocking(FRAME_CHANNEL_FD);
+	evutil_make_socket_closeonexec(FRAME_CHANNEL_FD);
+	if (fcntl(FRAME_CHANNEL_FD, F_GETFD) == -1)
+		fatal("no supervisor channel on fd %d", FRAME_CHANNEL_FD);
+	chan = iochan_new(base, FRAME_CHANNEL_FD, chan_read_cb, NULL,
+	    chan_event_cb, NULL);
 	llm_send(MSG_HELLO, 0, "{\"version\":1}", 13);
 	ev_sigterm = evsignal_new(base, SIGTERM, signal_cb, NULL);
 	evsignal_add(ev_sigterm, NULL);

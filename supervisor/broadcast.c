@@ -104,8 +104,6 @@ bcast_body(struct bcast *b, size_t i)
 		return (b->body[i]);
 	msg = evbuffer_new();
 	out = evbuffer_new();
-	if (msg == NULL || out == NULL)
-		fatalx("evbuffer_new");
 	evbuffer_add(msg, b->msg[i], b->len[i]);
 	sse_add_event_buffer(out, NULL, "message", msg);
 	b->body[i] = stream_body_new(out);
@@ -222,9 +220,8 @@ broadcast_run(unsigned int budget)
 	if (!round_on)
 		return;
 	/* A timer, not event_active: the loop polls between slices. */
-	if (round_ev == NULL && (round_ev = evtimer_new(base,
-	    broadcast_round_cb, NULL)) == NULL)
-		fatalx("evtimer_new");
+	if (round_ev == NULL)
+		round_ev = evtimer_new(base, broadcast_round_cb, NULL);
 	evtimer_add(round_ev, &now);
 }
 

@@ -4,11 +4,11 @@
  * prompts under their exposed names, with the map back to the upstream.
  * A catalog is built whole from one part per upstream and never changed;
  * the global one is rebuilt when an upstream's part changes, and a session
- * with per-session upstreams has a view of its own (view.c) built the same
- * way from its instances' parts.  Lists are kept as one serialised text per
+ * with per-session upstreams has a view of its own (catalog_view.c) built
+ * the same way from its instances' parts.  Lists are kept as one serialised text per
  * item, so a page is cut from them and a change is seen item by item.
  * Tools registered by clients are not in a catalog: they come and go with
- * sessions, so the registry (client_tools.c) keeps them, and every list of
+ * sessions, so the registry (ctools.c) keeps them, and every list of
  * tools shows them after the catalog's own, and a name is looked up there
  * after the catalog, so an upstream's item always wins.
  */

@@ -98,8 +98,6 @@ http_adopt(int fd, const struct sockaddr *sa, const struct http_service *svc)
 	c = xcalloc(1, sizeof *c);
 	c->svc = svc;
 	c->deadline = evtimer_new(base, http_deadline_cb, c);
-	if (c->deadline == NULL)
-		fatalx("evtimer_new");
 	if (netaddr_from_sockaddr(sa, &c->conn_addr) == 0)
 		netaddr_format(&c->conn_addr, c->conn_peer,
 		    sizeof c->conn_peer);
@@ -209,9 +207,8 @@ http_done(struct http_conn *c)
 	 * running, and the next request may free what it holds.
 	 */
 	if (evbuffer_get_length(iochan_input(c->ch)) != 0) {
-		if (c->next_ev == NULL && (c->next_ev = event_new(base, -1, 0,
-		    http_next_cb, c)) == NULL)
-			fatalx("event_new");
+		if (c->next_ev == NULL)
+			c->next_ev = event_new(base, -1, 0, http_next_cb, c);
 		event_active(c->next_ev, EV_TIMEOUT, 0);
 	}
 }
@@ -264,9 +261,8 @@ http_conn_doomed(struct http_conn *c)
 void
 http_conn_close_later(struct http_conn *c)
 {
-	if (reap_ev == NULL && (reap_ev = event_new(base, -1, 0,
-	    http_reap_cb, NULL)) == NULL)
-		fatalx("event_new");
+	if (reap_ev == NULL)
+		reap_ev = event_new(base, -1, 0, http_reap_cb, NULL);
 	c->doomed = 1;
 	iochan_read(c->ch, 0);
 	event_active(reap_ev, EV_TIMEOUT, 0);

@@ -243,9 +243,8 @@ http_listen(const char *addr, const struct http_service *svc, char *bound,
 	if (reserve_fd < 0 &&
 	    (reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0)
 		log_warn("open /dev/null (the reserve descriptor)");
-	if (pause_ev == NULL &&
-	    (pause_ev = evtimer_new(base, http_pause_cb, NULL)) == NULL)
-		fatalx("evtimer_new");
+	if (pause_ev == NULL)
+		pause_ev = evtimer_new(base, http_pause_cb, NULL);
 	http_configure();
 	return (0);
 }

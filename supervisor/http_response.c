@@ -78,10 +78,9 @@ http_heartbeat_walk(void)
 
 	while ((c = beat_cursor) != NULL) {
 		if (work >= HTTP_HEARTBEAT_WORK) {
-			if (beat_more_ev == NULL && (beat_more_ev =
-			    evtimer_new(base, http_heartbeat_more_cb,
-			    NULL)) == NULL)
-				fatalx("evtimer_new");
+			if (beat_more_ev == NULL)
+				beat_more_ev = evtimer_new(base,
+				    http_heartbeat_more_cb, NULL);
 			evtimer_add(beat_more_ev, &now);
 			return;
 		}
@@ -117,9 +116,9 @@ http_heartbeat_configure(void)
 	struct timeval	tv;
 	unsigned int	ms;
 
-	if (heartbeat_ev == NULL && (heartbeat_ev = event_new(base, -1,
-	    EV_PERSIST, http_heartbeat_cb, NULL)) == NULL)
-		fatalx("event_new");
+	if (heartbeat_ev == NULL)
+		heartbeat_ev = event_new(base, -1, EV_PERSIST,
+		    http_heartbeat_cb, NULL);
 	if (conf->sse_heartbeat == 0) {
 		evtimer_del(heartbeat_ev);
 		return;

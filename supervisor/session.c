@@ -75,8 +75,6 @@ session_init(void)
 	strmap_init(&modern_by_principal);
 	sweep_timer = event_new(base, -1, EV_PERSIST, session_sweep_cb, NULL);
 	sweep_more = evtimer_new(base, session_sweep_more_cb, NULL);
-	if (sweep_timer == NULL || sweep_more == NULL)
-		fatalx("event_new");
 	session_configure();
 }
 

@@ -87,16 +87,16 @@ spawn_worker(const char *path, char *const argv[], int net, int *chfd,
 		sigemptyset(&all);
 		sigprocmask(SIG_SETMASK, &all, NULL);
 		signal(SIGPIPE, SIG_DFL);
-		if (sv[1] == 3)
-			fcntl(3, F_SETFD, 0);
-		else if (dup2(sv[1], 3) == -1)
+		if (sv[1] == FRAME_CHANNEL_FD)
+			fcntl(FRAME_CHANNEL_FD, F_SETFD, 0);
+		else if (dup2(sv[1], FRAME_CHANNEL_FD) == -1)
 			_exit(127);
 		if ((devnull = open("/dev/null", O_RDWR)) != -1) {
 			dup2(devnull, 0);
-			if (devnull > 3)
+			if (devnull > FRAME_CHANNEL_FD)
 				close(devnull);
 		}
-		close_from(4);
+		close_from(FRAME_CHANNEL_FD + 1);
 		execve(path, argv, env.v);
 		_exit(127);
 	}

@@ -83,8 +83,7 @@ stream_body_new(struct evbuffer *out)
 
 	if (len >= STREAM_REF_MIN) {
 		b = xcalloc(1, sizeof *b);
-		if ((b->buf = evbuffer_new()) == NULL)
-			fatalx("evbuffer_new");
+		b->buf = evbuffer_new();
 		evbuffer_add_buffer(b->buf, out);
 	} else {
 		b = xmalloc(sizeof *b + len);
@@ -313,8 +312,7 @@ stream_budget(void)
 
 	if (!stream_over())
 		return;
-	if (ev == NULL && (ev = event_new(base, -1, 0, stream_budget_cb,
-	    NULL)) == NULL)
-		fatalx("event_new");
+	if (ev == NULL)
+		ev = event_new(base, -1, 0, stream_budget_cb, NULL);
 	event_active(ev, EV_TIMEOUT, 0);
 }

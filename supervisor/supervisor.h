@@ -27,24 +27,33 @@
 #include "strmap.h"
 #include "u64map.h"
 
-struct iochan;
+struct catalog;
+struct catalog_entry;
+struct credential;
+struct ctcall;
 struct evbuffer;
 struct http_conn;
 struct http_request;
 struct http_service;
+struct iochan;
+struct listen;
+struct netaddr;
+struct parked;
+struct pending;
+struct provider;
+struct req;
+struct reqobs;
 struct session;
 struct stream;
+struct stream_event;
+struct up_ask;
+struct up_request;
 struct upstream;
-struct parked;
-struct listen;
+struct view;
+struct view_part;
+struct view_wait;
 
-/*
- * observe.c: what is measured (metrics.c) and logged (access_log.c) of
- * each client request: a record that its struct req (below) holds while
- * it is routed, and that moves into what holds the request when it goes
- * on beyond that (to an upstream, a client's tool, or waiting for the
- * session's view), to be ended there.
- */
+/* Types that sections before their own hold by value. */
 enum obs_outcome {
 	OBS_OK = 0,		/* a result */
 	OBS_ERROR,		/* an error from the upstream, or it failed
@@ -63,6 +72,524 @@ enum obs_transport {
 	OBS_NTRANSPORTS
 };
 
+TAILQ_HEAD(pending_list, pending);
+TAILQ_HEAD(up_request_list, up_request);
+
+/* access_log.c: one line per client request (access_log). */
+/* Open (or reopen) the configured log; -1 with err set. */
+int		 access_log_open(const struct conf *, char *err, size_t);
+void		 access_log_close(void);
+/* Are requests' details wanted: the access log is on, or the daemon's
+ * log is at debug level (-v) and gets a line per request too? */
+int		 access_log_enabled(void);
+/* Lines queued and lines dropped since the start. */
+void		 access_log_counts(uint64_t *lines, uint64_t *dropped);
+/* Copy s[0..len) for a log line: printable ASCII, the rest escaped,
+ * cut with "..." to fit. */
+void		 access_log_clean(char *out, size_t outlen, const char *s,
+		    size_t len);
+void		 access_log_request(const struct reqobs *, int outcome,
+		    int code, int64_t total_us, int64_t added_us);
+/* An HTTP request refused before any JSON-RPC (status >= 400), with
+ * what was refused ("Host \"evil\"") or NULL. */
+void		 access_log_http(const char *peer, const char *method,
+		    const char *path, int status, const char *refused);
+
+/* acl.c: what a session's client may do. */
+/* May the session see and use this tool or prompt name, or template? */
+int		 acl_allows(const struct session *, const char *name);
+/*
+ * May it use this resource URI?  1 if so, 0 if not; -1 with why if its
+ * client has patterns and the URI cannot be checked (common/uri.h).
+ */
+int		 acl_allows_uri(const struct session *, const char *uri,
+		    const char **why);
+/* Does the session see less than everything? */
+int		 acl_filtered(const struct session *);
+int		 acl_may_register(const struct session *);
+
+/* auth.c: the accepted tokens and whom each names. */
+/* Use a configuration's tokens; -1 with err set (nothing changed). */
+int		 auth_configure(const struct conf *, char *err, size_t);
+/* The same in two steps, for a reload that must change all or nothing:
+ * auth_prepare builds a table (owned by the caller; -1 with err set and
+ * nothing to free), auth_commit takes it into use, auth_discard frees
+ * one not taken. */
+struct auth_table {
+	struct credential	*v;
+	size_t			 n;
+};
+int		 auth_prepare(const struct conf *, struct auth_table *,
+		    char *err, size_t);
+void		 auth_commit(struct auth_table *);
+void		 auth_discard(struct auth_table *);
+/* What a token admits to. */
+#define AUTH_MCP	0x1	/* /mcp, /sse, /messages, the WebSocket */
+#define AUTH_METRICS	0x2	/* /metrics, and why /readyz says what */
+/* Check a configuration's tokens without taking them; *any is the rights
+ * of all of them, or'd (0: there is none). */
+int		 auth_validate(const struct conf *, int *any, char *err, size_t);
+/* Must a request for a right (AUTH_MCP or AUTH_METRICS) carry a token? */
+int		 auth_required(int right);
+/* Check a presented token: 0 with its id, client name (NULL for an
+ * unnamed one) and rights, -1 if none matches. */
+int		 auth_check(const char *, size_t, uint64_t *id,
+		    const char **client, int *rights);
+/* Write the lock file with a fresh token (accepted from then on, after
+ * auth_configure); remove it at exit. */
+int		 auth_lockfile_write(const char *path, const char *url, int port);
+void		 auth_lockfile_remove(void);
+
+/* broadcast.c: notifications to every session, a slice per loop turn. */
+/* Tell every session its lists changed (catalog bits). */
+void		 broadcast_list_changed(int changed);
+/* Send a log notification (its JSON text) to every session that wants
+ * its level (an index, -1 if unknown). */
+void		 broadcast_log(const char *, size_t, int level);
+/* A session is new (it has none of the broadcasts so far), or going. */
+void		 broadcast_session_new(struct session *);
+void		 broadcast_session_gone(struct session *);
+void		 broadcast_free_all(void);
+
+/* catalog.c: the merged tools, resources, templates and prompts. */
+enum catalog_kind {
+	CATALOG_TOOLS = 0,
+	CATALOG_RESOURCES,
+	CATALOG_TEMPLATES,
+	CATALOG_PROMPTS,
+	CATALOG_NKINDS
+};
+
+/* What an exposed name or URI routes to. */
+struct catalog_entry {
+	struct upstream	*up;		/* an upstream's, or NULL */
+	struct session	*owner;		/* a client's tool: its session */
+	char		*name;		/* the upstream's own name or URI */
+	size_t		 namelen;	/* (a name may hold a NUL) */
+	size_t		 index;		/* in its list */
+};
+
+void		 catalog_init(void);
+void		 catalog_free(void);
+/* Rebuild the global catalog and the views; notify sessions of changes. */
+void		 catalog_rebuild(void);
+/* Build a catalog from parts[i] for upstreams[i] (NULL: none).  The
+ * caller owns the one reference. */
+struct catalog	*catalog_build(json_t *const *parts);
+struct catalog	*catalog_ref(struct catalog *);
+void		 catalog_unref(struct catalog *);
+/* The catalog of sessions without a view of their own. */
+struct catalog	*catalog_global(void);
+/* Which lists differ: bit (1 << kind) for each. */
+int		 catalog_diff(const struct catalog *, const struct catalog *);
+/*
+ * Append a list result: the page from cursor (the decoded text of the
+ * request's cursor, or NULL) of what the session may see (every item for
+ * NULL), with nextCursor if more follow.  -1 if the cursor is not ours.
+ */
+int		 catalog_page(const struct catalog *, enum catalog_kind,
+		    const char *cursor, size_t cursorlen,
+		    unsigned int page_size, const struct session *,
+		    struct evbuffer *out);
+struct catalog_entry *catalog_tool(const struct catalog *, const char *);
+struct catalog_entry *catalog_prompt(const struct catalog *, const char *);
+/* The upstream serving a resource URI (listed, or by template). */
+struct upstream	*catalog_resource(const struct catalog *, const char *);
+/* Of the global catalog: names taken twice, and names mapped. */
+json_t		*catalog_collisions(void);
+json_t		*catalog_renamed(void);
+/* Its tools for mcpctl tools [NAME]; NULL if NAME is not listed. */
+json_t		*catalog_tools_json(const char *name);
+size_t		 catalog_count(const struct upstream *, enum catalog_kind);
+
+/*
+ * catalog_view.c: a session's own view of the catalog, where per-session
+ * upstreams are listed as its own instances list them.  Sessions whose
+ * instances list the same share one view.
+ */
+/* The catalog a session sees. */
+struct catalog	*view_catalog(struct session *);
+/*
+ * Must the request wait for the session's view?  If so it is queued (or
+ * refused when too many wait) and 1 is returned.
+ */
+int		 view_defer(struct req *);
+/*
+ * A name the session's view lacks belongs to a per-session upstream whose
+ * part failed: ask for it again and defer the request (1), unless the
+ * request is itself one that waited.
+ */
+int		 view_retry(struct req *, struct upstream *);
+/* Why a session's part for an upstream failed, or NULL. */
+const char	*view_part_error(struct session *, struct upstream *);
+/* A per-session instance's catalog (CATALOG with a session number). */
+void		 view_part(struct upstream *, uint32_t session, json_t *);
+/* An upstream became ready: ask for the parts sessions wait for. */
+void		 view_upstream_ready(struct upstream *);
+/* An upstream cannot deliver parts now (it died or stopped). */
+void		 view_upstream_down(struct upstream *);
+/* Rebuild every view (the shared parts or the upstreams changed). */
+void		 view_rebuild_all(void);
+/* A session ends: release its view and waiting requests. */
+void		 view_session_end(struct session *);
+/* A stream is being freed: waiting requests forget it. */
+void		 view_stream_gone(struct stream *);
+
+/* continuation.c: calls parked while a 2026-07-28 client supplies input
+ * (a legacy upstream's sampling, elicitation or roots request). */
+void		 continuation_init(void);
+/* The key and instance name the gateway mints requestState with. */
+int		 continuation_configure(const struct conf *, char *, size_t);
+/* The same in two steps, for a reload that must change all or nothing:
+ * continuation_key reads request_state_key into k (-1 with err set);
+ * continuation_apply takes k into use, wipes it, and takes the
+ * instance name.  A k not applied is wiped by the caller. */
+#define STATE_KEY_MAX		256
+struct state_key {
+	unsigned char	 key[STATE_KEY_MAX];
+	size_t		 len;		/* 0: none configured */
+};
+int		 continuation_key(const struct conf *, struct state_key *,
+		    char *, size_t);
+void		 continuation_apply(const struct conf *, struct state_key *);
+const char	*continuation_instance(void);
+/* An upstream's request for a modern client: park its call and ask the
+ * client by input_required (0), or -1 with why and code if it cannot. */
+int		 continuation_park(const struct up_ask *, char *why, size_t,
+		    int *code);
+/* Record what a modern call's retry will have to repeat. */
+void		 continuation_bind(struct pending *, const struct req *,
+		    const char *name);
+/* A modern client's retry of a call to a legacy upstream: 1 if it
+ * carries requestState or inputResponses (then handled). */
+int		 continuation_resume(struct req *, struct upstream *,
+		    const char *name);
+/* A parked call was answered while it waited (payload taken). */
+void		 continuation_answered(struct pending *, struct evbuffer *);
+/* A parked call's pending request went away (failed, or answered). */
+void		 continuation_pending_gone(struct pending *, const char *why);
+/* The client needs a capability it did not declare: -32021, the
+ * upstream's request refused, the call cancelled. */
+void		 continuation_missing(const struct up_ask *, const char *why);
+/* An upstream withdrew a request held in a parked call. */
+int		 continuation_up_cancelled(struct upstream *, uint32_t ref);
+void		 continuation_session_end(struct session *);
+void		 continuation_upstream_gone(struct upstream *);
+unsigned int	 continuation_count(void);
+
+/* control.c: the control socket for mcpctl. */
+int		 control_listen(const char *path);
+void		 control_close(void);
+
+/* ctools.c: tools offered by clients (tools/register), the registry. */
+/* tools/register and tools/unregister. */
+void		 ctools_register(struct req *);
+void		 ctools_unregister(struct req *);
+/* A registered tool; owned by ctools.c, borrowed by catalog.c. */
+struct ctool {
+	struct catalog_entry	 e;	/* owner, own name, list position */
+	const char		*key;	/* exposed name (the registry's) */
+	char			*text;	/* the Tool object as listed */
+	size_t			 len;
+	size_t			 cost;	/* bytes held, overhead counted */
+};
+/* The registered tools in order: ctools_at(i) for i < ctools_count()
+ * (NULL past the end); one by its exposed name, or NULL. */
+size_t		 ctools_count(void);
+struct ctool	*ctools_at(size_t);
+struct ctool	*ctools_get(const char *exposed);
+/* A new configuration: withdraw the tools it no longer allows. */
+void		 ctools_configure(void);
+/* A session ends: its calls fail, its tools are withdrawn. */
+void		 ctools_session_end(struct session *);
+
+/* ctools_call.c: calls to tools offered by clients. */
+/* Call a client's tool (e->owner) for a session. */
+void		 ctools_call(struct req *, const struct catalog_entry *,
+		    const char *exposed);
+/* An owner's answer, progress or a caller's cancellation: 1 if it was
+ * about a call to a client tool (handled). */
+int		 ctools_answer(struct session *owner, const struct jrpc *);
+int		 ctools_progress(struct session *owner, const struct jrpc *);
+int		 ctools_cancelled(struct session *caller, const struct jrpc *,
+		    struct jspan request_id);
+void		 ctools_stream_gone(struct stream *);
+/* A session ends: calls to and from it end too. */
+void		 ctools_calls_end(struct session *);
+
+/* drain.c: mcpctl drain. */
+int		 drain_active(void);
+/* Seconds to the deadline (0 when not draining). */
+unsigned int	 drain_remaining(void);
+/* Begin (or change the deadline); -1 with err set. */
+int		 drain_start(unsigned int seconds, char *err, size_t);
+/* A session ended: stop once none is left. */
+void		 drain_check(void);
+void		 drain_free(void);
+
+/* endpoints.c: what each listener serves. */
+extern const struct http_service gateway_service;
+/* Listen on metrics_listen if it is set; -1 on failure. */
+int		 metrics_listen_start(char *bound, size_t boundlen);
+
+/* globals.c: process-wide state. */
+/* Protocol versions the gateway speaks with clients, newest first. */
+#define MCP_VERSION_LATEST	"2025-11-25"
+extern const char *const mcp_versions[];
+int		 mcp_version_supported(const char *);
+extern struct event_base	*base;
+extern struct conf		*conf;
+extern const char		*worker_path;
+extern char			*stdio_worker_path;
+extern char			 listen_bound[128];	/* actual address */
+extern char			 metrics_bound[128];	/* metrics_listen's */
+extern const char		*control_arg;		/* -s, or NULL */
+extern time_t			 daemon_started;	/* wall clock */
+/* Begin an orderly exit (set by main; NULL in test harnesses). */
+extern void			(*daemon_exit)(const char *why);
+int64_t		 now_ms(void);		/* monotonic milliseconds */
+
+/* health.c: /healthz and /readyz. */
+/* 200 ready, 503 not ready, 404 draining; why (if given) says why not. */
+int		 health_ready(char *why, size_t len);
+int		 health_path(const struct http_request *);
+void		 health_serve(struct http_conn *, struct http_request *);
+
+/* http.c: the HTTP/1.1 server's connections. */
+struct http_request {
+	const char	*method;
+	const char	*path;		/* without query */
+	const char	*query;		/* after '?', or "" */
+	struct http_head head;
+	struct evbuffer	*body;
+	uint64_t	 credential;	/* the bearer token that authorised
+					   it (a hash), 0 without auth */
+	const char	*client;	/* the named client it is, or NULL */
+};
+
+/*
+ * What a listener serves.  check sees every request once its head is in,
+ * before any of its body is read: it returns 0 to go on, or answers it
+ * (a refusal; the connection then closes, the body unread) and returns
+ * -1.  handle gets the whole request.
+ */
+struct http_service {
+	int	(*check)(struct http_conn *, struct http_request *);
+	void	(*handle)(struct http_conn *, struct http_request *);
+};
+/* Serve a connected socket (taken), as if accepted from sa. */
+void		 http_adopt(int fd, const struct sockaddr *sa,
+		    const struct http_service *);
+/*
+ * A connection taken over by another protocol after a 101 (WebSocket).
+ * read: new input; drained: everything queued was written (optional);
+ * closed: the connection is going away, for whatever reason.
+ */
+struct http_upgraded {
+	void	(*read)(struct http_conn *, void *);
+	void	(*drained)(struct http_conn *, void *);
+	void	(*closed)(struct http_conn *, void *);
+};
+/*
+ * Answer 101 with headers ("Name: v\r\n" lines) and hand over.  Input
+ * already buffered is the new protocol's: the caller reads it.
+ */
+void		 http_upgrade(struct http_conn *, const char *headers,
+		    const struct http_upgraded *, void *);
+/* The argument given to http_upgrade, or NULL. */
+void		*http_upgraded_arg(struct http_conn *);
+/* Stop or resume reading an upgraded connection (backpressure). */
+void		 http_conn_reading(struct http_conn *, int on);
+struct evbuffer	*http_conn_input(struct http_conn *);
+struct evbuffer	*http_conn_output(struct http_conn *);
+/* Stop reading, write what is queued, then close. */
+void		 http_conn_finish(struct http_conn *);
+unsigned int	 http_conn_count(void);
+size_t		 http_conn_queued(struct http_conn *);
+/*
+ * Bytes in every connection's output, and the one with the most (among
+ * those at least HTTP_SLOW_MIN behind: a heap, not a walk), or NULL.
+ */
+#define HTTP_SLOW_MIN	65536
+size_t		 http_stream_queued(void);
+struct http_conn *http_slowest(size_t *queued);
+/* The peer's address, for logs (the client's, behind a trusted proxy). */
+const char	*http_conn_peer(struct http_conn *);
+/* The response to the request under way needs no access log line (it
+ * was logged already, or it is a health check). */
+void		 http_conn_nolog(struct http_conn *);
+/* Drop a connection at once (its stream is detached). */
+void		 http_conn_close(struct http_conn *);
+/* The same from the event loop, when the caller is not done with its
+ * session (closing a legacy stream ends the session). */
+void		 http_conn_close_later(struct http_conn *);
+int		 http_conn_doomed(struct http_conn *);
+
+/* http_listen.c: listeners and the connection limit. */
+int		 http_listen(const char *addr, const struct http_service *,
+		    char *bound, size_t boundlen);
+void		 http_close_listeners(void);
+/* Apply the configuration: connection limit, heartbeat (start, reload). */
+void		 http_configure(void);
+extern int	 listen_loopback;	/* every listener is on loopback */
+
+/* http_response.c: responses and chunked event streams. */
+/* Complete response with an optional body; extra is "Name: v\r\n" lines. */
+void		 http_reply(struct http_conn *, int status, const char *ctype,
+		    const char *extra, const char *body, size_t len);
+void		 http_reply_buffer(struct http_conn *, int status,
+		    const char *ctype, const char *extra, struct evbuffer *);
+/* Start a chunked event-stream response. */
+void		 http_stream_start(struct http_conn *, const char *extra);
+/* Write one chunk (all of data is consumed). */
+void		 http_stream_write(struct http_conn *, struct evbuffer *);
+/*
+ * Write one chunk made of a prefix and data: bytes (copied), or an
+ * evbuffer (added by reference, so it stays the caller's).
+ */
+void		 http_stream_write_parts(struct http_conn *,
+		    const char *prefix, size_t plen, const char *data,
+		    size_t len, struct evbuffer *ref);
+void		 http_stream_end(struct http_conn *);
+/* Attach the stream that owns this connection's response. */
+void		 http_set_stream(struct http_conn *, struct stream *);
+
+/* mcp_http.c: the Streamable HTTP endpoint. */
+extern const struct http_service mcp_http_service;
+/*
+ * Check a request's Host and Origin (loopback: whether the listener is on
+ * loopback only) and, unless right is 0, that its bearer token has that
+ * right (AUTH_MCP, AUTH_METRICS; see auth_required); 0 to go on, -1 when
+ * refused (answered, logged with the peer and what was refused).
+ */
+int		 mcp_http_check_access(struct http_conn *, struct http_request *,
+		    int loopback, int right);
+/* Does a request carry what a right needs?  Silent: nothing is logged. */
+int		 mcp_http_may(struct http_request *, int right);
+
+/* mcp_ws.c: MCP over WebSocket on the same listener. */
+int		 mcp_ws_path(const struct http_request *);
+/* Upgrade a request for ws_path, or refuse it. */
+void		 mcp_ws_upgrade(struct http_conn *, struct http_request *);
+/* Send one message as a text frame (all of msg is consumed). */
+void		 mcp_ws_send(struct http_conn *, struct evbuffer *msg);
+/* Its session is ending first: the connection must not end it again. */
+void		 mcp_ws_forget(struct http_conn *);
+
+/* metrics.c: counters and histograms, and GET /metrics. */
+struct metrics_req {
+	/* By the method counted as (mcp_method.h), and outcome. */
+	uint64_t		 n[MCPM_N][OBS_NOUTCOMES];
+	struct prom_hist	 total;		/* request read to answer out */
+	struct prom_hist	 added;		/* less the time at the worker */
+};
+
+/* Kinds of requests from upstreams to clients, and how they ended. */
+enum metrics_up_kind {
+	MUP_SAMPLING = 0,
+	MUP_ELICITATION,
+	MUP_ROOTS,
+	MUP_PING,
+	MUP_OTHER,
+	MUP_NKINDS
+};
+enum metrics_up_outcome {
+	MUPO_CLIENT = 0,	/* the client's result, passed on */
+	MUPO_CLIENT_ERROR,	/* the client's error, passed on */
+	MUPO_DEFAULTS,		/* the schema's defaults */
+	MUPO_DECLINE,		/* declined by the gateway */
+	MUPO_ERROR,		/* nobody could answer: an error */
+	MUPO_TIMEOUT,		/* the client did not answer in time */
+	MUPO_CANCELLED,		/* cancelled, or the session ended */
+	MUPO_LLM,		/* sampling: an llm: link's answer */
+	MUPO_TOOL,		/* sampling: a tool: link's answer */
+	MUPO_NOUTCOMES
+};
+
+/* Count a request's end. */
+void		 metrics_request(const struct reqobs *, int outcome,
+		    uint64_t total_us, uint64_t added_us);
+/* Count a request from an upstream by how it ended (not sampling's). */
+void		 metrics_up_request(struct upstream *, enum mcp_method,
+		    enum metrics_up_outcome);
+/* Count a sampling request by the link that ended its chain and the
+ * outcome its audit line gives. */
+void		 metrics_sampling(struct upstream *, const char *link,
+		    const char *outcome);
+/* Bytes to and from clients. */
+void		 metrics_bytes(uint64_t in, uint64_t out);
+/* Security refusals by reason ("host", "origin", "token", "limit"). */
+void		 metrics_refused(const char *reason);
+/* Write the whole exposition. */
+void		 metrics_write(struct evbuffer *);
+/* Is a request for /metrics?  Answer it. */
+int		 metrics_path(const struct http_request *);
+void		 metrics_serve(struct http_conn *, struct http_request *);
+
+/* modern.c: 2026-07-28 requests on /mcp beside the 2025 eras. */
+/* Does a POST claim the modern era (envelope, or a modern header)? */
+int		 modern_claims(struct http_request *, const struct jrpc *);
+/* Serve a POST that claims it (answered, whatever happens). */
+void		 modern_post(struct http_conn *, struct http_request *,
+		    const struct jrpc *);
+/*
+ * Check a modern tools/call's Mcp-Param-* headers against the arguments
+ * its tool marks x-mcp-header; -1 if refused (answered -32020).
+ */
+int		 modern_check_params(struct req *, const struct catalog_entry *);
+/* Refuse a GET or DELETE that names a modern version and no session. */
+int		 modern_refuse_method(struct http_conn *, struct http_request *);
+/* Answer with an error at an HTTP status (400 for the spec's codes). */
+void		 modern_error(struct stream *, const char *id, size_t idlen,
+		    int code, const char *data, const char *fmt, ...)
+		    __attribute__((format(printf, 6, 7)));
+/* Answer with a result for the request's era: resultType for
+ * 2026-07-28, with ttlMs and cacheScope when cache is set. */
+void		 modern_result(struct req *, const char *result, size_t len,
+		    int cache);
+/* Answer server/discover: the gateway's versions, capabilities and
+ * identity. */
+void		 modern_discover(struct req *);
+/*
+ * An upstream's error answer to a 2026-07-28 request, made that era's:
+ * -32002 (resource not found) becomes -32602, and -32020, -32021 and
+ * -32022 set the answer's HTTP status to 400.
+ */
+void		 modern_upstream_error(struct stream *, struct evbuffer *);
+/* Answer a 2026-07-28 request (id) with a result object that has no
+ * resultType yet: "complete" is added. */
+void		 modern_answer(struct stream *, const char *id, size_t idlen,
+		    const char *result, size_t len);
+/* A 2026-07-28 request's stream went away: cancel what answers on it. */
+void		 modern_stream_gone(struct stream *);
+
+/* modern_listen.c: 2026-07-28 subscriptions/listen streams. */
+void		 listen_open(struct req *);
+/* Lists changed (bit 1 << kind): tell a modern session's listens. */
+void		 listen_list_changed(struct session *, int changed);
+/* A resource changed at an upstream: tell the listens that want it. */
+void		 listen_resource_updated(struct session *, struct upstream *,
+		    const char *uri);
+/* A listen's stream is being freed. */
+void		 listen_stream_gone(struct stream *);
+/* Shutting down: end every listen gracefully. */
+void		 listen_close_all(void);
+
+/* notify.c: the service manager's readiness protocol ($NOTIFY_SOCKET). */
+void		 notify_init(void);
+void		 notify_ready(void);
+void		 notify_reloading(void);
+void		 notify_stopping(const char *why);
+/* Say how the upstreams are (STATUS=), when that changes. */
+void		 notify_status(void);
+
+/*
+ * observe.c: what is measured (metrics.c) and logged (access_log.c) of
+ * each client request: a record that its struct req (below) holds while
+ * it is routed, and that moves into what holds the request when it goes
+ * on beyond that (to an upstream, a client's tool, or waiting for the
+ * session's view), to be ended there.
+ */
 /* What the access log needs of a request, copied only when it is on or
  * the daemon logs at debug level (access_log_enabled). */
 struct reqlog {
@@ -136,153 +663,50 @@ void		 obs_initialize(struct session *, const char *peer,
 		    enum obs_transport, const struct jrpc *, int64_t t0,
 		    int code);
 
-/* access_log.c: one line per client request (access_log). */
-/* Open (or reopen) the configured log; -1 with err set. */
-int		 access_log_open(const struct conf *, char *err, size_t);
-void		 access_log_close(void);
-/* Are requests' details wanted: the access log is on, or the daemon's
- * log is at debug level (-v) and gets a line per request too? */
-int		 access_log_enabled(void);
-/* Lines queued and lines dropped since the start. */
-void		 access_log_counts(uint64_t *lines, uint64_t *dropped);
-/* Copy s[0..len) for a log line: printable ASCII, the rest escaped,
- * cut with "..." to fit. */
-void		 access_log_clean(char *out, size_t outlen, const char *s,
-		    size_t len);
-void		 access_log_request(const struct reqobs *, int outcome,
-		    int code, int64_t total_us, int64_t added_us);
-/* An HTTP request refused before any JSON-RPC (status >= 400), with
- * what was refused ("Host \"evil\"") or NULL. */
-void		 access_log_http(const char *peer, const char *method,
-		    const char *path, int status, const char *refused);
-
-/* metrics.c: counters and histograms, and GET /metrics. */
-struct metrics_req {
-	/* By the method counted as (mcp_method.h), and outcome. */
-	uint64_t		 n[MCPM_N][OBS_NOUTCOMES];
-	struct prom_hist	 total;		/* request read to answer out */
-	struct prom_hist	 added;		/* less the time at the worker */
-};
-
-/* Kinds of requests from upstreams to clients, and how they ended. */
-enum metrics_up_kind {
-	MUP_SAMPLING = 0,
-	MUP_ELICITATION,
-	MUP_ROOTS,
-	MUP_PING,
-	MUP_OTHER,
-	MUP_NKINDS
-};
-enum metrics_up_outcome {
-	MUPO_CLIENT = 0,	/* the client's result, passed on */
-	MUPO_CLIENT_ERROR,	/* the client's error, passed on */
-	MUPO_DEFAULTS,		/* the schema's defaults */
-	MUPO_DECLINE,		/* declined by the gateway */
-	MUPO_ERROR,		/* nobody could answer: an error */
-	MUPO_TIMEOUT,		/* the client did not answer in time */
-	MUPO_CANCELLED,		/* cancelled, or the session ended */
-	MUPO_LLM,		/* sampling: an llm: link's answer */
-	MUPO_TOOL,		/* sampling: a tool: link's answer */
-	MUPO_NOUTCOMES
-};
-
-/* Count a request's end. */
-void		 metrics_request(const struct reqobs *, int outcome,
-		    uint64_t total_us, uint64_t added_us);
-/* Count a request from an upstream by how it ended (not sampling's). */
-void		 metrics_up_request(struct upstream *, enum mcp_method,
-		    enum metrics_up_outcome);
-/* Count a sampling request by the link that ended its chain and the
- * outcome its audit line gives. */
-void		 metrics_sampling(struct upstream *, const char *link,
-		    const char *outcome);
-/* Bytes to and from clients. */
-void		 metrics_bytes(uint64_t in, uint64_t out);
-/* Security refusals by reason ("host", "origin", "token", "limit"). */
-void		 metrics_refused(const char *reason);
-/* Write the whole exposition. */
-void		 metrics_write(struct evbuffer *);
-/* Is a request for /metrics?  Answer it. */
-int		 metrics_path(const struct http_request *);
-void		 metrics_serve(struct http_conn *, struct http_request *);
-
-/* health.c: /healthz and /readyz. */
-/* 200 ready, 503 not ready, 404 draining; why (if given) says why not. */
-int		 health_ready(char *why, size_t len);
-int		 health_path(const struct http_request *);
-void		 health_serve(struct http_conn *, struct http_request *);
-
-/* drain.c: mcpctl drain. */
-int		 drain_active(void);
-/* Seconds to the deadline (0 when not draining). */
-unsigned int	 drain_remaining(void);
-/* Begin (or change the deadline); -1 with err set. */
-int		 drain_start(unsigned int seconds, char *err, size_t);
-/* A session ended: stop once none is left. */
-void		 drain_check(void);
-void		 drain_free(void);
-
-/* proxy.c: trusted_proxies, the PROXY protocol and X-Forwarded-For. */
-struct netaddr;
-/* Take the configuration's trusted_proxies (start, reload). */
-void		 proxy_configure(void);
-int		 proxy_trusted(const struct netaddr *);
-/*
- * The client a request is from: 1 with *client set when conn (the
- * connection's peer) is a trusted proxy and the request has
- * X-Forwarded-For, 0 when the peer is conn, -1 (why set) if that header is
- * malformed.
- */
-int		 proxy_request_peer(const struct netaddr *conn,
-		    const struct http_head *, struct netaddr *client,
-		    const char **why);
-
-/* endpoints.c: what each listener serves. */
-extern const struct http_service gateway_service;
-/* Listen on metrics_listen if it is set; -1 on failure. */
-int		 metrics_listen_start(char *bound, size_t boundlen);
-
-/* Protocol versions the gateway speaks with clients, newest first. */
-#define MCP_VERSION_LATEST	"2025-11-25"
-extern const char *const mcp_versions[];
-int		 mcp_version_supported(const char *);
-/* Does an upstream speak 2026-07-28 (found out by its worker)? */
-int		 upstream_modern(const struct upstream *);
-
-/* globals.c: process-wide state; fill_random is in supervisord.c. */
-extern struct event_base	*base;
-extern struct conf		*conf;
-extern const char		*worker_path;
-extern char			*stdio_worker_path;
-extern char			 listen_bound[128];	/* actual address */
-extern char			 metrics_bound[128];	/* metrics_listen's */
-extern const char		*control_arg;		/* -s, or NULL */
-extern time_t			 daemon_started;	/* wall clock */
-/* Begin an orderly exit (set by main; NULL in test harnesses). */
-extern void			(*daemon_exit)(const char *why);
-int64_t		 now_ms(void);		/* monotonic milliseconds */
-void		 fill_random(void *, size_t);
+/* override.c: an upstream's tools = ( ... ), applied by the merge. */
+/* The override of an upstream's tool (its own name), or NULL. */
+const struct tool_override *override_find(const struct upstream *,
+		    const char *tool, size_t len);
+/* Set the title, description and annotations an override gives. */
+void		 override_apply(const struct tool_override *, json_t *tool);
 
 /*
- * spawn.c: fork and exec a worker with its channel on fd 3 (*chfd is our
- * end, non-blocking) and the few variables of our environment it needs
- * (net: those of libcurl and OpenSSL too); -1 with err set.
+ * pin.c: pinned tool definitions (pin.h has the rest).  The catalog asks
+ * of each upstream tool whether it may be listed.
  */
-pid_t		 spawn_worker(const char *path, char *const argv[], int net,
-		    int *chfd, char *err, size_t errlen);
-/*
- * In-process test harnesses (t/unit/sup_harness.c) play the workers: when
- * set, spawn_worker calls this instead, which returns a pid that no
- * process has and its own end of a channel in *chfd.  NULL in the daemon.
- */
-typedef pid_t	(*spawn_hook_fn)(const char *, char *const [], int, int *,
-		    char *, size_t);
-extern spawn_hook_fn	 spawn_hook;
-/* The named variables we have, as {"NAME": "value"} (a new reference). */
-json_t		*spawn_passed_env(char *const *names);
-/* Values with the ${env:NAME} references we can expand expanded (a new
- * array; see secret_expand_env). */
-json_t		*spawn_expand_env(char *const *values);
+void		 pin_init(void);
+/* Write what is due, free every pin. */
+void		 pin_free(void);
+/* The running configuration of an upstream (NULL if not in conf), and
+ * its pinning. */
+const struct server_conf *pin_server_conf(const struct upstream *);
+enum pinning	 pin_mode(const struct upstream *);
+/* May an upstream's tool (its own definition) be listed as exposed?  It
+ * is pinned the first time; 0 if it changed and is held back. */
+int		 pin_check(struct upstream *, const json_t *tool,
+		    const char *exposed);
+/* Is a tool held back?  1 with the error for a call in buf. */
+int		 pin_held_error(const char *exposed, char *buf, size_t len);
+void		 pin_metrics_write(struct evbuffer *);
+
+/* pin_ctl.c: what mcpctl asks of the pins. */
+/* A warning for mcpctl status and check while tools are held back. */
+void		 pin_health(json_t *warnings);
+/* mcpctl tools pins, diff and approve ("pins", "pin_diff",
+ * "pin_approve"): the reply. */
+json_t		*pin_control(const char *cmd, json_t *req);
+
+/* pin_store.c: where pins are kept (state_dir/pins.json). */
+/* Keep pins in dir (state_dir; configured: set in the file, so it must
+ * be there); -1 with err set if it or its pins.json cannot be used. */
+int		 pin_open(const char *dir, int configured, char *err,
+		    size_t errlen);
+
+/* preflight.c: what startup checks beyond the file's syntax. */
+#define PREFLIGHT_RELOAD	0x1	/* the listen address is kept */
+/* Check a configuration; warnings go to warn; -1 with err set. */
+int		 preflight(const struct conf *, int flags,
+		    void (*warn)(const char *), char *err, size_t errlen);
 
 /*
  * proc.c: the supervisor's children (mcp-worker, mcp-llm).  A record per
@@ -394,204 +818,311 @@ void		 proc_reap(void);
 /* Has every child exited? */
 int		 proc_all_exited(void);
 
-/* upstream.c: one worker process and what the supervisor knows of it. */
-enum upstream_state {
-	UPSTREAM_STARTING = 0,	/* worker spawned, handshake under way */
-	UPSTREAM_READY,		/* catalog known, requests flow */
-	UPSTREAM_BACKOFF,	/* died; waiting to restart */
-	UPSTREAM_STOPPED,	/* stopped by the operator or at exit */
-	UPSTREAM_FAILED,	/* gave up restarting */
-	UPSTREAM_IDLE		/* lazy, not started yet */
+/*
+ * provider.c: one worker (mcp-llm) per LLM provider, supervised and
+ * restarted like upstream workers, with its budget and counters.
+ */
+enum provider_state {
+	PROVIDER_STARTING = 0,
+	PROVIDER_READY,
+	PROVIDER_BACKOFF,
+	PROVIDER_STOPPED,
+	PROVIDER_FAILED		/* its configuration was refused */
 };
 
-struct pending;
-TAILQ_HEAD(pending_list, pending);
-struct provider;
-struct up_request;
-TAILQ_HEAD(up_request_list, up_request);
-
-struct upstream {
-	struct server_conf	*sc;		/* owned copy */
+struct provider {
+	struct llm_conf		*lc;		/* owned copy */
 	struct proc		 proc;		/* its worker */
-	enum upstream_state	 state;
-	pid_t			 upstream_pid;	/* as reported, or -1 */
-	int			 reported;	/* this run sent an error */
-	json_t			*catalog;	/* last catalog, or NULL */
-	json_t			*info;		/* last ready status */
-	struct pending_list	 pending;
-	unsigned int		 npending;
-	unsigned int		 nqueued;	/* pending waiting for a start */
-	struct up_request_list	 up_requests;	/* it sent, unanswered */
-	struct strmap		 subs;		/* uri -> subscriber count */
-	int			 loglevel;	/* forwarded level, -1 none */
-	/* Observability. */
-	struct metrics_req	 m;		/* requests it served */
-	uint64_t		 mup[MUP_NKINDS][MUPO_NOUTCOMES];
-	unsigned int		 gave_up;	/* times marked failed */
-	int			 ready_once;	/* has been ready */
-	struct budget		 budget;	/* of its llm: links */
-	int			 era_fallback;	/* went away during the era
-						   probe: start as "2025" */
+	enum provider_state	 state;
+	struct budget		 budget;
+	unsigned int		 inflight;
+	/* Counters since the daemon started. */
+	uint64_t		 requests;	/* sent to its worker */
+	uint64_t		 answered;
+	uint64_t		 errors;	/* of any outcome but ok */
+	uint64_t		 refused;	/* budget or busy: not sent */
+	uint64_t		 rate_limited;	/* 429 */
+	uint64_t		 timeouts;
+	uint64_t		 tokens_in;
+	uint64_t		 tokens_out;
 };
 
-extern struct upstream	**upstreams;
-extern size_t		  nupstreams;
+extern const char	*llm_worker_path;
+void		 provider_init_all(void);
+/* Apply a new configuration's providers (reload). */
+void		 provider_apply(const struct conf *, json_t *report);
+void		 provider_stop_all(void);
+struct provider	*provider_find(const char *);
+/* Send a request; -1 with why if the provider cannot take it now. */
+int		 provider_request(struct provider *, uint32_t tag,
+		    struct evbuffer *payload, char *why, size_t);
+void		 provider_cancel(struct provider *, uint32_t tag);
+json_t		*provider_status_json(void);
 
-void		 upstream_init_all(void);
+/* proxy.c: trusted_proxies, the PROXY protocol and X-Forwarded-For. */
+/* Take the configuration's trusted_proxies (start, reload). */
+void		 proxy_configure(void);
+int		 proxy_trusted(const struct netaddr *);
 /*
- * Apply the upstreams of a new configuration (reload); report gets arrays
- * "added", "changed" and "removed" of names.
+ * The client a request is from: 1 with *client set when conn (the
+ * connection's peer) is a trusted proxy and the request has
+ * X-Forwarded-For, 0 when the peer is conn, -1 (why set) if that header is
+ * malformed.
  */
-void		 upstream_apply(const struct conf *, json_t *report);
-void		 upstream_stop_all(void);
-struct upstream	*upstream_find(const char *);
-const char	*upstream_state_name(enum upstream_state);
-/* Send a frame to a ready upstream; -1 if it is not ready. */
-int		 upstream_send(struct upstream *, uint16_t type,
-		    uint32_t session, uint32_t tag, const char *, size_t);
-int		 upstream_send_buffer(struct upstream *, uint16_t type,
-		    uint32_t session, uint32_t tag, struct evbuffer *);
-json_t		*upstream_status_json(const struct upstream *);
-/* Start a lazy upstream on first use. */
-void		 upstream_use(struct upstream *);
-/* mcpctl stop, start and restart; -1 with err set if refused. */
-int		 upstream_stop(struct upstream *, char *, size_t);
-int		 upstream_start(struct upstream *, char *, size_t);
-int		 upstream_restart(struct upstream *, char *, size_t);
-/*
- * Tell an upstream's worker about a new client session: a per-session
- * one starts its instance by it, a 2026-07-28 one builds its envelope
- * (worker/era.c).
- */
-void		 upstream_session_open(struct upstream *, struct session *);
-/* Does the upstream declare a capability (e.g. "logging")? */
-int		 upstream_has_capability(const struct upstream *, const char *);
-/* Explain why an upstream cannot take a request (for error messages). */
-void		 upstream_unavailable(const struct upstream *, char *, size_t);
+int		 proxy_request_peer(const struct netaddr *conn,
+		    const struct http_head *, struct netaddr *client,
+		    const char **why);
 
-/* catalog.c: the merged tools, resources, templates and prompts. */
-enum catalog_kind {
-	CATALOG_TOOLS = 0,
-	CATALOG_RESOURCES,
-	CATALOG_TEMPLATES,
-	CATALOG_PROMPTS,
-	CATALOG_NKINDS
+/* reload.c: read the configuration again and apply it; the reply. */
+json_t		*reload(void);
+/* Append a name to the report's array key (made if missing). */
+void		 reload_report_name(json_t *report, const char *key,
+		    const char *name);
+
+/* route.c: client messages to upstreams, and the answers route*.c share. */
+/* Handle a client request; the reply goes to stream. */
+void		 route_request(struct session *, struct stream *,
+		    const struct jrpc *);
+/* The same for a request that waited for its session's view, keeping
+ * the record it waited with (taken). */
+void		 route_resume(struct session *, struct stream *,
+		    const struct jrpc *, struct reqobs *);
+/* One message of a legacy or WebSocket session (initialize included). */
+void		 route_message(struct session *, struct stream *,
+		    const struct jrpc *);
+/* Handle a client notification or response. */
+void		 route_notification(struct session *, const struct jrpc *);
+/* The largest initialize params taken (capabilities and clientInfo). */
+#define INITIALIZE_PARAMS_MAX	65536
+/* Build an initialize result for a new session; NULL + error if bad. */
+json_t		*route_initialize(struct session *, const struct jrpc *,
+		    int *code, char *err, size_t errlen);
+/* Reply to a request with an error (consumes nothing). */
+void		 route_error(struct stream *, const char *id, size_t idlen,
+		    int code, const char *fmt, ...)
+		    __attribute__((format(printf, 5, 6)));
+/* Answer a request being routed (its record ends). */
+void		 route_result(struct req *, const char *result, size_t len);
+void		 route_reject(struct req *, int code, const char *fmt, ...)
+		    __attribute__((format(printf, 3, 4)));
+/* Read a request's URI parameter; answers the error itself. */
+char		*route_get_uri(struct req *, const char *const *path,
+		    struct upstream **);
+
+/* route_answer.c: frames from workers about requests: the answers. */
+/* Frames from a worker that concern requests. */
+void		 route_worker_frame(struct upstream *, const struct frame_hdr *,
+		    struct evbuffer *);
+/* Take a frame's payload into a new buffer (caller frees). */
+struct evbuffer	*route_payload(const struct frame_hdr *, struct evbuffer *);
+
+/* route_notify.c: notifications from upstreams to their sessions. */
+/* Tell a session (NULL: every session on the global catalog) which
+ * lists changed (bit 1 << kind for each). */
+void		 route_list_changed(struct session *, int changed);
+void		 route_notify_stream(struct stream *, const char *method,
+		    const char *params);
+/* Where a message related to a request (or session) should go. */
+struct stream	*route_target(struct upstream *, const struct frame_hdr *,
+		    struct session **);
+void		 route_notify(struct upstream *, const struct frame_hdr *,
+		    struct evbuffer *);
+
+/* route_pending.c: pending requests, and the gateway's own calls. */
+/*
+ * The answer to a call of the gateway's own (route_call): the response
+ * (a result or an error), or NULL with a gateway error (the upstream is
+ * gone, the call timed out).  The pending request is freed after.
+ */
+typedef void	(*route_call_cb)(struct pending *, const struct jrpc *,
+		    int code, const char *error, void *arg);
+enum pending_hook {
+	HOOK_NONE = 0,
+	HOOK_SUBSCRIBE,		/* record the subscription on success */
+	HOOK_UNSUBSCRIBE
 };
 
-/* What an exposed name or URI routes to. */
-struct catalog_entry {
-	struct upstream	*up;		/* an upstream's, or NULL */
-	struct session	*owner;		/* a client's tool: its session */
-	char		*name;		/* the upstream's own name or URI */
-	size_t		 namelen;	/* (a name may hold a NUL) */
-	size_t		 index;		/* in its list */
+struct pending {
+	uint32_t		 tag;
+	struct session		*session;
+	struct upstream		*up;
+	struct stream		*stream;	/* where the reply goes, or
+						   NULL for the gateway's own */
+	enum pending_hook	 hook;
+	char			*uri;		/* for the hooks */
+	struct evbuffer		*queued;	/* text, while it waits for
+						   its upstream to start */
+	char			*id;		/* raw client id text */
+	size_t			 idlen;
+	enum mcp_method		 method;	/* a method of the table */
+	struct event		*timer;
+	struct reqobs		 obs;		/* the client's request */
+	route_call_cb		 cb;		/* the gateway's own call */
+	void			*cb_arg;
+	struct parked		*parked;	/* waiting for its client's
+						   input (continuation.c) */
+	int			 rebound;	/* answers a retry: splice id */
+	char			*token;		/* the retry's progressToken */
+	size_t			 tokenlen;
+	unsigned char		 binding[32];	/* of a modern call: what its
+						   retry must repeat */
+	TAILQ_ENTRY(pending)	 up_entry;
+	TAILQ_ENTRY(pending)	 session_entry;
 };
 
-struct catalog;
+void		 route_init(void);
+/* An upstream became ready: renew its subscriptions and log level, and
+ * send the requests that waited for it. */
+void		 route_upstream_ready(struct upstream *);
+/* Answer every request pending on an upstream with an error. */
+void		 route_fail_upstream(struct upstream *, int code,
+		    const char *message, int keep_queued);
+/* Forget every request of a session (cancelling them upstream). */
+void		 route_cancel_session(struct session *);
+void		 route_pending_free(struct pending *);
+/* Tell the worker a request is cancelled (if it was sent). */
+void		 route_pending_cancel(struct pending *, const char *reason);
+/* (Re)arm a pending request's request_timeout. */
+void		 route_pending_arm(struct pending *);
 
-void		 catalog_init(void);
-void		 catalog_free(void);
-/* Rebuild the global catalog and the views; notify sessions of changes. */
-void		 catalog_rebuild(void);
-/* Build a catalog from parts[i] for upstreams[i] (NULL: none).  The
- * caller owns the one reference. */
-struct catalog	*catalog_build(json_t *const *parts);
-struct catalog	*catalog_ref(struct catalog *);
-void		 catalog_unref(struct catalog *);
-/* The catalog of sessions without a view of their own. */
-struct catalog	*catalog_global(void);
-/* Which lists differ: bit (1 << kind) for each. */
-int		 catalog_diff(const struct catalog *, const struct catalog *);
+/* Forget a session's subscriptions and requests (at session end). */
+void		 route_session_end(struct session *);
+/* Forward a client request, with edits applied to its text; its record
+ * goes on in the pending request. */
+struct pending	*route_forward(struct req *, struct upstream *,
+		    const struct jedit *, size_t nedits);
 /*
- * Append a list result: the page from cursor (the decoded text of the
- * request's cursor, or NULL) of what the session may see (every item for
- * NULL), with nextCursor if more follow.  -1 if the cursor is not ours.
+ * Call an upstream for the gateway itself (params: JSON text, which the
+ * call may drain; the caller frees it): cb gets the answer.  NULL with
+ * why set if it cannot be sent.
  */
-int		 catalog_page(const struct catalog *, enum catalog_kind,
-		    const char *cursor, size_t cursorlen,
-		    unsigned int page_size, const struct session *,
-		    struct evbuffer *out);
-struct catalog_entry *catalog_tool(const struct catalog *, const char *);
-struct catalog_entry *catalog_prompt(const struct catalog *, const char *);
-/* The upstream serving a resource URI (listed, or by template). */
-struct upstream	*catalog_resource(const struct catalog *, const char *);
-/* Of the global catalog: names taken twice, and names mapped. */
-json_t		*catalog_collisions(void);
-json_t		*catalog_renamed(void);
-/* Its tools for mcpctl tools [NAME]; NULL if NAME is not listed. */
-json_t		*catalog_tools_json(const char *name);
-size_t		 catalog_count(const struct upstream *, enum catalog_kind);
+struct pending	*route_call(struct upstream *, enum mcp_method,
+		    struct evbuffer *params, route_call_cb, void *arg,
+		    char *why, size_t);
+/* Cancel such a call: no callback. */
+void		 route_call_abandon(struct pending *);
+/* Send a request of the gateway's own (params taken); answer dropped. */
+void		 route_internal(struct upstream *, struct session *,
+		    enum mcp_method, json_t *params);
+/* A stream is being freed: requests forget it. */
+void		 route_stream_gone(struct stream *);
+/* The pending request with a tag, or NULL. */
+struct pending	*route_pending_find(uint32_t tag);
+/* Answer a pending request with an error and free it. */
+void		 route_pending_fail(struct pending *, int code,
+		    const char *msg);
+
+/* route_sub.c: subscriptions and log levels held at upstreams. */
+/* Forget every session's subscriptions at an upstream being removed. */
+void		 route_forget_upstream(struct upstream *);
+void		 route_subscription(struct req *, int subscribe);
+void		 route_subscribed(struct session *, struct upstream *,
+		    const char *uri);
+void		 route_set_level(struct req *);
+void		 route_forward_level(struct upstream *, struct session *);
+/* A restarted upstream: renew subscriptions and log levels. */
+void		 route_sub_renew(struct upstream *);
+/* Release an ending session's subscriptions and level. */
+void		 route_sub_session_end(struct session *);
+/* Hold and let go of a subscription for a 2026-07-28 listen. */
+void		 route_sub_acquire(struct session *, struct upstream *,
+		    const char *uri);
+void		 route_sub_release(struct session *, struct upstream *,
+		    const char *uri);
+
+/* route_up.c: requests from upstreams to clients, by strategy. */
+/* A request from an upstream, waiting for a client's answer. */
+struct up_request {
+	uint64_t		 id;		/* ours, towards the client */
+	uint32_t		 ref;		/* the worker's reference */
+	struct session		*session;
+	struct upstream		*up;
+	struct stream		*stream;	/* where it was sent */
+	char			 method[JRPC_METHOD_MAX];
+	enum mcp_method		 method_id;
+	char			*text;		/* the request, id = ref */
+	size_t			 len;
+	size_t			 strategy;	/* index of "client" */
+	struct event		*timer;
+	TAILQ_ENTRY(up_request)	 up_entry;
+	TAILQ_ENTRY(up_request)	 session_entry;
+};
+void		 route_up_request(struct upstream *, const struct frame_hdr *,
+		    struct evbuffer *);
+void		 route_client_response(struct session *, const struct jrpc *);
+struct up_request *route_find_up_request(struct session *, const char *,
+		    struct jspan id);
+void		 route_up_request_free(struct up_request *);
+void		 route_up_error(struct upstream *, uint32_t session,
+		    uint32_t ref, int code, const char *msg);
+void		 route_up_cancel_client(struct up_request *, const char *);
+/* A new id for a request the gateway sends a client. */
+uint64_t	 route_next_id(void);
+/*
+ * A request from an upstream to a client (sampling, elicitation, roots,
+ * ping), as its strategies see it; borrowed by the functions it is
+ * passed to, made by whoever read or kept the request.
+ */
+struct up_ask {
+	struct upstream		*up;
+	struct session		*session;	/* that caused it, or NULL */
+	struct stream		*stream;	/* where its client is asked,
+						   or NULL */
+	uint32_t		 session_no;	/* the worker's, for answers */
+	uint32_t		 tag;		/* the call it came with, or 0 */
+	uint32_t		 ref;		/* the worker's reference */
+	const struct jrpc	*m;		/* the request (id = ref) */
+};
+/*
+ * Send an upstream's request to the client that caused it (the strategy
+ * at index strategy); 0 if sent, else -1 with why and an error code.
+ */
+int		 route_up_client(const struct up_ask *, size_t strategy,
+		    char *why, size_t, int *code);
+/* Answer an upstream's request with a result (JSON text). */
+void		 route_up_result(struct upstream *, uint32_t session,
+		    uint32_t ref, const char *result);
+/* Decline a sampling request ("User rejected", the reason in data). */
+void		 route_up_reject_sampling(struct upstream *, uint32_t session,
+		    uint32_t ref, const char *reason);
+/* Go on with an upstream request's strategies, from the given one (why
+ * and code: what the one before ended with, or NULL and 0). */
+void		 route_up_strategies(const struct up_ask *, size_t from,
+		    const char *why, int code);
+/* An upstream cancelled a request it sent a client. */
+void		 route_up_cancelled(struct upstream *, const struct jrpc *);
+
+/* A request of a strategy list: the list and its length. */
+const enum strategy *route_up_list(const struct upstream *, enum mcp_method,
+		    size_t *);
+/* Does a client's capabilities object declare what a request needs? */
+int		 route_caps_can(json_t *caps, const struct jrpc *, char *why,
+		    size_t);
 
 /*
- * pin.c: pinned tool definitions (pin.h has the rest).  The catalog asks
- * of each upstream tool whether it may be listed.
+ * sampling.c: sampling/createMessage by its upstream's chain of links:
+ * client, llm:NAME, tool:UPSTREAM/TOOL, decline.  One audit line each.
  */
-void		 pin_init(void);
-/* Keep pins in dir (state_dir; configured: set in the file, so it must
- * be there); -1 with err set if it or its pins.json cannot be used. */
-int		 pin_open(const char *dir, int configured, char *err,
-		    size_t errlen);
-/* Write what is due, free every pin. */
-void		 pin_free(void);
-/* The running configuration of an upstream (NULL if not in conf), and
- * its pinning. */
-const struct server_conf *pin_server_conf(const struct upstream *);
-enum pinning	 pin_mode(const struct upstream *);
-/* May an upstream's tool (its own definition) be listed as exposed?  It
- * is pinned the first time; 0 if it changed and is held back. */
-int		 pin_check(struct upstream *, const json_t *tool,
-		    const char *exposed);
-/* Is a tool held back?  1 with the error for a call in buf. */
-int		 pin_held_error(const char *exposed, char *buf, size_t len);
-void		 pin_metrics_write(struct evbuffer *);
-/* A warning for mcpctl status and check while tools are held back. */
-void		 pin_health(json_t *warnings);
-/* mcpctl tools pins, diff and approve ("pins", "pin_diff",
- * "pin_approve"): the reply. */
-json_t		*pin_control(const char *cmd, json_t *req);
-
-/* override.c: an upstream's tools = ( ... ), applied by the merge. */
-/* The override of an upstream's tool (its own name), or NULL. */
-const struct tool_override *override_find(const struct upstream *,
-		    const char *tool, size_t len);
-/* Set the title, description and annotations an override gives. */
-void		 override_apply(const struct tool_override *, json_t *tool);
-
 /*
- * view.c: a session's own view of the catalog, where per-session
- * upstreams are listed as its own instances list them.  Sessions whose
- * instances list the same share one view.
+ * Run the chain from link from (a new request: 0, with the tag of the
+ * call it came with; a client link that could not answer: the next).
  */
-struct view;
-struct view_part;
-struct view_wait;
-/* The catalog a session sees. */
-struct catalog	*view_catalog(struct session *);
+void		 sampling_chain(const struct up_ask *, size_t from,
+		    const char *why, int code);
 /*
- * Must the request wait for the session's view?  If so it is queued (or
- * refused when too many wait) and 1 is returned.
+ * The request was answered or ended outside the chain (the client
+ * answered, the upstream cancelled it, the session ended): its audit line
+ * says outcome ("ok", "rejected", "error", "cancelled") and why (or NULL).
  */
-int		 view_defer(struct req *);
-/*
- * A name the session's view lacks belongs to a per-session upstream whose
- * part failed: ask for it again and defer the request (1), unless the
- * request is itself one that waited.
- */
-int		 view_retry(struct req *, struct upstream *);
-/* Why a session's part for an upstream failed, or NULL. */
-const char	*view_part_error(struct session *, struct upstream *);
-/* A per-session instance's catalog (CATALOG with a session number). */
-void		 view_part(struct upstream *, uint32_t session, json_t *);
-/* An upstream became ready: ask for the parts sessions wait for. */
-void		 view_upstream_ready(struct upstream *);
-/* An upstream cannot deliver parts now (it died or stopped). */
-void		 view_upstream_down(struct upstream *);
-/* Rebuild every view (the shared parts or the upstreams changed). */
-void		 view_rebuild_all(void);
-/* A session ends: release its view and waiting requests. */
-void		 view_session_end(struct session *);
-/* A stream is being freed: waiting requests forget it. */
-void		 view_stream_gone(struct stream *);
+void		 sampling_end(struct upstream *, uint32_t ref,
+		    const char *outcome, const char *why);
+/* An upstream is gone: forget its requests. */
+void		 sampling_upstream_gone(struct upstream *);
+/* Frames of a provider's worker about a request (tag). */
+void		 sampling_llm_frame(struct provider *,
+		    const struct frame_hdr *, struct evbuffer *);
+/* A provider cannot answer what it was asked: fall through. */
+void		 sampling_provider_down(struct provider *, const char *why);
 
 /* session.c: client sessions. */
 struct session {
@@ -695,16 +1226,27 @@ struct stream	*session_get_stream(struct session *);
 int		 log_level_index(const char *);
 const char	*log_level_name(int);
 
-/* broadcast.c: notifications to every session, a slice per loop turn. */
-/* Tell every session its lists changed (catalog bits). */
-void		 broadcast_list_changed(int changed);
-/* Send a log notification (its JSON text) to every session that wants
- * its level (an index, -1 if unknown). */
-void		 broadcast_log(const char *, size_t, int level);
-/* A session is new (it has none of the broadcasts so far), or going. */
-void		 broadcast_session_new(struct session *);
-void		 broadcast_session_gone(struct session *);
-void		 broadcast_free_all(void);
+/* spawn.c: fork and exec a worker. */
+/*
+ * Fork and exec a worker with its channel on fd 3 (*chfd is our end,
+ * non-blocking) and the few variables of our environment it needs (net:
+ * those of libcurl and OpenSSL too); -1 with err set.
+ */
+pid_t		 spawn_worker(const char *path, char *const argv[], int net,
+		    int *chfd, char *err, size_t errlen);
+/*
+ * In-process test harnesses (t/unit/sup_harness.c) play the workers: when
+ * set, spawn_worker calls this instead, which returns a pid that no
+ * process has and its own end of a channel in *chfd.  NULL in the daemon.
+ */
+typedef pid_t	(*spawn_hook_fn)(const char *, char *const [], int, int *,
+		    char *, size_t);
+extern spawn_hook_fn	 spawn_hook;
+/* The named variables we have, as {"NAME": "value"} (a new reference). */
+json_t		*spawn_passed_env(char *const *names);
+/* Values with the ${env:NAME} references we can expand expanded (a new
+ * array; see secret_expand_env). */
+json_t		*spawn_expand_env(char *const *values);
 
 /* stream.c: where a session's outgoing messages go. */
 enum stream_kind {
@@ -717,8 +1259,6 @@ enum stream_kind {
 				   request: no event ids, no replay */
 	STREAM_LISTEN		/* a 2026-07-28 subscriptions/listen */
 };
-
-struct stream_event;
 TAILQ_HEAD(stream_events, stream_event);
 
 struct stream {
@@ -771,610 +1311,89 @@ void		 stream_resume(struct stream *, struct http_conn *,
 		    uint32_t after, int have_last);
 /* Free streams that are complete and past their replay time. */
 void		 stream_expire(struct session *, int64_t now);
+
+/* stream_keep.c: what streams keep for replay, and max_buffered. */
 /* Keep what streams hold within max_buffered (cut the slowest reader). */
 void		 stream_budget(void);
 /* Bytes every stream holds for replay. */
 size_t		 stream_held_bytes(void);
 
-/* route.c, route_pending.c, route_answer.c: client messages to upstreams
- * and back (dispatch, pending requests, the workers' answers). */
-/*
- * The answer to a call of the gateway's own (route_call): the response
- * (a result or an error), or NULL with a gateway error (the upstream is
- * gone, the call timed out).  The pending request is freed after.
- */
-typedef void	(*route_call_cb)(struct pending *, const struct jrpc *,
-		    int code, const char *error, void *arg);
-enum pending_hook {
-	HOOK_NONE = 0,
-	HOOK_SUBSCRIBE,		/* record the subscription on success */
-	HOOK_UNSUBSCRIBE
+/* supervisord.c: main (t/unit/sup_harness.c has its own fill_random). */
+void		 fill_random(void *, size_t);
+
+/* upstream.c: one worker process and what the supervisor knows of it. */
+/* Seconds beyond an upstream's init_timeout that the supervisor waits for
+ * a worker (or a session's instance) to be ready: the worker's own timer,
+ * and its error, come first. */
+#define INIT_GRACE	5
+/* Does an upstream speak 2026-07-28 (found out by its worker)? */
+int		 upstream_modern(const struct upstream *);
+enum upstream_state {
+	UPSTREAM_STARTING = 0,	/* worker spawned, handshake under way */
+	UPSTREAM_READY,		/* catalog known, requests flow */
+	UPSTREAM_BACKOFF,	/* died; waiting to restart */
+	UPSTREAM_STOPPED,	/* stopped by the operator or at exit */
+	UPSTREAM_FAILED,	/* gave up restarting */
+	UPSTREAM_IDLE		/* lazy, not started yet */
 };
 
-struct pending {
-	uint32_t		 tag;
-	struct session		*session;
-	struct upstream		*up;
-	struct stream		*stream;	/* where the reply goes, or
-						   NULL for the gateway's own */
-	enum pending_hook	 hook;
-	char			*uri;		/* for the hooks */
-	struct evbuffer		*queued;	/* text, while it waits for
-						   its upstream to start */
-	char			*id;		/* raw client id text */
-	size_t			 idlen;
-	enum mcp_method		 method;	/* a method of the table */
-	struct event		*timer;
-	struct reqobs		 obs;		/* the client's request */
-	route_call_cb		 cb;		/* the gateway's own call */
-	void			*cb_arg;
-	struct parked		*parked;	/* waiting for its client's
-						   input (continuation.c) */
-	int			 rebound;	/* answers a retry: splice id */
-	char			*token;		/* the retry's progressToken */
-	size_t			 tokenlen;
-	unsigned char		 binding[32];	/* of a modern call: what its
-						   retry must repeat */
-	TAILQ_ENTRY(pending)	 up_entry;
-	TAILQ_ENTRY(pending)	 session_entry;
-};
-
-void		 route_init(void);
-/* Handle a client request; the reply goes to stream. */
-void		 route_request(struct session *, struct stream *,
-		    const struct jrpc *);
-/* The same for a request that waited for its session's view, keeping
- * the record it waited with (taken). */
-void		 route_resume(struct session *, struct stream *,
-		    const struct jrpc *, struct reqobs *);
-/* One message of a legacy or WebSocket session (initialize included). */
-void		 route_message(struct session *, struct stream *,
-		    const struct jrpc *);
-/* Handle a client notification or response. */
-void		 route_notification(struct session *, const struct jrpc *);
-/* The largest initialize params taken (capabilities and clientInfo). */
-#define INITIALIZE_PARAMS_MAX	65536
-/* Build an initialize result for a new session; NULL + error if bad. */
-json_t		*route_initialize(struct session *, const struct jrpc *,
-		    int *code, char *err, size_t errlen);
-/* Frames from a worker that concern requests. */
-void		 route_worker_frame(struct upstream *, const struct frame_hdr *,
-		    struct evbuffer *);
-/* An upstream became ready: renew its subscriptions and log level, and
- * send the requests that waited for it. */
-void		 route_upstream_ready(struct upstream *);
-/* Tell a session (NULL: every session on the global catalog) which
- * lists changed (bit 1 << kind for each). */
-void		 route_list_changed(struct session *, int changed);
-/* Answer every request pending on an upstream with an error. */
-void		 route_fail_upstream(struct upstream *, int code,
-		    const char *message, int keep_queued);
-/* Forget every session's subscriptions at an upstream being removed. */
-void		 route_forget_upstream(struct upstream *);
-/* Forget every request of a session (cancelling them upstream). */
-void		 route_cancel_session(struct session *);
-void		 route_pending_free(struct pending *);
-/* Tell the worker a request is cancelled (if it was sent). */
-void		 route_pending_cancel(struct pending *, const char *reason);
-/* (Re)arm a pending request's request_timeout. */
-void		 route_pending_arm(struct pending *);
-
-/* A request from an upstream, waiting for a client's answer. */
-struct up_request {
-	uint64_t		 id;		/* ours, towards the client */
-	uint32_t		 ref;		/* the worker's reference */
-	struct session		*session;
-	struct upstream		*up;
-	struct stream		*stream;	/* where it was sent */
-	char			 method[JRPC_METHOD_MAX];
-	enum mcp_method		 method_id;
-	char			*text;		/* the request, id = ref */
-	size_t			 len;
-	size_t			 strategy;	/* index of "client" */
-	struct event		*timer;
-	TAILQ_ENTRY(up_request)	 up_entry;
-	TAILQ_ENTRY(up_request)	 session_entry;
-};
-
-/* Forget a session's subscriptions and requests (at session end). */
-void		 route_session_end(struct session *);
-/* Reply to a request with an error (consumes nothing). */
-void		 route_error(struct stream *, const char *id, size_t idlen,
-		    int code, const char *fmt, ...)
-		    __attribute__((format(printf, 5, 6)));
-
-/* Between route*.c: the answers to a request being routed (its record
- * ends), forwarding, frames. */
-void		 route_result(struct req *, const char *result, size_t len);
-void		 route_reject(struct req *, int code, const char *fmt, ...)
-		    __attribute__((format(printf, 3, 4)));
-/* Forward a client request, with edits applied to its text; its record
- * goes on in the pending request. */
-struct pending	*route_forward(struct req *, struct upstream *,
-		    const struct jedit *, size_t nedits);
-/*
- * Call an upstream for the gateway itself (params: JSON text, which the
- * call may drain; the caller frees it): cb gets the answer.  NULL with
- * why set if it cannot be sent.
- */
-struct pending	*route_call(struct upstream *, enum mcp_method,
-		    struct evbuffer *params, route_call_cb, void *arg,
-		    char *why, size_t);
-/* Cancel such a call: no callback. */
-void		 route_call_abandon(struct pending *);
-/* Send a request of the gateway's own (params taken); answer dropped. */
-void		 route_internal(struct upstream *, struct session *,
-		    enum mcp_method, json_t *params);
-/* Read a request's URI parameter; answers the error itself. */
-char		*route_get_uri(struct req *, const char *const *path,
-		    struct upstream **);
-/* A stream is being freed: requests forget it. */
-void		 route_stream_gone(struct stream *);
-/* The pending request with a tag, or NULL. */
-struct pending	*route_pending_find(uint32_t tag);
-/* Answer a pending request with an error and free it. */
-void		 route_pending_fail(struct pending *, int code,
-		    const char *msg);
-/* Take a frame's payload into a new buffer (caller frees). */
-struct evbuffer	*route_payload(const struct frame_hdr *, struct evbuffer *);
-
-/* route_notify.c */
-void		 route_notify_stream(struct stream *, const char *method,
-		    const char *params);
-/* Where a message related to a request (or session) should go. */
-struct stream	*route_target(struct upstream *, const struct frame_hdr *,
-		    struct session **);
-void		 route_notify(struct upstream *, const struct frame_hdr *,
-		    struct evbuffer *);
-
-/* route_up.c */
-void		 route_up_request(struct upstream *, const struct frame_hdr *,
-		    struct evbuffer *);
-void		 route_client_response(struct session *, const struct jrpc *);
-struct up_request *route_find_up_request(struct session *, const char *,
-		    struct jspan id);
-void		 route_up_request_free(struct up_request *);
-void		 route_up_error(struct upstream *, uint32_t session,
-		    uint32_t ref, int code, const char *msg);
-void		 route_up_cancel_client(struct up_request *, const char *);
-/* A new id for a request the gateway sends a client. */
-uint64_t	 route_next_id(void);
-/*
- * A request from an upstream to a client (sampling, elicitation, roots,
- * ping), as its strategies see it; borrowed by the functions it is
- * passed to, made by whoever read or kept the request.
- */
-struct up_ask {
-	struct upstream		*up;
-	struct session		*session;	/* that caused it, or NULL */
-	struct stream		*stream;	/* where its client is asked,
-						   or NULL */
-	uint32_t		 session_no;	/* the worker's, for answers */
-	uint32_t		 tag;		/* the call it came with, or 0 */
-	uint32_t		 ref;		/* the worker's reference */
-	const struct jrpc	*m;		/* the request (id = ref) */
-};
-/*
- * Send an upstream's request to the client that caused it (the strategy
- * at index strategy); 0 if sent, else -1 with why and an error code.
- */
-int		 route_up_client(const struct up_ask *, size_t strategy,
-		    char *why, size_t, int *code);
-/* Answer an upstream's request with a result (JSON text). */
-void		 route_up_result(struct upstream *, uint32_t session,
-		    uint32_t ref, const char *result);
-/* Decline a sampling request ("User rejected", the reason in data). */
-void		 route_up_reject_sampling(struct upstream *, uint32_t session,
-		    uint32_t ref, const char *reason);
-/* Go on with an upstream request's strategies, from the given one (why
- * and code: what the one before ended with, or NULL and 0). */
-void		 route_up_strategies(const struct up_ask *, size_t from,
-		    const char *why, int code);
-/* An upstream cancelled a request it sent a client. */
-void		 route_up_cancelled(struct upstream *, const struct jrpc *);
-
-/*
- * sampling.c: sampling/createMessage by its upstream's chain of links:
- * client, llm:NAME, tool:UPSTREAM/TOOL, decline.  One audit line each.
- */
-/*
- * Run the chain from link from (a new request: 0, with the tag of the
- * call it came with; a client link that could not answer: the next).
- */
-void		 sampling_chain(const struct up_ask *, size_t from,
-		    const char *why, int code);
-/*
- * The request was answered or ended outside the chain (the client
- * answered, the upstream cancelled it, the session ended): its audit line
- * says outcome ("ok", "rejected", "error", "cancelled") and why (or NULL).
- */
-void		 sampling_end(struct upstream *, uint32_t ref,
-		    const char *outcome, const char *why);
-/* An upstream is gone: forget its requests. */
-void		 sampling_upstream_gone(struct upstream *);
-/* Frames of a provider's worker about a request (tag). */
-void		 sampling_llm_frame(struct provider *,
-		    const struct frame_hdr *, struct evbuffer *);
-/* A provider cannot answer what it was asked: fall through. */
-void		 sampling_provider_down(struct provider *, const char *why);
-
-/*
- * provider.c: one worker (mcp-llm) per LLM provider, supervised and
- * restarted like upstream workers, with its budget and counters.
- */
-enum provider_state {
-	PROVIDER_STARTING = 0,
-	PROVIDER_READY,
-	PROVIDER_BACKOFF,
-	PROVIDER_STOPPED,
-	PROVIDER_FAILED		/* its configuration was refused */
-};
-
-struct provider {
-	struct llm_conf		*lc;		/* owned copy */
+struct upstream {
+	struct server_conf	*sc;		/* owned copy */
 	struct proc		 proc;		/* its worker */
-	enum provider_state	 state;
-	struct budget		 budget;
-	unsigned int		 inflight;
-	/* Counters since the daemon started. */
-	uint64_t		 requests;	/* sent to its worker */
-	uint64_t		 answered;
-	uint64_t		 errors;	/* of any outcome but ok */
-	uint64_t		 refused;	/* budget or busy: not sent */
-	uint64_t		 rate_limited;	/* 429 */
-	uint64_t		 timeouts;
-	uint64_t		 tokens_in;
-	uint64_t		 tokens_out;
+	enum upstream_state	 state;
+	pid_t			 upstream_pid;	/* as reported, or -1 */
+	int			 reported;	/* this run sent an error */
+	json_t			*catalog;	/* last catalog, or NULL */
+	json_t			*info;		/* last ready status */
+	struct pending_list	 pending;
+	unsigned int		 npending;
+	unsigned int		 nqueued;	/* pending waiting for a start */
+	struct up_request_list	 up_requests;	/* it sent, unanswered */
+	struct strmap		 subs;		/* uri -> subscriber count */
+	int			 loglevel;	/* forwarded level, -1 none */
+	/* Observability. */
+	struct metrics_req	 m;		/* requests it served */
+	uint64_t		 mup[MUP_NKINDS][MUPO_NOUTCOMES];
+	unsigned int		 gave_up;	/* times marked failed */
+	int			 ready_once;	/* has been ready */
+	struct budget		 budget;	/* of its llm: links */
+	int			 era_fallback;	/* went away during the era
+						   probe: start as "2025" */
 };
 
-extern const char	*llm_worker_path;
-void		 provider_init_all(void);
-/* Apply a new configuration's providers (reload). */
-void		 provider_apply(const struct conf *, json_t *report);
-void		 provider_stop_all(void);
-struct provider	*provider_find(const char *);
-/* Send a request; -1 with why if the provider cannot take it now. */
-int		 provider_request(struct provider *, uint32_t tag,
-		    struct evbuffer *payload, char *why, size_t);
-void		 provider_cancel(struct provider *, uint32_t tag);
-json_t		*provider_status_json(void);
+extern struct upstream	**upstreams;
+extern size_t		  nupstreams;
 
-/* A request of a strategy list: the list and its length. */
-const enum strategy *route_up_list(const struct upstream *, enum mcp_method,
-		    size_t *);
-/* Does a client's capabilities object declare what a request needs? */
-int		 route_caps_can(json_t *caps, const struct jrpc *, char *why,
-		    size_t);
-
-/* route_sub.c */
-void		 route_subscription(struct req *, int subscribe);
-void		 route_subscribed(struct session *, struct upstream *,
-		    const char *uri);
-void		 route_set_level(struct req *);
-void		 route_forward_level(struct upstream *, struct session *);
-/* A restarted upstream: renew subscriptions and log levels. */
-void		 route_sub_renew(struct upstream *);
-/* Release an ending session's subscriptions and level. */
-void		 route_sub_session_end(struct session *);
-/* Hold and let go of a subscription for a 2026-07-28 listen. */
-void		 route_sub_acquire(struct session *, struct upstream *,
-		    const char *uri);
-void		 route_sub_release(struct session *, struct upstream *,
-		    const char *uri);
-
-/* modern.c: 2026-07-28 requests on /mcp beside the 2025 eras. */
-/* Does a POST claim the modern era (envelope, or a modern header)? */
-int		 modern_claims(struct http_request *, const struct jrpc *);
-/* Serve a POST that claims it (answered, whatever happens). */
-void		 modern_post(struct http_conn *, struct http_request *,
-		    const struct jrpc *);
+void		 upstream_init_all(void);
 /*
- * Check a modern tools/call's Mcp-Param-* headers against the arguments
- * its tool marks x-mcp-header; -1 if refused (answered -32020).
+ * Apply the upstreams of a new configuration (reload); report gets arrays
+ * "added", "changed" and "removed" of names.
  */
-int		 modern_check_params(struct req *, const struct catalog_entry *);
-/* Refuse a GET or DELETE that names a modern version and no session. */
-int		 modern_refuse_method(struct http_conn *, struct http_request *);
-/* Answer with an error at an HTTP status (400 for the spec's codes). */
-void		 modern_error(struct stream *, const char *id, size_t idlen,
-		    int code, const char *data, const char *fmt, ...)
-		    __attribute__((format(printf, 6, 7)));
-/* Answer with a result for the request's era: resultType for
- * 2026-07-28, with ttlMs and cacheScope when cache is set. */
-void		 modern_result(struct req *, const char *result, size_t len,
-		    int cache);
-/* Answer server/discover: the gateway's versions, capabilities and
- * identity. */
-void		 modern_discover(struct req *);
+void		 upstream_apply(const struct conf *, json_t *report);
+void		 upstream_stop_all(void);
+struct upstream	*upstream_find(const char *);
+const char	*upstream_state_name(enum upstream_state);
+/* Send a frame to a ready upstream; -1 if it is not ready. */
+int		 upstream_send(struct upstream *, uint16_t type,
+		    uint32_t session, uint32_t tag, const char *, size_t);
+int		 upstream_send_buffer(struct upstream *, uint16_t type,
+		    uint32_t session, uint32_t tag, struct evbuffer *);
+json_t		*upstream_status_json(const struct upstream *);
+/* Start a lazy upstream on first use. */
+void		 upstream_use(struct upstream *);
+/* mcpctl stop, start and restart; -1 with err set if refused. */
+int		 upstream_stop(struct upstream *, char *, size_t);
+int		 upstream_start(struct upstream *, char *, size_t);
+int		 upstream_restart(struct upstream *, char *, size_t);
 /*
- * An upstream's error answer to a 2026-07-28 request, made that era's:
- * -32002 (resource not found) becomes -32602, and -32020, -32021 and
- * -32022 set the answer's HTTP status to 400.
+ * Tell an upstream's worker about a new client session: a per-session
+ * one starts its instance by it, a 2026-07-28 one builds its envelope
+ * (worker/era.c).
  */
-void		 modern_upstream_error(struct stream *, struct evbuffer *);
-/* Answer a 2026-07-28 request (id) with a result object that has no
- * resultType yet: "complete" is added. */
-void		 modern_answer(struct stream *, const char *id, size_t idlen,
-		    const char *result, size_t len);
-/* A 2026-07-28 request's stream went away: cancel what answers on it. */
-void		 modern_stream_gone(struct stream *);
-
-/* continuation.c: calls parked while a 2026-07-28 client supplies input
- * (a legacy upstream's sampling, elicitation or roots request). */
-void		 continuation_init(void);
-/* The key and instance name the gateway mints requestState with. */
-int		 continuation_configure(const struct conf *, char *, size_t);
-/* The same in two steps, for a reload that must change all or nothing:
- * continuation_key reads request_state_key into k (-1 with err set);
- * continuation_apply takes k into use, wipes it, and takes the
- * instance name.  A k not applied is wiped by the caller. */
-#define STATE_KEY_MAX		256
-struct state_key {
-	unsigned char	 key[STATE_KEY_MAX];
-	size_t		 len;		/* 0: none configured */
-};
-int		 continuation_key(const struct conf *, struct state_key *,
-		    char *, size_t);
-void		 continuation_apply(const struct conf *, struct state_key *);
-const char	*continuation_instance(void);
-/* An upstream's request for a modern client: park its call and ask the
- * client by input_required (0), or -1 with why and code if it cannot. */
-int		 continuation_park(const struct up_ask *, char *why, size_t,
-		    int *code);
-/* Record what a modern call's retry will have to repeat. */
-void		 continuation_bind(struct pending *, const struct req *,
-		    const char *name);
-/* A modern client's retry of a call to a legacy upstream: 1 if it
- * carries requestState or inputResponses (then handled). */
-int		 continuation_resume(struct req *, struct upstream *,
-		    const char *name);
-/* A parked call was answered while it waited (payload taken). */
-void		 continuation_answered(struct pending *, struct evbuffer *);
-/* A parked call's pending request went away (failed, or answered). */
-void		 continuation_pending_gone(struct pending *, const char *why);
-/* The client needs a capability it did not declare: -32021, the
- * upstream's request refused, the call cancelled. */
-void		 continuation_missing(const struct up_ask *, const char *why);
-/* An upstream withdrew a request held in a parked call. */
-int		 continuation_up_cancelled(struct upstream *, uint32_t ref);
-void		 continuation_session_end(struct session *);
-void		 continuation_upstream_gone(struct upstream *);
-unsigned int	 continuation_count(void);
-
-/* listen.c: 2026-07-28 subscriptions/listen streams. */
-void		 listen_open(struct req *);
-/* Lists changed (bit 1 << kind): tell a modern session's listens. */
-void		 listen_list_changed(struct session *, int changed);
-/* A resource changed at an upstream: tell the listens that want it. */
-void		 listen_resource_updated(struct session *, struct upstream *,
-		    const char *uri);
-/* A listen's stream is being freed. */
-void		 listen_stream_gone(struct stream *);
-/* Shutting down: end every listen gracefully. */
-void		 listen_close_all(void);
-
-/* http.c: the HTTP/1.1 server. */
-struct http_request {
-	const char	*method;
-	const char	*path;		/* without query */
-	const char	*query;		/* after '?', or "" */
-	struct http_head head;
-	struct evbuffer	*body;
-	uint64_t	 credential;	/* the bearer token that authorised
-					   it (a hash), 0 without auth */
-	const char	*client;	/* the named client it is, or NULL */
-};
-
-/*
- * What a listener serves.  check sees every request once its head is in,
- * before any of its body is read: it returns 0 to go on, or answers it
- * (a refusal; the connection then closes, the body unread) and returns
- * -1.  handle gets the whole request.
- */
-struct http_service {
-	int	(*check)(struct http_conn *, struct http_request *);
-	void	(*handle)(struct http_conn *, struct http_request *);
-};
-
-int		 http_listen(const char *addr, const struct http_service *,
-		    char *bound, size_t boundlen);
-/* Serve a connected socket (taken), as if accepted from sa. */
-void		 http_adopt(int fd, const struct sockaddr *sa,
-		    const struct http_service *);
-void		 http_close_listeners(void);
-/* Apply the configuration: connection limit, heartbeat (start, reload). */
-void		 http_configure(void);
-/* Complete response with an optional body; extra is "Name: v\r\n" lines. */
-void		 http_reply(struct http_conn *, int status, const char *ctype,
-		    const char *extra, const char *body, size_t len);
-void		 http_reply_buffer(struct http_conn *, int status,
-		    const char *ctype, const char *extra, struct evbuffer *);
-/*
- * A connection taken over by another protocol after a 101 (WebSocket).
- * read: new input; drained: everything queued was written (optional);
- * closed: the connection is going away, for whatever reason.
- */
-struct http_upgraded {
-	void	(*read)(struct http_conn *, void *);
-	void	(*drained)(struct http_conn *, void *);
-	void	(*closed)(struct http_conn *, void *);
-};
-/*
- * Answer 101 with headers ("Name: v\r\n" lines) and hand over.  Input
- * already buffered is the new protocol's: the caller reads it.
- */
-void		 http_upgrade(struct http_conn *, const char *headers,
-		    const struct http_upgraded *, void *);
-/* The argument given to http_upgrade, or NULL. */
-void		*http_upgraded_arg(struct http_conn *);
-/* Stop or resume reading an upgraded connection (backpressure). */
-void		 http_conn_reading(struct http_conn *, int on);
-struct evbuffer	*http_conn_input(struct http_conn *);
-struct evbuffer	*http_conn_output(struct http_conn *);
-/* Stop reading, write what is queued, then close. */
-void		 http_conn_finish(struct http_conn *);
-/* Start a chunked event-stream response. */
-void		 http_stream_start(struct http_conn *, const char *extra);
-/* Write one chunk (all of data is consumed). */
-void		 http_stream_write(struct http_conn *, struct evbuffer *);
-/*
- * Write one chunk made of a prefix and data: bytes (copied), or an
- * evbuffer (added by reference, so it stays the caller's).
- */
-void		 http_stream_write_parts(struct http_conn *,
-		    const char *prefix, size_t plen, const char *data,
-		    size_t len, struct evbuffer *ref);
-void		 http_stream_end(struct http_conn *);
-/* Attach the stream that owns this connection's response. */
-void		 http_set_stream(struct http_conn *, struct stream *);
-unsigned int	 http_conn_count(void);
-extern int	 listen_loopback;	/* every listener is on loopback */
-size_t		 http_conn_queued(struct http_conn *);
-/*
- * Bytes in every connection's output, and the one with the most (among
- * those at least HTTP_SLOW_MIN behind: a heap, not a walk), or NULL.
- */
-#define HTTP_SLOW_MIN	65536
-size_t		 http_stream_queued(void);
-struct http_conn *http_slowest(size_t *queued);
-/* The peer's address, for logs (the client's, behind a trusted proxy). */
-const char	*http_conn_peer(struct http_conn *);
-/* The response to the request under way needs no access log line (it
- * was logged already, or it is a health check). */
-void		 http_conn_nolog(struct http_conn *);
-/* Drop a connection at once (its stream is detached). */
-void		 http_conn_close(struct http_conn *);
-/* The same from the event loop, when the caller is not done with its
- * session (closing a legacy stream ends the session). */
-void		 http_conn_close_later(struct http_conn *);
-int		 http_conn_doomed(struct http_conn *);
-
-/* acl.c: what a session's client may do. */
-/* May the session see and use this tool or prompt name, or template? */
-int		 acl_allows(const struct session *, const char *name);
-/*
- * May it use this resource URI?  1 if so, 0 if not; -1 with why if its
- * client has patterns and the URI cannot be checked (common/uri.h).
- */
-int		 acl_allows_uri(const struct session *, const char *uri,
-		    const char **why);
-/* Does the session see less than everything? */
-int		 acl_filtered(const struct session *);
-int		 acl_may_register(const struct session *);
-
-/* client_tools.c, client_tools_call.c: tools offered by clients, and
- * calls to them. */
-struct ctcall;
-/* tools/register and tools/unregister. */
-void		 ctools_register(struct req *);
-void		 ctools_unregister(struct req *);
-/* Call a client's tool (e->owner) for a session. */
-void		 ctools_call(struct req *, const struct catalog_entry *,
-		    const char *exposed);
-/* An owner's answer, progress or a caller's cancellation: 1 if it was
- * about a call to a client tool (handled). */
-int		 ctools_answer(struct session *owner, const struct jrpc *);
-int		 ctools_progress(struct session *owner, const struct jrpc *);
-int		 ctools_cancelled(struct session *caller, const struct jrpc *,
-		    struct jspan request_id);
-/* A registered tool; owned by client_tools.c, borrowed by catalog.c. */
-struct ctool {
-	struct catalog_entry	 e;	/* owner, own name, list position */
-	const char		*key;	/* exposed name (the registry's) */
-	char			*text;	/* the Tool object as listed */
-	size_t			 len;
-	size_t			 cost;	/* bytes held, overhead counted */
-};
-/* The registered tools in order: ctools_at(i) for i < ctools_count()
- * (NULL past the end); one by its exposed name, or NULL. */
-size_t		 ctools_count(void);
-struct ctool	*ctools_at(size_t);
-struct ctool	*ctools_get(const char *exposed);
-/* A new configuration: withdraw the tools it no longer allows. */
-void		 ctools_configure(void);
-void		 ctools_stream_gone(struct stream *);
-/* A session ends: its calls fail, its tools are withdrawn. */
-void		 ctools_session_end(struct session *);
-/* client_tools_call.c: a session ends, calls to and from it end too. */
-void		 ctools_calls_end(struct session *);
-
-/* auth.c: the accepted tokens and whom each names. */
-/* Use a configuration's tokens; -1 with err set (nothing changed). */
-int		 auth_configure(const struct conf *, char *err, size_t);
-/* The same in two steps, for a reload that must change all or nothing:
- * auth_prepare builds a table (owned by the caller; -1 with err set and
- * nothing to free), auth_commit takes it into use, auth_discard frees
- * one not taken. */
-struct credential;
-struct auth_table {
-	struct credential	*v;
-	size_t			 n;
-};
-int		 auth_prepare(const struct conf *, struct auth_table *,
-		    char *err, size_t);
-void		 auth_commit(struct auth_table *);
-void		 auth_discard(struct auth_table *);
-/* What a token admits to. */
-#define AUTH_MCP	0x1	/* /mcp, /sse, /messages, the WebSocket */
-#define AUTH_METRICS	0x2	/* /metrics, and why /readyz says what */
-/* Check a configuration's tokens without taking them; *any is the rights
- * of all of them, or'd (0: there is none). */
-int		 auth_validate(const struct conf *, int *any, char *err, size_t);
-/* Must a request for a right (AUTH_MCP or AUTH_METRICS) carry a token? */
-int		 auth_required(int right);
-/* Check a presented token: 0 with its id, client name (NULL for an
- * unnamed one) and rights, -1 if none matches. */
-int		 auth_check(const char *, size_t, uint64_t *id,
-		    const char **client, int *rights);
-/* Write the lock file with a fresh token (accepted from then on, after
- * auth_configure); remove it at exit. */
-int		 auth_lockfile_write(const char *path, const char *url, int port);
-void		 auth_lockfile_remove(void);
-
-/* mcp_http.c: the Streamable HTTP endpoint. */
-extern const struct http_service mcp_http_service;
-/*
- * Check a request's Host and Origin (loopback: whether the listener is on
- * loopback only) and, unless right is 0, that its bearer token has that
- * right (AUTH_MCP, AUTH_METRICS; see auth_required); 0 to go on, -1 when
- * refused (answered, logged with the peer and what was refused).
- */
-int		 mcp_http_check_access(struct http_conn *, struct http_request *,
-		    int loopback, int right);
-/* Does a request carry what a right needs?  Silent: nothing is logged. */
-int		 mcp_http_may(struct http_request *, int right);
-
-/* mcp_ws.c: MCP over WebSocket on the same listener. */
-int		 mcp_ws_path(const struct http_request *);
-/* Upgrade a request for ws_path, or refuse it. */
-void		 mcp_ws_upgrade(struct http_conn *, struct http_request *);
-/* Send one message as a text frame (all of msg is consumed). */
-void		 mcp_ws_send(struct http_conn *, struct evbuffer *msg);
-/* Its session is ending first: the connection must not end it again. */
-void		 mcp_ws_forget(struct http_conn *);
-
-/* preflight.c: what startup checks beyond the file's syntax. */
-#define PREFLIGHT_RELOAD	0x1	/* the listen address is kept */
-/* Check a configuration; warnings go to warn; -1 with err set. */
-int		 preflight(const struct conf *, int flags,
-		    void (*warn)(const char *), char *err, size_t errlen);
-
-/* notify.c: the service manager's readiness protocol ($NOTIFY_SOCKET). */
-void		 notify_init(void);
-void		 notify_ready(void);
-void		 notify_reloading(void);
-void		 notify_stopping(const char *why);
-/* Say how the upstreams are (STATUS=), when that changes. */
-void		 notify_status(void);
-
-/* reload.c: read the configuration again and apply it; the reply. */
-json_t		*reload(void);
-/* Append a name to the report's array key (made if missing). */
-void		 reload_report_name(json_t *report, const char *key,
-		    const char *name);
-
-/* control.c: the control socket for mcpctl. */
-int		 control_listen(const char *path);
-void		 control_close(void);
+void		 upstream_session_open(struct upstream *, struct session *);
+/* Does the upstream declare a capability (e.g. "logging")? */
+int		 upstream_has_capability(const struct upstream *, const char *);
+/* Explain why an upstream cannot take a request (for error messages). */
+void		 upstream_unavailable(const struct upstream *, char *, size_t);
 
 #endif

@@ -17,7 +17,6 @@
 #include "supervisor.h"
 #include "xmalloc.h"
 
-#define CHANNEL_SLACK		65536	/* frame bytes beyond max_message */
 #define CHANNEL_MAX_QUEUED	(256 * 1024 * 1024)
 
 struct upstream	**upstreams;
@@ -81,8 +80,8 @@ upstream_policy(struct upstream *up)
 	pp.max_delay = up->sc->restart_max_delay;
 	pp.healthy_ms = (int64_t)up->sc->healthy_after * 1000;
 	pp.max_failures = up->sc->max_failures;
-	pp.start_timeout = up->sc->init_timeout + 5;
-	pp.frame_max = up->sc->max_message + CHANNEL_SLACK;
+	pp.start_timeout = up->sc->init_timeout + INIT_GRACE;
+	pp.frame_max = up->sc->max_message + FRAME_SLACK;
 	proc_configure(&up->proc, up->sc->name, &pp);
 }
 

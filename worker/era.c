@@ -147,7 +147,8 @@ era_initialized(struct conn *c, const struct jrpc *m, void *arg)
 
 	if (m->kind == JRPC_ERROR) {
 		snprintf(why, sizeof why, "initialize failed: %.*s",
-		    (int)(m->error.len > 300 ? 300 : m->error.len),
+		    (int)(m->error.len > UP_ERROR_QUOTE ? UP_ERROR_QUOTE :
+		    m->error.len),
 		    m->p + m->error.off);
 		conn_lost(c, why);
 		return;
@@ -314,8 +315,8 @@ era_discovered(struct conn *c, const struct jrpc *m, void *arg)
 	json_decref(err);
 	if (sc->era == ERA_2026) {
 		snprintf(why, sizeof why, "era = \"2026\", but server/discover "
-		    "failed: %.*s", (int)(m->error.len > 300 ? 300 :
-		    m->error.len), m->p + m->error.off);
+		    "failed: %.*s", (int)(m->error.len > UP_ERROR_QUOTE ?
+		    UP_ERROR_QUOTE : m->error.len), m->p + m->error.off);
 		conn_lost(c, why);
 		return;
 	}

@@ -483,7 +483,8 @@ mrtr_answer(struct mrtr *mrtr, const char *key, const struct jrpc *m)
 	if (m->kind == JRPC_ERROR) {
 		snprintf(why, sizeof why, "fulfilling the input %s asked for "
 		    "failed: %.*s", mcp_method_name(mrtr->call->method),
-		    (int)(m->error.len > 300 ? 300 : m->error.len),
+		    (int)(m->error.len > UP_ERROR_QUOTE ? UP_ERROR_QUOTE :
+		    m->error.len),
 		    m->p + m->error.off);
 		mrtr_fail(mrtr, why);
 		return;

@@ -2,7 +2,7 @@
 /*
  * What an upstream sends unasked: requests for a client (sampling,
  * elicitation, roots), which must reach the client whose call caused them
- * (conn_origin), and notifications (progress, logs, resource updates,
+ * (upreq_origin), and notifications (progress, logs, resource updates,
  * cancellations, list changes).  Requests get a reference of the worker's
  * own towards the supervisor; the client's answer comes back by it.
  */
@@ -130,7 +130,7 @@ upreq_drop_mrtr(struct mrtr *mrtr, int tell)
 
 /* Answer a request from the upstream ourselves. */
 static void
-conn_answer(struct conn *c, const struct jrpc *m, int code, const char *msg)
+upreq_answer(struct conn *c, const struct jrpc *m, int code, const char *msg)
 {
 	struct evbuffer	*buf = evbuffer_new();
 
@@ -153,7 +153,7 @@ conn_answer(struct conn *c, const struct jrpc *m, int code, const char *msg)
  */
 /* Has a call a request of the upstream's waiting for its client? */
 static int
-conn_call_asking(const struct conn *c, uint32_t tag)
+upreq_call_asking(const struct conn *c, uint32_t tag)
 {
 	const struct up_req	*ur;
 	size_t			 pos = 0;
@@ -179,7 +179,7 @@ conn_call_asking(const struct conn *c, uint32_t tag)
  * many, refuse (0).
  */
 static uint32_t
-conn_origin_call(struct conn *c, const struct call *best)
+upreq_origin_call(struct conn *c, const struct call *best)
 {
 	const struct session_info	*si;
 	const struct call		*call, *idle = NULL;
@@ -197,7 +197,7 @@ conn_origin_call(struct conn *c, const struct call *best)
 		if (call->tag == 0 || call->session != best->session)
 			continue;
 		inflight++;
-		if (!conn_call_asking(c, call->tag)) {
+		if (!upreq_call_asking(c, call->tag)) {
 			idle = call;
 			nidle++;
 		}
@@ -211,7 +211,7 @@ conn_origin_call(struct conn *c, const struct call *best)
 }
 
 static int
-conn_origin(struct conn *c, int64_t related, uint32_t *session,
+upreq_origin(struct conn *c, int64_t related, uint32_t *session,
     uint32_t *tag, int *nsessions)
 {
 	struct call	*call, *best = NULL;
@@ -245,20 +245,20 @@ conn_origin(struct conn *c, int64_t related, uint32_t *session,
 	}
 	if (c->session != 0) {
 		*session = c->session;
-		*tag = conn_origin_call(c, best);
+		*tag = upreq_origin_call(c, best);
 		*nsessions = 1;
 		return (0);
 	}
 	if (*nsessions != 1)
 		return (-1);
 	*session = best->session;
-	*tag = conn_origin_call(c, best);
+	*tag = upreq_origin_call(c, best);
 	return (0);
 }
 
 /* Get a message's params.elicitationId (caller frees), or NULL. */
 static char *
-conn_elicitation_id(const struct jrpc *m)
+upreq_elicitation_id(const struct jrpc *m)
 {
 	static const char *const path[] = { "elicitationId", NULL };
 	struct jspan	 eid;
@@ -270,11 +270,11 @@ conn_elicitation_id(const struct jrpc *m)
 
 /* Remember which session a URL elicitation went to. */
 static void
-conn_note_elicitation(const struct jrpc *m, uint32_t session)
+upreq_note_elicitation(const struct jrpc *m, uint32_t session)
 {
 	char	*id, *old;
 
-	if ((id = conn_elicitation_id(m)) == NULL)
+	if ((id = upreq_elicitation_id(m)) == NULL)
 		return;
 	if ((old = ringmap_put(&elicitations, id, session)) != NULL) {
 		log_debug("URL elicitation %.64s forgotten: %d newer ones "
@@ -295,10 +295,10 @@ upreq_request(struct conn *c, const struct jrpc *m, int64_t related)
 	char		 ref[16], why[256];
 
 	if (m->method_id == MCPM_PING) {
-		conn_answer(c, m, 0, "{}");
+		upreq_answer(c, m, 0, "{}");
 		return;
 	}
-	if (conn_origin(c, related, &session, &tag, &n) != 0) {
+	if (upreq_origin(c, related, &session, &tag, &n) != 0) {
 		/* The supervisor applies the upstream's strategies, if any. */
 		if (n == 0)
 			snprintf(why, sizeof why, "no client call is in flight");
@@ -323,7 +323,7 @@ upreq_request(struct conn *c, const struct jrpc *m, int64_t related)
 	memcpy(ur->id, m->p + m->id.off, m->id.len);
 	u64map_put(&up_reqs, ur->ref, ur);
 	if (m->method_id == MCPM_ELICITATION)
-		conn_note_elicitation(m, session);
+		upreq_note_elicitation(m, session);
 
 	snprintf(ref, sizeof ref, "%u", ur->ref);
 	buf = jscan_replace(m->p, m->n, m->id, ref, strlen(ref));
@@ -332,7 +332,7 @@ upreq_request(struct conn *c, const struct jrpc *m, int64_t related)
 }
 
 void
-conn_relay_answer(uint32_t ref, const char *p, size_t n)
+upreq_relay_answer(uint32_t ref, const char *p, size_t n)
 {
 	struct up_req	*ur;
 	struct jrpc	 m;
@@ -366,7 +366,7 @@ conn_relay_answer(uint32_t ref, const char *p, size_t n)
 
 /* Send the upstream a notification about a request it made. */
 void
-conn_relay_up_notify(uint32_t ref, const char *p, size_t n)
+upreq_relay_up_notify(uint32_t ref, const char *p, size_t n)
 {
 	struct up_req	*ur;
 	struct evbuffer	*buf;
@@ -387,7 +387,7 @@ conn_relay_up_notify(uint32_t ref, const char *p, size_t n)
 
 /* A progress notification: back to the request's client, token restored. */
 static void
-conn_progress(struct conn *c, const struct jrpc *m)
+upreq_progress(struct conn *c, const struct jrpc *m)
 {
 	static const char *const path[] = { "progressToken", NULL };
 	struct jspan	 token;
@@ -409,7 +409,7 @@ conn_progress(struct conn *c, const struct jrpc *m)
 
 /* The upstream cancelled a request it sent a client. */
 static void
-conn_up_cancelled(struct conn *c, const struct jrpc *m)
+upreq_cancelled(struct conn *c, const struct jrpc *m)
 {
 	struct up_req	*ur;
 	struct jspan	 rid, reason;
@@ -450,7 +450,7 @@ conn_up_cancelled(struct conn *c, const struct jrpc *m)
 
 /* Relay a notification as it is, to a session (0: any) and request. */
 static void
-conn_forward(const struct jrpc *m, uint32_t session, uint32_t tag)
+upreq_forward(const struct jrpc *m, uint32_t session, uint32_t tag)
 {
 	chan_send(MSG_NOTIFY, session, tag, m->p, m->n);
 }
@@ -469,22 +469,22 @@ upreq_notification(struct conn *c, const struct jrpc *m, int64_t related)
 		return;
 	switch (m->method_id) {
 	case MCPM_PROGRESS:
-		conn_progress(c, m);
+		upreq_progress(c, m);
 		return;
 	case MCPM_MESSAGE:
 		/* A log line goes to its caller, or to every session. */
-		if (conn_origin(c, related, &session, &tag, &n) != 0)
+		if (upreq_origin(c, related, &session, &tag, &n) != 0)
 			session = tag = 0;
-		conn_forward(m, session, tag);
+		upreq_forward(m, session, tag);
 		return;
 	case MCPM_UPDATED:
-		conn_forward(m, c->session, 0);
+		upreq_forward(m, c->session, 0);
 		return;
 	case MCPM_CANCELLED:
-		conn_up_cancelled(c, m);
+		upreq_cancelled(c, m);
 		return;
 	case MCPM_ELICITATION_COMPLETE:
-		if ((id = conn_elicitation_id(m)) == NULL)
+		if ((id = upreq_elicitation_id(m)) == NULL)
 			return;
 		found = ringmap_take(&elicitations, id, &session);
 		free(id);
@@ -492,7 +492,7 @@ upreq_notification(struct conn *c, const struct jrpc *m, int64_t related)
 			log_debug("elicitation completed for no known session");
 			return;
 		}
-		conn_forward(m, session, 0);
+		upreq_forward(m, session, 0);
 		return;
 	default:
 		break;

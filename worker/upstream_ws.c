@@ -543,7 +543,16 @@ ws_tp_start(struct conn *c)
 	tv.tv_sec = sc->connect_timeout;
 	tv.tv_usec = 0;
 	bufferevent_set_timeouts(tp->bev, NULL, &tv);
-	tp->dns = evdns_base_new(base, EVDNS_BASE_INITIALIZE_NAMESERVERS);
+	/*
+	 * Without a resolver libevent would fall back to a blocking
+	 * getaddrinfo: refuse to start instead (no random numbers, or the
+	 * system's resolver configuration cannot be read).
+	 */
+	if ((tp->dns = evdns_base_new(base,
+	    EVDNS_BASE_INITIALIZE_NAMESERVERS)) == NULL) {
+		worker_status("error", "cannot set up name resolution");
+		return (-1);
+	}
 	host = tp->host;
 	if (host[0] == '[') {	/* an IPv6 literal */
 		host = xstrndup(host + 1, strlen(host) - 2);

@@ -29,8 +29,6 @@
 #include "worker.h"
 #include "xmalloc.h"
 
-#define CHAN_FD		3
-#define CHAN_SLACK	65536
 #define EXIT_GRACE	3	/* seconds between SIGTERM and SIGKILL */
 
 struct event_base	*base;
@@ -541,9 +539,9 @@ worker_frame(const struct frame_hdr *hdr, struct evbuffer *in)
 			conn_relay_notify(worker_conn_of(hdr->session), p,
 			    hdr->len);
 		else if (hdr->type == MSG_UP_NOTIFY)
-			conn_relay_up_notify(hdr->tag, p, hdr->len);
+			upreq_relay_up_notify(hdr->tag, p, hdr->len);
 		else
-			conn_relay_answer(hdr->tag, p, hdr->len);
+			upreq_relay_answer(hdr->tag, p, hdr->len);
 		evbuffer_drain(in, FRAME_HDR_LEN + hdr->len);
 		return (0);
 	case MSG_SHUTDOWN:
@@ -565,7 +563,7 @@ chan_read_cb(struct iochan *ch, void *arg)
 	const char		*why;
 	size_t			 max;
 
-	max = (sc != NULL ? sc->max_message : 1024 * 1024) + CHAN_SLACK;
+	max = (sc != NULL ? sc->max_message : 1024 * 1024) + FRAME_SLACK;
 	for (;;) {
 		switch (frame_peek(in, max, &hdr, &why)) {
 		case FRAME_NEED:
@@ -767,12 +765,12 @@ main(int argc, char **argv)
 		fatalx("event_base_new");
 	u64map_init(&sessions);
 	strmap_init(&decls);
-	evutil_make_socket_nonblocking(CHAN_FD);
-	evutil_make_socket_closeonexec(CHAN_FD);
-	if (fcntl(CHAN_FD, F_GETFD) == -1)
-		fatal("no supervisor channel on fd %d", CHAN_FD);
-	chan = iochan_new(base, CHAN_FD, chan_read_cb, NULL, chan_event_cb,
-	    NULL);
+	evutil_make_socket_nonblocking(FRAME_CHANNEL_FD);
+	evutil_make_socket_closeonexec(FRAME_CHANNEL_FD);
+	if (fcntl(FRAME_CHANNEL_FD, F_GETFD) == -1)
+		fatal("no supervisor channel on fd %d", FRAME_CHANNEL_FD);
+	chan = iochan_new(base, FRAME_CHANNEL_FD, chan_read_cb, NULL,
+	    chan_event_cb, NULL);
 	chan_send(MSG_HELLO, 0, 0, "{\"version\":1}", 13);
 
 	ev_sigchld = evsignal_new(base, SIGCHLD, signal_cb, NULL);

@@ -30,6 +30,8 @@ struct conn;
 struct mrtr;
 
 #define ERA_MAX_SUBSCRIPTIONS	4096	/* URIs in a modern upstream's listen */
+/* Bytes of an upstream's error message quoted in ours. */
+#define UP_ERROR_QUOTE		300
 
 /* worker.c */
 extern struct event_base	*base;
@@ -54,7 +56,8 @@ void		 worker_probe_failed(void);
 void		 worker_fatal_conn(struct conn *, const char *why)
 		    __attribute__((noreturn));
 
-/* A transport moves whole JSON-RPC messages to and from an upstream. */
+/* upstream_*.c: a transport moves whole JSON-RPC messages to and from an
+ * upstream. */
 struct transport_ops {
 	const char	*name;
 	/* Start connecting or spawning; conn_transport_up() when ready. */
@@ -79,7 +82,8 @@ extern const struct transport_ops transport_stdio;
 extern const struct transport_ops transport_http;
 extern const struct transport_ops transport_sse;
 extern const struct transport_ops transport_ws;
-/* A child of the worker exited (from the SIGCHLD handler). */
+/* upstream_stdio.c: a child of the worker exited (from the SIGCHLD
+ * handler). */
 void		 stdio_child_exited(pid_t, int status);
 /* Kill every upstream process group still around (at exit). */
 void		 stdio_kill_all(void);
@@ -192,8 +196,7 @@ struct conn {
 
 struct conn	*conn_new(uint32_t session, struct session_info *);
 void		 conn_free(struct conn *);
-/* Transport callbacks. */
-void		 conn_transport_up(struct conn *);
+/* Transport callbacks (conn_transport_up is era.c's). */
 /*
  * One message from the upstream.  related is the id of our request whose
  * response stream carried it (Streamable HTTP), or 0 if unknown.  If
@@ -220,16 +223,13 @@ void		 conn_notify(struct conn *, const char *method, json_t *params);
 void		 conn_send(struct conn *, struct evbuffer *);
 /* A per-session instance's handshake is done: relay what waited. */
 void		 conn_ready(struct conn *);
+/* The shared connection's catalog is complete: it is ready. */
+void		 conn_catalog_ready(struct conn *);
 /* Relay a client request (MSG_REQUEST) and a cancellation. */
 void		 conn_relay_request(struct conn *, uint32_t session,
 		    uint32_t tag, const char *, size_t);
 void		 conn_relay_cancel(struct conn *, uint32_t tag,
 		    const char *, size_t);
-/* Relay a client's answer to an upstream request (MSG_UP_RESPONSE). */
-void		 conn_relay_answer(uint32_t ref, const char *, size_t);
-/* Send the upstream a notification about a request it made (MSG_UP_NOTIFY:
- * progress of a sampling request the gateway answers). */
-void		 conn_relay_up_notify(uint32_t ref, const char *, size_t);
 /* Relay a client notification (MSG_CLIENT_NOTIFY). */
 void		 conn_relay_notify(struct conn *, const char *, size_t);
 /* Check at once that the upstream is alive (a liveness ping). */
@@ -250,8 +250,16 @@ uint32_t	 upreq_send(struct conn *, uint32_t session, uint32_t tag,
 		    struct mrtr *, const char *key, const char *method,
 		    const char *params);
 void		 upreq_drop_mrtr(struct mrtr *, int tell);
+/* Relay a client's answer to an upstream request (MSG_UP_RESPONSE). */
+void		 upreq_relay_answer(uint32_t ref, const char *, size_t);
+/* Send the upstream a notification about a request it made (MSG_UP_NOTIFY:
+ * progress of a sampling request the gateway answers). */
+void		 upreq_relay_up_notify(uint32_t ref, const char *, size_t);
 
 /* era.c: the upstream's era, and requests translated between eras. */
+/* The transport is up (its callback): find out the era, or begin the
+ * handshake. */
+void		 conn_transport_up(struct conn *);
 json_t		*era_client_caps(struct conn *, json_t *client);
 json_t		*era_own_params(struct conn *, enum mcp_method, json_t *);
 /* Texts that edits point to, owned until the splice is done. */
@@ -307,8 +315,6 @@ void		 curlev_setopts(CURL *, const char *url);
 
 /* catalog.c: the upstream's tools, resources, templates and prompts. */
 void		 catalog_fetch_all(struct conn *);
-/* The shared connection's catalog is complete: it is ready. */
-void		 conn_catalog_ready(struct conn *);
 void		 catalog_list_changed(struct conn *, const struct jrpc *);
 /* Send the lists fetched so far (MSG_CATALOG, with c's session). */
 void		 catalog_send(struct conn *);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * Who may do what (supervisor/acl.c and where it is asked: route.c,
- * route_sub.c, catalog.c, client_tools.c): a named client's allow and deny
+ * route_sub.c, catalog.c, ctools.c): a named client's allow and deny
  * patterns on tools, prompts, resources and templates; what is denied is
  * absent from its lists and unknown to its calls, and never reaches an
  * upstream; a URI that could be read otherwise than its normal form says

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * The catalog and sessions' views of it (supervisor/catalog.c, view.c):
+ * The catalog and sessions' views of it (supervisor/catalog.c, catalog_view.c):
  * every upstream's lists merged under exposed names, collisions reported
  * and never shadowed, names that are not valid mapped and back, pages and
  * their cursors, templates, list_changed, and a per-session upstream's

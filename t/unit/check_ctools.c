@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * Tools offered by clients (supervisor/client_tools.c,
- * client_tools_call.c): registered under a prefix of the client's own,
- * listed to every session after the upstreams' tools, called on their
- * owner's stream under the gateway's id, and answered, timed out,
- * cancelled or failed for the caller alone.
+ * Tools offered by clients (supervisor/ctools.c, ctools_call.c):
+ * registered under a prefix of the client's own, listed to every session
+ * after the upstreams' tools, called on their owner's stream under the
+ * gateway's id, and answered, timed out, cancelled or failed for the
+ * caller alone.
  */
 #include "config.h"
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * 2026-07-28 clients (supervisor/modern.c, continuation.c, listen.c):
+ * 2026-07-28 clients (supervisor/modern.c, continuation.c, modern_listen.c):
  * which POSTs claim the era, the envelope and header refusals, results
  * that say resultType and how long they keep, a 2025 upstream's requests
  * parked as input_required and continued by requestState rounds that are

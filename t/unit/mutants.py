@@ -102,8 +102,8 @@ MUTANTS = [
      "an item (clients' tools too) the client may not see is skipped",
      "\treturn (!filtered || page_allows(s, kind, item->key));",
      "\treturn (1);"),
-    # listen.c
-    ("listen-uri", "listen.c", "listen_open",
+    # modern_listen.c
+    ("listen-uri", "modern_listen.c", "listen_open",
      "subscriptions/listen honours only URIs the client may read",
      "\t\t\t    NULL || acl_allows_uri(s, uri, &why) != 1 ||",
      "\t\t\t    NULL ||"),
@@ -111,22 +111,22 @@ MUTANTS = [
     ("modern-private", "modern.c", "modern_private",
      "lists that differ per principal are not for shared caches",
      "\tif (acl_filtered(s))\n\t\treturn (1);\n", ""),
-    # client_tools.c
-    ("ctools-register", "client_tools.c", "ctools_register",
+    # ctools.c
+    ("ctools-register", "ctools.c", "ctools_register",
      "tools/register needs the register right",
      "\tif (!acl_may_register(s)) {", "\tif (0) {"),
-    ("ctools-reload", "client_tools.c", "ctools_not_allowed",
+    ("ctools-reload", "ctools.c", "ctools_not_allowed",
      "a reload withdraws the tools of clients that lost the right",
      "\tif (!acl_may_register(t->e.owner)) {", "\tif (0) {"),
-    ("ctools-squat", "client_tools.c", "ctools_squats",
+    ("ctools-squat", "ctools.c", "ctools_squats",
      "an unnamed client's tool never lands in an upstream's names",
      "\t\tif (*p != '\\0' && strncmp(exposed, p, strlen(p)) == 0)\n"
      "\t\t\treturn (upstreams[i]);\n", ""),
-    ("ctools-prefix-session", "client_tools.c", "ctools_prefix_taken",
+    ("ctools-prefix-session", "ctools.c", "ctools_prefix_taken",
      "a prefix another session holds is not given again",
      "\tif ((other = strmap_get(&prefixes, want)) != NULL && other != s)\n"
      "\t\treturn (1);\n", ""),
-    ("ctools-prefix-upstream", "client_tools.c", "ctools_prefix_taken",
+    ("ctools-prefix-upstream", "ctools.c", "ctools_prefix_taken",
      "a prefix an upstream holds is not given to a client",
      "\t\tif (strcmp(upstreams[i]->sc->prefix, want) == 0)\n"
      "\t\t\treturn (1);\n", ""),

@@ -4,7 +4,7 @@
  * stdio bridge, or a Streamable HTTP client with its GET stream open) may
  * register tools of its own with tools/register; they are listed after
  * the catalog's tools under the client's prefix, and calls to them are
- * client_tools_call.c's.  This file keeps the registry: the tools, their
+ * ctools_call.c's.  This file keeps the registry: the tools, their
  * names, and what they may cost.
  */
 #include "config.h"

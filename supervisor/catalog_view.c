@@ -341,7 +341,8 @@ view_timeout_cb(evutil_socket_t fd, short events, void *arg)
 		if (vp->state != PART_WANTED && vp->state != PART_ASKED)
 			continue;
 		snprintf(why, sizeof why, "its instance did not list its "
-		    "catalog within %u s", vp->up->sc->init_timeout + 5);
+		    "catalog within %u s",
+		    vp->up->sc->init_timeout + INIT_GRACE);
 		view_fail(s, vp, why);
 	}
 	view_update(s);
@@ -434,6 +435,7 @@ view_defer(struct req *r)
 	struct view_wait	*w;
 	struct timeval		 tv = { 0, 0 };
 	size_t			 i;
+	unsigned int		 wait;
 	int			 list = mcp_method_is(m->method_id,
 				    MCPM_F_LIST);
 
@@ -465,10 +467,10 @@ view_defer(struct req *r)
 		s->view_timer = evtimer_new(base, view_timeout_cb, s);
 	if (!evtimer_pending(s->view_timer, NULL)) {
 		for (i = 0; i < nupstreams; i++) {
+			wait = upstreams[i]->sc->init_timeout + INIT_GRACE;
 			if (view_per_session(upstreams[i]) &&
-			    upstreams[i]->sc->init_timeout + 5 >
-			    (unsigned int)tv.tv_sec)
-				tv.tv_sec = upstreams[i]->sc->init_timeout + 5;
+			    wait > (unsigned int)tv.tv_sec)
+				tv.tv_sec = wait;
 		}
 		evtimer_add(s->view_timer, &tv);
 	}

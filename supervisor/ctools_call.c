@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * Calls to tools that clients registered (client_tools.c).  When another
+ * Calls to tools that clients registered (ctools.c).  When another
  * session calls one the gateway sends tools/call to the owner under an id
  * of its own (the correlation id), maps progress both ways, passes a
  * cancellation on, and answers the caller when the owner answers, times
