@@ -31,6 +31,9 @@ void		 print_reload(json_t *);
 void		 print_drain(json_t *);
 
 /* sessions.c */
+/* A peer's string made printable: control characters as \xNN, cut at
+ * max bytes. */
+void		 clean(char *out, size_t len, const char *s, size_t max);
 void		 print_sessions(json_t *);
 void		 print_tools(json_t *, const char *name);
 

@@ -81,7 +81,7 @@ print_pins(json_t *reply)
 {
 	json_t		*a, *p;
 	size_t		 i;
-	char		 when[40], what[160];
+	char		 when[40], what[160], tool[128];
 	int		 w = 4;
 
 	a = json_object_get(reply, "pins");
@@ -93,8 +93,9 @@ print_pins(json_t *reply)
 	    "PINNED", "UPSTREAM/TOOL");
 	json_array_foreach(a, i, p) {
 		fmt_time(when, sizeof when, json_int_or(p, "pinned_at"));
+		clean(tool, sizeof tool, json_str_or(p, "tool", "?"), 100);
 		snprintf(what, sizeof what, "%s/%s", json_str_or(p, "upstream",
-		    "?"), json_str_or(p, "tool", "?"));
+		    "?"), tool);
 		printf("%-*s %-8s %-16.16s %-23s %s\n", w,
 		    *json_str_or(p, "name", "") != '\0' ? json_str_or(p,
 		    "name", "") : "-", json_str_or(p, "state", "?"),
@@ -110,13 +111,13 @@ static void
 print_diff(json_t *reply)
 {
 	json_t		*old, *new;
-	char		 when[40];
+	char		 when[40], tool[128];
 	int		 i;
 
+	clean(tool, sizeof tool, json_str_or(reply, "tool", "?"), 100);
 	printf("tool %s (upstream %s, tool %s): %s\n",
 	    json_str_or(reply, "name", "?"), json_str_or(reply, "upstream",
-	    "?"), json_str_or(reply, "tool", "?"), json_str_or(reply,
-	    "state", "?"));
+	    "?"), tool, json_str_or(reply, "state", "?"));
 	fmt_time(when, sizeof when, json_int_or(reply, "pinned_at"));
 	printf("pinned %s, sha256 %s\n", when, json_str_or(reply, "sha256",
 	    "?"));

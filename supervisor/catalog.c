@@ -374,6 +374,7 @@ catalog_rebuild(void)
 	parts = xcalloc(nupstreams + 1, sizeof *parts);
 	for (i = 0; i < nupstreams; i++)
 		parts[i] = upstreams[i]->catalog;
+	pin_merge_begin();
 	c = catalog_build(parts);
 	free(parts);
 	catalog_log_new(old->collisions, c->collisions, 0);

@@ -299,7 +299,7 @@ pin_change(struct upstream *up, struct pin *p, const unsigned char *d,
     char *text, size_t len, enum pinning mode)
 {
 	char	 fields[160], was[2 * PIN_DIGEST_LEN + 1];
-	char	 now[2 * PIN_DIGEST_LEN + 1];
+	char	 now[2 * PIN_DIGEST_LEN + 1], tool[128];
 
 	if (p->changed && memcmp(p->seen, d, PIN_DIGEST_LEN) == 0) {
 		free(text);
@@ -314,11 +314,28 @@ pin_change(struct upstream *up, struct pin *p, const unsigned char *d,
 	pin_count(up->sc->name)->changes++;
 	pin_hex(p->digest, was);
 	pin_hex(d, now);
-	log_warnx("pin: upstream %s changed tool \"%.100s\" (%s): %s changed "
+	access_log_clean(tool, sizeof tool, p->tool, p->toollen);
+	log_warnx("pin: upstream %s changed tool \"%s\" (%s): %s changed "
 	    "since it was pinned (sha256 %.16s, now %.16s); %s", up->sc->name,
-	    p->tool, p->exposed, fields, was, now, mode == PINNING_ENFORCE ?
+	    tool, p->exposed, fields, was, now, mode == PINNING_ENFORCE ?
 	    "held back until approved: mcpctl tools diff, mcpctl tools "
 	    "approve" : "listed anyway (pinning = \"warn\")");
+}
+
+/*
+ * The global catalog is merged again: what is held back is what this
+ * merge (and the views after it) hold back, not what an upstream that is
+ * gone, a tool no longer listed, or a mode since turned off held.
+ */
+void
+pin_merge_begin(void)
+{
+	struct pin	*p;
+
+	if (pins.nheld == 0)
+		return;
+	TAILQ_FOREACH(p, &pins.list, entry)
+		pin_set_held(p, 0);
 }
 
 int

@@ -677,6 +677,8 @@ void		 override_apply(const struct tool_override *, json_t *tool);
 void		 pin_init(void);
 /* Write what is due, free every pin. */
 void		 pin_free(void);
+/* The global catalog is about to be merged again: nothing is held. */
+void		 pin_merge_begin(void);
 /* The running configuration of an upstream (NULL if not in conf), and
  * its pinning. */
 const struct server_conf *pin_server_conf(const struct upstream *);

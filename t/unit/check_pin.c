@@ -370,6 +370,14 @@ START_TEST(test_per_upstream)
 	/* Enforce everywhere: b's change is held back too. */
 	json_decref(sup_reload(conf_default));
 	ck_assert_str_eq(names(cl), "");
+	ck_assert_int_eq(metric("mcp_supervisor_tools_held"
+	    "{upstream=\"b\"}"), 1);
+	/* Off: nothing is held back any more, nor said to be. */
+	json_decref(sup_reload(conf_off));
+	ck_assert_str_eq(names(cl), "a__echo b__echo");
+	ck_assert_int_eq(metric("mcp_supervisor_tools_held"
+	    "{upstream=\"a\"}"), 0);
+	ck_assert_uint_eq(pins.nheld, 0);
 }
 END_TEST
 
