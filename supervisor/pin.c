@@ -49,6 +49,7 @@ void
 pin_init(void)
 {
 	TAILQ_INIT(&pins.list);
+	TAILQ_INIT(&pins.held);
 	strmap_init(&pins.map);
 	strmap_init(&pin_counts);
 }
@@ -151,6 +152,8 @@ pin_free(void)
 	pin_store_close();
 	while ((p = TAILQ_FIRST(&pins.list)) != NULL) {
 		TAILQ_REMOVE(&pins.list, p, entry);
+		if (p->held)
+			TAILQ_REMOVE(&pins.held, p, held_entry);
 		pin_free_one(p);
 	}
 	strmap_free(&pins.map);
@@ -278,10 +281,13 @@ pin_set_held(struct pin *p, int held)
 	if (p->held == held)
 		return;
 	p->held = held;
-	if (held)
+	if (held) {
+		TAILQ_INSERT_TAIL(&pins.held, p, held_entry);
 		pins.nheld++;
-	else
+	} else {
+		TAILQ_REMOVE(&pins.held, p, held_entry);
 		pins.nheld--;
+	}
 }
 
 /* A pinned tool is listed again as pinned: forget what was seen. */
@@ -332,9 +338,7 @@ pin_merge_begin(void)
 {
 	struct pin	*p;
 
-	if (pins.nheld == 0)
-		return;
-	TAILQ_FOREACH(p, &pins.list, entry)
+	while ((p = TAILQ_FIRST(&pins.held)) != NULL)
 		pin_set_held(p, 0);
 }
 
@@ -357,11 +361,13 @@ pin_check(struct upstream *up, const json_t *tool, const char *exposed)
 	    json_string_length(name));
 	if (p == NULL) {
 		if (pins.n >= PIN_MAX) {
-			if (!pin_full_warned++)
+			if (!pin_full_warned) {
+				pin_full_warned = 1;
 				log_warnx("pin: %d tools are pinned, the most "
 				    "kept: new tools are not pinned, and %s",
 				    PIN_MAX, mode == PINNING_ENFORCE ? "held "
 				    "back" : "listed");
+			}
 			free(text);
 			return (mode != PINNING_ENFORCE);
 		}
@@ -393,10 +399,9 @@ pin_held_error(const char *exposed, char *buf, size_t len)
 {
 	struct pin	*p;
 
-	if (pins.nheld == 0)
-		return (0);
-	TAILQ_FOREACH(p, &pins.list, entry) {
-		if (!p->held || strcmp(p->exposed, exposed) != 0)
+	/* Only the few held back are looked at: an unknown name is cheap. */
+	TAILQ_FOREACH(p, &pins.held, held_entry) {
+		if (strcmp(p->exposed, exposed) != 0)
 			continue;
 		snprintf(buf, len, "tool %s is held back: upstream %s changed "
 		    "its definition since it was pinned; an operator must "

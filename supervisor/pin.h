@@ -43,11 +43,13 @@ struct pin {
 	time_t		 seen_at;
 	int		 held;		/* held back (enforce) */
 	TAILQ_ENTRY(pin) entry;
+	TAILQ_ENTRY(pin) held_entry;	/* while held */
 };
 TAILQ_HEAD(pin_list, pin);
 
 struct pin_state {
 	struct pin_list	 list;		/* in the order first seen */
+	struct pin_list	 held;		/* those held back */
 	struct strmap	 map;		/* pin_key -> pin */
 	size_t		 n;
 	size_t		 nheld;
