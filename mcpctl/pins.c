@@ -27,6 +27,11 @@ pins_request(int argc, char **argv)
 {
 	const char	*sub = argv[1];
 
+	if (argc == 2 && (strcmp(sub, "diff") == 0 ||
+	    strcmp(sub, "approve") == 0 || strcmp(sub, "--") == 0)) {
+		fprintf(stderr, "mcpctl: tools %s: which tool?\n", sub);
+		exit(MCPCTL_EXIT_USAGE);
+	}
 	if (argc == 2 && strcmp(sub, "pins") == 0)
 		return (json_pack("{s:s}", "command", "pins"));
 	if (argc == 3 && strcmp(sub, "diff") == 0)

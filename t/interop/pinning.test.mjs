@@ -62,6 +62,12 @@ test('a rug pull is held back, diffed, approved, and its pin survives a restart'
   let tools = await described(client);
   assert.equal(tools.notes__read_notes, HARMLESS);
   assert.match(gw.mcpctl('tools', 'pins'), /notes__read_notes\s+pinned/);
+  // Nothing to approve yet; a name is needed; a tool named like a
+  // subcommand is still shown with --.
+  assert.throws(() => gw.mcpctl('tools', 'approve', 'notes__read_notes'),
+    (e) => e.status === 1 && /has not changed since it was pinned/.test(e.stderr));
+  assert.throws(() => gw.mcpctl('tools', 'approve'), (e) => e.status === 2);
+  assert.match(gw.mcpctl('tools', '--', 'notes__rug_pull'), /original: rug_pull/);
 
   // The upstream changes its description and says so.
   await client.callTool({ name: 'notes__rug_pull', arguments: {} });
