@@ -6,7 +6,9 @@
 // the tool is pinned when first listed; the change holds it back (not
 // listed, a call told why), and is in the log and the metrics; mcpctl
 // tools diff shows it, mcpctl tools approve lists it again; the pins
-// survive a restart of the daemon (state_dir).
+// survive a restart of the daemon (state_dir).  And the same upstream's
+// tools overridden: renamed, retitled, annotated and hidden, as an SDK
+// client sees them, called under the upstream's own name.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, readFileSync } from 'node:fs';
@@ -117,6 +119,28 @@ test('a rug pull is held back, diffed, approved, and its pin survives a restart'
   assert.deepEqual(Object.keys(tools), ['notes__rug_pull']);
   assert.match(gw.mcpctl('tools', 'pins'), /notes__read_notes\s+held/);
   await second.client.close();
+  assert.equal(await gw.stop(), 0);
+  gw = null;
+});
+
+test('overrides: renamed, annotated and hidden, called by the upstream\'s own name', async () => {
+  const overridden = `{ name = "notes"; transport = "stdio"; command = [ ${q(process.execPath)}, ${q(fixture)} ];
+    tools = ( { tool = "read_notes"; name = "notes_read"; title = "Notes";
+                annotations = { readOnlyHint = true; }; },
+              { tool = "rug_pull"; hidden = true; } ); }`;
+  gw = await startGateway({ servers: [overridden] });
+  const { client } = await connect();
+  const { tools } = await client.listTools();
+  assert.deepEqual(tools.map((t) => t.name), ['notes_read']);
+  assert.equal(tools[0].title, 'Notes');
+  assert.equal(tools[0].description, HARMLESS);
+  assert.equal(tools[0].annotations.readOnlyHint, true);
+  const r = await client.callTool({ name: 'notes_read', arguments: { topic: 'y' } });
+  assert.equal(r.content[0].text, 'notes on y');
+  const hidden = await client.callTool({ name: 'notes__rug_pull', arguments: {} }).then(() => null, (e) => e);
+  assert.match(hidden.message, /unknown tool: notes__rug_pull/);
+  assert.match(gw.mcpctl('tools', 'notes_read'), /original: read_notes/);
+  await client.close();
   assert.equal(await gw.stop(), 0);
   gw = null;
 });
