@@ -841,9 +841,33 @@ usage(void)
 "                       two native 64-bit words; the top bit of the\n"
 "                       latency is set for a failed call\n"
 "  --rss-pid NAME=PID   read VmRSS of PID at each stage (up to 8)\n"
+"  --bearer-file FILE   send the token in FILE as a bearer token (HTTP)\n"
 "  --readers-nice N     once the probe runs, lower this process (the\n"
 "                       streams' reader) to niceness N (0)\n");
 	exit(2);
+}
+
+/* A bearer token from a file (one line): never on the command line. */
+static char *
+read_bearer(const char *path)
+{
+	FILE	*f;
+	char	 buf[16384];
+	size_t	 n;
+
+	if ((f = fopen(path, "r")) == NULL) {
+		fprintf(stderr, "loadgen: %s: %s\n", path, strerror(errno));
+		exit(2);
+	}
+	n = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	buf[strcspn(buf, "\r\n")] = '\0';
+	if (buf[0] == '\0') {
+		fprintf(stderr, "loadgen: %s: no token\n", path);
+		exit(2);
+	}
+	return (strdup(buf));
 }
 
 static double
@@ -894,6 +918,7 @@ main(int argc, char **argv)
 		{ "record", required_argument, NULL, 1009 },
 		{ "triggers", required_argument, NULL, 1010 },
 		{ "readers-nice", required_argument, NULL, 1011 },
+		{ "bearer-file", required_argument, NULL, 1012 },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct event *sigint, *sigterm;
@@ -1002,6 +1027,9 @@ main(int argc, char **argv)
 			break;
 		case 1011:
 			opt.readers_nice = (int)num_arg(optarg, "readers-nice");
+			break;
+		case 1012:
+			opt.bearer = read_bearer(optarg);
 			break;
 		default:
 			usage();

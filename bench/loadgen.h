@@ -76,6 +76,8 @@ struct options {
 	const char	*trigger;	/* the tool that makes one */
 	int		 readers_nice;	/* niceness of the streams' reader
 					   once the probe runs */
+	char		*bearer;	/* every HTTP request's bearer token
+					   (--bearer-file), or NULL */
 	unsigned	 triggers;	/* sessions that may call it: one is
 					   used per instance (a fleet) */
 	unsigned	 nrss;

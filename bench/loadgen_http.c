@@ -97,6 +97,9 @@ write_request(struct session *s, const char *method, const char *body,
 	    "Host: %s\r\n"
 	    "Accept: %s\r\n",
 	    method, opt.path, opt.hostport, accept);
+	if (opt.bearer != NULL)
+		evbuffer_add_printf(out, "Authorization: Bearer %s\r\n",
+		    opt.bearer);
 	if (hs->sid[0] != '\0')
 		evbuffer_add_printf(out, "Mcp-Session-Id: %s\r\n", hs->sid);
 	if (s->proto[0] != '\0')

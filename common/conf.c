@@ -204,13 +204,16 @@ parse_client(struct conf_ctx *ctx, const config_setting_t *g,
 		} else if (strcmp(key, "deny") == 0) {
 			if (conf_get_strv(ctx, s, 0, &cl->deny) != 0)
 				return (-1);
+		} else if (strcmp(key, "oauth") == 0) {
+			if (conf_parse_client_oauth(ctx, s, &cl->oauth) != 0)
+				return (-1);
 		} else
 			return (conf_error(ctx, s, "client: unknown setting "
 			    "\"%s\"", key));
 	}
-	if (cl->name == NULL || cl->token == NULL)
+	if (cl->name == NULL || (cl->token == NULL && cl->oauth == NULL))
 		return (conf_error(ctx, g, "a client needs a name and a "
-		    "token"));
+		    "token (or oauth = { ... })"));
 	return (0);
 }
 
@@ -544,6 +547,9 @@ parse_root(struct conf_ctx *ctx, config_t *cf, struct conf *conf)
 		} else if (strcmp(key, "clients") == 0) {
 			if (parse_clients(ctx, s, conf) != 0)
 				return (-1);
+		} else if (strcmp(key, "oauth") == 0) {
+			if (conf_parse_oauth(ctx, s, conf) != 0)
+				return (-1);
 		} else if (strcmp(key, "ws_ping_interval") == 0) {
 			if (conf_get_seconds(ctx, s, 0, 3600,
 			    &conf->ws_ping_interval) != 0)
@@ -570,7 +576,8 @@ parse_root(struct conf_ctx *ctx, config_t *cf, struct conf *conf)
 			    key));
 	}
 	if (servers == NULL)
-		return (conf_check_links(ctx, conf));
+		return (conf_check_links(ctx, conf) != 0 ||
+		    conf_check_oauth(ctx, conf) != 0 ? -1 : 0);
 	n = config_setting_length(servers);
 	if (n > CONF_MAX_SERVERS)
 		return (conf_error(ctx, servers, "more than %d servers",
@@ -592,7 +599,8 @@ parse_root(struct conf_ctx *ctx, config_t *cf, struct conf *conf)
 	}
 	if (conf_check_overrides(ctx, conf) != 0)
 		return (-1);
-	return (conf_check_links(ctx, conf));
+	return (conf_check_links(ctx, conf) != 0 ||
+	    conf_check_oauth(ctx, conf) != 0 ? -1 : 0);
 }
 
 /* Make an empty configuration with the defaults. */
@@ -702,6 +710,7 @@ conf_server_free(struct server_conf *srv)
 	free(srv->cwd);
 	free(srv->url);
 	free(srv->prefix);
+	conf_strv_free(srv->scopes);
 	conf_overrides_free(srv);
 	memset(srv, 0, sizeof *srv);
 }
@@ -740,7 +749,9 @@ conf_free(struct conf *conf)
 		free(conf->clients[i].token);
 		conf_strv_free(conf->clients[i].allow);
 		conf_strv_free(conf->clients[i].deny);
+		conf_oauth_match_free(conf->clients[i].oauth);
 	}
+	conf_oauth_free(conf->oauth);
 	free(conf->clients);
 	conf_strv_free(conf->allowed_origins);
 	conf_strv_free(conf->allowed_hosts);

@@ -13,6 +13,8 @@
 
 #include <jansson.h>
 
+#include "jose.h"
+
 #define CONF_DEFAULT_LISTEN		"127.0.0.1:8931"
 #define CONF_DEFAULT_CONTROL		"/run/mcp-supervisord/control.sock"
 #define CONF_MIN_TOKEN			16	/* characters in a token */
@@ -174,6 +176,8 @@ struct server_conf {
 	unsigned long long rlimit_nofile;	/* 0: inherit */
 	unsigned long long rlimit_as;		/* bytes, 0: inherit */
 	int		  required;		/* readiness needs it */
+	char		**scopes;		/* OAuth scopes a call to it
+						   needs; NULL */
 	int		  line;			/* where it was defined */
 	/*
 	 * The supervisor's alone, not in the JSON form (conf_server_copy
@@ -185,14 +189,73 @@ struct server_conf {
 	size_t		  noverrides;
 };
 
+/*
+ * Which OAuth access tokens name a client (a client's oauth = { ... }):
+ * every condition given must hold.
+ */
+struct oauth_match {
+	char		 *issuer;	/* NULL: any configured issuer */
+	char		 *subject;	/* NULL: any */
+	char		**scopes;	/* all granted; NULL: none needed */
+	char		**claim_names;	/* NULL-terminated, or NULL */
+	char		**claim_values;	/* the claim is this string, or an
+					   array holding it; as many */
+	int		  line;
+};
+
 /* A named client (clients = ( ... )): its token and its rights. */
 struct client_conf {
 	char		 *name;
-	char		 *token;	/* as written: may be ${env:..} */
+	char		 *token;	/* as written: may be ${env:..}; NULL
+					   if it is named by oauth only */
+	struct oauth_match *oauth;	/* NULL: by its token only */
 	int		  may_register;	/* may offer tools of its own */
 	int		  metrics;	/* may read /metrics */
 	char		**allow;	/* NULL: everything */
 	char		**deny;		/* NULL: nothing */
+	int		  line;
+};
+
+#define CONF_OAUTH_MAX_ISSUERS	16
+#define CONF_OAUTH_MAX_LEEWAY	300	/* seconds */
+#define CONF_OAUTH_ALGS_DEFAULT	(JOSE_RS256 | JOSE_PS256 | JOSE_ES256 | \
+				    JOSE_EDDSA | JOSE_ED25519)
+
+/* An authorization server whose access tokens the gateway accepts. */
+struct oauth_issuer_conf {
+	char		*issuer;	/* exact, as its metadata says */
+	int		 line;
+	char		*metadata_url;	/* NULL: discovered from issuer */
+	char		*jwks_uri;	/* NULL: from the metadata */
+	unsigned int	 algorithms;	/* JOSE_* bits; default
+					   CONF_OAUTH_ALGS_DEFAULT */
+	enum jose_typ	 typ;		/* "any" (JOSE_TYP_LAX, default) or
+					   "at+jwt" */
+	char		*ca_file;	/* NULL: the system's */
+	unsigned int	 refresh;	/* JWKS refresh, seconds; default 3600 */
+	char		*introspection_client_id;	/* NULL: none */
+	/* As written: a ${file:} or ${env:} reference, never the secret
+	 * itself (secret_expand it where it is sent); NULL if none. */
+	char		*introspection_secret;
+	int		 introspection_post;	/* client_secret_post, else
+						   client_secret_basic */
+};
+
+/* OAuth 2.1 resource server (oauth = { ... }). */
+struct oauth_conf {
+	char		 *resource;	/* public URL, no trailing '/';
+					   required */
+	char		 *resource_name;	/* NULL */
+	char		**audiences;	/* extra accepted aud values; NULL */
+	char		**scopes_supported;	/* NULL */
+	char		**scopes;	/* needed by every request; NULL */
+	unsigned int	  leeway;	/* seconds, default 60, max 300 */
+	char		 *subject_claim;	/* default "sub" */
+	char		 *default_client;	/* a token matching no client's
+					   oauth gets this client's rights;
+					   NULL: an unnamed client's */
+	struct oauth_issuer_conf *issuers;
+	size_t		  nissuers;	/* at least 1 */
 	int		  line;
 };
 
@@ -250,6 +313,7 @@ struct conf {
 	size_t			  nllms;
 	struct server_conf	 *servers;
 	size_t			  nservers;
+	struct oauth_conf	 *oauth;	/* NULL: no OAuth */
 };
 
 /*
@@ -321,6 +385,13 @@ int		 conf_llm_equal(const struct llm_conf *,
  */
 #define CONF_LLM_MAX_REQUEST	(16 * 1024 * 1024)
 size_t		 conf_llm_frame_max(const struct llm_conf *);
+
+/* The issuer of that exact name, or NULL. */
+const struct oauth_issuer_conf *conf_oauth_issuer(const struct oauth_conf *,
+		    const char *issuer);
+/* The client of that name, or NULL. */
+const struct client_conf *conf_client_find(const struct conf *,
+		    const char *);
 
 /* Convert one upstream's configuration to JSON (a new reference). */
 json_t		*conf_server_to_json(const struct server_conf *);

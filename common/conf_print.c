@@ -59,6 +59,18 @@ print_strv(FILE *f, char *const *v)
 	fputs(" ]", f);
 }
 
+void
+conf_print_string(FILE *f, const char *s)
+{
+	print_string(f, s);
+}
+
+void
+conf_print_strv(FILE *f, char *const *v)
+{
+	print_strv(f, v);
+}
+
 /* Print a strategy list setting (targets: sampling's, or NULL). */
 static void
 print_strategies(FILE *f, const char *key, const enum strategy *list,
@@ -244,8 +256,10 @@ conf_print(const struct conf *conf, FILE *f)
 		for (i = 0; i < conf->nclients; i++) {
 			fprintf(f, "%s\n  { name = ", i > 0 ? "," : "");
 			print_string(f, conf->clients[i].name);
-			fprintf(f, "; token = ");
-			print_string(f, conf->clients[i].token);
+			if (conf->clients[i].token != NULL) {
+				fprintf(f, "; token = ");
+				print_string(f, conf->clients[i].token);
+			}
 			fprintf(f, "; register = %s; metrics = %s;",
 			    conf->clients[i].may_register ? "true" : "false",
 			    conf->clients[i].metrics ? "true" : "false");
@@ -259,6 +273,11 @@ conf_print(const struct conf *conf, FILE *f)
 				print_strv(f, conf->clients[i].deny);
 				fprintf(f, ";");
 			}
+			if (conf->clients[i].oauth != NULL) {
+				fprintf(f, "\n");
+				conf_oauth_match_print(f, "    ",
+				    conf->clients[i].oauth);
+			}
 			fprintf(f, " }");
 		}
 		fprintf(f, "\n);\n");
@@ -268,6 +287,7 @@ conf_print(const struct conf *conf, FILE *f)
 	print_strategies(f, "sampling", conf->sampling, conf->sampling_target,
 	    conf->nsampling);
 	print_llms(f, conf);
+	conf_oauth_print(f, conf->oauth);
 	fprintf(f, "servers = (");
 	for (i = 0; i < conf->nservers; i++) {
 		srv = &conf->servers[i];
@@ -351,6 +371,11 @@ conf_print(const struct conf *conf, FILE *f)
 		    srv->lazy ? "true" : "false",
 		    srv->required ? "true" : "false",
 		    srv->ping_interval, srv->ping_timeout);
+		if (srv->scopes != NULL) {
+			fprintf(f, "    scopes = ");
+			print_strv(f, srv->scopes);
+			fprintf(f, ";\n");
+		}
 		fprintf(f, "    restart_delay = %u;\n    restart_max_delay = %u;\n"
 		    "    healthy_after = %u;\n    max_failures = %u;\n",
 		    srv->restart_delay, srv->restart_max_delay,

@@ -88,4 +88,24 @@ int	conf_get_pass_env(struct conf_ctx *, const config_setting_t *,
 int	conf_parse_server(struct conf_ctx *, const struct conf *,
 	    const config_setting_t *, struct server_conf *);
 
+/* oauth = { ... } (conf_oauth.c). */
+int	conf_parse_oauth(struct conf_ctx *, const config_setting_t *,
+	    struct conf *);
+/* A client's oauth = { ... }; *out is set (to free) even on error. */
+int	conf_parse_client_oauth(struct conf_ctx *, const config_setting_t *,
+	    struct oauth_match **out);
+/* An upstream's scopes = [ ... ]. */
+int	conf_get_server_scopes(struct conf_ctx *, const config_setting_t *,
+	    char ***);
+/* Check what refers to oauth once everything is read. */
+int	conf_check_oauth(struct conf_ctx *, const struct conf *);
+void	conf_oauth_free(struct oauth_conf *);
+void	conf_oauth_match_free(struct oauth_match *);
+void	conf_oauth_print(FILE *, const struct oauth_conf *);
+void	conf_oauth_match_print(FILE *, const char *indent,
+	    const struct oauth_match *);
+/* Print a string literal, and an array of them, in libconfig syntax. */
+void	conf_print_string(FILE *, const char *);
+void	conf_print_strv(FILE *, char *const *);
+
 #endif

@@ -387,6 +387,9 @@ conf_parse_server(struct conf_ctx *ctx, const struct conf *conf,
 		} else if (strcmp(key, "required") == 0) {
 			if (conf_get_bool(ctx, s, &srv->required) != 0)
 				return (-1);
+		} else if (strcmp(key, "scopes") == 0) {
+			if (conf_get_server_scopes(ctx, s, &srv->scopes) != 0)
+				return (-1);
 		} else if (strcmp(key, "ping_interval") == 0) {
 			if (conf_get_seconds(ctx, s, 0, 86400,
 			    &srv->ping_interval) != 0)

@@ -64,6 +64,13 @@ enum msg_type {
 				   just before its MSG_LLM_RESULT */
 	MSG_LLM_RESULT = 22,	/* llm: the CreateMessageResult */
 	MSG_LLM_FAIL = 23,	/* llm: {outcome, message, status, spent} */
+	/* Between the supervisor and an issuer's worker (mcp-idp). */
+	MSG_IDP_KEYS = 24,	/* idp: {jwks, fetched, metadata} */
+	MSG_IDP_STATUS = 25,	/* idp: {ok, error, jwks_fetches} */
+	MSG_IDP_REFRESH = 26,	/* supervisor: fetch the keys again now */
+	MSG_IDP_INTROSPECT = 27, /* supervisor, tag: {token} */
+	MSG_IDP_INTROSPECTED = 28, /* idp, same tag: RFC 7662 answer, or
+				   {error} */
 	MSG_CTL_REQUEST = 64,	/* mcpctl: command */
 	MSG_CTL_REPLY = 65,	/* supervisor: command result */
 };

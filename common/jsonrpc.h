@@ -29,6 +29,7 @@ struct evbuffer;
 #define MCP_HEADER_MISMATCH	-32020	/* headers disagree with the body */
 #define MCP_MISSING_CAPABILITY	-32021	/* the client did not declare it */
 #define MCP_UNSUPPORTED_VERSION	-32022	/* data: supported, requested */
+#define MCP_INSUFFICIENT_SCOPE	-32023	/* OAuth: data: error, scope */
 
 #define JRPC_METHOD_MAX		128
 /* The longest id or progress token kept, as JSON text: each request in

@@ -50,6 +50,8 @@ usage(int asked)
 	    "  restart NAME  restart an upstream now\n"
 	    "  reload        read the configuration file again and apply it\n"
 	    "  reopen        reopen the access log (after logrotate)\n"
+	    "  refresh-keys [ISSUER]  fetch the OAuth issuers' keys now (at\n"
+	    "                most once in 30 s)\n"
 	    "  drain [SECS]  take no new sessions; stop when none is left or\n"
 	    "                after SECS seconds (default 300)\n"
 	    "  connect       relay MCP on stdin and stdout to the gateway's\n"
@@ -91,11 +93,12 @@ request(int argc, char **argv)
 	if (argc == 1 && (strcmp(cmd, "status") == 0 ||
 	    strcmp(cmd, "reload") == 0 || strcmp(cmd, "sessions") == 0 ||
 	    strcmp(cmd, "check") == 0 || strcmp(cmd, "reopen") == 0 ||
-	    strcmp(cmd, "tools") == 0 || strcmp(cmd, "drain") == 0))
+	    strcmp(cmd, "tools") == 0 || strcmp(cmd, "drain") == 0 ||
+	    strcmp(cmd, "refresh-keys") == 0))
 		return (json_pack("{s:s}", "command", cmd));
 	if (argc == 2 && (strcmp(cmd, "stop") == 0 ||
 	    strcmp(cmd, "start") == 0 || strcmp(cmd, "restart") == 0 ||
-	    strcmp(cmd, "tools") == 0))
+	    strcmp(cmd, "tools") == 0 || strcmp(cmd, "refresh-keys") == 0))
 		return (json_pack("{s:s, s:s}", "command", cmd, "name",
 		    argv[1]));
 	if (argc == 2 && strcmp(cmd, "drain") == 0) {
@@ -180,6 +183,8 @@ main(int argc, char **argv)
 		print_drain(reply);
 	else if (strcmp(cmd, "reopen") == 0)
 		printf("access log reopened\n");
+	else if (strcmp(cmd, "refresh-keys") == 0)
+		print_refresh(reply);
 	json_decref(reply);
 	return (status);
 }

@@ -29,6 +29,7 @@ void		 print_status(json_t *);
 int		 print_check(json_t *);
 void		 print_reload(json_t *);
 void		 print_drain(json_t *);
+void		 print_refresh(json_t *);
 
 /* sessions.c */
 /* A peer's string made printable: control characters as \xNN, cut at

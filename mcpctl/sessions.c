@@ -35,25 +35,36 @@ print_sessions(json_t *reply)
 	json_t		*a, *s;
 	size_t		 i;
 	char		 age[32], idle[32], client[128], version[64];
+	char		 subject[256];
+	int		 subjects = 0;
 
 	a = json_object_get(reply, "sessions");
-	printf("%-22s %-24s %-12s %-10s %-9s %-16s %-7s %-7s %s\n", "SESSION",
-	    "CLIENT", "VERSION", "PROTOCOL", "TRANSPORT", "PEER", "AGE",
-	    "IDLE", "CALLS");
+	/* The OAuth subject's column only when a session has one. */
+	json_array_foreach(a, i, s) {
+		if (json_object_get(s, "subject") != NULL)
+			subjects = 1;
+	}
+	printf("%-22s %-24s %-12s %-10s %-9s %-16s %-7s %-7s %s%s\n",
+	    "SESSION", "CLIENT", "VERSION", "PROTOCOL", "TRANSPORT", "PEER",
+	    "AGE", "IDLE", subjects ? "CALLS " : "CALLS",
+	    subjects ? "SUBJECT" : "");
 	json_array_foreach(a, i, s) {
 		fmt_duration(age, sizeof age, json_int_or(s, "age"));
 		fmt_duration(idle, sizeof idle, json_int_or(s, "idle"));
 		clean(client, sizeof client, json_str_or(s, "client", ""), 24);
 		clean(version, sizeof version, json_str_or(s,
 		    "client_version", ""), 12);
-		printf("%-22s %-24s %-12s %-10s %-9s %-16s %-7s %-7s %lld\n",
+		clean(subject, sizeof subject, json_str_or(s, "subject", ""),
+		    64);
+		printf("%-22s %-24s %-12s %-10s %-9s %-16s %-7s %-7s %lld%s%s\n",
 		    json_str_or(s, "id", "?"), client[0] != '\0' ? client : "-",
 		    version[0] != '\0' ? version : "-",
 		    json_str_or(s, "protocol", "-")[0] != '\0' ?
 		    json_str_or(s, "protocol", "-") : "-",
 		    json_str_or(s, "transport", "?"),
 		    json_str_or(s, "peer", "-"), age, idle,
-		    json_int_or(s, "in_flight"));
+		    json_int_or(s, "in_flight"), subjects ? " " : "",
+		    subjects ? (subject[0] != '\0' ? subject : "-") : "");
 	}
 	printf("%zu session%s\n", json_array_size(a),
 	    json_array_size(a) == 1 ? "" : "s");

@@ -109,6 +109,57 @@ print_llm(json_t *list)
 	}
 }
 
+/* Print the OAuth issuers: their keys and how the server is. */
+static void
+print_issuers(json_t *list)
+{
+	json_t		*d, *r;
+	size_t		 i;
+	const char	*err, *name;
+	char		 age[32];
+	int		 w = 6;
+
+	if (json_array_size(list) == 0)
+		return;
+	json_array_foreach(list, i, d) {
+		name = json_string_value(json_object_get(d, "issuer"));
+		if (name != NULL && (int)strlen(name) > w)
+			w = (int)strlen(name);
+	}
+	printf("\n%-*s %-9s %-9s %-5s %-8s %-8s %-9s %s\n", w, "ISSUER",
+	    "STATE", "SERVER", "KEYS", "AGE", "FETCHES", "INTROSPECT",
+	    "LAST ERROR");
+	json_array_foreach(list, i, d) {
+		r = json_object_get(d, "reachable");
+		printf("%-*s %-9s %-9s ", w, json_str_or(d, "issuer", "?"),
+		    json_str_or(d, "state", "?"), json_is_true(r) ? "up" :
+		    json_is_false(r) ? "down" : "-");
+		print_int(d, "keys", 6);
+		fmt_duration(age, sizeof age, json_int_or(d, "keys_age"));
+		printf("%-9s", age);
+		print_int(d, "jwks_fetches", 9);
+		if (json_is_true(json_object_get(d, "introspection")))
+			print_int(d, "introspections", 11);
+		else
+			printf("%-11s", "-");
+		err = json_string_value(json_object_get(d, "last_error"));
+		printf("%s\n", err != NULL ? err : "-");
+	}
+}
+
+/* Print what refresh-keys asked. */
+void
+print_refresh(json_t *reply)
+{
+	json_t	*d;
+	size_t	 i;
+
+	json_array_foreach(json_object_get(reply, "issuers"), i, d)
+		printf("%s: %s\n", json_str_or(d, "issuer", "?"),
+		    json_is_true(json_object_get(d, "asked")) ? "keys asked for" :
+		    "not asked (once in 30 s, or its worker is not ready)");
+}
+
 /* Print the status reply: the gateway, then a table of upstreams. */
 void
 print_status(json_t *reply)
@@ -191,6 +242,7 @@ print_status(json_t *reply)
 			printf("%s\n", err != NULL ? err : "-");
 	}
 	print_llm(json_object_get(reply, "llm"));
+	print_issuers(json_object_get(reply, "issuers"));
 	cols = json_object_get(reply, "collisions");
 	if (json_array_size(cols) > 0) {
 		printf("\ncollisions (the later upstream's item is not "

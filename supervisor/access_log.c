@@ -324,6 +324,7 @@ access_log_request(const struct reqobs *o, int outcome, int code,
 	struct session	*s;
 	const char	*cname = NULL;
 	char		 line[1024], client[80], sess[64], codes[16];
+	char		 subject[160], clean[140];
 	int		 n, start;
 
 	if (o->log == NULL)
@@ -341,13 +342,20 @@ access_log_request(const struct reqobs *o, int outcome, int code,
 		snprintf(codes, sizeof codes, "%d", code);
 	else
 		snprintf(codes, sizeof codes, "-");
+	/* An OAuth token's subject, never the token. */
+	subject[0] = '\0';
+	if (s != NULL && s->grant != NULL) {
+		access_log_clean(clean, sizeof clean, s->grant->subject,
+		    strlen(s->grant->subject));
+		snprintf(subject, sizeof subject, " subject=\"%s\"", clean);
+	}
 	start = al_kind != AL_OFF ? al_prefix(line, sizeof line) : 0;
 	n = start + snprintf(line + start, sizeof line - (size_t)start,
 	    "peer=%s session=%s "
-	    "client=\"%s\" auth=%s transport=%s method=\"%s\" name=\"%s\" "
+	    "client=\"%s\" auth=%s%s transport=%s method=\"%s\" name=\"%s\" "
 	    "upstream=%s outcome=%s code=%s gateway_ms=%.3f total_ms=%.3f\n",
 	    o->log->peer, sess, client, s != NULL && s->client_name != NULL ?
-	    s->client_name : "-", obs_transport_names[o->transport],
+	    s->client_name : "-", subject, obs_transport_names[o->transport],
 	    o->log->method, o->log->name, o->up != NULL ? o->up->sc->name :
 	    o->client_tool ? "(client)" : "(gateway)",
 	    obs_outcome_names[outcome], codes, (double)added_us / 1000.0,

@@ -155,6 +155,7 @@ control_health(json_t *problems, json_t *warnings)
 		    json_string(msg));
 		free(msg);
 	}
+	idp_health(problems, warnings);
 	pin_health(warnings);
 	return (json_array_size(problems) == 0);
 }
@@ -184,6 +185,7 @@ control_status(void)
 	    "collisions", catalog_collisions(),
 	    "renamed", catalog_renamed());
 	json_object_set_new(o, "parked", json_integer(continuation_count()));
+	json_object_set_new(o, "issuers", idp_status_json());
 	if (metrics_bound[0] != '\0')
 		json_object_set_new(o, "metrics_listen",
 		    json_string(metrics_bound));
@@ -233,6 +235,9 @@ control_session_one(struct session *s, void *arg)
 	if (s->client_name != NULL)
 		json_object_set_new(o, "named_client",
 		    json_string(s->client_name));
+	if (s->grant != NULL)
+		json_object_set_new(o, "subject",
+		    json_string(s->grant->subject));
 	json_array_append_new(a, o);
 }
 
@@ -331,6 +336,11 @@ control_command(json_t *req)
 		return (control_reopen());
 	if (strcmp(cmd, "reload") == 0)
 		return (reload());
+	if (strcmp(cmd, "refresh-keys") == 0) {
+		name = NULL;
+		json_unpack(req, "{s?s}", "name", &name);
+		return (idp_control_refresh(name));
+	}
 	if (strcmp(cmd, "stop") == 0 || strcmp(cmd, "start") == 0 ||
 	    strcmp(cmd, "restart") == 0) {
 		if (json_unpack(req, "{s:s}", "name", &name) != 0)

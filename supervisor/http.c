@@ -61,6 +61,8 @@ http_reset(struct http_conn *c)
 	c->headbuf = c->method = c->path = c->query = NULL;
 	if (c->req.body != NULL)
 		evbuffer_free(c->req.body);
+	oauth_wait_cancel(c->req.oauth_wait);
+	oauth_grant_unref(c->req.grant);
 	memset(&c->req, 0, sizeof c->req);
 	c->framing = HTTP_BODY_NONE;
 	c->remaining = 0;
@@ -218,6 +220,12 @@ size_t
 http_conn_queued(struct http_conn *c)
 {
 	return (iochan_queued(c->ch));
+}
+
+struct http_request *
+http_conn_request(struct http_conn *c)
+{
+	return (&c->req);
 }
 
 const char *

@@ -66,6 +66,8 @@ struct http_conn {
 	struct http_chunked	 chunked;
 	int			 keepalive;
 	int			 too_big;	/* body over max_body */
+	int			 check_keep;	/* keepalive, while a check
+						   decides later */
 	struct stream		*stream;	/* borrowed */
 	/*
 	 * Deadlines, not inactivity timers: a head must be complete within

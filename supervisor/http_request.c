@@ -83,6 +83,8 @@ http_duplicate(const struct http_head *h)
 	return (NULL);
 }
 
+static int	http_head_passed(struct http_conn *, int);
+
 /* Parse a request head if a whole one is buffered. */
 static int
 http_read_head(struct http_conn *c)
@@ -178,8 +180,20 @@ http_read_head(struct http_conn *c)
 	if (c->framing != HTTP_BODY_NONE || c->too_big)
 		c->keepalive = 0;
 	c->state = HC_HANDLING;
-	if (c->svc->check != NULL && c->svc->check(c, &c->req) != 0)
-		return (-1);
+	if (c->svc->check != NULL && (r = c->svc->check(c, &c->req)) != 0) {
+		/* Decided later (http_check_again), or refused. */
+		c->check_keep = keep;
+		return (r > 0 ? 0 : -1);
+	}
+	return (http_head_passed(c, keep));
+}
+
+/* The head passed its check: the body may come. */
+static int
+http_head_passed(struct http_conn *c, int keep)
+{
+	const struct http_header *h;
+
 	c->state = HC_HEAD;
 	c->keepalive = keep;
 	if (c->framing != HTTP_BODY_NONE) {
@@ -283,6 +297,31 @@ http_proxy_header(struct http_conn *c)
 	return (0);
 }
 
+/* Start reading a body. */
+static void
+http_body_begin(struct http_conn *c)
+{
+	c->state = HC_BODY;
+	c->body_start = now_ms();
+	c->body_bytes = 0;
+	http_deadline(c, HTTP_BODY_TIMEOUT * 1000);
+}
+
+void
+http_check_again(struct http_conn *c)
+{
+	int	r;
+
+	if (c->state != HC_HANDLING)
+		fatalx("%s: no request waits", __func__);
+	if ((r = c->svc->check(c, &c->req)) != 0)
+		return;		/* refused (answered), or later still */
+	if (http_head_passed(c, c->check_keep) != 1)
+		return;
+	http_body_begin(c);
+	http_next(c);
+}
+
 /* Process buffered input as far as it goes. */
 void
 http_next(struct http_conn *c)
@@ -302,10 +341,7 @@ http_next(struct http_conn *c)
 		}
 		if ((r = http_read_head(c)) <= 0)
 			return;
-		c->state = HC_BODY;
-		c->body_start = now_ms();
-		c->body_bytes = 0;
-		http_deadline(c, HTTP_BODY_TIMEOUT * 1000);
+		http_body_begin(c);
 	}
 	if (c->state == HC_BODY) {
 		if ((r = http_read_body(c)) <= 0)

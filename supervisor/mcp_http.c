@@ -32,32 +32,63 @@ static const char *const loopback_names[] = {
  * 401 without a token that matches; 403 with one that lacks the right.
  */
 static int
-mcp_http_check_auth(struct http_request *req, int right)
+mcp_http_check_auth(struct http_request *req, int right, int nowait,
+    struct oauth_verdict *v)
 {
 	const struct http_header	*h;
 	int				 rights;
 
 	req->credential = 0;
 	req->client = NULL;
+	oauth_grant_unref(req->grant);
+	req->grant = NULL;
+	memset(v, 0, sizeof *v);
 	if (!auth_required(right))
 		return (0);
 	h = http_header(&req->head, "Authorization");
-	if (h == NULL || h->valuelen < 8 || !http_value_begins(h, "Bearer "))
+	if (h == NULL || h->valuelen < 8 || !http_value_begins(h, "Bearer ")) {
+		v->reason = "no_token";
+		if (oauth_enabled() && !nowait)
+			oauth_no_token();
 		return (401);
+	}
 	if (auth_check(h->value + 7, h->valuelen - 7, &req->credential,
-	    &req->client, &rights) != 0)
+	    &req->client, &rights) == 0)
+		return ((rights & right) != 0 ? 0 : 403);
+	if (!oauth_enabled())
 		return (401);
-	return ((rights & right) != 0 ? 0 : 403);
+	/* Not one of ours: an access token of an issuer's? */
+	oauth_check(h->value + 7, h->valuelen - 7, nowait || req->oauth_retry,
+	    v);
+	switch (v->status) {
+	case OAUTH_PENDING:
+		return (1);
+	case OAUTH_REFUSED:
+		return (401);
+	default:
+		break;
+	}
+	req->grant = v->grant;
+	v->grant = NULL;
+	req->credential = req->grant->id;
+	req->client = req->grant->client;
+	if (v->status == OAUTH_INSUFFICIENT)
+		return (403);
+	return ((req->grant->rights & right) != 0 ? 0 : 403);
 }
 
 int
 mcp_http_may(struct http_request *req, int right)
 {
-	uint64_t	credential = req->credential;
-	const char	*client = req->client;
-	int		 r;
+	struct oauth_verdict	 v;
+	struct oauth_grant	*grant = oauth_grant_ref(req->grant);
+	uint64_t		 credential = req->credential;
+	const char		*client = req->client;
+	int			 r;
 
-	r = mcp_http_check_auth(req, right);
+	r = mcp_http_check_auth(req, right, 1, &v);
+	oauth_grant_unref(req->grant);
+	req->grant = grant;
 	req->credential = credential;
 	req->client = client;
 	return (r == 0);
@@ -188,8 +219,11 @@ static int
 mcp_http_same_credential(struct http_conn *c, struct http_request *req,
     struct session *s)
 {
-	if (s->credential == req->credential)
+	if (s->credential == req->credential) {
+		/* The same principal, maybe with a refreshed token. */
+		session_grant(s, req->grant);
 		return (1);
+	}
 	log_warnx("http %s: session %.8s used with another credential than "
 	    "the one that created it, refused", http_conn_peer(c), s->id);
 	return (0);
@@ -245,6 +279,7 @@ mcp_http_initialize(struct http_conn *c, struct http_request *req,
 		return;
 	}
 	session_identity(s, req->credential, req->client);
+	session_grant(s, req->grant);
 	if ((result = route_initialize(s, m, &code, err, sizeof err)) == NULL) {
 		session_free(s, "bad initialize");
 		obs_initialize(NULL, http_conn_peer(c), OBS_T_HTTP, m, t0,
@@ -317,6 +352,44 @@ mcp_http_scan(struct http_conn *c, struct http_request *req, struct jrpc *m)
 	return (-1);
 }
 
+/*
+ * Refuse a request for an upstream whose scopes the token lacks with HTTP
+ * 403 and the challenge (RFC 6750, section 3.1), so that the client can
+ * ask for a token with them; the body is the JSON-RPC error that the
+ * other transports get.
+ */
+void
+mcp_http_scope_refused(struct http_conn *c, struct http_request *req,
+    struct session *s, const struct jrpc *m, json_t *refusal)
+{
+	struct evbuffer	*buf;
+	char		 challenge[2048], *data;
+	const char	*scope;
+
+	scope = json_string_value(json_object_get(refusal, "scope"));
+	log_info("session %.8s: %s refused: subject %s lacks scope %s",
+	    s->id, m->method_name, s->grant->subject, scope);
+	metrics_refused("token");
+	oauth_insufficient();
+	access_log_http(http_conn_peer(c), req->method, req->path, 403,
+	    "insufficient_scope");
+	http_conn_nolog(c);
+	snprintf(challenge, sizeof challenge, "WWW-Authenticate: Bearer "
+	    "resource_metadata=\"%s\", scope=\"%s\", "
+	    "error=\"insufficient_scope\", error_description=\"the token "
+	    "lacks a scope this upstream needs\"\r\n",
+	    json_string_value(json_object_get(refusal, "resource_metadata")),
+	    scope);
+	data = json_dumps(refusal, JSON_COMPACT);
+	buf = evbuffer_new();
+	jrpc_add_error(buf, m->p + m->id.off, m->id.len,
+	    MCP_INSUFFICIENT_SCOPE, "Forbidden: the token lacks a scope this "
+	    "upstream needs", data);
+	http_reply_buffer(c, 403, "application/json", challenge, buf);
+	evbuffer_free(buf);
+	free(data);
+}
+
 /* Handle a POST: one JSON-RPC message. */
 static void
 mcp_http_post(struct http_conn *c, struct http_request *req)
@@ -325,6 +398,7 @@ mcp_http_post(struct http_conn *c, struct http_request *req)
 	struct session			*s;
 	struct stream			*st;
 	struct jrpc			 m;
+	json_t				*refusal;
 
 	if (mcp_http_check_json(c, req) != 0)
 		return;
@@ -353,6 +427,12 @@ mcp_http_post(struct http_conn *c, struct http_request *req)
 	if (m.kind != JRPC_REQUEST) {
 		route_notification(s, &m);
 		http_reply(c, 202, NULL, NULL, NULL, 0);
+		return;
+	}
+	/* An upstream's scopes the token lacks: 403, while it can be. */
+	if ((refusal = oauth_post_refusal(s, &m)) != NULL) {
+		mcp_http_scope_refused(c, req, s, &m, refusal);
+		json_decref(refusal);
 		return;
 	}
 	/*
@@ -481,6 +561,7 @@ mcp_http_legacy_sse(struct http_conn *c, struct http_request *req)
 		return;
 	}
 	session_identity(s, req->credential, req->client);
+	session_grant(s, req->grant);
 	snprintf(s->version, sizeof s->version, "2024-11-05");
 	s->legacy = 1;
 	s->transport = OBS_T_SSE;
@@ -577,13 +658,14 @@ mcp_http_log_refusal(struct http_conn *c, struct http_request *req,
 
 /*
  * Log a refused bearer token with the peer: whether one was sent and its
- * length, never the token.
+ * length, never the token; with OAuth, why it was refused.
  */
 static void
-mcp_http_log_token(struct http_conn *c, struct http_request *req)
+mcp_http_log_token(struct http_conn *c, struct http_request *req,
+    const struct oauth_verdict *v)
 {
 	const struct http_header	*h;
-	char				 refused[128];
+	char				 refused[256];
 
 	h = http_header(&req->head, "Authorization");
 	if (h == NULL)
@@ -591,6 +673,10 @@ mcp_http_log_token(struct http_conn *c, struct http_request *req)
 	else if (h->valuelen < 8 || !http_value_begins(h, "Bearer "))
 		snprintf(refused, sizeof refused, "Authorization is not a "
 		    "bearer token");
+	else if (v->reason != NULL && v->status == OAUTH_REFUSED)
+		snprintf(refused, sizeof refused, "a bearer token of %zu "
+		    "characters refused (%s): %s", h->valuelen - 7, v->reason,
+		    v->why);
 	else
 		snprintf(refused, sizeof refused, "a bearer token of %zu "
 		    "characters that matches none", h->valuelen - 7);
@@ -600,6 +686,29 @@ mcp_http_log_token(struct http_conn *c, struct http_request *req)
 	access_log_http(http_conn_peer(c), req->method, req->path, 401,
 	    refused);
 	http_conn_nolog(c);
+}
+
+/*
+ * Refuse an OAuth token without the scopes every request needs (403
+ * insufficient_scope, with the scopes, so that the client can step up).
+ */
+static void
+mcp_http_insufficient(struct http_conn *c, struct http_request *req,
+    const struct oauth_verdict *v)
+{
+	char	challenge[2048];
+
+	log_warnx("http %s: %s %s refused: subject %s: %s", http_conn_peer(c),
+	    req->method, req->path, req->grant->subject, v->why);
+	metrics_refused("token");
+	access_log_http(http_conn_peer(c), req->method, req->path, 403,
+	    "insufficient_scope");
+	http_conn_nolog(c);
+	oauth_challenge(req->path, challenge, sizeof challenge,
+	    "insufficient_scope", v->why, NULL);
+	mcp_http_error(c, 403, JRPC_INVALID_REQUEST,
+	    "Forbidden: the token lacks a scope this gateway needs",
+	    challenge);
 }
 
 /* Refuse a valid token that does not admit to what it asks for. */
@@ -612,6 +721,9 @@ mcp_http_forbid(struct http_conn *c, struct http_request *req, int right)
 		snprintf(refused, sizeof refused, "%s%s may not read the "
 		    "metrics", req->client != NULL ? "client " : "this token",
 		    req->client != NULL ? req->client : "");
+	else if (req->grant != NULL)
+		snprintf(refused, sizeof refused, "an OAuth token that does "
+		    "not admit to MCP");
 	else
 		snprintf(refused, sizeof refused, "a token of metrics_tokens, "
 		    "which admits to /metrics only");
@@ -626,12 +738,27 @@ mcp_http_forbid(struct http_conn *c, struct http_request *req, int right)
 	    "Forbidden: this token admits to /metrics only", NULL);
 }
 
+/* An OAuth token waited for its issuer: check the request again. */
+static void
+mcp_http_waited(void *arg)
+{
+	struct http_conn	*c = arg;
+	struct http_request	*req = http_conn_request(c);
+
+	req->oauth_wait = 0;
+	req->oauth_retry = 1;
+	http_check_again(c);
+}
+
 int
 mcp_http_check_access(struct http_conn *c, struct http_request *req,
     int loopback, int right)
 {
-	const char	*why;
-	int		 status;
+	const struct http_header	*h;
+	struct oauth_verdict		 v;
+	const char			*why;
+	char				 challenge[2048];
+	int				 status;
 
 	if ((status = mcp_http_check_origin(req, loopback, &why)) != 0) {
 		mcp_http_log_refusal(c, req, why);
@@ -640,17 +767,34 @@ mcp_http_check_access(struct http_conn *c, struct http_request *req,
 	}
 	if (right == 0)
 		return (0);
-	switch (mcp_http_check_auth(req, right)) {
+	switch (mcp_http_check_auth(req, right, 0, &v)) {
 	case 0:
 		return (0);
+	case 1:
+		/* Wait for the issuer (keys, introspection), then again. */
+		h = http_header(&req->head, "Authorization");
+		req->oauth_wait = oauth_wait(h->value + 7, h->valuelen - 7,
+		    mcp_http_waited, c);
+		return (1);
 	case 403:
-		mcp_http_forbid(c, req, right);
+		if (v.status == OAUTH_INSUFFICIENT)
+			mcp_http_insufficient(c, req, &v);
+		else
+			mcp_http_forbid(c, req, right);
 		return (-1);
 	default:
-		mcp_http_log_token(c, req);
+		mcp_http_log_token(c, req, &v);
+		if (oauth_enabled())
+			oauth_challenge(req->path, challenge, sizeof challenge,
+			    v.status == OAUTH_REFUSED ? "invalid_token" : NULL,
+			    v.status == OAUTH_REFUSED ? v.why : NULL, NULL);
+		else
+			snprintf(challenge, sizeof challenge,
+			    "WWW-Authenticate: Bearer realm=\"mcp-supervisor\""
+			    "\r\n");
 		mcp_http_error(c, 401, JRPC_INVALID_REQUEST,
 		    "Unauthorized: a valid bearer token is required",
-		    "WWW-Authenticate: Bearer realm=\"mcp-supervisor\"\r\n");
+		    challenge);
 		return (-1);
 	}
 }
@@ -666,6 +810,8 @@ mcp_http_check(struct http_conn *c, struct http_request *req)
 	static const char	 not_found[] = "not found: the MCP endpoint is "
 	    "/mcp\n";
 
+	if (oauth_metadata_path(req))
+		return (mcp_http_check_access(c, req, listen_loopback, 0));
 	if (strcmp(req->path, MCP_PATH) != 0 &&
 	    strcmp(req->path, LEGACY_SSE_PATH) != 0 &&
 	    strcmp(req->path, LEGACY_POST_PATH) != 0 && !mcp_ws_path(req)) {
@@ -684,7 +830,9 @@ mcp_http_handle(struct http_conn *c, struct http_request *req)
 
 	legacy_get = strcmp(req->path, LEGACY_SSE_PATH) == 0;
 	legacy_post = strcmp(req->path, LEGACY_POST_PATH) == 0;
-	if (mcp_ws_path(req))
+	if (oauth_metadata_path(req))
+		oauth_metadata_serve(c, req);
+	else if (mcp_ws_path(req))
 		mcp_ws_upgrade(c, req);
 	else if (legacy_get && strcmp(req->method, "GET") == 0)
 		mcp_http_legacy_sse(c, req);

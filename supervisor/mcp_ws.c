@@ -469,6 +469,7 @@ mcp_ws_upgrade(struct http_conn *c, struct http_request *req)
 		return;
 	}
 	session_identity(s, req->credential, req->client);
+	session_grant(s, req->grant);
 	s->transport = OBS_T_WS;
 	ws = xcalloc(1, sizeof *ws);
 	ws->c = c;

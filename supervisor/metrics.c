@@ -540,6 +540,7 @@ metrics_write(struct evbuffer *b)
 		    refusal_reasons[i], NULL);
 		prom_sample_u64(b, M("refused_total"), labels, m_refused[i]);
 	}
+	oauth_metrics(b);
 	access_log_counts(&lines, &dropped);
 	prom_header(b, M("access_log_lines_total"), "counter", "Access log "
 	    "lines written.");

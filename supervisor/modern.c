@@ -244,6 +244,7 @@ modern_post(struct http_conn *c, struct http_request *req,
 	struct stream		*st;
 	struct evbuffer		*data;
 	enum stream_kind	 kind;
+	json_t			*refusal;
 	char			 why[512];
 	int			 code, status;
 
@@ -287,6 +288,13 @@ modern_post(struct http_conn *c, struct http_request *req,
 	    http_conn_peer(c))) == NULL) {
 		modern_refuse(c, 503, m, MCP_OVERLOADED, NULL,
 		    session_refusal());
+		return;
+	}
+	session_grant(s, req->grant);
+	/* An upstream's scopes the token lacks: 403, so it can step up. */
+	if ((refusal = oauth_post_refusal(s, m)) != NULL) {
+		mcp_http_scope_refused(c, req, s, m, refusal);
+		json_decref(refusal);
 		return;
 	}
 	session_touch(s);

@@ -269,6 +269,38 @@ preflight_llm(const struct conf *c, void (*warn)(const char *), char *err,
 	return (0);
 }
 
+/*
+ * Check the OAuth issuers: each introspection client_secret expands to
+ * one non-empty line (its worker gets the secret itself).
+ */
+static int
+preflight_oauth(const struct conf *c, char *err, size_t errlen)
+{
+	const struct oauth_issuer_conf	*ic;
+	char				 why[512], *v;
+	size_t				 i;
+	int				 bad;
+
+	for (i = 0; c->oauth != NULL && i < c->oauth->nissuers; i++) {
+		ic = &c->oauth->issuers[i];
+		if (ic->introspection_secret == NULL)
+			continue;
+		if ((v = secret_expand(ic->introspection_secret, why,
+		    sizeof why)) == NULL)
+			return (preflight_error(c, ic->line, err, errlen,
+			    "issuer %s: introspection client_secret: %s",
+			    ic->issuer, why));
+		bad = *v == '\0' || strpbrk(v, "\r\n") != NULL;
+		explicit_bzero(v, strlen(v));
+		free(v);
+		if (bad)
+			return (preflight_error(c, ic->line, err, errlen,
+			    "issuer %s: introspection client_secret is empty "
+			    "or not one line", ic->issuer));
+	}
+	return (0);
+}
+
 /* Does request_state_key expand to a key long enough? */
 static int
 preflight_state_key(const struct conf *c, char *why, size_t len)
@@ -326,9 +358,14 @@ preflight(const struct conf *c, int flags, void (*warn)(const char *),
 		return (-1);
 	if (preflight_llm(c, warn, err, errlen) != 0)
 		return (-1);
+	if (preflight_oauth(c, err, errlen) != 0)
+		return (-1);
 	preflight_pass_env(c, warn);
 	if (flags & PREFLIGHT_RELOAD)
 		return (0);
+	/* With oauth every request needs a token. */
+	if (c->oauth != NULL)
+		tokens |= AUTH_MCP | AUTH_METRICS;
 	if (!loopback && !(tokens & AUTH_MCP) && c->ws_lockfile == NULL)
 		preflight_warn(warn, "listen %s is beyond loopback and there "
 		    "are no auth_tokens or clients: any client that can reach "

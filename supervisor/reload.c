@@ -79,9 +79,11 @@ static void
 reload_summary(json_t *report)
 {
 	const char	*keys[] = { "added", "changed", "removed",
-			    "llm_added", "llm_changed", "llm_removed" };
+			    "llm_added", "llm_changed", "llm_removed",
+			    "issuer_added", "issuer_changed", "issuer_removed" };
 	const char	*labels[] = { "added", "changed", "removed",
-			    "added llm", "changed llm", "removed llm" };
+			    "added llm", "changed llm", "removed llm",
+			    "added issuer", "changed issuer", "removed issuer" };
 	struct evbuffer	*b;
 	json_t		*a, *v;
 	size_t		 i, j;
@@ -199,9 +201,11 @@ reload(void)
 
 	old = conf;
 	conf = next;
+	oauth_configure(conf);
 	report = json_pack("{s:b, s:o}", "ok", 1, "warnings", warnings);
 	upstream_apply(conf, report);
 	provider_apply(conf, report);
+	idp_apply(conf, report);
 	session_configure();
 	ctools_configure();
 	http_configure();

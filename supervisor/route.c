@@ -90,6 +90,31 @@ route_reject_data(struct req *r, int code, const char *data,
 	va_end(ap);
 }
 
+/*
+ * Refuse a request for an upstream whose scopes the session's OAuth token
+ * lacks (scopes = [ ... ] of the upstream): 1 if refused (answered).
+ */
+static int
+route_scope_refused(struct req *r, const struct upstream *up)
+{
+	json_t	*data;
+	char	*text;
+
+	if ((data = oauth_upstream_refusal(r->session, up)) == NULL)
+		return (0);
+	text = json_dumps(data, JSON_COMPACT);
+	log_info("session %.8s: %s refused: subject %s lacks scope %s of "
+	    "upstream %s", r->session->id, r->m->method_name,
+	    r->session->grant->subject,
+	    json_string_value(json_object_get(data, "scope")), up->sc->name);
+	route_reject_data(r, MCP_INSUFFICIENT_SCOPE, text, "Forbidden: "
+	    "the token lacks a scope this upstream needs (%s)",
+	    json_string_value(json_object_get(data, "scope")));
+	free(text);
+	json_decref(data);
+	return (1);
+}
+
 /* Reply that no resource has a URI, naming it in data.uri as the
  * specification's example does. */
 static void
@@ -254,6 +279,10 @@ route_named(struct req *r, enum catalog_kind kind, const char *const *path)
 		free(buf);
 		return;
 	}
+	if (route_scope_refused(r, e->up)) {
+		free(buf);
+		return;
+	}
 	if (st != NULL && st->modern && (modern_check_params(r, e) != 0 ||
 	    continuation_resume(r, e->up, buf))) {
 		free(buf);
@@ -305,6 +334,10 @@ route_get_uri(struct req *r, const char *const *path, struct upstream **up)
 	}
 	if ((*up = catalog_resource(view_catalog(s), u)) == NULL || !allowed) {
 		route_no_resource(r, u);
+		free(u);
+		return (NULL);
+	}
+	if (route_scope_refused(r, *up)) {
 		free(u);
 		return (NULL);
 	}

@@ -213,6 +213,7 @@ session_free(struct session *s, const char *why)
 	strmap_free(&s->subs);
 	strmap_free(&s->listen_subs);
 	free(s->client_name);
+	oauth_grant_unref(s->grant);
 	json_decref(s->client_caps);
 	json_decref(s->client_info);
 	free(s);
@@ -335,6 +336,15 @@ session_identity(struct session *s, uint64_t credential, const char *client)
 	s->credential = credential;
 	free(s->client_name);
 	s->client_name = client != NULL ? xstrdup(client) : NULL;
+}
+
+void
+session_grant(struct session *s, struct oauth_grant *g)
+{
+	if (g == s->grant)
+		return;
+	oauth_grant_unref(s->grant);
+	s->grant = oauth_grant_ref(g);
 }
 
 void

@@ -365,18 +365,26 @@ struct http_request {
 	uint64_t	 credential;	/* the bearer token that authorised
 					   it (a hash), 0 without auth */
 	const char	*client;	/* the named client it is, or NULL */
+	struct oauth_grant *grant;	/* an OAuth token's (a reference), or
+					   NULL */
+	uint64_t	 oauth_wait;	/* its token waits (oauth_wait), or 0 */
+	int		 oauth_retry;	/* it waited once */
 };
 
 /*
  * What a listener serves.  check sees every request once its head is in,
  * before any of its body is read: it returns 0 to go on, or answers it
  * (a refusal; the connection then closes, the body unread) and returns
- * -1.  handle gets the whole request.
+ * -1, or returns 1 to decide later: it then calls http_check_again, which
+ * calls it again.  handle gets the whole request.
  */
 struct http_service {
 	int	(*check)(struct http_conn *, struct http_request *);
 	void	(*handle)(struct http_conn *, struct http_request *);
 };
+/* A check that returned 1 can decide now: check the request again
+ * (http_request.c). */
+void		 http_check_again(struct http_conn *);
 /* Serve a connected socket (taken), as if accepted from sa. */
 void		 http_adopt(int fd, const struct sockaddr *sa,
 		    const struct http_service *);
@@ -415,6 +423,8 @@ size_t		 http_stream_queued(void);
 struct http_conn *http_slowest(size_t *queued);
 /* The peer's address, for logs (the client's, behind a trusted proxy). */
 const char	*http_conn_peer(struct http_conn *);
+/* The request a connection is on. */
+struct http_request *http_conn_request(struct http_conn *);
 /* The response to the request under way needs no access log line (it
  * was logged already, or it is a health check). */
 void		 http_conn_nolog(struct http_conn *);
@@ -454,6 +464,50 @@ void		 http_stream_end(struct http_conn *);
 /* Attach the stream that owns this connection's response. */
 void		 http_set_stream(struct http_conn *, struct stream *);
 
+/*
+ * idp.c: one worker (mcp-idp) per OAuth issuer (oauth = { issuers }),
+ * supervised and restarted like the LLM providers' workers; the issuer's
+ * keys, refreshed on request at a bounded rate, and introspection.
+ */
+struct idp;					/* one per issuer */
+extern const char	*idp_worker_path;
+void		 idp_init_all(void);
+/* Apply a configuration's issuers (reload; or start, report NULL). */
+void		 idp_apply(const struct conf *, json_t *report);
+void		 idp_stop_all(void);
+struct idp	*idp_find(const char *issuer);	/* exact; NULL */
+struct idp	*idp_nth(size_t);	/* in the conf's order; NULL past it */
+const struct oauth_issuer_conf *idp_conf(const struct idp *);
+/* The issuer's current key set, or NULL before the first; owned by
+ * idp.c, valid until the next return to the event loop. */
+const struct jose_jwks *idp_jwks(const struct idp *);
+/*
+ * A token named a kid we do not know: ask for fresh keys (rate-bounded:
+ * at most one fetch per 30 s per issuer).  cb(arg) runs once, never from
+ * inside this call: when new keys arrived, the fetch failed, no fetch is
+ * allowed yet, or after 5 s; idp_wait_cancel() before arg dies.  Returns
+ * a handle.
+ */
+uint64_t	 idp_refresh(struct idp *, void (*cb)(void *), void *arg);
+void		 idp_wait_cancel(struct idp *, uint64_t);
+/*
+ * RFC 7662 introspection of an opaque token; cb(arg, response or NULL,
+ * error) runs once, never from inside this call, within 5 s (response
+ * and error borrowed for the call).  0 if the issuer has no
+ * introspection.
+ */
+uint64_t	 idp_introspect(struct idp *, const char *token,
+		    void (*cb)(void *, json_t *, const char *), void *arg);
+/* Replace the key set (what a MSG_IDP_KEYS does; the Check harness
+ * calls it). */
+void		 idp_set_jwks(struct idp *, struct jose_jwks *);	/* takes it */
+/* mcpctl refresh-keys [issuer]: idp_refresh of one or every issuer. */
+json_t		*idp_control_refresh(const char *issuer);
+json_t		*idp_status_json(void);		/* mcpctl status */
+/* mcpctl check: an issuer without keys is a problem, one unreachable
+ * with keys a warning. */
+void		 idp_health(json_t *problems, json_t *warnings);
+
 /* mcp_http.c: the Streamable HTTP endpoint. */
 extern const struct http_service mcp_http_service;
 /*
@@ -466,6 +520,10 @@ int		 mcp_http_check_access(struct http_conn *, struct http_request *,
 		    int loopback, int right);
 /* Does a request carry what a right needs?  Silent: nothing is logged. */
 int		 mcp_http_may(struct http_request *, int right);
+/* Refuse a POSTed request with 403 insufficient_scope (oauth_post_refusal's
+ * answer), logged and counted. */
+void		 mcp_http_scope_refused(struct http_conn *, struct http_request *,
+		    struct session *, const struct jrpc *, json_t *refusal);
 
 /* mcp_ws.c: MCP over WebSocket on the same listener. */
 int		 mcp_ws_path(const struct http_request *);
@@ -582,6 +640,90 @@ void		 notify_reloading(void);
 void		 notify_stopping(const char *why);
 /* Say how the upstreams are (STATUS=), when that changes. */
 void		 notify_status(void);
+
+/*
+ * oauth.c: bearer tokens of the configured issuers (oauth = { ... }).  A
+ * grant is what a valid token says: whose it is, what it may do.
+ * Reference counted: the verdict cache holds one, each request and session
+ * that uses it another.
+ */
+struct oauth_grant {
+	unsigned int	 refs;
+	uint64_t	 id;		/* the principal's hash: a session's
+					   credential, never 0 */
+	char		*issuer;
+	char		*subject;
+	char		**scopes;	/* NULL-terminated */
+	char		*client;	/* the named client it maps to, or NULL */
+	int		 rights;	/* AUTH_MCP, AUTH_METRICS */
+	int64_t		 exp;		/* Unix seconds */
+};
+enum oauth_status {
+	OAUTH_GRANTED = 0,
+	OAUTH_REFUSED,		/* 401 invalid_token */
+	OAUTH_INSUFFICIENT,	/* 403 insufficient_scope: a valid token
+				   without the scopes every request needs */
+	OAUTH_PENDING		/* ask again once oauth_wait's cb has run */
+};
+/* The verdict on a token: a grant (a reference, OAUTH_GRANTED and
+ * OAUTH_INSUFFICIENT), or why not (safe to log and to send). */
+struct oauth_verdict {
+	enum oauth_status	 status;
+	struct oauth_grant	*grant;
+	const char		*reason;	/* metrics label */
+	char			 why[JOSE_WHY_MAX];
+};
+/* Use a configuration's oauth group (NULL: none); the cache is emptied. */
+void		 oauth_configure(const struct conf *);
+void		 oauth_shutdown(void);
+/* Is OAuth configured? */
+int		 oauth_enabled(void);
+/*
+ * Decide on a bearer token that is none of the static ones.  retry: the
+ * caller waited once already, do not wait again.  OAUTH_PENDING: call
+ * oauth_wait, then oauth_check again with retry set.
+ */
+void		 oauth_check(const char *token, size_t len, int retry,
+		    struct oauth_verdict *);
+/* Wait for what the last OAUTH_PENDING verdict on this token needs; cb(arg)
+ * runs once, from the loop.  A handle for oauth_wait_cancel. */
+uint64_t	 oauth_wait(const char *token, size_t len, void (*cb)(void *),
+		    void *arg);
+void		 oauth_wait_cancel(uint64_t);
+struct oauth_grant *oauth_grant_ref(struct oauth_grant *);
+void		 oauth_grant_unref(struct oauth_grant *);
+/* Does the grant hold every scope of a list (NULL: none needed)?  The
+ * first missing one in *missing. */
+int		 oauth_grant_has(const struct oauth_grant *, char *const *scopes,
+		    const char **missing);
+/* The challenge's parameters: resource_metadata and scope (a space-separated
+ * list of what every request needs; "" for none). */
+void		 oauth_challenge(const char *path, char *buf, size_t len,
+		    const char *error, const char *why, char *const *scope);
+/* Is path a protected resource metadata document?  Serve it. */
+int		 oauth_metadata_path(const struct http_request *);
+void		 oauth_metadata_serve(struct http_conn *, struct http_request *);
+/*
+ * May a session use an upstream: NULL, or its challenge's data for the
+ * JSON-RPC error (new; {"error":"insufficient_scope","scope":...,
+ * "resource_metadata":...}) when its OAuth token lacks the upstream's
+ * scopes.  Static tokens are not held to them.
+ */
+json_t		*oauth_upstream_refusal(const struct session *,
+		    const struct upstream *);
+/* The same for a POSTed request, before it is routed, so that it can be
+ * refused with HTTP 403 (insufficient_scope) while no answer has begun:
+ * tools/call, prompts/get, resources/read and subscribe of an upstream
+ * the client may use.  NULL: go on. */
+json_t		*oauth_post_refusal(struct session *, const struct jrpc *);
+/* A request without a bearer token, or without an upstream's scopes, was
+ * refused: count it. */
+void		 oauth_no_token(void);
+void		 oauth_insufficient(void);
+/* Counters, for metrics.c: refusals by reason, the cache. */
+void		 oauth_metrics(struct evbuffer *);
+/* For mcpctl status. */
+json_t		*oauth_status_json(void);
 
 /*
  * observe.c: what is measured (metrics.c) and logged (access_log.c) of
@@ -1151,6 +1293,9 @@ struct session {
 						   stream, for everything */
 	uint64_t		 credential;	/* of the request that made it */
 	char			*client_name;	/* a named client's, or NULL */
+	struct oauth_grant	*grant;		/* the OAuth token of its last
+						   request (a reference), or
+						   NULL */
 	/* Tools it registered, and calls to and from client tools. */
 	char			*ctool_prefix;	/* "<client>__", once chosen */
 	unsigned int		 nctools;
@@ -1207,6 +1352,8 @@ void		 session_touch(struct session *);
 /* Record the token that made a session and the client it names. */
 void		 session_identity(struct session *, uint64_t credential,
 		    const char *client);
+/* Record the OAuth grant of its latest request (NULL: none). */
+void		 session_grant(struct session *, struct oauth_grant *);
 unsigned int	 session_count(void);
 /*
  * The sessions a drain waits for: every client's, and a 2026-07-28

@@ -139,6 +139,7 @@ begin_exit(const char *why)
 	session_free_all();
 	upstream_stop_all();
 	provider_stop_all();
+	idp_stop_all();
 	ev_exit_timer = evtimer_new(base, exit_timer_cb, NULL);
 	evtimer_add(ev_exit_timer, &tv);
 	check_exit();
@@ -166,16 +167,16 @@ signal_cb(evutil_socket_t sig, short events, void *arg)
 	}
 }
 
-/* The path of mcp-llm: beside the upstream worker. */
+/* The path of a worker beside the upstream worker (mcp-llm, mcp-idp). */
 static const char *
-llm_path(const char *worker)
+beside_path(const char *worker, const char *name)
 {
 	const char	*slash = strrchr(worker, '/');
 	char		*path;
 
 	if (slash == NULL)
-		return ("mcp-llm");
-	xasprintf(&path, "%.*s/mcp-llm", (int)(slash - worker), worker);
+		return (name);
+	xasprintf(&path, "%.*s/%s", (int)(slash - worker), worker, name);
 	return (path);
 }
 
@@ -285,9 +286,13 @@ main(int argc, char **argv)
 		stdio_worker_path = xstrdup(worker_path);
 	}
 	/* And the LLM providers' worker, mcp-llm. */
-	llm_worker_path = llm_path(worker_path);
+	llm_worker_path = beside_path(worker_path, "mcp-llm");
 	if (conf->nllms > 0 && access(llm_worker_path, X_OK) != 0)
 		fatal("LLM worker %s", llm_worker_path);
+	/* And the OAuth issuers' worker, mcp-idp. */
+	idp_worker_path = beside_path(worker_path, "mcp-idp");
+	if (conf->oauth != NULL && access(idp_worker_path, X_OK) != 0)
+		fatal("OAuth issuer worker %s", idp_worker_path);
 
 	notify_init();
 	signal(SIGPIPE, SIG_IGN);
@@ -311,6 +316,7 @@ main(int argc, char **argv)
 	if (auth_configure(conf, err, sizeof err) != 0 ||
 	    continuation_configure(conf, err, sizeof err) != 0)
 		fatalx("%s", err);
+	oauth_configure(conf);
 	if (http_listen(conf->listen, &gateway_service, listen_bound,
 	    sizeof listen_bound) != 0)
 		exit(1);
@@ -349,6 +355,7 @@ main(int argc, char **argv)
 
 	upstream_init_all();
 	provider_init_all();
+	idp_init_all();
 	notify_ready();
 	event_base_dispatch(base);
 
@@ -356,6 +363,7 @@ main(int argc, char **argv)
 	access_log_close();
 	drain_free();
 	auth_lockfile_remove();
+	oauth_shutdown();
 	catalog_free();
 	event_free(ev_sigterm);
 	event_free(ev_sigint);

@@ -29,7 +29,7 @@ complete() {
 
 start_gateway "$(demo alpha)" "$(demo beta)"
 is "commands" "$(complete "mcpctl ")" \
-    "check connect drain reload reopen restart sessions start status stop tools "
+    "check connect drain refresh-keys reload reopen restart sessions start status stop tools "
 is "a command by its beginning" "$(complete "mcpctl -j st")" "start status stop "
 is "options" "$(complete "mcpctl -")" "-V -h -j -s "
 is "upstream names from the daemon" "$(complete "mcpctl -s $CTL restart ")" "alpha beta "

@@ -62,6 +62,13 @@ export async function rotate(issuer, { retire = false } = {}) {
   return res.json();
 }
 
+// How many requests each path of the provider had ({"/jwks": n, ...}).
+export async function counts(issuer) {
+  const res = await fetch(`${issuer}/admin/counts`);
+  if (!res.ok) throw new Error(`counts: ${res.status}`);
+  return res.json();
+}
+
 export async function jwks(issuer) {
   const res = await fetch(`${issuer}/jwks`);
   if (!res.ok) throw new Error(`jwks: ${res.status}`);

@@ -728,6 +728,28 @@ conf_same(const struct conf *a, const struct conf *b)
 	}
 }
 
+#define OAUTH_FULL \
+	"oauth = { resource = \"https://mcp.example.com/\";" \
+	" resource_name = \"Gateway\"; audiences = [ \"api://gw\" ];" \
+	" scopes_supported = [ \"mcp\", \"admin\" ]; scopes = [ \"mcp\" ];" \
+	" leeway = 5; subject_claim = \"oid\"; default_client = \"guest\";" \
+	" issuers = ( { issuer = \"https://a.example\"; algorithms = [ \"ES256\"," \
+	" \"Ed448\" ]; typ = \"at+jwt\"; ca_file = \"/etc/ca.pem\";" \
+	" refresh = 600; metadata_url = \"https://a.example/m\";" \
+	" jwks_uri = \"https://a.example/k\"; introspection = { client_id =" \
+	" \"gw\"; client_secret = \"${file:/etc/s}\"; auth =" \
+	" \"client_secret_post\"; }; }, { issuer = \"http://127.0.0.1:9/x\"; }" \
+	" ); };\n" \
+	"clients = ( { name = \"guest\"; oauth = { scopes = [ \"mcp\" ]; }; }," \
+	" { name = \"ops\"; token = \"0123456789abcdef\"; allow = [ \"a/*\" ];" \
+	" oauth = { issuer = \"https://a.example\"; subject = \"u1\"; claims =" \
+	" { groups = \"admins\"; tier = \"x\"; }; }; } );\n" \
+	"servers = ( { name = \"a\"; command = [ \"x\" ]; scopes = [ \"admin\" ];" \
+	" } );"
+#define OAUTH_MIN	"oauth = { resource = \"https://mcp.example.com\";" \
+	    " issuers = ( { issuer = \"https://idp.example.com/realms/x\"; } );" \
+	    " };\n"
+
 static const char *const print_cases[] = {
 	"",
 	"servers = ( { name = \"demo\"; command = "
@@ -776,6 +798,8 @@ static const char *const print_cases[] = {
 	" );\n",
 	"servers = ( { name = \"a\"; command = [ \"x\" ];"
 	" pass_env = [ \"_A1\" ]; } );\n",
+	OAUTH_MIN,
+	OAUTH_FULL,
 	"state_dir = \"/var/lib/x y\";\npinning = \"warn\";\n"
 	"servers = ( { name = \"a\"; command = [ \"x\" ]; pinning = \"off\";"
 	" tools = ( { tool = \"t \\\"1\\\"\"; name = \"t1\"; title = \"T\";"
@@ -981,6 +1005,158 @@ START_TEST(test_print_round_trip)
 	conf_free(a);
 	conf_free(b);
 	conf_free(c);
+}
+END_TEST
+
+START_TEST(test_oauth)
+{
+	struct conf			*conf;
+	const struct oauth_conf		*oc;
+	const struct oauth_issuer_conf	*ic;
+	const struct client_conf	*cl;
+
+	conf = parse_ok("");
+	ck_assert_ptr_null(conf->oauth);
+	conf_free(conf);
+	conf = parse_ok(OAUTH_MIN);
+	oc = conf->oauth;
+	ck_assert_ptr_nonnull(oc);
+	ck_assert_str_eq(oc->resource, "https://mcp.example.com");
+	ck_assert_uint_eq(oc->leeway, 60);
+	ck_assert_str_eq(oc->subject_claim, "sub");
+	ck_assert_ptr_null(oc->scopes);
+	ck_assert_ptr_null(oc->default_client);
+	ck_assert_uint_eq(oc->nissuers, 1);
+	ic = &oc->issuers[0];
+	ck_assert_str_eq(ic->issuer, "https://idp.example.com/realms/x");
+	ck_assert_uint_eq(ic->algorithms, JOSE_RS256 | JOSE_PS256 |
+	    JOSE_ES256 | JOSE_EDDSA | JOSE_ED25519);
+	ck_assert_int_eq(ic->typ, JOSE_TYP_LAX);
+	ck_assert_uint_eq(ic->refresh, 3600);
+	ck_assert_ptr_null(ic->introspection_client_id);
+	ck_assert_int_eq(ic->line, 1);
+	ck_assert_ptr_eq(conf_oauth_issuer(oc,
+	    "https://idp.example.com/realms/x"), ic);
+	ck_assert_ptr_null(conf_oauth_issuer(oc,
+	    "https://idp.example.com/realms/x/"));
+	conf_free(conf);
+
+	conf = parse_ok(OAUTH_FULL);
+	oc = conf->oauth;
+	ck_assert_str_eq(oc->resource, "https://mcp.example.com");
+	ck_assert_str_eq(oc->resource_name, "Gateway");
+	ck_assert_str_eq(oc->audiences[0], "api://gw");
+	ck_assert_str_eq(oc->scopes[0], "mcp");
+	ck_assert_ptr_null(oc->scopes[1]);
+	ck_assert_uint_eq(oc->leeway, 5);
+	ck_assert_str_eq(oc->subject_claim, "oid");
+	ck_assert_str_eq(oc->default_client, "guest");
+	ck_assert_uint_eq(oc->nissuers, 2);
+	ic = &oc->issuers[0];
+	ck_assert_uint_eq(ic->algorithms, JOSE_ES256 | JOSE_ED448);
+	ck_assert_int_eq(ic->typ, JOSE_TYP_AT_JWT);
+	ck_assert_uint_eq(ic->refresh, 600);
+	ck_assert_str_eq(ic->introspection_client_id, "gw");
+	ck_assert_str_eq(ic->introspection_secret, "${file:/etc/s}");
+	ck_assert_int_eq(ic->introspection_post, 1);
+	cl = conf_client_find(conf, "guest");
+	ck_assert_ptr_null(cl->token);
+	ck_assert_str_eq(cl->oauth->scopes[0], "mcp");
+	cl = conf_client_find(conf, "ops");
+	ck_assert_str_eq(cl->oauth->subject, "u1");
+	ck_assert_str_eq(cl->oauth->issuer, "https://a.example");
+	ck_assert_str_eq(cl->oauth->claim_names[1], "tier");
+	ck_assert_str_eq(cl->oauth->claim_values[0], "admins");
+	ck_assert_ptr_null(cl->oauth->claim_names[2]);
+	ck_assert_str_eq(conf->servers[0].scopes[0], "admin");
+	conf_free(conf);
+}
+END_TEST
+
+START_TEST(test_oauth_errors)
+{
+	parse_err("oauth = { issuers = ( { issuer = \"https://i\"; } ); };",
+	    "t.conf:1: oauth needs resource = \"https://...\", the gateway's "
+	    "URL as its clients see it");
+	parse_err("oauth = {\n resource = \"https://r\"; };",
+	    "t.conf:1: oauth needs issuers = ( { issuer = \"https://...\"; } )");
+	parse_err("oauth = { resource = \"https://r\";\n issuers = ( ); };",
+	    "t.conf:2: issuers must not be empty");
+	parse_err("oauth = { resource = \"http://mcp.example.com\"; issuers = ("
+	    " { issuer = \"https://i\"; } ); };",
+	    "t.conf:1: resource must be an https:// URL (http:// only on "
+	    "loopback)");
+	parse_err("oauth = { resource = \"https://r\"; issuers = (\n"
+	    " { issuer = \"http://idp.example.com\"; } ); };",
+	    "t.conf:2: issuer must be an https:// URL (http:// only on "
+	    "loopback)");
+	parse_err("oauth = { resource = \"https://r\"; issuers = ("
+	    " { issuer = \"http://127.0.0.1.evil.example/\"; } ); };",
+	    "t.conf:1: issuer must be an https:// URL (http:// only on "
+	    "loopback)");
+	parse_err("oauth = { resource = \"https://r?x=1\"; issuers = ("
+	    " { issuer = \"https://i\"; } ); };",
+	    "t.conf:1: resource must have no query, fragment, user, white "
+	    "space, '\"' or '\\'");
+	parse_err("oauth = { resource = \"https://r\"; issuers = ("
+	    " { issuer = \"https://i\";\n algorithms = [ \"RS256\", \"HS256\" ];"
+	    " } ); };",
+	    "t.conf:2: algorithm \"HS256\" is refused: an issuer's keys are "
+	    "public, so tokens must be signed with a private key");
+	parse_err("oauth = { resource = \"https://r\"; issuers = ("
+	    " { issuer = \"https://i\"; algorithms = [ \"none\" ]; } ); };",
+	    "t.conf:1: algorithm \"none\" is refused: an issuer's keys are "
+	    "public, so tokens must be signed with a private key");
+	parse_err("oauth = { resource = \"https://r\"; issuers = ("
+	    " { issuer = \"https://i\"; algorithms = [ \"RS1\" ]; } ); };",
+	    "t.conf:1: unknown algorithm \"RS1\" (RS256, RS384, RS512, PS256, "
+	    "PS384, PS512, ES256, ES384, ES512, EdDSA, Ed25519 or Ed448)");
+	parse_err("oauth = { resource = \"https://r\"; issuers = ("
+	    " { issuer = \"https://i\"; typ = \"jwt\"; } ); };",
+	    "t.conf:1: typ must be \"any\" or \"at+jwt\"");
+	parse_err("oauth = { resource = \"https://r\"; leeway = 301; issuers = ("
+	    " { issuer = \"https://i\"; } ); };",
+	    "t.conf:1: leeway must be between 0 and 300");
+	parse_err("oauth = { resource = \"https://r\"; issuers = ("
+	    " { issuer = \"https://i\"; }, { issuer = \"https://i\"; } ); };",
+	    "t.conf:1: issuer \"https://i\" already given on line 1");
+	parse_err("oauth = { resource = \"https://r\"; issuers = ("
+	    " { issuer = \"https://i\"; introspection = { client_id = \"c\";"
+	    " client_secret = \"hunter2hunter2\"; }; } ); };",
+	    "t.conf:1: client_secret must be a ${file:/path} or ${env:NAME} "
+	    "reference, not the secret itself");
+	parse_err("oauth = { resource = \"https://r\"; issuers = ("
+	    " { issuer = \"https://i\"; introspection = { client_id = \"c\";"
+	    " }; } ); };",
+	    "t.conf:1: introspection needs a client_id and a client_secret");
+	parse_err("oauth = { resource = \"https://r\"; scopes = [ \"a b\" ];"
+	    " issuers = ( { issuer = \"https://i\"; } ); };",
+	    "t.conf:1: scopes: \"a b\" is not a scope (1 to 128 printable "
+	    "characters, no space, '\"' or '\\')");
+	parse_err("oauth = { resource = \"https://r\"; issuers = ("
+	    " { issuer = \"https://i\"; jwks = \"x\"; } ); };",
+	    "t.conf:1: issuer: unknown setting \"jwks\"");
+	parse_err("clients = ( { name = \"a\";\n oauth = { subject = \"s\"; }; }"
+	    " );",
+	    "t.conf:2: client a: oauth needs the global oauth group");
+	parse_err(OAUTH_MIN "clients = ( { name = \"a\";\n oauth = { }; } );",
+	    "t.conf:3: a client's oauth needs a subject, scopes or claims to "
+	    "match (else every token would be that client)");
+	parse_err(OAUTH_MIN "clients = ( { name = \"a\"; } );",
+	    "t.conf:2: a client needs a name and a token (or oauth = { ... })");
+	parse_err(OAUTH_MIN "clients = ( { name = \"a\"; oauth = {"
+	    " issuer = \"https://other\"; subject = \"s\"; }; } );",
+	    "t.conf:2: client a: issuer \"https://other\" is not one of "
+	    "oauth's issuers");
+	parse_err(OAUTH_MIN "clients = ( { name = \"a\"; oauth = {"
+	    " claims = { groups = 3; }; }; } );",
+	    "t.conf:2: claims: groups must be a string");
+	parse_err("oauth = { resource = \"https://r\"; default_client = \"x\";"
+	    " issuers = ( { issuer = \"https://i\"; } ); };",
+	    "t.conf:1: oauth: default_client \"x\" is not a client");
+	parse_err("servers = ( { name = \"a\"; command = [ \"x\" ];\n"
+	    " scopes = [ \"s\" ]; } );",
+	    "t.conf:1: server a: scopes need the global oauth group");
 }
 END_TEST
 
@@ -1462,6 +1638,8 @@ conf_suite(void)
 	tcase_add_test(tc, test_load);
 	tcase_add_test(tc, test_err_truncated);
 	tcase_add_test(tc, test_llm_errors);
+	tcase_add_test(tc, test_oauth);
+	tcase_add_test(tc, test_oauth_errors);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("print");

@@ -81,7 +81,10 @@ START_TEST(test_msg_type_name)
 	ck_assert_str_eq(msg_type_name(MSG_UP_NOTIFY), "UP_NOTIFY");
 	ck_assert_str_eq(msg_type_name(MSG_LLM_FAIL), "LLM_FAIL");
 	ck_assert_ptr_null(msg_type_name(0));
-	ck_assert_ptr_null(msg_type_name(24));
+	ck_assert_str_eq(msg_type_name(MSG_IDP_KEYS), "IDP_KEYS");
+	ck_assert_str_eq(msg_type_name(MSG_IDP_INTROSPECTED),
+	    "IDP_INTROSPECTED");
+	ck_assert_ptr_null(msg_type_name(29));
 	ck_assert_ptr_null(msg_type_name(63));
 	ck_assert_ptr_null(msg_type_name(66));
 	ck_assert_ptr_null(msg_type_name(0xffff));
@@ -92,6 +95,11 @@ START_TEST(test_msg_type_name)
 	ck_assert_int_eq(MSG_UP_NOTIFY, 17);
 	ck_assert_int_eq(MSG_LLM_REQUEST, 18);
 	ck_assert_int_eq(MSG_LLM_FAIL, 23);
+	ck_assert_int_eq(MSG_IDP_KEYS, 24);
+	ck_assert_int_eq(MSG_IDP_STATUS, 25);
+	ck_assert_int_eq(MSG_IDP_REFRESH, 26);
+	ck_assert_int_eq(MSG_IDP_INTROSPECT, 27);
+	ck_assert_int_eq(MSG_IDP_INTROSPECTED, 28);
 	ck_assert_int_eq(MSG_CTL_REQUEST, 64);
 	ck_assert_int_eq(MSG_CTL_REPLY, 65);
 }
@@ -196,7 +204,7 @@ START_TEST(test_decode_bad_type)
 	unsigned char		buf[FRAME_HDR_LEN + 2];
 	struct frame_hdr	hdr;
 	const char		*why = NULL;
-	static const uint16_t	bad[] = { 0, 24, 63, 66, 0xffff };
+	static const uint16_t	bad[] = { 0, 29, 63, 66, 0xffff };
 	size_t			i;
 
 	for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {

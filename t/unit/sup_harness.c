@@ -312,8 +312,10 @@ sup_spawn(const char *path, char *const argv[], int net, int *chfd,
 		sup_die("socketpair: %s", strerror(errno));
 	w = xcalloc(1, sizeof *w);
 	w->name = xstrdup(argv[n - 1]);
-	w->provider = llm_worker_path != NULL &&
-	    strcmp(path, llm_worker_path) == 0;
+	/* An issuer's worker says what a provider's says when it starts. */
+	w->provider = (llm_worker_path != NULL &&
+	    strcmp(path, llm_worker_path) == 0) || (idp_worker_path != NULL &&
+	    strcmp(path, idp_worker_path) == 0);
 	w->fd = sv[1];
 	w->in = evbuffer_new();
 	w->out = evbuffer_new();
@@ -646,6 +648,7 @@ sup_start_conf(struct conf *c)
 	worker_path = "/nonexistent/mcp-worker";
 	stdio_worker_path = xstrdup("/nonexistent/mcp-worker-stdio");
 	llm_worker_path = "/nonexistent/mcp-llm";
+	idp_worker_path = "/nonexistent/mcp-idp";
 	spawn_hook = sup_spawn;
 	if ((base = event_base_new()) == NULL)
 		sup_die("event_base_new");
@@ -659,9 +662,11 @@ sup_start_conf(struct conf *c)
 	    continuation_configure(conf, err, sizeof err) != 0 ||
 	    access_log_open(conf, err, sizeof err) != 0)
 		sup_die("%s", err);
+	oauth_configure(conf);
 	http_configure();
 	upstream_init_all();
 	provider_init_all();
+	idp_init_all();
 	sup_run();
 }
 
@@ -736,6 +741,7 @@ sup_stop(void)
 	}
 	upstream_stop_all();
 	provider_stop_all();
+	idp_stop_all();
 	sup_run();
 	while ((w = TAILQ_FIRST(&workers)) != NULL) {
 		TAILQ_REMOVE(&workers, w, entry);

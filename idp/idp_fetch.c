@@ -1,0 +1,658 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * The authorization server over HTTP, through libcurl's multi interface
+ * on the event loop (curl_event.c): discovery of its metadata (RFC 8414,
+ * OpenID Connect Discovery), its JWK Set, kept fresh, and introspection
+ * of opaque tokens (RFC 7662).
+ *
+ * A fetch of the keys is discovery when it is needed, then the JWK Set,
+ * checked by jose_jwks_parse before it goes to the supervisor: a set the
+ * gateway would refuse is never sent, and the supervisor keeps the one it
+ * has.  The next fetch is due when the set's Cache-Control max-age says
+ * (bounded to [5 min, 1 day]), else after the configured refresh; after
+ * a failure, after a backoff that doubles from 2 s to 5 min.  The
+ * supervisor may ask for a fetch now (a token named a key we do not
+ * have); such fetches start at most once per IDP_ASKED_MS, and a request
+ * that comes while a fetch runs waits for it.  Every fetch, and every
+ * request refused by that bound, is answered with IDP_KEYS or
+ * IDP_STATUS.  Nothing is redirected; every URL is https, or http on
+ * loopback; TLS is verified.  Neither a token nor the client secret is
+ * ever in a log line or an error.
+ */
+#include "config.h"
+
+#include <sys/queue.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <curl/curl.h>
+#include <event2/buffer.h>
+#include <event2/event.h>
+#include <openssl/evp.h>
+
+#include "curl_event.h"
+#include "frame.h"
+#include "http_parse.h"
+#include "idp.h"
+#include "idp_worker.h"
+#include "jose.h"
+#include "log.h"
+#include "redact.h"
+#include "xmalloc.h"
+
+#define IDP_CONNECT_TIMEOUT	5	/* seconds */
+#define IDP_TIMEOUT_MS		10000	/* a whole transfer */
+#define IDP_METADATA_MAX	(128 * 1024)
+#define IDP_INTROSPECT_MAX	(64 * 1024)	/* an introspection answer */
+#define IDP_INTROSPECT_FLIGHT	64	/* introspections at once */
+#define IDP_ASKED_MS		30000	/* between fetches asked for */
+#define IDP_RETRY_FIRST		2	/* seconds of backoff, doubling */
+#define IDP_RETRY_MAX		300
+
+enum xfer_kind {
+	X_METADATA = 0,
+	X_JWKS,
+	X_INTROSPECT
+};
+
+/* One HTTP transfer. */
+struct xfer {
+	enum xfer_kind		 kind;
+	CURL			*easy;
+	struct curl_slist	*headers;	/* wiped: may hold the secret */
+	char			*post;		/* wiped: the token */
+	char			*url;
+	struct evbuffer		*body;
+	size_t			 max;
+	int			 over;		/* the body passed max */
+	long			 status;
+	long			 max_age;	/* Cache-Control, or -1 */
+	uint32_t		 tag;		/* X_INTROSPECT */
+	TAILQ_ENTRY(xfer)	 entry;
+};
+
+static TAILQ_HEAD(, xfer)	 xfers = TAILQ_HEAD_INITIALIZER(xfers);
+static struct curlev		*cev;
+static struct event		*timer;		/* the next fetch */
+static unsigned int		 nintrospect;
+
+/* The fetch of the keys. */
+static int		 fetching;	/* one is under way */
+static int		 have_metadata;	/* discovery is done */
+static char		*disc[IDP_DISCOVERY_MAX];
+static int		 ndisc;		/* URLs of disc[] */
+static int		 idisc;		/* the one tried */
+static char		 disc_err[512];	/* the best reason yet */
+static char		*jwks_url;	/* configured, or the metadata's */
+static char		*introspection_url;	/* the metadata's, or NULL */
+static int64_t		 asked_at;	/* the last fetch asked for, ms */
+static unsigned int	 retry;		/* the next backoff, seconds */
+static uint64_t		 jwks_fetches;
+/* How the server is, as last said to the supervisor. */
+static int		 server_ok;
+static char		 server_err[512];
+
+static void	done_cb(CURL *, CURLcode, void *);
+static void	fetch_start(void);
+static void	jwks_get(void);
+
+/* Wipe and free a string. */
+static void
+wipe(char *s)
+{
+	if (s != NULL) {
+		explicit_bzero(s, strlen(s));
+		free(s);
+	}
+}
+
+static void
+xfer_free(struct xfer *x)
+{
+	struct curl_slist	*h;
+
+	TAILQ_REMOVE(&xfers, x, entry);
+	if (x->kind == X_INTROSPECT)
+		nintrospect--;
+	curl_easy_cleanup(x->easy);
+	for (h = x->headers; h != NULL; h = h->next)
+		explicit_bzero(h->data, strlen(h->data));
+	curl_slist_free_all(x->headers);
+	wipe(x->post);
+	free(x->url);
+	evbuffer_free(x->body);
+	free(x);
+}
+
+/* Response headers: the status line resets, Cache-Control is read. */
+static size_t
+header_cb(char *p, size_t size, size_t n, void *arg)
+{
+	struct xfer		*x = arg;
+	struct http_header	 h;
+	size_t			 len = size * n;
+
+	if (len > 5 && memcmp(p, "HTTP/", 5) == 0) {
+		x->max_age = -1;
+		return (len);
+	}
+	if (x->max_age < 0 && http_header_line(p, len, &h) == 0 &&
+	    http_name_is(&h, "Cache-Control"))
+		x->max_age = idp_max_age(h.value, h.valuelen);
+	return (len);
+}
+
+/* Response body bytes, bounded. */
+static size_t
+write_cb(char *p, size_t size, size_t n, void *arg)
+{
+	struct xfer	*x = arg;
+	size_t		 len = size * n;
+
+	if (evbuffer_get_length(x->body) + len > x->max) {
+		x->over = 1;
+		return (0);	/* abort the transfer */
+	}
+	evbuffer_add(x->body, p, len);
+	return (len);
+}
+
+/* Start a transfer of a URL already checked. */
+static struct xfer *
+xfer_new(enum xfer_kind kind, const char *url, size_t max)
+{
+	struct xfer	*x;
+
+	x = xcalloc(1, sizeof *x);
+	x->kind = kind;
+	x->url = xstrdup(url);
+	x->max = max;
+	x->max_age = -1;
+	x->body = evbuffer_new();
+	if ((x->easy = curl_easy_init()) == NULL)
+		fatalx("curl_easy_init");
+	TAILQ_INSERT_TAIL(&xfers, x, entry);
+	curlev_common(x->easy, url, IDP_CONNECT_TIMEOUT, 1, wc->ca_file);
+	curl_easy_setopt(x->easy, CURLOPT_TIMEOUT_MS, (long)IDP_TIMEOUT_MS);
+	curl_easy_setopt(x->easy, CURLOPT_FOLLOWLOCATION, 0L);
+	curl_easy_setopt(x->easy, CURLOPT_PRIVATE, x);
+	curl_easy_setopt(x->easy, CURLOPT_HEADERFUNCTION, header_cb);
+	curl_easy_setopt(x->easy, CURLOPT_HEADERDATA, x);
+	curl_easy_setopt(x->easy, CURLOPT_WRITEFUNCTION, write_cb);
+	curl_easy_setopt(x->easy, CURLOPT_WRITEDATA, x);
+	curl_easy_setopt(x->easy, CURLOPT_ACCEPT_ENCODING, "");
+	x->headers = curl_slist_append(NULL, "User-Agent: mcp-supervisor/"
+	    PACKAGE_VERSION);
+	x->headers = curl_slist_append(x->headers, kind == X_JWKS ?
+	    "Accept: application/jwk-set+json, application/json" :
+	    "Accept: application/json");
+	return (x);
+}
+
+static void
+xfer_go(struct xfer *x)
+{
+	curl_easy_setopt(x->easy, CURLOPT_HTTPHEADER, x->headers);
+	curlev_add(cev, x->easy);
+}
+
+/* What went wrong with a transfer, in words for logs and status. */
+static void
+xfer_error(struct xfer *x, CURLcode r, const char *what, char *buf,
+    size_t len)
+{
+	char	url[512];
+
+	url_redact(x->url, url, sizeof url);
+	if (x->over)
+		snprintf(buf, len, "%s at %.200s: over %zu bytes", what, url,
+		    x->max);
+	else if (r != CURLE_OK)
+		snprintf(buf, len, "%s at %.200s: %s", what, url,
+		    curl_easy_strerror(r));
+	else
+		snprintf(buf, len, "%s at %.200s: HTTP %ld", what, url,
+		    x->status);
+}
+
+/* Parse a whole body as a JSON object; NULL if it is not one. */
+static json_t *
+xfer_json(struct xfer *x)
+{
+	json_t	*o;
+
+	o = json_loadb((const char *)evbuffer_pullup(x->body, -1),
+	    evbuffer_get_length(x->body), JSON_REJECT_DUPLICATES, NULL);
+	if (o != NULL && !json_is_object(o)) {
+		json_decref(o);
+		o = NULL;
+	}
+	return (o);
+}
+
+/* Tell the supervisor how the server is. */
+static void
+status_send(int limited)
+{
+	json_t	*o;
+
+	o = json_pack("{s:b, s:I}", "ok", server_ok, "jwks_fetches",
+	    (json_int_t)jwks_fetches);
+	if (!server_ok)
+		json_object_set_new(o, "error", json_string(server_err));
+	if (limited)
+		json_object_set_new(o, "limited", json_true());
+	idp_send_json(MSG_IDP_STATUS, 0, o);
+}
+
+/* Arm the timer of the next fetch. */
+static void
+timer_arm(unsigned int seconds)
+{
+	struct timeval	tv = { (time_t)seconds, 0 };
+
+	evtimer_add(timer, &tv);
+}
+
+/* The fetch failed: say why, keep what we had, try again later. */
+static void
+fetch_failed(const char *why)
+{
+	unsigned int	cap = idp_refresh_after(-1, wc->refresh);
+
+	fetching = 0;
+	/* The jwks_uri may have moved: discover again next time. */
+	have_metadata = 0;
+	if (!server_ok && strcmp(server_err, why) == 0)
+		log_debug("%s", why);
+	else
+		log_warnx("%s", why);
+	server_ok = 0;
+	snprintf(server_err, sizeof server_err, "%s", why);
+	status_send(0);
+	timer_arm(retry);
+	log_debug("next try in %u s", retry);
+	retry = retry * 2 > IDP_RETRY_MAX ? IDP_RETRY_MAX : retry * 2;
+	if (retry > cap)
+		retry = cap;
+}
+
+/* Try the next discovery URL. */
+static void
+metadata_get(void)
+{
+	struct xfer	*x;
+
+	x = xfer_new(X_METADATA, disc[idisc], IDP_METADATA_MAX);
+	log_debug("metadata: %s", disc[idisc]);
+	xfer_go(x);
+}
+
+/* A discovery URL answered, or failed. */
+static void
+metadata_done(struct xfer *x, CURLcode r)
+{
+	json_t		*md;
+	const char	*jwks, *intro;
+	char		 why[IDP_WHY_MAX], msg[512], url[512];
+	int		 transport = r != CURLE_OK && !x->over;
+
+	md = r == CURLE_OK && !x->over && x->status == 200 ? xfer_json(x) :
+	    NULL;
+	if (md == NULL) {
+		xfer_error(x, r, "metadata", msg, sizeof msg);
+		if (r == CURLE_OK && !x->over && x->status == 200)
+			snprintf(msg, sizeof msg, "metadata at %.200s: not a "
+			    "JSON object", url_redact(x->url, url, sizeof url));
+		/* The first error unless a better one: an issuer mismatch. */
+		if (disc_err[0] == '\0')
+			snprintf(disc_err, sizeof disc_err, "%s", msg);
+	} else if (idp_metadata_check(md, wc->issuer, &jwks, &intro, why,
+	    sizeof why) != 0) {
+		snprintf(disc_err, sizeof disc_err, "metadata at %.200s: %s",
+		    url_redact(x->url, url, sizeof url), why);
+		json_decref(md);
+		md = NULL;
+	} else if (wc->jwks_uri == NULL && jwks == NULL) {
+		snprintf(disc_err, sizeof disc_err, "metadata at %.200s: no "
+		    "jwks_uri", url_redact(x->url, url, sizeof url));
+		json_decref(md);
+		md = NULL;
+	}
+	if (md != NULL) {
+		free(introspection_url);
+		introspection_url = intro != NULL ? xstrdup(intro) : NULL;
+		if (wc->jwks_uri == NULL) {
+			free(jwks_url);
+			jwks_url = xstrdup(jwks);
+		}
+		json_decref(md);
+		have_metadata = 1;
+		log_debug("metadata found at %s", x->url);
+		jwks_get();
+		return;
+	}
+	/* The host does not answer: the other URLs are on it too. */
+	if (!transport && ++idisc < ndisc) {
+		metadata_get();
+		return;
+	}
+	if (wc->jwks_uri != NULL) {
+		/* The keys are configured: introspection is what is lost. */
+		log_warnx("%s (introspection needs the metadata)", disc_err);
+		jwks_get();
+		return;
+	}
+	fetch_failed(disc_err);
+}
+
+/* Fetch the JWK Set. */
+static void
+jwks_get(void)
+{
+	struct xfer	*x;
+
+	jwks_fetches++;
+	x = xfer_new(X_JWKS, jwks_url, JOSE_JWKS_MAX);
+	log_debug("keys: %s", jwks_url);
+	xfer_go(x);
+}
+
+/* The JWK Set answered, or failed. */
+static void
+jwks_done(struct xfer *x, CURLcode r)
+{
+	struct jose_jwks	*set;
+	json_t			*o, *md;
+	const char		*text;
+	size_t			 len;
+	unsigned int		 next;
+	char			 why[JOSE_WHY_MAX], msg[512], url[512];
+
+	if (r != CURLE_OK || x->over || x->status != 200) {
+		xfer_error(x, r, "keys", msg, sizeof msg);
+		fetch_failed(msg);
+		return;
+	}
+	len = evbuffer_get_length(x->body);
+	text = (const char *)evbuffer_pullup(x->body, -1);
+	if ((set = jose_jwks_parse(text, len, why)) == NULL) {
+		snprintf(msg, sizeof msg, "keys at %.200s: %s",
+		    url_redact(x->url, url, sizeof url), why);
+		fetch_failed(msg);
+		return;
+	}
+	if ((o = json_loadb(text, len, JSON_REJECT_DUPLICATES, NULL)) ==
+	    NULL) {
+		jose_jwks_free(set);
+		snprintf(msg, sizeof msg, "keys at %.200s: not JSON",
+		    url_redact(x->url, url, sizeof url));
+		fetch_failed(msg);
+		return;
+	}
+	if (jose_jwks_note(set)[0] != '\0')
+		log_debug("keys: %s", jose_jwks_note(set));
+	md = json_pack("{s:s, s:s}", "issuer", wc->issuer, "jwks_uri",
+	    url_redact(jwks_url, url, sizeof url));
+	json_object_set_new(md, "introspection_endpoint", introspection_url !=
+	    NULL ? json_string(introspection_url) : json_null());
+	idp_send_json(MSG_IDP_KEYS, 0, json_pack("{s:o, s:I, s:o, s:I}",
+	    "jwks", o, "fetched", (json_int_t)time(NULL), "metadata", md,
+	    "keys", (json_int_t)jose_jwks_count(set)));
+	next = idp_refresh_after(x->max_age, wc->refresh);
+	if (!server_ok)
+		log_info("keys: %zu from %s", jose_jwks_count(set),
+		    url_redact(jwks_url, url, sizeof url));
+	else
+		log_debug("keys: %zu, next in %u s", jose_jwks_count(set),
+		    next);
+	jose_jwks_free(set);
+	fetching = 0;
+	server_ok = 1;
+	server_err[0] = '\0';
+	retry = IDP_RETRY_FIRST;
+	status_send(0);
+	timer_arm(next);
+}
+
+/* Answer an introspection with an error. */
+static void
+introspect_fail(uint32_t tag, const char *why)
+{
+	idp_send_json(MSG_IDP_INTROSPECTED, tag, json_pack("{s:s}", "error",
+	    why));
+}
+
+/* The introspection endpoint answered, or failed. */
+static void
+introspect_done(struct xfer *x, CURLcode r)
+{
+	json_t	*o = NULL;
+	char	 msg[512];
+
+	if (r == CURLE_OK && !x->over && x->status == 200)
+		o = xfer_json(x);
+	if (o == NULL) {
+		if (r == CURLE_OK && !x->over && x->status == 200)
+			snprintf(msg, sizeof msg, "introspection: the answer "
+			    "is not a JSON object");
+		else if (r == CURLE_OK && !x->over && (x->status == 401 ||
+		    x->status == 403))
+			snprintf(msg, sizeof msg, "introspection: HTTP %ld: "
+			    "the server refused the client's credentials",
+			    x->status);
+		else
+			xfer_error(x, r, "introspection", msg, sizeof msg);
+		log_warnx("%s", msg);
+		introspect_fail(x->tag, msg);
+		return;
+	}
+	if (!json_is_boolean(json_object_get(o, "active"))) {
+		json_decref(o);
+		log_warnx("introspection: the answer has no active boolean");
+		introspect_fail(x->tag, "introspection: the answer has no "
+		    "active boolean");
+		return;
+	}
+	idp_send_json(MSG_IDP_INTROSPECTED, x->tag, o);
+}
+
+/* curl finished a transfer. */
+static void
+done_cb(CURL *easy, CURLcode r, void *arg)
+{
+	struct xfer	*x;
+
+	curl_easy_getinfo(easy, CURLINFO_PRIVATE, (char **)&x);
+	curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &x->status);
+	switch (x->kind) {
+	case X_METADATA:
+		metadata_done(x, r);
+		break;
+	case X_JWKS:
+		jwks_done(x, r);
+		break;
+	case X_INTROSPECT:
+		introspect_done(x, r);
+		break;
+	}
+	xfer_free(x);
+}
+
+/* Fetch the keys: discovery first if it is needed. */
+static void
+fetch_start(void)
+{
+	if (fetching)
+		return;
+	fetching = 1;
+	evtimer_del(timer);
+	if (have_metadata || (wc->jwks_uri != NULL && wc->client_id ==
+	    NULL)) {
+		jwks_get();
+		return;
+	}
+	idisc = 0;
+	disc_err[0] = '\0';
+	metadata_get();
+}
+
+static void
+timer_cb(evutil_socket_t fd, short events, void *arg)
+{
+	fetch_start();
+}
+
+void
+idp_fetch_init(void)
+{
+	char	why[IDP_WHY_MAX];
+
+	cev = curlev_new(base, done_cb, NULL);
+	timer = evtimer_new(base, timer_cb, NULL);
+	retry = IDP_RETRY_FIRST;
+	server_ok = 1;
+	if (wc->jwks_uri != NULL)
+		jwks_url = xstrdup(wc->jwks_uri);
+	if (wc->metadata_url != NULL) {
+		disc[0] = xstrdup(wc->metadata_url);
+		ndisc = 1;
+	} else if ((ndisc = idp_discovery_urls(wc->issuer, disc, why,
+	    sizeof why)) < 0)
+		fatalx("issuer: %s", why);	/* checked with the conf */
+	fetch_start();
+}
+
+void
+idp_fetch_refresh(void)
+{
+	int64_t	now = now_ms();
+
+	/* The fetch under way answers it. */
+	if (fetching)
+		return;
+	if (asked_at != 0 && now - asked_at < IDP_ASKED_MS) {
+		log_debug("keys asked for again within %d s: not fetched",
+		    IDP_ASKED_MS / 1000);
+		status_send(1);
+		return;
+	}
+	asked_at = now;
+	log_debug("keys asked for");
+	fetch_start();
+}
+
+/* A form value, URL-encoded (new; wipe it). */
+static char *
+form_value(CURL *easy, const char *v)
+{
+	char	*e, *copy;
+
+	if ((e = curl_easy_escape(easy, v, 0)) == NULL)
+		fatalx("curl_easy_escape");
+	copy = xstrdup(e);
+	explicit_bzero(e, strlen(e));
+	curl_free(e);
+	return (copy);
+}
+
+/* The Authorization header of client_secret_basic (RFC 6749, 2.3.1). */
+static char *
+basic_header(CURL *easy)
+{
+	char		*id, *sec, *pair, *line;
+	unsigned char	*b64;
+	size_t		 len;
+
+	if ((id = curl_easy_escape(easy, wc->client_id, 0)) == NULL ||
+	    (sec = curl_easy_escape(easy, wc->client_secret, 0)) == NULL)
+		fatalx("curl_easy_escape");
+	xasprintf(&pair, "%s:%s", id, sec);
+	explicit_bzero(sec, strlen(sec));
+	curl_free(id);
+	curl_free(sec);
+	len = strlen(pair);
+	b64 = xmalloc(4 * ((len + 2) / 3) + 1);
+	EVP_EncodeBlock(b64, (unsigned char *)pair, (int)len);
+	xasprintf(&line, "Authorization: Basic %s", b64);
+	explicit_bzero(b64, strlen((char *)b64));
+	free(b64);
+	wipe(pair);
+	return (line);
+}
+
+void
+idp_introspect(uint32_t tag, char *token)
+{
+	struct xfer	*x;
+	char		*line, *tok, *id, *sec;
+	size_t		 len;
+
+	if (wc->client_id == NULL)
+		introspect_fail(tag, "introspection is not configured");
+	else if (introspection_url == NULL)
+		introspect_fail(tag, "the server's metadata names no "
+		    "introspection_endpoint (or is not known yet)");
+	else if (nintrospect >= IDP_INTROSPECT_FLIGHT)
+		introspect_fail(tag, "too many introspections in flight");
+	else {
+		x = xfer_new(X_INTROSPECT, introspection_url,
+		    IDP_INTROSPECT_MAX);
+		x->tag = tag;
+		nintrospect++;
+		tok = form_value(x->easy, token);
+		if (wc->secret_post) {
+			id = form_value(x->easy, wc->client_id);
+			sec = form_value(x->easy, wc->client_secret);
+			xasprintf(&x->post, "token=%s&token_type_hint="
+			    "access_token&client_id=%s&client_secret=%s", tok,
+			    id, sec);
+			free(id);
+			wipe(sec);
+		} else {
+			xasprintf(&x->post, "token=%s&token_type_hint="
+			    "access_token", tok);
+			line = basic_header(x->easy);
+			x->headers = curl_slist_append(x->headers, line);
+			wipe(line);
+		}
+		wipe(tok);
+		len = strlen(x->post);
+		x->headers = curl_slist_append(x->headers, "Content-Type: "
+		    "application/x-www-form-urlencoded");
+		curl_easy_setopt(x->easy, CURLOPT_POSTFIELDS, x->post);
+		curl_easy_setopt(x->easy, CURLOPT_POSTFIELDSIZE_LARGE,
+		    (curl_off_t)len);
+		x->headers = curl_slist_append(x->headers, "Expect:");
+		xfer_go(x);
+	}
+	wipe(token);
+}
+
+void
+idp_fetch_stop(void)
+{
+	struct xfer	*x;
+	int		 i;
+
+	while ((x = TAILQ_FIRST(&xfers)) != NULL) {
+		if (cev != NULL)
+			curlev_remove(cev, x->easy);
+		xfer_free(x);
+	}
+	if (cev != NULL)
+		curlev_free(cev);
+	cev = NULL;
+	if (timer != NULL)
+		event_free(timer);
+	timer = NULL;
+	for (i = 0; i < ndisc; i++)
+		free(disc[i]);
+	ndisc = 0;
+	free(jwks_url);
+	free(introspection_url);
+	jwks_url = introspection_url = NULL;
+}

@@ -1,0 +1,437 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * mcp-idp: one authorization server's worker.  Started by mcp-supervisord
+ * with its end of a socketpair on fd 3; it reads the issuer's
+ * configuration from the CONFIG frame (the introspection secret travels
+ * only there, never in argv or the environment), says it is ready, and
+ * from then on keeps the supervisor supplied with the issuer's keys
+ * (IDP_KEYS), says how the server is (IDP_STATUS), and introspects
+ * tokens (IDP_INTROSPECT) until the channel closes or SHUTDOWN comes.  A
+ * server that hangs, floods or answers garbage costs this process, never
+ * the gateway's loop.
+ */
+#include "config.h"
+
+#include <sys/prctl.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/event.h>
+
+#include "frame.h"
+#include "idp.h"
+#include "idp_worker.h"
+#include "iochan.h"
+#include "jose.h"
+#include "log.h"
+#include "secret.h"
+#include "xmalloc.h"
+
+#define CHAN_FD			3
+#define IDP_IN_FRAME_MAX	(JOSE_TOKEN_MAX + 65536)	/* to us */
+
+struct event_base	*base;
+struct idp_wconf	*wc;
+
+static struct iochan	*chan;
+static struct event	*ev_sigterm;
+static pid_t		 supervisor_pid;	/* our parent */
+
+static void	idp_exit(int) __attribute__((noreturn));
+
+int64_t
+now_ms(void)
+{
+	struct timespec	ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ((int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
+}
+
+void
+idp_send_json(uint16_t type, uint32_t tag, json_t *o)
+{
+	if (chan != NULL)
+		frame_add_json(iochan_output(chan), type, 0, tag, o);
+	json_decref(o);
+}
+
+/* Report the worker's state (not the server's: that is IDP_STATUS). */
+static void
+idp_state(const char *state, const char *error)
+{
+	json_t	*o;
+
+	o = json_pack("{s:s, s:I}", "state", state, "pid", (json_int_t)-1);
+	if (error != NULL)
+		json_object_set_new(o, "error", json_string(error));
+	idp_send_json(MSG_STATUS, 0, o);
+}
+
+/* Wipe and free a secret string. */
+static void
+wipe(char *s)
+{
+	if (s != NULL) {
+		explicit_bzero(s, strlen(s));
+		free(s);
+	}
+}
+
+static void
+idp_wconf_free(struct idp_wconf *c)
+{
+	if (c == NULL)
+		return;
+	free(c->issuer);
+	free(c->metadata_url);
+	free(c->jwks_uri);
+	free(c->ca_file);
+	free(c->client_id);
+	wipe(c->client_secret);
+	free(c);
+}
+
+/* Exit, with what is queued for the supervisor written out first. */
+static void
+idp_exit(int code)
+{
+	idp_fetch_stop();
+	if (chan != NULL)
+		iochan_flush_wait(chan, 2000);
+	idp_wconf_free(wc);
+	exit(code);
+}
+
+/* An optional string member, copied; -1 if it is there and not one. */
+static int
+opt_string(json_t *o, const char *key, char **out)
+{
+	json_t	*v = json_object_get(o, key);
+
+	*out = NULL;
+	if (v == NULL || json_is_null(v))
+		return (0);
+	if (!json_is_string(v) || strlen(json_string_value(v)) !=
+	    json_string_length(v))
+		return (-1);
+	*out = xstrdup(json_string_value(v));
+	return (0);
+}
+
+/* Read the issuer's configuration; NULL with err set. */
+static struct idp_wconf *
+idp_wconf_read(json_t *o, char *err, size_t len)
+{
+	struct idp_wconf	*c;
+	json_t			*v, *in;
+	const char		*auth;
+	char			*s, why[IDP_WHY_MAX];
+
+	c = xcalloc(1, sizeof *c);
+	if (!json_is_object(o) || opt_string(o, "issuer", &c->issuer) != 0 ||
+	    c->issuer == NULL) {
+		snprintf(err, len, "the configuration has no issuer");
+		goto bad;
+	}
+	if (opt_string(o, "metadata_url", &c->metadata_url) != 0 ||
+	    opt_string(o, "jwks_uri", &c->jwks_uri) != 0 ||
+	    opt_string(o, "ca_file", &c->ca_file) != 0) {
+		snprintf(err, len, "the configuration has a member of the "
+		    "wrong type");
+		goto bad;
+	}
+	if ((v = json_object_get(o, "refresh")) != NULL) {
+		if (!json_is_integer(v) || json_integer_value(v) < 0 ||
+		    json_integer_value(v) > IDP_MAX_AGE_MAX) {
+			snprintf(err, len, "refresh is not a number of "
+			    "seconds up to %d", IDP_MAX_AGE_MAX);
+			goto bad;
+		}
+		c->refresh = (unsigned int)json_integer_value(v);
+	}
+	if ((in = json_object_get(o, "introspection")) != NULL &&
+	    !json_is_null(in)) {
+		auth = json_string_value(json_object_get(in, "auth"));
+		if (opt_string(in, "client_id", &c->client_id) != 0 ||
+		    c->client_id == NULL || opt_string(in, "client_secret",
+		    &c->client_secret) != 0 || c->client_secret == NULL) {
+			snprintf(err, len, "introspection needs a client_id "
+			    "and a client_secret");
+			goto bad;
+		}
+		/* ${file:} is read here, before we give up root. */
+		if ((s = secret_expand(c->client_secret, why, sizeof why)) ==
+		    NULL) {
+			snprintf(err, len, "introspection client_secret: %s",
+			    why);
+			goto bad;
+		}
+		wipe(c->client_secret);
+		c->client_secret = s;
+		if (*s == '\0' || strpbrk(s, "\r\n") != NULL) {
+			snprintf(err, len, "introspection client_secret: the "
+			    "secret is empty or not one line");
+			goto bad;
+		}
+		if (auth == NULL || strcmp(auth, "client_secret_basic") == 0)
+			c->secret_post = 0;
+		else if (strcmp(auth, "client_secret_post") == 0)
+			c->secret_post = 1;
+		else {
+			snprintf(err, len, "introspection auth is neither "
+			    "client_secret_basic nor client_secret_post");
+			goto bad;
+		}
+	}
+	/* What is fetched must be https, or http on loopback. */
+	if (!idp_url_allowed(c->issuer, why, sizeof why)) {
+		snprintf(err, len, "issuer: %s", why);
+		goto bad;
+	}
+	s = c->metadata_url != NULL ? c->metadata_url : c->jwks_uri;
+	if (s != NULL && (!idp_url_allowed(s, why, sizeof why) ||
+	    (c->jwks_uri != NULL && !idp_url_allowed(c->jwks_uri, why,
+	    sizeof why)))) {
+		snprintf(err, len, "%s: %s", c->metadata_url != NULL ?
+		    "metadata_url or jwks_uri" : "jwks_uri", why);
+		goto bad;
+	}
+	return (c);
+bad:
+	idp_wconf_free(c);
+	return (NULL);
+}
+
+/*
+ * Give up root: run as the configuration's user if one is set and we are
+ * root, and never gain privileges again.
+ */
+static int
+idp_confine(const char *user, char *err, size_t len)
+{
+	struct passwd	*pw;
+
+	if (user != NULL && getuid() == 0) {
+		if ((pw = getpwnam(user)) == NULL) {
+			snprintf(err, len, "user %s does not exist", user);
+			return (-1);
+		}
+		if (initgroups(pw->pw_name, pw->pw_gid) != 0 ||
+		    setresgid(pw->pw_gid, pw->pw_gid, pw->pw_gid) != 0 ||
+		    setresuid(pw->pw_uid, pw->pw_uid, pw->pw_uid) != 0) {
+			snprintf(err, len, "cannot run as %s: %s", user,
+			    strerror(errno));
+			return (-1);
+		}
+		log_debug("running as %s", user);
+		/* A new user clears these two. */
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
+		if (getppid() != supervisor_pid)
+			idp_exit(WORKER_EXIT_OK);
+		if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0)
+			fatal("prctl PR_SET_DUMPABLE");
+	}
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
+		snprintf(err, len, "PR_SET_NO_NEW_PRIVS: %s", strerror(errno));
+		return (-1);
+	}
+	return (0);
+}
+
+/* The configuration: check it, confine, say we are ready, fetch. */
+static void
+idp_configure(json_t *msg)
+{
+	json_t	*sec;
+	char	 err[512];
+
+	/* jansson's copy of the secret is wiped before it is freed. */
+	sec = json_object_get(json_object_get(json_object_get(msg, "issuer"),
+	    "introspection"), "client_secret");
+	if ((wc = idp_wconf_read(json_object_get(msg, "issuer"), err,
+	    sizeof err)) == NULL) {
+		log_warnx("%s", err);
+		idp_state("error", err);
+		idp_exit(WORKER_EXIT_CONFIG);
+	}
+	if (json_is_string(sec))
+		explicit_bzero((char *)json_string_value(sec),
+		    json_string_length(sec));
+	if (idp_confine(json_string_value(json_object_get(msg, "user")), err,
+	    sizeof err) != 0) {
+		idp_state("error", err);
+		idp_exit(WORKER_EXIT_CONFIG);
+	}
+	idp_state("ready", NULL);
+	log_debug("issuer %s%s", wc->issuer, wc->client_id != NULL ?
+	    ", introspection" : "");
+	idp_fetch_init();
+}
+
+/* Read an introspection request and start it; -1 if it is bad. */
+static int
+idp_take_introspect(struct evbuffer *in, const struct frame_hdr *hdr)
+{
+	json_t		*msg;
+	json_t		*t;
+	const char	*why;
+	char		*token;
+
+	if ((msg = frame_take_json(in, hdr, &why)) == NULL)
+		return (-1);
+	t = json_object_get(msg, "token");
+	if (!json_is_string(t) || json_string_length(t) == 0 ||
+	    json_string_length(t) > JOSE_TOKEN_MAX ||
+	    strlen(json_string_value(t)) != json_string_length(t)) {
+		json_decref(msg);
+		return (-1);
+	}
+	token = xstrdup(json_string_value(t));
+	/* jansson keeps its copy until the object is freed: wipe it. */
+	explicit_bzero((char *)json_string_value(t), json_string_length(t));
+	json_decref(msg);
+	idp_introspect(hdr->tag, token);
+	return (0);
+}
+
+/* Handle one frame from the supervisor; -1 if it is bad. */
+static int
+idp_frame(const struct frame_hdr *hdr, struct evbuffer *in)
+{
+	json_t		*msg;
+	const char	*why;
+
+	switch (hdr->type) {
+	case MSG_CONFIG:
+		if (wc != NULL || (msg = frame_take_json(in, hdr, &why)) ==
+		    NULL)
+			return (-1);
+		idp_configure(msg);
+		/* Its copy of the secret goes with it. */
+		json_decref(msg);
+		return (0);
+	case MSG_IDP_REFRESH:
+		evbuffer_drain(in, FRAME_HDR_LEN + hdr->len);
+		if (wc == NULL)
+			return (-1);
+		idp_fetch_refresh();
+		return (0);
+	case MSG_IDP_INTROSPECT:
+		if (wc == NULL)
+			return (-1);
+		return (idp_take_introspect(in, hdr));
+	case MSG_SHUTDOWN:
+		evbuffer_drain(in, FRAME_HDR_LEN + hdr->len);
+		log_debug("asked to stop");
+		idp_exit(WORKER_EXIT_OK);
+	default:
+		log_warnx("unexpected %s frame", msg_type_name(hdr->type));
+		return (-1);
+	}
+}
+
+static void
+chan_read_cb(struct iochan *ch, void *arg)
+{
+	struct evbuffer		*in = iochan_input(ch);
+	struct frame_hdr	 hdr;
+	const char		*why;
+
+	for (;;) {
+		switch (frame_peek(in, IDP_IN_FRAME_MAX, &hdr, &why)) {
+		case FRAME_NEED:
+			return;
+		case FRAME_BAD:
+			log_warnx("bad frame from supervisor: %s", why);
+			idp_exit(WORKER_EXIT_FAILED);
+		case FRAME_OK:
+			break;
+		}
+		if (idp_frame(&hdr, in) != 0) {
+			log_warnx("bad %s frame from supervisor",
+			    msg_type_name(hdr.type));
+			idp_exit(WORKER_EXIT_FAILED);
+		}
+	}
+}
+
+static void
+chan_event_cb(struct iochan *ch, int what, void *arg)
+{
+	log_debug("supervisor channel closed");
+	iochan_free(chan);
+	chan = NULL;
+	idp_exit(WORKER_EXIT_OK);
+}
+
+static void
+signal_cb(evutil_socket_t sig, short events, void *arg)
+{
+	idp_exit(WORKER_EXIT_OK);
+}
+
+int
+main(int argc, char **argv)
+{
+	int	ch, verbose = 0, foreground = 0;
+
+	xmalloc_libraries();
+	while ((ch = getopt(argc, argv, "dv")) != -1) {
+		switch (ch) {
+		case 'd':
+			foreground = 1;
+			break;
+		case 'v':
+			verbose++;
+			break;
+		default:
+			fprintf(stderr, "usage: mcp-idp [-dv] issuer\n");
+			exit(WORKER_EXIT_CONFIG);
+		}
+	}
+	if (optind + 1 != argc) {
+		fprintf(stderr, "mcp-idp is started by mcp-supervisord\n");
+		exit(WORKER_EXIT_CONFIG);
+	}
+	log_init("mcp-idp", foreground, verbose);
+	log_settag(argv[optind]);
+	event_set_log_callback(log_libevent);
+
+	/*
+	 * Not dumpable, before the secret arrives: processes of our user
+	 * (the upstreams) must not read it in /proc/PID/mem.
+	 */
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0)
+		fatal("prctl PR_SET_DUMPABLE");
+	prctl(PR_SET_PDEATHSIG, SIGTERM);
+	if ((supervisor_pid = getppid()) == 1)
+		exit(WORKER_EXIT_OK);
+	signal(SIGPIPE, SIG_IGN);
+	malloc_tune();
+
+	if ((base = event_base_new()) == NULL)
+		fatalx("event_base_new");
+	evutil_make_socket_nonblocking(CHAN_FD);
+	evutil_make_socket_closeonexec(CHAN_FD);
+	if (fcntl(CHAN_FD, F_GETFD) == -1)
+		fatal("no supervisor channel on fd %d", CHAN_FD);
+	chan = iochan_new(base, CHAN_FD, chan_read_cb, NULL, chan_event_cb,
+	    NULL);
+	frame_add(iochan_output(chan), MSG_HELLO, 0, 0, "{\"version\":1}",
+	    13);
+	ev_sigterm = evsignal_new(base, SIGTERM, signal_cb, NULL);
+	evsignal_add(ev_sigterm, NULL);
+	event_base_dispatch(base);
+	idp_exit(WORKER_EXIT_OK);
+}
