@@ -227,6 +227,12 @@ check_answer(struct session *s, json_t *msg, size_t textlen)
 			    "expected error: %s", m ? m : "(isError)");
 		return 1;
 	}
+	/* Refused by a rate limit (--limited): answered, not counted. */
+	if (err != NULL && opt.limited && s->phase == PH_CALL &&
+	    json_is_string(json_object_get(json_object_get(err, "data"),
+	    "reason")) && strcmp(json_string_value(json_object_get(
+	    json_object_get(err, "data"), "reason")), "rate_limited") == 0)
+		return 2;
 	if (err != NULL) {
 		m = json_string_value(json_object_get(err, "message"));
 		error_note("session %u: error answer: %s", s->idx,
@@ -258,6 +264,19 @@ check_answer(struct session *s, json_t *msg, size_t textlen)
 		snprintf(s->proto, sizeof s->proto, "%s", m);
 	}
 	return 1;
+}
+
+/* A call was refused by a rate limit (--limited): counted apart. */
+static void
+call_limited(struct session *s)
+{
+	uint64_t t = now_ns();
+
+	st.answered++;
+	if (s->deadline != NULL)
+		event_del(s->deadline);
+	if (st.t_measure != 0 && t >= st.t_measure && t <= st.t_end)
+		st.limited++;
 }
 
 /* The answer to a call arrived (or the call failed, ok = 0). */
@@ -308,7 +327,9 @@ on_message(struct session *s, const char *text, size_t len)
 		return;
 	s->answered = 1;
 	s->answer_ok = r > 0;
-	if (s->phase == PH_CALL)
+	if (s->phase == PH_CALL && r == 2)
+		call_limited(s);
+	else if (s->phase == PH_CALL)
 		call_answered(s, r > 0);
 }
 
@@ -783,6 +804,12 @@ report(void)
 	    "reconnects", (json_int_t)st.reconnects,
 	    "deleted", (json_int_t)st.deleted,
 	    "first_error", st.first_error[0] ? st.first_error : NULL);
+	if (opt.limited) {
+		json_object_set_new(o, "limited", json_integer(
+		    (json_int_t)st.limited));
+		json_object_set_new(o, "limited_per_s", json_real(secs > 0 ?
+		    (double)st.limited / secs : 0));
+	}
 	txt = json_dumps(o, JSON_COMPACT);
 	printf("%s\n", txt);
 	free(txt);
@@ -843,7 +870,11 @@ usage(void)
 "  --rss-pid NAME=PID   read VmRSS of PID at each stage (up to 8)\n"
 "  --bearer-file FILE   send the token in FILE as a bearer token (HTTP)\n"
 "  --readers-nice N     once the probe runs, lower this process (the\n"
-"                       streams' reader) to niceness N (0)\n");
+"                       streams' reader) to niceness N (0)\n"
+"  --limited            a call refused by a rate limit (error data.reason\n"
+"                       \"rate_limited\") is counted as limited, not as\n"
+"                       an error (2025 sessions: a 2026-07-28 refusal is\n"
+"                       HTTP 429)\n");
 	exit(2);
 }
 
@@ -919,6 +950,7 @@ main(int argc, char **argv)
 		{ "triggers", required_argument, NULL, 1010 },
 		{ "readers-nice", required_argument, NULL, 1011 },
 		{ "bearer-file", required_argument, NULL, 1012 },
+		{ "limited", no_argument, NULL, 1013 },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct event *sigint, *sigterm;
@@ -1030,6 +1062,9 @@ main(int argc, char **argv)
 			break;
 		case 1012:
 			opt.bearer = read_bearer(optarg);
+			break;
+		case 1013:
+			opt.limited = 1;
 			break;
 		default:
 			usage();

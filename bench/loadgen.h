@@ -84,6 +84,8 @@ struct options {
 	int		 rss_pid[RSS_MAX_PIDS];
 	const char	*rss_name[RSS_MAX_PIDS];
 	const char	*record;	/* write each answered call here */
+	int		 limited;	/* a rate limit's refusal is counted,
+					   not an error */
 	const char	*self;		/* argv[0], for the probe's process */
 };
 
@@ -102,6 +104,8 @@ struct stats {
 	uint64_t	 counted;	/* answers in the measurement */
 	uint64_t	 errors;
 	uint64_t	 errors_counted; /* errors in the measurement */
+	uint64_t	 limited;	/* refused by a rate limit (--limited),
+					   in the measurement */
 	uint64_t	 bytes_in;
 	uint64_t	 answer_bytes;	/* the last answer's JSON text */
 	uint64_t	 last_answer_unix_us;

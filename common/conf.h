@@ -132,6 +132,31 @@ struct tool_override {
 	int		  line;
 };
 
+/* An upstream's traffic policy (common/conf_traffic.c), read only by the
+ * supervisor (limit.c, breaker.c). */
+struct traffic_conf {
+	unsigned int	  max_concurrent;	/* calls in flight; 0: no cap */
+	unsigned int	  max_queued;		/* calls waiting for a slot */
+	unsigned int	  queue_timeout;	/* seconds one may wait */
+	unsigned int	  breaker_failures;	/* in a row; 0: no breaker */
+	unsigned int	  breaker_window;	/* seconds the run may span */
+	unsigned int	  breaker_cooldown;	/* seconds open, then a probe */
+};
+
+/* A rate limit (rate_limits = ( ... )): a token bucket per principal, or
+ * one shared, for the calls it matches; every string is owned. */
+#define CONF_MAX_RATE_LIMITS	256
+struct rate_conf {
+	char		*name;		/* labels its metrics */
+	char		*client;	/* glob on the principal; NULL: any */
+	char		*upstream;	/* glob on the upstream; NULL: any */
+	char		*tool;		/* glob on the exposed name or URI */
+	double		 rate;		/* calls per second */
+	unsigned int	 burst;		/* the bucket's size */
+	int		 shared;	/* one bucket for every principal */
+	int		 line;
+};
+
 /* One upstream; every string is owned. */
 struct server_conf {
 	char		 *name;
@@ -178,6 +203,7 @@ struct server_conf {
 	int		  required;		/* readiness needs it */
 	char		**scopes;		/* OAuth scopes a call to it
 						   needs; NULL */
+	struct traffic_conf traffic;		/* the supervisor's alone */
 	int		  line;			/* where it was defined */
 	/*
 	 * The supervisor's alone, not in the JSON form (conf_server_copy
@@ -311,6 +337,8 @@ struct conf {
 	int			  sampling_line;	/* 0: the default */
 	struct llm_conf		 *llms;
 	size_t			  nllms;
+	struct rate_conf	 *rate_limits;	/* common/conf_traffic.c */
+	size_t			  nrate_limits;
 	struct server_conf	 *servers;
 	size_t			  nservers;
 	struct oauth_conf	 *oauth;	/* NULL: no OAuth */
@@ -401,7 +429,17 @@ struct server_conf *conf_server_from_json(const json_t *, char *err,
 void		 conf_server_free(struct server_conf *);
 /* A deep copy (the caller frees it with conf_server_free and free). */
 struct server_conf *conf_server_copy(const struct server_conf *);
-/* Are two upstream configurations the same? */
+/* An upstream's traffic policy: defaults, JSON (a "traffic" member of
+ * o; absent: the defaults; -1 if bad), and printed as its keys. */
+void		 conf_traffic_defaults(struct traffic_conf *);
+void		 conf_traffic_to_json(const struct traffic_conf *, json_t *o);
+int		 conf_traffic_from_json(const json_t *o, struct traffic_conf *);
+void		 conf_traffic_print(FILE *, const struct traffic_conf *);
+/* rate_limits: free them (the list emptied), print them. */
+void		 conf_rate_limits_free(struct conf *);
+void		 conf_rate_limits_print(FILE *, const struct conf *);
+/* Are two upstream configurations the same (but for required and
+ * traffic, which restart nothing)? */
 int		 conf_server_equal(const struct server_conf *,
 		    const struct server_conf *);
 

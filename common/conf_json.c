@@ -77,6 +77,7 @@ conf_server_to_json(const struct server_conf *srv)
 	json_object_set_new(o, "healthy_after",
 	    json_integer(srv->healthy_after));
 	json_object_set_new(o, "max_failures", json_integer(srv->max_failures));
+	conf_traffic_to_json(&srv->traffic, o);
 	a = json_array();
 	for (i = 0; i < srv->nelicitation; i++)
 		json_array_append_new(a, json_string(
@@ -207,7 +208,8 @@ conf_server_from_json(const json_t *o, char *err, size_t errlen)
 	    json_object_get(o, "rlimit_nofile"));
 	srv->rlimit_as = (unsigned long long)json_integer_value(
 	    json_object_get(o, "rlimit_as"));
-	if (srv->connect_timeout == 0 || srv->ping_timeout == 0)
+	if (srv->connect_timeout == 0 || srv->ping_timeout == 0 ||
+	    conf_traffic_from_json(o, &srv->traffic) != 0)
 		goto bad;
 	json_array_foreach(json_object_get(o, "elicitation"), i, e) {
 		k = conf_lookup_name(conf_strategy_names, 3, json_string_value(e) ?

@@ -288,6 +288,7 @@ conf_print(const struct conf *conf, FILE *f)
 	    conf->nsampling);
 	print_llms(f, conf);
 	conf_oauth_print(f, conf->oauth);
+	conf_rate_limits_print(f, conf);
 	fprintf(f, "servers = (");
 	for (i = 0; i < conf->nservers; i++) {
 		srv = &conf->servers[i];
@@ -380,6 +381,7 @@ conf_print(const struct conf *conf, FILE *f)
 		    "    healthy_after = %u;\n    max_failures = %u;\n",
 		    srv->restart_delay, srv->restart_max_delay,
 		    srv->healthy_after, srv->max_failures);
+		conf_traffic_print(f, &srv->traffic);
 		print_strategies(f, "    elicitation", srv->elicitation, NULL,
 		    srv->nelicitation);
 		print_strategies(f, "    sampling", srv->sampling,

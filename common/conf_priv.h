@@ -84,6 +84,13 @@ int	conf_check_links(struct conf_ctx *, const struct conf *);
 /* Read pass_env: names of variables of the daemon's environment. */
 int	conf_get_pass_env(struct conf_ctx *, const config_setting_t *,
 	    char ***);
+/* One setting of a server's traffic policy: 1 if it is one (read, or -1
+ * if bad, reported), 0 if not. */
+int	conf_traffic_key(struct conf_ctx *, const config_setting_t *,
+	    const char *key, struct traffic_conf *);
+/* Read rate_limits = ( ... ) into conf. */
+int	conf_parse_rate_limits(struct conf_ctx *, const config_setting_t *,
+	    struct conf *);
 /* Read one group of servers into srv. */
 int	conf_parse_server(struct conf_ctx *, const struct conf *,
 	    const config_setting_t *, struct server_conf *);

@@ -241,6 +241,7 @@ conf_parse_server(struct conf_ctx *ctx, const struct conf *conf,
 	srv->healthy_after = 60;
 	srv->max_failures = 10;
 	srv->pinning = conf->pinning;
+	conf_traffic_defaults(&srv->traffic);
 	memcpy(srv->elicitation, conf->elicitation, sizeof srv->elicitation);
 	srv->nelicitation = conf->nelicitation;
 	memcpy(srv->sampling, conf->sampling, sizeof srv->sampling);
@@ -437,6 +438,10 @@ conf_parse_server(struct conf_ctx *ctx, const struct conf *conf,
 		} else if (strcmp(key, "pinning") == 0 ||
 		    strcmp(key, "tools") == 0) {
 			if (conf_parse_server_catalog(ctx, s, srv) != 0)
+				return (-1);
+		} else if ((v = conf_traffic_key(ctx, s, key,
+		    &srv->traffic)) != 0) {
+			if (v < 0)
 				return (-1);
 		} else {
 			return (conf_error(ctx, s, "unknown server setting "

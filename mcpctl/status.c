@@ -160,6 +160,98 @@ print_refresh(json_t *reply)
 		    "not asked (once in 30 s, or its worker is not ready)");
 }
 
+/* Does an upstream's traffic policy have anything to say: a cap, calls
+ * shed, a breaker that is not closed or has opened? */
+static int
+traffic_shown(json_t *up)
+{
+	json_t	*l = json_object_get(up, "limit");
+	json_t	*b = json_object_get(up, "breaker");
+
+	return (json_int_or(l, "max_concurrent") > 0 ||
+	    json_int_or(l, "queue_full") > 0 ||
+	    json_int_or(l, "queue_timeouts") > 0 ||
+	    json_int_or(b, "opened") > 0 || json_int_or(b, "refused") > 0 ||
+	    strcmp(json_str_or(b, "state", "closed"), "closed") != 0);
+}
+
+/*
+ * Print the traffic policy of the upstreams when one has something to
+ * say, a line each ("NAME:", so that no line begins with a bare name as
+ * the table's do): calls in flight of the cap, waiting, refused; the
+ * circuit breaker.
+ */
+static void
+print_traffic(json_t *ups)
+{
+	json_t		*up, *l, *b;
+	size_t		 i;
+	int		 any = 0;
+
+	json_array_foreach(ups, i, up)
+		any |= traffic_shown(up);
+	if (!any)
+		return;
+	printf("\ntraffic (calls in flight of max_concurrent, waiting for a "
+	    "slot; circuit breaker):\n");
+	json_array_foreach(ups, i, up) {
+		l = json_object_get(up, "limit");
+		b = json_object_get(up, "breaker");
+		printf("  %s: %lld", json_str_or(up, "name", "?"),
+		    json_int_or(l, "in_flight"));
+		if (json_int_or(l, "max_concurrent") > 0)
+			printf("/%lld", json_int_or(l, "max_concurrent"));
+		printf(" in flight, %lld waiting", json_int_or(l, "queued"));
+		if (json_int_or(l, "waited") > 0 ||
+		    json_int_or(l, "queue_full") > 0 ||
+		    json_int_or(l, "queue_timeouts") > 0)
+			printf(" (%lld waited, %lld refused: queue full, %lld: "
+			    "queue_timeout)", json_int_or(l, "waited"),
+			    json_int_or(l, "queue_full"),
+			    json_int_or(l, "queue_timeouts"));
+		if (json_int_or(b, "threshold") <= 0) {
+			printf("; breaker off\n");
+			continue;
+		}
+		printf("; breaker %s, %lld/%lld failures in a row, opened "
+		    "%lld, %lld calls failed fast",
+		    json_str_or(b, "state", "?"), json_int_or(b, "failures"),
+		    json_int_or(b, "threshold"), json_int_or(b, "opened"),
+		    json_int_or(b, "refused"));
+		if (json_int_or(b, "retry_after") >= 0)
+			printf(", retry after %lld s",
+			    json_int_or(b, "retry_after"));
+		if (json_object_get(b, "last_failure") != NULL &&
+		    !json_is_null(json_object_get(b, "last_failure")))
+			printf("; last: %s", json_str_or(b, "last_failure",
+			    "?"));
+		printf("\n");
+	}
+}
+
+/* Print the rate limits, a line each: what they let through and
+ * refused. */
+static void
+print_rates(json_t *list)
+{
+	json_t	*rl;
+	size_t	 i;
+
+	if (json_array_size(list) == 0)
+		return;
+	printf("\nrate limits (calls per second, burst; calls let through, "
+	    "refused):\n");
+	json_array_foreach(list, i, rl) {
+		printf("  %s: %g/s, burst %lld%s; %lld passed, %lld refused\n",
+		    json_str_or(rl, "name", "?"),
+		    json_real_value(json_object_get(rl, "rate")),
+		    json_int_or(rl, "burst"),
+		    json_is_true(json_object_get(rl, "shared")) ?
+		    ", shared" : " per principal",
+		    json_int_or(rl, "passed"), json_int_or(rl, "limited"));
+	}
+}
+
 /* Print the status reply: the gateway, then a table of upstreams. */
 void
 print_status(json_t *reply)
@@ -241,6 +333,8 @@ print_status(json_t *reply)
 		} else
 			printf("%s\n", err != NULL ? err : "-");
 	}
+	print_traffic(ups);
+	print_rates(json_object_get(reply, "rate_limits"));
 	print_llm(json_object_get(reply, "llm"));
 	print_issuers(json_object_get(reply, "issuers"));
 	cols = json_object_get(reply, "collisions");

@@ -186,6 +186,7 @@ control_status(void)
 	    "renamed", catalog_renamed());
 	json_object_set_new(o, "parked", json_integer(continuation_count()));
 	json_object_set_new(o, "issuers", idp_status_json());
+	json_object_set_new(o, "rate_limits", rate_status_json());
 	if (metrics_bound[0] != '\0')
 		json_object_set_new(o, "metrics_listen",
 		    json_string(metrics_bound));

@@ -10,7 +10,9 @@
  *			upstream has failed or is stopped, when no upstream
  *			is usable (there are some, and every one is failed
  *			or stopped: none is ready or can become ready), or
- *			when one is still coming up; 404 while draining,
+ *			when one is still coming up, or while the circuit
+ *			breaker of a required upstream is open; 404 while
+ *			draining,
  *			which HAProxy's "http-check disable-on-404" reads as
  *			"no new sessions, keep the existing ones".
  *
@@ -57,6 +59,14 @@ health_ready(char *why, size_t len)
 				snprintf(why, len, "required upstream %s is %s",
 				    up->sc->name,
 				    upstream_state_name(up->state));
+			return (503);
+		}
+		/* Half-open, it lets a probe through: ready again. */
+		if (up->sc->required && up->breaker.state == BREAKER_OPEN) {
+			if (why != NULL)
+				snprintf(why, len, "required upstream %s is "
+				    "failing: its circuit breaker is open",
+				    up->sc->name);
 			return (503);
 		}
 	}

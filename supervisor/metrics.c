@@ -409,6 +409,8 @@ metrics_write_upstreams(struct evbuffer *b)
 	metrics_per_upstream(b, UPV_BACKOFF);
 	metrics_per_upstream(b, UPV_IN_FLIGHT);
 	metrics_per_upstream(b, UPV_TOOLS);
+	limit_metrics(b);
+	rate_metrics(b);
 
 	prom_header(b, M("server_requests_total"), "counter", "Requests from "
 	    "upstreams to clients (sampling, elicitation, roots, ping) by "

@@ -72,6 +72,7 @@ req_begin(struct req *r, struct session *s, struct stream *st,
 	r->session = s;
 	r->stream = st;
 	r->m = m;
+	r->name = NULL;
 	if (waited != NULL && waited->active) {
 		r->obs = *waited;
 		memset(waited, 0, sizeof *waited);

@@ -210,6 +210,7 @@ reload(void)
 	ctools_configure();
 	http_configure();
 	proxy_configure();
+	rate_configure();
 	conf_free(old);
 	reload_summary(report);
 	notify_ready();

@@ -24,7 +24,7 @@ static void	route_dispatch(struct req *);
 
 /* Write an error answer (data: JSON text, or NULL); none without a
  * stream (its client went away). */
-static void
+void
 route_error_send(struct stream *st, const char *id, size_t idlen, int code,
     const char *data, const char *msg)
 {
@@ -79,7 +79,7 @@ route_reject(struct req *r, int code, const char *fmt, ...)
 }
 
 /* The same, with data (JSON text). */
-static void __attribute__((format(printf, 4, 5)))
+void
 route_reject_data(struct req *r, int code, const char *data,
     const char *fmt, ...)
 {
@@ -290,6 +290,7 @@ route_named(struct req *r, enum catalog_kind kind, const char *const *path)
 	}
 	snprintf(exposed, sizeof exposed, "%s", buf);
 	free(buf);
+	r->name = exposed;
 	lit = evbuffer_new();
 	jscan_add_string(lit, e->name, e->namelen);
 	edit.at = name;
@@ -359,6 +360,7 @@ route_uri(struct req *r, const char *const *path)
 		free(u);
 		return;
 	}
+	r->name = u;
 	p = route_forward(r, up, NULL, 0);
 	if (p != NULL && st != NULL && st->modern && !upstream_modern(up) &&
 	    mcp_method_is(r->m->method_id, MCPM_F_PARKS))

@@ -110,6 +110,7 @@ route_response(struct upstream *up, const struct frame_hdr *hdr,
 		return;
 	}
 	payload = route_payload(hdr, in);
+	breaker_success(p);
 	if (p->hook != HOOK_NONE)
 		route_hook(p, payload);
 	if (p->rebound)
@@ -153,6 +154,11 @@ route_fail(struct upstream *up, const struct frame_hdr *hdr,
 	json_unpack(msg, "{s?I, s?s}", "code", &code, "message", &text);
 	p = route_pending_find(hdr->tag);
 	if (p != NULL && p->up == up) {
+		/* Its upstream's connection failed while it was up. */
+		if ((code == MCP_CONNECTION_CLOSED ||
+		    code == MCP_REQUEST_TIMEOUT) &&
+		    up->state == UPSTREAM_READY)
+			breaker_failure(p, text);
 		obs_end(&p->obs, code == MCP_REQUEST_TIMEOUT ? OBS_TIMEOUT :
 		    OBS_ERROR, (int)code);
 		route_pending_fail(p, (int)code, text);

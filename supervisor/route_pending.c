@@ -43,6 +43,7 @@ route_stream_gone(struct stream *st)
 	struct pending		*p;
 	struct up_request	*ur;
 
+	limit_stream_gone(st);
 	TAILQ_FOREACH(p, &st->session->pending, session_entry) {
 		if (p->stream == st)
 			p->stream = NULL;
@@ -79,8 +80,11 @@ route_pending_free(struct pending *p)
 		event_free(p->timer);
 	if (p->queued != NULL) {
 		evbuffer_free(p->queued);
-		p->up->nqueued--;
+		if (!p->waiting)
+			p->up->nqueued--;
 	}
+	if (p->limit != LIMIT_EXEMPT)
+		limit_pending_gone(p);
 	free(p->uri);
 	free(p->id);
 	free(p->token);
@@ -100,6 +104,16 @@ route_pending_cancel(struct pending *p, const char *reason)
 void
 route_pending_fail(struct pending *p, int code, const char *msg)
 {
+	route_pending_fail_data(p, code, NULL, msg);
+}
+
+/* The same with data (JSON text, or NULL). */
+void
+route_pending_fail_data(struct pending *p, int code, const char *data,
+    const char *msg)
+{
+	if (p->waiting)
+		p->waiting = LIMIT_FAILING;	/* answered, not abandoned */
 	obs_end(&p->obs, code == MCP_REQUEST_TIMEOUT ? OBS_TIMEOUT :
 	    p->obs.t_fwd != 0 || p->obs.up_us != 0 ? OBS_ERROR : OBS_REFUSED,
 	    code);
@@ -109,7 +123,7 @@ route_pending_fail(struct pending *p, int code, const char *msg)
 	if (p->cb != NULL)
 		p->cb(p, NULL, code, msg, p->cb_arg);
 	else
-		route_error(p->stream, p->id, p->idlen, code, "%s", msg);
+		route_error_send(p->stream, p->id, p->idlen, code, data, msg);
 	route_pending_free(p);
 }
 
@@ -122,12 +136,19 @@ route_timeout_cb(evutil_socket_t fd, short events, void *arg)
 	struct pending		*p = arg;
 	char			 msg[256];
 
+	/* Waiting for a slot, its timer is the queue's. */
+	if (p->waiting) {
+		limit_expired(p);
+		return;
+	}
 	log_warnx("upstream %s: %s from session %.8s timed out after %u s",
 	    p->up->sc->name, mcp_method_name(p->method), p->session != NULL ?
 	    p->session->id : "(gateway)", p->up->sc->request_timeout);
 	route_pending_cancel(p, timed_out);
 	snprintf(msg, sizeof msg, "upstream %s did not answer within %u s",
 	    p->up->sc->name, p->up->sc->request_timeout);
+	if (p->queued == NULL && p->up->state == UPSTREAM_READY)
+		breaker_failure(p, msg);
 	route_pending_fail(p, MCP_REQUEST_TIMEOUT, msg);
 }
 
@@ -151,7 +172,7 @@ route_pending_arm(struct pending *p)
  */
 static struct pending *
 route_send(struct session *s, struct req *r, struct upstream *up,
-    enum mcp_method method, struct evbuffer *buf)
+    enum mcp_method method, struct evbuffer *buf, int limit)
 {
 	struct pending	*p;
 	const char	*id = r != NULL ? r->m->p + r->m->id.off : "0";
@@ -184,10 +205,18 @@ route_send(struct session *s, struct req *r, struct upstream *up,
 		req_take(r, &p->obs);
 
 	/* An upstream that is starting gets the request when it is ready. */
+	p->limit = limit;
 	if (up->state == UPSTREAM_STARTING) {
 		p->queued = evbuffer_new();
 		evbuffer_add_buffer(p->queued, buf);
 		up->nqueued++;
+		return (p);
+	}
+	/* One over max_concurrent waits for a slot. */
+	if (limit != LIMIT_EXEMPT && !limit_start(p)) {
+		p->queued = evbuffer_new();
+		evbuffer_add_buffer(p->queued, buf);
+		limit_wait(p);
 		return (p);
 	}
 	if (upstream_send_buffer(up, MSG_REQUEST, s != NULL ? s->no : 0,
@@ -208,25 +237,36 @@ route_upstream_ready(struct upstream *up)
 	view_upstream_ready(up);
 }
 
+/* Send a request that waited (its text in p->queued). */
+void
+route_pending_send(struct pending *p)
+{
+	struct evbuffer	*buf = p->queued;
+
+	p->queued = NULL;
+	upstream_send_buffer(p->up, MSG_REQUEST, p->session != NULL ?
+	    p->session->no : 0, p->tag, buf);
+	evbuffer_free(buf);
+	obs_sent(&p->obs);
+}
+
 static void
 route_flush_queued(struct upstream *up)
 {
 	struct pending	*p, *next;
-	struct evbuffer	*buf;
 
 	for (p = TAILQ_FIRST(&up->pending); p != NULL && up->nqueued > 0;
 	    p = next) {
 		next = TAILQ_NEXT(p, up_entry);
-		if (p->queued == NULL)
+		if (p->queued == NULL || p->waiting)
 			continue;
-		buf = p->queued;
-		p->queued = NULL;
 		up->nqueued--;
-		upstream_send_buffer(up, MSG_REQUEST, p->session != NULL ?
-		    p->session->no : 0, p->tag, buf);
-		evbuffer_free(buf);
-		obs_sent(&p->obs);
+		if (p->limit != LIMIT_EXEMPT && !limit_start(p))
+			limit_wait(p);
+		else
+			route_pending_send(p);
 	}
+	limit_kick(up);
 }
 
 struct pending *
@@ -236,6 +276,8 @@ route_call(struct upstream *up, enum mcp_method method,
 {
 	struct pending	*p;
 	struct evbuffer	*buf;
+	struct refusal	 rf;
+	int		 limit;
 
 	upstream_use(up);
 	if (up->state != UPSTREAM_READY && (up->state != UPSTREAM_STARTING ||
@@ -248,12 +290,16 @@ route_call(struct upstream *up, enum mcp_method method,
 		    "max_message", up->sc->name);
 		return (NULL);
 	}
+	if ((limit = limit_admit(up, &rf)) < 0) {
+		snprintf(why, whylen, "%s", rf.msg);
+		return (NULL);
+	}
 	buf = evbuffer_new();
 	evbuffer_add_printf(buf, "{\"jsonrpc\":\"2.0\",\"id\":0,"
 	    "\"method\":\"%s\",\"params\":", mcp_method_name(method));
 	evbuffer_add_buffer(buf, params);
 	evbuffer_add(buf, "}", 1);
-	p = route_send(NULL, NULL, up, method, buf);
+	p = route_send(NULL, NULL, up, method, buf, limit);
 	evbuffer_free(buf);
 	if (p == NULL) {
 		upstream_unavailable(up, why, whylen);
@@ -291,7 +337,7 @@ route_internal(struct upstream *up, struct session *s, enum mcp_method method,
 	evbuffer_add_printf(buf, "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":"
 	    "\"%s\",\"params\":%s}", mcp_method_name(method), text);
 	free(text);
-	route_send(s, NULL, up, method, buf);
+	route_send(s, NULL, up, method, buf, LIMIT_EXEMPT);
 	evbuffer_free(buf);
 }
 
@@ -308,7 +354,9 @@ route_forward(struct req *r, struct upstream *up, const struct jedit *edits,
 	struct pending		*p;
 	struct evbuffer		*buf;
 	struct jspan		 at;
+	struct refusal		 rf;
 	char			 why[512];
+	int			 limit;
 
 	req_upstream(r, up);
 	if (s->npending >= conf->max_pending) {
@@ -348,9 +396,20 @@ route_forward(struct req *r, struct upstream *up, const struct jedit *edits,
 		route_reject(r, MCP_CONNECTION_CLOSED, "%s", why);
 		return (NULL);
 	}
+	/* Its rate limits, breaker and queue (rate.c, breaker.c,
+	 * limit.c). */
+	if (rate_admit(s, up, r->name, &rf) != 0) {
+		rate_refused(r, &rf);
+		route_reject_data(r, rf.code, rf.data, "%s", rf.msg);
+		return (NULL);
+	}
+	if ((limit = limit_admit(up, &rf)) < 0) {
+		route_reject_data(r, rf.code, rf.data, "%s", rf.msg);
+		return (NULL);
+	}
 	buf = evbuffer_new();
 	jscan_splice(buf, m->p, m->n, edits, nedits);
-	p = route_send(s, r, up, m->method_id, buf);
+	p = route_send(s, r, up, m->method_id, buf, limit);
 	evbuffer_free(buf);
 	return (p);
 }

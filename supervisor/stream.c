@@ -313,6 +313,7 @@ static void
 stream_send_json(struct stream *st, struct evbuffer *msg, int final)
 {
 	struct http_conn	*c = st->conn;
+	char			 extra[48] = "";
 	int			 status;
 
 	if (!final) {
@@ -328,9 +329,13 @@ stream_send_json(struct stream *st, struct evbuffer *msg, int final)
 	else
 		http_set_stream(c, NULL);
 	status = st->status;
+	if (st->retry_after > 0)
+		snprintf(extra, sizeof extra, "Retry-After: %u\r\n",
+		    st->retry_after);
 	stream_destroy(st);
 	if (c != NULL)
-		http_reply_buffer(c, status, "application/json", NULL, msg);
+		http_reply_buffer(c, status, "application/json",
+		    extra[0] != '\0' ? extra : NULL, msg);
 	else
 		evbuffer_drain(msg, evbuffer_get_length(msg));
 }

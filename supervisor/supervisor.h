@@ -41,6 +41,7 @@ struct netaddr;
 struct parked;
 struct pending;
 struct provider;
+struct refusal;
 struct req;
 struct reqobs;
 struct session;
@@ -139,6 +140,37 @@ int		 auth_check(const char *, size_t, uint64_t *id,
  * auth_configure); remove it at exit. */
 int		 auth_lockfile_write(const char *path, const char *url, int port);
 void		 auth_lockfile_remove(void);
+
+/* breaker.c: an upstream's circuit breaker. */
+enum breaker_state {
+	BREAKER_CLOSED = 0,	/* calls go through */
+	BREAKER_OPEN,		/* calls fail fast until the cool-down ends */
+	BREAKER_HALF_OPEN,	/* one probe call goes through */
+	BREAKER_NSTATES
+};
+struct breaker {
+	enum breaker_state	 state;
+	unsigned int		 failures;	/* in a row */
+	int			 probing;	/* the probe is out */
+	struct event		*timer;		/* window or cool-down; owned */
+	int64_t			 until;		/* ms: the cool-down's end */
+	uint64_t		 opened;	/* times it opened */
+	uint64_t		 refused;	/* calls failed fast */
+	char			*last;		/* the last failure; owned */
+};
+void		 breaker_init(struct upstream *);
+void		 breaker_free(struct upstream *);
+/* Its policy may have changed (reload): start closed if it did. */
+void		 breaker_configure(struct upstream *, const struct traffic_conf *);
+/* May a call go: 0, 1 as the probe, -1 (failed fast) with why. */
+int		 breaker_admit(struct upstream *, struct refusal *);
+/* A sent call was answered; it failed (timeout, transport); its probe
+ * ended without either. */
+void		 breaker_success(struct pending *);
+void		 breaker_failure(struct pending *, const char *why);
+void		 breaker_probe_gone(struct upstream *);
+const char	*breaker_state_name(enum breaker_state);
+void		 breaker_status_json(const struct upstream *, json_t *o);
 
 /* broadcast.c: notifications to every session, a slice per loop turn. */
 /* Tell every session its lists changed (catalog bits). */
@@ -508,6 +540,62 @@ json_t		*idp_status_json(void);		/* mcpctl status */
  * with keys a warning. */
 void		 idp_health(json_t *problems, json_t *warnings);
 
+/*
+ * limit.c: an upstream's cap on calls in flight (max_concurrent) and the
+ * bounded queue of calls waiting for a slot (max_queued, queue_timeout).
+ */
+struct uplimit {
+	unsigned int		 inflight;	/* calls holding a slot */
+	unsigned int		 nwaiting;	/* calls waiting for one */
+	TAILQ_HEAD(, pending)	 waiting;	/* oldest first */
+	struct event		*kick;		/* sends waiters; owned */
+	uint64_t		 waited;	/* calls that had to wait */
+	uint64_t		 full;		/* refused: the queue was full */
+	uint64_t		 expired;	/* failed: queue_timeout */
+	uint64_t		 abandoned;	/* cancelled or gone waiting */
+};
+/* Why a call is refused before it reaches its upstream (limit.c,
+ * breaker.c, rate.c). */
+struct refusal {
+	int		 code;
+	char		 msg[384];
+	char		 data[256];	/* a JSON object's text */
+	unsigned int	 retry_after;	/* seconds, as in data */
+};
+/* How a pending request is held to its upstream's policy. */
+#define LIMIT_EXEMPT	0	/* the gateway's own: neither capped nor
+				   counted by the breaker's probe */
+#define LIMIT_CALL	1	/* a call under the cap */
+#define LIMIT_PROBE	2	/* the same, and the breaker's probe */
+/* p->waiting of a waiter being failed, which is not counted as
+ * abandoned (1: waiting). */
+#define LIMIT_FAILING	2
+void		 limit_init(struct upstream *);
+void		 limit_free(struct upstream *);
+/* Its policy may have changed (reload): send what may go now. */
+void		 limit_configure(struct upstream *);
+/* Send waiters (in the next turn) if slots are free. */
+void		 limit_kick(struct upstream *);
+/* May a call go to the upstream (breaker, queue)?  LIMIT_CALL or
+ * LIMIT_PROBE, or -1 with why. */
+int		 limit_admit(struct upstream *, struct refusal *);
+/* A call (p->limit set) is about to be sent: 1 if it may go now (it
+ * holds a slot), 0 if it must wait (its text in p->queued). */
+int		 limit_start(struct pending *);
+void		 limit_wait(struct pending *);
+/* Its time in the queue is over (its timer). */
+void		 limit_expired(struct pending *);
+/* It is being freed. */
+void		 limit_pending_gone(struct pending *);
+/* A stream is being freed: calls waiting to answer on it go. */
+void		 limit_stream_gone(struct stream *);
+/* Fail every call waiting for a slot. */
+void		 limit_fail_waiting(struct upstream *, const struct refusal *);
+/* Its state for mcpctl status (members added to o). */
+void		 limit_status_json(const struct upstream *, json_t *o);
+/* Its metrics and the breaker's, for every upstream. */
+void		 limit_metrics(struct evbuffer *);
+
 /* mcp_http.c: the Streamable HTTP endpoint. */
 extern const struct http_service mcp_http_service;
 /*
@@ -774,6 +862,9 @@ struct req {
 	struct session		*session;
 	struct stream		*stream;	/* where its answer goes */
 	const struct jrpc	*m;		/* the request (method_id) */
+	const char		*name;		/* the tool, prompt or URI it
+						   routes by (borrowed), or
+						   NULL: for rate limits */
 	struct reqobs		 obs;		/* its record, until taken;
 						   all zero: not observed */
 };
@@ -1017,6 +1108,28 @@ int		 proxy_request_peer(const struct netaddr *conn,
 		    const struct http_head *, struct netaddr *client,
 		    const char **why);
 
+/*
+ * rate.c: rate limits, token buckets per principal or shared.  The clock
+ * is now_ms; a test harness may set another.
+ */
+extern int64_t	 (*rate_clock)(void);
+/* Take the configuration's rules (start, reload): every bucket full. */
+void		 rate_configure(void);
+void		 rate_free(void);
+/* The principal a session's calls are counted as ("subject HEX",
+ * "client NAME", "token HEX", "peer ADDRESS"). */
+void		 rate_principal(const struct session *, char *, size_t);
+/* May a session's call to an upstream, naming a tool, prompt or URI
+ * (or NULL), go?  0 (a token taken from each bucket it matches), or -1
+ * with why. */
+int		 rate_admit(const struct session *, const struct upstream *,
+		    const char *name, struct refusal *);
+/* A request a rate limit refused: a 2026-07-28 one whose answer has not
+ * begun is answered at HTTP 429 with Retry-After. */
+void		 rate_refused(struct req *, const struct refusal *);
+void		 rate_metrics(struct evbuffer *);
+json_t		*rate_status_json(void);
+
 /* reload.c: read the configuration again and apply it; the reply. */
 json_t		*reload(void);
 /* Append a name to the report's array key (made if missing). */
@@ -1041,6 +1154,10 @@ void		 route_notification(struct session *, const struct jrpc *);
 /* Build an initialize result for a new session; NULL + error if bad. */
 json_t		*route_initialize(struct session *, const struct jrpc *,
 		    int *code, char *err, size_t errlen);
+/* Reply to a request with an error, with data (JSON text) or NULL; none
+ * without a stream. */
+void		 route_error_send(struct stream *, const char *id, size_t idlen,
+		    int code, const char *data, const char *msg);
 /* Reply to a request with an error (consumes nothing). */
 void		 route_error(struct stream *, const char *id, size_t idlen,
 		    int code, const char *fmt, ...)
@@ -1049,6 +1166,8 @@ void		 route_error(struct stream *, const char *id, size_t idlen,
 void		 route_result(struct req *, const char *result, size_t len);
 void		 route_reject(struct req *, int code, const char *fmt, ...)
 		    __attribute__((format(printf, 3, 4)));
+void		 route_reject_data(struct req *, int code, const char *data,
+		    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 /* Read a request's URI parameter; answers the error itself. */
 char		*route_get_uri(struct req *, const char *const *path,
 		    struct upstream **);
@@ -1110,6 +1229,10 @@ struct pending {
 	size_t			 tokenlen;
 	unsigned char		 binding[32];	/* of a modern call: what its
 						   retry must repeat */
+	uint8_t			 limit;		/* LIMIT_EXEMPT, _CALL, _PROBE */
+	uint8_t			 slot;		/* holds a slot (limit.c) */
+	uint8_t			 waiting;	/* waits for one */
+	TAILQ_ENTRY(pending)	 wait_entry;
 	TAILQ_ENTRY(pending)	 up_entry;
 	TAILQ_ENTRY(pending)	 session_entry;
 };
@@ -1155,6 +1278,11 @@ struct pending	*route_pending_find(uint32_t tag);
 /* Answer a pending request with an error and free it. */
 void		 route_pending_fail(struct pending *, int code,
 		    const char *msg);
+/* The same with data (JSON text, or NULL). */
+void		 route_pending_fail_data(struct pending *, int code,
+		    const char *data, const char *msg);
+/* Send a request that waited (its text in p->queued). */
+void		 route_pending_send(struct pending *);
 
 /* route_sub.c: subscriptions and log levels held at upstreams. */
 /* Forget every session's subscriptions at an upstream being removed. */
@@ -1434,6 +1562,8 @@ struct stream {
 	char			*caps;		/* its clientCapabilities */
 	json_t			*params;	/* its Mcp-Param-* headers, by
 						   lowercase name, or NULL */
+	unsigned int		 retry_after;	/* of a JSON answer: its
+						   Retry-After, or 0 */
 	struct listen		*listen;	/* STREAM_LISTEN */
 	TAILQ_ENTRY(stream)	 entry;
 };
@@ -1508,6 +1638,8 @@ struct upstream {
 	struct budget		 budget;	/* of its llm: links */
 	int			 era_fallback;	/* went away during the era
 						   probe: start as "2025" */
+	struct uplimit		 limit;		/* limit.c */
+	struct breaker		 breaker;	/* breaker.c */
 };
 
 extern struct upstream	**upstreams;

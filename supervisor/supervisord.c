@@ -312,6 +312,7 @@ main(int argc, char **argv)
 		fatalx("%s", err);
 	route_init();
 	proxy_configure();
+	rate_configure();
 	continuation_init();
 	if (auth_configure(conf, err, sizeof err) != 0 ||
 	    continuation_configure(conf, err, sizeof err) != 0)
@@ -365,6 +366,7 @@ main(int argc, char **argv)
 	auth_lockfile_remove();
 	oauth_shutdown();
 	catalog_free();
+	rate_free();
 	event_free(ev_sigterm);
 	event_free(ev_sigint);
 	event_free(ev_sigchld);

@@ -102,6 +102,7 @@ upstream_new(const struct server_conf *sc)
 	TAILQ_INIT(&up->pending);
 	TAILQ_INIT(&up->up_requests);
 	strmap_init(&up->subs);
+	limit_init(up);
 	if (up->sc->lazy)
 		up->state = UPSTREAM_IDLE;
 	else
@@ -114,6 +115,7 @@ static void
 upstream_free(struct upstream *up)
 {
 	proc_free(&up->proc);
+	limit_free(up);
 	json_decref(up->catalog);
 	json_decref(up->info);
 	strmap_free(&up->subs);
@@ -592,13 +594,16 @@ upstream_apply(const struct conf *nc, json_t *report)
 			    nc->servers[i].name);
 		} else {
 			next[i] = up;
-			/* Only readiness reads required: no restart for it. */
+			/* Only readiness reads required, only the
+			 * supervisor its traffic: no restart for them. */
 			up->sc->required = nc->servers[i].required;
+			up->sc->traffic = nc->servers[i].traffic;
 			if (!conf_server_equal(up->sc, &nc->servers[i])) {
 				upstream_reconfigure(up, &nc->servers[i]);
 				reload_report_name(report, "changed",
 				    up->sc->name);
 			}
+			limit_configure(up);
 		}
 	}
 	for (i = 0; i < nupstreams; i++) {
@@ -738,5 +743,6 @@ upstream_status_json(const struct upstream *up)
 	if (up->state == UPSTREAM_READY)
 		json_object_set_new(o, "uptime",
 		    json_integer((now_ms() - up->proc.ready_at) / 1000));
+	limit_status_json(up, o);
 	return (o);
 }

@@ -1160,6 +1160,89 @@ START_TEST(test_oauth_errors)
 }
 END_TEST
 
+/* An upstream's traffic policy and rate_limits: defaults, values,
+ * errors, printed and read back, JSON and back, no restart for them. */
+START_TEST(test_traffic)
+{
+	struct conf		*a, *b;
+	struct server_conf	*copy;
+	char			*text;
+
+	a = parse_ok("servers = ( { name = \"d\"; command = [ \"x\" ]; },\n"
+	    "  { name = \"t\"; command = [ \"x\" ]; max_concurrent = 1;\n"
+	    "    max_queued = 0; queue_timeout = 3600; breaker_failures = 0;\n"
+	    "    breaker_window = 1; breaker_cooldown = 86400; } );\n"
+	    "rate_limits = ( { name = \"r-1\"; rate = 0.25; },\n"
+	    "  { name = \"s\"; rate = 3; burst = 7; shared = true;\n"
+	    "    client = \"ci-*\"; upstream = \"t\"; tool = \"t__a\\\"*\"; } );\n");
+	ck_assert_uint_eq(a->servers[0].traffic.max_concurrent, 0);
+	ck_assert_uint_eq(a->servers[0].traffic.max_queued, 64);
+	ck_assert_uint_eq(a->servers[0].traffic.queue_timeout, 30);
+	ck_assert_uint_eq(a->servers[0].traffic.breaker_failures, 5);
+	ck_assert_uint_eq(a->servers[0].traffic.breaker_window, 60);
+	ck_assert_uint_eq(a->servers[0].traffic.breaker_cooldown, 30);
+	ck_assert_uint_eq(a->servers[1].traffic.max_concurrent, 1);
+	ck_assert_uint_eq(a->servers[1].traffic.max_queued, 0);
+	ck_assert_uint_eq(a->servers[1].traffic.breaker_failures, 0);
+	ck_assert_uint_eq(a->servers[1].traffic.breaker_cooldown, 86400);
+	ck_assert_uint_eq(a->nrate_limits, 2);
+	ck_assert_str_eq(a->rate_limits[0].name, "r-1");
+	ck_assert(a->rate_limits[0].rate == 0.25);
+	ck_assert_uint_eq(a->rate_limits[0].burst, 1);
+	ck_assert(!a->rate_limits[0].shared);
+	ck_assert_ptr_null(a->rate_limits[0].tool);
+	ck_assert_uint_eq(a->rate_limits[1].burst, 7);
+	ck_assert(a->rate_limits[1].shared);
+	ck_assert_str_eq(a->rate_limits[1].tool, "t__a\"*");
+	/* Printed and read back. */
+	text = print_conf(a);
+	b = parse_ok(text);
+	ck_assert_mem_eq(&a->servers[1].traffic, &b->servers[1].traffic,
+	    sizeof a->servers[1].traffic);
+	ck_assert_uint_eq(b->nrate_limits, 2);
+	ck_assert(b->rate_limits[0].rate == 0.25);
+	ck_assert_str_eq(b->rate_limits[1].client, "ci-*");
+	ck_assert_str_eq(b->rate_limits[1].tool, "t__a\"*");
+	free(text);
+	/* As the worker's CONFIG and the supervisor's copy carry it. */
+	copy = conf_server_copy(&a->servers[1]);
+	ck_assert_mem_eq(&copy->traffic, &a->servers[1].traffic,
+	    sizeof copy->traffic);
+	/* A change of policy restarts nothing. */
+	copy->traffic.max_concurrent = 9;
+	ck_assert(conf_server_equal(copy, &a->servers[1]));
+	conf_server_free(copy);
+	free(copy);
+	conf_free(a);
+	conf_free(b);
+
+	parse_err("servers = ( { name = \"t\"; command = [ \"x\" ];\n"
+	    "  queue_timeout = 0; } );\n", "t.conf:2: queue_timeout must be "
+	    "between 1 and 3600");
+	parse_err("servers = ( { name = \"t\"; command = [ \"x\" ];\n"
+	    "  max_concurrent = -1; } );\n", "t.conf:2: max_concurrent must "
+	    "be between 0 and 100000");
+	parse_err("rate_limits = ( { name = \"a\"; } );\n",
+	    "t.conf:1: rate limit a has no rate");
+	parse_err("rate_limits = ( { rate = 1; } );\n",
+	    "t.conf:1: rate limit has no name");
+	parse_err("rate_limits = ( { name = \"a b\"; rate = 1; } );\n",
+	    "t.conf:1: rate limit name \"a b\" must be 1-48 characters of "
+	    "A-Z a-z 0-9 _ - . starting with a letter or digit");
+	parse_err("rate_limits = ( { name = \"a\"; rate = 0; } );\n",
+	    "t.conf:1: rate must be a number of requests per second from "
+	    "0.001 to 1000000");
+	parse_err("rate_limits = ( { name = \"a\"; rate = 1; },\n"
+	    "  { name = \"a\"; rate = 2; } );\n",
+	    "t.conf:2: rate limit name \"a\" already used on line 1");
+	parse_err("rate_limits = ( { name = \"a\"; rate = 1; per = 2; } );\n",
+	    "t.conf:1: unknown rate limit setting \"per\"");
+	parse_err("rate_limits = { name = \"a\"; };\n",
+	    "t.conf:1: rate_limits must be a list: rate_limits = ( { ... }, "
+	    "{ ... } );");
+}
+END_TEST
+
 START_TEST(test_llm)
 {
 	struct conf		*conf;
@@ -1631,6 +1714,7 @@ conf_suite(void)
 	tcase_add_test(tc, test_metrics_rights);
 	tcase_add_test(tc, test_llm);
 	tcase_add_test(tc, test_pass_env);
+	tcase_add_test(tc, test_traffic);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("errors");

@@ -564,7 +564,7 @@ START_TEST(test_mapping)
 	struct session		*s;
 	struct sup_resp		*r;
 	json_t			*a;
-	char			*t, *c;
+	char			*t, *c, p1[128], p2[128];
 
 	t = token("olga", "mcp");
 	cl = sup_session(t, NULL);
@@ -588,6 +588,21 @@ START_TEST(test_mapping)
 	cl = sup_session(t, NULL);
 	s = session_find(cl->sid, strlen(cl->sid));
 	ck_assert_str_eq(s->client_name, "admins");
+	rate_principal(s, p1, sizeof p1);
+	free(t);
+	free(c);
+	/* Another subject of that client is a principal of its own for
+	 * rate limits. */
+	xasprintf(&c, "{\"iss\":\"" ISS "\",\"sub\":\"u10\",\"aud\":\""
+	    RES "/mcp\",\"exp\":%lld,\"scope\":\"mcp\",\"groups\":"
+	    "\"admins\"}", (long long)time(NULL) + 300);
+	t = token_with(k1, "k1", c);
+	cl = sup_session(t, NULL);
+	s = session_find(cl->sid, strlen(cl->sid));
+	ck_assert_str_eq(s->client_name, "admins");
+	rate_principal(s, p2, sizeof p2);
+	ck_assert_str_ne(p1, p2);
+	ck_assert(strncmp(p1, "subject ", 8) == 0);
 	free(t);
 	free(c);
 }

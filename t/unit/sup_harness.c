@@ -657,6 +657,7 @@ sup_start_conf(struct conf *c)
 	catalog_init();
 	route_init();
 	proxy_configure();
+	rate_configure();
 	continuation_init();
 	if (auth_configure(conf, err, sizeof err) != 0 ||
 	    continuation_configure(conf, err, sizeof err) != 0 ||
