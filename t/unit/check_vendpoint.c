@@ -374,14 +374,17 @@ START_TEST(test_reload)
 	struct sup_client	*eb = session_at(TOKEN_ANY, "/e/b");
 	struct sup_client	*re = session_at(TOKEN_ANY, "/mcp/research");
 	struct sup_client	*m = session_at(TOKEN_ANY, NULL);
-	struct sup_resp		*ra, *rb, *rm;
+	struct sup_resp		*ra, *rb, *rm, *rr;
 	json_t			*j;
+	unsigned int		 n;
 
+	rr = sup_get(re, NULL);
 	ra = sup_get(ea, NULL);
 	rb = sup_get(eb, NULL);
 	rm = sup_get(m, NULL);
 	/* Another session of /e/b, whose stream's client went away. */
 	sup_hangup(sup_get(session_at(TOKEN_ANY, "/e/b"), NULL)->conn);
+	n = session_count();
 	j = sup_reload(SUP_BASE CONF_CLIENTS "endpoints = (\n" EP_A ",\n"
 	    "  { path = \"/e/b\"; tools = [ \"b__w*\" ]; }\n);\n"
 	    CONF_SERVERS);
@@ -400,6 +403,8 @@ START_TEST(test_reload)
 	ck_assert_str_eq(names(ask(eb, "prompts/list", "{}"),
 	    "result.prompts", "name"), "");
 	/* Removed: its sessions ended, its path unknown. */
+	ck_assert_uint_eq(session_count(), n - 1);
+	ck_assert(rr->done || rr->conn->eof);
 	ck_assert_int_eq(sup_post(re, "{\"jsonrpc\":\"2.0\",\"id\":1,"
 	    "\"method\":\"ping\"}")->status, 404);
 	/* /mcp's: nothing changed for it. */
