@@ -37,7 +37,8 @@
 #define EP_RESEARCH \
     "  { path = \"/mcp/research\";\n" \
     "    tools = [ \"*__echo\", \"a__s*\", \"!a__secret\" ];\n" \
-    "    resources = [ \"file:///pub/*\", \"!file:///pub/secret*\" ]; }"
+    "    resources = [ \"file:///pub/*\", \"!file:///pub/secret*\",\n" \
+    "      \"!file:///pub/my secret*\" ]; }"
 #define EP_A	"  { path = \"/e/a\"; tools = [ \"a__*\" ]; }"
 #define EP_B	"  { path = \"/e/b\"; tools = [ \"b__*\" ]; prompts = [ \"*\" ]; }"
 #define EP_NOTB	"  { path = \"/e/notb\"; tools = [ \"!b__*\" ];\n" \
@@ -56,6 +57,7 @@ static const char catalog_a[] =
     "\"resources\":["
     "{\"uri\":\"file:///pub/a.txt\",\"name\":\"a\"},"
     "{\"uri\":\"file:///pub/secret.txt\",\"name\":\"s\"},"
+    "{\"uri\":\"file:///pub/my%20secret.txt\",\"name\":\"m\"},"
     "{\"uri\":\"file:///priv/key.txt\",\"name\":\"k\"}]}";
 
 static const char catalog_b[] =
@@ -183,6 +185,10 @@ START_TEST(test_calls_unknown)
 	a = ask(re, "resources/read", "{\"uri\":\"file:///pub/secret.txt\"}");
 	ck_assert_error(a, -32002);
 	a = ask(re, "resources/read", "{\"uri\":\"file:///pub/%73ecret.txt\"}");
+	ck_assert_error(a, -32002);
+	/* An exclusion sees the URI decoded, as a file server reads it. */
+	a = ask(re, "resources/read",
+	    "{\"uri\":\"file:///pub/my%20secret.txt\"}");
 	ck_assert_error(a, -32002);
 	a = ask(re, "resources/read", "{\"uri\":\"file:///priv/key.txt\"}");
 	ck_assert_error(a, -32002);
