@@ -1738,6 +1738,10 @@ int		 vendpoint_changes_for(const struct vendpoint_changes *,
 void		 vendpoint_changes_free(struct vendpoint_changes *);
 /* mcpctl status: the endpoints, their sessions. */
 json_t		*vendpoint_status_json(void);
+/* The client tools changed: which endpoints' selection did; is a
+ * session to be told (always at /mcp)? */
+void		 vendpoint_ctools_changed(void);
+int		 vendpoint_ctools_told(const struct session *);
 /* Count a request routed at an endpoint; its metrics, when scraped. */
 void		 vendpoint_request(struct vendpoint *);
 void		 vendpoint_metrics(struct evbuffer *);

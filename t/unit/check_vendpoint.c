@@ -372,6 +372,33 @@ START_TEST(test_list_changed)
 }
 END_TEST
 
+/* A client's registered tools: an endpoint lists those it selects and is
+ * told of them only when what it selects changed. */
+START_TEST(test_client_tools)
+{
+	struct sup_client	*owner = session_at(TOKEN_ANY, NULL);
+	struct sup_client	*ea = session_at(TOKEN_ANY, "/e/a");
+	struct sup_client	*nb = session_at(TOKEN_ANY, "/e/notb");
+	struct sup_resp		*ra, *rn;
+	json_t			*a;
+
+	ra = sup_get(ea, NULL);
+	rn = sup_get(nb, NULL);
+	a = sup_rpc(owner, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	    "\"tools/register\",\"params\":{\"tools\":[{\"name\":\"open\","
+	    "\"inputSchema\":{\"type\":\"object\"}}]}}");
+	ck_assert_jstr(a, "result.registered.0", "_check__open");
+	ck_assert_uint_eq(count(rn, "notifications/tools/list_changed"), 1);
+	ck_assert_uint_eq(count(ra, "notifications/tools/list_changed"), 0);
+	ck_assert_str_eq(tools(nb), "a__echo a__search a__secret _check__open");
+	ck_assert_str_eq(tools(ea), "a__echo a__search a__secret");
+	/* Its end withdraws it: the same. */
+	ck_assert_int_eq(sup_delete(owner)->status, 200);
+	ck_assert_uint_eq(count(rn, "notifications/tools/list_changed"), 2);
+	ck_assert_uint_eq(count(ra, "notifications/tools/list_changed"), 0);
+}
+END_TEST
+
 /* A reload keeps the endpoints it does not change, with their sessions;
  * a changed one's sessions are told; a removed one's end. */
 START_TEST(test_reload)
@@ -513,6 +540,7 @@ vendpoint_suite(void)
 	tcase_add_test(tc, test_bound);
 	tcase_add_test(tc, test_modern);
 	tcase_add_test(tc, test_list_changed);
+	tcase_add_test(tc, test_client_tools);
 	tcase_add_test(tc, test_reload);
 	tcase_add_test(tc, test_status);
 	suite_add_tcase(s, tc);
