@@ -221,9 +221,11 @@ int		 catalog_diff(const struct catalog *, const struct catalog *);
 /* The same for what an endpoint lists (NULL: everything). */
 int		 catalog_diff_by(const struct catalog *, const struct catalog *,
 		    const struct vendpoint *);
-/* Does a pattern match a key of a kind (resources: templates too)? */
+/* Does match(kind, key, arg) hold for an item of a kind (resources:
+ * templates too)? */
 int		 catalog_any_match(const struct catalog *, enum catalog_kind,
-		    const char *pattern);
+		    int (*match)(enum catalog_kind, const char *key,
+		    const void *), const void *arg);
 /*
  * Append a list result: the page from cursor (the decoded text of the
  * request's cursor, or NULL) of what the session may see (every item for

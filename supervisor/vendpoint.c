@@ -334,6 +334,28 @@ vendpoint_free_all(void)
 	nveps = 0;
 }
 
+/* Does a pattern ("!" or not) match an item's key, in the form it is
+ * matched against for that kind? */
+static int
+vep_pattern_hits(enum catalog_kind kind, const char *key, const void *arg)
+{
+	const char	*pattern = arg, *why;
+	char		*norm;
+	size_t		 len;
+	int		 hit;
+
+	if (kind != CATALOG_RESOURCES)
+		return (fnmatch(pattern[0] == '!' ? pattern + 1 : pattern, key,
+		    0) == 0);
+	len = strlen(key);
+	norm = xmalloc(len + 1);
+	hit = uri_normalize(key, len, pattern[0] == '!' ? URI_DECODE : 0,
+	    norm, len + 1, &why) == 0 && fnmatch(pattern[0] == '!' ?
+	    pattern + 1 : pattern, norm, 0) == 0;
+	free(norm);
+	return (hit);
+}
+
 /* Warn once per configuration of a pattern that selects nothing. */
 static void
 vep_warn_unused(struct vendpoint *v, const struct catalog *c)
@@ -349,8 +371,8 @@ vep_warn_unused(struct vendpoint *v, const struct catalog *c)
 		if ((rules = vep_rules(v, kinds[k])) == NULL)
 			continue;
 		for (i = 0; rules[i] != NULL; i++) {
-			if (catalog_any_match(c, kinds[k], rules[i][0] == '!' ?
-			    rules[i] + 1 : rules[i]))
+			if (catalog_any_match(c, kinds[k], vep_pattern_hits,
+			    rules[i]))
 				continue;
 			log_warnx("endpoint %s: %s pattern \"%s\" matches "
 			    "nothing in the catalog", v->path, names[k],

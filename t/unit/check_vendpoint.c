@@ -323,6 +323,71 @@ START_TEST(test_modern)
 }
 END_TEST
 
+/* POST a 2026-07-28 request at a path: method, Mcp-Name (or NULL), the
+ * params' members before _meta ("" for none). */
+static struct sup_resp *
+modern_at(const char *path, const char *method, const char *name,
+    const char *params)
+{
+	char	h[1024], body[4096];
+
+	snprintf(h, sizeof h, "Content-Type: application/json\r\n"
+	    "Accept: application/json, text/event-stream\r\n"
+	    "Authorization: Bearer " TOKEN_ANY "\r\n"
+	    "MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: %s\r\n%s%s%s",
+	    method, name != NULL ? "Mcp-Name: " : "", name != NULL ? name : "",
+	    name != NULL ? "\r\n" : "");
+	snprintf(body, sizeof body, "{\"jsonrpc\":\"2.0\",\"id\":\"r1\","
+	    "\"method\":\"%s\",\"params\":{%s%s\"_meta\":{"
+	    "\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","
+	    "\"io.modelcontextprotocol/clientCapabilities\":{}}}}", method,
+	    params, params[0] != '\0' ? "," : "");
+	return (sup_http("POST", path, h, body));
+}
+
+/* server/discover and subscriptions/listen at an endpoint: its URIs, its
+ * list changes. */
+START_TEST(test_modern_listen)
+{
+	struct sup_resp	*r, *la;
+	json_t		*ack;
+
+	r = modern_at("/mcp/research", "server/discover", NULL, "");
+	ck_assert_int_eq(r->status, 200);
+	ck_assert_ptr_nonnull(sup_jget(sup_answer(r), "result.capabilities"));
+	r = modern_at("/mcp/research", "subscriptions/listen", NULL,
+	    "\"notifications\":{\"resourceSubscriptions\":["
+	    "\"file:///pub/a.txt\",\"file:///pub/secret.txt\","
+	    "\"file:///priv/key.txt\"]}");
+	ck_assert_int_eq(r->status, 200);
+	ck_assert_ptr_nonnull(ack = sup_find(r,
+	    "notifications/subscriptions/acknowledged"));
+	ck_assert_int_eq(sup_jlen(ack,
+	    "params.notifications.resourceSubscriptions"), 1);
+	ck_assert_jstr(ack, "params.notifications.resourceSubscriptions.0",
+	    "file:///pub/a.txt");
+	/* The upstream is subscribed for it alone, and then unsubscribed. */
+	sup_reply(sup_worker("a"), sup_take(sup_worker("a"), MSG_REQUEST),
+	    "{}");
+	ck_assert_ptr_null(sup_take(sup_worker("a"), MSG_REQUEST));
+	sup_hangup(r->conn);
+	sup_reply(sup_worker("a"), sup_take(sup_worker("a"), MSG_REQUEST),
+	    "{}");
+	/* A listen for list changes hears of its endpoint's only. */
+	la = modern_at("/e/a", "subscriptions/listen", NULL,
+	    "\"notifications\":{\"toolsListChanged\":true}");
+	ck_assert_int_eq(la->status, 200);
+	sup_catalog("b", "{\"tools\":[{\"name\":\"echo\",\"inputSchema\":"
+	    "{\"type\":\"object\"}}]}");
+	sup_settle(0);
+	ck_assert_ptr_null(sup_find(la, "notifications/tools/list_changed"));
+	sup_catalog("a", "{\"tools\":[{\"name\":\"echo\",\"inputSchema\":"
+	    "{\"type\":\"object\"}}]}");
+	sup_settle(0);
+	ck_assert_ptr_nonnull(sup_find(la, "notifications/tools/list_changed"));
+}
+END_TEST
+
 /* A change of the catalog is told to the endpoints whose lists it
  * changes, and only of those lists. */
 START_TEST(test_list_changed)
@@ -539,6 +604,7 @@ vendpoint_suite(void)
 	tcase_add_test(tc, test_acl_inside);
 	tcase_add_test(tc, test_bound);
 	tcase_add_test(tc, test_modern);
+	tcase_add_test(tc, test_modern_listen);
 	tcase_add_test(tc, test_list_changed);
 	tcase_add_test(tc, test_client_tools);
 	tcase_add_test(tc, test_reload);
