@@ -1716,6 +1716,8 @@ struct vendpoint *vendpoint_route(const char *path,
 const char	*vendpoint_path(const struct vendpoint *);
 const char	*vendpoint_messages_path(const struct vendpoint *);
 uint64_t	 vendpoint_hash(const struct vendpoint *);
+/* Its entry of the running configuration (patterns, discovery). */
+const struct endpoint_conf *vendpoint_conf(const struct vendpoint *);
 /* Does an endpoint select an exposed name, or a template by its text? */
 int		 vendpoint_selects(const struct vendpoint *, enum catalog_kind,
 		    const char *key);

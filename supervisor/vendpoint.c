@@ -218,6 +218,12 @@ vendpoint_messages_path(const struct vendpoint *v)
 	return (v != NULL ? v->messages : "/messages");
 }
 
+const struct endpoint_conf *
+vendpoint_conf(const struct vendpoint *v)
+{
+	return (v->ec);
+}
+
 uint64_t
 vendpoint_hash(const struct vendpoint *v)
 {
