@@ -526,9 +526,13 @@ MUTANTS = [
      "\tst->status = 429;\n", ""),
     ("rate-per-principal", "rate.c", "rate_principal",
      "each principal has its own bucket",
-     "\tif (s->client_name != NULL)\n\t\tsnprintf(buf, len, \"client %s\", "
+     "\telse if (s->client_name != NULL)\n\t\tsnprintf(buf, len, \"client %s\", "
      "s->client_name);",
-     "\tif (s->client_name != NULL)\n\t\tsnprintf(buf, len, \"client\");"),
+     "\telse if (s->client_name != NULL)\n\t\tsnprintf(buf, len, \"client\");"),
+    ("rate-per-subject", "rate.c", "rate_principal",
+     "each OAuth subject has its own bucket, whatever client it maps to",
+     "\tif (s->grant != NULL)",
+     "\tif (0)"),
     ("rate-shared", "rate.c", "rate_admit",
      "a shared rule has one bucket for everyone",
      "\t\tif (rules[i].rc.shared)\n\t\t\tuse[n] = &rules[i].shared;",
