@@ -111,6 +111,12 @@ enum pinning {
 	PINNING_OFF		/* record nothing */
 };
 
+/* How a client finds tools (discovery = ...). */
+enum discovery {
+	DISCOVERY_LIST = 0,	/* tools/list lists every tool */
+	DISCOVERY_SEARCH	/* tools/list lists search_tools, call_tool */
+};
+
 /* An annotation an override sets: unset, false or true. */
 #define CONF_HINT_UNSET		(-1)
 enum conf_hint {
@@ -320,6 +326,7 @@ struct conf {
 	char			 *state_dir;		/* pins are kept here */
 	int			  state_dir_line;	/* 0: the default */
 	enum pinning		  pinning;
+	enum discovery		  discovery;		/* of /mcp */
 	/* 2026-07-28 clients. */
 	char			 *request_state_key;	/* as written, or NULL */
 	unsigned int		  request_state_ttl;	/* seconds */

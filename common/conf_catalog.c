@@ -22,6 +22,11 @@ static const char *const pinning_names[] = {
 	[PINNING_OFF] = "off",
 };
 
+static const char *const discovery_names[] = {
+	[DISCOVERY_LIST] = "list",
+	[DISCOVERY_SEARCH] = "search",
+};
+
 static const char *const hint_names[CONF_NHINTS] = {
 	[HINT_READ_ONLY] = "readOnlyHint",
 	[HINT_DESTRUCTIVE] = "destructiveHint",
@@ -41,6 +46,28 @@ const char *
 conf_hint_name(enum conf_hint h)
 {
 	return (hint_names[h]);
+}
+
+/* Read a discovery mode. */
+static int
+get_discovery(struct conf_ctx *ctx, const config_setting_t *s,
+    enum discovery *out)
+{
+	char	*v = NULL;
+	int	 i;
+
+	if (conf_get_string(ctx, s, &v, 0) != 0)
+		return (-1);
+	i = conf_lookup_name(discovery_names, 2, v);
+	if (i < 0) {
+		conf_error(ctx, s, "unknown discovery \"%s\" (list or "
+		    "search)", v);
+		free(v);
+		return (-1);
+	}
+	free(v);
+	*out = (enum discovery)i;
+	return (0);
 }
 
 /* Read a pinning mode. */
@@ -73,6 +100,8 @@ conf_parse_catalog_key(struct conf_ctx *ctx, const config_setting_t *s,
 
 	if (strcmp(key, "pinning") == 0)
 		return (get_pinning(ctx, s, &conf->pinning));
+	if (strcmp(key, "discovery") == 0)
+		return (get_discovery(ctx, s, &conf->discovery));
 	/* state_dir */
 	free(conf->state_dir);
 	conf->state_dir = NULL;
@@ -300,6 +329,7 @@ conf_print_catalog(const struct conf *conf, FILE *f)
 	fprintf(f, "state_dir = ");
 	conf_print_str(f, conf->state_dir);
 	fprintf(f, ";\npinning = \"%s\";\n", pinning_names[conf->pinning]);
+	fprintf(f, "discovery = \"%s\";\n", discovery_names[conf->discovery]);
 }
 
 void

@@ -201,7 +201,8 @@ sidx_tokens(const char *s, size_t len, int flags,
 			    '\0') {
 				f = latin1_fold[u[i + 1] - 0x80];
 				next = 2;
-				c = 'l';
+				/* U+00C0 to U+00DF are capitals. */
+				c = u[i + 1] < 0xa0 ? 'u' : 'l';
 			}
 			if (n < SIDX_TOKEN_MAX)
 				tok[n++] = f;
