@@ -22,11 +22,6 @@ static const char *const pinning_names[] = {
 	[PINNING_OFF] = "off",
 };
 
-static const char *const discovery_names[] = {
-	[DISCOVERY_LIST] = "list",
-	[DISCOVERY_SEARCH] = "search",
-};
-
 static const char *const hint_names[CONF_NHINTS] = {
 	[HINT_READ_ONLY] = "readOnlyHint",
 	[HINT_DESTRUCTIVE] = "destructiveHint",
@@ -58,7 +53,11 @@ get_discovery(struct conf_ctx *ctx, const config_setting_t *s,
 
 	if (conf_get_string(ctx, s, &v, 0) != 0)
 		return (-1);
-	i = conf_lookup_name(discovery_names, 2, v);
+	for (i = 0; i < 2 && strcmp(conf_discovery_name(
+	    (enum discovery)i), v) != 0; i++)
+		;
+	if (i == 2)
+		i = -1;
 	if (i < 0) {
 		conf_error(ctx, s, "unknown discovery \"%s\" (list or "
 		    "search)", v);
@@ -329,7 +328,8 @@ conf_print_catalog(const struct conf *conf, FILE *f)
 	fprintf(f, "state_dir = ");
 	conf_print_str(f, conf->state_dir);
 	fprintf(f, ";\npinning = \"%s\";\n", pinning_names[conf->pinning]);
-	fprintf(f, "discovery = \"%s\";\n", discovery_names[conf->discovery]);
+	fprintf(f, "discovery = \"%s\";\n",
+	    conf_discovery_name(conf->discovery));
 }
 
 void

@@ -14,6 +14,7 @@
  */
 #include "config.h"
 
+#include <fnmatch.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -303,23 +304,43 @@ catalog_build(json_t *const *parts)
 	return (c);
 }
 
+/* The next item at or after i that an endpoint lists (all: NULL). */
+static size_t
+diff_next(const struct catalog_list *l, enum catalog_kind kind, size_t i,
+    const struct vendpoint *v)
+{
+	while (v != NULL && i < l->n && !vendpoint_lists(v, kind,
+	    l->items[i].key))
+		i++;
+	return (i);
+}
+
 int
-catalog_diff(const struct catalog *a, const struct catalog *b)
+catalog_diff_by(const struct catalog *a, const struct catalog *b,
+    const struct vendpoint *v)
 {
 	const struct catalog_list	*la, *lb;
-	size_t				 i;
+	size_t				 i, j;
 	int				 k, changed = 0;
 
 	for (k = 0; k < CATALOG_NKINDS; k++) {
 		la = &a->lists[k];
 		lb = &b->lists[k];
-		if (la->n != lb->n) {
+		if (v == NULL && la->n != lb->n) {
 			changed |= 1 << k;
 			continue;
 		}
-		for (i = 0; i < la->n; i++) {
-			if (la->items[i].len != lb->items[i].len ||
-			    memcmp(la->items[i].text, lb->items[i].text,
+		/* The items listed, in order, one by one. */
+		for (i = j = 0;; i++, j++) {
+			i = diff_next(la, k, i, v);
+			j = diff_next(lb, k, j, v);
+			if (i == la->n || j == lb->n) {
+				if (i != la->n || j != lb->n)
+					changed |= 1 << k;
+				break;
+			}
+			if (la->items[i].len != lb->items[j].len ||
+			    memcmp(la->items[i].text, lb->items[j].text,
 			    la->items[i].len) != 0) {
 				changed |= 1 << k;
 				break;
@@ -327,6 +348,31 @@ catalog_diff(const struct catalog *a, const struct catalog *b)
 		}
 	}
 	return (changed);
+}
+
+int
+catalog_diff(const struct catalog *a, const struct catalog *b)
+{
+	return (catalog_diff_by(a, b, NULL));
+}
+
+int
+catalog_any_match(const struct catalog *c, enum catalog_kind kind,
+    const char *pattern)
+{
+	const struct catalog_list	*l;
+	size_t				 i;
+	int				 k;
+
+	for (k = kind; k == (int)kind || (kind == CATALOG_RESOURCES &&
+	    k == CATALOG_TEMPLATES); k++) {
+		l = &c->lists[k];
+		for (i = 0; i < l->n; i++) {
+			if (fnmatch(pattern, l->items[i].key, 0) == 0)
+				return (1);
+		}
+	}
+	return (0);
 }
 
 /* Log the entries of a report that were not in the previous one. */
@@ -382,6 +428,7 @@ catalog_rebuild(void)
 	catalog_log_new(old->collisions, c->collisions, 0);
 	catalog_log_new(old->renamed, c->renamed, 1);
 	changed = catalog_diff(old, c);
+	vendpoint_catalog_changed(old, c, changed);
 	global = c;
 	catalog_unref(old);
 	tool_search_stale();
@@ -489,7 +536,7 @@ page_allows(const struct session *s, enum catalog_kind kind, const char *key)
 
 	if (kind == CATALOG_RESOURCES)
 		return (acl_allows_uri(s, key, &why) == 1);
-	return (acl_allows(s, key));
+	return (acl_allows(s, kind, key));
 }
 
 /*

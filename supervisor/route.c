@@ -223,7 +223,7 @@ route_held(struct req *r, const char *name)
 {
 	char	why[512];
 
-	if (!acl_allows(r->session, name) ||
+	if (!acl_allows(r->session, CATALOG_TOOLS, name) ||
 	    !pin_held_error(name, why, sizeof why))
 		return (0);
 	route_reject(r, JRPC_INVALID_PARAMS, "%s", why);
@@ -262,7 +262,7 @@ route_named(struct req *r, enum catalog_kind kind, const char *const *path)
 		e = NULL;
 	}
 	/* What the client may not use is unknown to it. */
-	if (e == NULL || !acl_allows(s, buf)) {
+	if (e == NULL || !acl_allows(s, kind, buf)) {
 		if (e == NULL && kind == CATALOG_TOOLS &&
 		    route_held(r, buf)) {
 			free(buf);

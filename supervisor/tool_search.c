@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * Tool search (discovery = "search"): tools/list lists two tools of the
- * gateway's own, search_tools and call_tool, instead of the catalog.
+ * Tool search (discovery = "search", globally for /mcp or per endpoint):
+ * tools/list lists two tools of the gateway's own, search_tools and
+ * call_tool, instead of the catalog.
  * search_tools ranks the global catalog's tools for a query with the
  * index of common/search_index.c; call_tool is routed as a tools/call of
  * the tool it names, so every rule of a direct call applies (the client's
@@ -11,10 +12,12 @@
  * and the next search re-indexes the upstreams whose listed tools
  * changed (a hash of their listed texts), so an upstream's list_changed
  * re-indexes that upstream alone, and a gateway that never searches
- * keeps no index.  What a client may not see is left out before ranking,
+ * keeps no index.  What a session may not see (outside its endpoint, or
+ * refused by its client's patterns) is left out before ranking,
  * and out of the statistics the scores are computed from: it never takes
  * a place, and no score depends on it.  Which documents a client may see
- * is kept per client name until the index or the configuration changes.
+ * is kept per client name and endpoint until the index or the
+ * configuration changes.
  */
 #include "config.h"
 
@@ -47,9 +50,11 @@ struct search_group {
 	int		 seen;
 };
 
-/* Which documents a named client may see, for one index generation. */
+/* Which documents a named client may see at an endpoint, for one index
+ * generation. */
 struct search_vis {
 	char		*client;	/* owned; NULL: a free slot */
+	const struct vendpoint *vep;	/* NULL: /mcp; cleared on reload */
 	uint64_t	 gen;
 	uint8_t		*vis;		/* owned, sidx_slots() long */
 };
@@ -227,7 +232,8 @@ search_sync(void)
 	synced = stale;
 }
 
-/* Which documents a session may see: NULL for all. */
+/* Which documents a session may see (its endpoint's selection and its
+ * client's patterns): NULL for all. */
 static const uint8_t *
 search_visible(const struct session *s)
 {
@@ -240,6 +246,7 @@ search_visible(const struct session *s)
 	client = s->client_name != NULL ? s->client_name : "";
 	for (i = 0; i < SEARCH_CACHE; i++) {
 		if (cache[i].client != NULL && cache[i].gen == index_gen &&
+		    cache[i].vep == s->vep &&
 		    strcmp(cache[i].client, client) == 0)
 			return (cache[i].vis);
 	}
@@ -248,11 +255,12 @@ search_visible(const struct session *s)
 	free(v->vis);
 	n = sidx_slots(idx);
 	v->client = xstrdup(client);
+	v->vep = s->vep;
 	v->gen = index_gen;
 	v->vis = xcalloc(n + 1, 1);
 	for (i = 0; i < n; i++)
 		v->vis[i] = sidx_key(idx, (uint32_t)i) != NULL &&
-		    acl_allows(s, sidx_key(idx, (uint32_t)i));
+		    acl_allows(s, CATALOG_TOOLS, sidx_key(idx, (uint32_t)i));
 	return (v->vis);
 }
 
@@ -322,7 +330,8 @@ search_tools(struct req *r, struct jspan args)
 		/* Filtered already; checked again, as a call would be. */
 		if ((e = catalog_tool(c, sidx_key(idx, hits[i].doc))) ==
 		    NULL || e->up == NULL ||
-		    !acl_allows(r->session, sidx_key(idx, hits[i].doc)))
+		    !acl_allows(r->session, CATALOG_TOOLS, sidx_key(idx,
+		    hits[i].doc)))
 			continue;
 		catalog_tool_at(c, e->index, &text, &len, &e);
 		if ((o = search_result_tool(text, len, hits[i].score)) != NULL)
@@ -393,6 +402,14 @@ search_call(struct req *r, struct jspan args)
 	evbuffer_free(buf);
 }
 
+/* How the session's endpoint offers tools. */
+static enum discovery
+search_discovery(const struct session *s)
+{
+	return (s->vep != NULL ? vendpoint_discovery(s->vep) :
+	    conf->discovery);
+}
+
 int
 tool_search_call(struct req *r)
 {
@@ -402,7 +419,7 @@ tool_search_call(struct req *r)
 	struct jspan		 name, args;
 	int			 search;
 
-	if (conf->discovery != DISCOVERY_SEARCH ||
+	if (search_discovery(r->session) != DISCOVERY_SEARCH ||
 	    jscan_path_unique(m->p, m->params, n_path, &name) != 0)
 		return (0);
 	if (jscan_string_equals(m->p, name, "search_tools"))
@@ -428,7 +445,7 @@ tool_search_call(struct req *r)
 int
 tool_search_list(struct req *r)
 {
-	if (conf->discovery != DISCOVERY_SEARCH)
+	if (search_discovery(r->session) != DISCOVERY_SEARCH)
 		return (0);
 	modern_result(r, meta_tools, sizeof meta_tools - 1, 1);
 	return (1);

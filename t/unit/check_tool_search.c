@@ -35,6 +35,12 @@
 static const char conf_search[] = SUP_BASE "discovery = \"search\";\n"
     CLIENTS SERVERS;
 static const char conf_list[] = SUP_BASE CLIENTS SERVERS;
+/* /mcp lists; an endpoint of fs's tools but read_file searches. */
+static const char conf_endpoint[] = SUP_BASE CLIENTS SERVERS
+    "endpoints = (\n"
+    "  { path = \"/mcp/files\"; tools = [ \"fs__*\", \"!fs__write_file\" ];\n"
+    "    discovery = \"search\"; }\n"
+    ");\n";
 
 #define TOOL(n, d, p) "{\"name\":\"" n "\",\"description\":\"" d "\"," \
     "\"inputSchema\":{\"type\":\"object\",\"properties\":{\"" p "\":" \
@@ -218,6 +224,60 @@ START_TEST(test_follows)
 }
 END_TEST
 
+/* A client with a session at a path. */
+static struct sup_client *
+session_at(const char *token, const char *path)
+{
+	struct sup_client	*cl = sup_client(token);
+	struct sup_resp		*r;
+
+	cl->path = path;
+	r = sup_initialize(cl, NULL);
+	ck_assert_msg(r->status == 200, "%s: %d %s", path, r->status,
+	    sup_body(r));
+	return (cl);
+}
+
+/* An endpoint searches what it selects, with the client's rules too. */
+START_TEST(test_endpoint)
+{
+	struct sup_client	*top, *any, *ro;
+	struct sup_frame	*f;
+	json_t			*a;
+
+	json_decref(sup_reload(conf_endpoint));
+	top = session_at(TOKEN_ANY, NULL);
+	any = session_at(TOKEN_ANY, "/mcp/files");
+	ro = session_at(TOKEN_RO, "/mcp/files");
+	/* /mcp lists its tools; the endpoint its meta-tools. */
+	a = sup_rpc(top, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	    "\"tools/list\"}");
+	ck_assert_uint_eq(sup_jlen(a, "result.tools"), 4);
+	a = sup_rpc(any, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	    "\"tools/list\"}");
+	ck_assert_uint_eq(sup_jlen(a, "result.tools"), 2);
+	ck_assert_jstr(a, "result.tools.0.name", "search_tools");
+	/* What the endpoint leaves out is never found nor called. */
+	ck_assert_str_eq(found(search(any, "write text into a file", 5)),
+	    "fs__read_file");
+	ck_assert_str_eq(found(search(any, "open an issue", 5)), "");
+	ck_assert_error(sup_rpc(any, "{\"jsonrpc\":\"2.0\",\"id\":5,"
+	    "\"method\":\"tools/call\",\"params\":{\"name\":\"call_tool\","
+	    "\"arguments\":{\"name\":\"gh__create_issue\"}}}"), -32602);
+	ck_assert_ptr_null(sup_take(sup_worker("gh"), MSG_REQUEST));
+	/* The client's own deny holds inside it. */
+	ck_assert_str_eq(found(search(ro, "read file directory", 5)),
+	    "fs__list_directory");
+	sup_post(any, "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":"
+	    "\"tools/call\",\"params\":{\"name\":\"call_tool\","
+	    "\"arguments\":{\"name\":\"fs__list_directory\"}}}");
+	ck_assert_ptr_nonnull(f = sup_take(sup_worker("fs"), MSG_REQUEST));
+	sup_reply(sup_worker("fs"), f, "{\"content\":[]}");
+	/* /mcp has no meta-tools. */
+	ck_assert_error(search(top, "read", 5), -32602);
+}
+END_TEST
+
 /* The default lists the catalog; a reload switches and says so. */
 START_TEST(test_default)
 {
@@ -250,6 +310,7 @@ tool_search_suite(void)
 	tcase_add_test(tc, test_call);
 	tcase_add_test(tc, test_follows);
 	tcase_add_test(tc, test_default);
+	tcase_add_test(tc, test_endpoint);
 	suite_add_tcase(s, tc);
 	return (s);
 }
