@@ -6,7 +6,9 @@
 // - search_tools finds a real tool from a question in words, with its
 //   schema, and call_tool calls it as a direct call would;
 // - a client's deny patterns hold in both: a denied tool is never found,
-//   takes no place in a limit of 1, and cannot be called.
+//   takes no place in a limit of 1, and cannot be called;
+// - an endpoint with discovery = "search" searches and calls only what it
+//   selects.
 import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync, realpathSync } from 'node:fs';
@@ -32,7 +34,8 @@ before(async () => {
   gw = await startGateway({
     globals: `discovery = "search";
 auth_tokens = [ ${q(TOKENS.any)} ];
-clients = ( { name = "ro"; token = ${q(TOKENS.ro)}; deny = [ "fs__read_text_file", "fs__write_*" ]; } );`,
+clients = ( { name = "ro"; token = ${q(TOKENS.ro)}; deny = [ "fs__read_text_file", "fs__write_*" ]; } );
+endpoints = ( { path = "/mcp/ev"; tools = [ "ev__*" ]; discovery = "search"; } );`,
     servers: [node('fs', filesystem, [dir]), node('ev', everything, ['stdio'])],
   });
 });
@@ -41,9 +44,9 @@ after(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-async function connect(token) {
+async function connect(token, at = gw.url) {
   const client = new Client({ name: 'searcher', version: '1' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(gw.url), {
+  await client.connect(new StreamableHTTPClientTransport(new URL(at), {
     requestInit: { headers: { authorization: `Bearer ${token}` } } }));
   return client;
 }
@@ -84,4 +87,18 @@ test('a client\'s deny patterns hold in search and call_tool', async () => {
   await assert.rejects(ro.callTool({ name: 'call_tool', arguments: { name: 'fs__read_text_file', arguments: { path: path.join(dir, 'notes.txt') } } }),
     (err) => err instanceof McpError && /unknown tool/.test(err.message));
   await ro.close();
+});
+
+test('an endpoint searches what it selects', async () => {
+  const client = await connect(TOKENS.any, new URL('/mcp/ev', gw.url).href);
+  const { tools } = await client.listTools();
+  assert.deepEqual(tools.map((t) => t.name), ['search_tools', 'call_tool']);
+  const found = await search(client, 'show me the text inside a file on disk', 50);
+  assert.ok(found.every((t) => t.name.startsWith('ev__')), JSON.stringify(found.map((t) => t.name)));
+  assert.equal((await search(client, 'add two numbers', 1))[0].name, 'ev__get-sum');
+  const r = await client.callTool({ name: 'call_tool', arguments: { name: 'ev__get-sum', arguments: { a: 2, b: 3 } } });
+  assert.match(text(r), /5/);
+  await assert.rejects(client.callTool({ name: 'call_tool', arguments: { name: 'fs__read_text_file', arguments: { path: path.join(dir, 'notes.txt') } } }),
+    (err) => err instanceof McpError && /unknown tool/.test(err.message));
+  await client.close();
 });
