@@ -452,6 +452,8 @@ route_run(struct session *s, struct stream *st, const struct jrpc *m,
 void
 route_request(struct session *s, struct stream *st, const struct jrpc *m)
 {
+	if (s->vep != NULL)
+		vendpoint_request(s->vep);
 	route_run(s, st, m, NULL);
 }
 

@@ -1727,8 +1727,6 @@ enum vendpoint_transport {
  * keep, change (sessions told), add, remove (sessions ended). */
 void		 vendpoint_configure(void);
 void		 vendpoint_free_all(void);
-size_t		 vendpoint_count(void);
-struct vendpoint *vendpoint_at(size_t);
 /* The endpoint a request's path names, and by which transport; NULL. */
 struct vendpoint *vendpoint_route(const char *path,
 		    enum vendpoint_transport *);
@@ -1762,5 +1760,8 @@ int		 vendpoint_changes_for(const struct vendpoint_changes *,
 void		 vendpoint_changes_free(struct vendpoint_changes *);
 /* mcpctl status: the endpoints, their sessions. */
 json_t		*vendpoint_status_json(void);
+/* Count a request routed at an endpoint; its metrics, when scraped. */
+void		 vendpoint_request(struct vendpoint *);
+void		 vendpoint_metrics(struct evbuffer *);
 
 #endif

@@ -30,7 +30,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <event2/buffer.h>
+
 #include "log.h"
+#include "prom.h"
 #include "supervisor.h"
 #include "uri.h"
 #include "xmalloc.h"
@@ -47,6 +50,7 @@ struct vendpoint {
 	char			 ws[VEP_PATHLEN];	/* "" without ws_path */
 	uint64_t		 hash;		/* of the path (principals) */
 	unsigned int		 nsessions;
+	uint64_t		 requests;	/* requests routed, for metrics */
 	int			 changed;	/* the last catalog change's */
 	int			 warned;	/* patterns matching nothing */
 };
@@ -333,18 +337,6 @@ vendpoint_free_all(void)
 	nveps = 0;
 }
 
-size_t
-vendpoint_count(void)
-{
-	return (nveps);
-}
-
-struct vendpoint *
-vendpoint_at(size_t i)
-{
-	return (i < nveps ? veps[i] : NULL);
-}
-
 /* Warn once per configuration of a pattern that selects nothing. */
 static void
 vep_warn_unused(struct vendpoint *v, const struct catalog *c)
@@ -449,4 +441,43 @@ vendpoint_status_json(void)
 		    "sessions", (json_int_t)v->nsessions));
 	}
 	return (a);
+}
+
+void
+vendpoint_request(struct vendpoint *v)
+{
+	v->requests++;
+}
+
+/*
+ * The endpoints' metrics: their paths come from the configuration only,
+ * so the labels are bounded by it (64 endpoints at most).  A reload that
+ * removes an endpoint removes its series; one that keeps it keeps its
+ * count.
+ */
+void
+vendpoint_metrics(struct evbuffer *b)
+{
+	const struct vendpoint	*v;
+	char			 labels[CONF_ENDPOINT_PATH_MAX + 32];
+	size_t			 i;
+
+	if (nveps == 0)
+		return;
+	prom_header(b, "mcp_supervisor_endpoint_sessions", "gauge",
+	    "Client sessions open at each virtual endpoint.");
+	for (i = 0; i < nveps; i++) {
+		v = veps[i];
+		prom_labels(labels, sizeof labels, "endpoint", v->path, NULL);
+		prom_sample_u64(b, "mcp_supervisor_endpoint_sessions", labels,
+		    v->nsessions);
+	}
+	prom_header(b, "mcp_supervisor_endpoint_requests_total", "counter",
+	    "Client requests routed at each virtual endpoint.");
+	for (i = 0; i < nveps; i++) {
+		v = veps[i];
+		prom_labels(labels, sizeof labels, "endpoint", v->path, NULL);
+		prom_sample_u64(b, "mcp_supervisor_endpoint_requests_total",
+		    labels, v->requests);
+	}
 }

@@ -262,6 +262,19 @@ START_TEST(test_bound)
 	    202);
 	ck_assert_str_eq(names(sup_answer(r), "result.tools", "name"),
 	    "a__echo a__search b__echo");
+	/* Tokens, Host and Origin as on /mcp, at every path of it. */
+	ck_assert_int_eq(sup_http("POST", "/mcp/research", "Content-Type: "
+	    "application/json\r\n", "{}")->status, 401);
+	ck_assert_int_eq(sup_http("GET", "/mcp/research/sse", "Accept: "
+	    "text/event-stream\r\n", NULL)->status, 401);
+	ck_assert_int_eq(sup_http("GET", "/mcp/research/ws", NULL,
+	    NULL)->status, 401);
+	ck_assert_int_eq(sup_http("POST", "/mcp/research", "Authorization: "
+	    "Bearer " TOKEN_ANY "\r\nHost: evil.example\r\n", "{}")->status,
+	    403);
+	ck_assert_int_eq(sup_http("POST", "/mcp/research", "Authorization: "
+	    "Bearer " TOKEN_ANY "\r\nOrigin: http://evil.example\r\n",
+	    "{}")->status, 403);
 	/* A path under an endpoint that is none of its transports. */
 	ck_assert_int_eq(sup_http("POST", "/mcp/research/x", NULL,
 	    "{}")->status, 404);
