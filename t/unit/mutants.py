@@ -552,12 +552,15 @@ MUTANTS = [
      "a client with patterns searches only what they allow",
      "\tif (!acl_filtered(s))\n\t\treturn (NULL);", "\treturn (NULL);"),
     ("search-visible", "tool_search.c", "search_visible",
-     "a tool the client may not see is left out before ranking",
-     "\t\t    acl_allows(s, sidx_key(idx, (uint32_t)i));", "\t\t    1;"),
+     "a tool the client (or its endpoint) may not see is left out before "
+     "ranking",
+     "\t\t    acl_allows(s, CATALOG_TOOLS, sidx_key(idx, (uint32_t)i));",
+     "\t\t    1;"),
     ("search-recheck", "tool_search.c", "search_tools",
      "each hit is checked again as a call would be",
      "\t\t    NULL || e->up == NULL ||\n"
-     "\t\t    !acl_allows(r->session, sidx_key(idx, hits[i].doc)))",
+     "\t\t    !acl_allows(r->session, CATALOG_TOOLS, sidx_key(idx,\n"
+     "\t\t    hits[i].doc)))",
      "\t\t    NULL || e->up == NULL)",
      "search_visible has left out what acl_allows refuses, before "
      "ranking"),
