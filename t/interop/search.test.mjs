@@ -8,7 +8,8 @@
 // - a client's deny patterns hold in both: a denied tool is never found,
 //   takes no place in a limit of 1, and cannot be called;
 // - an endpoint with discovery = "search" searches and calls only what it
-//   selects.
+//   selects, with the SDK v2 client (2025 and 2026-07-28) and the
+//   Inspector's CLI too.
 import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync, realpathSync } from 'node:fs';
@@ -17,7 +18,10 @@ import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
+import { Client as V2Client, StreamableHTTPClientTransport as V2Transport } from '@modelcontextprotocol/client';
+import { spawnSync } from 'node:child_process';
 import { startGateway, q, nodeModules } from '../lib/gateway.mjs';
+import { MODERN } from '../lib/modern.mjs';
 
 const pkg = (p) => path.join(nodeModules, p);
 const filesystem = pkg('@modelcontextprotocol/server-filesystem/dist/index.js');
@@ -101,4 +105,31 @@ test('an endpoint searches what it selects', async () => {
   await assert.rejects(client.callTool({ name: 'call_tool', arguments: { name: 'fs__read_text_file', arguments: { path: path.join(dir, 'notes.txt') } } }),
     (err) => err instanceof McpError && /unknown tool/.test(err.message));
   await client.close();
+});
+
+test('SDK v2, 2025 and 2026-07-28, at a search endpoint', async () => {
+  for (const opts of [{}, { versionNegotiation: { mode: { pin: MODERN } } }]) {
+    const client = new V2Client({ name: 'searcher-v2', version: '1' }, { capabilities: {}, ...opts });
+    await client.connect(new V2Transport(new URL('/mcp/ev', gw.url), {
+      requestInit: { headers: { authorization: `Bearer ${TOKENS.any}` } } }));
+    assert.deepEqual((await client.listTools()).tools.map((t) => t.name), ['search_tools', 'call_tool']);
+    const r = await client.callTool({ name: 'search_tools', arguments: { query: 'add two numbers', limit: 3 } });
+    assert.equal(r.structuredContent.tools[0].name, 'ev__get-sum', JSON.stringify(r));
+    const sum = await client.callTool({ name: 'call_tool', arguments: { name: 'ev__get-sum', arguments: { a: 4, b: 5 } } });
+    assert.match(text(sum), /9/);
+    await client.close();
+  }
+});
+
+test('the Inspector CLI at a search endpoint', () => {
+  const inspector = path.join(nodeModules, '.bin/mcp-inspector');
+  const run = (args) => spawnSync(inspector, ['--cli', new URL('/mcp/ev', gw.url).href, '--transport', 'http',
+    '--header', `Authorization: Bearer ${TOKENS.any}`, ...args],
+    { encoding: 'utf8', timeout: 60000 });
+  let r = run(['--method', 'tools/list']);
+  assert.equal(r.status, 0, r.stderr);
+  assert.deepEqual(JSON.parse(r.stdout).tools.map((t) => t.name), ['search_tools', 'call_tool']);
+  r = run(['--method', 'tools/call', '--tool-name', 'search_tools', '--tool-arg', 'query=repeat back my message']);
+  assert.equal(r.status, 0, r.stderr);
+  assert.equal(JSON.parse(r.stdout).structuredContent.tools[0].name, 'ev__echo', r.stdout);
 });
