@@ -14,7 +14,6 @@
  */
 #include "config.h"
 
-#include <fnmatch.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -358,7 +357,8 @@ catalog_diff(const struct catalog *a, const struct catalog *b)
 
 int
 catalog_any_match(const struct catalog *c, enum catalog_kind kind,
-    const char *pattern)
+    int (*match)(enum catalog_kind, const char *key, const void *),
+    const void *arg)
 {
 	const struct catalog_list	*l;
 	size_t				 i;
@@ -368,7 +368,7 @@ catalog_any_match(const struct catalog *c, enum catalog_kind kind,
 	    k == CATALOG_TEMPLATES); k++) {
 		l = &c->lists[k];
 		for (i = 0; i < l->n; i++) {
-			if (fnmatch(pattern, l->items[i].key, 0) == 0)
+			if (match((enum catalog_kind)k, l->items[i].key, arg))
 				return (1);
 		}
 	}

@@ -221,9 +221,11 @@ int		 catalog_diff(const struct catalog *, const struct catalog *);
 /* The same for what an endpoint lists (NULL: everything). */
 int		 catalog_diff_by(const struct catalog *, const struct catalog *,
 		    const struct vendpoint *);
-/* Does a pattern match a key of a kind (resources: templates too)? */
+/* Does match(kind, key, arg) hold for an item of a kind (resources:
+ * templates too)? */
 int		 catalog_any_match(const struct catalog *, enum catalog_kind,
-		    const char *pattern);
+		    int (*match)(enum catalog_kind, const char *key,
+		    const void *), const void *arg);
 /*
  * Append a list result: the page from cursor (the decoded text of the
  * request's cursor, or NULL) of what the session may see (every item for
@@ -1760,6 +1762,10 @@ int		 vendpoint_changes_for(const struct vendpoint_changes *,
 void		 vendpoint_changes_free(struct vendpoint_changes *);
 /* mcpctl status: the endpoints, their sessions. */
 json_t		*vendpoint_status_json(void);
+/* The client tools changed: which endpoints' selection did; is a
+ * session to be told (always at /mcp)? */
+void		 vendpoint_ctools_changed(void);
+int		 vendpoint_ctools_told(const struct session *);
 /* Count a request routed at an endpoint; its metrics, when scraped. */
 void		 vendpoint_request(struct vendpoint *);
 void		 vendpoint_metrics(struct evbuffer *);

@@ -52,6 +52,8 @@ struct vendpoint {
 	unsigned int		 nsessions;
 	uint64_t		 requests;	/* requests routed, for metrics */
 	int			 changed;	/* the last catalog change's */
+	uint64_t		 ctools_sig;	/* of the client tools it selects */
+	int			 ctools_changed;	/* at the last change */
 	int			 warned;	/* patterns matching nothing */
 };
 
@@ -92,6 +94,7 @@ vep_new(const struct endpoint_conf *ec)
 	snprintf(v->sse, sizeof v->sse, "%s/sse", ec->path);
 	snprintf(v->messages, sizeof v->messages, "%s/messages", ec->path);
 	v->hash = vep_hash(ec->path);
+	v->ctools_sig = 0xcbf29ce484222325ULL;	/* none selected */
 	return (v);
 }
 
@@ -337,6 +340,28 @@ vendpoint_free_all(void)
 	nveps = 0;
 }
 
+/* Does a pattern ("!" or not) match an item's key, in the form it is
+ * matched against for that kind? */
+static int
+vep_pattern_hits(enum catalog_kind kind, const char *key, const void *arg)
+{
+	const char	*pattern = arg, *why;
+	char		*norm;
+	size_t		 len;
+	int		 hit;
+
+	if (kind != CATALOG_RESOURCES)
+		return (fnmatch(pattern[0] == '!' ? pattern + 1 : pattern, key,
+		    0) == 0);
+	len = strlen(key);
+	norm = xmalloc(len + 1);
+	hit = uri_normalize(key, len, pattern[0] == '!' ? URI_DECODE : 0,
+	    norm, len + 1, &why) == 0 && fnmatch(pattern[0] == '!' ?
+	    pattern + 1 : pattern, norm, 0) == 0;
+	free(norm);
+	return (hit);
+}
+
 /* Warn once per configuration of a pattern that selects nothing. */
 static void
 vep_warn_unused(struct vendpoint *v, const struct catalog *c)
@@ -352,8 +377,8 @@ vep_warn_unused(struct vendpoint *v, const struct catalog *c)
 		if ((rules = vep_rules(v, kinds[k])) == NULL)
 			continue;
 		for (i = 0; rules[i] != NULL; i++) {
-			if (catalog_any_match(c, kinds[k], rules[i][0] == '!' ?
-			    rules[i] + 1 : rules[i]))
+			if (catalog_any_match(c, kinds[k], vep_pattern_hits,
+			    rules[i]))
 				continue;
 			log_warnx("endpoint %s: %s pattern \"%s\" matches "
 			    "nothing in the catalog", v->path, names[k],
@@ -480,4 +505,46 @@ vendpoint_metrics(struct evbuffer *b)
 		prom_sample_u64(b, "mcp_supervisor_endpoint_requests_total",
 		    labels, v->requests);
 	}
+}
+
+/* FNV-1a, 64 bits, of bytes, continuing h. */
+static uint64_t
+vep_hash_more(uint64_t h, const char *p, size_t n)
+{
+	size_t	i;
+
+	for (i = 0; i < n; i++) {
+		h ^= (unsigned char)p[i];
+		h *= 0x100000001b3ULL;
+	}
+	return (h);
+}
+
+void
+vendpoint_ctools_changed(void)
+{
+	struct vendpoint	*v;
+	struct ctool		*t;
+	uint64_t		 h;
+	size_t			 i, j;
+
+	/* The client tools each endpoint selects, in order, as a digest. */
+	for (i = 0; i < nveps; i++) {
+		v = veps[i];
+		h = 0xcbf29ce484222325ULL;
+		for (j = 0; (t = ctools_at(j)) != NULL; j++) {
+			if (!vendpoint_selects(v, CATALOG_TOOLS, t->key))
+				continue;
+			h = vep_hash_more(h, t->text, t->len);
+			h = vep_hash_more(h, "", 1);
+		}
+		v->ctools_changed = h != v->ctools_sig;
+		v->ctools_sig = h;
+	}
+}
+
+int
+vendpoint_ctools_told(const struct session *s)
+{
+	return (s->vep == NULL || s->vep->ctools_changed);
 }

@@ -23,7 +23,7 @@ import { startGateway, demo, bin, nodeModules, sleep } from '../lib/gateway.mjs'
 import { MODERN } from '../lib/modern.mjs';
 
 const inspector = path.join(nodeModules, '.bin/mcp-inspector');
-const RESEARCH = '{ path = "/mcp/research"; tools = [ "*__echo", "b__add", "!b__echo" ]; }';
+const RESEARCH = '{ path = "/mcp/research"; tools = [ "*__echo", "b__add", "!b__echo", "c__*" ]; }';
 const TEAM = '{ path = "/team/a"; tools = [ "a__*" ]; }';
 const text = (r) => r.content.filter((c) => c.type === 'text').map((c) => c.text).join('\n');
 const names = (tools) => tools.map((t) => t.name).sort().join(' ');
@@ -68,6 +68,8 @@ test('SDK v1 over Streamable HTTP, legacy SSE and WebSocket at an endpoint', asy
     await checkResearch(client);
     await client.close();
   }
+  // A pattern that matches nothing is a warning, once the catalog is in.
+  assert.match(gw.log(), /endpoint \/mcp\/research: tools pattern "c__\*" matches nothing in the catalog/);
   // /mcp is untouched.
   const { client } = await v1(new StreamableHTTPClientTransport(new URL(gw.url)));
   assert.ok((await client.listTools()).tools.length > 10);
@@ -120,7 +122,7 @@ test('list_changed per endpoint; a reload keeps, tells, removes', async () => {
   // research gains a__extra by a reload; /team/a is removed.
   const file = path.join(gw.dir, 'mcp-supervisord.conf');
   writeFileSync(file, readFileSync(file, 'utf8')
-    .replace('"!b__echo" ]', '"!b__echo", "a__extra" ]').replace(`,\n  ${TEAM}`, ''));
+    .replace('"c__*" ]', '"c__*", "a__extra" ]').replace(`,\n  ${TEAM}`, ''));
   gw.mcpctl('reload');
   const until2 = Date.now() + 10000;
   while (re.seen.changed === 0 && Date.now() < until2) await sleep(50);

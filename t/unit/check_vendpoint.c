@@ -37,7 +37,8 @@
 #define EP_RESEARCH \
     "  { path = \"/mcp/research\";\n" \
     "    tools = [ \"*__echo\", \"a__s*\", \"!a__secret\" ];\n" \
-    "    resources = [ \"file:///pub/*\", \"!file:///pub/secret*\" ]; }"
+    "    resources = [ \"file:///pub/*\", \"!file:///pub/secret*\",\n" \
+    "      \"!file:///pub/my secret*\" ]; }"
 #define EP_A	"  { path = \"/e/a\"; tools = [ \"a__*\" ]; }"
 #define EP_B	"  { path = \"/e/b\"; tools = [ \"b__*\" ]; prompts = [ \"*\" ]; }"
 #define EP_NOTB	"  { path = \"/e/notb\"; tools = [ \"!b__*\" ];\n" \
@@ -56,6 +57,7 @@ static const char catalog_a[] =
     "\"resources\":["
     "{\"uri\":\"file:///pub/a.txt\",\"name\":\"a\"},"
     "{\"uri\":\"file:///pub/secret.txt\",\"name\":\"s\"},"
+    "{\"uri\":\"file:///pub/my%20secret.txt\",\"name\":\"m\"},"
     "{\"uri\":\"file:///priv/key.txt\",\"name\":\"k\"}]}";
 
 static const char catalog_b[] =
@@ -183,6 +185,10 @@ START_TEST(test_calls_unknown)
 	a = ask(re, "resources/read", "{\"uri\":\"file:///pub/secret.txt\"}");
 	ck_assert_error(a, -32002);
 	a = ask(re, "resources/read", "{\"uri\":\"file:///pub/%73ecret.txt\"}");
+	ck_assert_error(a, -32002);
+	/* An exclusion sees the URI decoded, as a file server reads it. */
+	a = ask(re, "resources/read",
+	    "{\"uri\":\"file:///pub/my%20secret.txt\"}");
 	ck_assert_error(a, -32002);
 	a = ask(re, "resources/read", "{\"uri\":\"file:///priv/key.txt\"}");
 	ck_assert_error(a, -32002);
@@ -317,6 +323,71 @@ START_TEST(test_modern)
 }
 END_TEST
 
+/* POST a 2026-07-28 request at a path: method, Mcp-Name (or NULL), the
+ * params' members before _meta ("" for none). */
+static struct sup_resp *
+modern_at(const char *path, const char *method, const char *name,
+    const char *params)
+{
+	char	h[1024], body[4096];
+
+	snprintf(h, sizeof h, "Content-Type: application/json\r\n"
+	    "Accept: application/json, text/event-stream\r\n"
+	    "Authorization: Bearer " TOKEN_ANY "\r\n"
+	    "MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: %s\r\n%s%s%s",
+	    method, name != NULL ? "Mcp-Name: " : "", name != NULL ? name : "",
+	    name != NULL ? "\r\n" : "");
+	snprintf(body, sizeof body, "{\"jsonrpc\":\"2.0\",\"id\":\"r1\","
+	    "\"method\":\"%s\",\"params\":{%s%s\"_meta\":{"
+	    "\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","
+	    "\"io.modelcontextprotocol/clientCapabilities\":{}}}}", method,
+	    params, params[0] != '\0' ? "," : "");
+	return (sup_http("POST", path, h, body));
+}
+
+/* server/discover and subscriptions/listen at an endpoint: its URIs, its
+ * list changes. */
+START_TEST(test_modern_listen)
+{
+	struct sup_resp	*r, *la;
+	json_t		*ack;
+
+	r = modern_at("/mcp/research", "server/discover", NULL, "");
+	ck_assert_int_eq(r->status, 200);
+	ck_assert_ptr_nonnull(sup_jget(sup_answer(r), "result.capabilities"));
+	r = modern_at("/mcp/research", "subscriptions/listen", NULL,
+	    "\"notifications\":{\"resourceSubscriptions\":["
+	    "\"file:///pub/a.txt\",\"file:///pub/secret.txt\","
+	    "\"file:///priv/key.txt\"]}");
+	ck_assert_int_eq(r->status, 200);
+	ck_assert_ptr_nonnull(ack = sup_find(r,
+	    "notifications/subscriptions/acknowledged"));
+	ck_assert_int_eq(sup_jlen(ack,
+	    "params.notifications.resourceSubscriptions"), 1);
+	ck_assert_jstr(ack, "params.notifications.resourceSubscriptions.0",
+	    "file:///pub/a.txt");
+	/* The upstream is subscribed for it alone, and then unsubscribed. */
+	sup_reply(sup_worker("a"), sup_take(sup_worker("a"), MSG_REQUEST),
+	    "{}");
+	ck_assert_ptr_null(sup_take(sup_worker("a"), MSG_REQUEST));
+	sup_hangup(r->conn);
+	sup_reply(sup_worker("a"), sup_take(sup_worker("a"), MSG_REQUEST),
+	    "{}");
+	/* A listen for list changes hears of its endpoint's only. */
+	la = modern_at("/e/a", "subscriptions/listen", NULL,
+	    "\"notifications\":{\"toolsListChanged\":true}");
+	ck_assert_int_eq(la->status, 200);
+	sup_catalog("b", "{\"tools\":[{\"name\":\"echo\",\"inputSchema\":"
+	    "{\"type\":\"object\"}}]}");
+	sup_settle(0);
+	ck_assert_ptr_null(sup_find(la, "notifications/tools/list_changed"));
+	sup_catalog("a", "{\"tools\":[{\"name\":\"echo\",\"inputSchema\":"
+	    "{\"type\":\"object\"}}]}");
+	sup_settle(0);
+	ck_assert_ptr_nonnull(sup_find(la, "notifications/tools/list_changed"));
+}
+END_TEST
+
 /* A change of the catalog is told to the endpoints whose lists it
  * changes, and only of those lists. */
 START_TEST(test_list_changed)
@@ -366,6 +437,33 @@ START_TEST(test_list_changed)
 }
 END_TEST
 
+/* A client's registered tools: an endpoint lists those it selects and is
+ * told of them only when what it selects changed. */
+START_TEST(test_client_tools)
+{
+	struct sup_client	*owner = session_at(TOKEN_ANY, NULL);
+	struct sup_client	*ea = session_at(TOKEN_ANY, "/e/a");
+	struct sup_client	*nb = session_at(TOKEN_ANY, "/e/notb");
+	struct sup_resp		*ra, *rn;
+	json_t			*a;
+
+	ra = sup_get(ea, NULL);
+	rn = sup_get(nb, NULL);
+	a = sup_rpc(owner, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	    "\"tools/register\",\"params\":{\"tools\":[{\"name\":\"open\","
+	    "\"inputSchema\":{\"type\":\"object\"}}]}}");
+	ck_assert_jstr(a, "result.registered.0", "_check__open");
+	ck_assert_uint_eq(count(rn, "notifications/tools/list_changed"), 1);
+	ck_assert_uint_eq(count(ra, "notifications/tools/list_changed"), 0);
+	ck_assert_str_eq(tools(nb), "a__echo a__search a__secret _check__open");
+	ck_assert_str_eq(tools(ea), "a__echo a__search a__secret");
+	/* Its end withdraws it: the same. */
+	ck_assert_int_eq(sup_delete(owner)->status, 200);
+	ck_assert_uint_eq(count(rn, "notifications/tools/list_changed"), 2);
+	ck_assert_uint_eq(count(ra, "notifications/tools/list_changed"), 0);
+}
+END_TEST
+
 /* A reload keeps the endpoints it does not change, with their sessions;
  * a changed one's sessions are told; a removed one's end. */
 START_TEST(test_reload)
@@ -374,14 +472,17 @@ START_TEST(test_reload)
 	struct sup_client	*eb = session_at(TOKEN_ANY, "/e/b");
 	struct sup_client	*re = session_at(TOKEN_ANY, "/mcp/research");
 	struct sup_client	*m = session_at(TOKEN_ANY, NULL);
-	struct sup_resp		*ra, *rb, *rm;
+	struct sup_resp		*ra, *rb, *rm, *rr;
 	json_t			*j;
+	unsigned int		 n;
 
+	rr = sup_get(re, NULL);
 	ra = sup_get(ea, NULL);
 	rb = sup_get(eb, NULL);
 	rm = sup_get(m, NULL);
 	/* Another session of /e/b, whose stream's client went away. */
 	sup_hangup(sup_get(session_at(TOKEN_ANY, "/e/b"), NULL)->conn);
+	n = session_count();
 	j = sup_reload(SUP_BASE CONF_CLIENTS "endpoints = (\n" EP_A ",\n"
 	    "  { path = \"/e/b\"; tools = [ \"b__w*\" ]; }\n);\n"
 	    CONF_SERVERS);
@@ -400,6 +501,8 @@ START_TEST(test_reload)
 	ck_assert_str_eq(names(ask(eb, "prompts/list", "{}"),
 	    "result.prompts", "name"), "");
 	/* Removed: its sessions ended, its path unknown. */
+	ck_assert_uint_eq(session_count(), n - 1);
+	ck_assert(rr->done || rr->conn->eof);
 	ck_assert_int_eq(sup_post(re, "{\"jsonrpc\":\"2.0\",\"id\":1,"
 	    "\"method\":\"ping\"}")->status, 404);
 	/* /mcp's: nothing changed for it. */
@@ -501,7 +604,9 @@ vendpoint_suite(void)
 	tcase_add_test(tc, test_acl_inside);
 	tcase_add_test(tc, test_bound);
 	tcase_add_test(tc, test_modern);
+	tcase_add_test(tc, test_modern_listen);
 	tcase_add_test(tc, test_list_changed);
+	tcase_add_test(tc, test_client_tools);
 	tcase_add_test(tc, test_reload);
 	tcase_add_test(tc, test_status);
 	suite_add_tcase(s, tc);

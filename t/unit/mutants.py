@@ -121,6 +121,9 @@ MUTANTS = [
      "a token for an endpoint's path is accepted there",
      "\t\txasprintf(&audiences[n++], \"%s%s\", oc->resource,\n"
      "\t\t    c->endpoints[i].path);\n", ""),
+    ("vep-ctools", "ctools.c", "ctools_changed_one",
+     "an endpoint is told of client tools only when its selection changed",
+     "\tif (s != arg && vendpoint_ctools_told(s))", "\tif (s != arg)"),
     ("vep-reload-end", "vendpoint.c", "vep_end_one",
      "a removed endpoint's sessions end",
      "\tif (s->vep == arg)\n\t\tsession_free(s, \"its endpoint was removed\");",
