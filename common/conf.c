@@ -569,7 +569,8 @@ parse_root(struct conf_ctx *ctx, config_t *cf, struct conf *conf)
 				return (-1);
 			conf->page_size = (unsigned int)ll;
 		} else if (strcmp(key, "state_dir") == 0 ||
-		    strcmp(key, "pinning") == 0) {
+		    strcmp(key, "pinning") == 0 ||
+		    strcmp(key, "discovery") == 0) {
 			if (conf_parse_catalog_key(ctx, s, conf) != 0)
 				return (-1);
 		} else if (strcmp(key, "servers") == 0) {

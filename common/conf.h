@@ -243,12 +243,12 @@ struct client_conf {
 };
 
 /*
- * How an endpoint offers its catalog.  DISCOVERY_LIST, the only one so
- * far, lists it as /mcp does; tool search (issue 24) adds its own value
- * here and its meta-tools where vendpoint.c serves the endpoint.
+ * How an endpoint (or /mcp, with the global discovery) offers its tools:
+ * listed, or through search_tools and call_tool (tool_search.c).
  */
 enum discovery {
-	DISCOVERY_LIST = 0
+	DISCOVERY_LIST = 0,	/* tools/list lists every tool */
+	DISCOVERY_SEARCH	/* tools/list lists search_tools, call_tool */
 };
 
 #define CONF_MAX_ENDPOINTS	64
@@ -349,6 +349,7 @@ struct conf {
 	char			 *state_dir;		/* pins are kept here */
 	int			  state_dir_line;	/* 0: the default */
 	enum pinning		  pinning;
+	enum discovery		  discovery;		/* of /mcp */
 	/* 2026-07-28 clients. */
 	char			 *request_state_key;	/* as written, or NULL */
 	unsigned int		  request_state_ttl;	/* seconds */

@@ -21,6 +21,7 @@
 
 static const char *const discovery_names[] = {
 	[DISCOVERY_LIST] = "list",
+	[DISCOVERY_SEARCH] = "search",
 };
 
 /* The suffixes of an endpoint's other transports' paths. */
@@ -112,10 +113,10 @@ parse_endpoint(struct conf_ctx *ctx, const config_setting_t *g,
 		} else if (strcmp(key, "discovery") == 0) {
 			if (conf_get_string(ctx, s, &v, 0) != 0)
 				return (-1);
-			d = conf_lookup_name(discovery_names, 1, v);
+			d = conf_lookup_name(discovery_names, 2, v);
 			if (d < 0) {
 				conf_error(ctx, s, "unknown discovery \"%s\" "
-				    "(only \"list\" so far)", v);
+				    "(list or search)", v);
 				free(v);
 				return (-1);
 			}
@@ -238,7 +239,9 @@ conf_endpoint_diff(const struct endpoint_conf *a,
 {
 	int	changed = 0;
 
-	if (!conf_strv_equal(a->tools, b->tools))
+	/* Another discovery lists other tools. */
+	if (!conf_strv_equal(a->tools, b->tools) ||
+	    a->discovery != b->discovery)
 		changed |= CONF_EP_TOOLS;
 	if (!conf_strv_equal(a->resources, b->resources))
 		changed |= CONF_EP_RESOURCES;

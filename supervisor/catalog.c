@@ -119,6 +119,7 @@ void
 catalog_init(void)
 {
 	pin_init();
+	tool_search_init();
 	global = catalog_new(0);
 }
 
@@ -127,6 +128,7 @@ catalog_free(void)
 {
 	catalog_unref(global);
 	global = NULL;
+	tool_search_free();
 	pin_free();
 }
 
@@ -429,6 +431,7 @@ catalog_rebuild(void)
 	vendpoint_catalog_changed(old, c, changed);
 	global = c;
 	catalog_unref(old);
+	tool_search_stale();
 	/* Views hold the shared upstreams' parts too. */
 	view_rebuild_all();
 	route_list_changed(NULL, changed);
@@ -626,6 +629,21 @@ catalog_tool(const struct catalog *c, const char *name)
 	    name)) != NULL)
 		return (e);
 	return ((t = ctools_get(name)) != NULL ? &t->e : NULL);
+}
+
+const char *
+catalog_tool_at(const struct catalog *c, size_t i, const char **text,
+    size_t *len, const struct catalog_entry **e)
+{
+	const struct catalog_list	*l = &c->lists[CATALOG_TOOLS];
+
+	if (i >= l->n)
+		return (NULL);
+	*text = l->items[i].text;
+	*len = l->items[i].len;
+	*e = strmap_get(&((struct catalog *)c)->maps[CATALOG_TOOLS],
+	    l->items[i].key);
+	return (l->items[i].key);
 }
 
 struct catalog_entry *

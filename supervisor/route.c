@@ -345,6 +345,17 @@ route_get_uri(struct req *r, const char *const *path, struct upstream **up)
 	return (u);
 }
 
+void
+route_tool_call(struct req *r, const struct jrpc *m)
+{
+	static const char *const name[] = { "name", NULL };
+	const struct jrpc	*outer = r->m;
+
+	r->m = m;
+	route_named(r, CATALOG_TOOLS, name);
+	r->m = outer;
+}
+
 /* Route a request naming a resource URI. */
 static void
 route_uri(struct req *r, const char *const *path)
@@ -471,7 +482,8 @@ route_dispatch(struct req *r)
 		return;
 	switch (method) {
 	case MCPM_TOOLS_CALL:
-		route_named(r, CATALOG_TOOLS, name);
+		if (!tool_search_call(r))
+			route_named(r, CATALOG_TOOLS, name);
 		break;
 	case MCPM_TOOLS_REGISTER:
 		ctools_register(r);
@@ -480,7 +492,8 @@ route_dispatch(struct req *r)
 		ctools_unregister(r);
 		break;
 	case MCPM_TOOLS_LIST:
-		route_list(r, CATALOG_TOOLS);
+		if (!tool_search_list(r))
+			route_list(r, CATALOG_TOOLS);
 		break;
 	case MCPM_DISCOVER:
 		modern_discover(r);

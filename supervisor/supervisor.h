@@ -237,6 +237,11 @@ int		 catalog_page(const struct catalog *, enum catalog_kind,
 		    struct evbuffer *out);
 struct catalog_entry *catalog_tool(const struct catalog *, const char *);
 struct catalog_entry *catalog_prompt(const struct catalog *, const char *);
+/* Tool i of the catalog's own list (not the clients'): its exposed name,
+ * listed text and entry (borrowed); NULL past the end. */
+const char	*catalog_tool_at(const struct catalog *, size_t i,
+		    const char **text, size_t *len,
+		    const struct catalog_entry **);
 /* The upstream serving a resource URI (listed, or by template). */
 struct upstream	*catalog_resource(const struct catalog *, const char *);
 /* Of the global catalog: names taken twice, and names mapped. */
@@ -1185,6 +1190,9 @@ void		 route_reject_data(struct req *, int code, const char *data,
 /* Read a request's URI parameter; answers the error itself. */
 char		*route_get_uri(struct req *, const char *const *path,
 		    struct upstream **);
+/* Route r as the tools/call m (call_tool: m names the tool; r's stream,
+ * record and session stay). */
+void		 route_tool_call(struct req *, const struct jrpc *m);
 
 /* route_answer.c: frames from workers about requests: the answers. */
 /* Frames from a worker that concern requests. */
@@ -1617,6 +1625,18 @@ size_t		 stream_held_bytes(void);
 /* supervisord.c: main (t/unit/sup_harness.c has its own fill_random). */
 void		 fill_random(void *, size_t);
 
+/* tool_search.c: discovery = "search": search_tools and call_tool. */
+void		 tool_search_init(void);
+void		 tool_search_free(void);
+/* The global catalog changed: the index follows at the next search. */
+void		 tool_search_stale(void);
+/* A reload: what clients may see, and the discovery mode, changed. */
+void		 tool_search_configure(void);
+/* Answer tools/list or a call of search_tools or call_tool under
+ * discovery = "search": 1 if done, 0 if the request is another's. */
+int		 tool_search_list(struct req *);
+int		 tool_search_call(struct req *);
+
 /* upstream.c: one worker process and what the supervisor knows of it. */
 /* Seconds beyond an upstream's init_timeout that the supervisor waits for
  * a worker (or a session's instance) to be ready: the worker's own timer,
@@ -1724,6 +1744,8 @@ int		 vendpoint_selects(const struct vendpoint *, enum catalog_kind,
 /* A resource URI: 1 selected, 0 not, -1 not checkable (*why). */
 int		 vendpoint_selects_uri(const struct vendpoint *, const char *,
 		    const char **why);
+/* How it offers its tools (discovery = ...). */
+enum discovery	 vendpoint_discovery(const struct vendpoint *);
 /* Does it list an item of a list (a resource by its URI)? */
 int		 vendpoint_lists(const struct vendpoint *, enum catalog_kind,
 		    const char *key);

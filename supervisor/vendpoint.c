@@ -20,8 +20,8 @@
  * and ends the sessions of a removed one.  Sessions point at their
  * endpoint, which points at its entry of the running configuration.
  *
- * discovery: "list" (the only value so far) lists the selected catalog
- * as /mcp does; tool search will serve its meta-tools from here.
+ * discovery: "list" lists the selected catalog as /mcp does; "search"
+ * lists tool_search.c's meta-tools, which search what it selects.
  */
 #include "config.h"
 
@@ -172,6 +172,12 @@ vendpoint_selects_uri(const struct vendpoint *v, const char *uri,
 }
 
 /* May an endpoint list an item (a listed resource by its URI)? */
+enum discovery
+vendpoint_discovery(const struct vendpoint *v)
+{
+	return (v->ec->discovery);
+}
+
 int
 vendpoint_lists(const struct vendpoint *v, enum catalog_kind kind,
     const char *key)

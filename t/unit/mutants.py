@@ -553,6 +553,24 @@ MUTANTS = [
      "a rule with a tool pattern matches only those tools",
      "\tif (rr->rc.tool != NULL && (name == NULL || fnmatch(rr->rc.tool, "
      "name,\n\t    0) != 0))\n\t\treturn (0);\n", ""),
+    # tool_search.c: search_tools shows a client what it may see
+    # (check_tool_search)
+    ("search-filtered", "tool_search.c", "search_visible",
+     "a client with patterns searches only what they allow",
+     "\tif (!acl_filtered(s))\n\t\treturn (NULL);", "\treturn (NULL);"),
+    ("search-visible", "tool_search.c", "search_visible",
+     "a tool the client (or its endpoint) may not see is left out before "
+     "ranking",
+     "\t\t    acl_allows(s, CATALOG_TOOLS, sidx_key(idx, (uint32_t)i));",
+     "\t\t    1;"),
+    ("search-recheck", "tool_search.c", "search_tools",
+     "each hit is checked again as a call would be",
+     "\t\t    NULL || e->up == NULL ||\n"
+     "\t\t    !acl_allows(r->session, CATALOG_TOOLS, sidx_key(idx,\n"
+     "\t\t    hits[i].doc)))",
+     "\t\t    NULL || e->up == NULL)",
+     "search_visible has left out what acl_allows refuses, before "
+     "ranking"),
 ]
 
 TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
