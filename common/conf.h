@@ -22,6 +22,9 @@
 #define CONF_MAX_TRUSTED		64	/* trusted_proxies entries */
 #define CONF_MIN_STATE_KEY		32	/* in request_state_key */
 #define CONF_MAX_PASS_ENV		256	/* names in one pass_env */
+/* Where pins are kept: the systemd unit's StateDirectory. */
+#define CONF_DEFAULT_STATE_DIR		"/var/lib/mcp-supervisor"
+#define CONF_MAX_OVERRIDES		1024	/* tools = ( ... ) entries */
 
 enum transport {
 	TRANSPORT_STDIO = 0,
@@ -101,6 +104,34 @@ enum era {
 	ERA_2026		/* 2026-07-28 only */
 };
 
+/* What is done when an upstream changes a pinned tool (pinning = ...). */
+enum pinning {
+	PINNING_ENFORCE = 0,	/* hold the tool back until approved */
+	PINNING_WARN,		/* log and count it, list it */
+	PINNING_OFF		/* record nothing */
+};
+
+/* An annotation an override sets: unset, false or true. */
+#define CONF_HINT_UNSET		(-1)
+enum conf_hint {
+	HINT_READ_ONLY = 0,	/* readOnlyHint */
+	HINT_DESTRUCTIVE,	/* destructiveHint */
+	HINT_IDEMPOTENT,	/* idempotentHint */
+	HINT_OPEN_WORLD,	/* openWorldHint */
+	CONF_NHINTS
+};
+
+/* How one of an upstream's tools is shown (tools = ( ... )); owned. */
+struct tool_override {
+	char		 *tool;		/* the upstream's own name */
+	char		 *name;		/* exposed as (no prefix), or NULL */
+	char		 *title;	/* or NULL */
+	char		 *description;	/* or NULL */
+	int		  hints[CONF_NHINTS];	/* CONF_HINT_UNSET, 0, 1 */
+	int		  hidden;	/* not listed, not callable */
+	int		  line;
+};
+
 /* An upstream's traffic policy (common/conf_traffic.c), read only by the
  * supervisor (limit.c, breaker.c). */
 struct traffic_conf {
@@ -174,6 +205,14 @@ struct server_conf {
 						   needs; NULL */
 	struct traffic_conf traffic;		/* the supervisor's alone */
 	int		  line;			/* where it was defined */
+	/*
+	 * The supervisor's alone, not in the JSON form (conf_server_copy
+	 * drops them, conf_server_equal ignores them: a change restarts
+	 * nothing); read from the running conf by upstream name.
+	 */
+	enum pinning	  pinning;
+	struct tool_override *overrides;
+	size_t		  noverrides;
 };
 
 /*
@@ -200,6 +239,35 @@ struct client_conf {
 	int		  metrics;	/* may read /metrics */
 	char		**allow;	/* NULL: everything */
 	char		**deny;		/* NULL: nothing */
+	int		  line;
+};
+
+/*
+ * How an endpoint (or /mcp, with the global discovery) offers its tools:
+ * listed, or through search_tools and call_tool (tool_search.c).
+ */
+enum discovery {
+	DISCOVERY_LIST = 0,	/* tools/list lists every tool */
+	DISCOVERY_SEARCH	/* tools/list lists search_tools, call_tool */
+};
+
+#define CONF_MAX_ENDPOINTS	64
+#define CONF_MAX_ENDPOINT_RULES	256	/* patterns per list */
+#define CONF_ENDPOINT_PATH_MAX	128
+
+/*
+ * A virtual endpoint (endpoints = ( ... ), common/conf_endpoint.c): a
+ * path that serves the part of the catalog its patterns select.  A list
+ * of patterns selects what matches one of its plain patterns and none
+ * of its "!" ones; a list of "!" patterns only starts from everything;
+ * NULL (the key left out) selects nothing of that kind.
+ */
+struct endpoint_conf {
+	char		 *path;		/* "/mcp/research" */
+	char		**tools;	/* NULL: none */
+	char		**resources;	/* URIs and URI templates; NULL: none */
+	char		**prompts;	/* NULL: none */
+	enum discovery	  discovery;	/* default DISCOVERY_LIST */
 	int		  line;
 };
 
@@ -278,6 +346,10 @@ struct conf {
 	char			 *ws_path;		/* "" for none */
 	unsigned int		  ws_ping_interval;	/* seconds, 0: none */
 	char			 *ws_lockfile;		/* or NULL */
+	char			 *state_dir;		/* pins are kept here */
+	int			  state_dir_line;	/* 0: the default */
+	enum pinning		  pinning;
+	enum discovery		  discovery;		/* of /mcp */
 	/* 2026-07-28 clients. */
 	char			 *request_state_key;	/* as written, or NULL */
 	unsigned int		  request_state_ttl;	/* seconds */
@@ -286,6 +358,8 @@ struct conf {
 	unsigned int		  client_tools_max;	/* per client */
 	struct client_conf	 *clients;
 	size_t			  nclients;
+	struct endpoint_conf	 *endpoints;	/* conf_endpoint.c */
+	size_t			  nendpoints;
 	/* The servers' default strategies. */
 	enum strategy		  elicitation[CONF_MAX_STRATEGIES];
 	size_t			  nelicitation;
@@ -333,6 +407,20 @@ const char	*conf_strategy_name(enum strategy);
 const char	*conf_isolation_name(enum isolation);
 const char	*conf_llm_provider_name(enum llm_provider);
 const char	*conf_era_name(enum era);
+const char	*conf_pinning_name(enum pinning);
+const char	*conf_hint_name(enum conf_hint);	/* "readOnlyHint" */
+/* Virtual endpoints (conf_endpoint.c). */
+const char	*conf_discovery_name(enum discovery);	/* "list" */
+void		 conf_endpoints_free(struct conf *);
+/* Which lists' patterns differ between two endpoints: CONF_EP_* bits. */
+#define CONF_EP_TOOLS		0x01
+#define CONF_EP_RESOURCES	0x02
+#define CONF_EP_PROMPTS		0x04
+int		 conf_endpoint_diff(const struct endpoint_conf *,
+		    const struct endpoint_conf *);
+/* The override of an upstream's tool (name of len bytes), or NULL. */
+const struct tool_override *conf_override_find(const struct server_conf *,
+		    const char *tool, size_t len);
 /*
  * Can a strategy list serve a request without a client?  An llm: or tool:
  * link can; so can decline, if shared is set: an upstream session that

@@ -156,6 +156,7 @@ control_health(json_t *problems, json_t *warnings)
 		free(msg);
 	}
 	idp_health(problems, warnings);
+	pin_health(warnings);
 	return (json_array_size(problems) == 0);
 }
 
@@ -186,6 +187,7 @@ control_status(void)
 	json_object_set_new(o, "parked", json_integer(continuation_count()));
 	json_object_set_new(o, "issuers", idp_status_json());
 	json_object_set_new(o, "rate_limits", rate_status_json());
+	json_object_set_new(o, "endpoints", vendpoint_status_json());
 	if (metrics_bound[0] != '\0')
 		json_object_set_new(o, "metrics_listen",
 		    json_string(metrics_bound));
@@ -238,6 +240,7 @@ control_session_one(struct session *s, void *arg)
 	if (s->grant != NULL)
 		json_object_set_new(o, "subject",
 		    json_string(s->grant->subject));
+	json_object_set_new(o, "endpoint", json_string(vendpoint_path(s->vep)));
 	json_array_append_new(a, o);
 }
 
@@ -325,6 +328,9 @@ control_command(json_t *req)
 		return (control_sessions());
 	if (strcmp(cmd, "tools") == 0)
 		return (control_tools(req));
+	if (strcmp(cmd, "pins") == 0 || strcmp(cmd, "pin_diff") == 0 ||
+	    strcmp(cmd, "pin_approve") == 0)
+		return (pin_control(cmd, req));
 	if (strcmp(cmd, "check") == 0)
 		return (control_check());
 	if (strcmp(cmd, "drain") == 0)

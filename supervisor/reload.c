@@ -187,6 +187,7 @@ reload(void)
 	 * running value, the instance for requestState tokens too. */
 	reload_keep(&next->listen, conf->listen, "listen", warnings);
 	reload_keep(&next->instance, conf->instance, "instance", warnings);
+	reload_keep(&next->state_dir, conf->state_dir, "state_dir", warnings);
 	reload_keep_optional(&next->metrics_listen, conf->metrics_listen,
 	    "metrics_listen", warnings);
 	if (control_arg != NULL) {
@@ -211,6 +212,7 @@ reload(void)
 	http_configure();
 	proxy_configure();
 	rate_configure();
+	tool_search_configure();
 	conf_free(old);
 	reload_summary(report);
 	notify_ready();

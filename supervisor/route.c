@@ -216,6 +216,20 @@ route_part_failed(struct req *r, struct upstream *up)
 	return (1);
 }
 
+/* A tool held back (pin.c) is refused with why, if the client may see
+ * its name.  1 if done. */
+static int
+route_held(struct req *r, const char *name)
+{
+	char	why[512];
+
+	if (!acl_allows(r->session, CATALOG_TOOLS, name) ||
+	    !pin_held_error(name, why, sizeof why))
+		return (0);
+	route_reject(r, JRPC_INVALID_PARAMS, "%s", why);
+	return (1);
+}
+
 /* Route a request naming a tool or prompt to its upstream. */
 static void
 route_named(struct req *r, enum catalog_kind kind, const char *const *path)
@@ -248,7 +262,12 @@ route_named(struct req *r, enum catalog_kind kind, const char *const *path)
 		e = NULL;
 	}
 	/* What the client may not use is unknown to it. */
-	if (e == NULL || !acl_allows(s, buf)) {
+	if (e == NULL || !acl_allows(s, kind, buf)) {
+		if (e == NULL && kind == CATALOG_TOOLS &&
+		    route_held(r, buf)) {
+			free(buf);
+			return;
+		}
 		/* The same error an unknown tool gets from a server. */
 		route_reject(r, JRPC_INVALID_PARAMS, "unknown %s: %.200s",
 		    what, buf);
@@ -324,6 +343,17 @@ route_get_uri(struct req *r, const char *const *path, struct upstream **up)
 		return (NULL);
 	}
 	return (u);
+}
+
+void
+route_tool_call(struct req *r, const struct jrpc *m)
+{
+	static const char *const name[] = { "name", NULL };
+	const struct jrpc	*outer = r->m;
+
+	r->m = m;
+	route_named(r, CATALOG_TOOLS, name);
+	r->m = outer;
 }
 
 /* Route a request naming a resource URI. */
@@ -422,6 +452,8 @@ route_run(struct session *s, struct stream *st, const struct jrpc *m,
 void
 route_request(struct session *s, struct stream *st, const struct jrpc *m)
 {
+	if (s->vep != NULL)
+		vendpoint_request(s->vep);
 	route_run(s, st, m, NULL);
 }
 
@@ -450,7 +482,8 @@ route_dispatch(struct req *r)
 		return;
 	switch (method) {
 	case MCPM_TOOLS_CALL:
-		route_named(r, CATALOG_TOOLS, name);
+		if (!tool_search_call(r))
+			route_named(r, CATALOG_TOOLS, name);
 		break;
 	case MCPM_TOOLS_REGISTER:
 		ctools_register(r);
@@ -459,7 +492,8 @@ route_dispatch(struct req *r)
 		ctools_unregister(r);
 		break;
 	case MCPM_TOOLS_LIST:
-		route_list(r, CATALOG_TOOLS);
+		if (!tool_search_list(r))
+			route_list(r, CATALOG_TOOLS);
 		break;
 	case MCPM_DISCOVER:
 		modern_discover(r);

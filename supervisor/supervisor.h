@@ -53,11 +53,22 @@ struct trace_in;
 struct up_ask;
 struct up_request;
 struct upstream;
+struct vendpoint;
+struct vendpoint_changes;
 struct view;
 struct view_part;
 struct view_wait;
 
 /* Types that sections before their own hold by value. */
+/* The catalog's lists (catalog.c); acl.c names them too. */
+enum catalog_kind {
+	CATALOG_TOOLS = 0,
+	CATALOG_RESOURCES,
+	CATALOG_TEMPLATES,
+	CATALOG_PROMPTS,
+	CATALOG_NKINDS
+};
+
 enum obs_outcome {
 	OBS_OK = 0,		/* a result */
 	OBS_ERROR,		/* an error from the upstream, or it failed
@@ -101,7 +112,8 @@ void		 access_log_http(const char *peer, const char *method,
 
 /* acl.c: what a session's client may do. */
 /* May the session see and use this tool or prompt name, or template? */
-int		 acl_allows(const struct session *, const char *name);
+int		 acl_allows(const struct session *, enum catalog_kind,
+		    const char *name);
 /*
  * May it use this resource URI?  1 if so, 0 if not; -1 with why if its
  * client has patterns and the URI cannot be checked (common/uri.h).
@@ -187,14 +199,6 @@ void		 broadcast_session_gone(struct session *);
 void		 broadcast_free_all(void);
 
 /* catalog.c: the merged tools, resources, templates and prompts. */
-enum catalog_kind {
-	CATALOG_TOOLS = 0,
-	CATALOG_RESOURCES,
-	CATALOG_TEMPLATES,
-	CATALOG_PROMPTS,
-	CATALOG_NKINDS
-};
-
 /* What an exposed name or URI routes to. */
 struct catalog_entry {
 	struct upstream	*up;		/* an upstream's, or NULL */
@@ -217,6 +221,14 @@ void		 catalog_unref(struct catalog *);
 struct catalog	*catalog_global(void);
 /* Which lists differ: bit (1 << kind) for each. */
 int		 catalog_diff(const struct catalog *, const struct catalog *);
+/* The same for what an endpoint lists (NULL: everything). */
+int		 catalog_diff_by(const struct catalog *, const struct catalog *,
+		    const struct vendpoint *);
+/* Does match(kind, key, arg) hold for an item of a kind (resources:
+ * templates too)? */
+int		 catalog_any_match(const struct catalog *, enum catalog_kind,
+		    int (*match)(enum catalog_kind, const char *key,
+		    const void *), const void *arg);
 /*
  * Append a list result: the page from cursor (the decoded text of the
  * request's cursor, or NULL) of what the session may see (every item for
@@ -228,6 +240,11 @@ int		 catalog_page(const struct catalog *, enum catalog_kind,
 		    struct evbuffer *out);
 struct catalog_entry *catalog_tool(const struct catalog *, const char *);
 struct catalog_entry *catalog_prompt(const struct catalog *, const char *);
+/* Tool i of the catalog's own list (not the clients'): its exposed name,
+ * listed text and entry (borrowed); NULL past the end. */
+const char	*catalog_tool_at(const struct catalog *, size_t i,
+		    const char **text, size_t *len,
+		    const struct catalog_entry **);
 /* The upstream serving a resource URI (listed, or by template). */
 struct upstream	*catalog_resource(const struct catalog *, const char *);
 /* Of the global catalog: names taken twice, and names mapped. */
@@ -404,6 +421,8 @@ struct http_request {
 					   NULL */
 	uint64_t	 oauth_wait;	/* its token waits (oauth_wait), or 0 */
 	int		 oauth_retry;	/* it waited once */
+	struct vendpoint *vep;		/* the endpoint its path names, or
+					   NULL (/mcp); mcp_http.c sets it */
 };
 
 /*
@@ -900,6 +919,47 @@ void		 obs_initialize(struct session *, const char *peer,
 		    enum obs_transport, const struct jrpc *, int64_t t0,
 		    int code);
 
+/* override.c: an upstream's tools = ( ... ), applied by the merge. */
+/* The override of an upstream's tool (its own name), or NULL. */
+const struct tool_override *override_find(const struct upstream *,
+		    const char *tool, size_t len);
+/* Set the title, description and annotations an override gives. */
+void		 override_apply(const struct tool_override *, json_t *tool);
+
+/*
+ * pin.c: pinned tool definitions (pin.h has the rest).  The catalog asks
+ * of each upstream tool whether it may be listed.
+ */
+void		 pin_init(void);
+/* Write what is due, free every pin. */
+void		 pin_free(void);
+/* The global catalog is about to be merged again: nothing is held. */
+void		 pin_merge_begin(void);
+/* The running configuration of an upstream (NULL if not in conf), and
+ * its pinning. */
+const struct server_conf *pin_server_conf(const struct upstream *);
+enum pinning	 pin_mode(const struct upstream *);
+/* May an upstream's tool (its own definition) be listed as exposed?  It
+ * is pinned the first time; 0 if it changed and is held back. */
+int		 pin_check(struct upstream *, const json_t *tool,
+		    const char *exposed);
+/* Is a tool held back?  1 with the error for a call in buf. */
+int		 pin_held_error(const char *exposed, char *buf, size_t len);
+void		 pin_metrics_write(struct evbuffer *);
+
+/* pin_ctl.c: what mcpctl asks of the pins. */
+/* A warning for mcpctl status and check while tools are held back. */
+void		 pin_health(json_t *warnings);
+/* mcpctl tools pins, diff and approve ("pins", "pin_diff",
+ * "pin_approve"): the reply. */
+json_t		*pin_control(const char *cmd, json_t *req);
+
+/* pin_store.c: where pins are kept (state_dir/pins.json). */
+/* Keep pins in dir (state_dir; configured: set in the file, so it must
+ * be there); -1 with err set if it or its pins.json cannot be used. */
+int		 pin_open(const char *dir, int configured, char *err,
+		    size_t errlen);
+
 /* preflight.c: what startup checks beyond the file's syntax. */
 #define PREFLIGHT_RELOAD	0x1	/* the listen address is kept */
 /* Check a configuration; warnings go to warn; -1 with err set. */
@@ -1134,6 +1194,9 @@ void		 route_reject_data(struct req *, int code, const char *data,
 /* Read a request's URI parameter; answers the error itself. */
 char		*route_get_uri(struct req *, const char *const *path,
 		    struct upstream **);
+/* Route r as the tools/call m (call_tool: m names the tool; r's stream,
+ * record and session stay). */
+void		 route_tool_call(struct req *, const struct jrpc *m);
 
 /* route_answer.c: frames from workers about requests: the answers. */
 /* Frames from a worker that concern requests. */
@@ -1414,6 +1477,7 @@ struct session {
 	unsigned int		 nstreams;
 	uint32_t		 next_stream;
 	uint64_t		 bcast_no;	/* the last broadcast it had */
+	struct vendpoint	*vep;		/* its endpoint, or NULL: /mcp */
 	struct trace_in		*trace_in;	/* trace context of its HTTP
 						   request or WebSocket
 						   upgrade (trace.c), or NULL */
@@ -1434,12 +1498,14 @@ void		 session_free_all(void);
 struct session	*session_find(const char *id, size_t len);
 /*
  * The session that holds the 2026-07-28 requests of a principal (a
- * credential and the client it names): found or made, for a peer (the
- * address that made it); NULL if refused (session_refusal says why).
+ * credential and the client it names, at an endpoint or NULL for /mcp):
+ * found or made, for a peer (the address that made it); NULL if refused
+ * (session_refusal says why).
  */
 struct session	*session_modern(uint64_t credential, const char *client,
-		    const char *peer);
-/* The principal of a session, as text ("<credential hex>/<client>"). */
+		    struct vendpoint *, const char *peer);
+/* The principal of a session, as text ("<credential hex>/<client>",
+ * and "@<hash of its endpoint's path>" at an endpoint). */
 void		 session_principal(const struct session *, char *, size_t);
 struct session	*session_by_no(uint32_t);
 void		 session_touch(struct session *);
@@ -1566,6 +1632,17 @@ size_t		 stream_held_bytes(void);
 /* supervisord.c: main (t/unit/sup_harness.c has its own fill_random). */
 void		 fill_random(void *, size_t);
 
+/* tool_search.c: discovery = "search": search_tools and call_tool. */
+void		 tool_search_init(void);
+void		 tool_search_free(void);
+/* The global catalog changed: the index follows at the next search. */
+void		 tool_search_stale(void);
+/* A reload: what clients may see, and the discovery mode, changed. */
+void		 tool_search_configure(void);
+/* Answer tools/list or a call of search_tools or call_tool under
+ * discovery = "search": 1 if done, 0 if the request is another's. */
+int		 tool_search_list(struct req *);
+int		 tool_search_call(struct req *);
 /*
  * trace.c: a SERVER span per client request, a CLIENT span per call, the
  * context passed on in params._meta; batches to mcp-otel (tracing).
@@ -1674,5 +1751,63 @@ void		 upstream_session_open(struct upstream *, struct session *);
 int		 upstream_has_capability(const struct upstream *, const char *);
 /* Explain why an upstream cannot take a request (for error messages). */
 void		 upstream_unavailable(const struct upstream *, char *, size_t);
+
+/*
+ * vendpoint.c: virtual endpoints, each serving the part of the catalog
+ * its patterns select (endpoints = ( ... )).
+ */
+enum vendpoint_transport {
+	VEP_STREAMABLE,		/* <path> */
+	VEP_SSE,		/* <path>/sse */
+	VEP_MESSAGES,		/* <path>/messages */
+	VEP_WS			/* <path>/ws */
+};
+
+/* Match the endpoints to the running configuration (start and reload):
+ * keep, change (sessions told), add, remove (sessions ended). */
+void		 vendpoint_configure(void);
+void		 vendpoint_free_all(void);
+/* The endpoint a request's path names, and by which transport; NULL. */
+struct vendpoint *vendpoint_route(const char *path,
+		    enum vendpoint_transport *);
+/* Its path ("/mcp" for NULL), its legacy POST path, its path's hash. */
+const char	*vendpoint_path(const struct vendpoint *);
+const char	*vendpoint_messages_path(const struct vendpoint *);
+uint64_t	 vendpoint_hash(const struct vendpoint *);
+/* Its entry of the running configuration (patterns, discovery). */
+const struct endpoint_conf *vendpoint_conf(const struct vendpoint *);
+/* Does an endpoint select an exposed name, or a template by its text? */
+int		 vendpoint_selects(const struct vendpoint *, enum catalog_kind,
+		    const char *key);
+/* A resource URI: 1 selected, 0 not, -1 not checkable (*why). */
+int		 vendpoint_selects_uri(const struct vendpoint *, const char *,
+		    const char **why);
+/* How it offers its tools (discovery = ...). */
+enum discovery	 vendpoint_discovery(const struct vendpoint *);
+/* Does it list an item of a list (a resource by its URI)? */
+int		 vendpoint_lists(const struct vendpoint *, enum catalog_kind,
+		    const char *key);
+/* Bind a session to its endpoint (NULL: /mcp), and undo it. */
+void		 vendpoint_bind(struct session *, struct vendpoint *);
+void		 vendpoint_unbind(struct session *);
+/* The global catalog changed (changed: its lists' bits): each
+ * endpoint's own bits, for vendpoint_changes_take. */
+void		 vendpoint_catalog_changed(const struct catalog *old,
+		    const struct catalog *, int changed);
+/* Each endpoint's bits of the last change, for a broadcast (owned). */
+struct vendpoint_changes *vendpoint_changes_take(void);
+/* A session's bits of a change whose global bits are global. */
+int		 vendpoint_changes_for(const struct vendpoint_changes *,
+		    const struct session *, int global);
+void		 vendpoint_changes_free(struct vendpoint_changes *);
+/* mcpctl status: the endpoints, their sessions. */
+json_t		*vendpoint_status_json(void);
+/* The client tools changed: which endpoints' selection did; is a
+ * session to be told (always at /mcp)? */
+void		 vendpoint_ctools_changed(void);
+int		 vendpoint_ctools_told(const struct session *);
+/* Count a request routed at an endpoint; its metrics, when scraped. */
+void		 vendpoint_request(struct vendpoint *);
+void		 vendpoint_metrics(struct evbuffer *);
 
 #endif
