@@ -556,6 +556,9 @@ parse_root(struct conf_ctx *ctx, config_t *cf, struct conf *conf)
 		} else if (strcmp(key, "rate_limits") == 0) {
 			if (conf_parse_rate_limits(ctx, s, conf) != 0)
 				return (-1);
+		} else if (strcmp(key, "tracing") == 0) {
+			if (conf_parse_tracing(ctx, s, conf) != 0)
+				return (-1);
 		} else if (strcmp(key, "ws_ping_interval") == 0) {
 			if (conf_get_seconds(ctx, s, 0, 3600,
 			    &conf->ws_ping_interval) != 0)
@@ -764,6 +767,7 @@ conf_free(struct conf *conf)
 	free(conf->clients);
 	conf_endpoints_free(conf);
 	conf_rate_limits_free(conf);
+	conf_trace_free(conf->tracing);
 	conf_strv_free(conf->allowed_origins);
 	conf_strv_free(conf->allowed_hosts);
 	conf_strv_free(conf->auth_tokens);

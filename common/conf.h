@@ -374,6 +374,7 @@ struct conf {
 	struct server_conf	 *servers;
 	size_t			  nservers;
 	struct oauth_conf	 *oauth;	/* NULL: no OAuth */
+	struct trace_conf	 *tracing;	/* NULL: off; conf_trace.c */
 };
 
 /*
@@ -476,6 +477,24 @@ void		 conf_traffic_defaults(struct traffic_conf *);
 void		 conf_traffic_to_json(const struct traffic_conf *, json_t *o);
 int		 conf_traffic_from_json(const json_t *o, struct traffic_conf *);
 void		 conf_traffic_print(FILE *, const struct traffic_conf *);
+/* tracing = { ... } (conf_trace.c): traces exported with OTLP/HTTP. */
+#define CONF_TRACE_BATCH	256	/* spans per batch, the default */
+#define CONF_TRACE_QUEUE	8192	/* spans waiting, the default */
+struct trace_conf {
+	char		 *endpoint;	/* http(s)://.../v1/traces */
+	double		  sample;	/* 0 to 1: new traces sampled */
+	char		**headers;	/* "Name: value", secrets unexpanded */
+	char		 *service_name;
+	unsigned int	  batch;	/* spans per export */
+	unsigned int	  queue;	/* spans the gateway holds at most */
+	unsigned int	  timeout;	/* seconds per export */
+	int		  line;
+};
+void		 conf_trace_free(struct trace_conf *);
+int		 conf_trace_equal(const struct trace_conf *,
+		    const struct trace_conf *);
+void		 conf_trace_print(FILE *, const struct trace_conf *);
+
 /* rate_limits: free them (the list emptied), print them. */
 void		 conf_rate_limits_free(struct conf *);
 void		 conf_rate_limits_print(FILE *, const struct conf *);

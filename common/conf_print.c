@@ -290,6 +290,7 @@ conf_print(const struct conf *conf, FILE *f)
 	print_llms(f, conf);
 	conf_oauth_print(f, conf->oauth);
 	conf_rate_limits_print(f, conf);
+	conf_trace_print(f, conf->tracing);
 	fprintf(f, "servers = (");
 	for (i = 0; i < conf->nservers; i++) {
 		srv = &conf->servers[i];

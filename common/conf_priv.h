@@ -91,6 +91,12 @@ int	conf_traffic_key(struct conf_ctx *, const config_setting_t *,
 /* Read rate_limits = ( ... ) into conf. */
 int	conf_parse_rate_limits(struct conf_ctx *, const config_setting_t *,
 	    struct conf *);
+/* A headers group, "Name: value" lines (conf_server.c). */
+int	conf_get_headers(struct conf_ctx *, const config_setting_t *,
+	    char ***);
+/* Read tracing = { ... } into conf (conf_trace.c). */
+int	conf_parse_tracing(struct conf_ctx *, const config_setting_t *,
+	    struct conf *);
 /* Read one group of servers into srv. */
 int	conf_parse_server(struct conf_ctx *, const struct conf *,
 	    const config_setting_t *, struct server_conf *);

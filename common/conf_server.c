@@ -135,8 +135,8 @@ valid_header_name(const char *s)
 }
 
 /* Read a headers group: { Authorization = "Bearer ${file:/path}"; }. */
-static int
-get_headers(struct conf_ctx *ctx, const config_setting_t *s, char ***out)
+int
+conf_get_headers(struct conf_ctx *ctx, const config_setting_t *s, char ***out)
 {
 	config_setting_t	*e;
 	const char		*v;
@@ -364,7 +364,7 @@ conf_parse_server(struct conf_ctx *ctx, const struct conf *conf,
 				return (-1);
 		} else if (strcmp(key, "headers") == 0) {
 			remote_s = s;
-			if (get_headers(ctx, s, &srv->headers) != 0)
+			if (conf_get_headers(ctx, s, &srv->headers) != 0)
 				return (-1);
 		} else if (strcmp(key, "tls_verify") == 0) {
 			remote_s = s;

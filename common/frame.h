@@ -71,6 +71,8 @@ enum msg_type {
 	MSG_IDP_INTROSPECT = 27, /* supervisor, tag: {token} */
 	MSG_IDP_INTROSPECTED = 28, /* idp, same tag: RFC 7662 answer, or
 				   {error} */
+	MSG_OTEL_SPANS = 40,	/* supervisor: {spans: [OTLP JSON spans]} */
+	MSG_OTEL_STATS = 41,	/* otel: {exported, failed, dropped} so far */
 	MSG_CTL_REQUEST = 64,	/* mcpctl: command */
 	MSG_CTL_REPLY = 65,	/* supervisor: command result */
 };

@@ -444,6 +444,7 @@ mcp_http_post(struct http_conn *c, struct http_request *req)
 	 */
 	st = stream_new(s, mcp_method_is(m.method_id, MCPM_F_STREAMS) ?
 	    STREAM_POST : STREAM_JSON, c);
+	trace_http(s, &req->head);
 	route_request(s, st, &m);
 }
 
@@ -600,6 +601,7 @@ mcp_http_legacy_post(struct http_conn *c, struct http_request *req)
 	if (mcp_http_check_json(c, req) != 0 || mcp_http_scan(c, req, &m) != 0)
 		return;
 	/* The message lives in the request's body: use it before replying. */
+	trace_http(s, &req->head);
 	route_message(s, st, &m);
 	http_reply(c, 202, "text/plain; charset=utf-8", NULL, "Accepted", 8);
 }

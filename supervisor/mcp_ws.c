@@ -472,6 +472,8 @@ mcp_ws_upgrade(struct http_conn *c, struct http_request *req)
 	session_grant(s, req->grant);
 	vendpoint_bind(s, req->vep);
 	s->transport = OBS_T_WS;
+	/* The upgrade's trace context: its messages' parent. */
+	trace_http(s, &req->head);
 	ws = xcalloc(1, sizeof *ws);
 	ws->c = c;
 	ws->s = s;

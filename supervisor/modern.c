@@ -311,6 +311,7 @@ modern_post(struct http_conn *c, struct http_request *req,
 	memcpy(st->caps, m->p + env.caps.off, env.caps.len);
 	st->caps[env.caps.len] = '\0';
 	modern_keep_params(req, st);
+	trace_http(s, &req->head);
 	route_request(s, st, m);
 }
 

@@ -86,6 +86,7 @@ req_begin(struct req *r, struct session *s, struct stream *st,
 	r->obs.session = s->no;
 	obs_log_start(&r->obs, st != NULL && st->conn != NULL ?
 	    http_conn_peer(st->conn) : NULL, m->method_name);
+	trace_begin(&r->obs, s, m);
 }
 
 void
@@ -107,6 +108,8 @@ req_name(struct req *r, const char *name, size_t len)
 	if (r->obs.active && r->obs.log != NULL)
 		access_log_clean(r->obs.log->name, sizeof r->obs.log->name,
 		    name, len);
+	if (r->obs.trace != NULL)
+		trace_name(r->obs.trace, name, len);
 }
 
 void
@@ -165,6 +168,8 @@ obs_end(struct reqobs *o, int outcome, int code)
 		access_log_request(o, outcome, code, total, added);
 		free(o->log);
 	}
+	if (o->trace != NULL)
+		trace_end(o, outcome, code);
 	memset(o, 0, sizeof *o);
 }
 

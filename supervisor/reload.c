@@ -206,6 +206,7 @@ reload(void)
 	upstream_apply(conf, report);
 	provider_apply(conf, report);
 	idp_apply(conf, report);
+	trace_apply(old->tracing);
 	session_configure();
 	ctools_configure();
 	http_configure();

@@ -119,7 +119,8 @@ route_response(struct upstream *up, const struct frame_hdr *hdr,
 	if (p->obs.active)
 		obs_end(&p->obs, (hdr->flags & FRAME_F_ERROR) ? OBS_ERROR :
 		    OBS_OK, (hdr->flags & FRAME_F_ERROR) &&
-		    access_log_enabled() ? route_error_code(payload) : 0);
+		    (access_log_enabled() || p->obs.trace != NULL) ?
+		    route_error_code(payload) : 0);
 	if (p->parked != NULL && p->stream == NULL) {
 		/* It answered while its client was asked for input. */
 		continuation_answered(p, payload);

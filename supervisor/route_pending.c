@@ -408,7 +408,7 @@ route_forward(struct req *r, struct upstream *up, const struct jedit *edits,
 		return (NULL);
 	}
 	buf = evbuffer_new();
-	jscan_splice(buf, m->p, m->n, edits, nedits);
+	trace_splice(buf, r, up, edits, nedits);
 	p = route_send(s, r, up, m->method_id, buf, limit);
 	evbuffer_free(buf);
 	return (p);

@@ -218,6 +218,7 @@ session_free(struct session *s, const char *why)
 	oauth_grant_unref(s->grant);
 	json_decref(s->client_caps);
 	json_decref(s->client_info);
+	trace_session_end(s);
 	free(s);
 }
 

@@ -47,6 +47,9 @@ struct reqobs;
 struct session;
 struct stream;
 struct stream_event;
+struct trace;
+struct trace_conf;
+struct trace_in;
 struct up_ask;
 struct up_request;
 struct upstream;
@@ -859,6 +862,7 @@ struct reqobs {
 	int64_t		 up_us;		/* us at the worker and upstream */
 	struct upstream	*up;		/* where it went, or NULL */
 	struct reqlog	*log;		/* owned, or NULL */
+	struct trace	*trace;		/* owned, or NULL: not traced */
 };
 
 extern const char *const obs_outcome_names[OBS_NOUTCOMES];
@@ -1474,6 +1478,9 @@ struct session {
 	uint32_t		 next_stream;
 	uint64_t		 bcast_no;	/* the last broadcast it had */
 	struct vendpoint	*vep;		/* its endpoint, or NULL: /mcp */
+	struct trace_in		*trace_in;	/* trace context of its HTTP
+						   request or WebSocket
+						   upgrade (trace.c), or NULL */
 	TAILQ_ENTRY(session)	 entry;
 };
 
@@ -1636,6 +1643,37 @@ void		 tool_search_configure(void);
  * discovery = "search": 1 if done, 0 if the request is another's. */
 int		 tool_search_list(struct req *);
 int		 tool_search_call(struct req *);
+/*
+ * trace.c: a SERVER span per client request, a CLIENT span per call, the
+ * context passed on in params._meta; batches to mcp-otel (tracing).
+ */
+extern const char *otel_worker_path;
+/* Start the exporter if tracing is on; after a reload, what changed
+ * (old: the previous tracing, or NULL); stop it at exit. */
+void		 trace_init(void);
+void		 trace_apply(const struct trace_conf *old);
+void		 trace_stop(void);
+/* The trace context of an HTTP request (its traceparent and tracestate
+ * headers), kept by its session for the messages it carries. */
+struct http_head;
+void		 trace_http(struct session *, const struct http_head *);
+void		 trace_session_end(struct session *);
+/* A request's record begins: continue its context, or start a trace if
+ * sampled (o->trace set), or nothing. */
+void		 trace_begin(struct reqobs *, struct session *,
+		    const struct jrpc *);
+/* The tool, prompt or URI it names. */
+void		 trace_name(struct trace *, const char *, size_t);
+/* Append its text for an upstream, edits applied, with its call's
+ * context in params._meta if it is traced. */
+void		 trace_splice(struct evbuffer *, struct req *,
+		    struct upstream *, const struct jedit *, size_t);
+/* Its record ends: its spans go to the batch (o->trace freed). */
+void		 trace_end(struct reqobs *, int outcome, int code);
+void		 trace_metrics(struct evbuffer *);
+/* For tests: the spans batched, as text ("{...},{...}"), and forget them. */
+const char	*trace_batch_text(size_t *);
+void		 trace_batch_clear(void);
 
 /* upstream.c: one worker process and what the supervisor knows of it. */
 /* Seconds beyond an upstream's init_timeout that the supervisor waits for

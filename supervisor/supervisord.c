@@ -140,6 +140,7 @@ begin_exit(const char *why)
 	upstream_stop_all();
 	provider_stop_all();
 	idp_stop_all();
+	trace_stop();
 	ev_exit_timer = evtimer_new(base, exit_timer_cb, NULL);
 	evtimer_add(ev_exit_timer, &tv);
 	check_exit();
@@ -293,6 +294,9 @@ main(int argc, char **argv)
 	idp_worker_path = beside_path(worker_path, "mcp-idp");
 	if (conf->oauth != NULL && access(idp_worker_path, X_OK) != 0)
 		fatal("OAuth issuer worker %s", idp_worker_path);
+	otel_worker_path = beside_path(worker_path, "mcp-otel");
+	if (conf->tracing != NULL && access(otel_worker_path, X_OK) != 0)
+		fatal("trace exporter %s", otel_worker_path);
 
 	notify_init();
 	signal(SIGPIPE, SIG_IGN);
@@ -357,6 +361,7 @@ main(int argc, char **argv)
 	upstream_init_all();
 	provider_init_all();
 	idp_init_all();
+	trace_init();
 	notify_ready();
 	event_base_dispatch(base);
 

@@ -26,6 +26,7 @@
 #include "meta.h"
 #include "redact.h"
 #include "sse.h"
+#include "traceparent.h"
 #include "worker.h"
 #include "xmalloc.h"
 
@@ -599,6 +600,7 @@ http_tp_send(struct conn *c, struct evbuffer *msg)
 	const char	*why;
 	size_t		 len = evbuffer_get_length(msg);
 	int		 scanned;
+	char		 tpl[TP_HDR_MAX], tsl[TS_HDR_MAX];
 
 	ex = http_exchange_new(tp, EX_POST);
 	ex->bodylen = len;
@@ -621,6 +623,12 @@ http_tp_send(struct conn *c, struct evbuffer *msg)
 	    "Content-Type: application/json");
 	if (scanned && meta_claim(&m))
 		http_modern_headers(tp, ex, &m);
+	if (scanned && m.kind == JRPC_REQUEST &&
+	    tp_header_lines(&m, tpl, tsl) == 0) {
+		ex->headers = curl_slist_append(ex->headers, tpl);
+		if (tsl[0] != '\0')
+			ex->headers = curl_slist_append(ex->headers, tsl);
+	}
 	curl_easy_setopt(ex->easy, CURLOPT_POSTFIELDS, ex->body);
 	curl_easy_setopt(ex->easy, CURLOPT_POSTFIELDSIZE_LARGE,
 	    (curl_off_t)len);

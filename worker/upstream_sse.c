@@ -22,6 +22,7 @@
 #include "log.h"
 #include "redact.h"
 #include "sse.h"
+#include "traceparent.h"
 #include "worker.h"
 #include "xmalloc.h"
 
@@ -262,6 +263,8 @@ sse_tp_send(struct conn *c, struct evbuffer *msg)
 	struct sse_post	*post;
 	struct jrpc	 m;
 	const char	*why;
+	char		 tpl[TP_HDR_MAX], tsl[TS_HDR_MAX];
+	int		 traced = 0;
 	size_t		 len = evbuffer_get_length(msg);
 
 	post = xcalloc(1, sizeof *post);
@@ -270,8 +273,10 @@ sse_tp_send(struct conn *c, struct evbuffer *msg)
 	evbuffer_remove(msg, post->body, len);
 	post->body[len] = '\0';
 	if (jrpc_scan(post->body, len, &m, &why) == 0 &&
-	    m.kind == JRPC_REQUEST)
+	    m.kind == JRPC_REQUEST) {
 		jscan_int64(post->body, m.id, &post->id);
+		traced = tp_header_lines(&m, tpl, tsl) == 0;
+	}
 	TAILQ_INSERT_TAIL(&tp->posts, post, entry);
 	tp->nposts++;
 	if ((post->easy = curl_easy_init()) == NULL)
@@ -285,6 +290,11 @@ sse_tp_send(struct conn *c, struct evbuffer *msg)
 	post->headers = worker_headers_dup(tp->extra);
 	post->headers = curl_slist_append(post->headers,
 	    "Content-Type: application/json");
+	if (traced) {
+		post->headers = curl_slist_append(post->headers, tpl);
+		if (tsl[0] != '\0')
+			post->headers = curl_slist_append(post->headers, tsl);
+	}
 	curl_easy_setopt(post->easy, CURLOPT_HTTPHEADER, post->headers);
 	curl_easy_setopt(post->easy, CURLOPT_POSTFIELDS, post->body);
 	curl_easy_setopt(post->easy, CURLOPT_POSTFIELDSIZE_LARGE,

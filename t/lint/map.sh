@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: ISC
 # doc/architecture.md's "Map of the source" names every source file of the
 # programs, one line each, and nothing that is gone: a .c or .h under
-# supervisor/, worker/, llm/, idp/, common/, mcpctl/ or demo/ must be named in
+# supervisor/, worker/, llm/, idp/, otel/, common/, mcpctl/ or demo/ must be named in
 # its directory's paragraph (`name.c`, or `name.[ch]` for a file and its
 # header), and every file named there must exist.
 set -u
@@ -37,7 +37,7 @@ awk '
 list { dir = "" }
 ' "$doc" | sort > "$tmp/map"
 
-find supervisor worker llm idp common mcpctl demo -maxdepth 1 -type f \
+find supervisor worker llm idp otel common mcpctl demo -maxdepth 1 -type f \
     \( -name '*.c' -o -name '*.h' \) | sort > "$tmp/tree"
 
 n=$(wc -l < "$tmp/tree")

@@ -287,6 +287,7 @@ for f in /usr/sbin/mcp-supervisord /usr/bin/mcpctl /usr/bin/mcp-demo-server \
     /usr/libexec/mcp-supervisor/mcp-worker-stdio \
     /usr/libexec/mcp-supervisor/mcp-llm \
     /usr/libexec/mcp-supervisor/mcp-idp \
+    /usr/libexec/mcp-supervisor/mcp-otel \
     /etc/mcp-supervisord.conf /usr/lib/systemd/system/$UNIT \
     /usr/lib/sysusers.d/$PKG.conf /usr/share/man/man8/mcp-supervisord.8 \
     /usr/share/man/man5/mcp-supervisord.conf.5 /usr/share/man/man8/mcpctl.8 \

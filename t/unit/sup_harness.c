@@ -315,7 +315,8 @@ sup_spawn(const char *path, char *const argv[], int net, int *chfd,
 	/* An issuer's worker says what a provider's says when it starts. */
 	w->provider = (llm_worker_path != NULL &&
 	    strcmp(path, llm_worker_path) == 0) || (idp_worker_path != NULL &&
-	    strcmp(path, idp_worker_path) == 0);
+	    strcmp(path, idp_worker_path) == 0) || (otel_worker_path != NULL &&
+	    strcmp(path, otel_worker_path) == 0);
 	w->fd = sv[1];
 	w->in = evbuffer_new();
 	w->out = evbuffer_new();
@@ -649,6 +650,7 @@ sup_start_conf(struct conf *c)
 	stdio_worker_path = xstrdup("/nonexistent/mcp-worker-stdio");
 	llm_worker_path = "/nonexistent/mcp-llm";
 	idp_worker_path = "/nonexistent/mcp-idp";
+	otel_worker_path = "/nonexistent/mcp-otel";
 	spawn_hook = sup_spawn;
 	if ((base = event_base_new()) == NULL)
 		sup_die("event_base_new");
@@ -668,6 +670,7 @@ sup_start_conf(struct conf *c)
 	upstream_init_all();
 	provider_init_all();
 	idp_init_all();
+	trace_init();
 	sup_run();
 }
 
@@ -743,6 +746,7 @@ sup_stop(void)
 	upstream_stop_all();
 	provider_stop_all();
 	idp_stop_all();
+	trace_stop();
 	sup_run();
 	while ((w = TAILQ_FIRST(&workers)) != NULL) {
 		TAILQ_REMOVE(&workers, w, entry);
