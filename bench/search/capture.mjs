@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: ISC
 // Record the tools/list of real MCP servers once, into catalog-NAME.json.
 // Run by hand after `npm ci` here (never by the bench, which reads the
 // committed files): node capture.mjs.  Dummy credentials only: listing

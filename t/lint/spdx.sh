@@ -11,6 +11,7 @@ bad=0
 for f in $(find . \( -path ./t/node_modules -o -path ./t/fuzz/corpus \
     -o -path ./build\* -o -path ./.git -o -path ./build-aux \
     -o -path ./autom4te.cache -o -path ./bench/results -o -path ./debian/.debhelper \
+    -o -name node_modules \
     -o -path ./mcp-supervisor-\* -o -path './_*' \) -prune -o -type f \( \
     -name '*.c' -o -name '*.h' -o -name '*.sh' -o -name '*.mjs' \
     -o -name '*.cjs' -o -name '*.py' -o -name '*.dict' -o -name '*.supp' \
