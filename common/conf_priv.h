@@ -96,6 +96,15 @@ int	conf_get_server_scopes(struct conf_ctx *, const config_setting_t *,
 /* Check what refers to oauth once everything is read. */
 int	conf_check_oauth(struct conf_ctx *, const struct conf *);
 void	conf_oauth_free(struct oauth_conf *);
+/* An upstream's oauth (conf_upoauth.c). */
+int	conf_parse_upoauth(struct conf_ctx *, const config_setting_t *,
+	    struct upoauth_conf **);
+json_t	*conf_upoauth_to_json(const struct upoauth_conf *);
+struct upoauth_conf *conf_upoauth_from_json(const json_t *);
+int	conf_upoauth_equal(const struct upoauth_conf *,
+	    const struct upoauth_conf *);
+void	conf_upoauth_print(FILE *, const struct upoauth_conf *);
+void	conf_upoauth_free(struct upoauth_conf *);
 void	conf_oauth_match_free(struct oauth_match *);
 void	conf_oauth_print(FILE *, const struct oauth_conf *);
 void	conf_oauth_match_print(FILE *, const char *indent,

@@ -387,6 +387,10 @@ conf_parse_server(struct conf_ctx *ctx, const struct conf *conf,
 		} else if (strcmp(key, "required") == 0) {
 			if (conf_get_bool(ctx, s, &srv->required) != 0)
 				return (-1);
+		} else if (strcmp(key, "oauth") == 0) {
+			remote_s = s;
+			if (conf_parse_upoauth(ctx, s, &srv->oauth) != 0)
+				return (-1);
 		} else if (strcmp(key, "scopes") == 0) {
 			if (conf_get_server_scopes(ctx, s, &srv->scopes) != 0)
 				return (-1);

@@ -67,7 +67,9 @@ param_value(const char *p, size_t *i, size_t len, char **out)
 	size_t	 j = *i, n = 0, e;
 	char	*v;
 
-	if (j < len && p[j] != '"') {
+	if (j == len)
+		return (-1);
+	if (p[j] != '"') {
 		e = token_end(p, j, len);
 		if (e == j || e - j > OAUTHC_PARAM_MAX)
 			return (-1);

@@ -77,6 +77,7 @@ START_TEST(test_challenge_malformed)
 	/* "Bearer scope=" alone is a token68; after a parameter, no value. */
 	ck_assert_str_eq(chal("Bearer scope="), "1|-|-|-");
 	ck_assert_str_eq(chal("Bearer error=x, scope="), "-1|-|-|-");
+	ck_assert_str_eq(chal("Bearer error=x, DP="), "-1|-|-|-");
 	ck_assert_str_eq(chal("Bearer scope a"), "-1|-|-|-");
 	ck_assert_str_eq(chal("Bearer scope=a scope=b"), "-1|-|-|-");
 	ck_assert_str_eq(chal("Bearer scope=a, scope=b"), "-1|-|-|-");
