@@ -113,8 +113,13 @@ async function exercise(client) {
   }
 }
 
+// A scenario that gives the client credentials (the client credentials
+// extension) gets them as the upstream's pre-registered OAuth client.
+const oauth = context.client_id && context.client_secret
+  ? `oauth = { client_id = ${q(context.client_id)}; client_secret = ${q(context.client_secret.replaceAll('$', '$$$$'))}; grant = "client_credentials"; };`
+  : '';
 const gw = await startGateway({
-  servers: [`{ name = "conformance"; transport = "http"; url = ${q(url)}; prefix = ""; }`],
+  servers: [`{ name = "conformance"; transport = "http"; url = ${q(url)}; prefix = ""; ${oauth} }`],
   wait: false,
 });
 // The suite stops a driver that runs too long with SIGTERM: the gateway
