@@ -565,6 +565,10 @@ parse_root(struct conf_ctx *ctx, config_t *cf, struct conf *conf)
 			if (conf_get_int(ctx, s, 1, 100000, &ll) != 0)
 				return (-1);
 			conf->page_size = (unsigned int)ll;
+		} else if (strcmp(key, "state_dir") == 0 ||
+		    strcmp(key, "pinning") == 0) {
+			if (conf_parse_catalog_key(ctx, s, conf) != 0)
+				return (-1);
 		} else if (strcmp(key, "servers") == 0) {
 			if (!config_setting_is_list(s))
 				return (conf_error(ctx, s, "servers must be a "
@@ -596,6 +600,8 @@ parse_root(struct conf_ctx *ctx, config_t *cf, struct conf *conf)
 				    conf->servers[j].line));
 		}
 	}
+	if (conf_check_overrides(ctx, conf) != 0)
+		return (-1);
 	return (conf_check_links(ctx, conf) != 0 ||
 	    conf_check_oauth(ctx, conf) != 0 ? -1 : 0);
 }
@@ -623,6 +629,7 @@ conf_new(const char *file)
 	conf->page_size = 500;
 	conf->max_buffered = 64 * 1024 * 1024;
 	conf->ws_path = xstrdup("/ws");
+	conf->state_dir = xstrdup(CONF_DEFAULT_STATE_DIR);
 	conf->ws_ping_interval = 30;
 	conf->request_state_ttl = 300;
 	conf->cache_ttl = 60;
@@ -708,6 +715,7 @@ conf_server_free(struct server_conf *srv)
 	free(srv->prefix);
 	conf_strv_free(srv->scopes);
 	conf_upoauth_free(srv->oauth);
+	conf_overrides_free(srv);
 	memset(srv, 0, sizeof *srv);
 }
 
@@ -736,6 +744,7 @@ conf_free(struct conf *conf)
 	conf_strv_free(conf->trusted_proxies);
 	free(conf->ws_path);
 	free(conf->ws_lockfile);
+	free(conf->state_dir);
 	explicit_bzero_str(conf->request_state_key);
 	free(conf->request_state_key);
 	for (i = 0; i < conf->nclients; i++) {

@@ -22,6 +22,9 @@
 #define CONF_MAX_TRUSTED		64	/* trusted_proxies entries */
 #define CONF_MIN_STATE_KEY		32	/* in request_state_key */
 #define CONF_MAX_PASS_ENV		256	/* names in one pass_env */
+/* Where pins are kept: the systemd unit's StateDirectory. */
+#define CONF_DEFAULT_STATE_DIR		"/var/lib/mcp-supervisor"
+#define CONF_MAX_OVERRIDES		1024	/* tools = ( ... ) entries */
 
 enum transport {
 	TRANSPORT_STDIO = 0,
@@ -99,6 +102,34 @@ enum era {
 	ERA_AUTO = 0,		/* find out: 2026-07-28 if it answers it */
 	ERA_2025,		/* initialize: 2025-11-25 and earlier */
 	ERA_2026		/* 2026-07-28 only */
+};
+
+/* What is done when an upstream changes a pinned tool (pinning = ...). */
+enum pinning {
+	PINNING_ENFORCE = 0,	/* hold the tool back until approved */
+	PINNING_WARN,		/* log and count it, list it */
+	PINNING_OFF		/* record nothing */
+};
+
+/* An annotation an override sets: unset, false or true. */
+#define CONF_HINT_UNSET		(-1)
+enum conf_hint {
+	HINT_READ_ONLY = 0,	/* readOnlyHint */
+	HINT_DESTRUCTIVE,	/* destructiveHint */
+	HINT_IDEMPOTENT,	/* idempotentHint */
+	HINT_OPEN_WORLD,	/* openWorldHint */
+	CONF_NHINTS
+};
+
+/* How one of an upstream's tools is shown (tools = ( ... )); owned. */
+struct tool_override {
+	char		 *tool;		/* the upstream's own name */
+	char		 *name;		/* exposed as (no prefix), or NULL */
+	char		 *title;	/* or NULL */
+	char		 *description;	/* or NULL */
+	int		  hints[CONF_NHINTS];	/* CONF_HINT_UNSET, 0, 1 */
+	int		  hidden;	/* not listed, not callable */
+	int		  line;
 };
 
 /* An upstream's traffic policy (common/conf_traffic.c), read only by the
@@ -189,6 +220,14 @@ struct server_conf {
 						   client; NULL */
 	struct traffic_conf traffic;		/* the supervisor's alone */
 	int		  line;			/* where it was defined */
+	/*
+	 * The supervisor's alone, not in the JSON form (conf_server_copy
+	 * drops them, conf_server_equal ignores them: a change restarts
+	 * nothing); read from the running conf by upstream name.
+	 */
+	enum pinning	  pinning;
+	struct tool_override *overrides;
+	size_t		  noverrides;
 };
 
 /*
@@ -293,6 +332,9 @@ struct conf {
 	char			 *ws_path;		/* "" for none */
 	unsigned int		  ws_ping_interval;	/* seconds, 0: none */
 	char			 *ws_lockfile;		/* or NULL */
+	char			 *state_dir;		/* pins are kept here */
+	int			  state_dir_line;	/* 0: the default */
+	enum pinning		  pinning;
 	/* 2026-07-28 clients. */
 	char			 *request_state_key;	/* as written, or NULL */
 	unsigned int		  request_state_ttl;	/* seconds */
@@ -347,6 +389,11 @@ const char	*conf_strategy_name(enum strategy);
 const char	*conf_isolation_name(enum isolation);
 const char	*conf_llm_provider_name(enum llm_provider);
 const char	*conf_era_name(enum era);
+const char	*conf_pinning_name(enum pinning);
+const char	*conf_hint_name(enum conf_hint);	/* "readOnlyHint" */
+/* The override of an upstream's tool (name of len bytes), or NULL. */
+const struct tool_override *conf_override_find(const struct server_conf *,
+		    const char *tool, size_t len);
 /*
  * Can a strategy list serve a request without a client?  An llm: or tool:
  * link can; so can decline, if shared is set: an upstream session that

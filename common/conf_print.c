@@ -38,6 +38,12 @@ print_string(FILE *f, const char *s)
 	fputc('"', f);
 }
 
+void
+conf_print_str(FILE *f, const char *s)
+{
+	print_string(f, s);
+}
+
 /* Print a string vector as an array. */
 static void
 print_strv(FILE *f, char *const *v)
@@ -241,6 +247,7 @@ conf_print(const struct conf *conf, FILE *f)
 		fprintf(f, ";\n");
 	}
 	fprintf(f, "request_state_ttl = %u;\n", conf->request_state_ttl);
+	conf_print_catalog(conf, f);
 	fprintf(f, "cache_ttl = %u;\n", conf->cache_ttl);
 	fprintf(f, "client_tool_timeout = %u;\nclient_tools_max = %u;\n",
 	    conf->client_tool_timeout, conf->client_tools_max);
@@ -337,6 +344,7 @@ conf_print(const struct conf *conf, FILE *f)
 		    srv->request_timeout, srv->server_request_timeout,
 		    srv->init_timeout);
 		fprintf(f, "    max_instances = %u;\n", srv->max_instances);
+		conf_print_server_catalog(srv, f);
 		if (srv->headers != NULL) {
 			fprintf(f, "    headers = {");
 			for (j = 0; srv->headers[j] != NULL; j++) {

@@ -56,6 +56,17 @@ int	conf_get_strategies(struct conf_ctx *, const config_setting_t *,
 /* Read one strategy as written ("llm:NAME": *target "NAME"); -1 if bad. */
 int	conf_strategy_parse(const char *, int sampling, enum strategy *,
 	    char **target);
+/* conf_catalog.c: state_dir, pinning and an upstream's tools overrides. */
+int	conf_parse_catalog_key(struct conf_ctx *, const config_setting_t *,
+	    struct conf *);
+int	conf_parse_server_catalog(struct conf_ctx *, const config_setting_t *,
+	    struct server_conf *);
+int	conf_check_overrides(struct conf_ctx *, const struct conf *);
+void	conf_overrides_free(struct server_conf *);
+void	conf_print_catalog(const struct conf *, FILE *);
+void	conf_print_server_catalog(const struct server_conf *, FILE *);
+/* Print a string quoted and escaped, as the file writes it. */
+void	conf_print_str(FILE *, const char *);
 /* Report an error at a line (0: none); returns -1. */
 int	conf_error_at(struct conf_ctx *, int line, const char *, ...)
 	    __attribute__((format(printf, 3, 4)));

@@ -240,6 +240,7 @@ conf_parse_server(struct conf_ctx *ctx, const struct conf *conf,
 	srv->restart_max_delay = 60;
 	srv->healthy_after = 60;
 	srv->max_failures = 10;
+	srv->pinning = conf->pinning;
 	conf_traffic_defaults(&srv->traffic);
 	memcpy(srv->elicitation, conf->elicitation, sizeof srv->elicitation);
 	srv->nelicitation = conf->nelicitation;
@@ -438,6 +439,10 @@ conf_parse_server(struct conf_ctx *ctx, const struct conf *conf,
 			    &srv->max_message) != 0)
 				return (-1);
 			have_max = 1;
+		} else if (strcmp(key, "pinning") == 0 ||
+		    strcmp(key, "tools") == 0) {
+			if (conf_parse_server_catalog(ctx, s, srv) != 0)
+				return (-1);
 		} else if ((v = conf_traffic_key(ctx, s, key,
 		    &srv->traffic)) != 0) {
 			if (v < 0)

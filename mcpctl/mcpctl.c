@@ -38,6 +38,11 @@ usage(int asked)
 	    "                calls in flight\n"
 	    "  tools [NAME]  the tools listed, their owners and original names"
 	    "\n"
+	    "  tools pins    tool definitions pinned, and which changed\n"
+	    "  tools diff NAME\n"
+	    "                what changed in a pinned tool's definition\n"
+	    "  tools approve NAME [SHA256]\n"
+	    "                pin a changed definition, so it is listed again\n"
 	    "  check         exit 3 if anything required is unhealthy, or no\n"
 	    "                upstream is usable\n"
 	    "  stop NAME     stop an upstream (its calls fail until start)\n"
@@ -79,6 +84,11 @@ request(int argc, char **argv)
 {
 	const char	*cmd = argv[0];
 	long long	 secs;
+	json_t		*req;
+
+	if (argc >= 2 && strcmp(cmd, "tools") == 0 &&
+	    (req = pins_request(argc, argv)) != NULL)
+		return (req);
 
 	if (argc == 1 && (strcmp(cmd, "status") == 0 ||
 	    strcmp(cmd, "reload") == 0 || strcmp(cmd, "sessions") == 0 ||
@@ -161,6 +171,8 @@ main(int argc, char **argv)
 		print_status(reply);
 	else if (strcmp(cmd, "sessions") == 0)
 		print_sessions(reply);
+	else if (strcmp(cmd, "tools") == 0 && pins_print(reply, argc, argv))
+		;
 	else if (strcmp(cmd, "tools") == 0)
 		print_tools(reply, argc == 2 ? argv[1] : NULL);
 	else if (strcmp(cmd, "check") == 0)

@@ -32,8 +32,16 @@ void		 print_drain(json_t *);
 void		 print_refresh(json_t *);
 
 /* sessions.c */
+/* A peer's string made printable: control characters as \xNN, cut at
+ * max bytes. */
+void		 clean(char *out, size_t len, const char *s, size_t max);
 void		 print_sessions(json_t *);
 void		 print_tools(json_t *, const char *name);
+
+/* pins.c: mcpctl tools pins, diff, approve and --; NULL or 0 if the
+ * command line is not one of them. */
+json_t		*pins_request(int argc, char **argv);
+int		 pins_print(json_t *, int argc, char **argv);
 
 /* mcpctl connect [-T token-file] [url]: argv[0] is "connect". */
 int		 mcpctl_connect(int argc, char **argv);

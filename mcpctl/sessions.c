@@ -14,7 +14,7 @@
  * A string from a peer (a client's name, a tool's original name) made
  * printable: control characters and the like shown as \xNN, cut at max.
  */
-static void
+void
 clean(char *out, size_t len, const char *s, size_t max)
 {
 	size_t	i, n = 0;

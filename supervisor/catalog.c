@@ -118,6 +118,7 @@ catalog_unref(struct catalog *c)
 void
 catalog_init(void)
 {
+	pin_init();
 	global = catalog_new(0);
 }
 
@@ -126,6 +127,7 @@ catalog_free(void)
 {
 	catalog_unref(global);
 	global = NULL;
+	pin_free();
 }
 
 struct catalog *
@@ -189,6 +191,7 @@ catalog_merge_named(struct catalog *c, enum catalog_kind kind,
 {
 	struct upstream		*up;
 	struct catalog_entry	*old;
+	const struct tool_override *o;
 	json_t			*items, *item, *copy, *name;
 	const char		*s;
 	char			 exposed[NAME_MAX_EXPOSED + 1];
@@ -209,6 +212,19 @@ catalog_merge_named(struct catalog *c, enum catalog_kind kind,
 			how = kind == CATALOG_TOOLS ?
 			    name_expose_tool(up->sc->prefix, s, len, exposed) :
 			    name_expose_prompt(up->sc->prefix, s, len, exposed);
+			/* The operator's override: hidden, or renamed. */
+			o = kind == CATALOG_TOOLS ? override_find(up, s, len) :
+			    NULL;
+			if (o != NULL && o->hidden)
+				continue;
+			if (o != NULL && o->name != NULL) {
+				snprintf(exposed, sizeof exposed, "%s", o->name);
+				how = 0;
+			}
+			/* A changed definition may be held back. */
+			if (kind == CATALOG_TOOLS &&
+			    !pin_check(up, item, exposed))
+				continue;
 			if ((old = strmap_get(&c->maps[kind], exposed)) !=
 			    NULL) {
 				catalog_collision(c, kind_keys[kind], exposed,
@@ -222,6 +238,8 @@ catalog_merge_named(struct catalog *c, enum catalog_kind kind,
 				    "name", s, len, "exposed", exposed));
 			copy = json_copy(item);
 			json_object_set_new(copy, "name", json_string(exposed));
+			if (o != NULL)
+				override_apply(o, copy);
 			catalog_add(c, kind, exposed, up, s, len, copy);
 			json_decref(copy);
 		}
@@ -356,6 +374,7 @@ catalog_rebuild(void)
 	parts = xcalloc(nupstreams + 1, sizeof *parts);
 	for (i = 0; i < nupstreams; i++)
 		parts[i] = upstreams[i]->catalog;
+	pin_merge_begin();
 	c = catalog_build(parts);
 	free(parts);
 	catalog_log_new(old->collisions, c->collisions, 0);

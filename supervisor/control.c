@@ -156,6 +156,7 @@ control_health(json_t *problems, json_t *warnings)
 		free(msg);
 	}
 	idp_health(problems, warnings);
+	pin_health(warnings);
 	return (json_array_size(problems) == 0);
 }
 
@@ -325,6 +326,9 @@ control_command(json_t *req)
 		return (control_sessions());
 	if (strcmp(cmd, "tools") == 0)
 		return (control_tools(req));
+	if (strcmp(cmd, "pins") == 0 || strcmp(cmd, "pin_diff") == 0 ||
+	    strcmp(cmd, "pin_approve") == 0)
+		return (pin_control(cmd, req));
 	if (strcmp(cmd, "check") == 0)
 		return (control_check());
 	if (strcmp(cmd, "drain") == 0)

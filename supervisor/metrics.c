@@ -553,6 +553,7 @@ metrics_write(struct evbuffer *b)
 
 	metrics_write_requests(b);
 	metrics_write_upstreams(b);
+	pin_metrics_write(b);
 }
 
 int

@@ -187,6 +187,7 @@ reload(void)
 	 * running value, the instance for requestState tokens too. */
 	reload_keep(&next->listen, conf->listen, "listen", warnings);
 	reload_keep(&next->instance, conf->instance, "instance", warnings);
+	reload_keep(&next->state_dir, conf->state_dir, "state_dir", warnings);
 	reload_keep_optional(&next->metrics_listen, conf->metrics_listen,
 	    "metrics_listen", warnings);
 	if (control_arg != NULL) {

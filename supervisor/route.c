@@ -216,6 +216,20 @@ route_part_failed(struct req *r, struct upstream *up)
 	return (1);
 }
 
+/* A tool held back (pin.c) is refused with why, if the client may see
+ * its name.  1 if done. */
+static int
+route_held(struct req *r, const char *name)
+{
+	char	why[512];
+
+	if (!acl_allows(r->session, name) ||
+	    !pin_held_error(name, why, sizeof why))
+		return (0);
+	route_reject(r, JRPC_INVALID_PARAMS, "%s", why);
+	return (1);
+}
+
 /* Route a request naming a tool or prompt to its upstream. */
 static void
 route_named(struct req *r, enum catalog_kind kind, const char *const *path)
@@ -249,6 +263,11 @@ route_named(struct req *r, enum catalog_kind kind, const char *const *path)
 	}
 	/* What the client may not use is unknown to it. */
 	if (e == NULL || !acl_allows(s, buf)) {
+		if (e == NULL && kind == CATALOG_TOOLS &&
+		    route_held(r, buf)) {
+			free(buf);
+			return;
+		}
 		/* The same error an unknown tool gets from a server. */
 		route_reject(r, JRPC_INVALID_PARAMS, "unknown %s: %.200s",
 		    what, buf);

@@ -896,6 +896,47 @@ void		 obs_initialize(struct session *, const char *peer,
 		    enum obs_transport, const struct jrpc *, int64_t t0,
 		    int code);
 
+/* override.c: an upstream's tools = ( ... ), applied by the merge. */
+/* The override of an upstream's tool (its own name), or NULL. */
+const struct tool_override *override_find(const struct upstream *,
+		    const char *tool, size_t len);
+/* Set the title, description and annotations an override gives. */
+void		 override_apply(const struct tool_override *, json_t *tool);
+
+/*
+ * pin.c: pinned tool definitions (pin.h has the rest).  The catalog asks
+ * of each upstream tool whether it may be listed.
+ */
+void		 pin_init(void);
+/* Write what is due, free every pin. */
+void		 pin_free(void);
+/* The global catalog is about to be merged again: nothing is held. */
+void		 pin_merge_begin(void);
+/* The running configuration of an upstream (NULL if not in conf), and
+ * its pinning. */
+const struct server_conf *pin_server_conf(const struct upstream *);
+enum pinning	 pin_mode(const struct upstream *);
+/* May an upstream's tool (its own definition) be listed as exposed?  It
+ * is pinned the first time; 0 if it changed and is held back. */
+int		 pin_check(struct upstream *, const json_t *tool,
+		    const char *exposed);
+/* Is a tool held back?  1 with the error for a call in buf. */
+int		 pin_held_error(const char *exposed, char *buf, size_t len);
+void		 pin_metrics_write(struct evbuffer *);
+
+/* pin_ctl.c: what mcpctl asks of the pins. */
+/* A warning for mcpctl status and check while tools are held back. */
+void		 pin_health(json_t *warnings);
+/* mcpctl tools pins, diff and approve ("pins", "pin_diff",
+ * "pin_approve"): the reply. */
+json_t		*pin_control(const char *cmd, json_t *req);
+
+/* pin_store.c: where pins are kept (state_dir/pins.json). */
+/* Keep pins in dir (state_dir; configured: set in the file, so it must
+ * be there); -1 with err set if it or its pins.json cannot be used. */
+int		 pin_open(const char *dir, int configured, char *err,
+		    size_t errlen);
+
 /* preflight.c: what startup checks beyond the file's syntax. */
 #define PREFLIGHT_RELOAD	0x1	/* the listen address is kept */
 /* Check a configuration; warnings go to warn; -1 with err set. */

@@ -307,6 +307,9 @@ main(int argc, char **argv)
 	daemon_exit = begin_exit;
 	session_init();
 	catalog_init();
+	if (pin_open(conf->state_dir, conf->state_dir_line != 0, err,
+	    sizeof err) != 0)
+		fatalx("%s", err);
 	route_init();
 	proxy_configure();
 	rate_configure();

@@ -800,7 +800,84 @@ static const char *const print_cases[] = {
 	" pass_env = [ \"_A1\" ]; } );\n",
 	OAUTH_MIN,
 	OAUTH_FULL,
+	"state_dir = \"/var/lib/x y\";\npinning = \"warn\";\n"
+	"servers = ( { name = \"a\"; command = [ \"x\" ]; pinning = \"off\";"
+	" tools = ( { tool = \"t \\\"1\\\"\"; name = \"t1\"; title = \"T\";"
+	" description = \"line\\nbreak\"; annotations = { readOnlyHint ="
+	" true; openWorldHint = false; }; },\n"
+	" { tool = \"h\"; hidden = true; } ); } );\n",
 };
+
+/* state_dir, pinning and an upstream's tools overrides. */
+START_TEST(test_catalog_settings)
+{
+	struct conf			*conf;
+	const struct tool_override	*o;
+
+	conf = parse_ok("servers = ( { name = \"a\"; command = [ \"x\" ]; "
+	    "} );");
+	ck_assert_str_eq(conf->state_dir, CONF_DEFAULT_STATE_DIR);
+	ck_assert_int_eq(conf->state_dir_line, 0);
+	ck_assert_int_eq(conf->pinning, PINNING_ENFORCE);
+	ck_assert_int_eq(conf->servers[0].pinning, PINNING_ENFORCE);
+	conf_free(conf);
+	/* An upstream's pinning, else the global one wherever it is. */
+	conf = parse_ok("servers = ( { name = \"a\"; command = [ \"x\" ]; },"
+	    " { name = \"b\"; command = [ \"x\" ]; pinning = \"enforce\";\n"
+	    " tools = ( { tool = \"e\"; name = \"say\"; annotations = {"
+	    " destructiveHint = true; }; }, { tool = \"s\"; hidden = true; }"
+	    " ); } );\npinning = \"off\";\nstate_dir = \"/s\";\n");
+	ck_assert_int_eq(conf->servers[0].pinning, PINNING_OFF);
+	ck_assert_int_eq(conf->servers[1].pinning, PINNING_ENFORCE);
+	ck_assert_str_eq(conf->state_dir, "/s");
+	ck_assert_int_eq(conf->state_dir_line, 4);
+	ck_assert_uint_eq(conf->servers[1].noverrides, 2);
+	ck_assert_ptr_null(conf_override_find(&conf->servers[1], "x", 1));
+	o = conf_override_find(&conf->servers[1], "e", 1);
+	ck_assert_str_eq(o->name, "say");
+	ck_assert_int_eq(o->hints[HINT_DESTRUCTIVE], 1);
+	ck_assert_int_eq(o->hints[HINT_READ_ONLY], CONF_HINT_UNSET);
+	ck_assert(conf_override_find(&conf->servers[1], "s", 1)->hidden);
+	conf_free(conf);
+
+	parse_err("pinning = \"strict\";\n", "t.conf:1: unknown pinning "
+	    "\"strict\" (enforce, warn or off)");
+	parse_err("state_dir = \"var/lib\";\n", "t.conf:1: state_dir must be "
+	    "an absolute path");
+	parse_err("servers = ( { name = \"a\"; command = [ \"x\" ];\n"
+	    " tools = { }; } );\n", "t.conf:2: server a: tools must be a list:"
+	    " tools = ( { tool = \"...\"; ... } );");
+	parse_err("servers = ( { name = \"a\"; command = [ \"x\" ];\n"
+	    " tools = ( { name = \"b\"; } ); } );\n", "t.conf:2: server a: a "
+	    "tools entry needs tool = \"the upstream's name\"");
+	parse_err("servers = ( { name = \"a\"; command = [ \"x\" ];\n"
+	    " tools = ( { tool = \"b\"; rename = \"c\"; } ); } );\n",
+	    "t.conf:2: unknown tool setting \"rename\" (tool, name, title, "
+	    "description, annotations or hidden)");
+	parse_err("servers = ( { name = \"a\"; command = [ \"x\" ];\n"
+	    " tools = ( { tool = \"b\"; name = \"a b\"; } ); } );\n",
+	    "t.conf:2: tool name \"a b\" must be 1-64 characters of A-Z a-z "
+	    "0-9 _ - .");
+	parse_err("servers = ( { name = \"a\"; command = [ \"x\" ];\n"
+	    " tools = ( { tool = \"b\"; annotations = { readOnly = true; };"
+	    " } ); } );\n", "t.conf:2: unknown annotation \"readOnly\" "
+	    "(readOnlyHint, destructiveHint, idempotentHint or openWorldHint)");
+	parse_err("servers = ( { name = \"a\"; command = [ \"x\" ];\n"
+	    " tools = ( { tool = \"b\"; },\n { tool = \"b\"; } ); } );\n",
+	    "t.conf:3: server a: tool \"b\" already has an entry on line 2");
+	parse_err("servers = ( { name = \"a\"; command = [ \"x\" ];\n"
+	    " tools = ( { tool = \"b\"; name = \"n\"; },\n"
+	    " { tool = \"c\"; name = \"n\"; } ); } );\n",
+	    "t.conf:3: server a: name \"n\" is already given to tool \"b\" on "
+	    "line 2");
+	parse_err("servers = ( { name = \"a\"; command = [ \"x\" ];\n"
+	    " tools = ( { tool = \"b\"; name = \"n\"; } ); },\n"
+	    " { name = \"z\"; command = [ \"x\" ];\n"
+	    " tools = ( { tool = \"c\"; name = \"n\"; } ); } );\n",
+	    "t.conf:4: server z: name \"n\" is already given by server a on "
+	    "line 2");
+}
+END_TEST
 
 /* pass_env: the global names and an upstream's own, checked. */
 START_TEST(test_pass_env)
@@ -1720,6 +1797,7 @@ conf_suite(void)
 	tcase_add_loop_test(tc, test_print_round_trip, 0,
 	    sizeof print_cases / sizeof print_cases[0]);
 	tcase_add_test(tc, test_print_text);
+	tcase_add_test(tc, test_catalog_settings);
 	tcase_add_test(tc, test_print_long_name);
 	tcase_add_test(tc, test_server_equal);
 	suite_add_tcase(s, tc);

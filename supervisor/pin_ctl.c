@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * What mcpctl asks of the pins: the list (mcpctl tools pins), what changed
+ * in one (mcpctl tools diff NAME) and its approval (mcpctl tools approve
+ * NAME [SHA256]).
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "pin.h"
+#include "supervisor.h"
+
+/* What a pin's tool is now. */
+static const char *
+pin_state_name(const struct pin *p)
+{
+	if (!p->changed)
+		return ("pinned");
+	return (p->held ? "held" : "changed");
+}
+
+/* A canonical text as JSON (null if it was not kept). */
+static json_t *
+pin_def_json(const char *text)
+{
+	json_t	*v;
+
+	if (text == NULL || (v = json_loads(text, 0, NULL)) == NULL)
+		return (json_null());
+	return (v);
+}
+
+static json_t *
+pin_entry_json(const struct pin *p)
+{
+	char	hex[2 * PIN_DIGEST_LEN + 1];
+	json_t	*o;
+
+	pin_hex(p->digest, hex);
+	o = json_pack("{s:s, s:s, s:s%, s:s, s:I, s:s}", "name", p->exposed,
+	    "upstream", p->upstream, "tool", p->tool, p->toollen, "sha256",
+	    hex, "pinned_at", (json_int_t)p->pinned_at, "state",
+	    pin_state_name(p));
+	if (p->changed) {
+		pin_hex(p->seen, hex);
+		json_object_set_new(o, "seen_sha256", json_string(hex));
+		json_object_set_new(o, "seen_at",
+		    json_integer((json_int_t)p->seen_at));
+	}
+	return (o);
+}
+
+static json_t *
+pin_ctl_error(const char *msg)
+{
+	return (json_pack("{s:b, s:s}", "ok", 0, "error", msg));
+}
+
+/* The pin a request names; NULL (*reply set) if none. */
+static struct pin *
+pin_ctl_named(json_t *req, json_t **reply)
+{
+	const char	*name;
+	struct pin	*p;
+	char		 msg[256];
+
+	if (json_unpack(req, "{s:s}", "name", &name) != 0) {
+		*reply = pin_ctl_error("which tool?");
+		return (NULL);
+	}
+	if ((p = pin_lookup(name)) == NULL) {
+		snprintf(msg, sizeof msg, "no tool %.100s is pinned (mcpctl "
+		    "tools pins lists them)", name);
+		*reply = pin_ctl_error(msg);
+	}
+	return (p);
+}
+
+void
+pin_health(json_t *warnings)
+{
+	char	msg[160];
+
+	if (pins.nheld == 0)
+		return;
+	snprintf(msg, sizeof msg, "%zu tool%s held back: %s definition "
+	    "changed since pinned (mcpctl tools pins)", pins.nheld,
+	    pins.nheld == 1 ? "" : "s", pins.nheld == 1 ? "its" : "their");
+	json_array_append_new(warnings, json_string(msg));
+}
+
+json_t *
+pin_control(const char *cmd, json_t *req)
+{
+	struct pin	*p;
+	json_t		*a, *o, *reply = NULL;
+	const char	*digest = NULL;
+	char		 fields[160], err[256];
+
+	if (strcmp(cmd, "pins") == 0) {
+		a = json_array();
+		TAILQ_FOREACH(p, &pins.list, entry)
+			json_array_append_new(a, pin_entry_json(p));
+		o = json_pack("{s:b, s:o, s:I}", "ok", 1, "pins", a, "held",
+		    (json_int_t)pins.nheld);
+		json_object_set_new(o, "store", pin_store_path() != NULL ?
+		    json_string(pin_store_path()) : json_null());
+		return (o);
+	}
+	if ((p = pin_ctl_named(req, &reply)) == NULL)
+		return (reply);
+	if (strcmp(cmd, "pin_approve") == 0) {
+		json_unpack(req, "{s?s}", "sha256", &digest);
+		if (pin_approve(p, digest, err, sizeof err) != 0)
+			return (pin_ctl_error(err));
+		return (json_pack("{s:b, s:o}", "ok", 1, "pin",
+		    pin_entry_json(p)));
+	}
+	/* pin_diff */
+	o = pin_entry_json(p);
+	json_object_set_new(o, "ok", json_true());
+	json_object_set_new(o, "pinned", pin_def_json(p->def));
+	if (p->changed) {
+		json_object_set_new(o, "seen", pin_def_json(p->seen_def));
+		pin_changed_fields(p->def, p->seen_def != NULL ? p->seen_def :
+		    "", fields, sizeof fields);
+		json_object_set_new(o, "fields", json_string(fields));
+	}
+	return (o);
+}
