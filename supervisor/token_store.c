@@ -124,6 +124,7 @@ static int
 key_load(struct token_store *ts, char *err, size_t errlen)
 {
 	struct stat	 st;
+	unsigned char	 buf[TS_KEY_LEN + 1];
 	char		*path;
 	ssize_t		 n;
 	int		 fd, dfd, rc = -1;
@@ -172,14 +173,17 @@ key_load(struct token_store *ts, char *err, size_t errlen)
 		close(fd);
 		goto out;
 	}
-	n = read(fd, ts->key, TS_KEY_LEN + 1);
+	/* One byte more than a key: a longer file is no key either. */
+	n = read(fd, buf, sizeof buf);
 	close(fd);
 	if (n != TS_KEY_LEN) {
 		snprintf(err, errlen, "%s: not a key (%d bytes expected)",
 		    path, TS_KEY_LEN);
-		OPENSSL_cleanse(ts->key, sizeof ts->key);
+		OPENSSL_cleanse(buf, sizeof buf);
 		goto out;
 	}
+	memcpy(ts->key, buf, TS_KEY_LEN);
+	OPENSSL_cleanse(buf, sizeof buf);
 	rc = 0;
 out:
 	free(path);

@@ -126,7 +126,7 @@ START_TEST(test_store)
 {
 	struct token_store	*ts;
 	struct stat		 st;
-	char			 err[512], path[256], key[256];
+	char			 err[512], path[600], key[256];
 	unsigned char		*r, *file;
 	size_t			 len, flen;
 
@@ -186,7 +186,7 @@ START_TEST(test_store)
 	ck_assert_int_eq(token_store_put(ts, "gl", "gateway", "x", 1, err,
 	    sizeof err), 0);
 	{
-		char	glpath[256], cmd[600];
+		char	glpath[600], cmd[1300];
 		DIR	*d = opendir(dir);
 		struct dirent *e;
 
@@ -247,6 +247,10 @@ START_TEST(test_refused)
 	/* Not a key. */
 	ck_assert_int_eq(chmod(key, 0600), 0);
 	write_file(key, (const unsigned char *)"short", 5);
+	ck_assert_ptr_null(token_store_open(dir, err, sizeof err));
+	ck_assert_ptr_nonnull(strstr(err, "not a key"));
+	write_file(key, (const unsigned char *)
+	    "0123456789abcdef0123456789abcdefX", TS_KEY_LEN + 1);
 	ck_assert_ptr_null(token_store_open(dir, err, sizeof err));
 	ck_assert_ptr_nonnull(strstr(err, "not a key"));
 	/* A directory open to others. */
