@@ -96,6 +96,7 @@ static char	 flow_err[512];		/* the best reason yet */
 static char		*access_token;	/* wiped */
 static unsigned int	 generation;	/* of the token; 0: none yet */
 static char		 last_error[512];	/* the last flow's, or "" */
+static int		 operator_needed;	/* it failed for want of one */
 
 static void	flow_step(void);
 static void	flow_fail(const char *, ...) __attribute__((format(printf, 1, 2)));
@@ -408,6 +409,9 @@ token_done(struct xfer *x, CURLcode r)
 	}
 	if (oauthc_token_parse((const char *)evbuffer_pullup(x->body, -1),
 	    evbuffer_get_length(x->body), &t, why, sizeof why) == -1) {
+		/* The server does not take our client: the operator's to fix. */
+		operator_needed = strcmp(t.error, "invalid_client") == 0 ||
+		    strcmp(t.error, "unauthorized_client") == 0;
 		if (x->status / 100 == 2 || t.error[0] != '\0')
 			flow_fail("token: %s (HTTP %ld)", why, x->status);
 		else {
@@ -422,6 +426,7 @@ token_done(struct xfer *x, CURLcode r)
 	t.access_token = NULL;
 	generation++;
 	last_error[0] = '\0';
+	operator_needed = 0;
 	step = STEP_IDLE;
 	urls_free();
 	log_info("upstream %s: oauth: a token from %s (client credentials, "
@@ -438,6 +443,7 @@ token_get(void)
 {
 	if (sc->oauth == NULL || sc->oauth->grant !=
 	    UPOAUTH_CLIENT_CREDENTIALS || sc->oauth->client_secret == NULL) {
+		operator_needed = 1;
 		flow_fail("login needed: this upstream needs a user's "
 		    "authorization (mcpctl login %s, not yet supported)",
 		    sc->name);
@@ -652,8 +658,10 @@ upoauth_unauthorized(const char *challenge, unsigned int gen, upoauth_cb cb,
 		wipe(access_token);
 		access_token = NULL;
 	}
-	if (step == STEP_IDLE)
+	if (step == STEP_IDLE) {
+		operator_needed = 0;
 		flow_start(challenge);
+	}
 	return (0);
 }
 
@@ -670,6 +678,12 @@ upoauth_forget(void *arg)
 			free(w);
 		}
 	}
+}
+
+int
+upoauth_operator_needed(void)
+{
+	return (operator_needed);
 }
 
 const char *

@@ -330,6 +330,8 @@ int		 upoauth_unauthorized(const char *challenge, unsigned int gen,
 /* A waiting request went away. */
 void		 upoauth_forget(void *arg);
 const char	*upoauth_last_error(void);
+/* Did the last token fail for want of an operator (a login, the client)? */
+int		 upoauth_operator_needed(void);
 #endif
 
 /* catalog.c: the upstream's tools, resources, templates and prompts. */

@@ -145,7 +145,7 @@ try {
   let up;
   while (Date.now() < until) {
     up = gw.upstream('conformance');
-    if (up?.state === 'ready' || up?.failures >= 2) break;
+    if (up?.state === 'ready' || up?.state === 'failed' || up?.failures >= 2) break;
     await sleep(200);
   }
   log(`upstream ${up?.state ?? 'unknown'} era ${up?.era ?? '-'} (${up?.last_error ?? 'no error'}); ` +

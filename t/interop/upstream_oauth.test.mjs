@@ -19,7 +19,7 @@ import http from 'node:http';
 import { writeFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { startGateway, startNodeServer, rawSession, post, q, sleep, srcdir } from '../lib/gateway.mjs';
+import { startGateway, startNodeServer, rawSession, post, q, sleep, srcdir, demo } from '../lib/gateway.mjs';
 import { startOidcProvider } from '../lib/oidc.mjs';
 
 const fixture = path.join(srcdir, 't/fixtures/oauth-upstream.mjs');
@@ -50,8 +50,8 @@ async function upstream(args = []) {
 const server = (url, oauth) => `{ name = "remote"; transport = "http"; url = ${q(url)}; ${oauth} }`;
 const cc = (secretFile = 'secret') => `oauth = { client_id = "mcp-cc"; client_secret = ${q(`\${file:${path.join(dir, secretFile)}}`)}; grant = "client_credentials"; };`;
 
-async function gateway(url, oauth, wait = true) {
-  const gw = await startGateway({ servers: [server(url, oauth)], wait });
+async function gateway(url, oauth, wait = true, others = []) {
+  const gw = await startGateway({ servers: [server(url, oauth), ...others], wait });
   stops.push(() => gw.stop());
   return gw;
 }
@@ -112,20 +112,30 @@ test('a token the upstream refuses is replaced, and the call goes through', asyn
   noSecrets(gw);
 });
 
-test('a wrong secret: the server\'s error, no call', async () => {
+test('a wrong secret: the server\'s error, no call, failed at once', async () => {
   const up = await upstream();
   const gw = await gateway(up.url, cc('wrong'), false);
   await logHas(gw, /oauth: token: the token endpoint answered invalid_client \(HTTP 401\)/);
-  const s = await gw.waitFor((st) => /invalid_client/.test(st.upstreams[0].last_error ?? st.upstreams[0].error ?? ''), 'the error in status');
-  assert.ok(s);
+  // Starting again cannot fix a secret: failed, not restarted.
+  const s = await gw.waitFor((st) => st.upstreams[0].state === 'failed', 'failed');
+  assert.match(s.upstreams[0].last_error, /invalid_client/);
+  assert.equal(s.upstreams[0].failures, 1);
   noSecrets(gw);
 });
 
-test('an upstream that needs a login says so', async () => {
+test('an upstream that needs a login says so in status; readiness only if required', async () => {
   const up = await upstream();
-  const gw = await gateway(up.url, '', false);
-  await logHas(gw, /login needed/);
+  const gw = await gateway(up.url, '', false, [demo('alpha')]);
+  const s = await gw.waitFor((st) => st.upstreams.find((u) => u.name === 'remote').state === 'failed', 'failed');
+  assert.match(s.upstreams.find((u) => u.name === 'remote').last_error, /login needed/);
   assert.equal((await up.seen()).with, 0);
+  await gw.waitFor((st) => st.upstreams.find((u) => u.name === 'alpha').state === 'ready', 'alpha ready');
+  assert.equal((await fetch(`${gw.base}/readyz`)).status, 200);
+  const req = await gateway(up.url, 'required = true;', false, [demo('alpha')]);
+  await req.waitFor((st) => st.upstreams.find((u) => u.name === 'remote').state === 'failed', 'failed');
+  const r = await fetch(`${req.base}/readyz`);
+  assert.equal(r.status, 503);
+  assert.match(await r.text(), /required upstream remote is failed/);
 });
 
 // A server of the test's own: protected resource and server metadata, as a
