@@ -481,6 +481,7 @@ http_oauth_done(void *arg, const char *error)
 			url_redact(sc->url, url, sizeof url);
 			snprintf(why, sizeof why, "initialize: HTTP 401 from "
 			    "%s: %s", url, error);
+			upoauth_losing();
 			http_exchange_free(ex);
 			conn_lost(tp->conn, why);
 			return;

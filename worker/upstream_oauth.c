@@ -97,6 +97,7 @@ static char		*access_token;	/* wiped */
 static unsigned int	 generation;	/* of the token; 0: none yet */
 static char		 last_error[512];	/* the last flow's, or "" */
 static int		 operator_needed;	/* it failed for want of one */
+static int		 lost_for_operator;	/* the connection ended so */
 
 static void	flow_step(void);
 static void	flow_fail(const char *, ...) __attribute__((format(printf, 1, 2)));
@@ -680,10 +681,16 @@ upoauth_forget(void *arg)
 	}
 }
 
+void
+upoauth_losing(void)
+{
+	lost_for_operator = operator_needed;
+}
+
 int
 upoauth_operator_needed(void)
 {
-	return (operator_needed);
+	return (lost_for_operator);
 }
 
 const char *

@@ -330,7 +330,11 @@ int		 upoauth_unauthorized(const char *challenge, unsigned int gen,
 /* A waiting request went away. */
 void		 upoauth_forget(void *arg);
 const char	*upoauth_last_error(void);
-/* Did the last token fail for want of an operator (a login, the client)? */
+/*
+ * The connection is being lost because no token came (upoauth_losing);
+ * was that for want of an operator (a login, the client refused)?
+ */
+void		 upoauth_losing(void);
 int		 upoauth_operator_needed(void);
 #endif
 

@@ -138,6 +138,19 @@ test('an upstream that needs a login says so in status; readiness only if requir
   assert.match(await r.text(), /required upstream remote is failed/);
 });
 
+test('a call refused for want of a login fails; the upstream lost later is restarted, not failed', async () => {
+  const up = await upstream(['--tools-only']);
+  const gw = await gateway(up.url, '');
+  const session = await rawSession(gw);
+  const r = await post(gw, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'remote__whoami', arguments: {} } }, { session });
+  const msg = Array.isArray(r.json) ? r.json.find((m) => m.id === 2) : r.json;
+  assert.match(msg.error.message, /HTTP 401: login needed/);
+  await up.stop();
+  await post(gw, { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'remote__whoami', arguments: {} } }, { session });
+  const s = await gw.waitFor((st) => st.upstreams[0].failures >= 1, 'the upstream lost');
+  assert.notEqual(s.upstreams[0].state, 'failed', JSON.stringify(s.upstreams[0]));
+});
+
 // A server of the test's own: protected resource and server metadata, as a
 // hostile upstream would serve them; counts token requests.
 async function hostile(handler) {
