@@ -11,8 +11,10 @@
 // one; neither the token nor the secret is in the log.  Refused, each with
 // its log line and no token request made: protected resource metadata for
 // another resource, server metadata whose token endpoint is on another
-// host, metadata past 64 KiB; a wrong secret says what the server said;
-// an upstream that needs a user's login says "login needed".
+// host, metadata past 64 KiB.  A wrong secret says what the server said
+// and an upstream that needs a user's login says "login needed", each
+// failed at once (not restarted in vain; /readyz held back only if
+// required); a tool call refused for want of a login fails alone.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
