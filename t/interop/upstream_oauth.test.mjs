@@ -101,6 +101,15 @@ test('client credentials: discovered from the 401, a call, renewal, a refused to
   noSecrets(gw);
 });
 
+test('the secret from the daemon\'s environment (${env:}, expanded by the supervisor)', async () => {
+  process.env.MCPS_TEST_UPOAUTH_SECRET = 'mcp-cc-secret';
+  const up = await upstream();
+  const gw = await gateway(up.url, 'oauth = { client_id = "mcp-cc"; client_secret = "${env:MCPS_TEST_UPOAUTH_SECRET}"; grant = "client_credentials"; };');
+  delete process.env.MCPS_TEST_UPOAUTH_SECRET;
+  assert.deepEqual(await whoami(gw), { client_id: 'mcp-cc', sub: 'mcp-cc' });
+  noSecrets(gw);
+});
+
 test('a token the upstream refuses is replaced, and the call goes through', async () => {
   // The upstream revokes the token the gateway holds.
   const up = await upstream();
