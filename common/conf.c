@@ -547,6 +547,9 @@ parse_root(struct conf_ctx *ctx, config_t *cf, struct conf *conf)
 		} else if (strcmp(key, "clients") == 0) {
 			if (parse_clients(ctx, s, conf) != 0)
 				return (-1);
+		} else if (strcmp(key, "endpoints") == 0) {
+			if (conf_parse_endpoints(ctx, s, conf) != 0)
+				return (-1);
 		} else if (strcmp(key, "oauth") == 0) {
 			if (conf_parse_oauth(ctx, s, conf) != 0)
 				return (-1);
@@ -566,7 +569,8 @@ parse_root(struct conf_ctx *ctx, config_t *cf, struct conf *conf)
 				return (-1);
 			conf->page_size = (unsigned int)ll;
 		} else if (strcmp(key, "state_dir") == 0 ||
-		    strcmp(key, "pinning") == 0) {
+		    strcmp(key, "pinning") == 0 ||
+		    strcmp(key, "discovery") == 0) {
 			if (conf_parse_catalog_key(ctx, s, conf) != 0)
 				return (-1);
 		} else if (strcmp(key, "servers") == 0) {
@@ -578,6 +582,8 @@ parse_root(struct conf_ctx *ctx, config_t *cf, struct conf *conf)
 			return (conf_error(ctx, s, "unknown setting \"%s\"",
 			    key));
 	}
+	if (conf_check_endpoints(ctx, conf) != 0)
+		return (-1);
 	if (servers == NULL)
 		return (conf_check_links(ctx, conf) != 0 ||
 		    conf_check_oauth(ctx, conf) != 0 ? -1 : 0);
@@ -757,6 +763,7 @@ conf_free(struct conf *conf)
 	}
 	conf_oauth_free(conf->oauth);
 	free(conf->clients);
+	conf_endpoints_free(conf);
 	conf_rate_limits_free(conf);
 	conf_strv_free(conf->allowed_origins);
 	conf_strv_free(conf->allowed_hosts);

@@ -257,6 +257,35 @@ struct client_conf {
 	int		  line;
 };
 
+/*
+ * How an endpoint (or /mcp, with the global discovery) offers its tools:
+ * listed, or through search_tools and call_tool (tool_search.c).
+ */
+enum discovery {
+	DISCOVERY_LIST = 0,	/* tools/list lists every tool */
+	DISCOVERY_SEARCH	/* tools/list lists search_tools, call_tool */
+};
+
+#define CONF_MAX_ENDPOINTS	64
+#define CONF_MAX_ENDPOINT_RULES	256	/* patterns per list */
+#define CONF_ENDPOINT_PATH_MAX	128
+
+/*
+ * A virtual endpoint (endpoints = ( ... ), common/conf_endpoint.c): a
+ * path that serves the part of the catalog its patterns select.  A list
+ * of patterns selects what matches one of its plain patterns and none
+ * of its "!" ones; a list of "!" patterns only starts from everything;
+ * NULL (the key left out) selects nothing of that kind.
+ */
+struct endpoint_conf {
+	char		 *path;		/* "/mcp/research" */
+	char		**tools;	/* NULL: none */
+	char		**resources;	/* URIs and URI templates; NULL: none */
+	char		**prompts;	/* NULL: none */
+	enum discovery	  discovery;	/* default DISCOVERY_LIST */
+	int		  line;
+};
+
 #define CONF_OAUTH_MAX_ISSUERS	16
 #define CONF_OAUTH_MAX_LEEWAY	300	/* seconds */
 #define CONF_OAUTH_ALGS_DEFAULT	(JOSE_RS256 | JOSE_PS256 | JOSE_ES256 | \
@@ -335,6 +364,7 @@ struct conf {
 	char			 *state_dir;		/* pins are kept here */
 	int			  state_dir_line;	/* 0: the default */
 	enum pinning		  pinning;
+	enum discovery		  discovery;		/* of /mcp */
 	/* 2026-07-28 clients. */
 	char			 *request_state_key;	/* as written, or NULL */
 	unsigned int		  request_state_ttl;	/* seconds */
@@ -343,6 +373,8 @@ struct conf {
 	unsigned int		  client_tools_max;	/* per client */
 	struct client_conf	 *clients;
 	size_t			  nclients;
+	struct endpoint_conf	 *endpoints;	/* conf_endpoint.c */
+	size_t			  nendpoints;
 	/* The servers' default strategies. */
 	enum strategy		  elicitation[CONF_MAX_STRATEGIES];
 	size_t			  nelicitation;
@@ -391,6 +423,15 @@ const char	*conf_llm_provider_name(enum llm_provider);
 const char	*conf_era_name(enum era);
 const char	*conf_pinning_name(enum pinning);
 const char	*conf_hint_name(enum conf_hint);	/* "readOnlyHint" */
+/* Virtual endpoints (conf_endpoint.c). */
+const char	*conf_discovery_name(enum discovery);	/* "list" */
+void		 conf_endpoints_free(struct conf *);
+/* Which lists' patterns differ between two endpoints: CONF_EP_* bits. */
+#define CONF_EP_TOOLS		0x01
+#define CONF_EP_RESOURCES	0x02
+#define CONF_EP_PROMPTS		0x04
+int		 conf_endpoint_diff(const struct endpoint_conf *,
+		    const struct endpoint_conf *);
 /* The override of an upstream's tool (name of len bytes), or NULL. */
 const struct tool_override *conf_override_find(const struct server_conf *,
 		    const char *tool, size_t len);

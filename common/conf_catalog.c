@@ -43,6 +43,32 @@ conf_hint_name(enum conf_hint h)
 	return (hint_names[h]);
 }
 
+/* Read a discovery mode. */
+static int
+get_discovery(struct conf_ctx *ctx, const config_setting_t *s,
+    enum discovery *out)
+{
+	char	*v = NULL;
+	int	 i;
+
+	if (conf_get_string(ctx, s, &v, 0) != 0)
+		return (-1);
+	for (i = 0; i < 2 && strcmp(conf_discovery_name(
+	    (enum discovery)i), v) != 0; i++)
+		;
+	if (i == 2)
+		i = -1;
+	if (i < 0) {
+		conf_error(ctx, s, "unknown discovery \"%s\" (list or "
+		    "search)", v);
+		free(v);
+		return (-1);
+	}
+	free(v);
+	*out = (enum discovery)i;
+	return (0);
+}
+
 /* Read a pinning mode. */
 static int
 get_pinning(struct conf_ctx *ctx, const config_setting_t *s,
@@ -73,6 +99,8 @@ conf_parse_catalog_key(struct conf_ctx *ctx, const config_setting_t *s,
 
 	if (strcmp(key, "pinning") == 0)
 		return (get_pinning(ctx, s, &conf->pinning));
+	if (strcmp(key, "discovery") == 0)
+		return (get_discovery(ctx, s, &conf->discovery));
 	/* state_dir */
 	free(conf->state_dir);
 	conf->state_dir = NULL;
@@ -300,6 +328,8 @@ conf_print_catalog(const struct conf *conf, FILE *f)
 	fprintf(f, "state_dir = ");
 	conf_print_str(f, conf->state_dir);
 	fprintf(f, ";\npinning = \"%s\";\n", pinning_names[conf->pinning]);
+	fprintf(f, "discovery = \"%s\";\n",
+	    conf_discovery_name(conf->discovery));
 }
 
 void

@@ -282,6 +282,7 @@ conf_print(const struct conf *conf, FILE *f)
 		}
 		fprintf(f, "\n);\n");
 	}
+	conf_print_endpoints(conf, f);
 	print_strategies(f, "elicitation", conf->elicitation, NULL,
 	    conf->nelicitation);
 	print_strategies(f, "sampling", conf->sampling, conf->sampling_target,

@@ -95,6 +95,12 @@ int	conf_parse_rate_limits(struct conf_ctx *, const config_setting_t *,
 int	conf_parse_server(struct conf_ctx *, const struct conf *,
 	    const config_setting_t *, struct server_conf *);
 
+/* endpoints = ( ... ) (conf_endpoint.c); checked once all is read. */
+int	conf_parse_endpoints(struct conf_ctx *, const config_setting_t *,
+	    struct conf *);
+int	conf_check_endpoints(struct conf_ctx *, const struct conf *);
+void	conf_print_endpoints(const struct conf *, FILE *);
+
 /* oauth = { ... } (conf_oauth.c). */
 int	conf_parse_oauth(struct conf_ctx *, const config_setting_t *,
 	    struct conf *);

@@ -23,6 +23,7 @@
 #include <netinet/tcp.h>
 
 #include <errno.h>
+#include <getopt.h>
 #include <fcntl.h>
 #include <netdb.h>
 #include <stdarg.h>
@@ -567,15 +568,22 @@ mcpctl_connect(int argc, char **argv)
 		bridge_msg_cb
 	};
 	struct timeval	 tv = { BRIDGE_CONNECT_MS / 1000, 0 };
-	const char	*url = BRIDGE_DEFAULT_URL, *path, *env;
-	char		 host[256], port[16], *token = NULL;
+	static const struct option	 longopts[] = {
+		{ "endpoint", required_argument, NULL, 'e' },
+		{ NULL, 0, NULL, 0 }
+	};
+	const char	*url = BRIDGE_DEFAULT_URL, *path, *env, *endpoint = NULL;
+	char		 host[256], port[16], *token = NULL, epath[256];
 	unsigned char	 raw[16];
 	char		 key[32];
 	int		 ch, fd, in, out;
 
 	optind = 1;
-	while ((ch = getopt(argc, argv, "T:")) != -1) {
+	while ((ch = getopt_long(argc, argv, "e:T:", longopts, NULL)) != -1) {
 		switch (ch) {
+		case 'e':
+			endpoint = optarg;
+			break;
 		case 'T':
 			free(token);
 			if ((token = bridge_token_file(optarg)) == NULL)
@@ -583,7 +591,7 @@ mcpctl_connect(int argc, char **argv)
 			break;
 		default:
 			fprintf(stderr, "usage: mcpctl connect [-T token-file] "
-			    "[url]\n");
+			    "[--endpoint path] [url]\n");
 			return (2);
 		}
 	}
@@ -591,7 +599,7 @@ mcpctl_connect(int argc, char **argv)
 	argv += optind;
 	if (argc > 1) {
 		fprintf(stderr, "usage: mcpctl connect [-T token-file] "
-		    "[url]\n");
+		    "[--endpoint path] [url]\n");
 		return (2);
 	}
 	if (argc == 1)
@@ -604,6 +612,19 @@ mcpctl_connect(int argc, char **argv)
 		fprintf(stderr, "mcpctl connect: %s: expected ws://host[:port]"
 		    "/path (wss:// is not supported)\n", url);
 		return (2);
+	}
+	/* A virtual endpoint's WebSocket is <path>/ws at the same server. */
+	if (endpoint != NULL) {
+		if (endpoint[0] != '/' || strlen(endpoint) > 128 ||
+		    endpoint[strspn(endpoint, "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+		    "abcdefghijklmnopqrstuvwxyz0123456789-_.~/")] != '\0') {
+			fprintf(stderr, "mcpctl connect: --endpoint %s: "
+			    "expected a path such as /mcp/research\n",
+			    endpoint);
+			return (2);
+		}
+		snprintf(epath, sizeof epath, "%s/ws", endpoint);
+		path = epath;
 	}
 	if ((fd = bridge_dial(host, port)) < 0)
 		return (1);

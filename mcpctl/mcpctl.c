@@ -25,7 +25,7 @@ usage(int asked)
 {
 	fprintf(asked ? stdout : stderr,
 	    "usage: mcpctl [-hjV] [-s socket] command [argument]\n"
-	    "       mcpctl connect [-T token-file] [url]\n"
+	    "       mcpctl connect [-T token-file] [--endpoint path] [url]\n"
 	    "  -h         print this help and exit\n"
 	    "  -j         print the daemon's reply as JSON\n"
 	    "  -s socket  the control socket (default $MCPCTL_SOCKET, else\n"

@@ -36,18 +36,22 @@ print_sessions(json_t *reply)
 	size_t		 i;
 	char		 age[32], idle[32], client[128], version[64];
 	char		 subject[256];
-	int		 subjects = 0;
+	int		 subjects = 0, endpoints = 0;
 
 	a = json_object_get(reply, "sessions");
-	/* The OAuth subject's column only when a session has one. */
+	/* The OAuth subject's column only when a session has one, the
+	 * endpoint's when a session is not at /mcp. */
 	json_array_foreach(a, i, s) {
 		if (json_object_get(s, "subject") != NULL)
 			subjects = 1;
+		if (strcmp(json_str_or(s, "endpoint", "/mcp"), "/mcp") != 0)
+			endpoints = 1;
 	}
-	printf("%-22s %-24s %-12s %-10s %-9s %-16s %-7s %-7s %s%s\n",
+	printf("%-22s %-24s %-12s %-10s %-9s %-16s %-7s %-7s %s%s%s\n",
 	    "SESSION", "CLIENT", "VERSION", "PROTOCOL", "TRANSPORT", "PEER",
-	    "AGE", "IDLE", subjects ? "CALLS " : "CALLS",
-	    subjects ? "SUBJECT" : "");
+	    "AGE", "IDLE", subjects || endpoints ? "CALLS " : "CALLS",
+	    subjects ? (endpoints ? "SUBJECT " : "SUBJECT") : "",
+	    endpoints ? "ENDPOINT" : "");
 	json_array_foreach(a, i, s) {
 		fmt_duration(age, sizeof age, json_int_or(s, "age"));
 		fmt_duration(idle, sizeof idle, json_int_or(s, "idle"));
@@ -56,7 +60,8 @@ print_sessions(json_t *reply)
 		    "client_version", ""), 12);
 		clean(subject, sizeof subject, json_str_or(s, "subject", ""),
 		    64);
-		printf("%-22s %-24s %-12s %-10s %-9s %-16s %-7s %-7s %lld%s%s\n",
+		printf("%-22s %-24s %-12s %-10s %-9s %-16s %-7s %-7s "
+		    "%lld%s%s%s%s\n",
 		    json_str_or(s, "id", "?"), client[0] != '\0' ? client : "-",
 		    version[0] != '\0' ? version : "-",
 		    json_str_or(s, "protocol", "-")[0] != '\0' ?
@@ -64,7 +69,9 @@ print_sessions(json_t *reply)
 		    json_str_or(s, "transport", "?"),
 		    json_str_or(s, "peer", "-"), age, idle,
 		    json_int_or(s, "in_flight"), subjects ? " " : "",
-		    subjects ? (subject[0] != '\0' ? subject : "-") : "");
+		    subjects ? (subject[0] != '\0' ? subject : "-") : "",
+		    endpoints ? " " : "",
+		    endpoints ? json_str_or(s, "endpoint", "/mcp") : "");
 	}
 	printf("%zu session%s\n", json_array_size(a),
 	    json_array_size(a) == 1 ? "" : "s");

@@ -252,6 +252,23 @@ print_rates(json_t *list)
 	}
 }
 
+/* Print the virtual endpoints, a line each, with their sessions. */
+static void
+print_endpoints(json_t *list)
+{
+	json_t	*ep;
+	size_t	 i;
+
+	if (json_array_size(list) == 0)
+		return;
+	printf("\nendpoints (path, discovery, sessions):\n");
+	json_array_foreach(list, i, ep)
+		printf("  %s: %s, %lld session%s\n",
+		    json_str_or(ep, "path", "?"),
+		    json_str_or(ep, "discovery", "?"), json_int_or(ep,
+		    "sessions"), json_int_or(ep, "sessions") == 1 ? "" : "s");
+}
+
 /* Print the status reply: the gateway, then a table of upstreams. */
 void
 print_status(json_t *reply)
@@ -335,6 +352,7 @@ print_status(json_t *reply)
 	}
 	print_traffic(ups);
 	print_rates(json_object_get(reply, "rate_limits"));
+	print_endpoints(json_object_get(reply, "endpoints"));
 	print_llm(json_object_get(reply, "llm"));
 	print_issuers(json_object_get(reply, "issuers"));
 	cols = json_object_get(reply, "collisions");

@@ -352,10 +352,14 @@ access_log_request(const struct reqobs *o, int outcome, int code,
 	start = al_kind != AL_OFF ? al_prefix(line, sizeof line) : 0;
 	n = start + snprintf(line + start, sizeof line - (size_t)start,
 	    "peer=%s session=%s "
-	    "client=\"%s\" auth=%s%s transport=%s method=\"%s\" name=\"%s\" "
-	    "upstream=%s outcome=%s code=%s gateway_ms=%.3f total_ms=%.3f\n",
+	    "client=\"%s\" auth=%s%s transport=%s%s%s method=\"%s\" "
+	    "name=\"%s\" upstream=%s outcome=%s code=%s gateway_ms=%.3f "
+	    "total_ms=%.3f\n",
 	    o->log->peer, sess, client, s != NULL && s->client_name != NULL ?
 	    s->client_name : "-", subject, obs_transport_names[o->transport],
+	    /* A virtual endpoint's path (its characters need no quoting). */
+	    s != NULL && s->vep != NULL ? " endpoint=" : "",
+	    s != NULL && s->vep != NULL ? vendpoint_path(s->vep) : "",
 	    o->log->method, o->log->name, o->up != NULL ? o->up->sc->name :
 	    o->client_tool ? "(client)" : "(gateway)",
 	    obs_outcome_names[outcome], codes, (double)added_us / 1000.0,

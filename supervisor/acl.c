@@ -17,6 +17,10 @@
  * carry back, and an upstream that looks resources up by their listed
  * URI would not know a rewritten one; what is refused is what a reader
  * could resolve otherwise than its normal form says.
+ *
+ * A session of a virtual endpoint (vendpoint.c) sees only what both its
+ * endpoint selects and its client may see: the endpoint is checked
+ * first, the same way, so it can narrow a client's rights, never widen.
  */
 #include "config.h"
 
@@ -60,11 +64,14 @@ acl_match(char *const *patterns, const char *name)
 }
 
 int
-acl_allows(const struct session *s, const char *name)
+acl_allows(const struct session *s, enum catalog_kind kind, const char *name)
 {
 	const struct client_conf	*cl;
 	int				 unknown;
 
+	/* An endpoint narrows what the client's rules allow. */
+	if (s->vep != NULL && !vendpoint_selects(s->vep, kind, name))
+		return (0);
 	if ((cl = acl_client(s, &unknown)) == NULL)
 		return (!unknown);
 	if (cl->allow != NULL && !acl_match(cl->allow, name))
@@ -80,6 +87,9 @@ acl_allows_uri(const struct session *s, const char *uri, const char **why)
 	char				*norm;
 	int				 unknown, r;
 
+	if (s->vep != NULL && (r = vendpoint_selects_uri(s->vep, uri,
+	    why)) != 1)
+		return (r);
 	if ((cl = acl_client(s, &unknown)) == NULL)
 		return (!unknown);
 	if (cl->allow == NULL && cl->deny == NULL)
@@ -107,6 +117,8 @@ acl_filtered(const struct session *s)
 	const struct client_conf	*cl;
 	int				 unknown;
 
+	if (s->vep != NULL)
+		return (1);
 	if ((cl = acl_client(s, &unknown)) == NULL)
 		return (unknown);
 	return (cl->allow != NULL || cl->deny != NULL);

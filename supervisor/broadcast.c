@@ -53,6 +53,10 @@ struct bcast {
 	size_t			 nmsg;
 	char			*msg[BCAST_NMSG];	/* JSON-RPC text */
 	size_t			 len[BCAST_NMSG];
+	int			 bits[BCAST_NMSG];	/* BCAST_LIST: its
+							   lists' bits */
+	struct vendpoint_changes *epc;	/* BCAST_LIST: each endpoint's
+					   bits (vendpoint.c), or NULL */
 	struct stream_body	*body[BCAST_NMSG];	/* formatted, once */
 	TAILQ_ENTRY(bcast)	 entry;
 };
@@ -79,15 +83,17 @@ bcast_free(struct bcast *b)
 		if (b->body[i] != NULL)
 			stream_body_unref(b->body[i]);
 	}
+	vendpoint_changes_free(b->epc);
 	free(b);
 }
 
 /* Add a message to a broadcast. */
 static void
-bcast_add(struct bcast *b, const char *p, size_t n)
+bcast_add(struct bcast *b, const char *p, size_t n, int bits)
 {
 	if (b->nmsg == BCAST_NMSG)
 		fatalx("%s: too many messages", __func__);
+	b->bits[b->nmsg] = bits;
 	b->msg[b->nmsg] = xmalloc(n);
 	memcpy(b->msg[b->nmsg], p, n);
 	b->len[b->nmsg] = n;
@@ -119,13 +125,18 @@ bcast_apply(struct bcast *b, struct session *s)
 	struct stream	*st;
 	struct evbuffer	*msg;
 	size_t		 i;
+	int		 changed = 0;
 
 	if (b->kind == BCAST_LIST) {
+		/* A session of an endpoint hears of what it selects. */
+		if ((changed = vendpoint_changes_for(b->epc, s,
+		    b->changed)) == 0)
+			return;
 		/* A session with a view of its own is told by its view. */
 		if (s->view != NULL)
 			return;
 		if (s->modern) {
-			listen_list_changed(s, b->changed);
+			listen_list_changed(s, changed);
 			return;
 		}
 	} else if (s->modern || (s->loglevel >= 0 && b->level >= 0 &&
@@ -134,6 +145,8 @@ bcast_apply(struct bcast *b, struct session *s)
 	if (!s->initialized || (st = session_get_stream(s)) == NULL)
 		return;
 	for (i = 0; i < b->nmsg; i++) {
+		if (b->kind == BCAST_LIST && (b->bits[i] & changed) == 0)
+			continue;
 		if (st->kind == STREAM_GET || st->kind == STREAM_LEGACY) {
 			stream_send_body(st, bcast_body(b, i));
 			continue;
@@ -258,12 +271,14 @@ broadcast_list_changed(int changed)
 	b = xcalloc(1, sizeof *b);
 	b->kind = BCAST_LIST;
 	b->changed = changed;
+	b->epc = vendpoint_changes_take();
 	if (changed & (1 << CATALOG_TOOLS))
-		bcast_add(b, tools, sizeof tools - 1);
+		bcast_add(b, tools, sizeof tools - 1, 1 << CATALOG_TOOLS);
 	if (changed & ((1 << CATALOG_RESOURCES) | (1 << CATALOG_TEMPLATES)))
-		bcast_add(b, resources, sizeof resources - 1);
+		bcast_add(b, resources, sizeof resources - 1,
+		    (1 << CATALOG_RESOURCES) | (1 << CATALOG_TEMPLATES));
 	if (changed & (1 << CATALOG_PROMPTS))
-		bcast_add(b, prompts, sizeof prompts - 1);
+		bcast_add(b, prompts, sizeof prompts - 1, 1 << CATALOG_PROMPTS);
 	broadcast_issue(b);
 }
 
@@ -275,7 +290,7 @@ broadcast_log(const char *p, size_t n, int level)
 	b = xcalloc(1, sizeof *b);
 	b->kind = BCAST_LOG;
 	b->level = level;
-	bcast_add(b, p, n);
+	bcast_add(b, p, n, 0);
 	broadcast_issue(b);
 }
 

@@ -119,6 +119,7 @@ void
 catalog_init(void)
 {
 	pin_init();
+	tool_search_init();
 	global = catalog_new(0);
 }
 
@@ -127,6 +128,7 @@ catalog_free(void)
 {
 	catalog_unref(global);
 	global = NULL;
+	tool_search_free();
 	pin_free();
 }
 
@@ -301,23 +303,43 @@ catalog_build(json_t *const *parts)
 	return (c);
 }
 
+/* The next item at or after i that an endpoint lists (all: NULL). */
+static size_t
+diff_next(const struct catalog_list *l, enum catalog_kind kind, size_t i,
+    const struct vendpoint *v)
+{
+	while (v != NULL && i < l->n && !vendpoint_lists(v, kind,
+	    l->items[i].key))
+		i++;
+	return (i);
+}
+
 int
-catalog_diff(const struct catalog *a, const struct catalog *b)
+catalog_diff_by(const struct catalog *a, const struct catalog *b,
+    const struct vendpoint *v)
 {
 	const struct catalog_list	*la, *lb;
-	size_t				 i;
+	size_t				 i, j;
 	int				 k, changed = 0;
 
 	for (k = 0; k < CATALOG_NKINDS; k++) {
 		la = &a->lists[k];
 		lb = &b->lists[k];
-		if (la->n != lb->n) {
+		if (v == NULL && la->n != lb->n) {
 			changed |= 1 << k;
 			continue;
 		}
-		for (i = 0; i < la->n; i++) {
-			if (la->items[i].len != lb->items[i].len ||
-			    memcmp(la->items[i].text, lb->items[i].text,
+		/* The items listed, in order, one by one. */
+		for (i = j = 0;; i++, j++) {
+			i = diff_next(la, k, i, v);
+			j = diff_next(lb, k, j, v);
+			if (i == la->n || j == lb->n) {
+				if (i != la->n || j != lb->n)
+					changed |= 1 << k;
+				break;
+			}
+			if (la->items[i].len != lb->items[j].len ||
+			    memcmp(la->items[i].text, lb->items[j].text,
 			    la->items[i].len) != 0) {
 				changed |= 1 << k;
 				break;
@@ -325,6 +347,32 @@ catalog_diff(const struct catalog *a, const struct catalog *b)
 		}
 	}
 	return (changed);
+}
+
+int
+catalog_diff(const struct catalog *a, const struct catalog *b)
+{
+	return (catalog_diff_by(a, b, NULL));
+}
+
+int
+catalog_any_match(const struct catalog *c, enum catalog_kind kind,
+    int (*match)(enum catalog_kind, const char *key, const void *),
+    const void *arg)
+{
+	const struct catalog_list	*l;
+	size_t				 i;
+	int				 k;
+
+	for (k = kind; k == (int)kind || (kind == CATALOG_RESOURCES &&
+	    k == CATALOG_TEMPLATES); k++) {
+		l = &c->lists[k];
+		for (i = 0; i < l->n; i++) {
+			if (match((enum catalog_kind)k, l->items[i].key, arg))
+				return (1);
+		}
+	}
+	return (0);
 }
 
 /* Log the entries of a report that were not in the previous one. */
@@ -380,8 +428,10 @@ catalog_rebuild(void)
 	catalog_log_new(old->collisions, c->collisions, 0);
 	catalog_log_new(old->renamed, c->renamed, 1);
 	changed = catalog_diff(old, c);
+	vendpoint_catalog_changed(old, c, changed);
 	global = c;
 	catalog_unref(old);
+	tool_search_stale();
 	/* Views hold the shared upstreams' parts too. */
 	view_rebuild_all();
 	route_list_changed(NULL, changed);
@@ -486,7 +536,7 @@ page_allows(const struct session *s, enum catalog_kind kind, const char *key)
 
 	if (kind == CATALOG_RESOURCES)
 		return (acl_allows_uri(s, key, &why) == 1);
-	return (acl_allows(s, key));
+	return (acl_allows(s, kind, key));
 }
 
 /*
@@ -579,6 +629,21 @@ catalog_tool(const struct catalog *c, const char *name)
 	    name)) != NULL)
 		return (e);
 	return ((t = ctools_get(name)) != NULL ? &t->e : NULL);
+}
+
+const char *
+catalog_tool_at(const struct catalog *c, size_t i, const char **text,
+    size_t *len, const struct catalog_entry **e)
+{
+	const struct catalog_list	*l = &c->lists[CATALOG_TOOLS];
+
+	if (i >= l->n)
+		return (NULL);
+	*text = l->items[i].text;
+	*len = l->items[i].len;
+	*e = strmap_get(&((struct catalog *)c)->maps[CATALOG_TOOLS],
+	    l->items[i].key);
+	return (l->items[i].key);
 }
 
 struct catalog_entry *

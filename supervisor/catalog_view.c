@@ -246,8 +246,8 @@ view_update(struct session *s)
 	/* Without per-session upstreams a session sees the global catalog. */
 	s->view = TAILQ_EMPTY(&s->parts) ? NULL : view_get(s);
 	if (s->view != old) {
-		changed = catalog_diff(old != NULL ? old->cat :
-		    catalog_global(), view_catalog(s));
+		changed = catalog_diff_by(old != NULL ? old->cat :
+		    catalog_global(), view_catalog(s), s->vep);
 		if (s->listed)
 			route_list_changed(s, changed);
 	}

@@ -187,6 +187,7 @@ control_status(void)
 	json_object_set_new(o, "parked", json_integer(continuation_count()));
 	json_object_set_new(o, "issuers", idp_status_json());
 	json_object_set_new(o, "rate_limits", rate_status_json());
+	json_object_set_new(o, "endpoints", vendpoint_status_json());
 	if (metrics_bound[0] != '\0')
 		json_object_set_new(o, "metrics_listen",
 		    json_string(metrics_bound));
@@ -239,6 +240,7 @@ control_session_one(struct session *s, void *arg)
 	if (s->grant != NULL)
 		json_object_set_new(o, "subject",
 		    json_string(s->grant->subject));
+	json_object_set_new(o, "endpoint", json_string(vendpoint_path(s->vep)));
 	json_array_append_new(a, o);
 }
 

@@ -198,13 +198,15 @@ ctools_compact(void)
 static void
 ctools_changed_one(struct session *s, void *arg)
 {
-	if (s != arg)
+	if (s != arg && vendpoint_ctools_told(s))
 		route_list_changed(s, 1 << CATALOG_TOOLS);
 }
 
 static void
 ctools_changed(struct session *except)
 {
+	/* A virtual endpoint's sessions: if what it selects changed. */
+	vendpoint_ctools_changed();
 	session_foreach(ctools_changed_one, except);
 }
 

@@ -244,7 +244,7 @@ mcp_http_session(struct http_conn *c, struct http_request *req)
 	}
 	/* A legacy or WebSocket session is reached only its own way. */
 	if ((s = session_find(h->value, h->valuelen)) == NULL ||
-	    s->only != NULL || s->modern ||
+	    s->only != NULL || s->modern || s->vep != req->vep ||
 	    !mcp_http_same_credential(c, req, s)) {
 		mcp_http_error(c, 404, JRPC_INVALID_REQUEST,
 		    "Session not found", NULL);
@@ -280,6 +280,7 @@ mcp_http_initialize(struct http_conn *c, struct http_request *req,
 	}
 	session_identity(s, req->credential, req->client);
 	session_grant(s, req->grant);
+	vendpoint_bind(s, req->vep);
 	if ((result = route_initialize(s, m, &code, err, sizeof err)) == NULL) {
 		session_free(s, "bad initialize");
 		obs_initialize(NULL, http_conn_peer(c), OBS_T_HTTP, m, t0,
@@ -553,7 +554,7 @@ mcp_http_legacy_sse(struct http_conn *c, struct http_request *req)
 {
 	struct session	*s;
 	struct evbuffer	*buf;
-	char		 data[128];
+	char		 data[512];
 
 	if ((s = session_new(http_conn_peer(c))) == NULL) {
 		mcp_http_error(c, 503, MCP_OVERLOADED, session_refusal(),
@@ -562,12 +563,13 @@ mcp_http_legacy_sse(struct http_conn *c, struct http_request *req)
 	}
 	session_identity(s, req->credential, req->client);
 	session_grant(s, req->grant);
+	vendpoint_bind(s, req->vep);
 	snprintf(s->version, sizeof s->version, "2024-11-05");
 	s->legacy = 1;
 	s->transport = OBS_T_SSE;
 	stream_new(s, STREAM_LEGACY, c);
-	snprintf(data, sizeof data, "%s?sessionId=%s", LEGACY_POST_PATH,
-	    s->sid);
+	snprintf(data, sizeof data, "%s?sessionId=%s",
+	    vendpoint_messages_path(req->vep), s->sid);
 	buf = evbuffer_new();
 	sse_add_event(buf, NULL, "endpoint", data, strlen(data));
 	http_stream_write(c, buf);
@@ -587,7 +589,8 @@ mcp_http_legacy_post(struct http_conn *c, struct http_request *req)
 
 	if ((id = mcp_http_query(req->query, "sessionId", &idlen)) != NULL)
 		s = session_find(id, idlen);
-	if (s != NULL && !mcp_http_same_credential(c, req, s))
+	if (s != NULL && (s->vep != req->vep ||
+	    !mcp_http_same_credential(c, req, s)))
 		s = NULL;
 	if (s == NULL || (st = s->only) == NULL || st->kind != STREAM_LEGACY) {
 		mcp_http_error(c, 404, JRPC_INVALID_REQUEST,
@@ -799,6 +802,44 @@ mcp_http_check_access(struct http_conn *c, struct http_request *req,
 	}
 }
 
+/* Where an MCP request goes: by its path, and which endpoint's. */
+enum mcp_where {
+	MW_NONE,
+	MW_STREAMABLE,
+	MW_SSE,
+	MW_MESSAGES,
+	MW_WS
+};
+
+/* Decide where a request goes; sets req->vep (NULL for /mcp's). */
+static enum mcp_where
+mcp_http_where(struct http_request *req)
+{
+	enum vendpoint_transport	t;
+
+	req->vep = NULL;
+	if (strcmp(req->path, MCP_PATH) == 0)
+		return (MW_STREAMABLE);
+	if (strcmp(req->path, LEGACY_SSE_PATH) == 0)
+		return (MW_SSE);
+	if (strcmp(req->path, LEGACY_POST_PATH) == 0)
+		return (MW_MESSAGES);
+	if (mcp_ws_path(req))
+		return (MW_WS);
+	if ((req->vep = vendpoint_route(req->path, &t)) == NULL)
+		return (MW_NONE);
+	switch (t) {
+	case VEP_SSE:
+		return (MW_SSE);
+	case VEP_MESSAGES:
+		return (MW_MESSAGES);
+	case VEP_WS:
+		return (MW_WS);
+	default:
+		return (MW_STREAMABLE);
+	}
+}
+
 /*
  * Check a request's head before its body is read: the path, Host and
  * Origin, and the bearer token (recorded in req->credential).  -1 when
@@ -812,9 +853,7 @@ mcp_http_check(struct http_conn *c, struct http_request *req)
 
 	if (oauth_metadata_path(req))
 		return (mcp_http_check_access(c, req, listen_loopback, 0));
-	if (strcmp(req->path, MCP_PATH) != 0 &&
-	    strcmp(req->path, LEGACY_SSE_PATH) != 0 &&
-	    strcmp(req->path, LEGACY_POST_PATH) != 0 && !mcp_ws_path(req)) {
+	if (mcp_http_where(req) == MW_NONE) {
 		http_reply(c, 404, "text/plain; charset=utf-8", NULL,
 		    not_found, strlen(not_found));
 		return (-1);
@@ -826,21 +865,22 @@ mcp_http_check(struct http_conn *c, struct http_request *req)
 static void
 mcp_http_handle(struct http_conn *c, struct http_request *req)
 {
-	int	legacy_get, legacy_post;
+	enum mcp_where	w;
 
-	legacy_get = strcmp(req->path, LEGACY_SSE_PATH) == 0;
-	legacy_post = strcmp(req->path, LEGACY_POST_PATH) == 0;
-	if (oauth_metadata_path(req))
+	if (oauth_metadata_path(req)) {
 		oauth_metadata_serve(c, req);
-	else if (mcp_ws_path(req))
+		return;
+	}
+	w = mcp_http_where(req);
+	if (w == MW_WS)
 		mcp_ws_upgrade(c, req);
-	else if (legacy_get && strcmp(req->method, "GET") == 0)
+	else if (w == MW_SSE && strcmp(req->method, "GET") == 0)
 		mcp_http_legacy_sse(c, req);
-	else if (legacy_post && strcmp(req->method, "POST") == 0)
+	else if (w == MW_MESSAGES && strcmp(req->method, "POST") == 0)
 		mcp_http_legacy_post(c, req);
-	else if (legacy_get || legacy_post)
+	else if (w == MW_SSE || w == MW_MESSAGES)
 		mcp_http_error(c, 405, JRPC_INVALID_REQUEST,
-		    "Method Not Allowed", legacy_get ? "Allow: GET\r\n" :
+		    "Method Not Allowed", w == MW_SSE ? "Allow: GET\r\n" :
 		    "Allow: POST\r\n");
 	else if (strcmp(req->method, "POST") == 0)
 		mcp_http_post(c, req);

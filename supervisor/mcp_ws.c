@@ -470,6 +470,7 @@ mcp_ws_upgrade(struct http_conn *c, struct http_request *req)
 	}
 	session_identity(s, req->credential, req->client);
 	session_grant(s, req->grant);
+	vendpoint_bind(s, req->vep);
 	s->transport = OBS_T_WS;
 	ws = xcalloc(1, sizeof *ws);
 	ws->c = c;

@@ -512,6 +512,7 @@ metrics_write(struct evbuffer *b)
 		    obs_transport_names[i], NULL);
 		prom_sample_u64(b, M("sessions"), labels, w.sessions[i]);
 	}
+	vendpoint_metrics(b);
 	prom_header(b, M("connections"), "gauge", "Client connections open.");
 	prom_sample_u64(b, M("connections"), "", http_conn_count());
 	prom_header(b, M("sse_streams"), "gauge", "Event streams with a "

@@ -890,7 +890,8 @@ oauth_configure(const struct conf *c)
 		return;
 	for (i = 0; oc->audiences != NULL && oc->audiences[i] != NULL; i++)
 		extra++;
-	audiences = xcalloc(5 + extra + 1, sizeof *audiences);
+	audiences = xcalloc(5 + extra + 4 * c->nendpoints + 1,
+	    sizeof *audiences);
 	/* The resource itself first: what pick_audience falls back on. */
 	audiences[n++] = xstrdup(oc->resource);
 	for (i = 0; i < sizeof paths / sizeof paths[0]; i++)
@@ -899,6 +900,18 @@ oauth_configure(const struct conf *c)
 		xasprintf(&audiences[n++], "%s%s", oc->resource, c->ws_path);
 	for (i = 0; i < extra; i++)
 		audiences[n++] = xstrdup(oc->audiences[i]);
+	/* Each virtual endpoint's paths (vendpoint.c). */
+	for (i = 0; i < c->nendpoints; i++) {
+		xasprintf(&audiences[n++], "%s%s", oc->resource,
+		    c->endpoints[i].path);
+		xasprintf(&audiences[n++], "%s%s/sse", oc->resource,
+		    c->endpoints[i].path);
+		xasprintf(&audiences[n++], "%s%s/messages", oc->resource,
+		    c->endpoints[i].path);
+		if (c->ws_path[0] != '\0')
+			xasprintf(&audiences[n++], "%s%s/ws", oc->resource,
+			    c->endpoints[i].path);
+	}
 }
 
 void

@@ -38,10 +38,15 @@ resource_split(const char *resource, size_t *originlen, const char **path)
 static const char *
 endpoint_of(const char *path)
 {
+	enum vendpoint_transport	t;
+
 	if (strcmp(path, "/mcp") == 0 || strcmp(path, "/sse") == 0 ||
 	    strcmp(path, "/messages") == 0)
 		return (path);
 	if (conf->ws_path[0] != '\0' && strcmp(path, conf->ws_path) == 0)
+		return (path);
+	/* A virtual endpoint's paths are resources of their own. */
+	if (vendpoint_route(path, &t) != NULL)
 		return (path);
 	return (NULL);
 }
@@ -284,7 +289,8 @@ oauth_post_refusal(struct session *s, const struct jrpc *m)
 		if (acl_allows_uri(s, v, &why) == 1 &&
 		    (up = catalog_resource(view_catalog(s), v)) == NULL)
 			up = catalog_resource(catalog_global(), v);
-	} else if (acl_allows(s, v)) {
+	} else if (acl_allows(s, m->method_id == MCPM_TOOLS_CALL ?
+	    CATALOG_TOOLS : CATALOG_PROMPTS, v)) {
 		e = m->method_id == MCPM_TOOLS_CALL ?
 		    catalog_tool(view_catalog(s), v) :
 		    catalog_prompt(view_catalog(s), v);

@@ -211,6 +211,7 @@ reload(void)
 	http_configure();
 	proxy_configure();
 	rate_configure();
+	tool_search_configure();
 	conf_free(old);
 	reload_summary(report);
 	notify_ready();

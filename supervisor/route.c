@@ -223,7 +223,7 @@ route_held(struct req *r, const char *name)
 {
 	char	why[512];
 
-	if (!acl_allows(r->session, name) ||
+	if (!acl_allows(r->session, CATALOG_TOOLS, name) ||
 	    !pin_held_error(name, why, sizeof why))
 		return (0);
 	route_reject(r, JRPC_INVALID_PARAMS, "%s", why);
@@ -262,7 +262,7 @@ route_named(struct req *r, enum catalog_kind kind, const char *const *path)
 		e = NULL;
 	}
 	/* What the client may not use is unknown to it. */
-	if (e == NULL || !acl_allows(s, buf)) {
+	if (e == NULL || !acl_allows(s, kind, buf)) {
 		if (e == NULL && kind == CATALOG_TOOLS &&
 		    route_held(r, buf)) {
 			free(buf);
@@ -343,6 +343,17 @@ route_get_uri(struct req *r, const char *const *path, struct upstream **up)
 		return (NULL);
 	}
 	return (u);
+}
+
+void
+route_tool_call(struct req *r, const struct jrpc *m)
+{
+	static const char *const name[] = { "name", NULL };
+	const struct jrpc	*outer = r->m;
+
+	r->m = m;
+	route_named(r, CATALOG_TOOLS, name);
+	r->m = outer;
 }
 
 /* Route a request naming a resource URI. */
@@ -441,6 +452,8 @@ route_run(struct session *s, struct stream *st, const struct jrpc *m,
 void
 route_request(struct session *s, struct stream *st, const struct jrpc *m)
 {
+	if (s->vep != NULL)
+		vendpoint_request(s->vep);
 	route_run(s, st, m, NULL);
 }
 
@@ -469,7 +482,8 @@ route_dispatch(struct req *r)
 		return;
 	switch (method) {
 	case MCPM_TOOLS_CALL:
-		route_named(r, CATALOG_TOOLS, name);
+		if (!tool_search_call(r))
+			route_named(r, CATALOG_TOOLS, name);
 		break;
 	case MCPM_TOOLS_REGISTER:
 		ctools_register(r);
@@ -478,7 +492,8 @@ route_dispatch(struct req *r)
 		ctools_unregister(r);
 		break;
 	case MCPM_TOOLS_LIST:
-		route_list(r, CATALOG_TOOLS);
+		if (!tool_search_list(r))
+			route_list(r, CATALOG_TOOLS);
 		break;
 	case MCPM_DISCOVER:
 		modern_discover(r);

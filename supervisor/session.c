@@ -92,7 +92,8 @@ session_configure(void)
 		period = 1;
 	tv.tv_sec = period;
 	tv.tv_usec = 0;
-	evtimer_add(sweep_timer, &tv);
+	evtimer_add(sweep_timer, &tv);	/* Sessions are bound to endpoints: keep them in step. */
+	vendpoint_configure();
 }
 
 /* Decode hex digits into a 64-bit key; -1 if not hex. */
@@ -204,6 +205,7 @@ session_free(struct session *s, const char *why)
 		session_principal(s, principal, sizeof principal);
 		strmap_del(&modern_by_principal, principal);
 	}
+	vendpoint_unbind(s);
 	broadcast_session_gone(s);
 	if (sweep_cursor == s)
 		sweep_cursor = TAILQ_NEXT(s, entry);
@@ -227,6 +229,7 @@ session_free_all(void)
 	while ((s = TAILQ_FIRST(&sessions)) != NULL)
 		session_free(s, "shutdown");
 	broadcast_free_all();
+	vendpoint_free_all();
 	if (sweep_timer != NULL) {
 		event_free(sweep_timer);
 		sweep_timer = NULL;
@@ -283,6 +286,10 @@ session_principal(const struct session *s, char *buf, size_t len)
 {
 	snprintf(buf, len, "%016llx/%s", (unsigned long long)s->credential,
 	    s->client_name != NULL ? s->client_name : "");
+	/* Each endpoint's requests are a principal of their own. */
+	if (s->vep != NULL)
+		snprintf(buf + strlen(buf), len - strlen(buf), "@%016llx",
+		    (unsigned long long)vendpoint_hash(s->vep));
 }
 
 /*
@@ -296,7 +303,8 @@ session_principal(const struct session *s, char *buf, size_t len)
  * listens are), and expires like any idle session.
  */
 struct session *
-session_modern(uint64_t credential, const char *client, const char *peer)
+session_modern(uint64_t credential, const char *client, struct vendpoint *vep,
+    const char *peer)
 {
 	struct session	*s;
 	char		 principal[128];
@@ -304,11 +312,16 @@ session_modern(uint64_t credential, const char *client, const char *peer)
 
 	snprintf(principal, sizeof principal, "%016llx/%s",
 	    (unsigned long long)credential, client != NULL ? client : "");
+	if (vep != NULL)
+		snprintf(principal + strlen(principal), sizeof principal -
+		    strlen(principal), "@%016llx",
+		    (unsigned long long)vendpoint_hash(vep));
 	if ((s = strmap_get(&modern_by_principal, principal)) != NULL)
 		return (s);
 	if ((s = session_new(peer)) == NULL)
 		return (NULL);
 	session_identity(s, credential, client);
+	vendpoint_bind(s, vep);
 	s->modern = 1;
 	snprintf(s->version, sizeof s->version, "2026-07-28");
 	s->client_caps = json_pack("{s:{s:{}}, s:{s:{}, s:{}}, s:{}}",

@@ -50,11 +50,22 @@ struct stream_event;
 struct up_ask;
 struct up_request;
 struct upstream;
+struct vendpoint;
+struct vendpoint_changes;
 struct view;
 struct view_part;
 struct view_wait;
 
 /* Types that sections before their own hold by value. */
+/* The catalog's lists (catalog.c); acl.c names them too. */
+enum catalog_kind {
+	CATALOG_TOOLS = 0,
+	CATALOG_RESOURCES,
+	CATALOG_TEMPLATES,
+	CATALOG_PROMPTS,
+	CATALOG_NKINDS
+};
+
 enum obs_outcome {
 	OBS_OK = 0,		/* a result */
 	OBS_ERROR,		/* an error from the upstream, or it failed
@@ -98,7 +109,8 @@ void		 access_log_http(const char *peer, const char *method,
 
 /* acl.c: what a session's client may do. */
 /* May the session see and use this tool or prompt name, or template? */
-int		 acl_allows(const struct session *, const char *name);
+int		 acl_allows(const struct session *, enum catalog_kind,
+		    const char *name);
 /*
  * May it use this resource URI?  1 if so, 0 if not; -1 with why if its
  * client has patterns and the URI cannot be checked (common/uri.h).
@@ -184,14 +196,6 @@ void		 broadcast_session_gone(struct session *);
 void		 broadcast_free_all(void);
 
 /* catalog.c: the merged tools, resources, templates and prompts. */
-enum catalog_kind {
-	CATALOG_TOOLS = 0,
-	CATALOG_RESOURCES,
-	CATALOG_TEMPLATES,
-	CATALOG_PROMPTS,
-	CATALOG_NKINDS
-};
-
 /* What an exposed name or URI routes to. */
 struct catalog_entry {
 	struct upstream	*up;		/* an upstream's, or NULL */
@@ -214,6 +218,14 @@ void		 catalog_unref(struct catalog *);
 struct catalog	*catalog_global(void);
 /* Which lists differ: bit (1 << kind) for each. */
 int		 catalog_diff(const struct catalog *, const struct catalog *);
+/* The same for what an endpoint lists (NULL: everything). */
+int		 catalog_diff_by(const struct catalog *, const struct catalog *,
+		    const struct vendpoint *);
+/* Does match(kind, key, arg) hold for an item of a kind (resources:
+ * templates too)? */
+int		 catalog_any_match(const struct catalog *, enum catalog_kind,
+		    int (*match)(enum catalog_kind, const char *key,
+		    const void *), const void *arg);
 /*
  * Append a list result: the page from cursor (the decoded text of the
  * request's cursor, or NULL) of what the session may see (every item for
@@ -225,6 +237,11 @@ int		 catalog_page(const struct catalog *, enum catalog_kind,
 		    struct evbuffer *out);
 struct catalog_entry *catalog_tool(const struct catalog *, const char *);
 struct catalog_entry *catalog_prompt(const struct catalog *, const char *);
+/* Tool i of the catalog's own list (not the clients'): its exposed name,
+ * listed text and entry (borrowed); NULL past the end. */
+const char	*catalog_tool_at(const struct catalog *, size_t i,
+		    const char **text, size_t *len,
+		    const struct catalog_entry **);
 /* The upstream serving a resource URI (listed, or by template). */
 struct upstream	*catalog_resource(const struct catalog *, const char *);
 /* Of the global catalog: names taken twice, and names mapped. */
@@ -401,6 +418,8 @@ struct http_request {
 					   NULL */
 	uint64_t	 oauth_wait;	/* its token waits (oauth_wait), or 0 */
 	int		 oauth_retry;	/* it waited once */
+	struct vendpoint *vep;		/* the endpoint its path names, or
+					   NULL (/mcp); mcp_http.c sets it */
 };
 
 /*
@@ -1171,6 +1190,9 @@ void		 route_reject_data(struct req *, int code, const char *data,
 /* Read a request's URI parameter; answers the error itself. */
 char		*route_get_uri(struct req *, const char *const *path,
 		    struct upstream **);
+/* Route r as the tools/call m (call_tool: m names the tool; r's stream,
+ * record and session stay). */
+void		 route_tool_call(struct req *, const struct jrpc *m);
 
 /* route_answer.c: frames from workers about requests: the answers. */
 /* Frames from a worker that concern requests. */
@@ -1451,6 +1473,7 @@ struct session {
 	unsigned int		 nstreams;
 	uint32_t		 next_stream;
 	uint64_t		 bcast_no;	/* the last broadcast it had */
+	struct vendpoint	*vep;		/* its endpoint, or NULL: /mcp */
 	TAILQ_ENTRY(session)	 entry;
 };
 
@@ -1468,12 +1491,14 @@ void		 session_free_all(void);
 struct session	*session_find(const char *id, size_t len);
 /*
  * The session that holds the 2026-07-28 requests of a principal (a
- * credential and the client it names): found or made, for a peer (the
- * address that made it); NULL if refused (session_refusal says why).
+ * credential and the client it names, at an endpoint or NULL for /mcp):
+ * found or made, for a peer (the address that made it); NULL if refused
+ * (session_refusal says why).
  */
 struct session	*session_modern(uint64_t credential, const char *client,
-		    const char *peer);
-/* The principal of a session, as text ("<credential hex>/<client>"). */
+		    struct vendpoint *, const char *peer);
+/* The principal of a session, as text ("<credential hex>/<client>",
+ * and "@<hash of its endpoint's path>" at an endpoint). */
 void		 session_principal(const struct session *, char *, size_t);
 struct session	*session_by_no(uint32_t);
 void		 session_touch(struct session *);
@@ -1600,6 +1625,18 @@ size_t		 stream_held_bytes(void);
 /* supervisord.c: main (t/unit/sup_harness.c has its own fill_random). */
 void		 fill_random(void *, size_t);
 
+/* tool_search.c: discovery = "search": search_tools and call_tool. */
+void		 tool_search_init(void);
+void		 tool_search_free(void);
+/* The global catalog changed: the index follows at the next search. */
+void		 tool_search_stale(void);
+/* A reload: what clients may see, and the discovery mode, changed. */
+void		 tool_search_configure(void);
+/* Answer tools/list or a call of search_tools or call_tool under
+ * discovery = "search": 1 if done, 0 if the request is another's. */
+int		 tool_search_list(struct req *);
+int		 tool_search_call(struct req *);
+
 /* upstream.c: one worker process and what the supervisor knows of it. */
 /* Seconds beyond an upstream's init_timeout that the supervisor waits for
  * a worker (or a session's instance) to be ready: the worker's own timer,
@@ -1676,5 +1713,63 @@ void		 upstream_session_open(struct upstream *, struct session *);
 int		 upstream_has_capability(const struct upstream *, const char *);
 /* Explain why an upstream cannot take a request (for error messages). */
 void		 upstream_unavailable(const struct upstream *, char *, size_t);
+
+/*
+ * vendpoint.c: virtual endpoints, each serving the part of the catalog
+ * its patterns select (endpoints = ( ... )).
+ */
+enum vendpoint_transport {
+	VEP_STREAMABLE,		/* <path> */
+	VEP_SSE,		/* <path>/sse */
+	VEP_MESSAGES,		/* <path>/messages */
+	VEP_WS			/* <path>/ws */
+};
+
+/* Match the endpoints to the running configuration (start and reload):
+ * keep, change (sessions told), add, remove (sessions ended). */
+void		 vendpoint_configure(void);
+void		 vendpoint_free_all(void);
+/* The endpoint a request's path names, and by which transport; NULL. */
+struct vendpoint *vendpoint_route(const char *path,
+		    enum vendpoint_transport *);
+/* Its path ("/mcp" for NULL), its legacy POST path, its path's hash. */
+const char	*vendpoint_path(const struct vendpoint *);
+const char	*vendpoint_messages_path(const struct vendpoint *);
+uint64_t	 vendpoint_hash(const struct vendpoint *);
+/* Its entry of the running configuration (patterns, discovery). */
+const struct endpoint_conf *vendpoint_conf(const struct vendpoint *);
+/* Does an endpoint select an exposed name, or a template by its text? */
+int		 vendpoint_selects(const struct vendpoint *, enum catalog_kind,
+		    const char *key);
+/* A resource URI: 1 selected, 0 not, -1 not checkable (*why). */
+int		 vendpoint_selects_uri(const struct vendpoint *, const char *,
+		    const char **why);
+/* How it offers its tools (discovery = ...). */
+enum discovery	 vendpoint_discovery(const struct vendpoint *);
+/* Does it list an item of a list (a resource by its URI)? */
+int		 vendpoint_lists(const struct vendpoint *, enum catalog_kind,
+		    const char *key);
+/* Bind a session to its endpoint (NULL: /mcp), and undo it. */
+void		 vendpoint_bind(struct session *, struct vendpoint *);
+void		 vendpoint_unbind(struct session *);
+/* The global catalog changed (changed: its lists' bits): each
+ * endpoint's own bits, for vendpoint_changes_take. */
+void		 vendpoint_catalog_changed(const struct catalog *old,
+		    const struct catalog *, int changed);
+/* Each endpoint's bits of the last change, for a broadcast (owned). */
+struct vendpoint_changes *vendpoint_changes_take(void);
+/* A session's bits of a change whose global bits are global. */
+int		 vendpoint_changes_for(const struct vendpoint_changes *,
+		    const struct session *, int global);
+void		 vendpoint_changes_free(struct vendpoint_changes *);
+/* mcpctl status: the endpoints, their sessions. */
+json_t		*vendpoint_status_json(void);
+/* The client tools changed: which endpoints' selection did; is a
+ * session to be told (always at /mcp)? */
+void		 vendpoint_ctools_changed(void);
+int		 vendpoint_ctools_told(const struct session *);
+/* Count a request routed at an endpoint; its metrics, when scraped. */
+void		 vendpoint_request(struct vendpoint *);
+void		 vendpoint_metrics(struct evbuffer *);
 
 #endif

@@ -7,7 +7,7 @@
 #	t/fuzz/run.sh -s [-b builddir] [target ...]
 #
 # Targets are frame, jsonrpc, meta, http, sse, config, proxy, mcp_http, llm,
-# uri, jose, idp and oauthc (default: all; t/fuzz/README says what each covers).  Each runs for $FUZZ_SECONDS
+# uri, jose, idp, oauthc and search (default: all; t/fuzz/README says what each covers).  Each runs for $FUZZ_SECONDS
 # seconds (default 10) on a copy of its seed corpus in a temporary
 # directory, with its dictionary if there is one.  The common sources are
 # compiled here with the same instrumentation, not taken from libcommon.a;
@@ -46,7 +46,7 @@ while getopts sb: opt; do
 	esac
 done
 shift $((OPTIND - 1))
-targets=${*:-frame jsonrpc meta http sse config proxy mcp_http llm uri jose idp oauthc}
+targets=${*:-frame jsonrpc meta http sse config proxy mcp_http llm uri jose idp oauthc search}
 
 if [ -z "$builddir" ]; then
 	for d in "$top/build" "$top"; do
@@ -78,7 +78,7 @@ else
 fi
 
 # libcrypto for common/ws_accept.c, compiled with the rest.
-libs="-levent -ljansson -lconfig -lcrypto"
+libs="-levent -ljansson -lconfig -lcrypto -lm"
 LSAN_OPTIONS="suppressions=$here/lsan.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
 export LSAN_OPTIONS
 if [ "$standalone" = 1 ]; then

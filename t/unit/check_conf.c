@@ -801,6 +801,7 @@ static const char *const print_cases[] = {
 	OAUTH_MIN,
 	OAUTH_FULL,
 	"state_dir = \"/var/lib/x y\";\npinning = \"warn\";\n"
+	"discovery = \"search\";\n"
 	"servers = ( { name = \"a\"; command = [ \"x\" ]; pinning = \"off\";"
 	" tools = ( { tool = \"t \\\"1\\\"\"; name = \"t1\"; title = \"T\";"
 	" description = \"line\\nbreak\"; annotations = { readOnlyHint ="
@@ -820,6 +821,10 @@ START_TEST(test_catalog_settings)
 	ck_assert_int_eq(conf->state_dir_line, 0);
 	ck_assert_int_eq(conf->pinning, PINNING_ENFORCE);
 	ck_assert_int_eq(conf->servers[0].pinning, PINNING_ENFORCE);
+	ck_assert_int_eq(conf->discovery, DISCOVERY_LIST);
+	conf_free(conf);
+	conf = parse_ok("discovery = \"search\";\n");
+	ck_assert_int_eq(conf->discovery, DISCOVERY_SEARCH);
 	conf_free(conf);
 	/* An upstream's pinning, else the global one wherever it is. */
 	conf = parse_ok("servers = ( { name = \"a\"; command = [ \"x\" ]; },"
@@ -842,6 +847,8 @@ START_TEST(test_catalog_settings)
 
 	parse_err("pinning = \"strict\";\n", "t.conf:1: unknown pinning "
 	    "\"strict\" (enforce, warn or off)");
+	parse_err("discovery = \"find\";\n", "t.conf:1: unknown discovery "
+	    "\"find\" (list or search)");
 	parse_err("state_dir = \"var/lib\";\n", "t.conf:1: state_dir must be "
 	    "an absolute path");
 	parse_err("servers = ( { name = \"a\"; command = [ \"x\" ];\n"

@@ -266,6 +266,47 @@ START_TEST(test_metadata)
 }
 END_TEST
 
+/* A virtual endpoint is a protected resource of its own: its metadata,
+ * its challenge, tokens for it as audience. */
+START_TEST(test_endpoint_resource)
+{
+	struct sup_resp	*r;
+	const char	*h;
+	char		*c, *t, headers[4096];
+
+	json_decref(sup_reload(SUP_BASE "auth_tokens = [ \"" TOKEN_STATIC
+	    "\" ];\nendpoints = ( { path = \"/mcp/research\"; tools = [ "
+	    "\"a__*\" ]; } );\n" CONF_OAUTH CONF_SERVER));
+	r = sup_http("GET", "/.well-known/oauth-protected-resource/mcp/"
+	    "research", NULL, NULL);
+	ck_assert_int_eq(r->status, 200);
+	ck_assert_jstr(sup_json(r), "resource", RES "/mcp/research");
+	r = sup_http("GET", "/.well-known/oauth-protected-resource/mcp/"
+	    "research/sse", NULL, NULL);
+	ck_assert_jstr(sup_json(r), "resource", RES "/mcp/research/sse");
+	r = sup_http("GET", "/.well-known/oauth-protected-resource/mcp/"
+	    "other", NULL, NULL);
+	ck_assert_int_eq(r->status, 404);
+	r = sup_http("POST", "/mcp/research", "Content-Type: "
+	    "application/json\r\n", init_body);
+	ck_assert_int_eq(r->status, 401);
+	h = sup_header(r, "WWW-Authenticate");
+	ck_assert_msg(strstr(h, "resource_metadata=\"" RES
+	    "/.well-known/oauth-protected-resource/mcp/research\"") != NULL,
+	    "%s", h);
+	/* A token whose audience is the endpoint. */
+	c = claims("alice", "mcp", RES "/mcp/research", 300);
+	t = token_with(k1, "k1", c);
+	snprintf(headers, sizeof headers, "Authorization: Bearer %s\r\n"
+	    "Content-Type: application/json\r\n"
+	    "Accept: application/json, text/event-stream\r\n", t);
+	ck_assert_int_eq(sup_http("POST", "/mcp/research", headers,
+	    init_body)->status, 200);
+	free(c);
+	free(t);
+}
+END_TEST
+
 /* Without oauth, no metadata and the old challenge. */
 START_TEST(test_plain)
 {
@@ -840,6 +881,7 @@ oauth_suite(void)
 	tcase_add_checked_fixture(tc, setup_oauth, teardown);
 	tcase_add_test(tc, test_challenge);
 	tcase_add_test(tc, test_metadata);
+	tcase_add_test(tc, test_endpoint_resource);
 	tcase_add_test(tc, test_jwt_session);
 	tcase_add_test(tc, test_ws_legacy);
 	tcase_add_test(tc, test_attacks);

@@ -74,10 +74,64 @@ MUTANTS = [
      "a removed client may not register",
      "\t\treturn (!unknown);\n\treturn (cl->may_register);",
      "\t\treturn (1);\n\treturn (cl->may_register);"),
+    # acl.c and vendpoint.c: virtual endpoints (check_vendpoint)
+    ("vep-names", "acl.c", "acl_allows",
+     "an endpoint selects tools and prompts by its patterns",
+     "\tif (s->vep != NULL && !vendpoint_selects(s->vep, kind, name))\n"
+     "\t\treturn (0);\n", ""),
+    ("vep-uris", "acl.c", "acl_allows_uri",
+     "an endpoint selects resources by URI",
+     "\tif (s->vep != NULL && (r = vendpoint_selects_uri(s->vep, uri,\n"
+     "\t    why)) != 1)\n\t\treturn (r);\n", ""),
+    ("vep-filtered", "acl.c", "acl_filtered",
+     "an endpoint's lists are cut at all",
+     "\tif (s->vep != NULL)\n\t\treturn (1);\n", ""),
+    ("vep-exclude", "vendpoint.c", "vep_match",
+     "a \"!\" pattern excludes",
+     "\t\t\tif (fnmatch(rules[i] + 1, exc, 0) == 0)\n\t\t\t\treturn (0);",
+     "\t\t\tif (0)\n\t\t\t\treturn (0);"),
+    ("vep-none", "vendpoint.c", "vep_match",
+     "a kind left out selects nothing",
+     "\tif (rules == NULL)\n\t\treturn (0);", "\tif (rules == NULL)\n\t\treturn (1);"),
+    ("vep-uri-decoded", "vendpoint.c", "vendpoint_selects_uri",
+     "exclusions see the URI decoded",
+     "\t\tr = vep_match(v->ec->resources, norm, dec) &&",
+     "\t\tr = vep_match(v->ec->resources, norm, norm) &&"),
+    ("vep-bound-mcp", "mcp_http.c", "mcp_http_session",
+     "a session is known only at its endpoint (Streamable HTTP)",
+     "\t    s->only != NULL || s->modern || s->vep != req->vep ||",
+     "\t    s->only != NULL || s->modern ||"),
+    ("vep-bound-legacy", "mcp_http.c", "mcp_http_legacy_post",
+     "a session is known only at its endpoint (legacy POST)",
+     "\tif (s != NULL && (s->vep != req->vep ||\n",
+     "\tif (s != NULL && (0 ||\n"),
+    ("vep-principal", "session.c", "session_modern",
+     "an endpoint's 2026-07-28 requests are a principal of their own",
+     "\tif (vep != NULL)\n\t\tsnprintf(principal + strlen(principal),",
+     "\tif (0)\n\t\tsnprintf(principal + strlen(principal),"),
+    ("vep-list-changed", "broadcast.c", "bcast_apply",
+     "a session of an endpoint hears only of its own lists",
+     "\t\tif ((changed = vendpoint_changes_for(b->epc, s,\n"
+     "\t\t    b->changed)) == 0)\n\t\t\treturn;",
+     "\t\tif ((changed = b->changed) == 0)\n\t\t\treturn;"),
+    ("vep-oauth-metadata", "oauth_http.c", "endpoint_of",
+     "an endpoint's paths are protected resources with metadata",
+     "\tif (vendpoint_route(path, &t) != NULL)\n\t\treturn (path);\n", ""),
+    ("vep-oauth-audience", "oauth.c", "oauth_configure",
+     "a token for an endpoint's path is accepted there",
+     "\t\txasprintf(&audiences[n++], \"%s%s\", oc->resource,\n"
+     "\t\t    c->endpoints[i].path);\n", ""),
+    ("vep-ctools", "ctools.c", "ctools_changed_one",
+     "an endpoint is told of client tools only when its selection changed",
+     "\tif (s != arg && vendpoint_ctools_told(s))", "\tif (s != arg)"),
+    ("vep-reload-end", "vendpoint.c", "vep_end_one",
+     "a removed endpoint's sessions end",
+     "\tif (s->vep == arg)\n\t\tsession_free(s, \"its endpoint was removed\");",
+     "\t(void)s;\n\t(void)arg;"),
     # route.c
     ("route-named", "route.c", "route_named",
      "a denied tool or prompt is unknown to calls, gets and completions",
-     "\tif (e == NULL || !acl_allows(s, buf)) {", "\tif (e == NULL) {"),
+     "\tif (e == NULL || !acl_allows(s, kind, buf)) {", "\tif (e == NULL) {"),
     ("route-uri-refuse", "route.c", "route_get_uri",
      "a URI the patterns cannot check is refused (read, subscribe, "
      "unsubscribe, completion)",
@@ -93,7 +147,7 @@ MUTANTS = [
      "\t\treturn (acl_allows_uri(s, key, &why) == 1);", "\t\treturn (1);"),
     ("catalog-page-name", "catalog.c", "page_allows",
      "tools, prompts and templates lists cut by name",
-     "\treturn (acl_allows(s, key));", "\treturn (1);"),
+     "\treturn (acl_allows(s, kind, key));", "\treturn (1);"),
     ("catalog-filtered", "catalog.c", "catalog_page",
      "lists of a client with patterns are cut at all",
      "\tint\t\t\t\t filtered = s != NULL &&\n\t\t\t\t\t    acl_filtered(s);",
@@ -216,20 +270,21 @@ MUTANTS = [
      "\t\treturn (0);"),
     ("oauth-post-acl", "oauth_http.c", "oauth_post_refusal",
      "what the client may not use stays unknown: no 403 for it",
-     "\t} else if (acl_allows(s, v)) {", "\t} else if (1) {"),
+     "\t} else if (acl_allows(s, m->method_id == MCPM_TOOLS_CALL ?\n"
+     "\t    CATALOG_TOOLS : CATALOG_PROMPTS, v)) {", "\t} else if (1) {"),
     ("oauth-upstream-scopes", "oauth_http.c", "oauth_upstream_refusal",
      "an upstream's scopes",
      "\tif (sc == NULL || oauth_grant_has(s->grant, sc->scopes, &missing))",
      "\tif (1)"),
     ("http-credential-mcp", "mcp_http.c", "mcp_http_session",
      "the binding asked for POST, GET and DELETE on /mcp",
-     "\t    s->only != NULL || s->modern ||\n"
+     "\t    s->only != NULL || s->modern || s->vep != req->vep ||\n"
      "\t    !mcp_http_same_credential(c, req, s)) {",
-     "\t    s->only != NULL || s->modern) {"),
+     "\t    s->only != NULL || s->modern || s->vep != req->vep) {"),
     ("http-credential-legacy", "mcp_http.c", "mcp_http_legacy_post",
      "the binding asked for POST /messages",
-     "\tif (s != NULL && !mcp_http_same_credential(c, req, s))\n"
-     "\t\ts = NULL;\n", ""),
+     "\tif (s != NULL && (s->vep != req->vep ||\n"
+     "\t    !mcp_http_same_credential(c, req, s)))\n", "\tif (s != NULL && s->vep != req->vep)\n"),
     ("http-only-own-way", "mcp_http.c", "mcp_http_session",
      "a legacy or WebSocket session is not reached by /mcp",
      "\t    s->only != NULL || s->modern ||",
@@ -388,7 +443,8 @@ MUTANTS = [
      "\tif (mode == PINNING_OFF)\n\t\treturn (1);\n", ""),
     ("pin-held-acl", "route.c", "route_held",
      "a held tool is named only to a client that may see its name",
-     "\tif (!acl_allows(r->session, name) ||\n\t    !pin_held_error",
+     "\tif (!acl_allows(r->session, CATALOG_TOOLS, name) ||\n"
+     "\t    !pin_held_error",
      "\tif (!pin_held_error"),
     ("pin-approve-changed", "pin.c", "pin_approve",
      "only a changed tool can be approved",
@@ -470,9 +526,13 @@ MUTANTS = [
      "\tst->status = 429;\n", ""),
     ("rate-per-principal", "rate.c", "rate_principal",
      "each principal has its own bucket",
-     "\tif (s->client_name != NULL)\n\t\tsnprintf(buf, len, \"client %s\", "
+     "\telse if (s->client_name != NULL)\n\t\tsnprintf(buf, len, \"client %s\", "
      "s->client_name);",
-     "\tif (s->client_name != NULL)\n\t\tsnprintf(buf, len, \"client\");"),
+     "\telse if (s->client_name != NULL)\n\t\tsnprintf(buf, len, \"client\");"),
+    ("rate-per-subject", "rate.c", "rate_principal",
+     "each OAuth subject has its own bucket, whatever client it maps to",
+     "\tif (s->grant != NULL)",
+     "\tif (0)"),
     ("rate-shared", "rate.c", "rate_admit",
      "a shared rule has one bucket for everyone",
      "\t\tif (rules[i].rc.shared)\n\t\t\tuse[n] = &rules[i].shared;",
@@ -493,6 +553,24 @@ MUTANTS = [
      "a rule with a tool pattern matches only those tools",
      "\tif (rr->rc.tool != NULL && (name == NULL || fnmatch(rr->rc.tool, "
      "name,\n\t    0) != 0))\n\t\treturn (0);\n", ""),
+    # tool_search.c: search_tools shows a client what it may see
+    # (check_tool_search)
+    ("search-filtered", "tool_search.c", "search_visible",
+     "a client with patterns searches only what they allow",
+     "\tif (!acl_filtered(s))\n\t\treturn (NULL);", "\treturn (NULL);"),
+    ("search-visible", "tool_search.c", "search_visible",
+     "a tool the client (or its endpoint) may not see is left out before "
+     "ranking",
+     "\t\t    acl_allows(s, CATALOG_TOOLS, sidx_key(idx, (uint32_t)i));",
+     "\t\t    1;"),
+    ("search-recheck", "tool_search.c", "search_tools",
+     "each hit is checked again as a call would be",
+     "\t\t    NULL || e->up == NULL ||\n"
+     "\t\t    !acl_allows(r->session, CATALOG_TOOLS, sidx_key(idx,\n"
+     "\t\t    hits[i].doc)))",
+     "\t\t    NULL || e->up == NULL)",
+     "search_visible has left out what acl_allows refuses, before "
+     "ranking"),
 ]
 
 TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))

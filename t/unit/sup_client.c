@@ -568,8 +568,8 @@ client_vpost(struct sup_client *cl, const char *more, const char *fmt,
 	evbuffer_add_printf(h, "Content-Type: application/json\r\n"
 	    "Accept: application/json, text/event-stream\r\n");
 	client_headers(cl, h, more);
-	r = sup_http("POST", "/mcp", (const char *)evbuffer_pullup(h, -1),
-	    body);
+	r = sup_http("POST", cl->path != NULL ? cl->path : "/mcp",
+	    (const char *)evbuffer_pullup(h, -1), body);
 	evbuffer_free(h);
 	free(body);
 	return (r);
@@ -667,8 +667,8 @@ sup_get(struct sup_client *cl, const char *last_event_id)
 		evbuffer_add_printf(h, "Last-Event-ID: %s\r\n",
 		    last_event_id);
 	client_headers(cl, h, NULL);
-	r = sup_http("GET", "/mcp", (const char *)evbuffer_pullup(h, -1),
-	    NULL);
+	r = sup_http("GET", cl->path != NULL ? cl->path : "/mcp",
+	    (const char *)evbuffer_pullup(h, -1), NULL);
 	evbuffer_free(h);
 	return (r);
 }
@@ -680,8 +680,8 @@ sup_delete(struct sup_client *cl)
 	struct sup_resp	*r;
 
 	client_headers(cl, h, NULL);
-	r = sup_http("DELETE", "/mcp", (const char *)evbuffer_pullup(h, -1),
-	    NULL);
+	r = sup_http("DELETE", cl->path != NULL ? cl->path : "/mcp",
+	    (const char *)evbuffer_pullup(h, -1), NULL);
 	evbuffer_free(h);
 	return (r);
 }

@@ -224,6 +224,7 @@ struct sup_client {
 	char			*headers;	/* more header lines, or NULL */
 	char			 sid[256];	/* Mcp-Session-Id, or "" */
 	char			 version[32];	/* MCP-Protocol-Version, or "" */
+	const char		*path;		/* its endpoint; NULL: /mcp */
 	TAILQ_ENTRY(sup_client)	 entry;
 };
 
