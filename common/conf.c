@@ -723,6 +723,7 @@ conf_server_free(struct server_conf *srv)
 	free(srv->url);
 	free(srv->prefix);
 	conf_strv_free(srv->scopes);
+	conf_upoauth_free(srv->oauth);
 	conf_overrides_free(srv);
 	memset(srv, 0, sizeof *srv);
 }

@@ -158,6 +158,19 @@ struct rate_conf {
 };
 
 /* One upstream; every string is owned. */
+/* An upstream's oauth = { ... }: the gateway as its OAuth client. */
+enum upoauth_grant {
+	UPOAUTH_AUTHORIZATION_CODE = 0,	/* mcpctl login */
+	UPOAUTH_CLIENT_CREDENTIALS	/* a machine identity */
+};
+struct upoauth_conf {
+	char		 *client_id;	/* pre-registered; NULL: register */
+	char		 *client_secret; /* as written: may be ${file:..} */
+	char		**scopes;	/* to ask for; NULL: the server's */
+	enum upoauth_grant grant;
+	int		  line;
+};
+
 struct server_conf {
 	char		 *name;
 	enum transport	  transport;
@@ -203,6 +216,8 @@ struct server_conf {
 	int		  required;		/* readiness needs it */
 	char		**scopes;		/* OAuth scopes a call to it
 						   needs; NULL */
+	struct upoauth_conf *oauth;		/* the gateway as its OAuth
+						   client; NULL */
 	struct traffic_conf traffic;		/* the supervisor's alone */
 	int		  line;			/* where it was defined */
 	/*

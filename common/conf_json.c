@@ -59,6 +59,8 @@ conf_server_to_json(const struct server_conf *srv)
 		json_object_set_new(o, "headers", strv_to_json(srv->headers));
 	if (srv->ca_file != NULL)
 		json_object_set_new(o, "ca_file", json_string(srv->ca_file));
+	if (srv->oauth != NULL)
+		json_object_set_new(o, "oauth", conf_upoauth_to_json(srv->oauth));
 	if (srv->user != NULL)
 		json_object_set_new(o, "user", json_string(srv->user));
 	json_object_set_new(o, "tls_verify", json_boolean(srv->tls_verify));
@@ -174,6 +176,10 @@ conf_server_from_json(const json_t *o, char *err, size_t errlen)
 		srv->url = xstrdup(json_string_value(json_object_get(o,
 		    "url")));
 	if (json_to_strv(json_object_get(o, "headers"), &srv->headers) != 0)
+		goto bad;
+	if (json_object_get(o, "oauth") != NULL &&
+	    (srv->oauth = conf_upoauth_from_json(json_object_get(o,
+	    "oauth"))) == NULL)
 		goto bad;
 	if (json_is_string(json_object_get(o, "ca_file")))
 		srv->ca_file = xstrdup(json_string_value(json_object_get(o,
@@ -305,6 +311,7 @@ conf_server_equal(const struct server_conf *a, const struct server_conf *b)
 	    a->init_timeout == b->init_timeout &&
 	    a->max_instances == b->max_instances &&
 	    conf_strv_equal(a->headers, b->headers) &&
+	    conf_upoauth_equal(a->oauth, b->oauth) &&
 	    a->tls_verify == b->tls_verify &&
 	    str_equal(a->ca_file, b->ca_file) &&
 	    a->connect_timeout == b->connect_timeout &&

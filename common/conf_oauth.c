@@ -158,22 +158,6 @@ get_algorithms(struct conf_ctx *ctx, const config_setting_t *s,
 	return (0);
 }
 
-/*
- * Is s one secret reference and nothing else: ${env:NAME} or
- * ${file:/path}?  A secret written in the file would be printed by -nv.
- */
-static int
-valid_reference(const char *s)
-{
-	size_t	len = strlen(s);
-
-	if (strncmp(s, "${env:", 6) != 0 && strncmp(s, "${file:", 7) != 0)
-		return (0);
-	if (len < 8 || s[len - 1] != '}')
-		return (0);
-	return (strchr(s + 2, '$') == NULL && strchr(s, '}') == s + len - 1);
-}
-
 /* Read introspection = { client_id = ...; client_secret = ...; auth }. */
 static int
 parse_introspection(struct conf_ctx *ctx, const config_setting_t *g,
@@ -199,7 +183,7 @@ parse_introspection(struct conf_ctx *ctx, const config_setting_t *g,
 			if (conf_get_string(ctx, s,
 			    &ic->introspection_secret, 0) != 0)
 				return (-1);
-			if (!valid_reference(ic->introspection_secret))
+			if (!conf_secret_reference(ic->introspection_secret))
 				return (conf_error(ctx, s, "client_secret must "
 				    "be a ${file:/path} or ${env:NAME} "
 				    "reference, not the secret itself"));

@@ -384,6 +384,7 @@ conf_print(const struct conf *conf, FILE *f)
 		    srv->restart_delay, srv->restart_max_delay,
 		    srv->healthy_after, srv->max_failures);
 		conf_traffic_print(f, &srv->traffic);
+		conf_upoauth_print(f, srv->oauth);
 		print_strategies(f, "    elicitation", srv->elicitation, NULL,
 		    srv->nelicitation);
 		print_strategies(f, "    sampling", srv->sampling,

@@ -44,6 +44,9 @@ int	conf_get_string(struct conf_ctx *, const config_setting_t *, char **,
 	    int allow_empty);
 int	conf_get_int(struct conf_ctx *, const config_setting_t *,
 	    long long min, long long max, long long *);
+/* Is s one secret reference and nothing else: ${env:NAME} or
+ * ${file:/path}?  A secret written in the file would be printed by -nv. */
+int	conf_secret_reference(const char *s);
 int	conf_get_bool(struct conf_ctx *, const config_setting_t *, int *);
 int	conf_get_seconds(struct conf_ctx *, const config_setting_t *,
 	    long long min, long long max, unsigned int *);
@@ -119,6 +122,15 @@ int	conf_get_server_scopes(struct conf_ctx *, const config_setting_t *,
 /* Check what refers to oauth once everything is read. */
 int	conf_check_oauth(struct conf_ctx *, const struct conf *);
 void	conf_oauth_free(struct oauth_conf *);
+/* An upstream's oauth (conf_upoauth.c). */
+int	conf_parse_upoauth(struct conf_ctx *, const config_setting_t *,
+	    struct upoauth_conf **);
+json_t	*conf_upoauth_to_json(const struct upoauth_conf *);
+struct upoauth_conf *conf_upoauth_from_json(const json_t *);
+int	conf_upoauth_equal(const struct upoauth_conf *,
+	    const struct upoauth_conf *);
+void	conf_upoauth_print(FILE *, const struct upoauth_conf *);
+void	conf_upoauth_free(struct upoauth_conf *);
 void	conf_oauth_match_free(struct oauth_match *);
 void	conf_oauth_print(FILE *, const struct oauth_conf *);
 void	conf_oauth_match_print(FILE *, const char *indent,

@@ -388,6 +388,10 @@ conf_parse_server(struct conf_ctx *ctx, const struct conf *conf,
 		} else if (strcmp(key, "required") == 0) {
 			if (conf_get_bool(ctx, s, &srv->required) != 0)
 				return (-1);
+		} else if (strcmp(key, "oauth") == 0) {
+			remote_s = s;
+			if (conf_parse_upoauth(ctx, s, &srv->oauth) != 0)
+				return (-1);
 		} else if (strcmp(key, "scopes") == 0) {
 			if (conf_get_server_scopes(ctx, s, &srv->scopes) != 0)
 				return (-1);
@@ -488,6 +492,9 @@ conf_parse_server(struct conf_ctx *ctx, const struct conf *conf,
 		return (conf_error(ctx, remote_s, "server %s: %s is only for "
 		    "http, sse and ws", srv->name,
 		    config_setting_name(remote_s)));
+	if (srv->oauth != NULL && srv->transport != TRANSPORT_HTTP)
+		return (conf_error_at(ctx, srv->oauth->line, "server %s: oauth "
+		    "is only for the http transport (so far)", srv->name));
 	if (srv->restart_max_delay < srv->restart_delay)
 		return (conf_error(ctx, g, "server %s: restart_max_delay is "
 		    "shorter than restart_delay", srv->name));

@@ -105,6 +105,18 @@ conf_valid_utf8(const char *s)
 	return (1);
 }
 
+int
+conf_secret_reference(const char *s)
+{
+	size_t	len = strlen(s);
+
+	if (strncmp(s, "${env:", 6) != 0 && strncmp(s, "${file:", 7) != 0)
+		return (0);
+	if (len < 8 || s[len - 1] != '}')
+		return (0);
+	return (strchr(s + 2, '$') == NULL && strchr(s, '}') == s + len - 1);
+}
+
 /* Read a string setting. */
 int
 conf_get_string(struct conf_ctx *ctx, const config_setting_t *s, char **out,

@@ -426,6 +426,14 @@ upstream_config(void *arg)
 	if (up->sc->headers != NULL)
 		json_object_set_new(server, "headers",
 		    spawn_expand_env(up->sc->headers));
+	if (up->sc->oauth != NULL && up->sc->oauth->client_secret != NULL) {
+		char	*sv[2] = { up->sc->oauth->client_secret, NULL };
+		json_t	*a = spawn_expand_env(sv);
+
+		json_object_set(json_object_get(server, "oauth"),
+		    "client_secret", json_array_get(a, 0));
+		json_decref(a);
+	}
 	return (json_pack("{s:o, s:i, s:o}", "server", server, "verbose",
 	    log_getverbose(), "environ",
 	    spawn_passed_env(up->sc->pass_env)));

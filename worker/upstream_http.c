@@ -35,6 +35,7 @@
 #define HTTP_MAX_RESUMES	5	/* per stream, in a row */
 #define HTTP_GET_MAX_BACKOFF_MS	30000
 #define HTTP_ERROR_BODY_MAX	65536	/* an error status's JSON body */
+#define HTTP_CHALLENGE_MAX	8192	/* a 401's WWW-Authenticate */
 
 enum exchange_kind {
 	EX_POST = 0,
@@ -64,6 +65,10 @@ struct exchange {
 	int			 resumes;
 	int			 too_big;
 	int			 init;		/* the initialize request */
+	char			*challenge;	/* a 401's WWW-Authenticate */
+	unsigned int		 token_gen;	/* the OAuth token sent, 0: none */
+	int			 oauth_retried;	/* sent again with a new token */
+	int			 oauth_waiting;	/* for a token (upstream_oauth.c) */
 	struct event		*timer;		/* resumption after retry */
 	TAILQ_ENTRY(exchange)	 entry;
 };
@@ -162,6 +167,18 @@ http_header_cb(char *p, size_t size, size_t n, void *arg)
 			ex->sse = 1;
 		else if (http_value_begins(&h, "application/json"))
 			ex->json = 1;
+	} else if (http_name_is(&h, "WWW-Authenticate") && ex->status == 401) {
+		/* Several fields are one list (RFC 9110 section 5.3). */
+		if ((ex->challenge == NULL ? 0 : strlen(ex->challenge) + 2) +
+		    h.valuelen <= HTTP_CHALLENGE_MAX) {
+			char	*v;
+
+			xasprintf(&v, "%s%s%.*s", ex->challenge != NULL ?
+			    ex->challenge : "", ex->challenge != NULL ? ", " :
+			    "", (int)h.valuelen, h.value);
+			free(ex->challenge);
+			ex->challenge = v;
+		}
 	} else if (http_name_is(&h, "Mcp-Session-Id") &&
 	    ex->kind == EX_POST) {
 		if (h.valuelen > 0 && h.valuelen < 256 && tp->session == NULL)
@@ -209,9 +226,11 @@ http_headers(struct http_tp *tp, const char *accept)
 {
 	struct curl_slist	*h = NULL, *e;
 	char			*line;
+	unsigned int		 gen;
 
 	for (e = tp->extra; e != NULL; e = e->next)
 		h = curl_slist_append(h, e->data);
+	h = upoauth_header(h, &gen);
 	xasprintf(&line, "Accept: %s", accept);
 	h = curl_slist_append(h, line);
 	free(line);
@@ -228,6 +247,17 @@ http_headers(struct http_tp *tp, const char *accept)
 		free(line);
 	}
 	return (h);
+}
+
+/* Free a header list, wiped: it may hold a token. */
+static void
+http_headers_free(struct curl_slist *h)
+{
+	struct curl_slist	*e;
+
+	for (e = h; e != NULL; e = e->next)
+		explicit_bzero(e->data, strlen(e->data));
+	curl_slist_free_all(h);
 }
 
 /* Make an exchange with an easy handle set up for our upstream. */
@@ -266,10 +296,13 @@ http_exchange_free(struct exchange *ex)
 	tp->nexchanges--;
 	if (tp->listen == ex)
 		tp->listen = NULL;
+	if (ex->oauth_waiting)
+		upoauth_forget(ex);
+	free(ex->challenge);
 	if (ex->timer != NULL)
 		event_free(ex->timer);
 	curl_easy_cleanup(ex->easy);
-	curl_slist_free_all(ex->headers);
+	http_headers_free(ex->headers);
 	sse_parser_free(&ex->parser);
 	evbuffer_free(ex->resp);
 	free(ex->last_id);
@@ -430,6 +463,44 @@ http_error_answer(struct exchange *ex)
 	return (1);
 }
 
+static void	http_post(struct http_tp *, char *body, size_t len,
+		    int retried);
+
+/* A request refused with 401 has a token to go with, or none (why). */
+static void
+http_oauth_done(void *arg, const char *error)
+{
+	struct exchange	*ex = arg;
+	struct http_tp	*tp = ex->tp;
+	char		 why[768], url[256];
+	char		*body;
+	size_t		 len;
+
+	ex->oauth_waiting = 0;
+	if (error != NULL) {
+		if (ex->init) {
+			url_redact(sc->url, url, sizeof url);
+			snprintf(why, sizeof why, "initialize: HTTP 401 from "
+			    "%s: %s", url, error);
+			upoauth_losing();
+			http_exchange_free(ex);
+			conn_lost(tp->conn, why);
+			return;
+		}
+		http_fail_request(ex, "upstream %s answered HTTP 401: %s",
+		    sc->name, error);
+		http_exchange_free(ex);
+		return;
+	}
+	/* The same request again, with the token. */
+	body = ex->body;
+	len = ex->bodylen;
+	ex->body = NULL;
+	ex->id = 0;
+	http_exchange_free(ex);
+	http_post(tp, body, len, 1);
+}
+
 /* A POST or a resumption finished. */
 static void
 http_done_request(struct exchange *ex, CURLcode r)
@@ -466,6 +537,12 @@ http_done_request(struct exchange *ex, CURLcode r)
 	if (ex->status == 404 && ex->tp->session != NULL && !ex->init) {
 		http_exchange_free(ex);
 		conn_lost(c, "the upstream ended our session (HTTP 404)");
+		return;
+	}
+	if (ex->status == 401 && ex->kind == EX_POST && !ex->oauth_retried &&
+	    upoauth_unauthorized(ex->challenge, ex->token_gen,
+	    http_oauth_done, ex) == 0) {
+		ex->oauth_waiting = 1;
 		return;
 	}
 	if (ex->status / 100 != 2 && http_error_answer(ex))
@@ -540,6 +617,7 @@ http_tp_start(struct conn *c)
 		return (-1);
 	}
 	tp->cev = curlev_new(base, http_done_cb, tp);
+	upoauth_init();
 	c->tp = tp;
 	worker_status("starting", NULL);
 	conn_transport_up(c);
@@ -595,18 +673,29 @@ static void
 http_tp_send(struct conn *c, struct evbuffer *msg)
 {
 	struct http_tp	*tp = c->tp;
+	size_t		 len = evbuffer_get_length(msg);
+	char		*body;
+
+	body = xmalloc(len + 1);
+	evbuffer_remove(msg, body, len);
+	body[len] = '\0';
+	http_post(tp, body, len, 0);
+}
+
+/* POST a message (body taken); retried: the second time, with a new token. */
+static void
+http_post(struct http_tp *tp, char *body, size_t len, int retried)
+{
 	struct exchange	*ex;
 	struct jrpc	 m;
 	const char	*why;
-	size_t		 len = evbuffer_get_length(msg);
 	int		 scanned;
 	char		 tpl[TP_HDR_MAX], tsl[TS_HDR_MAX];
 
 	ex = http_exchange_new(tp, EX_POST);
 	ex->bodylen = len;
-	ex->body = xmalloc(len + 1);
-	evbuffer_remove(msg, ex->body, len);
-	ex->body[len] = '\0';
+	ex->body = body;
+	ex->oauth_retried = retried;
 	scanned = jrpc_scan(ex->body, len, &m, &why) == 0;
 	if (scanned && m.kind == JRPC_REQUEST) {
 		jscan_int64(ex->body, m.id, &ex->id);
@@ -619,6 +708,7 @@ http_tp_send(struct conn *c, struct evbuffer *msg)
 		return;
 	}
 	ex->headers = http_headers(tp, "application/json, text/event-stream");
+	ex->token_gen = upoauth_generation();
 	ex->headers = curl_slist_append(ex->headers,
 	    "Content-Type: application/json");
 	if (scanned && meta_claim(&m))
@@ -686,7 +776,7 @@ http_delete_session(struct http_tp *tp)
 	curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS, 1000L);
 	curl_easy_perform(easy);
 	curl_easy_cleanup(easy);
-	curl_slist_free_all(h);
+	http_headers_free(h);
 }
 
 /* Stop: drop every exchange, end the session, free everything. */

@@ -146,6 +146,11 @@ worker_fatal_conn(struct conn *c, const char *why)
 	/* The supervisor logs it, with what it does next. */
 	worker_status("exiting", why);
 	conn_fail_all(c, MCP_CONNECTION_CLOSED, why);
+#ifdef WORKER_REMOTE
+	/* A login or a fixed secret is needed: starting again cannot help. */
+	if (upoauth_operator_needed())
+		worker_exit(WORKER_EXIT_CONFIG);
+#endif
 	worker_exit(WORKER_EXIT_FAILED);
 }
 

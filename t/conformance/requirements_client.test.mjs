@@ -9,8 +9,8 @@
 // runs a set's scenarios at once, so each run is about 40 gateways.
 //
 // What is known to fail is in expected/client-<revision>.yaml: the auth/
-// scenarios (OAuth towards upstreams is not implemented), each with its
-// reason; the suite fails the run on a failure not listed there and on a
+// scenarios that need an authorization code (mcpctl login, not yet
+// there), with the reason; the suite fails the run on a failure not listed there and on a
 // listed one that passes.  Every gateway a driver started must be gone
 // when the run ends, and none may have left a sanitizer report.
 import { test } from 'node:test';

@@ -7,14 +7,15 @@
 #	t/fuzz/run.sh -s [-b builddir] [target ...]
 #
 # Targets are frame, jsonrpc, meta, http, sse, config, proxy, mcp_http, llm,
-# uri, jose, idp, search and traceparent (default: all; t/fuzz/README says what each covers).  Each runs for $FUZZ_SECONDS
+# uri, jose, idp, oauthc, search and traceparent (default: all; t/fuzz/README says what each covers).  Each runs for $FUZZ_SECONDS
 # seconds (default 10) on a copy of its seed corpus in a temporary
 # directory, with its dictionary if there is one.  The common sources are
 # compiled here with the same instrumentation, not taken from libcommon.a;
 # mcp_http also links the supervisor's sources, all but supervisord.c
 # (main), and the in-process harness of t/unit/sup_harness.h; llm the
 # LLM mapping (llm/llm_map.c and the vendors' files); idp mcp-idp's
-# idp/idp_meta.c, with libcurl.
+# idp/idp_meta.c, with libcurl; oauthc mcp-worker's worker/oauthc_*.c and
+# idp/idp_meta.c.
 # config.h comes from the build directory: -b, $BUILDDIR, ./build under
 # the source tree, or the source tree itself.
 #
@@ -45,7 +46,7 @@ while getopts sb: opt; do
 	esac
 done
 shift $((OPTIND - 1))
-targets=${*:-frame jsonrpc meta http sse config proxy mcp_http llm uri jose idp search traceparent}
+targets=${*:-frame jsonrpc meta http sse config proxy mcp_http llm uri jose idp oauthc search traceparent}
 
 if [ -z "$builddir" ]; then
 	for d in "$top/build" "$top"; do
@@ -89,7 +90,8 @@ else
 	cflags="-std=c11 -g -O1 -fsanitize=fuzzer,address,undefined"
 	cflags="$cflags -fno-sanitize-recover=all -fno-omit-frame-pointer"
 fi
-cppflags="-I$top/common -I$top/supervisor -I$top/llm -I$top/idp -I$top/t/unit"
+cppflags="-I$top/common -I$top/supervisor -I$top/llm -I$top/idp -I$top/worker"
+cppflags="$cppflags -I$top/t/unit"
 cppflags="$cppflags -I$builddir"
 
 # Compile the common sources once, and the supervisor's if a target needs
@@ -145,7 +147,7 @@ esac
 # mcp-idp's pure decisions, which read URLs with libcurl's parser.
 idpobjs=
 case " $targets " in
-*" idp "*)
+*" idp "*|*" oauthc "*)
 	mkdir -p "$tmp/obj/idp" || exit 1
 	obj=$tmp/obj/idp/idp_meta.o
 	# shellcheck disable=SC2086
@@ -154,6 +156,22 @@ case " $targets " in
 		exit 1
 	fi
 	idpobjs=$obj
+	;;
+esac
+
+# The upstream OAuth client's pure decisions (and idp_meta.c, above).
+oauthcobjs=
+case " $targets " in
+*" oauthc "*)
+	for src in "$top"/worker/oauthc_meta.c "$top"/worker/oauthc_pkce.c; do
+		obj=$tmp/obj/idp/$(basename "$src" .c).o
+		# shellcheck disable=SC2086
+		if ! $cc $cflags $cppflags -c "$src" -o "$obj"; then
+			echo "$0: cannot compile $src" >&2
+			exit 1
+		fi
+		oauthcobjs="$oauthcobjs $obj"
+	done
 	;;
 esac
 
@@ -166,6 +184,7 @@ for t in $targets; do
 	[ "$t" = mcp_http ] && extra="$extra $supobjs -lwslay"
 	[ "$t" = llm ] && extra="$extra $llmobjs"
 	[ "$t" = idp ] && extra="$extra $idpobjs -lcurl"
+	[ "$t" = oauthc ] && extra="$extra $oauthcobjs $idpobjs -lcurl"
 	# shellcheck disable=SC2086
 	if ! $cc $cflags $cppflags "$here/fuzz_$t.c" $extra $objs $libs \
 	    -o "$bin"; then

@@ -1703,6 +1703,77 @@ START_TEST(test_names)
 }
 END_TEST
 
+/* An upstream's oauth: read, printed, carried to the worker, compared. */
+START_TEST(test_upstream_oauth)
+{
+	struct conf		*a, *b;
+	struct server_conf	*copy;
+	char			*text;
+
+	a = parse_ok("servers = ( { name = \"r\"; transport = \"http\";"
+	    " url = \"https://mcp.example/mcp\"; oauth = {"
+	    " client_id = \"gw\"; client_secret = \"${file:/run/s}\";"
+	    " scopes = [ \"mcp:tools\", \"offline_access\" ];"
+	    " grant = \"client_credentials\"; }; },"
+	    " { name = \"l\"; transport = \"http\";"
+	    " url = \"https://mcp.example/l\"; oauth = { }; } );");
+	ck_assert_ptr_nonnull(a->servers[0].oauth);
+	ck_assert_str_eq(a->servers[0].oauth->client_id, "gw");
+	ck_assert_str_eq(a->servers[0].oauth->client_secret, "${file:/run/s}");
+	ck_assert_str_eq(a->servers[0].oauth->scopes[1], "offline_access");
+	ck_assert_int_eq(a->servers[0].oauth->grant,
+	    UPOAUTH_CLIENT_CREDENTIALS);
+	ck_assert_int_eq(a->servers[1].oauth->grant,
+	    UPOAUTH_AUTHORIZATION_CODE);
+	ck_assert_ptr_null(a->servers[1].oauth->client_id);
+	text = print_conf(a);
+	b = parse_ok(text);
+	free(text);
+	ck_assert(conf_server_equal(&a->servers[0], &b->servers[0]));
+	ck_assert(conf_server_equal(&a->servers[1], &b->servers[1]));
+	copy = conf_server_copy(&a->servers[0]);
+	ck_assert(conf_server_equal(copy, &a->servers[0]));
+	/* Another secret restarts the worker. */
+	free(copy->oauth->client_secret);
+	copy->oauth->client_secret = strdup("${file:/run/t}");
+	ck_assert(!conf_server_equal(copy, &a->servers[0]));
+	conf_server_free(copy);
+	free(copy);
+	ck_assert(!conf_server_equal(&a->servers[0], &a->servers[1]));
+	conf_free(a);
+	conf_free(b);
+
+	parse_err("servers = ( { name = \"r\"; transport = \"http\";"
+	    " url = \"https://m/\";\n oauth = { grant = \"client_credentials\";"
+	    " client_id = \"x\"; }; } );",
+	    "t.conf:2: oauth: client_credentials needs client_id and "
+	    "client_secret");
+	parse_err("servers = ( { name = \"r\"; transport = \"http\";"
+	    " url = \"https://m/\";\n oauth = { client_secret = \"${env:S}\"; }; } );",
+	    "t.conf:2: oauth: a client_secret needs its client_id");
+	parse_err("servers = ( { name = \"r\"; transport = \"http\";"
+	    " url = \"https://m/\"; oauth = { client_id = \"x\";\n"
+	    " client_secret = \"hunter2\"; }; } );",
+	    "t.conf:2: client_secret must be a ${file:/path} or ${env:NAME} "
+	    "reference, not the secret itself");
+	parse_err("servers = ( { name = \"r\"; transport = \"http\";"
+	    " url = \"https://m/\";\n oauth = { grant = \"implicit\"; }; } );",
+	    "t.conf:2: oauth: grant must be \"authorization_code\" or "
+	    "\"client_credentials\"");
+	parse_err("servers = ( { name = \"r\"; transport = \"http\";"
+	    " url = \"https://m/\";\n oauth = { token = \"x\"; }; } );",
+	    "t.conf:2: upstream oauth: unknown setting \"token\" (client_id, "
+	    "client_secret, scopes or grant)");
+	parse_err("servers = ( { name = \"r\"; transport = \"ws\";"
+	    " url = \"wss://m/\";\n oauth = { }; } );",
+	    "t.conf:2: server r: oauth is only for the http transport (so "
+	    "far)");
+	parse_err("servers = ( { name = \"r\"; command = [ \"x\" ];\n"
+	    " oauth = { }; } );",
+	    "t.conf:2: server r: oauth is only for http, sse and ws");
+}
+END_TEST
+
 static Suite *
 conf_suite(void)
 {
@@ -1731,6 +1802,7 @@ conf_suite(void)
 	tcase_add_test(tc, test_llm_errors);
 	tcase_add_test(tc, test_oauth);
 	tcase_add_test(tc, test_oauth_errors);
+	tcase_add_test(tc, test_upstream_oauth);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("print");

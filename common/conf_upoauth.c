@@ -1,0 +1,194 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * An upstream's oauth = { ... }: the gateway as an OAuth client of a
+ * remote upstream (issue 23): its pre-registered client, the secret by
+ * reference, the scopes to ask for, the grant.  Read, printed, sent to
+ * the worker as JSON, compared, freed.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+#include <libconfig.h>
+
+#include "conf.h"
+#include "conf_priv.h"
+#include "xmalloc.h"
+
+const char *const conf_upoauth_grant_names[] = {
+	"authorization_code", "client_credentials"
+};
+
+int
+conf_parse_upoauth(struct conf_ctx *ctx, const config_setting_t *g,
+    struct upoauth_conf **out)
+{
+	struct upoauth_conf	*o;
+	config_setting_t	*s;
+	const char		*key;
+	char			*grant;
+	int			 i, n, k;
+
+	if (!config_setting_is_group(g))
+		return (conf_error(ctx, g, "an upstream's oauth must be a group "
+		    "{ client_id = ...; client_secret = ...; scopes = [ ... ]; "
+		    "grant = ...; }"));
+	o = *out = xcalloc(1, sizeof *o);
+	o->line = (int)config_setting_source_line(g);
+	n = config_setting_length(g);
+	for (i = 0; i < n; i++) {
+		s = config_setting_get_elem(g, (unsigned int)i);
+		key = config_setting_name(s);
+		if (strcmp(key, "client_id") == 0) {
+			if (conf_get_string(ctx, s, &o->client_id, 0) != 0)
+				return (-1);
+		} else if (strcmp(key, "client_secret") == 0) {
+			if (conf_get_string(ctx, s, &o->client_secret, 0) != 0)
+				return (-1);
+			if (!conf_secret_reference(o->client_secret))
+				return (conf_error(ctx, s, "client_secret must "
+				    "be a ${file:/path} or ${env:NAME} "
+				    "reference, not the secret itself"));
+		} else if (strcmp(key, "scopes") == 0) {
+			if (conf_get_server_scopes(ctx, s, &o->scopes) != 0)
+				return (-1);
+		} else if (strcmp(key, "grant") == 0) {
+			grant = NULL;
+			if (conf_get_string(ctx, s, &grant, 0) != 0)
+				return (-1);
+			k = conf_lookup_name(conf_upoauth_grant_names, 2, grant);
+			free(grant);
+			if (k < 0)
+				return (conf_error(ctx, s, "oauth: grant must be "
+				    "\"authorization_code\" or "
+				    "\"client_credentials\""));
+			o->grant = (enum upoauth_grant)k;
+		} else
+			return (conf_error(ctx, s, "upstream oauth: unknown "
+			    "setting \"%s\" (client_id, client_secret, scopes "
+			    "or grant)", key));
+	}
+	if (o->client_secret != NULL && o->client_id == NULL)
+		return (conf_error(ctx, g, "oauth: a client_secret needs its "
+		    "client_id"));
+	if (o->grant == UPOAUTH_CLIENT_CREDENTIALS && o->client_secret == NULL)
+		return (conf_error(ctx, g, "oauth: client_credentials needs "
+		    "client_id and client_secret"));
+	return (0);
+}
+
+json_t *
+conf_upoauth_to_json(const struct upoauth_conf *o)
+{
+	json_t	*j;
+
+	j = json_pack("{s:s}", "grant", conf_upoauth_grant_names[o->grant]);
+	if (o->client_id != NULL)
+		json_object_set_new(j, "client_id", json_string(o->client_id));
+	if (o->client_secret != NULL)
+		json_object_set_new(j, "client_secret",
+		    json_string(o->client_secret));
+	if (o->scopes != NULL) {
+		json_t	*a = json_array();
+		size_t	 i;
+
+		for (i = 0; o->scopes[i] != NULL; i++)
+			json_array_append_new(a, json_string(o->scopes[i]));
+		json_object_set_new(j, "scopes", a);
+	}
+	return (j);
+}
+
+struct upoauth_conf *
+conf_upoauth_from_json(const json_t *j)
+{
+	struct upoauth_conf	*o;
+	json_t			*v;
+	size_t			 i, n;
+	int			 k;
+
+	if (!json_is_object(j))
+		return (NULL);
+	v = json_object_get(j, "grant");
+	if ((k = conf_lookup_name(conf_upoauth_grant_names, 2,
+	    json_is_string(v) ? json_string_value(v) : "")) < 0)
+		return (NULL);
+	o = xcalloc(1, sizeof *o);
+	o->grant = (enum upoauth_grant)k;
+	if (json_is_string(v = json_object_get(j, "client_id")))
+		o->client_id = xstrdup(json_string_value(v));
+	if (json_is_string(v = json_object_get(j, "client_secret")))
+		o->client_secret = xstrdup(json_string_value(v));
+	if (json_is_array(v = json_object_get(j, "scopes"))) {
+		n = json_array_size(v);
+		o->scopes = xcalloc(n + 1, sizeof *o->scopes);
+		for (i = 0; i < n; i++) {
+			if (!json_is_string(json_array_get(v, i))) {
+				conf_upoauth_free(o);
+				return (NULL);
+			}
+			o->scopes[i] = xstrdup(json_string_value(
+			    json_array_get(v, i)));
+		}
+	}
+	return (o);
+}
+
+static int
+str_eq(const char *a, const char *b)
+{
+	return (a == NULL ? b == NULL : b != NULL && strcmp(a, b) == 0);
+}
+
+int
+conf_upoauth_equal(const struct upoauth_conf *a, const struct upoauth_conf *b)
+{
+	if (a == NULL || b == NULL)
+		return (a == b);
+	return (a->grant == b->grant && str_eq(a->client_id, b->client_id) &&
+	    str_eq(a->client_secret, b->client_secret) &&
+	    conf_strv_equal(a->scopes, b->scopes));
+}
+
+void
+conf_upoauth_print(FILE *f, const struct upoauth_conf *o)
+{
+	if (o == NULL)
+		return;
+	fprintf(f, "    oauth = {\n      grant = \"%s\";\n",
+	    conf_upoauth_grant_names[o->grant]);
+	if (o->client_id != NULL) {
+		fprintf(f, "      client_id = ");
+		conf_print_string(f, o->client_id);
+		fprintf(f, ";\n");
+	}
+	if (o->client_secret != NULL) {
+		/* As written: a reference, or the secret itself (-nv shows config). */
+		fprintf(f, "      client_secret = ");
+		conf_print_string(f, o->client_secret);
+		fprintf(f, ";\n");
+	}
+	if (o->scopes != NULL) {
+		fprintf(f, "      scopes = ");
+		conf_print_strv(f, o->scopes);
+		fprintf(f, ";\n");
+	}
+	fprintf(f, "    };\n");
+}
+
+void
+conf_upoauth_free(struct upoauth_conf *o)
+{
+	if (o == NULL)
+		return;
+	free(o->client_id);
+	if (o->client_secret != NULL) {
+		explicit_bzero(o->client_secret, strlen(o->client_secret));
+		free(o->client_secret);
+	}
+	conf_strv_free(o->scopes);
+	free(o);
+}

@@ -1,0 +1,214 @@
+// SPDX-License-Identifier: ISC
+// The gateway as an OAuth client of a remote upstream (issue 23, the
+// gateway-wide identity by client credentials), against peers we did not
+// write: an MCP server of the official SDK protected by its own
+// requireBearerAuth and mcpAuthMetadataRouter (t/fixtures/oauth-upstream.mjs),
+// its authorization server npm oidc-provider (t/fixtures/oidc-provider.mjs).
+// The gateway discovers everything from the upstream's 401 (RFC 9728, then
+// RFC 8414), gets a token for the upstream's URL (RFC 8707) with the
+// pre-registered client and its secret from a file, calls through, renews
+// the token before it expires, and gets another after the upstream refuses
+// one; neither the token nor the secret is in the log.  Refused, each with
+// its log line and no token request made: protected resource metadata for
+// another resource, server metadata whose token endpoint is on another
+// host, metadata past 64 KiB.  A wrong secret says what the server said
+// and an upstream that needs a user's login says "login needed", each
+// failed at once (not restarted in vain; /readyz held back only if
+// required); a tool call refused for want of a login fails alone.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import { writeFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { startGateway, startNodeServer, rawSession, post, q, sleep, srcdir, demo } from '../lib/gateway.mjs';
+import { startOidcProvider } from '../lib/oidc.mjs';
+
+const fixture = path.join(srcdir, 't/fixtures/oauth-upstream.mjs');
+let op;
+let dir;
+const stops = [];
+
+before(async () => {
+  dir = mkdtempSync(path.join(tmpdir(), 'mcps-upoauth-'));
+  writeFileSync(path.join(dir, 'secret'), 'mcp-cc-secret\n', { mode: 0o600 });
+  writeFileSync(path.join(dir, 'wrong'), 'not-the-secret\n', { mode: 0o600 });
+  op = await startOidcProvider(['--ttl', '8']);
+});
+after(async () => {
+  for (const s of stops.reverse()) await s().catch(() => {});
+  await op?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function upstream(args = []) {
+  const srv = await startNodeServer([fixture, '--issuer', op.issuer, '--scopes', 'mcp:tools', ...args]);
+  stops.push(() => srv.stop());
+  srv.url = `http://127.0.0.1:${srv.port}/mcp`;
+  srv.seen = async () => (await fetch(`http://127.0.0.1:${srv.port}/admin/seen`)).json();
+  return srv;
+}
+
+const server = (url, oauth) => `{ name = "remote"; transport = "http"; url = ${q(url)}; ${oauth} }`;
+const cc = (secretFile = 'secret') => `oauth = { client_id = "mcp-cc"; client_secret = ${q(`\${file:${path.join(dir, secretFile)}}`)}; grant = "client_credentials"; };`;
+
+async function gateway(url, oauth, wait = true, others = []) {
+  const gw = await startGateway({ servers: [server(url, oauth), ...others], wait });
+  stops.push(() => gw.stop());
+  return gw;
+}
+
+async function whoami(gw) {
+  const session = await rawSession(gw);
+  const r = await post(gw, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'remote__whoami', arguments: {} } }, { session });
+  assert.equal(r.status, 200, r.text);
+  const msg = r.json.find ? r.json.find((m) => m.id === 2) : r.json;
+  assert.ok(msg.result, JSON.stringify(msg));
+  return JSON.parse(msg.result.content[0].text);
+}
+
+// Wait for a line in the gateway's log.
+async function logHas(gw, re, ms = 20000) {
+  const until = Date.now() + ms;
+  while (Date.now() < until) {
+    if (re.test(gw.log())) return;
+    await sleep(100);
+  }
+  assert.fail(`no ${re} in the log:\n${gw.log()}`);
+}
+
+function noSecrets(gw) {
+  const log = gw.log();
+  assert.ok(!log.includes('mcp-cc-secret'), 'the client secret is in the log');
+  assert.ok(!log.includes('not-the-secret'), 'the client secret is in the log');
+  assert.ok(!/eyJ[A-Za-z0-9_-]{10,}\./.test(log), 'a token is in the log');
+}
+
+test('client credentials: discovered from the 401, a call, renewal, a refused token', async () => {
+  const up = await upstream();
+  const gw = await gateway(up.url, cc());
+  assert.deepEqual(await whoami(gw), { client_id: 'mcp-cc', sub: 'mcp-cc' });
+  await logHas(gw, /oauth: a token from http:\/\/127\.0\.0\.1:\d+ \(client credentials, 8 s, scope mcp:tools\)/);
+  // The first POST went without a token, every later one with it.
+  const seen = await up.seen();
+  assert.equal(seen.without, 1);
+  assert.equal(seen.refused, 0);
+  // Renewed before the 8 s are out (at 5 s): calls keep working past them.
+  await sleep(9000);
+  assert.deepEqual(await whoami(gw), { client_id: 'mcp-cc', sub: 'mcp-cc' });
+  assert.ok(gw.log().match(/oauth: a token from/g).length >= 2, gw.log());
+  assert.equal((await up.seen()).refused, 0);
+  noSecrets(gw);
+});
+
+test('the secret from the daemon\'s environment (${env:}, expanded by the supervisor)', async () => {
+  process.env.MCPS_TEST_UPOAUTH_SECRET = 'mcp-cc-secret';
+  const up = await upstream();
+  const gw = await gateway(up.url, 'oauth = { client_id = "mcp-cc"; client_secret = "${env:MCPS_TEST_UPOAUTH_SECRET}"; grant = "client_credentials"; };');
+  delete process.env.MCPS_TEST_UPOAUTH_SECRET;
+  assert.deepEqual(await whoami(gw), { client_id: 'mcp-cc', sub: 'mcp-cc' });
+  noSecrets(gw);
+});
+
+test('a token the upstream refuses is replaced, and the call goes through', async () => {
+  // The upstream revokes the token the gateway holds.
+  const up = await upstream();
+  const gw = await gateway(up.url, cc());
+  await whoami(gw);
+  const r = await fetch(`http://127.0.0.1:${up.port}/admin/revoke`, { method: 'POST' });
+  assert.equal(r.status, 200);
+  assert.deepEqual(await whoami(gw), { client_id: 'mcp-cc', sub: 'mcp-cc' });
+  await logHas(gw, /the upstream refused the token; getting another/);
+  assert.ok((await up.seen()).refused >= 1);
+  noSecrets(gw);
+});
+
+test('a wrong secret: the server\'s error, no call, failed at once', async () => {
+  const up = await upstream();
+  const gw = await gateway(up.url, cc('wrong'), false);
+  await logHas(gw, /oauth: token: the token endpoint answered invalid_client \(HTTP 401\)/);
+  // Starting again cannot fix a secret: failed, not restarted.
+  const s = await gw.waitFor((st) => st.upstreams[0].state === 'failed', 'failed');
+  assert.match(s.upstreams[0].last_error, /invalid_client/);
+  assert.equal(s.upstreams[0].failures, 1);
+  noSecrets(gw);
+});
+
+test('an upstream that needs a login says so in status; readiness only if required', async () => {
+  const up = await upstream();
+  const gw = await gateway(up.url, '', false, [demo('alpha')]);
+  const s = await gw.waitFor((st) => st.upstreams.find((u) => u.name === 'remote').state === 'failed', 'failed');
+  assert.match(s.upstreams.find((u) => u.name === 'remote').last_error, /login needed/);
+  assert.equal((await up.seen()).with, 0);
+  await gw.waitFor((st) => st.upstreams.find((u) => u.name === 'alpha').state === 'ready', 'alpha ready');
+  assert.equal((await fetch(`${gw.base}/readyz`)).status, 200);
+  const req = await gateway(up.url, 'required = true;', false, [demo('alpha')]);
+  await req.waitFor((st) => st.upstreams.find((u) => u.name === 'remote').state === 'failed', 'failed');
+  const r = await fetch(`${req.base}/readyz`);
+  assert.equal(r.status, 503);
+  assert.match(await r.text(), /required upstream remote is failed/);
+});
+
+test('a call refused for want of a login fails; the upstream lost later is restarted, not failed', async () => {
+  const up = await upstream(['--tools-only']);
+  const gw = await gateway(up.url, '');
+  const session = await rawSession(gw);
+  const r = await post(gw, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'remote__whoami', arguments: {} } }, { session });
+  const msg = Array.isArray(r.json) ? r.json.find((m) => m.id === 2) : r.json;
+  assert.match(msg.error.message, /HTTP 401: login needed/);
+  await up.stop();
+  await post(gw, { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'remote__whoami', arguments: {} } }, { session });
+  const s = await gw.waitFor((st) => st.upstreams[0].failures >= 1, 'the upstream lost');
+  assert.notEqual(s.upstreams[0].state, 'failed', JSON.stringify(s.upstreams[0]));
+});
+
+// A server of the test's own: protected resource and server metadata, as a
+// hostile upstream would serve them; counts token requests.
+async function hostile(handler) {
+  const tokens = { count: 0 };
+  const srv = http.createServer((req, res) => {
+    if (req.url.endsWith('/token')) tokens.count += 1;
+    handler(req, res, srv);
+  });
+  await new Promise((r) => srv.listen(0, '127.0.0.1', r));
+  stops.push(() => new Promise((r) => srv.close(r)));
+  srv.base = `http://127.0.0.1:${srv.address().port}`;
+  srv.tokens = tokens;
+  return srv;
+}
+const json = (res, o) => { res.writeHead(200, { 'content-type': 'application/json' }); res.end(JSON.stringify(o)); };
+
+test('refused: metadata for another resource', async () => {
+  const up = await upstream(['--resource', 'http://127.0.0.1:1/elsewhere']);
+  const gw = await gateway(up.url, cc(), false);
+  await logHas(gw, /resource metadata at http:\/\/127\.0\.0\.1:\d+\/\.well-known\/oauth-protected-resource\/mcp refused: the resource metadata is for http:\/\/127\.0\.0\.1:1\/elsewhere, not this upstream/);
+  assert.equal((await up.seen()).with, 0);
+});
+
+test('refused: a token endpoint on another host', async () => {
+  let upUrl;
+  const evil = await hostile((req, res, srv) => {
+    if (req.url === '/prm') json(res, { resource: upUrl, authorization_servers: [srv.base] });
+    else if (req.url === '/.well-known/oauth-authorization-server') {
+      json(res, { issuer: srv.base, token_endpoint: `http://localhost:${srv.address().port}/token`, authorization_endpoint: `${srv.base}/auth` });
+    } else { res.writeHead(404); res.end(); }
+  });
+  const up = await upstream(['--resource-metadata', `${evil.base}/prm`]);
+  upUrl = up.url;
+  const gw = await gateway(up.url, cc(), false);
+  await logHas(gw, /server metadata at http:\/\/127\.0\.0\.1:\d+\/\.well-known\/oauth-authorization-server refused: token_endpoint http:\/\/localhost:\d+\/token is not on the issuer's host/);
+  await sleep(300);
+  assert.equal(evil.tokens.count, 0);
+  noSecrets(gw);
+});
+
+test('refused: metadata past 64 KiB', async () => {
+  const evil = await hostile((req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ pad: 'x'.repeat(70000) }));
+  });
+  const up = await upstream(['--resource-metadata', `${evil.base}/prm`]);
+  const gw = await gateway(up.url, cc(), false);
+  await logHas(gw, /resource metadata at http:\/\/127\.0\.0\.1:\d+\/prm: over 65536 bytes/);
+  assert.equal(evil.tokens.count, 0);
+});
