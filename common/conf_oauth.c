@@ -158,22 +158,6 @@ get_algorithms(struct conf_ctx *ctx, const config_setting_t *s,
 	return (0);
 }
 
-/*
- * Is s one secret reference and nothing else: ${env:NAME} or
- * ${file:/path}?  A secret written in the file would be printed by -nv.
- */
-static int
-valid_reference(const char *s)
-{
-	size_t	len = strlen(s);
-
-	if (strncmp(s, "${env:", 6) != 0 && strncmp(s, "${file:", 7) != 0)
-		return (0);
-	if (len < 8 || s[len - 1] != '}')
-		return (0);
-	return (strchr(s + 2, '$') == NULL && strchr(s, '}') == s + len - 1);
-}
-
 /* Read introspection = { client_id = ...; client_secret = ...; auth }. */
 static int
 parse_introspection(struct conf_ctx *ctx, const config_setting_t *g,
@@ -199,7 +183,7 @@ parse_introspection(struct conf_ctx *ctx, const config_setting_t *g,
 			if (conf_get_string(ctx, s,
 			    &ic->introspection_secret, 0) != 0)
 				return (-1);
-			if (!valid_reference(ic->introspection_secret))
+			if (!conf_secret_reference(ic->introspection_secret))
 				return (conf_error(ctx, s, "client_secret must "
 				    "be a ${file:/path} or ${env:NAME} "
 				    "reference, not the secret itself"));
@@ -313,15 +297,12 @@ parse_issuers(struct conf_ctx *ctx, const config_setting_t *list,
 	config_setting_t	*g;
 	int			 i, j, n;
 
-	if (!config_setting_is_list(list))
-		return (conf_error(ctx, list, "issuers must be a list: "
-		    "issuers = ( { issuer = \"https://...\"; } );"));
-	n = config_setting_length(list);
+	if ((n = conf_list_length(ctx, list, "issuers must be a list: "
+	    "issuers = ( { issuer = \"https://...\"; } );",
+	    CONF_OAUTH_MAX_ISSUERS, "issuers")) < 0)
+		return (-1);
 	if (n == 0)
 		return (conf_error(ctx, list, "issuers must not be empty"));
-	if (n > CONF_OAUTH_MAX_ISSUERS)
-		return (conf_error(ctx, list, "more than %d issuers",
-		    CONF_OAUTH_MAX_ISSUERS));
 	oc->issuers = xcalloc((size_t)n, sizeof *oc->issuers);
 	for (i = 0; i < n; i++) {
 		g = config_setting_get_elem(list, (unsigned int)i);
