@@ -396,18 +396,6 @@ conf_check_links(struct conf_ctx *ctx, const struct conf *conf)
 	return (0);
 }
 
-/* A string vector as a JSON array. */
-static json_t *
-strv_json(char *const *v)
-{
-	json_t	*a = json_array();
-	size_t	 i;
-
-	for (i = 0; v[i] != NULL; i++)
-		json_array_append_new(a, json_string(v[i]));
-	return (a);
-}
-
 json_t *
 conf_llm_to_json(const struct llm_conf *lc)
 {
@@ -435,7 +423,7 @@ conf_llm_to_json(const struct llm_conf *lc)
 	if (lc->api_key != NULL)
 		json_object_set_new(o, "api_key", json_string(lc->api_key));
 	if (lc->models != NULL)
-		json_object_set_new(o, "models", strv_json(lc->models));
+		json_object_set_new(o, "models", conf_strv_to_json(lc->models));
 	if (lc->ca_file != NULL)
 		json_object_set_new(o, "ca_file", json_string(lc->ca_file));
 	a = json_array();
@@ -497,18 +485,8 @@ conf_llm_from_json(const json_t *o, char *err, size_t errlen)
 	if (json_is_string(json_object_get(o, "ca_file")))
 		lc->ca_file = xstrdup(json_string_value(json_object_get(o,
 		    "ca_file")));
-	if ((e = json_object_get(o, "models")) != NULL) {
-		if (!json_is_array(e))
-			goto bad;
-		lc->models = xcalloc(json_array_size(e) + 1,
-		    sizeof *lc->models);
-		for (i = 0; i < json_array_size(e); i++) {
-			if (!json_is_string(json_array_get(e, i)))
-				goto bad;
-			lc->models[i] = xstrdup(json_string_value(
-			    json_array_get(e, i)));
-		}
-	}
+	if (conf_strv_from_json(json_object_get(o, "models"), &lc->models) != 0)
+		goto bad;
 	lc->scores = xcalloc(json_array_size(a) + 1, sizeof *lc->scores);
 	json_array_foreach(a, i, e) {
 		if (json_unpack(e, "{s:s, s:F, s:F, s:F}", "model", &model,

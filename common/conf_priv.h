@@ -123,6 +123,9 @@ void	conf_oauth_match_free(struct oauth_match *);
 void	conf_oauth_print(FILE *, const struct oauth_conf *);
 void	conf_oauth_match_print(FILE *, const char *indent,
 	    const struct oauth_match *);
+/* A string vector as a JSON array, and back (-1 if a is not one). */
+json_t	*conf_strv_to_json(char *const *);
+int	conf_strv_from_json(const json_t *a, char ***out);
 /* Print a string literal, and an array of them, in libconfig syntax. */
 void	conf_print_string(FILE *, const char *);
 void	conf_print_strv(FILE *, char *const *);
