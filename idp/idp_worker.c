@@ -71,16 +71,6 @@ idp_state(const char *state, const char *error)
 	idp_send_json(MSG_STATUS, 0, o);
 }
 
-/* Wipe and free a secret string. */
-static void
-wipe(char *s)
-{
-	if (s != NULL) {
-		explicit_bzero(s, strlen(s));
-		free(s);
-	}
-}
-
 static void
 idp_wconf_free(struct idp_wconf *c)
 {
@@ -91,7 +81,7 @@ idp_wconf_free(struct idp_wconf *c)
 	free(c->jwks_uri);
 	free(c->ca_file);
 	free(c->client_id);
-	wipe(c->client_secret);
+	secret_free(c->client_secret);
 	free(c);
 }
 
@@ -170,7 +160,7 @@ idp_wconf_read(json_t *o, char *err, size_t len)
 			    why);
 			goto bad;
 		}
-		wipe(c->client_secret);
+		secret_free(c->client_secret);
 		c->client_secret = s;
 		if (*s == '\0' || strpbrk(s, "\r\n") != NULL) {
 			snprintf(err, len, "introspection client_secret: the "
