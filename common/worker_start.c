@@ -72,57 +72,58 @@ worker_guard(void)
 	return (parent);
 }
 
-struct iochan *
-worker_channel_open(struct event_base *base, iochan_read_cb read_cb,
-    iochan_event_cb event_cb, void *arg)
+/* Handle every whole frame from the supervisor. */
+static void
+channel_read_cb(struct iochan *ch, void *arg)
 {
-	struct iochan	*chan;
-
-	evutil_make_socket_nonblocking(FRAME_CHANNEL_FD);
-	evutil_make_socket_closeonexec(FRAME_CHANNEL_FD);
-	if (fcntl(FRAME_CHANNEL_FD, F_GETFD) == -1)
-		fatal("no supervisor channel on fd %d", FRAME_CHANNEL_FD);
-	chan = iochan_new(base, FRAME_CHANNEL_FD, read_cb, NULL, event_cb,
-	    arg);
-	frame_add(iochan_output(chan), MSG_HELLO, 0, 0, "{\"version\":1}",
-	    13);
-	return (chan);
-}
-
-void
-worker_channel_read(struct iochan *ch, worker_max_fn max,
-    worker_frame_fn frame, worker_exit_fn fail)
-{
+	struct worker_chan	*wc = arg;
 	struct evbuffer		*in = iochan_input(ch);
 	struct frame_hdr	 hdr;
 	const char		*why;
 
 	for (;;) {
-		switch (frame_peek(in, max(), &hdr, &why)) {
+		switch (frame_peek(in, wc->max(), &hdr, &why)) {
 		case FRAME_NEED:
 			return;
 		case FRAME_BAD:
 			log_warnx("bad frame from supervisor: %s", why);
-			fail(WORKER_EXIT_FAILED);
+			wc->fail(WORKER_EXIT_FAILED);
 			return;
 		case FRAME_OK:
 			break;
 		}
-		if (frame(&hdr, in) != 0) {
+		if (wc->frame(&hdr, in) != 0) {
 			log_warnx("bad %s frame from supervisor",
 			    msg_type_name(hdr.type));
-			fail(WORKER_EXIT_FAILED);
+			wc->fail(WORKER_EXIT_FAILED);
 			return;
 		}
 	}
 }
 
-void
-worker_channel_closed(struct iochan **chanp)
+/* The supervisor's channel closed. */
+static void
+channel_event_cb(struct iochan *ch, int what, void *arg)
 {
+	struct worker_chan	*wc = arg;
+
 	log_debug("supervisor channel closed");
-	iochan_free(*chanp);
-	*chanp = NULL;
+	iochan_free(wc->chan);
+	wc->chan = NULL;
+	wc->closed(WORKER_EXIT_OK);
+}
+
+void
+worker_channel_open(struct event_base *base, struct worker_chan *wc)
+{
+	evutil_make_socket_nonblocking(FRAME_CHANNEL_FD);
+	evutil_make_socket_closeonexec(FRAME_CHANNEL_FD);
+	if (fcntl(FRAME_CHANNEL_FD, F_GETFD) == -1)
+		fatal("no supervisor channel on fd %d", FRAME_CHANNEL_FD);
+	wc->chan = iochan_new(base, FRAME_CHANNEL_FD, channel_read_cb, NULL,
+	    channel_event_cb, wc);
+	frame_add(iochan_output(wc->chan), MSG_HELLO, 0, 0,
+	    "{\"version\":1}", 13);
 }
 
 int

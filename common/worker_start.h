@@ -14,11 +14,10 @@
 
 #include <stddef.h>
 
-#include "iochan.h"
-
 struct event_base;
 struct evbuffer;
 struct frame_hdr;
+struct iochan;
 struct passwd;
 
 /* Handle one frame from the supervisor; -1 if it is bad. */
@@ -41,20 +40,21 @@ void		 worker_options(int argc, char **argv, const char *program,
  */
 pid_t		 worker_guard(void);
 /*
- * Open the supervisor's channel on base and say hello; fatal if there is
- * none.  The callbacks get arg.
+ * A worker program's channel to the supervisor: every whole frame, each
+ * at most max() long, goes to frame(); a bad one, or one frame()
+ * refuses, exits through fail(WORKER_EXIT_FAILED).  When the channel
+ * closes it is freed, chan is NULL, and closed(WORKER_EXIT_OK) is called.
  */
-struct iochan	*worker_channel_open(struct event_base *, iochan_read_cb,
-		    iochan_event_cb, void *arg);
-/*
- * Handle every whole frame in the channel's input, each at most max()
- * long, with frame(); a bad one, or one frame() refuses, exits through
- * fail(WORKER_EXIT_FAILED).
- */
-void		 worker_channel_read(struct iochan *, worker_max_fn,
-		    worker_frame_fn, worker_exit_fn fail);
-/* The channel closed: log it, free it, and NULL *chanp. */
-void		 worker_channel_closed(struct iochan **chanp);
+struct worker_chan {
+	struct iochan	*chan;		/* NULL until open and once closed */
+	worker_max_fn	 max;
+	worker_frame_fn	 frame;
+	worker_exit_fn	 fail;
+	worker_exit_fn	 closed;
+};
+
+/* Open the supervisor's channel on base and say hello; fatal if none. */
+void		 worker_channel_open(struct event_base *, struct worker_chan *);
 
 /*
  * Become user (pw, from getpwnam): groups, gid, uid; then what the change

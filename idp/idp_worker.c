@@ -36,11 +36,20 @@
 struct event_base	*base;
 struct idp_wconf	*wc;
 
-static struct iochan	*chan;
 static struct event	*ev_sigterm;
 static pid_t		 supervisor_pid;	/* our parent */
 
 static void	idp_exit(int) __attribute__((noreturn));
+static size_t	idp_frame_max(void);
+static int	idp_frame(const struct frame_hdr *, struct evbuffer *);
+
+/* The supervisor's channel. */
+static struct worker_chan	wchan = {
+	.max = idp_frame_max,
+	.frame = idp_frame,
+	.fail = idp_exit,
+	.closed = idp_exit,
+};
 
 int64_t
 now_ms(void)
@@ -54,8 +63,8 @@ now_ms(void)
 void
 idp_send_json(uint16_t type, uint32_t tag, json_t *o)
 {
-	if (chan != NULL)
-		frame_add_json(iochan_output(chan), type, 0, tag, o);
+	if (wchan.chan != NULL)
+		frame_add_json(iochan_output(wchan.chan), type, 0, tag, o);
 	json_decref(o);
 }
 
@@ -90,8 +99,8 @@ static void
 idp_exit(int code)
 {
 	idp_fetch_stop();
-	if (chan != NULL)
-		iochan_flush_wait(chan, 2000);
+	if (wchan.chan != NULL)
+		iochan_flush_wait(wchan.chan, 2000);
 	idp_wconf_free(wc);
 	exit(code);
 }
@@ -296,19 +305,6 @@ idp_frame_max(void)
 }
 
 static void
-chan_read_cb(struct iochan *ch, void *arg)
-{
-	worker_channel_read(ch, idp_frame_max, idp_frame, idp_exit);
-}
-
-static void
-chan_event_cb(struct iochan *ch, int what, void *arg)
-{
-	worker_channel_closed(&chan);
-	idp_exit(WORKER_EXIT_OK);
-}
-
-static void
 signal_cb(evutil_socket_t sig, short events, void *arg)
 {
 	idp_exit(WORKER_EXIT_OK);
@@ -323,7 +319,7 @@ main(int argc, char **argv)
 
 	if ((base = event_base_new()) == NULL)
 		fatalx("event_base_new");
-	chan = worker_channel_open(base, chan_read_cb, chan_event_cb, NULL);
+	worker_channel_open(base, &wchan);
 	ev_sigterm = evsignal_new(base, SIGTERM, signal_cb, NULL);
 	evsignal_add(ev_sigterm, NULL);
 	event_base_dispatch(base);

@@ -28,11 +28,20 @@
 struct event_base	*base;
 struct llm_conf		*lc;
 
-static struct iochan	*chan;
 static struct event	*ev_sigterm;
 static pid_t		 supervisor_pid;	/* our parent */
 
 static void	llm_exit(int) __attribute__((noreturn));
+static size_t	llm_frame_max(void);
+static int	llm_frame(const struct frame_hdr *, struct evbuffer *);
+
+/* The supervisor's channel. */
+static struct worker_chan	wchan = {
+	.max = llm_frame_max,
+	.frame = llm_frame,
+	.fail = llm_exit,
+	.closed = llm_exit,
+};
 
 /* Return monotonic milliseconds. */
 int64_t
@@ -47,15 +56,15 @@ now_ms(void)
 void
 llm_send(uint16_t type, uint32_t tag, const char *p, size_t len)
 {
-	if (chan != NULL)
-		frame_add(iochan_output(chan), type, 0, tag, p, len);
+	if (wchan.chan != NULL)
+		frame_add(iochan_output(wchan.chan), type, 0, tag, p, len);
 }
 
 void
 llm_send_buffer(uint16_t type, uint32_t tag, struct evbuffer *buf)
 {
-	if (chan != NULL)
-		frame_add_buffer(iochan_output(chan), type, 0, tag, buf);
+	if (wchan.chan != NULL)
+		frame_add_buffer(iochan_output(wchan.chan), type, 0, tag, buf);
 	else
 		evbuffer_drain(buf, evbuffer_get_length(buf));
 }
@@ -63,8 +72,8 @@ llm_send_buffer(uint16_t type, uint32_t tag, struct evbuffer *buf)
 void
 llm_send_json(uint16_t type, uint32_t tag, json_t *o)
 {
-	if (chan != NULL)
-		frame_add_json(iochan_output(chan), type, 0, tag, o);
+	if (wchan.chan != NULL)
+		frame_add_json(iochan_output(wchan.chan), type, 0, tag, o);
 	json_decref(o);
 }
 
@@ -85,8 +94,8 @@ static void
 llm_exit(int code)
 {
 	llm_http_stop();
-	if (chan != NULL)
-		iochan_flush_wait(chan, 2000);
+	if (wchan.chan != NULL)
+		iochan_flush_wait(wchan.chan, 2000);
 	exit(code);
 }
 
@@ -193,19 +202,6 @@ llm_frame_max(void)
 }
 
 static void
-chan_read_cb(struct iochan *ch, void *arg)
-{
-	worker_channel_read(ch, llm_frame_max, llm_frame, llm_exit);
-}
-
-static void
-chan_event_cb(struct iochan *ch, int what, void *arg)
-{
-	worker_channel_closed(&chan);
-	llm_exit(WORKER_EXIT_OK);
-}
-
-static void
 signal_cb(evutil_socket_t sig, short events, void *arg)
 {
 	llm_exit(WORKER_EXIT_OK);
@@ -220,7 +216,7 @@ main(int argc, char **argv)
 
 	if ((base = event_base_new()) == NULL)
 		fatalx("event_base_new");
-	chan = worker_channel_open(base, chan_read_cb, chan_event_cb, NULL);
+	worker_channel_open(base, &wchan);
 	ev_sigterm = evsignal_new(base, SIGTERM, signal_cb, NULL);
 	evsignal_add(ev_sigterm, NULL);
 	event_base_dispatch(base);

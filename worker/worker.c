@@ -33,7 +33,6 @@
 struct event_base	*base;
 struct server_conf	*sc;
 
-static struct iochan		*chan;
 static struct conn		*shared;	/* the shared connection */
 static struct u64map		 sessions;	/* no -> session_info */
 static struct strmap		 decls;		/* JSON text -> client_decl */
@@ -45,6 +44,16 @@ static pid_t			 supervisor_pid;	/* our parent */
 
 static void	worker_exit(int) __attribute__((noreturn));
 static void	worker_begin_exit(int);
+static size_t	worker_frame_max(void);
+static int	worker_frame(const struct frame_hdr *, struct evbuffer *);
+
+/* The supervisor's channel. */
+static struct worker_chan	wchan = {
+	.max = worker_frame_max,
+	.frame = worker_frame,
+	.fail = worker_exit,
+	.closed = worker_begin_exit,
+};
 
 /* Return monotonic milliseconds. */
 int64_t
@@ -60,8 +69,8 @@ void
 chan_send(uint16_t type, uint32_t session, uint32_t tag, const char *p,
     size_t len)
 {
-	if (chan != NULL)
-		frame_add(iochan_output(chan), type, session, tag, p,
+	if (wchan.chan != NULL)
+		frame_add(iochan_output(wchan.chan), type, session, tag, p,
 		    len);
 }
 
@@ -76,8 +85,8 @@ void
 chan_send_buffer_flags(uint16_t type, uint16_t flags, uint32_t session,
     uint32_t tag, struct evbuffer *buf)
 {
-	if (chan != NULL)
-		frame_add_buffer_flags(iochan_output(chan), type, flags,
+	if (wchan.chan != NULL)
+		frame_add_buffer_flags(iochan_output(wchan.chan), type, flags,
 		    session, tag, buf);
 	else
 		evbuffer_drain(buf, evbuffer_get_length(buf));
@@ -86,8 +95,8 @@ chan_send_buffer_flags(uint16_t type, uint16_t flags, uint32_t session,
 void
 chan_send_json(uint16_t type, uint32_t session, uint32_t tag, json_t *o)
 {
-	if (chan != NULL)
-		frame_add_json(iochan_output(chan), type, session,
+	if (wchan.chan != NULL)
+		frame_add_json(iochan_output(wchan.chan), type, session,
 		    tag, o);
 	json_decref(o);
 }
@@ -543,19 +552,6 @@ worker_frame_max(void)
 	return ((sc != NULL ? sc->max_message : 1024 * 1024) + FRAME_SLACK);
 }
 
-static void
-chan_read_cb(struct iochan *ch, void *arg)
-{
-	worker_channel_read(ch, worker_frame_max, worker_frame, worker_exit);
-}
-
-static void
-chan_event_cb(struct iochan *ch, int what, void *arg)
-{
-	worker_channel_closed(&chan);
-	worker_begin_exit(WORKER_EXIT_OK);
-}
-
 /* Signal every remaining child (the upstream and anything it left). */
 static void
 kill_children(int sig)
@@ -612,8 +608,8 @@ reap_children(void)
 static void
 chan_drain(void)
 {
-	if (chan != NULL)
-		iochan_flush_wait(chan, 2000);
+	if (wchan.chan != NULL)
+		iochan_flush_wait(wchan.chan, 2000);
 }
 
 /* Exit now, killing whatever is left. */
@@ -697,7 +693,7 @@ main(int argc, char **argv)
 		fatalx("event_base_new");
 	u64map_init(&sessions);
 	strmap_init(&decls);
-	chan = worker_channel_open(base, chan_read_cb, chan_event_cb, NULL);
+	worker_channel_open(base, &wchan);
 
 	ev_sigchld = evsignal_new(base, SIGCHLD, signal_cb, NULL);
 	ev_sigterm = evsignal_new(base, SIGTERM, signal_cb, NULL);
