@@ -103,20 +103,7 @@ explicit_bzero_str(char *s)
 static int
 valid_client_name(const char *s)
 {
-	size_t	i;
-
-	if (strstr(s, "__") != NULL)
-		return (0);
-	for (i = 0; s[i] != '\0'; i++) {
-		if (i >= 32)
-			return (0);
-		if (!((s[i] >= 'A' && s[i] <= 'Z') ||
-		    (s[i] >= 'a' && s[i] <= 'z') ||
-		    (s[i] >= '0' && s[i] <= '9') ||
-		    (i > 0 && (s[i] == '_' || s[i] == '-' || s[i] == '.'))))
-			return (0);
-	}
-	return (i > 0);
+	return (strstr(s, "__") == NULL && conf_valid_name(s, 32));
 }
 
 /*
@@ -225,13 +212,10 @@ parse_clients(struct conf_ctx *ctx, const config_setting_t *list,
 	config_setting_t	*s;
 	int			 i, n, j;
 
-	if (!config_setting_is_list(list))
-		return (conf_error(ctx, list, "clients must be a list: "
-		    "clients = ( { ... }, { ... } );"));
-	n = config_setting_length(list);
-	if (n > CONF_MAX_CLIENTS)
-		return (conf_error(ctx, list, "more than %d clients",
-		    CONF_MAX_CLIENTS));
+	if ((n = conf_list_length(ctx, list, "clients must be a list: "
+	    "clients = ( { ... }, { ... } );", CONF_MAX_CLIENTS,
+	    "clients")) < 0)
+		return (-1);
 	conf->clients = xcalloc((size_t)n + 1, sizeof *conf->clients);
 	for (i = 0; i < n; i++) {
 		s = config_setting_get_elem(list, (unsigned int)i);

@@ -15,8 +15,8 @@
 #include "xmalloc.h"
 
 /* Convert a string vector to a JSON array. */
-static json_t *
-strv_to_json(char *const *v)
+json_t *
+conf_strv_to_json(char *const *v)
 {
 	json_t	*a = json_array();
 	size_t	 i;
@@ -46,17 +46,20 @@ conf_server_to_json(const struct server_conf *srv)
 	if (o == NULL)
 		return (NULL);
 	if (srv->command != NULL)
-		json_object_set_new(o, "command", strv_to_json(srv->command));
+		json_object_set_new(o, "command",
+		    conf_strv_to_json(srv->command));
 	if (srv->env != NULL)
-		json_object_set_new(o, "env", strv_to_json(srv->env));
+		json_object_set_new(o, "env", conf_strv_to_json(srv->env));
 	if (srv->pass_env != NULL)
-		json_object_set_new(o, "pass_env", strv_to_json(srv->pass_env));
+		json_object_set_new(o, "pass_env",
+		    conf_strv_to_json(srv->pass_env));
 	if (srv->cwd != NULL)
 		json_object_set_new(o, "cwd", json_string(srv->cwd));
 	if (srv->url != NULL)
 		json_object_set_new(o, "url", json_string(srv->url));
 	if (srv->headers != NULL)
-		json_object_set_new(o, "headers", strv_to_json(srv->headers));
+		json_object_set_new(o, "headers",
+		    conf_strv_to_json(srv->headers));
 	if (srv->ca_file != NULL)
 		json_object_set_new(o, "ca_file", json_string(srv->ca_file));
 	if (srv->oauth != NULL)
@@ -104,8 +107,8 @@ conf_server_to_json(const struct server_conf *srv)
 }
 
 /* Read a JSON array of strings into a vector. */
-static int
-json_to_strv(const json_t *a, char ***out)
+int
+conf_strv_from_json(const json_t *a, char ***out)
 {
 	size_t	 i;
 	json_t	*e;
@@ -165,9 +168,11 @@ conf_server_from_json(const json_t *o, char *err, size_t errlen)
 	srv->init_timeout = (unsigned int)it;
 	srv->max_instances = (unsigned int)mi;
 	srv->max_message = (size_t)mm;
-	if (json_to_strv(json_object_get(o, "command"), &srv->command) != 0 ||
-	    json_to_strv(json_object_get(o, "env"), &srv->env) != 0 ||
-	    json_to_strv(json_object_get(o, "pass_env"), &srv->pass_env) != 0)
+	if (conf_strv_from_json(json_object_get(o, "command"),
+	    &srv->command) != 0 ||
+	    conf_strv_from_json(json_object_get(o, "env"), &srv->env) != 0 ||
+	    conf_strv_from_json(json_object_get(o, "pass_env"),
+	    &srv->pass_env) != 0)
 		goto bad;
 	if (json_is_string(json_object_get(o, "cwd")))
 		srv->cwd = xstrdup(json_string_value(json_object_get(o,
@@ -175,7 +180,8 @@ conf_server_from_json(const json_t *o, char *err, size_t errlen)
 	if (json_is_string(json_object_get(o, "url")))
 		srv->url = xstrdup(json_string_value(json_object_get(o,
 		    "url")));
-	if (json_to_strv(json_object_get(o, "headers"), &srv->headers) != 0)
+	if (conf_strv_from_json(json_object_get(o, "headers"),
+	    &srv->headers) != 0)
 		goto bad;
 	if (json_object_get(o, "oauth") != NULL &&
 	    (srv->oauth = conf_upoauth_from_json(json_object_get(o,

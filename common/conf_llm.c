@@ -28,41 +28,6 @@ static const char *const default_urls[] = {
 	[LLM_OLLAMA] = "http://127.0.0.1:11434",
 };
 
-/* Is s a valid provider name (it is written llm:NAME)? */
-static int
-valid_llm_name(const char *s)
-{
-	size_t	i;
-
-	for (i = 0; s[i] != '\0'; i++) {
-		if (i >= 48)
-			return (0);
-		if (!((s[i] >= 'A' && s[i] <= 'Z') ||
-		    (s[i] >= 'a' && s[i] <= 'z') ||
-		    (s[i] >= '0' && s[i] <= '9') ||
-		    (i > 0 && (s[i] == '_' || s[i] == '-' || s[i] == '.'))))
-			return (0);
-	}
-	return (i > 0);
-}
-
-/*
- * Is s one secret reference and nothing else: ${env:NAME} or
- * ${file:/path}?  A key written in the file itself would be printed by
- * -nv and copied into every worker's configuration.
- */
-static int
-valid_key_reference(const char *s)
-{
-	size_t	len = strlen(s);
-
-	if (strncmp(s, "${env:", 6) != 0 && strncmp(s, "${file:", 7) != 0)
-		return (0);
-	if (len < 8 || s[len - 1] != '}')
-		return (0);
-	return (strchr(s + 2, '$') == NULL && strchr(s, '}') == s + len - 1);
-}
-
 /* Read a number from 0 to 1 (a float, or the integer 0 or 1). */
 static int
 get_unit(struct conf_ctx *ctx, const config_setting_t *s, double *out)
@@ -146,13 +111,10 @@ get_scores(struct conf_ctx *ctx, const config_setting_t *list,
 	const char		*key;
 	int			 i, j, n, m;
 
-	if (!config_setting_is_list(list))
-		return (conf_error(ctx, list, "scores must be a list: "
-		    "scores = ( { model = ...; cost = 0.5; }, ... );"));
-	n = config_setting_length(list);
-	if (n > CONF_MAX_SCORES)
-		return (conf_error(ctx, list, "more than %d scores",
-		    CONF_MAX_SCORES));
+	if ((n = conf_list_length(ctx, list, "scores must be a list: "
+	    "scores = ( { model = ...; cost = 0.5; }, ... );", CONF_MAX_SCORES,
+	    "scores")) < 0)
+		return (-1);
 	lc->scores = xcalloc((size_t)n + 1, sizeof *lc->scores);
 	for (i = 0; i < n; i++) {
 		g = config_setting_get_elem(list, (unsigned int)i);
@@ -220,13 +182,8 @@ parse_llm(struct conf_ctx *ctx, const config_setting_t *g,
 		s = config_setting_get_elem(g, (unsigned int)j);
 		key = config_setting_name(s);
 		if (strcmp(key, "name") == 0) {
-			if (conf_get_string(ctx, s, &lc->name, 0) != 0)
+			if (conf_get_name(ctx, s, "llm", &lc->name) != 0)
 				return (-1);
-			if (!valid_llm_name(lc->name))
-				return (conf_error(ctx, s, "llm name \"%s\" must "
-				    "be 1-48 characters of A-Z a-z 0-9 _ - . "
-				    "starting with a letter or digit",
-				    lc->name));
 		} else if (strcmp(key, "provider") == 0) {
 			if (conf_get_string(ctx, s, &tmp, 0) != 0)
 				return (-1);
@@ -252,7 +209,7 @@ parse_llm(struct conf_ctx *ctx, const config_setting_t *g,
 		} else if (strcmp(key, "api_key") == 0) {
 			if (conf_get_string(ctx, s, &lc->api_key, 0) != 0)
 				return (-1);
-			if (!valid_key_reference(lc->api_key))
+			if (!conf_secret_reference(lc->api_key))
 				return (conf_error(ctx, s, "api_key must be "
 				    "\"${env:NAME}\" or \"${file:/path}\": "
 				    "the key itself is never written in the "
@@ -356,13 +313,9 @@ conf_parse_llms(struct conf_ctx *ctx, const config_setting_t *list,
 	config_setting_t	*s;
 	int			 i, n, j;
 
-	if (!config_setting_is_list(list))
-		return (conf_error(ctx, list, "llm must be a list: "
-		    "llm = ( { ... }, { ... } );"));
-	n = config_setting_length(list);
-	if (n > CONF_MAX_LLMS)
-		return (conf_error(ctx, list, "more than %d llm providers",
-		    CONF_MAX_LLMS));
+	if ((n = conf_list_length(ctx, list, "llm must be a list: "
+	    "llm = ( { ... }, { ... } );", CONF_MAX_LLMS, "llm providers")) < 0)
+		return (-1);
 	conf->llms = xcalloc((size_t)n + 1, sizeof *conf->llms);
 	for (i = 0; i < n; i++) {
 		s = config_setting_get_elem(list, (unsigned int)i);
@@ -443,18 +396,6 @@ conf_check_links(struct conf_ctx *ctx, const struct conf *conf)
 	return (0);
 }
 
-/* A string vector as a JSON array. */
-static json_t *
-strv_json(char *const *v)
-{
-	json_t	*a = json_array();
-	size_t	 i;
-
-	for (i = 0; v[i] != NULL; i++)
-		json_array_append_new(a, json_string(v[i]));
-	return (a);
-}
-
 json_t *
 conf_llm_to_json(const struct llm_conf *lc)
 {
@@ -482,7 +423,7 @@ conf_llm_to_json(const struct llm_conf *lc)
 	if (lc->api_key != NULL)
 		json_object_set_new(o, "api_key", json_string(lc->api_key));
 	if (lc->models != NULL)
-		json_object_set_new(o, "models", strv_json(lc->models));
+		json_object_set_new(o, "models", conf_strv_to_json(lc->models));
 	if (lc->ca_file != NULL)
 		json_object_set_new(o, "ca_file", json_string(lc->ca_file));
 	a = json_array();
@@ -544,18 +485,8 @@ conf_llm_from_json(const json_t *o, char *err, size_t errlen)
 	if (json_is_string(json_object_get(o, "ca_file")))
 		lc->ca_file = xstrdup(json_string_value(json_object_get(o,
 		    "ca_file")));
-	if ((e = json_object_get(o, "models")) != NULL) {
-		if (!json_is_array(e))
-			goto bad;
-		lc->models = xcalloc(json_array_size(e) + 1,
-		    sizeof *lc->models);
-		for (i = 0; i < json_array_size(e); i++) {
-			if (!json_is_string(json_array_get(e, i)))
-				goto bad;
-			lc->models[i] = xstrdup(json_string_value(
-			    json_array_get(e, i)));
-		}
-	}
+	if (conf_strv_from_json(json_object_get(o, "models"), &lc->models) != 0)
+		goto bad;
 	lc->scores = xcalloc(json_array_size(a) + 1, sizeof *lc->scores);
 	json_array_foreach(a, i, e) {
 		if (json_unpack(e, "{s:s, s:F, s:F, s:F}", "model", &model,

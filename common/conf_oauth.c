@@ -297,15 +297,12 @@ parse_issuers(struct conf_ctx *ctx, const config_setting_t *list,
 	config_setting_t	*g;
 	int			 i, j, n;
 
-	if (!config_setting_is_list(list))
-		return (conf_error(ctx, list, "issuers must be a list: "
-		    "issuers = ( { issuer = \"https://...\"; } );"));
-	n = config_setting_length(list);
+	if ((n = conf_list_length(ctx, list, "issuers must be a list: "
+	    "issuers = ( { issuer = \"https://...\"; } );",
+	    CONF_OAUTH_MAX_ISSUERS, "issuers")) < 0)
+		return (-1);
 	if (n == 0)
 		return (conf_error(ctx, list, "issuers must not be empty"));
-	if (n > CONF_OAUTH_MAX_ISSUERS)
-		return (conf_error(ctx, list, "more than %d issuers",
-		    CONF_OAUTH_MAX_ISSUERS));
 	oc->issuers = xcalloc((size_t)n, sizeof *oc->issuers);
 	for (i = 0; i < n; i++) {
 		g = config_setting_get_elem(list, (unsigned int)i);

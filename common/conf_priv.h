@@ -33,6 +33,18 @@ void	conf_strv_free(char **);
 int	conf_strv_equal(char *const *, char *const *);
 /* Look a name up in a table of n names; -1 if absent. */
 int	conf_lookup_name(const char *const *names, size_t n, const char *);
+/* Is s 1 to max characters of A-Z a-z 0-9 _ - ., from a letter or digit? */
+int	conf_valid_name(const char *, size_t max);
+/* The longest name of a server, an llm or a rate limit. */
+#define CONF_NAME_MAX	48
+/* Read the name of what ("server"); -1 (reported) if it is not one. */
+int	conf_get_name(struct conf_ctx *, const config_setting_t *,
+	    const char *what, char **);
+/* Is s one ${env:NAME} or ${file:/path} reference and nothing else? */
+int	conf_secret_reference(const char *);
+/* The length of a list of at most max groups; -1 (reported) if not one. */
+int	conf_list_length(struct conf_ctx *, const config_setting_t *,
+	    const char *shape, int max, const char *plural);
 
 /* Is s valid UTF-8 (as jansson takes it)? */
 int	conf_valid_utf8(const char *);
@@ -44,9 +56,6 @@ int	conf_get_string(struct conf_ctx *, const config_setting_t *, char **,
 	    int allow_empty);
 int	conf_get_int(struct conf_ctx *, const config_setting_t *,
 	    long long min, long long max, long long *);
-/* Is s one secret reference and nothing else: ${env:NAME} or
- * ${file:/path}?  A secret written in the file would be printed by -nv. */
-int	conf_secret_reference(const char *s);
 int	conf_get_bool(struct conf_ctx *, const config_setting_t *, int *);
 int	conf_get_seconds(struct conf_ctx *, const config_setting_t *,
 	    long long min, long long max, unsigned int *);
@@ -135,6 +144,9 @@ void	conf_oauth_match_free(struct oauth_match *);
 void	conf_oauth_print(FILE *, const struct oauth_conf *);
 void	conf_oauth_match_print(FILE *, const char *indent,
 	    const struct oauth_match *);
+/* A string vector as a JSON array, and back (-1 if a is not one). */
+json_t	*conf_strv_to_json(char *const *);
+int	conf_strv_from_json(const json_t *a, char ***out);
 /* Print a string literal, and an array of them, in libconfig syntax. */
 void	conf_print_string(FILE *, const char *);
 void	conf_print_strv(FILE *, char *const *);

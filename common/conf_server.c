@@ -169,24 +169,6 @@ conf_get_headers(struct conf_ctx *ctx, const config_setting_t *s, char ***out)
 	return (0);
 }
 
-/* Is s a valid upstream name? */
-static int
-valid_server_name(const char *s)
-{
-	size_t	i;
-
-	for (i = 0; s[i] != '\0'; i++) {
-		if (i >= 48)
-			return (0);
-		if (!((s[i] >= 'A' && s[i] <= 'Z') ||
-		    (s[i] >= 'a' && s[i] <= 'z') ||
-		    (s[i] >= '0' && s[i] <= '9') ||
-		    (i > 0 && (s[i] == '_' || s[i] == '-' || s[i] == '.'))))
-			return (0);
-	}
-	return (i > 0);
-}
-
 /* Check a URL's scheme for a transport. */
 static int
 check_url(struct conf_ctx *ctx, const config_setting_t *s,
@@ -258,13 +240,8 @@ conf_parse_server(struct conf_ctx *ctx, const struct conf *conf,
 		s = config_setting_get_elem(g, (unsigned int)i);
 		key = config_setting_name(s);
 		if (strcmp(key, "name") == 0) {
-			if (conf_get_string(ctx, s, &srv->name, 0) != 0)
+			if (conf_get_name(ctx, s, "server", &srv->name) != 0)
 				return (-1);
-			if (!valid_server_name(srv->name))
-				return (conf_error(ctx, s, "server name \"%s\" "
-				    "must be 1-48 characters of A-Z a-z 0-9 _ "
-				    "- . starting with a letter or digit",
-				    srv->name));
 		} else if (strcmp(key, "transport") == 0) {
 			if (conf_get_string(ctx, s, &tmp, 0) != 0)
 				return (-1);

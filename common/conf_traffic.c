@@ -117,22 +117,6 @@ conf_traffic_print(FILE *f, const struct traffic_conf *t)
 	    t->breaker_window, t->breaker_cooldown);
 }
 
-/* A rule's name: it labels the metrics, so it is short and plain. */
-static int
-valid_rate_name(const char *s)
-{
-	size_t	i;
-
-	for (i = 0; s[i] != '\0'; i++) {
-		if (i >= 48 || !((s[i] >= 'A' && s[i] <= 'Z') ||
-		    (s[i] >= 'a' && s[i] <= 'z') ||
-		    (s[i] >= '0' && s[i] <= '9') ||
-		    (i > 0 && (s[i] == '_' || s[i] == '-' || s[i] == '.'))))
-			return (0);
-	}
-	return (i > 0);
-}
-
 /* Read requests per second: a number from 0.001 to 1000000. */
 static int
 get_rate(struct conf_ctx *ctx, const config_setting_t *s, double *out)
@@ -179,13 +163,9 @@ parse_rate(struct conf_ctx *ctx, const config_setting_t *g,
 		s = config_setting_get_elem(g, (unsigned int)i);
 		key = config_setting_name(s);
 		if (strcmp(key, "name") == 0) {
-			if (conf_get_string(ctx, s, &rc->name, 0) != 0)
+			/* It labels the metrics: short and plain. */
+			if (conf_get_name(ctx, s, "rate limit", &rc->name) != 0)
 				return (-1);
-			if (!valid_rate_name(rc->name))
-				return (conf_error(ctx, s, "rate limit name "
-				    "\"%s\" must be 1-48 characters of A-Z a-z "
-				    "0-9 _ - . starting with a letter or digit",
-				    rc->name));
 		} else if (strcmp(key, "client") == 0) {
 			if (conf_get_string(ctx, s, &rc->client, 0) != 0)
 				return (-1);
@@ -228,13 +208,10 @@ conf_parse_rate_limits(struct conf_ctx *ctx, const config_setting_t *list,
 {
 	int	i, j, n;
 
-	if (!config_setting_is_list(list))
-		return (conf_error(ctx, list, "rate_limits must be a list: "
-		    "rate_limits = ( { ... }, { ... } );"));
-	n = config_setting_length(list);
-	if (n > CONF_MAX_RATE_LIMITS)
-		return (conf_error(ctx, list, "more than %d rate limits",
-		    CONF_MAX_RATE_LIMITS));
+	if ((n = conf_list_length(ctx, list, "rate_limits must be a list: "
+	    "rate_limits = ( { ... }, { ... } );", CONF_MAX_RATE_LIMITS,
+	    "rate limits")) < 0)
+		return (-1);
 	conf_rate_limits_free(conf);
 	conf->rate_limits = xcalloc((size_t)n + 1, sizeof *conf->rate_limits);
 	for (i = 0; i < n; i++) {

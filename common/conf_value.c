@@ -105,18 +105,6 @@ conf_valid_utf8(const char *s)
 	return (1);
 }
 
-int
-conf_secret_reference(const char *s)
-{
-	size_t	len = strlen(s);
-
-	if (strncmp(s, "${env:", 6) != 0 && strncmp(s, "${file:", 7) != 0)
-		return (0);
-	if (len < 8 || s[len - 1] != '}')
-		return (0);
-	return (strchr(s + 2, '$') == NULL && strchr(s, '}') == s + len - 1);
-}
-
 /* Read a string setting. */
 int
 conf_get_string(struct conf_ctx *ctx, const config_setting_t *s, char **out,
@@ -287,6 +275,72 @@ conf_lookup_name(const char *const *names, size_t n, const char *s)
 			return ((int)i);
 	}
 	return (-1);
+}
+
+/* Is s 1 to max characters of A-Z a-z 0-9 _ - ., from a letter or digit? */
+int
+conf_valid_name(const char *s, size_t max)
+{
+	size_t	i;
+
+	for (i = 0; s[i] != '\0'; i++) {
+		if (i >= max || !((s[i] >= 'A' && s[i] <= 'Z') ||
+		    (s[i] >= 'a' && s[i] <= 'z') ||
+		    (s[i] >= '0' && s[i] <= '9') ||
+		    (i > 0 && (s[i] == '_' || s[i] == '-' || s[i] == '.'))))
+			return (0);
+	}
+	return (i > 0);
+}
+
+/* Read the name of what (a server, an llm, a rate limit). */
+int
+conf_get_name(struct conf_ctx *ctx, const config_setting_t *s,
+    const char *what, char **out)
+{
+	if (conf_get_string(ctx, s, out, 0) != 0)
+		return (-1);
+	if (!conf_valid_name(*out, CONF_NAME_MAX))
+		return (conf_error(ctx, s, "%s name \"%s\" must be 1-%d "
+		    "characters of A-Z a-z 0-9 _ - . starting with a letter "
+		    "or digit", what, *out, CONF_NAME_MAX));
+	return (0);
+}
+
+/*
+ * Is s one secret reference and nothing else: ${env:NAME} or
+ * ${file:/path}?  A secret written in the file itself would be printed
+ * by -nv (and a key copied into every worker's configuration).
+ */
+int
+conf_secret_reference(const char *s)
+{
+	size_t	len = strlen(s);
+
+	if (strncmp(s, "${env:", 6) != 0 && strncmp(s, "${file:", 7) != 0)
+		return (0);
+	if (len < 8 || s[len - 1] != '}')
+		return (0);
+	return (strchr(s + 2, '$') == NULL && strchr(s, '}') == s + len - 1);
+}
+
+/*
+ * Check a list of groups: a list (else the error shape, how it is
+ * written) of at most max entries (else "more than max plural").  Its
+ * length, or -1 (reported).
+ */
+int
+conf_list_length(struct conf_ctx *ctx, const config_setting_t *list,
+    const char *shape, int max, const char *plural)
+{
+	int	n;
+
+	if (!config_setting_is_list(list))
+		return (conf_error(ctx, list, "%s", shape));
+	n = config_setting_length(list);
+	if (n > max)
+		return (conf_error(ctx, list, "more than %d %s", max, plural));
+	return (n);
 }
 
 int

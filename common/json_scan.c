@@ -7,6 +7,7 @@
 
 #include <event2/buffer.h>
 
+#include "hex.h"
 #include "json_scan.h"
 #include "log.h"
 #include "xmalloc.h"
@@ -21,19 +22,6 @@ skip_ws(const char *p, size_t pos, size_t n)
 	return (pos);
 }
 
-/* Return the value of a hex digit, or -1. */
-static int
-hexval(unsigned char c)
-{
-	if (c >= '0' && c <= '9')
-		return (c - '0');
-	if (c >= 'a' && c <= 'f')
-		return (c - 'a' + 10);
-	if (c >= 'A' && c <= 'F')
-		return (c - 'A' + 10);
-	return (-1);
-}
-
 /* Read four hex digits at p[pos]; -1 if malformed. */
 static long
 hex4(const char *p, size_t pos, size_t n)
@@ -44,7 +32,7 @@ hex4(const char *p, size_t pos, size_t n)
 	if (n - pos < 4)
 		return (-1);
 	for (i = 0; i < 4; i++) {
-		if ((h = hexval((unsigned char)p[pos + i])) < 0)
+		if ((h = hex_digit((unsigned char)p[pos + i])) < 0)
 			return (-1);
 		v = v * 16 + h;
 	}

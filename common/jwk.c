@@ -18,6 +18,7 @@
 #include <openssl/evp.h>
 #include <openssl/param_build.h>
 
+#include "b64.h"
 #include "jose_priv.h"
 #include "xmalloc.h"
 
@@ -145,22 +146,6 @@ jose_algs_parse(const char *s, unsigned int *out, char why[JOSE_WHY_MAX])
 	return (0);
 }
 
-static int
-b64url_value(unsigned char c)
-{
-	if (c >= 'A' && c <= 'Z')
-		return (c - 'A');
-	if (c >= 'a' && c <= 'z')
-		return (c - 'a' + 26);
-	if (c >= '0' && c <= '9')
-		return (c - '0' + 52);
-	if (c == '-')
-		return (62);
-	if (c == '_')
-		return (63);
-	return (-1);
-}
-
 size_t
 jose_b64url_decoded_max(size_t len)
 {
@@ -179,7 +164,7 @@ jose_b64url_decode(const char *in, size_t len, unsigned char *out,
 	if (len % 4 == 1 || jose_b64url_decoded_max(len) > outmax)
 		return (-1);
 	for (i = 0; i < len; i++) {
-		if ((v = b64url_value((unsigned char)in[i])) < 0)
+		if ((v = b64url_digit((unsigned char)in[i])) < 0)
 			return (-1);
 		acc = (acc << 6) | (uint32_t)v;
 		bits += 6;

@@ -9,6 +9,7 @@
 
 #include <event2/buffer.h>
 
+#include "b64.h"
 #include "meta.h"
 #include "utf8.h"
 #include "xmalloc.h"
@@ -162,23 +163,6 @@ meta_parse(const struct jrpc *m, struct meta_envelope *env, char *why,
 		return (-1);
 	}
 	return (0);
-}
-
-/* The value of one Base64 digit, or -1. */
-static int
-b64_digit(unsigned char c)
-{
-	if (c >= 'A' && c <= 'Z')
-		return (c - 'A');
-	if (c >= 'a' && c <= 'z')
-		return (c - 'a' + 26);
-	if (c >= '0' && c <= '9')
-		return (c - '0' + 52);
-	if (c == '+')
-		return (62);
-	if (c == '/')
-		return (63);
-	return (-1);
 }
 
 ssize_t

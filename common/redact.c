@@ -4,6 +4,7 @@
 
 #include <string.h>
 
+#include "hex.h"
 #include "redact.h"
 
 /* Bounded output: once full, "..." ends it. */
@@ -46,31 +47,19 @@ out_put(struct out *o, const char *p, size_t n)
 	o->n += n;
 }
 
-/* The value of a hex digit, or -1. */
-static int
-hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return (c - '0');
-	if (c >= 'a' && c <= 'f')
-		return (c - 'a' + 10);
-	if (c >= 'A' && c <= 'F')
-		return (c - 'A' + 10);
-	return (-1);
-}
-
 int
 redact_secret_name(const char *name, size_t len)
 {
 	char	norm[128];
 	size_t	i, n = 0;
-	int	c;
+	int	c, hi, lo;
 
 	for (i = 0; i < len; i++) {
 		c = (unsigned char)name[i];
-		if (c == '%' && i + 2 < len && hexval(name[i + 1]) >= 0 &&
-		    hexval(name[i + 2]) >= 0) {
-			c = hexval(name[i + 1]) * 16 + hexval(name[i + 2]);
+		if (c == '%' && i + 2 < len &&
+		    (hi = hex_digit((unsigned char)name[i + 1])) >= 0 &&
+		    (lo = hex_digit((unsigned char)name[i + 2])) >= 0) {
+			c = hi * 16 + lo;
 			i += 2;
 		}
 		if (c == '\0' || c == '-' || c == '_' || c == '.' || c == ' ' ||

@@ -153,3 +153,11 @@ secret_mask(const char *p, size_t len, const char *secret, const char *mask,
 	return (take_string(out, outlen));
 }
 
+void
+secret_free(char *s)
+{
+	if (s != NULL) {
+		explicit_bzero(s, strlen(s));
+		free(s);
+	}
+}

@@ -32,4 +32,7 @@ char	*secret_expand_env(const char *);
 char	*secret_mask(const char *p, size_t len, const char *secret,
 	    const char *mask, size_t *outlen);
 
+/* Wipe and free a string that held a secret (NULL is fine). */
+void	 secret_free(char *);
+
 #endif

@@ -7,18 +7,15 @@
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 
+#include "b64.h"
 #include "state_token.h"
 
 #define PAYLOAD_LEN	64
 #define MAC_LEN		32
-#define B64_LEN(n)	(((n) * 4 + 2) / 3)	/* unpadded Base64url */
 
 _Static_assert(sizeof STOKEN_PREFIX - 1 + STOKEN_INSTANCE_MAX + 1 +
-    B64_LEN(PAYLOAD_LEN) + 1 + B64_LEN(MAC_LEN) < STOKEN_MAX,
+    B64URL_LEN(PAYLOAD_LEN) + 1 + B64URL_LEN(MAC_LEN) < STOKEN_MAX,
     "STOKEN_MAX holds the longest token");
-
-static const char b64url[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-    "0123456789-_";
 
 int
 stoken_instance_valid(const char *s)
@@ -36,39 +33,6 @@ stoken_instance_valid(const char *s)
 	return (1);
 }
 
-/* Encode n bytes as unpadded Base64url; returns the length written. */
-static size_t
-b64_encode(const unsigned char *in, size_t n, char *out)
-{
-	size_t		i, o = 0;
-	uint32_t	v;
-
-	for (i = 0; i < n; i += 3) {
-		v = (uint32_t)in[i] << 16;
-		if (i + 1 < n)
-			v |= (uint32_t)in[i + 1] << 8;
-		if (i + 2 < n)
-			v |= in[i + 2];
-		out[o++] = b64url[(v >> 18) & 63];
-		out[o++] = b64url[(v >> 12) & 63];
-		if (i + 1 < n)
-			out[o++] = b64url[(v >> 6) & 63];
-		if (i + 2 < n)
-			out[o++] = b64url[v & 63];
-	}
-	return (o);
-}
-
-static int
-b64_value(char c)
-{
-	const char	*p;
-
-	if (c == '\0' || (p = strchr(b64url, c)) == NULL)
-		return (-1);
-	return ((int)(p - b64url));
-}
-
 /* Decode exactly n bytes from unpadded, canonical Base64url; -1 if not. */
 static int
 b64_decode(const char *in, size_t len, unsigned char *out, size_t n)
@@ -77,13 +41,14 @@ b64_decode(const char *in, size_t len, unsigned char *out, size_t n)
 	uint32_t	v;
 	int		d, k, digits;
 
-	if (len != B64_LEN(n))
+	if (len != B64URL_LEN(n))
 		return (-1);
 	for (i = 0; i < len; i += 4) {
 		v = 0;
 		digits = len - i < 4 ? (int)(len - i) : 4;
 		for (k = 0; k < 4; k++) {
-			d = k < digits ? b64_value(in[i + k]) : 0;
+			d = k < digits ?
+			    b64url_digit((unsigned char)in[i + k]) : 0;
 			if (d < 0)
 				return (-1);
 			v = (v << 6) | (uint32_t)d;
@@ -171,10 +136,10 @@ stoken_mint(const struct stoken *t, const unsigned char *key, size_t keylen,
 	memcpy(out + n, t->instance, il);
 	n += il;
 	out[n++] = '.';
-	n += b64_encode(payload, sizeof payload, out + n);
+	n += b64url_encode(payload, sizeof payload, out + n);
 	stoken_mac(key, keylen, out, n, mac);
 	out[n++] = '.';
-	n += b64_encode(mac, sizeof mac, out + n);
+	n += b64url_encode(mac, sizeof mac, out + n);
 	out[n] = '\0';
 }
 
@@ -196,7 +161,7 @@ stoken_verify(const char *p, size_t len, const unsigned char *key,
 	if (dot1 == pl || dot1 - pl > STOKEN_INSTANCE_MAX || dot2 >= len)
 		return (STOKEN_MALFORMED);
 	for (i = pl; i < dot1; i++) {
-		if (b64_value(p[i]) < 0)
+		if (b64url_digit((unsigned char)p[i]) < 0)
 			return (STOKEN_MALFORMED);
 	}
 	if (b64_decode(p + dot1 + 1, dot2 - dot1 - 1, payload,

@@ -3,22 +3,10 @@
 
 #include <string.h>
 
+#include "hex.h"
 #include "uri.h"
 
 static const char	hexdigits[] = "0123456789ABCDEF";
-
-/* The value of a hex digit, or -1. */
-static int
-hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return (c - '0');
-	if (c >= 'a' && c <= 'f')
-		return (c - 'a' + 10);
-	if (c >= 'A' && c <= 'F')
-		return (c - 'A' + 10);
-	return (-1);
-}
 
 static int
 alpha(int c)
@@ -45,8 +33,8 @@ pct(const char *p, const char *end)
 {
 	int	hi, lo;
 
-	if (end - p < 3 || (hi = hexval((unsigned char)p[1])) < 0 ||
-	    (lo = hexval((unsigned char)p[2])) < 0)
+	if (end - p < 3 || (hi = hex_digit((unsigned char)p[1])) < 0 ||
+	    (lo = hex_digit((unsigned char)p[2])) < 0)
 		return (-1);
 	return (hi * 16 + lo);
 }
@@ -154,7 +142,7 @@ norm_segment(const char **pp, const char *end, int flags, char **op,
 		case '%':
 			/* What follows may become two hex digits. */
 			if (end - p >= 4 && (p[3] == '%' ||
-			    hexval((unsigned char)p[3]) >= 0)) {
+			    hex_digit((unsigned char)p[3]) >= 0)) {
 				*why = "a double percent-encoding (%25 before "
 				    "a hex digit or '%') in the path";
 				return (-1);

@@ -41,6 +41,7 @@
 #include "jose.h"
 #include "log.h"
 #include "redact.h"
+#include "secret.h"
 #include "xmalloc.h"
 
 #define IDP_CONNECT_TIMEOUT	5	/* seconds */
@@ -99,16 +100,6 @@ static void	done_cb(CURL *, CURLcode, void *);
 static void	fetch_start(void);
 static void	jwks_get(void);
 
-/* Wipe and free a string. */
-static void
-wipe(char *s)
-{
-	if (s != NULL) {
-		explicit_bzero(s, strlen(s));
-		free(s);
-	}
-}
-
 static void
 xfer_free(struct xfer *x)
 {
@@ -121,7 +112,7 @@ xfer_free(struct xfer *x)
 	for (h = x->headers; h != NULL; h = h->next)
 		explicit_bzero(h->data, strlen(h->data));
 	curl_slist_free_all(x->headers);
-	wipe(x->post);
+	secret_free(x->post);
 	free(x->url);
 	evbuffer_free(x->body);
 	free(x);
@@ -580,7 +571,7 @@ basic_header(CURL *easy)
 	xasprintf(&line, "Authorization: Basic %s", b64);
 	explicit_bzero(b64, strlen((char *)b64));
 	free(b64);
-	wipe(pair);
+	secret_free(pair);
 	return (line);
 }
 
@@ -611,15 +602,15 @@ idp_introspect(uint32_t tag, char *token)
 			    "access_token&client_id=%s&client_secret=%s", tok,
 			    id, sec);
 			free(id);
-			wipe(sec);
+			secret_free(sec);
 		} else {
 			xasprintf(&x->post, "token=%s&token_type_hint="
 			    "access_token", tok);
 			line = basic_header(x->easy);
 			x->headers = curl_slist_append(x->headers, line);
-			wipe(line);
+			secret_free(line);
 		}
-		wipe(tok);
+		secret_free(tok);
 		len = strlen(x->post);
 		x->headers = curl_slist_append(x->headers, "Content-Type: "
 		    "application/x-www-form-urlencoded");
@@ -629,7 +620,7 @@ idp_introspect(uint32_t tag, char *token)
 		x->headers = curl_slist_append(x->headers, "Expect:");
 		xfer_go(x);
 	}
-	wipe(token);
+	secret_free(token);
 }
 
 void

@@ -12,18 +12,11 @@
  */
 #include "config.h"
 
-#include <sys/prctl.h>
-
-#include <errno.h>
-#include <fcntl.h>
-#include <grp.h>
-#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include <event2/buffer.h>
 #include <event2/event.h>
@@ -35,19 +28,28 @@
 #include "jose.h"
 #include "log.h"
 #include "secret.h"
+#include "worker_start.h"
 #include "xmalloc.h"
 
-#define CHAN_FD			3
 #define IDP_IN_FRAME_MAX	(JOSE_TOKEN_MAX + 65536)	/* to us */
 
 struct event_base	*base;
 struct idp_wconf	*wc;
 
-static struct iochan	*chan;
 static struct event	*ev_sigterm;
 static pid_t		 supervisor_pid;	/* our parent */
 
 static void	idp_exit(int) __attribute__((noreturn));
+static size_t	idp_frame_max(void);
+static int	idp_frame(const struct frame_hdr *, struct evbuffer *);
+
+/* The supervisor's channel. */
+static struct worker_chan	wchan = {
+	.max = idp_frame_max,
+	.frame = idp_frame,
+	.fail = idp_exit,
+	.closed = idp_exit,
+};
 
 int64_t
 now_ms(void)
@@ -61,8 +63,8 @@ now_ms(void)
 void
 idp_send_json(uint16_t type, uint32_t tag, json_t *o)
 {
-	if (chan != NULL)
-		frame_add_json(iochan_output(chan), type, 0, tag, o);
+	if (wchan.chan != NULL)
+		frame_add_json(iochan_output(wchan.chan), type, 0, tag, o);
 	json_decref(o);
 }
 
@@ -78,16 +80,6 @@ idp_state(const char *state, const char *error)
 	idp_send_json(MSG_STATUS, 0, o);
 }
 
-/* Wipe and free a secret string. */
-static void
-wipe(char *s)
-{
-	if (s != NULL) {
-		explicit_bzero(s, strlen(s));
-		free(s);
-	}
-}
-
 static void
 idp_wconf_free(struct idp_wconf *c)
 {
@@ -98,7 +90,7 @@ idp_wconf_free(struct idp_wconf *c)
 	free(c->jwks_uri);
 	free(c->ca_file);
 	free(c->client_id);
-	wipe(c->client_secret);
+	secret_free(c->client_secret);
 	free(c);
 }
 
@@ -107,8 +99,8 @@ static void
 idp_exit(int code)
 {
 	idp_fetch_stop();
-	if (chan != NULL)
-		iochan_flush_wait(chan, 2000);
+	if (wchan.chan != NULL)
+		iochan_flush_wait(wchan.chan, 2000);
 	idp_wconf_free(wc);
 	exit(code);
 }
@@ -177,7 +169,7 @@ idp_wconf_read(json_t *o, char *err, size_t len)
 			    why);
 			goto bad;
 		}
-		wipe(c->client_secret);
+		secret_free(c->client_secret);
 		c->client_secret = s;
 		if (*s == '\0' || strpbrk(s, "\r\n") != NULL) {
 			snprintf(err, len, "introspection client_secret: the "
@@ -213,42 +205,6 @@ bad:
 	return (NULL);
 }
 
-/*
- * Give up root: run as the configuration's user if one is set and we are
- * root, and never gain privileges again.
- */
-static int
-idp_confine(const char *user, char *err, size_t len)
-{
-	struct passwd	*pw;
-
-	if (user != NULL && getuid() == 0) {
-		if ((pw = getpwnam(user)) == NULL) {
-			snprintf(err, len, "user %s does not exist", user);
-			return (-1);
-		}
-		if (initgroups(pw->pw_name, pw->pw_gid) != 0 ||
-		    setresgid(pw->pw_gid, pw->pw_gid, pw->pw_gid) != 0 ||
-		    setresuid(pw->pw_uid, pw->pw_uid, pw->pw_uid) != 0) {
-			snprintf(err, len, "cannot run as %s: %s", user,
-			    strerror(errno));
-			return (-1);
-		}
-		log_debug("running as %s", user);
-		/* A new user clears these two. */
-		prctl(PR_SET_PDEATHSIG, SIGTERM);
-		if (getppid() != supervisor_pid)
-			idp_exit(WORKER_EXIT_OK);
-		if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0)
-			fatal("prctl PR_SET_DUMPABLE");
-	}
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
-		snprintf(err, len, "PR_SET_NO_NEW_PRIVS: %s", strerror(errno));
-		return (-1);
-	}
-	return (0);
-}
-
 /* The configuration: check it, confine, say we are ready, fetch. */
 static void
 idp_configure(json_t *msg)
@@ -268,8 +224,8 @@ idp_configure(json_t *msg)
 	if (json_is_string(sec))
 		explicit_bzero((char *)json_string_value(sec),
 		    json_string_length(sec));
-	if (idp_confine(json_string_value(json_object_get(msg, "user")), err,
-	    sizeof err) != 0) {
+	if (worker_drop_root(json_string_value(json_object_get(msg, "user")),
+	    supervisor_pid, idp_exit, err, sizeof err) != 0) {
 		idp_state("error", err);
 		idp_exit(WORKER_EXIT_CONFIG);
 	}
@@ -341,38 +297,11 @@ idp_frame(const struct frame_hdr *hdr, struct evbuffer *in)
 	}
 }
 
-static void
-chan_read_cb(struct iochan *ch, void *arg)
+/* The largest frame the supervisor may send. */
+static size_t
+idp_frame_max(void)
 {
-	struct evbuffer		*in = iochan_input(ch);
-	struct frame_hdr	 hdr;
-	const char		*why;
-
-	for (;;) {
-		switch (frame_peek(in, IDP_IN_FRAME_MAX, &hdr, &why)) {
-		case FRAME_NEED:
-			return;
-		case FRAME_BAD:
-			log_warnx("bad frame from supervisor: %s", why);
-			idp_exit(WORKER_EXIT_FAILED);
-		case FRAME_OK:
-			break;
-		}
-		if (idp_frame(&hdr, in) != 0) {
-			log_warnx("bad %s frame from supervisor",
-			    msg_type_name(hdr.type));
-			idp_exit(WORKER_EXIT_FAILED);
-		}
-	}
-}
-
-static void
-chan_event_cb(struct iochan *ch, int what, void *arg)
-{
-	log_debug("supervisor channel closed");
-	iochan_free(chan);
-	chan = NULL;
-	idp_exit(WORKER_EXIT_OK);
+	return (IDP_IN_FRAME_MAX);
 }
 
 static void
@@ -384,52 +313,13 @@ signal_cb(evutil_socket_t sig, short events, void *arg)
 int
 main(int argc, char **argv)
 {
-	int	ch, verbose = 0, foreground = 0;
-
-	xmalloc_libraries();
-	while ((ch = getopt(argc, argv, "dv")) != -1) {
-		switch (ch) {
-		case 'd':
-			foreground = 1;
-			break;
-		case 'v':
-			verbose++;
-			break;
-		default:
-			fprintf(stderr, "usage: mcp-idp [-dv] issuer\n");
-			exit(WORKER_EXIT_CONFIG);
-		}
-	}
-	if (optind + 1 != argc) {
-		fprintf(stderr, "mcp-idp is started by mcp-supervisord\n");
-		exit(WORKER_EXIT_CONFIG);
-	}
-	log_init("mcp-idp", foreground, verbose);
-	log_settag(argv[optind]);
-	event_set_log_callback(log_libevent);
-
-	/*
-	 * Not dumpable, before the secret arrives: processes of our user
-	 * (the upstreams) must not read it in /proc/PID/mem.
-	 */
-	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0)
-		fatal("prctl PR_SET_DUMPABLE");
-	prctl(PR_SET_PDEATHSIG, SIGTERM);
-	if ((supervisor_pid = getppid()) == 1)
-		exit(WORKER_EXIT_OK);
-	signal(SIGPIPE, SIG_IGN);
-	malloc_tune();
+	worker_options(argc, argv, "mcp-idp", "issuer");
+	/* Not dumpable before the secret arrives. */
+	supervisor_pid = worker_guard();
 
 	if ((base = event_base_new()) == NULL)
 		fatalx("event_base_new");
-	evutil_make_socket_nonblocking(CHAN_FD);
-	evutil_make_socket_closeonexec(CHAN_FD);
-	if (fcntl(CHAN_FD, F_GETFD) == -1)
-		fatal("no supervisor channel on fd %d", CHAN_FD);
-	chan = iochan_new(base, CHAN_FD, chan_read_cb, NULL, chan_event_cb,
-	    NULL);
-	frame_add(iochan_output(chan), MSG_HELLO, 0, 0, "{\"version\":1}",
-	    13);
+	worker_channel_open(base, &wchan);
 	ev_sigterm = evsignal_new(base, SIGTERM, signal_cb, NULL);
 	evsignal_add(ev_sigterm, NULL);
 	event_base_dispatch(base);

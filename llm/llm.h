@@ -115,6 +115,15 @@ char		*llm_tool_result_text(const json_t *block, char *err,
 		    size_t errlen);
 /* A tool's inputSchema, or an empty object schema. */
 json_t		*llm_tool_schema(const json_t *tool);
+/*
+ * MCP's tools as OpenAI's function tools, which Ollama takes too; NULL
+ * with err set if one has no name.
+ */
+json_t		*llm_function_tools(const json_t *tools, char *err,
+		    size_t errlen);
+/* Take the token counts in o's members in and out (either may be absent). */
+void		 llm_answer_usage(struct llm_answer *, const json_t *o,
+		    const char *in, const char *out);
 /* The toolChoice mode: "auto", "none" or "required" (default auto). */
 const char	*llm_tool_choice(const json_t *params);
 

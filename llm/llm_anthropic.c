@@ -213,20 +213,6 @@ stop_reason(const char *r)
 	return (r);
 }
 
-/* Read usage: input_tokens and output_tokens (either may be absent). */
-static void
-usage(struct llm_answer *a, const json_t *u)
-{
-	json_t	*v;
-
-	if (json_is_integer(v = json_object_get(u, "input_tokens")) &&
-	    json_integer_value(v) >= 0)
-		a->input_tokens = (uint64_t)json_integer_value(v);
-	if (json_is_integer(v = json_object_get(u, "output_tokens")) &&
-	    json_integer_value(v) >= 0)
-		a->output_tokens = (uint64_t)json_integer_value(v);
-}
-
 /* An error object: {"type": "error", "error": {type, message}}. */
 static int
 error_event(const struct llm_answer *a, const json_t *j, char *err,
@@ -304,7 +290,8 @@ anthropic_body(struct llm_answer *a, const json_t *j, char *err,
 	}
 	llm_answer_stop(a, stop_reason(json_string_value(json_object_get(j,
 	    "stop_reason"))));
-	usage(a, json_object_get(j, "usage"));
+	llm_answer_usage(a, json_object_get(j, "usage"), "input_tokens",
+	    "output_tokens");
 	a->done = 1;
 	return (0);
 }
@@ -375,7 +362,8 @@ anthropic_event(struct llm_answer *a, const char *event, const char *data,
 		v = json_object_get(j, "message");
 		llm_answer_model(a, json_string_value(json_object_get(v,
 		    "model")));
-		usage(a, json_object_get(v, "usage"));
+		llm_answer_usage(a, json_object_get(v, "usage"), "input_tokens",
+		    "output_tokens");
 	} else if (strcmp(event, "content_block_start") == 0)
 		r = block_event(a, j, 1, err, errlen);
 	else if (strcmp(event, "content_block_delta") == 0)
@@ -385,7 +373,8 @@ anthropic_event(struct llm_answer *a, const char *event, const char *data,
 		    json_object_get(json_object_get(j, "delta"),
 		    "stop_reason"))));
 		/* Its usage counts are cumulative. */
-		usage(a, json_object_get(j, "usage"));
+		llm_answer_usage(a, json_object_get(j, "usage"), "input_tokens",
+		    "output_tokens");
 	} else if (strcmp(event, "message_stop") == 0)
 		a->done = 1;
 	json_decref(j);

@@ -441,6 +441,46 @@ llm_tool_schema(const json_t *tool)
 	return (json_pack("{s:s, s:{}}", "type", "object", "properties"));
 }
 
+json_t *
+llm_function_tools(const json_t *tools, char *err, size_t errlen)
+{
+	json_t		*out, *t, *f;
+	const char	*name;
+	size_t		 i;
+
+	out = json_array();
+	json_array_foreach(tools, i, t) {
+		if ((name = json_string_value(json_object_get(t, "name"))) ==
+		    NULL) {
+			snprintf(err, errlen, "a tool has no name");
+			json_decref(out);
+			return (NULL);
+		}
+		f = json_pack("{s:s, s:o}", "name", name, "parameters",
+		    llm_tool_schema(t));
+		if (json_is_string(json_object_get(t, "description")))
+			json_object_set(f, "description",
+			    json_object_get(t, "description"));
+		json_array_append_new(out, json_pack("{s:s, s:o}", "type",
+		    "function", "function", f));
+	}
+	return (out);
+}
+
+void
+llm_answer_usage(struct llm_answer *a, const json_t *o, const char *in,
+    const char *out)
+{
+	json_t	*v;
+
+	if (json_is_integer(v = json_object_get(o, in)) &&
+	    json_integer_value(v) >= 0)
+		a->input_tokens = (uint64_t)json_integer_value(v);
+	if (json_is_integer(v = json_object_get(o, out)) &&
+	    json_integer_value(v) >= 0)
+		a->output_tokens = (uint64_t)json_integer_value(v);
+}
+
 const char *
 llm_tool_choice(const json_t *params)
 {

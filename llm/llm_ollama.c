@@ -149,9 +149,9 @@ static json_t *
 ollama_request(const json_t *params, const struct llm_req_opts *o,
     char *err, size_t errlen)
 {
-	json_t		*messages, *out, *msgs, *opts, *tools, *t, *v, *f;
+	json_t		*messages, *out, *msgs, *opts, *tools, *v;
 	json_int_t	 max_tokens;
-	const char	*sys, *name, *mode;
+	const char	*sys, *mode;
 	double		 temp;
 	size_t		 i;
 
@@ -188,22 +188,9 @@ ollama_request(const json_t *params, const struct llm_req_opts *o,
 	    "messages", msgs, "stream", o->stream, "options", opts);
 	if (json_is_array(v = json_object_get(params, "tools")) &&
 	    json_array_size(v) > 0 && strcmp(mode, "none") != 0) {
-		tools = json_array();
-		json_array_foreach(v, i, t) {
-			if ((name = json_string_value(json_object_get(t,
-			    "name"))) == NULL) {
-				snprintf(err, errlen, "a tool has no name");
-				json_decref(tools);
-				json_decref(out);
-				return (NULL);
-			}
-			f = json_pack("{s:s, s:o}", "name", name, "parameters",
-			    llm_tool_schema(t));
-			if (json_is_string(json_object_get(t, "description")))
-				json_object_set(f, "description",
-				    json_object_get(t, "description"));
-			json_array_append_new(tools, json_pack("{s:s, s:o}",
-			    "type", "function", "function", f));
+		if ((tools = llm_function_tools(v, err, errlen)) == NULL) {
+			json_decref(out);
+			return (NULL);
 		}
 		json_object_set_new(out, "tools", tools);
 	}
@@ -266,12 +253,7 @@ chunk(struct llm_answer *a, const json_t *j, char *err, size_t errlen)
 		llm_answer_stop(a, "maxTokens");
 	else
 		llm_answer_stop(a, reason);
-	if (json_is_integer(v = json_object_get(j, "prompt_eval_count")) &&
-	    json_integer_value(v) >= 0)
-		a->input_tokens = (uint64_t)json_integer_value(v);
-	if (json_is_integer(v = json_object_get(j, "eval_count")) &&
-	    json_integer_value(v) >= 0)
-		a->output_tokens = (uint64_t)json_integer_value(v);
+	llm_answer_usage(a, j, "prompt_eval_count", "eval_count");
 	return (0);
 }
 

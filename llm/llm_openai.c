@@ -206,7 +206,7 @@ openai_request(const json_t *params, const struct llm_req_opts *o,
 {
 	json_t		*messages, *out, *msgs, *m, *blocks, *tools, *t, *v;
 	json_int_t	 max_tokens;
-	const char	*role, *sys, *name;
+	const char	*role, *sys;
 	double		 temp;
 	size_t		 i;
 	int		 r;
@@ -250,22 +250,9 @@ openai_request(const json_t *params, const struct llm_req_opts *o,
 	}
 	if (json_is_array(v = json_object_get(params, "tools")) &&
 	    json_array_size(v) > 0) {
-		tools = json_array();
-		json_array_foreach(v, i, t) {
-			if ((name = json_string_value(json_object_get(t,
-			    "name"))) == NULL) {
-				snprintf(err, errlen, "a tool has no name");
-				json_decref(tools);
-				json_decref(out);
-				return (NULL);
-			}
-			m = json_pack("{s:s, s:o}", "name", name, "parameters",
-			    llm_tool_schema(t));
-			if (json_is_string(json_object_get(t, "description")))
-				json_object_set(m, "description",
-				    json_object_get(t, "description"));
-			json_array_append_new(tools, json_pack("{s:s, s:o}",
-			    "type", "function", "function", m));
+		if ((tools = llm_function_tools(v, err, errlen)) == NULL) {
+			json_decref(out);
+			return (NULL);
 		}
 		json_object_set_new(out, "tools", tools);
 		if (json_object_get(params, "toolChoice") != NULL)
@@ -293,20 +280,6 @@ finish_reason(const char *r)
 	if (strcmp(r, "tool_calls") == 0 || strcmp(r, "function_call") == 0)
 		return ("toolUse");
 	return (r);
-}
-
-/* Read usage: prompt_tokens and completion_tokens. */
-static void
-usage(struct llm_answer *a, const json_t *u)
-{
-	json_t	*v;
-
-	if (json_is_integer(v = json_object_get(u, "prompt_tokens")) &&
-	    json_integer_value(v) >= 0)
-		a->input_tokens = (uint64_t)json_integer_value(v);
-	if (json_is_integer(v = json_object_get(u, "completion_tokens")) &&
-	    json_integer_value(v) >= 0)
-		a->output_tokens = (uint64_t)json_integer_value(v);
 }
 
 /* A streamed or whole error object inside a 200 answer. */
@@ -383,7 +356,8 @@ openai_body(struct llm_answer *a, const json_t *j, char *err, size_t errlen)
 		return (-1);
 	llm_answer_stop(a, finish_reason(json_string_value(json_object_get(
 	    choice, "finish_reason"))));
-	usage(a, json_object_get(j, "usage"));
+	llm_answer_usage(a, json_object_get(j, "usage"), "prompt_tokens",
+	    "completion_tokens");
 	a->done = 1;
 	return (0);
 }
@@ -426,7 +400,7 @@ openai_event(struct llm_answer *a, const char *event, const char *data,
 	llm_answer_stop(a, finish_reason(json_string_value(json_object_get(
 	    choice, "finish_reason"))));
 	if (json_is_object(v = json_object_get(j, "usage")))
-		usage(a, v);
+		llm_answer_usage(a, v, "prompt_tokens", "completion_tokens");
 	r = 0;
 out:
 	json_decref(j);

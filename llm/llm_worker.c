@@ -8,18 +8,10 @@
  */
 #include "config.h"
 
-#include <sys/prctl.h>
-
-#include <errno.h>
-#include <fcntl.h>
-#include <grp.h>
-#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include <event2/buffer.h>
 #include <event2/event.h>
@@ -29,17 +21,27 @@
 #include "log.h"
 #include "llm_worker.h"
 #include "redact.h"
+#include "worker_start.h"
 #include "xmalloc.h"
 
 
 struct event_base	*base;
 struct llm_conf		*lc;
 
-static struct iochan	*chan;
 static struct event	*ev_sigterm;
 static pid_t		 supervisor_pid;	/* our parent */
 
 static void	llm_exit(int) __attribute__((noreturn));
+static size_t	llm_frame_max(void);
+static int	llm_frame(const struct frame_hdr *, struct evbuffer *);
+
+/* The supervisor's channel. */
+static struct worker_chan	wchan = {
+	.max = llm_frame_max,
+	.frame = llm_frame,
+	.fail = llm_exit,
+	.closed = llm_exit,
+};
 
 /* Return monotonic milliseconds. */
 int64_t
@@ -54,15 +56,15 @@ now_ms(void)
 void
 llm_send(uint16_t type, uint32_t tag, const char *p, size_t len)
 {
-	if (chan != NULL)
-		frame_add(iochan_output(chan), type, 0, tag, p, len);
+	if (wchan.chan != NULL)
+		frame_add(iochan_output(wchan.chan), type, 0, tag, p, len);
 }
 
 void
 llm_send_buffer(uint16_t type, uint32_t tag, struct evbuffer *buf)
 {
-	if (chan != NULL)
-		frame_add_buffer(iochan_output(chan), type, 0, tag, buf);
+	if (wchan.chan != NULL)
+		frame_add_buffer(iochan_output(wchan.chan), type, 0, tag, buf);
 	else
 		evbuffer_drain(buf, evbuffer_get_length(buf));
 }
@@ -70,8 +72,8 @@ llm_send_buffer(uint16_t type, uint32_t tag, struct evbuffer *buf)
 void
 llm_send_json(uint16_t type, uint32_t tag, json_t *o)
 {
-	if (chan != NULL)
-		frame_add_json(iochan_output(chan), type, 0, tag, o);
+	if (wchan.chan != NULL)
+		frame_add_json(iochan_output(wchan.chan), type, 0, tag, o);
 	json_decref(o);
 }
 
@@ -92,45 +94,9 @@ static void
 llm_exit(int code)
 {
 	llm_http_stop();
-	if (chan != NULL)
-		iochan_flush_wait(chan, 2000);
+	if (wchan.chan != NULL)
+		iochan_flush_wait(wchan.chan, 2000);
 	exit(code);
-}
-
-/*
- * Give up root, once the key is read: run as the configuration's user if
- * one is set and we are root, and never gain privileges again.
- */
-static int
-llm_confine(const char *user, char *err, size_t len)
-{
-	struct passwd	*pw;
-
-	if (user != NULL && getuid() == 0) {
-		if ((pw = getpwnam(user)) == NULL) {
-			snprintf(err, len, "user %s does not exist", user);
-			return (-1);
-		}
-		if (initgroups(pw->pw_name, pw->pw_gid) != 0 ||
-		    setresgid(pw->pw_gid, pw->pw_gid, pw->pw_gid) != 0 ||
-		    setresuid(pw->pw_uid, pw->pw_uid, pw->pw_uid) != 0) {
-			snprintf(err, len, "cannot run as %s: %s", user,
-			    strerror(errno));
-			return (-1);
-		}
-		log_debug("running as %s", user);
-		/* A new user clears these two. */
-		prctl(PR_SET_PDEATHSIG, SIGTERM);
-		if (getppid() != supervisor_pid)
-			llm_exit(WORKER_EXIT_OK);
-		if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0)
-			fatal("prctl PR_SET_DUMPABLE");
-	}
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
-		snprintf(err, len, "PR_SET_NO_NEW_PRIVS: %s", strerror(errno));
-		return (-1);
-	}
-	return (0);
 }
 
 /* The configuration: check it, read the key, confine, say we are ready. */
@@ -146,8 +112,8 @@ llm_configure(json_t *msg)
 		llm_exit(WORKER_EXIT_CONFIG);
 	}
 	if (llm_http_init(err, sizeof err) != 0 ||
-	    llm_confine(json_string_value(json_object_get(msg, "user")), err,
-	    sizeof err) != 0) {
+	    worker_drop_root(json_string_value(json_object_get(msg, "user")),
+	    supervisor_pid, llm_exit, err, sizeof err) != 0) {
 		llm_status("error", err);
 		llm_exit(WORKER_EXIT_CONFIG);
 	}
@@ -228,39 +194,11 @@ llm_frame(const struct frame_hdr *hdr, struct evbuffer *in)
 	}
 }
 
-static void
-chan_read_cb(struct iochan *ch, void *arg)
+/* The largest frame the supervisor may send now. */
+static size_t
+llm_frame_max(void)
 {
-	struct evbuffer		*in = iochan_input(ch);
-	struct frame_hdr	 hdr;
-	const char		*why;
-
-	for (;;) {
-		switch (frame_peek(in, lc != NULL ? conf_llm_frame_max(lc) :
-		    CONF_LLM_MAX_REQUEST, &hdr, &why)) {
-		case FRAME_NEED:
-			return;
-		case FRAME_BAD:
-			log_warnx("bad frame from supervisor: %s", why);
-			llm_exit(WORKER_EXIT_FAILED);
-		case FRAME_OK:
-			break;
-		}
-		if (llm_frame(&hdr, in) != 0) {
-			log_warnx("bad %s frame from supervisor",
-			    msg_type_name(hdr.type));
-			llm_exit(WORKER_EXIT_FAILED);
-		}
-	}
-}
-
-static void
-chan_event_cb(struct iochan *ch, int what, void *arg)
-{
-	log_debug("supervisor channel closed");
-	iochan_free(chan);
-	chan = NULL;
-	llm_exit(WORKER_EXIT_OK);
+	return (lc != NULL ? conf_llm_frame_max(lc) : CONF_LLM_MAX_REQUEST);
 }
 
 static void
@@ -272,51 +210,13 @@ signal_cb(evutil_socket_t sig, short events, void *arg)
 int
 main(int argc, char **argv)
 {
-	int	ch, verbose = 0, foreground = 0;
-
-	xmalloc_libraries();
-	while ((ch = getopt(argc, argv, "dv")) != -1) {
-		switch (ch) {
-		case 'd':
-			foreground = 1;
-			break;
-		case 'v':
-			verbose++;
-			break;
-		default:
-			fprintf(stderr, "usage: mcp-llm [-dv] name\n");
-			exit(WORKER_EXIT_CONFIG);
-		}
-	}
-	if (optind + 1 != argc) {
-		fprintf(stderr, "mcp-llm is started by mcp-supervisord\n");
-		exit(WORKER_EXIT_CONFIG);
-	}
-	log_init("mcp-llm", foreground, verbose);
-	log_settag(argv[optind]);
-	event_set_log_callback(log_libevent);
-
-	/*
-	 * Not dumpable, before the key arrives: processes of our user (the
-	 * upstreams) must not read it in /proc/PID/mem.
-	 */
-	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0)
-		fatal("prctl PR_SET_DUMPABLE");
-	prctl(PR_SET_PDEATHSIG, SIGTERM);
-	if ((supervisor_pid = getppid()) == 1)
-		exit(WORKER_EXIT_OK);
-	signal(SIGPIPE, SIG_IGN);
-	malloc_tune();
+	worker_options(argc, argv, "mcp-llm", "name");
+	/* Not dumpable before the key arrives. */
+	supervisor_pid = worker_guard();
 
 	if ((base = event_base_new()) == NULL)
 		fatalx("event_base_new");
-	evutil_make_socket_nonblocking(FRAME_CHANNEL_FD);
-	evutil_make_socket_closeonexec(FRAME_CHANNEL_FD);
-	if (fcntl(FRAME_CHANNEL_FD, F_GETFD) == -1)
-		fatal("no supervisor channel on fd %d", FRAME_CHANNEL_FD);
-	chan = iochan_new(base, FRAME_CHANNEL_FD, chan_read_cb, NULL,
-	    chan_event_cb, NULL);
-	llm_send(MSG_HELLO, 0, "{\"version\":1}", 13);
+	worker_channel_open(base, &wchan);
 	ev_sigterm = evsignal_new(base, SIGTERM, signal_cb, NULL);
 	evsignal_add(ev_sigterm, NULL);
 	event_base_dispatch(base);

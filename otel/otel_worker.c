@@ -11,12 +11,7 @@
  */
 #include "config.h"
 
-#include <sys/prctl.h>
-
 #include <errno.h>
-#include <fcntl.h>
-#include <grp.h>
-#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,26 +27,35 @@
 #include "log.h"
 #include "otel.h"
 #include "secret.h"
+#include "worker_start.h"
 #include "xmalloc.h"
 
-#define CHAN_FD			3
 #define OTEL_IN_FRAME_MAX	(64 << 20)	/* a batch, to us */
 
 struct event_base	*base;
 struct otel_wconf	*wc;
 
-static struct iochan	*chan;
 static struct event	*ev_sigterm;
-static pid_t		 supervisor_pid;
+static pid_t		 supervisor_pid;	/* our parent */
 
 static void	otel_exit(int) __attribute__((noreturn));
+static size_t	otel_frame_max(void);
+static int	otel_frame(const struct frame_hdr *, struct evbuffer *);
+
+/* The supervisor's channel. */
+static struct worker_chan	wchan = {
+	.max = otel_frame_max,
+	.frame = otel_frame,
+	.fail = otel_exit,
+	.closed = otel_exit,
+};
 
 /* Send a frame's JSON (reference taken). */
 static void
 otel_send(uint16_t type, json_t *o)
 {
-	if (chan != NULL)
-		frame_add_json(iochan_output(chan), type, 0, 0, o);
+	if (wchan.chan != NULL)
+		frame_add_json(iochan_output(wchan.chan), type, 0, 0, o);
 	json_decref(o);
 }
 
@@ -96,8 +100,8 @@ static void
 otel_exit(int code)
 {
 	otel_export_stop();
-	if (chan != NULL)
-		iochan_flush_wait(chan, 2000);
+	if (wchan.chan != NULL)
+		iochan_flush_wait(wchan.chan, 2000);
 	otel_wconf_free(wc);
 	exit(code);
 }
@@ -165,37 +169,6 @@ bad:
 	return (NULL);
 }
 
-/* Run as the configuration's user if we are root; no new privileges. */
-static int
-otel_confine(const char *user, char *err, size_t len)
-{
-	struct passwd	*pw;
-
-	if (user != NULL && getuid() == 0) {
-		if ((pw = getpwnam(user)) == NULL) {
-			snprintf(err, len, "user %s does not exist", user);
-			return (-1);
-		}
-		if (initgroups(pw->pw_name, pw->pw_gid) != 0 ||
-		    setresgid(pw->pw_gid, pw->pw_gid, pw->pw_gid) != 0 ||
-		    setresuid(pw->pw_uid, pw->pw_uid, pw->pw_uid) != 0) {
-			snprintf(err, len, "cannot run as %s: %s", user,
-			    strerror(errno));
-			return (-1);
-		}
-		prctl(PR_SET_PDEATHSIG, SIGTERM);
-		if (getppid() != supervisor_pid)
-			otel_exit(WORKER_EXIT_OK);
-		if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0)
-			fatal("prctl PR_SET_DUMPABLE");
-	}
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
-		snprintf(err, len, "PR_SET_NO_NEW_PRIVS: %s", strerror(errno));
-		return (-1);
-	}
-	return (0);
-}
-
 static void
 otel_configure(json_t *msg)
 {
@@ -206,8 +179,8 @@ otel_configure(json_t *msg)
 		otel_state("error", err);
 		otel_exit(WORKER_EXIT_CONFIG);
 	}
-	if (otel_confine(json_string_value(json_object_get(msg, "user")), err,
-	    sizeof err) != 0) {
+	if (worker_drop_root(json_string_value(json_object_get(msg, "user")),
+	    supervisor_pid, otel_exit, err, sizeof err) != 0) {
 		otel_state("error", err);
 		otel_exit(WORKER_EXIT_CONFIG);
 	}
@@ -276,38 +249,11 @@ otel_frame(const struct frame_hdr *hdr, struct evbuffer *in)
 	}
 }
 
-static void
-chan_read_cb(struct iochan *ch, void *arg)
+/* The largest frame the supervisor may send: a batch. */
+static size_t
+otel_frame_max(void)
 {
-	struct evbuffer		*in = iochan_input(ch);
-	struct frame_hdr	 hdr;
-	const char		*why;
-
-	for (;;) {
-		switch (frame_peek(in, OTEL_IN_FRAME_MAX, &hdr, &why)) {
-		case FRAME_NEED:
-			return;
-		case FRAME_BAD:
-			log_warnx("bad frame from supervisor: %s", why);
-			otel_exit(WORKER_EXIT_FAILED);
-		case FRAME_OK:
-			break;
-		}
-		if (otel_frame(&hdr, in) != 0) {
-			log_warnx("bad %s frame from supervisor",
-			    msg_type_name(hdr.type));
-			otel_exit(WORKER_EXIT_FAILED);
-		}
-	}
-}
-
-static void
-chan_event_cb(struct iochan *ch, int what, void *arg)
-{
-	log_debug("supervisor channel closed");
-	iochan_free(chan);
-	chan = NULL;
-	otel_exit(WORKER_EXIT_OK);
+	return (OTEL_IN_FRAME_MAX);
 }
 
 static void
@@ -319,48 +265,13 @@ signal_cb(evutil_socket_t sig, short events, void *arg)
 int
 main(int argc, char **argv)
 {
-	int	ch, verbose = 0, foreground = 0;
-
-	xmalloc_libraries();
-	while ((ch = getopt(argc, argv, "dv")) != -1) {
-		switch (ch) {
-		case 'd':
-			foreground = 1;
-			break;
-		case 'v':
-			verbose++;
-			break;
-		default:
-			fprintf(stderr, "usage: mcp-otel [-dv] otel\n");
-			exit(WORKER_EXIT_CONFIG);
-		}
-	}
-	if (optind + 1 != argc) {
-		fprintf(stderr, "mcp-otel is started by mcp-supervisord\n");
-		exit(WORKER_EXIT_CONFIG);
-	}
-	log_init("mcp-otel", foreground, verbose);
-	event_set_log_callback(log_libevent);
-
-	/* Not dumpable, before a header's secret arrives. */
-	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0)
-		fatal("prctl PR_SET_DUMPABLE");
-	prctl(PR_SET_PDEATHSIG, SIGTERM);
-	if ((supervisor_pid = getppid()) == 1)
-		exit(WORKER_EXIT_OK);
-	signal(SIGPIPE, SIG_IGN);
-	malloc_tune();
+	worker_options(argc, argv, "mcp-otel", "otel");
+	/* Not dumpable before a header's secret arrives. */
+	supervisor_pid = worker_guard();
 
 	if ((base = event_base_new()) == NULL)
 		fatalx("event_base_new");
-	evutil_make_socket_nonblocking(CHAN_FD);
-	evutil_make_socket_closeonexec(CHAN_FD);
-	if (fcntl(CHAN_FD, F_GETFD) == -1)
-		fatal("no supervisor channel on fd %d", CHAN_FD);
-	chan = iochan_new(base, CHAN_FD, chan_read_cb, NULL, chan_event_cb,
-	    NULL);
-	frame_add(iochan_output(chan), MSG_HELLO, 0, 0, "{\"version\":1}",
-	    13);
+	worker_channel_open(base, &wchan);
 	ev_sigterm = evsignal_new(base, SIGTERM, signal_cb, NULL);
 	evsignal_add(ev_sigterm, NULL);
 	event_base_dispatch(base);

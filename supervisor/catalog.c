@@ -21,6 +21,7 @@
 
 #include <event2/buffer.h>
 
+#include "b64.h"
 #include "log.h"
 #include "naming.h"
 #include "supervisor.h"
@@ -441,46 +442,14 @@ catalog_rebuild(void)
 static void
 cursor_add(struct evbuffer *out, size_t next, const char *key)
 {
-	static const char	 b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmn"
-	    "opqrstuvwxyz0123456789-_";
-	char			 raw[CURSOR_MAX];
-	const unsigned char	*u = (const unsigned char *)raw;
-	size_t			 n, i;
-	uint32_t		 v;
-	char			 q[4];
+	char	raw[CURSOR_MAX], b64[B64URL_LEN(CURSOR_MAX) + 1];
+	size_t	n;
 
 	n = (size_t)snprintf(raw, sizeof raw, "%zu:%s", next, key);
 	if (n >= sizeof raw)
 		n = (size_t)snprintf(raw, sizeof raw, "%zu:", next);
-	for (i = 0; i < n; i += 3) {
-		v = (uint32_t)u[i] << 16;
-		if (i + 1 < n)
-			v |= (uint32_t)u[i + 1] << 8;
-		if (i + 2 < n)
-			v |= u[i + 2];
-		q[0] = b64[(v >> 18) & 63];
-		q[1] = b64[(v >> 12) & 63];
-		q[2] = b64[(v >> 6) & 63];
-		q[3] = b64[v & 63];
-		evbuffer_add(out, q, i + 2 < n ? 4 : i + 1 < n ? 3 : 2);
-	}
-}
-
-/* The value of a base64url digit, or -1. */
-static int
-b64_value(char c)
-{
-	if (c >= 'A' && c <= 'Z')
-		return (c - 'A');
-	if (c >= 'a' && c <= 'z')
-		return (c - 'a' + 26);
-	if (c >= '0' && c <= '9')
-		return (c - '0' + 52);
-	if (c == '-')
-		return (62);
-	if (c == '_')
-		return (63);
-	return (-1);
+	evbuffer_add(out, b64, b64url_encode((const unsigned char *)raw, n,
+	    b64));
 }
 
 /* Decode a cursor of ours; -1 if it is not one. */
@@ -501,7 +470,8 @@ cursor_decode(const char *in, size_t len, size_t *next, char *key,
 		have = 0;
 		for (j = 0; j < 4; j++) {
 			if (i + (size_t)j < len) {
-				if ((d = b64_value(in[i + j])) < 0)
+				d = b64url_digit((unsigned char)in[i + j]);
+				if (d < 0)
 					return (-1);
 				v |= (uint32_t)d << (18 - 6 * j);
 				have++;

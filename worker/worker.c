@@ -8,8 +8,6 @@
 #include <sys/socket.h>
 
 #include <dirent.h>
-#include <fcntl.h>
-#include <grp.h>
 #include <pwd.h>
 #include <errno.h>
 #include <signal.h>
@@ -27,6 +25,7 @@
 #include "log.h"
 #include "strmap.h"
 #include "worker.h"
+#include "worker_start.h"
 #include "xmalloc.h"
 
 #define EXIT_GRACE	3	/* seconds between SIGTERM and SIGKILL */
@@ -34,7 +33,6 @@
 struct event_base	*base;
 struct server_conf	*sc;
 
-static struct iochan		*chan;
 static struct conn		*shared;	/* the shared connection */
 static struct u64map		 sessions;	/* no -> session_info */
 static struct strmap		 decls;		/* JSON text -> client_decl */
@@ -46,6 +44,16 @@ static pid_t			 supervisor_pid;	/* our parent */
 
 static void	worker_exit(int) __attribute__((noreturn));
 static void	worker_begin_exit(int);
+static size_t	worker_frame_max(void);
+static int	worker_frame(const struct frame_hdr *, struct evbuffer *);
+
+/* The supervisor's channel. */
+static struct worker_chan	wchan = {
+	.max = worker_frame_max,
+	.frame = worker_frame,
+	.fail = worker_exit,
+	.closed = worker_begin_exit,
+};
 
 /* Return monotonic milliseconds. */
 int64_t
@@ -61,8 +69,8 @@ void
 chan_send(uint16_t type, uint32_t session, uint32_t tag, const char *p,
     size_t len)
 {
-	if (chan != NULL)
-		frame_add(iochan_output(chan), type, session, tag, p,
+	if (wchan.chan != NULL)
+		frame_add(iochan_output(wchan.chan), type, session, tag, p,
 		    len);
 }
 
@@ -77,8 +85,8 @@ void
 chan_send_buffer_flags(uint16_t type, uint16_t flags, uint32_t session,
     uint32_t tag, struct evbuffer *buf)
 {
-	if (chan != NULL)
-		frame_add_buffer_flags(iochan_output(chan), type, flags,
+	if (wchan.chan != NULL)
+		frame_add_buffer_flags(iochan_output(wchan.chan), type, flags,
 		    session, tag, buf);
 	else
 		evbuffer_drain(buf, evbuffer_get_length(buf));
@@ -87,8 +95,8 @@ chan_send_buffer_flags(uint16_t type, uint16_t flags, uint32_t session,
 void
 chan_send_json(uint16_t type, uint32_t session, uint32_t tag, json_t *o)
 {
-	if (chan != NULL)
-		frame_add_json(iochan_output(chan), type, session,
+	if (wchan.chan != NULL)
+		frame_add_json(iochan_output(wchan.chan), type, session,
 		    tag, o);
 	json_decref(o);
 }
@@ -203,33 +211,15 @@ worker_confine(char *err, size_t len)
 			return (-1);
 		}
 		if (getuid() != pw->pw_uid) {
-			if (initgroups(pw->pw_name, pw->pw_gid) != 0 ||
-			    setresgid(pw->pw_gid, pw->pw_gid, pw->pw_gid) != 0 ||
-			    setresuid(pw->pw_uid, pw->pw_uid, pw->pw_uid) != 0) {
-				snprintf(err, len, "cannot run as %s: %s",
-				    sc->user, strerror(errno));
+			if (worker_become(sc->user, pw, supervisor_pid, exit,
+			    err, len) != 0)
 				return (-1);
-			}
-			log_debug("running as %s", sc->user);
-			/*
-			 * A new user clears the parent-death signal, and
-			 * leaves dumpable as fs.suid_dumpable says.
-			 */
-			prctl(PR_SET_PDEATHSIG, SIGTERM);
-			if (getppid() != supervisor_pid)
-				exit(WORKER_EXIT_OK);
-			if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0)
-				fatal("prctl PR_SET_DUMPABLE");
 			worker_env_default("HOME", pw->pw_dir);
 			worker_env_default("USER", pw->pw_name);
 			worker_env_default("LOGNAME", pw->pw_name);
 		}
 	}
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
-		snprintf(err, len, "PR_SET_NO_NEW_PRIVS: %s", strerror(errno));
-		return (-1);
-	}
-	return (0);
+	return (worker_no_new_privs(err, len));
 }
 
 /* Find a session's record (per-session isolation). */
@@ -560,40 +550,11 @@ worker_frame(const struct frame_hdr *hdr, struct evbuffer *in)
 	}
 }
 
-static void
-chan_read_cb(struct iochan *ch, void *arg)
+/* The largest frame the supervisor may send now. */
+static size_t
+worker_frame_max(void)
 {
-	struct evbuffer		*in = iochan_input(ch);
-	struct frame_hdr	 hdr;
-	const char		*why;
-	size_t			 max;
-
-	max = (sc != NULL ? sc->max_message : 1024 * 1024) + FRAME_SLACK;
-	for (;;) {
-		switch (frame_peek(in, max, &hdr, &why)) {
-		case FRAME_NEED:
-			return;
-		case FRAME_BAD:
-			log_warnx("bad frame from supervisor: %s", why);
-			worker_exit(WORKER_EXIT_FAILED);
-		case FRAME_OK:
-			break;
-		}
-		if (worker_frame(&hdr, in) != 0) {
-			log_warnx("bad %s frame from supervisor",
-			    msg_type_name(hdr.type));
-			worker_exit(WORKER_EXIT_FAILED);
-		}
-	}
-}
-
-static void
-chan_event_cb(struct iochan *ch, int what, void *arg)
-{
-	log_debug("supervisor channel closed");
-	iochan_free(chan);
-	chan = NULL;
-	worker_begin_exit(WORKER_EXIT_OK);
+	return ((sc != NULL ? sc->max_message : 1024 * 1024) + FRAME_SLACK);
 }
 
 /* Signal every remaining child (the upstream and anything it left). */
@@ -652,8 +613,8 @@ reap_children(void)
 static void
 chan_drain(void)
 {
-	if (chan != NULL)
-		iochan_flush_wait(chan, 2000);
+	if (wchan.chan != NULL)
+		iochan_flush_wait(wchan.chan, 2000);
 }
 
 /* Exit now, killing whatever is left. */
@@ -727,56 +688,17 @@ signal_cb(evutil_socket_t sig, short events, void *arg)
 int
 main(int argc, char **argv)
 {
-	int	ch, verbose = 0, foreground = 0;
-
-	xmalloc_libraries();
-	while ((ch = getopt(argc, argv, "dv")) != -1) {
-		switch (ch) {
-		case 'd':
-			foreground = 1;
-			break;
-		case 'v':
-			verbose++;
-			break;
-		default:
-			fprintf(stderr, "usage: mcp-worker [-dv] name\n");
-			exit(WORKER_EXIT_CONFIG);
-		}
-	}
-	if (optind + 1 != argc) {
-		fprintf(stderr, "mcp-worker is started by mcp-supervisord\n");
-		exit(WORKER_EXIT_CONFIG);
-	}
-	log_init("mcp-worker", foreground, verbose);
-	log_settag(argv[optind]);
-	event_set_log_callback(log_libevent);
-
-	/*
-	 * Not dumpable, before any secret arrives: our upstream runs as our
-	 * user, and must not read our memory (headers) in /proc.  An exec
-	 * makes the upstream dumpable again.
-	 */
-	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0)
-		fatal("prctl PR_SET_DUMPABLE");
-	/* Die with the supervisor; adopt what our upstream leaves. */
-	prctl(PR_SET_PDEATHSIG, SIGTERM);
-	if ((supervisor_pid = getppid()) == 1)
-		exit(WORKER_EXIT_OK);
+	worker_options(argc, argv, "mcp-worker", "name");
+	/* Not dumpable before any secret (headers) arrives. */
+	supervisor_pid = worker_guard();
+	/* Adopt what our upstream leaves. */
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
-	signal(SIGPIPE, SIG_IGN);
-	malloc_tune();
 
 	if ((base = event_base_new()) == NULL)
 		fatalx("event_base_new");
 	u64map_init(&sessions);
 	strmap_init(&decls);
-	evutil_make_socket_nonblocking(FRAME_CHANNEL_FD);
-	evutil_make_socket_closeonexec(FRAME_CHANNEL_FD);
-	if (fcntl(FRAME_CHANNEL_FD, F_GETFD) == -1)
-		fatal("no supervisor channel on fd %d", FRAME_CHANNEL_FD);
-	chan = iochan_new(base, FRAME_CHANNEL_FD, chan_read_cb, NULL,
-	    chan_event_cb, NULL);
-	chan_send(MSG_HELLO, 0, 0, "{\"version\":1}", 13);
+	worker_channel_open(base, &wchan);
 
 	ev_sigchld = evsignal_new(base, SIGCHLD, signal_cb, NULL);
 	ev_sigterm = evsignal_new(base, SIGTERM, signal_cb, NULL);

@@ -29,6 +29,7 @@
 
 #include <openssl/evp.h>
 
+#include "b64.h"
 #include "jose.h"
 
 #define CHECK(x) do {							\
@@ -44,9 +45,6 @@
 #define AUD	"https://gw.fuzz/mcp"
 
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
-
-static const char b64a[] =
-    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
 
 /* The set's keys: an RSA key made by OpenSSL, RFC 7515's P-256 key. */
 static const char rsa_jwk[] = "{\"kty\":\"RSA\",\"kid\":\"rsa\",\"e\":\"AQAB\","
@@ -103,29 +101,6 @@ why_clean(const char *why)
 	for (p = why; *p != '\0'; p++)
 		CHECK(*p != '"' && *p != '\\' && (unsigned char)*p >= 0x20 &&
 		    (unsigned char)*p < 0x7f);
-}
-
-static size_t
-b64enc(const unsigned char *in, size_t n, char *out)
-{
-	size_t		i, o = 0;
-	uint32_t	v;
-
-	for (i = 0; i < n; i += 3) {
-		v = (uint32_t)in[i] << 16;
-		if (i + 1 < n)
-			v |= (uint32_t)in[i + 1] << 8;
-		if (i + 2 < n)
-			v |= in[i + 2];
-		out[o++] = b64a[(v >> 18) & 63];
-		out[o++] = b64a[(v >> 12) & 63];
-		if (i + 1 < n)
-			out[o++] = b64a[(v >> 6) & 63];
-		if (i + 2 < n)
-			out[o++] = b64a[v & 63];
-	}
-	out[o] = '\0';
-	return (o);
 }
 
 static void
@@ -233,9 +208,9 @@ fuzz_signed(const char *p, size_t n, int strict)
 		return;
 	tok = malloc((hlen + clen) * 4 / 3 + 8 + 90);
 	CHECK(tok != NULL);
-	o = b64enc((const unsigned char *)hdr, hlen, tok);
+	o = b64url_encode((const unsigned char *)hdr, hlen, tok);
 	tok[o++] = '.';
-	o += b64enc((const unsigned char *)cl, clen, tok + o);
+	o += b64url_encode((const unsigned char *)cl, clen, tok + o);
 	ctx = EVP_MD_CTX_new();
 	siglen = sizeof sig;
 	CHECK(ctx != NULL);
@@ -243,7 +218,7 @@ fuzz_signed(const char *p, size_t n, int strict)
 	CHECK(EVP_DigestSign(ctx, sig, &siglen, (unsigned char *)tok, o) == 1);
 	EVP_MD_CTX_free(ctx);
 	tok[o++] = '.';
-	o += b64enc(sig, siglen, tok + o);
+	o += b64url_encode(sig, siglen, tok + o);
 	if (strict)
 		pol.typ = JOSE_TYP_AT_JWT;
 	verify(tok, o, &pol);
@@ -260,11 +235,11 @@ fuzz_b64(const char *p, size_t n)
 	CHECK(out != NULL && again != NULL);
 	if (jose_b64url_decode(p, n, out, n, &len) == 0) {
 		CHECK(len == jose_b64url_decoded_max(n));
-		CHECK(b64enc(out, len, again) == n);
+		CHECK(b64url_encode(out, len, again) == n);
 		CHECK(memcmp(again, p, n) == 0);
 	}
 	/* Any bytes encode to text that decodes back to them. */
-	len = b64enc((const unsigned char *)p, n, again);
+	len = b64url_encode((const unsigned char *)p, n, again);
 	CHECK(jose_b64url_decode(again, len, out, n, &len) == 0);
 	CHECK(len == n && memcmp(out, p, n) == 0);
 	free(out);

@@ -1,0 +1,16 @@
+/* SPDX-License-Identifier: ISC */
+#include "config.h"
+
+#include "hex.h"
+
+int
+hex_digit(unsigned char c)
+{
+	if (c >= '0' && c <= '9')
+		return (c - '0');
+	if (c >= 'a' && c <= 'f')
+		return (c - 'a' + 10);
+	if (c >= 'A' && c <= 'F')
+		return (c - 'A' + 10);
+	return (-1);
+}
