@@ -282,7 +282,9 @@ static const char conf_conc[] = SUP_BASE
     "servers = (\n"
     "  { name = \"a\"; transport = \"stdio\"; command = [ \"true\" ]; },\n"
     "  { name = \"b\"; transport = \"stdio\"; command = [ \"true\" ];\n"
-    "    max_concurrent = 1; max_queued = 4; queue_timeout = 5; }\n"
+    "    max_concurrent = 1; max_queued = 4; queue_timeout = 5; },\n"
+    "  { name = \"c\"; transport = \"stdio\"; command = [ \"true\" ];\n"
+    "    max_concurrent = 1; max_queued = 0; }\n"
     ");\n";
 
 static const char catalog_slow[] = "{\"tools\":[{\"name\":\"echo\","
@@ -295,6 +297,7 @@ setup_conc(void)
 	rate_clock = fake_clock;
 	sup_catalog("a", catalog_slow);
 	sup_catalog("b", catalog_slow);
+	sup_catalog("c", catalog_slow);
 	sup_start(conf_conc);
 }
 
@@ -409,7 +412,8 @@ START_TEST(test_conc_shared)
 END_TEST
 
 /* A slot comes back once when a call is cancelled, times out, its
- * session ends, its upstream dies, or it fails in the upstream's queue. */
+ * session ends, its upstream dies, or it fails in the upstream's queue;
+ * a call its upstream's queue refuses takes none. */
 START_TEST(test_conc_ends)
 {
 	struct sup_client	*cl = sup_session(TOKEN_POLITE, NULL);
@@ -444,6 +448,14 @@ START_TEST(test_conc_ends)
 	sup_advance(5);
 	ck_assert_error(sup_answer(r), -32003);
 	ck_assert_jstr(sup_answer(r), "error.data.reason", "queue_timeout");
+	ck_assert_int_eq(rule_int(1, "in_flight"), 1);
+	sup_advance(20);
+	ck_assert_int_eq(rule_int(1, "in_flight"), 0);
+	/* c has no queue: one call in flight, the next refused there. */
+	hold(cl, "c__echo", 11);
+	r = hold(cl, "c__echo", 12);
+	ck_assert_error(sup_answer(r), -32003);
+	ck_assert_jstr(sup_answer(r), "error.data.reason", "queue_full");
 	ck_assert_int_eq(rule_int(1, "in_flight"), 1);
 	sup_advance(20);
 	ck_assert_int_eq(rule_int(1, "in_flight"), 0);
