@@ -73,7 +73,7 @@ struct rate_rule {
 	struct bucket		 shared;	/* if rc.shared */
 	uint64_t		 limited;	/* calls refused */
 	uint64_t		 conc_limited;	/* of them, over concurrent */
-	uint64_t		 passed;	/* calls that took a token */
+	uint64_t		 passed;	/* calls let through */
 	unsigned int		 inflight;	/* calls in flight it counts */
 };
 
@@ -406,8 +406,11 @@ rate_admit(const struct session *s, const struct upstream *up,
 		return (0);
 	h = xmalloc(sizeof *h + nc * sizeof h->c[0]);
 	h->n = nc;
-	for (i = 0; i < nc; i++)
+	for (i = 0; i < nc; i++) {
 		h->c[i] = rate_conc_take(conc[i], principal);
+		if (rules[conc[i]].rc.rate == 0)
+			rules[conc[i]].passed++;
+	}
 	*hold = h;
 	return (0);
 }
