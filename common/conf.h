@@ -151,8 +151,9 @@ struct rate_conf {
 	char		*client;	/* glob on the principal; NULL: any */
 	char		*upstream;	/* glob on the upstream; NULL: any */
 	char		*tool;		/* glob on the exposed name or URI */
-	double		 rate;		/* calls per second */
+	double		 rate;		/* calls per second; 0: none */
 	unsigned int	 burst;		/* the bucket's size */
+	unsigned int	 concurrent;	/* calls in flight; 0: any */
 	int		 shared;	/* one bucket for every principal */
 	int		 line;
 };

@@ -153,6 +153,7 @@ parse_rate(struct conf_ctx *ctx, const config_setting_t *g,
 	const char		*key;
 	long long		 ll;
 	int			 i, n, have_rate = 0, have_burst = 0;
+	int			 have_conc = 0;
 
 	rc->line = (int)config_setting_source_line(g);
 	if (!config_setting_is_group(g))
@@ -187,17 +188,25 @@ parse_rate(struct conf_ctx *ctx, const config_setting_t *g,
 		} else if (strcmp(key, "shared") == 0) {
 			if (conf_get_bool(ctx, s, &rc->shared) != 0)
 				return (-1);
+		} else if (strcmp(key, "concurrent") == 0) {
+			if (conf_get_int(ctx, s, 1, 1000000, &ll) != 0)
+				return (-1);
+			rc->concurrent = (unsigned int)ll;
+			have_conc = 1;
 		} else
 			return (conf_error(ctx, s, "unknown rate limit setting "
 			    "\"%s\"", key));
 	}
 	if (rc->name == NULL)
 		return (conf_error(ctx, g, "rate limit has no name"));
-	if (!have_rate)
-		return (conf_error(ctx, g, "rate limit %s has no rate",
-		    rc->name));
+	if (!have_rate && !have_conc)
+		return (conf_error(ctx, g, "rate limit %s has neither a rate "
+		    "nor concurrent", rc->name));
+	if (!have_rate && have_burst)
+		return (conf_error(ctx, g, "rate limit %s has a burst but no "
+		    "rate", rc->name));
 	/* A second's worth by default, and at least one call. */
-	if (!have_burst)
+	if (have_rate && !have_burst)
 		rc->burst = rc->rate < 1 ? 1 : (unsigned int)(rc->rate + 0.999);
 	return (0);
 }
@@ -282,8 +291,12 @@ conf_rate_limits_print(FILE *f, const struct conf *conf)
 		print_quoted(f, "client", rc->client);
 		print_quoted(f, "upstream", rc->upstream);
 		print_quoted(f, "tool", rc->tool);
-		fprintf(f, " rate = %.15g; burst = %u; shared = %s; }", rc->rate,
-		    rc->burst, rc->shared ? "true" : "false");
+		if (rc->rate > 0)
+			fprintf(f, " rate = %.15g; burst = %u;", rc->rate,
+			    rc->burst);
+		if (rc->concurrent > 0)
+			fprintf(f, " concurrent = %u;", rc->concurrent);
+		fprintf(f, " shared = %s; }", rc->shared ? "true" : "false");
 	}
 	fprintf(f, "\n);\n");
 }

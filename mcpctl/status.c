@@ -229,23 +229,30 @@ print_traffic(json_t *ups)
 	}
 }
 
-/* Print the rate limits, a line each: what they let through and
- * refused. */
+/* Print the rate limits, a line each: their rate and calls in flight,
+ * what they let through and refused. */
 static void
 print_rates(json_t *list)
 {
 	json_t	*rl;
+	double	 rate;
 	size_t	 i;
 
 	if (json_array_size(list) == 0)
 		return;
-	printf("\nrate limits (calls per second, burst; calls let through, "
-	    "refused):\n");
+	printf("\nrate limits (calls per second, burst; calls in flight; "
+	    "calls let through, refused):\n");
 	json_array_foreach(list, i, rl) {
-		printf("  %s: %g/s, burst %lld%s; %lld passed, %lld refused\n",
-		    json_str_or(rl, "name", "?"),
-		    json_real_value(json_object_get(rl, "rate")),
-		    json_int_or(rl, "burst"),
+		printf("  %s:", json_str_or(rl, "name", "?"));
+		rate = json_real_value(json_object_get(rl, "rate"));
+		if (rate > 0)
+			printf(" %g/s, burst %lld", rate,
+			    json_int_or(rl, "burst"));
+		if (json_object_get(rl, "concurrent") != NULL)
+			printf("%s %lld of %lld in flight", rate > 0 ? "," : "",
+			    json_int_or(rl, "in_flight"),
+			    json_int_or(rl, "concurrent"));
+		printf("%s; %lld passed, %lld refused\n",
 		    json_is_true(json_object_get(rl, "shared")) ?
 		    ", shared" : " per principal",
 		    json_int_or(rl, "passed"), json_int_or(rl, "limited"));

@@ -85,6 +85,11 @@ route_pending_free(struct pending *p)
 	}
 	if (p->limit != LIMIT_EXEMPT)
 		limit_pending_gone(p);
+	/* Its rate limits' calls in flight, once (rate.c). */
+	if (p->rate_hold != NULL) {
+		rate_release(p->rate_hold);
+		p->rate_hold = NULL;
+	}
 	free(p->uri);
 	free(p->id);
 	free(p->token);
@@ -168,11 +173,12 @@ route_pending_arm(struct pending *p)
 /*
  * Create a pending request and send its text to the upstream: a client's
  * request (r, whose record goes on in it), or one of the gateway's own (r
- * NULL: id 0, no stream).
+ * NULL: id 0, no stream).  The pending takes hold (rate.c), or NULL.
  */
 static struct pending *
 route_send(struct session *s, struct req *r, struct upstream *up,
-    enum mcp_method method, struct evbuffer *buf, int limit)
+    enum mcp_method method, struct evbuffer *buf, int limit,
+    struct rate_hold *hold)
 {
 	struct pending	*p;
 	const char	*id = r != NULL ? r->m->p + r->m->id.off : "0";
@@ -180,6 +186,7 @@ route_send(struct session *s, struct req *r, struct upstream *up,
 	char		 why[512];
 
 	p = xcalloc(1, sizeof *p);
+	p->rate_hold = hold;
 	do {
 		if (++next_tag == 0)
 			next_tag = 1;
@@ -299,7 +306,7 @@ route_call(struct upstream *up, enum mcp_method method,
 	    "\"method\":\"%s\",\"params\":", mcp_method_name(method));
 	evbuffer_add_buffer(buf, params);
 	evbuffer_add(buf, "}", 1);
-	p = route_send(NULL, NULL, up, method, buf, limit);
+	p = route_send(NULL, NULL, up, method, buf, limit, NULL);
 	evbuffer_free(buf);
 	if (p == NULL) {
 		upstream_unavailable(up, why, whylen);
@@ -337,7 +344,7 @@ route_internal(struct upstream *up, struct session *s, enum mcp_method method,
 	evbuffer_add_printf(buf, "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":"
 	    "\"%s\",\"params\":%s}", mcp_method_name(method), text);
 	free(text);
-	route_send(s, NULL, up, method, buf, LIMIT_EXEMPT);
+	route_send(s, NULL, up, method, buf, LIMIT_EXEMPT, NULL);
 	evbuffer_free(buf);
 }
 
@@ -355,6 +362,7 @@ route_forward(struct req *r, struct upstream *up, const struct jedit *edits,
 	struct evbuffer		*buf;
 	struct jspan		 at;
 	struct refusal		 rf;
+	struct rate_hold	*hold;
 	char			 why[512];
 	int			 limit;
 
@@ -398,18 +406,20 @@ route_forward(struct req *r, struct upstream *up, const struct jedit *edits,
 	}
 	/* Its rate limits, breaker and queue (rate.c, breaker.c,
 	 * limit.c). */
-	if (rate_admit(s, up, r->name, &rf) != 0) {
+	if (rate_admit(s, up, r->name, &rf, &hold) != 0) {
 		rate_refused(r, &rf);
 		route_reject_data(r, rf.code, rf.data, "%s", rf.msg);
 		return (NULL);
 	}
 	if ((limit = limit_admit(up, &rf)) < 0) {
+		if (hold != NULL)
+			rate_release(hold);
 		route_reject_data(r, rf.code, rf.data, "%s", rf.msg);
 		return (NULL);
 	}
 	buf = evbuffer_new();
 	trace_splice(buf, r, up, edits, nedits);
-	p = route_send(s, r, up, m->method_id, buf, limit);
+	p = route_send(s, r, up, m->method_id, buf, limit, hold);
 	evbuffer_free(buf);
 	return (p);
 }

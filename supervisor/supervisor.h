@@ -40,6 +40,7 @@ struct listen;
 struct netaddr;
 struct parked;
 struct pending;
+struct rate_hold;
 struct provider;
 struct refusal;
 struct req;
@@ -1143,10 +1144,13 @@ void		 rate_free(void);
  * "client NAME", "token HEX", "peer ADDRESS"). */
 void		 rate_principal(const struct session *, char *, size_t);
 /* May a session's call to an upstream, naming a tool, prompt or URI
- * (or NULL), go?  0 (a token taken from each bucket it matches), or -1
- * with why. */
+ * (or NULL), go?  0 (a token taken from each bucket it matches, and
+ * *hold set to the calls in flight it counts in, or NULL), or -1 with
+ * why (nothing taken). */
 int		 rate_admit(const struct session *, const struct upstream *,
-		    const char *name, struct refusal *);
+		    const char *name, struct refusal *, struct rate_hold **hold);
+/* A call that held calls in flight ended: free them (and hold). */
+void		 rate_release(struct rate_hold *);
 /* A request a rate limit refused: a 2026-07-28 one whose answer has not
  * begun is answered at HTTP 429 with Retry-After. */
 void		 rate_refused(struct req *, const struct refusal *);
@@ -1258,6 +1262,8 @@ struct pending {
 	uint8_t			 limit;		/* LIMIT_EXEMPT, _CALL, _PROBE */
 	uint8_t			 slot;		/* holds a slot (limit.c) */
 	uint8_t			 waiting;	/* waits for one */
+	struct rate_hold	*rate_hold;	/* owned: its calls in flight
+						   (rate.c), or NULL */
 	TAILQ_ENTRY(pending)	 wait_entry;
 	TAILQ_ENTRY(pending)	 up_entry;
 	TAILQ_ENTRY(pending)	 session_entry;

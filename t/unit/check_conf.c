@@ -1181,7 +1181,9 @@ START_TEST(test_traffic)
 	    "    breaker_window = 1; breaker_cooldown = 86400; } );\n"
 	    "rate_limits = ( { name = \"r-1\"; rate = 0.25; },\n"
 	    "  { name = \"s\"; rate = 3; burst = 7; shared = true;\n"
-	    "    client = \"ci-*\"; upstream = \"t\"; tool = \"t__a\\\"*\"; } );\n");
+	    "    client = \"ci-*\"; upstream = \"t\"; tool = \"t__a\\\"*\"; },\n"
+	    "  { name = \"c\"; concurrent = 2; },\n"
+	    "  { name = \"rc\"; rate = 5; concurrent = 1; shared = true; } );\n");
 	ck_assert_uint_eq(a->servers[0].traffic.max_concurrent, 0);
 	ck_assert_uint_eq(a->servers[0].traffic.max_queued, 64);
 	ck_assert_uint_eq(a->servers[0].traffic.queue_timeout, 30);
@@ -1192,8 +1194,13 @@ START_TEST(test_traffic)
 	ck_assert_uint_eq(a->servers[1].traffic.max_queued, 0);
 	ck_assert_uint_eq(a->servers[1].traffic.breaker_failures, 0);
 	ck_assert_uint_eq(a->servers[1].traffic.breaker_cooldown, 86400);
-	ck_assert_uint_eq(a->nrate_limits, 2);
+	ck_assert_uint_eq(a->nrate_limits, 4);
 	ck_assert_str_eq(a->rate_limits[0].name, "r-1");
+	ck_assert_uint_eq(a->rate_limits[0].concurrent, 0);
+	ck_assert(a->rate_limits[2].rate == 0);
+	ck_assert_uint_eq(a->rate_limits[2].concurrent, 2);
+	ck_assert_uint_eq(a->rate_limits[3].burst, 5);
+	ck_assert_uint_eq(a->rate_limits[3].concurrent, 1);
 	ck_assert(a->rate_limits[0].rate == 0.25);
 	ck_assert_uint_eq(a->rate_limits[0].burst, 1);
 	ck_assert(!a->rate_limits[0].shared);
@@ -1206,8 +1213,13 @@ START_TEST(test_traffic)
 	b = parse_ok(text);
 	ck_assert_mem_eq(&a->servers[1].traffic, &b->servers[1].traffic,
 	    sizeof a->servers[1].traffic);
-	ck_assert_uint_eq(b->nrate_limits, 2);
+	ck_assert_uint_eq(b->nrate_limits, 4);
 	ck_assert(b->rate_limits[0].rate == 0.25);
+	ck_assert_uint_eq(b->rate_limits[0].concurrent, 0);
+	ck_assert(b->rate_limits[2].rate == 0);
+	ck_assert_uint_eq(b->rate_limits[2].concurrent, 2);
+	ck_assert(b->rate_limits[3].rate == 5);
+	ck_assert_uint_eq(b->rate_limits[3].concurrent, 1);
 	ck_assert_str_eq(b->rate_limits[1].client, "ci-*");
 	ck_assert_str_eq(b->rate_limits[1].tool, "t__a\"*");
 	free(text);
@@ -1230,7 +1242,11 @@ START_TEST(test_traffic)
 	    "  max_concurrent = -1; } );\n", "t.conf:2: max_concurrent must "
 	    "be between 0 and 100000");
 	parse_err("rate_limits = ( { name = \"a\"; } );\n",
-	    "t.conf:1: rate limit a has no rate");
+	    "t.conf:1: rate limit a has neither a rate nor concurrent");
+	parse_err("rate_limits = ( { name = \"a\"; burst = 2; concurrent = 1; "
+	    "} );\n", "t.conf:1: rate limit a has a burst but no rate");
+	parse_err("rate_limits = ( { name = \"a\"; concurrent = 0; } );\n",
+	    "t.conf:1: concurrent must be between 1 and 1000000");
 	parse_err("rate_limits = ( { rate = 1; } );\n",
 	    "t.conf:1: rate limit has no name");
 	parse_err("rate_limits = ( { name = \"a b\"; rate = 1; } );\n",

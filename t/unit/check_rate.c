@@ -4,7 +4,9 @@
  * greedy client to its rate while a polite one is served; a shared rule
  * on a tool glob holds everyone together; what is refused gets -32003
  * with the rule and when to retry, reaches no upstream, and is counted.
- * The buckets' clock is the test's (rate_clock).
+ * A rule's concurrent holds a principal (or everyone) to its calls in
+ * flight, each given back once however its call ends.  The buckets'
+ * clock is the test's (rate_clock).
  */
 #include "config.h"
 
@@ -259,6 +261,288 @@ START_TEST(test_reload)
 }
 END_TEST
 
+/*
+ * concurrent = N: calls in flight, per principal or shared.  "calls"
+ * comes first so that a call refused by "two-each" is seen not to take
+ * its token.
+ */
+static const char conf_conc[] = SUP_BASE
+    "request_timeout = 20;\n"
+    "auth_tokens = [ \"" TOKEN_ANON "\" ];\n"
+    "clients = (\n"
+    "  { name = \"greedy\"; token = \"" TOKEN_GREEDY "\"; },\n"
+    "  { name = \"polite\"; token = \"" TOKEN_POLITE "\"; }\n"
+    ");\n"
+    "rate_limits = (\n"
+    "  { name = \"calls\"; rate = 1; burst = 3; client = \"greedy\"; },\n"
+    "  { name = \"two-each\"; concurrent = 2; },\n"
+    "  { name = \"slow\"; tool = \"*__slow\"; concurrent = 1;\n"
+    "    shared = true; }\n"
+    ");\n"
+    "servers = (\n"
+    "  { name = \"a\"; transport = \"stdio\"; command = [ \"true\" ]; },\n"
+    "  { name = \"b\"; transport = \"stdio\"; command = [ \"true\" ];\n"
+    "    max_concurrent = 1; max_queued = 4; queue_timeout = 5; },\n"
+    "  { name = \"c\"; transport = \"stdio\"; command = [ \"true\" ];\n"
+    "    max_concurrent = 1; max_queued = 0; }\n"
+    ");\n";
+
+static const char catalog_slow[] = "{\"tools\":[{\"name\":\"echo\","
+    "\"inputSchema\":{\"type\":\"object\"}},{\"name\":\"slow\","
+    "\"inputSchema\":{\"type\":\"object\"}}]}";
+
+static void
+setup_conc(void)
+{
+	rate_clock = fake_clock;
+	sup_catalog("a", catalog_slow);
+	sup_catalog("b", catalog_slow);
+	sup_catalog("c", catalog_slow);
+	sup_start(conf_conc);
+}
+
+/* Post a call and leave it unanswered: its response (not done). */
+static struct sup_resp *
+hold(struct sup_client *cl, const char *tool, int id)
+{
+	return (sup_post(cl, "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":"
+	    "\"tools/call\",\"params\":{\"name\":\"%s\",\"arguments\":{}}}",
+	    id, tool));
+}
+
+/* A rule's member in mcpctl status. */
+static long long
+rule_int(size_t i, const char *member)
+{
+	json_t		*a = rate_status_json();
+	char		 path[64];
+	long long	 v;
+
+	snprintf(path, sizeof path, "%zu.%s", i, member);
+	v = sup_jint(a, path);
+	json_decref(a);
+	return (v);
+}
+
+/* A refusal for calls in flight, by rule. */
+static void
+assert_conc_refused(json_t *a, const char *rule)
+{
+	ck_assert_error(a, -32003);
+	ck_assert_jstr(a, "error.data.reason", "concurrency_limited");
+	ck_assert_jstr(a, "error.data.limit", rule);
+	ck_assert_jint(a, "error.data.retryAfter", 1);
+}
+
+/* Two held calls fill a principal's rule; the third is refused and
+ * takes no token; an answer gives a slot back; another principal is
+ * counted apart. */
+START_TEST(test_conc_per_principal)
+{
+	struct sup_client	*greedy = sup_session(TOKEN_GREEDY, NULL);
+	struct sup_client	*polite = sup_session(TOKEN_POLITE, NULL);
+	struct sup_worker	*w = sup_worker("a");
+	struct sup_resp		*r[4];
+	struct sup_frame	*f1, *f2;
+	json_t			*a;
+
+	r[0] = hold(greedy, "a__echo", 1);
+	r[1] = hold(greedy, "a__echo", 2);
+	ck_assert_ptr_nonnull(f1 = sup_take(w, MSG_REQUEST));
+	ck_assert_ptr_nonnull(f2 = sup_take(w, MSG_REQUEST));
+	ck_assert(!r[0]->done && !r[1]->done);
+	a = sup_answer(hold(greedy, "a__echo", 3));
+	assert_conc_refused(a, "two-each");
+	ck_assert_ptr_nonnull(strstr(sup_jstr(a, "error.message"),
+	    "rate limit two-each: more than 2 calls in flight"));
+	ck_assert_uint_eq(sup_count(w, MSG_REQUEST), 2);
+	/* Another principal has its own count. */
+	r[2] = hold(polite, "a__echo", 4);
+	r[3] = hold(polite, "a__echo", 5);
+	ck_assert_uint_eq(sup_count(w, MSG_REQUEST), 4);
+	ck_assert_ptr_nonnull(sup_take(w, MSG_REQUEST));
+	ck_assert_ptr_nonnull(sup_take(w, MSG_REQUEST));
+	assert_conc_refused(sup_answer(hold(polite, "a__echo", 6)),
+	    "two-each");
+	ck_assert_int_eq(rule_int(1, "in_flight"), 4);
+	ck_assert_int_eq(rule_int(1, "concurrent"), 2);
+	ck_assert_int_eq(rule_int(1, "concurrency_limited"), 2);
+	ck_assert(metrics_has("mcp_supervisor_rate_limit_in_flight"
+	    "{limit=\"two-each\"} 4\n"));
+	ck_assert(metrics_has("mcp_supervisor_rate_limited_total"
+	    "{limit=\"two-each\"} 2\n"));
+	/* An answer gives greedy's slot back; the refused call took none
+	 * of its three tokens of "calls". */
+	sup_reply(w, f1, "{\"content\":[]}");
+	ck_assert_result(sup_answer(r[0]));
+	ck_assert_int_eq(rule_int(1, "in_flight"), 3);
+	ck_assert_result(call(greedy, "a__echo", 7));
+	ck_assert_int_eq(rule_int(0, "passed"), 3);
+	ck_assert_int_eq(rule_int(0, "limited"), 0);
+	/* An error answer gives one back too. */
+	sup_reply_error(w, f2, -32000, "no");
+	ck_assert_error(sup_answer(r[1]), -32000);
+	ck_assert_int_eq(rule_int(1, "in_flight"), 2);
+}
+END_TEST
+
+/* A shared rule counts everyone's calls together, other tools apart. */
+START_TEST(test_conc_shared)
+{
+	struct sup_client	*greedy = sup_session(TOKEN_GREEDY, NULL);
+	struct sup_client	*polite = sup_session(TOKEN_POLITE, NULL);
+	struct sup_worker	*w = sup_worker("a");
+	struct sup_resp		*r;
+	struct sup_frame	*f;
+	json_t			*a;
+
+	r = hold(greedy, "a__slow", 1);
+	ck_assert_ptr_nonnull(f = sup_take(w, MSG_REQUEST));
+	a = sup_answer(hold(polite, "a__slow", 2));
+	assert_conc_refused(a, "slow");
+	ck_assert_ptr_nonnull(strstr(sup_jstr(a, "error.message"),
+	    "for everyone"));
+	ck_assert_result(call(polite, "a__echo", 3));
+	ck_assert_int_eq(rule_int(2, "in_flight"), 1);
+	sup_reply(w, f, "{\"content\":[]}");
+	ck_assert_result(sup_answer(r));
+	ck_assert_int_eq(rule_int(2, "in_flight"), 0);
+	ck_assert_result(call(polite, "a__slow", 4));
+}
+END_TEST
+
+/* A slot comes back once when a call is cancelled, times out, its
+ * session ends, its upstream dies, or it fails in the upstream's queue;
+ * a call its upstream's queue refuses takes none. */
+START_TEST(test_conc_ends)
+{
+	struct sup_client	*cl = sup_session(TOKEN_POLITE, NULL);
+	struct sup_client	*c2;
+	struct sup_worker	*w = sup_worker("a");
+	struct sup_resp		*r;
+
+	/* Cancelled by its client. */
+	hold(cl, "a__echo", 1);
+	hold(cl, "a__echo", 2);
+	ck_assert_int_eq(rule_int(1, "in_flight"), 2);
+	ck_assert_int_eq(sup_post(cl, "{\"jsonrpc\":\"2.0\",\"method\":"
+	    "\"notifications/cancelled\",\"params\":{\"requestId\":1}}")->
+	    status, 202);
+	ck_assert_int_eq(rule_int(1, "in_flight"), 1);
+	/* Timed out. */
+	sup_advance(20);
+	ck_assert_int_eq(rule_int(1, "in_flight"), 0);
+	/* Its session ended. */
+	c2 = sup_session(TOKEN_POLITE, NULL);
+	hold(c2, "a__echo", 3);
+	hold(c2, "a__echo", 4);
+	assert_conc_refused(sup_answer(hold(cl, "a__echo", 5)), "two-each");
+	ck_assert_int_eq(sup_delete(c2)->status, 200);
+	ck_assert_int_eq(rule_int(1, "in_flight"), 0);
+	/* Waiting in b's queue counts; failing there gives it back. */
+	hold(cl, "b__echo", 6);
+	r = hold(cl, "b__echo", 7);
+	ck_assert(!r->done);
+	ck_assert_int_eq(rule_int(1, "in_flight"), 2);
+	assert_conc_refused(sup_answer(hold(cl, "a__echo", 8)), "two-each");
+	sup_advance(5);
+	ck_assert_error(sup_answer(r), -32003);
+	ck_assert_jstr(sup_answer(r), "error.data.reason", "queue_timeout");
+	ck_assert_int_eq(rule_int(1, "in_flight"), 1);
+	sup_advance(20);
+	ck_assert_int_eq(rule_int(1, "in_flight"), 0);
+	/* c has no queue: one call in flight, the next refused there. */
+	hold(cl, "c__echo", 11);
+	r = hold(cl, "c__echo", 12);
+	ck_assert_error(sup_answer(r), -32003);
+	ck_assert_jstr(sup_answer(r), "error.data.reason", "queue_full");
+	ck_assert_int_eq(rule_int(1, "in_flight"), 1);
+	sup_advance(20);
+	ck_assert_int_eq(rule_int(1, "in_flight"), 0);
+	/* Its upstream died. */
+	hold(cl, "a__echo", 9);
+	hold(cl, "a__echo", 10);
+	ck_assert_int_eq(rule_int(1, "in_flight"), 2);
+	sup_kill(w);
+	sup_run();
+	ck_assert_int_eq(rule_int(1, "in_flight"), 0);
+	ck_assert(metrics_has("mcp_supervisor_rate_limit_in_flight"
+	    "{limit=\"two-each\"} 0\n"));
+}
+END_TEST
+
+/* A 2026-07-28 call over its rule is answered at HTTP 429. */
+START_TEST(test_conc_modern_429)
+{
+	struct sup_worker	*w = sup_worker("a");
+	struct sup_resp		*r[3];
+	struct sup_frame	*f;
+
+	r[0] = modern_call(TOKEN_POLITE, 1);
+	r[1] = modern_call(TOKEN_POLITE, 2);
+	ck_assert_uint_eq(sup_count(w, MSG_REQUEST), 2);
+	r[2] = modern_call(TOKEN_POLITE, 3);
+	ck_assert_int_eq(r[2]->status, 429);
+	ck_assert_str_eq(sup_header(r[2], "Retry-After"), "1");
+	assert_conc_refused(sup_answer(r[2]), "two-each");
+	ck_assert_uint_eq(sup_count(w, MSG_REQUEST), 2);
+	ck_assert_ptr_nonnull(f = sup_take(w, MSG_REQUEST));
+	sup_reply(w, f, "{\"content\":[]}");
+	ck_assert_int_eq(r[0]->status, 200);
+	r[2] = modern_call(TOKEN_POLITE, 4);
+	ck_assert_uint_eq(sup_count(w, MSG_REQUEST), 3);
+	ck_assert(!r[2]->done);
+}
+END_TEST
+
+/* A reload keeps the calls in flight of a rule it keeps by name, even
+ * moved or changed; a rule dropped and added again starts afresh. */
+START_TEST(test_conc_reload)
+{
+	struct sup_client	*cl = sup_session(TOKEN_POLITE, NULL);
+	struct sup_worker	*w = sup_worker("a");
+	struct sup_frame	*f[3];
+	char			 text[4096];
+	char			*at;
+	json_t			*a;
+
+	hold(cl, "a__echo", 1);
+	hold(cl, "a__echo", 2);
+	ck_assert_ptr_nonnull(f[0] = sup_take(w, MSG_REQUEST));
+	ck_assert_ptr_nonnull(f[1] = sup_take(w, MSG_REQUEST));
+	/* "calls" dropped: two-each is rule 0 now, and allows 3. */
+	snprintf(text, sizeof text, "%s", conf_conc);
+	at = strstr(text, "  { name = \"calls\"");
+	memmove(at, strchr(at, '\n') + 1, strlen(strchr(at, '\n') + 1) + 1);
+	memcpy(strstr(text, "concurrent = 2"), "concurrent = 3", 14);
+	json_decref(sup_reload(text));
+	a = rate_status_json();
+	ck_assert_str_eq(sup_jstr(a, "0.name"), "two-each");
+	json_decref(a);
+	ck_assert_int_eq(rule_int(0, "in_flight"), 2);
+	hold(cl, "a__echo", 3);
+	ck_assert_ptr_nonnull(f[2] = sup_take(w, MSG_REQUEST));
+	assert_conc_refused(sup_answer(hold(cl, "a__echo", 4)), "two-each");
+	ck_assert_int_eq(rule_int(0, "in_flight"), 3);
+	sup_reply(w, f[0], "{\"content\":[]}");
+	ck_assert_int_eq(rule_int(0, "in_flight"), 2);
+	/* Dropped, a call it counted ends uncounted; added back while one
+	 * is still in flight, it counts that one again. */
+	snprintf(text, sizeof text, "%s", conf_conc);
+	at = strstr(text, "rate_limits = (");
+	memmove(at, strstr(at, "servers = ("), strlen(strstr(at,
+	    "servers = (")) + 1);
+	json_decref(sup_reload(text));
+	ck_assert_int_eq(json_array_size(a = rate_status_json()), 0);
+	json_decref(a);
+	sup_reply(w, f[1], "{\"content\":[]}");
+	json_decref(sup_reload(conf_conc));
+	ck_assert_int_eq(rule_int(1, "in_flight"), 1);
+	sup_reply(w, f[2], "{\"content\":[]}");
+	ck_assert_int_eq(rule_int(1, "in_flight"), 0);
+}
+END_TEST
+
 static Suite *
 rate_suite(void)
 {
@@ -272,6 +556,14 @@ rate_suite(void)
 	tcase_add_test(tc, test_reload);
 	tcase_add_test(tc, test_modern_429);
 	tcase_add_test(tc, test_session_200);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("concurrent");
+	tcase_add_checked_fixture(tc, setup_conc, teardown);
+	tcase_add_test(tc, test_conc_per_principal);
+	tcase_add_test(tc, test_conc_shared);
+	tcase_add_test(tc, test_conc_ends);
+	tcase_add_test(tc, test_conc_modern_429);
+	tcase_add_test(tc, test_conc_reload);
 	suite_add_tcase(s, tc);
 	return (s);
 }

@@ -519,7 +519,7 @@ MUTANTS = [
     # rate.c: rate limits (check_rate)
     ("rate-checked", "route_pending.c", "route_forward",
      "a call over a rate limit is refused",
-     "\tif (rate_admit(s, up, r->name, &rf) != 0) {",
+     "\tif (rate_admit(s, up, r->name, &rf, &hold) != 0) {",
      "\tif (0) {"),
     ("rate-429", "rate.c", "rate_refused",
      "a modern request over a rate limit: HTTP 429 with Retry-After",
@@ -541,7 +541,7 @@ MUTANTS = [
      "a refused call takes no token from any rule",
      "\t\tuse[n]->tokens = level;\n\t\tuse[n]->at = now;\n"
      "\t\twhich[n++] = i;\n\t}\n"
-     "\t/* Every bucket has a token: take them. */\n"
+     "\t/* Every bucket has a token and every rule room: take them. */\n"
      "\tfor (i = 0; i < n; i++) {\n\t\tuse[i]->tokens -= 1;",
      "\t\tuse[n]->tokens = level - 1;\n\t\tuse[n]->at = now;\n"
      "\t\twhich[n++] = i;\n\t}\n"
@@ -553,6 +553,28 @@ MUTANTS = [
      "a rule with a tool pattern matches only those tools",
      "\tif (rr->rc.tool != NULL && (name == NULL || fnmatch(rr->rc.tool, "
      "name,\n\t    0) != 0))\n\t\treturn (0);\n", ""),
+    ("conc-checked", "rate.c", "rate_admit",
+     "a call over a rule's concurrent is refused",
+     "\t\t\tif (rate_conc_level(&rules[i], principal) >=\n"
+     "\t\t\t    rules[i].rc.concurrent) {",
+     "\t\t\tif (0) {"),
+    ("conc-released", "route_pending.c", "route_pending_free",
+     "a call that ends gives its calls in flight back",
+     "\t\trate_release(p->rate_hold);\n", "\t\tfree(p->rate_hold);\n"),
+    ("conc-limit-refused", "route_pending.c", "route_forward",
+     "a call its upstream's queue refuses holds no call in flight",
+     "\t\tif (hold != NULL)\n\t\t\trate_release(hold);\n", ""),
+    ("conc-shared", "rate.c", "rate_conc_key",
+     "a shared rule counts everyone's calls together",
+     "\tif (rr->rc.shared)\n\t\tsnprintf(buf, len, \"%s\", rr->rc.name);",
+     "\tif (0)\n\t\tsnprintf(buf, len, \"%s\", rr->rc.name);"),
+    ("conc-per-principal", "rate.c", "rate_conc_key",
+     "each principal's calls in flight are counted apart",
+     "\t\tsnprintf(buf, len, \"%s/%s\", rr->rc.name, principal);",
+     "\t\tsnprintf(buf, len, \"%s/\", rr->rc.name);"),
+    ("conc-reload", "rate.c", "rate_configure",
+     "a reload keeps the count of a rule's calls in flight",
+     "\t\t\t\trules[i].inflight += k->inflight;\n", ""),
     # tool_search.c: search_tools shows a client what it may see
     # (check_tool_search)
     ("search-filtered", "tool_search.c", "search_visible",
