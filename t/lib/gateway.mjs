@@ -4,7 +4,7 @@
 // the build tree.  Every process started here is stopped by stop() or,
 // failing that, when the test process exits.
 import { spawn, execFileSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync, readFileSync, rmSync, openSync, readdirSync } from 'node:fs';
+import { mkdtempSync, writeFileSync, readFileSync, rmSync, openSync, readdirSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -80,12 +80,19 @@ export class Gateway {
     return this.status().upstreams.find((u) => u.name === name);
   }
 
+  // The daemon's log so far ('' once its directory is gone, so that an
+  // after-hook that prints it still reaches stop()).
   log() {
-    return readFileSync(this.logFile, 'utf8');
+    try {
+      return readFileSync(this.logFile, 'utf8');
+    } catch {
+      return '';
+    }
   }
 
   // Reports written by AddressSanitizer or UBSan in any of our processes.
   sanitizerReports() {
+    if (!existsSync(this.dir)) return [];
     return readdirSync(this.dir).filter((f) => /^(asan|ubsan)\./.test(f))
       .map((f) => `${f}:\n${readFileSync(path.join(this.dir, f), 'utf8')}`);
   }
