@@ -18,8 +18,10 @@ UP=$ATTACK/upstream.py
 NODE=$(command -v node || true)
 FIX=$top_srcdir/t/fixtures
 
-if [ -z "$NODE" ]; then
-	echo "1..0 # SKIP no node"
+# The fixtures need the npm test peers (t/node_modules), as t/node-test.sh.
+if [ -z "$NODE" ] ||
+    [ ! -d "$top_srcdir/t/node_modules/@modelcontextprotocol/sdk" ]; then
+	echo "1..0 # SKIP no node, or no t/node_modules (npm ci in t/)"
 	[ -n "${MCPS_REQUIRE_ALL:-}" ] && exit 1
 	exit 77
 fi
