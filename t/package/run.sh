@@ -330,6 +330,9 @@ ok "the .deb under systemd: $(sed -n 's/^systemd: \([0-9]* passed, [0-9]* failed
 
 # --- Install ---------------------------------------------------------------
 # Paths on this machine before the package, to compare after the purge.
+# systemd-analyze verify (below, the test's own tool) leaves systemd's
+# marker /run/systemd/systemd-units-load the first time it runs on a
+# machine: not the package's.
 snapshot() {
 	find /etc /usr /var/lib /var/cache /var/spool /opt /srv /run -xdev \
 	    \( -path /var/lib/dpkg -o -path /var/lib/apt -o \
@@ -338,7 +341,8 @@ snapshot() {
 	       -path /var/lib/ucf -o -path /run/lock \) \
 	    -prune -o -print 2>/dev/null |
 	    grep -v -x -e '/etc/passwd-' -e '/etc/group-' -e '/etc/shadow-' \
-	        -e '/etc/gshadow-' -e '/etc/.pwd.lock' -e "$MARKER" |
+	        -e '/etc/gshadow-' -e '/etc/.pwd.lock' -e "$MARKER" \
+	        -e /run/systemd/systemd-units-load |
 	    LC_ALL=C sort
 }
 snapshot > "$W/before"
