@@ -71,6 +71,13 @@ enum msg_type {
 	MSG_IDP_INTROSPECT = 27, /* supervisor, tag: {token} */
 	MSG_IDP_INTROSPECTED = 28, /* idp, same tag: RFC 7662 answer, or
 				   {error} */
+	/* Between the supervisor and a remote upstream's worker: the
+	 * gateway's login to the upstream (issue 23, doc/architecture.md). */
+	MSG_OAUTH_SAVE = 30,	/* worker: {record} to store, or null */
+	MSG_OAUTH_LOGIN = 31,	/* supervisor: begin a login (mcpctl login) */
+	MSG_OAUTH_PROGRESS = 32, /* worker: {phase: url|done|failed, ...} */
+	MSG_OAUTH_CODE = 33,	/* supervisor: {response} that came back */
+	MSG_OAUTH_REVOKE = 34,	/* supervisor: revoke and forget the tokens */
 	MSG_OTEL_SPANS = 40,	/* supervisor: {spans: [OTLP JSON spans]} */
 	MSG_OTEL_STATS = 41,	/* otel: {exported, failed, dropped} so far */
 	MSG_CTL_REQUEST = 64,	/* mcpctl: command */
@@ -85,6 +92,8 @@ enum msg_type {
 #define WORKER_EXIT_FAILED	3	/* its upstream or provider failed */
 #define WORKER_EXIT_CONFIG	4	/* it refused its configuration: do
 					   not start it again */
+#define WORKER_EXIT_LOGIN	5	/* a login stored new tokens: start
+					   it again now, not a failure */
 
 /*
  * Flags.  On a RESPONSE, FRAME_F_ERROR says the upstream answered with a

@@ -100,6 +100,9 @@ START_TEST(test_msg_type_name)
 	ck_assert_int_eq(MSG_IDP_REFRESH, 26);
 	ck_assert_int_eq(MSG_IDP_INTROSPECT, 27);
 	ck_assert_int_eq(MSG_IDP_INTROSPECTED, 28);
+	ck_assert_int_eq(MSG_OAUTH_SAVE, 30);
+	ck_assert_int_eq(MSG_OAUTH_REVOKE, 34);
+	ck_assert_str_eq(msg_type_name(MSG_OAUTH_PROGRESS), "OAUTH_PROGRESS");
 	ck_assert_int_eq(MSG_CTL_REQUEST, 64);
 	ck_assert_int_eq(MSG_CTL_REPLY, 65);
 }
