@@ -537,6 +537,9 @@ parse_root(struct conf_ctx *ctx, config_t *cf, struct conf *conf)
 		} else if (strcmp(key, "oauth") == 0) {
 			if (conf_parse_oauth(ctx, s, conf) != 0)
 				return (-1);
+		} else if (strcmp(key, "oauth_client") == 0) {
+			if (conf_parse_oauth_client(ctx, s, conf) != 0)
+				return (-1);
 		} else if (strcmp(key, "rate_limits") == 0) {
 			if (conf_parse_rate_limits(ctx, s, conf) != 0)
 				return (-1);
@@ -753,6 +756,7 @@ conf_free(struct conf *conf)
 	conf_endpoints_free(conf);
 	conf_rate_limits_free(conf);
 	conf_trace_free(conf->tracing);
+	conf_oauth_client_free(conf->oauth_client);
 	conf_strv_free(conf->allowed_origins);
 	conf_strv_free(conf->allowed_hosts);
 	conf_strv_free(conf->auth_tokens);

@@ -172,6 +172,17 @@ struct upoauth_conf {
 	int		  line;
 };
 
+/*
+ * oauth_client = { ... }: the gateway as an OAuth client of every remote
+ * upstream that needs a login (conf_upoauth.c).
+ */
+struct oauth_client_conf {
+	char		*redirect_uri;	/* NULL: http://<listen>/oauth/callback */
+	char		*client_name;	/* NULL: "mcp-supervisor" */
+	char		*client_metadata_url; /* https; NULL: no CIMD */
+	int		 line;
+};
+
 struct server_conf {
 	char		 *name;
 	enum transport	  transport;
@@ -391,6 +402,7 @@ struct conf {
 	size_t			  nservers;
 	struct oauth_conf	 *oauth;	/* NULL: no OAuth */
 	struct trace_conf	 *tracing;	/* NULL: off; conf_trace.c */
+	struct oauth_client_conf *oauth_client;	/* NULL: the defaults */
 };
 
 /*

@@ -57,8 +57,8 @@ url_loopback(const char *url)
  * Check an issuer's or the resource's URL: https, or http on loopback; a
  * host; no query, fragment, user information or white space.
  */
-static int
-check_oauth_url(struct conf_ctx *ctx, const config_setting_t *s,
+int
+conf_check_oauth_url(struct conf_ctx *ctx, const config_setting_t *s,
     const char *what, const char *url)
 {
 	const char	*host;
@@ -237,16 +237,16 @@ parse_issuer(struct conf_ctx *ctx, const config_setting_t *g,
 		key = config_setting_name(s);
 		if (strcmp(key, "issuer") == 0) {
 			if (conf_get_string(ctx, s, &ic->issuer, 0) != 0 ||
-			    check_oauth_url(ctx, s, "issuer", ic->issuer) != 0)
+			    conf_check_oauth_url(ctx, s, "issuer", ic->issuer) != 0)
 				return (-1);
 		} else if (strcmp(key, "metadata_url") == 0) {
 			if (conf_get_string(ctx, s, &ic->metadata_url, 0) != 0 ||
-			    check_oauth_url(ctx, s, "metadata_url",
+			    conf_check_oauth_url(ctx, s, "metadata_url",
 			    ic->metadata_url) != 0)
 				return (-1);
 		} else if (strcmp(key, "jwks_uri") == 0) {
 			if (conf_get_string(ctx, s, &ic->jwks_uri, 0) != 0 ||
-			    check_oauth_url(ctx, s, "jwks_uri",
+			    conf_check_oauth_url(ctx, s, "jwks_uri",
 			    ic->jwks_uri) != 0)
 				return (-1);
 		} else if (strcmp(key, "algorithms") == 0) {
@@ -343,7 +343,7 @@ conf_parse_oauth(struct conf_ctx *ctx, const config_setting_t *g,
 		key = config_setting_name(s);
 		if (strcmp(key, "resource") == 0) {
 			if (conf_get_string(ctx, s, &oc->resource, 0) != 0 ||
-			    check_oauth_url(ctx, s, "resource",
+			    conf_check_oauth_url(ctx, s, "resource",
 			    oc->resource) != 0)
 				return (-1);
 			len = strlen(oc->resource);

@@ -291,6 +291,7 @@ conf_print(const struct conf *conf, FILE *f)
 	conf_oauth_print(f, conf->oauth);
 	conf_rate_limits_print(f, conf);
 	conf_trace_print(f, conf->tracing);
+	conf_oauth_client_print(f, conf->oauth_client);
 	fprintf(f, "servers = (");
 	for (i = 0; i < conf->nservers; i++) {
 		srv = &conf->servers[i];

@@ -140,6 +140,17 @@ int	conf_upoauth_equal(const struct upoauth_conf *,
 	    const struct upoauth_conf *);
 void	conf_upoauth_print(FILE *, const struct upoauth_conf *);
 void	conf_upoauth_free(struct upoauth_conf *);
+/*
+ * Check an OAuth URL: https, or http on loopback; a host; no query,
+ * fragment, user information or white space (conf_oauth.c).
+ */
+int	conf_check_oauth_url(struct conf_ctx *, const config_setting_t *,
+	    const char *what, const char *url);
+/* The global oauth_client (conf_upoauth.c). */
+int	conf_parse_oauth_client(struct conf_ctx *, const config_setting_t *,
+	    struct conf *);
+void	conf_oauth_client_print(FILE *, const struct oauth_client_conf *);
+void	conf_oauth_client_free(struct oauth_client_conf *);
 void	conf_oauth_match_free(struct oauth_match *);
 void	conf_oauth_print(FILE *, const struct oauth_conf *);
 void	conf_oauth_match_print(FILE *, const char *indent,

@@ -192,3 +192,132 @@ conf_upoauth_free(struct upoauth_conf *o)
 	conf_strv_free(o->scopes);
 	free(o);
 }
+
+/* The path of an http(s) URL ("/" when it has none). */
+static const char *
+url_path(const char *url)
+{
+	const char	*p = strstr(url, "://");
+	const char	*slash;
+
+	if (p == NULL || (slash = strchr(p + 3, '/')) == NULL)
+		return ("/");
+	return (slash);
+}
+
+/* Is a path one the gateway's listener serves for something else? */
+static int
+reserved_path(const char *p)
+{
+	static const char *const taken[] = {
+		"/mcp", "/sse", "/messages", "/ws", "/healthz", "/readyz",
+		"/metrics"
+	};
+	size_t	i, n = strcspn(p, "?#");
+
+	for (i = 0; i < sizeof taken / sizeof taken[0]; i++) {
+		if (strlen(taken[i]) == n && strncmp(p, taken[i], n) == 0)
+			return (1);
+	}
+	return (strncmp(p, "/.well-known/", 13) == 0);
+}
+
+int
+conf_parse_oauth_client(struct conf_ctx *ctx, const config_setting_t *g,
+    struct conf *conf)
+{
+	struct oauth_client_conf *o;
+	config_setting_t	*s;
+	const char		*key;
+	int			 i, n;
+
+	if (!config_setting_is_group(g))
+		return (conf_error(ctx, g, "oauth_client must be a group "
+		    "{ redirect_uri = ...; client_name = ...; "
+		    "client_metadata_url = ...; }"));
+	o = conf->oauth_client = xcalloc(1, sizeof *o);
+	o->line = (int)config_setting_source_line(g);
+	n = config_setting_length(g);
+	for (i = 0; i < n; i++) {
+		s = config_setting_get_elem(g, (unsigned int)i);
+		key = config_setting_name(s);
+		if (strcmp(key, "redirect_uri") == 0) {
+			if (conf_get_string(ctx, s, &o->redirect_uri, 0) != 0 ||
+			    conf_check_oauth_url(ctx, s, "redirect_uri",
+			    o->redirect_uri) != 0)
+				return (-1);
+			if (strcmp(url_path(o->redirect_uri), "/") == 0)
+				return (conf_error(ctx, s, "redirect_uri needs "
+				    "a path (the gateway serves it)"));
+			if (reserved_path(url_path(o->redirect_uri)))
+				return (conf_error(ctx, s, "redirect_uri: the "
+				    "gateway serves %s already",
+				    url_path(o->redirect_uri)));
+		} else if (strcmp(key, "client_name") == 0) {
+			if (conf_get_string(ctx, s, &o->client_name, 0) != 0)
+				return (-1);
+			if (strlen(o->client_name) > 128)
+				return (conf_error(ctx, s, "client_name is over "
+				    "128 bytes"));
+		} else if (strcmp(key, "client_metadata_url") == 0) {
+			if (conf_get_string(ctx, s, &o->client_metadata_url,
+			    0) != 0 || conf_check_oauth_url(ctx, s,
+			    "client_metadata_url", o->client_metadata_url) != 0)
+				return (-1);
+			/* A Client ID Metadata Document's URL: https, with
+			 * a path (draft-ietf-oauth-client-id-metadata-document). */
+			if (strncmp(o->client_metadata_url, "https://", 8) != 0 ||
+			    strcmp(url_path(o->client_metadata_url), "/") == 0)
+				return (conf_error(ctx, s, "client_metadata_url "
+				    "must be an https:// URL with a path"));
+			if (reserved_path(url_path(o->client_metadata_url)))
+				return (conf_error(ctx, s, "client_metadata_url: "
+				    "the gateway serves %s already",
+				    url_path(o->client_metadata_url)));
+		} else
+			return (conf_error(ctx, s, "oauth_client: unknown "
+			    "setting \"%s\" (redirect_uri, client_name or "
+			    "client_metadata_url)", key));
+	}
+	if (o->redirect_uri != NULL && o->client_metadata_url != NULL &&
+	    strcmp(url_path(o->redirect_uri),
+	    url_path(o->client_metadata_url)) == 0)
+		return (conf_error(ctx, g, "oauth_client: redirect_uri and "
+		    "client_metadata_url must have different paths"));
+	return (0);
+}
+
+void
+conf_oauth_client_print(FILE *f, const struct oauth_client_conf *o)
+{
+	if (o == NULL)
+		return;
+	fprintf(f, "oauth_client = {\n");
+	if (o->redirect_uri != NULL) {
+		fprintf(f, "  redirect_uri = ");
+		conf_print_string(f, o->redirect_uri);
+		fprintf(f, ";\n");
+	}
+	if (o->client_name != NULL) {
+		fprintf(f, "  client_name = ");
+		conf_print_string(f, o->client_name);
+		fprintf(f, ";\n");
+	}
+	if (o->client_metadata_url != NULL) {
+		fprintf(f, "  client_metadata_url = ");
+		conf_print_string(f, o->client_metadata_url);
+		fprintf(f, ";\n");
+	}
+	fprintf(f, "};\n");
+}
+
+void
+conf_oauth_client_free(struct oauth_client_conf *o)
+{
+	if (o == NULL)
+		return;
+	free(o->redirect_uri);
+	free(o->client_name);
+	free(o->client_metadata_url);
+	free(o);
+}

@@ -54,6 +54,13 @@ usage(int asked)
 	    "                most once in 30 s)\n"
 	    "  drain [SECS]  take no new sessions; stop when none is left or\n"
 	    "                after SECS seconds (default 300)\n"
+	    "  login NAME [--code RESPONSE]\n"
+	    "                log the gateway in to a remote upstream (OAuth):\n"
+	    "                print the URL to open, wait for the redirect or a\n"
+	    "                pasted response\n"
+	    "  tokens        the upstreams' OAuth tokens held (never the tokens)\n"
+	    "  tokens revoke NAME\n"
+	    "                revoke and forget an upstream's tokens\n"
 	    "  connect       relay MCP on stdin and stdout to the gateway's\n"
 	    "                WebSocket endpoint (ws://127.0.0.1:8931/ws)\n"
 	    "exit status: 0 done, 1 refused or failed (or no daemon), 2 usage,"
@@ -89,6 +96,8 @@ request(int argc, char **argv)
 	if (argc >= 2 && strcmp(cmd, "tools") == 0 &&
 	    (req = pins_request(argc, argv)) != NULL)
 		return (req);
+	if (strcmp(cmd, "tokens") == 0)
+		return (tokens_request(argc, argv));
 
 	if (argc == 1 && (strcmp(cmd, "status") == 0 ||
 	    strcmp(cmd, "reload") == 0 || strcmp(cmd, "sessions") == 0 ||
@@ -149,6 +158,8 @@ main(int argc, char **argv)
 	cmd = argv[0];
 	if (strcmp(cmd, "connect") == 0)
 		return (mcpctl_connect(argc, argv));
+	if (strcmp(cmd, "login") == 0)
+		return (mcpctl_login(path, argc, argv, raw));
 	if ((req = request(argc, argv)) == NULL)
 		usage(0);
 
@@ -185,6 +196,8 @@ main(int argc, char **argv)
 		printf("access log reopened\n");
 	else if (strcmp(cmd, "refresh-keys") == 0)
 		print_refresh(reply);
+	else if (strcmp(cmd, "tokens") == 0)
+		print_tokens(reply, argc, argv);
 	json_decref(reply);
 	return (status);
 }

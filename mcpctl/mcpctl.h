@@ -43,6 +43,12 @@ void		 print_tools(json_t *, const char *name);
 json_t		*pins_request(int argc, char **argv);
 int		 pins_print(json_t *, int argc, char **argv);
 
+/* login.c: mcpctl login NAME [--code RESPONSE] (argv[0] is "login"),
+ * mcpctl tokens [revoke NAME]. */
+int		 mcpctl_login(const char *path, int argc, char **argv, int raw);
+json_t		*tokens_request(int argc, char **argv);
+void		 print_tokens(json_t *, int argc, char **argv);
+
 /* mcpctl connect [-T token-file] [url]: argv[0] is "connect". */
 int		 mcpctl_connect(int argc, char **argv);
 

@@ -357,6 +357,12 @@ print_status(json_t *reply)
 		} else
 			printf("%s\n", err != NULL ? err : "-");
 	}
+	json_array_foreach(ups, i, up) {
+		if (json_is_string(json_object_get(up, "login_needed")))
+			printf("upstream %s needs a login: run %s\n",
+			    json_str_or(up, "name", "?"),
+			    json_str_or(up, "login_needed", "?"));
+	}
 	print_traffic(ups);
 	print_rates(json_object_get(reply, "rate_limits"));
 	print_endpoints(json_object_get(reply, "endpoints"));

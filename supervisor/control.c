@@ -331,6 +331,8 @@ control_command(json_t *req)
 	if (strcmp(cmd, "pins") == 0 || strcmp(cmd, "pin_diff") == 0 ||
 	    strcmp(cmd, "pin_approve") == 0)
 		return (pin_control(cmd, req));
+	if (uplogin_command(cmd))
+		return (uplogin_control(cmd, req));
 	if (strcmp(cmd, "check") == 0)
 		return (control_check());
 	if (strcmp(cmd, "drain") == 0)

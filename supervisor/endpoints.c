@@ -2,8 +2,9 @@
 /*
  * Which endpoint serves a request: the listeners' services.  The main
  * listener (listen) serves MCP (mcp_http.c: /mcp, /sse, /messages, the
- * WebSocket path), /healthz and /readyz, and /metrics unless metrics_listen
- * is set; the metrics listener serves /metrics, /healthz and /readyz.
+ * WebSocket path), /healthz and /readyz, the OAuth redirect of an
+ * upstream's login and the client metadata document (uplogin.c), and
+ * /metrics unless metrics_listen is set; the metrics listener serves /metrics, /healthz and /readyz.
  * Every path is under the listener's Host and Origin rules.  MCP needs a
  * token with the MCP right, /metrics one with the metrics right, as soon
  * as any token is configured (auth.c); the health checks need none, and
@@ -30,7 +31,7 @@ main_serves_metrics(const struct http_request *req)
 static int
 main_check(struct http_conn *c, struct http_request *req)
 {
-	if (health_path(req))
+	if (health_path(req) || uplogin_path(req))
 		return (mcp_http_check_access(c, req, listen_loopback, 0));
 	if (main_serves_metrics(req))
 		return (mcp_http_check_access(c, req, listen_loopback,
@@ -43,6 +44,8 @@ main_handle(struct http_conn *c, struct http_request *req)
 {
 	if (health_path(req))
 		health_serve(c, req);
+	else if (uplogin_path(req))
+		uplogin_serve(c, req);
 	else if (main_serves_metrics(req))
 		metrics_serve(c, req);
 	else

@@ -30,11 +30,15 @@
 
 #include "supervisor.h"
 
-/* Is an upstream out of use until an operator acts (failed or stopped)? */
+/*
+ * Is an upstream out of use until an operator acts (failed, stopped, or
+ * waiting for mcpctl login)?
+ */
 static int
 health_down(const struct upstream *up)
 {
-	return (up->state == UPSTREAM_FAILED || up->state == UPSTREAM_STOPPED);
+	return (up->state == UPSTREAM_FAILED ||
+	    up->state == UPSTREAM_STOPPED || up->state == UPSTREAM_LOGIN);
 }
 
 int
@@ -82,7 +86,8 @@ health_ready(char *why, size_t len)
 			    upstream_state_name(upstreams[0]->state));
 		else if (why != NULL)
 			snprintf(why, len, "no upstream is usable: all %zu are "
-			    "failed or stopped", nupstreams);
+			    "failed, stopped or waiting for a login",
+			    nupstreams);
 		return (503);
 	}
 	for (i = 0; i < nupstreams; i++) {

@@ -359,6 +359,14 @@ proc_exited(struct proc *p, int status)
 		p->kind->exited(p->arg, status, how, PROC_STOPPED);
 		return;
 	}
+	/* A login stored new tokens: the next run uses them (uplogin.c). */
+	if (WIFEXITED(status) && WEXITSTATUS(status) == WORKER_EXIT_LOGIN) {
+		log_info("%s %s: logged in; starting its worker again",
+		    p->kind->what, p->name);
+		p->kind->exited(p->arg, status, how, PROC_RESPAWNED);
+		p->kind->start(p->arg);
+		return;
+	}
 	/* A run that stayed healthy long enough starts the count afresh. */
 	if (p->ready_at > 0 && now_ms() - p->ready_at >= p->policy.healthy_ms)
 		proc_reset(p);

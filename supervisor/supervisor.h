@@ -1694,7 +1694,30 @@ enum upstream_state {
 	UPSTREAM_BACKOFF,	/* died; waiting to restart */
 	UPSTREAM_STOPPED,	/* stopped by the operator or at exit */
 	UPSTREAM_FAILED,	/* gave up restarting */
-	UPSTREAM_IDLE		/* lazy, not started yet */
+	UPSTREAM_IDLE,		/* lazy, not started yet */
+	UPSTREAM_LOGIN		/* its worker waits for mcpctl login */
+};
+
+/* How mcpctl login of an upstream goes (uplogin.c). */
+enum uplogin_phase {
+	LOGIN_IDLE = 0,
+	LOGIN_STARTING,		/* asked the worker for the URL */
+	LOGIN_WAITING,		/* for the redirect, or a pasted code */
+	LOGIN_EXCHANGING,	/* the worker exchanges the code */
+	LOGIN_DONE,
+	LOGIN_FAILED
+};
+struct uplogin {
+	enum uplogin_phase	 phase;
+	int64_t			 changed;	/* ms: the phase began */
+	char			*url;		/* authorization URL, or NULL */
+	char			*state;		/* its state, or NULL */
+	char			 error[512];	/* of LOGIN_FAILED */
+	char			*scope;		/* of LOGIN_DONE, or NULL */
+	long long		 expires_at;	/* of LOGIN_DONE, or 0 */
+	json_t			*record;	/* the worker's record (tokens:
+						   secret, wiped), or NULL */
+	int			 loaded;	/* record read from the store */
 };
 
 struct upstream {
@@ -1721,6 +1744,7 @@ struct upstream {
 						   probe: start as "2025" */
 	struct uplimit		 limit;		/* limit.c */
 	struct breaker		 breaker;	/* breaker.c */
+	struct uplogin		 login;		/* uplogin.c */
 };
 
 extern struct upstream	**upstreams;
@@ -1757,6 +1781,23 @@ void		 upstream_session_open(struct upstream *, struct session *);
 int		 upstream_has_capability(const struct upstream *, const char *);
 /* Explain why an upstream cannot take a request (for error messages). */
 void		 upstream_unavailable(const struct upstream *, char *, size_t);
+
+/* uplogin.c */
+/* Add oauth_client and the stored oauth_record to a worker's CONFIG. */
+void		 uplogin_config(struct upstream *, json_t *cfg);
+/* An OAUTH_SAVE or OAUTH_PROGRESS frame; -1 if it is corrupt. */
+int		 uplogin_frame(struct upstream *, const struct frame_hdr *,
+		    struct evbuffer *);
+/* Is cmd one of uplogin_control's (login, login_status, login_code,
+ * tokens, token_revoke)? */
+int		 uplogin_command(const char *cmd);
+json_t		*uplogin_control(const char *cmd, json_t *req);
+/* Is it the redirect_uri's path, or the client metadata document's? */
+int		 uplogin_path(const struct http_request *);
+void		 uplogin_serve(struct http_conn *, struct http_request *);
+/* Add login_needed and the login's phase to mcpctl status's upstream. */
+void		 uplogin_status_json(const struct upstream *, json_t *);
+void		 uplogin_free(struct upstream *);
 
 /*
  * vendpoint.c: virtual endpoints, each serving the part of the catalog

@@ -29,6 +29,7 @@ static const char *const state_names[] = {
 	[UPSTREAM_STOPPED] = "stopped",
 	[UPSTREAM_FAILED] = "failed",
 	[UPSTREAM_IDLE] = "idle",
+	[UPSTREAM_LOGIN] = "login",
 };
 
 static void	upstream_spawn(void *);
@@ -116,6 +117,7 @@ upstream_free(struct upstream *up)
 {
 	proc_free(&up->proc);
 	limit_free(up);
+	uplogin_free(up);
 	json_decref(up->catalog);
 	json_decref(up->info);
 	strmap_free(&up->subs);
@@ -288,6 +290,25 @@ upstream_has_capability(const struct upstream *up, const char *name)
 	    name) != NULL);
 }
 
+/*
+ * The worker waits for a login: the start timer stops, calls waiting for
+ * the upstream fail with what to do, and its catalog goes.
+ */
+static void
+upstream_login_needed(struct upstream *up)
+{
+	char	msg[256];
+
+	up->state = UPSTREAM_LOGIN;
+	proc_ready(&up->proc);
+	snprintf(msg, sizeof msg, "upstream %s needs a login: mcpctl login %s",
+	    up->sc->name, up->sc->name);
+	log_warnx("%s", msg);
+	route_fail_upstream(up, MCP_CONNECTION_CLOSED, msg, 0);
+	upstream_drop_catalog(up);
+	notify_status();
+}
+
 /* Handle a STATUS frame. */
 static void
 upstream_status(struct upstream *up, json_t *msg)
@@ -310,6 +331,9 @@ upstream_status(struct upstream *up, json_t *msg)
 	/* Its worker is about to exit: route nothing more to it. */
 	if (strcmp(state, "exiting") == 0 && up->state == UPSTREAM_READY)
 		up->state = UPSTREAM_BACKOFF;
+	/* It can get no token without a user: it waits for mcpctl login. */
+	if (strcmp(state, "login") == 0 && up->state != UPSTREAM_LOGIN)
+		upstream_login_needed(up);
 	if (strcmp(state, "ready") == 0 && up->state == UPSTREAM_STARTING) {
 		up->state = UPSTREAM_READY;
 		proc_ready(&up->proc);
@@ -359,6 +383,9 @@ upstream_frame(void *arg, const struct frame_hdr *hdr, struct evbuffer *in)
 	case MSG_UP_REQUEST:
 		route_worker_frame(up, hdr, in);
 		return (0);
+	case MSG_OAUTH_SAVE:
+	case MSG_OAUTH_PROGRESS:
+		return (uplogin_frame(up, hdr, in));
 	default:
 		log_warnx("upstream %s: unexpected %s frame", up->sc->name,
 		    msg_type_name(hdr->type));
@@ -416,7 +443,7 @@ static json_t *
 upstream_config(void *arg)
 {
 	struct upstream	*up = arg;
-	json_t		*server;
+	json_t		*server, *cfg;
 
 	server = conf_server_to_json(up->sc);
 	/* It went away during the era probe before: no probe this time. */
@@ -434,9 +461,10 @@ upstream_config(void *arg)
 		    "client_secret", json_array_get(a, 0));
 		json_decref(a);
 	}
-	return (json_pack("{s:o, s:i, s:o}", "server", server, "verbose",
-	    log_getverbose(), "environ",
-	    spawn_passed_env(up->sc->pass_env)));
+	cfg = json_pack("{s:o, s:i, s:o}", "server", server, "verbose",
+	    log_getverbose(), "environ", spawn_passed_env(up->sc->pass_env));
+	uplogin_config(up, cfg);
+	return (cfg);
 }
 
 /* Its worker died: the last error is what it reported, else how it ended. */
@@ -708,6 +736,10 @@ upstream_unavailable(const struct upstream *up, char *buf, size_t len)
 		snprintf(buf, len, "upstream %s is not started",
 		    up->sc->name);
 		break;
+	case UPSTREAM_LOGIN:
+		snprintf(buf, len, "upstream %s needs a login: mcpctl login %s",
+		    up->sc->name, up->sc->name);
+		break;
 	default:
 		snprintf(buf, len, "upstream %s is not available",
 		    up->sc->name);
@@ -752,5 +784,6 @@ upstream_status_json(const struct upstream *up)
 		json_object_set_new(o, "uptime",
 		    json_integer((now_ms() - up->proc.ready_at) / 1000));
 	limit_status_json(up, o);
+	uplogin_status_json(up, o);
 	return (o);
 }
