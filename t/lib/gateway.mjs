@@ -46,6 +46,31 @@ export function demo(name, extra = '') {
   return `{ name = ${q(name)}; transport = "stdio"; command = [ ${q(bin.demo)}, "--test-tools", "--name", ${q(name)} ]; ${extra} }`;
 }
 
+// Follow an authorization URL's redirects with their cookies, as a
+// browser would, until one goes to redirectUri; that URL, not fetched.
+export async function followLogin(authorizationUrl, redirectUri) {
+  const cookies = new Map();
+  let url = String(authorizationUrl);
+  for (let i = 0; i < 20; i++) {
+    const res = await fetch(url, {
+      redirect: 'manual',
+      headers: { cookie: [...cookies].map(([k, v]) => `${k}=${v}`).join('; ') },
+    });
+    for (const c of res.headers.getSetCookie()) {
+      const [nv] = c.split(';');
+      const eq = nv.indexOf('=');
+      cookies.set(nv.slice(0, eq), nv.slice(eq + 1));
+    }
+    const loc = res.headers.get('location');
+    if (res.status < 300 || res.status > 399 || !loc) {
+      throw new Error(`login stopped at ${url}: ${res.status} ${await res.text()}`);
+    }
+    url = new URL(loc, url).href;
+    if (url.startsWith(redirectUri)) return new URL(url);
+  }
+  throw new Error('login: too many redirects');
+}
+
 export class Gateway {
   constructor(dir, child) {
     this.dir = dir;
@@ -78,6 +103,40 @@ export class Gateway {
 
   upstream(name) {
     return this.status().upstreams.find((u) => u.name === name);
+  }
+
+  // mcpctl login NAME as an operator would run it: read the URL it
+  // prints, be the browser (browse(url, redirectUri) returns the URL the
+  // authorization server sent it back to; followLogin by default), then
+  // let that URL reach the gateway's callback, or with paste: true type
+  // it into mcpctl.  Resolves to { code, stdout, stderr } of mcpctl.
+  async login(name, { paste = false, browse = followLogin, args = [] } = {}) {
+    const child = spawn(bin.mcpctl, ['-s', this.ctl, 'login', name, ...args], {
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    track(child);
+    let stdout = '', stderr = '';
+    child.stderr.on('data', (d) => { stderr += d; });
+    const exited = new Promise((r) => child.once('exit', (code) => r(code)));
+    const url = await new Promise((resolve, reject) => {
+      child.stdout.on('data', (d) => {
+        stdout += d;
+        if (stdout.includes('\n')) resolve(stdout.split('\n')[0]);
+      });
+      exited.then((code) => reject(new Error(`mcpctl login exited ${code}: ${stdout}${stderr}`)));
+    });
+    try {
+      const { redirect_uri: redirectUri } = JSON.parse(execFileSync(bin.mcpctl,
+        ['-j', '-s', this.ctl, 'login-status', name], { encoding: 'utf8', timeout: 10000 }));
+      const back = await browse(url, redirectUri);
+      if (paste) child.stdin.write(`${back}\n`);
+      else await fetch(back);
+    } catch (e) {
+      child.kill('SIGTERM');
+      throw e;
+    }
+    const code = await exited;
+    return { code, stdout, stderr };
   }
 
   // The daemon's log so far ('' once its directory is gone, so that an

@@ -11,7 +11,9 @@ import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { startNodeServer, srcdir, builddir } from './gateway.mjs';
+import { startNodeServer, srcdir, builddir, followLogin } from './gateway.mjs';
+
+export { followLogin };
 
 const run = promisify(execFile);
 export const joseCases = path.join(builddir, 't/interop/jose_cases');
@@ -78,29 +80,6 @@ export async function jwks(issuer) {
 // Follow an authorization URL through the provider's login and consent
 // as a browser would (cookies, redirects) until it sends the user agent
 // to redirectUri; returns that URL, with the code.
-export async function followLogin(authorizationUrl, redirectUri) {
-  const cookies = new Map();
-  let url = String(authorizationUrl);
-  for (let i = 0; i < 20; i++) {
-    const res = await fetch(url, {
-      redirect: 'manual',
-      headers: { cookie: [...cookies].map(([k, v]) => `${k}=${v}`).join('; ') },
-    });
-    for (const c of res.headers.getSetCookie()) {
-      const [nv] = c.split(';');
-      const eq = nv.indexOf('=');
-      cookies.set(nv.slice(0, eq), nv.slice(eq + 1));
-    }
-    const loc = res.headers.get('location');
-    if (res.status < 300 || res.status > 399 || !loc) {
-      throw new Error(`login stopped at ${url}: ${res.status} ${await res.text()}`);
-    }
-    url = new URL(loc, url).href;
-    if (url.startsWith(redirectUri)) return new URL(url);
-  }
-  throw new Error('login: too many redirects');
-}
-
 // The authorization code flow with PKCE; returns the token response.
 export async function authorizationCode(issuer, {
   clientId = 'mcp-app', redirectUri = 'http://127.0.0.1/callback', resource, scope, loginHint, secret,
