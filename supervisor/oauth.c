@@ -367,7 +367,11 @@ grant_new(const char *issuer, const char *subject, char **scopes,
 	return (g);
 }
 
-/* The subject a token's claims name, or NULL if none fits. */
+/*
+ * The subject a token's claims name, or NULL if none fits.  Its strlen
+ * is its length: claims and introspection answers are loaded without
+ * JSON_ALLOW_NUL (here, common/jwt.c, idp/idp_fetch.c).
+ */
 static const char *
 claims_subject(const json_t *claims)
 {
@@ -842,6 +846,7 @@ oauth_wait(const char *token, size_t len, void (*cb)(void *), void *arg)
 	m_waits++;
 	/* idp.c may call back before it returns: cb still runs later. */
 	if (w->kind == WAIT_INTROSPECTION) {
+		/* len bytes: a header value holds no NUL (http_parse.c). */
 		copy = xstrndup(token, len);
 		w->idp_handle = idp_introspect(w->idp, copy,
 		    waiter_introspected, w);

@@ -264,6 +264,7 @@ oauth_post_refusal(struct session *s, const struct jrpc *m)
 	struct jspan		 at;
 	const char		*why;
 	char			*v;
+	ssize_t			 n;
 
 	if (s->grant == NULL || !oauth_enabled())
 		return (NULL);
@@ -279,11 +280,17 @@ oauth_post_refusal(struct session *s, const struct jrpc *m)
 	default:
 		return (NULL);
 	}
-	/* Anything odd is left to the routing, which says what it is. */
+	/* Anything odd is left to the routing, which says what it is: a
+	 * name with a NUL in it too, which v would cut short. */
 	if (jscan_path_unique(m->p, m->params, path, &at) != 0 ||
-	    jscan_type(m->p, at) != JT_STRING ||
-	    (v = jscan_strdup(m->p, at)) == NULL)
+	    jscan_type(m->p, at) != JT_STRING)
 		return (NULL);
+	v = xmalloc(at.len);	/* decoded text is never longer */
+	if ((n = jscan_string(m->p, at, v, at.len)) < 0 ||
+	    memchr(v, '\0', (size_t)n) != NULL) {
+		free(v);
+		return (NULL);
+	}
 	/* What the client may not use stays unknown to it: no 403. */
 	if (path == uri_path) {
 		if (acl_allows_uri(s, v, &why) == 1 &&

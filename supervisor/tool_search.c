@@ -178,7 +178,9 @@ search_index_run(const struct catalog *c, const char *upname, size_t first,
 	sidx_drop_group(idx, upname);
 	for (i = first; i < end; i++) {
 		key = catalog_tool_at(c, i, &text, &len, &e);
-		if ((tool = json_loadb(text, len, 0, NULL)) == NULL)
+		/* As listed: a NUL in a string is kept (sidx reads lengths). */
+		if ((tool = json_loadb(text, len, JSON_ALLOW_NUL, NULL)) ==
+		    NULL)
 			continue;
 		if (sidx_add(idx, upname, key, tool) != 0)
 			refused++;
@@ -274,7 +276,7 @@ search_result_tool(const char *text, size_t len, double score)
 	json_t		*item, *o, *v;
 	size_t		 i;
 
-	if ((item = json_loadb(text, len, 0, NULL)) == NULL)
+	if ((item = json_loadb(text, len, JSON_ALLOW_NUL, NULL)) == NULL)
 		return (NULL);
 	o = json_object();
 	for (i = 0; members[i] != NULL; i++) {

@@ -561,6 +561,14 @@ START_TEST(test_upstream_scopes)
 	    "\"tools/call\",\"params\":{\"name\":\"b__nope\",\"arguments\":"
 	    "{}}}");
 	ck_assert_int_eq(r->status, 200);
+	/* A name with a NUL in it is not b__x cut short: routing refuses it
+	 * as a bad name, not for a scope, and nothing is forwarded. */
+	r = sup_post(cl, "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":"
+	    "\"tools/call\",\"params\":{\"name\":\"b__x\\u0000y\","
+	    "\"arguments\":{}}}");
+	ck_assert_int_eq(r->status, 200);
+	ck_assert_error(sup_answer(r), -32602);
+	ck_assert_ptr_null(sup_take(sup_worker("b"), MSG_REQUEST));
 	/* Over legacy HTTP+SSE, the answer is on the stream: the JSON-RPC
 	 * error alone. */
 	snprintf(hdr, sizeof hdr, "Authorization: Bearer %s\r\n"

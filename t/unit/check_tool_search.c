@@ -206,6 +206,7 @@ END_TEST
 START_TEST(test_follows)
 {
 	struct sup_client	*cl = sup_session(TOKEN_ANY, NULL);
+	json_t			*a;
 
 	ck_assert_str_eq(found(search(cl, "pull request", 5)), "");
 	sup_catalog("gh", "{\"tools\":["
@@ -217,6 +218,16 @@ START_TEST(test_follows)
 	    "gh__merge_pull_request");
 	ck_assert_str_eq(found(search(cl, "list directory", 1)),
 	    "fs__list_directory");
+	/* A tool whose listing holds a NUL (JSON allows \u0000) is found
+	 * and shown as listed, the NUL kept. */
+	sup_catalog("gh", "{\"tools\":["
+	    TOOL("close_issue", "Close an issue.\\u0000 Done.", "number")
+	    "]}");
+	sup_settle(5);
+	a = search(cl, "close the issue", 5);
+	ck_assert_str_eq(found(a), "gh__close_issue");
+	ck_assert_uint_eq(json_string_length(sup_jget(a,
+	    "result.structuredContent.tools.0.description")), 22);
 	/* An upstream gone: its tools go. */
 	sup_catalog("gh", "{\"tools\":[]}");
 	sup_settle(5);

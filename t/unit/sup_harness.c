@@ -146,7 +146,9 @@ plan_set(char **field, const char *json)
 {
 	json_t	*o;
 
-	if (json != NULL && ((o = json_loads(json, 0, NULL)) == NULL ||
+	/* A worker passes on the NULs an upstream's JSON holds. */
+	if (json != NULL && ((o = json_loads(json, JSON_ALLOW_NUL,
+	    NULL)) == NULL ||
 	    !json_is_object(o)))
 		sup_die("not a JSON object: %s", json);
 	if (json != NULL)
