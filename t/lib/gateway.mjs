@@ -126,8 +126,7 @@ export class Gateway {
       exited.then((code) => reject(new Error(`mcpctl login exited ${code}: ${stdout}${stderr}`)));
     });
     try {
-      const { redirect_uri: redirectUri } = JSON.parse(execFileSync(bin.mcpctl,
-        ['-j', '-s', this.ctl, 'login-status', name], { encoding: 'utf8', timeout: 10000 }));
+      const redirectUri = new URL(url).searchParams.get('redirect_uri');
       const back = await browse(url, redirectUri);
       if (paste) child.stdin.write(`${back}\n`);
       else await fetch(back);
