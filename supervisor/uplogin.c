@@ -92,9 +92,12 @@ remote(const struct upstream *up)
 	return (up->sc->transport != TRANSPORT_STDIO);
 }
 
-/* The store under the configured state directory, or NULL. */
+/*
+ * The store under the configured state directory, or NULL; made (its
+ * directory and key) only to store something.
+ */
 static struct token_store *
-store_get(void)
+store_get(int make)
 {
 	struct stat	 st;
 	char		 err[512], *dir;
@@ -110,14 +113,18 @@ store_get(void)
 		store_warned = 0;
 	}
 	if (stat(conf->state_dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
-		if (!store_warned)
+		if (make && !store_warned)
 			log_warnx("state_dir %s is not there: upstream OAuth "
 			    "tokens are kept in memory only, and lost when the "
 			    "daemon stops", conf->state_dir);
-		store_warned = 1;
+		store_warned |= make;
 		return (NULL);
 	}
 	xasprintf(&dir, "%s/oauth", conf->state_dir);
+	if (!make && stat(dir, &st) != 0) {
+		free(dir);
+		return (NULL);
+	}
 	if ((store = token_store_open(dir, err, sizeof err)) == NULL) {
 		if (!store_warned)
 			log_warnx("upstream OAuth tokens are kept in memory "
@@ -143,7 +150,7 @@ record_get(struct upstream *up)
 	if (up->login.loaded)
 		return (up->login.record);
 	up->login.loaded = 1;
-	if ((ts = store_get()) == NULL)
+	if ((ts = store_get(0)) == NULL)
 		return (NULL);
 	data = token_store_get(ts, up->sc->name, LOGIN_IDENTITY, &len, err,
 	    sizeof err);
@@ -176,7 +183,7 @@ record_put(struct upstream *up, json_t *r)
 	record_free(up->login.record);
 	up->login.record = r;
 	up->login.loaded = 1;
-	if ((ts = store_get()) == NULL)
+	if ((ts = store_get(r != NULL)) == NULL)
 		return;
 	if (r == NULL) {
 		if (token_store_delete(ts, up->sc->name, LOGIN_IDENTITY, err,
@@ -542,8 +549,9 @@ token_entry(struct upstream *up, json_t *r)
 static json_t *
 tokens_list(void)
 {
-	json_t	*a = json_array(), *r;
-	size_t	 i;
+	struct stat	 st;
+	json_t		*a = json_array(), *r;
+	size_t		 i;
 
 	for (i = 0; i < nupstreams; i++) {
 		if (!remote(upstreams[i]))
@@ -552,7 +560,7 @@ tokens_list(void)
 			json_array_append_new(a, token_entry(upstreams[i], r));
 	}
 	return (json_pack("{s:b, s:o, s:b}", "ok", 1, "tokens", a, "stored",
-	    store_get() != NULL));
+	    stat(conf->state_dir, &st) == 0 && S_ISDIR(st.st_mode)));
 }
 
 /* Drop the tokens of a record, keeping a client registration. */

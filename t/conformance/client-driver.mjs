@@ -81,16 +81,36 @@ async function connect(gatewayUrl) {
   return client;
 }
 
+// Log the gateway in to the scenario's server, as an operator would, and
+// wait for the upstream to be ready with its tokens.
+let logins = 0;
+async function login() {
+  logins++;
+  const r = await gw.login('conformance');
+  log(`mcpctl login: exit ${r.code}: ${r.stdout.trim().split('\n').slice(1).join(' ')}${r.stderr.trim()}`);
+  const until = Date.now() + 20000;
+  while (Date.now() < until) {
+    const up = gw.upstream('conformance');
+    if (up?.state === 'ready' || up?.state === 'failed') break;
+    await sleep(100);
+  }
+}
+
 // Use what the gateway offers; a refusal is logged and the next item tried.
+// A call refused for want of a login (a scope step-up) gets one login,
+// twice at most in a run, and is tried again.
 async function exercise(client) {
   const attempt = async (what, fn) => {
-    try {
-      const r = await fn();
-      log(`${what}: ${JSON.stringify(r).slice(0, 300)}`);
-      return r;
-    } catch (e) {
-      log(`${what} failed: ${e.message}`);
-      return undefined;
+    for (;;) {
+      try {
+        const r = await fn();
+        log(`${what}: ${JSON.stringify(r).slice(0, 300)}`);
+        return r;
+      } catch (e) {
+        log(`${what} failed: ${e.message}`);
+        if (!/needs a login/.test(e.message) || logins >= 3) return undefined;
+        await login();
+      }
     }
   };
   const { tools = [] } = await attempt('tools/list', () => client.listTools()) ?? {};
@@ -113,18 +133,30 @@ async function exercise(client) {
   }
 }
 
-// A scenario of the client credentials extension gets its client as the
-// upstream's pre-registered OAuth client, with that grant.  (Others that
-// give a client, auth/pre-registration, expect an authorization code:
-// mcpctl login, not yet there.)
-// The secret reaches the gateway as a reference, as the configuration
-// demands: never written in the file.
-const oauth = scenario.startsWith('auth/client-credentials') && context.client_id && context.client_secret
-  ? `oauth = { client_id = ${q(context.client_id)}; client_secret = "\${env:MCPS_CONFORMANCE_SECRET}"; grant = "client_credentials"; };`
+// The auth scenarios judge the gateway as an OAuth client of the
+// scenario's server.  The client credentials extension's get their client
+// as the upstream's pre-registered client with that grant; the others
+// need a login: the driver is the operator, running mcpctl login and
+// being the browser (the scenario's authorization server answers at once
+// with a redirect to the gateway's callback).  auth/pre-registration
+// gives a client; the others register one (Dynamic Client Registration,
+// or the Client ID Metadata Document the suite's reference client
+// names, when the server takes those).  Secrets reach the gateway as
+// references, as the configuration demands: never written in the file.
+const auth = scenario.startsWith('auth/');
+const credentials = scenario.startsWith('auth/client-credentials');
+let oauth = '';
+if (auth && context.client_id && context.client_secret) {
+  process.env.MCPS_CONFORMANCE_SECRET = context.client_secret;
+  oauth = `oauth = { client_id = ${q(context.client_id)}; client_secret = "\${env:MCPS_CONFORMANCE_SECRET}";` +
+    `${credentials ? ' grant = "client_credentials";' : ''} };`;
+}
+const globals = auth && !credentials
+  ? 'oauth_client = { client_metadata_url = "https://conformance-test.local/client-metadata.json"; };'
   : '';
-if (oauth) process.env.MCPS_CONFORMANCE_SECRET = context.client_secret;
 const gw = await startGateway({
   servers: [`{ name = "conformance"; transport = "http"; url = ${q(url)}; prefix = ""; ${oauth} }`],
+  globals,
   wait: false,
 });
 // The suite stops a driver that runs too long with SIGTERM: the gateway
@@ -153,6 +185,7 @@ try {
   }
   log(`upstream ${up?.state ?? 'unknown'} era ${up?.era ?? '-'} (${up?.last_error ?? 'no error'}); ` +
     `client ${modern ? 'SDK v2 (2026-07-28)' : 'SDK v1'}`);
+  if (up?.state === 'login') await login();
   const client = await connect(gw.url);
   await exercise(client);
   await client.close();

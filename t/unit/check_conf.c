@@ -1790,6 +1790,52 @@ START_TEST(test_upstream_oauth)
 }
 END_TEST
 
+START_TEST(test_oauth_client)
+{
+	struct conf	*a, *b;
+	char		*text;
+
+	a = parse_ok("oauth_client = { redirect_uri = "
+	    "\"https://gw.example.com/login/back\"; client_name = \"GW\";"
+	    " client_metadata_url = \"https://gw.example.com/client.json\"; };");
+	ck_assert_str_eq(a->oauth_client->redirect_uri,
+	    "https://gw.example.com/login/back");
+	ck_assert_str_eq(a->oauth_client->client_name, "GW");
+	text = print_conf(a);
+	b = parse_ok(text);
+	free(text);
+	ck_assert_str_eq(b->oauth_client->client_metadata_url,
+	    "https://gw.example.com/client.json");
+	conf_free(a);
+	conf_free(b);
+	a = parse_ok("listen = \"127.0.0.1:8931\";");
+	ck_assert_ptr_null(a->oauth_client);
+	conf_free(a);
+
+	parse_err("oauth_client = {\n redirect_uri = \"http://gw.example.com/cb\"; };",
+	    "t.conf:2: redirect_uri must be an https:// URL (http:// only on "
+	    "loopback)");
+	parse_err("oauth_client = {\n redirect_uri = \"http://127.0.0.1:1\"; };",
+	    "t.conf:2: redirect_uri needs a path (the gateway serves it)");
+	parse_err("oauth_client = {\n redirect_uri = \"http://127.0.0.1:1/mcp\"; };",
+	    "t.conf:2: redirect_uri: the gateway serves /mcp already");
+	parse_err("oauth_client = {\n client_metadata_url = "
+	    "\"http://127.0.0.1/c.json\"; };",
+	    "t.conf:2: client_metadata_url must be an https:// URL with a "
+	    "path");
+	parse_err("oauth_client = {\n client_metadata_url = \"https://g/\"; };",
+	    "t.conf:2: client_metadata_url must be an https:// URL with a "
+	    "path");
+	parse_err("oauth_client = { redirect_uri = \"https://g/a\";\n"
+	    " client_metadata_url = \"https://g/a\"; };",
+	    "t.conf:1: oauth_client: redirect_uri and client_metadata_url "
+	    "must have different paths");
+	parse_err("oauth_client = {\n secret = \"x\"; };",
+	    "t.conf:2: oauth_client: unknown setting \"secret\" (redirect_uri, "
+	    "client_name or client_metadata_url)");
+}
+END_TEST
+
 static Suite *
 conf_suite(void)
 {
@@ -1819,6 +1865,7 @@ conf_suite(void)
 	tcase_add_test(tc, test_oauth);
 	tcase_add_test(tc, test_oauth_errors);
 	tcase_add_test(tc, test_upstream_oauth);
+	tcase_add_test(tc, test_oauth_client);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("print");
