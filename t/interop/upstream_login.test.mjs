@@ -1,0 +1,162 @@
+// SPDX-License-Identifier: ISC
+// The gateway logs in to a remote upstream as a user (issue 23: mcpctl
+// login, authorization code with PKCE), against peers we did not write: an
+// MCP server of the official SDK behind its own requireBearerAuth
+// (t/fixtures/oauth-upstream.mjs) and npm oidc-provider as the
+// authorization server (t/fixtures/oidc-provider.mjs), whose login and
+// consent the test goes through as a browser would.  With no token the
+// upstream waits in the state login and calls fail at once saying what to
+// run; mcpctl login prints the URL, the browser comes back to the
+// gateway's /oauth/callback (or the address is pasted into mcpctl), and
+// the upstream is ready with the user's token; the access token is
+// refreshed with the refresh token (rotated) as it runs out; the tokens
+// survive a restart of the daemon (sealed under state_dir/oauth);
+// mcpctl tokens lists them without a token; revoked, the upstream needs a
+// login again.  No token is in the log or in mcpctl's answers.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { startGateway, startNodeServer, rawSession, post, q, sleep, srcdir } from '../lib/gateway.mjs';
+import { startOidcProvider, counts } from '../lib/oidc.mjs';
+
+const fixture = path.join(srcdir, 't/fixtures/oauth-upstream.mjs');
+let op;
+let up;
+let dir;
+const stops = [];
+
+before(async () => {
+  dir = mkdtempSync(path.join(tmpdir(), 'mcps-uplogin-'));
+  op = await startOidcProvider(['--ttl', '6']);
+  up = await startNodeServer([fixture, '--issuer', op.issuer, '--scopes', 'mcp:tools']);
+  up.url = `http://127.0.0.1:${up.port}/mcp`;
+  stops.push(() => up.stop());
+});
+after(async () => {
+  for (const s of stops.reverse()) await s().catch(() => {});
+  await op?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+// A gateway whose upstream "remote" logs in as the provider's public
+// client mcp-app (pre-registered: oidc-provider's registration refuses
+// the resource's scopes), its tokens kept under stateDir.
+async function gateway(stateDir) {
+  const gw = await startGateway({
+    globals: `state_dir = ${q(stateDir)};`,
+    servers: [`{ name = "remote"; transport = "http"; url = ${q(up.url)}; oauth = { client_id = "mcp-app"; }; }`],
+    wait: false,
+  });
+  stops.push(() => gw.stop());
+  return gw;
+}
+
+async function call(gw) {
+  const session = await rawSession(gw);
+  const r = await post(gw, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'remote__whoami', arguments: {} } }, { session });
+  assert.equal(r.status, 200, r.text);
+  return r.json.find ? r.json.find((m) => m.id === 2) : r.json;
+}
+
+async function state(gw, want, ms = 20000) {
+  return gw.waitFor((s) => s.upstreams.find((u) => u.name === 'remote')?.state === want, `remote ${want}`, ms);
+}
+
+// Neither a token nor a code is in the log or in what mcpctl said.
+function noTokens(gw, ...texts) {
+  for (const t of [gw.log(), ...texts]) {
+    assert.doesNotMatch(t, /eyJ[A-Za-z0-9_-]{20,}/, 'a JWT was shown');
+    assert.doesNotMatch(t, /refresh_token"?\s*[:=]\s*"?[A-Za-z0-9_-]{20,}/, 'a refresh token was shown');
+  }
+}
+
+test('login, call, refresh, restart, tokens, revoke', async () => {
+  const stateDir = path.join(dir, 'a');
+  rmSync(stateDir, { recursive: true, force: true });
+  await import('node:fs').then((fs) => fs.mkdirSync(stateDir, { mode: 0o700 }));
+  let gw = await gateway(stateDir);
+  const s = await state(gw, 'login');
+  const remote = s.upstreams.find((u) => u.name === 'remote');
+  assert.equal(remote.login_needed, 'mcpctl login remote');
+  assert.match(gw.mcpctl('status'), /upstream remote needs a login: run mcpctl login remote/);
+
+  // Calls fail at once, saying what to run.
+  let msg = await call(gw);
+  assert.ok(msg.error, JSON.stringify(msg));
+  assert.match(msg.error.message, /needs a login: mcpctl login remote/);
+
+  const r = await gw.login('remote');
+  assert.equal(r.code, 0, `${r.stdout}${r.stderr}\n${gw.log()}`);
+  const url = new URL(r.stdout.split('\n')[0]);
+  assert.equal(url.searchParams.get('code_challenge_method'), 'S256');
+  assert.equal(url.searchParams.get('client_id'), 'mcp-app');
+  assert.equal(url.searchParams.get('resource'), up.url);
+  assert.match(url.searchParams.get('redirect_uri'), /^http:\/\/127\.0\.0\.1:\d+\/oauth\/callback$/);
+  assert.match(r.stdout, /logged in to upstream remote/);
+  await state(gw, 'ready');
+  msg = await call(gw);
+  assert.ok(msg.result, JSON.stringify(msg));
+  const who = JSON.parse(msg.result.content[0].text);
+  assert.equal(who.client_id, 'mcp-app');
+  assert.equal(who.sub, 'test-user');
+  const before = await counts(op.issuer);
+
+  // The 6 s token runs out: refreshed with the refresh token.
+  await sleep(9000);
+  msg = await call(gw);
+  assert.ok(msg.result, JSON.stringify(msg));
+  const after1 = await counts(op.issuer);
+  // mcp-app is public: a token request now can only be a refresh.
+  assert.ok((after1['/token'] ?? 0) > (before['/token'] ?? 0),
+    `no refresh: ${JSON.stringify(before)} -> ${JSON.stringify(after1)}\n${gw.log()}`);
+
+  // mcpctl tokens: what is held, never the token.
+  const listed = gw.mcpctl('tokens');
+  assert.match(listed, /remote\s+gateway\s+valid/);
+  const json = gw.mcpctl('-j', 'tokens');
+  noTokens(gw, listed, json, r.stdout, r.stderr);
+  assert.ok(readdirSync(path.join(stateDir, 'oauth')).includes('key'));
+
+  // A new daemon on the same state directory needs no login.
+  await gw.stop();
+  gw = await gateway(stateDir);
+  await state(gw, 'ready');
+  msg = await call(gw);
+  assert.ok(msg.result, JSON.stringify(msg));
+
+  // Revoked: a login is needed again; pasting the address works too.
+  const rv = gw.mcpctl('tokens', 'revoke', 'remote');
+  assert.match(rv, /forgotten/);
+  await state(gw, 'login');
+  msg = await call(gw);
+  assert.match(msg.error?.message ?? '', /needs a login/);
+  const r2 = await gw.login('remote', { paste: true });
+  assert.equal(r2.code, 0, `${r2.stdout}${r2.stderr}\n${gw.log()}`);
+  await state(gw, 'ready');
+  msg = await call(gw);
+  assert.ok(msg.result, JSON.stringify(msg));
+  noTokens(gw, r2.stdout, r2.stderr);
+});
+
+test('a redirect that does not belong to the login is refused; the login goes on', async () => {
+  const gw = await gateway(path.join(dir, 'none'));
+  await state(gw, 'login');
+  // A tampered state, then a replayed one: 400, nothing exchanged.
+  const r = await gw.login('remote', {
+    browse: async (authUrl, redirectUri) => {
+      const bad = new URL(redirectUri);
+      bad.search = 'code=forged&state=not-the-state';
+      const res = await fetch(bad);
+      assert.equal(res.status, 400);
+      const { followLogin } = await import('../lib/gateway.mjs');
+      return followLogin(authUrl, redirectUri);
+    },
+  });
+  assert.equal(r.code, 0, `${r.stdout}${r.stderr}\n${gw.log()}`);
+  assert.match(gw.log(), /oauth callback: no login waits for its state/);
+  await state(gw, 'ready');
+  // No state directory: held in memory, and said so.
+  assert.match(gw.mcpctl('tokens'), /memory only/);
+});
