@@ -31,9 +31,9 @@
 #include <curl/curl.h>
 #include <event2/buffer.h>
 #include <event2/event.h>
-#include <openssl/evp.h>
 
 #include "curl_event.h"
+#include "http_fetch.h"
 #include "http_parse.h"
 #include "idp.h"
 #include "log.h"
@@ -62,19 +62,8 @@ struct waiter {
 	TAILQ_ENTRY(waiter)	 entry;
 };
 
-/* The one transfer of the flow. */
-struct xfer {
-	CURL			*easy;
-	struct curl_slist	*headers;	/* wiped: may hold the secret */
-	char			*post;		/* wiped */
-	char			*url;
-	struct evbuffer		*body;
-	int			 over;		/* the body passed the bound */
-	long			 status;
-};
-
 static struct curlev		*cev;
-static struct xfer		*xf;		/* the transfer under way */
+static struct hfetch		*xf;		/* the transfer under way */
 static enum oauth_step		 step;
 static TAILQ_HEAD(, waiter)	 waiters = TAILQ_HEAD_INITIALIZER(waiters);
 static unsigned int		 nwaiters;
@@ -112,109 +101,31 @@ wipe(char *s)
 	}
 }
 
-static void
-xfer_free(struct xfer *x)
-{
-	struct curl_slist	*h;
-
-	if (x == NULL)
-		return;
-	curl_easy_cleanup(x->easy);
-	for (h = x->headers; h != NULL; h = h->next)
-		explicit_bzero(h->data, strlen(h->data));
-	curl_slist_free_all(x->headers);
-	wipe(x->post);
-	free(x->url);
-	evbuffer_free(x->body);
-	free(x);
-}
-
-/* Response body bytes, bounded. */
-static size_t
-write_cb(char *p, size_t size, size_t n, void *arg)
-{
-	struct xfer	*x = arg;
-	size_t		 len = size * n;
-
-	if (evbuffer_get_length(x->body) + len > OAUTHC_DOC_MAX) {
-		x->over = 1;
-		return (0);	/* abort the transfer */
-	}
-	evbuffer_add(x->body, p, len);
-	return (len);
-}
-
 /* Start a transfer of a URL that may be fetched (checked here). */
 static int
-xfer_start(const char *url, char *post, struct curl_slist *extra)
+xfer_start(const char *url, char *post, char *auth)
 {
-	struct xfer	*x;
+	struct hfetch	*x;
 	char		 why[IDP_WHY_MAX];
 
 	if (!idp_url_allowed(url, why, sizeof why)) {
 		wipe(post);
-		curl_slist_free_all(extra);
+		wipe(auth);
 		flow_fail("%s", why);
 		return (-1);
 	}
 	x = xcalloc(1, sizeof *x);
-	x->url = xstrdup(url);
-	x->body = evbuffer_new();
-	x->post = post;
-	if ((x->easy = curl_easy_init()) == NULL)
-		fatalx("curl_easy_init");
 	/* TLS verified whatever tls_verify says: secrets go there. */
-	curlev_common(x->easy, url, sc->connect_timeout, 1, sc->ca_file);
-	curl_easy_setopt(x->easy, CURLOPT_TIMEOUT_MS, (long)OAUTH_TIMEOUT_MS);
-	curl_easy_setopt(x->easy, CURLOPT_FOLLOWLOCATION, 0L);
-	curl_easy_setopt(x->easy, CURLOPT_WRITEFUNCTION, write_cb);
-	curl_easy_setopt(x->easy, CURLOPT_WRITEDATA, x);
-	x->headers = curl_slist_append(extra, "User-Agent: mcp-supervisor/"
-	    PACKAGE_VERSION);
-	x->headers = curl_slist_append(x->headers, "Accept: application/json");
-	if (post != NULL) {
-		x->headers = curl_slist_append(x->headers, "Content-Type: "
-		    "application/x-www-form-urlencoded");
-		curl_easy_setopt(x->easy, CURLOPT_POSTFIELDS, post);
-	}
-	curl_easy_setopt(x->easy, CURLOPT_HTTPHEADER, x->headers);
+	hfetch_init(x, url, OAUTHC_DOC_MAX, sc->connect_timeout,
+	    OAUTH_TIMEOUT_MS, sc->ca_file, "application/json");
+	if (auth != NULL)
+		hfetch_header(x, auth);
+	wipe(auth);
+	if (post != NULL)
+		hfetch_post(x, post, "application/x-www-form-urlencoded");
 	xf = x;
-	curlev_add(cev, x->easy);
+	hfetch_go(x, cev);
 	return (0);
-}
-
-/* What went wrong with the transfer, in words. */
-static void
-xfer_error(struct xfer *x, CURLcode r, const char *what, char *buf,
-    size_t len)
-{
-	char	url[512];
-
-	url_redact(x->url, url, sizeof url);
-	if (x->over)
-		snprintf(buf, len, "%s at %.200s: over %d bytes", what, url,
-		    OAUTHC_DOC_MAX);
-	else if (r != CURLE_OK)
-		snprintf(buf, len, "%s at %.200s: %s", what, url,
-		    curl_easy_strerror(r));
-	else
-		snprintf(buf, len, "%s at %.200s: HTTP %ld", what, url,
-		    x->status);
-}
-
-/* The whole body as JSON; NULL if it is not an object. */
-static json_t *
-xfer_json(struct xfer *x)
-{
-	json_t	*o;
-
-	o = json_loadb((const char *)evbuffer_pullup(x->body, -1),
-	    evbuffer_get_length(x->body), JSON_REJECT_DUPLICATES, NULL);
-	if (o != NULL && !json_is_object(o)) {
-		json_decref(o);
-		o = NULL;
-	}
-	return (o);
 }
 
 /* Answer every waiter from the loop. */
@@ -308,103 +219,54 @@ scope_wanted(void)
 	return (NULL);
 }
 
-/* Append name=value, encoded, to a form body. */
-static void
-form_add(struct evbuffer *b, const char *name, const char *value)
-{
-	char	*e;
-
-	if ((e = curl_easy_escape(NULL, value, 0)) == NULL)
-		fatalx("curl_easy_escape");
-	evbuffer_add_printf(b, "%s%s=%s", evbuffer_get_length(b) > 0 ? "&" :
-	    "", name, e);
-	explicit_bzero(e, strlen(e));
-	curl_free(e);
-}
-
-/* Take a form body out of its buffer as a string (wiping the buffer). */
-static char *
-form_take(struct evbuffer *b)
-{
-	size_t	 n = evbuffer_get_length(b);
-	char	*s = xmalloc(n + 1);
-
-	evbuffer_remove(b, s, n);
-	s[n] = '\0';
-	evbuffer_free(b);
-	return (s);
-}
-
 /* Request a token by client credentials (RFC 6749 section 4.4). */
 static void
 token_request(void)
 {
-	struct evbuffer		*form = evbuffer_new();
-	struct curl_slist	*h = NULL;
 	struct oauthc_as	 as;
-	char			*secret, *scope, *id, *sec, *pair, *line, err[512];
-	unsigned char		*b64;
+	char			*form = NULL, *h = NULL, *secret, *scope;
+	char			 err[512];
 	unsigned int		 how;
-	size_t			 n;
 
 	memset(&as, 0, sizeof as);
 	as.auth_methods = auth_methods;
 	if ((secret = secret_expand(sc->oauth->client_secret, err,
 	    sizeof err)) == NULL) {
-		evbuffer_free(form);
 		flow_fail("client_secret: %s", err);
 		return;
 	}
 	if ((how = oauthc_auth_method(&as, 1)) == 0) {
 		wipe(secret);
-		evbuffer_free(form);
 		flow_fail("the token endpoint takes neither client_secret_basic "
 		    "nor client_secret_post");
 		return;
 	}
-	form_add(form, "grant_type", "client_credentials");
+	hfetch_form_add(&form, "grant_type", "client_credentials");
 	if ((scope = scope_wanted()) != NULL)
-		form_add(form, "scope", scope);
+		hfetch_form_add(&form, "scope", scope);
 	free(scope);
-	form_add(form, "resource", sc->url);
+	hfetch_form_add(&form, "resource", sc->url);
 	if (how == OAUTHC_AUTH_POST) {
-		form_add(form, "client_id", sc->oauth->client_id);
-		form_add(form, "client_secret", secret);
-	} else {
-		/* RFC 6749 section 2.3.1: each form-encoded, then Base64. */
-		id = curl_easy_escape(NULL, sc->oauth->client_id, 0);
-		sec = curl_easy_escape(NULL, secret, 0);
-		if (id == NULL || sec == NULL)
-			fatalx("curl_easy_escape");
-		xasprintf(&pair, "%s:%s", id, sec);
-		n = strlen(pair);
-		b64 = xmalloc(4 * ((n + 2) / 3) + 1);
-		EVP_EncodeBlock(b64, (unsigned char *)pair, (int)n);
-		xasprintf(&line, "Authorization: Basic %s", b64);
-		h = curl_slist_append(NULL, line);
-		wipe(line);
-		wipe((char *)b64);
-		wipe(pair);
-		explicit_bzero(sec, strlen(sec));
-		curl_free(sec);
-		curl_free(id);
-	}
+		hfetch_form_add(&form, "client_id", sc->oauth->client_id);
+		hfetch_form_add(&form, "client_secret", secret);
+	} else
+		h = hfetch_basic(sc->oauth->client_id, secret);
 	wipe(secret);
 	step = STEP_TOKEN;
 	log_debug("upstream %s: oauth: client credentials at %s", sc->name,
 	    token_endpoint);
-	xfer_start(token_endpoint, form_take(form), h);
+	xfer_start(token_endpoint, form, h);
 }
 
 /* The token endpoint answered. */
 static void
-token_done(struct xfer *x, CURLcode r)
+token_done(struct hfetch *x, CURLcode r)
 {
 	struct oauthc_token	t;
 	char			why[OAUTHC_WHY_MAX], msg[512];
 
 	if (r != CURLE_OK || x->over) {
-		xfer_error(x, r, "token", msg, sizeof msg);
+		hfetch_error(x, r, "token", msg, sizeof msg);
 		flow_fail("%s", msg);
 		return;
 	}
@@ -416,7 +278,7 @@ token_done(struct xfer *x, CURLcode r)
 		if (x->status / 100 == 2 || t.error[0] != '\0')
 			flow_fail("token: %s (HTTP %ld)", why, x->status);
 		else {
-			xfer_error(x, r, "token", msg, sizeof msg);
+			hfetch_error(x, r, "token", msg, sizeof msg);
 			flow_fail("%s", msg);
 		}
 		oauthc_token_clear(&t);
@@ -455,7 +317,7 @@ token_get(void)
 
 /* A metadata URL answered: the resource's or the server's. */
 static void
-metadata_done(struct xfer *x, CURLcode r)
+metadata_done(struct hfetch *x, CURLcode r)
 {
 	json_t		*md;
 	const char	*as_url;
@@ -463,10 +325,10 @@ metadata_done(struct xfer *x, CURLcode r)
 	struct oauthc_as as;
 
 	url_redact(x->url, url, sizeof url);
-	md = r == CURLE_OK && !x->over && x->status == 200 ? xfer_json(x) :
+	md = r == CURLE_OK && !x->over && x->status == 200 ? hfetch_json(x) :
 	    NULL;
 	if (md == NULL) {
-		xfer_error(x, r, step == STEP_PRM ? "resource metadata" :
+		hfetch_error(x, r, step == STEP_PRM ? "resource metadata" :
 		    "server metadata", msg, sizeof msg);
 		if (r == CURLE_OK && !x->over && x->status == 200)
 			snprintf(msg, sizeof msg, "metadata at %.200s: not a "
@@ -580,15 +442,16 @@ flow_start(const char *challenge)
 static void
 done_cb(CURL *easy, CURLcode r, void *arg)
 {
-	struct xfer	*x = xf;
+	struct hfetch	*x = xf;
 
 	xf = NULL;
-	curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &x->status);
+	hfetch_finished(x);
 	if (step == STEP_TOKEN)
 		token_done(x, r);
 	else
 		metadata_done(x, r);
-	xfer_free(x);
+	hfetch_clear(x);
+	free(x);
 }
 
 /* The token's renewal is due: a new one by the same grant. */
