@@ -548,6 +548,9 @@ oauthc_as_check(json_t *md, const char *issuer, struct oauthc_as *as,
 	as->s256 = array_has(md, "code_challenge_methods_supported", "S256");
 	v = json_object_get(md, "authorization_response_iss_parameter_supported");
 	as->iss_param = json_is_true(v);
+	as->cimd = json_is_true(json_object_get(md,
+	    "client_id_metadata_document_supported"));
+	as->offline = array_has(md, "scopes_supported", "offline_access");
 	return (0);
 }
 

@@ -43,7 +43,6 @@ static int			 probe_failed;	/* the era probe killed it */
 static pid_t			 supervisor_pid;	/* our parent */
 
 static void	worker_exit(int) __attribute__((noreturn));
-static void	worker_begin_exit(int);
 static size_t	worker_frame_max(void);
 static int	worker_frame(const struct frame_hdr *, struct evbuffer *);
 
@@ -491,6 +490,11 @@ worker_frame(const struct frame_hdr *hdr, struct evbuffer *in)
 				worker_env_default(name,
 				    json_string_value(value));
 		}
+#ifdef WORKER_REMOTE
+		/* The gateway's identity at the upstream, if it has one. */
+		login_config(json_object_get(msg, "oauth_record"),
+		    json_object_get(msg, "oauth_client"));
+#endif
 		json_decref(msg);
 		shared = conn_new(0, NULL);
 		return (0);
@@ -539,6 +543,16 @@ worker_frame(const struct frame_hdr *hdr, struct evbuffer *in)
 			upreq_relay_answer(hdr->tag, p, hdr->len);
 		evbuffer_drain(in, FRAME_HDR_LEN + hdr->len);
 		return (0);
+#ifdef WORKER_REMOTE
+	case MSG_OAUTH_LOGIN:
+	case MSG_OAUTH_CODE:
+	case MSG_OAUTH_REVOKE:
+		if (sc == NULL || (msg = frame_take_json(in, hdr, &why)) == NULL)
+			return (-1);
+		upoauth_frame(hdr->type, msg);
+		json_decref(msg);
+		return (0);
+#endif
 	case MSG_SHUTDOWN:
 		evbuffer_drain(in, FRAME_HDR_LEN + hdr->len);
 		log_debug("asked to stop");
@@ -648,7 +662,7 @@ exit_timer_cb(evutil_socket_t fd, short events, void *arg)
 }
 
 /* Stop the upstream gracefully, then exit once every child is gone. */
-static void
+void
 worker_begin_exit(int code)
 {
 	struct timeval	tv = { EXIT_GRACE, 0 };
