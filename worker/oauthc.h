@@ -66,12 +66,19 @@ int		 oauthc_prm_urls(const char *url,
  */
 int		 oauthc_resource_match(const char *resource, const char *url);
 
+/*
+ * Is resource the upstream's URL (oauthc_resource_match) or a parent of
+ * it on its origin (a path prefix ending at a '/', no query): what the
+ * root well-known URL's document names (RFC 9728 section 3.1)?
+ */
+int		 oauthc_resource_covers(const char *resource, const char *url);
+
 /* Are two URLs of one origin (scheme, host without case, port)? */
 int		 oauthc_same_origin(const char *a, const char *b);
 
 /*
  * Check protected resource metadata (RFC 9728 sections 2 and 3.3): an
- * object whose resource matches url, whose authorization_servers is a
+ * object whose resource covers url (oauthc_resource_covers), whose authorization_servers is a
  * non-empty array of strings, the first fetchable.  *as points into md;
  * *scopes is scopes_supported's strings joined by ' ' (new), NULL when
  * absent.  0, or -1 with why set.

@@ -37,6 +37,8 @@ struct upo {
 	char		*issuer;
 	char		*prm_scopes;		/* the resource's scopes_supported */
 	char		*challenge_scope;	/* the last 401's scope */
+	char		*prm_url;		/* the last 401's resource_metadata */
+	char		*resource;		/* the metadata's: RFC 8707's */
 	char		*token_endpoint;
 	char		*authz_endpoint;
 	char		*reg_endpoint;

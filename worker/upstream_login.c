@@ -208,7 +208,8 @@ login_url(void)
 	scope = oauthc_scope_login(wanted, upo.offline);
 	free(wanted);
 	url = oauthc_authz_url(upo.authz_endpoint, upo.client_id,
-	    upo.redirect_uri, scope, state, challenge, sc->url);
+	    upo.redirect_uri, scope, state, challenge, upo.resource != NULL ?
+	    upo.resource : sc->url);
 	if (url == NULL) {
 		free(scope);
 		login_failed("the authorization_endpoint is not a URL");
@@ -373,7 +374,8 @@ login_code(json_t *msg)
 	hfetch_form_add(&form, "code", code);
 	hfetch_form_add(&form, "redirect_uri", upo.redirect_uri);
 	hfetch_form_add(&form, "code_verifier", verifier);
-	hfetch_form_add(&form, "resource", sc->url);
+	hfetch_form_add(&form, "resource", upo.resource != NULL ?
+	    upo.resource : sc->url);
 	upo_wipe(code);
 	explicit_bzero(verifier, sizeof verifier);
 	if (upo_client_auth(&form, &auth, why, sizeof why) == -1) {

@@ -311,7 +311,8 @@ token_cc(void)
 	if ((scope = upo_scope_wanted()) != NULL)
 		hfetch_form_add(&form, "scope", scope);
 	free(scope);
-	hfetch_form_add(&form, "resource", sc->url);
+	hfetch_form_add(&form, "resource", upo.resource != NULL ?
+	    upo.resource : sc->url);
 	if (upo_client_auth(&form, &auth, err, sizeof err) == -1) {
 		upo_wipe(form);
 		upo_fail("%s", err);
@@ -332,7 +333,8 @@ token_refresh(void)
 
 	hfetch_form_add(&form, "grant_type", "refresh_token");
 	hfetch_form_add(&form, "refresh_token", upo.refresh_token);
-	hfetch_form_add(&form, "resource", sc->url);
+	hfetch_form_add(&form, "resource", upo.resource != NULL ?
+	    upo.resource : sc->url);
 	if (upo_client_auth(&form, &auth, err, sizeof err) == -1) {
 		upo_wipe(form);
 		upo_fail("%s", err);
@@ -500,6 +502,8 @@ metadata_done(struct hfetch *x, CURLcode r)
 			return;
 		}
 		upo_set(&upo.issuer, as_url);
+		upo_set(&upo.resource, json_string_value(json_object_get(md,
+		    "resource")));
 		free(upo.prm_scopes);
 		upo.prm_scopes = scopes;
 		json_decref(md);
@@ -566,6 +570,8 @@ flow_start(const char *challenge)
 		    "ignored", sc->name);
 	if (c.scope != NULL)
 		upo_set(&upo.challenge_scope, c.scope);
+	if (c.resource_metadata != NULL)
+		upo_set(&upo.prm_url, c.resource_metadata);
 	/* The renewal of a known server's token: no discovery again. */
 	if (challenge == NULL && upo.token_endpoint != NULL &&
 	    !upo.login_asked && !upo.revoke_asked) {
@@ -574,8 +580,10 @@ flow_start(const char *challenge)
 		return;
 	}
 	upo.step = STEP_PRM;
-	if (c.resource_metadata != NULL) {
-		urls[nurls++] = xstrdup(c.resource_metadata);
+	oauthc_challenge_clear(&c);
+	/* The 401's document, else the well-known URLs. */
+	if (upo.prm_url != NULL) {
+		urls[nurls++] = xstrdup(upo.prm_url);
 		oauthc_challenge_clear(&c);
 		flow_step();
 		return;
