@@ -106,9 +106,21 @@ worker_status(const char *state, const char *error)
 {
 	json_t	*o;
 	pid_t	 pid = -1;
+#ifdef WORKER_REMOTE
+	char	 why[256];
+#endif
 
 	if (shared != NULL && shared->tp != NULL && shared->ops->pid != NULL)
 		pid = shared->ops->pid(shared);
+#ifdef WORKER_REMOTE
+	/* Up, but no call can pass without a login: say that. */
+	if (strcmp(state, "ready") == 0 && upoauth_login_needed() != NULL) {
+		state = "login";
+		snprintf(why, sizeof why, "login needed: run mcpctl login %s",
+		    sc->name);
+		error = why;
+	}
+#endif
 	o = json_pack("{s:s, s:I}", "state", state, "pid", (json_int_t)pid);
 	if (error != NULL) {
 		snprintf(last_error, sizeof last_error, "%s", error);
