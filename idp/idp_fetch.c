@@ -31,10 +31,10 @@
 #include <curl/curl.h>
 #include <event2/buffer.h>
 #include <event2/event.h>
-#include <openssl/evp.h>
 
 #include "curl_event.h"
 #include "frame.h"
+#include "http_fetch.h"
 #include "http_parse.h"
 #include "idp.h"
 #include "idp_worker.h"
@@ -62,14 +62,7 @@ enum xfer_kind {
 /* One HTTP transfer. */
 struct xfer {
 	enum xfer_kind		 kind;
-	CURL			*easy;
-	struct curl_slist	*headers;	/* wiped: may hold the secret */
-	char			*post;		/* wiped: the token */
-	char			*url;
-	struct evbuffer		*body;
-	size_t			 max;
-	int			 over;		/* the body passed max */
-	long			 status;
+	struct hfetch		 f;		/* its post: the token */
 	long			 max_age;	/* Cache-Control, or -1 */
 	uint32_t		 tag;		/* X_INTROSPECT */
 	TAILQ_ENTRY(xfer)	 entry;
@@ -103,18 +96,10 @@ static void	jwks_get(void);
 static void
 xfer_free(struct xfer *x)
 {
-	struct curl_slist	*h;
-
 	TAILQ_REMOVE(&xfers, x, entry);
 	if (x->kind == X_INTROSPECT)
 		nintrospect--;
-	curl_easy_cleanup(x->easy);
-	for (h = x->headers; h != NULL; h = h->next)
-		explicit_bzero(h->data, strlen(h->data));
-	curl_slist_free_all(x->headers);
-	secret_free(x->post);
-	free(x->url);
-	evbuffer_free(x->body);
+	hfetch_clear(&x->f);
 	free(x);
 }
 
@@ -136,21 +121,6 @@ header_cb(char *p, size_t size, size_t n, void *arg)
 	return (len);
 }
 
-/* Response body bytes, bounded. */
-static size_t
-write_cb(char *p, size_t size, size_t n, void *arg)
-{
-	struct xfer	*x = arg;
-	size_t		 len = size * n;
-
-	if (evbuffer_get_length(x->body) + len > x->max) {
-		x->over = 1;
-		return (0);	/* abort the transfer */
-	}
-	evbuffer_add(x->body, p, len);
-	return (len);
-}
-
 /* Start a transfer of a URL already checked. */
 static struct xfer *
 xfer_new(enum xfer_kind kind, const char *url, size_t max)
@@ -159,69 +129,15 @@ xfer_new(enum xfer_kind kind, const char *url, size_t max)
 
 	x = xcalloc(1, sizeof *x);
 	x->kind = kind;
-	x->url = xstrdup(url);
-	x->max = max;
 	x->max_age = -1;
-	x->body = evbuffer_new();
-	if ((x->easy = curl_easy_init()) == NULL)
-		fatalx("curl_easy_init");
+	hfetch_init(&x->f, url, max, IDP_CONNECT_TIMEOUT, IDP_TIMEOUT_MS,
+	    wc->ca_file, kind == X_JWKS ?
+	    "application/jwk-set+json, application/json" : "application/json");
 	TAILQ_INSERT_TAIL(&xfers, x, entry);
-	curlev_common(x->easy, url, IDP_CONNECT_TIMEOUT, 1, wc->ca_file);
-	curl_easy_setopt(x->easy, CURLOPT_TIMEOUT_MS, (long)IDP_TIMEOUT_MS);
-	curl_easy_setopt(x->easy, CURLOPT_FOLLOWLOCATION, 0L);
-	curl_easy_setopt(x->easy, CURLOPT_PRIVATE, x);
-	curl_easy_setopt(x->easy, CURLOPT_HEADERFUNCTION, header_cb);
-	curl_easy_setopt(x->easy, CURLOPT_HEADERDATA, x);
-	curl_easy_setopt(x->easy, CURLOPT_WRITEFUNCTION, write_cb);
-	curl_easy_setopt(x->easy, CURLOPT_WRITEDATA, x);
-	curl_easy_setopt(x->easy, CURLOPT_ACCEPT_ENCODING, "");
-	x->headers = curl_slist_append(NULL, "User-Agent: mcp-supervisor/"
-	    PACKAGE_VERSION);
-	x->headers = curl_slist_append(x->headers, kind == X_JWKS ?
-	    "Accept: application/jwk-set+json, application/json" :
-	    "Accept: application/json");
+	curl_easy_setopt(x->f.easy, CURLOPT_PRIVATE, x);
+	curl_easy_setopt(x->f.easy, CURLOPT_HEADERFUNCTION, header_cb);
+	curl_easy_setopt(x->f.easy, CURLOPT_HEADERDATA, x);
 	return (x);
-}
-
-static void
-xfer_go(struct xfer *x)
-{
-	curl_easy_setopt(x->easy, CURLOPT_HTTPHEADER, x->headers);
-	curlev_add(cev, x->easy);
-}
-
-/* What went wrong with a transfer, in words for logs and status. */
-static void
-xfer_error(struct xfer *x, CURLcode r, const char *what, char *buf,
-    size_t len)
-{
-	char	url[512];
-
-	url_redact(x->url, url, sizeof url);
-	if (x->over)
-		snprintf(buf, len, "%s at %.200s: over %zu bytes", what, url,
-		    x->max);
-	else if (r != CURLE_OK)
-		snprintf(buf, len, "%s at %.200s: %s", what, url,
-		    curl_easy_strerror(r));
-	else
-		snprintf(buf, len, "%s at %.200s: HTTP %ld", what, url,
-		    x->status);
-}
-
-/* Parse a whole body as a JSON object; NULL if it is not one. */
-static json_t *
-xfer_json(struct xfer *x)
-{
-	json_t	*o;
-
-	o = json_loadb((const char *)evbuffer_pullup(x->body, -1),
-	    evbuffer_get_length(x->body), JSON_REJECT_DUPLICATES, NULL);
-	if (o != NULL && !json_is_object(o)) {
-		json_decref(o);
-		o = NULL;
-	}
-	return (o);
 }
 
 /* Tell the supervisor how the server is. */
@@ -279,7 +195,7 @@ metadata_get(void)
 
 	x = xfer_new(X_METADATA, disc[idisc], IDP_METADATA_MAX);
 	log_debug("metadata: %s", disc[idisc]);
-	xfer_go(x);
+	hfetch_go(&x->f, cev);
 }
 
 /* A discovery URL answered, or failed. */
@@ -289,27 +205,27 @@ metadata_done(struct xfer *x, CURLcode r)
 	json_t		*md;
 	const char	*jwks, *intro;
 	char		 why[IDP_WHY_MAX], msg[512], url[512];
-	int		 transport = r != CURLE_OK && !x->over;
+	int		 transport = r != CURLE_OK && !x->f.over;
 
-	md = r == CURLE_OK && !x->over && x->status == 200 ? xfer_json(x) :
+	md = r == CURLE_OK && !x->f.over && x->f.status == 200 ? hfetch_json(&x->f) :
 	    NULL;
 	if (md == NULL) {
-		xfer_error(x, r, "metadata", msg, sizeof msg);
-		if (r == CURLE_OK && !x->over && x->status == 200)
+		hfetch_error(&x->f, r, "metadata", msg, sizeof msg);
+		if (r == CURLE_OK && !x->f.over && x->f.status == 200)
 			snprintf(msg, sizeof msg, "metadata at %.200s: not a "
-			    "JSON object", url_redact(x->url, url, sizeof url));
+			    "JSON object", url_redact(x->f.url, url, sizeof url));
 		/* The first error unless a better one: an issuer mismatch. */
 		if (disc_err[0] == '\0')
 			snprintf(disc_err, sizeof disc_err, "%s", msg);
 	} else if (idp_metadata_check(md, wc->issuer, &jwks, &intro, why,
 	    sizeof why) != 0) {
 		snprintf(disc_err, sizeof disc_err, "metadata at %.200s: %s",
-		    url_redact(x->url, url, sizeof url), why);
+		    url_redact(x->f.url, url, sizeof url), why);
 		json_decref(md);
 		md = NULL;
 	} else if (wc->jwks_uri == NULL && jwks == NULL) {
 		snprintf(disc_err, sizeof disc_err, "metadata at %.200s: no "
-		    "jwks_uri", url_redact(x->url, url, sizeof url));
+		    "jwks_uri", url_redact(x->f.url, url, sizeof url));
 		json_decref(md);
 		md = NULL;
 	}
@@ -322,7 +238,7 @@ metadata_done(struct xfer *x, CURLcode r)
 		}
 		json_decref(md);
 		have_metadata = 1;
-		log_debug("metadata found at %s", x->url);
+		log_debug("metadata found at %s", x->f.url);
 		jwks_get();
 		return;
 	}
@@ -349,7 +265,7 @@ jwks_get(void)
 	jwks_fetches++;
 	x = xfer_new(X_JWKS, jwks_url, JOSE_JWKS_MAX);
 	log_debug("keys: %s", jwks_url);
-	xfer_go(x);
+	hfetch_go(&x->f, cev);
 }
 
 /* The JWK Set answered, or failed. */
@@ -363,16 +279,16 @@ jwks_done(struct xfer *x, CURLcode r)
 	unsigned int		 next;
 	char			 why[JOSE_WHY_MAX], msg[512], url[512];
 
-	if (r != CURLE_OK || x->over || x->status != 200) {
-		xfer_error(x, r, "keys", msg, sizeof msg);
+	if (r != CURLE_OK || x->f.over || x->f.status != 200) {
+		hfetch_error(&x->f, r, "keys", msg, sizeof msg);
 		fetch_failed(msg);
 		return;
 	}
-	len = evbuffer_get_length(x->body);
-	text = (const char *)evbuffer_pullup(x->body, -1);
+	len = evbuffer_get_length(x->f.body);
+	text = (const char *)evbuffer_pullup(x->f.body, -1);
 	if ((set = jose_jwks_parse(text, len, why)) == NULL) {
 		snprintf(msg, sizeof msg, "keys at %.200s: %s",
-		    url_redact(x->url, url, sizeof url), why);
+		    url_redact(x->f.url, url, sizeof url), why);
 		fetch_failed(msg);
 		return;
 	}
@@ -380,7 +296,7 @@ jwks_done(struct xfer *x, CURLcode r)
 	    NULL) {
 		jose_jwks_free(set);
 		snprintf(msg, sizeof msg, "keys at %.200s: not JSON",
-		    url_redact(x->url, url, sizeof url));
+		    url_redact(x->f.url, url, sizeof url));
 		fetch_failed(msg);
 		return;
 	}
@@ -424,19 +340,19 @@ introspect_done(struct xfer *x, CURLcode r)
 	json_t	*o = NULL;
 	char	 msg[512];
 
-	if (r == CURLE_OK && !x->over && x->status == 200)
-		o = xfer_json(x);
+	if (r == CURLE_OK && !x->f.over && x->f.status == 200)
+		o = hfetch_json(&x->f);
 	if (o == NULL) {
-		if (r == CURLE_OK && !x->over && x->status == 200)
+		if (r == CURLE_OK && !x->f.over && x->f.status == 200)
 			snprintf(msg, sizeof msg, "introspection: the answer "
 			    "is not a JSON object");
-		else if (r == CURLE_OK && !x->over && (x->status == 401 ||
-		    x->status == 403))
+		else if (r == CURLE_OK && !x->f.over && (x->f.status == 401 ||
+		    x->f.status == 403))
 			snprintf(msg, sizeof msg, "introspection: HTTP %ld: "
 			    "the server refused the client's credentials",
-			    x->status);
+			    x->f.status);
 		else
-			xfer_error(x, r, "introspection", msg, sizeof msg);
+			hfetch_error(&x->f, r, "introspection", msg, sizeof msg);
 		log_warnx("%s", msg);
 		introspect_fail(x->tag, msg);
 		return;
@@ -458,7 +374,7 @@ done_cb(CURL *easy, CURLcode r, void *arg)
 	struct xfer	*x;
 
 	curl_easy_getinfo(easy, CURLINFO_PRIVATE, (char **)&x);
-	curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &x->status);
+	hfetch_finished(&x->f);
 	switch (x->kind) {
 	case X_METADATA:
 		metadata_done(x, r);
@@ -536,51 +452,11 @@ idp_fetch_refresh(void)
 	fetch_start();
 }
 
-/* A form value, URL-encoded (new; wipe it). */
-static char *
-form_value(CURL *easy, const char *v)
-{
-	char	*e, *copy;
-
-	if ((e = curl_easy_escape(easy, v, 0)) == NULL)
-		fatalx("curl_easy_escape");
-	copy = xstrdup(e);
-	explicit_bzero(e, strlen(e));
-	curl_free(e);
-	return (copy);
-}
-
-/* The Authorization header of client_secret_basic (RFC 6749, 2.3.1). */
-static char *
-basic_header(CURL *easy)
-{
-	char		*id, *sec, *pair, *line;
-	unsigned char	*b64;
-	size_t		 len;
-
-	if ((id = curl_easy_escape(easy, wc->client_id, 0)) == NULL ||
-	    (sec = curl_easy_escape(easy, wc->client_secret, 0)) == NULL)
-		fatalx("curl_easy_escape");
-	xasprintf(&pair, "%s:%s", id, sec);
-	explicit_bzero(sec, strlen(sec));
-	curl_free(id);
-	curl_free(sec);
-	len = strlen(pair);
-	b64 = xmalloc(4 * ((len + 2) / 3) + 1);
-	EVP_EncodeBlock(b64, (unsigned char *)pair, (int)len);
-	xasprintf(&line, "Authorization: Basic %s", b64);
-	explicit_bzero(b64, strlen((char *)b64));
-	free(b64);
-	secret_free(pair);
-	return (line);
-}
-
 void
 idp_introspect(uint32_t tag, char *token)
 {
 	struct xfer	*x;
-	char		*line, *tok, *id, *sec;
-	size_t		 len;
+	char		*form = NULL, *line;
 
 	if (wc->client_id == NULL)
 		introspect_fail(tag, "introspection is not configured");
@@ -594,31 +470,20 @@ idp_introspect(uint32_t tag, char *token)
 		    IDP_INTROSPECT_MAX);
 		x->tag = tag;
 		nintrospect++;
-		tok = form_value(x->easy, token);
+		hfetch_form_add(&form, "token", token);
+		hfetch_form_add(&form, "token_type_hint", "access_token");
 		if (wc->secret_post) {
-			id = form_value(x->easy, wc->client_id);
-			sec = form_value(x->easy, wc->client_secret);
-			xasprintf(&x->post, "token=%s&token_type_hint="
-			    "access_token&client_id=%s&client_secret=%s", tok,
-			    id, sec);
-			free(id);
-			secret_free(sec);
+			hfetch_form_add(&form, "client_id", wc->client_id);
+			hfetch_form_add(&form, "client_secret",
+			    wc->client_secret);
 		} else {
-			xasprintf(&x->post, "token=%s&token_type_hint="
-			    "access_token", tok);
-			line = basic_header(x->easy);
-			x->headers = curl_slist_append(x->headers, line);
+			line = hfetch_basic(wc->client_id, wc->client_secret);
+			hfetch_header(&x->f, line);
 			secret_free(line);
 		}
-		secret_free(tok);
-		len = strlen(x->post);
-		x->headers = curl_slist_append(x->headers, "Content-Type: "
+		hfetch_post(&x->f, form,
 		    "application/x-www-form-urlencoded");
-		curl_easy_setopt(x->easy, CURLOPT_POSTFIELDS, x->post);
-		curl_easy_setopt(x->easy, CURLOPT_POSTFIELDSIZE_LARGE,
-		    (curl_off_t)len);
-		x->headers = curl_slist_append(x->headers, "Expect:");
-		xfer_go(x);
+		hfetch_go(&x->f, cev);
 	}
 	secret_free(token);
 }
@@ -631,7 +496,7 @@ idp_fetch_stop(void)
 
 	while ((x = TAILQ_FIRST(&xfers)) != NULL) {
 		if (cev != NULL)
-			curlev_remove(cev, x->easy);
+			curlev_remove(cev, x->f.easy);
 		xfer_free(x);
 	}
 	if (cev != NULL)

@@ -231,6 +231,21 @@ conn_fail(uint32_t session, uint32_t tag, int code, const char *msg)
 	    "code", code, "message", msg));
 }
 
+/* Fail the requests queued for a start that will not come. */
+static void
+conn_drop_queue(struct conn *c, const char *msg)
+{
+	struct queued	*q;
+
+	while ((q = TAILQ_FIRST(&c->queue)) != NULL) {
+		TAILQ_REMOVE(&c->queue, q, entry);
+		conn_fail(q->session, q->tag, MCP_CONNECTION_CLOSED, msg);
+		free(q->p);
+		free(q);
+	}
+	c->nqueued = 0;
+}
+
 /*
  * The transport failed or the upstream went away.  The shared connection
  * takes the worker with it; a per-session one fails its requests and is
@@ -240,7 +255,6 @@ void
 conn_lost(struct conn *c, const char *why)
 {
 	static const struct timeval	 zero = { 0, 0 };
-	struct queued			*q;
 	char				 msg[512];
 
 	if (c->state == CONN_DEAD)
@@ -259,6 +273,20 @@ conn_lost(struct conn *c, const char *why)
 		    "server/discover probe: taken for a 2025 server from now "
 		    "on)", sc->name, why);
 	}
+#ifdef WORKER_REMOTE
+	/* No token without a user: answer so, and wait for mcpctl login. */
+	if (upoauth_login_needed() != NULL)
+		snprintf(msg, sizeof msg, "%s", upoauth_login_needed());
+	if (c->session == 0 && upoauth_login_needed() != NULL) {
+		conn_fail_all(c, MCP_CONNECTION_CLOSED, msg);
+		conn_drop_queue(c, msg);
+		if (c->init_timer != NULL)
+			evtimer_del(c->init_timer);
+		evtimer_del(c->ping_timer);
+		evtimer_del(c->pong_timer);
+		return;
+	}
+#endif
 	if (c->session == 0)
 		worker_fatal_conn(c, msg);
 	log_warnx("session %u: %s", c->session, msg);
@@ -269,13 +297,7 @@ conn_lost(struct conn *c, const char *why)
 		    "error", msg));
 	}
 	conn_fail_all(c, MCP_CONNECTION_CLOSED, msg);
-	while ((q = TAILQ_FIRST(&c->queue)) != NULL) {
-		TAILQ_REMOVE(&c->queue, q, entry);
-		conn_fail(q->session, q->tag, MCP_CONNECTION_CLOSED, msg);
-		free(q->p);
-		free(q);
-	}
-	c->nqueued = 0;
+	conn_drop_queue(c, msg);
 	upreq_drop(c, 1);
 	if (c->init_timer != NULL)
 		evtimer_del(c->init_timer);
@@ -581,6 +603,10 @@ conn_relay_request(struct conn *c, uint32_t session, uint32_t tag,
 	if (c == NULL || c->state != CONN_READY) {
 		snprintf(msg, sizeof msg, "upstream %s is not ready",
 		    sc->name);
+#ifdef WORKER_REMOTE
+		if (upoauth_login_needed() != NULL)
+			snprintf(msg, sizeof msg, "%s", upoauth_login_needed());
+#endif
 		conn_fail(session, tag, MCP_CONNECTION_CLOSED, msg);
 		return;
 	}

@@ -66,12 +66,19 @@ int		 oauthc_prm_urls(const char *url,
  */
 int		 oauthc_resource_match(const char *resource, const char *url);
 
+/*
+ * Is resource the upstream's URL (oauthc_resource_match) or a parent of
+ * it on its origin (a path prefix ending at a '/', no query): what the
+ * root well-known URL's document names (RFC 9728 section 3.1)?
+ */
+int		 oauthc_resource_covers(const char *resource, const char *url);
+
 /* Are two URLs of one origin (scheme, host without case, port)? */
 int		 oauthc_same_origin(const char *a, const char *b);
 
 /*
  * Check protected resource metadata (RFC 9728 sections 2 and 3.3): an
- * object whose resource matches url, whose authorization_servers is a
+ * object whose resource covers url (oauthc_resource_covers), whose authorization_servers is a
  * non-empty array of strings, the first fetchable.  *as points into md;
  * *scopes is scopes_supported's strings joined by ' ' (new), NULL when
  * absent.  0, or -1 with why set.
@@ -94,6 +101,8 @@ struct oauthc_as {
 	unsigned int	 auth_methods;	/* advertised; 0 if not said */
 	int		 s256;		/* S256 in code_challenge_methods */
 	int		 iss_param;	/* authorization_response_iss_parameter_supported */
+	int		 cimd;		/* client_id_metadata_document_supported */
+	int		 offline;	/* offline_access in scopes_supported */
 };
 
 /*
@@ -169,5 +178,105 @@ char		*oauthc_authz_url(const char *endpoint, const char *client_id,
 int		 oauthc_authz_response(const char *input, const char *state,
 		    const char *issuer, int iss_required, char **code,
 		    char *why, size_t);
+
+/*
+ * oauthc_reg.c: registration (configured client, Client ID Metadata
+ * Document, RFC 7591), scopes, and the stored record.
+ */
+#define OAUTHC_SCOPE_MAX	4096		/* a scope string */
+
+enum oauthc_regway {
+	OAUTHC_REG_NONE = 0,	/* no way to register */
+	OAUTHC_REG_CONFIG,	/* the configured client_id */
+	OAUTHC_REG_CIMD,	/* client_id is the metadata document's URL */
+	OAUTHC_REG_DCR		/* dynamic client registration */
+};
+
+/*
+ * How to be a client of this server, in the specification's order: the
+ * configured client_id; the Client ID Metadata Document when one is
+ * configured (an https URL) and the server supports them; dynamic
+ * registration when the server has an endpoint for it.
+ */
+enum oauthc_regway oauthc_registration(const struct oauthc_as *,
+		    const char *client_id, const char *metadata_url);
+
+/*
+ * The token endpoint authentication to ask for in a registration: what
+ * the server advertises, a secret preferred (client_secret_basic, then
+ * client_secret_post, then none); client_secret_basic when it says
+ * nothing (RFC 8414's default).
+ */
+unsigned int	 oauthc_dcr_method(const struct oauthc_as *);
+
+/*
+ * The registration request (RFC 7591 section 2): client_name,
+ * redirect_uris, grant_types authorization_code and refresh_token,
+ * response_types code, token_endpoint_auth_method (one bit), and
+ * application_type (native for a loopback http redirect, else web).  New.
+ */
+json_t		*oauthc_dcr_request(const char *client_name,
+		    const char *redirect_uri, unsigned int method);
+
+/* A registration's answer.  Owns its strings (the secret wiped). */
+struct oauthc_reg {
+	char		*client_id;
+	char		*client_secret;	/* NULL: a public client */
+	unsigned int	 method;	/* OAUTHC_AUTH_* */
+};
+
+/*
+ * Read a registration's answer (RFC 7591 section 3.2.1): a JSON object
+ * of at most OAUTHC_DOC_MAX bytes with a client_id, and a client_secret
+ * if the method (the answer's token_endpoint_auth_method, else the one
+ * asked for, none without a secret) needs one; strings printable and
+ * bounded.  0, or -1 with why set.
+ */
+int		 oauthc_dcr_parse(const char *body, size_t len,
+		    unsigned int asked, struct oauthc_reg *, char *why, size_t);
+void		 oauthc_reg_clear(struct oauthc_reg *);
+
+/* Is one in the space-separated scope? */
+int		 oauthc_scope_has(const char *scope, const char *one);
+
+/*
+ * The union of two scopes, a's first, each once (either may be NULL).
+ * New, or NULL if it is empty or over OAUTHC_SCOPE_MAX.
+ */
+char		*oauthc_scope_union(const char *a, const char *b);
+
+/*
+ * The scope of a login: wanted, with offline_access added when the
+ * server lists it (offline) and it is not there.  New, or NULL if none.
+ */
+char		*oauthc_scope_login(const char *wanted, int offline);
+
+/* The stored record of an upstream's gateway identity (strings borrowed). */
+struct oauthc_record {
+	const char	*resource;
+	const char	*issuer;
+	const char	*client_id;
+	const char	*client_secret;		/* NULL if none */
+	enum oauthc_regway registered;
+	const char	*access_token;		/* NULL if none */
+	const char	*refresh_token;		/* NULL if none */
+	long long	 expires_at;		/* unix; 0 if not said */
+	const char	*scope;			/* NULL if none */
+	long long	 obtained;		/* unix */
+	int		 client_credentials;	/* the grant, else a code */
+};
+
+/*
+ * Read a stored record: v 1, resource the upstream's url byte for byte,
+ * issuer and client_id strings, registered config (and then client_id
+ * the configured one), cimd or dcr (and then no client_id configured),
+ * tokens printable within OAUTHC_TOKEN_MAX.  0, or -1 with why set (the
+ * record is then discarded).
+ */
+int		 oauthc_record_read(json_t *rec, const char *resource,
+		    const char *config_client_id, struct oauthc_record *,
+		    char *why, size_t);
+/* The record as JSON (new). */
+json_t		*oauthc_record_json(const struct oauthc_record *);
 
 #endif

@@ -355,6 +355,33 @@ oauthc_resource_match(const char *resource, const char *url)
 }
 
 int
+oauthc_resource_covers(const char *resource, const char *url)
+{
+	struct url_parts	ur, uu;
+	size_t			la, lb;
+	int			covers = 0;
+
+	if (oauthc_resource_match(resource, url))
+		return (1);
+	if (parts_get(resource, &ur) == -1)
+		return (0);
+	if (parts_get(url, &uu) == 0) {
+		la = strlen(ur.path);
+		if (la > 0 && ur.path[la - 1] == '/')
+			la--;
+		lb = strlen(uu.path);
+		covers = ur.fragment == NULL && ur.query == NULL &&
+		    strcasecmp(ur.scheme, uu.scheme) == 0 &&
+		    strcasecmp(ur.host, uu.host) == 0 &&
+		    strcmp(ur.port, uu.port) == 0 && la < lb &&
+		    memcmp(ur.path, uu.path, la) == 0 && uu.path[la] == '/';
+		parts_free(&uu);
+	}
+	parts_free(&ur);
+	return (covers);
+}
+
+int
 oauthc_prm_urls(const char *url, char *urls[OAUTHC_PRM_URLS], char *why,
     size_t len)
 {
@@ -411,7 +438,7 @@ oauthc_prm_check(json_t *md, const char *url, const char **as, char **scopes,
 		snprintf(why, len, "the resource metadata has no resource");
 		return (-1);
 	}
-	if (!oauthc_resource_match(json_string_value(res), url)) {
+	if (!oauthc_resource_covers(json_string_value(res), url)) {
 		safe_text(json_string_value(res), seen, sizeof seen);
 		snprintf(why, len, "the resource metadata is for %s, not this "
 		    "upstream", seen);
@@ -548,6 +575,9 @@ oauthc_as_check(json_t *md, const char *issuer, struct oauthc_as *as,
 	as->s256 = array_has(md, "code_challenge_methods_supported", "S256");
 	v = json_object_get(md, "authorization_response_iss_parameter_supported");
 	as->iss_param = json_is_true(v);
+	as->cimd = json_is_true(json_object_get(md,
+	    "client_id_metadata_document_supported"));
+	as->offline = array_has(md, "scopes_supported", "offline_access");
 	return (0);
 }
 

@@ -167,7 +167,8 @@ http_header_cb(char *p, size_t size, size_t n, void *arg)
 			ex->sse = 1;
 		else if (http_value_begins(&h, "application/json"))
 			ex->json = 1;
-	} else if (http_name_is(&h, "WWW-Authenticate") && ex->status == 401) {
+	} else if (http_name_is(&h, "WWW-Authenticate") &&
+	    (ex->status == 401 || ex->status == 403)) {
 		/* Several fields are one list (RFC 9110 section 5.3). */
 		if ((ex->challenge == NULL ? 0 : strlen(ex->challenge) + 2) +
 		    h.valuelen <= HTTP_CHALLENGE_MAX) {
@@ -480,15 +481,15 @@ http_oauth_done(void *arg, const char *error)
 	if (error != NULL) {
 		if (ex->init) {
 			url_redact(sc->url, url, sizeof url);
-			snprintf(why, sizeof why, "initialize: HTTP 401 from "
-			    "%s: %s", url, error);
+			snprintf(why, sizeof why, "initialize: HTTP %ld from "
+			    "%s: %s", ex->status, url, error);
 			upoauth_losing();
 			http_exchange_free(ex);
 			conn_lost(tp->conn, why);
 			return;
 		}
-		http_fail_request(ex, "upstream %s answered HTTP 401: %s",
-		    sc->name, error);
+		http_fail_request(ex, "upstream %s answered HTTP %ld: %s",
+		    sc->name, ex->status, error);
 		http_exchange_free(ex);
 		return;
 	}
@@ -542,6 +543,13 @@ http_done_request(struct exchange *ex, CURLcode r)
 	if (ex->status == 401 && ex->kind == EX_POST && !ex->oauth_retried &&
 	    upoauth_unauthorized(ex->challenge, ex->token_gen,
 	    http_oauth_done, ex) == 0) {
+		ex->oauth_waiting = 1;
+		return;
+	}
+	/* A step-up: a token with more scope, or a login with it. */
+	if (ex->status == 403 && ex->kind == EX_POST &&
+	    upoauth_forbidden(ex->challenge, ex->token_gen, http_oauth_done,
+	    ex) == 0) {
 		ex->oauth_waiting = 1;
 		return;
 	}

@@ -6,17 +6,20 @@
  * well-known URLs, RFC 9728), whose resource must be the upstream's URL;
  * the authorization server's metadata (RFC 8414 and OpenID, the three
  * URLs of idp_discovery_urls), whose issuer must be the one named and
- * whose token endpoint must be on the issuer's host; then a token.  This
- * slice gets tokens by client credentials (a machine identity); an
- * upstream that needs a login says so ("login needed").  The token is
- * renewed before it expires and after a 401 to a request that carried it.
+ * whose token endpoint must be on the issuer's host; then a token: by
+ * client credentials (a machine identity), or by the refresh token of a
+ * login (upstream_login.c).  Without either, the worker is in the login
+ * state: it says so and waits for mcpctl login.  The token is renewed
+ * before it expires and after a 401 to a request that carried it; a 403
+ * insufficient_scope asks for the union of the scopes (client
+ * credentials) or for a login with it.
  *
  * Every transfer is on the worker's loop (libcurl multi), bounded
- * (OAUTHC_DOC_MAX bytes, OAUTH_TIMEOUT_MS), never redirected, https or
- * http to loopback, TLS always verified.  Neither the token nor the
- * client secret is ever logged or put in an error; they are wiped when
- * freed.  Requests waiting for a token are answered from the loop, never
- * inside the call that made them wait.
+ * (OAUTHC_DOC_MAX bytes, UPO_TIMEOUT_MS), never redirected, https or
+ * http to loopback, TLS always verified.  Neither a token nor a secret is
+ * ever logged or put in an error; they are wiped when freed.  Requests
+ * waiting for a token are answered from the loop, never inside the call
+ * that made them wait.
  */
 #include "config.h"
 
@@ -31,190 +34,95 @@
 #include <curl/curl.h>
 #include <event2/buffer.h>
 #include <event2/event.h>
-#include <openssl/evp.h>
 
 #include "curl_event.h"
-#include "http_parse.h"
+#include "http_fetch.h"
 #include "idp.h"
 #include "log.h"
 #include "oauthc.h"
 #include "redact.h"
 #include "secret.h"
+#include "upoauth.h"
 #include "worker.h"
 #include "xmalloc.h"
 
-#define OAUTH_TIMEOUT_MS	10000	/* one transfer */
 #define OAUTH_WAITERS_MAX	1024	/* requests waiting for a token */
 #define OAUTH_RENEW_BEFORE	60	/* seconds before expiry */
 #define OAUTH_RENEW_MIN		5	/* seconds, at the least */
-
-enum oauth_step {
-	STEP_IDLE = 0,
-	STEP_PRM,		/* protected resource metadata */
-	STEP_AS,		/* the authorization server's metadata */
-	STEP_TOKEN
-};
+#define OAUTH_STEPUPS_MAX	2	/* new tokens for one scope set */
 
 /* A request waiting for a token. */
 struct waiter {
 	upoauth_cb		 cb;
 	void			*arg;
+	char			*error;		/* its own answer, or NULL */
 	TAILQ_ENTRY(waiter)	 entry;
 };
 
-/* The one transfer of the flow. */
-struct xfer {
-	CURL			*easy;
-	struct curl_slist	*headers;	/* wiped: may hold the secret */
-	char			*post;		/* wiped */
-	char			*url;
-	struct evbuffer		*body;
-	int			 over;		/* the body passed the bound */
-	long			 status;
-};
-
+struct upo			 upo;
 static struct curlev		*cev;
-static struct xfer		*xf;		/* the transfer under way */
-static enum oauth_step		 step;
+static struct hfetch		*xf;		/* the transfer under way */
 static TAILQ_HEAD(, waiter)	 waiters = TAILQ_HEAD_INITIALIZER(waiters);
 static unsigned int		 nwaiters;
 static struct event		*notify_ev;	/* answers the waiters */
 static struct event		*renew_ev;	/* the token's renewal */
 
-/* Discovery, kept between flows. */
-static char	*challenge_scope;	/* the 401's scope, or NULL */
+/* Discovery's URLs. */
 static char	*urls[IDP_DISCOVERY_MAX > OAUTHC_PRM_URLS ?
 		    IDP_DISCOVERY_MAX : OAUTHC_PRM_URLS];
 static int	 nurls, iurl;
-static char	*issuer;		/* the authorization server named */
-static char	*prm_scopes;		/* scopes_supported, or NULL */
-static char	*token_endpoint;
-static unsigned int auth_methods;
 static char	 flow_err[512];		/* the best reason yet */
 
-/* The token. */
-static char		*access_token;	/* wiped */
 static unsigned int	 generation;	/* of the token; 0: none yet */
 static char		 last_error[512];	/* the last flow's, or "" */
 static int		 operator_needed;	/* it failed for want of one */
 static int		 lost_for_operator;	/* the connection ended so */
+static char		*stepup_scope;	/* the scope set stepped up to */
+static int		 nstepups;	/* for it */
 
 static void	flow_step(void);
-static void	flow_fail(const char *, ...) __attribute__((format(printf, 1, 2)));
 
-/* Wipe and free a string. */
-static void
-wipe(char *s)
+void
+upo_wipe(char *s)
 {
-	if (s != NULL) {
-		explicit_bzero(s, strlen(s));
-		free(s);
-	}
+	secret_free(s);
 }
 
-static void
-xfer_free(struct xfer *x)
+/* Replace a string (wiping the old). */
+void
+upo_set(char **p, const char *s)
 {
-	struct curl_slist	*h;
-
-	if (x == NULL)
-		return;
-	curl_easy_cleanup(x->easy);
-	for (h = x->headers; h != NULL; h = h->next)
-		explicit_bzero(h->data, strlen(h->data));
-	curl_slist_free_all(x->headers);
-	wipe(x->post);
-	free(x->url);
-	evbuffer_free(x->body);
-	free(x);
-}
-
-/* Response body bytes, bounded. */
-static size_t
-write_cb(char *p, size_t size, size_t n, void *arg)
-{
-	struct xfer	*x = arg;
-	size_t		 len = size * n;
-
-	if (evbuffer_get_length(x->body) + len > OAUTHC_DOC_MAX) {
-		x->over = 1;
-		return (0);	/* abort the transfer */
-	}
-	evbuffer_add(x->body, p, len);
-	return (len);
+	upo_wipe(*p);
+	*p = s != NULL ? xstrdup(s) : NULL;
 }
 
 /* Start a transfer of a URL that may be fetched (checked here). */
-static int
-xfer_start(const char *url, char *post, struct curl_slist *extra)
+int
+upo_fetch(enum upo_step step, const char *url, char *post,
+    const char *content_type, char *auth)
 {
-	struct xfer	*x;
+	struct hfetch	*x;
 	char		 why[IDP_WHY_MAX];
 
 	if (!idp_url_allowed(url, why, sizeof why)) {
-		wipe(post);
-		curl_slist_free_all(extra);
-		flow_fail("%s", why);
+		upo_wipe(post);
+		upo_wipe(auth);
+		upo_fail("%s", why);
 		return (-1);
 	}
 	x = xcalloc(1, sizeof *x);
-	x->url = xstrdup(url);
-	x->body = evbuffer_new();
-	x->post = post;
-	if ((x->easy = curl_easy_init()) == NULL)
-		fatalx("curl_easy_init");
 	/* TLS verified whatever tls_verify says: secrets go there. */
-	curlev_common(x->easy, url, sc->connect_timeout, 1, sc->ca_file);
-	curl_easy_setopt(x->easy, CURLOPT_TIMEOUT_MS, (long)OAUTH_TIMEOUT_MS);
-	curl_easy_setopt(x->easy, CURLOPT_FOLLOWLOCATION, 0L);
-	curl_easy_setopt(x->easy, CURLOPT_WRITEFUNCTION, write_cb);
-	curl_easy_setopt(x->easy, CURLOPT_WRITEDATA, x);
-	x->headers = curl_slist_append(extra, "User-Agent: mcp-supervisor/"
-	    PACKAGE_VERSION);
-	x->headers = curl_slist_append(x->headers, "Accept: application/json");
-	if (post != NULL) {
-		x->headers = curl_slist_append(x->headers, "Content-Type: "
-		    "application/x-www-form-urlencoded");
-		curl_easy_setopt(x->easy, CURLOPT_POSTFIELDS, post);
-	}
-	curl_easy_setopt(x->easy, CURLOPT_HTTPHEADER, x->headers);
+	hfetch_init(x, url, OAUTHC_DOC_MAX, sc->connect_timeout,
+	    UPO_TIMEOUT_MS, sc->ca_file, "application/json");
+	if (auth != NULL)
+		hfetch_header(x, auth);
+	upo_wipe(auth);
+	if (post != NULL)
+		hfetch_post(x, post, content_type);
+	upo.step = step;
 	xf = x;
-	curlev_add(cev, x->easy);
+	hfetch_go(x, cev);
 	return (0);
-}
-
-/* What went wrong with the transfer, in words. */
-static void
-xfer_error(struct xfer *x, CURLcode r, const char *what, char *buf,
-    size_t len)
-{
-	char	url[512];
-
-	url_redact(x->url, url, sizeof url);
-	if (x->over)
-		snprintf(buf, len, "%s at %.200s: over %d bytes", what, url,
-		    OAUTHC_DOC_MAX);
-	else if (r != CURLE_OK)
-		snprintf(buf, len, "%s at %.200s: %s", what, url,
-		    curl_easy_strerror(r));
-	else
-		snprintf(buf, len, "%s at %.200s: HTTP %ld", what, url,
-		    x->status);
-}
-
-/* The whole body as JSON; NULL if it is not an object. */
-static json_t *
-xfer_json(struct xfer *x)
-{
-	json_t	*o;
-
-	o = json_loadb((const char *)evbuffer_pullup(x->body, -1),
-	    evbuffer_get_length(x->body), JSON_REJECT_DUPLICATES, NULL);
-	if (o != NULL && !json_is_object(o)) {
-		json_decref(o);
-		o = NULL;
-	}
-	return (o);
 }
 
 /* Answer every waiter from the loop. */
@@ -222,12 +130,13 @@ static void
 notify_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct waiter	*w;
-	const char	*err = access_token == NULL ? last_error : NULL;
+	const char	*err = upo.access_token == NULL ? last_error : NULL;
 
 	while ((w = TAILQ_FIRST(&waiters)) != NULL) {
 		TAILQ_REMOVE(&waiters, w, entry);
 		nwaiters--;
-		w->cb(w->arg, err);
+		w->cb(w->arg, w->error != NULL ? w->error : err);
+		free(w->error);
 		free(w);
 	}
 }
@@ -241,8 +150,8 @@ urls_free(void)
 }
 
 /* The flow failed: every waiter gets why; the next 401 starts again. */
-static void
-flow_fail(const char *fmt, ...)
+void
+upo_fail(const char *fmt, ...)
 {
 	va_list	ap;
 
@@ -250,8 +159,36 @@ flow_fail(const char *fmt, ...)
 	vsnprintf(last_error, sizeof last_error, fmt, ap);
 	va_end(ap);
 	log_warnx("upstream %s: oauth: %s", sc->name, last_error);
-	step = STEP_IDLE;
+	upo.step = STEP_IDLE;
 	urls_free();
+	if (upo.login_asked) {
+		upo.login_asked = 0;
+		login_failed(last_error);
+	}
+	event_active(notify_ev, EV_TIMEOUT, 0);
+	/* A revocation drops the tokens whatever discovery found. */
+	if (upo.revoke_asked) {
+		upo.revoke_asked = 0;
+		revoke_begin();
+	}
+}
+
+/* No token without a user: the login state, until mcpctl login. */
+void
+upo_need_login(const char *why)
+{
+	char	status[256];
+
+	upo.step = STEP_IDLE;
+	urls_free();
+	upo.login_needed = 1;
+	snprintf(last_error, sizeof last_error, "upstream %s needs a login%s%s: "
+	    "mcpctl login %s", sc->name, why != NULL ? " " : "",
+	    why != NULL ? why : "", sc->name);
+	snprintf(status, sizeof status, "login needed: run mcpctl login %s",
+	    sc->name);
+	log_warnx("upstream %s: oauth: %s", sc->name, status);
+	worker_status("login", status);
 	event_active(notify_ev, EV_TIMEOUT, 0);
 }
 
@@ -284,178 +221,254 @@ renew_arm(long long secs)
 }
 
 /* The scope to ask for: configured, else the 401's, else the metadata's. */
-static char *
-scope_wanted(void)
+char *
+upo_scope_wanted(void)
 {
-	char	*s = NULL;
-	size_t	 i, n = 0;
+	char	*s = NULL, *u;
+	size_t	 i;
 
 	if (sc->oauth != NULL && sc->oauth->scopes != NULL) {
-		for (i = 0; sc->oauth->scopes[i] != NULL; i++)
-			n += strlen(sc->oauth->scopes[i]) + 1;
-		s = xcalloc(1, n + 1);
 		for (i = 0; sc->oauth->scopes[i] != NULL; i++) {
-			if (i > 0)
-				strcat(s, " ");
-			strcat(s, sc->oauth->scopes[i]);
+			u = oauthc_scope_union(s, sc->oauth->scopes[i]);
+			free(s);
+			s = u;
 		}
-		return (s);
+	} else if (upo.challenge_scope != NULL)
+		s = xstrdup(upo.challenge_scope);
+	else if (upo.prm_scopes != NULL)
+		s = xstrdup(upo.prm_scopes);
+	/* A step-up's scopes are asked for as well. */
+	u = oauthc_scope_union(s, stepup_scope);
+	free(s);
+	return (u);
+}
+
+/* Drop the tokens (a refused refresh, a revocation). */
+void
+upo_tokens_drop(void)
+{
+	upo_set(&upo.access_token, NULL);
+	upo_set(&upo.refresh_token, NULL);
+	free(upo.scope);
+	upo.scope = NULL;
+	upo.expires_at = 0;
+	evtimer_del(renew_ev);
+}
+
+/*
+ * Add the client's authentication to a token request's form, or an
+ * Authorization header: a public client (none) says its client_id.  0,
+ * or -1 with why.
+ */
+int
+upo_client_auth(char **form, char **auth, char *why, size_t len)
+{
+	struct oauthc_as	 as;
+	char			*secret = NULL, err[256];
+	unsigned int		 how;
+
+	*auth = NULL;
+	memset(&as, 0, sizeof as);
+	as.auth_methods = upo.auth_methods;
+	if (upo.registered == OAUTHC_REG_CONFIG && sc->oauth != NULL &&
+	    sc->oauth->client_secret != NULL) {
+		if ((secret = secret_expand(sc->oauth->client_secret, err,
+		    sizeof err)) == NULL) {
+			snprintf(why, len, "client_secret: %s", err);
+			return (-1);
+		}
+	} else if (upo.registered == OAUTHC_REG_DCR &&
+	    upo.client_secret != NULL)
+		secret = xstrdup(upo.client_secret);
+	how = upo.registered == OAUTHC_REG_DCR && upo.method != 0 ?
+	    upo.method : oauthc_auth_method(&as, secret != NULL);
+	if (how == 0) {
+		upo_wipe(secret);
+		snprintf(why, len, "the token endpoint takes neither "
+		    "client_secret_basic nor client_secret_post");
+		return (-1);
 	}
-	if (challenge_scope != NULL)
-		return (xstrdup(challenge_scope));
-	if (prm_scopes != NULL)
-		return (xstrdup(prm_scopes));
-	return (NULL);
-}
-
-/* Append name=value, encoded, to a form body. */
-static void
-form_add(struct evbuffer *b, const char *name, const char *value)
-{
-	char	*e;
-
-	if ((e = curl_easy_escape(NULL, value, 0)) == NULL)
-		fatalx("curl_easy_escape");
-	evbuffer_add_printf(b, "%s%s=%s", evbuffer_get_length(b) > 0 ? "&" :
-	    "", name, e);
-	explicit_bzero(e, strlen(e));
-	curl_free(e);
-}
-
-/* Take a form body out of its buffer as a string (wiping the buffer). */
-static char *
-form_take(struct evbuffer *b)
-{
-	size_t	 n = evbuffer_get_length(b);
-	char	*s = xmalloc(n + 1);
-
-	evbuffer_remove(b, s, n);
-	s[n] = '\0';
-	evbuffer_free(b);
-	return (s);
+	if (how == OAUTHC_AUTH_BASIC && secret != NULL)
+		*auth = hfetch_basic(upo.client_id, secret);
+	else {
+		hfetch_form_add(form, "client_id", upo.client_id);
+		if (how == OAUTHC_AUTH_POST && secret != NULL)
+			hfetch_form_add(form, "client_secret", secret);
+	}
+	upo_wipe(secret);
+	return (0);
 }
 
 /* Request a token by client credentials (RFC 6749 section 4.4). */
 static void
-token_request(void)
+token_cc(void)
 {
-	struct evbuffer		*form = evbuffer_new();
-	struct curl_slist	*h = NULL;
-	struct oauthc_as	 as;
-	char			*secret, *scope, *id, *sec, *pair, *line, err[512];
-	unsigned char		*b64;
-	unsigned int		 how;
-	size_t			 n;
+	char	*form = NULL, *auth, *scope, err[512];
 
-	memset(&as, 0, sizeof as);
-	as.auth_methods = auth_methods;
-	if ((secret = secret_expand(sc->oauth->client_secret, err,
-	    sizeof err)) == NULL) {
-		evbuffer_free(form);
-		flow_fail("client_secret: %s", err);
-		return;
-	}
-	if ((how = oauthc_auth_method(&as, 1)) == 0) {
-		wipe(secret);
-		evbuffer_free(form);
-		flow_fail("the token endpoint takes neither client_secret_basic "
-		    "nor client_secret_post");
-		return;
-	}
-	form_add(form, "grant_type", "client_credentials");
-	if ((scope = scope_wanted()) != NULL)
-		form_add(form, "scope", scope);
+	upo.registered = OAUTHC_REG_CONFIG;
+	upo_set(&upo.client_id, sc->oauth->client_id);
+	hfetch_form_add(&form, "grant_type", "client_credentials");
+	if ((scope = upo_scope_wanted()) != NULL)
+		hfetch_form_add(&form, "scope", scope);
 	free(scope);
-	form_add(form, "resource", sc->url);
-	if (how == OAUTHC_AUTH_POST) {
-		form_add(form, "client_id", sc->oauth->client_id);
-		form_add(form, "client_secret", secret);
-	} else {
-		/* RFC 6749 section 2.3.1: each form-encoded, then Base64. */
-		id = curl_easy_escape(NULL, sc->oauth->client_id, 0);
-		sec = curl_easy_escape(NULL, secret, 0);
-		if (id == NULL || sec == NULL)
-			fatalx("curl_easy_escape");
-		xasprintf(&pair, "%s:%s", id, sec);
-		n = strlen(pair);
-		b64 = xmalloc(4 * ((n + 2) / 3) + 1);
-		EVP_EncodeBlock(b64, (unsigned char *)pair, (int)n);
-		xasprintf(&line, "Authorization: Basic %s", b64);
-		h = curl_slist_append(NULL, line);
-		wipe(line);
-		wipe((char *)b64);
-		wipe(pair);
-		explicit_bzero(sec, strlen(sec));
-		curl_free(sec);
-		curl_free(id);
+	hfetch_form_add(&form, "resource", upo.resource != NULL ?
+	    upo.resource : sc->url);
+	if (upo_client_auth(&form, &auth, err, sizeof err) == -1) {
+		upo_wipe(form);
+		upo_fail("%s", err);
+		return;
 	}
-	wipe(secret);
-	step = STEP_TOKEN;
+	upo.grant = GRANT_CC;
 	log_debug("upstream %s: oauth: client credentials at %s", sc->name,
-	    token_endpoint);
-	xfer_start(token_endpoint, form_take(form), h);
+	    upo.token_endpoint);
+	upo_fetch(STEP_TOKEN, upo.token_endpoint, form,
+	    "application/x-www-form-urlencoded", auth);
+}
+
+/* Refresh the token (RFC 6749 section 6), the resource named (RFC 8707). */
+static void
+token_refresh(void)
+{
+	char	*form = NULL, *auth, err[512];
+
+	hfetch_form_add(&form, "grant_type", "refresh_token");
+	hfetch_form_add(&form, "refresh_token", upo.refresh_token);
+	hfetch_form_add(&form, "resource", upo.resource != NULL ?
+	    upo.resource : sc->url);
+	if (upo_client_auth(&form, &auth, err, sizeof err) == -1) {
+		upo_wipe(form);
+		upo_fail("%s", err);
+		return;
+	}
+	upo.grant = GRANT_REFRESH;
+	log_debug("upstream %s: oauth: refreshing at %s", sc->name,
+	    upo.token_endpoint);
+	upo_fetch(STEP_TOKEN, upo.token_endpoint, form,
+	    "application/x-www-form-urlencoded", auth);
 }
 
 /* The token endpoint answered. */
-static void
-token_done(struct xfer *x, CURLcode r)
+void
+upo_token_done(struct hfetch *x, CURLcode r)
 {
 	struct oauthc_token	t;
 	char			why[OAUTHC_WHY_MAX], msg[512];
+	enum upo_grant		g = upo.grant;
 
 	if (r != CURLE_OK || x->over) {
-		xfer_error(x, r, "token", msg, sizeof msg);
-		flow_fail("%s", msg);
+		hfetch_error(x, r, "token", msg, sizeof msg);
+		upo_fail("%s", msg);
 		return;
 	}
 	if (oauthc_token_parse((const char *)evbuffer_pullup(x->body, -1),
 	    evbuffer_get_length(x->body), &t, why, sizeof why) == -1) {
 		/* The server does not take our client: the operator's to fix. */
-		operator_needed = strcmp(t.error, "invalid_client") == 0 ||
-		    strcmp(t.error, "unauthorized_client") == 0;
+		operator_needed = g == GRANT_CC &&
+		    (strcmp(t.error, "invalid_client") == 0 ||
+		    strcmp(t.error, "unauthorized_client") == 0);
 		if (x->status / 100 == 2 || t.error[0] != '\0')
-			flow_fail("token: %s (HTTP %ld)", why, x->status);
-		else {
-			xfer_error(x, r, "token", msg, sizeof msg);
-			flow_fail("%s", msg);
-		}
+			snprintf(msg, sizeof msg, "token: %s (HTTP %ld)", why,
+			    x->status);
+		else
+			hfetch_error(x, r, "token", msg, sizeof msg);
 		oauthc_token_clear(&t);
+		if (g == GRANT_REFRESH && x->status / 100 == 4) {
+			/* Refused (invalid_grant, revoked): a login now. */
+			log_warnx("upstream %s: oauth: the refresh was refused: "
+			    "%s", sc->name, msg);
+			upo_tokens_drop();
+			login_save();
+			upo_need_login(NULL);
+			return;
+		}
+		if (g == GRANT_CODE) {
+			upo.step = STEP_IDLE;
+			login_failed(msg);
+			return;
+		}
+		upo_fail("%s", msg);
 		return;
 	}
-	wipe(access_token);
-	access_token = t.access_token;
-	t.access_token = NULL;
+	upo_set(&upo.access_token, t.access_token);
+	/* Rotation: a new refresh token replaces the old. */
+	if (t.refresh_token != NULL)
+		upo_set(&upo.refresh_token, t.refresh_token);
+	else if (g == GRANT_CODE)
+		upo_set(&upo.refresh_token, NULL);
+	if (t.scope != NULL)
+		upo_set(&upo.scope, t.scope);
+	else if (g != GRANT_REFRESH) {
+		free(upo.scope);
+		upo.scope = NULL;
+	}
+	upo.obtained = (long long)time(NULL);
+	upo.expires_at = t.expires_in >= 0 ? upo.obtained + t.expires_in : 0;
 	generation++;
 	last_error[0] = '\0';
 	operator_needed = 0;
-	step = STEP_IDLE;
+	upo.step = STEP_IDLE;
 	urls_free();
-	log_info("upstream %s: oauth: a token from %s (client credentials, "
-	    "%lld s%s%s)", sc->name, issuer, t.expires_in, t.scope != NULL ?
-	    ", scope " : "", t.scope != NULL ? t.scope : "");
+	log_info("upstream %s: oauth: a token from %s (%s, %lld s%s%s)",
+	    sc->name, upo.issuer, g == GRANT_CC ? "client credentials" :
+	    g == GRANT_REFRESH ? "refreshed" : "login", t.expires_in,
+	    t.scope != NULL ? ", scope " : "", t.scope != NULL ? t.scope : "");
+	evtimer_del(renew_ev);
 	renew_arm(t.expires_in);
 	oauthc_token_clear(&t);
+	if (g == GRANT_CODE) {
+		login_exchanged(upo.scope);
+		return;
+	}
+	if (g == GRANT_REFRESH)
+		login_save();
 	event_active(notify_ev, EV_TIMEOUT, 0);
 }
 
-/* The authorization server is known: get a token as configured. */
+/* The authorization server is known: do what is asked, or get a token. */
 static void
-token_get(void)
+flow_next(void)
 {
-	if (sc->oauth == NULL || sc->oauth->grant !=
-	    UPOAUTH_CLIENT_CREDENTIALS || sc->oauth->client_secret == NULL) {
-		operator_needed = 1;
-		flow_fail("login needed: this upstream needs a user's "
-		    "authorization (mcpctl login %s, not yet supported)",
-		    sc->name);
+	urls_free();
+	/* A registration is for one issuer (the server moved: not ours). */
+	if (upo.registered != OAUTHC_REG_NONE && upo.reg_issuer != NULL &&
+	    strcmp(upo.reg_issuer, upo.issuer) != 0) {
+		log_warnx("upstream %s: oauth: the authorization server is "
+		    "now another; the registration and tokens for the former "
+		    "are dropped", sc->name);
+		login_forget_registration();
+	}
+	if (upo.login_asked) {
+		upo.login_asked = 0;
+		upo.step = STEP_IDLE;
+		login_begin();
 		return;
 	}
-	token_request();
+	if (upo.revoke_asked) {
+		upo.revoke_asked = 0;
+		upo.step = STEP_IDLE;
+		revoke_begin();
+		return;
+	}
+	if (sc->oauth != NULL && sc->oauth->grant ==
+	    UPOAUTH_CLIENT_CREDENTIALS) {
+		if (sc->oauth->client_secret == NULL) {
+			operator_needed = 1;
+			upo_fail("client credentials need a client_secret");
+			return;
+		}
+		token_cc();
+		return;
+	}
+	if (upo.refresh_token != NULL) {
+		token_refresh();
+		return;
+	}
+	upo_need_login(NULL);
 }
 
 /* A metadata URL answered: the resource's or the server's. */
 static void
-metadata_done(struct xfer *x, CURLcode r)
+metadata_done(struct hfetch *x, CURLcode r)
 {
 	json_t		*md;
 	const char	*as_url;
@@ -463,10 +476,10 @@ metadata_done(struct xfer *x, CURLcode r)
 	struct oauthc_as as;
 
 	url_redact(x->url, url, sizeof url);
-	md = r == CURLE_OK && !x->over && x->status == 200 ? xfer_json(x) :
+	md = r == CURLE_OK && !x->over && x->status == 200 ? hfetch_json(x) :
 	    NULL;
 	if (md == NULL) {
-		xfer_error(x, r, step == STEP_PRM ? "resource metadata" :
+		hfetch_error(x, r, upo.step == STEP_PRM ? "resource metadata" :
 		    "server metadata", msg, sizeof msg);
 		if (r == CURLE_OK && !x->over && x->status == 200)
 			snprintf(msg, sizeof msg, "metadata at %.200s: not a "
@@ -476,36 +489,37 @@ metadata_done(struct xfer *x, CURLcode r)
 			flow_step();
 			return;
 		}
-		flow_fail("%s", flow_err);
+		upo_fail("%s", flow_err);
 		return;
 	}
-	if (step == STEP_PRM) {
+	if (upo.step == STEP_PRM) {
 		if (oauthc_prm_check(md, sc->url, &as_url, &scopes, why,
 		    sizeof why) == -1) {
 			/* Not the upstream's: refused, not tried elsewhere. */
 			json_decref(md);
-			flow_fail("resource metadata at %.200s refused: %s",
+			upo_fail("resource metadata at %.200s refused: %s",
 			    url, why);
 			return;
 		}
-		free(issuer);
-		issuer = xstrdup(as_url);
-		free(prm_scopes);
-		prm_scopes = scopes;
+		upo_set(&upo.issuer, as_url);
+		upo_set(&upo.resource, json_string_value(json_object_get(md,
+		    "resource")));
+		free(upo.prm_scopes);
+		upo.prm_scopes = scopes;
 		json_decref(md);
 		urls_free();
 		flow_err[0] = '\0';
-		if ((nurls = idp_discovery_urls(issuer, urls, why,
+		if ((nurls = idp_discovery_urls(upo.issuer, urls, why,
 		    sizeof why)) < 0) {
 			nurls = 0;
-			flow_fail("authorization server: %s", why);
+			upo_fail("authorization server: %s", why);
 			return;
 		}
-		step = STEP_AS;
+		upo.step = STEP_AS;
 		flow_step();
 		return;
 	}
-	if (oauthc_as_check(md, issuer, &as, why, sizeof why) == -1) {
+	if (oauthc_as_check(md, upo.issuer, &as, why, sizeof why) == -1) {
 		snprintf(msg, sizeof msg, "server metadata at %.200s refused: "
 		    "%s", url, why);
 		json_decref(md);
@@ -516,24 +530,28 @@ metadata_done(struct xfer *x, CURLcode r)
 			flow_step();
 			return;
 		}
-		flow_fail("%s", flow_err);
+		upo_fail("%s", flow_err);
 		return;
 	}
-	free(token_endpoint);
-	token_endpoint = xstrdup(as.token_endpoint);
-	auth_methods = as.auth_methods;
+	upo_set(&upo.token_endpoint, as.token_endpoint);
+	upo_set(&upo.authz_endpoint, as.authorization_endpoint);
+	upo_set(&upo.reg_endpoint, as.registration_endpoint);
+	upo_set(&upo.revoke_endpoint, as.revocation_endpoint);
+	upo.auth_methods = as.auth_methods;
+	upo.iss_param = as.iss_param;
+	upo.cimd = as.cimd;
+	upo.offline = as.offline;
 	json_decref(md);
-	urls_free();
-	token_get();
+	flow_next();
 }
 
 /* Fetch the current discovery URL. */
 static void
 flow_step(void)
 {
-	log_debug("upstream %s: oauth: %s %s", sc->name, step == STEP_PRM ?
+	log_debug("upstream %s: oauth: %s %s", sc->name, upo.step == STEP_PRM ?
 	    "resource metadata" : "server metadata", urls[iurl]);
-	xfer_start(urls[iurl], NULL, NULL);
+	upo_fetch(upo.step, urls[iurl], NULL, NULL, NULL);
 }
 
 /* Begin: the resource's metadata, from the challenge or the well-known URLs. */
@@ -545,24 +563,27 @@ flow_start(const char *challenge)
 
 	urls_free();
 	flow_err[0] = '\0';
-	free(challenge_scope);
-	challenge_scope = NULL;
 	memset(&c, 0, sizeof c);
 	if (challenge != NULL && oauthc_challenge_parse(challenge,
 	    strlen(challenge), &c) == -1)
 		log_info("upstream %s: oauth: a malformed WWW-Authenticate, "
 		    "ignored", sc->name);
 	if (c.scope != NULL)
-		challenge_scope = xstrdup(c.scope);
-	/* A token endpoint known already: a new token only. */
-	if (token_endpoint != NULL) {
+		upo_set(&upo.challenge_scope, c.scope);
+	if (c.resource_metadata != NULL)
+		upo_set(&upo.prm_url, c.resource_metadata);
+	/* The renewal of a known server's token: no discovery again. */
+	if (challenge == NULL && upo.token_endpoint != NULL &&
+	    !upo.login_asked && !upo.revoke_asked) {
 		oauthc_challenge_clear(&c);
-		token_get();
+		flow_next();
 		return;
 	}
-	step = STEP_PRM;
-	if (c.resource_metadata != NULL) {
-		urls[nurls++] = xstrdup(c.resource_metadata);
+	upo.step = STEP_PRM;
+	oauthc_challenge_clear(&c);
+	/* The 401's document, else the well-known URLs. */
+	if (upo.prm_url != NULL) {
+		urls[nurls++] = xstrdup(upo.prm_url);
 		oauthc_challenge_clear(&c);
 		flow_step();
 		return;
@@ -570,32 +591,53 @@ flow_start(const char *challenge)
 	oauthc_challenge_clear(&c);
 	if ((nurls = oauthc_prm_urls(sc->url, urls, why, sizeof why)) < 0) {
 		nurls = 0;
-		flow_fail("%s", why);
+		upo_fail("%s", why);
 		return;
 	}
 	flow_step();
+}
+
+/* Discover the server for a LOGIN or REVOKE asked (set in upo). */
+void
+upo_discover(void)
+{
+	if (upo.step != STEP_IDLE)
+		return;		/* the flow under way comes to it */
+	flow_start(NULL);
 }
 
 /* curl finished the flow's transfer. */
 static void
 done_cb(CURL *easy, CURLcode r, void *arg)
 {
-	struct xfer	*x = xf;
+	struct hfetch	*x = xf;
+	enum upo_step	 step = upo.step;
 
 	xf = NULL;
-	curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &x->status);
-	if (step == STEP_TOKEN)
-		token_done(x, r);
-	else
+	hfetch_finished(x);
+	switch (step) {
+	case STEP_TOKEN:
+		upo_token_done(x, r);
+		break;
+	case STEP_REG:
+		login_reg_done(x, r);
+		break;
+	case STEP_REVOKE:
+		revoke_done(x, r);
+		break;
+	default:
 		metadata_done(x, r);
-	xfer_free(x);
+		break;
+	}
+	hfetch_clear(x);
+	free(x);
 }
 
 /* The token's renewal is due: a new one by the same grant. */
 static void
 renew_cb(evutil_socket_t fd, short what, void *arg)
 {
-	if (step != STEP_IDLE)
+	if (upo.step != STEP_IDLE)
 		return;
 	log_debug("upstream %s: oauth: renewing the token", sc->name);
 	flow_start(NULL);
@@ -604,11 +646,19 @@ renew_cb(evutil_socket_t fd, short what, void *arg)
 void
 upoauth_init(void)
 {
+	long long	now = (long long)time(NULL);
+
 	if (cev != NULL)
 		return;
 	cev = curlev_new(base, done_cb, NULL);
 	notify_ev = event_new(base, -1, 0, notify_cb, NULL);
 	renew_ev = evtimer_new(base, renew_cb, NULL);
+	if (upo.access_token != NULL) {
+		generation++;
+		if (upo.expires_at > 0 && upo.refresh_token != NULL)
+			renew_arm(upo.expires_at > now ? upo.expires_at - now :
+			    0);
+	}
 }
 
 unsigned int
@@ -623,46 +673,116 @@ upoauth_header(struct curl_slist *h, unsigned int *gen)
 	char	*line;
 
 	*gen = 0;
-	if (access_token == NULL)
+	if (upo.access_token == NULL)
 		return (h);
-	xasprintf(&line, "Authorization: Bearer %s", access_token);
+	xasprintf(&line, "Authorization: Bearer %s", upo.access_token);
 	h = curl_slist_append(h, line);
-	wipe(line);
+	upo_wipe(line);
 	*gen = generation;
 	return (h);
+}
+
+/* Make a request wait for the flow. */
+static int
+waiter_add(upoauth_cb cb, void *arg, const char *error)
+{
+	struct waiter	*w;
+
+	if (cev == NULL || nwaiters >= OAUTH_WAITERS_MAX)
+		return (-1);
+	w = xcalloc(1, sizeof *w);
+	w->cb = cb;
+	w->arg = arg;
+	w->error = error != NULL ? xstrdup(error) : NULL;
+	TAILQ_INSERT_TAIL(&waiters, w, entry);
+	nwaiters++;
+	return (0);
 }
 
 int
 upoauth_unauthorized(const char *challenge, unsigned int gen, upoauth_cb cb,
     void *arg)
 {
-	struct waiter	*w;
-
-	if (cev == NULL)
+	if (waiter_add(cb, arg, NULL) == -1)
 		return (-1);
-	if (nwaiters >= OAUTH_WAITERS_MAX)
-		return (-1);
-	w = xcalloc(1, sizeof *w);
-	w->cb = cb;
-	w->arg = arg;
-	TAILQ_INSERT_TAIL(&waiters, w, entry);
-	nwaiters++;
 	/* A newer token than the one refused: try it at once. */
-	if (access_token != NULL && gen != generation) {
+	if (upo.access_token != NULL && gen != generation) {
+		event_active(notify_ev, EV_TIMEOUT, 0);
+		return (0);
+	}
+	/* In the login state: only a login helps. */
+	if (upo.login_needed) {
 		event_active(notify_ev, EV_TIMEOUT, 0);
 		return (0);
 	}
 	/* The token was refused (revoked, expired early): drop it. */
-	if (access_token != NULL) {
+	if (upo.access_token != NULL) {
 		log_info("upstream %s: oauth: the upstream refused the token; "
 		    "getting another", sc->name);
-		wipe(access_token);
-		access_token = NULL;
+		upo_set(&upo.access_token, NULL);
 	}
-	if (step == STEP_IDLE) {
+	if (upo.step == STEP_IDLE) {
 		operator_needed = 0;
 		flow_start(challenge);
 	}
+	return (0);
+}
+
+int
+upoauth_forbidden(const char *challenge, unsigned int gen, upoauth_cb cb,
+    void *arg)
+{
+	struct oauthc_challenge	 c;
+	char			*want, msg[512];
+
+	memset(&c, 0, sizeof c);
+	if (challenge == NULL || oauthc_challenge_parse(challenge,
+	    strlen(challenge), &c) != 1 || c.error == NULL ||
+	    strcmp(c.error, "insufficient_scope") != 0 || c.scope == NULL) {
+		oauthc_challenge_clear(&c);
+		return (-1);
+	}
+	want = oauthc_scope_union(upo.scope != NULL ? upo.scope :
+	    stepup_scope, c.scope);
+	oauthc_challenge_clear(&c);
+	if (want == NULL)
+		return (-1);
+	/* Granted already: a new token or login would not help. */
+	if (upo.scope != NULL && strcmp(want, upo.scope) == 0) {
+		free(want);
+		return (-1);
+	}
+	if (stepup_scope == NULL || strcmp(stepup_scope, want) != 0) {
+		free(stepup_scope);
+		stepup_scope = xstrdup(want);
+		nstepups = 0;
+	}
+	/* A login is the user's: the next asks for the union. */
+	if (sc->oauth == NULL || sc->oauth->grant !=
+	    UPOAUTH_CLIENT_CREDENTIALS) {
+		upo_set(&upo.want_scope, want);
+		snprintf(msg, sizeof msg, "upstream %s needs a login with "
+		    "scope %.300s: mcpctl login %s", sc->name, want, sc->name);
+		log_warnx("upstream %s: oauth: the upstream wants scope "
+		    "%.300s", sc->name, want);
+		free(want);
+		if (waiter_add(cb, arg, msg) == -1)
+			return (-1);
+		event_active(notify_ev, EV_TIMEOUT, 0);
+		return (0);
+	}
+	free(want);
+	if (nstepups >= OAUTH_STEPUPS_MAX || upo.token_endpoint == NULL)
+		return (-1);
+	nstepups++;
+	if (waiter_add(cb, arg, NULL) == -1)
+		return (-1);
+	if (gen == generation)
+		upo_set(&upo.access_token, NULL);
+	if (upo.access_token != NULL)
+		event_active(notify_ev, EV_TIMEOUT, 0);
+	else if (upo.step == STEP_IDLE)
+		flow_next();
 	return (0);
 }
 
@@ -697,4 +817,10 @@ const char *
 upoauth_last_error(void)
 {
 	return (last_error[0] != '\0' ? last_error : NULL);
+}
+
+const char *
+upoauth_login_needed(void)
+{
+	return (upo.login_needed ? last_error : NULL);
 }

@@ -43,7 +43,6 @@ static int			 probe_failed;	/* the era probe killed it */
 static pid_t			 supervisor_pid;	/* our parent */
 
 static void	worker_exit(int) __attribute__((noreturn));
-static void	worker_begin_exit(int);
 static size_t	worker_frame_max(void);
 static int	worker_frame(const struct frame_hdr *, struct evbuffer *);
 
@@ -107,9 +106,21 @@ worker_status(const char *state, const char *error)
 {
 	json_t	*o;
 	pid_t	 pid = -1;
+#ifdef WORKER_REMOTE
+	char	 why[256];
+#endif
 
 	if (shared != NULL && shared->tp != NULL && shared->ops->pid != NULL)
 		pid = shared->ops->pid(shared);
+#ifdef WORKER_REMOTE
+	/* Up, but no call can pass without a login: say that. */
+	if (strcmp(state, "ready") == 0 && upoauth_login_needed() != NULL) {
+		state = "login";
+		snprintf(why, sizeof why, "login needed: run mcpctl login %s",
+		    sc->name);
+		error = why;
+	}
+#endif
 	o = json_pack("{s:s, s:I}", "state", state, "pid", (json_int_t)pid);
 	if (error != NULL) {
 		snprintf(last_error, sizeof last_error, "%s", error);
@@ -491,6 +502,11 @@ worker_frame(const struct frame_hdr *hdr, struct evbuffer *in)
 				worker_env_default(name,
 				    json_string_value(value));
 		}
+#ifdef WORKER_REMOTE
+		/* The gateway's identity at the upstream, if it has one. */
+		login_config(json_object_get(msg, "oauth_record"),
+		    json_object_get(msg, "oauth_client"));
+#endif
 		json_decref(msg);
 		shared = conn_new(0, NULL);
 		return (0);
@@ -539,6 +555,16 @@ worker_frame(const struct frame_hdr *hdr, struct evbuffer *in)
 			upreq_relay_answer(hdr->tag, p, hdr->len);
 		evbuffer_drain(in, FRAME_HDR_LEN + hdr->len);
 		return (0);
+#ifdef WORKER_REMOTE
+	case MSG_OAUTH_LOGIN:
+	case MSG_OAUTH_CODE:
+	case MSG_OAUTH_REVOKE:
+		if (sc == NULL || (msg = frame_take_json(in, hdr, &why)) == NULL)
+			return (-1);
+		upoauth_frame(hdr->type, msg);
+		json_decref(msg);
+		return (0);
+#endif
 	case MSG_SHUTDOWN:
 		evbuffer_drain(in, FRAME_HDR_LEN + hdr->len);
 		log_debug("asked to stop");
@@ -648,7 +674,7 @@ exit_timer_cb(evutil_socket_t fd, short events, void *arg)
 }
 
 /* Stop the upstream gracefully, then exit once every child is gone. */
-static void
+void
 worker_begin_exit(int code)
 {
 	struct timeval	tv = { EXIT_GRACE, 0 };

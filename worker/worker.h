@@ -55,6 +55,8 @@ void		 worker_probe_failed(void);
 /* The shared connection failed: tell the supervisor and exit. */
 void		 worker_fatal_conn(struct conn *, const char *why)
 		    __attribute__((noreturn));
+/* Stop the upstream and exit with code (after a grace period at most). */
+void		 worker_begin_exit(int code);
 
 /* upstream_*.c: a transport moves whole JSON-RPC messages to and from an
  * upstream. */
@@ -336,6 +338,20 @@ const char	*upoauth_last_error(void);
  */
 void		 upoauth_losing(void);
 int		 upoauth_operator_needed(void);
+/*
+ * A 403 to a request that carried token gen: insufficient_scope asks for
+ * a token with the union of the scopes (client credentials, at most
+ * twice per scope set) or answers that a login with them is needed; -1
+ * if it cannot help (the 403 stands).
+ */
+int		 upoauth_forbidden(const char *challenge, unsigned int gen,
+		    upoauth_cb, void *arg);
+/* Why, in the login state (no token without a user); NULL if not in it. */
+const char	*upoauth_login_needed(void);
+/* upstream_login.c: CONFIG's oauth_record and oauth_client. */
+void		 login_config(json_t *record, json_t *client);
+/* MSG_OAUTH_LOGIN, MSG_OAUTH_CODE, MSG_OAUTH_REVOKE. */
+void		 upoauth_frame(uint16_t type, json_t *msg);
 #endif
 
 /* catalog.c: the upstream's tools, resources, templates and prompts. */
