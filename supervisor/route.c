@@ -230,6 +230,42 @@ route_held(struct req *r, const char *name)
 	return (1);
 }
 
+/*
+ * A name the catalog does not list may be an upstream's that waits for a
+ * login (and so lists nothing): the upstream whose prefix begins it, or
+ * the one such upstream without a prefix.  Refused saying what to run, if
+ * the client may see the name.  1 if done.
+ */
+static int
+route_login_needed(struct req *r, enum catalog_kind kind, const char *name)
+{
+	struct upstream	*up, *bare = NULL;
+	size_t		 i, nbare = 0, len;
+	char		 why[256];
+
+	if (!acl_allows(r->session, kind, name))
+		return (0);
+	for (i = 0; i < nupstreams; i++) {
+		up = upstreams[i];
+		if (up->state != UPSTREAM_LOGIN)
+			continue;
+		len = strlen(up->sc->prefix);
+		if (len == 0) {
+			bare = up;
+			nbare++;
+		} else if (strncmp(name, up->sc->prefix, len) == 0)
+			break;
+	}
+	if (i == nupstreams) {
+		if (nbare != 1)
+			return (0);
+		up = bare;
+	}
+	upstream_unavailable(up, why, sizeof why);
+	route_reject(r, MCP_CONNECTION_CLOSED, "%s", why);
+	return (1);
+}
+
 /* Route a request naming a tool or prompt to its upstream. */
 static void
 route_named(struct req *r, enum catalog_kind kind, const char *const *path)
@@ -265,6 +301,10 @@ route_named(struct req *r, enum catalog_kind kind, const char *const *path)
 	if (e == NULL || !acl_allows(s, kind, buf)) {
 		if (e == NULL && kind == CATALOG_TOOLS &&
 		    route_held(r, buf)) {
+			free(buf);
+			return;
+		}
+		if (e == NULL && route_login_needed(r, kind, buf)) {
 			free(buf);
 			return;
 		}
