@@ -227,6 +227,7 @@ static int
 sse_tp_start(struct conn *c)
 {
 	struct sse_tp	*tp;
+	unsigned int	 gen;
 
 	tp = xcalloc(1, sizeof *tp);
 	tp->conn = c;
@@ -240,7 +241,10 @@ sse_tp_start(struct conn *c)
 	if ((tp->stream = curl_easy_init()) == NULL)
 		fatalx("curl_easy_init");
 	curlev_setopts(tp->stream, sc->url);
+	/* A token of the gateway's login, if it has one (no 401 path). */
+	upoauth_init();
 	tp->stream_headers = worker_headers_dup(tp->extra);
+	tp->stream_headers = upoauth_header(tp->stream_headers, &gen);
 	tp->stream_headers = curl_slist_append(tp->stream_headers,
 	    "Accept: text/event-stream");
 	curl_easy_setopt(tp->stream, CURLOPT_HTTPHEADER, tp->stream_headers);
@@ -265,6 +269,7 @@ sse_tp_send(struct conn *c, struct evbuffer *msg)
 	const char	*why;
 	char		 tpl[TP_HDR_MAX], tsl[TS_HDR_MAX];
 	int		 traced = 0;
+	unsigned int	 gen;
 	size_t		 len = evbuffer_get_length(msg);
 
 	post = xcalloc(1, sizeof *post);
@@ -288,6 +293,7 @@ sse_tp_send(struct conn *c, struct evbuffer *msg)
 	}
 	curlev_setopts(post->easy, tp->endpoint);
 	post->headers = worker_headers_dup(tp->extra);
+	post->headers = upoauth_header(post->headers, &gen);
 	post->headers = curl_slist_append(post->headers,
 	    "Content-Type: application/json");
 	if (traced) {

@@ -365,6 +365,7 @@ ws_send_upgrade(struct ws_tp *tp)
 	struct evbuffer		*out = bufferevent_get_output(tp->bev);
 	struct curl_slist	*extra, *e;
 	unsigned char		 raw[16];
+	unsigned int		 gen;
 
 	if (getrandom(raw, sizeof raw, 0) != (ssize_t)sizeof raw)
 		fatal("getrandom");
@@ -383,6 +384,9 @@ ws_send_upgrade(struct ws_tp *tp)
 		ws_lost(tp, worker_last_error());
 		return;
 	}
+	/* A token of the gateway's login, if it has one (no 401 path). */
+	upoauth_init();
+	extra = upoauth_header(extra, &gen);
 	for (e = extra; e != NULL; e = e->next)
 		evbuffer_add_printf(out, "%s\r\n", e->data);
 	curl_slist_free_all(extra);

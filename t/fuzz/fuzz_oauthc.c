@@ -2,12 +2,16 @@
 /*
  * Fuzz what the gateway reads from an upstream and its authorization
  * server as an OAuth client (worker/oauthc*.c).  The first byte chooses:
- * a WWW-Authenticate value, a token answer, or an authorization response.
+ * a WWW-Authenticate value, a token answer, an authorization response, a
+ * registration's answer, or a stored record.
  * A parsed challenge's values are within OAUTHC_PARAM_MAX and hold no
  * control character, and parsing is the same for the value with
  * ", Basic" appended (a later challenge changes nothing found before it);
  * an accepted token is visible ASCII, a refusal says why without '"' or
- * '\'; an accepted authorization response had this login's state.
+ * '\'; an accepted authorization response had this login's state; an
+ * accepted registration has a printable client_id and a secret exactly
+ * when its method needs one; an accepted record is the upstream's, and
+ * what is written of it is read back the same.
  */
 #include "config.h"
 
@@ -123,6 +127,75 @@ fuzz_authz(const char *p, size_t len)
 	free(s);
 }
 
+/* Is s visible ASCII, 1 to max bytes? */
+static int
+visible(const char *s, size_t max)
+{
+	size_t	i;
+
+	for (i = 0; s[i] != '\0'; i++)
+		if ((unsigned char)s[i] <= 0x20 || (unsigned char)s[i] >= 0x7f)
+			return (0);
+	return (i > 0 && i <= max);
+}
+
+static void
+fuzz_dcr(const char *p, size_t len)
+{
+	struct oauthc_reg	r;
+	char			why[OAUTHC_WHY_MAX];
+	unsigned int		asked = len % 2 ? OAUTHC_AUTH_BASIC :
+				    OAUTHC_AUTH_NONE;
+
+	why[0] = '\0';
+	if (oauthc_dcr_parse(p, len, asked, &r, why, sizeof why) == 0) {
+		CHECK(r.client_id != NULL &&
+		    visible(r.client_id, OAUTHC_PARAM_MAX));
+		CHECK(r.method == OAUTHC_AUTH_BASIC ||
+		    r.method == OAUTHC_AUTH_POST ||
+		    r.method == OAUTHC_AUTH_NONE);
+		CHECK((r.client_secret != NULL) ==
+		    (r.method != OAUTHC_AUTH_NONE));
+		CHECK(r.client_secret == NULL ||
+		    visible(r.client_secret, OAUTHC_TOKEN_MAX));
+	} else {
+		CHECK(why[0] != '\0' && strpbrk(why, "\"\\") == NULL);
+		CHECK(r.client_id == NULL && r.client_secret == NULL);
+	}
+	oauthc_reg_clear(&r);
+}
+
+static void
+fuzz_record(const char *p, size_t len)
+{
+	struct oauthc_record	r, r2;
+	json_t			*o, *w;
+	char			why[OAUTHC_WHY_MAX];
+	const char		*cid = len % 2 ? "c" : NULL;
+
+	if ((o = json_loadb(p, len, 0, NULL)) == NULL)
+		return;
+	if (oauthc_record_read(o, "https://h/mcp", cid, &r, why,
+	    sizeof why) == 0) {
+		CHECK(strcmp(r.resource, "https://h/mcp") == 0);
+		CHECK(r.registered != OAUTHC_REG_NONE);
+		CHECK(r.registered != OAUTHC_REG_CONFIG ||
+		    (cid != NULL && strcmp(r.client_id, cid) == 0));
+		w = oauthc_record_json(&r);
+		CHECK(oauthc_record_read(w, "https://h/mcp", cid, &r2, why,
+		    sizeof why) == 0);
+		CHECK(strcmp(r2.client_id, r.client_id) == 0 &&
+		    strcmp(r2.issuer, r.issuer) == 0 &&
+		    r2.registered == r.registered &&
+		    same(r2.access_token, r.access_token) &&
+		    same(r2.refresh_token, r.refresh_token) &&
+		    same(r2.client_secret, r.client_secret));
+		json_decref(w);
+	} else
+		CHECK(why[0] != '\0');
+	json_decref(o);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -130,15 +203,21 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size < 1)
 		return (0);
-	switch (data[0] % 3) {
+	switch (data[0] % 5) {
 	case 0:
 		fuzz_challenge(p, size - 1);
 		break;
 	case 1:
 		fuzz_token(p, size - 1);
 		break;
-	default:
+	case 2:
 		fuzz_authz(p, size - 1);
+		break;
+	case 3:
+		fuzz_dcr(p, size - 1);
+		break;
+	default:
+		fuzz_record(p, size - 1);
 		break;
 	}
 	return (0);

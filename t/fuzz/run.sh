@@ -95,12 +95,14 @@ cppflags="$cppflags -I$top/t/unit"
 cppflags="$cppflags -I$builddir"
 
 # Compile the common sources once, and the supervisor's if a target needs
-# them.  Not common/curl_event.c: the workers' libcurl, which no target
-# links.
+# them.  Not common/curl_event.c or http_fetch.c: the workers' libcurl,
+# which no target links.
 mkdir -p "$tmp/obj" "$tmp/obj/supervisor" || exit 1
 objs=
 for src in "$top"/common/*.c; do
-	[ "$(basename "$src")" = curl_event.c ] && continue
+	case $(basename "$src") in
+	curl_event.c|http_fetch.c) continue ;;
+	esac
 	obj=$tmp/obj/$(basename "$src" .c).o
 	# shellcheck disable=SC2086
 	if ! $cc $cflags $cppflags -c "$src" -o "$obj"; then
@@ -163,7 +165,8 @@ esac
 oauthcobjs=
 case " $targets " in
 *" oauthc "*)
-	for src in "$top"/worker/oauthc_meta.c "$top"/worker/oauthc_pkce.c; do
+	for src in "$top"/worker/oauthc_meta.c "$top"/worker/oauthc_pkce.c \
+	    "$top"/worker/oauthc_reg.c; do
 		obj=$tmp/obj/idp/$(basename "$src" .c).o
 		# shellcheck disable=SC2086
 		if ! $cc $cflags $cppflags -c "$src" -o "$obj"; then
