@@ -59,7 +59,11 @@ health_ready(char *why, size_t len)
 		if (health_down(up))
 			ndown++;
 		if (up->sc->required && health_down(up)) {
-			if (why != NULL)
+			if (why != NULL && up->state == UPSTREAM_LOGIN)
+				snprintf(why, len, "required upstream %s needs "
+				    "a login (mcpctl login %s)", up->sc->name,
+				    up->sc->name);
+			else if (why != NULL)
 				snprintf(why, len, "required upstream %s is %s",
 				    up->sc->name,
 				    upstream_state_name(up->state));

@@ -11,10 +11,11 @@
 // one; neither the token nor the secret is in the log.  Refused, each with
 // its log line and no token request made: protected resource metadata for
 // another resource, server metadata whose token endpoint is on another
-// host, metadata past 64 KiB.  A wrong secret says what the server said
-// and an upstream that needs a user's login says "login needed", each
-// failed at once (not restarted in vain; /readyz held back only if
-// required); a tool call refused for want of a login fails alone.
+// host, metadata past 64 KiB.  A wrong secret says what the server said,
+// failed at once (not restarted in vain); an upstream that needs a user's
+// login waits in the state login (/readyz held back only if required),
+// and calls to it fail at once saying what to run (the login itself:
+// upstream_login.test.mjs).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
@@ -134,32 +135,39 @@ test('a wrong secret: the server\'s error, no call, failed at once', async () =>
   noSecrets(gw);
 });
 
-test('an upstream that needs a login says so in status; readiness only if required', async () => {
+test('an upstream that needs a login waits for one; readiness only if required', async () => {
   const up = await upstream();
   const gw = await gateway(up.url, '', false, [demo('alpha')]);
-  const s = await gw.waitFor((st) => st.upstreams.find((u) => u.name === 'remote').state === 'failed', 'failed');
-  assert.match(s.upstreams.find((u) => u.name === 'remote').last_error, /login needed/);
+  const s = await gw.waitFor((st) => st.upstreams.find((u) => u.name === 'remote').state === 'login', 'login');
+  const remote = s.upstreams.find((u) => u.name === 'remote');
+  assert.match(remote.last_error, /login needed: run mcpctl login remote/);
+  assert.equal(remote.login_needed, 'mcpctl login remote');
   assert.equal((await up.seen()).with, 0);
   await gw.waitFor((st) => st.upstreams.find((u) => u.name === 'alpha').state === 'ready', 'alpha ready');
   assert.equal((await fetch(`${gw.base}/readyz`)).status, 200);
+  // It waits: not restarted in vain.
+  await sleep(1500);
+  assert.equal(gw.upstream('remote').restarts, 0);
   const req = await gateway(up.url, 'required = true;', false, [demo('alpha')]);
-  await req.waitFor((st) => st.upstreams.find((u) => u.name === 'remote').state === 'failed', 'failed');
+  await req.waitFor((st) => st.upstreams.find((u) => u.name === 'remote').state === 'login', 'login');
   const r = await fetch(`${req.base}/readyz`);
   assert.equal(r.status, 503);
-  assert.match(await r.text(), /required upstream remote is failed/);
+  assert.match(await r.text(), /required upstream remote needs a login \(mcpctl login remote\)/);
 });
 
-test('a call refused for want of a login fails; the upstream lost later is restarted, not failed', async () => {
+test('a call refused for want of a login fails, and the next at once', async () => {
   const up = await upstream(['--tools-only']);
   const gw = await gateway(up.url, '');
   const session = await rawSession(gw);
   const r = await post(gw, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'remote__whoami', arguments: {} } }, { session });
   const msg = Array.isArray(r.json) ? r.json.find((m) => m.id === 2) : r.json;
-  assert.match(msg.error.message, /HTTP 401: login needed/);
-  await up.stop();
-  await post(gw, { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'remote__whoami', arguments: {} } }, { session });
-  const s = await gw.waitFor((st) => st.upstreams[0].failures >= 1, 'the upstream lost');
-  assert.notEqual(s.upstreams[0].state, 'failed', JSON.stringify(s.upstreams[0]));
+  assert.match(msg.error.message, /needs a login: mcpctl login remote/);
+  await gw.waitFor((st) => st.upstreams[0].state === 'login', 'login');
+  const seen = await up.seen();
+  const r2 = await post(gw, { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'remote__whoami', arguments: {} } }, { session });
+  const msg2 = Array.isArray(r2.json) ? r2.json.find((m) => m.id === 3) : r2.json;
+  assert.match(msg2.error.message, /needs a login: mcpctl login remote/);
+  assert.deepEqual(await up.seen(), seen, 'the second call reached the upstream');
 });
 
 // A server of the test's own: protected resource and server metadata, as a
