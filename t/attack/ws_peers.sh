@@ -133,6 +133,30 @@ ok "... its RSS under $rss0 + $((2 * 2048 + 8192)) KiB while 2 000 000 fragments
     test "$max" -lt $((rss0 + 2 * 2048 + 8192))
 is "... and nothing on its standard output" "$(wc -c < "$T/bridge-flood.out")" 0
 
+# mcpctl connect: a gateway that sends 1 000 000 pings of 125 bytes and
+# never reads the pongs.  The bridge stops reading it once 16 MiB wait to
+# be written, so it holds that much, not a pong for every ping (127 MiB);
+# the peer gives up when its pings are no longer read.
+peer gwpings gateway pings 1000000
+bridge bridge-pings 5 "ws://127.0.0.1:$PORT/ws"
+bpid=$BRIDGE
+sleep 0.5
+rss0=$(rss_kb "$bpid")
+rm -f "$T/rss" "$T/sampled"
+bg sample "$bpid" "$T/rss" "$T/sampled"
+sampler=$!
+echo "$INIT" >&5
+wait "$bpid"
+st=$?
+touch "$T/sampled"
+wait "$sampler"
+exec 5>&-
+max=$(rss_max "$T/rss")
+echo "# mcpctl connect, pings unanswered: RSS $rss0 KiB before, at most $max KiB during; $(sed -n 's/^pings sent/sent/p' "$T/gwpings.out"); $(cat "$T/bridge-pings.err")"
+is "mcpctl connect: the gateway that pinged went away: exit 1" "$st" 1
+ok "... its RSS under $rss0 + $((16 * 1024 + 16384)) KiB while pings flooded in (at most $max KiB, +$((max - rss0)) KiB)" \
+    test "$max" -lt $((rss0 + 16 * 1024 + 16384))
+
 # The worker's upstream that drips its answer: the call fails at the
 # message's deadline, not before.
 wait "$worker_dripper"
