@@ -20,6 +20,9 @@
 #define HTTP_MAX_HEAD		16384
 #define HTTP_HEAD_TIMEOUT	30	/* seconds to send a whole head */
 #define HTTP_IDLE_TIMEOUT	120	/* seconds idle between requests */
+#define HTTP_SHED_IDLE_MS	1000	/* at the connection limit, one idle
+					   this long between requests is
+					   closed for a new one */
 #define HTTP_BODY_TIMEOUT	30	/* seconds for a body, plus: */
 #define HTTP_BODY_RATE		65536	/* one second per so many bytes */
 #define HTTP_WRITE_TIMEOUT	60	/* seconds without write progress */
@@ -100,6 +103,9 @@ struct http_conn {
 	char			 peer[64];	/* the request's: X-Forwarded-For
 						   from a trusted proxy */
 	TAILQ_ENTRY(http_conn)	 entry;
+	int64_t			 idle_since;	/* ms: kept alive between
+						   requests since; 0: not */
+	TAILQ_ENTRY(http_conn)	 idle_entry;	/* http_idle, if idle */
 };
 
 /* Oldest first: the head is the first to shed when out of descriptors. */
