@@ -445,6 +445,14 @@ http_conn_finish(struct http_conn *c)
 		http_conn_close_later(c);
 }
 
+void
+http_conn_expire(struct http_conn *c, int64_t ms)
+{
+	/* Idle in these states: no head, body or keep-alive to time. */
+	if (c->state == HC_STREAMING || c->state == HC_UPGRADED)
+		http_deadline(c, ms);
+}
+
 static void
 http_event_cb(struct iochan *ch, int what, void *arg)
 {

@@ -77,7 +77,9 @@ struct http_conn {
 	 * HTTP_HEAD_TIMEOUT of its first byte (of the accept, for the first
 	 * request), a body within HTTP_BODY_TIMEOUT plus a second per
 	 * HTTP_BODY_RATE bytes, so a peer trickling bytes cannot hold a
-	 * connection.  Keep-alive idleness is HTTP_IDLE_TIMEOUT.
+	 * connection.  Keep-alive idleness is HTTP_IDLE_TIMEOUT.  While a
+	 * response streams, or after an upgrade, it is the expiry of the
+	 * token that opened it (http_conn_expire), if any.
 	 */
 	struct event		*deadline;
 	struct event		*next_ev;	/* takes pipelined input; or NULL */
@@ -121,7 +123,8 @@ void		http_done(struct http_conn *);
 /* http_request.c */
 /* Arm the connection's deadline in milliseconds from now, or clear it (0). */
 void		http_deadline(struct http_conn *, int64_t ms);
-/* A deadline passed: close an idle connection, or answer 408. */
+/* A deadline passed: close an idle connection, answer 408, or end what
+ * an expired credential opened. */
 void		http_deadline_cb(evutil_socket_t, short, void *);
 /* Process buffered input as far as it goes. */
 void		http_next(struct http_conn *);
