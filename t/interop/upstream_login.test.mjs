@@ -29,7 +29,7 @@ const stops = [];
 
 before(async () => {
   dir = mkdtempSync(path.join(tmpdir(), 'mcps-uplogin-'));
-  op = await startOidcProvider(['--ttl', '6']);
+  op = await startOidcProvider(['--ttl', '6', '--refresh']);
   up = await startNodeServer([fixture, '--issuer', op.issuer, '--scopes', 'mcp:tools']);
   up.url = `http://127.0.0.1:${up.port}/mcp`;
   stops.push(() => up.stop());
