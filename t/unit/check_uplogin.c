@@ -125,6 +125,15 @@ login_waiting(struct sup_worker *w)
 	json_decref(r);
 }
 
+/* A session's call of remote__x: its answer (borrowed). */
+static json_t *
+call_remote(struct sup_client *cl)
+{
+	return (sup_rpc(cl, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	    "\"tools/call\",\"params\":{\"name\":\"remote__x\","
+	    "\"arguments\":{}}}"));
+}
+
 /* Calls fail at once saying what to run; status and readiness say it. */
 START_TEST(test_login_state)
 {
@@ -134,17 +143,13 @@ START_TEST(test_login_state)
 
 	login_state();
 	cl = sup_session("tok-full-0123456789", NULL);
-	a = sup_rpc(cl, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
-	    "\"tools/call\",\"params\":{\"name\":\"remote__x\","
-	    "\"arguments\":{}}}");
+	a = call_remote(cl);
 	ck_assert_ptr_nonnull(a);
 	ck_assert_ptr_nonnull(strstr(sup_jstr(a, "error.message"),
 	    "needs a login: mcpctl login remote"));
 	/* A client that may not see it: an unknown tool, nothing more. */
 	cl = sup_session("tok-limited-0123456789", NULL);
-	a = sup_rpc(cl, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
-	    "\"tools/call\",\"params\":{\"name\":\"remote__x\","
-	    "\"arguments\":{}}}");
+	a = call_remote(cl);
 	ck_assert_ptr_nonnull(a);
 	ck_assert_ptr_nonnull(strstr(sup_jstr(a, "error.message"),
 	    "unknown tool"));
