@@ -469,9 +469,6 @@ conf_parse_server(struct conf_ctx *ctx, const struct conf *conf,
 		return (conf_error(ctx, remote_s, "server %s: %s is only for "
 		    "http, sse and ws", srv->name,
 		    config_setting_name(remote_s)));
-	if (srv->oauth != NULL && srv->transport != TRANSPORT_HTTP)
-		return (conf_error_at(ctx, srv->oauth->line, "server %s: oauth "
-		    "is only for the http transport (so far)", srv->name));
 	if (srv->restart_max_delay < srv->restart_delay)
 		return (conf_error(ctx, g, "server %s: restart_max_delay is "
 		    "shorter than restart_delay", srv->name));

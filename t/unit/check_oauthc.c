@@ -140,6 +140,15 @@ START_TEST(test_prm_urls)
 	ck_assert_str_eq(prm("https://example.com/mcp?t=1"),
 	    "https://example.com/.well-known/oauth-protected-resource/mcp?t=1 "
 	    "https://example.com/.well-known/oauth-protected-resource");
+	/* A WebSocket's, on its origin over HTTP. */
+	ck_assert_str_eq(prm("wss://example.com/ws"),
+	    "https://example.com/.well-known/oauth-protected-resource/ws "
+	    "https://example.com/.well-known/oauth-protected-resource");
+	ck_assert_str_eq(prm("ws://127.0.0.1:9/ws"),
+	    "http://127.0.0.1:9/.well-known/oauth-protected-resource/ws "
+	    "http://127.0.0.1:9/.well-known/oauth-protected-resource");
+	ck_assert_str_eq(prm("ws://example.com/ws"),
+	    "-http:// but not to a loopback address (https is required)");
 	/* http off loopback is refused. */
 	ck_assert_str_eq(prm("http://example.com/mcp"),
 	    "-http:// but not to a loopback address (https is required)");
