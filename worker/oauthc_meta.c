@@ -285,8 +285,14 @@ parts_get(const char *url, struct url_parts *out)
 		return (-1);
 	if ((u = curl_url()) == NULL)
 		fatalx("curl_url");
-	if (curl_url_set(u, CURLUPART_URL, url, 0) == CURLUE_OK &&
+	/* A WebSocket upstream's URL too, its port as http's (RFC 6455). */
+	if (curl_url_set(u, CURLUPART_URL, url, CURLU_NON_SUPPORT_SCHEME) ==
+	    CURLUE_OK &&
 	    curl_url_get(u, CURLUPART_SCHEME, &out->scheme, 0) == CURLUE_OK &&
+	    (strcmp(out->scheme, "ws") != 0 || curl_url_set(u,
+	    CURLUPART_SCHEME, "http", 0) == CURLUE_OK) &&
+	    (strcmp(out->scheme, "wss") != 0 || curl_url_set(u,
+	    CURLUPART_SCHEME, "https", 0) == CURLUE_OK) &&
 	    curl_url_get(u, CURLUPART_HOST, &out->host, 0) == CURLUE_OK &&
 	    curl_url_get(u, CURLUPART_PORT, &out->port,
 	    CURLU_DEFAULT_PORT) == CURLUE_OK &&

@@ -172,6 +172,15 @@ START_TEST(test_resource_match)
 	ck_assert(!oauthc_resource_match("https://mcp.example.com/mcp#x", u));
 	ck_assert(!oauthc_resource_match("https://mcp.example.com/mcp?a", u));
 	ck_assert(!oauthc_resource_match("not a url", u));
+	/* A WebSocket upstream's: its scheme, its default port as http's. */
+	ck_assert(oauthc_resource_match("wss://m.example:443/ws",
+	    "wss://M.example/ws"));
+	ck_assert(oauthc_resource_match("ws://127.0.0.1:80/ws/",
+	    "ws://127.0.0.1/ws"));
+	ck_assert(!oauthc_resource_match("https://m.example/ws",
+	    "wss://m.example/ws"));
+	ck_assert(!oauthc_resource_match("ws://m.example/ws",
+	    "wss://m.example/ws"));
 	ck_assert(oauthc_same_origin("https://a.example/x",
 	    "https://A.example:443/y"));
 	ck_assert(!oauthc_same_origin("https://a.example/x",
