@@ -67,6 +67,8 @@ connect_done(void *arg, const char *error)
 	char		 why[512];
 
 	c->oauth_waiting = 0;
+	if (c->state == CONN_DEAD)
+		return;		/* lost meanwhile (the login state) */
 	if (error != NULL) {
 		upoauth_refused(c, 0, c->oauth_what, 401, error);
 		return;

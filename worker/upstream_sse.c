@@ -252,13 +252,15 @@ sse_done_cb(CURL *easy, CURLcode r, void *arg)
 		if (tp->status == 401 && upoauth_last_error() != NULL)
 			snprintf(why, sizeof why, "GET %s: HTTP 401: %s", url,
 			    upoauth_last_error());
-		else if (r != CURLE_OK)
-			snprintf(why, sizeof why, "the SSE stream %s: %s",
-			    url, curl_easy_strerror(r));
-		else if (tp->status / 100 != 2 || !tp->is_sse)
+		/* An error page is not read (the transfer is aborted). */
+		else if (tp->status != 0 && (tp->status / 100 != 2 ||
+		    !tp->is_sse))
 			snprintf(why, sizeof why, "GET %s: HTTP %ld%s",
 			    url, tp->status, tp->is_sse ? "" :
 			    ", not an event stream");
+		else if (r != CURLE_OK)
+			snprintf(why, sizeof why, "the SSE stream %s: %s",
+			    url, curl_easy_strerror(r));
 		else
 			snprintf(why, sizeof why, "the SSE stream closed");
 		conn_lost(tp->conn, why);

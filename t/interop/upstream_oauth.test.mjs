@@ -138,18 +138,22 @@ test('the secret from the daemon\'s environment (${env:}, expanded by the superv
   noSecrets(gw);
 });
 
-test('a token the upstream refuses is replaced, and the call goes through', async () => {
-  // The upstream revokes the token the gateway holds.
-  const up = await upstream();
-  const gw = await gateway(up.url, cc());
-  await whoami(gw);
-  const r = await fetch(`http://127.0.0.1:${up.port}/admin/revoke`, { method: 'POST' });
-  assert.equal(r.status, 200);
-  assert.deepEqual(await whoami(gw), { client_id: 'mcp-cc', sub: 'mcp-cc' });
-  await logHas(gw, /the upstream refused the token; getting another/);
-  assert.ok((await up.seen()).refused >= 1);
-  noSecrets(gw);
-});
+// Over sse the stream stays; the POST refused is sent again with the new token.
+for (const [what, args] of [['', []], ['sse, ', ['--sse']]]) {
+  test(`${what}a token the upstream refuses is replaced, and the call goes through`, async () => {
+    // The upstream revokes the token the gateway holds.
+    const up = await upstream(args);
+    const gw = await gateway(up.url, cc());
+    await whoami(gw);
+    const r = await fetch(`http://127.0.0.1:${up.port}/admin/revoke`, { method: 'POST' });
+    assert.equal(r.status, 200);
+    assert.deepEqual(await whoami(gw), { client_id: 'mcp-cc', sub: 'mcp-cc' });
+    await logHas(gw, /the upstream refused the token; getting another/);
+    assert.ok((await up.seen()).refused >= 1);
+    assert.equal(gw.upstream('remote').restarts, 0);
+    noSecrets(gw);
+  });
+}
 
 test('a wrong secret: the server\'s error, no call, failed at once', async () => {
   const up = await upstream();
