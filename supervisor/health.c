@@ -45,7 +45,7 @@ int
 health_ready(char *why, size_t len)
 {
 	struct upstream	*up;
-	size_t		 i, ndown = 0;
+	size_t		 i, ndown = 0, nlogin = 0;
 
 	if (why != NULL && len > 0)
 		why[0] = '\0';
@@ -58,6 +58,8 @@ health_ready(char *why, size_t len)
 		up = upstreams[i];
 		if (health_down(up))
 			ndown++;
+		if (up->state == UPSTREAM_LOGIN)
+			nlogin++;
 		if (up->sc->required && health_down(up)) {
 			if (why != NULL && up->state == UPSTREAM_LOGIN)
 				snprintf(why, len, "required upstream %s needs "
@@ -90,8 +92,8 @@ health_ready(char *why, size_t len)
 			    upstream_state_name(upstreams[0]->state));
 		else if (why != NULL)
 			snprintf(why, len, "no upstream is usable: all %zu are "
-			    "failed, stopped or waiting for a login",
-			    nupstreams);
+			    "failed or stopped%s", nupstreams, nlogin > 0 ?
+			    ", or wait for a login" : "");
 		return (503);
 	}
 	for (i = 0; i < nupstreams; i++) {
