@@ -46,6 +46,7 @@ struct refusal;
 struct req;
 struct reqobs;
 struct session;
+struct uplogin_users;
 struct stream;
 struct stream_event;
 struct trace;
@@ -1718,6 +1719,9 @@ struct uplogin {
 	json_t			*record;	/* the worker's record (tokens:
 						   secret, wiped), or NULL */
 	int			 loaded;	/* record read from the store */
+	struct uplogin_users	*users;		/* per-user identities'
+						   records and logins, or
+						   NULL (uplogin.c) */
 };
 
 struct upstream {
@@ -1785,6 +1789,14 @@ void		 upstream_unavailable(const struct upstream *, char *, size_t);
 /* uplogin.c */
 /* Add oauth_client and the stored oauth_record to a worker's CONFIG. */
 void		 uplogin_config(struct upstream *, json_t *cfg);
+/* Add a per-user upstream's oauth_identity and oauth_record to a
+ * session's SESSION_OPEN payload. */
+void		 uplogin_session_open(struct upstream *, struct session *,
+		    json_t *);
+/* The principal a session's upstream tokens belong to ("" if none):
+ * OAuth issuer and subject, else the named client, else the token's
+ * hash; never a token. */
+void		 uplogin_principal(const struct session *, char *, size_t);
 /* An OAUTH_SAVE or OAUTH_PROGRESS frame; -1 if it is corrupt. */
 int		 uplogin_frame(struct upstream *, const struct frame_hdr *,
 		    struct evbuffer *);
