@@ -276,6 +276,9 @@ int		 view_defer(struct req *);
 int		 view_retry(struct req *, struct upstream *);
 /* Why a session's part for an upstream failed, or NULL. */
 const char	*view_part_error(struct session *, struct upstream *);
+/* Its error's data (JSON text) and code, or NULL if it has none. */
+const char	*view_part_error_data(struct session *, struct upstream *,
+		    int *code);
 /* A per-session instance's catalog (CATALOG with a session number). */
 void		 view_part(struct upstream *, uint32_t session, json_t *);
 /* An upstream became ready: ask for the parts sessions wait for. */

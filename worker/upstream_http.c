@@ -231,7 +231,7 @@ http_headers(struct http_tp *tp, const char *accept)
 
 	for (e = tp->extra; e != NULL; e = e->next)
 		h = curl_slist_append(h, e->data);
-	h = upoauth_header(h, &gen);
+	h = upoauth_header_conn(tp->conn, h, &gen);
 	xasprintf(&line, "Accept: %s", accept);
 	h = curl_slist_append(h, line);
 	free(line);
@@ -474,8 +474,9 @@ http_oauth_done(void *arg, const char *error)
 	struct exchange	*ex = arg;
 	struct http_tp	*tp = ex->tp;
 	char		 why[768], url[256];
-	char		*body;
+	char		*body, *text;
 	size_t		 len;
+	json_t		*data;
 
 	ex->oauth_waiting = 0;
 	if (error != NULL) {
@@ -486,6 +487,18 @@ http_oauth_done(void *arg, const char *error)
 			upoauth_losing();
 			http_exchange_free(ex);
 			conn_lost(tp->conn, why);
+			return;
+		}
+		/* Its user must log in first: the error says where. */
+		if (ex->id != 0 && !ex->answered &&
+		    (data = upoauth_elicit_data(tp->conn)) != NULL) {
+			text = json_dumps(data, JSON_COMPACT);
+			json_decref(data);
+			ex->answered = 1;
+			conn_answer_error_data(tp->conn, ex->id,
+			    MCP_URL_ELICITATION_REQUIRED, error, text);
+			free(text);
+			http_exchange_free(ex);
 			return;
 		}
 		http_fail_request(ex, "upstream %s answered HTTP %ld: %s",
@@ -541,15 +554,15 @@ http_done_request(struct exchange *ex, CURLcode r)
 		return;
 	}
 	if (ex->status == 401 && ex->kind == EX_POST && !ex->oauth_retried &&
-	    upoauth_unauthorized(ex->challenge, ex->token_gen,
+	    upoauth_unauthorized_conn(c, ex->challenge, ex->token_gen,
 	    http_oauth_done, ex) == 0) {
 		ex->oauth_waiting = 1;
 		return;
 	}
 	/* A step-up: a token with more scope, or a login with it. */
 	if (ex->status == 403 && ex->kind == EX_POST &&
-	    upoauth_forbidden(ex->challenge, ex->token_gen, http_oauth_done,
-	    ex) == 0) {
+	    upoauth_forbidden_conn(c, ex->challenge, ex->token_gen,
+	    http_oauth_done, ex) == 0) {
 		ex->oauth_waiting = 1;
 		return;
 	}
@@ -716,7 +729,7 @@ http_post(struct http_tp *tp, char *body, size_t len, int retried)
 		return;
 	}
 	ex->headers = http_headers(tp, "application/json, text/event-stream");
-	ex->token_gen = upoauth_generation();
+	ex->token_gen = upoauth_generation_conn(tp->conn);
 	ex->headers = curl_slist_append(ex->headers,
 	    "Content-Type: application/json");
 	if (scanned && meta_claim(&m))
