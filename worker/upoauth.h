@@ -148,6 +148,7 @@ void	 login_reg_done(struct hfetch *, CURLcode);
 void	 login_code(json_t *msg);
 void	 login_exchanged(const char *scope);
 void	 login_failed(const char *why);
+void	 login_failed_for(struct upo_id *, const char *why);
 void	 login_save(void);
 void	 login_save_id(struct upo_id *);
 void	 login_forget_registration(void);

@@ -480,7 +480,9 @@ http_oauth_done(void *arg, const char *error)
 
 	ex->oauth_waiting = 0;
 	if (error != NULL) {
-		if (ex->init) {
+		/* A session's instance without a token is over at its
+		 * first refusal: the probe's, or initialize's. */
+		if (ex->init || (tp->conn->probing && tp->conn->session != 0)) {
 			url_redact(sc->url, url, sizeof url);
 			snprintf(why, sizeof why, "initialize: HTTP %ld from "
 			    "%s: %s", ex->status, url, error);

@@ -68,36 +68,44 @@ login_pending_clear(struct upo_id *id)
 		evtimer_del(id->expire_ev);
 }
 
-/* An identity's login failed (the flow's). */
-static void
-login_failed_id(struct upo_id *id, const char *why)
+/* An identity's login failed. */
+void
+login_failed_for(struct upo_id *id, const char *why)
 {
 	log_warnx("upstream %s: oauth: the login%s%s failed: %s", sc->name,
 	    id != upo_gateway() ? " of " : "", id != upo_gateway() ?
 	    id->name : "", why);
-	login_pending_clear(id);
-	progress(id, json_pack("{s:s, s:s}", "phase", "failed", "error", why));
 	if (id != upo_gateway()) {
-		snprintf(id->last_error, sizeof id->last_error, "upstream %s: "
-		    "the login failed: %s", sc->name, why);
+		/* Its calls fail saying why (which names the upstream). */
+		if (strstr(why, sc->name) != NULL)
+			snprintf(id->last_error, sizeof id->last_error, "%s",
+			    why);
+		else
+			snprintf(id->last_error, sizeof id->last_error, "the "
+			    "login to upstream %s failed: %s", sc->name, why);
 		users_login_over(id, why);
 		upo_notify();
 	}
+	login_pending_clear(id);
+	progress(id, json_pack("{s:s, s:s}", "phase", "failed", "error", why));
 }
 
 void
 login_failed(const char *why)
 {
-	login_failed_id(upo.id, why);
+	login_failed_for(upo.id, why);
 }
 
 static void
 expire_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct upo_id	*id = arg;
+	char		 why[128];
 
+	snprintf(why, sizeof why, "the login to upstream %s expired",
+	    sc->name);
 	if (id->pending)
-		login_failed_id(id, "the login expired");
+		login_failed_for(id, why);
 }
 
 static void
@@ -416,6 +424,8 @@ login_exchanged(const char *scope)
 	struct upo_id	*id = upo.id;
 	json_t		*o;
 
+	if (id != upo_gateway())
+		users_login_over(id, NULL);
 	login_pending_clear(id);
 	upo_set(&upo.want_scope, NULL);
 	login_save();
@@ -430,7 +440,6 @@ login_exchanged(const char *scope)
 	if (id != upo_gateway()) {
 		log_info("upstream %s: oauth: %s logged in", sc->name,
 		    id->name);
-		users_login_over(id, NULL);
 		upo_notify();
 		return;
 	}
@@ -459,13 +468,13 @@ login_code(json_t *msg)
 		return;
 	}
 	if ((input = str(msg, "response", UPO_LOGIN_RESPONSE_MAX)) == NULL) {
-		login_failed_id(id, "the response is missing or too long");
+		login_failed_for(id, "the response is missing or too long");
 		return;
 	}
 	if (upo.step != STEP_IDLE) {
 		/* Another identity's flow: this one's turn comes. */
 		if (id == upo_gateway() || id->queued != QUEUED_NONE) {
-			login_failed_id(id, "busy with the authorization "
+			login_failed_for(id, "busy with the authorization "
 			    "server; try again");
 			return;
 		}
@@ -585,7 +594,7 @@ upoauth_frame(uint16_t type, json_t *msg)
 	switch (type) {
 	case MSG_OAUTH_LOGIN:
 		if (upo_per_user()) {
-			login_failed_id(id, "this upstream's identities are "
+			login_failed_for(id, "this upstream's identities are "
 			    "its users'");
 			return;
 		}

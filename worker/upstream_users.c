@@ -6,10 +6,14 @@
  * principal share its identity here (refcounted, at most USERS_MAX), and
  * every request of a session's instance carries that identity's token,
  * never another's.  With no token (first call, refresh refused) the
- * identity's login begins (upstream_login.c); its client is asked to
- * open the authorization URL: the call fails with -32042
- * (URLElicitationRequiredError) whose data names the URL, and the login
- * completes when the redirect comes back; the next call has the token.
+ * identity's login begins (upstream_login.c) and its client is asked to
+ * open the authorization URL: a client that declared URL-mode
+ * elicitation gets an elicitation/create, and the call waits until the
+ * token comes (then goes on with it), the user declines, or the login
+ * expires, after which notifications/elicitation/complete says so; any
+ * other client's call fails with -32042 (URLElicitationRequiredError)
+ * whose data names the URL, the login completes when the redirect comes
+ * back, and the next call has the token.
  */
 #include "config.h"
 
@@ -121,6 +125,8 @@ users_sweep(void)
 			continue;
 		TAILQ_REMOVE(&users, id, entry);
 		nusers--;
+		if (id->elicit_ref != 0)
+			upreq_drop_own(id->elicit_ref, NULL);
 		login_pending_clear(id);
 		if (id->expire_ev != NULL)
 			event_free(id->expire_ev);
@@ -171,26 +177,104 @@ users_message(struct upo_id *id, char *buf, size_t len)
 	    id->url != NULL ? id->url : "(no URL)");
 }
 
+/* Has a session's client declared URL-mode elicitation? */
+static int
+users_may_elicit(uint32_t session)
+{
+	struct session_info	*si = worker_session_info(session);
+	json_t			*e;
+
+	return (si != NULL && si->oauth_id != NULL && !si->shared &&
+	    (e = json_object_get(si->caps, "elicitation")) != NULL &&
+	    json_object_get(e, "url") != NULL);
+}
+
+/* The client answered the elicitation: declined, it fails the login. */
+static void
+users_elicit_answer(void *arg, const struct jrpc *m)
+{
+	struct upo_id	*id = arg;
+	struct jspan	 action;
+	char		 why[256], what[16] = "";
+	static const char *const path[] = { "action", NULL };
+
+	id->elicit_ref = 0;
+	if (!id->pending)
+		return;
+	if (m != NULL && m->kind == JRPC_RESULT &&
+	    jscan_path(m->p, m->result, path, &action) == 0)
+		jscan_string(m->p, action, what, sizeof what);
+	if (strcmp(what, "accept") == 0) {
+		log_info("upstream %s: oauth: %s accepted to log in; waiting "
+		    "for the redirect", sc->name, id->name);
+		return;
+	}
+	if (strcmp(what, "decline") == 0 || strcmp(what, "cancel") == 0)
+		snprintf(why, sizeof why, "login to upstream %s declined",
+		    sc->name);
+	else
+		snprintf(why, sizeof why, "login to upstream %s: the client "
+		    "did not answer the elicitation", sc->name);
+	login_failed_for(id, why);
+}
+
+/* Ask a session's client to open the login's URL. */
+static void
+users_elicit(struct upo_id *id, uint32_t session)
+{
+	char	msg[256];
+
+	if (id->elicitation[0] == '\0')
+		oauthc_random(id->elicitation);
+	snprintf(msg, sizeof msg, "Log in to upstream %s to go on (open the "
+	    "link in a browser)", sc->name);
+	id->elicit_session = session;
+	id->elicit_ref = upreq_send_own(session, "elicitation/create",
+	    json_pack("{s:s, s:s, s:s, s:s}", "mode", "url", "message", msg,
+	    "url", id->url, "elicitationId", id->elicitation),
+	    users_elicit_answer, id);
+	log_info("upstream %s: oauth: %s is asked to log in (session %u)",
+	    sc->name, id->name, session);
+}
+
 void
 users_login_url(struct upo_id *id)
 {
+	uint32_t	session;
+
 	users_message(id, id->last_error, sizeof id->last_error);
+	if (id->elicit_session == 0 &&
+	    (session = upo_id_waiting_session(id, users_may_elicit)) != 0)
+		users_elicit(id, session);
 	upo_notify();
 }
 
 void
 users_login_asked(struct upo_id *id, uint32_t session)
 {
-	if (id->pending && id->url != NULL)
-		users_message(id, id->last_error, sizeof id->last_error);
+	if (!id->pending || id->url == NULL)
+		return;
+	users_message(id, id->last_error, sizeof id->last_error);
+	if (id->elicit_session == 0 && session != 0 &&
+	    users_may_elicit(session))
+		users_elicit(id, session);
 }
 
+/* Done (why NULL) or failed: the asked client is told. */
 void
 users_login_over(struct upo_id *id, const char *why)
 {
-	if (why == NULL)
-		log_debug("upstream %s: oauth: the login of %s is over",
-		    sc->name, id->name);
+	if (id->elicit_ref != 0) {
+		upreq_drop_own(id->elicit_ref, why != NULL ? why : NULL);
+		id->elicit_ref = 0;
+	}
+	if (why == NULL && id->elicit_session != 0 &&
+	    id->elicitation[0] != '\0')
+		chan_send_json(MSG_NOTIFY, id->elicit_session, 0, json_pack(
+		    "{s:s, s:s, s:{s:s}}", "jsonrpc", "2.0", "method",
+		    "notifications/elicitation/complete", "params",
+		    "elicitationId", id->elicitation));
+	id->elicit_session = 0;
 }
 
 json_t *

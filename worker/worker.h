@@ -241,6 +241,11 @@ void		 conn_relay_notify(struct conn *, const char *, size_t);
 void		 conn_probe(struct conn *);
 /* Answer one of our requests with an error the transport met. */
 void		 conn_answer_error(struct conn *, int64_t id, const char *);
+/* upreq.c: a request of the worker's own to a session's client. */
+typedef void (*upreq_own_cb)(void *arg, const struct jrpc *answer);
+uint32_t	 upreq_send_own(uint32_t session, const char *method,
+		    json_t *params, upreq_own_cb, void *arg);
+void		 upreq_drop_own(uint32_t ref, const char *reason);
 void		 conn_answer_error_data(struct conn *, int64_t id, int code,
 		    const char *msg, const char *data);
 /* Fail every relayed request with an error. */

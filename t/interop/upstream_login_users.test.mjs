@@ -9,7 +9,11 @@
 // asked to log in (a client without URL elicitation gets -32042 with the
 // URL), each gets their own sub and never the other's; a second call
 // needs no login; mcpctl tokens lists both; revoking bob's asks bob again
-// and leaves alice alone.  No token is in the log or in mcpctl's answers.
+// and leaves alice alone.  Clients of the official SDK that declare URL
+// elicitation are asked by elicitation/create (their handler plays the
+// user), the call waits and goes on with the token, and
+// notifications/elicitation/complete follows; a declined elicitation
+// fails the call cleanly.  No token is in the log or in mcpctl's answers.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, mkdirSync, rmSync } from 'node:fs';
@@ -17,9 +21,16 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startGateway, startNodeServer, post, q, sleep, srcdir, followLogin } from '../lib/gateway.mjs';
 import { startOidcProvider } from '../lib/oidc.mjs';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ElicitRequestSchema, ElicitationCompleteNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 
 const fixture = path.join(srcdir, 't/fixtures/oauth-upstream.mjs');
-const TOKENS = { alice: 'alice-0123456789abcdef0123456789', bob: 'bob-0123456789abcdef0123456789ab' };
+const TOKENS = {
+  alice: 'alice-0123456789abcdef0123456789',
+  bob: 'bob-0123456789abcdef0123456789ab',
+  carol: 'carol-0123456789abcdef012345678',
+};
 let op;
 let up;
 let dir;
@@ -43,7 +54,8 @@ async function gateway(stateDir) {
   const gw = await startGateway({
     globals: `state_dir = ${q(stateDir)};\nclients = (\n` +
       `  { name = "alice"; token = ${q(TOKENS.alice)}; },\n` +
-      `  { name = "bob"; token = ${q(TOKENS.bob)}; }\n);`,
+      `  { name = "bob"; token = ${q(TOKENS.bob)}; },\n` +
+      `  { name = "carol"; token = ${q(TOKENS.carol)}; }\n);`,
     servers: [`{ name = "users"; transport = "http"; url = ${q(up.url)}; oauth = { client_id = "mcp-app"; identity = "per-user"; }; }`],
   });
   stops.push(() => gw.stop());
@@ -159,4 +171,87 @@ test('per-user: each logs in as themselves, -32042 without elicitation, tokens, 
   assert.equal(sub(await whoami(gw, alice)), 'alice');
   assert.doesNotMatch(gw.mcpctl('tokens'), /client:bob/);
   noTokens(gw);
+});
+
+// A client of the SDK that declares URL elicitation; its handler plays
+// the user who (answer 'accept') logs in as who, or declines.
+async function sdkClient(gw, who, answer = 'accept') {
+  const seen = { asked: [], completed: [] };
+  const client = new Client({ name: `sdk-${who}`, version: '1' }, { capabilities: { elicitation: { url: {} } } });
+  client.setRequestHandler(ElicitRequestSchema, async (req) => {
+    assert.equal(req.params.mode, 'url');
+    assert.match(req.params.message, /upstream users/);
+    seen.asked.push(req.params);
+    if (answer !== 'accept') return { action: answer };
+    await browse(req.params.url, who);
+    return { action: 'accept' };
+  });
+  client.setNotificationHandler(ElicitationCompleteNotificationSchema, (n) => { seen.completed.push(n.params.elicitationId); });
+  await client.connect(new StreamableHTTPClientTransport(new URL(gw.url),
+    { requestInit: { headers: { authorization: `Bearer ${TOKENS[who]}` } } }));
+  stops.push(() => client.close());
+  return { client, seen };
+}
+
+async function sdkWhoami(c) {
+  const r = await c.client.callTool({ name: 'users__whoami', arguments: {} });
+  assert.ok(!r.isError, JSON.stringify(r));
+  return JSON.parse(r.content[0].text).sub;
+}
+
+// Wait for a condition (a notification on its way).
+async function until(pred, what) {
+  for (let i = 0; i < 100 && !pred(); i++) await sleep(50);
+  assert.ok(pred(), what);
+}
+
+test('per-user with URL elicitation: asked, the call goes on, complete; revoke asks again', async () => {
+  const stateDir = path.join(dir, 'b');
+  mkdirSync(stateDir, { mode: 0o700 });
+  const gw = await gateway(stateDir);
+  const alice = await sdkClient(gw, 'alice');
+  const bob = await sdkClient(gw, 'bob');
+
+  assert.equal(await sdkWhoami(alice), 'alice');
+  assert.equal(alice.seen.asked.length, 1);
+  const u = new URL(alice.seen.asked[0].url);
+  assert.equal(u.searchParams.get('client_id'), 'mcp-app');
+  assert.equal(u.searchParams.get('code_challenge_method'), 'S256');
+  await until(() => alice.seen.completed.length === 1, 'elicitation/complete');
+  assert.equal(alice.seen.completed[0], alice.seen.asked[0].elicitationId);
+  assert.equal(bob.seen.asked.length, 0);
+
+  // Bob: his own login, his own sub; alice's second call needs none.
+  assert.equal(await sdkWhoami(bob), 'bob');
+  assert.equal(bob.seen.asked.length, 1);
+  assert.notEqual(bob.seen.asked[0].elicitationId, alice.seen.asked[0].elicitationId);
+  assert.equal(await sdkWhoami(alice), 'alice');
+  assert.equal(alice.seen.asked.length, 1);
+
+  const listed = gw.mcpctl('tokens');
+  assert.match(listed, /users\s+client:alice\s+valid/);
+  assert.match(listed, /users\s+client:bob\s+valid/);
+
+  // Revoked: bob is asked again at his next call, alice is not.
+  gw.mcpctl('tokens', 'revoke', 'users', 'client:bob');
+  await sleep(300);
+  assert.equal(await sdkWhoami(bob), 'bob');
+  assert.equal(bob.seen.asked.length, 2);
+  assert.equal(await sdkWhoami(alice), 'alice');
+  assert.equal(alice.seen.asked.length, 1);
+  noTokens(gw, listed);
+});
+
+test('per-user: a declined elicitation fails the call cleanly; asked again next time', async () => {
+  const stateDir = path.join(dir, 'c');
+  mkdirSync(stateDir, { mode: 0o700 });
+  const gw = await gateway(stateDir);
+  const carol = await sdkClient(gw, 'carol', 'decline');
+  await assert.rejects(carol.client.callTool({ name: 'users__whoami', arguments: {} }),
+    /login to upstream users declined/);
+  assert.equal(carol.seen.asked.length, 1);
+  assert.doesNotMatch(gw.mcpctl('tokens'), /client:carol/);
+  await assert.rejects(carol.client.callTool({ name: 'users__whoami', arguments: {} }),
+    /declined/);
+  assert.equal(carol.seen.asked.length, 2);
 });
