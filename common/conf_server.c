@@ -482,6 +482,10 @@ conf_parse_server(struct conf_ctx *ctx, const struct conf *conf,
 			    "oauth.identity per-user needs isolation "
 			    "\"per-session\" (each user's calls on a "
 			    "connection of their own)", srv->name));
+		if (srv->transport != TRANSPORT_HTTP)
+			return (conf_error_at(ctx, srv->oauth->line, "server "
+			    "%s: oauth.identity per-user is only for the http "
+			    "transport (so far)", srv->name));
 		srv->isolation = ISOLATION_PER_SESSION;
 	}
 	if (srv->restart_max_delay < srv->restart_delay)

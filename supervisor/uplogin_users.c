@@ -199,7 +199,10 @@ users_record(struct upstream *up, const char *id)
 			r = NULL;
 		}
 	}
-	json_object_set_new(u->records, id, r != NULL ? r : json_null());
+	/* "None" is remembered for a bounded number of principals. */
+	if (r != NULL || json_object_size(u->records) < USERS_INDEX_MAX)
+		json_object_set_new(u->records, id, r != NULL ? r :
+		    json_null());
 	return (r);
 }
 

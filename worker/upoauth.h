@@ -156,6 +156,7 @@ void	 revoke_begin(void);
 void	 revoke_done(struct hfetch *, CURLcode);
 
 /* upstream_users.c */
+struct upo_id *upo_conn_id(struct conn *);
 struct upo_id *users_find(const char *name);
 void	 users_sweep(void);
 struct upo_id *users_queued(void);

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * The gateway as an OAuth 2.1 client of its remote upstream (issue 23),
- * the gateway-wide identity.  A 401 starts the flow: the protected
+ * for the gateway-wide identity or, with oauth.identity "per-user", for
+ * each principal's (upstream_users.c; one flow at a time, for upo.id,
+ * the others queued).  A 401 starts the flow: the protected
  * resource metadata (the challenge's resource_metadata, else the
  * well-known URLs, RFC 9728), whose resource must be the upstream's URL;
  * the authorization server's metadata (RFC 8414 and OpenID, the three
@@ -801,51 +803,6 @@ upo_id_free(struct upo_id *id)
 	upo_wipe(id->queued_arg);
 }
 
-/* The identity a connection's requests carry the token of. */
-static struct upo_id *
-conn_id(struct conn *c)
-{
-	if (c == NULL || !upo_per_user())
-		return (&gw);
-	return (users_conn_id(c));
-}
-
-unsigned int
-upoauth_generation(void)
-{
-	return (gw.generation);
-}
-
-unsigned int
-upoauth_generation_conn(struct conn *c)
-{
-	struct upo_id	*id = conn_id(c);
-
-	return (id != NULL ? id->generation : 0);
-}
-
-struct curl_slist *
-upoauth_header_conn(struct conn *c, struct curl_slist *h, unsigned int *gen)
-{
-	struct upo_id	*id = conn_id(c);
-	char		*line;
-
-	*gen = 0;
-	if (id == NULL || id->access_token == NULL)
-		return (h);
-	xasprintf(&line, "Authorization: Bearer %s", id->access_token);
-	h = curl_slist_append(h, line);
-	upo_wipe(line);
-	*gen = id->generation;
-	return (h);
-}
-
-struct curl_slist *
-upoauth_header(struct curl_slist *h, unsigned int *gen)
-{
-	return (upoauth_header_conn(NULL, h, gen));
-}
-
 /* Make a request wait for an identity's flow. */
 static int
 waiter_add(struct upo_id *id, uint32_t session, upoauth_cb cb, void *arg,
@@ -883,7 +840,7 @@ int
 upoauth_unauthorized_conn(struct conn *c, const char *challenge,
     unsigned int gen, upoauth_cb cb, void *arg)
 {
-	struct upo_id	*id = conn_id(c);
+	struct upo_id	*id = upo_conn_id(c);
 	uint32_t	 session = c != NULL ? c->session : 0;
 	char		 msg[256];
 
@@ -948,7 +905,7 @@ int
 upoauth_forbidden_conn(struct conn *c, const char *challenge,
     unsigned int gen, upoauth_cb cb, void *arg)
 {
-	struct upo_id	*id = conn_id(c);
+	struct upo_id	*id = upo_conn_id(c);
 	uint32_t	 session = c != NULL ? c->session : 0;
 	struct oauthc_challenge	 ch;
 	char			*want, msg[512];

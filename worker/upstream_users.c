@@ -30,6 +30,7 @@
 
 #include "frame.h"
 #include "log.h"
+#include "secret.h"
 #include "oauthc.h"
 #include "upoauth.h"
 #include "worker.h"
@@ -53,6 +54,51 @@ upoauth_per_user_ready(void)
 	    "connects with its user's token", sc->name);
 	worker_status("ready", NULL);
 	return (1);
+}
+
+/* The identity a connection's requests carry the token of. */
+struct upo_id *
+upo_conn_id(struct conn *c)
+{
+	if (c == NULL || !upo_per_user())
+		return (upo_gateway());
+	return (users_conn_id(c));
+}
+
+unsigned int
+upoauth_generation(void)
+{
+	return (upo_gateway()->generation);
+}
+
+unsigned int
+upoauth_generation_conn(struct conn *c)
+{
+	struct upo_id	*id = upo_conn_id(c);
+
+	return (id != NULL ? id->generation : 0);
+}
+
+struct curl_slist *
+upoauth_header_conn(struct conn *c, struct curl_slist *h, unsigned int *gen)
+{
+	struct upo_id	*id = upo_conn_id(c);
+	char		*line;
+
+	*gen = 0;
+	if (id == NULL || id->access_token == NULL)
+		return (h);
+	xasprintf(&line, "Authorization: Bearer %s", id->access_token);
+	h = curl_slist_append(h, line);
+	upo_wipe(line);
+	*gen = id->generation;
+	return (h);
+}
+
+struct curl_slist *
+upoauth_header(struct curl_slist *h, unsigned int *gen)
+{
+	return (upoauth_header_conn(NULL, h, gen));
 }
 
 struct upo_id *
