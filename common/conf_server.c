@@ -471,9 +471,6 @@ conf_parse_server(struct conf_ctx *ctx, const struct conf *conf,
 		return (conf_error(ctx, remote_s, "server %s: %s is only for "
 		    "http, sse and ws", srv->name,
 		    config_setting_name(remote_s)));
-	if (srv->oauth != NULL && srv->transport != TRANSPORT_HTTP)
-		return (conf_error_at(ctx, srv->oauth->line, "server %s: oauth "
-		    "is only for the http transport (so far)", srv->name));
 	/* Each principal's calls on a connection of its own. */
 	if (srv->oauth != NULL && srv->oauth->identity == UPOAUTH_PER_USER) {
 		if (isolation_s != NULL &&

@@ -239,14 +239,20 @@ bridge_deadline_cb(evutil_socket_t fd, short events, void *arg)
 	    br.msg.started) / 1000), br.msg.len, br.msg.frames);
 }
 
-/* Write what wslay has queued. */
+/*
+ * Write what wslay has queued.  Past the high water mark, read neither
+ * standard input nor the gateway (whose pings wslay answers by itself,
+ * a pong queued for each) until the gateway has read what waits.
+ */
 static void
 bridge_flush(void)
 {
 	if (wslay_event_send(br.ws) != 0)
 		bridge_stop(1, "cannot send to the gateway");
-	if (iochan_queued(br.sock) > BRIDGE_HIGH_WATER)
+	if (iochan_queued(br.sock) > BRIDGE_HIGH_WATER) {
 		iochan_read(br.in, 0);
+		iochan_read(br.sock, 0);
+	}
 }
 
 /* Send one line from standard input as a text frame. */
@@ -332,11 +338,12 @@ bridge_in_event(struct iochan *ch, int what, void *arg)
 	evtimer_add(br.timer, &tv);
 }
 
-/* Standard output drained: read the gateway again. */
+/* Standard output drained: read the gateway again, unless it is behind. */
 static void
 bridge_out_drain(struct iochan *ch, void *arg)
 {
-	iochan_read(br.sock, 1);
+	if (iochan_queued(br.sock) <= BRIDGE_HIGH_WATER)
+		iochan_read(br.sock, 1);
 }
 
 static void
@@ -420,11 +427,14 @@ bridge_sock_read(struct iochan *ch, void *arg)
 	bridge_flush();
 }
 
+/* The gateway read what we sent: read it and standard input again. */
 static void
 bridge_sock_drain(struct iochan *ch, void *arg)
 {
 	if (br.state == BRIDGE_OPEN)
 		iochan_read(br.in, 1);
+	if (iochan_queued(br.out) <= BRIDGE_HIGH_WATER)
+		iochan_read(br.sock, 1);
 }
 
 /* The gateway went away. */

@@ -89,19 +89,6 @@ read_line(char *line, size_t *len)
 	return (1);
 }
 
-/* A time as UTC, or "-". */
-static void
-fmt_time(char *buf, size_t len, long long t)
-{
-	time_t		 tt = (time_t)t;
-	struct tm	 tm;
-
-	if (t <= 0 || gmtime_r(&tt, &tm) == NULL)
-		snprintf(buf, len, "-");
-	else
-		strftime(buf, len, "%Y-%m-%d %H:%M:%S UTC", &tm);
-}
-
 int
 mcpctl_login(const char *path, int argc, char **argv, int raw)
 {

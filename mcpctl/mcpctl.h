@@ -22,6 +22,8 @@ json_t		*ctl_command(const char *path, json_t *req);
 
 /* status.c */
 void		 fmt_duration(char *, size_t, long long seconds);
+/* A time (seconds since the epoch) as UTC, or "-" for none. */
+void		 fmt_time(char *, size_t, long long t);
 long long	 json_int_or(json_t *, const char *key);
 const char	*json_str_or(json_t *, const char *key, const char *def);
 void		 print_status(json_t *);

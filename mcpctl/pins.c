@@ -47,19 +47,6 @@ pins_request(int argc, char **argv)
 	return (NULL);
 }
 
-/* A time as UTC, or "-". */
-static void
-fmt_time(char *buf, size_t len, long long t)
-{
-	time_t		 tt = (time_t)t;
-	struct tm	 tm;
-
-	if (t <= 0 || gmtime_r(&tt, &tm) == NULL)
-		snprintf(buf, len, "-");
-	else
-		strftime(buf, len, "%Y-%m-%d %H:%M:%S UTC", &tm);
-}
-
 /* Print a value with each line prefixed; "(none)" if absent. */
 static void
 print_value(const char *prefix, json_t *v)

@@ -15,6 +15,18 @@
 #include "mcpctl.h"
 
 void
+fmt_time(char *buf, size_t len, long long t)
+{
+	time_t		 tt = (time_t)t;
+	struct tm	 tm;
+
+	if (t <= 0 || gmtime_r(&tt, &tm) == NULL)
+		snprintf(buf, len, "-");
+	else
+		strftime(buf, len, "%Y-%m-%d %H:%M:%S UTC", &tm);
+}
+
+void
 fmt_duration(char *buf, size_t len, long long s)
 {
 	if (s < 0)

@@ -34,6 +34,8 @@ static struct heap		slow;		/* those HTTP_SLOW_MIN behind,
 						   by bytes queued */
 static int			slow_ready;
 static struct event		*reap_ev;	/* closes doomed ones */
+/* Kept alive between requests, the longest idle first. */
+static struct http_conn_list	http_idle = TAILQ_HEAD_INITIALIZER(http_idle);
 
 static void	http_read_cb(struct iochan *, void *);
 static void	http_drain_cb(struct iochan *, void *);
@@ -48,6 +50,46 @@ unsigned int
 http_conn_count(void)
 {
 	return (nconns);
+}
+
+/* A connection kept alive waits for its next request. */
+static void
+http_idle_begin(struct http_conn *c)
+{
+	if (c->idle_since != 0)
+		return;
+	c->idle_since = now_ms();
+	TAILQ_INSERT_TAIL(&http_idle, c, idle_entry);
+}
+
+/* It has something to do (bytes came, or it goes). */
+static void
+http_idle_end(struct http_conn *c)
+{
+	if (c->idle_since == 0)
+		return;
+	TAILQ_REMOVE(&http_idle, c, idle_entry);
+	c->idle_since = 0;
+}
+
+/*
+ * At the connection limit, make room by closing the connection that has
+ * been kept alive between requests longest, if for HTTP_SHED_IDLE_MS at
+ * least (a client may close such a one at any time, and sends its next
+ * request on a new one).  0 if one was closed.
+ */
+static int
+http_shed_idle(void)
+{
+	struct http_conn	*c = TAILQ_FIRST(&http_idle);
+
+	if (c == NULL || now_ms() - c->idle_since < HTTP_SHED_IDLE_MS)
+		return (-1);
+	log_info("http: at the connection limit (%u): closing one of %s idle "
+	    "for %lld ms, for a new one", nconns, c->conn_peer,
+	    (long long)(now_ms() - c->idle_since));
+	http_conn_free(c);
+	return (0);
 }
 
 /* Reset per-request state. */
@@ -79,7 +121,7 @@ http_adopt(int fd, const struct sockaddr *sa, const struct http_service *svc)
 	    "Content-Length: 0\r\nConnection: close\r\nRetry-After: 1\r\n\r\n";
 	int			 one = 1;
 
-	if (nconns >= http_max_conns) {
+	if (nconns >= http_max_conns && http_shed_idle() != 0) {
 		char	peer[NETADDR_TEXT_MAX];
 		struct netaddr	a;
 
@@ -212,7 +254,8 @@ http_done(struct http_conn *c)
 		if (c->next_ev == NULL)
 			c->next_ev = event_new(base, -1, 0, http_next_cb, c);
 		event_active(c->next_ev, EV_TIMEOUT, 0);
-	}
+	} else
+		http_idle_begin(c);
 }
 
 /* Bytes waiting to be written to a connection. */
@@ -288,6 +331,7 @@ http_conn_free(struct http_conn *c)
 		stream_detach(c->stream);
 		c->stream = NULL;
 	}
+	http_idle_end(c);
 	http_reset(c);
 	http_heartbeat_forget(c);
 	queued_total -= iochan_queued(c->ch);
@@ -318,6 +362,7 @@ http_read_cb(struct iochan *ch, void *arg)
 	struct http_conn	*c = arg;
 	struct evbuffer		*in = iochan_input(ch);
 
+	http_idle_end(c);
 	switch (c->state) {
 	case HC_PROXY:
 	case HC_HEAD:
@@ -398,6 +443,14 @@ http_conn_finish(struct http_conn *c)
 	iochan_read(c->ch, 0);
 	if (iochan_queued(c->ch) == 0)
 		http_conn_close_later(c);
+}
+
+void
+http_conn_expire(struct http_conn *c, int64_t ms)
+{
+	/* Idle in these states: no head, body or keep-alive to time. */
+	if (c->state == HC_STREAMING || c->state == HC_UPGRADED)
+		http_deadline(c, ms);
 }
 
 static void

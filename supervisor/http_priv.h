@@ -20,6 +20,9 @@
 #define HTTP_MAX_HEAD		16384
 #define HTTP_HEAD_TIMEOUT	30	/* seconds to send a whole head */
 #define HTTP_IDLE_TIMEOUT	120	/* seconds idle between requests */
+#define HTTP_SHED_IDLE_MS	1000	/* at the connection limit, one idle
+					   this long between requests is
+					   closed for a new one */
 #define HTTP_BODY_TIMEOUT	30	/* seconds for a body, plus: */
 #define HTTP_BODY_RATE		65536	/* one second per so many bytes */
 #define HTTP_WRITE_TIMEOUT	60	/* seconds without write progress */
@@ -74,7 +77,9 @@ struct http_conn {
 	 * HTTP_HEAD_TIMEOUT of its first byte (of the accept, for the first
 	 * request), a body within HTTP_BODY_TIMEOUT plus a second per
 	 * HTTP_BODY_RATE bytes, so a peer trickling bytes cannot hold a
-	 * connection.  Keep-alive idleness is HTTP_IDLE_TIMEOUT.
+	 * connection.  Keep-alive idleness is HTTP_IDLE_TIMEOUT.  While a
+	 * response streams, or after an upgrade, it is the expiry of the
+	 * token that opened it (http_conn_expire), if any.
 	 */
 	struct event		*deadline;
 	struct event		*next_ev;	/* takes pipelined input; or NULL */
@@ -100,6 +105,9 @@ struct http_conn {
 	char			 peer[64];	/* the request's: X-Forwarded-For
 						   from a trusted proxy */
 	TAILQ_ENTRY(http_conn)	 entry;
+	int64_t			 idle_since;	/* ms: kept alive between
+						   requests since; 0: not */
+	TAILQ_ENTRY(http_conn)	 idle_entry;	/* http_idle, if idle */
 };
 
 /* Oldest first: the head is the first to shed when out of descriptors. */
@@ -115,7 +123,8 @@ void		http_done(struct http_conn *);
 /* http_request.c */
 /* Arm the connection's deadline in milliseconds from now, or clear it (0). */
 void		http_deadline(struct http_conn *, int64_t ms);
-/* A deadline passed: close an idle connection, or answer 408. */
+/* A deadline passed: close an idle connection, answer 408, or end what
+ * an expired credential opened. */
 void		http_deadline_cb(evutil_socket_t, short, void *);
 /* Process buffered input as far as it goes. */
 void		http_next(struct http_conn *);

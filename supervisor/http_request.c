@@ -357,7 +357,8 @@ http_next(struct http_conn *c)
 	}
 }
 
-/* A deadline passed: close an idle connection, or answer 408. */
+/* A deadline passed: close an idle connection, answer 408, or end what
+ * an expired credential opened. */
 void
 http_deadline_cb(evutil_socket_t fd, short events, void *arg)
 {
@@ -389,6 +390,15 @@ http_deadline_cb(evutil_socket_t fd, short events, void *arg)
 		    "s)", c->peer, (unsigned long long)c->body_bytes,
 		    (long long)(elapsed / 1000));
 		http_fail(c, 408, "request body not complete in time");
+		return;
+	case HC_STREAMING:
+		/* The credential of its stream expired (http_conn_expire). */
+		if (c->stream != NULL)
+			stream_token_expired(c->stream);
+		return;
+	case HC_UPGRADED:
+		if (c->up->expired != NULL)
+			c->up->expired(c, c->up_arg);
 		return;
 	default:
 		return;

@@ -12,7 +12,8 @@
  * the client are written here, one unfragmented text frame per message, so
  * a large answer goes out without a copy.  wslay is driven only from loop
  * events (ws_read, ws_drained, the timers), never from its own callbacks,
- * which only queue.
+ * which only queue.  A connection an OAuth access token opened is closed
+ * with 1008 when the token expires (ws_expired).
  */
 #include "config.h"
 
@@ -55,9 +56,10 @@ struct ws_client {
 static void	ws_read(struct http_conn *, void *);
 static void	ws_drained(struct http_conn *, void *);
 static void	ws_closed(struct http_conn *, void *);
+static void	ws_expired(struct http_conn *, void *);
 
 static const struct http_upgraded ws_upgraded = {
-	ws_read, ws_drained, ws_closed
+	ws_read, ws_drained, ws_closed, ws_expired
 };
 
 /* wslay reads what the connection has received. */
@@ -318,6 +320,26 @@ ws_ping_cb(evutil_socket_t fd, short events, void *arg)
 		ws_flush(ws);
 }
 
+/*
+ * The token of the upgrade expired (http_conn_expire): close with 1008,
+ * and read no more; the client connects again with a fresh one.
+ */
+static void
+ws_expired(struct http_conn *c, void *arg)
+{
+	struct ws_client	*ws = arg;
+
+	if (ws->closing)
+		return;
+	log_info("session %.8s: the token of subject %s expired",
+	    ws->s != NULL ? ws->s->id : "-", ws->s != NULL &&
+	    ws->s->grant != NULL ? ws->s->grant->subject : "-");
+	oauth_expired();
+	ws_close(ws, WSLAY_CODE_POLICY_VIOLATION, "token expired");
+	wslay_event_shutdown_read(ws->ctx);
+	ws_flush(ws);
+}
+
 /* The connection is going away: so is the session. */
 static void
 ws_closed(struct http_conn *c, void *arg)
@@ -501,6 +523,8 @@ mcp_ws_upgrade(struct http_conn *c, struct http_request *req)
 	http_upgrade(c, headers, &ws_upgraded, ws);
 	s->only->conn = c;
 	http_set_stream(c, s->only);
+	/* It lasts no longer than the token of its upgrade. */
+	http_conn_expire(c, oauth_grant_left_ms(s->grant));
 	/* Frames the client sent right after its request. */
 	if (evbuffer_get_length(http_conn_input(c)) > 0)
 		ws_read(c, ws);

@@ -132,6 +132,12 @@ oauth_insufficient(void)
 	count_refusal("insufficient_scope");
 }
 
+void
+oauth_expired(void)
+{
+	count_refusal("expired");
+}
+
 /* Hash a token: once per request, so the digest is fetched once. */
 static void
 token_digest(const char *token, size_t len, unsigned char digest[32])

@@ -6,13 +6,16 @@
  * resource's path and an endpoint's, and the WWW-Authenticate challenge of
  * a 401 or 403 that points to it.  Both are built from the configured
  * public resource URL, never from the request's Host, so that they are
- * right behind a proxy that terminates TLS.
+ * right behind a proxy that terminates TLS.  And what a grant allows once
+ * it is granted: an upstream's scopes, and how long a connection it
+ * opened (a WebSocket, an event stream) may last.
  */
 #include "config.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <event2/buffer.h>
 
@@ -21,6 +24,8 @@
 #include "xmalloc.h"
 
 #define PRM_PATH	"/.well-known/oauth-protected-resource"
+#define LEFT_MAX	(10LL * 366 * 86400)	/* seconds a connection is
+						   timed for, at most */
 
 /* The resource URL's origin ("https://host:port") and path ("" or "/x"). */
 static void
@@ -310,4 +315,25 @@ oauth_post_refusal(struct session *s, const struct jrpc *m)
 	}
 	free(v);
 	return (up != NULL ? oauth_upstream_refusal(s, up) : NULL);
+}
+
+int64_t
+oauth_grant_left_ms(const struct oauth_grant *g)
+{
+	struct timespec	ts;
+	int64_t		left;
+
+	/* No exp (an introspection may say none): no end. */
+	if (g == NULL || g->exp <= 0)
+		return (0);
+	if (clock_gettime(CLOCK_REALTIME, &ts) != 0)
+		fatal("clock_gettime");
+	/* As oauth_check has it: expired once now >= exp + leeway. */
+	left = g->exp - (int64_t)ts.tv_sec;
+	if (left > LEFT_MAX)
+		left = LEFT_MAX;
+	if (conf->oauth != NULL)
+		left += (int64_t)conf->oauth->leeway;
+	left = left * 1000 - ts.tv_nsec / 1000000;
+	return (left > 0 ? left : 1);
 }

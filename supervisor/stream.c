@@ -113,6 +113,14 @@ stream_start(struct stream *st, struct http_conn *c, uint32_t seq)
 	st->opened = 1;
 	http_set_stream(c, st);
 	http_stream_start(c, st->modern ? "X-Accel-Buffering: no\r\n" : NULL);
+	/*
+	 * A stream that lasts as long as its client stays lasts no longer
+	 * than the token that opened it (the session's, just set from the
+	 * request); one of a request ends with its answer.
+	 */
+	if (st->kind == STREAM_GET || st->kind == STREAM_LEGACY ||
+	    st->kind == STREAM_LISTEN)
+		http_conn_expire(c, oauth_grant_left_ms(st->session->grant));
 	if (st->kind == STREAM_LEGACY || !stream_primes(st))
 		return;
 	buf = evbuffer_new();
@@ -574,5 +582,39 @@ stream_expire(struct session *s, int64_t now)
 			    "undelivered events", s->id, st->no, st->nevents);
 			stream_destroy(st);
 		}
+	}
+}
+
+void
+stream_token_expired(struct stream *st)
+{
+	struct session	*s = st->session;
+
+	if (st->conn == NULL)
+		return;
+	log_info("session %.8s: the token of subject %s expired: ending its "
+	    "%s stream", s->id, s->grant != NULL ? s->grant->subject : "-",
+	    st->kind == STREAM_GET ? "standalone" : st->kind ==
+	    STREAM_LEGACY ? "legacy SSE" : "subscriptions/listen");
+	oauth_expired();
+	switch (st->kind) {
+	case STREAM_GET:
+		/* What its output holds may not arrive: kept for a
+		 * resumption (Last-Event-ID) with a fresh token. */
+		stream_lost_output(st);
+		stream_end_conn(st);
+		break;
+	case STREAM_LEGACY:
+		/* Its session is reached only through it: both end. */
+		stream_end_conn(st);
+		session_free(s, "token expired");
+		break;
+	case STREAM_LISTEN:
+		/* As a closed stream: the client listens again. */
+		stream_end_conn(st);
+		stream_destroy(st);
+		break;
+	default:
+		break;
 	}
 }

@@ -450,12 +450,14 @@ void		 http_adopt(int fd, const struct sockaddr *sa,
 /*
  * A connection taken over by another protocol after a 101 (WebSocket).
  * read: new input; drained: everything queued was written (optional);
- * closed: the connection is going away, for whatever reason.
+ * closed: the connection is going away, for whatever reason; expired:
+ * the time given to http_conn_expire has come (optional).
  */
 struct http_upgraded {
 	void	(*read)(struct http_conn *, void *);
 	void	(*drained)(struct http_conn *, void *);
 	void	(*closed)(struct http_conn *, void *);
+	void	(*expired)(struct http_conn *, void *);
 };
 /*
  * Answer 101 with headers ("Name: v\r\n" lines) and hand over.  Input
@@ -471,6 +473,12 @@ struct evbuffer	*http_conn_input(struct http_conn *);
 struct evbuffer	*http_conn_output(struct http_conn *);
 /* Stop reading, write what is queued, then close. */
 void		 http_conn_finish(struct http_conn *);
+/*
+ * The credential of a streaming or upgraded connection expires in ms
+ * (> 0; 0 forgets it): then its stream's stream_token_expired, or its
+ * owner's expired, runs.  The connection's own deadline timer holds it.
+ */
+void		 http_conn_expire(struct http_conn *, int64_t ms);
 unsigned int	 http_conn_count(void);
 size_t		 http_conn_queued(struct http_conn *);
 /*
@@ -835,6 +843,13 @@ json_t		*oauth_post_refusal(struct session *, const struct jrpc *);
  * refused: count it. */
 void		 oauth_no_token(void);
 void		 oauth_insufficient(void);
+/*
+ * Milliseconds until a grant's token expires (its exp plus leeway), at
+ * least 1; 0 if it never does (NULL: a static token; no exp).  A long
+ * connection it opened lasts no longer; oauth_expired counts one closed.
+ */
+int64_t		 oauth_grant_left_ms(const struct oauth_grant *);
+void		 oauth_expired(void);
 /* Counters, for metrics.c: refusals by reason, the cache. */
 void		 oauth_metrics(struct evbuffer *);
 /* For mcpctl status. */
@@ -1632,6 +1647,9 @@ void		 stream_resume(struct stream *, struct http_conn *,
 		    uint32_t after, int have_last);
 /* Free streams that are complete and past their replay time. */
 void		 stream_expire(struct session *, int64_t now);
+/* The token that opened a standalone, legacy or listen stream's
+ * connection expired: end its response (http_conn_expire). */
+void		 stream_token_expired(struct stream *);
 
 /* stream_keep.c: what streams keep for replay, and max_buffered. */
 /* Keep what streams hold within max_buffered (cut the slowest reader). */

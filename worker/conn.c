@@ -101,6 +101,9 @@ conn_free(struct conn *c)
 
 	if (c->tp != NULL)
 		c->ops->stop(c);
+#ifdef WORKER_REMOTE
+	upoauth_connect_forget(c);
+#endif
 	while (u64map_next(&c->calls, &pos, &key, &value))
 		call_free(value);
 	u64map_free(&c->calls);

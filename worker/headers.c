@@ -54,6 +54,17 @@ worker_headers_dup(const struct curl_slist *in)
 	return (out);
 }
 
+/* Free a header list, wiped: it may hold a token. */
+void
+worker_headers_free(struct curl_slist *h)
+{
+	struct curl_slist	*e;
+
+	for (e = h; e != NULL; e = e->next)
+		explicit_bzero(e->data, strlen(e->data));
+	curl_slist_free_all(h);
+}
+
 /* Set the URL and what every request to the upstream has (TLS, timeouts). */
 void
 curlev_setopts(CURL *easy, const char *url)

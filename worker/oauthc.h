@@ -53,7 +53,8 @@ void		 oauthc_challenge_clear(struct oauthc_challenge *);
  * Where protected resource metadata is looked for when the 401 names
  * none, in the MCP specification's order: with the upstream's path (and
  * query) after the well-known segment, then at the root; one URL when the
- * path is empty or "/".  The URL must be fetchable (idp_url_allowed).
+ * path is empty or "/"; a ws:// or wss:// URL's are over http or https.
+ * The URL must be fetchable (idp_url_allowed).
  * Returns how many (urls[i] new, caller frees), or -1 with why set.
  */
 int		 oauthc_prm_urls(const char *url,

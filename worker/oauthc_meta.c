@@ -285,8 +285,14 @@ parts_get(const char *url, struct url_parts *out)
 		return (-1);
 	if ((u = curl_url()) == NULL)
 		fatalx("curl_url");
-	if (curl_url_set(u, CURLUPART_URL, url, 0) == CURLUE_OK &&
+	/* A WebSocket upstream's URL too, its port as http's (RFC 6455). */
+	if (curl_url_set(u, CURLUPART_URL, url, CURLU_NON_SUPPORT_SCHEME) ==
+	    CURLUE_OK &&
 	    curl_url_get(u, CURLUPART_SCHEME, &out->scheme, 0) == CURLUE_OK &&
+	    (strcmp(out->scheme, "ws") != 0 || curl_url_set(u,
+	    CURLUPART_SCHEME, "http", 0) == CURLUE_OK) &&
+	    (strcmp(out->scheme, "wss") != 0 || curl_url_set(u,
+	    CURLUPART_SCHEME, "https", 0) == CURLUE_OK) &&
 	    curl_url_get(u, CURLUPART_HOST, &out->host, 0) == CURLUE_OK &&
 	    curl_url_get(u, CURLUPART_PORT, &out->port,
 	    CURLU_DEFAULT_PORT) == CURLUE_OK &&
@@ -386,16 +392,29 @@ oauthc_prm_urls(const char *url, char *urls[OAUTHC_PRM_URLS], char *why,
     size_t len)
 {
 	CURLU	*u;
-	char	*origin = NULL, *path = NULL, *query = NULL;
+	char	*origin = NULL, *path = NULL, *query = NULL, *scheme = NULL;
+	char	*http = NULL;
 	size_t	 plen;
-	int	 n = 0;
+	int	 n = 0, ok;
 
-	if (!idp_url_allowed(url, why, len))
-		return (-1);
 	if ((u = curl_url()) == NULL)
 		fatalx("curl_url");
-	if (curl_url_set(u, CURLUPART_URL, url, 0) != CURLUE_OK ||
-	    curl_url_get(u, CURLUPART_PATH, &path, 0) != CURLUE_OK)
+	/* A WebSocket's metadata is on its origin over HTTP (RFC 6455). */
+	if (curl_url_set(u, CURLUPART_URL, url, CURLU_NON_SUPPORT_SCHEME) ==
+	    CURLUE_OK && curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) ==
+	    CURLUE_OK && (strcmp(scheme, "ws") == 0 ||
+	    strcmp(scheme, "wss") == 0))
+		curl_url_set(u, CURLUPART_SCHEME, scheme[2] == 's' ? "https" :
+		    "http", 0);
+	curl_free(scheme);
+	curl_url_get(u, CURLUPART_URL, &http, 0);
+	ok = idp_url_allowed(http != NULL ? http : url, why, len);
+	curl_free(http);
+	if (!ok) {
+		curl_url_cleanup(u);
+		return (-1);
+	}
+	if (curl_url_get(u, CURLUPART_PATH, &path, 0) != CURLUE_OK)
 		fatalx("curl_url_get");
 	curl_url_get(u, CURLUPART_QUERY, &query, 0);
 	if (curl_url_set(u, CURLUPART_PATH, "/", 0) != CURLUE_OK ||

@@ -35,7 +35,6 @@
 #define HTTP_MAX_RESUMES	5	/* per stream, in a row */
 #define HTTP_GET_MAX_BACKOFF_MS	30000
 #define HTTP_ERROR_BODY_MAX	65536	/* an error status's JSON body */
-#define HTTP_CHALLENGE_MAX	8192	/* a 401's WWW-Authenticate */
 
 enum exchange_kind {
 	EX_POST = 0,
@@ -168,19 +167,9 @@ http_header_cb(char *p, size_t size, size_t n, void *arg)
 		else if (http_value_begins(&h, "application/json"))
 			ex->json = 1;
 	} else if (http_name_is(&h, "WWW-Authenticate") &&
-	    (ex->status == 401 || ex->status == 403)) {
-		/* Several fields are one list (RFC 9110 section 5.3). */
-		if ((ex->challenge == NULL ? 0 : strlen(ex->challenge) + 2) +
-		    h.valuelen <= HTTP_CHALLENGE_MAX) {
-			char	*v;
-
-			xasprintf(&v, "%s%s%.*s", ex->challenge != NULL ?
-			    ex->challenge : "", ex->challenge != NULL ? ", " :
-			    "", (int)h.valuelen, h.value);
-			free(ex->challenge);
-			ex->challenge = v;
-		}
-	} else if (http_name_is(&h, "Mcp-Session-Id") &&
+	    (ex->status == 401 || ex->status == 403))
+		upoauth_challenge_add(&ex->challenge, h.value, h.valuelen);
+	else if (http_name_is(&h, "Mcp-Session-Id") &&
 	    ex->kind == EX_POST) {
 		if (h.valuelen > 0 && h.valuelen < 256 && tp->session == NULL)
 			tp->session = xstrndup(h.value, h.valuelen);
@@ -250,17 +239,6 @@ http_headers(struct http_tp *tp, const char *accept)
 	return (h);
 }
 
-/* Free a header list, wiped: it may hold a token. */
-static void
-http_headers_free(struct curl_slist *h)
-{
-	struct curl_slist	*e;
-
-	for (e = h; e != NULL; e = e->next)
-		explicit_bzero(e->data, strlen(e->data));
-	curl_slist_free_all(h);
-}
-
 /* Make an exchange with an easy handle set up for our upstream. */
 static struct exchange *
 http_exchange_new(struct http_tp *tp, enum exchange_kind kind)
@@ -303,7 +281,7 @@ http_exchange_free(struct exchange *ex)
 	if (ex->timer != NULL)
 		event_free(ex->timer);
 	curl_easy_cleanup(ex->easy);
-	http_headers_free(ex->headers);
+	worker_headers_free(ex->headers);
 	sse_parser_free(&ex->parser);
 	evbuffer_free(ex->resp);
 	free(ex->last_id);
@@ -473,39 +451,20 @@ http_oauth_done(void *arg, const char *error)
 {
 	struct exchange	*ex = arg;
 	struct http_tp	*tp = ex->tp;
-	char		 why[768], url[256];
-	char		*body, *text;
+	char		*body;
 	size_t		 len;
-	json_t		*data;
+	int64_t		 id = ex->answered ? 0 : ex->id;
+	long		 status = ex->status;
+	/* A session's instance without a token is over at its first
+	 * refusal: the probe's, or initialize's. */
+	int		 init = ex->init ||
+			    (tp->conn->probing && tp->conn->session != 0);
 
 	ex->oauth_waiting = 0;
 	if (error != NULL) {
-		/* A session's instance without a token is over at its
-		 * first refusal: the probe's, or initialize's. */
-		if (ex->init || (tp->conn->probing && tp->conn->session != 0)) {
-			url_redact(sc->url, url, sizeof url);
-			snprintf(why, sizeof why, "initialize: HTTP %ld from "
-			    "%s: %s", ex->status, url, error);
-			upoauth_losing();
-			http_exchange_free(ex);
-			conn_lost(tp->conn, why);
-			return;
-		}
-		/* Its user must log in first: the error says where. */
-		if (ex->id != 0 && !ex->answered &&
-		    (data = upoauth_elicit_data(tp->conn)) != NULL) {
-			text = json_dumps(data, JSON_COMPACT);
-			json_decref(data);
-			ex->answered = 1;
-			conn_answer_error_data(tp->conn, ex->id,
-			    MCP_URL_ELICITATION_REQUIRED, error, text);
-			free(text);
-			http_exchange_free(ex);
-			return;
-		}
-		http_fail_request(ex, "upstream %s answered HTTP %ld: %s",
-		    sc->name, ex->status, error);
 		http_exchange_free(ex);
+		upoauth_refused(tp->conn, id, init ? "initialize" : NULL,
+		    status, error);
 		return;
 	}
 	/* The same request again, with the token. */
@@ -799,7 +758,7 @@ http_delete_session(struct http_tp *tp)
 	curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS, 1000L);
 	curl_easy_perform(easy);
 	curl_easy_cleanup(easy);
-	http_headers_free(h);
+	worker_headers_free(h);
 }
 
 /* Stop: drop every exchange, end the session, free everything. */

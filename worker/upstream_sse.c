@@ -3,7 +3,9 @@
  * Legacy HTTP+SSE upstreams (protocol 2024-11-05): a GET opens an event
  * stream whose first "endpoint" event names where to POST; every answer
  * comes back on the stream.  The stream is the session, so losing it ends
- * the connection and the supervisor reconnects with backoff.
+ * the connection and the supervisor reconnects with backoff.  A 401 to the
+ * GET gets a token and connects again (upoauth_connect_refused); a 401 to
+ * a POST gets one and POSTs again, once, as upstream_http.c does.
  */
 #include "config.h"
 
@@ -36,8 +38,14 @@ struct sse_post {
 	CURL			*easy;
 	struct curl_slist	*headers;
 	char			*body;
+	size_t			 len;
 	int64_t			 id;	/* of a request, else 0 */
+	int			 init;	/* the initialize request */
 	long			 status;
+	char			*challenge;	/* a 401's WWW-Authenticate */
+	unsigned int		 token_gen;	/* the OAuth token sent, 0: none */
+	int			 oauth_retried;	/* sent again with a new token */
+	int			 oauth_waiting;	/* for a token */
 	TAILQ_ENTRY(sse_post)	 entry;
 };
 
@@ -50,6 +58,8 @@ struct sse_tp {
 	struct sse_parser	 parser;
 	long			 status;
 	int			 is_sse;
+	char			*challenge;	/* a 401's WWW-Authenticate */
+	unsigned int		 token_gen;	/* the OAuth token sent, 0: none */
 	char			*endpoint;	/* absolute POST URL */
 	TAILQ_HEAD(, sse_post)	 posts;
 	unsigned int		 nposts;
@@ -141,9 +151,12 @@ sse_stream_header_cb(char *p, size_t size, size_t n, void *arg)
 	if (len > 5 && memcmp(p, "HTTP/", 5) == 0)
 		curl_easy_getinfo(tp->stream, CURLINFO_RESPONSE_CODE,
 		    &tp->status);
-	else if (http_header_line(p, len, &h) == 0 &&
-	    http_name_is(&h, "Content-Type"))
+	else if (http_header_line(p, len, &h) != 0)
+		return (len);
+	else if (http_name_is(&h, "Content-Type"))
 		tp->is_sse = http_value_begins(&h, "text/event-stream");
+	else if (http_name_is(&h, "WWW-Authenticate") && tp->status == 401)
+		upoauth_challenge_add(&tp->challenge, h.value, h.valuelen);
 	return (len);
 }
 
@@ -163,11 +176,15 @@ sse_stream_write_cb(char *p, size_t size, size_t n, void *arg)
 static size_t
 sse_post_header_cb(char *p, size_t size, size_t n, void *arg)
 {
-	struct sse_post	*post = arg;
+	struct sse_post		*post = arg;
+	struct http_header	 h;
 
 	if (size * n > 5 && memcmp(p, "HTTP/", 5) == 0)
 		curl_easy_getinfo(post->easy, CURLINFO_RESPONSE_CODE,
 		    &post->status);
+	else if (http_header_line(p, size * n, &h) == 0 &&
+	    http_name_is(&h, "WWW-Authenticate") && post->status == 401)
+		upoauth_challenge_add(&post->challenge, h.value, h.valuelen);
 	return (size * n);
 }
 
@@ -182,10 +199,40 @@ sse_post_free(struct sse_post *post)
 {
 	TAILQ_REMOVE(&post->tp->posts, post, entry);
 	post->tp->nposts--;
+	if (post->oauth_waiting)
+		upoauth_forget(post);
 	curl_easy_cleanup(post->easy);
-	curl_slist_free_all(post->headers);
+	worker_headers_free(post->headers);
+	free(post->challenge);
 	free(post->body);
 	free(post);
+}
+
+static void	sse_post(struct sse_tp *, char *body, size_t len, int retried);
+
+/* A POST refused with 401 has a token to go with, or none (why). */
+static void
+sse_oauth_done(void *arg, const char *error)
+{
+	struct sse_post	*post = arg;
+	struct sse_tp	*tp = post->tp;
+	char		*body = post->body;
+	size_t		 post_len = post->len;
+	int64_t		 id = post->id;
+	long		 status = post->status;
+	int		 init = post->init;
+
+	post->oauth_waiting = 0;
+	post->body = NULL;
+	sse_post_free(post);
+	if (error != NULL) {
+		free(body);
+		upoauth_refused(tp->conn, id, init ? "initialize" : NULL,
+		    status, error);
+		return;
+	}
+	/* The same message again, with the token. */
+	sse_post(tp, body, post_len, 1);
 }
 
 /* A transfer ended. */
@@ -197,20 +244,35 @@ sse_done_cb(CURL *easy, CURLcode r, void *arg)
 	char		 why[512], url[256];
 
 	if (easy == tp->stream) {
+		/* Refused: a token, then the GET again. */
+		if (tp->status == 401 && upoauth_connect_refused(tp->conn,
+		    "GET", tp->challenge, tp->token_gen) == 0)
+			return;
 		url_redact(sc->url, url, sizeof url);
-		if (r != CURLE_OK)
-			snprintf(why, sizeof why, "the SSE stream %s: %s",
-			    url, curl_easy_strerror(r));
-		else if (tp->status / 100 != 2 || !tp->is_sse)
+		if (tp->status == 401 && upoauth_last_error() != NULL)
+			snprintf(why, sizeof why, "GET %s: HTTP 401: %s", url,
+			    upoauth_last_error());
+		/* An error page is not read (the transfer is aborted). */
+		else if (tp->status != 0 && (tp->status / 100 != 2 ||
+		    !tp->is_sse))
 			snprintf(why, sizeof why, "GET %s: HTTP %ld%s",
 			    url, tp->status, tp->is_sse ? "" :
 			    ", not an event stream");
+		else if (r != CURLE_OK)
+			snprintf(why, sizeof why, "the SSE stream %s: %s",
+			    url, curl_easy_strerror(r));
 		else
 			snprintf(why, sizeof why, "the SSE stream closed");
 		conn_lost(tp->conn, why);
 		return;
 	}
 	curl_easy_getinfo(easy, CURLINFO_PRIVATE, (char **)&post);
+	if (r == CURLE_OK && post->status == 401 && !post->oauth_retried &&
+	    upoauth_unauthorized(post->challenge, post->token_gen,
+	    sse_oauth_done, post) == 0) {
+		post->oauth_waiting = 1;
+		return;
+	}
 	if (post->id != 0 && (r != CURLE_OK || post->status / 100 != 2)) {
 		if (r != CURLE_OK)
 			snprintf(why, sizeof why, "upstream %s: POST: %s",
@@ -227,7 +289,6 @@ static int
 sse_tp_start(struct conn *c)
 {
 	struct sse_tp	*tp;
-	unsigned int	 gen;
 
 	tp = xcalloc(1, sizeof *tp);
 	tp->conn = c;
@@ -241,10 +302,10 @@ sse_tp_start(struct conn *c)
 	if ((tp->stream = curl_easy_init()) == NULL)
 		fatalx("curl_easy_init");
 	curlev_setopts(tp->stream, sc->url);
-	/* A token of the gateway's login, if it has one (no 401 path). */
 	upoauth_init();
 	tp->stream_headers = worker_headers_dup(tp->extra);
-	tp->stream_headers = upoauth_header(tp->stream_headers, &gen);
+	tp->stream_headers = upoauth_header(tp->stream_headers,
+	    &tp->token_gen);
 	tp->stream_headers = curl_slist_append(tp->stream_headers,
 	    "Accept: text/event-stream");
 	curl_easy_setopt(tp->stream, CURLOPT_HTTPHEADER, tp->stream_headers);
@@ -260,26 +321,39 @@ sse_tp_start(struct conn *c)
 	return (0);
 }
 
+/* Send one message as a POST. */
 static void
 sse_tp_send(struct conn *c, struct evbuffer *msg)
 {
-	struct sse_tp	*tp = c->tp;
+	size_t	 len = evbuffer_get_length(msg);
+	char	*body;
+
+	body = xmalloc(len + 1);
+	evbuffer_remove(msg, body, len);
+	body[len] = '\0';
+	sse_post(c->tp, body, len, 0);
+}
+
+/* POST a message (body taken); retried: the second time, with a new token. */
+static void
+sse_post(struct sse_tp *tp, char *body, size_t len, int retried)
+{
+	struct conn	*c = tp->conn;
 	struct sse_post	*post;
 	struct jrpc	 m;
 	const char	*why;
 	char		 tpl[TP_HDR_MAX], tsl[TS_HDR_MAX];
 	int		 traced = 0;
-	unsigned int	 gen;
-	size_t		 len = evbuffer_get_length(msg);
 
 	post = xcalloc(1, sizeof *post);
 	post->tp = tp;
-	post->body = xmalloc(len + 1);
-	evbuffer_remove(msg, post->body, len);
-	post->body[len] = '\0';
+	post->body = body;
+	post->len = len;
+	post->oauth_retried = retried;
 	if (jrpc_scan(post->body, len, &m, &why) == 0 &&
 	    m.kind == JRPC_REQUEST) {
 		jscan_int64(post->body, m.id, &post->id);
+		post->init = m.method_id == MCPM_INITIALIZE;
 		traced = tp_header_lines(&m, tpl, tsl) == 0;
 	}
 	TAILQ_INSERT_TAIL(&tp->posts, post, entry);
@@ -293,7 +367,7 @@ sse_tp_send(struct conn *c, struct evbuffer *msg)
 	}
 	curlev_setopts(post->easy, tp->endpoint);
 	post->headers = worker_headers_dup(tp->extra);
-	post->headers = upoauth_header(post->headers, &gen);
+	post->headers = upoauth_header(post->headers, &post->token_gen);
 	post->headers = curl_slist_append(post->headers,
 	    "Content-Type: application/json");
 	if (traced) {
@@ -330,9 +404,10 @@ sse_tp_stop(struct conn *c)
 	curlev_remove(tp->cev, tp->stream);
 	curl_easy_cleanup(tp->stream);
 	curlev_free(tp->cev);
-	curl_slist_free_all(tp->stream_headers);
+	worker_headers_free(tp->stream_headers);
 	curl_slist_free_all(tp->extra);
 	sse_parser_free(&tp->parser);
+	free(tp->challenge);
 	free(tp->endpoint);
 	free(tp);
 }

@@ -8,7 +8,8 @@
  * byte per fragment costs no more than its size).  A ping every ping_interval
  * seconds keeps the connection honest: no frame at all for two intervals
  * and the connection is declared lost.  Any loss ends the connection and
- * the supervisor reconnects with backoff.
+ * the supervisor reconnects with backoff.  An upgrade refused with 401
+ * gets a token and connects again (upoauth_connect_refused).
  */
 #include "config.h"
 
@@ -52,6 +53,7 @@ struct ws_tp {
 	int			 port;
 	int			 tls;
 	char			 key[32];	/* Sec-WebSocket-Key */
+	unsigned int		 token_gen;	/* the OAuth token sent, 0: none */
 	int			 upgraded;
 	struct event		*ping;
 	struct ws_msg		 msg;		/* the message being received */
@@ -283,6 +285,31 @@ ws_accept_ok(const struct ws_tp *tp, const struct http_head *h)
 	    memcmp(f->value, want, WS_ACCEPT_LEN) == 0);
 }
 
+/*
+ * The upgrade was refused with 401: 0 if a token is being got (this
+ * connection is done with; the transport starts again with the token).
+ */
+static int
+ws_unauthorized(struct ws_tp *tp, const struct http_head *h)
+{
+	char	*challenge = NULL;
+	size_t	 i;
+	int	 r;
+
+	for (i = 0; i < h->nheaders; i++)
+		if (http_name_is(&h->headers[i], "WWW-Authenticate"))
+			upoauth_challenge_add(&challenge, h->headers[i].value,
+			    h->headers[i].valuelen);
+	r = upoauth_connect_refused(tp->conn, "the WebSocket upgrade",
+	    challenge, tp->token_gen);
+	free(challenge);
+	if (r == 0) {
+		bufferevent_disable(tp->bev, EV_READ | EV_WRITE);
+		bufferevent_setcb(tp->bev, NULL, NULL, NULL, NULL);
+	}
+	return (r);
+}
+
 /* Read the upgrade response; then hand the connection to wslay. */
 static void
 ws_read_upgrade(struct ws_tp *tp)
@@ -306,9 +333,16 @@ ws_read_upgrade(struct ws_tp *tp)
 	head = xmalloc(len);
 	evbuffer_remove(in, head, len);
 	r = http_parse_response(head, len, WS_MAX_HEAD, &h);
+	if (r > 0 && h.status == 401 && ws_unauthorized(tp, &h) == 0) {
+		free(head);
+		return;
+	}
 	if (r <= 0)
 		snprintf(why, sizeof why, "malformed WebSocket upgrade "
 		    "response");
+	else if (h.status == 401 && upoauth_last_error() != NULL)
+		snprintf(why, sizeof why, "the WebSocket upgrade was refused "
+		    "(HTTP 401): %s", upoauth_last_error());
 	else if (h.status != 101)
 		snprintf(why, sizeof why, "the WebSocket upgrade was refused "
 		    "(HTTP %d)", h.status);
@@ -365,7 +399,6 @@ ws_send_upgrade(struct ws_tp *tp)
 	struct evbuffer		*out = bufferevent_get_output(tp->bev);
 	struct curl_slist	*extra, *e;
 	unsigned char		 raw[16];
-	unsigned int		 gen;
 
 	if (getrandom(raw, sizeof raw, 0) != (ssize_t)sizeof raw)
 		fatal("getrandom");
@@ -384,12 +417,10 @@ ws_send_upgrade(struct ws_tp *tp)
 		ws_lost(tp, worker_last_error());
 		return;
 	}
-	/* A token of the gateway's login, if it has one (no 401 path). */
-	upoauth_init();
-	extra = upoauth_header(extra, &gen);
+	extra = upoauth_header(extra, &tp->token_gen);
 	for (e = extra; e != NULL; e = e->next)
 		evbuffer_add_printf(out, "%s\r\n", e->data);
-	curl_slist_free_all(extra);
+	worker_headers_free(extra);
 	evbuffer_add(out, "\r\n", 2);
 }
 
@@ -518,6 +549,7 @@ ws_tp_start(struct conn *c)
 	tp = xcalloc(1, sizeof *tp);
 	tp->conn = c;
 	c->tp = tp;
+	upoauth_init();
 	if (ws_parse_url(tp) != 0) {
 		worker_status("error", "bad WebSocket url");
 		return (-1);

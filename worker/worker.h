@@ -197,6 +197,10 @@ struct conn {
 	int64_t				 listen_id;	/* its listen, or 0 */
 	struct event			*listen_timer;
 	unsigned int			 listen_backoff;	/* ms */
+	/* A connect refused with 401 (upoauth_conn.c). */
+	int				 oauth_waiting;	/* for a token */
+	unsigned int			 oauth_gen;	/* the token it retried with */
+	const char			*oauth_what;	/* what was refused */
 };
 
 struct conn	*conn_new(uint32_t session, struct session_info *);
@@ -319,6 +323,7 @@ int		 mrtr_stash_edits(struct conn *, uint32_t session,
 struct curl_slist;
 int		 worker_headers(struct curl_slist **);
 struct curl_slist *worker_headers_dup(const struct curl_slist *);
+void		 worker_headers_free(struct curl_slist *);
 #ifdef WORKER_REMOTE
 /* Set a transfer's URL and the upstream's TLS and connect settings
  * (curlev_common of common/curl_event.c with sc's). */
@@ -382,6 +387,14 @@ int		 upoauth_per_user_ready(void);
 void		 login_config(json_t *record, json_t *client);
 /* MSG_OAUTH_LOGIN, MSG_OAUTH_CODE, MSG_OAUTH_REVOKE. */
 void		 upoauth_frame(uint16_t type, json_t *msg);
+/* upoauth_conn.c: what the transports share (read there). */
+#define UPOAUTH_CHALLENGE_MAX	8192	/* a 401's WWW-Authenticate */
+void		 upoauth_challenge_add(char **, const char *value, size_t len);
+void		 upoauth_refused(struct conn *, int64_t id, const char *what,
+		    long status, const char *error);
+int		 upoauth_connect_refused(struct conn *, const char *what,
+		    const char *challenge, unsigned int gen);
+void		 upoauth_connect_forget(struct conn *);
 #endif
 
 /* catalog.c: the upstream's tools, resources, templates and prompts. */

@@ -141,6 +141,23 @@ class Conn:
             pass
         self.close()
 
+    def pings(self, count):
+        """Pings of 125 bytes, never reading the pongs; given up when
+        the client has read nothing for 3 s (it stopped reading)."""
+        block = Conn.frame(9, b'p' * 125) * 512
+        sent = 0
+        self.s.settimeout(3)
+        try:
+            while sent < count and not self.gone.is_set():
+                n = min(512, count - sent)
+                self.send(block[:n * 127])
+                sent += n
+            time.sleep(2)
+        except OSError:
+            pass
+        print('pings sent %d' % sent, flush=True)
+        self.close()
+
     def close(self):
         self.gone.set()
         try:
@@ -151,7 +168,7 @@ class Conn:
 
 def attack(conn, what, arg):
     conn.attacking = True
-    fn = conn.flood if what == 'flood' else conn.drip
+    fn = {'flood': conn.flood, 'drip': conn.drip, 'pings': conn.pings}[what]
     threading.Thread(target=fn, args=(arg,), daemon=True).start()
 
 
@@ -207,6 +224,9 @@ def serve_gateway(conn, what, arg):
     for _ in conn.messages():
         attack(conn, what, arg)
         break
+    if what == 'pings':
+        conn.gone.wait(300)
+        return
     for _ in conn.messages():
         pass
 
@@ -233,8 +253,8 @@ def main():
     argv = sys.argv[1:]
     if not argv or argv[0] not in ('upstream', 'gateway') or \
             (argv[0] == 'gateway' and (len(argv) < 2 or
-                                       argv[1] not in ('flood', 'drip'))):
-        sys.exit('usage: ws_peer.py upstream | gateway flood|drip [N]')
+                                       argv[1] not in ('flood', 'drip', 'pings'))):
+        sys.exit('usage: ws_peer.py upstream | gateway flood|drip|pings [N]')
     ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     ls.bind(('127.0.0.1', 0))

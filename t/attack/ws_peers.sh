@@ -48,6 +48,26 @@ sample() {
 	done
 }
 
+# bridge_attacked NAME FD: mcpctl connect to the peer at $PORT, its RSS
+# sampled from the initialize it sends until it exits; sets rss0 (before),
+# max (during) and st (its exit status).
+bridge_attacked() {
+	bridge "$1" "$2" "ws://127.0.0.1:$PORT/ws"
+	_bpid=$BRIDGE
+	sleep 0.5
+	rss0=$(rss_kb "$_bpid")
+	rm -f "$T/rss" "$T/sampled"
+	bg sample "$_bpid" "$T/rss" "$T/sampled"
+	_sampler=$!
+	eval "echo \"\$INIT\" >&$2"
+	wait "$_bpid"
+	st=$?
+	touch "$T/sampled"
+	wait "$_sampler"
+	eval "exec $2>&-"
+	max=$(rss_max "$T/rss")
+}
+
 # call NAME TOOL ARGS [CURL-ARGS]: call a tool; prints its JSON messages.
 call() {
 	_up=$1
@@ -113,25 +133,23 @@ like "... and answers" "$(call flood echo '{"text":"back"}')" '"text":"back"'
 # fragments and closes 2 s later.  The bridge holds its size, not 90
 # times it (180 MiB).
 peer gwflood gateway flood 2000000
-bridge bridge-flood 3 "ws://127.0.0.1:$PORT/ws"
-bpid=$BRIDGE
-sleep 0.5
-rss0=$(rss_kb "$bpid")
-rm -f "$T/rss" "$T/sampled"
-bg sample "$bpid" "$T/rss" "$T/sampled"
-sampler=$!
-echo "$INIT" >&3
-wait "$bpid"
-st=$?
-touch "$T/sampled"
-wait "$sampler"
-exec 3>&-
-max=$(rss_max "$T/rss")
+bridge_attacked bridge-flood 3
 echo "# mcpctl connect, one-byte fragments: RSS $rss0 KiB before, at most $max KiB during; $(cat "$T/bridge-flood.err")"
 is "mcpctl connect: the gateway went away: exit 1" "$st" 1
 ok "... its RSS under $rss0 + $((2 * 2048 + 8192)) KiB while 2 000 000 fragments came (at most $max KiB, +$((max - rss0)) KiB)" \
     test "$max" -lt $((rss0 + 2 * 2048 + 8192))
 is "... and nothing on its standard output" "$(wc -c < "$T/bridge-flood.out")" 0
+
+# mcpctl connect: a gateway that sends 1 000 000 pings of 125 bytes and
+# never reads the pongs.  The bridge stops reading it once 16 MiB wait to
+# be written, so it holds that much, not a pong for every ping (127 MiB);
+# the peer gives up when its pings are no longer read.
+peer gwpings gateway pings 1000000
+bridge_attacked bridge-pings 5
+echo "# mcpctl connect, pings unanswered: RSS $rss0 KiB before, at most $max KiB during; $(sed -n 's/^pings sent/sent/p' "$T/gwpings.out"); $(cat "$T/bridge-pings.err")"
+is "mcpctl connect: the gateway that pinged went away: exit 1" "$st" 1
+ok "... its RSS under $rss0 + $((16 * 1024 + 16384)) KiB while pings flooded in (at most $max KiB, +$((max - rss0)) KiB)" \
+    test "$max" -lt $((rss0 + 16 * 1024 + 16384))
 
 # The worker's upstream that drips its answer: the call fails at the
 # message's deadline, not before.

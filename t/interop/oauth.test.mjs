@@ -12,10 +12,16 @@
 // credentials; a key rotation at the provider picked up through an
 // unknown kid; a token for another resource refused; the scopes of an
 // upstream; sessions bound to the subject; the subject, never the token,
-// in the log and mcpctl sessions.
+// in the log and mcpctl sessions; a WebSocket and an event stream that end
+// when their token expires (the provider's --ttl), a JWT or an opaque one.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import WebSocket from 'ws';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
@@ -248,3 +254,95 @@ test('a key rotation: the new kid waits for fresh keys, once', async () => {
   assert.equal((await counts(op.issuer))['/jwks'], before + 1);
   assert.match(gw.log(), /refused \(kid_unknown\)/);
 });
+
+// The payload of a JWT.
+const claimsOf = (t) => JSON.parse(Buffer.from(t.split('.')[1], 'base64url'));
+
+test('a WebSocket and a standalone stream end when their token expires', async () => {
+  // Tokens of 3 s, 2 s of leeway: what ends must end after 5 s, not before.
+  const TTL = 3;
+  const LEEWAY = 2;
+  const port = await freePort();
+  const b = `http://127.0.0.1:${port}`;
+  const p = await startOidcProvider(['--ttl', String(TTL), '--opaque', `${b}/ws`]);
+  const dir = mkdtempSync(path.join(tmpdir(), 'mcps-expiry-'));
+  writeFileSync(path.join(dir, 'secret'), 'mcp-gateway-secret\n');
+  let g;
+  try {
+    g = await startGateway({
+      listen: `127.0.0.1:${port}`,
+      servers: [demo('alpha')],
+      globals: `oauth = { resource = ${q(b)}; leeway = ${LEEWAY}; issuers = ( { issuer = ${q(p.issuer)};
+  introspection = { client_id = "mcp-gateway"; client_secret = ${q(`\${file:${path.join(dir, 'secret')}}`)}; }; } ); };`,
+    });
+    await g.waitFor((st) => st.issuers?.[0]?.keys > 0, 'the provider\'s keys');
+    const jwt = (await clientCredentials(p.issuer, { resource: `${b}/mcp`, scope: 'mcp:tools' })).access_token;
+    const opaque = (await clientCredentials(p.issuer, { resource: `${b}/ws`, scope: 'mcp:tools' })).access_token;
+    assert.ok(!opaque.includes('.'), 'an opaque token');
+    // The opaque token's exp is the JWT's or later: it was issued after.
+    const end = (claimsOf(jwt).exp + LEEWAY) * 1000;
+    const init = (id) => ({ jsonrpc: '2.0', id, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'expiry', version: '1' } } });
+
+    // A WebSocket for each token: it works, then is closed with 1008.
+    const sockets = [jwt, opaque].map(async (token) => {
+      const ws = new WebSocket(`ws://127.0.0.1:${port}/ws`, 'mcp', { headers: { authorization: `Bearer ${token}` } });
+      const closed = new Promise((resolve) => ws.once('close', (code, reason) => resolve({ code, reason: String(reason), at: Date.now() })));
+      await once(ws, 'open');
+      ws.send(JSON.stringify(init(1)));
+      const [m] = await once(ws, 'message');
+      assert.ok(JSON.parse(m).result, String(m));
+      return closed;
+    });
+
+    // The standalone stream of a session: its body ends, cleanly.
+    const r = await post(g, init(1), { headers: { authorization: `Bearer ${jwt}` } });
+    assert.equal(r.status, 200, r.text);
+    const sid = r.headers.get('mcp-session-id');
+    const res = await fetch(g.url, { headers: { authorization: `Bearer ${jwt}`, accept: 'text/event-stream', 'mcp-session-id': sid } });
+    assert.equal(res.status, 200);
+    const stream = (async () => {
+      let text = '';
+      for await (const chunk of res.body) text += Buffer.from(chunk).toString();
+      return { text, at: Date.now() };
+    })();
+
+    stream.catch(() => {});
+    // Without the expiry they would never end: fail, and clean up.
+    for (const c of await within(Promise.all(sockets), 20000, 'the WebSockets to close')) {
+      assert.equal(c.code, 1008);
+      assert.equal(c.reason, 'token expired');
+      assert.ok(c.at >= end - 250, `closed ${end - c.at} ms before the token's end`);
+    }
+    const s = await within(stream, 5000, 'the stream to end');
+    assert.ok(s.at >= end - 250, `ended ${end - s.at} ms before the token's end`);
+    const last = lastEventId(s.text);
+
+    // The session stays: a fresh token of the same subject resumes it.
+    const fresh = (await clientCredentials(p.issuer, { resource: `${b}/mcp`, scope: 'mcp:tools' })).access_token;
+    const again = await fetch(g.url, { headers: { authorization: `Bearer ${fresh}`, accept: 'text/event-stream', 'mcp-session-id': sid, 'last-event-id': last } });
+    assert.equal(again.status, 200);
+    await again.body.cancel();
+    const log = g.log();
+    assert.match(log, /the token of subject mcp-cc expired: ending its standalone stream/);
+    assert.match(log, /closing its WebSocket \(1008 token expired\)/);
+    for (const t of [jwt, opaque, fresh]) assert.ok(!log.includes(t), 'a token in the log');
+  } finally {
+    await g?.stop();
+    await p.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+// A promise, or a rejection after ms.
+function within(promise, ms, what) {
+  let timer;
+  const late = new Promise((_, reject) => { timer = setTimeout(() => reject(new Error(`timed out waiting for ${what}`)), ms); });
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
+}
+
+// The id of a stream's last event (its priming one, if that is all).
+function lastEventId(text) {
+  const ids = [...text.matchAll(/^id: (.*)$/gm)].map((m) => m[1]);
+  assert.ok(ids.length > 0, `no event id in ${text}`);
+  return ids[ids.length - 1];
+}

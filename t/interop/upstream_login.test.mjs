@@ -29,7 +29,7 @@ const stops = [];
 
 before(async () => {
   dir = mkdtempSync(path.join(tmpdir(), 'mcps-uplogin-'));
-  op = await startOidcProvider(['--ttl', '6']);
+  op = await startOidcProvider(['--ttl', '6', '--refresh']);
   up = await startNodeServer([fixture, '--issuer', op.issuer, '--scopes', 'mcp:tools']);
   up.url = `http://127.0.0.1:${up.port}/mcp`;
   stops.push(() => up.stop());
@@ -162,4 +162,69 @@ test('a redirect that does not belong to the login is refused; the login goes on
   await state(gw, 'ready');
   // No state directory: held in memory, and said so.
   assert.match(gw.mcpctl('tokens'), /memory only/);
+});
+
+// Attacks on the login, each refused with a clear error and a log line,
+// the upstream left waiting for a proper one: a response whose state is
+// not the login's; a redirect URI changed in the authorization URL (the
+// server sends the code elsewhere; the gateway exchanges it with its own
+// redirect URI, which the server refuses); a code issued to another login
+// (its PKCE verifier is not this one's).
+test('tampered state, redirect URI and code are refused', async () => {
+  const gw = await gateway();
+  await state(gw, 'login');
+  const follow = async (authUrl, redirectUri) => {
+    const { followLogin } = await import('../lib/gateway.mjs');
+    return followLogin(authUrl, redirectUri);
+  };
+
+  // A pasted response with another state.
+  let r = await gw.login('remote', {
+    paste: true,
+    browse: async (u, back) => {
+      const b = await follow(u, back);
+      b.searchParams.set('state', 'x'.repeat(43));
+      return b;
+    },
+  });
+  assert.equal(r.code, 1, r.stdout + r.stderr);
+  assert.match(r.stderr, /state/);
+
+  // The redirect URI swapped for another the client has registered.
+  r = await gw.login('remote', {
+    paste: true,
+    browse: async (u) => {
+      const t = new URL(u);
+      t.searchParams.set('redirect_uri', 'http://127.0.0.1:9/callback');
+      return follow(t, 'http://127.0.0.1:9/callback');
+    },
+  });
+  assert.equal(r.code, 1, r.stdout + r.stderr);
+  assert.match(r.stderr, /invalid_grant/);
+
+  // A code from a login that was then replaced.
+  let stolen;
+  await gw.login('remote', {
+    browse: async (u, back) => {
+      stolen = (await follow(u, back)).searchParams.get('code');
+      throw new Error('abandoned');
+    },
+  }).catch(() => {});
+  r = await gw.login('remote', {
+    paste: true,
+    browse: async (u, back) => {
+      const b = await follow(u, back);
+      b.searchParams.set('code', stolen);
+      return b;
+    },
+  });
+  assert.equal(r.code, 1, r.stdout + r.stderr);
+  assert.match(r.stderr, /invalid_grant/);
+  assert.equal(gw.upstream('remote').state, 'login');
+  assert.match(gw.log(), /login failed/);
+
+  // And a proper login still works.
+  r = await gw.login('remote');
+  assert.equal(r.code, 0, `${r.stdout}${r.stderr}\n${gw.log()}`);
+  await state(gw, 'ready');
 });

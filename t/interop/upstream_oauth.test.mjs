@@ -15,7 +15,14 @@
 // failed at once (not restarted in vain); an upstream that needs a user's
 // login waits in the state login (/readyz held back only if required),
 // and calls to it fail at once saying what to run (the login itself:
-// upstream_login.test.mjs).
+// upstream_login.test.mjs).  sse and ws upstreams are clients as http ones
+// are (the fixture's --sse: the SDK's SSEServerTransport behind the same
+// requireBearerAuth; --ws: a server of npm ws checking the token at the
+// upgrade, refusing it with 401 and the same WWW-Authenticate): the GET or
+// the upgrade refused, the worker gets a token and connects again, the
+// token is renewed before it runs out (none is ever refused), a client the
+// server refuses fails at once, and a login over sse goes from the state
+// login through mcpctl login to a call with the user's token.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
@@ -42,15 +49,18 @@ after(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
+// The fixture, over http, or with '--sse' or '--ws' in args over those.
 async function upstream(args = []) {
   const srv = await startNodeServer([fixture, '--issuer', op.issuer, '--scopes', 'mcp:tools', ...args]);
   stops.push(() => srv.stop());
-  srv.url = `http://127.0.0.1:${srv.port}/mcp`;
+  if (args.includes('--ws')) srv.url = `ws://127.0.0.1:${srv.port}/ws`;
+  else srv.url = `http://127.0.0.1:${srv.port}/${args.includes('--sse') ? 'sse' : 'mcp'}`;
   srv.seen = async () => (await fetch(`http://127.0.0.1:${srv.port}/admin/seen`)).json();
   return srv;
 }
 
-const server = (url, oauth) => `{ name = "remote"; transport = "http"; url = ${q(url)}; ${oauth} }`;
+const transport = (url) => (url.startsWith('ws') ? 'ws' : url.endsWith('/sse') ? 'sse' : 'http');
+const server = (url, oauth) => `{ name = "remote"; transport = "${transport(url)}"; url = ${q(url)}; ${oauth} }`;
 const cc = (secretFile = 'secret') => `oauth = { client_id = "mcp-cc"; client_secret = ${q(`\${file:${path.join(dir, secretFile)}}`)}; grant = "client_credentials"; };`;
 
 async function gateway(url, oauth, wait = true, others = []) {
@@ -59,12 +69,17 @@ async function gateway(url, oauth, wait = true, others = []) {
   return gw;
 }
 
-async function whoami(gw) {
+// Call whoami in a new session: its answer.
+async function call(gw) {
   const session = await rawSession(gw);
   const r = await post(gw, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'remote__whoami', arguments: {} } }, { session });
   assert.equal(r.status, 200, r.text);
-  const msg = r.json.find ? r.json.find((m) => m.id === 2) : r.json;
-  assert.ok(msg.result, JSON.stringify(msg));
+  return r.json.find ? r.json.find((m) => m.id === 2) : r.json;
+}
+
+async function whoami(gw) {
+  const msg = await call(gw);
+  assert.ok(msg.result, `${JSON.stringify(msg)}\n${gw.log()}`);
   return JSON.parse(msg.result.content[0].text);
 }
 
@@ -85,22 +100,34 @@ function noSecrets(gw) {
   assert.ok(!/eyJ[A-Za-z0-9_-]{10,}\./.test(log), 'a token is in the log');
 }
 
-test('client credentials: discovered from the 401, a call, renewal, a refused token', async () => {
-  const up = await upstream();
-  const gw = await gateway(up.url, cc());
-  assert.deepEqual(await whoami(gw), { client_id: 'mcp-cc', sub: 'mcp-cc' });
-  await logHas(gw, /oauth: a token from http:\/\/127\.0\.0\.1:\d+ \(client credentials, 8 s, scope mcp:tools\)/);
-  // The first POST went without a token, every later one with it.
-  const seen = await up.seen();
-  assert.equal(seen.without, 1);
-  assert.equal(seen.refused, 0);
-  // Renewed before the 8 s are out (at 5 s): calls keep working past them.
-  await sleep(9000);
-  assert.deepEqual(await whoami(gw), { client_id: 'mcp-cc', sub: 'mcp-cc' });
-  assert.ok(gw.log().match(/oauth: a token from/g).length >= 2, gw.log());
-  assert.equal((await up.seen()).refused, 0);
-  noSecrets(gw);
-});
+// Over http the first POST is refused, over sse the event stream's GET,
+// over ws the upgrade; ws per session, so that each session's upgrade
+// carries the token then held.
+for (const [what, args, settings] of [
+  ['', [], ''],
+  ['sse, ', ['--sse'], ''],
+  ['ws, ', ['--ws'], 'isolation = "per-session";'],
+]) {
+  test(`${what}client credentials: discovered from the 401, a call, renewal`, async () => {
+    const up = await upstream(args);
+    const gw = await gateway(up.url, `${cc()} ${settings}`);
+    assert.deepEqual(await whoami(gw), { client_id: 'mcp-cc', sub: 'mcp-cc' });
+    await logHas(gw, /oauth: a token from http:\/\/127\.0\.0\.1:\d+ \(client credentials, 8 s, scope mcp:tools\)/);
+    // The first request or connect went without a token, every later one with it.
+    const seen = await up.seen();
+    assert.equal(seen.without, 1, JSON.stringify(seen));
+    assert.equal(seen.refused, 0);
+    assert.equal(gw.upstream('remote').restarts, 0);
+    // Renewed before the 8 s are out (at 5 s): calls keep working past them.
+    await sleep(9000);
+    assert.deepEqual(await whoami(gw), { client_id: 'mcp-cc', sub: 'mcp-cc' });
+    assert.ok(gw.log().match(/oauth: a token from/g).length >= 2, gw.log());
+    const later = await up.seen();
+    assert.equal(later.refused, 0, JSON.stringify(later));
+    assert.equal(later.without, 1, JSON.stringify(later));
+    noSecrets(gw);
+  });
+}
 
 test('the secret from the daemon\'s environment (${env:}, expanded by the supervisor)', async () => {
   process.env.MCPS_TEST_UPOAUTH_SECRET = 'mcp-cc-secret';
@@ -111,18 +138,22 @@ test('the secret from the daemon\'s environment (${env:}, expanded by the superv
   noSecrets(gw);
 });
 
-test('a token the upstream refuses is replaced, and the call goes through', async () => {
-  // The upstream revokes the token the gateway holds.
-  const up = await upstream();
-  const gw = await gateway(up.url, cc());
-  await whoami(gw);
-  const r = await fetch(`http://127.0.0.1:${up.port}/admin/revoke`, { method: 'POST' });
-  assert.equal(r.status, 200);
-  assert.deepEqual(await whoami(gw), { client_id: 'mcp-cc', sub: 'mcp-cc' });
-  await logHas(gw, /the upstream refused the token; getting another/);
-  assert.ok((await up.seen()).refused >= 1);
-  noSecrets(gw);
-});
+// Over sse the stream stays; the POST refused is sent again with the new token.
+for (const [what, args] of [['', []], ['sse, ', ['--sse']]]) {
+  test(`${what}a token the upstream refuses is replaced, and the call goes through`, async () => {
+    // The upstream revokes the token the gateway holds.
+    const up = await upstream(args);
+    const gw = await gateway(up.url, cc());
+    await whoami(gw);
+    const r = await fetch(`http://127.0.0.1:${up.port}/admin/revoke`, { method: 'POST' });
+    assert.equal(r.status, 200);
+    assert.deepEqual(await whoami(gw), { client_id: 'mcp-cc', sub: 'mcp-cc' });
+    await logHas(gw, /the upstream refused the token; getting another/);
+    assert.ok((await up.seen()).refused >= 1);
+    assert.equal(gw.upstream('remote').restarts, 0);
+    noSecrets(gw);
+  });
+}
 
 test('a wrong secret: the server\'s error, no call, failed at once', async () => {
   const up = await upstream();
@@ -219,4 +250,37 @@ test('refused: metadata past 64 KiB', async () => {
   const gw = await gateway(up.url, cc(), false);
   await logHas(gw, /resource metadata at http:\/\/127\.0\.0\.1:\d+\/prm: over 65536 bytes/);
   assert.equal(evil.tokens.count, 0);
+});
+
+test('ws, a wrong secret: the server\'s error, failed at once', async () => {
+  const up = await upstream(['--ws']);
+  const gw = await gateway(up.url, cc('wrong'), false);
+  await logHas(gw, /oauth: token: the token endpoint answered invalid_client \(HTTP 401\)/);
+  const s = await gw.waitFor((st) => st.upstreams[0].state === 'failed', 'failed');
+  assert.match(s.upstreams[0].last_error, /the WebSocket upgrade: HTTP 401 from ws:\/\/127\.0\.0\.1:\d+\/ws: .*invalid_client/);
+  assert.equal(s.upstreams[0].failures, 1);
+  assert.equal((await up.seen()).with, 0);
+  noSecrets(gw);
+});
+
+test('sse, a login: the state login, mcpctl login, ready, a call', async () => {
+  const up = await upstream(['--sse']);
+  const gw = await gateway(up.url, 'oauth = { client_id = "mcp-app"; };', false);
+  const s = await gw.waitFor((st) => st.upstreams[0].state === 'login', 'login');
+  assert.equal(s.upstreams[0].login_needed, 'mcpctl login remote');
+  assert.match(s.upstreams[0].last_error, /login needed: run mcpctl login remote/);
+  // It waits: not restarted in vain; calls fail at once saying why.
+  await sleep(1000);
+  assert.equal(gw.upstream('remote').restarts, 0);
+  const refused = await call(gw);
+  assert.match(refused.error?.message ?? '', /needs a login: mcpctl login remote/, JSON.stringify(refused));
+  const r = await gw.login('remote');
+  assert.equal(r.code, 0, `${r.stdout}${r.stderr}\n${gw.log()}`);
+  const url = new URL(r.stdout.split('\n')[0]);
+  assert.equal(url.searchParams.get('resource'), up.url);
+  assert.equal(url.searchParams.get('code_challenge_method'), 'S256');
+  await gw.waitFor((st) => st.upstreams[0].state === 'ready', 'ready');
+  assert.deepEqual(await whoami(gw), { client_id: 'mcp-app', sub: 'test-user' });
+  assert.equal((await up.seen()).refused, 0);
+  noSecrets(gw);
 });

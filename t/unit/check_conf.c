@@ -1732,8 +1732,17 @@ START_TEST(test_upstream_oauth)
 	    " scopes = [ \"mcp:tools\", \"offline_access\" ];"
 	    " grant = \"client_credentials\"; }; },"
 	    " { name = \"l\"; transport = \"http\";"
-	    " url = \"https://mcp.example/l\"; oauth = { }; } );");
+	    " url = \"https://mcp.example/l\"; oauth = { }; },"
+	    " { name = \"s\"; transport = \"sse\";"
+	    " url = \"https://mcp.example/sse\"; oauth = {"
+	    " client_id = \"gw\"; }; },"
+	    " { name = \"w\"; transport = \"ws\";"
+	    " url = \"wss://mcp.example/ws\"; oauth = { }; } );");
 	ck_assert_ptr_nonnull(a->servers[0].oauth);
+	/* sse and ws upstreams are OAuth clients as http ones are. */
+	ck_assert_str_eq(a->servers[2].oauth->client_id, "gw");
+	ck_assert_int_eq(a->servers[3].oauth->grant,
+	    UPOAUTH_AUTHORIZATION_CODE);
 	ck_assert_str_eq(a->servers[0].oauth->client_id, "gw");
 	ck_assert_str_eq(a->servers[0].oauth->client_secret, "${file:/run/s}");
 	ck_assert_str_eq(a->servers[0].oauth->scopes[1], "offline_access");
@@ -1747,6 +1756,8 @@ START_TEST(test_upstream_oauth)
 	free(text);
 	ck_assert(conf_server_equal(&a->servers[0], &b->servers[0]));
 	ck_assert(conf_server_equal(&a->servers[1], &b->servers[1]));
+	ck_assert(conf_server_equal(&a->servers[2], &b->servers[2]));
+	ck_assert(conf_server_equal(&a->servers[3], &b->servers[3]));
 	copy = conf_server_copy(&a->servers[0]);
 	ck_assert(conf_server_equal(copy, &a->servers[0]));
 	/* Another secret restarts the worker. */
@@ -1780,10 +1791,6 @@ START_TEST(test_upstream_oauth)
 	    " url = \"https://m/\";\n oauth = { token = \"x\"; }; } );",
 	    "t.conf:2: upstream oauth: unknown setting \"token\" (client_id, "
 	    "client_secret, scopes, grant or identity)");
-	parse_err("servers = ( { name = \"r\"; transport = \"ws\";"
-	    " url = \"wss://m/\";\n oauth = { }; } );",
-	    "t.conf:2: server r: oauth is only for the http transport (so "
-	    "far)");
 	parse_err("servers = ( { name = \"r\"; command = [ \"x\" ];\n"
 	    " oauth = { }; } );",
 	    "t.conf:2: server r: oauth is only for http, sse and ws");

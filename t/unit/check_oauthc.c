@@ -140,6 +140,15 @@ START_TEST(test_prm_urls)
 	ck_assert_str_eq(prm("https://example.com/mcp?t=1"),
 	    "https://example.com/.well-known/oauth-protected-resource/mcp?t=1 "
 	    "https://example.com/.well-known/oauth-protected-resource");
+	/* A WebSocket's, on its origin over HTTP. */
+	ck_assert_str_eq(prm("wss://example.com/ws"),
+	    "https://example.com/.well-known/oauth-protected-resource/ws "
+	    "https://example.com/.well-known/oauth-protected-resource");
+	ck_assert_str_eq(prm("ws://127.0.0.1:9/ws"),
+	    "http://127.0.0.1:9/.well-known/oauth-protected-resource/ws "
+	    "http://127.0.0.1:9/.well-known/oauth-protected-resource");
+	ck_assert_str_eq(prm("ws://example.com/ws"),
+	    "-http:// but not to a loopback address (https is required)");
 	/* http off loopback is refused. */
 	ck_assert_str_eq(prm("http://example.com/mcp"),
 	    "-http:// but not to a loopback address (https is required)");
@@ -163,6 +172,15 @@ START_TEST(test_resource_match)
 	ck_assert(!oauthc_resource_match("https://mcp.example.com/mcp#x", u));
 	ck_assert(!oauthc_resource_match("https://mcp.example.com/mcp?a", u));
 	ck_assert(!oauthc_resource_match("not a url", u));
+	/* A WebSocket upstream's: its scheme, its default port as http's. */
+	ck_assert(oauthc_resource_match("wss://m.example:443/ws",
+	    "wss://M.example/ws"));
+	ck_assert(oauthc_resource_match("ws://127.0.0.1:80/ws/",
+	    "ws://127.0.0.1/ws"));
+	ck_assert(!oauthc_resource_match("https://m.example/ws",
+	    "wss://m.example/ws"));
+	ck_assert(!oauthc_resource_match("ws://m.example/ws",
+	    "wss://m.example/ws"));
 	ck_assert(oauthc_same_origin("https://a.example/x",
 	    "https://A.example:443/y"));
 	ck_assert(!oauthc_same_origin("https://a.example/x",

@@ -43,6 +43,9 @@ setup(void)
 	    "state_dir = \"%s\";\n"
 	    "oauth_client = { client_metadata_url = "
 	    "\"https://gw.example.com/oauth/client.json\"; };\n"
+	    "clients = ( { name = \"full\"; token = \"tok-full-0123456789\"; },\n"
+	    "  { name = \"limited\"; token = \"tok-limited-0123456789\";\n"
+	    "    deny = [ \"remote__*\" ]; } );\n"
 	    "servers = (\n"
 	    "  { name = \"remote\"; transport = \"http\";\n"
 	    "    url = \"https://mcp.example.com/mcp\"; },\n"
@@ -122,6 +125,15 @@ login_waiting(struct sup_worker *w)
 	json_decref(r);
 }
 
+/* A session's call of remote__x: its answer (borrowed). */
+static json_t *
+call_remote(struct sup_client *cl)
+{
+	return (sup_rpc(cl, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	    "\"tools/call\",\"params\":{\"name\":\"remote__x\","
+	    "\"arguments\":{}}}"));
+}
+
 /* Calls fail at once saying what to run; status and readiness say it. */
 START_TEST(test_login_state)
 {
@@ -130,12 +142,17 @@ START_TEST(test_login_state)
 	char			 why[256];
 
 	login_state();
-	cl = sup_session(NULL, NULL);
-	a = sup_rpc(cl, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
-	    "\"tools/call\",\"params\":{\"name\":\"remote__x\","
-	    "\"arguments\":{}}}");
+	cl = sup_session("tok-full-0123456789", NULL);
+	a = call_remote(cl);
 	ck_assert_ptr_nonnull(a);
-	ck_assert_ptr_nonnull(sup_jget(a, "error"));
+	ck_assert_ptr_nonnull(strstr(sup_jstr(a, "error.message"),
+	    "needs a login: mcpctl login remote"));
+	/* A client that may not see it: an unknown tool, nothing more. */
+	cl = sup_session("tok-limited-0123456789", NULL);
+	a = call_remote(cl);
+	ck_assert_ptr_nonnull(a);
+	ck_assert_ptr_nonnull(strstr(sup_jstr(a, "error.message"),
+	    "unknown tool"));
 	st = upstream_status_json(upstream_find("remote"));
 	ck_assert_jstr(st, "state", "login");
 	ck_assert_jstr(st, "login_needed", "mcpctl login remote");
@@ -162,6 +179,13 @@ START_TEST(test_callback)
 	    NULL, "");
 	ck_assert_int_eq(r->status, 405);
 	ck_assert_ptr_null(sup_take(w, MSG_OAUTH_CODE));
+	/* As long, one byte changed: another state. */
+	r = sup_http("GET", "/oauth/callback?code=c1&state=s0123456789abcdef"
+	    "ghijklmnopqrstuvwxyzABCDEH", NULL, NULL);
+	ck_assert_int_eq(r->status, 400);
+	r = sup_http("GET", "/oauth/callback?code=c1&state=s0123456789abcdef"
+	    "ghijklmnopqrstuvwxyzABCDEFH", NULL, NULL);
+	ck_assert_int_eq(r->status, 400);
 	/* A state one byte short is another state. */
 	r = sup_http("GET", "/oauth/callback?code=c1&state=s0123456789abcdef"
 	    "ghijklmnopqrstuvwxyzABCDEF", NULL, NULL);

@@ -303,10 +303,16 @@ START_TEST(test_conf)
 		"servers = ({ name = \"u\"; transport = \"http\"; url = "
 		"\"https://x.example/mcp\"; oauth = "
 		"{ identity = \"each\"; }; });\n",
+		/* not over ws (so far) */
+		"clients = ({ name = \"a\"; token = \"" TOKEN_ALICE "\"; });\n"
+		"servers = ({ name = \"u\"; transport = \"ws\"; url = "
+		"\"wss://x.example/mcp\"; oauth = "
+		"{ identity = \"per-user\"; }; });\n",
 	};
 	static const char *const want[] = {
 		"isolation \"per-session\"", "needs authenticated clients",
-		"not client_credentials", "identity must be"
+		"not client_credentials", "identity must be",
+		"only for the http transport"
 	};
 	struct conf	*c;
 	char		 err[512], text[2048];

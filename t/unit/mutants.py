@@ -593,6 +593,28 @@ MUTANTS = [
      "\t\t    NULL || e->up == NULL)",
      "search_visible has left out what acl_allows refuses, before "
      "ranking"),
+    # uplogin.c: an upstream's login takes only what belongs to it
+    # (check_uplogin)
+    ("login-state", "uplogin.c", "serve_callback",
+     "the redirect reaches only the login whose state it carries",
+     "\t\t    CRYPTO_memcmp(upstreams[i]->login.state, state,\n"
+     "\t\t    strlen(state)) == 0) {",
+     "\t\t    1) {"),
+    ("login-waiting", "uplogin.c", "serve_callback",
+     "only a login that waits takes a redirect (not one answered)",
+     "\t\tif (upstreams[i]->login.phase == LOGIN_WAITING &&",
+     "\t\tif (1 &&"),
+    ("login-code-waiting", "uplogin.c", "login_code",
+     "a pasted response goes only to a login that waits",
+     "\tif (up->login.phase != LOGIN_WAITING)\n", "\tif (0)\n"),
+    # route.c: a tool of an upstream waiting for a login
+    ("login-name-acl", "route.c", "route_login_needed",
+     "a name the client may not see is unknown, not 'needs a login'",
+     "\tif (!acl_allows(r->session, kind, name))\n\t\treturn (0);\n"
+     "\tfor (i = 0; i < nupstreams; i++) {\n\t\tup = upstreams[i];\n"
+     "\t\tif (up->state != UPSTREAM_LOGIN)",
+     "\tfor (i = 0; i < nupstreams; i++) {\n\t\tup = upstreams[i];\n"
+     "\t\tif (up->state != UPSTREAM_LOGIN)"),
 ]
 
 TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
