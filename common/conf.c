@@ -596,7 +596,8 @@ parse_root(struct conf_ctx *ctx, config_t *cf, struct conf *conf)
 				    conf->servers[j].line));
 		}
 	}
-	if (conf_check_overrides(ctx, conf) != 0)
+	if (conf_check_overrides(ctx, conf) != 0 ||
+	    conf_check_upoauth(ctx, conf) != 0)
 		return (-1);
 	return (conf_check_links(ctx, conf) != 0 ||
 	    conf_check_oauth(ctx, conf) != 0 ? -1 : 0);

@@ -164,11 +164,17 @@ enum upoauth_grant {
 	UPOAUTH_AUTHORIZATION_CODE = 0,	/* mcpctl login */
 	UPOAUTH_CLIENT_CREDENTIALS	/* a machine identity */
 };
+/* Whose tokens the upstream's calls carry. */
+enum upoauth_identity {
+	UPOAUTH_GATEWAY = 0,		/* one, the gateway's (mcpctl login) */
+	UPOAUTH_PER_USER		/* each principal's own */
+};
 struct upoauth_conf {
 	char		 *client_id;	/* pre-registered; NULL: register */
 	char		 *client_secret; /* as written: may be ${file:..} */
 	char		**scopes;	/* to ask for; NULL: the server's */
 	enum upoauth_grant grant;
+	enum upoauth_identity identity;
 	int		  line;
 };
 

@@ -140,6 +140,7 @@ int	conf_upoauth_equal(const struct upoauth_conf *,
 	    const struct upoauth_conf *);
 void	conf_upoauth_print(FILE *, const struct upoauth_conf *);
 void	conf_upoauth_free(struct upoauth_conf *);
+int	conf_check_upoauth(struct conf_ctx *, const struct conf *);
 /*
  * Check an OAuth URL: https, or http on loopback; a host; no query,
  * fragment, user information or white space (conf_oauth.c).

@@ -202,6 +202,7 @@ conf_parse_server(struct conf_ctx *ctx, const struct conf *conf,
 	config_setting_t	*s, *url_s = NULL, *transport_s = NULL;
 	config_setting_t	*remote_s = NULL;	/* a remote-only key */
 	config_setting_t	*pass_s = NULL;
+	config_setting_t	*isolation_s = NULL;
 	const char		*key;
 	char			*tmp = NULL, **pass_env;
 	int			 i, n, v;
@@ -296,6 +297,7 @@ conf_parse_server(struct conf_ctx *ctx, const struct conf *conf,
 				return (-1);
 			}
 			srv->isolation = (enum isolation)v;
+			isolation_s = s;
 		} else if (strcmp(key, "era") == 0) {
 			if (conf_get_string(ctx, s, &tmp, 0) != 0)
 				return (-1);
@@ -469,6 +471,20 @@ conf_parse_server(struct conf_ctx *ctx, const struct conf *conf,
 		return (conf_error(ctx, remote_s, "server %s: %s is only for "
 		    "http, sse and ws", srv->name,
 		    config_setting_name(remote_s)));
+	/* Each principal's calls on a connection of its own. */
+	if (srv->oauth != NULL && srv->oauth->identity == UPOAUTH_PER_USER) {
+		if (isolation_s != NULL &&
+		    srv->isolation == ISOLATION_SHARED)
+			return (conf_error(ctx, isolation_s, "server %s: "
+			    "oauth.identity per-user needs isolation "
+			    "\"per-session\" (each user's calls on a "
+			    "connection of their own)", srv->name));
+		if (srv->transport != TRANSPORT_HTTP)
+			return (conf_error_at(ctx, srv->oauth->line, "server "
+			    "%s: oauth.identity per-user is only for the http "
+			    "transport (so far)", srv->name));
+		srv->isolation = ISOLATION_PER_SESSION;
+	}
 	if (srv->restart_max_delay < srv->restart_delay)
 		return (conf_error(ctx, g, "server %s: restart_max_delay is "
 		    "shorter than restart_delay", srv->name));

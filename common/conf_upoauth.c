@@ -22,6 +22,10 @@ const char *const conf_upoauth_grant_names[] = {
 	"authorization_code", "client_credentials"
 };
 
+static const char *const identity_names[] = {
+	"gateway", "per-user"
+};
+
 int
 conf_parse_upoauth(struct conf_ctx *ctx, const config_setting_t *g,
     struct upoauth_conf **out)
@@ -35,7 +39,7 @@ conf_parse_upoauth(struct conf_ctx *ctx, const config_setting_t *g,
 	if (!config_setting_is_group(g))
 		return (conf_error(ctx, g, "an upstream's oauth must be a group "
 		    "{ client_id = ...; client_secret = ...; scopes = [ ... ]; "
-		    "grant = ...; }"));
+		    "grant = ...; identity = ...; }"));
 	o = *out = xcalloc(1, sizeof *o);
 	o->line = (int)config_setting_source_line(g);
 	n = config_setting_length(g);
@@ -66,10 +70,20 @@ conf_parse_upoauth(struct conf_ctx *ctx, const config_setting_t *g,
 				    "\"authorization_code\" or "
 				    "\"client_credentials\""));
 			o->grant = (enum upoauth_grant)k;
+		} else if (strcmp(key, "identity") == 0) {
+			grant = NULL;
+			if (conf_get_string(ctx, s, &grant, 0) != 0)
+				return (-1);
+			k = conf_lookup_name(identity_names, 2, grant);
+			free(grant);
+			if (k < 0)
+				return (conf_error(ctx, s, "oauth: identity must "
+				    "be \"gateway\" or \"per-user\""));
+			o->identity = (enum upoauth_identity)k;
 		} else
 			return (conf_error(ctx, s, "upstream oauth: unknown "
-			    "setting \"%s\" (client_id, client_secret, scopes "
-			    "or grant)", key));
+			    "setting \"%s\" (client_id, client_secret, scopes, "
+			    "grant or identity)", key));
 	}
 	if (o->client_secret != NULL && o->client_id == NULL)
 		return (conf_error(ctx, g, "oauth: a client_secret needs its "
@@ -77,6 +91,34 @@ conf_parse_upoauth(struct conf_ctx *ctx, const config_setting_t *g,
 	if (o->grant == UPOAUTH_CLIENT_CREDENTIALS && o->client_secret == NULL)
 		return (conf_error(ctx, g, "oauth: client_credentials needs "
 		    "client_id and client_secret"));
+	if (o->grant == UPOAUTH_CLIENT_CREDENTIALS &&
+	    o->identity == UPOAUTH_PER_USER)
+		return (conf_error(ctx, g, "oauth: identity \"per-user\" is "
+		    "for logins, not client_credentials"));
+	return (0);
+}
+
+/*
+ * A per-user upstream needs clients the gateway can tell apart: static
+ * tokens, named clients or OAuth.
+ */
+int
+conf_check_upoauth(struct conf_ctx *ctx, const struct conf *conf)
+{
+	size_t	i;
+
+	for (i = 0; i < conf->nservers; i++) {
+		if (conf->servers[i].oauth == NULL ||
+		    conf->servers[i].oauth->identity != UPOAUTH_PER_USER)
+			continue;
+		if (conf->auth_tokens == NULL && conf->nclients == 0 &&
+		    conf->oauth == NULL)
+			return (conf_error_at(ctx,
+			    conf->servers[i].oauth->line, "server %s: "
+			    "oauth.identity per-user needs authenticated "
+			    "clients (auth_tokens, clients or oauth)",
+			    conf->servers[i].name));
+	}
 	return (0);
 }
 
@@ -85,7 +127,8 @@ conf_upoauth_to_json(const struct upoauth_conf *o)
 {
 	json_t	*j;
 
-	j = json_pack("{s:s}", "grant", conf_upoauth_grant_names[o->grant]);
+	j = json_pack("{s:s, s:s}", "grant", conf_upoauth_grant_names[o->grant],
+	    "identity", identity_names[o->identity]);
 	if (o->client_id != NULL)
 		json_object_set_new(j, "client_id", json_string(o->client_id));
 	if (o->client_secret != NULL)
@@ -118,6 +161,10 @@ conf_upoauth_from_json(const json_t *j)
 		return (NULL);
 	o = xcalloc(1, sizeof *o);
 	o->grant = (enum upoauth_grant)k;
+	v = json_object_get(j, "identity");
+	if (json_is_string(v) && (k = conf_lookup_name(identity_names, 2,
+	    json_string_value(v))) > 0)
+		o->identity = (enum upoauth_identity)k;
 	if (json_is_string(v = json_object_get(j, "client_id")))
 		o->client_id = xstrdup(json_string_value(v));
 	if (json_is_string(v = json_object_get(j, "client_secret")))
@@ -148,7 +195,8 @@ conf_upoauth_equal(const struct upoauth_conf *a, const struct upoauth_conf *b)
 {
 	if (a == NULL || b == NULL)
 		return (a == b);
-	return (a->grant == b->grant && str_eq(a->client_id, b->client_id) &&
+	return (a->grant == b->grant && a->identity == b->identity &&
+	    str_eq(a->client_id, b->client_id) &&
 	    str_eq(a->client_secret, b->client_secret) &&
 	    conf_strv_equal(a->scopes, b->scopes));
 }
@@ -160,6 +208,9 @@ conf_upoauth_print(FILE *f, const struct upoauth_conf *o)
 		return;
 	fprintf(f, "    oauth = {\n      grant = \"%s\";\n",
 	    conf_upoauth_grant_names[o->grant]);
+	if (o->identity != UPOAUTH_GATEWAY)
+		fprintf(f, "      identity = \"%s\";\n",
+		    identity_names[o->identity]);
 	if (o->client_id != NULL) {
 		fprintf(f, "      client_id = ");
 		conf_print_string(f, o->client_id);

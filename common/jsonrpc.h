@@ -30,6 +30,7 @@ struct evbuffer;
 #define MCP_MISSING_CAPABILITY	-32021	/* the client did not declare it */
 #define MCP_UNSUPPORTED_VERSION	-32022	/* data: supported, requested */
 #define MCP_INSUFFICIENT_SCOPE	-32023	/* OAuth: data: error, scope */
+#define MCP_URL_ELICITATION_REQUIRED -32042 /* 2025-11-25: data: elicitations */
 
 #define JRPC_METHOD_MAX		128
 /* The longest id or progress token kept, as JSON text: each request in

@@ -192,6 +192,10 @@ tokens_request(int argc, char **argv)
 	if (argc == 3 && strcmp(argv[1], "revoke") == 0)
 		return (json_pack("{s:s, s:s}", "command", "token_revoke",
 		    "name", argv[2]));
+	/* A per-user identity's, as mcpctl tokens shows it. */
+	if (argc == 4 && strcmp(argv[1], "revoke") == 0)
+		return (json_pack("{s:s, s:s, s:s}", "command", "token_revoke",
+		    "name", argv[2], "identity", argv[3]));
 	return (NULL);
 }
 
@@ -200,10 +204,11 @@ print_tokens(json_t *reply, int argc, char **argv)
 {
 	json_t	*t;
 	size_t	 i;
-	char	 exp[64], up[128], iss[256], scope[256];
+	char	 exp[64], up[128], iss[256], scope[256], id[256];
 
-	if (argc == 3) {
-		printf("tokens of upstream %s forgotten%s\n", argv[2],
+	if (argc == 3 || argc == 4) {
+		printf("tokens of upstream %s%s%s forgotten%s\n", argv[2],
+		    argc == 4 ? " for " : "", argc == 4 ? argv[3] : "",
 		    json_is_true(json_object_get(reply, "at_server")) ?
 		    " and revoked at the authorization server" :
 		    " (its worker is not running: not revoked at the "
@@ -220,9 +225,10 @@ print_tokens(json_t *reply, int argc, char **argv)
 		clean(up, sizeof up, json_str_or(t, "upstream", "?"), 64);
 		clean(iss, sizeof iss, json_str_or(t, "issuer", "-"), 120);
 		clean(scope, sizeof scope, json_str_or(t, "scope", "-"), 120);
+		clean(id, sizeof id, json_str_or(t, "identity", "?"), 120);
 		fmt_time(exp, sizeof exp, json_int_or(t, "expires_at"));
 		printf("%-16s %-8s %-8s %-23s %-7s %-5s %s\n", up,
-		    json_str_or(t, "identity", "?"), json_str_or(t, "token",
+		    id, json_str_or(t, "token",
 		    "?"), exp, json_is_true(json_object_get(t, "refresh")) ?
 		    "yes" : "no", json_str_or(t, "registered", "-"), iss);
 		printf("%-16s %-8s %-8s %-23s %-7s %-5s %s\n", "", "", "", "",

@@ -59,7 +59,7 @@ usage(int asked)
 	    "                print the URL to open, wait for the redirect or a\n"
 	    "                pasted response\n"
 	    "  tokens        the upstreams' OAuth tokens held (never the tokens)\n"
-	    "  tokens revoke NAME\n"
+	    "  tokens revoke NAME [IDENTITY]\n"
 	    "                revoke and forget an upstream's tokens\n"
 	    "  connect       relay MCP on stdin and stdout to the gateway's\n"
 	    "                WebSocket endpoint (ws://127.0.0.1:8931/ws)\n"

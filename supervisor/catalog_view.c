@@ -38,6 +38,8 @@ struct view_part {
 	enum part_state		 state;
 	json_t			*catalog;	/* PART_HAVE */
 	char			*error;		/* PART_FAILED: why */
+	int			 code;		/* and its error code, or 0 */
+	char			*data;		/* and data (JSON), or NULL */
 	int64_t			 failed_at;	/* monotonic ms */
 	TAILQ_ENTRY(view_part)	 entry;
 };
@@ -292,6 +294,9 @@ view_fail(struct session *s, struct view_part *vp, const char *why)
 	    s->id, vp->up->sc->name, why);
 	free(vp->error);
 	vp->error = xstrdup(why);
+	free(vp->data);
+	vp->data = NULL;
+	vp->code = 0;
 	vp->state = PART_FAILED;
 	vp->failed_at = now_ms();
 	json_decref(vp->catalog);
@@ -427,6 +432,18 @@ view_part_error(struct session *s, struct upstream *up)
 	return (vp->error);
 }
 
+const char *
+view_part_error_data(struct session *s, struct upstream *up, int *code)
+{
+	struct view_part	*vp;
+
+	if ((vp = view_find_part(s, up)) == NULL || vp->state != PART_FAILED ||
+	    vp->data == NULL)
+		return (NULL);
+	*code = vp->code;
+	return (vp->data);
+}
+
 int
 view_defer(struct req *r)
 {
@@ -495,6 +512,14 @@ view_part(struct upstream *up, uint32_t session, json_t *msg)
 		if (vp->state == PART_HAVE)
 			return;	/* keep what its last instance listed */
 		view_fail(s, vp, error);
+		/* A user must log in first (-32042): the client is told. */
+		if (json_is_integer(json_object_get(msg, "code")) &&
+		    json_is_object(json_object_get(msg, "data"))) {
+			vp->code = (int)json_integer_value(json_object_get(msg,
+			    "code"));
+			vp->data = json_dumps(json_object_get(msg, "data"),
+			    JSON_COMPACT);
+		}
 	} else {
 		json_decref(vp->catalog);
 		vp->catalog = json_incref(msg);
@@ -560,6 +585,7 @@ view_rebuild_one(struct session *s, void *arg)
 		TAILQ_REMOVE(&s->parts, vp, entry);
 		json_decref(vp->catalog);
 		free(vp->error);
+		free(vp->data);
 		free(vp);
 	}
 	if (s->view != NULL || !TAILQ_EMPTY(&s->parts))
@@ -594,6 +620,7 @@ view_session_end(struct session *s)
 		TAILQ_REMOVE(&s->parts, vp, entry);
 		json_decref(vp->catalog);
 		free(vp->error);
+		free(vp->data);
 		free(vp);
 	}
 	while ((w = TAILQ_FIRST(&s->waiting)) != NULL) {

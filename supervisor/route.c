@@ -204,7 +204,8 @@ route_param(struct req *r, const char *const *path, struct jspan *at)
 static int
 route_part_failed(struct req *r, struct upstream *up)
 {
-	const char	*why;
+	const char	*why, *data;
+	int		 code;
 
 	if (up->sc->isolation != ISOLATION_PER_SESSION)
 		return (0);
@@ -212,8 +213,42 @@ route_part_failed(struct req *r, struct upstream *up)
 		return (1);
 	if ((why = view_part_error(r->session, up)) == NULL)
 		return (0);
+	/* Its user must log in first: the error says where. */
+	if ((data = view_part_error_data(r->session, up, &code)) != NULL) {
+		route_reject_data(r, code, data, "%s", why);
+		return (1);
+	}
 	route_reject(r, MCP_CONNECTION_CLOSED, "%s", why);
 	return (1);
+}
+
+/*
+ * A name no catalog lists may be a per-user upstream's (whose tools only
+ * the session's own instance lists, once its user has logged in): the
+ * upstream whose prefix begins it, or the one such upstream without a
+ * prefix; its part is asked for again, or refused saying why.  1 if done.
+ */
+static int
+route_user_part(struct req *r, enum catalog_kind kind, const char *name)
+{
+	struct upstream	*up, *bare = NULL;
+	size_t		 i, nbare = 0, len;
+
+	if (!acl_allows(r->session, kind, name))
+		return (0);
+	for (i = 0; i < nupstreams; i++) {
+		up = upstreams[i];
+		if (up->sc->oauth == NULL ||
+		    up->sc->oauth->identity != UPOAUTH_PER_USER)
+			continue;
+		len = strlen(up->sc->prefix);
+		if (len == 0) {
+			bare = up;
+			nbare++;
+		} else if (strncmp(name, up->sc->prefix, len) == 0)
+			return (route_part_failed(r, up));
+	}
+	return (nbare == 1 ? route_part_failed(r, bare) : 0);
 }
 
 /* A tool held back (pin.c) is refused with why, if the client may see
@@ -305,6 +340,10 @@ route_named(struct req *r, enum catalog_kind kind, const char *const *path)
 			return;
 		}
 		if (e == NULL && route_login_needed(r, kind, buf)) {
+			free(buf);
+			return;
+		}
+		if (e == NULL && route_user_part(r, kind, buf)) {
 			free(buf);
 			return;
 		}

@@ -46,6 +46,7 @@ struct refusal;
 struct req;
 struct reqobs;
 struct session;
+struct uplogin_users;
 struct stream;
 struct stream_event;
 struct trace;
@@ -275,6 +276,9 @@ int		 view_defer(struct req *);
 int		 view_retry(struct req *, struct upstream *);
 /* Why a session's part for an upstream failed, or NULL. */
 const char	*view_part_error(struct session *, struct upstream *);
+/* Its error's data (JSON text) and code, or NULL if it has none. */
+const char	*view_part_error_data(struct session *, struct upstream *,
+		    int *code);
 /* A per-session instance's catalog (CATALOG with a session number). */
 void		 view_part(struct upstream *, uint32_t session, json_t *);
 /* An upstream became ready: ask for the parts sessions wait for. */
@@ -1736,6 +1740,9 @@ struct uplogin {
 	json_t			*record;	/* the worker's record (tokens:
 						   secret, wiped), or NULL */
 	int			 loaded;	/* record read from the store */
+	struct uplogin_users	*users;		/* per-user identities'
+						   records and logins, or
+						   NULL (uplogin.c) */
 };
 
 struct upstream {
@@ -1803,6 +1810,14 @@ void		 upstream_unavailable(const struct upstream *, char *, size_t);
 /* uplogin.c */
 /* Add oauth_client and the stored oauth_record to a worker's CONFIG. */
 void		 uplogin_config(struct upstream *, json_t *cfg);
+/* Add a per-user upstream's oauth_identity and oauth_record to a
+ * session's SESSION_OPEN payload. */
+void		 uplogin_session_open(struct upstream *, struct session *,
+		    json_t *);
+/* The principal a session's upstream tokens belong to ("" if none):
+ * OAuth issuer and subject, else the named client, else the token's
+ * hash; never a token. */
+void		 uplogin_principal(const struct session *, char *, size_t);
 /* An OAUTH_SAVE or OAUTH_PROGRESS frame; -1 if it is corrupt. */
 int		 uplogin_frame(struct upstream *, const struct frame_hdr *,
 		    struct evbuffer *);

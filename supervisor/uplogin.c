@@ -31,9 +31,9 @@
 #include "log.h"
 #include "supervisor.h"
 #include "token_store.h"
+#include "uplogin.h"
 #include "xmalloc.h"
 
-#define LOGIN_IDENTITY		"gateway"	/* the gateway-wide one */
 #define LOGIN_ANSWER_MS		30000	/* the worker's first answer */
 #define LOGIN_PENDING_MS	600000	/* a login waits this long */
 #define LOGIN_RESPONSE_MAX	8192	/* what came back, pasted or not */
@@ -53,11 +53,8 @@ static struct token_store	*store;
 static char			*store_dir;	/* what it was opened on */
 static int			 store_warned;
 
-static json_t *
-ctl_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static json_t *
-ctl_error(const char *fmt, ...)
+json_t *
+uplogin_error(const char *fmt, ...)
 {
 	va_list	ap;
 	char	msg[512];
@@ -69,8 +66,8 @@ ctl_error(const char *fmt, ...)
 }
 
 /* Wipe every string of a record, then drop it. */
-static void
-record_free(json_t *r)
+void
+uplogin_record_free(json_t *r)
 {
 	const char	*k;
 	json_t		*v;
@@ -96,8 +93,8 @@ remote(const struct upstream *up)
  * The store under the configured state directory, or NULL; made (its
  * directory and key) only to store something.
  */
-static struct token_store *
-store_get(int make)
+struct token_store *
+uplogin_store(int make)
 {
 	struct stat	 st;
 	char		 err[512], *dir;
@@ -150,7 +147,7 @@ record_get(struct upstream *up)
 	if (up->login.loaded)
 		return (up->login.record);
 	up->login.loaded = 1;
-	if ((ts = store_get(0)) == NULL)
+	if ((ts = uplogin_store(0)) == NULL)
 		return (NULL);
 	data = token_store_get(ts, up->sc->name, LOGIN_IDENTITY, &len, err,
 	    sizeof err);
@@ -180,10 +177,10 @@ record_put(struct upstream *up, json_t *r)
 	struct token_store	*ts;
 	char			*text, err[512];
 
-	record_free(up->login.record);
+	uplogin_record_free(up->login.record);
 	up->login.record = r;
 	up->login.loaded = 1;
-	if ((ts = store_get(r != NULL)) == NULL)
+	if ((ts = uplogin_store(r != NULL)) == NULL)
 		return;
 	if (r == NULL) {
 		if (token_store_delete(ts, up->sc->name, LOGIN_IDENTITY, err,
@@ -349,7 +346,9 @@ uplogin_frame(struct upstream *up, const struct frame_hdr *hdr,
 		    msg_type_name(hdr->type), why);
 		return (-1);
 	}
-	if (hdr->type == MSG_OAUTH_SAVE)
+	if (users_frame(up, hdr->type, msg))
+		;	/* a per-user identity's (uplogin_users.c) */
+	else if (hdr->type == MSG_OAUTH_SAVE)
 		frame_save(up, msg);
 	else
 		frame_progress(up, msg);
@@ -358,8 +357,8 @@ uplogin_frame(struct upstream *up, const struct frame_hdr *hdr,
 }
 
 /* Send a login frame to a running worker; -1 if there is none. */
-static int
-send_json(struct upstream *up, uint16_t type, json_t *payload)
+int
+uplogin_send(struct upstream *up, uint16_t type, json_t *payload)
 {
 	if (up->proc.ch == NULL || up->proc.pid <= 0 ||
 	    (up->state != UPSTREAM_STARTING && up->state != UPSTREAM_READY &&
@@ -414,15 +413,15 @@ login_upstream(json_t *req, json_t **err)
 
 	*err = NULL;
 	if (json_unpack(req, "{s:s}", "name", &name) != 0) {
-		*err = ctl_error("which upstream?");
+		*err = uplogin_error("which upstream?");
 		return (NULL);
 	}
 	if ((up = upstream_find(name)) == NULL) {
-		*err = ctl_error("no upstream named %s", name);
+		*err = uplogin_error("no upstream named %s", name);
 		return (NULL);
 	}
 	if (!remote(up)) {
-		*err = ctl_error("upstream %s is a stdio upstream: it has no "
+		*err = uplogin_error("upstream %s is a stdio upstream: it has no "
 		    "OAuth login", name);
 		return (NULL);
 	}
@@ -436,10 +435,14 @@ login_start(struct upstream *up)
 
 	if (up->sc->oauth != NULL &&
 	    up->sc->oauth->grant == UPOAUTH_CLIENT_CREDENTIALS)
-		return (ctl_error("upstream %s gets its tokens by client "
+		return (uplogin_error("upstream %s gets its tokens by client "
 		    "credentials: it needs no login", up->sc->name));
-	if (send_json(up, MSG_OAUTH_LOGIN, json_object()) != 0)
-		return (ctl_error("upstream %s is %s: mcpctl start %s first",
+	if (users_per_user(up))
+		return (uplogin_error("upstream %s has per-user identities: "
+		    "each user logs in from their own client when a call "
+		    "needs it", up->sc->name));
+	if (uplogin_send(up, MSG_OAUTH_LOGIN, json_object()) != 0)
+		return (uplogin_error("upstream %s is %s: mcpctl start %s first",
 		    up->sc->name, upstream_state_name(up->state),
 		    up->sc->name));
 	phase_set(up, LOGIN_STARTING, NULL);
@@ -478,7 +481,7 @@ login_status(struct upstream *up)
 static int
 login_deliver(struct upstream *up, const char *response)
 {
-	if (send_json(up, MSG_OAUTH_CODE, json_pack("{s:s}", "response",
+	if (uplogin_send(up, MSG_OAUTH_CODE, json_pack("{s:s}", "response",
 	    response)) != 0)
 		return (-1);
 	phase_set(up, LOGIN_EXCHANGING, NULL);
@@ -493,23 +496,23 @@ login_code(struct upstream *up, json_t *req)
 	phase_expire(up);
 	if (json_unpack(req, "{s:s}", "response", &response) != 0 ||
 	    *response == '\0')
-		return (ctl_error("login_code: no response given"));
+		return (uplogin_error("login_code: no response given"));
 	if (strlen(response) > LOGIN_RESPONSE_MAX)
-		return (ctl_error("login_code: over %d bytes",
+		return (uplogin_error("login_code: over %d bytes",
 		    LOGIN_RESPONSE_MAX));
 	if (up->login.phase != LOGIN_WAITING)
-		return (ctl_error("no login of upstream %s waits for a code "
+		return (uplogin_error("no login of upstream %s waits for a code "
 		    "(mcpctl login %s starts one)", up->sc->name,
 		    up->sc->name));
 	if (login_deliver(up, response) != 0)
-		return (ctl_error("upstream %s is %s", up->sc->name,
+		return (uplogin_error("upstream %s is %s", up->sc->name,
 		    upstream_state_name(up->state)));
 	return (json_pack("{s:b}", "ok", 1));
 }
 
 /* What mcpctl tokens shows of one record: never a token. */
-static json_t *
-token_entry(struct upstream *up, json_t *r)
+json_t *
+uplogin_token_entry(struct upstream *up, const char *identity, json_t *r)
 {
 	json_t		*o, *v;
 	json_int_t	 exp;
@@ -519,7 +522,7 @@ token_entry(struct upstream *up, json_t *r)
 	size_t		 i;
 
 	o = json_pack("{s:s, s:s}", "upstream", up->sc->name, "identity",
-	    LOGIN_IDENTITY);
+	    identity);
 	for (i = 0; i < sizeof shown / sizeof shown[0]; i++) {
 		if (json_is_string(v = json_object_get(r, shown[i])))
 			json_object_set_new(o, shown[i],
@@ -557,7 +560,10 @@ tokens_list(void)
 		if (!remote(upstreams[i]))
 			continue;
 		if ((r = record_get(upstreams[i])) != NULL)
-			json_array_append_new(a, token_entry(upstreams[i], r));
+			json_array_append_new(a, uplogin_token_entry(
+			    upstreams[i], LOGIN_IDENTITY, r));
+		if (users_per_user(upstreams[i]))
+			users_tokens(upstreams[i], a);
 	}
 	return (json_pack("{s:b, s:o, s:b}", "ok", 1, "tokens", a, "stored",
 	    stat(conf->state_dir, &st) == 0 && S_ISDIR(st.st_mode)));
@@ -580,21 +586,30 @@ record_without_tokens(json_t *r)
 }
 
 static json_t *
-token_revoke(struct upstream *up)
+token_revoke(struct upstream *up, json_t *req)
 {
 	json_t		*r;
-	const char	*reg;
+	const char	*reg, *id = NULL;
 	int		 told;
 
+	if (json_unpack(req, "{s:s}", "identity", &id) == 0 &&
+	    strcmp(id, LOGIN_IDENTITY) == 0)
+		id = NULL;
+	if (users_per_user(up))
+		return (users_revoke(up, id));
+	if (id != NULL)
+		return (uplogin_error("upstream %s has only the gateway's "
+		    "identity", up->sc->name));
+
 	if ((r = record_get(up)) == NULL)
-		return (ctl_error("upstream %s has no stored tokens",
+		return (uplogin_error("upstream %s has no stored tokens",
 		    up->sc->name));
 	/* Gone from here at once; the worker revokes what it holds.  A
 	 * client registration of ours (DCR) is kept for the next login. */
 	reg = json_string_value(json_object_get(r, "registered"));
 	record_put(up, reg != NULL && strcmp(reg, "dcr") == 0 ?
 	    record_without_tokens(r) : NULL);
-	told = send_json(up, MSG_OAUTH_REVOKE, json_object()) == 0;
+	told = uplogin_send(up, MSG_OAUTH_REVOKE, json_object()) == 0;
 	log_info("upstream %s: oauth: tokens revoked (mcpctl)%s", up->sc->name,
 	    told ? "" : "; its worker is not running, so not at the server");
 	return (json_pack("{s:b, s:b}", "ok", 1, "at_server", told));
@@ -616,7 +631,7 @@ uplogin_control(const char *cmd, json_t *req)
 		return (login_status(up));
 	if (strcmp(cmd, "login_code") == 0)
 		return (login_code(up, req));
-	return (token_revoke(up));
+	return (token_revoke(up, req));
 }
 
 int
@@ -714,6 +729,40 @@ printable(char *s)
 	}
 }
 
+/* The redirect of a per-user identity's login: to its worker, once. */
+static void
+serve_user(struct http_conn *c, struct http_request *req, struct upstream *up,
+    const char *identity)
+{
+	char	*id = xstrdup(identity), error[128];
+
+	users_login_done(up, identity);		/* answered: once only */
+	if (uplogin_send(up, MSG_OAUTH_CODE, json_pack("{s:s, s:s}",
+	    "response", req->query, "identity", id)) != 0) {
+		page(c, 503, "mcp-supervisor: upstream %s is %s; call its "
+		    "tool again to log in again\n", up->sc->name,
+		    upstream_state_name(up->state));
+		free(id);
+		return;
+	}
+	if (query_param(req->query, "error", error, sizeof error)) {
+		printable(error);
+		log_info("upstream %s: login of %s: the authorization server "
+		    "answered %s", up->sc->name, id, error);
+		page(c, 200, "mcp-supervisor: the authorization server "
+		    "refused the login to upstream %s (%s).\n", up->sc->name,
+		    error);
+		free(id);
+		return;
+	}
+	log_info("upstream %s: login of %s: the authorization came back",
+	    up->sc->name, id);
+	page(c, 200, "mcp-supervisor: the authorization for upstream %s "
+	    "arrived, and the gateway is exchanging it for a token. You may "
+	    "close this window and go back to your client.\n", up->sc->name);
+	free(id);
+}
+
 /*
  * The redirect came back: find the login whose state it carries (each
  * compared in full: the state is what proves the response is ours) and
@@ -723,6 +772,7 @@ static void
 serve_callback(struct http_conn *c, struct http_request *req)
 {
 	struct upstream	*up = NULL;
+	const char	*identity;
 	char		 state[512], error[128];
 	size_t		 i;
 
@@ -747,6 +797,11 @@ serve_callback(struct http_conn *c, struct http_request *req)
 			up = upstreams[i];
 			break;
 		}
+	}
+	if (up == NULL &&
+	    (up = users_login_by_state(state, &identity)) != NULL) {
+		serve_user(c, req, up, identity);
+		return;
 	}
 	if (up == NULL) {
 		log_warnx("oauth callback: no login waits for its state");
@@ -832,9 +887,10 @@ uplogin_status_json(const struct upstream *up, json_t *o)
 void
 uplogin_free(struct upstream *up)
 {
-	record_free(up->login.record);
+	uplogin_record_free(up->login.record);
 	up->login.record = NULL;
 	free(up->login.url);
 	free(up->login.state);
 	free(up->login.scope);
+	users_free(up);
 }

@@ -266,6 +266,7 @@ upstream_session_open(struct upstream *up, struct session *s)
 	 * clients: the worker never guesses which call is whose. */
 	if (s->modern && s->credential == 0 && s->client_name == NULL)
 		json_object_set_new(o, "shared", json_true());
+	uplogin_session_open(up, s, o);
 	if (up->state == UPSTREAM_READY && up->proc.ch != NULL)
 		frame_add_json(iochan_output(up->proc.ch),
 		    MSG_SESSION_OPEN, s->no, 0, o);

@@ -259,6 +259,10 @@ conn_lost(struct conn *c, const char *why)
 {
 	static const struct timeval	 zero = { 0, 0 };
 	char				 msg[512];
+	json_t				*o;
+#ifdef WORKER_REMOTE
+	json_t				*data;
+#endif
 
 	if (c->state == CONN_DEAD)
 		return;
@@ -296,8 +300,16 @@ conn_lost(struct conn *c, const char *why)
 	if (!c->announced) {
 		/* The session's view waits for this instance's catalog. */
 		c->announced = 1;
-		chan_send_json(MSG_CATALOG, c->session, 0, json_pack("{s:s}",
-		    "error", msg));
+		o = json_pack("{s:s}", "error", msg);
+#ifdef WORKER_REMOTE
+		/* Its user must log in first: the URL, for the client. */
+		if ((data = upoauth_elicit_data(c)) != NULL) {
+			json_object_set_new(o, "code",
+			    json_integer(MCP_URL_ELICITATION_REQUIRED));
+			json_object_set_new(o, "data", data);
+		}
+#endif
+		chan_send_json(MSG_CATALOG, c->session, 0, o);
 	}
 	conn_fail_all(c, MCP_CONNECTION_CLOSED, msg);
 	conn_drop_queue(c, msg);
@@ -542,6 +554,14 @@ conn_message(struct conn *c, const char *p, size_t n, int64_t related,
 void
 conn_answer_error(struct conn *c, int64_t id, const char *msg)
 {
+	conn_answer_error_data(c, id, MCP_CONNECTION_CLOSED, msg, NULL);
+}
+
+/* The same with a code and data (JSON text, or NULL). */
+void
+conn_answer_error_data(struct conn *c, int64_t id, int code, const char *msg,
+    const char *data)
+{
 	struct evbuffer	*buf;
 	char		 idtext[32];
 
@@ -550,8 +570,7 @@ conn_answer_error(struct conn *c, int64_t id, const char *msg)
 	log_warnx("request %" PRId64 ": %s", id, msg);
 	snprintf(idtext, sizeof idtext, "%" PRId64, id);
 	buf = evbuffer_new();
-	jrpc_add_error(buf, idtext, strlen(idtext), MCP_CONNECTION_CLOSED, msg,
-	    NULL);
+	jrpc_add_error(buf, idtext, strlen(idtext), code, msg, data);
 	conn_message(c, (const char *)evbuffer_pullup(buf, -1),
 	    evbuffer_get_length(buf), 0, NULL);
 	evbuffer_free(buf);

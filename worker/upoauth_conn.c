@@ -42,7 +42,8 @@ void
 upoauth_refused(struct conn *c, int64_t id, const char *what, long status,
     const char *error)
 {
-	char	why[768], url[256];
+	char	why[768], url[256], *text;
+	json_t	*data;
 
 	if (what != NULL) {
 		url_redact(sc->url, url, sizeof url);
@@ -54,6 +55,15 @@ upoauth_refused(struct conn *c, int64_t id, const char *what, long status,
 	}
 	if (id == 0)
 		return;
+	/* Its user must log in first (per-user): the error says where. */
+	if ((data = upoauth_elicit_data(c)) != NULL) {
+		text = json_dumps(data, JSON_COMPACT);
+		json_decref(data);
+		conn_answer_error_data(c, id, MCP_URL_ELICITATION_REQUIRED,
+		    error, text);
+		free(text);
+		return;
+	}
 	snprintf(why, sizeof why, "upstream %s answered HTTP %ld: %s",
 	    sc->name, status, error);
 	conn_answer_error(c, id, why);

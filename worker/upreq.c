@@ -33,6 +33,9 @@ struct up_req {
 	struct mrtr	*mrtr;		/* or one of a modern upstream's
 					   input requests (mrtr.c) */
 	char		*key;		/* its inputRequests key */
+	upreq_own_cb	 own;		/* or the worker's own: its answer
+					   (NULL if none comes) goes here */
+	void		*own_arg;
 };
 
 static struct u64map	up_reqs;	/* ref -> up_req */
@@ -62,7 +65,8 @@ upreq_forget(const struct conn *c, const struct mrtr *mrtr,
 	while (u64map_next(&up_reqs, &pos, &key, &value)) {
 		ur = value;
 		if ((c != NULL && ur->conn != c) ||
-		    (mrtr != NULL && ur->mrtr != mrtr))
+		    (mrtr != NULL && ur->mrtr != mrtr) ||
+		    (c == NULL && mrtr == NULL))
 			continue;
 		if (reason != NULL) {
 			n = json_pack("{s:s, s:s, s:{s:I, s:s}}", "jsonrpc",
@@ -119,6 +123,50 @@ upreq_send(struct conn *c, uint32_t session, uint32_t tag, struct mrtr *mrtr,
 	chan_send_buffer(MSG_UP_REQUEST, session, tag, buf);
 	evbuffer_free(buf);
 	return (ur->ref);
+}
+
+/*
+ * Send a request of the worker's own to a session's client (params taken):
+ * the answer, or NULL when none will come, goes to cb.  Returns the
+ * reference.
+ */
+uint32_t
+upreq_send_own(uint32_t session, const char *method, json_t *params,
+    upreq_own_cb cb, void *arg)
+{
+	struct up_req	*ur;
+	json_t		*o;
+
+	ur = xcalloc(1, sizeof *ur);
+	do {
+		if (++next_ref == 0)
+			next_ref = 1;
+	} while (u64map_get(&up_reqs, next_ref) != NULL);
+	ur->ref = next_ref;
+	ur->session = session;
+	ur->own = cb;
+	ur->own_arg = arg;
+	u64map_put(&up_reqs, ur->ref, ur);
+	o = json_pack("{s:s, s:I, s:s, s:o}", "jsonrpc", "2.0", "id",
+	    (json_int_t)ur->ref, "method", method, "params", params);
+	chan_send_json(MSG_UP_REQUEST, session, 0, o);
+	return (ur->ref);
+}
+
+/* Forget a request of the worker's own; with a reason, tell its client. */
+void
+upreq_drop_own(uint32_t ref, const char *reason)
+{
+	struct up_req	*ur;
+
+	if ((ur = u64map_del(&up_reqs, ref)) == NULL)
+		return;
+	if (reason != NULL)
+		chan_send_json(MSG_NOTIFY, ur->session, 0, json_pack("{s:s, "
+		    "s:s, s:{s:I, s:s}}", "jsonrpc", "2.0", "method",
+		    "notifications/cancelled", "params", "requestId",
+		    (json_int_t)ur->ref, "reason", reason));
+	free(ur);
 }
 
 /* A call waiting for its client goes away: forget its requests. */
@@ -343,6 +391,17 @@ upreq_relay_answer(uint32_t ref, const char *p, size_t n)
 		log_debug("answer to an upstream request no longer waiting");
 		return;
 	}
+	if (ur->own != NULL) {
+		if (jrpc_scan(p, n, &m, &why) == 0 &&
+		    (m.kind == JRPC_RESULT || m.kind == JRPC_ERROR))
+			ur->own(ur->own_arg, &m);
+		else {
+			log_warnx("bad answer from the supervisor: %s", why);
+			ur->own(ur->own_arg, NULL);
+		}
+		free(ur);
+		return;
+	}
 	if (ur->mrtr != NULL) {
 		if (jrpc_scan(p, n, &m, &why) == 0 &&
 		    (m.kind == JRPC_RESULT || m.kind == JRPC_ERROR))
@@ -376,8 +435,9 @@ upreq_relay_up_notify(uint32_t ref, const char *p, size_t n)
 		    "waiting");
 		return;
 	}
-	/* An input request of a 2026-07-28 upstream has no channel back. */
-	if (ur->mrtr != NULL)
+	/* An input request of a 2026-07-28 upstream has no channel back;
+	 * one of the worker's own has no upstream. */
+	if (ur->mrtr != NULL || ur->own != NULL)
 		return;
 	buf = evbuffer_new();
 	evbuffer_add(buf, p, n);

@@ -220,7 +220,7 @@ http_headers(struct http_tp *tp, const char *accept)
 
 	for (e = tp->extra; e != NULL; e = e->next)
 		h = curl_slist_append(h, e->data);
-	h = upoauth_header(h, &gen);
+	h = upoauth_header_conn(tp->conn, h, &gen);
 	xasprintf(&line, "Accept: %s", accept);
 	h = curl_slist_append(h, line);
 	free(line);
@@ -455,7 +455,10 @@ http_oauth_done(void *arg, const char *error)
 	size_t		 len;
 	int64_t		 id = ex->answered ? 0 : ex->id;
 	long		 status = ex->status;
-	int		 init = ex->init;
+	/* A session's instance without a token is over at its first
+	 * refusal: the probe's, or initialize's. */
+	int		 init = ex->init ||
+			    (tp->conn->probing && tp->conn->session != 0);
 
 	ex->oauth_waiting = 0;
 	if (error != NULL) {
@@ -512,15 +515,15 @@ http_done_request(struct exchange *ex, CURLcode r)
 		return;
 	}
 	if (ex->status == 401 && ex->kind == EX_POST && !ex->oauth_retried &&
-	    upoauth_unauthorized(ex->challenge, ex->token_gen,
+	    upoauth_unauthorized_conn(c, ex->challenge, ex->token_gen,
 	    http_oauth_done, ex) == 0) {
 		ex->oauth_waiting = 1;
 		return;
 	}
 	/* A step-up: a token with more scope, or a login with it. */
 	if (ex->status == 403 && ex->kind == EX_POST &&
-	    upoauth_forbidden(ex->challenge, ex->token_gen, http_oauth_done,
-	    ex) == 0) {
+	    upoauth_forbidden_conn(c, ex->challenge, ex->token_gen,
+	    http_oauth_done, ex) == 0) {
 		ex->oauth_waiting = 1;
 		return;
 	}
@@ -687,7 +690,7 @@ http_post(struct http_tp *tp, char *body, size_t len, int retried)
 		return;
 	}
 	ex->headers = http_headers(tp, "application/json, text/event-stream");
-	ex->token_gen = upoauth_generation();
+	ex->token_gen = upoauth_generation_conn(tp->conn);
 	ex->headers = curl_slist_append(ex->headers,
 	    "Content-Type: application/json");
 	if (scanned && meta_claim(&m))

@@ -41,46 +41,71 @@
 #include "xmalloc.h"
 
 #define LOGIN_PENDING_MAX	600	/* seconds a login may take */
-#define LOGIN_RESPONSE_MAX	8192	/* what came back, at most */
 
-/* The login under way. */
-static int		 pending;
-static char		 state[OAUTHC_B64_32];
-static char		 verifier[OAUTHC_B64_32];	/* wiped */
 static unsigned int	 dcr_asked;		/* the method asked for */
-static struct event	*expire_ev;
 static struct event	*exit_ev;
 
-/* Tell the supervisor how the login goes. */
+/* Tell the supervisor how an identity's login goes. */
 static void
-progress(json_t *o)
+progress(struct upo_id *id, json_t *o)
 {
+	if (id != upo_gateway())
+		json_object_set_new(o, "identity", json_string(id->name));
 	chan_send_json(MSG_OAUTH_PROGRESS, 0, 0, o);
 }
 
-static void
-pending_clear(void)
+void
+login_pending_clear(struct upo_id *id)
 {
-	pending = 0;
-	explicit_bzero(state, sizeof state);
-	explicit_bzero(verifier, sizeof verifier);
-	if (expire_ev != NULL)
-		evtimer_del(expire_ev);
+	id->pending = 0;
+	id->elicitation[0] = '\0';
+	id->elicit_session = 0;
+	explicit_bzero(id->state, sizeof id->state);
+	explicit_bzero(id->verifier, sizeof id->verifier);
+	free(id->url);
+	id->url = NULL;
+	if (id->expire_ev != NULL)
+		evtimer_del(id->expire_ev);
+}
+
+/* An identity's login failed. */
+void
+login_failed_for(struct upo_id *id, const char *why)
+{
+	log_warnx("upstream %s: oauth: the login%s%s failed: %s", sc->name,
+	    id != upo_gateway() ? " of " : "", id != upo_gateway() ?
+	    id->name : "", why);
+	if (id != upo_gateway()) {
+		/* Its calls fail saying why (which names the upstream). */
+		if (strstr(why, sc->name) != NULL)
+			snprintf(id->last_error, sizeof id->last_error, "%s",
+			    why);
+		else
+			snprintf(id->last_error, sizeof id->last_error, "the "
+			    "login to upstream %s failed: %s", sc->name, why);
+		users_login_over(id, why);
+		upo_notify();
+	}
+	login_pending_clear(id);
+	progress(id, json_pack("{s:s, s:s}", "phase", "failed", "error", why));
 }
 
 void
 login_failed(const char *why)
 {
-	log_warnx("upstream %s: oauth: the login failed: %s", sc->name, why);
-	pending_clear();
-	progress(json_pack("{s:s, s:s}", "phase", "failed", "error", why));
+	login_failed_for(upo.id, why);
 }
 
 static void
 expire_cb(evutil_socket_t fd, short what, void *arg)
 {
-	if (pending)
-		login_failed("the login expired");
+	struct upo_id	*id = arg;
+	char		 why[128];
+
+	snprintf(why, sizeof why, "the login to upstream %s expired",
+	    sc->name);
+	if (id->pending)
+		login_failed_for(id, why);
 }
 
 static void
@@ -89,9 +114,10 @@ exit_cb(evutil_socket_t fd, short what, void *arg)
 	worker_begin_exit(WORKER_EXIT_LOGIN);
 }
 
-/* The record of what upo holds, or NULL if there is no registration. */
+/* The record of an identity's (the registration, its tokens), or null if
+ * there is no registration. */
 static json_t *
-record_json(void)
+record_json(struct upo_id *id)
 {
 	struct oauthc_record	r;
 
@@ -106,19 +132,36 @@ record_json(void)
 	r.client_secret = upo.registered == OAUTHC_REG_DCR ?
 	    upo.client_secret : NULL;
 	r.registered = upo.registered;
-	r.access_token = upo.access_token;
-	r.refresh_token = upo.refresh_token;
-	r.expires_at = upo.expires_at;
-	r.scope = upo.scope;
-	r.obtained = upo.obtained;
+	r.access_token = id->access_token;
+	r.refresh_token = id->refresh_token;
+	r.expires_at = id->expires_at;
+	r.scope = id->scope;
+	r.obtained = id->obtained;
 	return (oauthc_record_json(&r));
 }
 
+/* Save an identity's record (a user's: without it, nothing of theirs). */
+void
+login_save_id(struct upo_id *id)
+{
+	json_t	*o, *r = record_json(id);
+
+	if (id != upo_gateway() && id->access_token == NULL &&
+	    id->refresh_token == NULL) {
+		json_decref(r);
+		r = json_null();
+	}
+	o = json_pack("{s:o}", "record", r);
+	if (id != upo_gateway())
+		json_object_set_new(o, "identity", json_string(id->name));
+	chan_send_json(MSG_OAUTH_SAVE, 0, 0, o);
+}
+
+/* Save the flow's identity's record; a registration is the gateway's. */
 void
 login_save(void)
 {
-	chan_send_json(MSG_OAUTH_SAVE, 0, 0, json_pack("{s:o}", "record",
-	    record_json()));
+	login_save_id(upo.id);
 }
 
 void
@@ -133,6 +176,19 @@ login_forget_registration(void)
 	upo_set(&upo.reg_issuer, NULL);
 	upo_tokens_drop();
 	login_save();
+	if (upo.id != upo_gateway())
+		login_save_id(upo_gateway());
+}
+
+/* Take the tokens of a record read. */
+static void
+login_take_tokens(struct upo_id *id, const struct oauthc_record *r)
+{
+	upo_set(&id->access_token, r->access_token);
+	upo_set(&id->refresh_token, r->refresh_token);
+	upo_set(&id->scope, r->scope);
+	id->expires_at = r->expires_at;
+	id->obtained = r->obtained;
 }
 
 /* A string of an object, 1 to max bytes, or NULL. */
@@ -179,13 +235,41 @@ login_config(json_t *record, json_t *client)
 	upo_set(&upo.client_id, r.client_id);
 	upo_set(&upo.client_secret, r.client_secret);
 	upo.registered = r.registered;
-	upo_set(&upo.access_token, r.access_token);
-	upo_set(&upo.refresh_token, r.refresh_token);
-	upo_set(&upo.scope, r.scope);
-	upo.expires_at = r.expires_at;
-	upo.obtained = r.obtained;
+	/* Per-user: the gateway's record is the registration alone. */
+	if (upo_per_user())
+		return;
+	login_take_tokens(upo_gateway(), &r);
 	log_debug("upstream %s: oauth: a stored identity at %s%s", sc->name,
 	    r.issuer, r.access_token != NULL ? ", with a token" : "");
+}
+
+/*
+ * A user's record (SESSION_OPEN's): its tokens, if it is of this upstream
+ * and of the registration we have (or, with none, it becomes ours).  0,
+ * or -1 if it is discarded.
+ */
+int
+login_record_tokens(struct upo_id *id, json_t *record)
+{
+	struct oauthc_record	 r;
+	char			 why[OAUTHC_WHY_MAX];
+
+	if (oauthc_record_read(record, sc->url, sc->oauth != NULL ?
+	    sc->oauth->client_id : NULL, &r, why, sizeof why) == -1 ||
+	    (upo.client_id != NULL && strcmp(upo.client_id, r.client_id) != 0)) {
+		log_info("upstream %s: oauth: the stored record of %s is "
+		    "discarded: %s", sc->name, id->name, upo.client_id !=
+		    NULL ? "another registration's" : why);
+		return (-1);
+	}
+	if (upo.registered == OAUTHC_REG_NONE) {
+		upo_set(&upo.reg_issuer, r.issuer);
+		upo_set(&upo.client_id, r.client_id);
+		upo_set(&upo.client_secret, r.client_secret);
+		upo.registered = r.registered;
+	}
+	login_take_tokens(id, &r);
+	return (0);
 }
 
 /* The authorization URL of a new login, to the supervisor. */
@@ -194,38 +278,46 @@ login_url(void)
 {
 	char	 challenge[OAUTHC_B64_32], *wanted, *u, *scope, *url;
 	struct timeval tv = { LOGIN_PENDING_MAX, 0 };
+	struct upo_id *id = upo.id;
 
-	oauthc_random(state);
-	oauthc_random(verifier);
-	if (oauthc_pkce_challenge(verifier, challenge) == -1)
+	oauthc_random(id->state);
+	oauthc_random(id->verifier);
+	if (oauthc_pkce_challenge(id->verifier, challenge) == -1)
 		fatalx("a PKCE verifier of our own is refused");
 	/* What is wanted, what was granted, what a step-up asked for. */
 	wanted = upo_scope_wanted();
-	u = oauthc_scope_union(wanted, upo.scope);
+	u = oauthc_scope_union(wanted, id->scope);
 	free(wanted);
 	wanted = oauthc_scope_union(u, upo.want_scope);
 	free(u);
 	scope = oauthc_scope_login(wanted, upo.offline);
 	free(wanted);
 	url = oauthc_authz_url(upo.authz_endpoint, upo.client_id,
-	    upo.redirect_uri, scope, state, challenge, upo.resource != NULL ?
-	    upo.resource : sc->url);
+	    upo.redirect_uri, scope, id->state, challenge, upo.resource !=
+	    NULL ? upo.resource : sc->url);
 	if (url == NULL) {
 		free(scope);
 		login_failed("the authorization_endpoint is not a URL");
 		return;
 	}
-	pending = 1;
-	evtimer_add(expire_ev, &tv);
-	log_info("upstream %s: oauth: a login at %s (client %s, %s%s%s)",
-	    sc->name, upo.issuer, upo.registered == OAUTHC_REG_CIMD ?
-	    "by its metadata document" : upo.registered == OAUTHC_REG_DCR ?
-	    "registered" : "configured", scope != NULL ? "scope " : "no scope",
-	    scope != NULL ? scope : "", "");
-	progress(json_pack("{s:s, s:s, s:s}", "phase", "url", "url", url,
-	    "state", state));
+	id->pending = 1;
+	if (id->expire_ev == NULL)
+		id->expire_ev = evtimer_new(base, expire_cb, id);
+	evtimer_add(id->expire_ev, &tv);
+	log_info("upstream %s: oauth: a login%s%s at %s (client %s, %s%s)",
+	    sc->name, id != upo_gateway() ? " of " : "", id != upo_gateway() ?
+	    id->name : "", upo.issuer, upo.registered ==
+	    OAUTHC_REG_CIMD ? "by its metadata document" : upo.registered ==
+	    OAUTHC_REG_DCR ? "registered" : "configured", scope != NULL ?
+	    "scope " : "no scope", scope != NULL ? scope : "");
+	progress(id, json_pack("{s:s, s:s, s:s}", "phase", "url", "url", url,
+	    "state", id->state));
 	free(scope);
-	free(url);
+	free(id->url);
+	id->url = url;
+	/* A user's: ask them, from the loop. */
+	if (id != upo_gateway())
+		users_login_url(id);
 }
 
 /* Register by RFC 7591. */
@@ -275,7 +367,7 @@ login_reg_done(struct hfetch *x, CURLcode r)
 	oauthc_reg_clear(&reg);
 	log_info("upstream %s: oauth: registered at %s", sc->name,
 	    upo.issuer);
-	login_save();
+	login_save_id(upo_gateway());
 	login_url();
 }
 
@@ -325,59 +417,98 @@ login_begin(void)
 	}
 }
 
-/* The code is exchanged: save, say so, and start again with it. */
+/* The code is exchanged: save, say so, and go on with it. */
 void
 login_exchanged(const char *scope)
 {
-	json_t	*o;
+	struct upo_id	*id = upo.id;
+	json_t		*o;
 
-	pending_clear();
+	if (id != upo_gateway())
+		users_login_over(id, NULL);
+	login_pending_clear(id);
 	upo_set(&upo.want_scope, NULL);
 	login_save();
 	o = json_pack("{s:s}", "phase", "done");
 	if (scope != NULL)
 		json_object_set_new(o, "scope", json_string(scope));
-	if (upo.expires_at > 0)
+	if (id->expires_at > 0)
 		json_object_set_new(o, "expires_at",
-		    json_integer((json_int_t)upo.expires_at));
-	progress(o);
+		    json_integer((json_int_t)id->expires_at));
+	progress(id, o);
+	/* A user's calls go on with it; the gateway's worker starts again. */
+	if (id != upo_gateway()) {
+		log_info("upstream %s: oauth: %s logged in", sc->name,
+		    id->name);
+		upo_notify();
+		return;
+	}
 	log_info("upstream %s: oauth: logged in; starting again with the "
 	    "token", sc->name);
 	event_active(exit_ev, EV_TIMEOUT, 0);
 }
 
+/* What came back for an identity's login (MSG_OAUTH_CODE). */
 void
 login_code(json_t *msg)
 {
-	const char	*input;
-	char		*code = NULL, *form = NULL, *auth, why[512];
+	const char	*input, *name;
+	struct upo_id	*id = upo_gateway();
 
-	if (!pending) {
-		progress(json_pack("{s:s, s:s}", "phase", "failed", "error",
-		    "no login is under way (run mcpctl login again)"));
+	if (json_unpack(msg, "{s:s}", "identity", &name) == 0 &&
+	    strcmp(name, id->name) != 0 && (id = users_find(name)) == NULL) {
+		log_warnx("upstream %s: oauth: a response for %s, who has no "
+		    "session here", sc->name, name);
 		return;
 	}
-	if ((input = str(msg, "response", LOGIN_RESPONSE_MAX)) == NULL) {
-		login_failed("the response is missing or too long");
+	if (!id->pending) {
+		progress(id, json_pack("{s:s, s:s}", "phase", "failed", "error",
+		    id == upo_gateway() ? "no login is under way (run mcpctl "
+		    "login again)" : "no login is under way"));
+		return;
+	}
+	if ((input = str(msg, "response", UPO_LOGIN_RESPONSE_MAX)) == NULL) {
+		login_failed_for(id, "the response is missing or too long");
 		return;
 	}
 	if (upo.step != STEP_IDLE) {
-		login_failed("busy with the authorization server; try again");
+		/* Another identity's flow: this one's turn comes. */
+		if (id == upo_gateway() || id->queued != QUEUED_NONE) {
+			login_failed_for(id, "busy with the authorization "
+			    "server; try again");
+			return;
+		}
+		id->queued = QUEUED_CODE;
+		upo_set(&id->queued_arg, input);
 		return;
 	}
-	if (oauthc_authz_response(input, state, upo.issuer, upo.iss_param,
-	    &code, why, sizeof why) == -1) {
+	upo.id = id;
+	login_code_run(id, input);
+}
+
+/* Check what came back and exchange its code (id is upo.id). */
+void
+login_code_run(struct upo_id *id, const char *input)
+{
+	char		*code = NULL, *form = NULL, *auth, why[512];
+
+	if (!id->pending) {
+		upo_notify();
+		return;
+	}
+	if (oauthc_authz_response(input, id->state, upo.issuer,
+	    upo.iss_param, &code, why, sizeof why) == -1) {
 		login_failed(why);
 		return;
 	}
 	hfetch_form_add(&form, "grant_type", "authorization_code");
 	hfetch_form_add(&form, "code", code);
 	hfetch_form_add(&form, "redirect_uri", upo.redirect_uri);
-	hfetch_form_add(&form, "code_verifier", verifier);
+	hfetch_form_add(&form, "code_verifier", id->verifier);
 	hfetch_form_add(&form, "resource", upo.resource != NULL ?
 	    upo.resource : sc->url);
 	upo_wipe(code);
-	explicit_bzero(verifier, sizeof verifier);
+	explicit_bzero(id->verifier, sizeof id->verifier);
 	if (upo_client_auth(&form, &auth, why, sizeof why) == -1) {
 		upo_wipe(form);
 		login_failed(why);
@@ -396,14 +527,20 @@ revoke_finish(void)
 {
 	upo_tokens_drop();
 	login_save();
+	/* A user logs in again at their next call. */
+	if (upo.id != upo_gateway()) {
+		upo.step = STEP_IDLE;
+		upo_notify();
+		return;
+	}
 	upo_need_login(NULL);
 }
 
 void
 revoke_begin(void)
 {
-	const char	*tok = upo.refresh_token != NULL ? upo.refresh_token :
-			    upo.access_token;
+	const char	*tok = upo.id->refresh_token != NULL ?
+			    upo.id->refresh_token : upo.id->access_token;
 	char		*form = NULL, *auth, why[512];
 
 	if (tok == NULL || upo.revoke_endpoint == NULL || upo.client_id ==
@@ -416,8 +553,8 @@ revoke_begin(void)
 		return;
 	}
 	hfetch_form_add(&form, "token", tok);
-	hfetch_form_add(&form, "token_type_hint", upo.refresh_token != NULL ?
-	    "refresh_token" : "access_token");
+	hfetch_form_add(&form, "token_type_hint", upo.id->refresh_token !=
+	    NULL ? "refresh_token" : "access_token");
 	if (upo_client_auth(&form, &auth, why, sizeof why) == -1) {
 		upo_wipe(form);
 		log_warnx("upstream %s: oauth: not revoked: %s", sc->name, why);
@@ -448,13 +585,19 @@ revoke_done(struct hfetch *x, CURLcode r)
 void
 upoauth_frame(uint16_t type, json_t *msg)
 {
+	struct upo_id	*id = upo_gateway();
+	const char	*name;
+
 	upoauth_init();
-	if (expire_ev == NULL) {
-		expire_ev = evtimer_new(base, expire_cb, NULL);
+	if (exit_ev == NULL)
 		exit_ev = event_new(base, -1, 0, exit_cb, NULL);
-	}
 	switch (type) {
 	case MSG_OAUTH_LOGIN:
+		if (upo_per_user()) {
+			login_failed_for(id, "this upstream's identities are "
+			    "its users'");
+			return;
+		}
 		if (sc->oauth != NULL && sc->oauth->grant ==
 		    UPOAUTH_CLIENT_CREDENTIALS) {
 			login_failed("this upstream uses client credentials, "
@@ -468,7 +611,8 @@ upoauth_frame(uint16_t type, json_t *msg)
 			return;
 		}
 		/* A new login replaces a pending one. */
-		pending_clear();
+		login_pending_clear(id);
+		upo.id = id;
 		upo.login_asked = 1;
 		upo_discover();
 		break;
@@ -476,14 +620,19 @@ upoauth_frame(uint16_t type, json_t *msg)
 		login_code(msg);
 		break;
 	case MSG_OAUTH_REVOKE:
+		if (json_unpack(msg, "{s:s}", "identity", &name) == 0 &&
+		    strcmp(name, id->name) != 0) {
+			users_revoke(name);
+			return;
+		}
 		if (upo.step != STEP_IDLE) {
 			log_warnx("upstream %s: oauth: busy; the revocation "
 			    "waits for discovery", sc->name);
 			upo.revoke_asked = 1;
 			return;
 		}
-		if (upo.revoke_endpoint == NULL && (upo.refresh_token != NULL ||
-		    upo.access_token != NULL)) {
+		if (upo.revoke_endpoint == NULL && (id->refresh_token != NULL ||
+		    id->access_token != NULL)) {
 			upo.revoke_asked = 1;
 			upo_discover();
 			return;

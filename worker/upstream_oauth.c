@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * The gateway as an OAuth 2.1 client of its remote upstream (issue 23),
- * the gateway-wide identity.  A 401 starts the flow: the protected
+ * for the gateway-wide identity or, with oauth.identity "per-user", for
+ * each principal's (upstream_users.c; one flow at a time, for upo.id,
+ * the others queued).  A 401 starts the flow: the protected
  * resource metadata (the challenge's resource_metadata, else the
  * well-known URLs, RFC 9728), whose resource must be the upstream's URL;
  * the authorization server's metadata (RFC 8414 and OpenID, the three
@@ -55,17 +57,19 @@
 struct waiter {
 	upoauth_cb		 cb;
 	void			*arg;
+	struct upo_id		*id;		/* whose token */
+	uint32_t		 session;	/* its client's, or 0 */
 	char			*error;		/* its own answer, or NULL */
 	TAILQ_ENTRY(waiter)	 entry;
 };
 
 struct upo			 upo;
+static struct upo_id		 gw = { .name = "gateway", .refs = 1 };
 static struct curlev		*cev;
 static struct hfetch		*xf;		/* the transfer under way */
 static TAILQ_HEAD(, waiter)	 waiters = TAILQ_HEAD_INITIALIZER(waiters);
 static unsigned int		 nwaiters;
 static struct event		*notify_ev;	/* answers the waiters */
-static struct event		*renew_ev;	/* the token's renewal */
 
 /* Discovery's URLs. */
 static char	*urls[IDP_DISCOVERY_MAX > OAUTHC_PRM_URLS ?
@@ -73,14 +77,36 @@ static char	*urls[IDP_DISCOVERY_MAX > OAUTHC_PRM_URLS ?
 static int	 nurls, iurl;
 static char	 flow_err[512];		/* the best reason yet */
 
-static unsigned int	 generation;	/* of the token; 0: none yet */
-static char		 last_error[512];	/* the last flow's, or "" */
+static unsigned int	 generations;	/* the last token's */
 static int		 operator_needed;	/* it failed for want of one */
 static int		 lost_for_operator;	/* the connection ended so */
 static char		*stepup_scope;	/* the scope set stepped up to */
 static int		 nstepups;	/* for it */
 
 static void	flow_step(void);
+static void	flow_start(const char *);
+static void	renew_cb(evutil_socket_t, short, void *);
+
+/* Are the upstream's identities its users' (oauth.identity per-user)? */
+int
+upo_per_user(void)
+{
+	return (sc->oauth != NULL && sc->oauth->identity == UPOAUTH_PER_USER);
+}
+
+/* The gateway's identity (the only one unless per-user). */
+struct upo_id *
+upo_gateway(void)
+{
+	return (&gw);
+}
+
+/* Answer the waiters that may be answered, from the loop. */
+void
+upo_notify(void)
+{
+	event_active(notify_ev, EV_TIMEOUT, 0);
+}
 
 void
 upo_wipe(char *s)
@@ -125,20 +151,76 @@ upo_fetch(enum upo_step step, const char *url, char *post,
 	return (0);
 }
 
-/* Answer every waiter from the loop. */
+/* Does an identity's flow go on (its waiters wait)? */
+static int
+id_busy(const struct upo_id *id)
+{
+	return ((upo.step != STEP_IDLE && upo.id == id) ||
+	    id->queued != QUEUED_NONE || (id->pending &&
+	    id->elicit_session != 0));
+}
+
+/* The next identity waiting for the flow: its turn, now it is free. */
+static void
+flow_next_queued(void)
+{
+	struct waiter	*w;
+	struct upo_id	*id = NULL;
+	enum upo_queued	 q;
+	char		*arg;
+
+	if (upo.step != STEP_IDLE || upo.login_asked || upo.revoke_asked)
+		return;
+	if (gw.queued != QUEUED_NONE)
+		id = &gw;
+	TAILQ_FOREACH(w, &waiters, entry) {
+		if (id == NULL && w->id->queued != QUEUED_NONE)
+			id = w->id;
+	}
+	if (id == NULL && (id = users_queued()) == NULL)
+		return;
+	q = id->queued;
+	arg = id->queued_arg;
+	id->queued = QUEUED_NONE;
+	id->queued_arg = NULL;
+	upo.id = id;
+	switch (q) {
+	case QUEUED_CODE:
+		login_code_run(id, arg);
+		break;
+	case QUEUED_REVOKE:
+		revoke_begin();
+		break;
+	default:
+		operator_needed = 0;
+		flow_start(arg);
+		break;
+	}
+	upo_wipe(arg);
+}
+
+/* Answer every waiter whose identity's flow is over, from the loop. */
 static void
 notify_cb(evutil_socket_t fd, short what, void *arg)
 {
-	struct waiter	*w;
-	const char	*err = upo.access_token == NULL ? last_error : NULL;
+	struct waiter	*w, *next;
+	const char	*err;
 
-	while ((w = TAILQ_FIRST(&waiters)) != NULL) {
+	for (w = TAILQ_FIRST(&waiters); w != NULL; w = next) {
+		next = TAILQ_NEXT(w, entry);
+		if (id_busy(w->id))
+			continue;
 		TAILQ_REMOVE(&waiters, w, entry);
 		nwaiters--;
+		err = w->id->access_token == NULL ? w->id->last_error : NULL;
+		if (err != NULL && err[0] == '\0')
+			err = "no token";
 		w->cb(w->arg, w->error != NULL ? w->error : err);
 		free(w->error);
 		free(w);
 	}
+	flow_next_queued();
+	users_sweep();
 }
 
 static void
@@ -156,14 +238,14 @@ upo_fail(const char *fmt, ...)
 	va_list	ap;
 
 	va_start(ap, fmt);
-	vsnprintf(last_error, sizeof last_error, fmt, ap);
+	vsnprintf(upo.id->last_error, sizeof upo.id->last_error, fmt, ap);
 	va_end(ap);
-	log_warnx("upstream %s: oauth: %s", sc->name, last_error);
+	log_warnx("upstream %s: oauth: %s", sc->name, upo.id->last_error);
 	upo.step = STEP_IDLE;
 	urls_free();
-	if (upo.login_asked) {
+	if (upo.login_asked || (upo_per_user() && upo.id->pending)) {
 		upo.login_asked = 0;
-		login_failed(last_error);
+		login_failed(upo.id->last_error);
 	}
 	event_active(notify_ev, EV_TIMEOUT, 0);
 	/* A revocation drops the tokens whatever discovery found. */
@@ -181,9 +263,14 @@ upo_need_login(const char *why)
 
 	upo.step = STEP_IDLE;
 	urls_free();
-	upo.login_needed = 1;
-	snprintf(last_error, sizeof last_error, "upstream %s needs a login%s%s: "
-	    "mcpctl login %s", sc->name, why != NULL ? " " : "",
+	/* A user's: that user logs in, from their client. */
+	if (upo.id != &gw) {
+		users_login_start(upo.id);
+		return;
+	}
+	gw.login_needed = 1;
+	snprintf(gw.last_error, sizeof gw.last_error, "upstream %s needs a "
+	    "login%s%s: mcpctl login %s", sc->name, why != NULL ? " " : "",
 	    why != NULL ? why : "", sc->name);
 	snprintf(status, sizeof status, "login needed: run mcpctl login %s",
 	    sc->name);
@@ -201,9 +288,10 @@ flow_note(const char *why)
 		snprintf(flow_err, sizeof flow_err, "%s", why);
 }
 
-/* Arm the renewal of a token that expires in secs (-1: not said). */
+/* Arm the renewal of an identity's token that expires in secs (-1: not
+ * said). */
 static void
-renew_arm(long long secs)
+renew_arm(struct upo_id *id, long long secs)
 {
 	struct timeval	tv = { 0, 0 };
 
@@ -215,8 +303,11 @@ renew_arm(long long secs)
 		tv.tv_sec = (time_t)(secs / 2);
 	if (tv.tv_sec < OAUTH_RENEW_MIN)
 		tv.tv_sec = OAUTH_RENEW_MIN;
-	evtimer_add(renew_ev, &tv);
-	log_debug("upstream %s: oauth: token renewed in %lld s", sc->name,
+	if (id->renew_ev == NULL)
+		id->renew_ev = evtimer_new(base, renew_cb, id);
+	evtimer_add(id->renew_ev, &tv);
+	log_debug("upstream %s: oauth: token%s%s renewed in %lld s",
+	    sc->name, id != &gw ? " of " : "", id != &gw ? id->name : "",
 	    (long long)tv.tv_sec);
 }
 
@@ -243,16 +334,24 @@ upo_scope_wanted(void)
 	return (u);
 }
 
-/* Drop the tokens (a refused refresh, a revocation). */
+/* Drop an identity's tokens (a refused refresh, a revocation). */
+void
+upo_id_tokens_drop(struct upo_id *id)
+{
+	upo_set(&id->access_token, NULL);
+	upo_set(&id->refresh_token, NULL);
+	free(id->scope);
+	id->scope = NULL;
+	id->expires_at = 0;
+	if (id->renew_ev != NULL)
+		evtimer_del(id->renew_ev);
+}
+
+/* Drop the flow's identity's tokens. */
 void
 upo_tokens_drop(void)
 {
-	upo_set(&upo.access_token, NULL);
-	upo_set(&upo.refresh_token, NULL);
-	free(upo.scope);
-	upo.scope = NULL;
-	upo.expires_at = 0;
-	evtimer_del(renew_ev);
+	upo_id_tokens_drop(upo.id);
 }
 
 /*
@@ -332,7 +431,7 @@ token_refresh(void)
 	char	*form = NULL, *auth, err[512];
 
 	hfetch_form_add(&form, "grant_type", "refresh_token");
-	hfetch_form_add(&form, "refresh_token", upo.refresh_token);
+	hfetch_form_add(&form, "refresh_token", upo.id->refresh_token);
 	hfetch_form_add(&form, "resource", upo.resource != NULL ?
 	    upo.resource : sc->url);
 	if (upo_client_auth(&form, &auth, err, sizeof err) == -1) {
@@ -354,6 +453,7 @@ upo_token_done(struct hfetch *x, CURLcode r)
 	struct oauthc_token	t;
 	char			why[OAUTHC_WHY_MAX], msg[512];
 	enum upo_grant		g = upo.grant;
+	struct upo_id		*id = upo.id;
 
 	if (r != CURLE_OK || x->over) {
 		hfetch_error(x, r, "token", msg, sizeof msg);
@@ -374,8 +474,9 @@ upo_token_done(struct hfetch *x, CURLcode r)
 		oauthc_token_clear(&t);
 		if (g == GRANT_REFRESH && x->status / 100 == 4) {
 			/* Refused (invalid_grant, revoked): a login now. */
-			log_warnx("upstream %s: oauth: the refresh was refused: "
-			    "%s", sc->name, msg);
+			log_warnx("upstream %s: oauth: the refresh%s%s was "
+			    "refused: %s", sc->name, id != &gw ? " of " : "",
+			    id != &gw ? id->name : "", msg);
 			upo_tokens_drop();
 			login_save();
 			upo_need_login(NULL);
@@ -389,34 +490,39 @@ upo_token_done(struct hfetch *x, CURLcode r)
 		upo_fail("%s", msg);
 		return;
 	}
-	upo_set(&upo.access_token, t.access_token);
+	upo_set(&id->access_token, t.access_token);
 	/* Rotation: a new refresh token replaces the old. */
 	if (t.refresh_token != NULL)
-		upo_set(&upo.refresh_token, t.refresh_token);
+		upo_set(&id->refresh_token, t.refresh_token);
 	else if (g == GRANT_CODE)
-		upo_set(&upo.refresh_token, NULL);
+		upo_set(&id->refresh_token, NULL);
 	if (t.scope != NULL)
-		upo_set(&upo.scope, t.scope);
+		upo_set(&id->scope, t.scope);
 	else if (g != GRANT_REFRESH) {
-		free(upo.scope);
-		upo.scope = NULL;
+		free(id->scope);
+		id->scope = NULL;
 	}
-	upo.obtained = (long long)time(NULL);
-	upo.expires_at = t.expires_in >= 0 ? upo.obtained + t.expires_in : 0;
-	generation++;
-	last_error[0] = '\0';
+	id->obtained = (long long)time(NULL);
+	id->expires_at = t.expires_in >= 0 ? id->obtained + t.expires_in : 0;
+	/* Generations never repeat across identities: a request knows its
+	 * token was replaced by comparing one number. */
+	id->generation = ++generations;
+	id->last_error[0] = '\0';
 	operator_needed = 0;
 	upo.step = STEP_IDLE;
 	urls_free();
-	log_info("upstream %s: oauth: a token from %s (%s, %lld s%s%s)",
-	    sc->name, upo.issuer, g == GRANT_CC ? "client credentials" :
-	    g == GRANT_REFRESH ? "refreshed" : "login", t.expires_in,
-	    t.scope != NULL ? ", scope " : "", t.scope != NULL ? t.scope : "");
-	evtimer_del(renew_ev);
-	renew_arm(t.expires_in);
+	log_info("upstream %s: oauth: a token from %s%s%s (%s, %lld s%s%s)",
+	    sc->name, upo.issuer, id != &gw ? " for " : "", id != &gw ?
+	    id->name : "", g == GRANT_CC ?
+	    "client credentials" : g == GRANT_REFRESH ? "refreshed" : "login",
+	    t.expires_in, t.scope != NULL ? ", scope " : "", t.scope != NULL ?
+	    t.scope : "");
+	if (id->renew_ev != NULL)
+		evtimer_del(id->renew_ev);
+	renew_arm(id, t.expires_in);
 	oauthc_token_clear(&t);
 	if (g == GRANT_CODE) {
-		login_exchanged(upo.scope);
+		login_exchanged(id->scope);
 		return;
 	}
 	if (g == GRANT_REFRESH)
@@ -459,7 +565,7 @@ flow_next(void)
 		token_cc();
 		return;
 	}
-	if (upo.refresh_token != NULL) {
+	if (upo.id->refresh_token != NULL) {
 		token_refresh();
 		return;
 	}
@@ -633,13 +739,20 @@ done_cb(CURL *easy, CURLcode r, void *arg)
 	free(x);
 }
 
-/* The token's renewal is due: a new one by the same grant. */
+/* An identity's token's renewal is due: a new one by the same grant. */
 static void
 renew_cb(evutil_socket_t fd, short what, void *arg)
 {
-	if (upo.step != STEP_IDLE)
+	struct upo_id	*id = arg;
+
+	if (upo.step != STEP_IDLE) {
+		if (id->queued == QUEUED_NONE)
+			id->queued = QUEUED_FLOW;
 		return;
-	log_debug("upstream %s: oauth: renewing the token", sc->name);
+	}
+	log_debug("upstream %s: oauth: renewing the token%s%s", sc->name,
+	    id != &gw ? " of " : "", id != &gw ? id->name : "");
+	upo.id = id;
 	flow_start(NULL);
 }
 
@@ -652,39 +765,48 @@ upoauth_init(void)
 		return;
 	cev = curlev_new(base, done_cb, NULL);
 	notify_ev = event_new(base, -1, 0, notify_cb, NULL);
-	renew_ev = evtimer_new(base, renew_cb, NULL);
-	if (upo.access_token != NULL) {
-		generation++;
-		if (upo.expires_at > 0 && upo.refresh_token != NULL)
-			renew_arm(upo.expires_at > now ? upo.expires_at - now :
-			    0);
+	upo.id = &gw;
+	upo_id_start(&gw, now);
+}
+
+/* An identity's tokens are in (from a record): renew them in time. */
+void
+upo_id_start(struct upo_id *id, long long now)
+{
+	if (id->access_token == NULL)
+		return;
+	id->generation = ++generations;
+	if (id->expires_at > 0 && id->refresh_token != NULL)
+		renew_arm(id, id->expires_at > now ? id->expires_at - now : 0);
+}
+
+/* Forget an identity's state (its last session closed). */
+void
+upo_id_free(struct upo_id *id)
+{
+	struct waiter	*w, *next;
+
+	for (w = TAILQ_FIRST(&waiters); w != NULL; w = next) {
+		next = TAILQ_NEXT(w, entry);
+		if (w->id == id) {
+			TAILQ_REMOVE(&waiters, w, entry);
+			nwaiters--;
+			free(w->error);
+			free(w);
+		}
 	}
+	if (upo.id == id)
+		upo.id = &gw;	/* its flow's answer goes nowhere */
+	upo_id_tokens_drop(id);
+	if (id->renew_ev != NULL)
+		event_free(id->renew_ev);
+	upo_wipe(id->queued_arg);
 }
 
-unsigned int
-upoauth_generation(void)
-{
-	return (generation);
-}
-
-struct curl_slist *
-upoauth_header(struct curl_slist *h, unsigned int *gen)
-{
-	char	*line;
-
-	*gen = 0;
-	if (upo.access_token == NULL)
-		return (h);
-	xasprintf(&line, "Authorization: Bearer %s", upo.access_token);
-	h = curl_slist_append(h, line);
-	upo_wipe(line);
-	*gen = generation;
-	return (h);
-}
-
-/* Make a request wait for the flow. */
+/* Make a request wait for an identity's flow. */
 static int
-waiter_add(upoauth_cb cb, void *arg, const char *error)
+waiter_add(struct upo_id *id, uint32_t session, upoauth_cb cb, void *arg,
+    const char *error)
 {
 	struct waiter	*w;
 
@@ -693,9 +815,75 @@ waiter_add(upoauth_cb cb, void *arg, const char *error)
 	w = xcalloc(1, sizeof *w);
 	w->cb = cb;
 	w->arg = arg;
+	w->id = id;
+	w->session = session;
 	w->error = error != NULL ? xstrdup(error) : NULL;
 	TAILQ_INSERT_TAIL(&waiters, w, entry);
 	nwaiters++;
+	return (0);
+}
+
+/* The first session waiting for an identity's token that may be asked. */
+uint32_t
+upo_id_waiting_session(const struct upo_id *id, int (*may)(uint32_t))
+{
+	struct waiter	*w;
+
+	TAILQ_FOREACH(w, &waiters, entry) {
+		if (w->id == id && w->session != 0 && may(w->session))
+			return (w->session);
+	}
+	return (0);
+}
+
+int
+upoauth_unauthorized_conn(struct conn *c, const char *challenge,
+    unsigned int gen, upoauth_cb cb, void *arg)
+{
+	struct upo_id	*id = upo_conn_id(c);
+	uint32_t	 session = c != NULL ? c->session : 0;
+	char		 msg[256];
+
+	/* A per-user upstream's call of nobody in particular. */
+	if (id == NULL) {
+		snprintf(msg, sizeof msg, "upstream %s has per-user "
+		    "identities: its calls need an authenticated client",
+		    sc->name);
+		if (waiter_add(&gw, session, cb, arg, msg) == -1)
+			return (-1);
+		event_active(notify_ev, EV_TIMEOUT, 0);
+		return (0);
+	}
+	if (waiter_add(id, session, cb, arg, NULL) == -1)
+		return (-1);
+	/* A newer token than the one refused: try it at once. */
+	if (id->access_token != NULL && gen != id->generation) {
+		event_active(notify_ev, EV_TIMEOUT, 0);
+		return (0);
+	}
+	/* In the login state: only a login helps. */
+	if (id->login_needed || (id->pending && id->access_token == NULL)) {
+		users_login_asked(id, session);
+		event_active(notify_ev, EV_TIMEOUT, 0);
+		return (0);
+	}
+	/* The token was refused (revoked, expired early): drop it. */
+	if (id->access_token != NULL) {
+		log_info("upstream %s: oauth: the upstream refused the token"
+		    "%s%s; getting another", sc->name, id != &gw ? " of " : "",
+		    id != &gw ? id->name : "");
+		upo_set(&id->access_token, NULL);
+	}
+	if (upo.step == STEP_IDLE && !upo.login_asked && !upo.revoke_asked) {
+		operator_needed = 0;
+		upo.id = id;
+		flow_start(challenge);
+	} else if (upo.id != id || upo.step == STEP_IDLE) {
+		if (id->queued == QUEUED_NONE) {
+			id->queued = QUEUED_FLOW;
+			upo_set(&id->queued_arg, challenge);
+		}
+	}
 	return (0);
 }
 
@@ -703,52 +891,41 @@ int
 upoauth_unauthorized(const char *challenge, unsigned int gen, upoauth_cb cb,
     void *arg)
 {
-	if (waiter_add(cb, arg, NULL) == -1)
-		return (-1);
-	/* A newer token than the one refused: try it at once. */
-	if (upo.access_token != NULL && gen != generation) {
-		event_active(notify_ev, EV_TIMEOUT, 0);
-		return (0);
-	}
-	/* In the login state: only a login helps. */
-	if (upo.login_needed) {
-		event_active(notify_ev, EV_TIMEOUT, 0);
-		return (0);
-	}
-	/* The token was refused (revoked, expired early): drop it. */
-	if (upo.access_token != NULL) {
-		log_info("upstream %s: oauth: the upstream refused the token; "
-		    "getting another", sc->name);
-		upo_set(&upo.access_token, NULL);
-	}
-	if (upo.step == STEP_IDLE) {
-		operator_needed = 0;
-		flow_start(challenge);
-	}
-	return (0);
+	return (upoauth_unauthorized_conn(NULL, challenge, gen, cb, arg));
 }
 
 int
 upoauth_forbidden(const char *challenge, unsigned int gen, upoauth_cb cb,
     void *arg)
 {
-	struct oauthc_challenge	 c;
+	return (upoauth_forbidden_conn(NULL, challenge, gen, cb, arg));
+}
+
+int
+upoauth_forbidden_conn(struct conn *c, const char *challenge,
+    unsigned int gen, upoauth_cb cb, void *arg)
+{
+	struct upo_id	*id = upo_conn_id(c);
+	uint32_t	 session = c != NULL ? c->session : 0;
+	struct oauthc_challenge	 ch;
 	char			*want, msg[512];
 
-	memset(&c, 0, sizeof c);
+	if (id == NULL)
+		return (-1);
+	memset(&ch, 0, sizeof ch);
 	if (challenge == NULL || oauthc_challenge_parse(challenge,
-	    strlen(challenge), &c) != 1 || c.error == NULL ||
-	    strcmp(c.error, "insufficient_scope") != 0 || c.scope == NULL) {
-		oauthc_challenge_clear(&c);
+	    strlen(challenge), &ch) != 1 || ch.error == NULL ||
+	    strcmp(ch.error, "insufficient_scope") != 0 || ch.scope == NULL) {
+		oauthc_challenge_clear(&ch);
 		return (-1);
 	}
-	want = oauthc_scope_union(upo.scope != NULL ? upo.scope :
-	    stepup_scope, c.scope);
-	oauthc_challenge_clear(&c);
+	want = oauthc_scope_union(id->scope != NULL ? id->scope :
+	    stepup_scope, ch.scope);
+	oauthc_challenge_clear(&ch);
 	if (want == NULL)
 		return (-1);
 	/* Granted already: a new token or login would not help. */
-	if (upo.scope != NULL && strcmp(want, upo.scope) == 0) {
+	if (id->scope != NULL && strcmp(want, id->scope) == 0) {
 		free(want);
 		return (-1);
 	}
@@ -761,12 +938,21 @@ upoauth_forbidden(const char *challenge, unsigned int gen, upoauth_cb cb,
 	if (sc->oauth == NULL || sc->oauth->grant !=
 	    UPOAUTH_CLIENT_CREDENTIALS) {
 		upo_set(&upo.want_scope, want);
-		snprintf(msg, sizeof msg, "upstream %s needs a login with "
-		    "scope %.300s: mcpctl login %s", sc->name, want, sc->name);
+		if (id != &gw)
+			snprintf(msg, sizeof msg, "upstream %s needs a login "
+			    "with scope %.300s: call again to log in",
+			    sc->name, want);
+		else
+			snprintf(msg, sizeof msg, "upstream %s needs a login "
+			    "with scope %.300s: mcpctl login %s", sc->name,
+			    want, sc->name);
 		log_warnx("upstream %s: oauth: the upstream wants scope "
 		    "%.300s", sc->name, want);
 		free(want);
-		if (waiter_add(cb, arg, msg) == -1)
+		/* A user's next call logs in again, with it. */
+		if (id != &gw)
+			upo_id_tokens_drop(id);
+		if (waiter_add(id, session, cb, arg, msg) == -1)
 			return (-1);
 		event_active(notify_ev, EV_TIMEOUT, 0);
 		return (0);
@@ -775,14 +961,16 @@ upoauth_forbidden(const char *challenge, unsigned int gen, upoauth_cb cb,
 	if (nstepups >= OAUTH_STEPUPS_MAX || upo.token_endpoint == NULL)
 		return (-1);
 	nstepups++;
-	if (waiter_add(cb, arg, NULL) == -1)
+	if (waiter_add(id, session, cb, arg, NULL) == -1)
 		return (-1);
-	if (gen == generation)
-		upo_set(&upo.access_token, NULL);
-	if (upo.access_token != NULL)
+	if (gen == id->generation)
+		upo_set(&id->access_token, NULL);
+	if (id->access_token != NULL)
 		event_active(notify_ev, EV_TIMEOUT, 0);
-	else if (upo.step == STEP_IDLE)
+	else if (upo.step == STEP_IDLE) {
+		upo.id = id;
 		flow_next();
+	}
 	return (0);
 }
 
@@ -816,11 +1004,11 @@ upoauth_operator_needed(void)
 const char *
 upoauth_last_error(void)
 {
-	return (last_error[0] != '\0' ? last_error : NULL);
+	return (gw.last_error[0] != '\0' ? gw.last_error : NULL);
 }
 
 const char *
 upoauth_login_needed(void)
 {
-	return (upo.login_needed ? last_error : NULL);
+	return (gw.login_needed ? gw.last_error : NULL);
 }

@@ -310,6 +310,9 @@ worker_session_close(uint32_t no)
 		log_debug("session %u: stopping its instance", no);
 		conn_free(si->conn);
 	}
+#ifdef WORKER_REMOTE
+	upoauth_session_close(si->oauth_id);
+#endif
 	worker_decl_put(si->decl);
 	free(si->loglevel);
 	free(si);
@@ -464,6 +467,11 @@ worker_session_open(uint32_t session, json_t *msg)
 		free(si->loglevel);
 		si->loglevel = xstrdup(level);
 	}
+#ifdef WORKER_REMOTE
+	/* A per-user upstream's: whose tokens its calls carry. */
+	if (si->oauth_id == NULL)
+		si->oauth_id = upoauth_session(msg, session);
+#endif
 }
 
 /* Handle one frame from the supervisor. */
@@ -508,6 +516,12 @@ worker_frame(const struct frame_hdr *hdr, struct evbuffer *in)
 		    json_object_get(msg, "oauth_client"));
 #endif
 		json_decref(msg);
+#ifdef WORKER_REMOTE
+		/* Per-user: no connection is anyone's in particular; each
+		 * session's instance connects with its user's token. */
+		if (upoauth_per_user_ready())
+			return (0);
+#endif
 		shared = conn_new(0, NULL);
 		return (0);
 	case MSG_SESSION_OPEN:

@@ -27,6 +27,7 @@
 
 struct evbuffer;
 struct conn;
+struct upo_id;
 struct mrtr;
 
 #define ERA_MAX_SUBSCRIPTIONS	4096	/* URIs in a modern upstream's listen */
@@ -114,6 +115,8 @@ struct session_info {
 	int		 shared;	/* holds requests of clients that
 					   cannot be told apart (2026-07-28
 					   clients without a token) */
+	struct upo_id	*oauth_id;	/* a per-user upstream's: whose
+					   tokens (a reference), or NULL */
 };
 /* A session's record, or NULL (worker.c). */
 struct session_info *worker_session_info(uint32_t);
@@ -242,6 +245,13 @@ void		 conn_relay_notify(struct conn *, const char *, size_t);
 void		 conn_probe(struct conn *);
 /* Answer one of our requests with an error the transport met. */
 void		 conn_answer_error(struct conn *, int64_t id, const char *);
+/* upreq.c: a request of the worker's own to a session's client. */
+typedef void (*upreq_own_cb)(void *arg, const struct jrpc *answer);
+uint32_t	 upreq_send_own(uint32_t session, const char *method,
+		    json_t *params, upreq_own_cb, void *arg);
+void		 upreq_drop_own(uint32_t ref, const char *reason);
+void		 conn_answer_error_data(struct conn *, int64_t id, int code,
+		    const char *msg, const char *data);
 /* Fail every relayed request with an error. */
 void		 conn_fail_all(struct conn *, int code, const char *);
 
@@ -353,6 +363,26 @@ int		 upoauth_forbidden(const char *challenge, unsigned int gen,
 		    upoauth_cb, void *arg);
 /* Why, in the login state (no token without a user); NULL if not in it. */
 const char	*upoauth_login_needed(void);
+/*
+ * Per-user identities (upstream_users.c): a session's, from SESSION_OPEN
+ * (a reference, or NULL), let go when it closes; the same calls as above
+ * for a connection, whose session's identity's token they use (NULL: the
+ * gateway's); the -32042 data of a connection whose user must log in
+ * first (new), or NULL.
+ */
+struct upo_id	*upoauth_session(json_t *msg, uint32_t session);
+void		 upoauth_session_close(struct upo_id *);
+struct curl_slist *upoauth_header_conn(struct conn *, struct curl_slist *,
+		    unsigned int *gen);
+unsigned int	 upoauth_generation_conn(struct conn *);
+int		 upoauth_unauthorized_conn(struct conn *, const char *challenge,
+		    unsigned int gen, upoauth_cb, void *arg);
+int		 upoauth_forbidden_conn(struct conn *, const char *challenge,
+		    unsigned int gen, upoauth_cb, void *arg);
+json_t		*upoauth_elicit_data(struct conn *);
+/* Per-user: ready at once, with nothing listed but by each session's
+ * instance (1); 0 if the upstream's identity is the gateway's. */
+int		 upoauth_per_user_ready(void);
 /* upstream_login.c: CONFIG's oauth_record and oauth_client. */
 void		 login_config(json_t *record, json_t *client);
 /* MSG_OAUTH_LOGIN, MSG_OAUTH_CODE, MSG_OAUTH_REVOKE. */

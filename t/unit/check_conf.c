@@ -1790,7 +1790,7 @@ START_TEST(test_upstream_oauth)
 	parse_err("servers = ( { name = \"r\"; transport = \"http\";"
 	    " url = \"https://m/\";\n oauth = { token = \"x\"; }; } );",
 	    "t.conf:2: upstream oauth: unknown setting \"token\" (client_id, "
-	    "client_secret, scopes or grant)");
+	    "client_secret, scopes, grant or identity)");
 	parse_err("servers = ( { name = \"r\"; command = [ \"x\" ];\n"
 	    " oauth = { }; } );",
 	    "t.conf:2: server r: oauth is only for http, sse and ws");

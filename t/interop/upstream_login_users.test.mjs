@@ -1,0 +1,257 @@
+// SPDX-License-Identifier: ISC
+// Per-user identities at a remote upstream (issue 23: oauth.identity =
+// "per-user"), against peers we did not write: an MCP server of the
+// official SDK behind its own requireBearerAuth (t/fixtures/
+// oauth-upstream.mjs, whose tool whoami answers the token's sub) and npm
+// oidc-provider as the authorization server (t/fixtures/oidc-provider.mjs,
+// whose login page logs in the user the URL's login_hint names).  Two
+// named clients of the gateway, alice and bob, each call whoami: each is
+// asked to log in (a client without URL elicitation gets -32042 with the
+// URL), each gets their own sub and never the other's; a second call
+// needs no login; mcpctl tokens lists both; revoking bob's asks bob again
+// and leaves alice alone.  Clients of the official SDK that declare URL
+// elicitation are asked by elicitation/create (their handler plays the
+// user), the call waits and goes on with the token, and
+// notifications/elicitation/complete follows; a declined elicitation
+// fails the call cleanly.  No token is in the log or in mcpctl's answers.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, mkdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { startGateway, startNodeServer, post, q, sleep, srcdir, followLogin } from '../lib/gateway.mjs';
+import { startOidcProvider } from '../lib/oidc.mjs';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ElicitRequestSchema, ElicitationCompleteNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+
+const fixture = path.join(srcdir, 't/fixtures/oauth-upstream.mjs');
+const TOKENS = {
+  alice: 'alice-0123456789abcdef0123456789',
+  bob: 'bob-0123456789abcdef0123456789ab',
+  carol: 'carol-0123456789abcdef012345678',
+};
+let op;
+let up;
+let dir;
+const stops = [];
+
+before(async () => {
+  dir = mkdtempSync(path.join(tmpdir(), 'mcps-upusers-'));
+  op = await startOidcProvider();
+  up = await startNodeServer([fixture, '--issuer', op.issuer, '--scopes', 'mcp:tools']);
+  up.url = `http://127.0.0.1:${up.port}/mcp`;
+  stops.push(() => up.stop());
+});
+after(async () => {
+  for (const s of stops.reverse()) await s().catch(() => {});
+  await op?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+// A gateway with two named clients and the per-user upstream "users".
+async function gateway(stateDir) {
+  const gw = await startGateway({
+    globals: `state_dir = ${q(stateDir)};\nclients = (\n` +
+      `  { name = "alice"; token = ${q(TOKENS.alice)}; },\n` +
+      `  { name = "bob"; token = ${q(TOKENS.bob)}; },\n` +
+      `  { name = "carol"; token = ${q(TOKENS.carol)}; }\n);`,
+    servers: [`{ name = "users"; transport = "http"; url = ${q(up.url)}; oauth = { client_id = "mcp-app"; identity = "per-user"; }; }`],
+  });
+  stops.push(() => gw.stop());
+  return gw;
+}
+
+// A raw session of a named client.
+async function session(gw, who, capabilities = {}) {
+  const headers = { authorization: `Bearer ${TOKENS[who]}` };
+  const r = await post(gw, {
+    jsonrpc: '2.0', id: 1, method: 'initialize',
+    params: { protocolVersion: '2025-11-25', capabilities, clientInfo: { name: `raw-${who}`, version: '1' } },
+  }, { headers });
+  assert.equal(r.status, 200, r.text);
+  const sid = r.headers.get('mcp-session-id');
+  const n = await post(gw, { jsonrpc: '2.0', method: 'notifications/initialized' }, { session: sid, headers });
+  assert.equal(n.status, 202);
+  return { sid, headers };
+}
+
+let nextId = 10;
+async function whoami(gw, s) {
+  const id = nextId++;
+  const r = await post(gw, { jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'users__whoami', arguments: {} } },
+    { session: s.sid, headers: s.headers });
+  assert.equal(r.status, 200, r.text);
+  return Array.isArray(r.json) ? r.json.find((m) => m.id === id) : r.json;
+}
+
+// Play the user: log in as who at the URL, let the redirect reach the
+// gateway's callback.
+async function browse(url, who) {
+  const u = new URL(url);
+  u.searchParams.set('login_hint', who);
+  const back = await followLogin(u.href, u.searchParams.get('redirect_uri'));
+  const res = await fetch(back);
+  assert.equal(res.status, 200, await res.text());
+}
+
+// The sub of a whoami result.
+function sub(msg) {
+  assert.ok(msg.result, JSON.stringify(msg));
+  return JSON.parse(msg.result.content[0].text).sub;
+}
+
+// A call until it succeeds (the code exchange is under way).
+async function whoamiOk(gw, s) {
+  for (let i = 0; i < 100; i++) {
+    const msg = await whoami(gw, s);
+    if (msg.result) return msg;
+    await sleep(100);
+  }
+  assert.fail(`no result\n${gw.log()}`);
+}
+
+// The -32042 error of a client that cannot be asked: the URL in its data.
+function needLogin(msg) {
+  assert.equal(msg.error?.code, -32042, JSON.stringify(msg));
+  const e = msg.error.data.elicitations[0];
+  assert.equal(e.mode, 'url');
+  assert.ok(e.elicitationId);
+  assert.ok(msg.error.message.includes(e.url), msg.error.message);
+  const u = new URL(e.url);
+  assert.equal(u.searchParams.get('client_id'), 'mcp-app');
+  assert.equal(u.searchParams.get('code_challenge_method'), 'S256');
+  assert.equal(u.searchParams.get('resource'), up.url);
+  return e.url;
+}
+
+function noTokens(gw, ...texts) {
+  for (const t of [gw.log(), ...texts]) {
+    assert.doesNotMatch(t, /eyJ[A-Za-z0-9_-]{20,}/, 'a JWT was shown');
+    assert.doesNotMatch(t, /refresh_token"?\s*[:=]\s*"?[A-Za-z0-9_-]{20,}/, 'a refresh token was shown');
+  }
+}
+
+test('per-user: each logs in as themselves, -32042 without elicitation, tokens, revoke', async () => {
+  const stateDir = path.join(dir, 'a');
+  mkdirSync(stateDir, { mode: 0o700 });
+  const gw = await gateway(stateDir);
+  // Ready: nobody's login is the upstream's state.
+  assert.equal(gw.upstream('users').state, 'ready');
+
+  const alice = await session(gw, 'alice');
+  await browse(needLogin(await whoami(gw, alice)), 'alice');
+  assert.equal(sub(await whoamiOk(gw, alice)), 'alice');
+  // Her second call needs no login.
+  assert.equal(sub(await whoami(gw, alice)), 'alice');
+
+  // Bob is asked for his own login, never given hers.
+  const bob = await session(gw, 'bob');
+  const bobUrl = needLogin(await whoami(gw, bob));
+  await browse(bobUrl, 'bob');
+  assert.equal(sub(await whoamiOk(gw, bob)), 'bob');
+  assert.equal(sub(await whoami(gw, alice)), 'alice');
+  // Another session of alice's is alice's.
+  const alice2 = await session(gw, 'alice');
+  assert.equal(sub(await whoami(gw, alice2)), 'alice');
+
+  // mcpctl tokens lists both; revoking bob's asks him again, not her.
+  const listed = gw.mcpctl('tokens');
+  assert.match(listed, /users\s+client:alice\s+valid/);
+  assert.match(listed, /users\s+client:bob\s+valid/);
+  noTokens(gw, listed, gw.mcpctl('-j', 'tokens'));
+  assert.match(gw.mcpctl('tokens', 'revoke', 'users', 'client:bob'), /forgotten/);
+  let msg;
+  for (let i = 0; i < 50; i++) {
+    msg = await whoami(gw, bob);
+    if (msg.error) break;
+    await sleep(100);
+  }
+  needLogin(msg);
+  assert.equal(sub(await whoami(gw, alice)), 'alice');
+  assert.doesNotMatch(gw.mcpctl('tokens'), /client:bob/);
+  noTokens(gw);
+});
+
+// A client of the SDK that declares URL elicitation; its handler plays
+// the user who (answer 'accept') logs in as who, or declines.
+async function sdkClient(gw, who, answer = 'accept') {
+  const seen = { asked: [], completed: [] };
+  const client = new Client({ name: `sdk-${who}`, version: '1' }, { capabilities: { elicitation: { url: {} } } });
+  client.setRequestHandler(ElicitRequestSchema, async (req) => {
+    assert.equal(req.params.mode, 'url');
+    assert.match(req.params.message, /upstream users/);
+    seen.asked.push(req.params);
+    if (answer !== 'accept') return { action: answer };
+    await browse(req.params.url, who);
+    return { action: 'accept' };
+  });
+  client.setNotificationHandler(ElicitationCompleteNotificationSchema, (n) => { seen.completed.push(n.params.elicitationId); });
+  await client.connect(new StreamableHTTPClientTransport(new URL(gw.url),
+    { requestInit: { headers: { authorization: `Bearer ${TOKENS[who]}` } } }));
+  stops.push(() => client.close());
+  return { client, seen };
+}
+
+async function sdkWhoami(c) {
+  const r = await c.client.callTool({ name: 'users__whoami', arguments: {} });
+  assert.ok(!r.isError, JSON.stringify(r));
+  return JSON.parse(r.content[0].text).sub;
+}
+
+// Wait for a condition (a notification on its way).
+async function until(pred, what) {
+  for (let i = 0; i < 100 && !pred(); i++) await sleep(50);
+  assert.ok(pred(), what);
+}
+
+test('per-user with URL elicitation: asked, the call goes on, complete; revoke asks again', async () => {
+  const stateDir = path.join(dir, 'b');
+  mkdirSync(stateDir, { mode: 0o700 });
+  const gw = await gateway(stateDir);
+  const alice = await sdkClient(gw, 'alice');
+  const bob = await sdkClient(gw, 'bob');
+
+  assert.equal(await sdkWhoami(alice), 'alice');
+  assert.equal(alice.seen.asked.length, 1);
+  const u = new URL(alice.seen.asked[0].url);
+  assert.equal(u.searchParams.get('client_id'), 'mcp-app');
+  assert.equal(u.searchParams.get('code_challenge_method'), 'S256');
+  await until(() => alice.seen.completed.length === 1, 'elicitation/complete');
+  assert.equal(alice.seen.completed[0], alice.seen.asked[0].elicitationId);
+  assert.equal(bob.seen.asked.length, 0);
+
+  // Bob: his own login, his own sub; alice's second call needs none.
+  assert.equal(await sdkWhoami(bob), 'bob');
+  assert.equal(bob.seen.asked.length, 1);
+  assert.notEqual(bob.seen.asked[0].elicitationId, alice.seen.asked[0].elicitationId);
+  assert.equal(await sdkWhoami(alice), 'alice');
+  assert.equal(alice.seen.asked.length, 1);
+
+  const listed = gw.mcpctl('tokens');
+  assert.match(listed, /users\s+client:alice\s+valid/);
+  assert.match(listed, /users\s+client:bob\s+valid/);
+
+  // Revoked: bob is asked again at his next call, alice is not.
+  gw.mcpctl('tokens', 'revoke', 'users', 'client:bob');
+  await sleep(300);
+  assert.equal(await sdkWhoami(bob), 'bob');
+  assert.equal(bob.seen.asked.length, 2);
+  assert.equal(await sdkWhoami(alice), 'alice');
+  assert.equal(alice.seen.asked.length, 1);
+  noTokens(gw, listed);
+});
+
+test('per-user: a declined elicitation fails the call cleanly; asked again next time', async () => {
+  const stateDir = path.join(dir, 'c');
+  mkdirSync(stateDir, { mode: 0o700 });
+  const gw = await gateway(stateDir);
+  const carol = await sdkClient(gw, 'carol', 'decline');
+  await assert.rejects(carol.client.callTool({ name: 'users__whoami', arguments: {} }),
+    /login to upstream users declined/);
+  assert.equal(carol.seen.asked.length, 1);
+  assert.doesNotMatch(gw.mcpctl('tokens'), /client:carol/);
+  await assert.rejects(carol.client.callTool({ name: 'users__whoami', arguments: {} }),
+    /declined/);
+  assert.equal(carol.seen.asked.length, 2);
+});

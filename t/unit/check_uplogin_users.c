@@ -1,0 +1,361 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * Per-user identities at an upstream (oauth.identity = "per-user"), the
+ * supervisor's half (supervisor/uplogin_users.c), with a stand-in for the
+ * worker: each session's SESSION_OPEN names its principal and carries
+ * that principal's record and no one else's; the redirect goes to the
+ * identity whose login carries its state; mcpctl tokens lists every
+ * identity (also after the daemon forgot them, from the index); revoking
+ * one leaves the others; the configuration refuses what cannot work.
+ */
+#include "config.h"
+
+#include <sys/stat.h>
+
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "conf.h"
+#include "frame.h"
+#include "supervisor.h"
+
+#include "sup_check.h"
+
+#define TOKEN_ALICE	"alice-token-0123456789abcdef"
+#define TOKEN_BOB	"bob-token-0123456789abcdef01"
+#define STATE_A		"sA123456789abcdefghijklmnopqrstuvwxyzABCDEF"
+#define STATE_B		"sB123456789abcdefghijklmnopqrstuvwxyzABCDEF"
+#define SECRET_A	"at-ALICE-SECRET"
+#define SECRET_B	"at-BOB-SECRET"
+
+static char	dir[64];
+static char	conf_text[2048];
+
+static void
+setup(void)
+{
+	snprintf(dir, sizeof dir, "/tmp/check-upusers-XXXXXX");
+	if (mkdtemp(dir) == NULL)
+		ck_abort_msg("mkdtemp");
+	snprintf(conf_text, sizeof conf_text, SUP_BASE
+	    "state_dir = \"%s\";\n"
+	    "clients = (\n"
+	    "  { name = \"alice\"; token = \"" TOKEN_ALICE "\"; },\n"
+	    "  { name = \"bob\"; token = \"" TOKEN_BOB "\"; }\n"
+	    ");\n"
+	    "servers = (\n"
+	    "  { name = \"users\"; transport = \"http\";\n"
+	    "    url = \"https://mcp.example.com/mcp\";\n"
+	    "    oauth = { client_id = \"app\"; identity = \"per-user\"; }; "
+	    "}\n"
+	    ");\n", dir);
+	sup_start(conf_text);
+	sup_run();
+}
+
+static int
+rm_one(const char *path, const struct stat *st, int flag, struct FTW *f)
+{
+	return (remove(path));
+}
+
+static void
+teardown(void)
+{
+	sup_stop();
+	nftw(dir, rm_one, 8, FTW_DEPTH | FTW_PHYS);
+}
+
+/* Run an mcpctl command in-process: its reply (new). */
+static json_t *
+ctl(const char *cmd, const char *name, const char *identity)
+{
+	json_t	*req, *reply;
+
+	req = json_pack("{s:s, s:s*, s:s*}", "command", cmd, "name", name,
+	    "identity", identity);
+	reply = uplogin_control(cmd, req);
+	json_decref(req);
+	return (reply);
+}
+
+/* The SESSION_OPEN the worker got last: its payload (new). */
+static json_t *
+session_open(struct sup_worker *w)
+{
+	struct sup_frame	*f, *last = NULL;
+
+	sup_run();
+	while ((f = sup_take(w, MSG_SESSION_OPEN)) != NULL)
+		last = f;
+	ck_assert_ptr_nonnull(last);
+	return (sup_frame_json(last));
+}
+
+/* The worker saves a record of an identity's. */
+static void
+save(struct sup_worker *w, const char *identity, const char *token)
+{
+	sup_send(w, MSG_OAUTH_SAVE, 0, 0, 0, "{\"identity\":\"%s\","
+	    "\"record\":{\"v\":1,\"resource\":\"https://mcp.example.com/mcp\","
+	    "\"issuer\":\"https://as.example.com\",\"client_id\":\"app\","
+	    "\"registered\":\"config\",\"access_token\":\"%s\","
+	    "\"expires_at\":4102444800,\"obtained\":1700000000}}", identity,
+	    token);
+}
+
+/* Each session is its principal's; the record goes to it alone. */
+START_TEST(test_session_open)
+{
+	struct sup_worker	*w = sup_worker("users");
+	json_t			*j;
+
+	ck_assert_ptr_nonnull(w);
+	ck_assert_int_eq(upstream_find("users")->sc->isolation,
+	    ISOLATION_PER_SESSION);
+	sup_session(TOKEN_ALICE, NULL);
+	j = session_open(w);
+	ck_assert_jstr(j, "oauth_identity", "client:alice");
+	ck_assert_ptr_null(sup_jget(j, "oauth_record"));
+	json_decref(j);
+	save(w, "client:alice", SECRET_A);
+	sup_session(TOKEN_ALICE, NULL);
+	j = session_open(w);
+	ck_assert_jstr(j, "oauth_identity", "client:alice");
+	ck_assert_jstr(j, "oauth_record.access_token", SECRET_A);
+	json_decref(j);
+	sup_session(TOKEN_BOB, NULL);
+	j = session_open(w);
+	ck_assert_jstr(j, "oauth_identity", "client:bob");
+	ck_assert_ptr_null(sup_jget(j, "oauth_record"));
+	json_decref(j);
+	/* A gateway record is not a user's. */
+	j = json_object();
+	uplogin_config(upstream_find("users"), j);
+	ck_assert_ptr_null(sup_jget(j, "oauth_record"));
+	json_decref(j);
+}
+END_TEST
+
+/* The redirect goes to the identity whose login carries its state. */
+START_TEST(test_callback)
+{
+	struct sup_worker	*w = sup_worker("users");
+	struct sup_resp		*r;
+	json_t			*j;
+
+	sup_send(w, MSG_OAUTH_PROGRESS, 0, 0, 0, "{\"identity\":"
+	    "\"client:alice\",\"phase\":\"url\",\"url\":\"https://as/a\","
+	    "\"state\":\"" STATE_A "\"}");
+	sup_send(w, MSG_OAUTH_PROGRESS, 0, 0, 0, "{\"identity\":"
+	    "\"client:bob\",\"phase\":\"url\",\"url\":\"https://as/b\","
+	    "\"state\":\"" STATE_B "\"}");
+	/* Not the gateway's login: mcpctl login has none. */
+	j = ctl("login_status", "users", NULL);
+	ck_assert_jstr(j, "phase", "idle");
+	json_decref(j);
+	r = sup_http("GET", "/oauth/callback?code=cb&state=" STATE_B, NULL,
+	    NULL);
+	ck_assert_int_eq(r->status, 200);
+	sup_run();
+	j = sup_frame_json(sup_take(w, MSG_OAUTH_CODE));
+	ck_assert_jstr(j, "identity", "client:bob");
+	ck_assert_jstr(j, "response", "code=cb&state=" STATE_B);
+	json_decref(j);
+	ck_assert_ptr_null(sup_take(w, MSG_OAUTH_CODE));
+	/* Once only. */
+	r = sup_http("GET", "/oauth/callback?code=cb&state=" STATE_B, NULL,
+	    NULL);
+	ck_assert_int_eq(r->status, 400);
+	r = sup_http("GET", "/oauth/callback?code=ca&state=" STATE_A, NULL,
+	    NULL);
+	ck_assert_int_eq(r->status, 200);
+	sup_run();
+	j = sup_frame_json(sup_take(w, MSG_OAUTH_CODE));
+	ck_assert_jstr(j, "identity", "client:alice");
+	json_decref(j);
+	/* A failed login forgets its state. */
+	sup_send(w, MSG_OAUTH_PROGRESS, 0, 0, 0, "{\"identity\":"
+	    "\"client:bob\",\"phase\":\"url\",\"url\":\"https://as/b\","
+	    "\"state\":\"" STATE_B "\"}");
+	sup_send(w, MSG_OAUTH_PROGRESS, 0, 0, 0, "{\"identity\":"
+	    "\"client:bob\",\"phase\":\"failed\",\"error\":\"declined\"}");
+	r = sup_http("GET", "/oauth/callback?code=cb&state=" STATE_B, NULL,
+	    NULL);
+	ck_assert_int_eq(r->status, 400);
+}
+END_TEST
+
+/* The oldest of too many logins under way is dropped. */
+START_TEST(test_logins_bounded)
+{
+	struct sup_worker	*w = sup_worker("users");
+	struct sup_resp		*r;
+	int			 i;
+
+	for (i = 0; i < 65; i++)
+		sup_send(w, MSG_OAUTH_PROGRESS, 0, 0, 0, "{\"identity\":"
+		    "\"client:u%d\",\"phase\":\"url\",\"url\":\"https://as\","
+		    "\"state\":\"state-%d-0123456789abcdef\"}", i, i);
+	r = sup_http("GET", "/oauth/callback?code=c&state=state-0-0123456789"
+	    "abcdef", NULL, NULL);
+	ck_assert_int_eq(r->status, 400);
+	r = sup_http("GET", "/oauth/callback?code=c&state=state-64-012345678"
+	    "9abcdef", NULL, NULL);
+	ck_assert_int_eq(r->status, 200);
+}
+END_TEST
+
+/* tokens lists each identity; revoking one leaves the other. */
+START_TEST(test_tokens_revoke)
+{
+	struct sup_worker	*w = sup_worker("users");
+	json_t			*j;
+	char			 other[2048], *p;
+
+	save(w, "client:alice", SECRET_A);
+	save(w, "client:bob", SECRET_B);
+	j = ctl("tokens", NULL, NULL);
+	ck_assert_ptr_null(strstr(sup_dump(j), "SECRET"));
+	ck_assert_uint_eq(sup_jlen(j, "tokens"), 2);
+	ck_assert_jstr(j, "tokens.0.identity", "client:alice");
+	ck_assert_jstr(j, "tokens.0.token", "valid");
+	ck_assert_jstr(j, "tokens.1.identity", "client:bob");
+	json_decref(j);
+	/* Which one, it must be told; not mcpctl login either. */
+	j = ctl("token_revoke", "users", NULL);
+	ck_assert(json_is_false(json_object_get(j, "ok")));
+	json_decref(j);
+	j = ctl("login", "users", NULL);
+	ck_assert(json_is_false(json_object_get(j, "ok")));
+	ck_assert_ptr_nonnull(strstr(sup_jstr(j, "error"), "per-user"));
+	json_decref(j);
+	j = ctl("token_revoke", "users", "client:bob");
+	ck_assert(json_is_true(json_object_get(j, "ok")));
+	json_decref(j);
+	sup_run();
+	j = sup_frame_json(sup_take(w, MSG_OAUTH_REVOKE));
+	ck_assert_jstr(j, "identity", "client:bob");
+	json_decref(j);
+	j = ctl("token_revoke", "users", "client:bob");
+	ck_assert(json_is_false(json_object_get(j, "ok")));
+	json_decref(j);
+	/* Removed and configured again: read back from the store. */
+	snprintf(other, sizeof other, "%s", conf_text);
+	p = strstr(other, "\"users\"");
+	memcpy(p, "\"usr2s\"", 7);
+	json_decref(sup_reload(other));
+	sup_run();
+	ck_assert_ptr_null(upstream_find("users"));
+	json_decref(sup_reload(conf_text));
+	sup_run();
+	j = ctl("tokens", NULL, NULL);
+	ck_assert_uint_eq(sup_jlen(j, "tokens"), 1);
+	ck_assert_jstr(j, "tokens.0.identity", "client:alice");
+	ck_assert_jstr(j, "tokens.0.upstream", "users");
+	json_decref(j);
+	/* And alice's next session gets her record. */
+	w = sup_worker("users");
+	sup_session(TOKEN_ALICE, NULL);
+	j = session_open(w);
+	ck_assert_jstr(j, "oauth_record.access_token", SECRET_A);
+	json_decref(j);
+}
+END_TEST
+
+/* A frame of another identity than the per-user upstream may have. */
+START_TEST(test_frames_refused)
+{
+	struct sup_worker	*w = sup_worker("users");
+	json_t			*j;
+
+	save(w, "users", SECRET_A);
+	save(w, "", SECRET_A);
+	j = ctl("tokens", NULL, NULL);
+	ck_assert_uint_eq(sup_jlen(j, "tokens"), 0);
+	json_decref(j);
+}
+END_TEST
+
+/* What the configuration refuses. */
+START_TEST(test_conf)
+{
+	static const char *const bad[] = {
+		/* shared by a user's choice */
+		"clients = ({ name = \"a\"; token = \"" TOKEN_ALICE "\"; });\n"
+		"servers = ({ name = \"u\"; transport = \"http\"; url = "
+		"\"https://x.example/mcp\"; isolation = \"shared\"; oauth = "
+		"{ identity = \"per-user\"; }; });\n",
+		/* nobody to tell apart */
+		"servers = ({ name = \"u\"; transport = \"http\"; url = "
+		"\"https://x.example/mcp\"; oauth = "
+		"{ identity = \"per-user\"; }; });\n",
+		/* a machine identity */
+		"clients = ({ name = \"a\"; token = \"" TOKEN_ALICE "\"; });\n"
+		"servers = ({ name = \"u\"; transport = \"http\"; url = "
+		"\"https://x.example/mcp\"; oauth = { client_id = \"c\"; "
+		"client_secret = \"${env:HOME}\"; grant = "
+		"\"client_credentials\"; identity = \"per-user\"; }; });\n",
+		"clients = ({ name = \"a\"; token = \"" TOKEN_ALICE "\"; });\n"
+		"servers = ({ name = \"u\"; transport = \"http\"; url = "
+		"\"https://x.example/mcp\"; oauth = "
+		"{ identity = \"each\"; }; });\n",
+		/* not over ws (so far) */
+		"clients = ({ name = \"a\"; token = \"" TOKEN_ALICE "\"; });\n"
+		"servers = ({ name = \"u\"; transport = \"ws\"; url = "
+		"\"wss://x.example/mcp\"; oauth = "
+		"{ identity = \"per-user\"; }; });\n",
+	};
+	static const char *const want[] = {
+		"isolation \"per-session\"", "needs authenticated clients",
+		"not client_credentials", "identity must be",
+		"only for the http transport"
+	};
+	struct conf	*c;
+	char		 err[512], text[2048];
+	size_t		 i;
+
+	for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		snprintf(text, sizeof text, SUP_BASE "%s", bad[i]);
+		c = conf_parse(text, "t.conf", err, sizeof err);
+		ck_assert_msg(c == NULL, "accepted: %s", bad[i]);
+		ck_assert_msg(strstr(err, want[i]) != NULL, "%s", err);
+	}
+	snprintf(text, sizeof text, SUP_BASE
+	    "auth_tokens = [ \"" TOKEN_ALICE "\" ];\n"
+	    "servers = ({ name = \"u\"; transport = \"http\"; url = "
+	    "\"https://x.example/mcp\"; oauth = "
+	    "{ identity = \"per-user\"; }; });\n");
+	c = conf_parse(text, "t.conf", err, sizeof err);
+	ck_assert_msg(c != NULL, "%s", err);
+	ck_assert_int_eq(c->servers[0].isolation, ISOLATION_PER_SESSION);
+	ck_assert_int_eq(c->servers[0].oauth->identity, UPOAUTH_PER_USER);
+	conf_free(c);
+}
+END_TEST
+
+static Suite *
+users_suite(void)
+{
+	Suite	*s = suite_create("uplogin_users");
+	TCase	*tc = tcase_create("per-user");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_session_open);
+	tcase_add_test(tc, test_callback);
+	tcase_add_test(tc, test_logins_bounded);
+	tcase_add_test(tc, test_tokens_revoke);
+	tcase_add_test(tc, test_frames_refused);
+	tcase_add_test(tc, test_conf);
+	suite_add_tcase(s, tc);
+	return (s);
+}
+
+int
+main(void)
+{
+	return (sup_check_main(users_suite()));
+}
