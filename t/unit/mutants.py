@@ -615,6 +615,19 @@ MUTANTS = [
      "\t\tif (up->state != UPSTREAM_LOGIN)",
      "\tfor (i = 0; i < nupstreams; i++) {\n\t\tup = upstreams[i];\n"
      "\t\tif (up->state != UPSTREAM_LOGIN)"),
+    # uplogin_users.c: each principal's tokens are its own
+    # (check_uplogin_users)
+    ("user-record", "uplogin_users.c", "uplogin_session_open",
+     "a session is given its own principal's record, no other's",
+     "\tif ((r = users_record(up, id)) != NULL)\n"
+     "\t\tjson_object_set(o, \"oauth_record\", r);",
+     "\tif ((r = users_record(up, \"gateway\")) != NULL)\n"
+     "\t\tjson_object_set(o, \"oauth_record\", r);"),
+    ("user-state", "uplogin_users.c", "users_login_by_state",
+     "a redirect reaches only the identity whose login's state it carries",
+     "\t\t\tif (strlen(l->state) == n &&\n"
+     "\t\t\t    CRYPTO_memcmp(l->state, state, n) == 0) {",
+     "\t\t\tif (1) {"),
 ]
 
 TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
