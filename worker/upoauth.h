@@ -131,6 +131,10 @@ void	 upo_fail(const char *, ...) __attribute__((format(printf, 1, 2)));
 void	 upo_need_login(const char *why);
 void	 upo_discover(void);
 int	 upo_client_auth(char **form, char **auth, char *why, size_t);
+/* Send a token request (form taken): resource, client authentication,
+ * logged as what.  0, or -1 with why (the form wiped). */
+int	 upo_token_request(char *form, enum upo_grant, const char *what,
+	    char *why, size_t);
 void	 upo_token_done(struct hfetch *, CURLcode);
 char	*upo_scope_wanted(void);
 void	 upo_tokens_drop(void);

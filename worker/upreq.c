@@ -90,6 +90,22 @@ upreq_drop(struct conn *c, int tell)
 	upreq_forget(c, NULL, tell ? "the upstream went away" : NULL);
 }
 
+/* A request to a session's client, under a reference of its own (new). */
+static struct up_req *
+up_req_new(uint32_t session)
+{
+	struct up_req	*ur = xcalloc(1, sizeof *ur);
+
+	do {
+		if (++next_ref == 0)
+			next_ref = 1;
+	} while (u64map_get(&up_reqs, next_ref) != NULL);
+	ur->ref = next_ref;
+	ur->session = session;
+	u64map_put(&up_reqs, ur->ref, ur);
+	return (ur);
+}
+
 /*
  * Send a request to the client of a call, for a modern upstream's input
  * request: it is answered by reference like any upstream request, and
@@ -99,21 +115,13 @@ uint32_t
 upreq_send(struct conn *c, uint32_t session, uint32_t tag, struct mrtr *mrtr,
     const char *key, const char *method, const char *params)
 {
-	struct up_req	*ur;
+	struct up_req	*ur = up_req_new(session);
 	struct evbuffer	*buf;
 
-	ur = xcalloc(1, sizeof *ur);
-	do {
-		if (++next_ref == 0)
-			next_ref = 1;
-	} while (u64map_get(&up_reqs, next_ref) != NULL);
-	ur->ref = next_ref;
 	ur->conn = c;
-	ur->session = session;
 	ur->tag = tag;
 	ur->mrtr = mrtr;
 	ur->key = xstrdup(key);
-	u64map_put(&up_reqs, ur->ref, ur);
 	buf = evbuffer_new();
 	evbuffer_add_printf(buf, "{\"jsonrpc\":\"2.0\",\"id\":%u,\"method\":"
 	    "\"%s\"", ur->ref, method);
@@ -134,19 +142,11 @@ uint32_t
 upreq_send_own(uint32_t session, const char *method, json_t *params,
     upreq_own_cb cb, void *arg)
 {
-	struct up_req	*ur;
+	struct up_req	*ur = up_req_new(session);
 	json_t		*o;
 
-	ur = xcalloc(1, sizeof *ur);
-	do {
-		if (++next_ref == 0)
-			next_ref = 1;
-	} while (u64map_get(&up_reqs, next_ref) != NULL);
-	ur->ref = next_ref;
-	ur->session = session;
 	ur->own = cb;
 	ur->own_arg = arg;
-	u64map_put(&up_reqs, ur->ref, ur);
 	o = json_pack("{s:s, s:I, s:s, s:o}", "jsonrpc", "2.0", "id",
 	    (json_int_t)ur->ref, "method", method, "params", params);
 	chan_send_json(MSG_UP_REQUEST, session, 0, o);

@@ -490,7 +490,7 @@ login_code(json_t *msg)
 void
 login_code_run(struct upo_id *id, const char *input)
 {
-	char		*code = NULL, *form = NULL, *auth, why[512];
+	char		*code = NULL, *form = NULL, why[512];
 
 	if (!id->pending) {
 		upo_notify();
@@ -505,20 +505,11 @@ login_code_run(struct upo_id *id, const char *input)
 	hfetch_form_add(&form, "code", code);
 	hfetch_form_add(&form, "redirect_uri", upo.redirect_uri);
 	hfetch_form_add(&form, "code_verifier", id->verifier);
-	hfetch_form_add(&form, "resource", upo.resource != NULL ?
-	    upo.resource : sc->url);
 	upo_wipe(code);
 	explicit_bzero(id->verifier, sizeof id->verifier);
-	if (upo_client_auth(&form, &auth, why, sizeof why) == -1) {
-		upo_wipe(form);
+	if (upo_token_request(form, GRANT_CODE, "exchanging the code", why,
+	    sizeof why) == -1)
 		login_failed(why);
-		return;
-	}
-	upo.grant = GRANT_CODE;
-	log_debug("upstream %s: oauth: exchanging the code at %s", sc->name,
-	    upo.token_endpoint);
-	upo_fetch(STEP_TOKEN, upo.token_endpoint, form,
-	    "application/x-www-form-urlencoded", auth);
 }
 
 /* The tokens are gone: save, and wait for a login. */

@@ -354,55 +354,11 @@ upo_tokens_drop(void)
 	upo_id_tokens_drop(upo.id);
 }
 
-/*
- * Add the client's authentication to a token request's form, or an
- * Authorization header: a public client (none) says its client_id.  0,
- * or -1 with why.
- */
-int
-upo_client_auth(char **form, char **auth, char *why, size_t len)
-{
-	struct oauthc_as	 as;
-	char			*secret = NULL, err[256];
-	unsigned int		 how;
-
-	*auth = NULL;
-	memset(&as, 0, sizeof as);
-	as.auth_methods = upo.auth_methods;
-	if (upo.registered == OAUTHC_REG_CONFIG && sc->oauth != NULL &&
-	    sc->oauth->client_secret != NULL) {
-		if ((secret = secret_expand(sc->oauth->client_secret, err,
-		    sizeof err)) == NULL) {
-			snprintf(why, len, "client_secret: %s", err);
-			return (-1);
-		}
-	} else if (upo.registered == OAUTHC_REG_DCR &&
-	    upo.client_secret != NULL)
-		secret = xstrdup(upo.client_secret);
-	how = upo.registered == OAUTHC_REG_DCR && upo.method != 0 ?
-	    upo.method : oauthc_auth_method(&as, secret != NULL);
-	if (how == 0) {
-		upo_wipe(secret);
-		snprintf(why, len, "the token endpoint takes neither "
-		    "client_secret_basic nor client_secret_post");
-		return (-1);
-	}
-	if (how == OAUTHC_AUTH_BASIC && secret != NULL)
-		*auth = hfetch_basic(upo.client_id, secret);
-	else {
-		hfetch_form_add(form, "client_id", upo.client_id);
-		if (how == OAUTHC_AUTH_POST && secret != NULL)
-			hfetch_form_add(form, "client_secret", secret);
-	}
-	upo_wipe(secret);
-	return (0);
-}
-
 /* Request a token by client credentials (RFC 6749 section 4.4). */
 static void
 token_cc(void)
 {
-	char	*form = NULL, *auth, *scope, err[512];
+	char	*form = NULL, *scope, err[512];
 
 	upo.registered = OAUTHC_REG_CONFIG;
 	upo_set(&upo.client_id, sc->oauth->client_id);
@@ -410,40 +366,22 @@ token_cc(void)
 	if ((scope = upo_scope_wanted()) != NULL)
 		hfetch_form_add(&form, "scope", scope);
 	free(scope);
-	hfetch_form_add(&form, "resource", upo.resource != NULL ?
-	    upo.resource : sc->url);
-	if (upo_client_auth(&form, &auth, err, sizeof err) == -1) {
-		upo_wipe(form);
+	if (upo_token_request(form, GRANT_CC, "client credentials", err,
+	    sizeof err) == -1)
 		upo_fail("%s", err);
-		return;
-	}
-	upo.grant = GRANT_CC;
-	log_debug("upstream %s: oauth: client credentials at %s", sc->name,
-	    upo.token_endpoint);
-	upo_fetch(STEP_TOKEN, upo.token_endpoint, form,
-	    "application/x-www-form-urlencoded", auth);
 }
 
 /* Refresh the token (RFC 6749 section 6), the resource named (RFC 8707). */
 static void
 token_refresh(void)
 {
-	char	*form = NULL, *auth, err[512];
+	char	*form = NULL, err[512];
 
 	hfetch_form_add(&form, "grant_type", "refresh_token");
 	hfetch_form_add(&form, "refresh_token", upo.id->refresh_token);
-	hfetch_form_add(&form, "resource", upo.resource != NULL ?
-	    upo.resource : sc->url);
-	if (upo_client_auth(&form, &auth, err, sizeof err) == -1) {
-		upo_wipe(form);
+	if (upo_token_request(form, GRANT_REFRESH, "refreshing", err,
+	    sizeof err) == -1)
 		upo_fail("%s", err);
-		return;
-	}
-	upo.grant = GRANT_REFRESH;
-	log_debug("upstream %s: oauth: refreshing at %s", sc->name,
-	    upo.token_endpoint);
-	upo_fetch(STEP_TOKEN, upo.token_endpoint, form,
-	    "application/x-www-form-urlencoded", auth);
 }
 
 /* The token endpoint answered. */
