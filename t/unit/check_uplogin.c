@@ -15,7 +15,6 @@
 
 #include <sys/stat.h>
 
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,9 +35,7 @@ static char	conf_text[2048];
 static void
 setup(void)
 {
-	snprintf(dir, sizeof dir, "/tmp/check-uplogin-XXXXXX");
-	if (mkdtemp(dir) == NULL)
-		ck_abort_msg("mkdtemp");
+	sup_tmpdir(dir, sizeof dir, "uplogin");
 	snprintf(conf_text, sizeof conf_text, SUP_BASE
 	    "state_dir = \"%s\";\n"
 	    "oauth_client = { client_metadata_url = "
@@ -60,17 +57,11 @@ setup(void)
 	sup_start(conf_text);
 }
 
-static int
-rm_one(const char *path, const struct stat *st, int flag, struct FTW *f)
-{
-	return (remove(path));
-}
-
 static void
 teardown(void)
 {
 	sup_stop();
-	nftw(dir, rm_one, 8, FTW_DEPTH | FTW_PHYS);
+	sup_rmtree(dir);
 }
 
 /* Run an mcpctl command in-process: its reply (new). */

@@ -7,9 +7,11 @@
 #include "config.h"
 
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 
 #include <errno.h>
+#include <ftw.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -100,6 +102,26 @@ fill_random(void *buf, size_t len)
 		else
 			p[i] = tail[(i - 8) % 8];
 	}
+}
+
+void
+sup_tmpdir(char *dir, size_t len, const char *name)
+{
+	snprintf(dir, len, "/tmp/check-%s-XXXXXX", name);
+	if (mkdtemp(dir) == NULL)
+		sup_die("mkdtemp %s: %s", dir, strerror(errno));
+}
+
+static int
+rm_one(const char *path, const struct stat *st, int flag, struct FTW *f)
+{
+	return (remove(path));
+}
+
+void
+sup_rmtree(const char *dir)
+{
+	nftw(dir, rm_one, 8, FTW_DEPTH | FTW_PHYS);
 }
 
 void

@@ -65,6 +65,10 @@ extern int	(*sup_turn_hook)(void);
 void	sup_advance(unsigned int seconds);
 /* The "random" bytes of session ids start again (fill_random). */
 void	sup_reset_random(void);
+/* A new directory /tmp/check-NAME-XXXXXX into dir (dies if it cannot be
+ * made); removed with everything in it. */
+void	sup_tmpdir(char *dir, size_t len, const char *name);
+void	sup_rmtree(const char *dir);
 
 /*
  * Workers: a stand-in per worker the gateway starts, for an upstream or
