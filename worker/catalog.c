@@ -87,6 +87,16 @@ catalog_fetched(struct conn *c, struct fetch *f, json_t *items)
 	catalog_send(c);
 }
 
+/* A fetch whose call ended without an answer (its connection went). */
+static void
+fetch_free(void *arg)
+{
+	struct fetch	*f = arg;
+
+	json_decref(f->items);
+	free(f);
+}
+
 /* One page arrived. */
 static void
 catalog_page_cb(struct conn *c, const struct jrpc *m, void *arg)
@@ -147,8 +157,8 @@ catalog_page_cb(struct conn *c, const struct jrpc *m, void *arg)
 		} else {
 			params = json_pack("{s:s}", "cursor", cursor);
 			json_decref(result);
-			conn_call(c, kind_methods[f->kind], params,
-			    catalog_page_cb, f);
+			conn_call_owned(c, kind_methods[f->kind], params,
+			    catalog_page_cb, f, fetch_free);
 			return;
 		}
 	}
@@ -170,7 +180,8 @@ catalog_fetch(struct conn *c, int kind)
 	f = xcalloc(1, sizeof *f);
 	f->kind = kind;
 	f->items = json_array();
-	conn_call(c, kind_methods[kind], NULL, catalog_page_cb, f);
+	conn_call_owned(c, kind_methods[kind], NULL, catalog_page_cb, f,
+	    fetch_free);
 }
 
 /* Fetch every list the upstream's capabilities offer. */

@@ -26,6 +26,8 @@ static void	conn_pong_timeout_cb(evutil_socket_t, short, void *);
 void
 call_free(struct call *call)
 {
+	if (call->arg_free != NULL)
+		call->arg_free(call->arg);
 	if (call->mrtr != NULL)
 		mrtr_free(call->mrtr, 0);
 	free(call->client_id);
@@ -364,6 +366,13 @@ int64_t
 conn_call(struct conn *c, enum mcp_method method, json_t *params, call_cb cb,
     void *arg)
 {
+	return (conn_call_owned(c, method, params, cb, arg, NULL));
+}
+
+int64_t
+conn_call_owned(struct conn *c, enum mcp_method method, json_t *params,
+    call_cb cb, void *arg, void (*arg_free)(void *))
+{
 	struct call	*call;
 	json_t		*msg;
 	int64_t		 id;
@@ -372,6 +381,7 @@ conn_call(struct conn *c, enum mcp_method method, json_t *params, call_cb cb,
 	call->id = id = c->next_id++;
 	call->cb = cb;
 	call->arg = arg;
+	call->arg_free = arg_free;
 	call->method = method;
 	u64map_put(&c->calls, (uint64_t)call->id, call);
 	msg = json_pack("{s:s, s:I, s:s}", "jsonrpc", "2.0", "id",
@@ -474,6 +484,8 @@ conn_response(struct conn *c, const struct jrpc *m, struct evbuffer *owner)
 	}
 	if (call->tag == 0) {
 		u64map_del(&c->calls, (uint64_t)id);
+		/* The callback owns arg from here. */
+		call->arg_free = NULL;
 		if (call->cb != NULL)
 			call->cb(c, m, call->arg);
 		call_free(call);

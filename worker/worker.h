@@ -151,6 +151,8 @@ struct call {
 	size_t		 tokenlen;
 	call_cb		 cb;		/* the worker's own requests */
 	void		*arg;
+	void		(*arg_free)(void *);	/* arg's, if the call ends
+						   without cb; or NULL */
 	enum mcp_method	 method;	/* a method of the table */
 	int		 client_modern;	/* the client speaks 2026-07-28 */
 	int		 waiting;	/* for its client's input (mrtr.c) */
@@ -216,9 +218,12 @@ void		 conn_message(struct conn *, const char *, size_t,
 		    int64_t related, struct evbuffer *owner);
 void		 conn_lost(struct conn *, const char *why);
 /* Send a request of the worker's own; cb gets the response.  Returns
- * its id. */
+ * its id.  conn_call_owned: arg is freed with arg_free if the call ends
+ * without cb (the connection lost or freed). */
 int64_t		 conn_call(struct conn *, enum mcp_method, json_t *params,
 		    call_cb, void *);
+int64_t		 conn_call_owned(struct conn *, enum mcp_method,
+		    json_t *params, call_cb, void *, void (*arg_free)(void *));
 /* Forget a request of ours (a late answer is dropped). */
 void		 conn_forget_call(struct conn *, int64_t id);
 /* Cancel a request of ours upstream and forget it. */
