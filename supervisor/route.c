@@ -223,32 +223,56 @@ route_part_failed(struct req *r, struct upstream *up)
 }
 
 /*
- * A name no catalog lists may be a per-user upstream's (whose tools only
- * the session's own instance lists, once its user has logged in): the
- * upstream whose prefix begins it, or the one such upstream without a
- * prefix; its part is asked for again, or refused saying why.  1 if done.
+ * The upstream a name no catalog lists may belong to, among those that
+ * match: the one whose prefix begins it, else the one such upstream
+ * without a prefix; NULL if none (or several without one).
  */
-static int
-route_user_part(struct req *r, enum catalog_kind kind, const char *name)
+static struct upstream *
+route_prefix_owner(const char *name, int (*match)(const struct upstream *))
 {
 	struct upstream	*up, *bare = NULL;
 	size_t		 i, nbare = 0, len;
 
-	if (!acl_allows(r->session, kind, name))
-		return (0);
 	for (i = 0; i < nupstreams; i++) {
 		up = upstreams[i];
-		if (up->sc->oauth == NULL ||
-		    up->sc->oauth->identity != UPOAUTH_PER_USER)
+		if (!match(up))
 			continue;
-		len = strlen(up->sc->prefix);
-		if (len == 0) {
+		if ((len = strlen(up->sc->prefix)) == 0) {
 			bare = up;
 			nbare++;
 		} else if (strncmp(name, up->sc->prefix, len) == 0)
-			return (route_part_failed(r, up));
+			return (up);
 	}
-	return (nbare == 1 ? route_part_failed(r, bare) : 0);
+	return (nbare == 1 ? bare : NULL);
+}
+
+static int
+route_is_per_user(const struct upstream *up)
+{
+	return (up->sc->oauth != NULL &&
+	    up->sc->oauth->identity == UPOAUTH_PER_USER);
+}
+
+static int
+route_is_login(const struct upstream *up)
+{
+	return (up->state == UPSTREAM_LOGIN);
+}
+
+/*
+ * A name no catalog lists may be a per-user upstream's (whose tools only
+ * the session's own instance lists, once its user has logged in): its
+ * part is asked for again, or refused saying why.  1 if done.
+ */
+static int
+route_user_part(struct req *r, enum catalog_kind kind, const char *name)
+{
+	struct upstream	*up;
+
+	if (!acl_allows(r->session, kind, name) ||
+	    (up = route_prefix_owner(name, route_is_per_user)) == NULL)
+		return (0);
+	return (route_part_failed(r, up));
 }
 
 /* A tool held back (pin.c) is refused with why, if the client may see
@@ -267,35 +291,18 @@ route_held(struct req *r, const char *name)
 
 /*
  * A name the catalog does not list may be an upstream's that waits for a
- * login (and so lists nothing): the upstream whose prefix begins it, or
- * the one such upstream without a prefix.  Refused saying what to run, if
- * the client may see the name.  1 if done.
+ * login (and so lists nothing).  Refused saying what to run, if the
+ * client may see the name.  1 if done.
  */
 static int
 route_login_needed(struct req *r, enum catalog_kind kind, const char *name)
 {
-	struct upstream	*up, *bare = NULL;
-	size_t		 i, nbare = 0, len;
+	struct upstream	*up;
 	char		 why[256];
 
-	if (!acl_allows(r->session, kind, name))
+	if (!acl_allows(r->session, kind, name) ||
+	    (up = route_prefix_owner(name, route_is_login)) == NULL)
 		return (0);
-	for (i = 0; i < nupstreams; i++) {
-		up = upstreams[i];
-		if (up->state != UPSTREAM_LOGIN)
-			continue;
-		len = strlen(up->sc->prefix);
-		if (len == 0) {
-			bare = up;
-			nbare++;
-		} else if (strncmp(name, up->sc->prefix, len) == 0)
-			break;
-	}
-	if (i == nupstreams) {
-		if (nbare != 1)
-			return (0);
-		up = bare;
-	}
 	upstream_unavailable(up, why, sizeof why);
 	route_reject(r, MCP_CONNECTION_CLOSED, "%s", why);
 	return (1);

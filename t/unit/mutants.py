@@ -610,11 +610,9 @@ MUTANTS = [
     # route.c: a tool of an upstream waiting for a login
     ("login-name-acl", "route.c", "route_login_needed",
      "a name the client may not see is unknown, not 'needs a login'",
-     "\tif (!acl_allows(r->session, kind, name))\n\t\treturn (0);\n"
-     "\tfor (i = 0; i < nupstreams; i++) {\n\t\tup = upstreams[i];\n"
-     "\t\tif (up->state != UPSTREAM_LOGIN)",
-     "\tfor (i = 0; i < nupstreams; i++) {\n\t\tup = upstreams[i];\n"
-     "\t\tif (up->state != UPSTREAM_LOGIN)"),
+     "\tif (!acl_allows(r->session, kind, name) ||\n"
+     "\t    (up = route_prefix_owner(name, route_is_login)) == NULL)",
+     "\tif ((up = route_prefix_owner(name, route_is_login)) == NULL)"),
     # uplogin_users.c: each principal's tokens are its own
     # (check_uplogin_users)
     ("user-record", "uplogin_users.c", "uplogin_session_open",
