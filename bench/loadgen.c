@@ -871,6 +871,11 @@ usage(void)
 "  --bearer-file FILE   send the token in FILE as a bearer token (HTTP)\n"
 "  --readers-nice N     once the probe runs, lower this process (the\n"
 "                       streams' reader) to niceness N (0)\n"
+"  --readers-poll US    the streams' reader polls its connections every\n"
+"                       US microseconds instead of sleeping until one is\n"
+"                       readable: the gateway's writes then do not pay\n"
+"                       to wake it, as writes to other machines do not\n"
+"                       (0: it sleeps)\n"
 "  --limited            a call refused by a rate limit (error data.reason\n"
 "                       \"rate_limited\") is counted as limited, not as\n"
 "                       an error (2025 sessions: a 2026-07-28 refusal is\n"
@@ -949,6 +954,7 @@ main(int argc, char **argv)
 		{ "record", required_argument, NULL, 1009 },
 		{ "triggers", required_argument, NULL, 1010 },
 		{ "readers-nice", required_argument, NULL, 1011 },
+		{ "readers-poll", required_argument, NULL, 1014 },
 		{ "bearer-file", required_argument, NULL, 1012 },
 		{ "limited", no_argument, NULL, 1013 },
 		{ NULL, 0, NULL, 0 }
@@ -1059,6 +1065,10 @@ main(int argc, char **argv)
 			break;
 		case 1011:
 			opt.readers_nice = (int)num_arg(optarg, "readers-nice");
+			break;
+		case 1014:
+			opt.readers_poll = (unsigned)num_arg(optarg,
+			    "readers-poll");
 			break;
 		case 1012:
 			opt.bearer = read_bearer(optarg);
@@ -1199,7 +1209,10 @@ main(int argc, char **argv)
 		for (i = 0; i < first && st.started < opt.sessions; i++)
 			session_start(&sessions[st.started]);
 	}
-	event_base_dispatch(base);
+	if (opt.mode == MODE_SCALE)
+		scale_loop(base);
+	else
+		event_base_dispatch(base);
 
 	report();
 

@@ -76,6 +76,8 @@ struct options {
 	const char	*trigger;	/* the tool that makes one */
 	int		 readers_nice;	/* niceness of the streams' reader
 					   once the probe runs */
+	unsigned	 readers_poll;	/* µs between the reader's polls,
+					   0: it sleeps on its events */
 	char		*bearer;	/* every HTTP request's bearer token
 					   (--bearer-file), or NULL */
 	unsigned	 triggers;	/* sessions that may call it: one is
@@ -248,6 +250,7 @@ const char *http_session_id(const struct session *);
 
 /* loadgen_scale.c */
 void	scale_start(void);
+void	scale_loop(struct event_base *);
 void	scale_on_ready(struct session *);
 int	scale_may_call(const struct session *);
 void	scale_stream_event(struct session *, const char *, size_t);

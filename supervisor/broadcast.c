@@ -35,7 +35,7 @@
 #include "xmalloc.h"
 
 #define BCAST_MAX		64	/* broadcasts pending */
-#define BCAST_TURN_WORK		2048	/* per turn: a session visited is 1 */
+#define BCAST_TURN_WORK		256	/* per turn: a session visited is 1 */
 #define BCAST_SEND_WORK		32	/* a session sent to is this more */
 #define BCAST_NMSG		3	/* messages in one broadcast */
 

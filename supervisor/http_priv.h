@@ -37,7 +37,7 @@
 					   ticks, in its own phase */
 #define HTTP_HEARTBEAT_DUE	14	/* ticks of silence that make a
 					   heartbeat due */
-#define HTTP_HEARTBEAT_WORK	2048	/* per loop turn: a stream looked at
+#define HTTP_HEARTBEAT_WORK	256	/* per loop turn: a stream looked at
 					   is 1, a heartbeat written 32 */
 #define HTTP_COPY_MAX		16384	/* smaller chunks are copied into the
 					   output, larger ones moved */
