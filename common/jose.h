@@ -209,6 +209,11 @@ enum jose_result jose_jwt_verify(const struct jose_jwks *,
 		    const struct jose_policy *, const char *token, size_t len,
 		    int64_t now, struct jose_token **out,
 		    char why[JOSE_WHY_MAX]);
+/*
+ * Read a NumericDate (RFC 7519, 2) from 0 to the end of year 9999, whole
+ * seconds or not: 1 if present, 0 if absent, -1 if not one.
+ */
+int		 jose_numeric_date(json_t *, const char *name, int64_t *out);
 /* Check the claims of a verified payload; fills t (see jose_jwt_verify). */
 enum jose_result jose_claims_check(json_t *claims, const struct jose_policy *,
 		    int64_t now, struct jose_token *t, char why[JOSE_WHY_MAX]);

@@ -344,9 +344,8 @@ fail:
 	return (r);
 }
 
-/* Read a NumericDate (RFC 7519, 2): 1 if present, 0 if absent, -1 if bad. */
-static int
-date_get(json_t *claims, const char *name, int64_t *out)
+int
+jose_numeric_date(json_t *claims, const char *name, int64_t *out)
 {
 	json_t	*v = json_object_get(claims, name);
 	double	 d;
@@ -538,14 +537,14 @@ jose_claims_check(json_t *claims, const struct jose_policy *pol, int64_t now,
 	if ((r = audience_check(json_object_get(claims, "aud"),
 	    pol->audience, why)) != JOSE_OK)
 		return (r);
-	if ((has = date_get(claims, "exp", &t->exp)) != 1) {
+	if ((has = jose_numeric_date(claims, "exp", &t->exp)) != 1) {
 		jose_why(why, has == 0 ? "no exp claim" :
 		    "exp is not a NumericDate");
 		return (JOSE_ERR_CLAIMS);
 	}
 	t->nbf = t->iat = 0;
-	if (date_get(claims, "nbf", &t->nbf) == -1 ||
-	    date_get(claims, "iat", &t->iat) == -1) {
+	if (jose_numeric_date(claims, "nbf", &t->nbf) == -1 ||
+	    jose_numeric_date(claims, "iat", &t->iat) == -1) {
 		jose_why(why, "nbf or iat is not a NumericDate");
 		return (JOSE_ERR_CLAIMS);
 	}

@@ -601,8 +601,9 @@ introspected_verdict(const struct oauth_issuer_conf *ic, json_t *resp,
 {
 	json_t		*j;
 	const char	*sub;
-	json_int_t	 exp = 0, nbf = 0;
+	int64_t		 exp = 0, nbf = 0;
 	size_t		 i;
+	int		 has;
 
 	*until = now + OAUTH_NEGATIVE_TTL;
 	if (!json_is_object(resp) || !json_is_true(json_object_get(resp,
@@ -616,20 +617,17 @@ introspected_verdict(const struct oauth_issuer_conf *ic, json_t *resp,
 		refuse(v, "issuer", "iss is not the configured issuer");
 		return;
 	}
-	if ((j = json_object_get(resp, "exp")) != NULL) {
-		if (!json_is_integer(j)) {
-			refuse(v, "claims", "exp is not a NumericDate");
-			return;
-		}
-		exp = json_integer_value(j);
-		if (now >= exp + (json_int_t)oc->leeway) {
-			refuse(v, "expired", "the token has expired");
-			return;
-		}
+	/* Bounded as a JWT's are, so exp + leeway cannot overflow. */
+	if ((has = jose_numeric_date(resp, "exp", &exp)) == -1 ||
+	    jose_numeric_date(resp, "nbf", &nbf) == -1) {
+		refuse(v, "claims", "exp or nbf is not a NumericDate");
+		return;
 	}
-	if ((j = json_object_get(resp, "nbf")) != NULL &&
-	    json_is_integer(j) && (nbf = json_integer_value(j)) >
-	    now + (json_int_t)oc->leeway) {
+	if (has == 1 && now >= exp + (int64_t)oc->leeway) {
+		refuse(v, "expired", "the token has expired");
+		return;
+	}
+	if (nbf > now + (int64_t)oc->leeway) {
 		refuse(v, "not_yet_valid", "the token is not valid yet");
 		return;
 	}

@@ -759,6 +759,20 @@ START_TEST(test_introspection)
 	sup_send(w, MSG_IDP_INTROSPECTED, 0, 0, f->tag, "{\"active\":true,"
 	    "\"sub\":\"carol\",\"aud\":\"https://other\",\"scope\":\"mcp\"}");
 	assert_401(r, "error=\"invalid_token\"", NULL);
+	/* An exp past year 9999 is no date (exp + leeway would overflow). */
+	r = post_init("opaque-token-far-future");
+	f = sup_take(w, MSG_IDP_INTROSPECT);
+	sup_send(w, MSG_IDP_INTROSPECTED, 0, 0, f->tag, "{\"active\":true,"
+	    "\"sub\":\"carol\",\"aud\":\"" RES "/mcp\",\"scope\":\"mcp\","
+	    "\"exp\":9223372036854775807}");
+	assert_401(r, "error=\"invalid_token\"", "NumericDate");
+	/* Nor is an nbf that is not a number. */
+	r = post_init("opaque-token-nbf-text");
+	f = sup_take(w, MSG_IDP_INTROSPECT);
+	sup_send(w, MSG_IDP_INTROSPECTED, 0, 0, f->tag, "{\"active\":true,"
+	    "\"sub\":\"carol\",\"aud\":\"" RES "/mcp\",\"scope\":\"mcp\","
+	    "\"nbf\":\"soon\"}");
+	assert_401(r, "error=\"invalid_token\"", "NumericDate");
 }
 END_TEST
 
