@@ -21,7 +21,9 @@
  * The probe runs from 2 to 4, open loop, latency from each call's due
  * time.  Each call is classed by what the gateway was doing while it was
  * in flight: a fan-out (between a trigger and its last stream's event),
- * heartbeats (one arrived on a stream within 10 ms of it), or idle.
+ * heartbeats (one arrived on a stream within 10 ms of it), or idle; a
+ * fan-out call clear of every trigger's first 20 ms (the upstream changing
+ * and the worker listing again) is counted again as fanout_late.
  * VmRSS of each --rss-pid process is read before the setup, after each
  * stage, after the first tenth of the notifications and at the end.
  * The report is one JSON line on stdout.
@@ -48,6 +50,9 @@
 #include "loadgen.h"
 
 #define BUCKET_NS	10000000ull	/* classing calls: 10 ms buckets */
+#define NCLASS		4		/* idle, heartbeat, fanout, fanout_late */
+#define FAN_SENDING	1		/* a bucket inside a fan-out */
+#define FAN_START	2		/* its first two */
 #define SETTLE_NS	500000000ull	/* before RSS is read after a stage */
 
 enum stage {
@@ -486,8 +491,12 @@ notif_done(struct notif *n)
 		    (unsigned)(n - notifs) + 1, n->arrived, n->expected);
 	e = bucket_of(n->t0 + (n->arrived >= n->expected ? n->last :
 	    (uint64_t)(opt.timeout * 1e9)));
+	/* The trigger's bucket and the next: the upstream changing its
+	 * tools and the worker listing them again, before the broadcast. */
 	for (b = bucket_of(n->t0); b <= e; b++)
-		fanning[b] = 1;
+		if (fanning[b] != FAN_START)
+			fanning[b] = b <= bucket_of(n->t0) + 1 ? FAN_START :
+			    FAN_SENDING;
 	if (nsent == (opt.notify + 9) / 10)
 		rss_read(4);
 	if (nsent < opt.notify) {
@@ -648,16 +657,26 @@ scale_heartbeat(struct session *s)
 	nbeats++;
 }
 
-/* The class of a probe call: 0 idle, 1 heartbeats, 2 fan-out. */
+/*
+ * The class of a probe call: 0 idle, 1 heartbeats, 2 fan-out; a fan-out
+ * call clear of any fan-out's first 20 ms is also 3 (*late).
+ */
 static int
-rec_class(const struct rec *r)
+rec_class(const struct rec *r, int *late)
 {
 	size_t lo = bucket_of(r->due), hi = bucket_of(r->due + r->lat), b;
-	int beat = 0;
+	int beat = 0, fan = 0;
 
-	for (b = lo; b <= hi; b++)
-		if (fanning[b])
-			return 2;
+	*late = 1;
+	for (b = lo; b <= hi; b++) {
+		if (fanning[b] != 0)
+			fan = 1;
+		if (fanning[b] == FAN_START)
+			*late = 0;
+	}
+	if (fan)
+		return 2;
+	*late = 0;
 	for (b = lo > 0 ? lo - 1 : 0; b <= hi + 1 && b < nbuckets; b++)
 		if (beats[b])
 			beat = 1;
@@ -703,21 +722,26 @@ hist_json(const struct hist *h)
 void
 scale_report(void)
 {
-	static const char *const cls[3] = { "idle", "heartbeat", "fanout" };
+	static const char *const cls[NCLASS] = { "idle", "heartbeat",
+	    "fanout", "fanout_late" };
 	struct hist *probe;
 	json_t *o, *r, *c, *tm, *p, *f, *one;
-	unsigned i, j, tenth, complete = 0, failed[3] = { 0, 0, 0 };
+	unsigned i, j, tenth, complete = 0, failed[NCLASS] = { 0 };
 	char *txt;
-	int k;
+	int k, late;
 
-	probe = calloc(3, sizeof *probe);
+	probe = calloc(NCLASS, sizeof *probe);
 	if (probe == NULL)
 		return;
 	/* A failed call counts with the time it took to fail. */
 	for (i = 0; i < nrecs; i++) {
-		k = rec_class(&recs[i]);
+		k = rec_class(&recs[i], &late);
 		hist_add(&probe[k], recs[i].lat / 1000);
 		failed[k] += recs[i].failed;
+		if (late) {
+			hist_add(&probe[3], recs[i].lat / 1000);
+			failed[3] += recs[i].failed;
+		}
 	}
 	for (i = 0; i < nsent; i++)
 		complete += notifs[i].complete &&
@@ -741,7 +765,7 @@ scale_report(void)
 		json_object_set_new(tm, rss_point[j], json_real(t_point[j] ?
 		    (double)(t_point[j] - t_point[0]) / 1e9 : 0.0));
 	p = json_object();
-	for (i = 0; i < 3; i++) {
+	for (i = 0; i < NCLASS; i++) {
 		one = hist_json(&probe[i]);
 		json_object_set_new(one, "failed", json_integer(failed[i]));
 		json_object_set_new(p, cls[i], one);
