@@ -286,12 +286,16 @@ view_ask(struct session *s, struct view_part *vp)
 		vp->state = PART_ASKED;
 }
 
-/* Give up on a part: the session's view leaves its upstream out. */
+/*
+ * Give up on a part: the session's view leaves its upstream out.  logged:
+ * what the log says of why (a user's login message holds its URL).
+ */
 static void
-view_fail(struct session *s, struct view_part *vp, const char *why)
+view_fail(struct session *s, struct view_part *vp, const char *why,
+    const char *logged)
 {
 	log_warnx("session %.8s: upstream %s is left out of its lists: %s",
-	    s->id, vp->up->sc->name, why);
+	    s->id, vp->up->sc->name, logged);
 	free(vp->error);
 	vp->error = xstrdup(why);
 	free(vp->data);
@@ -348,7 +352,7 @@ view_timeout_cb(evutil_socket_t fd, short events, void *arg)
 		snprintf(why, sizeof why, "its instance did not list its "
 		    "catalog within %u s",
 		    vp->up->sc->init_timeout + INIT_GRACE);
-		view_fail(s, vp, why);
+		view_fail(s, vp, why, why);
 	}
 	view_update(s);
 	view_flush(s);
@@ -386,7 +390,8 @@ view_parts(struct session *s, int retry)
 			if (up->state == UPSTREAM_READY)
 				view_ask(s, vp);
 			else if (up->state != UPSTREAM_STARTING)
-				view_fail(s, vp, "it is not running");
+				view_fail(s, vp, "it is not running",
+				    "it is not running");
 		}
 		if (vp->state == PART_WANTED || vp->state == PART_ASKED)
 			pending = 1;
@@ -500,6 +505,7 @@ view_part(struct upstream *up, uint32_t session, json_t *msg)
 	struct session		*s;
 	struct view_part	*vp;
 	const char		*error;
+	int			 login;
 
 	if ((s = session_by_no(session)) == NULL || !view_per_session(up))
 		return;
@@ -511,10 +517,13 @@ view_part(struct upstream *up, uint32_t session, json_t *msg)
 	if (json_unpack(msg, "{s:s}", "error", &error) == 0) {
 		if (vp->state == PART_HAVE)
 			return;	/* keep what its last instance listed */
-		view_fail(s, vp, error);
-		/* A user must log in first (-32042): the client is told. */
-		if (json_is_integer(json_object_get(msg, "code")) &&
-		    json_is_object(json_object_get(msg, "data"))) {
+		/* A user must log in first (-32042): the client is told,
+		 * the log is not (the URL's state is the user's). */
+		login = json_is_integer(json_object_get(msg, "code")) &&
+		    json_is_object(json_object_get(msg, "data"));
+		view_fail(s, vp, error, login ? "its user must log in first "
+		    "(the client has the link)" : error);
+		if (login) {
 			vp->code = (int)json_integer_value(json_object_get(msg,
 			    "code"));
 			vp->data = json_dumps(json_object_get(msg, "data"),
@@ -559,7 +568,7 @@ view_down_one(struct session *s, void *arg)
 	if ((vp = view_find_part(s, arg)) == NULL ||
 	    (vp->state != PART_WANTED && vp->state != PART_ASKED))
 		return;
-	view_fail(s, vp, "it stopped");
+	view_fail(s, vp, "it stopped", "it stopped");
 	if (view_pending(s))
 		return;
 	view_update(s);

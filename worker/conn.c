@@ -298,21 +298,36 @@ conn_lost(struct conn *c, const char *why)
 #endif
 	if (c->session == 0)
 		worker_fatal_conn(c, msg);
-	log_warnx("session %u: %s", c->session, msg);
+#ifdef WORKER_REMOTE
+	/*
+	 * Its user must log in first: the URL is for the client alone.  Its
+	 * state binds whoever completes it to this user, so the log has
+	 * none of it.
+	 */
+	data = upoauth_elicit_data(c);
+	if (data != NULL)
+		log_warnx("session %u: upstream %s: its user must log in "
+		    "first (the client has the link)", c->session, sc->name);
+	else
+#endif
+		log_warnx("session %u: %s", c->session, msg);
 	if (!c->announced) {
 		/* The session's view waits for this instance's catalog. */
 		c->announced = 1;
 		o = json_pack("{s:s}", "error", msg);
 #ifdef WORKER_REMOTE
-		/* Its user must log in first: the URL, for the client. */
-		if ((data = upoauth_elicit_data(c)) != NULL) {
+		if (data != NULL) {
 			json_object_set_new(o, "code",
 			    json_integer(MCP_URL_ELICITATION_REQUIRED));
 			json_object_set_new(o, "data", data);
+			data = NULL;
 		}
 #endif
 		chan_send_json(MSG_CATALOG, c->session, 0, o);
 	}
+#ifdef WORKER_REMOTE
+	json_decref(data);
+#endif
 	conn_fail_all(c, MCP_CONNECTION_CLOSED, msg);
 	conn_drop_queue(c, msg);
 	upreq_drop(c, 1);
@@ -579,7 +594,12 @@ conn_answer_error_data(struct conn *c, int64_t id, int code, const char *msg,
 
 	if (u64map_get(&c->calls, (uint64_t)id) == NULL)
 		return;
-	log_warnx("request %" PRId64 ": %s", id, msg);
+	/* A login's message holds its URL, which is the user's alone. */
+	if (code == MCP_URL_ELICITATION_REQUIRED)
+		log_warnx("request %" PRId64 ": its user must log in first "
+		    "(the client has the link)", id);
+	else
+		log_warnx("request %" PRId64 ": %s", id, msg);
 	snprintf(idtext, sizeof idtext, "%" PRId64, id);
 	buf = evbuffer_new();
 	jrpc_add_error(buf, idtext, strlen(idtext), code, msg, data);

@@ -70,6 +70,8 @@ function noTokens(gw, ...texts) {
     assert.doesNotMatch(t, /eyJ[A-Za-z0-9_-]{20,}/, 'a JWT was shown');
     assert.doesNotMatch(t, /refresh_token"?\s*[:=]\s*"?[A-Za-z0-9_-]{20,}/, 'a refresh token was shown');
   }
+  // The authorization URL goes to mcpctl alone, never to the log.
+  assert.doesNotMatch(gw.log(), /[?&]state=[A-Za-z0-9_-]{16,}/, 'an authorization URL was logged');
 }
 
 test('login, call, refresh, restart, tokens, revoke', async () => {

@@ -130,6 +130,9 @@ function noTokens(gw, ...texts) {
     assert.doesNotMatch(t, /eyJ[A-Za-z0-9_-]{20,}/, 'a JWT was shown');
     assert.doesNotMatch(t, /refresh_token"?\s*[:=]\s*"?[A-Za-z0-9_-]{20,}/, 'a refresh token was shown');
   }
+  // A user's authorization URL is theirs: its state would let whoever
+  // reads the log bind their account to that user.
+  assert.doesNotMatch(gw.log(), /[?&]state=[A-Za-z0-9_-]{16,}/, 'an authorization URL was logged');
 }
 
 test('per-user: each logs in as themselves, -32042 without elicitation, tokens, revoke', async () => {
