@@ -109,7 +109,7 @@ http_reset(struct http_conn *c)
 	c->framing = HTTP_BODY_NONE;
 	c->remaining = 0;
 	c->too_big = 0;
-	c->stream = NULL;
+	http_set_stream(c, NULL);
 	c->nolog = 0;
 }
 
@@ -229,7 +229,7 @@ http_done(struct http_conn *c)
 {
 	if (c->stream != NULL) {
 		c->stream->conn = NULL;
-		c->stream = NULL;
+		http_set_stream(c, NULL);
 	}
 	if (!c->keepalive || c->too_big) {
 		c->state = HC_CLOSING;
@@ -322,14 +322,17 @@ http_conn_close_later(struct http_conn *c)
 void
 http_conn_free(struct http_conn *c)
 {
+	struct stream	*st;
+
 	/* The protocol that took the connection over lets go first. */
 	if (c->up != NULL) {
 		c->up->closed(c, c->up_arg);
 		c->up = NULL;
 	}
-	if (c->stream != NULL) {
-		stream_detach(c->stream);
-		c->stream = NULL;
+	if ((st = c->stream) != NULL) {
+		/* Counted off before the stream may be freed. */
+		http_set_stream(c, NULL);
+		stream_detach(st);
 	}
 	http_idle_end(c);
 	http_reset(c);

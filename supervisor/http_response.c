@@ -24,6 +24,7 @@ static TAILQ_HEAD(, http_conn)	 beat_lists[HTTP_HEARTBEAT_PHASES] = {
 	TAILQ_HEAD_INITIALIZER(beat_lists[3])
 };
 static unsigned int		 beat_phase_next;
+static unsigned int		 nstreams_by_kind[STREAM_NKINDS];
 static struct http_conn		*beat_cursor;	/* the walk's next stream */
 static struct event		*beat_more_ev;	/* goes on with the walk */
 
@@ -322,5 +323,15 @@ http_stream_end(struct http_conn *c)
 void
 http_set_stream(struct http_conn *c, struct stream *st)
 {
+	if (c->stream != NULL)
+		nstreams_by_kind[c->stream->kind]--;
 	c->stream = st;
+	if (st != NULL)
+		nstreams_by_kind[st->kind]++;
+}
+
+unsigned int
+http_stream_count(int kind)
+{
+	return (nstreams_by_kind[kind]);
 }

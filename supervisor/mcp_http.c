@@ -270,7 +270,7 @@ mcp_http_initialize(struct http_conn *c, struct http_request *req,
 	struct evbuffer	*buf;
 	int64_t		 t0 = now_us();
 
-	if ((s = session_new(http_conn_peer(c))) == NULL) {
+	if ((s = session_new(http_conn_peer(c), OBS_T_HTTP)) == NULL) {
 		obs_initialize(NULL, http_conn_peer(c), OBS_T_HTTP, m, t0,
 		    MCP_OVERLOADED);
 		http_conn_nolog(c);
@@ -557,7 +557,7 @@ mcp_http_legacy_sse(struct http_conn *c, struct http_request *req)
 	struct evbuffer	*buf;
 	char		 data[512];
 
-	if ((s = session_new(http_conn_peer(c))) == NULL) {
+	if ((s = session_new(http_conn_peer(c), OBS_T_SSE)) == NULL) {
 		mcp_http_error(c, 503, MCP_OVERLOADED, session_refusal(),
 		    "Retry-After: 5\r\n");
 		return;
@@ -567,7 +567,6 @@ mcp_http_legacy_sse(struct http_conn *c, struct http_request *req)
 	vendpoint_bind(s, req->vep);
 	snprintf(s->version, sizeof s->version, "2024-11-05");
 	s->legacy = 1;
-	s->transport = OBS_T_SSE;
 	stream_new(s, STREAM_LEGACY, c);
 	snprintf(data, sizeof data, "%s?sessionId=%s",
 	    vendpoint_messages_path(req->vep), s->sid);

@@ -486,14 +486,13 @@ mcp_ws_upgrade(struct http_conn *c, struct http_request *req)
 		ws_refuse(c, 400, NULL, "Bad Request: an upgrade has no body");
 		return;
 	}
-	if ((s = session_new(http_conn_peer(c))) == NULL) {
+	if ((s = session_new(http_conn_peer(c), OBS_T_WS)) == NULL) {
 		ws_refuse(c, 503, "Retry-After: 5\r\n", session_refusal());
 		return;
 	}
 	session_identity(s, req->credential, req->client);
 	session_grant(s, req->grant);
 	vendpoint_bind(s, req->vep);
-	s->transport = OBS_T_WS;
 	/* The upgrade's trace context: its messages' parent. */
 	trace_http(s, &req->head);
 	ws = xcalloc(1, sizeof *ws);

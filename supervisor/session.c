@@ -15,6 +15,7 @@ static TAILQ_HEAD(, session)	 sessions = TAILQ_HEAD_INITIALIZER(sessions);
 static struct u64map		 by_key;	/* id's first 64 bits */
 static struct u64map		 by_no;
 static unsigned int		 nsessions;
+static unsigned int		 nby_transport[OBS_NTRANSPORTS];
 static uint32_t			 next_no;
 static struct event		*sweep_timer;
 static struct event		*sweep_more;	/* the sweep's next slice */
@@ -126,7 +127,7 @@ session_refusal(void)
 
 /* Create a session for a peer; NULL if refused (the limit, or draining). */
 struct session *
-session_new(const char *peer)
+session_new(const char *peer, uint8_t transport)
 {
 	struct session	*s;
 	unsigned char	 raw[16];
@@ -160,6 +161,7 @@ session_new(const char *peer)
 	} while (u64map_get(&by_no, next_no) != NULL);
 	s->no = next_no;
 	s->loglevel = -1;
+	s->transport = transport;
 	s->last_active = s->created = now_ms();
 	snprintf(s->peer, sizeof s->peer, "%s", peer);
 	TAILQ_INIT(&s->pending);
@@ -175,6 +177,7 @@ session_new(const char *peer)
 	u64map_put(&by_no, s->no, s);
 	TAILQ_INSERT_TAIL(&sessions, s, entry);
 	nsessions++;
+	nby_transport[transport]++;
 	broadcast_session_new(s);
 	/* A session is the first use of lazy upstreams. */
 	for (i = 0; i < nupstreams; i++)
@@ -211,6 +214,7 @@ session_free(struct session *s, const char *why)
 		sweep_cursor = TAILQ_NEXT(s, entry);
 	TAILQ_REMOVE(&sessions, s, entry);
 	nsessions--;
+	nby_transport[s->transport]--;
 	drain_check();
 	strmap_free(&s->subs);
 	strmap_free(&s->listen_subs);
@@ -319,7 +323,7 @@ session_modern(uint64_t credential, const char *client, struct vendpoint *vep,
 		    (unsigned long long)vendpoint_hash(vep));
 	if ((s = strmap_get(&modern_by_principal, principal)) != NULL)
 		return (s);
-	if ((s = session_new(peer)) == NULL)
+	if ((s = session_new(peer, OBS_T_HTTP)) == NULL)
 		return (NULL);
 	session_identity(s, credential, client);
 	vendpoint_bind(s, vep);
@@ -371,6 +375,12 @@ unsigned int
 session_count(void)
 {
 	return (nsessions);
+}
+
+unsigned int
+session_count_transport(uint8_t transport)
+{
+	return (nby_transport[transport]);
 }
 
 unsigned int

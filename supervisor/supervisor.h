@@ -528,8 +528,12 @@ void		 http_stream_write_parts(struct http_conn *,
 		    const char *prefix, size_t plen, const char *data,
 		    size_t len, struct evbuffer *ref);
 void		 http_stream_end(struct http_conn *);
-/* Attach the stream that owns this connection's response. */
+/* Attach the stream that owns this connection's response (NULL: none). */
 void		 http_set_stream(struct http_conn *, struct stream *);
+/* Connections that a stream of a kind (enum stream_kind) owns: counted
+ * as they are attached and let go, so that a scrape need not walk the
+ * sessions. */
+unsigned int	 http_stream_count(int kind);
 
 /*
  * idp.c: one worker (mcp-idp) per OAuth issuer (oauth = { issuers }),
@@ -703,6 +707,11 @@ void		 metrics_bytes(uint64_t in, uint64_t out);
 void		 metrics_refused(const char *reason);
 /* Write the whole exposition. */
 void		 metrics_write(struct evbuffer *);
+/* Count descriptors by reading /proc/self/fd even where the kernel
+ * gives their number (the tests of kernels before 6.2). */
+void		 metrics_fds_walk(int on);
+/* Let go of a walk of descriptors under way (at exit). */
+void		 metrics_free(void);
 /* Is a request for /metrics?  Answer it. */
 int		 metrics_path(const struct http_request *);
 void		 metrics_serve(struct http_conn *, struct http_request *);
@@ -1512,9 +1521,9 @@ struct session {
 void		 session_init(void);
 /* Apply the configuration's session_timeout (at start and reload). */
 void		 session_configure(void);
-/* Create a session for a peer (its address, for the log); NULL if
- * refused (session_refusal says why). */
-struct session	*session_new(const char *peer);
+/* Create a session for a peer (its address, for the log) on a transport
+ * (enum obs_transport); NULL if refused (session_refusal says why). */
+struct session	*session_new(const char *peer, uint8_t transport);
 /* Why session_new() refused: the text for the client's 503. */
 const char	*session_refusal(void);
 void		 session_free(struct session *, const char *why);
@@ -1540,6 +1549,9 @@ void		 session_identity(struct session *, uint64_t credential,
 /* Record the OAuth grant of its latest request (NULL: none). */
 void		 session_grant(struct session *, struct oauth_grant *);
 unsigned int	 session_count(void);
+/* The sessions open on a transport (enum obs_transport): counted as they
+ * are made and ended, so that a scrape need not walk them. */
+unsigned int	 session_count_transport(uint8_t);
 /*
  * The sessions a drain waits for: every client's, and a 2026-07-28
  * principal's (which no client ends) only while it has requests in
@@ -1591,7 +1603,8 @@ enum stream_kind {
 	STREAM_WS,		/* a WebSocket session's connection */
 	STREAM_MODERN,		/* an event stream answering one 2026-07-28
 				   request: no event ids, no replay */
-	STREAM_LISTEN		/* a 2026-07-28 subscriptions/listen */
+	STREAM_LISTEN,		/* a 2026-07-28 subscriptions/listen */
+	STREAM_NKINDS
 };
 TAILQ_HEAD(stream_events, stream_event);
 

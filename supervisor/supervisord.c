@@ -368,6 +368,7 @@ main(int argc, char **argv)
 	proc_reap();
 	access_log_close();
 	drain_free();
+	metrics_free();
 	auth_lockfile_remove();
 	oauth_shutdown();
 	catalog_free();

@@ -754,6 +754,15 @@ sup_stop(void)
 		sup_die("%u connections left", http_conn_count());
 	if (session_count() != 0)
 		sup_die("%u sessions left", session_count());
+	/* The counts a scrape gives came back to nothing with them. */
+	for (i = 0; i < OBS_NTRANSPORTS; i++)
+		if (session_count_transport((uint8_t)i) != 0)
+			sup_die("%u sessions counted on transport %zu",
+			    session_count_transport((uint8_t)i), i);
+	for (i = 0; i < STREAM_NKINDS; i++)
+		if (http_stream_count((int)i) != 0)
+			sup_die("%u streams of kind %zu counted",
+			    http_stream_count((int)i), i);
 	if (continuation_count() != 0)
 		sup_die("%u parked calls left", continuation_count());
 	for (i = 0; i < nupstreams; i++) {
@@ -791,5 +800,6 @@ sup_stop(void)
 	}
 	http_close_listeners();
 	sup_run();
+	metrics_free();
 	access_log_close();
 }
