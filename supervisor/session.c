@@ -23,6 +23,8 @@ static struct session		*sweep_cursor;	/* its next session */
 
 #define SESSION_SWEEP_SLICE	1024	/* sessions looked at per loop turn */
 static struct strmap		 modern_by_principal;	/* -> session */
+static TAILQ_HEAD(, session)	 moderns = TAILQ_HEAD_INITIALIZER(moderns);
+static unsigned int		 nmoderns;
 
 /*
  * Expire idle sessions, SESSION_SWEEP_SLICE per turn of the loop: with
@@ -207,6 +209,8 @@ session_free(struct session *s, const char *why)
 	if (s->modern) {
 		session_principal(s, principal, sizeof principal);
 		strmap_del(&modern_by_principal, principal);
+		TAILQ_REMOVE(&moderns, s, modern_entry);
+		nmoderns--;
 	}
 	vendpoint_unbind(s);
 	broadcast_session_gone(s);
@@ -334,6 +338,8 @@ session_modern(uint64_t credential, const char *client, struct vendpoint *vep,
 	s->client_info = json_pack("{s:s, s:s}", "name",
 	    "2026-07-28 clients", "version", "-");
 	strmap_add(&modern_by_principal, principal, s);
+	TAILQ_INSERT_TAIL(&moderns, s, modern_entry);
+	nmoderns++;
 	for (i = 0; i < nupstreams; i++)
 		upstream_session_open(upstreams[i], s);
 	log_info("session %.8s: holds the 2026-07-28 requests of %s%s",
@@ -387,11 +393,11 @@ unsigned int
 session_count_busy(void)
 {
 	struct session	*s;
-	unsigned int	 n = 0;
+	unsigned int	 n = nsessions - nmoderns;
 
-	TAILQ_FOREACH(s, &sessions, entry) {
-		if (!s->modern || s->npending > 0 || s->nparked > 0 ||
-		    s->nlistens > 0 || s->nup_requests > 0)
+	TAILQ_FOREACH(s, &moderns, modern_entry) {
+		if (s->npending > 0 || s->nparked > 0 || s->nlistens > 0 ||
+		    s->nup_requests > 0)
 			n++;
 	}
 	return (n);

@@ -280,6 +280,45 @@ START_TEST(test_internal_session)
 }
 END_TEST
 
+/*
+ * What a drain waits for: every client's session, and a principal's only
+ * while a request of it is in flight; counted as sessions come and go.
+ */
+START_TEST(test_busy)
+{
+	struct sup_client	*cl[2];
+	struct sup_frame	*f1, *f2;
+
+	ck_assert_uint_eq(session_count_busy(), 0);
+	cl[0] = sup_session(T1, NULL);
+	cl[1] = sup_session(T2, NULL);
+	ck_assert_uint_eq(session_count_busy(), 2);
+	call(T1, "{}", NULL, NULL);
+	call(T2, "{}", NULL, NULL);
+	f1 = sup_take(sup_worker("a"), MSG_REQUEST);
+	f2 = sup_take(sup_worker("a"), MSG_REQUEST);
+	ck_assert_uint_eq(session_count(), 4);
+	ck_assert_uint_eq(session_count_busy(), 4);
+	sup_reply(sup_worker("a"), f1, "{\"content\":[]}");
+	ck_assert_uint_eq(session_count_busy(), 3);
+	ck_assert_int_eq(sup_delete(cl[0])->status, 200);
+	ck_assert_uint_eq(session_count_busy(), 2);
+	sup_reply(sup_worker("a"), f2, "{\"content\":[]}");
+	ck_assert_uint_eq(session_count_busy(), 1);
+	/* A principal's session ends (the gateway's stop): counted off. */
+	session_free_all();
+	sup_run();
+	ck_assert_uint_eq(session_count(), 0);
+	ck_assert_uint_eq(session_count_busy(), 0);
+	cl[0] = sup_session(T1, NULL);
+	call(T2, "{}", NULL, NULL);
+	f1 = sup_take(sup_worker("a"), MSG_REQUEST);
+	ck_assert_uint_eq(session_count_busy(), 2);
+	sup_reply(sup_worker("a"), f1, "{\"content\":[]}");
+	ck_assert_uint_eq(session_count_busy(), 1);
+}
+END_TEST
+
 /* The upstream asks the client: input_required, then the retry. */
 START_TEST(test_input_required)
 {
@@ -515,6 +554,7 @@ modern_suite(void)
 	tcase_add_test(tc, test_call);
 	tcase_add_test(tc, test_principals);
 	tcase_add_test(tc, test_internal_session);
+	tcase_add_test(tc, test_busy);
 	tcase_add_test(tc, test_input_required);
 	tcase_add_test(tc, test_request_state_bound);
 	tcase_add_test(tc, test_missing_capability);
