@@ -176,7 +176,7 @@ route_set_level(struct req *r)
 		    "error, critical, alert, emergency");
 		return;
 	}
-	s->loglevel = i;
+	session_set_loglevel(s, i);
 	route_result(r, "{}", 2);
 	for (n = 0; n < nupstreams; n++) {
 		/* A modern upstream gets the level on each request. */
@@ -244,7 +244,7 @@ route_sub_session_end(struct session *s)
 	}
 	/* Shared upstreams may now be quieter. */
 	if (s->loglevel >= 0) {
-		s->loglevel = -1;
+		session_set_loglevel(s, -1);
 		for (i = 0; i < nupstreams; i++) {
 			if (upstreams[i]->sc->isolation == ISOLATION_SHARED)
 				route_forward_level(upstreams[i], NULL);

@@ -16,6 +16,14 @@ static struct u64map		 by_key;	/* id's first 64 bits */
 static struct u64map		 by_no;
 static unsigned int		 nsessions;
 static unsigned int		 nby_transport[OBS_NTRANSPORTS];
+
+#define NLOG_LEVELS	8
+static const char *const log_levels[NLOG_LEVELS + 1] = {
+	"debug", "info", "notice", "warning", "error", "critical", "alert",
+	"emergency", NULL
+};
+/* Sessions that asked for each level: the most verbose without a walk. */
+static unsigned int		 nby_loglevel[NLOG_LEVELS];
 static uint32_t			 next_no;
 static struct event		*sweep_timer;
 static struct event		*sweep_more;	/* the sweep's next slice */
@@ -219,6 +227,7 @@ session_free(struct session *s, const char *why)
 	TAILQ_REMOVE(&sessions, s, entry);
 	nsessions--;
 	nby_transport[s->transport]--;
+	session_set_loglevel(s, -1);
 	drain_check();
 	strmap_free(&s->subs);
 	strmap_free(&s->listen_subs);
@@ -446,10 +455,6 @@ session_get_stream(struct session *s)
 	return (stream_new(s, STREAM_GET, NULL));
 }
 
-static const char *const log_levels[] = {
-	"debug", "info", "notice", "warning", "error", "critical", "alert",
-	"emergency", NULL
-};
 
 int
 log_level_index(const char *name)
@@ -469,15 +474,23 @@ log_level_name(int i)
 	return (log_levels[i]);
 }
 
+void
+session_set_loglevel(struct session *s, int level)
+{
+	if (s->loglevel >= 0)
+		nby_loglevel[s->loglevel]--;
+	s->loglevel = level;
+	if (level >= 0)
+		nby_loglevel[level]++;
+}
+
 int
 session_min_loglevel(void)
 {
-	struct session	*s;
-	int		 level = -1;
+	int	level;
 
-	TAILQ_FOREACH(s, &sessions, entry) {
-		if (s->loglevel >= 0 && (level < 0 || s->loglevel < level))
-			level = s->loglevel;
-	}
-	return (level);
+	for (level = 0; level < NLOG_LEVELS; level++)
+		if (nby_loglevel[level] > 0)
+			return (level);
+	return (-1);
 }

@@ -1565,7 +1565,10 @@ void		 session_foreach(void (*)(struct session *, void *), void *);
 /* The sessions in order of creation: the first, the one after. */
 struct session	*session_first(void);
 struct session	*session_next(struct session *);
-/* The most verbose log level any session asked for, or -1. */
+/* A session asks for a log level (an index of log_level_index; -1:
+ * none), counted so that the most verbose any asked for, or -1, is found
+ * without a walk. */
+void		 session_set_loglevel(struct session *, int level);
 int		 session_min_loglevel(void);
 /* Where messages not tied to a request go: the legacy stream, or the
  * standalone stream (number 0), created on demand. */

@@ -159,10 +159,35 @@ START_TEST(test_subscriptions)
 }
 END_TEST
 
+static void
+set_level(struct sup_client *cl, const char *level)
+{
+	ck_assert_result(sup_rpc(cl, "{\"jsonrpc\":\"2.0\",\"id\":1,"
+	    "\"method\":\"logging/setLevel\",\"params\":{\"level\":"
+	    "\"%s\"}}", level));
+}
+
+/* Each upstream is told a level, once. */
+static void
+expect_level(struct sup_worker **w, const char *level)
+{
+	struct sup_frame	*f;
+	char			 want[64];
+	int			 i;
+
+	snprintf(want, sizeof want, "\"level\":\"%s\"", level);
+	for (i = 0; i < 2; i++) {
+		ck_assert_ptr_nonnull(f = sup_take(w[i], MSG_REQUEST));
+		ck_assert_msg(strstr(f->text, want) != NULL, "%s", f->text);
+		sup_reply(w[i], f, "{}");
+		ck_assert_ptr_null(sup_take(w[i], MSG_REQUEST));
+	}
+}
+
 /* Log levels: each session's, and the most verbose to the upstream. */
 START_TEST(test_set_level)
 {
-	struct sup_client	*c1 = sup_session(NULL, NULL);
+	struct sup_client	*c1 = sup_session(NULL, NULL), *c2;
 	struct sup_worker	*w[2] = { sup_worker("a"), sup_worker("b") };
 	struct sup_frame	*f;
 	int			 i;
@@ -178,8 +203,20 @@ START_TEST(test_set_level)
 	ck_assert_error(sup_rpc(c1, "{\"jsonrpc\":\"2.0\",\"id\":1,"
 	    "\"method\":\"logging/setLevel\",\"params\":{\"level\":"
 	    "\"loud\"}}"), -32602);
+	/* A second session: the most verbose of the two goes up. */
+	c2 = sup_session(NULL, NULL);
+	set_level(c2, "debug");
+	expect_level(w, "debug");
+	set_level(c2, "error");
+	expect_level(w, "warning");
+	/* The same again: nothing new to say. */
+	set_level(c2, "error");
+	for (i = 0; i < 2; i++)
+		ck_assert_ptr_null(sup_take(w[i], MSG_REQUEST));
 	/* Its session ends: the upstreams may be quieter again. */
 	sup_delete(c1);
+	expect_level(w, "error");
+	sup_delete(c2);
 	for (i = 0; i < 2; i++) {
 		while ((f = sup_take(w[i], MSG_REQUEST)) != NULL)
 			sup_reply(w[i], f, "{}");
