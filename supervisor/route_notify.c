@@ -210,7 +210,10 @@ route_notify(struct upstream *up, const struct frame_hdr *hdr,
 		b.up = up;
 		b.m = &m;
 		b.uri = u;
-		session_foreach(route_bcast_one, &b);
+		if (up->sc->isolation == ISOLATION_SHARED)
+			route_subscribers_each(up, u, route_bcast_one, &b);
+		else
+			session_foreach(route_bcast_one, &b);
 	} else if (m.method_id == MCPM_MESSAGE)
 		/* Every session, as each wants, a slice at a time. */
 		broadcast_log(m.p, m.n, route_log_level(&m));

@@ -445,8 +445,7 @@ route_fail_upstream(struct upstream *up, int code, const char *message,
 	continuation_upstream_gone(up);
 	view_upstream_down(up);
 	/* A new upstream process holds no subscriptions or level. */
-	strmap_free(&up->subs);
-	strmap_init(&up->subs);
+	route_subs_clear(up);
 	up->loglevel = -1;
 }
 

@@ -19,26 +19,80 @@
 #include "supervisor.h"
 #include "xmalloc.h"
 
-static uintptr_t route_subcount(struct upstream *, const char *);
-static void	route_subcount_add(struct upstream *, const char *, int);
-
-/* The subscriber count of a URI at a shared upstream. */
-static uintptr_t
+/* The sessions subscribed to a URI at a shared upstream (by number). */
+static size_t
 route_subcount(struct upstream *up, const char *uri)
 {
-	return ((uintptr_t)strmap_get(&up->subs, uri));
+	struct u64map	*m = strmap_get(&up->subs, uri);
+
+	return (m != NULL ? m->count : 0);
 }
 
-/* Change the subscriber count of a URI at a shared upstream. */
-static void
-route_subcount_add(struct upstream *up, const char *uri, int delta)
+/* Count a session in or out of a URI's subscribers at a shared upstream;
+ * 1 if that changed anything. */
+static int
+route_subscriber(struct upstream *up, const char *uri, struct session *s,
+    int in)
 {
-	uintptr_t	n = route_subcount(up, uri);
+	struct u64map	*m = strmap_get(&up->subs, uri);
 
-	strmap_del(&up->subs, uri);
-	n = (uintptr_t)((intptr_t)n + delta);
-	if (n > 0)
-		strmap_add(&up->subs, uri, (void *)n);
+	if (in) {
+		if (m == NULL) {
+			m = xcalloc(1, sizeof *m);
+			u64map_init(m);
+			strmap_add(&up->subs, uri, m);
+		}
+		if (u64map_get(m, s->no) != NULL)
+			return (0);
+		u64map_put(m, s->no, s);
+		return (1);
+	}
+	if (m == NULL || u64map_del(m, s->no) == NULL)
+		return (0);
+	if (m->count == 0) {
+		strmap_del(&up->subs, uri);
+		u64map_free(m);
+		free(m);
+	}
+	return (1);
+}
+
+void
+route_subs_clear(struct upstream *up)
+{
+	struct strmap_entry	*e;
+	size_t			 i;
+
+	for (i = 0; i < up->subs.nbuckets; i++) {
+		for (e = up->subs.buckets[i]; e != NULL; e = e->next) {
+			u64map_free(e->value);
+			free(e->value);
+		}
+	}
+	strmap_free(&up->subs);
+	strmap_init(&up->subs);
+}
+
+void
+route_subscribers_each(struct upstream *up, const char *uri,
+    void (*fn)(struct session *, void *), void *arg)
+{
+	struct u64map	*m = strmap_get(&up->subs, uri);
+	struct session	*s;
+	uint64_t	*nos, no;
+	size_t		 n = 0, pos = 0, i;
+	void		*v;
+
+	if (m == NULL)
+		return;
+	/* Numbers first: what fn does may change the set. */
+	nos = xcalloc(m->count, sizeof *nos);
+	while (n < m->count && u64map_next(m, &pos, &no, &v))
+		nos[n++] = no;
+	for (i = 0; i < n; i++)
+		if ((s = session_by_no((uint32_t)nos[i])) != NULL)
+			fn(s, arg);
+	free(nos);
 }
 
 /* Record a session's subscription. */
@@ -49,7 +103,7 @@ route_subscribed(struct session *s, struct upstream *up, const char *uri)
 		return;
 	strmap_add(&s->subs, uri, up);
 	if (up->sc->isolation == ISOLATION_SHARED)
-		route_subcount_add(up, uri, 1);
+		route_subscriber(up, uri, s, 1);
 }
 
 /*
@@ -86,7 +140,7 @@ route_subscription(struct req *r, int subscribe)
 		}
 		strmap_del(&s->subs, u);
 		if (shared) {
-			route_subcount_add(up, u, -1);
+			route_subscriber(up, u, s, 0);
 			if (route_subcount(up, u) > 0) {
 				route_result(r, "{}", 2);
 				free(u);
@@ -116,11 +170,11 @@ route_resubscribe_one(struct session *s, void *arg)
 			if (e->value != up)
 				continue;
 			if (shared && route_subcount(up, e->key) > 0) {
-				route_subcount_add(up, e->key, 1);
+				route_subscriber(up, e->key, s, 1);
 				continue;
 			}
 			if (shared)
-				route_subcount_add(up, e->key, 1);
+				route_subscriber(up, e->key, s, 1);
 			route_internal(up, shared ? NULL : s,
 			    MCPM_SUBSCRIBE, json_pack("{s:s}", "uri",
 			    e->key));
@@ -213,8 +267,7 @@ route_drop_sub(struct session *s, const char *uri, struct upstream *up)
 {
 	if (up->sc->isolation != ISOLATION_SHARED)
 		return;
-	route_subcount_add(up, uri, -1);
-	if (route_subcount(up, uri) == 0)
+	if (route_subscriber(up, uri, s, 0) && route_subcount(up, uri) == 0)
 		route_internal(up, NULL, MCPM_UNSUBSCRIBE,
 		    json_pack("{s:s}", "uri", uri));
 }
@@ -222,8 +275,7 @@ route_drop_sub(struct session *s, const char *uri, struct upstream *up)
 void
 route_sub_renew(struct upstream *up)
 {
-	strmap_free(&up->subs);
-	strmap_init(&up->subs);
+	route_subs_clear(up);
 	up->loglevel = -1;
 	if (up->sc->isolation == ISOLATION_SHARED)
 		route_forward_level(up, NULL);

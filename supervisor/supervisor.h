@@ -1354,6 +1354,12 @@ void		 route_set_level(struct req *);
 void		 route_forward_level(struct upstream *, struct session *);
 /* A restarted upstream: renew subscriptions and log levels. */
 void		 route_sub_renew(struct upstream *);
+/* Forget a shared upstream's subscribers (it holds no subscription). */
+void		 route_subs_clear(struct upstream *);
+/* Call fn for each session subscribed to a URI at a shared upstream: an
+ * update goes to them, not to a walk of every session. */
+void		 route_subscribers_each(struct upstream *, const char *uri,
+		    void (*)(struct session *, void *), void *);
 /* Release an ending session's subscriptions and level. */
 void		 route_sub_session_end(struct session *);
 /* Hold and let go of a subscription for a 2026-07-28 listen. */
@@ -1775,7 +1781,9 @@ struct upstream {
 	unsigned int		 npending;
 	unsigned int		 nqueued;	/* pending waiting for a start */
 	struct up_request_list	 up_requests;	/* it sent, unanswered */
-	struct strmap		 subs;		/* uri -> subscriber count */
+	struct strmap		 subs;		/* uri -> struct u64map of
+						   its sessions by number
+						   (shared isolation; owned) */
 	int			 loglevel;	/* forwarded level, -1 none */
 	/* Observability. */
 	struct metrics_req	 m;		/* requests it served */

@@ -120,7 +120,7 @@ upstream_free(struct upstream *up)
 	uplogin_free(up);
 	json_decref(up->catalog);
 	json_decref(up->info);
-	strmap_free(&up->subs);
+	route_subs_clear(up);
 	conf_server_free(up->sc);
 	free(up->sc);
 	free(up);

@@ -122,6 +122,20 @@ START_TEST(test_prompt_routed)
 }
 END_TEST
 
+/* How many events of a stream have a method. */
+static size_t
+count_method(struct sup_resp *r, const char *method)
+{
+	const char	*m;
+	size_t		 i, n = 0;
+
+	for (i = 0; i < r->nevents; i++)
+		if ((m = sup_jstr(sup_event(r, i), "method")) != NULL &&
+		    strcmp(m, method) == 0)
+			n++;
+	return (n);
+}
+
 /* One subscription per URI at a shared upstream; updates to subscribers. */
 START_TEST(test_subscriptions)
 {
@@ -152,6 +166,16 @@ START_TEST(test_subscriptions)
 	/* The last to leave unsubscribes it, by request or by ending. */
 	ck_assert_result(sup_rpc(c1, sub, "unsubscribe"));
 	ck_assert_ptr_null(sup_take(w, MSG_REQUEST));
+	/* Updates go to those still subscribed. */
+	sup_send(w, MSG_NOTIFY, 0, 0, 0, "{\"jsonrpc\":\"2.0\",\"method\":"
+	    "\"notifications/resources/updated\",\"params\":{\"uri\":"
+	    "\"mem://r\"}}");
+	ck_assert_uint_eq(count_method(g1, "notifications/resources/updated"),
+	    1);
+	ck_assert_uint_eq(count_method(g2, "notifications/resources/updated"),
+	    2);
+	ck_assert_uint_eq(count_method(g3, "notifications/resources/updated"),
+	    0);
 	sup_delete(c2);
 	ck_assert_ptr_nonnull(f = sup_take(w, MSG_REQUEST));
 	ck_assert_ptr_nonnull(strstr(f->text, "resources/unsubscribe"));
