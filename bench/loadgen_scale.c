@@ -14,7 +14,8 @@
  *      the gateway tells every session, and loadgen times the event's
  *      arrival on every stream from the trigger's call.  The next trigger
  *      goes --gap milliseconds after the last stream had the event (or
- *      after --timeout without it).
+ *      after --timeout without it).  With no stream open there is no
+ *      fan-out to time, and this stage is left out.
  *   4. idle again for --idle seconds: after a broadcast, every stream's
  *      heartbeat falls due at about the same time.
  *
@@ -541,7 +542,9 @@ scale_stage_cb(evutil_socket_t fd, short what, void *arg)
 		break;
 	case SC_IDLE:
 		rss_read(3);
-		if (opt.notify > 0) {
+		/* No stream: no fan-out to time (each would wait out
+		 * --timeout), only the sessions held and the probe. */
+		if (opt.notify > 0 && st.open_streams > 0) {
 			stage = SC_NOTIFY;
 			trigger();
 		} else {
