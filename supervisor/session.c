@@ -25,57 +25,121 @@ static const char *const log_levels[NLOG_LEVELS + 1] = {
 /* Sessions that asked for each level: the most verbose without a walk. */
 static unsigned int		 nby_loglevel[NLOG_LEVELS];
 static uint32_t			 next_no;
+static uint64_t			 next_order;
 static struct event		*sweep_timer;
-static struct event		*sweep_more;	/* the sweep's next slice */
-static struct session		*sweep_cursor;	/* its next session */
+static struct session_walk	 sweep;
+static TAILQ_HEAD(, session_walk) walks = TAILQ_HEAD_INITIALIZER(walks);
 
 #define SESSION_SWEEP_SLICE	1024	/* sessions looked at per loop turn */
 static struct strmap		 modern_by_principal;	/* -> session */
 static TAILQ_HEAD(, session)	 moderns = TAILQ_HEAD_INITIALIZER(moderns);
 static unsigned int		 nmoderns;
 
-/*
- * Expire idle sessions, SESSION_SWEEP_SLICE per turn of the loop: with
- * 100,000 sessions one walk over them all would hold the loop for tens of
- * milliseconds.
- */
+void
+session_walk_init(struct session_walk *w,
+    void (*fn)(struct session *, void *), void *arg, unsigned int slice)
+{
+	memset(w, 0, sizeof *w);
+	w->fn = fn;
+	w->arg = arg;
+	w->slice = slice;
+}
+
+static void	session_walk_slice(struct session_walk *);
+
 static void
-session_sweep_more_cb(evutil_socket_t fd, short events, void *arg)
+session_walk_cb(evutil_socket_t fd, short events, void *arg)
+{
+	session_walk_slice(arg);
+}
+
+/* Visit a slice of the sessions; on the next turn, the next. */
+static void
+session_walk_slice(struct session_walk *w)
 {
 	static const struct timeval	 now = { 0, 0 };
 	struct session			*s;
-	int64_t				 limit, t = now_ms();
-	struct stream			*st;
 	unsigned int			 n = 0;
-	int				 connected;
 
-	limit = t - (int64_t)conf->session_timeout * 1000;
-	while ((s = sweep_cursor) != NULL && n++ < SESSION_SWEEP_SLICE) {
-		sweep_cursor = TAILQ_NEXT(s, entry);
-		stream_expire(s, t);
-		if (s->last_active > limit || s->npending != 0 ||
-		    s->nparked != 0 || s->nlistens != 0)
-			continue;
-		connected = 0;
-		TAILQ_FOREACH(st, &s->streams, entry) {
-			if (st->conn != NULL)
-				connected = 1;
-		}
-		if (!connected)
-			session_free(s, "idle timeout");
+	while ((s = w->next) != NULL && s->order < w->end &&
+	    n++ < w->slice) {
+		/* First: fn may end the session. */
+		w->next = TAILQ_NEXT(s, entry);
+		w->fn(s, w->arg);
+		if (!w->busy)
+			return;
 	}
-	if (sweep_cursor != NULL)
-		evtimer_add(sweep_more, &now);
+	if (w->next == NULL || w->next->order >= w->end) {
+		session_walk_stop(w);
+		return;
+	}
+	/* A timer, not event_active: the loop polls between slices. */
+	if (w->ev == NULL)
+		w->ev = evtimer_new(base, session_walk_cb, w);
+	evtimer_add(w->ev, &now);
 }
 
-/* Begin a sweep, unless one is still going. */
+void
+session_walk_begin(struct session_walk *w)
+{
+	if (!w->busy)
+		TAILQ_INSERT_TAIL(&walks, w, entry);
+	w->busy = 1;
+	w->next = TAILQ_FIRST(&sessions);
+	w->end = next_order + 1;
+	session_walk_slice(w);
+}
+
+void
+session_walk_stop(struct session_walk *w)
+{
+	if (!w->busy)
+		return;
+	TAILQ_REMOVE(&walks, w, entry);
+	w->busy = 0;
+	w->next = NULL;
+	if (w->ev != NULL) {
+		event_free(w->ev);
+		w->ev = NULL;
+	}
+}
+
+int
+session_walk_ahead(const struct session_walk *w, const struct session *s)
+{
+	return (w->busy && w->next != NULL && s->order >= w->next->order &&
+	    s->order < w->end);
+}
+
+/* Expire a session idle too long, with nothing in flight or connected. */
+static void
+session_sweep_one(struct session *s, void *arg)
+{
+	struct stream	*st;
+	int64_t		 t = now_ms();
+
+	stream_expire(s, t);
+	if (s->last_active > t - (int64_t)conf->session_timeout * 1000 ||
+	    s->npending != 0 || s->nparked != 0 || s->nlistens != 0)
+		return;
+	TAILQ_FOREACH(st, &s->streams, entry) {
+		if (st->conn != NULL)
+			return;
+	}
+	session_free(s, "idle timeout");
+}
+
+/*
+ * Begin a sweep for idle sessions, unless one is still going: a walk of
+ * SESSION_SWEEP_SLICE sessions per turn of the loop, since with 100,000
+ * sessions one walk over them all would hold the loop for tens of
+ * milliseconds.
+ */
 static void
 session_sweep_cb(evutil_socket_t fd, short events, void *arg)
 {
-	if (sweep_cursor != NULL)
-		return;
-	sweep_cursor = TAILQ_FIRST(&sessions);
-	session_sweep_more_cb(fd, events, arg);
+	if (!sweep.busy)
+		session_walk_begin(&sweep);
 }
 
 void
@@ -85,7 +149,7 @@ session_init(void)
 	u64map_init(&by_no);
 	strmap_init(&modern_by_principal);
 	sweep_timer = event_new(base, -1, EV_PERSIST, session_sweep_cb, NULL);
-	sweep_more = evtimer_new(base, session_sweep_more_cb, NULL);
+	session_walk_init(&sweep, session_sweep_one, NULL, SESSION_SWEEP_SLICE);
 	session_configure();
 }
 
@@ -170,6 +234,7 @@ session_new(const char *peer, uint8_t transport)
 			next_no = 1;
 	} while (u64map_get(&by_no, next_no) != NULL);
 	s->no = next_no;
+	s->order = ++next_order;
 	s->loglevel = -1;
 	s->transport = transport;
 	s->last_active = s->created = now_ms();
@@ -199,9 +264,10 @@ session_new(const char *peer, uint8_t transport)
 void
 session_free(struct session *s, const char *why)
 {
-	struct stream	*st;
-	size_t		 i;
-	char		 principal[128];
+	struct stream		*st;
+	struct session_walk	*w;
+	size_t			 i;
+	char			 principal[128];
 
 	log_debug("session %.8s: closed (%s)", s->id, why);
 	ctools_session_end(s);
@@ -222,8 +288,9 @@ session_free(struct session *s, const char *why)
 	}
 	vendpoint_unbind(s);
 	broadcast_session_gone(s);
-	if (sweep_cursor == s)
-		sweep_cursor = TAILQ_NEXT(s, entry);
+	TAILQ_FOREACH(w, &walks, entry)
+		if (w->next == s)
+			w->next = TAILQ_NEXT(s, entry);
 	TAILQ_REMOVE(&sessions, s, entry);
 	nsessions--;
 	nby_transport[s->transport]--;
@@ -242,7 +309,8 @@ session_free(struct session *s, const char *why)
 void
 session_free_all(void)
 {
-	struct session	*s;
+	struct session		*s;
+	struct session_walk	*w;
 
 	while ((s = TAILQ_FIRST(&sessions)) != NULL)
 		session_free(s, "shutdown");
@@ -252,11 +320,8 @@ session_free_all(void)
 		event_free(sweep_timer);
 		sweep_timer = NULL;
 	}
-	if (sweep_more != NULL) {
-		event_free(sweep_more);
-		sweep_more = NULL;
-	}
-	sweep_cursor = NULL;
+	while ((w = TAILQ_FIRST(&walks)) != NULL)
+		session_walk_stop(w);
 	u64map_free(&by_key);
 	u64map_free(&by_no);
 	strmap_free(&modern_by_principal);

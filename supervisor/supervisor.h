@@ -1465,6 +1465,7 @@ void		 sampling_provider_down(struct provider *, const char *why);
 /* session.c: client sessions. */
 struct session {
 	uint32_t		 no;		/* number in frames */
+	uint64_t		 order;		/* of creation, from 1 */
 	uint64_t		 key;		/* first 64 bits of id */
 	char			 id[33];	/* hex, 128 random bits (logs
 						   show its first 8) */
@@ -1524,6 +1525,34 @@ struct session {
 	TAILQ_ENTRY(session)	 entry;
 	TAILQ_ENTRY(session)	 modern_entry;	/* if modern */
 };
+
+/*
+ * A walk over the sessions a slice at a time, so that 100,000 of them do
+ * not hold the loop: fn is called for each session that existed when the
+ * walk began, in order of creation, at most slice per turn of the loop
+ * (the first slice at once); one ended meanwhile is left out, one made
+ * meanwhile is not visited.  The owner embeds it; session.c lists those
+ * under way.
+ */
+struct session_walk {
+	void			(*fn)(struct session *, void *);
+	void			*arg;
+	unsigned int		 slice;
+	int			 busy;		/* under way */
+	struct session		*next;		/* to visit next */
+	uint64_t		 end;		/* visits orders before it */
+	struct event		*ev;		/* the next slice (owned) */
+	TAILQ_ENTRY(session_walk) entry;	/* on the list under way */
+};
+void		 session_walk_init(struct session_walk *,
+		    void (*)(struct session *, void *), void *arg,
+		    unsigned int slice);
+/* Begin a walk from the first session (again, if it was under way). */
+void		 session_walk_begin(struct session_walk *);
+void		 session_walk_stop(struct session_walk *);
+/* Is the session one the walk has yet to visit? */
+int		 session_walk_ahead(const struct session_walk *,
+		    const struct session *);
 
 void		 session_init(void);
 /* Apply the configuration's session_timeout (at start and reload). */
@@ -1785,6 +1814,8 @@ struct upstream {
 						   its sessions by number
 						   (shared isolation; owned) */
 	int			 loglevel;	/* forwarded level, -1 none */
+	struct session_walk	 opens;		/* telling a worker that is
+						   ready of every session */
 	/* Observability. */
 	struct metrics_req	 m;		/* requests it served */
 	uint64_t		 mup[MUP_NKINDS][MUPO_NOUTCOMES];

@@ -17,6 +17,10 @@
 #include "supervisor.h"
 #include "xmalloc.h"
 
+/* Sessions a ready worker is told of per turn of the loop (about 1.6 µs
+ * each: 0.2 ms a turn, where 100,000 at once held the loop 164 ms). */
+#define UPSTREAM_OPEN_SLICE	128
+
 #define CHANNEL_MAX_QUEUED	(256 * 1024 * 1024)
 
 struct upstream	**upstreams;
@@ -86,6 +90,31 @@ upstream_policy(struct upstream *up)
 	proc_configure(&up->proc, up->sc->name, &pp);
 }
 
+/* Tell an upstream about one session (its walk after it is ready). */
+static void
+upstream_open_one(struct session *s, void *arg)
+{
+	upstream_session_open(arg, s);
+}
+
+/*
+ * A frame for a session that the walk after a start has yet to tell the
+ * worker of: tell it now, first.  (The walk tells it again when it gets
+ * there, which changes nothing.)
+ */
+static void
+upstream_open_ahead(struct upstream *up, uint16_t type, uint32_t session)
+{
+	struct session	*s;
+
+	if (!up->opens.busy || session == 0 || type == MSG_SESSION_OPEN ||
+	    type == MSG_SESSION_CLOSE)
+		return;
+	if ((s = session_by_no(session)) != NULL &&
+	    session_walk_ahead(&up->opens, s))
+		upstream_session_open(up, s);
+}
+
 /* Create an upstream from its configuration and start it unless lazy. */
 static struct upstream *
 upstream_new(const struct server_conf *sc)
@@ -95,6 +124,8 @@ upstream_new(const struct server_conf *sc)
 	up = xcalloc(1, sizeof *up);
 	up->sc = conf_server_copy(sc);
 	proc_init(&up->proc, &upstream_kind, up);
+	session_walk_init(&up->opens, upstream_open_one, up,
+	    UPSTREAM_OPEN_SLICE);
 	upstream_policy(up);
 	proc_reset(&up->proc);
 	up->upstream_pid = -1;
@@ -115,6 +146,7 @@ upstream_new(const struct server_conf *sc)
 static void
 upstream_free(struct upstream *up)
 {
+	session_walk_stop(&up->opens);
 	proc_free(&up->proc);
 	limit_free(up);
 	uplogin_free(up);
@@ -240,12 +272,6 @@ upstream_start_timeout(void *arg)
 	proc_kill(&up->proc, "startup timeout");
 }
 
-/* Tell an upstream about one session. */
-static void
-upstream_open_one(struct session *s, void *arg)
-{
-	upstream_session_open(arg, s);
-}
 
 /* Tell an upstream's worker about a client session (supervisor.h). */
 void
@@ -345,7 +371,9 @@ upstream_status(struct upstream *up, json_t *msg)
 		    up->sc->name, (long)up->upstream_pid,
 		    (long long)(up->proc.ready_at - up->proc.started));
 		notify_status();
-		session_foreach(upstream_open_one, up);
+		/* A slice at a time; a frame for a session not yet told
+		 * tells it first (upstream_open_ahead). */
+		session_walk_begin(&up->opens);
 		route_upstream_ready(up);
 	}
 }
@@ -691,6 +719,7 @@ upstream_send(struct upstream *up, uint16_t type, uint32_t session,
 
 	if (upstream_ready_output(up, &out) != 0)
 		return (-1);
+	upstream_open_ahead(up, type, session);
 	frame_add(out, type, session, tag, p, len);
 	return (0);
 }
@@ -703,6 +732,7 @@ upstream_send_buffer(struct upstream *up, uint16_t type, uint32_t session,
 
 	if (upstream_ready_output(up, &out) != 0)
 		return (-1);
+	upstream_open_ahead(up, type, session);
 	frame_add_buffer(out, type, session, tag, payload);
 	return (0);
 }

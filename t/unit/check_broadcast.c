@@ -82,13 +82,6 @@ count_told(void)
 	return (n);
 }
 
-/* One turn of the loop, as the daemon's. */
-static void
-one_turn(void)
-{
-	event_base_loop(base, EVLOOP_ONCE | EVLOOP_NONBLOCK);
-}
-
 START_TEST(test_slices)
 {
 	size_t	told, before;
@@ -98,7 +91,7 @@ START_TEST(test_slices)
 	/* Nothing is written before the turn ends. */
 	ck_assert_uint_eq(count_told(), 0);
 	/* A turn writes the slice queued and sends the next: at most two. */
-	one_turn();
+	sup_turn();
 	told = count_told();
 	ck_assert_uint_gt(told, 0);
 	ck_assert_uint_le(told, 2 * SLICE_MAX);
@@ -106,7 +99,7 @@ START_TEST(test_slices)
 	for (turns = 0; told < NSTREAMS; turns++) {
 		ck_assert_int_lt(turns, NSTREAMS);
 		before = told;
-		one_turn();
+		sup_turn();
 		told = count_told();
 		ck_assert_uint_gt(told, before);
 		ck_assert_uint_le(told - before, SLICE_MAX);

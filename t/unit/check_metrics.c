@@ -215,13 +215,6 @@ fds_now(void)
 	return (n - 1);
 }
 
-/* One turn of the loop, as the daemon's. */
-static void
-one_turn(void)
-{
-	event_base_loop(base, EVLOOP_ONCE | EVLOOP_NONBLOCK);
-}
-
 static long long
 scrape_fds(void)
 {
@@ -264,10 +257,10 @@ START_TEST(test_fds_many)
 	/* No walk has ended: no sample rather than a pause of the loop. */
 	ck_assert_int_eq(scrape_fds(), -1);
 	/* A turn reads a slice, not the rest. */
-	one_turn();
+	sup_turn();
 	ck_assert_int_eq(scrape_fds(), -1);
 	for (turns = 0; turns < 100 && (n = scrape_fds()) == -1; turns++)
-		one_turn();
+		sup_turn();
 	ck_assert_int_gt(turns, 2);
 	ck_assert_int_lt(turns, 100);
 	/* That scrape began the next walk, whose descriptor is open. */

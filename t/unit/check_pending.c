@@ -8,6 +8,8 @@
  */
 #include "config.h"
 
+#include <sys/resource.h>
+
 #include <stdio.h>
 #include <string.h>
 
@@ -324,6 +326,89 @@ START_TEST(test_queued_until_ready)
 }
 END_TEST
 
+/*
+ * A worker that becomes ready is told of every session a slice per turn
+ * of the loop, not all at once; a request for a session it has yet to be
+ * told of tells it first.
+ */
+#define NOPEN		300	/* more than two slices */
+#define OPEN_SLICE	128
+
+/* The frames a worker got for a session, by type, in order ("OR"). */
+static void
+frames_of(struct sup_worker *w, uint32_t session, char *buf, size_t len)
+{
+	struct sup_frame	*f;
+	size_t			 n = 0;
+
+	TAILQ_FOREACH(f, &w->frames, entry) {
+		if (f->session != session || n + 2 > len)
+			continue;
+		if (f->type == MSG_SESSION_OPEN)
+			buf[n++] = 'O';
+		else if (f->type == MSG_REQUEST)
+			buf[n++] = 'R';
+	}
+	buf[n] = '\0';
+}
+
+START_TEST(test_opens_sliced)
+{
+	static struct sup_client	*cl[NOPEN];
+	struct sup_worker		*w = sup_worker("q");
+	struct sup_frame		*f;
+	struct sup_resp			*r;
+	struct session			*s;
+	struct rlimit			 rl;
+	char				 seen[16];
+	unsigned int			 opens;
+	size_t				 i;
+	int				 turns;
+
+	ck_assert_int_eq(getrlimit(RLIMIT_NOFILE, &rl), 0);
+	if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < 8 * NOPEN) {
+		rl.rlim_cur = 8 * NOPEN;
+		if (rl.rlim_max != RLIM_INFINITY && rl.rlim_cur > rl.rlim_max)
+			ck_abort_msg("RLIMIT_NOFILE's hard limit is too low");
+		ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &rl), 0);
+	}
+	for (i = 0; i < NOPEN; i++)
+		cl[i] = sup_session(NULL, NULL);
+	sup_send(w, MSG_HELLO, 0, 0, 0, "{\"version\":1}");
+	sup_send(w, MSG_CATALOG, 0, 0, 0, "%s", catalog_echo);
+	/* The last session's call waits for the upstream to be ready. */
+	r = sup_post(cl[NOPEN - 1], "{\"jsonrpc\":\"2.0\",\"id\":1,"
+	    "\"method\":\"tools/call\",\"params\":{\"name\":\"q__echo\"}}");
+	ck_assert_uint_eq(sup_count(w, MSG_SESSION_OPEN), 0);
+	ck_assert_uint_eq(sup_count(w, MSG_REQUEST), 0);
+	sup_sendq(w, MSG_STATUS, 0, 0, 0, "{\"state\":\"ready\","
+	    "\"capabilities\":{\"tools\":{}}}");
+	for (turns = 0; turns < 10 && sup_count(w, MSG_SESSION_OPEN) == 0;
+	    turns++)
+		sup_turn();
+	/* The first slice, perhaps the second: not all. */
+	opens = sup_count(w, MSG_SESSION_OPEN);
+	ck_assert_uint_gt(opens, 0);
+	ck_assert_uint_le(opens, 2 * OPEN_SLICE + 1);
+	/* The call went with them, its session told first. */
+	ck_assert_uint_eq(sup_count(w, MSG_REQUEST), 1);
+	s = session_find(cl[NOPEN - 1]->sid, strlen(cl[NOPEN - 1]->sid));
+	frames_of(w, s->no, seen, sizeof seen);
+	ck_assert_str_eq(seen, "OR");
+	/* In the end every session was told; the last once more. */
+	sup_run();
+	ck_assert_uint_eq(sup_count(w, MSG_SESSION_OPEN), NOPEN + 1);
+	for (i = 0; i < NOPEN; i++) {
+		s = session_find(cl[i]->sid, strlen(cl[i]->sid));
+		frames_of(w, s->no, seen, sizeof seen);
+		ck_assert_msg(seen[0] == 'O', "session %zu: %s", i, seen);
+	}
+	ck_assert_ptr_nonnull(f = sup_take(w, MSG_REQUEST));
+	sup_reply(w, f, "{\"content\":[]}");
+	ck_assert_result(sup_answer(r));
+}
+END_TEST
+
 /* What the gateway will not forward. */
 START_TEST(test_refused)
 {
@@ -371,6 +456,7 @@ pending_suite(void)
 	tcase_add_test(tc, test_worker_exit);
 	tcase_add_test(tc, test_fail_frame);
 	tcase_add_test(tc, test_queued_until_ready);
+	tcase_add_test(tc, test_opens_sliced);
 	tcase_add_test(tc, test_refused);
 	suite_add_tcase(s, tc);
 	return (s);

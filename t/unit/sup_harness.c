@@ -607,6 +607,14 @@ sup_settle(int turns)
 }
 
 void
+sup_turn(void)
+{
+	event_base_loop(base, EVLOOP_ONCE | EVLOOP_NONBLOCK);
+	workers_io();
+	sup_clients_io();
+}
+
+void
 sup_run(void)
 {
 	if (sup_settle(SETTLE_TURNS) != 0)

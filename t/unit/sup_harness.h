@@ -55,6 +55,9 @@ const char	*sup_listen_metrics(void);
 json_t	*sup_reload(const char *conf_text);
 /* Run the loop until nothing more happens (dies if it never settles). */
 void	sup_run(void);
+/* One turn of the loop, as the daemon's (a timer due now fires once, not
+ * again if it adds itself again), then the workers' and clients' I/O. */
+void	sup_turn(void);
 /* The same within turns passes; -1 if it did not settle. */
 int	sup_settle(int turns);
 /* Called after each pass of the loop (the fuzz target's workers); its
