@@ -33,9 +33,8 @@ usage(int asked)
 	    "  -V         print the version and exit\n"
 	    "commands:\n"
 	    "  status        the gateway and every upstream at a glance\n"
-	    "  sessions      client sessions: client, protocol, transport, age,"
-	    "\n"
-	    "                calls in flight\n"
+	    "  sessions [N]  client sessions, the newest N (default 1000):\n"
+	    "                client, protocol, transport, age, calls in flight\n"
 	    "  tools [NAME]  the tools listed, their owners and original names"
 	    "\n"
 	    "  tools pins    tool definitions pinned, and which changed\n"
@@ -69,9 +68,10 @@ usage(int asked)
 	exit(asked ? MCPCTL_EXIT_OK : MCPCTL_EXIT_USAGE);
 }
 
-/* Read a number of seconds for drain; -1 if it is not one. */
+/* Read a count (seconds for drain, sessions to list); -1 if it is not
+ * one. */
 static long long
-seconds_arg(const char *s)
+count_arg(const char *s)
 {
 	char		*end;
 	long long	 v;
@@ -90,7 +90,7 @@ static json_t *
 request(int argc, char **argv)
 {
 	const char	*cmd = argv[0];
-	long long	 secs;
+	long long	 n;
 	json_t		*req;
 
 	if (argc >= 2 && strcmp(cmd, "tools") == 0 &&
@@ -110,14 +110,24 @@ request(int argc, char **argv)
 	    strcmp(cmd, "tools") == 0 || strcmp(cmd, "refresh-keys") == 0))
 		return (json_pack("{s:s, s:s}", "command", cmd, "name",
 		    argv[1]));
+	if (argc == 2 && strcmp(cmd, "sessions") == 0) {
+		/* The daemon says which counts it takes. */
+		if ((n = count_arg(argv[1])) < 0) {
+			fprintf(stderr, "mcpctl: sessions: \"%s\" is not a "
+			    "number of sessions\n", argv[1]);
+			exit(MCPCTL_EXIT_USAGE);
+		}
+		return (json_pack("{s:s, s:I}", "command", cmd, "limit",
+		    (json_int_t)n));
+	}
 	if (argc == 2 && strcmp(cmd, "drain") == 0) {
-		if ((secs = seconds_arg(argv[1])) < 0) {
+		if ((n = count_arg(argv[1])) < 0) {
 			fprintf(stderr, "mcpctl: drain: \"%s\" is not a number "
 			    "of seconds\n", argv[1]);
 			exit(MCPCTL_EXIT_USAGE);
 		}
 		return (json_pack("{s:s, s:I}", "command", cmd, "seconds",
-		    (json_int_t)secs));
+		    (json_int_t)n));
 	}
 	return (NULL);
 }

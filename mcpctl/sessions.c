@@ -37,6 +37,7 @@ print_sessions(json_t *reply)
 	char		 age[32], idle[32], client[128], version[64];
 	char		 subject[256];
 	int		 subjects = 0, endpoints = 0;
+	long long	 total;
 
 	a = json_object_get(reply, "sessions");
 	/* The OAuth subject's column only when a session has one, the
@@ -73,8 +74,13 @@ print_sessions(json_t *reply)
 		    endpoints ? " " : "",
 		    endpoints ? json_str_or(s, "endpoint", "/mcp") : "");
 	}
-	printf("%zu session%s\n", json_array_size(a),
-	    json_array_size(a) == 1 ? "" : "s");
+	total = json_int_or(reply, "total");
+	if (total > (long long)json_array_size(a))
+		printf("the newest %zu of %lld sessions (mcpctl sessions N "
+		    "lists more)\n", json_array_size(a), total);
+	else
+		printf("%zu session%s\n", json_array_size(a),
+		    json_array_size(a) == 1 ? "" : "s");
 }
 
 void

@@ -42,6 +42,10 @@
 #define CONTROL_COPY_MAX	4096
 #define CONTROL_PAUSE_MS	250	/* out of descriptors: stop accepting */
 #define CONTROL_DRAIN_DEFAULT	300	/* seconds of mcpctl drain */
+/* Sessions mcpctl sessions lists: about 250 bytes and 5 µs each. */
+#define CONTROL_SESSIONS_DEFAULT	1000
+#define CONTROL_SESSIONS_MAX		10000
+#define CONTROL_SESSIONS_MAX_TEXT	"10000"
 
 /* One connection to the control socket. */
 struct control_conn {
@@ -244,13 +248,31 @@ control_session_one(struct session *s, void *arg)
 	json_array_append_new(a, o);
 }
 
+/*
+ * The newest sessions, at most limit (default CONTROL_SESSIONS_DEFAULT),
+ * in order of creation, and how many there are: a list of 100,000 would
+ * hold the loop for half a second and be larger than mcpctl takes.
+ */
 static json_t *
-control_sessions(void)
+control_sessions(json_t *req)
 {
-	json_t	*a = json_array();
+	json_int_t	 limit = CONTROL_SESSIONS_DEFAULT, n;
+	struct session	*s, *first = NULL;
+	json_t		*a;
 
-	session_foreach(control_session_one, a);
-	return (json_pack("{s:b, s:o}", "ok", 1, "sessions", a));
+	if (json_unpack(req, "{s?I}", "limit", &limit) != 0 || limit < 1 ||
+	    limit > CONTROL_SESSIONS_MAX)
+		return (json_pack("{s:b, s:s}", "ok", 0, "error", "sessions: "
+		    "the number to list is from 1 to "
+		    CONTROL_SESSIONS_MAX_TEXT));
+	for (s = session_last(), n = 0; s != NULL && n < limit;
+	    s = session_prev(s), n++)
+		first = s;
+	a = json_array();
+	for (s = first; s != NULL; s = session_next(s))
+		control_session_one(s, a);
+	return (json_pack("{s:b, s:o, s:I}", "ok", 1, "sessions", a,
+	    "total", (json_int_t)session_count()));
 }
 
 static json_t *
@@ -325,7 +347,7 @@ control_command(json_t *req)
 	if (strcmp(cmd, "status") == 0)
 		return (control_status());
 	if (strcmp(cmd, "sessions") == 0)
-		return (control_sessions());
+		return (control_sessions(req));
 	if (strcmp(cmd, "tools") == 0)
 		return (control_tools(req));
 	if (strcmp(cmd, "pins") == 0 || strcmp(cmd, "pin_diff") == 0 ||

@@ -11,7 +11,8 @@
 #include "supervisor.h"
 #include "xmalloc.h"
 
-static TAILQ_HEAD(, session)	 sessions = TAILQ_HEAD_INITIALIZER(sessions);
+static TAILQ_HEAD(session_list, session) sessions =
+    TAILQ_HEAD_INITIALIZER(sessions);
 static struct u64map		 by_key;	/* id's first 64 bits */
 static struct u64map		 by_no;
 static unsigned int		 nsessions;
@@ -498,6 +499,18 @@ struct session *
 session_next(struct session *s)
 {
 	return (TAILQ_NEXT(s, entry));
+}
+
+struct session *
+session_last(void)
+{
+	return (TAILQ_LAST(&sessions, session_list));
+}
+
+struct session *
+session_prev(struct session *s)
+{
+	return (TAILQ_PREV(s, session_list, entry));
 }
 
 /*

@@ -1597,9 +1597,12 @@ unsigned int	 session_count_transport(uint8_t);
 unsigned int	 session_count_busy(void);
 /* Call fn for every session. */
 void		 session_foreach(void (*)(struct session *, void *), void *);
-/* The sessions in order of creation: the first, the one after. */
+/* The sessions in order of creation: the first, the one after; the
+ * last, the one before. */
 struct session	*session_first(void);
 struct session	*session_next(struct session *);
+struct session	*session_last(void);
+struct session	*session_prev(struct session *);
 /* A session asks for a log level (an index of log_level_index; -1:
  * none), counted so that the most verbose any asked for, or -1, is found
  * without a walk. */

@@ -117,6 +117,22 @@ like "sessions: client, version, protocol, transport, peer" "$out" \
     "$short +curl +1 +2025-11-25 +http +127.0.0.1 "
 out=$("$MCPCTL" -j -s "$CTL" sessions)
 like "sessions -j" "$out" '"client": "curl"'
+like "sessions -j: how many there are" "$out" '"total": 1'
+# A second session: sessions N lists the newest N, and says of how many.
+FIRST=$SID
+session
+second=$(printf '%s' "$SID" | cut -c1-13)
+out=$("$MCPCTL" -s "$CTL" sessions 1)
+like "sessions 1: the newest" "$out" "$second +curl"
+like "sessions 1: of how many" "$out" 'the newest 1 of 2 sessions'
+is "sessions 1: only the newest" "$(printf '%s\n' "$out" | grep -c "^$short ")" 0
+like "sessions: both" "$("$MCPCTL" -s "$CTL" sessions)" '2 sessions$'
+rc=0; out=$("$MCPCTL" -s "$CTL" sessions 0 2>&1) || rc=$?
+like "sessions 0: refused by the daemon, exit 1" "$rc $out" '^1 mcpctl: sessions: the number to list is from 1 to 10000'
+rc=0; out=$("$MCPCTL" -s "$CTL" sessions many 2>&1) || rc=$?
+like "sessions many: a usage error, exit 2" "$rc $out" '^2 mcpctl: sessions: "many" is not a number of sessions'
+curl -s -o /dev/null -X DELETE -H "Mcp-Session-Id: $SID" "$URL"
+SID=$FIRST
 out=$("$MCPCTL" -s "$CTL" tools)
 like "tools: owner and original name" "$out" 'demo__echo +demo +echo'
 like "tools: every upstream's" "$out" 'spare__echo +spare +echo'
