@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * Notifications to every session: list_changed when the merged catalog
- * changes, and upstream logs tied to no session.  A broadcast is formatted
+ * or the clients' tools change, and upstream logs tied to no session.  A broadcast is formatted
  * once ("event: message\ndata: ...\n\n") and every standalone and legacy
  * stream it reaches refers to that body; only the id line is a stream's
  * own.
@@ -41,6 +41,7 @@
 
 enum bcast_kind {
 	BCAST_LIST,		/* list_changed */
+	BCAST_CTOOLS,		/* tools/list_changed: clients' tools */
 	BCAST_LOG		/* notifications/message */
 };
 
@@ -48,7 +49,10 @@ enum bcast_kind {
 struct bcast {
 	uint64_t		 no;
 	enum bcast_kind		 kind;
-	int			 changed;	/* BCAST_LIST: catalog bits */
+	int			 changed;	/* BCAST_LIST, CTOOLS: catalog
+						   bits */
+	uint64_t		 except;	/* BCAST_CTOOLS: the order of
+						   a session not told, or 0 */
 	int			 level;		/* BCAST_LOG: index, -1 unknown */
 	size_t			 nmsg;
 	char			*msg[BCAST_NMSG];	/* JSON-RPC text */
@@ -127,13 +131,16 @@ bcast_apply(struct bcast *b, struct session *s)
 	size_t		 i;
 	int		 changed = 0;
 
-	if (b->kind == BCAST_LIST) {
+	if (b->kind == BCAST_LIST || b->kind == BCAST_CTOOLS) {
+		if (s->order == b->except)
+			return;
 		/* A session of an endpoint hears of what it selects. */
 		if ((changed = vendpoint_changes_for(b->epc, s,
 		    b->changed)) == 0)
 			return;
-		/* A session with a view of its own is told by its view. */
-		if (s->view != NULL)
+		/* A session with a view of its own is told by its view
+		 * (which holds no client's tools). */
+		if (b->kind == BCAST_LIST && s->view != NULL)
 			return;
 		if (s->modern) {
 			listen_list_changed(s, changed);
@@ -145,7 +152,7 @@ bcast_apply(struct bcast *b, struct session *s)
 	if (!s->initialized || (st = session_get_stream(s)) == NULL)
 		return;
 	for (i = 0; i < b->nmsg; i++) {
-		if (b->kind == BCAST_LIST && (b->bits[i] & changed) == 0)
+		if (b->kind != BCAST_LOG && (b->bits[i] & changed) == 0)
 			continue;
 		if (st->kind == STREAM_GET || st->kind == STREAM_LEGACY) {
 			stream_send_body(st, bcast_body(b, i));
@@ -279,6 +286,22 @@ broadcast_list_changed(int changed)
 		    (1 << CATALOG_RESOURCES) | (1 << CATALOG_TEMPLATES));
 	if (changed & (1 << CATALOG_PROMPTS))
 		bcast_add(b, prompts, sizeof prompts - 1, 1 << CATALOG_PROMPTS);
+	broadcast_issue(b);
+}
+
+void
+broadcast_ctools_changed(const struct session *except)
+{
+	static const char	 tools[] = "{\"jsonrpc\":\"2.0\",\"method\":"
+	    "\"notifications/tools/list_changed\"}";
+	struct bcast		*b;
+
+	b = xcalloc(1, sizeof *b);
+	b->kind = BCAST_CTOOLS;
+	b->changed = 1 << CATALOG_TOOLS;
+	b->except = except != NULL ? except->order : 0;
+	b->epc = vendpoint_ctools_take();
+	bcast_add(b, tools, sizeof tools - 1, 1 << CATALOG_TOOLS);
 	broadcast_issue(b);
 }
 

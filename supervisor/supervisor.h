@@ -192,6 +192,9 @@ void		 breaker_status_json(const struct upstream *, json_t *o);
 /* broadcast.c: notifications to every session, a slice per loop turn. */
 /* Tell every session its lists changed (catalog bits). */
 void		 broadcast_list_changed(int changed);
+/* Tell every session but one (NULL: none) whose endpoint's selection of
+ * clients' tools changed (vendpoint_ctools_changed) that its tools did. */
+void		 broadcast_ctools_changed(const struct session *except);
 /* Send a log notification (its JSON text) to every session that wants
  * its level (an index, -1 if unknown). */
 void		 broadcast_log(const char *, size_t, int level);
@@ -1942,10 +1945,10 @@ int		 vendpoint_changes_for(const struct vendpoint_changes *,
 void		 vendpoint_changes_free(struct vendpoint_changes *);
 /* mcpctl status: the endpoints, their sessions. */
 json_t		*vendpoint_status_json(void);
-/* The client tools changed: which endpoints' selection did; is a
- * session to be told (always at /mcp)? */
+/* The client tools changed: which endpoints' selection did, and that
+ * as each endpoint's bits for a broadcast (owned; /mcp is always told). */
 void		 vendpoint_ctools_changed(void);
-int		 vendpoint_ctools_told(const struct session *);
+struct vendpoint_changes *vendpoint_ctools_take(void);
 /* Count a request routed at an endpoint; its metrics, when scraped. */
 void		 vendpoint_request(struct vendpoint *);
 void		 vendpoint_metrics(struct evbuffer *);

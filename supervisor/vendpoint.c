@@ -549,8 +549,20 @@ vendpoint_ctools_changed(void)
 	}
 }
 
-int
-vendpoint_ctools_told(const struct session *s)
+struct vendpoint_changes *
+vendpoint_ctools_take(void)
 {
-	return (s->vep == NULL || s->vep->ctools_changed);
+	struct vendpoint_changes	*vc;
+	size_t				 i;
+
+	if (nveps == 0)
+		return (NULL);
+	vc = xcalloc(1, sizeof *vc);
+	for (i = 0; i < nveps; i++) {
+		vc->id[i] = veps[i]->id;
+		vc->changed[i] = veps[i]->ctools_changed ?
+		    1 << CATALOG_TOOLS : 0;
+	}
+	vc->n = nveps;
+	return (vc);
 }

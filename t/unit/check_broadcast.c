@@ -111,6 +111,28 @@ START_TEST(test_slices)
 }
 END_TEST
 
+/* Clients' tools changed: the same slices, but for the session that
+ * changed them (it has its answer). */
+START_TEST(test_ctools_slices)
+{
+	struct session	*except;
+	size_t		 told, i;
+
+	except = session_find(cl[5]->sid, strlen(cl[5]->sid));
+	ck_assert_ptr_nonnull(except);
+	broadcast_ctools_changed(except);
+	ck_assert_uint_eq(count_told(), 0);
+	sup_turn();
+	told = count_told();
+	ck_assert_uint_gt(told, 0);
+	ck_assert_uint_le(told, 2 * SLICE_MAX);
+	sup_run();
+	for (i = 0; i < NSTREAMS; i++)
+		ck_assert_uint_eq(count_events(st[i], tools_changed),
+		    i == 5 ? 0 : 1);
+}
+END_TEST
+
 START_TEST(test_order)
 {
 	struct sup_resp	*r;
@@ -150,6 +172,7 @@ broadcast_suite(void)
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_slices);
+	tcase_add_test(tc, test_ctools_slices);
 	tcase_add_test(tc, test_order);
 	suite_add_tcase(s, tc);
 	return (s);
