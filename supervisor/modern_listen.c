@@ -31,7 +31,8 @@ struct listen {
 	size_t			 idlen;
 	int			 lists;		/* 1 << catalog kind */
 	struct strmap		 uris;		/* uri -> upstream */
-	TAILQ_ENTRY(listen)	 entry;
+	TAILQ_ENTRY(listen)	 entry;		/* every listen */
+	LIST_ENTRY(listen)	 in_session;	/* its session's */
 };
 
 static TAILQ_HEAD(, listen)	 listens = TAILQ_HEAD_INITIALIZER(listens);
@@ -180,6 +181,7 @@ listen_open(struct req *r)
 	st->listen = l;
 	s->nlistens++;
 	TAILQ_INSERT_TAIL(&listens, l, entry);
+	LIST_INSERT_HEAD(&s->listens, l, in_session);
 	log_debug("session %.8s: subscriptions/listen open (%zu URIs)", s->id,
 	    n);
 	listen_send(l, "notifications/subscriptions/acknowledged", NULL,
@@ -199,9 +201,9 @@ listen_list_changed(struct session *s, int changed)
 	struct listen	*l;
 	int		 k, sent;
 
-	TAILQ_FOREACH(l, &listens, entry) {
-		if (l->session != s)
-			continue;
+	/* Its own listens, not every principal's: a broadcast comes here
+	 * once per session. */
+	LIST_FOREACH(l, &s->listens, in_session) {
 		sent = 0;
 		for (k = 0; k < CATALOG_NKINDS; k++) {
 			if (!(changed & l->lists & (1 << k)))
@@ -222,8 +224,8 @@ listen_resource_updated(struct session *s, struct upstream *up,
 {
 	struct listen	*l;
 
-	TAILQ_FOREACH(l, &listens, entry) {
-		if (l->session == s && strmap_get(&l->uris, uri) == up)
+	LIST_FOREACH(l, &s->listens, in_session) {
+		if (strmap_get(&l->uris, uri) == up)
 			listen_send(l, "notifications/resources/updated", uri,
 			    NULL);
 	}
@@ -243,6 +245,7 @@ listen_stream_gone(struct stream *st)
 	}
 	strmap_free(&l->uris);
 	TAILQ_REMOVE(&listens, l, entry);
+	LIST_REMOVE(l, in_session);
 	l->session->nlistens--;
 	log_debug("session %.8s: subscriptions/listen closed",
 	    l->session->id);

@@ -1486,6 +1486,7 @@ struct session {
 						   principal (modern.c) */
 	unsigned int		 nparked;	/* its parked calls */
 	unsigned int		 nlistens;	/* its subscriptions/listen */
+	LIST_HEAD(, listen)	 listens;	/* them (modern_listen.c) */
 	struct strmap		 listen_subs;	/* uri -> listens wanting it */
 	struct stream		*only;		/* legacy or WebSocket: its one
 						   stream, for everything */
