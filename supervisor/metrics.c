@@ -202,9 +202,9 @@ metrics_cpu(void)
  * Open descriptors of this process.  Linux 6.2 and later give their
  * number as the size of /proc/self/fd: one stat.  Before, only reading
  * the directory counts them, at about a microsecond each (15 ms at
- * 20,000), which would hold the loop: a scrape reads at most
- * FDS_SYNC_MAX entries at once, and a walk that has more goes on
- * FDS_SLICE bytes of entries per turn of the loop; until it ends a scrape
+ * 20,000), which would hold the loop: a scrape reads slices until it has
+ * FDS_SYNC_MAX entries (at most one slice more), and a walk that has more
+ * goes on a slice of FDS_SLICE bytes of entries per turn of the loop; until it ends a scrape
  * gives the count of the last walk that did (none before the first).
  */
 #define FDS_SYNC_MAX	1024
@@ -224,8 +224,8 @@ static struct fdcount	 fds = { 1, -1, 0, -1, NULL };
 static int
 fds_slice(struct fdcount *f)
 {
-	char			 buf[FDS_SLICE];
-	const struct dirent64	*de;
+	_Alignas(struct dirent64) char	 buf[FDS_SLICE];
+	const struct dirent64		*de;
 	ssize_t			 n, off;
 
 	if ((n = getdents64(f->dirfd, buf, sizeof buf)) > 0) {

@@ -114,6 +114,17 @@ route_bcast_one(struct session *s, void *arg)
 	evbuffer_free(buf);
 }
 
+/* Send a resource update to a principal's listens that want it, unless
+ * it subscribed there (then it had it with the subscribers). */
+static void
+route_listens_one(struct session *s, void *arg)
+{
+	struct route_bcast	*b = arg;
+
+	if (strmap_get(&s->subs, b->uri) != b->up)
+		listen_resource_updated(s, b->up, b->uri);
+}
+
 /*
  * A notification for a 2026-07-28 session: progress and logs go on their
  * request's own stream (logs only at or above the level the request
@@ -210,9 +221,12 @@ route_notify(struct upstream *up, const struct frame_hdr *hdr,
 		b.up = up;
 		b.m = &m;
 		b.uri = u;
-		if (up->sc->isolation == ISOLATION_SHARED)
+		if (up->sc->isolation == ISOLATION_SHARED) {
+			/* Its subscribers, not a walk of every session; and
+			 * the principals' listens (few) as before. */
 			route_subscribers_each(up, u, route_bcast_one, &b);
-		else
+			session_modern_foreach(route_listens_one, &b);
+		} else
 			session_foreach(route_bcast_one, &b);
 	} else if (m.method_id == MCPM_MESSAGE)
 		/* Every session, as each wants, a slice at a time. */

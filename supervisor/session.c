@@ -458,6 +458,17 @@ session_count(void)
 	return (nsessions);
 }
 
+void
+session_modern_foreach(void (*fn)(struct session *, void *), void *arg)
+{
+	struct session	*s, *next;
+
+	for (s = TAILQ_FIRST(&moderns); s != NULL; s = next) {
+		next = TAILQ_NEXT(s, modern_entry);
+		fn(s, arg);
+	}
+}
+
 unsigned int
 session_count_transport(uint8_t transport)
 {

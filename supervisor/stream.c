@@ -251,12 +251,13 @@ stream_abandon(struct stream *st)
 
 	switch (st->kind) {
 	case STREAM_JSON:
+		/* Let go of the connection first: it counts the stream. */
 		st->conn = NULL;
-		stream_destroy(st);
-		if (c != NULL) {
+		if (c != NULL)
 			http_set_stream(c, NULL);
+		stream_destroy(st);
+		if (c != NULL)
 			http_conn_close(c);
-		}
 		break;
 	case STREAM_MODERN:
 		if (c != NULL && !st->opened) {

@@ -1601,6 +1601,9 @@ unsigned int	 session_count_transport(uint8_t);
 unsigned int	 session_count_busy(void);
 /* Call fn for every session. */
 void		 session_foreach(void (*)(struct session *, void *), void *);
+/* The same for the 2026-07-28 principals' sessions only. */
+void		 session_modern_foreach(void (*)(struct session *, void *),
+		    void *);
 /* The sessions in order of creation: the first, the one after; the
  * last, the one before. */
 struct session	*session_first(void);
@@ -1823,6 +1826,8 @@ struct upstream {
 	int			 loglevel;	/* forwarded level, -1 none */
 	struct session_walk	 opens;		/* telling a worker that is
 						   ready of every session */
+	struct u64map		 opened_ahead;	/* numbers of sessions told
+						   before the walk got there */
 	/* Observability. */
 	struct metrics_req	 m;		/* requests it served */
 	uint64_t		 mup[MUP_NKINDS][MUPO_NOUTCOMES];

@@ -90,17 +90,30 @@ upstream_policy(struct upstream *up)
 	proc_configure(&up->proc, up->sc->name, &pp);
 }
 
-/* Tell an upstream about one session (its walk after it is ready). */
+/* Tell an upstream about one session (its walk after it is ready),
+ * unless it was told already. */
 static void
 upstream_open_one(struct session *s, void *arg)
 {
-	upstream_session_open(arg, s);
+	struct upstream	*up = arg;
+
+	if (u64map_del(&up->opened_ahead, s->no) == NULL)
+		upstream_session_open(up, s);
+}
+
+/* Begin telling a worker that is ready of every session. */
+static void
+upstream_open_all(struct upstream *up)
+{
+	u64map_free(&up->opened_ahead);
+	u64map_init(&up->opened_ahead);
+	session_walk_begin(&up->opens);
 }
 
 /*
  * A frame for a session that the walk after a start has yet to tell the
- * worker of: tell it now, first.  (The walk tells it again when it gets
- * there, which changes nothing.)
+ * worker of: tell it now, first, once.  (A number left by a session that
+ * ended is no other's the walk visits: those were all open together.)
  */
 static void
 upstream_open_ahead(struct upstream *up, uint16_t type, uint32_t session)
@@ -110,9 +123,12 @@ upstream_open_ahead(struct upstream *up, uint16_t type, uint32_t session)
 	if (!up->opens.busy || session == 0 || type == MSG_SESSION_OPEN ||
 	    type == MSG_SESSION_CLOSE)
 		return;
-	if ((s = session_by_no(session)) != NULL &&
-	    session_walk_ahead(&up->opens, s))
-		upstream_session_open(up, s);
+	if ((s = session_by_no(session)) == NULL ||
+	    !session_walk_ahead(&up->opens, s) ||
+	    u64map_get(&up->opened_ahead, s->no) != NULL)
+		return;
+	upstream_session_open(up, s);
+	u64map_put(&up->opened_ahead, s->no, s);
 }
 
 /* Create an upstream from its configuration and start it unless lazy. */
@@ -126,6 +142,7 @@ upstream_new(const struct server_conf *sc)
 	proc_init(&up->proc, &upstream_kind, up);
 	session_walk_init(&up->opens, upstream_open_one, up,
 	    UPSTREAM_OPEN_SLICE);
+	u64map_init(&up->opened_ahead);
 	upstream_policy(up);
 	proc_reset(&up->proc);
 	up->upstream_pid = -1;
@@ -147,6 +164,7 @@ static void
 upstream_free(struct upstream *up)
 {
 	session_walk_stop(&up->opens);
+	u64map_free(&up->opened_ahead);
 	proc_free(&up->proc);
 	limit_free(up);
 	uplogin_free(up);
@@ -373,7 +391,7 @@ upstream_status(struct upstream *up, json_t *msg)
 		notify_status();
 		/* A slice at a time; a frame for a session not yet told
 		 * tells it first (upstream_open_ahead). */
-		session_walk_begin(&up->opens);
+		upstream_open_all(up);
 		route_upstream_ready(up);
 	}
 }

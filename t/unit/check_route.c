@@ -136,6 +136,31 @@ count_method(struct sup_resp *r, const char *method)
 	return (n);
 }
 
+/* A request answered as one JSON body, cancelled while its connection
+ * waits: the connection is closed, the upstream told, nothing left. */
+START_TEST(test_cancel_json)
+{
+	struct sup_client	*cl = sup_session(NULL, NULL);
+	struct sup_resp		*r;
+	struct sup_frame	*f;
+
+	r = sup_post(cl, "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":"
+	    "\"completion/complete\",\"params\":{\"ref\":{\"type\":"
+	    "\"ref/prompt\",\"name\":\"a__greet\"},\"argument\":{\"name\":"
+	    "\"x\",\"value\":\"\"}}}");
+	ck_assert_ptr_nonnull(f = sup_take(sup_worker("a"), MSG_REQUEST));
+	ck_assert_int_eq(r->status, 0);
+	ck_assert_uint_eq(http_stream_count(STREAM_JSON), 1);
+	ck_assert_int_eq(sup_post(cl, "{\"jsonrpc\":\"2.0\",\"method\":"
+	    "\"notifications/cancelled\",\"params\":{\"requestId\":7}}")->
+	    status, 202);
+	ck_assert_ptr_nonnull(sup_take(sup_worker("a"), MSG_CANCEL));
+	ck_assert_uint_eq(http_stream_count(STREAM_JSON), 0);
+	sup_reply(sup_worker("a"), f, "{\"completion\":{\"values\":[]}}");
+	ck_assert_int_eq(r->status, 0);
+}
+END_TEST
+
 /* One subscription per URI at a shared upstream; updates to subscribers. */
 START_TEST(test_subscriptions)
 {
@@ -348,6 +373,7 @@ route_suite(void)
 	tcase_add_test(tc, test_call_routed);
 	tcase_add_test(tc, test_own_answers);
 	tcase_add_test(tc, test_prompt_routed);
+	tcase_add_test(tc, test_cancel_json);
 	tcase_add_test(tc, test_subscriptions);
 	tcase_add_test(tc, test_set_level);
 	tcase_add_test(tc, test_client_notify);
