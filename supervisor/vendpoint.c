@@ -418,8 +418,10 @@ vendpoint_catalog_changed(const struct catalog *old, const struct catalog *c,
 	}
 }
 
-struct vendpoint_changes *
-vendpoint_changes_take(void)
+/* Each endpoint's bits: of the last catalog change, or of its selection
+ * of clients' tools (the tools bit if it changed). */
+static struct vendpoint_changes *
+vep_changes(int ctools)
 {
 	struct vendpoint_changes	*vc;
 	size_t				 i;
@@ -429,10 +431,19 @@ vendpoint_changes_take(void)
 	vc = xcalloc(1, sizeof *vc);
 	for (i = 0; i < nveps; i++) {
 		vc->id[i] = veps[i]->id;
-		vc->changed[i] = veps[i]->changed;
+		if (!ctools)
+			vc->changed[i] = veps[i]->changed;
+		else if (veps[i]->ctools_changed)
+			vc->changed[i] = 1 << CATALOG_TOOLS;
 	}
 	vc->n = nveps;
 	return (vc);
+}
+
+struct vendpoint_changes *
+vendpoint_changes_take(void)
+{
+	return (vep_changes(0));
 }
 
 int
@@ -552,17 +563,5 @@ vendpoint_ctools_changed(void)
 struct vendpoint_changes *
 vendpoint_ctools_take(void)
 {
-	struct vendpoint_changes	*vc;
-	size_t				 i;
-
-	if (nveps == 0)
-		return (NULL);
-	vc = xcalloc(1, sizeof *vc);
-	for (i = 0; i < nveps; i++) {
-		vc->id[i] = veps[i]->id;
-		vc->changed[i] = veps[i]->ctools_changed ?
-		    1 << CATALOG_TOOLS : 0;
-	}
-	vc->n = nveps;
-	return (vc);
+	return (vep_changes(1));
 }
