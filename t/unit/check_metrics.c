@@ -9,7 +9,6 @@
  */
 #include "config.h"
 
-#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include <dirent.h>
@@ -238,19 +237,12 @@ END_TEST
 /* Thousands: read a slice at a time, the last whole count given. */
 START_TEST(test_fds_many)
 {
-	struct rlimit	 rl;
 	int		 p[NPIPES][2];
 	long long	 n;
 	size_t		 i;
 	int		 turns;
 
-	ck_assert_int_eq(getrlimit(RLIMIT_NOFILE, &rl), 0);
-	if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < 2 * NPIPES + 256) {
-		rl.rlim_cur = 2 * NPIPES + 256;
-		if (rl.rlim_max != RLIM_INFINITY && rl.rlim_cur > rl.rlim_max)
-			ck_abort_msg("RLIMIT_NOFILE's hard limit is too low");
-		ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &rl), 0);
-	}
+	sup_nofile(2 * NPIPES + 256);
 	for (i = 0; i < NPIPES; i++)
 		ck_assert_int_eq(pipe(p[i]), 0);
 	metrics_fds_walk(1);

@@ -8,7 +8,6 @@
  */
 #include "config.h"
 
-#include <sys/resource.h>
 
 #include <stdio.h>
 #include <string.h>
@@ -359,19 +358,12 @@ START_TEST(test_opens_sliced)
 	struct sup_frame		*f;
 	struct sup_resp			*r, *r2;
 	struct session			*s;
-	struct rlimit			 rl;
 	char				 seen[16];
 	unsigned int			 opens;
 	size_t				 i;
 	int				 turns;
 
-	ck_assert_int_eq(getrlimit(RLIMIT_NOFILE, &rl), 0);
-	if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < 8 * NOPEN) {
-		rl.rlim_cur = 8 * NOPEN;
-		if (rl.rlim_max != RLIM_INFINITY && rl.rlim_cur > rl.rlim_max)
-			ck_abort_msg("RLIMIT_NOFILE's hard limit is too low");
-		ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &rl), 0);
-	}
+	sup_nofile(8 * NOPEN);
 	for (i = 0; i < NOPEN; i++)
 		cl[i] = sup_session(NULL, NULL);
 	sup_send(w, MSG_HELLO, 0, 0, 0, "{\"version\":1}");

@@ -6,6 +6,8 @@
  */
 #include "config.h"
 
+#include <sys/resource.h>
+
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/time.h>
@@ -604,6 +606,23 @@ sup_settle(int turns)
 			return (0);
 	}
 	return (-1);
+}
+
+void
+sup_nofile(unsigned long n)
+{
+	struct rlimit	rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+		sup_die("getrlimit: %s", strerror(errno));
+	if (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= n)
+		return;
+	if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < n)
+		sup_die("RLIMIT_NOFILE: %lu descriptors wanted, the hard limit "
+		    "is %lu", n, (unsigned long)rl.rlim_max);
+	rl.rlim_cur = n;
+	if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
+		sup_die("setrlimit: %s", strerror(errno));
 }
 
 void

@@ -68,6 +68,9 @@ extern int	(*sup_turn_hook)(void);
 void	sup_advance(unsigned int seconds);
 /* The "random" bytes of session ids start again (fill_random). */
 void	sup_reset_random(void);
+/* Let the process have at least n descriptors (dies if the hard limit
+ * is lower). */
+void	sup_nofile(unsigned long n);
 /* A new directory /tmp/check-NAME-XXXXXX into dir (dies if it cannot be
  * made); removed with everything in it. */
 void	sup_tmpdir(char *dir, size_t len, const char *name);
