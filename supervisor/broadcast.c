@@ -132,7 +132,7 @@ bcast_apply(struct bcast *b, struct session *s)
 	int		 changed = 0;
 
 	if (b->kind == BCAST_LIST || b->kind == BCAST_CTOOLS) {
-		if (s->order == b->except)
+		if (b->except != 0 && s->order == b->except)
 			return;
 		/* A session of an endpoint hears of what it selects. */
 		if ((changed = vendpoint_changes_for(b->epc, s,

@@ -1468,7 +1468,6 @@ void		 sampling_provider_down(struct provider *, const char *why);
 /* session.c: client sessions. */
 struct session {
 	uint32_t		 no;		/* number in frames */
-	uint64_t		 order;		/* of creation, from 1 */
 	uint64_t		 key;		/* first 64 bits of id */
 	char			 id[33];	/* hex, 128 random bits (logs
 						   show its first 8) */
@@ -1486,7 +1485,6 @@ struct session {
 						   principal (modern.c) */
 	unsigned int		 nparked;	/* its parked calls */
 	unsigned int		 nlistens;	/* its subscriptions/listen */
-	LIST_HEAD(, listen)	 listens;	/* them (modern_listen.c) */
 	struct strmap		 listen_subs;	/* uri -> listens wanting it */
 	struct stream		*only;		/* legacy or WebSocket: its one
 						   stream, for everything */
@@ -1527,7 +1525,11 @@ struct session {
 						   request or WebSocket
 						   upgrade (trace.c), or NULL */
 	TAILQ_ENTRY(session)	 entry;
+	/* Last, off the lines a broadcast's round reads. */
 	TAILQ_ENTRY(session)	 modern_entry;	/* if modern */
+	LIST_HEAD(, listen)	 listens;	/* its subscriptions/listen
+						   (modern_listen.c) */
+	uint64_t		 order;		/* of creation, from 1 */
 };
 
 /*
