@@ -226,7 +226,7 @@ fds_slice(struct fdcount *f)
 {
 	_Alignas(struct dirent64) char	 buf[FDS_SLICE];
 	const struct dirent64		*de;
-	ssize_t			 n, off;
+	ssize_t				 n, off;
 
 	if ((n = getdents64(f->dirfd, buf, sizeof buf)) > 0) {
 		for (off = 0; off < n; off += de->d_reclen) {
@@ -248,11 +248,9 @@ fds_slice(struct fdcount *f)
 static void
 fds_more_cb(evutil_socket_t fd, short ev, void *arg)
 {
-	struct fdcount		*f = arg;
-	static const struct timeval now = { 0, 0 };
+	static const struct timeval	 now = { 0, 0 };
+	struct fdcount			*f = arg;
 
-	(void)fd;
-	(void)ev;
 	/* A timer, not event_active: the loop polls between slices. */
 	if (fds_slice(f))
 		evtimer_add(f->more, &now);
@@ -262,8 +260,7 @@ fds_more_cb(evutil_socket_t fd, short ev, void *arg)
 static void
 fds_walk(struct fdcount *f)
 {
-	static const struct timeval now = { 0, 0 };
-	long long		 read_at_start;
+	static const struct timeval	 now = { 0, 0 };
 
 	if (f->dirfd != -1)
 		return;
@@ -271,9 +268,8 @@ fds_walk(struct fdcount *f)
 	    O_CLOEXEC)) == -1)
 		return;	/* out of descriptors: the last count stands */
 	f->seen = 0;
-	read_at_start = 0;
 	while (fds_slice(f)) {
-		if (f->seen - read_at_start >= FDS_SYNC_MAX) {
+		if (f->seen >= FDS_SYNC_MAX) {
 			if (f->more == NULL)
 				f->more = evtimer_new(base, fds_more_cb, f);
 			evtimer_add(f->more, &now);
