@@ -51,7 +51,8 @@
 #       them, until the peer sends a close frame, closes or resets, and
 #       prints "dripped N in E s" (E from the first fragment), then what
 #       came back; sleep:S
-#       waits S seconds, reading nothing.
+#       waits S seconds, reading nothing; hold:S:FILE waits until FILE
+#       exists, at most S seconds, reading nothing.
 #   client.py sessions ADDR N FILE
 #       Make N sessions, one after another on one keep-alive connection
 #       (initialize, then notifications/initialized), and write their ids
@@ -474,7 +475,7 @@ def cmd_ws(argv):
                 while i < len(acts) and ':' in acts[i] and \
                         acts[i].split(':')[0] not in (
                             'text', 'frame', 'read', 'pings', 'up', 'sleep',
-                            'until', 'frags', 'frag1', 'drip'):
+                            'hold', 'until', 'frags', 'frag1', 'drip'):
                     extra.append(acts[i])
                     i += 1
                 ws.upgrade(extra)
@@ -501,6 +502,9 @@ def cmd_ws(argv):
                 ws.read(float(secs), text)
             elif kind == 'sleep':
                 time.sleep(float(arg))
+            elif kind == 'hold':
+                secs, _, path = arg.partition(':')
+                wait_stop(path, float(secs))
             elif kind == 'frags':
                 data = arg.encode()
                 out = [WS.frame(1, data[:1], fin=len(data) == 1),

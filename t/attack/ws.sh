@@ -140,7 +140,9 @@ ok "then a new session works" ws_ok
 
 # A client whose answers pile up: 60 calls of demo__log (1000 lines of
 # 100 bytes each, at level debug) on a connection it does not read.  It is
-# cut 4 MiB behind, as an event stream's reader is.
+# cut 4 MiB behind, as an event stream's reader is.  The client holds the
+# connection until the cut is logged (at most 60 s): how long the lines
+# take to pile up is the machine's speed, not the gateway's bound.
 rss0=$(rss_kb "$GW_PID")
 rm -f "$T/rss" "$T/sampled"
 bg rss_sampler "$T/rss" "$T/sampled"
@@ -153,9 +155,14 @@ while [ "$i" -lt 60 ]; do
 	set -- "$@" "text:{\"jsonrpc\":\"2.0\",\"id\":\"log$i\",\"method\":\"tools/call\",\"params\":{\"name\":\"demo__log\",\"arguments\":{\"level\":\"debug\",\"count\":1000,\"message\":\"$line\"}}}"
 	i=$((i + 1))
 done
-wsc "$@" sleep:3 > /dev/null
-touch "$T/sampled"
-wait "$sampler"
+bg wsc "$@" "hold:60:$T/cut" > /dev/null
+holder=$!
+cut_logged() {
+	grep -q 'bytes behind' "$T/log"
+}
+until_true 60 cut_logged || true
+touch "$T/cut" "$T/sampled"
+wait "$holder" "$sampler"
 max=$(rss_max "$T/rss")
 echo "# unread answers: supervisor RSS $rss0 KiB before, at most $max KiB during"
 ok "answers nobody reads: RSS under $rss0 + $BOUND_KB KiB (at most $max KiB, +$((max - rss0)) KiB)" \
