@@ -8,8 +8,16 @@
  * instance's catalog is a part of the session's view, beside the shared
  * upstreams' catalogs.  Requests that need the catalog wait (bounded, for
  * at most the instance's init_timeout) until the session's parts are in.
- * Sessions whose parts are the same share one view, so memory grows with
- * the number of distinct lists, not of sessions.
+ * Sessions whose parts are the same share one view, and the parts
+ * themselves (a session's part is the view's once they are found equal),
+ * so memory grows with the number of distinct lists, not of sessions.
+ *
+ * A change of the shared upstreams' catalogs makes every view stale.  A
+ * session's view is brought up to date by its next request that needs
+ * the catalog, or by a walk over the sessions, VIEW_REBUILD_SLICE per
+ * turn of the loop, whichever comes first; either tells the session what
+ * changed.  Rebuilding them all at once held the loop for 630 ms at
+ * 10,000 sessions with a per-session upstream of 20 tools.
  */
 #include "config.h"
 
@@ -25,6 +33,8 @@
 #include "supervisor.h"
 #include "xmalloc.h"
 
+#define VIEW_REBUILD_SLICE	32	/* sessions brought up to date a turn */
+
 enum part_state {
 	PART_WANTED = 0,	/* to ask for once the upstream is ready */
 	PART_ASKED,		/* SESSION_CATALOG sent */
@@ -37,6 +47,8 @@ struct view_part {
 	struct upstream		*up;
 	enum part_state		 state;
 	json_t			*catalog;	/* PART_HAVE */
+	uint64_t		 hash;		/* PART_HAVE: of its canonical
+						   text */
 	char			*error;		/* PART_FAILED: why */
 	int			 code;		/* and its error code, or 0 */
 	char			*data;		/* and data (JSON), or NULL */
@@ -57,15 +69,26 @@ struct view_wait {
 struct view {
 	char			*key;
 	unsigned int		 refs;		/* sessions */
+	unsigned int		 gen;		/* generation it was built at */
+	uint64_t		 serial;	/* never reused */
 	size_t			 nparts;
 	struct upstream		**ups;		/* per-session upstreams */
 	json_t			**cats;		/* their parts, or NULL */
 	struct catalog		*cat;
+	/* What a session of no endpoint is told when it moves from this view
+	 * to the view diff_to (a serial), or 0 for none yet. */
+	uint64_t		 diff_to;
+	int			 diff_bits;
 };
 
-static struct strmap	views;		/* key -> view */
+static struct strmap	views;		/* key -> view of this generation */
 static int		views_ready;
-static unsigned int	generation = 1;	/* bumped when views are rebuilt */
+static unsigned int	generation = 1;	/* bumped when the shared parts
+					   change: every view is stale */
+static uint64_t		view_serial;
+static struct session_walk rebuild;	/* bringing views up to date */
+
+static void	view_rebuild_one(struct session *, void *);
 
 /* Is an upstream served by per-session instances? */
 static int
@@ -101,6 +124,27 @@ view_free(struct view *v)
 	catalog_unref(v->cat);
 	free(v->key);
 	free(v);
+}
+
+/* Drop a session's parts of upstreams no longer per-session; 1 if any. */
+static int
+view_drop_shared(struct session *s)
+{
+	struct view_part	*vp, *next;
+	int			 dropped = 0;
+
+	for (vp = TAILQ_FIRST(&s->parts); vp != NULL; vp = next) {
+		next = TAILQ_NEXT(vp, entry);
+		if (view_per_session(vp->up))
+			continue;
+		TAILQ_REMOVE(&s->parts, vp, entry);
+		json_decref(vp->catalog);
+		free(vp->error);
+		free(vp->data);
+		free(vp);
+		dropped = 1;
+	}
+	return (dropped);
 }
 
 /* Let go of a session's hold on a view. */
@@ -146,7 +190,7 @@ view_key(struct session *s)
 {
 	struct evbuffer		*buf = evbuffer_new();
 	struct view_part	*vp;
-	char			*text, *key;
+	char			*key;
 	size_t			 i, len;
 
 	for (i = 0; i < nupstreams; i++) {
@@ -154,13 +198,9 @@ view_key(struct session *s)
 			continue;
 		vp = view_find_part(s, upstreams[i]);
 		evbuffer_add_printf(buf, "%s=", upstreams[i]->sc->name);
-		if (vp != NULL && vp->state == PART_HAVE) {
-			text = json_dumps(vp->catalog, JSON_COMPACT |
-			    JSON_SORT_KEYS);
-			evbuffer_add_printf(buf, "%016" PRIx64, text != NULL ?
-			    fnv1a64(text, strlen(text)) : 0);
-			free(text);
-		} else
+		if (vp != NULL && vp->state == PART_HAVE)
+			evbuffer_add_printf(buf, "%016" PRIx64, vp->hash);
+		else
 			evbuffer_add(buf, "-", 1);
 		evbuffer_add(buf, ";", 1);
 	}
@@ -184,11 +224,43 @@ view_matches(const struct view *v, struct session *s)
 		if (vp == NULL || vp->state != PART_HAVE) {
 			if (v->cats[i] != NULL)
 				return (0);
-		} else if (v->cats[i] == NULL ||
-		    !json_equal(v->cats[i], vp->catalog))
+		} else if (v->cats[i] == NULL || (v->cats[i] != vp->catalog &&
+		    !json_equal(v->cats[i], vp->catalog)))
 			return (0);
 	}
 	return (1);
+}
+
+/* Let the session's parts be the view's own (they are equal). */
+static void
+view_share(const struct view *v, struct session *s)
+{
+	struct view_part	*vp;
+	size_t			 i;
+
+	for (i = 0; i < v->nparts; i++) {
+		if (v->cats[i] == NULL ||
+		    (vp = view_find_part(s, v->ups[i])) == NULL ||
+		    vp->catalog == v->cats[i])
+			continue;
+		json_decref(vp->catalog);
+		vp->catalog = json_incref(v->cats[i]);
+	}
+}
+
+/*
+ * The view of this generation under a key, or NULL.  A stale one leaves
+ * the map (its sessions still hold it) for the one built in its place.
+ */
+static struct view *
+view_lookup(const char *key)
+{
+	struct view	*v;
+
+	if ((v = strmap_get(&views, key)) == NULL || v->gen == generation)
+		return (v);
+	strmap_del(&views, key);
+	return (NULL);
 }
 
 /* Find or make the view of a session's parts (a new reference). */
@@ -202,24 +274,29 @@ view_get(struct session *s)
 
 	if (!views_ready) {
 		strmap_init(&views);
+		session_walk_init(&rebuild, view_rebuild_one, NULL,
+		    VIEW_REBUILD_SLICE);
 		views_ready = 1;
 	}
 	key = view_key(s);
-	if ((v = strmap_get(&views, key)) != NULL && !view_matches(v, s)) {
+	if ((v = view_lookup(key)) != NULL && !view_matches(v, s)) {
 		/* Two parts hashed alike: keep this one apart. */
 		xasprintf(&alt, "%s#%u", key, s->no);
 		free(key);
 		key = alt;
-		v = strmap_get(&views, key);
+		v = view_lookup(key);
 	}
 	if (v != NULL) {
 		free(key);
+		view_share(v, s);
 		v->refs++;
 		return (v);
 	}
 	v = xcalloc(1, sizeof *v);
 	v->key = key;
 	v->refs = 1;
+	v->gen = generation;
+	v->serial = ++view_serial;
 	for (i = 0; i < nupstreams; i++)
 		n += view_per_session(upstreams[i]);
 	v->ups = xcalloc(n + 1, sizeof *v->ups);
@@ -248,8 +325,18 @@ view_update(struct session *s)
 	/* Without per-session upstreams a session sees the global catalog. */
 	s->view = TAILQ_EMPTY(&s->parts) ? NULL : view_get(s);
 	if (s->view != old) {
-		changed = catalog_diff_by(old != NULL ? old->cat :
-		    catalog_global(), view_catalog(s), s->vep);
+		/* Every session of a view moves to the same next one: what
+		 * changed is found once for those of no endpoint. */
+		if (old != NULL && s->view != NULL && s->vep == NULL &&
+		    old->diff_to == s->view->serial)
+			changed = old->diff_bits;
+		else
+			changed = catalog_diff_by(old != NULL ? old->cat :
+			    catalog_global(), view_catalog(s), s->vep);
+		if (old != NULL && s->view != NULL && s->vep == NULL) {
+			old->diff_to = s->view->serial;
+			old->diff_bits = changed;
+		}
 		if (s->listed)
 			route_list_changed(s, changed);
 	}
@@ -464,6 +551,7 @@ view_defer(struct req *r)
 	if (s->view_gen == generation && TAILQ_EMPTY(&s->waiting) &&
 	    (!list || !view_any_failed(s)))
 		return (0);
+	view_drop_shared(s);
 	if (!view_parts(s, list)) {
 		if (!TAILQ_EMPTY(&s->parts))
 			view_update(s);
@@ -499,6 +587,21 @@ view_defer(struct req *r)
 	return (1);
 }
 
+/* The hash of a part's canonical text. */
+static uint64_t
+view_hash(const json_t *catalog)
+{
+	char		*text;
+	uint64_t	 h;
+
+	if ((text = json_dumps(catalog, JSON_COMPACT | JSON_SORT_KEYS)) ==
+	    NULL)
+		return (0);
+	h = fnv1a64(text, strlen(text));
+	free(text);
+	return (h);
+}
+
 void
 view_part(struct upstream *up, uint32_t session, json_t *msg)
 {
@@ -532,6 +635,7 @@ view_part(struct upstream *up, uint32_t session, json_t *msg)
 	} else {
 		json_decref(vp->catalog);
 		vp->catalog = json_incref(msg);
+		vp->hash = view_hash(msg);
 		vp->state = PART_HAVE;
 	}
 	if (view_pending(s))
@@ -581,42 +685,23 @@ view_upstream_down(struct upstream *up)
 	session_foreach(view_down_one, up);
 }
 
-/* Rebuild one session's view from its parts (the shared parts changed). */
+/* Bring one session's view up to date (the shared parts changed). */
 static void
 view_rebuild_one(struct session *s, void *arg)
 {
-	struct view_part	*vp, *next;
-
-	for (vp = TAILQ_FIRST(&s->parts); vp != NULL; vp = next) {
-		next = TAILQ_NEXT(vp, entry);
-		if (view_per_session(vp->up))
-			continue;
-		TAILQ_REMOVE(&s->parts, vp, entry);
-		json_decref(vp->catalog);
-		free(vp->error);
-		free(vp->data);
-		free(vp);
-	}
-	if (s->view != NULL || !TAILQ_EMPTY(&s->parts))
+	if (view_drop_shared(s) || (s->view != NULL ?
+	    s->view->gen != generation : !TAILQ_EMPTY(&s->parts)))
 		view_update(s);
 }
 
 void
 view_rebuild_all(void)
 {
-	struct strmap		 old;
-
 	generation++;
 	if (!views_ready)
 		return;
-	/*
-	 * Every view is built again: sessions move to new views (matched
-	 * by key), and the old ones are freed as their last session leaves.
-	 */
-	old = views;
-	strmap_init(&views);
-	session_foreach(view_rebuild_one, NULL);
-	strmap_free(&old);
+	/* The stale views are freed as their last session leaves them. */
+	session_walk_begin(&rebuild);
 }
 
 void

@@ -56,19 +56,6 @@ event_method(struct sup_resp *r, size_t i)
 	return (sup_jstr(j, "method"));
 }
 
-/* How many of a stream's events have a method. */
-static size_t
-count_events(struct sup_resp *r, const char *method)
-{
-	const char	*m;
-	size_t		 i, n = 0;
-
-	for (i = 0; i < r->nevents; i++)
-		if ((m = event_method(r, i)) != NULL && strcmp(m, method) == 0)
-			n++;
-	return (n);
-}
-
 /* Read what came, and count the streams that were told. */
 static size_t
 count_told(void)
@@ -77,7 +64,7 @@ count_told(void)
 
 	sup_clients_io();
 	for (i = 0; i < NSTREAMS; i++)
-		if (count_events(st[i], tools_changed) > 0)
+		if (sup_nfound(st[i], tools_changed) > 0)
 			n++;
 	return (n);
 }
@@ -107,7 +94,7 @@ START_TEST(test_slices)
 	/* Every stream had it once. */
 	sup_run();
 	for (turns = 0; turns < NSTREAMS; turns++)
-		ck_assert_uint_eq(count_events(st[turns], tools_changed), 1);
+		ck_assert_uint_eq(sup_nfound(st[turns], tools_changed), 1);
 }
 END_TEST
 
@@ -128,7 +115,7 @@ START_TEST(test_ctools_slices)
 	ck_assert_uint_le(told, 2 * SLICE_MAX);
 	sup_run();
 	for (i = 0; i < NSTREAMS; i++)
-		ck_assert_uint_eq(count_events(st[i], tools_changed),
+		ck_assert_uint_eq(sup_nfound(st[i], tools_changed),
 		    i == 5 ? 0 : 1);
 }
 END_TEST
@@ -145,8 +132,8 @@ START_TEST(test_order)
 	sup_run();
 	/* The last session of the round has both, in order, each once. */
 	r = st[last];
-	ck_assert_uint_eq(count_events(r, tools_changed), 1);
-	ck_assert_uint_eq(count_events(r,
+	ck_assert_uint_eq(sup_nfound(r, tools_changed), 1);
+	ck_assert_uint_eq(sup_nfound(r,
 	    "notifications/prompts/list_changed"), 1);
 	for (i = 0; i < r->nevents; i++) {
 		const char *m = event_method(r, i);

@@ -15,6 +15,7 @@
 #include "supervisor.h"
 
 #include "sup_check.h"
+#include "sup_priv.h"
 
 static const char conf_merge[] = SUP_BASE
     "page_size = 2;\n"
@@ -34,6 +35,10 @@ static const char conf_view[] = SUP_BASE
     ");\n";
 
 #define TOOL(n)	"{\"name\":\"" n "\",\"inputSchema\":{\"type\":\"object\"}}"
+#define NVIEWS		100	/* sessions with views */
+#define VIEW_SLICE	32	/* brought up to date in one turn */
+
+static const char tools_changed[] = "notifications/tools/list_changed";
 
 static void
 setup_merge(void)
@@ -286,6 +291,64 @@ START_TEST(test_view_per_session)
 }
 END_TEST
 
+/*
+ * A change of the shared catalog reaches the sessions with views a slice
+ * at a time, not all in the turn it came; a session that asks before the
+ * walk reaches it sees the change; every session is told once.
+ */
+START_TEST(test_view_rebuild_sliced)
+{
+	struct sup_client	*cl[NVIEWS];
+	struct sup_resp		*st[NVIEWS], *l;
+	struct sup_worker	*w = sup_worker("p");
+	struct sup_frame	*f;
+	struct session		*s;
+	size_t			 i, moved;
+	int			 turns;
+
+	sup_nofile(4096);
+	for (i = 0; i < NVIEWS; i++) {
+		cl[i] = sup_session(NULL, NULL);
+		l = sup_post(cl[i], "{\"jsonrpc\":\"2.0\",\"id\":1,"
+		    "\"method\":\"tools/list\"}");
+		ck_assert_ptr_nonnull(f = sup_take(w, MSG_SESSION_CATALOG));
+		/* Two views: the first session's instance lists another. */
+		if (i == 0)
+			sup_send(w, MSG_CATALOG, 0, f->session, 0,
+			    "{\"tools\":[" TOOL("other") "]}");
+		else
+			sup_send(w, MSG_CATALOG, 0, f->session, 0,
+			    "{\"tools\":[" TOOL("mine") "]}");
+		ck_assert(l->done);
+		st[i] = sup_get(cl[i], NULL);
+	}
+	sup_sendq(sup_worker("a"), MSG_CATALOG, 0, 0, 0, "{\"tools\":["
+	    TOOL("echo") "," TOOL("new") "]}");
+	/* The turn the change comes in moves one slice. */
+	for (turns = moved = 0; moved == 0; turns++) {
+		ck_assert_int_lt(turns, 10);
+		sup_turn();
+		for (i = 0; i < NVIEWS; i++) {
+			s = session_find(cl[i]->sid, strlen(cl[i]->sid));
+			ck_assert_ptr_nonnull(s);
+			moved += catalog_tool(view_catalog(s), "a__new") !=
+			    NULL;
+		}
+	}
+	ck_assert_uint_le(moved, VIEW_SLICE);
+	ck_assert_str_eq(all(cl[NVIEWS - 1], "tools/list", "result.tools",
+	    "name"), "a__echo a__new p__mine");
+	sup_run();
+	ck_assert_str_eq(all(cl[0], "tools/list", "result.tools", "name"),
+	    "a__echo a__new p__other");
+	ck_assert_str_eq(all(cl[1], "tools/list", "result.tools", "name"),
+	    "a__echo a__new p__mine");
+	sup_clients_io();
+	for (i = 0; i < NVIEWS; i++)
+		ck_assert_uint_eq(sup_nfound(st[i], tools_changed), 1);
+}
+END_TEST
+
 /* An instance that never lists: the session goes on without it. */
 START_TEST(test_view_timeout)
 {
@@ -391,6 +454,7 @@ catalog_suite(void)
 	tcase_add_test(tc, test_view_timeout);
 	tcase_add_test(tc, test_unknown_method_not_held);
 	tcase_add_test(tc, test_view_part_error);
+	tcase_add_test(tc, test_view_rebuild_sliced);
 	suite_add_tcase(s, tc);
 	return (s);
 }

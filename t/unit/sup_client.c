@@ -507,6 +507,19 @@ sup_answer(struct sup_resp *r)
 	return (NULL);
 }
 
+/* The i-th event of a stream if it has a method, or NULL. */
+static json_t *
+event_with(struct sup_resp *r, size_t i, const char *method)
+{
+	json_t	*o = sup_event(r, i);
+
+	if (json_is_string(json_object_get(o, "method")) &&
+	    strcmp(json_string_value(json_object_get(o, "method")),
+	    method) == 0)
+		return (o);
+	return (NULL);
+}
+
 json_t *
 sup_find(struct sup_resp *r, const char *method)
 {
@@ -514,13 +527,20 @@ sup_find(struct sup_resp *r, const char *method)
 	size_t	 i;
 
 	for (i = 0; i < r->nevents; i++) {
-		o = sup_event(r, i);
-		if (json_is_string(json_object_get(o, "method")) &&
-		    strcmp(json_string_value(json_object_get(o, "method")),
-		    method) == 0)
+		if ((o = event_with(r, i, method)) != NULL)
 			return (o);
 	}
 	return (NULL);
+}
+
+size_t
+sup_nfound(struct sup_resp *r, const char *method)
+{
+	size_t	 i, n = 0;
+
+	for (i = 0; i < r->nevents; i++)
+		n += event_with(r, i, method) != NULL;
+	return (n);
 }
 
 struct sup_client *

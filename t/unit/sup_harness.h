@@ -264,6 +264,8 @@ json_t		*sup_rpc(struct sup_client *, const char *fmt, ...)
 	    __attribute__((format(printf, 2, 3)));
 /* The first event of a stream with a method (borrowed), or NULL. */
 json_t		*sup_find(struct sup_resp *, const char *method);
+/* How many of a stream's events have a method. */
+size_t		 sup_nfound(struct sup_resp *, const char *method);
 
 /* A member by a dotted path ("result.tools.0.name"), or NULL. */
 json_t		*sup_jget(json_t *, const char *path);
