@@ -44,6 +44,9 @@ enum proc_timer {
 /* Every record, to find a child by its pid (proc_init to proc_free). */
 static TAILQ_HEAD(, proc) procs = TAILQ_HEAD_INITIALIZER(procs);
 
+/* A test harness's stand-in for waitpid, or NULL (supervisor.h). */
+reap_hook_fn	 reap_hook;
+
 static void	proc_drop(struct proc *, const char *);
 
 void
@@ -395,7 +398,8 @@ proc_reap(void)
 	int		 status;
 
 	for (;;) {
-		pid = waitpid(-1, &status, WNOHANG);
+		pid = reap_hook != NULL ? reap_hook(&status) :
+		    waitpid(-1, &status, WNOHANG);
 		if (pid == 0)
 			return;
 		if (pid == -1) {

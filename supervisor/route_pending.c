@@ -444,8 +444,8 @@ route_fail_upstream(struct upstream *up, int code, const char *message,
 	sampling_upstream_gone(up);
 	continuation_upstream_gone(up);
 	view_upstream_down(up);
-	/* A new upstream process holds no subscriptions or level. */
-	route_subs_clear(up);
+	/* A new upstream process holds no subscriptions or level; the
+	 * sessions' subscriptions are kept, and renewed when it is ready. */
 	up->loglevel = -1;
 }
 

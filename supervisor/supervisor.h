@@ -1640,6 +1640,10 @@ pid_t		 spawn_worker(const char *path, char *const argv[], int net,
 typedef pid_t	(*spawn_hook_fn)(const char *, char *const [], int, int *,
 		    char *, size_t);
 extern spawn_hook_fn	 spawn_hook;
+/* And this instead of waitpid(-1, status, WNOHANG) in proc_reap: those
+ * workers exit when the harness says.  NULL in the daemon. */
+typedef pid_t	(*reap_hook_fn)(int *status);
+extern reap_hook_fn	 reap_hook;
 /* The named variables we have, as {"NAME": "value"} (a new reference). */
 json_t		*spawn_passed_env(char *const *names);
 /* Values with the ${env:NAME} references we can expand expanded (a new
@@ -1825,6 +1829,8 @@ struct upstream {
 	struct strmap		 subs;		/* uri -> struct u64map of
 						   its sessions by number
 						   (shared isolation; owned) */
+	int			 subs_whole;	/* subs has every session's
+						   subscription at it */
 	int			 loglevel;	/* forwarded level, -1 none */
 	struct session_walk	 opens;		/* telling a worker that is
 						   ready of every session */

@@ -139,6 +139,8 @@ upstream_new(const struct server_conf *sc)
 
 	up = xcalloc(1, sizeof *up);
 	up->sc = conf_server_copy(sc);
+	/* No session can have subscribed at a new upstream yet. */
+	up->subs_whole = 1;
 	proc_init(&up->proc, &upstream_kind, up);
 	session_walk_init(&up->opens, upstream_open_one, up,
 	    UPSTREAM_OPEN_SLICE);
@@ -623,6 +625,9 @@ upstream_remove(struct upstream *up)
 static void
 upstream_reconfigure(struct upstream *up, const struct server_conf *sc)
 {
+	/* Subscribers are kept by URI only while it is shared. */
+	if (sc->isolation != up->sc->isolation)
+		up->subs_whole = 0;
 	conf_server_free(up->sc);
 	free(up->sc);
 	up->sc = conf_server_copy(sc);

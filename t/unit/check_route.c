@@ -27,7 +27,8 @@ setup_two(void)
 {
 	sup_catalog("a", "{\"tools\":[{\"name\":\"echo\",\"inputSchema\":"
 	    "{\"type\":\"object\"}}],\"prompts\":[{\"name\":\"greet\"}],"
-	    "\"resources\":[{\"uri\":\"mem://r\",\"name\":\"r\"}]}");
+	    "\"resources\":[{\"uri\":\"mem://r\",\"name\":\"r\"},"
+	    "{\"uri\":\"mem://s\",\"name\":\"s\"}]}");
 	sup_catalog("b", "{\"tools\":[{\"name\":\"echo\",\"inputSchema\":"
 	    "{\"type\":\"object\"}}]}");
 	sup_start(conf_two);
@@ -122,20 +123,6 @@ START_TEST(test_prompt_routed)
 }
 END_TEST
 
-/* How many events of a stream have a method. */
-static size_t
-count_method(struct sup_resp *r, const char *method)
-{
-	const char	*m;
-	size_t		 i, n = 0;
-
-	for (i = 0; i < r->nevents; i++)
-		if ((m = sup_jstr(sup_event(r, i), "method")) != NULL &&
-		    strcmp(m, method) == 0)
-			n++;
-	return (n);
-}
-
 /* A request answered as one JSON body, cancelled while its connection
  * waits: the connection is closed, the upstream told, nothing left. */
 START_TEST(test_cancel_json)
@@ -195,15 +182,72 @@ START_TEST(test_subscriptions)
 	sup_send(w, MSG_NOTIFY, 0, 0, 0, "{\"jsonrpc\":\"2.0\",\"method\":"
 	    "\"notifications/resources/updated\",\"params\":{\"uri\":"
 	    "\"mem://r\"}}");
-	ck_assert_uint_eq(count_method(g1, "notifications/resources/updated"),
+	ck_assert_uint_eq(sup_nfound(g1, "notifications/resources/updated"),
 	    1);
-	ck_assert_uint_eq(count_method(g2, "notifications/resources/updated"),
+	ck_assert_uint_eq(sup_nfound(g2, "notifications/resources/updated"),
 	    2);
-	ck_assert_uint_eq(count_method(g3, "notifications/resources/updated"),
+	ck_assert_uint_eq(sup_nfound(g3, "notifications/resources/updated"),
 	    0);
 	sup_delete(c2);
 	ck_assert_ptr_nonnull(f = sup_take(w, MSG_REQUEST));
 	ck_assert_ptr_nonnull(strstr(f->text, "resources/unsubscribe"));
+	sup_reply(w, f, "{}");
+}
+END_TEST
+
+/*
+ * A shared upstream that restarts is subscribed again, once per URI its
+ * sessions hold, from the subscribers it kept (not a walk of every
+ * session); updates and the last unsubscribe go on as before.
+ */
+START_TEST(test_resubscribe)
+{
+	struct sup_client	*c1 = sup_session(NULL, NULL);
+	struct sup_client	*c2 = sup_session(NULL, NULL);
+	struct sup_client	*c3 = sup_session(NULL, NULL);
+	struct sup_worker	*w = sup_worker("a");
+	struct sup_resp		*g1, *g2, *g3;
+	struct sup_frame	*f;
+	int			 r = 0, s = 0;
+	static const char	 sub[] = "{\"jsonrpc\":\"2.0\",\"id\":1,"
+	    "\"method\":\"resources/%s\",\"params\":{\"uri\":\"mem://%s\"}}";
+	static const char	 updated[] = "notifications/resources/updated";
+
+	sup_post(c1, sub, "subscribe", "r");
+	ck_assert_ptr_nonnull(f = sup_take(w, MSG_REQUEST));
+	sup_reply(w, f, "{}");
+	ck_assert_result(sup_rpc(c2, sub, "subscribe", "r"));
+	sup_post(c3, sub, "subscribe", "s");
+	ck_assert_ptr_nonnull(f = sup_take(w, MSG_REQUEST));
+	sup_reply(w, f, "{}");
+	sup_exit(w, 1 << 8);
+	sup_advance(5);
+	ck_assert_ptr_nonnull(w = sup_worker("a"));
+	while ((f = sup_take(w, MSG_REQUEST)) != NULL) {
+		ck_assert_ptr_nonnull(strstr(f->text, "resources/subscribe"));
+		r += strstr(f->text, "mem://r") != NULL;
+		s += strstr(f->text, "mem://s") != NULL;
+		sup_reply(w, f, "{}");
+	}
+	ck_assert_int_eq(r, 1);
+	ck_assert_int_eq(s, 1);
+	g1 = sup_get(c1, NULL);
+	g2 = sup_get(c2, NULL);
+	g3 = sup_get(c3, NULL);
+	sup_send(w, MSG_NOTIFY, 0, 0, 0, "{\"jsonrpc\":\"2.0\",\"method\":"
+	    "\"%s\",\"params\":{\"uri\":\"mem://r\"}}", updated);
+	ck_assert_uint_eq(sup_nfound(g1, updated), 1);
+	ck_assert_uint_eq(sup_nfound(g2, updated), 1);
+	ck_assert_uint_eq(sup_nfound(g3, updated), 0);
+	ck_assert_result(sup_rpc(c1, sub, "unsubscribe", "r"));
+	ck_assert_ptr_null(sup_take(w, MSG_REQUEST));
+	sup_post(c2, sub, "unsubscribe", "r");
+	ck_assert_ptr_nonnull(f = sup_take(w, MSG_REQUEST));
+	ck_assert_ptr_nonnull(strstr(f->text, "resources/unsubscribe"));
+	sup_reply(w, f, "{}");
+	sup_delete(c3);
+	ck_assert_ptr_nonnull(f = sup_take(w, MSG_REQUEST));
+	ck_assert_ptr_nonnull(strstr(f->text, "mem://s"));
 	sup_reply(w, f, "{}");
 }
 END_TEST
@@ -375,6 +419,7 @@ route_suite(void)
 	tcase_add_test(tc, test_prompt_routed);
 	tcase_add_test(tc, test_cancel_json);
 	tcase_add_test(tc, test_subscriptions);
+	tcase_add_test(tc, test_resubscribe);
 	tcase_add_test(tc, test_set_level);
 	tcase_add_test(tc, test_client_notify);
 	tcase_add_test(tc, test_http_refusals);

@@ -57,6 +57,12 @@ static TAILQ_HEAD(, plan)	 plans = TAILQ_HEAD_INITIALIZER(plans);
 static TAILQ_HEAD(, sup_worker)	 workers =
     TAILQ_HEAD_INITIALIZER(workers);
 static pid_t			 next_pid = FAKE_PID;
+/* Exits sup_exit queued for the gateway to reap, in order. */
+static struct {
+	pid_t	pid;
+	int	status;
+}				 exits[16];
+static size_t			 nexits;
 static uint64_t			 random_calls;
 static int			 started;
 
@@ -351,7 +357,37 @@ sup_spawn(const char *path, char *const argv[], int net, int *chfd,
 	TAILQ_INSERT_TAIL(&workers, w, entry);
 	*chfd = sv[0];
 	/* No process has it: signalling it does nothing. */
-	return (next_pid++);
+	w->pid = next_pid++;
+	return (w->pid);
+}
+
+/* The harness's stand-in for waitpid (reap_hook): an exit sup_exit
+ * queued, or 0. */
+static pid_t
+sup_reap(int *status)
+{
+	pid_t	pid;
+
+	if (nexits == 0)
+		return (0);
+	pid = exits[0].pid;
+	*status = exits[0].status;
+	memmove(exits, exits + 1, --nexits * sizeof exits[0]);
+	return (pid);
+}
+
+void
+sup_exit(struct sup_worker *w, int status)
+{
+	if (nexits == sizeof exits / sizeof exits[0])
+		sup_die("too many exits at once");
+	exits[nexits].pid = w->pid;
+	exits[nexits].status = status;
+	nexits++;
+	sup_kill(w);
+	sup_run();
+	proc_reap();
+	sup_run();
 }
 
 /* The running stand-in of a kind and name. */
@@ -573,9 +609,8 @@ sup_kill(struct sup_worker *w)
 	evbuffer_drain(w->out, evbuffer_get_length(w->out));
 }
 
-/* Write and read every worker's channel; 1 if anything moved. */
-static int
-workers_io(void)
+int
+sup_workers_io(void)
 {
 	struct sup_worker	*w;
 	int			 busy = 0;
@@ -595,7 +630,7 @@ sup_settle(int turns)
 
 	for (turn = 0; turn < turns; turn++) {
 		event_base_loop(base, EVLOOP_NONBLOCK);
-		busy = workers_io();
+		busy = sup_workers_io();
 		busy |= sup_clients_io();
 		if (sup_turn_hook != NULL)
 			busy |= sup_turn_hook();
@@ -629,7 +664,7 @@ void
 sup_turn(void)
 {
 	event_base_loop(base, EVLOOP_ONCE | EVLOOP_NONBLOCK);
-	workers_io();
+	sup_workers_io();
 	sup_clients_io();
 }
 
@@ -703,6 +738,7 @@ sup_start_conf(struct conf *c)
 	idp_worker_path = "/nonexistent/mcp-idp";
 	otel_worker_path = "/nonexistent/mcp-otel";
 	spawn_hook = sup_spawn;
+	reap_hook = sup_reap;
 	if ((base = event_base_new()) == NULL)
 		sup_die("event_base_new");
 	daemon_started = time(NULL);

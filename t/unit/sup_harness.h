@@ -99,6 +99,7 @@ struct sup_worker {
 	char			*name;
 	int			 provider;	/* an LLM provider's */
 	int			 fd;		/* -1: it exited */
+	pid_t			 pid;		/* no process's */
 	int			 ready;		/* sent STATUS ready */
 	struct evbuffer		*in;
 	struct evbuffer		*out;
@@ -147,6 +148,9 @@ void	sup_reply_error(struct sup_worker *, const struct sup_frame *,
 	    int code, const char *message);
 /* The worker exits: its channel closes. */
 void	sup_kill(struct sup_worker *);
+/* The worker's process ends with a wait status: its channel closes and
+ * the gateway reaps it (then restarts it, as its policy says). */
+void	sup_exit(struct sup_worker *, int status);
 
 /*
  * Clients: connections from 127.0.0.1 and what comes back on them, each

@@ -7,6 +7,8 @@ struct evbuffer;
 
 /* Read what a socket holds into a buffer: 1, 0 at its end, -1 (errno). */
 int	sup_read(int, struct evbuffer *);
+/* Write and read every worker's channel; 1 if anything moved. */
+int	sup_workers_io(void);
 /* Write and read every client connection; 1 if anything moved. */
 int	sup_clients_io(void);
 /* Hang up every connection and free the clients. */
