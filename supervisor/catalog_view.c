@@ -249,8 +249,9 @@ view_share(const struct view *v, struct session *s)
 }
 
 /*
- * The view of this generation under a key, or NULL.  A stale one leaves
- * the map (its sessions still hold it) for the one built in its place.
+ * The view of this generation under a key (borrowed), or NULL.  A stale
+ * one leaves the map (its sessions still hold it) for the one built in its
+ * place.
  */
 static struct view *
 view_lookup(const char *key)
@@ -284,7 +285,11 @@ view_get(struct session *s)
 		xasprintf(&alt, "%s#%u", key, s->no);
 		free(key);
 		key = alt;
-		v = view_lookup(key);
+		/* Its own, from parts it no longer has: built afresh. */
+		if ((v = view_lookup(key)) != NULL && !view_matches(v, s)) {
+			strmap_del(&views, key);
+			v = NULL;
+		}
 	}
 	if (v != NULL) {
 		free(key);
@@ -553,7 +558,8 @@ view_defer(struct req *r)
 		return (0);
 	view_drop_shared(s);
 	if (!view_parts(s, list)) {
-		if (!TAILQ_EMPTY(&s->parts))
+		/* A view of parts all dropped goes too. */
+		if (!TAILQ_EMPTY(&s->parts) || s->view != NULL)
 			view_update(s);
 		s->view_gen = generation;
 		s->listed = 1;
@@ -702,6 +708,27 @@ view_rebuild_all(void)
 		return;
 	/* The stale views are freed as their last session leaves them. */
 	session_walk_begin(&rebuild);
+}
+
+/*
+ * A stale view, or a part, may name an upstream a reload removed: once
+ * every session is brought up to date none does (views of this generation
+ * were built without it, and its parts are dropped).  Reloads are rare;
+ * this is a walk of every session at once only while one is under way.
+ */
+void
+view_upstream_gone(struct upstream *up)
+{
+	if (views_ready && rebuild.busy)
+		session_walk_finish(&rebuild);
+}
+
+struct catalog *
+view_catalog_fresh(struct session *s)
+{
+	if (s->view != NULL && s->view->gen != generation)
+		view_rebuild_one(s, NULL);
+	return (view_catalog(s));
 }
 
 void

@@ -111,6 +111,8 @@ listen_open(struct req *r)
 		    "params.notifications must be an object");
 		return;
 	}
+	/* Not held for the view, so brought up to date here. */
+	view_catalog_fresh(s);
 	if (s->nlistens >= conf->max_pending) {
 		req_answered(r, OBS_REFUSED, MCP_OVERLOADED);
 		modern_error(st, m->p + m->id.off, m->id.len, MCP_OVERLOADED,

@@ -299,13 +299,13 @@ oauth_post_refusal(struct session *s, const struct jrpc *m)
 	/* What the client may not use stays unknown to it: no 403. */
 	if (path == uri_path) {
 		if (acl_allows_uri(s, v, &why) == 1 &&
-		    (up = catalog_resource(view_catalog(s), v)) == NULL)
+		    (up = catalog_resource(view_catalog_fresh(s), v)) == NULL)
 			up = catalog_resource(catalog_global(), v);
 	} else if (acl_allows(s, m->method_id == MCPM_TOOLS_CALL ?
 	    CATALOG_TOOLS : CATALOG_PROMPTS, v)) {
 		e = m->method_id == MCPM_TOOLS_CALL ?
-		    catalog_tool(view_catalog(s), v) :
-		    catalog_prompt(view_catalog(s), v);
+		    catalog_tool(view_catalog_fresh(s), v) :
+		    catalog_prompt(view_catalog_fresh(s), v);
 		if (e == NULL)
 			e = m->method_id == MCPM_TOOLS_CALL ?
 			    catalog_tool(catalog_global(), v) :

@@ -105,6 +105,19 @@ session_walk_stop(struct session_walk *w)
 	}
 }
 
+void
+session_walk_finish(struct session_walk *w)
+{
+	struct session	*s;
+
+	while (w->busy && (s = w->next) != NULL && s->order < w->end) {
+		/* First: fn may end the session. */
+		w->next = TAILQ_NEXT(s, entry);
+		w->fn(s, w->arg);
+	}
+	session_walk_stop(w);
+}
+
 int
 session_walk_ahead(const struct session_walk *w, const struct session *s)
 {

@@ -288,8 +288,15 @@ void		 view_part(struct upstream *, uint32_t session, json_t *);
 void		 view_upstream_ready(struct upstream *);
 /* An upstream cannot deliver parts now (it died or stopped). */
 void		 view_upstream_down(struct upstream *);
-/* Rebuild every view (the shared parts or the upstreams changed). */
+/* Make every view stale (the shared parts or the upstreams changed) and
+ * begin bringing them up to date, a slice of sessions per loop turn. */
 void		 view_rebuild_all(void);
+/* An upstream is about to be freed: bring every view up to date now, so
+ * that none still names it. */
+void		 view_upstream_gone(struct upstream *);
+/* A session's view, brought up to date first if stale (for a reader that
+ * does not wait for the view through view_defer). */
+struct catalog	*view_catalog_fresh(struct session *);
 /* A session ends: release its view and waiting requests. */
 void		 view_session_end(struct session *);
 /* A stream is being freed: waiting requests forget it. */
@@ -1556,6 +1563,8 @@ void		 session_walk_init(struct session_walk *,
 /* Begin a walk from the first session (again, if it was under way). */
 void		 session_walk_begin(struct session_walk *);
 void		 session_walk_stop(struct session_walk *);
+/* Visit every session the walk has yet to visit, now, and stop it. */
+void		 session_walk_finish(struct session_walk *);
 /* Is the session one the walk has yet to visit? */
 int		 session_walk_ahead(const struct session_walk *,
 		    const struct session *);

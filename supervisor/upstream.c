@@ -165,6 +165,7 @@ upstream_new(const struct server_conf *sc)
 static void
 upstream_free(struct upstream *up)
 {
+	view_upstream_gone(up);
 	session_walk_stop(&up->opens);
 	u64map_free(&up->opened_ahead);
 	proc_free(&up->proc);

@@ -33,10 +33,16 @@ static const char conf_view[] = SUP_BASE
     "  { name = \"p\"; transport = \"stdio\"; command = [ \"true\" ];\n"
     "    isolation = \"per-session\"; init_timeout = 10; }\n"
     ");\n";
+/* The same without the per-session upstream. */
+static const char conf_view_a[] = SUP_BASE
+    "servers = (\n"
+    "  { name = \"a\"; transport = \"stdio\"; command = [ \"true\" ]; }\n"
+    ");\n";
 
 #define TOOL(n)	"{\"name\":\"" n "\",\"inputSchema\":{\"type\":\"object\"}}"
-#define NVIEWS		100	/* sessions with views */
-#define VIEW_SLICE	32	/* brought up to date in one turn */
+#define NVIEWS		300	/* sessions with views */
+#define VIEW_SLICE	32	/* brought up to date in one turn
+				   (VIEW_REBUILD_SLICE) */
 
 static const char tools_changed[] = "notifications/tools/list_changed";
 
@@ -291,53 +297,77 @@ START_TEST(test_view_per_session)
 }
 END_TEST
 
-/*
- * A change of the shared catalog reaches the sessions with views a slice
- * at a time, not all in the turn it came; a session that asks before the
- * walk reaches it sees the change; every session is told once.
- */
-START_TEST(test_view_rebuild_sliced)
+/* Make n sessions with views: the first's instance lists "other", the
+ * rest "mine"; each with its standalone stream. */
+static void
+views_make(struct sup_client **cl, struct sup_resp **st, size_t n)
 {
-	struct sup_client	*cl[NVIEWS];
-	struct sup_resp		*st[NVIEWS], *l;
 	struct sup_worker	*w = sup_worker("p");
+	struct sup_resp		*l;
 	struct sup_frame	*f;
-	struct session		*s;
-	size_t			 i, moved;
-	int			 turns;
+	size_t			 i;
 
 	sup_nofile(4096);
-	for (i = 0; i < NVIEWS; i++) {
+	for (i = 0; i < n; i++) {
 		cl[i] = sup_session(NULL, NULL);
 		l = sup_post(cl[i], "{\"jsonrpc\":\"2.0\",\"id\":1,"
 		    "\"method\":\"tools/list\"}");
 		ck_assert_ptr_nonnull(f = sup_take(w, MSG_SESSION_CATALOG));
-		/* Two views: the first session's instance lists another. */
-		if (i == 0)
-			sup_send(w, MSG_CATALOG, 0, f->session, 0,
-			    "{\"tools\":[" TOOL("other") "]}");
-		else
-			sup_send(w, MSG_CATALOG, 0, f->session, 0,
-			    "{\"tools\":[" TOOL("mine") "]}");
+		sup_send(w, MSG_CATALOG, 0, f->session, 0, "{\"tools\":[%s]}",
+		    i == 0 ? TOOL("other") : TOOL("mine"));
 		ck_assert(l->done);
 		st[i] = sup_get(cl[i], NULL);
 	}
+}
+
+/* The session of a client. */
+static struct session *
+session_of(struct sup_client *cl)
+{
+	struct session	*s = session_find(cl->sid, strlen(cl->sid));
+
+	ck_assert_ptr_nonnull(s);
+	return (s);
+}
+
+/*
+ * A change of the shared catalog reaches the sessions with views a slice
+ * at a time, not all in the turn it came; a session that asks before the
+ * walk reaches it is brought up to date by its request; every session is
+ * told once.
+ */
+START_TEST(test_view_rebuild_sliced)
+{
+	static struct sup_client	*cl[NVIEWS];
+	static struct sup_resp		*st[NVIEWS];
+	struct sup_resp			*l;
+	size_t				 i, moved;
+	int				 turns;
+
+	views_make(cl, st, NVIEWS);
 	sup_sendq(sup_worker("a"), MSG_CATALOG, 0, 0, 0, "{\"tools\":["
 	    TOOL("echo") "," TOOL("new") "]}");
 	/* The turn the change comes in moves one slice. */
 	for (turns = moved = 0; moved == 0; turns++) {
 		ck_assert_int_lt(turns, 10);
 		sup_turn();
-		for (i = 0; i < NVIEWS; i++) {
-			s = session_find(cl[i]->sid, strlen(cl[i]->sid));
-			ck_assert_ptr_nonnull(s);
-			moved += catalog_tool(view_catalog(s), "a__new") !=
-			    NULL;
-		}
+		for (i = 0; i < NVIEWS; i++)
+			moved += catalog_tool(view_catalog(session_of(cl[i])),
+			    "a__new") != NULL;
 	}
 	ck_assert_uint_le(moved, VIEW_SLICE);
-	ck_assert_str_eq(all(cl[NVIEWS - 1], "tools/list", "result.tools",
-	    "name"), "a__echo a__new p__mine");
+	/* The last asks: its request moves it, before the walk gets to the
+	 * one before it. */
+	l = sup_postq(cl[NVIEWS - 1], "{\"jsonrpc\":\"2.0\",\"id\":2,"
+	    "\"method\":\"tools/list\"}");
+	for (turns = 0; !l->done; turns++) {
+		ck_assert_int_lt(turns, 5);
+		sup_turn();
+	}
+	ck_assert_ptr_null(catalog_tool(view_catalog(session_of(
+	    cl[NVIEWS - 2])), "a__new"));
+	ck_assert_uint_eq(sup_jlen(sup_answer(l), "result.tools"), 3);
+	ck_assert_jstr(sup_answer(l), "result.tools.1.name", "a__new");
 	sup_run();
 	ck_assert_str_eq(all(cl[0], "tools/list", "result.tools", "name"),
 	    "a__echo a__new p__other");
@@ -346,6 +376,58 @@ START_TEST(test_view_rebuild_sliced)
 	sup_clients_io();
 	for (i = 0; i < NVIEWS; i++)
 		ck_assert_uint_eq(sup_nfound(st[i], tools_changed), 1);
+}
+END_TEST
+
+/*
+ * A reload removes the per-session upstream while its worker runs: a
+ * session that asks before the walk reaches it no longer has a view (its
+ * parts all went), and lists the shared catalog.
+ */
+START_TEST(test_view_reload_removed)
+{
+	static struct sup_client	*cl[NVIEWS];
+	static struct sup_resp		*st[NVIEWS];
+
+	struct sup_resp			*l;
+	int				 turns;
+
+	views_make(cl, st, NVIEWS);
+	json_decref(sup_reloadq(conf_view_a));
+	l = sup_postq(cl[NVIEWS - 1], "{\"jsonrpc\":\"2.0\",\"id\":2,"
+	    "\"method\":\"tools/list\"}");
+	for (turns = 0; !l->done; turns++) {
+		ck_assert_int_lt(turns, 5);
+		sup_turn();
+	}
+	ck_assert_ptr_nonnull(session_of(cl[NVIEWS - 2])->view);
+	ck_assert_uint_eq(sup_jlen(sup_answer(l), "result.tools"), 1);
+	ck_assert_jstr(sup_answer(l), "result.tools.0.name", "a__echo");
+	sup_run();
+	ck_assert_str_eq(all(cl[0], "tools/list", "result.tools", "name"),
+	    "a__echo");
+}
+END_TEST
+
+/*
+ * A reload removes the per-session upstream whose worker has exited: it
+ * is freed at once, so every view is brought up to date first, none
+ * naming it after (under ASan, a later slice read it after the free).
+ */
+START_TEST(test_view_reload_freed)
+{
+	static struct sup_client	*cl[NVIEWS];
+	static struct sup_resp		*st[NVIEWS];
+	size_t				 i;
+
+	views_make(cl, st, NVIEWS);
+	sup_exit(sup_worker("p"), 1 << 8);
+	json_decref(sup_reloadq(conf_view_a));
+	ck_assert_ptr_null(upstream_find("p"));
+	sup_run();
+	for (i = 0; i < NVIEWS; i += NVIEWS / 4)
+		ck_assert_str_eq(all(cl[i], "tools/list", "result.tools",
+		    "name"), "a__echo");
 }
 END_TEST
 
@@ -455,6 +537,8 @@ catalog_suite(void)
 	tcase_add_test(tc, test_unknown_method_not_held);
 	tcase_add_test(tc, test_view_part_error);
 	tcase_add_test(tc, test_view_rebuild_sliced);
+	tcase_add_test(tc, test_view_reload_removed);
+	tcase_add_test(tc, test_view_reload_freed);
 	suite_add_tcase(s, tc);
 	return (s);
 }

@@ -407,6 +407,16 @@ struct sup_resp *
 sup_request(struct sup_conn *c, const char *method, const char *path,
     const char *headers, const char *body)
 {
+	struct sup_resp	*r = sup_requestq(c, method, path, headers, body);
+
+	sup_run();
+	return (r);
+}
+
+struct sup_resp *
+sup_requestq(struct sup_conn *c, const char *method, const char *path,
+    const char *headers, const char *body)
+{
 	struct evbuffer	*buf = evbuffer_new();
 	struct sup_resp	*r;
 
@@ -424,7 +434,6 @@ sup_request(struct sup_conn *c, const char *method, const char *path,
 	r->head_only = strcmp(method, "HEAD") == 0;
 	sup_writeq(c, evbuffer_pullup(buf, -1), evbuffer_get_length(buf));
 	evbuffer_free(buf);
-	sup_run();
 	return (r);
 }
 
@@ -576,8 +585,8 @@ client_headers(struct sup_client *cl, struct evbuffer *buf,
 
 /* POST a formatted message. */
 static struct sup_resp *
-client_vpost(struct sup_client *cl, const char *more, const char *fmt,
-    va_list ap)
+client_vpost(struct sup_client *cl, const char *more, int run,
+    const char *fmt, va_list ap)
 {
 	struct evbuffer	*h = evbuffer_new();
 	struct sup_resp	*r;
@@ -588,8 +597,10 @@ client_vpost(struct sup_client *cl, const char *more, const char *fmt,
 	evbuffer_add_printf(h, "Content-Type: application/json\r\n"
 	    "Accept: application/json, text/event-stream\r\n");
 	client_headers(cl, h, more);
-	r = sup_http("POST", cl->path != NULL ? cl->path : "/mcp",
-	    (const char *)evbuffer_pullup(h, -1), body);
+	r = sup_requestq(sup_connect(), "POST", cl->path != NULL ? cl->path :
+	    "/mcp", (const char *)evbuffer_pullup(h, -1), body);
+	if (run)
+		sup_run();
 	evbuffer_free(h);
 	free(body);
 	return (r);
@@ -602,7 +613,19 @@ sup_post(struct sup_client *cl, const char *fmt, ...)
 	va_list		 ap;
 
 	va_start(ap, fmt);
-	r = client_vpost(cl, NULL, fmt, ap);
+	r = client_vpost(cl, NULL, 1, fmt, ap);
+	va_end(ap);
+	return (r);
+}
+
+struct sup_resp *
+sup_postq(struct sup_client *cl, const char *fmt, ...)
+{
+	struct sup_resp	*r;
+	va_list		 ap;
+
+	va_start(ap, fmt);
+	r = client_vpost(cl, NULL, 0, fmt, ap);
 	va_end(ap);
 	return (r);
 }
@@ -615,7 +638,7 @@ sup_post_with(struct sup_client *cl, const char *headers, const char *fmt,
 	va_list		 ap;
 
 	va_start(ap, fmt);
-	r = client_vpost(cl, headers, fmt, ap);
+	r = client_vpost(cl, headers, 1, fmt, ap);
 	va_end(ap);
 	return (r);
 }
@@ -627,7 +650,7 @@ sup_rpc(struct sup_client *cl, const char *fmt, ...)
 	va_list		 ap;
 
 	va_start(ap, fmt);
-	r = client_vpost(cl, NULL, fmt, ap);
+	r = client_vpost(cl, NULL, 1, fmt, ap);
 	va_end(ap);
 	return (sup_answer(r));
 }

@@ -782,7 +782,7 @@ sup_listen_metrics(void)
 }
 
 json_t *
-sup_reload(const char *text)
+sup_reloadq(const char *text)
 {
 	char	 path[] = "/tmp/sup_harness.XXXXXX";
 	json_t	*r;
@@ -798,6 +798,14 @@ sup_reload(const char *text)
 	conf->file = xstrdup(path);
 	r = reload();
 	unlink(path);
+	return (r);
+}
+
+json_t *
+sup_reload(const char *text)
+{
+	json_t	*r = sup_reloadq(text);
+
 	sup_run();
 	return (r);
 }

@@ -51,8 +51,10 @@ void	sup_start_conf(struct conf *);
 void	sup_stop(void);
 /* Listen on metrics_listen (on 127.0.0.1): the address bound. */
 const char	*sup_listen_metrics(void);
-/* Reload with another configuration's text: the reply (new reference). */
+/* Reload with another configuration's text: the reply (new reference);
+ * sup_reloadq: the loop not run after. */
 json_t	*sup_reload(const char *conf_text);
+json_t	*sup_reloadq(const char *conf_text);
 /* Run the loop until nothing more happens (dies if it never settles). */
 void	sup_run(void);
 /* One turn of the loop, as the daemon's (a timer due now fires once, not
@@ -214,6 +216,9 @@ void	sup_release(struct sup_conn *);
  */
 struct sup_resp	*sup_request(struct sup_conn *, const char *method,
 	    const char *path, const char *headers, const char *body);
+/* The same, queued: the loop not run. */
+struct sup_resp	*sup_requestq(struct sup_conn *, const char *method,
+	    const char *path, const char *headers, const char *body);
 /* The same on a new connection. */
 struct sup_resp	*sup_http(const char *method, const char *path,
 	    const char *headers, const char *body);
@@ -252,6 +257,9 @@ struct sup_resp	*sup_initialize(struct sup_client *, const char *params);
 struct sup_client *sup_session(const char *token, const char *caps);
 /* POST one message (formatted) with the client's headers. */
 struct sup_resp	*sup_post(struct sup_client *, const char *fmt, ...)
+	    __attribute__((format(printf, 2, 3)));
+/* The same, queued: the loop not run. */
+struct sup_resp	*sup_postq(struct sup_client *, const char *fmt, ...)
 	    __attribute__((format(printf, 2, 3)));
 /* The same with extra header lines. */
 struct sup_resp	*sup_post_with(struct sup_client *, const char *headers,
