@@ -58,30 +58,27 @@ now_ms_f(void)
 	return (ts.tv_sec * 1e3 + ts.tv_nsec / 1e6);
 }
 
-/* A catalog of n tools, their names beginning with prefix and gen. */
+/* A catalog of n tools, their names of prefix, index and gen (text). */
 static char *
 tools_json(const char *prefix, int n, int gen)
 {
-	struct evbuffer	*b = evbuffer_new();
-	char		*text;
-	size_t		 len;
-	int		 i;
+	json_t	*tools = json_array(), *c;
+	char	 name[64], *text;
+	int	 i;
 
-	evbuffer_add_printf(b, "{\"tools\":[");
-	for (i = 0; i < n; i++)
-		evbuffer_add_printf(b, "%s{\"name\":\"%s%d_%d\","
-		    "\"description\":\"A tool that does one thing, described "
-		    "at the length real servers describe theirs\","
-		    "\"inputSchema\":{\"type\":\"object\",\"properties\":{"
-		    "\"x\":{\"type\":\"string\",\"description\":\"the x\"},"
-		    "\"y\":{\"type\":\"integer\"}},\"required\":[\"x\"]}}",
-		    i > 0 ? "," : "", prefix, i, gen);
-	evbuffer_add_printf(b, "]}");
-	len = evbuffer_get_length(b);
-	text = xmalloc(len + 1);
-	evbuffer_remove(b, text, len);
-	text[len] = '\0';
-	evbuffer_free(b);
+	for (i = 0; i < n; i++) {
+		snprintf(name, sizeof name, "%s%d_%d", prefix, i, gen);
+		json_array_append_new(tools, json_pack("{s:s, s:s, s:{s:s, "
+		    "s:{s:{s:s, s:s}, s:{s:s}}, s:[s]}}", "name", name,
+		    "description", "A tool that does one thing, described at "
+		    "the length real servers describe theirs", "inputSchema",
+		    "type", "object", "properties", "x", "type", "string",
+		    "description", "the x", "y", "type", "integer",
+		    "required", "x"));
+	}
+	c = json_pack("{s:o}", "tools", tools);
+	text = json_dumps(c, JSON_COMPACT);
+	json_decref(c);
 	return (text);
 }
 
