@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: ISC
 // Two clients on one upstream never receive each other's server-initiated
 // requests: a shared upstream refuses what it cannot attribute, and a
-// per-session upstream gives each client its own process.
+// per-session upstream gives each client its own process.  A client with
+// per-session upstreams has a view of its own, and a shared upstream's
+// list change reaches it and its lists.
 import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { CreateMessageRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { CreateMessageRequestSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { copyFileSync, mkdtempSync, rmSync, unlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -104,4 +106,25 @@ test('per-session: an instance that cannot start fails its call; the upstream st
   copyFileSync(bin.demo, copy);
   assert.equal(text(await a.client.callTool({ name: 'gone__echo', arguments: { text: 'back' } })), 'back');
   await a.client.close();
+});
+
+test('per-session: a shared upstream\'s list change reaches a client with a view of its own', async () => {
+  const c = await connect('c');
+  let changed = 0;
+  c.client.setNotificationHandler(ToolListChangedNotificationSchema, () => { changed++; });
+  const names = async () => (await c.client.listTools()).tools.map((t) => t.name);
+  const before = await names();
+  assert.ok(before.includes('own__echo') && before.includes('shared__echo'), before.join(' '));
+  assert.ok(!before.includes('shared__extra'));
+  const until = async (n) => {
+    for (let i = 0; i < 100 && changed < n; i++) await sleep(50);
+    assert.equal(changed, n, 'tools/list_changed notifications');
+  };
+  await c.client.callTool({ name: 'shared__toggle_tool', arguments: {} });
+  await until(1);
+  assert.ok((await names()).includes('shared__extra'));
+  await c.client.callTool({ name: 'shared__toggle_tool', arguments: {} });
+  await until(2);
+  assert.ok(!(await names()).includes('shared__extra'));
+  await c.client.close();
 });
