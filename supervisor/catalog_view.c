@@ -126,6 +126,16 @@ view_free(struct view *v)
 	free(v);
 }
 
+/* Free a part (off its session's list). */
+static void
+view_part_free(struct view_part *vp)
+{
+	json_decref(vp->catalog);
+	free(vp->error);
+	free(vp->data);
+	free(vp);
+}
+
 /* Drop a session's parts of upstreams no longer per-session; 1 if any. */
 static int
 view_drop_shared(struct session *s)
@@ -138,10 +148,7 @@ view_drop_shared(struct session *s)
 		if (view_per_session(vp->up))
 			continue;
 		TAILQ_REMOVE(&s->parts, vp, entry);
-		json_decref(vp->catalog);
-		free(vp->error);
-		free(vp->data);
-		free(vp);
+		view_part_free(vp);
 		dropped = 1;
 	}
 	return (dropped);
@@ -710,6 +717,23 @@ view_rebuild_all(void)
 	session_walk_begin(&rebuild);
 }
 
+/* Drop a session's part of an upstream that goes; what waited for it
+ * goes on without it. */
+static void
+view_forget_one(struct session *s, void *arg)
+{
+	struct view_part	*vp;
+
+	if ((vp = view_find_part(s, arg)) == NULL)
+		return;
+	TAILQ_REMOVE(&s->parts, vp, entry);
+	view_part_free(vp);
+	if (!TAILQ_EMPTY(&s->waiting) && !view_pending(s)) {
+		view_update(s);
+		view_flush(s);
+	}
+}
+
 /*
  * A stale view, or a part, may name an upstream a reload removed: once
  * every session is brought up to date none does (views of this generation
@@ -721,6 +745,8 @@ view_upstream_gone(struct upstream *up)
 {
 	if (views_ready && rebuild.busy)
 		session_walk_finish(&rebuild);
+	/* Parts come before any view, and pending ones are not stale. */
+	session_foreach(view_forget_one, up);
 }
 
 struct catalog *
@@ -739,10 +765,7 @@ view_session_end(struct session *s)
 
 	while ((vp = TAILQ_FIRST(&s->parts)) != NULL) {
 		TAILQ_REMOVE(&s->parts, vp, entry);
-		json_decref(vp->catalog);
-		free(vp->error);
-		free(vp->data);
-		free(vp);
+		view_part_free(vp);
 	}
 	while ((w = TAILQ_FIRST(&s->waiting)) != NULL) {
 		TAILQ_REMOVE(&s->waiting, w, entry);

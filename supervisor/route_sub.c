@@ -95,6 +95,20 @@ route_subscribers_each(struct upstream *up, const char *uri,
 	free(nos);
 }
 
+/*
+ * Tell an upstream of a subscription, if it is ready.  One that is not
+ * holds none: when it is, route_sub_renew tells it what its sessions
+ * hold.
+ */
+static void
+route_sub_tell(struct upstream *up, struct session *s, enum mcp_method method,
+    const char *uri)
+{
+	if (up->state != UPSTREAM_READY)
+		return;
+	route_internal(up, s, method, json_pack("{s:s}", "uri", uri));
+}
+
 /* Record a session's subscription. */
 void
 route_subscribed(struct session *s, struct upstream *up, const char *uri)
@@ -139,13 +153,16 @@ route_subscription(struct req *r, int subscribe)
 			return;
 		}
 		strmap_del(&s->subs, u);
-		if (shared) {
+		/* The upstream that holds it, which may no longer list it. */
+		up = had;
+		shared = up->sc->isolation == ISOLATION_SHARED;
+		if (shared)
 			route_subscriber(up, u, s, 0);
-			if (route_subcount(up, u) > 0) {
-				route_result(r, "{}", 2);
-				free(u);
-				return;
-			}
+		if ((shared && route_subcount(up, u) > 0) ||
+		    up->state != UPSTREAM_READY) {
+			route_result(r, "{}", 2);
+			free(u);
+			return;
 		}
 	}
 	if ((p = route_forward(r, up, NULL, 0)) != NULL) {
@@ -268,8 +285,7 @@ route_drop_sub(struct session *s, const char *uri, struct upstream *up)
 	if (up->sc->isolation != ISOLATION_SHARED)
 		return;
 	if (route_subscriber(up, uri, s, 0) && route_subcount(up, uri) == 0)
-		route_internal(up, NULL, MCPM_UNSUBSCRIBE,
-		    json_pack("{s:s}", "uri", uri));
+		route_sub_tell(up, NULL, MCPM_UNSUBSCRIBE, uri);
 }
 
 /* Subscribe a shared upstream that is ready again to each URI it had. */
@@ -287,8 +303,7 @@ route_resubscribe_uris(struct upstream *up)
 			uris[n++] = xstrdup(e->key);
 	}
 	for (i = 0; i < n; i++) {
-		route_internal(up, NULL, MCPM_SUBSCRIBE, json_pack("{s:s}",
-		    "uri", uris[i]));
+		route_sub_tell(up, NULL, MCPM_SUBSCRIBE, uris[i]);
 		free(uris[i]);
 	}
 	free(uris);
@@ -361,8 +376,7 @@ route_sub_acquire(struct session *s, struct upstream *up, const char *uri)
 		return;
 	route_subscribed(s, up, uri);
 	if (!shared || route_subcount(up, uri) == 1)
-		route_internal(up, shared ? NULL : s, MCPM_SUBSCRIBE,
-		    json_pack("{s:s}", "uri", uri));
+		route_sub_tell(up, shared ? NULL : s, MCPM_SUBSCRIBE, uri);
 }
 
 void
@@ -381,8 +395,7 @@ route_sub_release(struct session *s, struct upstream *up, const char *uri)
 		return;
 	strmap_del(&s->subs, uri);
 	if (up->sc->isolation != ISOLATION_SHARED) {
-		route_internal(up, s, MCPM_UNSUBSCRIBE,
-		    json_pack("{s:s}", "uri", uri));
+		route_sub_tell(up, s, MCPM_UNSUBSCRIBE, uri);
 		return;
 	}
 	route_drop_sub(s, uri, up);

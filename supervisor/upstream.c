@@ -613,6 +613,8 @@ upstream_remove(struct upstream *up)
 	    "configuration", up->sc->name);
 	route_fail_upstream(up, MCP_CONNECTION_CLOSED, msg, 0);
 	route_forget_upstream(up);
+	/* Its worker, exiting, has nobody to send updates to. */
+	route_subs_clear(up);
 	json_decref(up->catalog);
 	up->catalog = NULL;
 	proc_stop(&up->proc);

@@ -33,6 +33,21 @@ static const char conf_view[] = SUP_BASE
     "  { name = \"p\"; transport = \"stdio\"; command = [ \"true\" ];\n"
     "    isolation = \"per-session\"; init_timeout = 10; }\n"
     ");\n";
+/* Two per-session upstreams, and then the second alone. */
+static const char conf_pq[] = SUP_BASE
+    "servers = (\n"
+    "  { name = \"a\"; transport = \"stdio\"; command = [ \"true\" ]; },\n"
+    "  { name = \"p\"; transport = \"stdio\"; command = [ \"true\" ];\n"
+    "    isolation = \"per-session\"; init_timeout = 10; },\n"
+    "  { name = \"q\"; transport = \"stdio\"; command = [ \"true\" ];\n"
+    "    isolation = \"per-session\"; init_timeout = 10; }\n"
+    ");\n";
+static const char conf_q[] = SUP_BASE
+    "servers = (\n"
+    "  { name = \"a\"; transport = \"stdio\"; command = [ \"true\" ]; },\n"
+    "  { name = \"q\"; transport = \"stdio\"; command = [ \"true\" ];\n"
+    "    isolation = \"per-session\"; init_timeout = 10; }\n"
+    ");\n";
 /* The same without the per-session upstream. */
 static const char conf_view_a[] = SUP_BASE
     "servers = (\n"
@@ -67,6 +82,15 @@ setup_view(void)
 	sup_catalog("a", "{\"tools\":[" TOOL("echo") "]}");
 	sup_catalog("p", "{\"tools\":[" TOOL("listed") "]}");
 	sup_start(conf_view);
+}
+
+static void
+setup_pq(void)
+{
+	sup_catalog("a", "{\"tools\":[" TOOL("echo") "]}");
+	sup_catalog("p", "{\"tools\":[" TOOL("listed") "]}");
+	sup_catalog("q", "{\"tools\":[" TOOL("listed") "]}");
+	sup_start(conf_pq);
 }
 
 static void
@@ -431,6 +455,36 @@ START_TEST(test_view_reload_freed)
 }
 END_TEST
 
+/*
+ * A session's first list waits for two parts, before any view exists;
+ * a reload removes one upstream, which is freed as its worker exits: the
+ * session forgets its part there, and the other's part completes its
+ * view (under ASan, the part was read after the free).
+ */
+START_TEST(test_view_part_freed)
+{
+	struct sup_client	*cl = sup_session(NULL, NULL);
+	struct sup_worker	*wp = sup_worker("p"), *wq = sup_worker("q");
+	struct sup_resp		*l;
+	struct sup_frame	*fq;
+
+	l = sup_post(cl, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	    "\"tools/list\"}");
+	ck_assert(!l->done);
+	ck_assert_ptr_nonnull(sup_take(wp, MSG_SESSION_CATALOG));
+	ck_assert_ptr_nonnull(fq = sup_take(wq, MSG_SESSION_CATALOG));
+	json_decref(sup_reload(conf_q));
+	sup_exit(wp, 0);
+	ck_assert_ptr_null(upstream_find("p"));
+	ck_assert(!l->done);
+	sup_send(wq, MSG_CATALOG, 0, fq->session, 0, "{\"tools\":["
+	    TOOL("mine") "]}");
+	ck_assert(l->done);
+	ck_assert_str_eq(all(cl, "tools/list", "result.tools", "name"),
+	    "a__echo q__mine");
+}
+END_TEST
+
 /* An instance that never lists: the session goes on without it. */
 START_TEST(test_view_timeout)
 {
@@ -539,6 +593,11 @@ catalog_suite(void)
 	tcase_add_test(tc, test_view_rebuild_sliced);
 	tcase_add_test(tc, test_view_reload_removed);
 	tcase_add_test(tc, test_view_reload_freed);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("two views");
+	tcase_add_checked_fixture(tc, setup_pq, teardown);
+	tcase_add_test(tc, test_view_part_freed);
 	suite_add_tcase(s, tc);
 	return (s);
 }

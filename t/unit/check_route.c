@@ -34,6 +34,17 @@ setup_two(void)
 	sup_start(conf_two);
 }
 
+/* a lists mem://r, b a template that covers it too. */
+static void
+setup_moved(void)
+{
+	sup_catalog("a", "{\"resources\":[{\"uri\":\"mem://r\","
+	    "\"name\":\"r\"}]}");
+	sup_catalog("b", "{\"resourceTemplates\":[{\"uriTemplate\":"
+	    "\"mem://{x}\",\"name\":\"m\"}]}");
+	sup_start(conf_two);
+}
+
 static void
 teardown(void)
 {
@@ -252,6 +263,63 @@ START_TEST(test_resubscribe)
 }
 END_TEST
 
+static const char sub_fmt[] = "{\"jsonrpc\":\"2.0\",\"id\":1,"
+    "\"method\":\"resources/%s\",\"params\":{\"uri\":\"mem://r\"}}";
+
+/*
+ * A subscription is let go at the upstream that holds it, though the
+ * resource is another's now (a no longer lists it, b's template covers
+ * it): a is told, and not subscribed again when it restarts.
+ */
+START_TEST(test_sub_moved)
+{
+	struct sup_client	*c1 = sup_session(NULL, NULL);
+	struct sup_worker	*wa = sup_worker("a"), *wb = sup_worker("b");
+	struct sup_frame	*f;
+
+	sup_post(c1, sub_fmt, "subscribe");
+	ck_assert_ptr_nonnull(f = sup_take(wa, MSG_REQUEST));
+	sup_reply(wa, f, "{}");
+	sup_send(wa, MSG_CATALOG, 0, 0, 0, "{\"resources\":[]}");
+	sup_post(c1, sub_fmt, "unsubscribe");
+	ck_assert_ptr_null(sup_take(wb, MSG_REQUEST));
+	ck_assert_ptr_nonnull(f = sup_take(wa, MSG_REQUEST));
+	ck_assert_ptr_nonnull(strstr(f->text, "resources/unsubscribe"));
+	sup_reply(wa, f, "{}");
+	sup_exit(wa, 1 << 8);
+	sup_advance(5);
+	ck_assert_ptr_nonnull(wa = sup_worker("a"));
+	ck_assert_ptr_null(sup_take(wa, MSG_REQUEST));
+}
+END_TEST
+
+/*
+ * A session that ends while its upstream restarts: the new process is
+ * told nothing of a subscription it never had, and is not subscribed.
+ */
+START_TEST(test_sub_ends_starting)
+{
+	struct sup_client	*c1 = sup_session(NULL, NULL);
+	struct sup_worker	*w = sup_worker("a");
+	struct sup_frame	*f;
+
+	sup_post(c1, sub_fmt, "subscribe");
+	ck_assert_ptr_nonnull(f = sup_take(w, MSG_REQUEST));
+	sup_reply(w, f, "{}");
+	sup_manual("a");
+	sup_exit(w, 1 << 8);
+	sup_advance(5);
+	ck_assert_ptr_nonnull(w = sup_worker("a"));
+	sup_delete(c1);
+	sup_send(w, MSG_HELLO, 0, 0, 0, "{\"version\":1}");
+	sup_send(w, MSG_CATALOG, 0, 0, 0, "{\"resources\":[{\"uri\":"
+	    "\"mem://r\",\"name\":\"r\"}]}");
+	sup_send(w, MSG_STATUS, 0, 0, 0, "{\"state\":\"ready\","
+	    "\"capabilities\":{\"resources\":{\"subscribe\":true}}}");
+	ck_assert_ptr_null(sup_take(w, MSG_REQUEST));
+}
+END_TEST
+
 static void
 set_level(struct sup_client *cl, const char *level)
 {
@@ -424,6 +492,12 @@ route_suite(void)
 	tcase_add_test(tc, test_client_notify);
 	tcase_add_test(tc, test_http_refusals);
 	tcase_add_test(tc, test_legacy);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("moved");
+	tcase_add_checked_fixture(tc, setup_moved, teardown);
+	tcase_add_test(tc, test_sub_moved);
+	tcase_add_test(tc, test_sub_ends_starting);
 	suite_add_tcase(s, tc);
 	return (s);
 }
