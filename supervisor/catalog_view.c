@@ -717,8 +717,8 @@ view_rebuild_all(void)
 	session_walk_begin(&rebuild);
 }
 
-/* Drop a session's part of an upstream that goes; what waited for it
- * goes on without it. */
+/* Drop a session's part of an upstream that goes (never a pending one:
+ * view_upstream_down failed those when it was removed). */
 static void
 view_forget_one(struct session *s, void *arg)
 {
@@ -728,10 +728,6 @@ view_forget_one(struct session *s, void *arg)
 		return;
 	TAILQ_REMOVE(&s->parts, vp, entry);
 	view_part_free(vp);
-	if (!TAILQ_EMPTY(&s->waiting) && !view_pending(s)) {
-		view_update(s);
-		view_flush(s);
-	}
 }
 
 /*

@@ -389,8 +389,11 @@ route_named(struct req *r, enum catalog_kind kind, const char *const *path)
 }
 
 /* Read a request's URI parameter; answers the error itself. */
-char *
-route_get_uri(struct req *r, const char *const *path, struct upstream **up)
+/* route_get_uri, and held: a URI the session is subscribed to is its
+ * subscription's upstream, whatever the catalog and the ACL say now. */
+static char *
+route_uri_param(struct req *r, const char *const *path, struct upstream **up,
+    int held)
 {
 	struct session		*s = r->session;
 	const struct jrpc	*m = r->m;
@@ -413,6 +416,8 @@ route_get_uri(struct req *r, const char *const *path, struct upstream **up)
 		free(u);
 		return (NULL);
 	}
+	if (held && (*up = strmap_get(&s->subs, u)) != NULL)
+		return (u);
 	if ((*up = catalog_resource(view_catalog(s), u)) == NULL &&
 	    (*up = catalog_resource(catalog_global(), u)) != NULL &&
 	    route_part_failed(r, *up)) {
@@ -429,6 +434,18 @@ route_get_uri(struct req *r, const char *const *path, struct upstream **up)
 		return (NULL);
 	}
 	return (u);
+}
+
+char *
+route_get_uri(struct req *r, const char *const *path, struct upstream **up)
+{
+	return (route_uri_param(r, path, up, 0));
+}
+
+char *
+route_held_uri(struct req *r, const char *const *path, struct upstream **up)
+{
+	return (route_uri_param(r, path, up, 1));
 }
 
 void

@@ -135,7 +135,8 @@ route_subscription(struct req *r, int subscribe)
 	char		*u;
 	int		 shared;
 
-	if ((u = route_get_uri(r, path, &up)) == NULL)
+	if ((u = subscribe ? route_get_uri(r, path, &up) :
+	    route_held_uri(r, path, &up)) == NULL)
 		return;
 	shared = up->sc->isolation == ISOLATION_SHARED;
 	had = strmap_get(&s->subs, u);
@@ -372,7 +373,8 @@ route_sub_acquire(struct session *s, struct upstream *up, const char *uri)
 
 	strmap_del(&s->listen_subs, uri);
 	strmap_add(&s->listen_subs, uri, (void *)(n + 1));
-	if (n > 0 || strmap_get(&s->subs, uri) != NULL)
+	/* Held already (by another listen), unless its upstream went. */
+	if (strmap_get(&s->subs, uri) != NULL)
 		return;
 	route_subscribed(s, up, uri);
 	if (!shared || route_subcount(up, uri) == 1)
@@ -391,7 +393,9 @@ route_sub_release(struct session *s, struct upstream *up, const char *uri)
 		strmap_add(&s->listen_subs, uri, (void *)(n - 1));
 		return;
 	}
-	if (strmap_get(&s->subs, uri) != up)
+	/* Let go where it is held, which may not be where this listen
+	 * found the resource. */
+	if ((up = strmap_get(&s->subs, uri)) == NULL)
 		return;
 	strmap_del(&s->subs, uri);
 	if (up->sc->isolation != ISOLATION_SHARED) {

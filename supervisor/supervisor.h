@@ -1236,6 +1236,10 @@ void		 route_reject_data(struct req *, int code, const char *data,
 /* Read a request's URI parameter; answers the error itself. */
 char		*route_get_uri(struct req *, const char *const *path,
 		    struct upstream **);
+/* The same for letting go: a URI the session is subscribed to gives the
+ * upstream holding it, though it may list it no longer. */
+char		*route_held_uri(struct req *, const char *const *path,
+		    struct upstream **);
 /* Route r as the tools/call m (call_tool: m names the tool; r's stream,
  * record and session stay). */
 void		 route_tool_call(struct req *, const struct jrpc *m);

@@ -540,6 +540,41 @@ START_TEST(test_listen)
 }
 END_TEST
 
+/*
+ * A listen lets go where its session's subscription is held: the
+ * resource moved (a no longer lists it, c's template covers it) while
+ * two listens held it, and the last to close unsubscribes a.
+ */
+START_TEST(test_listen_moved)
+{
+	struct sup_resp		*l1, *l2;
+	struct sup_frame	*f;
+	static const char	 want[] = "\"notifications\":{"
+	    "\"resourceSubscriptions\":[\"mem://pub/x\"]}";
+
+	l1 = modern(T1, "subscriptions/listen", NULL, want, NULL, NULL);
+	ck_assert_int_eq(l1->status, 200);
+	ck_assert_ptr_nonnull(f = sup_take(sup_worker("a"), MSG_REQUEST));
+	ck_assert_ptr_nonnull(strstr(f->text, "resources/subscribe"));
+	sup_reply(sup_worker("a"), f, "{}");
+	sup_send(sup_worker("a"), MSG_CATALOG, 0, 0, 0, "{\"tools\":["
+	    TOOL("echo") "]}");
+	sup_send(sup_worker("c"), MSG_CATALOG, 0, 0, 0, "{\"tools\":["
+	    TOOL("echo") "],\"resourceTemplates\":[{\"uriTemplate\":"
+	    "\"mem://pub/{x}\",\"name\":\"m\"}]}");
+	l2 = modern(T1, "subscriptions/listen", NULL, want, NULL, NULL);
+	ck_assert_int_eq(l2->status, 200);
+	ck_assert_ptr_null(sup_take(sup_worker("c"), MSG_REQUEST));
+	sup_hangup(l1->conn);
+	ck_assert_ptr_null(sup_take(sup_worker("a"), MSG_REQUEST));
+	sup_hangup(l2->conn);
+	ck_assert_ptr_nonnull(f = sup_take(sup_worker("a"), MSG_REQUEST));
+	ck_assert_ptr_nonnull(strstr(f->text, "resources/unsubscribe"));
+	sup_reply(sup_worker("a"), f, "{}");
+	ck_assert_ptr_null(sup_take(sup_worker("c"), MSG_REQUEST));
+}
+END_TEST
+
 static Suite *
 modern_suite(void)
 {
@@ -562,6 +597,7 @@ modern_suite(void)
 	tcase_add_test(tc, test_parked_ttl);
 	tcase_add_test(tc, test_close_cancels);
 	tcase_add_test(tc, test_listen);
+	tcase_add_test(tc, test_listen_moved);
 	suite_add_tcase(s, tc);
 	return (s);
 }

@@ -39,7 +39,7 @@ static void
 setup_moved(void)
 {
 	sup_catalog("a", "{\"resources\":[{\"uri\":\"mem://r\","
-	    "\"name\":\"r\"}]}");
+	    "\"name\":\"r\"},{\"uri\":\"res://v\",\"name\":\"v\"}]}");
 	sup_catalog("b", "{\"resourceTemplates\":[{\"uriTemplate\":"
 	    "\"mem://{x}\",\"name\":\"m\"}]}");
 	sup_start(conf_two);
@@ -294,6 +294,33 @@ START_TEST(test_sub_moved)
 END_TEST
 
 /*
+ * A subscription to a resource nobody lists any more is let go all the
+ * same, at the upstream that holds it (not "not found").
+ */
+START_TEST(test_sub_vanished)
+{
+	struct sup_client	*c1 = sup_session(NULL, NULL);
+	struct sup_worker	*wa = sup_worker("a");
+	struct sup_frame	*f;
+	struct sup_resp		*r;
+	static const char	 sub[] = "{\"jsonrpc\":\"2.0\",\"id\":1,"
+	    "\"method\":\"resources/%s\",\"params\":{\"uri\":\"res://v\"}}";
+
+	sup_post(c1, sub, "subscribe");
+	ck_assert_ptr_nonnull(f = sup_take(wa, MSG_REQUEST));
+	sup_reply(wa, f, "{}");
+	sup_send(wa, MSG_CATALOG, 0, 0, 0, "{\"resources\":[]}");
+	r = sup_post(c1, sub, "unsubscribe");
+	ck_assert_ptr_nonnull(f = sup_take(wa, MSG_REQUEST));
+	ck_assert_ptr_nonnull(strstr(f->text, "resources/unsubscribe"));
+	sup_reply(wa, f, "{}");
+	ck_assert_result(sup_answer(r));
+	/* Not held: a URI nobody lists is unknown, as before. */
+	ck_assert_error(sup_rpc(c1, sub, "unsubscribe"), -32002);
+}
+END_TEST
+
+/*
  * A session that ends while its upstream restarts: the new process is
  * told nothing of a subscription it never had, and is not subscribed.
  */
@@ -497,6 +524,7 @@ route_suite(void)
 	tc = tcase_create("moved");
 	tcase_add_checked_fixture(tc, setup_moved, teardown);
 	tcase_add_test(tc, test_sub_moved);
+	tcase_add_test(tc, test_sub_vanished);
 	tcase_add_test(tc, test_sub_ends_starting);
 	suite_add_tcase(s, tc);
 	return (s);
