@@ -76,6 +76,21 @@ listen_flag(const char *p, struct jspan filter, const char *key, int *on)
 	return (0);
 }
 
+/* Has the session's token the scopes of an upstream (OAuth; a static
+ * token is not held to them)? */
+static int
+listen_scoped(struct session *s, struct upstream *up)
+{
+	json_t	*refusal;
+
+	if ((refusal = oauth_upstream_refusal(s, up)) == NULL)
+		return (1);
+	log_info("session %.8s: subscriptions/listen: a resource of upstream "
+	    "%s left out: the token lacks its scopes", s->id, up->sc->name);
+	json_decref(refusal);
+	return (0);
+}
+
 void
 listen_open(struct req *r)
 {
@@ -155,14 +170,17 @@ listen_open(struct req *r)
 			    sizeof uri)) < 0 || memchr(uri, '\0',
 			    (size_t)len) != NULL)
 				continue;
-			/* Honoured: a URI the client may read, once. */
+			/* Honoured: a URI the client may read, once, at an
+			 * upstream its token has the scopes of. */
 			if (n >= LISTEN_MAX_URIS ||
 			    (up = catalog_resource(view_catalog(s), uri)) ==
 			    NULL || acl_allows_uri(s, uri, &why) != 1 ||
-			    strmap_get(&l->uris, uri) != NULL)
+			    strmap_get(&l->uris, uri) != NULL ||
+			    !listen_scoped(s, up))
 				continue;
-			strmap_add(&l->uris, uri, up);
-			route_sub_acquire(s, up, uri);
+			/* Updates come from where the session holds it. */
+			strmap_add(&l->uris, uri, route_sub_acquire(s, up,
+			    uri));
 			if (!first)
 				evbuffer_add(ack, ",", 1);
 			jscan_add_string(ack, uri, strlen(uri));
@@ -243,7 +261,7 @@ listen_stream_gone(struct stream *st)
 	st->listen = NULL;
 	for (i = 0; i < l->uris.nbuckets; i++) {
 		for (e = l->uris.buckets[i]; e != NULL; e = e->next)
-			route_sub_release(l->session, e->value, e->key);
+			route_sub_release(l->session, e->key);
 	}
 	strmap_free(&l->uris);
 	TAILQ_REMOVE(&listens, l, entry);

@@ -388,9 +388,11 @@ route_named(struct req *r, enum catalog_kind kind, const char *const *path)
 		continuation_bind(p, r, exposed);
 }
 
-/* Read a request's URI parameter; answers the error itself. */
-/* route_get_uri, and held: a URI the session is subscribed to is its
- * subscription's upstream, whatever the catalog and the ACL say now. */
+/*
+ * Read a request's URI parameter and find its upstream; answers the error
+ * itself.  held: a URI the session is subscribed to is its subscription's
+ * upstream, whatever the catalog and the ACL say now.
+ */
 static char *
 route_uri_param(struct req *r, const char *const *path, struct upstream **up,
     int held)

@@ -365,26 +365,29 @@ route_sub_session_end(struct session *s)
  * listen to let go unsubscribes.  The subscription is in the session's
  * subs, so an upstream that restarts is subscribed again.
  */
-void
+struct upstream *
 route_sub_acquire(struct session *s, struct upstream *up, const char *uri)
 {
-	uintptr_t	n = (uintptr_t)strmap_get(&s->listen_subs, uri);
-	int		shared = up->sc->isolation == ISOLATION_SHARED;
+	uintptr_t	 n = (uintptr_t)strmap_get(&s->listen_subs, uri);
+	int		 shared = up->sc->isolation == ISOLATION_SHARED;
+	struct upstream	*had;
 
 	strmap_del(&s->listen_subs, uri);
 	strmap_add(&s->listen_subs, uri, (void *)(n + 1));
 	/* Held already (by another listen), unless its upstream went. */
-	if (strmap_get(&s->subs, uri) != NULL)
-		return;
+	if ((had = strmap_get(&s->subs, uri)) != NULL)
+		return (had);
 	route_subscribed(s, up, uri);
 	if (!shared || route_subcount(up, uri) == 1)
 		route_sub_tell(up, shared ? NULL : s, MCPM_SUBSCRIBE, uri);
+	return (up);
 }
 
 void
-route_sub_release(struct session *s, struct upstream *up, const char *uri)
+route_sub_release(struct session *s, const char *uri)
 {
-	uintptr_t	n = (uintptr_t)strmap_get(&s->listen_subs, uri);
+	uintptr_t	 n = (uintptr_t)strmap_get(&s->listen_subs, uri);
+	struct upstream	*up;
 
 	if (n == 0)
 		return;
@@ -393,8 +396,7 @@ route_sub_release(struct session *s, struct upstream *up, const char *uri)
 		strmap_add(&s->listen_subs, uri, (void *)(n - 1));
 		return;
 	}
-	/* Let go where it is held, which may not be where this listen
-	 * found the resource. */
+	/* Let go where it is held. */
 	if ((up = strmap_get(&s->subs, uri)) == NULL)
 		return;
 	strmap_del(&s->subs, uri);

@@ -1376,11 +1376,12 @@ void		 route_subscribers_each(struct upstream *, const char *uri,
 		    void (*)(struct session *, void *), void *);
 /* Release an ending session's subscriptions and level. */
 void		 route_sub_session_end(struct session *);
-/* Hold and let go of a subscription for a 2026-07-28 listen. */
-void		 route_sub_acquire(struct session *, struct upstream *,
+/* Hold a subscription for a 2026-07-28 listen, at the upstream that lists
+ * the URI unless the session holds it already: the upstream holding it
+ * (whose updates the listen hears); and let go of it. */
+struct upstream	*route_sub_acquire(struct session *, struct upstream *,
 		    const char *uri);
-void		 route_sub_release(struct session *, struct upstream *,
-		    const char *uri);
+void		 route_sub_release(struct session *, const char *uri);
 
 /* route_up.c: requests from upstreams to clients, by strategy. */
 /* A request from an upstream, waiting for a client's answer. */

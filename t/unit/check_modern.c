@@ -541,9 +541,10 @@ START_TEST(test_listen)
 END_TEST
 
 /*
- * A listen lets go where its session's subscription is held: the
- * resource moved (a no longer lists it, c's template covers it) while
- * two listens held it, and the last to close unsubscribes a.
+ * A listen hears and lets go where its session's subscription is held:
+ * the resource moved (a no longer lists it, c's template covers it)
+ * while two listens held it; the second hears a's updates, and the last
+ * to close unsubscribes a.
  */
 START_TEST(test_listen_moved)
 {
@@ -567,6 +568,11 @@ START_TEST(test_listen_moved)
 	ck_assert_ptr_null(sup_take(sup_worker("c"), MSG_REQUEST));
 	sup_hangup(l1->conn);
 	ck_assert_ptr_null(sup_take(sup_worker("a"), MSG_REQUEST));
+	/* l2 hears the holder's updates. */
+	sup_send(sup_worker("a"), MSG_NOTIFY, 0, 0, 0, "{\"jsonrpc\":\"2.0\","
+	    "\"method\":\"notifications/resources/updated\",\"params\":"
+	    "{\"uri\":\"mem://pub/x\"}}");
+	ck_assert_ptr_nonnull(sup_find(l2, "notifications/resources/updated"));
 	sup_hangup(l2->conn);
 	ck_assert_ptr_nonnull(f = sup_take(sup_worker("a"), MSG_REQUEST));
 	ck_assert_ptr_nonnull(strstr(f->text, "resources/unsubscribe"));

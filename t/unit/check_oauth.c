@@ -528,6 +528,49 @@ START_TEST(test_insufficient_scope)
 }
 END_TEST
 
+/*
+ * A 2026-07-28 subscriptions/listen honours a resource only at an
+ * upstream whose scopes the token has: b's is left out of the
+ * acknowledgment and b is not subscribed.
+ */
+START_TEST(test_listen_scopes)
+{
+	struct sup_resp		*r;
+	struct sup_frame	*f;
+	json_t			*ack;
+	char			*t = token("alice", "mcp"), h[4096];
+
+	sup_send(sup_worker("a"), MSG_CATALOG, 0, 0, 0, "{\"resources\":["
+	    "{\"uri\":\"mem://a\",\"name\":\"a\"}]}");
+	sup_send(sup_worker("b"), MSG_CATALOG, 0, 0, 0, "{\"resources\":["
+	    "{\"uri\":\"mem://b\",\"name\":\"b\"}]}");
+	snprintf(h, sizeof h, "Content-Type: application/json\r\n"
+	    "Accept: application/json, text/event-stream\r\n"
+	    "Authorization: Bearer %s\r\nMCP-Protocol-Version: 2026-07-28\r\n"
+	    "Mcp-Method: subscriptions/listen\r\n", t);
+	r = sup_http("POST", "/mcp", h, "{\"jsonrpc\":\"2.0\",\"id\":\"l1\","
+	    "\"method\":\"subscriptions/listen\",\"params\":{"
+	    "\"notifications\":{\"resourceSubscriptions\":[\"mem://a\","
+	    "\"mem://b\"]},\"_meta\":{"
+	    "\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","
+	    "\"io.modelcontextprotocol/clientCapabilities\":{}}}}");
+	ck_assert_int_eq(r->status, 200);
+	ck_assert_ptr_nonnull(ack = sup_find(r,
+	    "notifications/subscriptions/acknowledged"));
+	ck_assert_int_eq(sup_jlen(ack,
+	    "params.notifications.resourceSubscriptions"), 1);
+	ck_assert_jstr(ack, "params.notifications.resourceSubscriptions.0",
+	    "mem://a");
+	ck_assert_ptr_null(sup_take(sup_worker("b"), MSG_REQUEST));
+	ck_assert_ptr_nonnull(f = sup_take(sup_worker("a"), MSG_REQUEST));
+	sup_reply(sup_worker("a"), f, "{}");
+	sup_hangup(r->conn);
+	ck_assert_ptr_nonnull(f = sup_take(sup_worker("a"), MSG_REQUEST));
+	sup_reply(sup_worker("a"), f, "{}");
+	free(t);
+}
+END_TEST
+
 /* An upstream's scopes: a JSON-RPC error naming them, else forwarded. */
 START_TEST(test_upstream_scopes)
 {
@@ -911,6 +954,7 @@ oauth_suite(void)
 	tcase_add_test(tc, test_insufficient_scope);
 	tcase_add_test(tc, test_mapping);
 	tcase_add_test(tc, test_upstream_scopes);
+	tcase_add_test(tc, test_listen_scopes);
 	tcase_add_test(tc, test_unknown_kid);
 	tcase_add_test(tc, test_kid_flood);
 	tcase_add_test(tc, test_introspection);
