@@ -57,29 +57,12 @@ teardown(void)
 	sup_stop();
 }
 
-/*
- * POST a 2026-07-28 request: its method, Mcp-Name (or NULL), params
- * members before _meta (JSON text, "" for none), its capabilities, and
- * extra header lines.
- */
+/* POST a 2026-07-28 request at /mcp (sup_modern). */
 static struct sup_resp *
 modern(const char *token, const char *method, const char *name,
     const char *params, const char *caps, const char *more)
 {
-	char	h[1024], body[8192];
-
-	snprintf(h, sizeof h, "Content-Type: application/json\r\n"
-	    "Accept: application/json, text/event-stream\r\n"
-	    "Authorization: Bearer %s\r\nMCP-Protocol-Version: 2026-07-28\r\n"
-	    "Mcp-Method: %s\r\n%s%s%s%s", token, method, name != NULL ?
-	    "Mcp-Name: " : "", name != NULL ? name : "", name != NULL ?
-	    "\r\n" : "", more != NULL ? more : "");
-	snprintf(body, sizeof body, "{\"jsonrpc\":\"2.0\",\"id\":\"r1\","
-	    "\"method\":\"%s\",\"params\":{%s%s\"_meta\":{"
-	    "\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","
-	    "\"io.modelcontextprotocol/clientCapabilities\":%s}}}", method,
-	    params, params[0] != '\0' ? "," : "", caps != NULL ? caps : "{}");
-	return (sup_http("POST", "/mcp", h, body));
+	return (sup_modern("/mcp", token, method, name, params, caps, more));
 }
 
 /* The metrics as c1 reads them. */

@@ -538,22 +538,15 @@ START_TEST(test_listen_scopes)
 	struct sup_resp		*r;
 	struct sup_frame	*f;
 	json_t			*ack;
-	char			*t = token("alice", "mcp"), h[4096];
+	char			*t = token("alice", "mcp");
 
 	sup_send(sup_worker("a"), MSG_CATALOG, 0, 0, 0, "{\"resources\":["
 	    "{\"uri\":\"mem://a\",\"name\":\"a\"}]}");
 	sup_send(sup_worker("b"), MSG_CATALOG, 0, 0, 0, "{\"resources\":["
 	    "{\"uri\":\"mem://b\",\"name\":\"b\"}]}");
-	snprintf(h, sizeof h, "Content-Type: application/json\r\n"
-	    "Accept: application/json, text/event-stream\r\n"
-	    "Authorization: Bearer %s\r\nMCP-Protocol-Version: 2026-07-28\r\n"
-	    "Mcp-Method: subscriptions/listen\r\n", t);
-	r = sup_http("POST", "/mcp", h, "{\"jsonrpc\":\"2.0\",\"id\":\"l1\","
-	    "\"method\":\"subscriptions/listen\",\"params\":{"
+	r = sup_modern("/mcp", t, "subscriptions/listen", NULL,
 	    "\"notifications\":{\"resourceSubscriptions\":[\"mem://a\","
-	    "\"mem://b\"]},\"_meta\":{"
-	    "\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","
-	    "\"io.modelcontextprotocol/clientCapabilities\":{}}}}");
+	    "\"mem://b\"]}", NULL, NULL);
 	ck_assert_int_eq(r->status, 200);
 	ck_assert_ptr_nonnull(ack = sup_find(r,
 	    "notifications/subscriptions/acknowledged"));

@@ -294,17 +294,10 @@ END_TEST
 START_TEST(test_listen_expires)
 {
 	struct sup_resp	*r;
-	char		*t = token(LIFE), h[4096];
+	char		*t = token(LIFE);
 
-	snprintf(h, sizeof h, "Content-Type: application/json\r\n"
-	    "Accept: application/json, text/event-stream\r\n"
-	    "Authorization: Bearer %s\r\nMCP-Protocol-Version: 2026-07-28\r\n"
-	    "Mcp-Method: subscriptions/listen\r\n", t);
-	r = sup_http("POST", "/mcp", h, "{\"jsonrpc\":\"2.0\",\"id\":\"l1\","
-	    "\"method\":\"subscriptions/listen\",\"params\":{"
-	    "\"notifications\":{\"toolsListChanged\":true},\"_meta\":{"
-	    "\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","
-	    "\"io.modelcontextprotocol/clientCapabilities\":{}}}}");
+	r = sup_modern("/mcp", t, "subscriptions/listen", NULL,
+	    "\"notifications\":{\"toolsListChanged\":true}", NULL, NULL);
 	ck_assert_int_eq(r->status, 200);
 	ck_assert_ptr_nonnull(sup_find(r,
 	    "notifications/subscriptions/acknowledged"));

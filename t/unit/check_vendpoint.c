@@ -323,26 +323,13 @@ START_TEST(test_modern)
 }
 END_TEST
 
-/* POST a 2026-07-28 request at a path: method, Mcp-Name (or NULL), the
- * params' members before _meta ("" for none). */
+/* POST a 2026-07-28 request at a path (sup_modern). */
 static struct sup_resp *
 modern_at(const char *path, const char *method, const char *name,
     const char *params)
 {
-	char	h[1024], body[4096];
-
-	snprintf(h, sizeof h, "Content-Type: application/json\r\n"
-	    "Accept: application/json, text/event-stream\r\n"
-	    "Authorization: Bearer " TOKEN_ANY "\r\n"
-	    "MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: %s\r\n%s%s%s",
-	    method, name != NULL ? "Mcp-Name: " : "", name != NULL ? name : "",
-	    name != NULL ? "\r\n" : "");
-	snprintf(body, sizeof body, "{\"jsonrpc\":\"2.0\",\"id\":\"r1\","
-	    "\"method\":\"%s\",\"params\":{%s%s\"_meta\":{"
-	    "\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","
-	    "\"io.modelcontextprotocol/clientCapabilities\":{}}}}", method,
-	    params, params[0] != '\0' ? "," : "");
-	return (sup_http("POST", path, h, body));
+	return (sup_modern(path, TOKEN_ANY, method, name, params, NULL,
+	    NULL));
 }
 
 /* server/discover and subscriptions/listen at an endpoint: its URIs, its

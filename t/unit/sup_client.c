@@ -607,6 +607,30 @@ client_vpost(struct sup_client *cl, const char *more, int run,
 }
 
 struct sup_resp *
+sup_modern(const char *path, const char *token, const char *method,
+    const char *name, const char *params, const char *caps, const char *more)
+{
+	struct sup_resp	*r;
+	char		*h, *body;
+
+	xasprintf(&h, "Content-Type: application/json\r\n"
+	    "Accept: application/json, text/event-stream\r\n"
+	    "Authorization: Bearer %s\r\nMCP-Protocol-Version: 2026-07-28\r\n"
+	    "Mcp-Method: %s\r\n%s%s%s%s", token, method, name != NULL ?
+	    "Mcp-Name: " : "", name != NULL ? name : "", name != NULL ?
+	    "\r\n" : "", more != NULL ? more : "");
+	xasprintf(&body, "{\"jsonrpc\":\"2.0\",\"id\":\"r1\","
+	    "\"method\":\"%s\",\"params\":{%s%s\"_meta\":{"
+	    "\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","
+	    "\"io.modelcontextprotocol/clientCapabilities\":%s}}}", method,
+	    params, params[0] != '\0' ? "," : "", caps != NULL ? caps : "{}");
+	r = sup_http("POST", path, h, body);
+	free(h);
+	free(body);
+	return (r);
+}
+
+struct sup_resp *
 sup_post(struct sup_client *cl, const char *fmt, ...)
 {
 	struct sup_resp	*r;

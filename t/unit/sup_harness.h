@@ -255,6 +255,15 @@ struct sup_resp	*sup_initialize(struct sup_client *, const char *params);
 /* A client with a session: initialized and initialized-notified, with
  * capabilities caps (JSON text, or NULL for {}); dies if refused. */
 struct sup_client *sup_session(const char *token, const char *caps);
+/*
+ * POST a 2026-07-28 request (id "r1") at a path with a bearer token: its
+ * method, Mcp-Name (or NULL), params members before _meta (JSON text, ""
+ * for none), its capabilities (NULL for {}) and extra header lines (or
+ * NULL).
+ */
+struct sup_resp	*sup_modern(const char *path, const char *token,
+		    const char *method, const char *name, const char *params,
+		    const char *caps, const char *more);
 /* POST one message (formatted) with the client's headers. */
 struct sup_resp	*sup_post(struct sup_client *, const char *fmt, ...)
 	    __attribute__((format(printf, 2, 3)));
