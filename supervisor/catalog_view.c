@@ -126,10 +126,24 @@ view_free(struct view *v)
 	free(v);
 }
 
+/* Add a session's part of an upstream, counted there. */
+static struct view_part *
+view_part_new(struct session *s, struct upstream *up)
+{
+	struct view_part	*vp;
+
+	vp = xcalloc(1, sizeof *vp);
+	vp->up = up;
+	up->nparts++;
+	TAILQ_INSERT_TAIL(&s->parts, vp, entry);
+	return (vp);
+}
+
 /* Free a part (off its session's list). */
 static void
 view_part_free(struct view_part *vp)
 {
+	vp->up->nparts--;
 	json_decref(vp->catalog);
 	free(vp->error);
 	free(vp->data);
@@ -473,11 +487,8 @@ view_parts(struct session *s, int retry)
 		up = upstreams[i];
 		if (!view_per_session(up))
 			continue;
-		if ((vp = view_find_part(s, up)) == NULL) {
-			vp = xcalloc(1, sizeof *vp);
-			vp->up = up;
-			TAILQ_INSERT_TAIL(&s->parts, vp, entry);
-		}
+		if ((vp = view_find_part(s, up)) == NULL)
+			vp = view_part_new(s, up);
 		/* A failed part is asked again by a list, or once its
 		 * upstream restarted. */
 		if (vp->state == PART_FAILED && up->state == UPSTREAM_READY &&
@@ -625,11 +636,8 @@ view_part(struct upstream *up, uint32_t session, json_t *msg)
 
 	if ((s = session_by_no(session)) == NULL || !view_per_session(up))
 		return;
-	if ((vp = view_find_part(s, up)) == NULL) {
-		vp = xcalloc(1, sizeof *vp);
-		vp->up = up;
-		TAILQ_INSERT_TAIL(&s->parts, vp, entry);
-	}
+	if ((vp = view_find_part(s, up)) == NULL)
+		vp = view_part_new(s, up);
 	if (json_unpack(msg, "{s:s}", "error", &error) == 0) {
 		if (vp->state == PART_HAVE)
 			return;	/* keep what its last instance listed */
@@ -695,7 +703,9 @@ view_down_one(struct session *s, void *arg)
 void
 view_upstream_down(struct upstream *up)
 {
-	session_foreach(view_down_one, up);
+	/* No session has a part of it: no walk (a shared upstream). */
+	if (up->nparts > 0)
+		session_foreach(view_down_one, up);
 }
 
 /* Bring one session's view up to date (the shared parts changed). */
@@ -742,7 +752,8 @@ view_upstream_gone(struct upstream *up)
 	if (views_ready && rebuild.busy)
 		session_walk_finish(&rebuild);
 	/* Parts come before any view, and pending ones are not stale. */
-	session_foreach(view_forget_one, up);
+	if (up->nparts > 0)
+		session_foreach(view_forget_one, up);
 }
 
 struct catalog *

@@ -56,6 +56,8 @@ route_hook(struct pending *p, struct evbuffer *payload)
 		return;
 	if (p->hook == HOOK_SUBSCRIBE)
 		route_subscribed(p->session, p->up, p->uri);
+	else if (p->hook == HOOK_WITHDRAWN)
+		route_sub_undo(p);
 }
 
 /* Give the answer to a call of the gateway's own to its callback. */

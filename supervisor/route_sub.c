@@ -121,6 +121,56 @@ route_subscribed(struct session *s, struct upstream *up, const char *uri)
 }
 
 /*
+ * An unsubscribe for a URI the session is still subscribing to: its
+ * subscribe is withdrawn (route_sub_undo once it is answered).  The
+ * session's requests in flight are bounded.
+ */
+static void
+route_withdraw(struct session *s, const char *uri)
+{
+	struct pending	*p;
+
+	TAILQ_FOREACH(p, &s->pending, session_entry) {
+		if (p->hook == HOOK_SUBSCRIBE && strcmp(p->uri, uri) == 0)
+			p->hook = HOOK_WITHDRAWN;
+	}
+}
+
+/* Is a subscribe to a URI on its way to an upstream (for a session, or
+ * for anyone with NULL), but for the one given? */
+static int
+route_subscribing(struct upstream *up, struct session *s, const char *uri,
+    const struct pending *but)
+{
+	struct pending	*p;
+
+	TAILQ_FOREACH(p, &up->pending, up_entry) {
+		if (p != but && p->hook == HOOK_SUBSCRIBE &&
+		    (s == NULL || p->session == s) &&
+		    strcmp(p->uri, uri) == 0)
+			return (1);
+	}
+	return (0);
+}
+
+void
+route_sub_undo(struct pending *p)
+{
+	struct upstream	*up = p->up;
+	struct session	*s = p->session;
+
+	if (up->sc->isolation != ISOLATION_SHARED) {
+		if (strmap_get(&s->subs, p->uri) != up &&
+		    !route_subscribing(up, s, p->uri, p))
+			route_sub_tell(up, s, MCPM_UNSUBSCRIBE, p->uri);
+		return;
+	}
+	if (route_subcount(up, p->uri) == 0 &&
+	    !route_subscribing(up, NULL, p->uri, p))
+		route_sub_tell(up, NULL, MCPM_UNSUBSCRIBE, p->uri);
+}
+
+/*
  * resources/subscribe and unsubscribe.  A shared upstream holds one
  * subscription per URI for all sessions: the first subscriber subscribes
  * it and the last one to leave unsubscribes it.
@@ -149,6 +199,7 @@ route_subscription(struct req *r, int subscribe)
 		}
 	} else {
 		if (had == NULL) {
+			route_withdraw(s, u);
 			route_result(r, "{}", 2);
 			free(u);
 			return;
@@ -257,6 +308,12 @@ route_set_level(struct req *r)
 	}
 }
 
+/* A URI's subscription at an upstream, to forget. */
+struct forget {
+	struct upstream	*up;
+	const char	*uri;
+};
+
 /* Drop one session's subscriptions at an upstream. */
 static void
 route_forget_one(struct session *s, void *arg)
@@ -273,10 +330,42 @@ route_forget_one(struct session *s, void *arg)
 	}
 }
 
+/* Drop one subscriber's subscription to a URI at an upstream. */
+static void
+route_forget_sub(struct session *s, void *arg)
+{
+	const struct forget	*f = arg;
+
+	if (strmap_get(&s->subs, f->uri) == f->up)
+		strmap_del(&s->subs, f->uri);
+}
+
+/*
+ * An upstream is removed: its sessions' subscriptions end.  A shared
+ * upstream's subscribers are known by URI, so this walks them, not every
+ * session, unless its sets are not whole yet (it became shared by a
+ * reload and has not been ready since).
+ */
 void
 route_forget_upstream(struct upstream *up)
 {
-	session_foreach(route_forget_one, up);
+	struct forget		 f;
+	struct strmap_entry	*e;
+	size_t			 i;
+
+	if (up->sc->isolation != ISOLATION_SHARED || !up->subs_whole) {
+		session_foreach(route_forget_one, up);
+		return;
+	}
+	/* Only the sessions' records change, not the sets. */
+	f.up = up;
+	for (i = 0; i < up->subs.nbuckets; i++) {
+		for (e = up->subs.buckets[i]; e != NULL; e = e->next) {
+			f.uri = e->key;
+			route_subscribers_each(up, e->key, route_forget_sub,
+			    &f);
+		}
+	}
 }
 
 /* Drop one subscription of an ending session. */

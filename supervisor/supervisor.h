@@ -1274,6 +1274,8 @@ typedef void	(*route_call_cb)(struct pending *, const struct jrpc *,
 enum pending_hook {
 	HOOK_NONE = 0,
 	HOOK_SUBSCRIBE,		/* record the subscription on success */
+	HOOK_WITHDRAWN,		/* a subscribe its session unsubscribed
+				   before the answer: undo on success */
 	HOOK_UNSUBSCRIBE
 };
 
@@ -1364,6 +1366,8 @@ void		 route_forget_upstream(struct upstream *);
 void		 route_subscription(struct req *, int subscribe);
 void		 route_subscribed(struct session *, struct upstream *,
 		    const char *uri);
+/* A withdrawn subscribe succeeded: let go at the upstream, unless held. */
+void		 route_sub_undo(struct pending *);
 void		 route_set_level(struct req *);
 void		 route_forward_level(struct upstream *, struct session *);
 /* A restarted upstream: renew subscriptions and log levels. */
@@ -1858,6 +1862,8 @@ struct upstream {
 	struct budget		 budget;	/* of its llm: links */
 	int			 era_fallback;	/* went away during the era
 						   probe: start as "2025" */
+	unsigned int		 nparts;	/* sessions' view parts of it
+						   (catalog_view.c) */
 	struct uplimit		 limit;		/* limit.c */
 	struct breaker		 breaker;	/* breaker.c */
 	struct uplogin		 login;		/* uplogin.c */

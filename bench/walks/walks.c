@@ -38,6 +38,7 @@
 #include "sup_priv.h"
 
 #define TURNS_MAX	1000000
+#define RELOAD_TURNS	2000	/* turns timed after a reload */
 #define NSCRAPES	20
 
 /* What a walk cost: the trigger, then the turns until it was done. */
@@ -221,13 +222,26 @@ opens_done(void *arg)
 	return (a->told == a->n);
 }
 
+/* Count down turns. */
+static int
+turns_done(void *arg)
+{
+	unsigned int	*left = arg;
+
+	return ((*left)-- == 0);
+}
+
+enum opens_mode { OPENS, OPENS_CRASH, OPENS_RELOAD };
+
 static void
-walk_opens(int n)
+walk_opens(int n, enum opens_mode mode)
 {
 	struct opens_arg	 a;
 	struct session		**v;
 	struct cost		 c;
-	char			 conf[512];
+	char			 conf[512], conf2[512];
+	unsigned int		 left;
+	double			 t;
 
 	snprintf(conf, sizeof conf, SUP_BASE "max_sessions = %d;\n"
 	    "servers = ( { name = \"q\"; transport = \"stdio\"; "
@@ -244,7 +258,36 @@ walk_opens(int n)
 	    "\"capabilities\":{\"tools\":{}}}");
 	c.trigger_ms = 0;
 	turns_until(&c, opens_done, &a);
-	print_cost("opens", n, &c, "");
+	if (mode == OPENS)
+		print_cost("opens", n, &c, "");
+	else if (mode == OPENS_CRASH) {
+		/* The worker dies: what failing it costs, and its start. */
+		t = now_ms_f();
+		sup_exit(a.w, 1 << 8);
+		c.trigger_ms = now_ms_f() - t;
+		c.turns = 0;
+		c.longest_ms = c.total_ms = 0;
+		print_cost("crash", n, &c, "");
+	} else if (mode == OPENS_RELOAD) {
+		/* A reload adds an upstream, then removes it. */
+		snprintf(conf2, sizeof conf2, SUP_BASE "max_sessions = %d;\n"
+		    "servers = ( { name = \"q\"; transport = \"stdio\"; "
+		    "command = [ \"true\" ]; },\n  { name = \"r\"; "
+		    "transport = \"stdio\"; command = [ \"true\" ]; } );\n",
+		    n + 1);
+		left = RELOAD_TURNS;
+		t = now_ms_f();
+		json_decref(sup_reloadq(conf2));
+		c.trigger_ms = now_ms_f() - t;
+		turns_until(&c, turns_done, &left);
+		print_cost("reload-add", n, &c, "");
+		t = now_ms_f();
+		json_decref(sup_reloadq(conf));
+		c.trigger_ms = now_ms_f() - t;
+		left = RELOAD_TURNS;
+		turns_until(&c, turns_done, &left);
+		print_cost("reload-remove", n, &c, "");
+	}
 	free(v);
 	sup_stop();
 }
@@ -301,7 +344,11 @@ main(int argc, char **argv)
 	if (strcmp(argv[1], "views") == 0)
 		walk_views(n, argc > 3 ? atoi(argv[3]) : 20);
 	else if (strcmp(argv[1], "opens") == 0)
-		walk_opens(n);
+		walk_opens(n, OPENS);
+	else if (strcmp(argv[1], "crash") == 0)
+		walk_opens(n, OPENS_CRASH);
+	else if (strcmp(argv[1], "reload") == 0)
+		walk_opens(n, OPENS_RELOAD);
 	else if (strcmp(argv[1], "scrape") == 0)
 		walk_scrape(n);
 	else {

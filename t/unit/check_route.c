@@ -347,6 +347,94 @@ START_TEST(test_sub_ends_starting)
 }
 END_TEST
 
+/*
+ * An unsubscribe that comes before its subscribe's answer withdraws the
+ * subscribe: the session is not subscribed, and once the upstream says
+ * yes it is told to let go (unless another subscribe is on its way).
+ */
+START_TEST(test_sub_withdrawn)
+{
+	struct sup_client	*c1 = sup_session(NULL, NULL);
+	struct sup_client	*c2 = sup_session(NULL, NULL);
+	struct sup_worker	*w = sup_worker("a");
+	struct sup_frame	*f, *f2;
+	struct sup_resp		*g1;
+
+	g1 = sup_get(c1, NULL);
+	sup_post(c1, sub_fmt, "subscribe");
+	ck_assert_ptr_nonnull(f = sup_take(w, MSG_REQUEST));
+	ck_assert_result(sup_rpc(c1, sub_fmt, "unsubscribe"));
+	ck_assert_ptr_null(sup_take(w, MSG_REQUEST));
+	sup_reply(w, f, "{}");
+	ck_assert_ptr_nonnull(f = sup_take(w, MSG_REQUEST));
+	ck_assert_ptr_nonnull(strstr(f->text, "resources/unsubscribe"));
+	sup_reply(w, f, "{}");
+	sup_send(w, MSG_NOTIFY, 0, 0, 0, "{\"jsonrpc\":\"2.0\",\"method\":"
+	    "\"notifications/resources/updated\",\"params\":{\"uri\":"
+	    "\"mem://r\"}}");
+	ck_assert_ptr_null(sup_find(g1, "notifications/resources/updated"));
+	/* Nor renewed at a restart. */
+	sup_exit(w, 1 << 8);
+	sup_advance(5);
+	ck_assert_ptr_nonnull(w = sup_worker("a"));
+	ck_assert_ptr_null(sup_take(w, MSG_REQUEST));
+
+	/* Another session's subscribe on its way keeps the subscription. */
+	sup_post(c1, sub_fmt, "subscribe");
+	ck_assert_ptr_nonnull(f = sup_take(w, MSG_REQUEST));
+	sup_post(c2, sub_fmt, "subscribe");
+	ck_assert_ptr_nonnull(f2 = sup_take(w, MSG_REQUEST));
+	ck_assert_result(sup_rpc(c1, sub_fmt, "unsubscribe"));
+	sup_reply(w, f, "{}");
+	ck_assert_ptr_null(sup_take(w, MSG_REQUEST));
+	sup_reply(w, f2, "{}");
+	ck_assert_ptr_null(sup_take(w, MSG_REQUEST));
+	/* c2 is the one subscriber: its leaving lets go. */
+	sup_post(c2, sub_fmt, "unsubscribe");
+	ck_assert_ptr_nonnull(f = sup_take(w, MSG_REQUEST));
+	ck_assert_ptr_nonnull(strstr(f->text, "resources/unsubscribe"));
+}
+END_TEST
+
+/*
+ * A reload removes the upstream that holds a subscription: its
+ * subscribers' records go with it (by its sets, not a walk), so that a
+ * new subscribe goes to the resource's upstream now (under ASan, the
+ * records named the freed upstream).
+ */
+START_TEST(test_sub_removed)
+{
+	static const char	 conf_b[] = SUP_BASE
+	    "servers = (\n"
+	    "  { name = \"b\"; transport = \"stdio\"; command = "
+	    "[ \"true\" ]; }\n);\n";
+	struct sup_client	*c1 = sup_session(NULL, NULL);
+	struct sup_client	*c2 = sup_session(NULL, NULL);
+	struct sup_worker	*wa = sup_worker("a"), *wb = sup_worker("b");
+	struct sup_frame	*f;
+
+	sup_post(c1, sub_fmt, "subscribe");
+	ck_assert_ptr_nonnull(f = sup_take(wa, MSG_REQUEST));
+	sup_reply(wa, f, "{}");
+	ck_assert_result(sup_rpc(c2, sub_fmt, "subscribe"));
+	sup_exit(wa, 1 << 8);
+	json_decref(sup_reloadq(conf_b));
+	ck_assert_ptr_null(upstream_find("a"));
+	sup_run();
+	sup_post(c1, sub_fmt, "subscribe");
+	ck_assert_ptr_nonnull(f = sup_take(wb, MSG_REQUEST));
+	ck_assert_ptr_nonnull(strstr(f->text, "resources/subscribe"));
+	sup_reply(wb, f, "{}");
+	/* c2 holds nothing now: its unsubscribe asks nobody. */
+	ck_assert_result(sup_rpc(c2, sub_fmt, "unsubscribe"));
+	ck_assert_ptr_null(sup_take(wb, MSG_REQUEST));
+	sup_post(c1, sub_fmt, "unsubscribe");
+	ck_assert_ptr_nonnull(f = sup_take(wb, MSG_REQUEST));
+	ck_assert_ptr_nonnull(strstr(f->text, "resources/unsubscribe"));
+	sup_reply(wb, f, "{}");
+}
+END_TEST
+
 static void
 set_level(struct sup_client *cl, const char *level)
 {
@@ -526,6 +614,8 @@ route_suite(void)
 	tcase_add_test(tc, test_sub_moved);
 	tcase_add_test(tc, test_sub_vanished);
 	tcase_add_test(tc, test_sub_ends_starting);
+	tcase_add_test(tc, test_sub_withdrawn);
+	tcase_add_test(tc, test_sub_removed);
 	suite_add_tcase(s, tc);
 	return (s);
 }
