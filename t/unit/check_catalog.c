@@ -321,6 +321,41 @@ START_TEST(test_view_per_session)
 }
 END_TEST
 
+/*
+ * A session's instance: an unsubscribe before the subscribe's answer
+ * withdraws it, and the instance is told to let go once it said yes.
+ */
+START_TEST(test_view_sub_withdrawn)
+{
+	struct sup_client	*c1 = sup_session(NULL, NULL);
+	struct sup_worker	*w = sup_worker("p");
+	struct sup_resp		*l;
+	struct sup_frame	*f, *fs;
+	static const char	 sub[] = "{\"jsonrpc\":\"2.0\",\"id\":1,"
+	    "\"method\":\"resources/%s\",\"params\":{\"uri\":\"mine://r\"}}";
+
+	l = sup_post(c1, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	    "\"resources/list\"}");
+	ck_assert_ptr_nonnull(f = sup_take(w, MSG_SESSION_CATALOG));
+	sup_send(w, MSG_CATALOG, 0, f->session, 0, "{\"resources\":[{"
+	    "\"uri\":\"mine://r\",\"name\":\"r\"}]}");
+	ck_assert(l->done);
+	sup_post(c1, sub, "subscribe");
+	ck_assert_ptr_nonnull(fs = sup_take(w, MSG_REQUEST));
+	ck_assert_uint_eq(fs->session, f->session);
+	ck_assert_result(sup_rpc(c1, sub, "unsubscribe"));
+	ck_assert_ptr_null(sup_take(w, MSG_REQUEST));
+	sup_reply(w, fs, "{}");
+	ck_assert_ptr_nonnull(fs = sup_take(w, MSG_REQUEST));
+	ck_assert_ptr_nonnull(strstr(fs->text, "resources/unsubscribe"));
+	ck_assert_uint_eq(fs->session, f->session);
+	sup_reply(w, fs, "{}");
+	/* Not held: a second unsubscribe asks nobody. */
+	ck_assert_result(sup_rpc(c1, sub, "unsubscribe"));
+	ck_assert_ptr_null(sup_take(w, MSG_REQUEST));
+}
+END_TEST
+
 /* Make n sessions with views: the first's instance lists "other", the
  * rest "mine"; each with its standalone stream. */
 static void
@@ -590,6 +625,7 @@ catalog_suite(void)
 	tcase_add_test(tc, test_view_timeout);
 	tcase_add_test(tc, test_unknown_method_not_held);
 	tcase_add_test(tc, test_view_part_error);
+	tcase_add_test(tc, test_view_sub_withdrawn);
 	tcase_add_test(tc, test_view_rebuild_sliced);
 	tcase_add_test(tc, test_view_reload_removed);
 	tcase_add_test(tc, test_view_reload_freed);
