@@ -418,7 +418,9 @@ route_uri_param(struct req *r, const char *const *path, struct upstream **up,
 		free(u);
 		return (NULL);
 	}
-	if (held && (*up = strmap_get(&s->subs, u)) != NULL)
+	/* Held, or on its way: a subscribe in flight can be withdrawn. */
+	if (held && ((*up = strmap_get(&s->subs, u)) != NULL ||
+	    (*up = route_sub_inflight(s, u)) != NULL))
 		return (u);
 	if ((*up = catalog_resource(view_catalog(s), u)) == NULL &&
 	    (*up = catalog_resource(catalog_global(), u)) != NULL &&

@@ -136,6 +136,18 @@ route_withdraw(struct session *s, const char *uri)
 	}
 }
 
+struct upstream *
+route_sub_inflight(struct session *s, const char *uri)
+{
+	struct pending	*p;
+
+	TAILQ_FOREACH(p, &s->pending, session_entry) {
+		if (p->hook == HOOK_SUBSCRIBE && strcmp(p->uri, uri) == 0)
+			return (p->up);
+	}
+	return (NULL);
+}
+
 /* Is a subscribe to a URI on its way to an upstream (for a session, or
  * for anyone with NULL), but for the one given? */
 static int
@@ -198,8 +210,9 @@ route_subscription(struct req *r, int subscribe)
 			return;
 		}
 	} else {
+		/* Its subscribes still on their way are withdrawn too. */
+		route_withdraw(s, u);
 		if (had == NULL) {
-			route_withdraw(s, u);
 			route_result(r, "{}", 2);
 			free(u);
 			return;

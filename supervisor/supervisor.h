@@ -1368,6 +1368,8 @@ void		 route_subscribed(struct session *, struct upstream *,
 		    const char *uri);
 /* A withdrawn subscribe succeeded: let go at the upstream, unless held. */
 void		 route_sub_undo(struct pending *);
+/* The upstream a session's subscribe to a URI is on its way to, or NULL. */
+struct upstream	*route_sub_inflight(struct session *, const char *uri);
 void		 route_set_level(struct req *);
 void		 route_forward_level(struct upstream *, struct session *);
 /* A restarted upstream: renew subscriptions and log levels. */

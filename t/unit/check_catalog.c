@@ -322,6 +322,27 @@ START_TEST(test_view_per_session)
 END_TEST
 
 /*
+ * The per-session worker dies while a session's first list waits for its
+ * part: the list is answered without it (its part is counted at the
+ * upstream, so the failure looks for it).
+ */
+START_TEST(test_view_part_down)
+{
+	struct sup_client	*c1 = sup_session(NULL, NULL);
+	struct sup_worker	*w = sup_worker("p");
+	struct sup_resp		*l;
+
+	l = sup_post(c1, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	    "\"tools/list\"}");
+	ck_assert_ptr_nonnull(sup_take(w, MSG_SESSION_CATALOG));
+	ck_assert(!l->done);
+	sup_exit(w, 1 << 8);
+	ck_assert(l->done);
+	ck_assert_jstr(sup_answer(l), "result.tools.0.name", "a__echo");
+}
+END_TEST
+
+/*
  * A session's instance: an unsubscribe before the subscribe's answer
  * withdraws it, and the instance is told to let go once it said yes.
  */
@@ -330,7 +351,8 @@ START_TEST(test_view_sub_withdrawn)
 	struct sup_client	*c1 = sup_session(NULL, NULL);
 	struct sup_worker	*w = sup_worker("p");
 	struct sup_resp		*l;
-	struct sup_frame	*f, *fs;
+	struct sup_frame	*f, *fs, *fs2;
+	int			 i;
 	static const char	 sub[] = "{\"jsonrpc\":\"2.0\",\"id\":1,"
 	    "\"method\":\"resources/%s\",\"params\":{\"uri\":\"mine://r\"}}";
 
@@ -353,6 +375,23 @@ START_TEST(test_view_sub_withdrawn)
 	/* Not held: a second unsubscribe asks nobody. */
 	ck_assert_result(sup_rpc(c1, sub, "unsubscribe"));
 	ck_assert_ptr_null(sup_take(w, MSG_REQUEST));
+
+	/* Subscribed again meanwhile: kept, whichever yes comes first. */
+	for (i = 0; i < 2; i++) {
+		sup_post(c1, sub, "subscribe");
+		ck_assert_ptr_nonnull(fs = sup_take(w, MSG_REQUEST));
+		ck_assert_result(sup_rpc(c1, sub, "unsubscribe"));
+		sup_post(c1, sub, "subscribe");
+		ck_assert_ptr_nonnull(fs2 = sup_take(w, MSG_REQUEST));
+		sup_reply(w, i == 0 ? fs : fs2, "{}");
+		sup_reply(w, i == 0 ? fs2 : fs, "{}");
+		ck_assert_ptr_null(sup_take(w, MSG_REQUEST));
+		sup_post(c1, sub, "unsubscribe");
+		ck_assert_ptr_nonnull(fs = sup_take(w, MSG_REQUEST));
+		ck_assert_ptr_nonnull(strstr(fs->text,
+		    "resources/unsubscribe"));
+		sup_reply(w, fs, "{}");
+	}
 }
 END_TEST
 
@@ -626,6 +665,7 @@ catalog_suite(void)
 	tcase_add_test(tc, test_unknown_method_not_held);
 	tcase_add_test(tc, test_view_part_error);
 	tcase_add_test(tc, test_view_sub_withdrawn);
+	tcase_add_test(tc, test_view_part_down);
 	tcase_add_test(tc, test_view_rebuild_sliced);
 	tcase_add_test(tc, test_view_reload_removed);
 	tcase_add_test(tc, test_view_reload_freed);

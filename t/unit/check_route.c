@@ -393,14 +393,113 @@ START_TEST(test_sub_withdrawn)
 	sup_post(c2, sub_fmt, "unsubscribe");
 	ck_assert_ptr_nonnull(f = sup_take(w, MSG_REQUEST));
 	ck_assert_ptr_nonnull(strstr(f->text, "resources/unsubscribe"));
+	sup_reply(w, f, "{}");
+
+	/* Nor one that another session holds by the time it is answered. */
+	sup_post(c1, sub_fmt, "subscribe");
+	ck_assert_ptr_nonnull(f = sup_take(w, MSG_REQUEST));
+	sup_post(c2, sub_fmt, "subscribe");
+	ck_assert_ptr_nonnull(f2 = sup_take(w, MSG_REQUEST));
+	ck_assert_result(sup_rpc(c1, sub_fmt, "unsubscribe"));
+	sup_reply(w, f2, "{}");
+	sup_reply(w, f, "{}");
+	ck_assert_ptr_null(sup_take(w, MSG_REQUEST));
+	sup_post(c2, sub_fmt, "unsubscribe");
+	ck_assert_ptr_nonnull(f = sup_take(w, MSG_REQUEST));
+	ck_assert_ptr_nonnull(strstr(f->text, "resources/unsubscribe"));
+	sup_reply(w, f, "{}");
+}
+END_TEST
+
+/*
+ * A session's second subscribe is still on its way when it unsubscribes
+ * (it held the URI by the first): the second is withdrawn too, alone and
+ * with another session holding the URI.
+ */
+START_TEST(test_sub_withdrawn_second)
+{
+	struct sup_client	*c1 = sup_session(NULL, NULL);
+	struct sup_client	*c2 = sup_session(NULL, NULL);
+	struct sup_worker	*w = sup_worker("a");
+	struct sup_frame	*f1, *f2, *f;
+	struct sup_resp		*g1;
+
+	g1 = sup_get(c1, NULL);
+	sup_post(c1, sub_fmt, "subscribe");
+	ck_assert_ptr_nonnull(f1 = sup_take(w, MSG_REQUEST));
+	sup_post(c1, sub_fmt, "subscribe");
+	ck_assert_ptr_nonnull(f2 = sup_take(w, MSG_REQUEST));
+	sup_reply(w, f1, "{}");
+	sup_post(c1, sub_fmt, "unsubscribe");
+	ck_assert_ptr_nonnull(f = sup_take(w, MSG_REQUEST));
+	ck_assert_ptr_nonnull(strstr(f->text, "resources/unsubscribe"));
+	sup_reply(w, f, "{}");
+	sup_reply(w, f2, "{}");
+	/* Let go again (the first unsubscribe came before this yes). */
+	ck_assert_ptr_nonnull(f = sup_take(w, MSG_REQUEST));
+	ck_assert_ptr_nonnull(strstr(f->text, "resources/unsubscribe"));
+	sup_reply(w, f, "{}");
+	sup_send(w, MSG_NOTIFY, 0, 0, 0, "{\"jsonrpc\":\"2.0\",\"method\":"
+	    "\"notifications/resources/updated\",\"params\":{\"uri\":"
+	    "\"mem://r\"}}");
+	ck_assert_ptr_null(sup_find(g1, "notifications/resources/updated"));
+
+	/* c2 holds it; c1's second subscribe is answered by the gateway
+	 * while its first is on its way. */
+	sup_post(c1, sub_fmt, "subscribe");
+	ck_assert_ptr_nonnull(f1 = sup_take(w, MSG_REQUEST));
+	sup_post(c2, sub_fmt, "subscribe");
+	ck_assert_ptr_nonnull(f2 = sup_take(w, MSG_REQUEST));
+	sup_reply(w, f2, "{}");
+	ck_assert_result(sup_rpc(c1, sub_fmt, "subscribe"));
+	ck_assert_result(sup_rpc(c1, sub_fmt, "unsubscribe"));
+	sup_reply(w, f1, "{}");
+	ck_assert_ptr_null(sup_take(w, MSG_REQUEST));
+	sup_send(w, MSG_NOTIFY, 0, 0, 0, "{\"jsonrpc\":\"2.0\",\"method\":"
+	    "\"notifications/resources/updated\",\"params\":{\"uri\":"
+	    "\"mem://r\"}}");
+	ck_assert_ptr_null(sup_find(g1, "notifications/resources/updated"));
+	sup_post(c2, sub_fmt, "unsubscribe");
+	ck_assert_ptr_nonnull(f = sup_take(w, MSG_REQUEST));
+	ck_assert_ptr_nonnull(strstr(f->text, "resources/unsubscribe"));
+	sup_reply(w, f, "{}");
+}
+END_TEST
+
+/*
+ * The resource leaves the catalog while its subscribe is on its way: the
+ * unsubscribe is not "not found" but withdraws the subscribe.
+ */
+START_TEST(test_sub_withdrawn_vanished)
+{
+	struct sup_client	*c1 = sup_session(NULL, NULL);
+	struct sup_worker	*wa = sup_worker("a");
+	struct sup_frame	*f;
+	struct sup_resp		*g1;
+	static const char	 sub[] = "{\"jsonrpc\":\"2.0\",\"id\":1,"
+	    "\"method\":\"resources/%s\",\"params\":{\"uri\":\"res://v\"}}";
+
+	g1 = sup_get(c1, NULL);
+	sup_post(c1, sub, "subscribe");
+	ck_assert_ptr_nonnull(f = sup_take(wa, MSG_REQUEST));
+	sup_send(wa, MSG_CATALOG, 0, 0, 0, "{\"resources\":[]}");
+	ck_assert_result(sup_rpc(c1, sub, "unsubscribe"));
+	sup_reply(wa, f, "{}");
+	ck_assert_ptr_nonnull(f = sup_take(wa, MSG_REQUEST));
+	ck_assert_ptr_nonnull(strstr(f->text, "resources/unsubscribe"));
+	sup_reply(wa, f, "{}");
+	sup_send(wa, MSG_NOTIFY, 0, 0, 0, "{\"jsonrpc\":\"2.0\",\"method\":"
+	    "\"notifications/resources/updated\",\"params\":{\"uri\":"
+	    "\"res://v\"}}");
+	ck_assert_ptr_null(sup_find(g1, "notifications/resources/updated"));
 }
 END_TEST
 
 /*
  * A reload removes the upstream that holds a subscription: its
  * subscribers' records go with it (by its sets, not a walk), so that a
- * new subscribe goes to the resource's upstream now (under ASan, the
- * records named the freed upstream).
+ * new subscribe goes to the resource's upstream now, not answered as
+ * held by the upstream that was freed.
  */
 START_TEST(test_sub_removed)
 {
@@ -615,6 +714,8 @@ route_suite(void)
 	tcase_add_test(tc, test_sub_vanished);
 	tcase_add_test(tc, test_sub_ends_starting);
 	tcase_add_test(tc, test_sub_withdrawn);
+	tcase_add_test(tc, test_sub_withdrawn_second);
+	tcase_add_test(tc, test_sub_withdrawn_vanished);
 	tcase_add_test(tc, test_sub_removed);
 	suite_add_tcase(s, tc);
 	return (s);
