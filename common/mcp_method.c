@@ -84,7 +84,7 @@ const struct mcp_method_info mcp_methods[MCPM_N] = {
 	    MCPM_DISCOVER, NULL },
 	[MCPM_LISTEN] = {
 	    "subscriptions/listen", 20,
-	    MCPM_F_2026 | MCPM_F_NO_CATALOG,
+	    MCPM_F_2026,
 	    MCPM_LISTEN, NULL },
 	[MCPM_SAMPLING] = {
 	    "sampling/createMessage", 22,

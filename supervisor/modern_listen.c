@@ -126,8 +126,8 @@ listen_open(struct req *r)
 		    "params.notifications must be an object");
 		return;
 	}
-	/* Not held for the view, so brought up to date here. */
-	view_catalog_fresh(s);
+	/* Held until the session's view is whole (its per-session
+	 * instances' resources too), as a list is. */
 	if (s->nlistens >= conf->max_pending) {
 		req_answered(r, OBS_REFUSED, MCP_OVERLOADED);
 		modern_error(st, m->p + m->id.off, m->id.len, MCP_OVERLOADED,
@@ -171,11 +171,13 @@ listen_open(struct req *r)
 			    (size_t)len) != NULL)
 				continue;
 			/* Honoured: a URI the client may read, once, at an
-			 * upstream its token has the scopes of. */
+			 * upstream that sends updates and whose scopes its
+			 * token has. */
 			if (n >= LISTEN_MAX_URIS ||
 			    (up = catalog_resource(view_catalog(s), uri)) ==
 			    NULL || acl_allows_uri(s, uri, &why) != 1 ||
 			    strmap_get(&l->uris, uri) != NULL ||
+			    !upstream_can_subscribe(up) ||
 			    !listen_scoped(s, up))
 				continue;
 			/* Updates come from where the session holds it. */
@@ -273,29 +275,64 @@ listen_stream_gone(struct stream *st)
 	free(l);
 }
 
+/* End a listen with its response, which tells the client the
+ * subscription ended on purpose; the final message frees the stream, and
+ * the listen. */
+static void
+listen_end(struct listen *l)
+{
+	struct evbuffer	*buf, *result;
+
+	result = evbuffer_new();
+	evbuffer_add_printf(result, "{\"resultType\":\"complete\","
+	    "\"_meta\":{\"" META_SUBSCRIPTION "\":");
+	evbuffer_add(result, l->id, l->idlen);
+	evbuffer_add(result, "}}", 2);
+	buf = evbuffer_new();
+	jrpc_add_result(buf, l->id, l->idlen,
+	    (const char *)evbuffer_pullup(result, -1),
+	    evbuffer_get_length(result));
+	evbuffer_free(result);
+	stream_send(l->stream, buf, 1);
+	evbuffer_free(buf);
+}
+
 /*
- * The gateway is stopping: end every listen with its response, which
- * tells the client the subscription ended on purpose.
+ * A reload removed an upstream: a listen holding a URI there hears it no
+ * more, so it ends, and its client listens again to what is there now.
+ * Its session's subscriptions there are forgotten first: it lets go of
+ * nothing there.
  */
+void
+listen_upstream_gone(struct session *s, struct upstream *up)
+{
+	struct listen		*l, *next;
+	struct strmap_entry	*e;
+	size_t			 i;
+	int			 held;
+
+	for (l = LIST_FIRST(&s->listens); l != NULL; l = next) {
+		next = LIST_NEXT(l, in_session);
+		held = 0;
+		for (i = 0; i < l->uris.nbuckets && !held; i++) {
+			for (e = l->uris.buckets[i]; e != NULL; e = e->next)
+				if (e->value == up)
+					held = 1;
+		}
+		if (held) {
+			log_info("session %.8s: subscriptions/listen ended: "
+			    "upstream %s was removed", s->id, up->sc->name);
+			listen_end(l);
+		}
+	}
+}
+
+/* The gateway is stopping: end every listen. */
 void
 listen_close_all(void)
 {
 	struct listen	*l;
-	struct evbuffer	*buf, *result;
 
-	while ((l = TAILQ_FIRST(&listens)) != NULL) {
-		result = evbuffer_new();
-		evbuffer_add_printf(result, "{\"resultType\":\"complete\","
-		    "\"_meta\":{\"" META_SUBSCRIPTION "\":");
-		evbuffer_add(result, l->id, l->idlen);
-		evbuffer_add(result, "}}", 2);
-		buf = evbuffer_new();
-		jrpc_add_result(buf, l->id, l->idlen,
-		    (const char *)evbuffer_pullup(result, -1),
-		    evbuffer_get_length(result));
-		evbuffer_free(result);
-		/* The final message frees the stream, and the listen. */
-		stream_send(l->stream, buf, 1);
-		evbuffer_free(buf);
-	}
+	while ((l = TAILQ_FIRST(&listens)) != NULL)
+		listen_end(l);
 }

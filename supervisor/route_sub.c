@@ -325,6 +325,8 @@ route_set_level(struct req *r)
 struct forget {
 	struct upstream	*up;
 	const char	*uri;
+	uint32_t	*listening;	/* sessions with listens (owned) */
+	size_t		 n, size;
 };
 
 /* Drop one session's subscriptions at an upstream. */
@@ -341,16 +343,28 @@ route_forget_one(struct session *s, void *arg)
 				strmap_del(&s->subs, e->key);
 		}
 	}
+	if (!LIST_EMPTY(&s->listens))
+		listen_upstream_gone(s, arg);
 }
 
 /* Drop one subscriber's subscription to a URI at an upstream. */
 static void
 route_forget_sub(struct session *s, void *arg)
 {
-	const struct forget	*f = arg;
+	struct forget	*f = arg;
 
 	if (strmap_get(&s->subs, f->uri) == f->up)
 		strmap_del(&s->subs, f->uri);
+	/* Its listens end once every record is gone (a session may be
+	 * here once per URI: ending its listens again does nothing). */
+	if (!LIST_EMPTY(&s->listens)) {
+		if (f->n == f->size) {
+			f->size = f->size == 0 ? 16 : f->size * 2;
+			f->listening = xreallocarray(f->listening, f->size,
+			    sizeof *f->listening);
+		}
+		f->listening[f->n++] = s->no;
+	}
 }
 
 /*
@@ -362,6 +376,7 @@ route_forget_sub(struct session *s, void *arg)
 void
 route_forget_upstream(struct upstream *up)
 {
+	struct session		*s;
 	struct forget		 f;
 	struct strmap_entry	*e;
 	size_t			 i;
@@ -371,6 +386,7 @@ route_forget_upstream(struct upstream *up)
 		return;
 	}
 	/* Only the sessions' records change, not the sets. */
+	memset(&f, 0, sizeof f);
 	f.up = up;
 	for (i = 0; i < up->subs.nbuckets; i++) {
 		for (e = up->subs.buckets[i]; e != NULL; e = e->next) {
@@ -379,6 +395,11 @@ route_forget_upstream(struct upstream *up)
 			    &f);
 		}
 	}
+	for (i = 0; i < f.n; i++) {
+		if ((s = session_by_no(f.listening[i])) != NULL)
+			listen_upstream_gone(s, up);
+	}
+	free(f.listening);
 }
 
 /* Drop one subscription of an ending session. */
@@ -450,6 +471,12 @@ route_sub_session_end(struct session *s)
 		for (e = s->subs.buckets[i]; e != NULL; e = e->next)
 			route_drop_sub(s, e->key, e->value);
 	}
+	/* None is held any more: its listens, closed after this, let go
+	 * of nothing (a per-session instance ends with the session). */
+	strmap_free(&s->subs);
+	strmap_init(&s->subs);
+	strmap_free(&s->listen_subs);
+	strmap_init(&s->listen_subs);
 	/* Shared upstreams may now be quieter. */
 	if (s->loglevel >= 0) {
 		session_set_loglevel(s, -1);

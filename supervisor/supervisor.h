@@ -772,6 +772,9 @@ void		 listen_resource_updated(struct session *, struct upstream *,
 		    const char *uri);
 /* A listen's stream is being freed. */
 void		 listen_stream_gone(struct stream *);
+/* A reload removed an upstream: end the session's listens holding a URI
+ * there (its subscriptions there forgotten first). */
+void		 listen_upstream_gone(struct session *, struct upstream *);
 /* Shutting down: end every listen gracefully. */
 void		 listen_close_all(void);
 
@@ -1903,6 +1906,8 @@ int		 upstream_restart(struct upstream *, char *, size_t);
 void		 upstream_session_open(struct upstream *, struct session *);
 /* Does the upstream declare a capability (e.g. "logging")? */
 int		 upstream_has_capability(const struct upstream *, const char *);
+/* Does it declare resources.subscribe (updates of a resource)? */
+int		 upstream_can_subscribe(const struct upstream *);
 /* Explain why an upstream cannot take a request (for error messages). */
 void		 upstream_unavailable(const struct upstream *, char *, size_t);
 

@@ -338,6 +338,16 @@ upstream_has_capability(const struct upstream *up, const char *name)
 	    name) != NULL);
 }
 
+int
+upstream_can_subscribe(const struct upstream *up)
+{
+	json_t	*r;
+
+	r = json_object_get(json_object_get(up->info, "capabilities"),
+	    "resources");
+	return (json_is_true(json_object_get(r, "subscribe")));
+}
+
 /*
  * The worker waits for a login: the start timer stops, calls waiting for
  * the upstream fail with what to do, and its catalog goes.

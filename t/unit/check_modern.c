@@ -564,6 +564,210 @@ START_TEST(test_listen_moved)
 }
 END_TEST
 
+
+static const char ack_m[] = "notifications/subscriptions/acknowledged";
+static const char upd_m[] = "notifications/resources/updated";
+static const char want_x[] = "\"notifications\":{"
+    "\"resourceSubscriptions\":[\"mem://pub/x\"]}";
+
+/* Answer every request a worker has, noting the kind of each in log. */
+static void
+drain_requests(struct sup_worker *w, char *log, size_t len)
+{
+	struct sup_frame	*f;
+
+	while (w != NULL && (f = sup_take(w, MSG_REQUEST)) != NULL) {
+		if (log != NULL)
+			strncat(log, strstr(f->text, "unsubscribe") ?
+			    "unsub " : strstr(f->text, "subscribe") ?
+			    "sub " : "other ", len - strlen(log) - 1);
+		sup_reply(w, f, "{}");
+	}
+}
+
+/*
+ * An upstream that does not declare resources.subscribe sends no
+ * updates: the acknowledgment leaves its URIs out, and it is not asked.
+ */
+START_TEST(test_listen_no_subscribe)
+{
+	struct sup_resp	*r;
+	json_t		*ack;
+
+	sup_catalog("a", "{\"resources\":[{\"uri\":\"mem://pub/x\","
+	    "\"name\":\"x\"}]}");
+	sup_status("a", "{\"capabilities\":{\"resources\":{\"listChanged\":"
+	    "true}}}");
+	sup_start(conf_modern);
+	r = modern(T1, "subscriptions/listen", NULL, want_x, NULL, NULL);
+	ck_assert_ptr_nonnull(ack = sup_find(r, ack_m));
+	ck_assert_int_eq(sup_jlen(ack,
+	    "params.notifications.resourceSubscriptions"), 0);
+	ck_assert_ptr_null(sup_take(sup_worker("a"), MSG_REQUEST));
+	sup_hangup(r->conn);
+}
+END_TEST
+
+static const char conf_ep_view[] = SUP_BASE
+    "clients = ( { name = \"c1\"; token = \"" T1 "\"; } );\n"
+    "endpoints = ( { path = \"/e/a\"; tools = [ \"*\" ];\n"
+    "    resources = [ \"*\" ]; } );\n"
+    "servers = (\n"
+    "  { name = \"a\"; transport = \"stdio\"; command = [ \"true\" ]; },\n"
+    "  { name = \"p\"; transport = \"stdio\"; command = [ \"true\" ];\n"
+    "    isolation = \"per-session\"; init_timeout = 10; }\n"
+    ");\n";
+static const char conf_noep_view[] = SUP_BASE
+    "clients = ( { name = \"c1\"; token = \"" T1 "\"; } );\n"
+    "servers = (\n"
+    "  { name = \"a\"; transport = \"stdio\"; command = [ \"true\" ]; },\n"
+    "  { name = \"p\"; transport = \"stdio\"; command = [ \"true\" ];\n"
+    "    isolation = \"per-session\"; init_timeout = 10; }\n"
+    ");\n";
+static const char want_p[] = "\"notifications\":{"
+    "\"resourceSubscriptions\":[\"mem://p/r\"]}";
+
+/*
+ * A principal's first request is a listen for a resource of its
+ * per-session instance: it waits for the session's view, as a list
+ * does, and honours it.
+ */
+START_TEST(test_listen_first_view)
+{
+	struct sup_resp	*l;
+	json_t		*ack;
+
+	sup_catalog("a", "{\"tools\":[" TOOL("echo") "]}");
+	sup_session_catalog("p", "{\"resources\":[{\"uri\":\"mem://p/r\","
+	    "\"name\":\"r\"}]}");
+	sup_start(conf_noep_view);
+	l = modern(T1, "subscriptions/listen", NULL, want_p, NULL, NULL);
+	ck_assert_ptr_nonnull(ack = sup_find(l, ack_m));
+	ck_assert_int_eq(sup_jlen(ack,
+	    "params.notifications.resourceSubscriptions"), 1);
+	ck_assert_jstr(ack, "params.notifications.resourceSubscriptions.0",
+	    "mem://p/r");
+	drain_requests(sup_worker("p"), NULL, 0);
+	sup_hangup(l->conn);
+	drain_requests(sup_worker("p"), NULL, 0);
+}
+END_TEST
+
+/* A reload removes the per-session upstream of a listen's URI: the
+ * listen ends (its session's records found by a walk). */
+START_TEST(test_listen_instance_removed)
+{
+	static const char	 conf_a[] = SUP_BASE
+	    "clients = ( { name = \"c1\"; token = \"" T1 "\"; } );\n"
+	    "servers = ( { name = \"a\"; transport = \"stdio\"; "
+	    "command = [ \"true\" ]; } );\n";
+	struct sup_resp		*l;
+
+	sup_catalog("a", "{\"tools\":[" TOOL("echo") "]}");
+	sup_session_catalog("p", "{\"resources\":[{\"uri\":\"mem://p/r\","
+	    "\"name\":\"r\"}]}");
+	sup_start(conf_noep_view);
+	l = modern(T1, "subscriptions/listen", NULL, want_p, NULL, NULL);
+	ck_assert_int_eq(sup_jlen(sup_find(l, ack_m),
+	    "params.notifications.resourceSubscriptions"), 1);
+	drain_requests(sup_worker("p"), NULL, 0);
+	json_decref(sup_reload(conf_a));
+	sup_run();
+	ck_assert(l->done);
+	ck_assert_jstr(sup_answer(l), "result.resultType", "complete");
+}
+END_TEST
+
+/*
+ * The session of a listen holding a subscription at its per-session
+ * instance ends (a reload removes its endpoint): nothing is sent for it
+ * after its requests were cancelled (an unsubscribe was, left pending for
+ * the freed session: heap use after free under ASan at its answer).
+ */
+START_TEST(test_listen_session_end)
+{
+	struct sup_resp		*l;
+	struct sup_frame	*f;
+	struct sup_worker	*wp;
+
+	sup_catalog("a", "{\"tools\":[" TOOL("echo") "]}");
+	sup_session_catalog("p", "{\"resources\":[{\"uri\":\"mem://p/r\","
+	    "\"name\":\"r\"}]}");
+	sup_start(conf_ep_view);
+	wp = sup_worker("p");
+	l = sup_modern("/e/a", T1, "subscriptions/listen", NULL, want_p,
+	    NULL, NULL);
+	ck_assert_int_eq(sup_jlen(sup_find(l, ack_m),
+	    "params.notifications.resourceSubscriptions"), 1);
+	ck_assert_ptr_nonnull(f = sup_take(wp, MSG_REQUEST));
+	ck_assert_ptr_nonnull(strstr(f->text, "resources/subscribe"));
+	sup_reply(wp, f, "{}");
+	json_decref(sup_reload(conf_noep_view));
+	sup_run();
+	ck_assert_uint_eq(session_count(), 0);
+	ck_assert_uint_eq(upstream_find("p")->npending, 0);
+	ck_assert_ptr_null(sup_take(wp, MSG_REQUEST));
+}
+END_TEST
+
+static const char conf_no_a[] = SUP_BASE
+    "clients = (\n"
+    "  { name = \"c1\"; token = \"" T1 "\"; metrics = true; }\n"
+    ");\n"
+    "servers = (\n"
+    "  { name = \"c\"; transport = \"stdio\"; command = [ \"true\" ];\n"
+    "    sampling = [ \"client\" ]; }\n"
+    ");\n";
+
+/*
+ * A reload removes the upstream of a listen's URI: the listen ends with
+ * its result (its client listens again), instead of staying open,
+ * acknowledged and deaf; nothing is let go at the removed upstream.
+ */
+START_TEST(test_listen_upstream_removed)
+{
+	struct sup_resp	*l;
+	char		 log[256] = "";
+
+	setup();
+	l = modern(T1, "subscriptions/listen", NULL, want_x, NULL, NULL);
+	ck_assert_ptr_nonnull(sup_find(l, ack_m));
+	drain_requests(sup_worker("a"), log, sizeof log);
+	ck_assert_str_eq(log, "sub ");
+	ck_assert(!l->done);
+	json_decref(sup_reload(conf_no_a));
+	sup_run();
+	ck_assert_ptr_null(upstream_find("a"));
+	ck_assert(l->done);
+	ck_assert_jstr(sup_answer(l), "result.resultType", "complete");
+	ck_assert_uint_eq(sup_nfound(l, upd_m), 0);
+}
+END_TEST
+
+/*
+ * The upstream restarts while a listen is open: subscribed again, its
+ * update heard, and let go once when the listen closes.
+ */
+START_TEST(test_listen_restart)
+{
+	struct sup_resp	*l;
+	char		 log[256] = "";
+
+	setup();
+	l = modern(T1, "subscriptions/listen", NULL, want_x, NULL, NULL);
+	drain_requests(sup_worker("a"), log, sizeof log);
+	sup_exit(sup_worker("a"), 1 << 8);
+	sup_advance(5);
+	drain_requests(sup_worker("a"), log, sizeof log);
+	sup_send(sup_worker("a"), MSG_NOTIFY, 0, 0, 0, "{\"jsonrpc\":\"2.0\","
+	    "\"method\":\"%s\",\"params\":{\"uri\":\"mem://pub/x\"}}", upd_m);
+	ck_assert_uint_eq(sup_nfound(l, upd_m), 1);
+	sup_hangup(l->conn);
+	drain_requests(sup_worker("a"), log, sizeof log);
+	ck_assert_str_eq(log, "sub sub unsub ");
+}
+END_TEST
+
 static Suite *
 modern_suite(void)
 {
@@ -587,6 +791,15 @@ modern_suite(void)
 	tcase_add_test(tc, test_close_cancels);
 	tcase_add_test(tc, test_listen);
 	tcase_add_test(tc, test_listen_moved);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("listens");
+	tcase_add_checked_fixture(tc, NULL, teardown);
+	tcase_add_test(tc, test_listen_no_subscribe);
+	tcase_add_test(tc, test_listen_first_view);
+	tcase_add_test(tc, test_listen_session_end);
+	tcase_add_test(tc, test_listen_instance_removed);
+	tcase_add_test(tc, test_listen_upstream_removed);
+	tcase_add_test(tc, test_listen_restart);
 	suite_add_tcase(s, tc);
 	return (s);
 }
