@@ -114,8 +114,8 @@ START_TEST(test_flags)
 	    "resources/read", "prompts/list", "prompts/get",
 	    "completion/complete", "subscriptions/listen", NULL };
 	static const char *const no_catalog[] = { "ping", "logging/setLevel",
-	    "subscriptions/listen", "initialize", "tools/register",
-	    "tools/unregister", "server/discover", NULL };
+	    "initialize", "tools/register", "tools/unregister",
+	    "server/discover", NULL };
 	static const char *const lists[] = { "tools/list", "prompts/list",
 	    "resources/list", "resources/templates/list", NULL };
 	static const char *const calls[] = { "tools/call", "resources/read",
