@@ -20,7 +20,7 @@ import { mkdtempSync, mkdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startGateway, startNodeServer, post, q, sleep, srcdir, followLogin } from '../lib/gateway.mjs';
-import { startOidcProvider } from '../lib/oidc.mjs';
+import { startOidcProvider, JWT_SHOWN } from '../lib/oidc.mjs';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ElicitRequestSchema, ElicitationCompleteNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
@@ -127,7 +127,7 @@ function needLogin(msg) {
 
 function noTokens(gw, ...texts) {
   for (const t of [gw.log(), ...texts]) {
-    assert.doesNotMatch(t, /eyJ[A-Za-z0-9_-]{20,}/, 'a JWT was shown');
+    assert.doesNotMatch(t, JWT_SHOWN, 'a JWT was shown');
     assert.doesNotMatch(t, /refresh_token"?\s*[:=]\s*"?[A-Za-z0-9_-]{20,}/, 'a refresh token was shown');
   }
   // A user's authorization URL is theirs: its state would let whoever

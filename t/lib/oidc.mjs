@@ -16,6 +16,11 @@ import { startNodeServer, srcdir, builddir, followLogin } from './gateway.mjs';
 export { followLogin };
 
 const run = promisify(execFile);
+// A JWT shown in a log or an output: two base64url JSON objects and a
+// signature, dot-separated (a random PKCE challenge or state may begin
+// with "eyJ" too, one time in 262,144).
+export const JWT_SHOWN = /eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\./;
+
 export const joseCases = path.join(builddir, 't/interop/jose_cases');
 
 // Start the provider; its issuer is http://127.0.0.1:PORT.
