@@ -534,11 +534,17 @@ mcp_http_get(struct http_conn *c, struct http_request *req)
 		    "event ids", NULL);
 		return;
 	}
-	if (no == 0) {
-		stream_resume(session_get_stream(s), c, seq, 1);
+	st = no == 0 ? session_get_stream(s) : stream_find(s, no);
+	if (st != NULL && seq > st->seq) {
+		mcp_http_error(c, 400, JRPC_INVALID_REQUEST,
+		    "Bad Request: Last-Event-ID is past its stream's last "
+		    "event", NULL);
 		return;
 	}
-	st = stream_find(s, no);
+	if (no == 0) {
+		stream_resume(st, c, seq, 1);
+		return;
+	}
 	if (st == NULL || (st->done && seq >= st->seq)) {
 		/* Finished and delivered: nothing more will come. */
 		if (st != NULL)

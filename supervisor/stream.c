@@ -67,7 +67,7 @@ stream_limit(struct stream *st)
 	queued = st->conn != NULL ? http_conn_queued(st->conn) : 0;
 	while (st->nspare > spare_max &&
 	    (ev = TAILQ_FIRST(&st->events)) != NULL && ev->spare &&
-	    st->bytes - st->owed - stream_event_size(ev) >= queued)
+	    st->spare_wire - stream_event_wire(ev) >= queued)
 		stream_drop_oldest(st);
 }
 
@@ -553,8 +553,12 @@ stream_resume(struct stream *st, struct http_conn *c, uint32_t after,
 		    after + 1, TAILQ_FIRST(&st->events)->seq - 1);
 	stream_start(st, c, from);
 	TAILQ_FOREACH(ev, &st->events, entry) {
-		if (ev->seq <= from)
+		if (ev->seq <= from) {
+			/* The client has it: no longer owed. */
+			if (st->kind == STREAM_GET)
+				stream_event_spare(ev);
 			continue;
+		}
 		stream_write_event(c, ev);
 		if (ev->seq > st->sent)
 			st->sent = ev->seq;

@@ -52,6 +52,15 @@ stream_event_size(const struct stream_event *ev)
 	return (ev->body->len + STREAM_EVENT_COST);
 }
 
+size_t
+stream_event_wire(const struct stream_event *ev)
+{
+	char	id[STREAM_ID_MAX];
+
+	return (http_chunk_size(stream_id_line(id, ev->stream->no, ev->seq) +
+	    ev->body->len));
+}
+
 static uint64_t
 stream_owed_key(const void *p)
 {
@@ -154,6 +163,7 @@ stream_spare_add(struct stream_event *ev)
 {
 	ev->spare = 1;
 	ev->stream->nspare++;
+	ev->stream->spare_wire += stream_event_wire(ev);
 	TAILQ_INSERT_TAIL(&spares, ev, spare_entry);
 }
 
@@ -200,15 +210,20 @@ stream_keep_unsent(struct stream *st, size_t bytes)
 	struct stream_event	*ev;
 	size_t			 covered = 0;
 
+	/* Counted as written: an event's bookkeeping is not in the output,
+	 * and counting it would leave some that were as delivered. */
 	for (ev = TAILQ_LAST(&st->events, stream_events);
 	    ev != NULL && covered < bytes;
 	    ev = TAILQ_PREV(ev, stream_events, entry)) {
-		covered += stream_event_size(ev);
+		covered += stream_event_wire(ev);
+		if (ev->seq <= st->sent)
+			st->sent = ev->seq - 1;
 		if (!ev->spare)
 			continue;
 		TAILQ_REMOVE(&spares, ev, spare_entry);
 		ev->spare = 0;
 		st->nspare--;
+		st->spare_wire -= stream_event_wire(ev);
 		st->owed += stream_event_size(ev);
 	}
 	stream_owed_changed(st);
@@ -226,6 +241,7 @@ stream_drop_event(struct stream_event *ev)
 	if (ev->spare) {
 		TAILQ_REMOVE(&spares, ev, spare_entry);
 		st->nspare--;
+		st->spare_wire -= stream_event_wire(ev);
 	} else {
 		st->owed -= stream_event_size(ev);
 		stream_owed_changed(st);

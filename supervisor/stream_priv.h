@@ -78,7 +78,10 @@ struct stream_event	*stream_keep(struct stream *, struct stream_body *,
 void			 stream_drop_oldest(struct stream *);
 /* The bytes an event stands for in its stream's limits. */
 size_t			 stream_event_size(const struct stream_event *);
-/* The newest events, covering this many bytes, were never read: owed. */
+/* The bytes it takes in a connection's output: its chunk. */
+size_t			 stream_event_wire(const struct stream_event *);
+/* The newest events, covering this many bytes of output, were never
+ * read: owed, and the stream's sent goes back to before them. */
 void			 stream_keep_unsent(struct stream *, size_t bytes);
 /* An owed event was delivered: it becomes spare. */
 void			 stream_event_spare(struct stream_event *);

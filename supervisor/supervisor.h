@@ -537,6 +537,8 @@ void		 http_stream_write(struct http_conn *, struct evbuffer *);
 void		 http_stream_write_parts(struct http_conn *,
 		    const char *prefix, size_t plen, const char *data,
 		    size_t len, struct evbuffer *ref);
+/* The bytes a chunk of len bytes takes on the wire, framing counted. */
+size_t		 http_chunk_size(size_t len);
 void		 http_stream_end(struct http_conn *);
 /* Attach the stream that owns this connection's response (NULL: none). */
 void		 http_set_stream(struct http_conn *, struct stream *);
@@ -1699,6 +1701,8 @@ struct stream {
 	size_t			 bytes;		/* of every event kept */
 	size_t			 nspare;	/* spare events (stream_priv.h) */
 	size_t			 owed;		/* bytes of the others */
+	size_t			 spare_wire;	/* the spare ones' bytes as
+						   written (their chunks) */
 	size_t			 heap_pos;	/* in the heap of streams by owed
 						   bytes; 0 if not */
 	int			 done;		/* final response sent */

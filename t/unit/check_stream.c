@@ -8,6 +8,7 @@
 #include "config.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "frame.h"
@@ -304,6 +305,198 @@ START_TEST(test_log_levels)
 }
 END_TEST
 
+/* A log message for every session, its data a string of size bytes. */
+static void
+log_big(int n, size_t size)
+{
+	char	*pad;
+
+	pad = malloc(size + 1);
+	memset(pad, 'x', size);
+	pad[size] = '\0';
+	sup_sendq(sup_worker("a"), MSG_NOTIFY, 0, 0, 0, "{\"jsonrpc\":\"2.0\","
+	    "\"method\":\"notifications/message\",\"params\":{\"level\":"
+	    "\"info\",\"data\":\"%d:%s\"}}", n, pad);
+	free(pad);
+}
+
+/* The reader stops reading: the gateway's writes fill the socket, then
+ * its own output.  The client's end, to give back. */
+static int
+stall(struct sup_conn *c)
+{
+	int	fd = c->fd;
+
+	c->fd = -1;
+	return (fd);
+}
+
+/*
+ * The connection drops: the client reads what the socket holds (the
+ * gateway not running meanwhile), then hangs up, losing what the
+ * gateway's output still held.
+ */
+static void
+drop(struct sup_conn *c, int fd)
+{
+	c->fd = fd;
+	sup_clients_io();
+	sup_hangup(c);
+}
+
+/* The seq of an id "<stream>-<seq>". */
+static long
+seq_of(const char *id)
+{
+	const char	*dash = strchr(id, '-');
+
+	return (dash != NULL ? strtol(dash + 1, NULL, 10) : -1);
+}
+
+/* The id of the last event with data a client had, or of its priming. */
+static const char *
+last_id(struct sup_resp *r)
+{
+	ck_assert_uint_gt(r->nevents, 0);
+	return (r->events[r->nevents - 1].id);
+}
+
+/*
+ * Resume from where the client got to and check that nothing between
+ * that and the newest event (want) is missing.
+ */
+static void
+resume_complete(struct sup_client *cl, const char *from, long want)
+{
+	struct sup_resp	*g;
+	long		 first, last;
+
+	g = sup_get(cl, from);
+	ck_assert_int_eq(g->status, 200);
+	ck_assert_uint_gt(g->nevents, 1);
+	first = seq_of(g->events[1].id);
+	last = seq_of(g->events[g->nevents - 1].id);
+	ck_assert_msg(first == seq_of(from) + 1 && last == want,
+	    "resumed from %s: replay is %ld..%ld, events %ld..%ld lost",
+	    from, first, last, seq_of(from) + 1, first - 1);
+}
+
+/*
+ * Small events on a reader that stopped reading: those its output still
+ * held when it dropped are kept (stream_limit keeps "what its output
+ * still holds").
+ */
+START_TEST(test_output_held_small)
+{
+	struct sup_client	*cl = sup_session(NULL, NULL);
+	struct sup_resp		*g;
+	int			 fd, i, n = 1000;
+
+	g = sup_get(cl, NULL);
+	ck_assert_str_eq(last_id(g), "0-0");
+	fd = stall(g->conn);
+	for (i = 1; i <= n; i++) {
+		log_big(i, 100);
+		if (i % 50 == 0)
+			sup_run();
+	}
+	sup_run();
+	ck_assert_uint_gt(http_stream_queued(), 0);
+	drop(g->conn, fd);
+	resume_complete(cl, last_id(g), n);
+}
+END_TEST
+
+/*
+ * A client that reconnects without Last-Event-ID gets "what it has not
+ * had" (the man page: what was sent while no stream was connected is
+ * sent when one connects): what the lost connection's output still held
+ * was never sent.
+ */
+START_TEST(test_plain_get_after_loss)
+{
+	struct sup_client	*cl = sup_session(NULL, NULL);
+	struct sup_resp		*g, *g2;
+	const char		*from;
+	int			 fd, i, n = 300;
+
+	g = sup_get(cl, NULL);
+	fd = stall(g->conn);
+	for (i = 1; i <= n; i++) {
+		log_big(i, 2000);
+		if (i % 20 == 0)
+			sup_run();
+	}
+	sup_run();
+	ck_assert_uint_gt(http_stream_queued(), 0);
+	drop(g->conn, fd);
+	from = last_id(g);
+	g2 = sup_get(cl, NULL);
+	ck_assert_uint_gt(g2->nevents, 0);
+	ck_assert_msg(g2->nevents > 1 &&
+	    seq_of(g2->events[1].id) == seq_of(from) + 1,
+	    "client had up to %s; plain GET primes at %s and sends %zu events",
+	    from, g2->events[0].id, g2->nevents - 1);
+}
+END_TEST
+
+/*
+ * The standalone stream keeps of the events written to its connection
+ * only a short window, its last 16 (mcp-supervisord(8)), also after a
+ * loss: events the client had, or has had since, are no longer owed
+ * (owed events at the head stopped the trimming).
+ */
+START_TEST(test_spare_window_after_loss)
+{
+	struct sup_client	*cl = sup_session(NULL, NULL);
+	struct sup_resp		*g, *g2, *g3;
+	int			 fd, i, n = 300;
+
+	g = sup_get(cl, NULL);
+	fd = stall(g->conn);
+	for (i = 1; i <= n; i++) {
+		log_big(i, 2000);
+		if (i % 20 == 0)
+			sup_run();
+	}
+	sup_run();
+	drop(g->conn, fd);
+	g2 = sup_get(cl, NULL);
+	for (i = n + 1; i <= n + 100; i++)
+		log_big(i, 100);
+	sup_run();
+	ck_assert_int_eq(seq_of(last_id(g2)), n + 100);
+	/* Trimmed as events are sent, once the output has passed them on. */
+	log_big(n + 101, 100);
+	sup_run();
+	sup_hangup(g2->conn);
+	g3 = sup_get(cl, "0-300");
+	ck_assert_msg(g3->nevents - 1 <= 16, "delivered events kept for a "
+	    "resumption: %zu (the window is 16)", g3->nevents - 1);
+}
+END_TEST
+
+/*
+ * A Last-Event-ID past the newest event of the stream is not one of the
+ * session's ids (400 by the man page); accepted, its priming event says
+ * the client is further than the stream, and the events that come next
+ * have ids lower than it.
+ */
+START_TEST(test_future_event_id)
+{
+	struct sup_client	*cl = sup_session(NULL, NULL);
+	struct sup_resp		*g;
+
+	g = sup_get(cl, "0-999");
+	log_big(1, 10);
+	sup_run();
+	ck_assert_msg(g->status == 400, "Last-Event-ID 0-999 of a stream at "
+	    "0-0: status %d, priming id %s, next event id %s", g->status,
+	    g->nevents > 0 ? g->events[0].id : "-",
+	    g->nevents > 1 ? g->events[1].id : "-");
+}
+END_TEST
+
 static Suite *
 stream_suite(void)
 {
@@ -321,6 +514,10 @@ stream_suite(void)
 	tcase_add_test(tc, test_replay_bound);
 	tcase_add_test(tc, test_kept_bound);
 	tcase_add_test(tc, test_log_levels);
+	tcase_add_test(tc, test_output_held_small);
+	tcase_add_test(tc, test_plain_get_after_loss);
+	tcase_add_test(tc, test_spare_window_after_loss);
+	tcase_add_test(tc, test_future_event_id);
 	suite_add_tcase(s, tc);
 	return (s);
 }
