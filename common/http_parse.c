@@ -266,6 +266,21 @@ http_accepts(const char *v, size_t len, const char *type)
 }
 
 int
+http_head_accepts(const struct http_head *h, const char *type)
+{
+	size_t	i;
+
+	for (i = 0; i < h->nheaders; i++) {
+		if (h->headers[i].namelen == 6 &&
+		    strncasecmp(h->headers[i].name, "Accept", 6) == 0 &&
+		    http_accepts(h->headers[i].value, h->headers[i].valuelen,
+		    type))
+			return (1);
+	}
+	return (0);
+}
+
+int
 http_body_framing(const struct http_head *h, int is_request,
     enum http_body *body, uint64_t *length)
 {

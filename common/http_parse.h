@@ -69,6 +69,9 @@ int	http_has_element(const char *value, size_t len, const char *element);
  * parameter excludes.
  */
 int	http_accepts(const char *value, size_t len, const char *type);
+/* Does a head's Accept accept it?  Several Accept lines are one list
+ * (RFC 9110, section 5.3); none accepts nothing. */
+int	http_head_accepts(const struct http_head *, const char *type);
 
 /*
  * Header values are (pointer, length) spans into the head's buffer, not C

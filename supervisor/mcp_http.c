@@ -395,7 +395,6 @@ mcp_http_scope_refused(struct http_conn *c, struct http_request *req,
 static void
 mcp_http_post(struct http_conn *c, struct http_request *req)
 {
-	const struct http_header	*h;
 	struct session			*s;
 	struct stream			*st;
 	struct jrpc			 m;
@@ -403,10 +402,8 @@ mcp_http_post(struct http_conn *c, struct http_request *req)
 
 	if (mcp_http_check_json(c, req) != 0)
 		return;
-	h = http_header(&req->head, "Accept");
-	if (h == NULL ||
-	    !http_accepts(h->value, h->valuelen, "application/json") ||
-	    !http_accepts(h->value, h->valuelen, "text/event-stream")) {
+	if (!http_head_accepts(&req->head, "application/json") ||
+	    !http_head_accepts(&req->head, "text/event-stream")) {
 		mcp_http_error(c, 406, JRPC_INVALID_REQUEST,
 		    "Not Acceptable: Accept must list application/json and "
 		    "text/event-stream", NULL);
@@ -507,9 +504,7 @@ mcp_http_get(struct http_conn *c, struct http_request *req)
 
 	if (modern_refuse_method(c, req))
 		return;
-	h = http_header(&req->head, "Accept");
-	if (h == NULL ||
-	    !http_accepts(h->value, h->valuelen, "text/event-stream")) {
+	if (!http_head_accepts(&req->head, "text/event-stream")) {
 		mcp_http_error(c, 406, JRPC_INVALID_REQUEST,
 		    "Not Acceptable: Accept must list text/event-stream", NULL);
 		return;

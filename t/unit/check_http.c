@@ -276,6 +276,28 @@ START_TEST(test_has_token)
 }
 END_TEST
 
+/* Several Accept lines are one list (RFC 9110, section 5.3). */
+START_TEST(test_accept_lines)
+{
+	static const char	p[] = "GET /mcp HTTP/1.1\r\n"
+				    "Host: 127.0.0.1\r\n"
+				    "Accept: application/json\r\n"
+				    "accept: text/event-stream;q=0.5\r\n"
+				    "\r\n";
+	static const char	q[] = "GET /mcp HTTP/1.1\r\n"
+				    "Host: 127.0.0.1\r\n"
+				    "\r\n";
+	struct http_head	h;
+
+	ck_assert_int_gt(req(p, sizeof p - 1, &h), 0);
+	ck_assert(http_head_accepts(&h, "application/json"));
+	ck_assert(http_head_accepts(&h, "text/event-stream"));
+	ck_assert(!http_head_accepts(&h, "text/html"));
+	ck_assert_int_gt(req(q, sizeof q - 1, &h), 0);
+	ck_assert(!http_head_accepts(&h, "application/json"));
+}
+END_TEST
+
 START_TEST(test_accepts)
 {
 	const char	*json = "application/json", *sse = "text/event-stream";
@@ -757,6 +779,7 @@ http_suite(void)
 	tc = tcase_create("headers");
 	tcase_add_test(tc, test_has_token);
 	tcase_add_test(tc, test_accepts);
+	tcase_add_test(tc, test_accept_lines);
 	tcase_add_test(tc, test_body_framing);
 	tcase_add_test(tc, test_reason);
 	tcase_add_test(tc, test_host);

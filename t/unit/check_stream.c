@@ -497,6 +497,22 @@ START_TEST(test_future_event_id)
 }
 END_TEST
 
+/* Accept given in two lines is one list (RFC 9110, section 5.3): the
+ * standalone stream opens (it was 406). */
+START_TEST(test_accept_two_lines)
+{
+	struct sup_client	*cl = sup_session(NULL, NULL);
+	struct sup_resp		*r;
+	char			 h[512];
+
+	snprintf(h, sizeof h, "Accept: application/json\r\n"
+	    "Accept: text/event-stream\r\nMcp-Session-Id: %s\r\n"
+	    "MCP-Protocol-Version: %s\r\n", cl->sid, cl->version);
+	r = sup_http("GET", "/mcp", h, NULL);
+	ck_assert_int_eq(r->status, 200);
+}
+END_TEST
+
 static Suite *
 stream_suite(void)
 {
@@ -518,6 +534,7 @@ stream_suite(void)
 	tcase_add_test(tc, test_plain_get_after_loss);
 	tcase_add_test(tc, test_spare_window_after_loss);
 	tcase_add_test(tc, test_future_event_id);
+	tcase_add_test(tc, test_accept_two_lines);
 	suite_add_tcase(s, tc);
 	return (s);
 }
