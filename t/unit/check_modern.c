@@ -627,6 +627,17 @@ static const char conf_noep_view[] = SUP_BASE
 static const char want_p[] = "\"notifications\":{"
     "\"resourceSubscriptions\":[\"mem://p/r\"]}";
 
+/* Start with a shared upstream a and a per-session p, whose instances
+ * list the resource mem://p/r. */
+static void
+start_view(const char *conf)
+{
+	sup_catalog("a", "{\"tools\":[" TOOL("echo") "]}");
+	sup_session_catalog("p", "{\"resources\":[{\"uri\":\"mem://p/r\","
+	    "\"name\":\"r\"}]}");
+	sup_start(conf);
+}
+
 /*
  * A principal's first request is a listen for a resource of its
  * per-session instance: it waits for the session's view, as a list
@@ -637,10 +648,7 @@ START_TEST(test_listen_first_view)
 	struct sup_resp	*l;
 	json_t		*ack;
 
-	sup_catalog("a", "{\"tools\":[" TOOL("echo") "]}");
-	sup_session_catalog("p", "{\"resources\":[{\"uri\":\"mem://p/r\","
-	    "\"name\":\"r\"}]}");
-	sup_start(conf_noep_view);
+	start_view(conf_noep_view);
 	l = modern(T1, "subscriptions/listen", NULL, want_p, NULL, NULL);
 	ck_assert_ptr_nonnull(ack = sup_find(l, ack_m));
 	ck_assert_int_eq(sup_jlen(ack,
@@ -663,10 +671,7 @@ START_TEST(test_listen_instance_removed)
 	    "command = [ \"true\" ]; } );\n";
 	struct sup_resp		*l;
 
-	sup_catalog("a", "{\"tools\":[" TOOL("echo") "]}");
-	sup_session_catalog("p", "{\"resources\":[{\"uri\":\"mem://p/r\","
-	    "\"name\":\"r\"}]}");
-	sup_start(conf_noep_view);
+	start_view(conf_noep_view);
 	l = modern(T1, "subscriptions/listen", NULL, want_p, NULL, NULL);
 	ck_assert_int_eq(sup_jlen(sup_find(l, ack_m),
 	    "params.notifications.resourceSubscriptions"), 1);
@@ -690,10 +695,7 @@ START_TEST(test_listen_session_end)
 	struct sup_frame	*f;
 	struct sup_worker	*wp;
 
-	sup_catalog("a", "{\"tools\":[" TOOL("echo") "]}");
-	sup_session_catalog("p", "{\"resources\":[{\"uri\":\"mem://p/r\","
-	    "\"name\":\"r\"}]}");
-	sup_start(conf_ep_view);
+	start_view(conf_ep_view);
 	wp = sup_worker("p");
 	l = sup_modern("/e/a", T1, "subscriptions/listen", NULL, want_p,
 	    NULL, NULL);

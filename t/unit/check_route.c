@@ -159,6 +159,15 @@ START_TEST(test_cancel_json)
 }
 END_TEST
 
+/* An upstream says a resource changed. */
+static void
+updated(struct sup_worker *w, const char *uri)
+{
+	sup_send(w, MSG_NOTIFY, 0, 0, 0, "{\"jsonrpc\":\"2.0\",\"method\":"
+	    "\"notifications/resources/updated\",\"params\":{\"uri\":"
+	    "\"%s\"}}", uri);
+}
+
 /* One subscription per URI at a shared upstream; updates to subscribers. */
 START_TEST(test_subscriptions)
 {
@@ -180,9 +189,7 @@ START_TEST(test_subscriptions)
 	sup_reply(w, f, "{}");
 	ck_assert_result(sup_rpc(c2, sub, "subscribe"));
 	ck_assert_ptr_null(sup_take(w, MSG_REQUEST));
-	sup_send(w, MSG_NOTIFY, 0, 0, 0, "{\"jsonrpc\":\"2.0\",\"method\":"
-	    "\"notifications/resources/updated\",\"params\":{\"uri\":"
-	    "\"mem://r\"}}");
+	updated(w, "mem://r");
 	ck_assert_ptr_nonnull(sup_find(g1, "notifications/resources/updated"));
 	ck_assert_ptr_nonnull(sup_find(g2, "notifications/resources/updated"));
 	ck_assert_ptr_null(sup_find(g3, "notifications/resources/updated"));
@@ -190,9 +197,7 @@ START_TEST(test_subscriptions)
 	ck_assert_result(sup_rpc(c1, sub, "unsubscribe"));
 	ck_assert_ptr_null(sup_take(w, MSG_REQUEST));
 	/* Updates go to those still subscribed. */
-	sup_send(w, MSG_NOTIFY, 0, 0, 0, "{\"jsonrpc\":\"2.0\",\"method\":"
-	    "\"notifications/resources/updated\",\"params\":{\"uri\":"
-	    "\"mem://r\"}}");
+	updated(w, "mem://r");
 	ck_assert_uint_eq(sup_nfound(g1, "notifications/resources/updated"),
 	    1);
 	ck_assert_uint_eq(sup_nfound(g2, "notifications/resources/updated"),
@@ -369,9 +374,7 @@ START_TEST(test_sub_withdrawn)
 	ck_assert_ptr_nonnull(f = sup_take(w, MSG_REQUEST));
 	ck_assert_ptr_nonnull(strstr(f->text, "resources/unsubscribe"));
 	sup_reply(w, f, "{}");
-	sup_send(w, MSG_NOTIFY, 0, 0, 0, "{\"jsonrpc\":\"2.0\",\"method\":"
-	    "\"notifications/resources/updated\",\"params\":{\"uri\":"
-	    "\"mem://r\"}}");
+	updated(w, "mem://r");
 	ck_assert_ptr_null(sup_find(g1, "notifications/resources/updated"));
 	/* Nor renewed at a restart. */
 	sup_exit(w, 1 << 8);
@@ -439,9 +442,7 @@ START_TEST(test_sub_withdrawn_second)
 	ck_assert_ptr_nonnull(f = sup_take(w, MSG_REQUEST));
 	ck_assert_ptr_nonnull(strstr(f->text, "resources/unsubscribe"));
 	sup_reply(w, f, "{}");
-	sup_send(w, MSG_NOTIFY, 0, 0, 0, "{\"jsonrpc\":\"2.0\",\"method\":"
-	    "\"notifications/resources/updated\",\"params\":{\"uri\":"
-	    "\"mem://r\"}}");
+	updated(w, "mem://r");
 	ck_assert_ptr_null(sup_find(g1, "notifications/resources/updated"));
 
 	/* c2 holds it; c1's second subscribe is answered by the gateway
@@ -455,9 +456,7 @@ START_TEST(test_sub_withdrawn_second)
 	ck_assert_result(sup_rpc(c1, sub_fmt, "unsubscribe"));
 	sup_reply(w, f1, "{}");
 	ck_assert_ptr_null(sup_take(w, MSG_REQUEST));
-	sup_send(w, MSG_NOTIFY, 0, 0, 0, "{\"jsonrpc\":\"2.0\",\"method\":"
-	    "\"notifications/resources/updated\",\"params\":{\"uri\":"
-	    "\"mem://r\"}}");
+	updated(w, "mem://r");
 	ck_assert_ptr_null(sup_find(g1, "notifications/resources/updated"));
 	sup_post(c2, sub_fmt, "unsubscribe");
 	ck_assert_ptr_nonnull(f = sup_take(w, MSG_REQUEST));
@@ -488,9 +487,7 @@ START_TEST(test_sub_withdrawn_vanished)
 	ck_assert_ptr_nonnull(f = sup_take(wa, MSG_REQUEST));
 	ck_assert_ptr_nonnull(strstr(f->text, "resources/unsubscribe"));
 	sup_reply(wa, f, "{}");
-	sup_send(wa, MSG_NOTIFY, 0, 0, 0, "{\"jsonrpc\":\"2.0\",\"method\":"
-	    "\"notifications/resources/updated\",\"params\":{\"uri\":"
-	    "\"res://v\"}}");
+	updated(wa, "res://v");
 	ck_assert_ptr_null(sup_find(g1, "notifications/resources/updated"));
 }
 END_TEST

@@ -344,6 +344,24 @@ drop(struct sup_conn *c, int fd)
 	sup_hangup(c);
 }
 
+/* A stream's reader stops reading while n events of size bytes are
+ * sent, and its connection drops with the gateway's output holding some. */
+static void
+lose(struct sup_resp *g, int n, size_t size)
+{
+	int	fd, i;
+
+	fd = stall(g->conn);
+	for (i = 1; i <= n; i++) {
+		log_big(i, size);
+		if (i % 20 == 0)
+			sup_run();
+	}
+	sup_run();
+	ck_assert_uint_gt(http_stream_queued(), 0);
+	drop(g->conn, fd);
+}
+
 /* The seq of an id "<stream>-<seq>". */
 static long
 seq_of(const char *id)
@@ -418,18 +436,10 @@ START_TEST(test_plain_get_after_loss)
 	struct sup_client	*cl = sup_session(NULL, NULL);
 	struct sup_resp		*g, *g2;
 	const char		*from;
-	int			 fd, i, n = 300;
+	int			 n = 300;
 
 	g = sup_get(cl, NULL);
-	fd = stall(g->conn);
-	for (i = 1; i <= n; i++) {
-		log_big(i, 2000);
-		if (i % 20 == 0)
-			sup_run();
-	}
-	sup_run();
-	ck_assert_uint_gt(http_stream_queued(), 0);
-	drop(g->conn, fd);
+	lose(g, n, 2000);
 	from = last_id(g);
 	g2 = sup_get(cl, NULL);
 	ck_assert_uint_gt(g2->nevents, 0);
@@ -450,17 +460,10 @@ START_TEST(test_spare_window_after_loss)
 {
 	struct sup_client	*cl = sup_session(NULL, NULL);
 	struct sup_resp		*g, *g2, *g3;
-	int			 fd, i, n = 300;
+	int			 i, n = 300;
 
 	g = sup_get(cl, NULL);
-	fd = stall(g->conn);
-	for (i = 1; i <= n; i++) {
-		log_big(i, 2000);
-		if (i % 20 == 0)
-			sup_run();
-	}
-	sup_run();
-	drop(g->conn, fd);
+	lose(g, n, 2000);
 	g2 = sup_get(cl, NULL);
 	for (i = n + 1; i <= n + 100; i++)
 		log_big(i, 100);
