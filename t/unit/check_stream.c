@@ -15,6 +15,7 @@
 #include "supervisor.h"
 
 #include "sup_check.h"
+#include "sup_priv.h"
 
 static const char conf_stream[] = SUP_BASE
     "servers = (\n"

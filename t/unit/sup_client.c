@@ -552,6 +552,27 @@ sup_nfound(struct sup_resp *r, const char *method)
 	return (n);
 }
 
+const char *
+sup_ack_uris(struct sup_resp *r)
+{
+	static char	 buf[4096];
+	json_t		*ack, *uris, *v;
+	size_t		 i, n = 0;
+
+	if ((ack = sup_find(r, "notifications/subscriptions/acknowledged")) ==
+	    NULL)
+		return (NULL);
+	buf[0] = '\0';
+	uris = sup_jget(ack, "params.notifications.resourceSubscriptions");
+	json_array_foreach(uris, i, v) {
+		if (n < sizeof buf)
+			n += (size_t)snprintf(buf + n, sizeof buf - n, "%s%s",
+			    n > 0 ? " " : "", json_is_string(v) ?
+			    json_string_value(v) : "(not a string)");
+	}
+	return (buf);
+}
+
 struct sup_client *
 sup_client(const char *token)
 {

@@ -287,6 +287,9 @@ json_t		*sup_rpc(struct sup_client *, const char *fmt, ...)
 json_t		*sup_find(struct sup_resp *, const char *method);
 /* How many of a stream's events have a method. */
 size_t		 sup_nfound(struct sup_resp *, const char *method);
+/* The URIs a subscriptions/listen's acknowledgment honours, separated by
+ * spaces ("" none; a static buffer), or NULL without an acknowledgment. */
+const char	*sup_ack_uris(struct sup_resp *);
 
 /* A member by a dotted path ("result.tools.0.name"), or NULL. */
 json_t		*sup_jget(json_t *, const char *path);
