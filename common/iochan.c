@@ -27,6 +27,7 @@ struct iochan {
 	struct event		*flush;		/* end of the loop's turn */
 	iochan_read_cb		 read_cb;
 	iochan_drain_cb		 drain_cb;
+	iochan_drain_cb		 progress_cb;	/* some written, or NULL */
 	iochan_event_cb		 event_cb;
 	void			*arg;
 	int			 reading;
@@ -138,17 +139,21 @@ iochan_flush_ev(evutil_socket_t fd, short what, void *arg)
 static void
 iochan_write(struct iochan *ch)
 {
-	int	n;
+	int	n, wrote = 0;
 
 	while (evbuffer_get_length(ch->out) > 0) {
 		n = evbuffer_write(ch->out, ch->fd);
-		if (n > 0)
+		if (n > 0) {
+			wrote = 1;
 			continue;
+		}
 		if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
 			if (!ch->blocked) {
 				ch->blocked = 1;
 				iochan_event_add(ch->wev, ch->write_timeout);
 			}
+			if (wrote && ch->progress_cb != NULL)
+				ch->progress_cb(ch, ch->arg);
 			return;
 		}
 		ch->event_cb(ch, IOCHAN_ERROR | IOCHAN_WRITING, ch->arg);
@@ -267,6 +272,12 @@ iochan_timeouts(struct iochan *ch, int read_s, int write_s)
 		if (ch->blocked)
 			iochan_event_add(ch->wev, write_s);
 	}
+}
+
+void
+iochan_on_progress(struct iochan *ch, iochan_drain_cb cb)
+{
+	ch->progress_cb = cb;
 }
 
 void

@@ -58,6 +58,11 @@ void		 iochan_read(struct iochan *, int on);
  * written.
  */
 void		 iochan_timeouts(struct iochan *, int read, int write);
+/*
+ * Call cb when a write passed some of the output to the kernel but not
+ * all of it (the drain callback says when all of it went).
+ */
+void		 iochan_on_progress(struct iochan *, iochan_drain_cb cb);
 /* Write what is queued now, blocking for at most ms (for exit paths). */
 void		 iochan_flush_wait(struct iochan *, int ms);
 

@@ -39,6 +39,7 @@ static struct http_conn_list	http_idle = TAILQ_HEAD_INITIALIZER(http_idle);
 
 static void	http_read_cb(struct iochan *, void *);
 static void	http_drain_cb(struct iochan *, void *);
+static void	http_progress_cb(struct iochan *, void *);
 static void	http_event_cb(struct iochan *, int, void *);
 static void	http_next_cb(evutil_socket_t, short, void *);
 static void	http_count_cb(struct evbuffer *,
@@ -154,6 +155,8 @@ http_adopt(int fd, const struct sockaddr *sa, const struct http_service *svc)
 	evutil_make_socket_nonblocking(fd);
 	c->ch = iochan_new(base, fd, http_read_cb, http_drain_cb,
 	    http_event_cb, c);
+	iochan_on_progress(c->ch, http_progress_cb);
+	TAILQ_INIT(&c->passing);
 	evbuffer_add_cb(iochan_output(c->ch), http_count_cb, c);
 	evbuffer_add_cb(iochan_input(c->ch), http_in_cb, NULL);
 	iochan_read_size(c->ch, HTTP_READ_SIZE);
@@ -180,6 +183,7 @@ http_count_cb(struct evbuffer *buf, const struct evbuffer_cb_info *info,
 {
 	struct http_conn	*c = arg;
 
+	c->out_total += info->n_added;
 	queued_total += info->n_added;
 	queued_total -= info->n_deleted;
 	metrics_bytes(0, info->n_deleted);
@@ -265,6 +269,30 @@ http_conn_queued(struct http_conn *c)
 	return (iochan_queued(c->ch));
 }
 
+uint64_t
+http_conn_offset(struct http_conn *c)
+{
+	return (c->out_total);
+}
+
+uint64_t
+http_conn_passed(struct http_conn *c)
+{
+	return (c->out_total - iochan_queued(c->ch));
+}
+
+struct stream *
+http_conn_stream(struct http_conn *c)
+{
+	return (c->stream);
+}
+
+struct stream_passing *
+http_conn_passing(struct http_conn *c)
+{
+	return (&c->passing);
+}
+
 struct http_request *
 http_conn_request(struct http_conn *c)
 {
@@ -334,6 +362,7 @@ http_conn_free(struct http_conn *c)
 		http_set_stream(c, NULL);
 		stream_detach(st);
 	}
+	stream_conn_gone(c);
 	http_idle_end(c);
 	http_reset(c);
 	http_heartbeat_forget(c);
@@ -387,11 +416,19 @@ http_read_cb(struct iochan *ch, void *arg)
 	}
 }
 
+/* Some output was written: its streams learn how far. */
+static void
+http_progress_cb(struct iochan *ch, void *arg)
+{
+	stream_conn_passed(arg);
+}
+
 static void
 http_drain_cb(struct iochan *ch, void *arg)
 {
 	struct http_conn	*c = arg;
 
+	stream_conn_passed(c);
 	if (c->state == HC_CLOSING)
 		http_conn_free(c);
 	else if (c->state == HC_UPGRADED && c->up->drained != NULL)

@@ -72,6 +72,11 @@ struct http_conn {
 	int			 check_keep;	/* keepalive, while a check
 						   decides later */
 	struct stream		*stream;	/* borrowed */
+	struct stream_passing	 passing;	/* borrowed: finished POST
+						   streams its output still
+						   holds the end of */
+	uint64_t		 out_total;	/* bytes ever queued to its
+						   output */
 	/*
 	 * Deadlines, not inactivity timers: a head must be complete within
 	 * HTTP_HEAD_TIMEOUT of its first byte (of the accept, for the first

@@ -266,14 +266,6 @@ http_chunk_line(char *buf, size_t len)
 	return (n);
 }
 
-size_t
-http_chunk_size(size_t len)
-{
-	char	line[2 * sizeof len + 2];
-
-	return (http_chunk_line(line, len) + len + 2);
-}
-
 void
 http_stream_write_parts(struct http_conn *c, const char *prefix, size_t plen,
     const char *data, size_t len, struct evbuffer *ref)

@@ -15,13 +15,17 @@
 
 /*
  * Streams: where a session's messages go, with event ids and replay.  The
- * events kept for replay and the budget are in stream_keep.c.  The final
- * response of a POST stream is only kept when no connection took it; a
- * stream whose events are all delivered is freed at once.
+ * events kept for replay and the budget are in stream_keep.c.  An event
+ * is delivered once its connection's output passed it to the kernel; a
+ * finished POST stream stays on its connection's passing list until its
+ * response is, and is kept for a resumption if the connection is lost
+ * first.
  */
 #define STREAM_RETRY_MS		1000	/* the retry field we send */
 #define STREAM_KEEP_MS		(300 * 1000)	/* undelivered, complete */
 #define STREAM_MAX_KEPT		16	/* such streams per session */
+
+static void	stream_trim(struct session *);
 
 /* Do clients of this session understand priming events? */
 static int
@@ -40,10 +44,11 @@ stream_write_event(struct http_conn *c, struct stream_event *ev)
 
 	idlen = stream_id_line(id, ev->stream->no, ev->seq);
 	stream_body_write(c, id, idlen, ev->body);
+	stream_event_written(ev, c);
 }
 
 /*
- * Keep what a stream's limits allow: 1024 events and 4 MiB (not dropping
+ * Keep what a stream's limits allow: 1024 events and 8 MiB (not dropping
  * a final response for size), and on the standalone stream only a short
  * window of delivered events, or a few before any client opened it.
  */
@@ -51,7 +56,7 @@ static void
 stream_limit(struct stream *st)
 {
 	struct stream_event	*ev;
-	size_t			 spare_max, queued;
+	size_t			 spare_max;
 
 	while (st->nevents > 1 && (st->nevents > STREAM_MAX_EVENTS ||
 	    (st->bytes > STREAM_MAX_BYTES &&
@@ -59,38 +64,53 @@ stream_limit(struct stream *st)
 		stream_drop_oldest(st);
 	if (st->kind != STREAM_GET)
 		return;
-	/*
-	 * Delivered means handed to the connection: what its output still
-	 * holds is not gone yet, and is kept while it may be lost with it.
-	 */
 	spare_max = st->opened ? STREAM_RESUME_EVENTS : STREAM_MAX_UNOPENED;
-	queued = st->conn != NULL ? http_conn_queued(st->conn) : 0;
 	while (st->nspare > spare_max &&
-	    (ev = TAILQ_FIRST(&st->events)) != NULL && ev->spare &&
-	    st->spare_wire - stream_event_wire(ev) >= queued)
+	    (ev = TAILQ_FIRST(&st->events)) != NULL && ev->spare)
 		stream_drop_oldest(st);
 }
 
 /*
- * The standalone stream loses its connection: the events its output still
- * held never reached the client, so they are owed again, not spare.
+ * A stream loses its connection: the events its output still held never
+ * reached the client, so they stay owed, and are sent again.
  */
 static void
 stream_lost_output(struct stream *st)
 {
-	if (st->kind == STREAM_GET && st->conn != NULL)
-		stream_keep_unsent(st, http_conn_queued(st->conn));
+	if (st->conn != NULL && st->unpassed != NULL) {
+		stream_passed(st, http_conn_passed(st->conn));
+		stream_unpassed_lost(st);
+	}
+}
+
+/* Nothing is to be routed to a stream any more. */
+static void
+stream_unroute(struct stream *st)
+{
+	st->unrouted = 1;
+	route_stream_gone(st);
+	if (st->listen != NULL)
+		listen_stream_gone(st);
+	if (st->session->only == st)
+		st->session->only = NULL;
+}
+
+/* Take a finished stream off its connection's passing list. */
+static void
+stream_unpass(struct stream *st)
+{
+	TAILQ_REMOVE(http_conn_passing(st->passing), st, pass_entry);
+	st->passing = NULL;
 }
 
 /* Unlink and free a stream, leaving any connection alone. */
 static void
 stream_destroy(struct stream *st)
 {
-	route_stream_gone(st);
-	if (st->listen != NULL)
-		listen_stream_gone(st);
-	if (st->session->only == st)
-		st->session->only = NULL;
+	if (!st->unrouted)
+		stream_unroute(st);
+	if (st->passing != NULL)
+		stream_unpass(st);
 	stream_keep_clear(st);
 	TAILQ_REMOVE(&st->session->streams, st, entry);
 	st->session->nstreams--;
@@ -99,16 +119,10 @@ stream_destroy(struct stream *st)
 	free(st);
 }
 
-/*
- * Write the start of an event-stream response and the priming event,
- * whose id is the point the client has reached (seq), so that resuming
- * from it again loses nothing.
- */
+/* Write the start of an event-stream response. */
 static void
-stream_start(struct stream *st, struct http_conn *c, uint32_t seq)
+stream_start(struct stream *st, struct http_conn *c)
 {
-	struct evbuffer	*buf;
-
 	st->conn = c;
 	st->opened = 1;
 	http_set_stream(c, st);
@@ -121,12 +135,30 @@ stream_start(struct stream *st, struct http_conn *c, uint32_t seq)
 	if (st->kind == STREAM_GET || st->kind == STREAM_LEGACY ||
 	    st->kind == STREAM_LISTEN)
 		http_conn_expire(c, oauth_grant_left_ms(st->session->grant));
+}
+
+/*
+ * Write the priming event: an id to resume from, and the retry.  A new
+ * stream's is <stream>-0, which no event has; any later one takes the
+ * next seq, so ids stay unique (it is written only when no event is, so
+ * resuming from it skips nothing).
+ */
+static void
+stream_prime(struct stream *st, int first)
+{
+	struct evbuffer	*buf;
+	uint32_t	 seq = 0;
+
 	if (st->kind == STREAM_LEGACY || !stream_primes(st))
 		return;
+	if (!first || st->seq != 0) {
+		seq = ++st->seq;
+		st->sent = seq;
+	}
 	buf = evbuffer_new();
 	evbuffer_add_printf(buf, "id: %u-%u\nretry: %u\ndata: \n\n", st->no,
 	    seq, STREAM_RETRY_MS);
-	http_stream_write(c, buf);
+	http_stream_write(st->conn, buf);
 	evbuffer_free(buf);
 }
 
@@ -155,8 +187,10 @@ stream_new(struct session *s, enum stream_kind kind, struct http_conn *c)
 	if (kind == STREAM_JSON || kind == STREAM_WS || kind == STREAM_MODERN) {
 		st->conn = c;
 		http_set_stream(c, st);
-	} else
-		stream_start(st, c, 0);
+	} else {
+		stream_start(st, c);
+		stream_prime(st, 1);
+	}
 	return (st);
 }
 
@@ -199,6 +233,64 @@ stream_end_conn(struct stream *st)
 	http_stream_end(c);
 }
 
+/*
+ * A POST stream's response is written: end the HTTP response.  The stream
+ * is freed once the connection's output passed the response on, and kept
+ * for a resumption if the connection is lost first.  Nothing may use st
+ * after this.
+ */
+static void
+stream_finish(struct stream *st)
+{
+	struct http_conn	*c = st->conn;
+
+	stream_unroute(st);
+	if (st->unpassed == NULL) {
+		stream_end_conn(st);
+		stream_destroy(st);
+		return;
+	}
+	st->passing = c;
+	TAILQ_INSERT_TAIL(http_conn_passing(c), st, pass_entry);
+	stream_end_conn(st);
+}
+
+void
+stream_conn_passed(struct http_conn *c)
+{
+	struct stream_passing	*list = http_conn_passing(c);
+	struct stream		*st;
+	uint64_t		 passed = http_conn_passed(c);
+
+	if ((st = http_conn_stream(c)) != NULL && st->unpassed != NULL &&
+	    stream_passed(st, passed) > 0)
+		stream_limit(st);
+	while ((st = TAILQ_FIRST(list)) != NULL) {
+		if (st->unpassed != NULL)
+			stream_passed(st, passed);
+		if (st->unpassed != NULL)
+			break;
+		stream_destroy(st);
+	}
+}
+
+void
+stream_conn_gone(struct http_conn *c)
+{
+	struct stream_passing	*list = http_conn_passing(c);
+	struct stream		*st;
+
+	stream_conn_passed(c);
+	while ((st = TAILQ_FIRST(list)) != NULL) {
+		log_debug("session %.8s: stream %u lost its connection before "
+		    "its response was delivered: kept for a resumption",
+		    st->session->id, st->no);
+		stream_unpass(st);
+		stream_unpassed_lost(st);
+		stream_trim(st->session);
+	}
+}
+
 /* The connection went away; a JSON or finished stream has no more use. */
 void
 stream_detach(struct stream *st)
@@ -227,13 +319,13 @@ stream_trim(struct session *s)
 	unsigned int	 n = 0;
 
 	TAILQ_FOREACH(st, &s->streams, entry) {
-		if (st->done && st->conn == NULL)
+		if (st->done && st->conn == NULL && st->passing == NULL)
 			n++;
 	}
 	for (st = TAILQ_FIRST(&s->streams); st != NULL && n > STREAM_MAX_KEPT;
 	    st = next) {
 		next = TAILQ_NEXT(st, entry);
-		if (!st->done || st->conn != NULL)
+		if (!st->done || st->conn != NULL || st->passing != NULL)
 			continue;
 		log_warnx("session %.8s: dropping undelivered stream %u (more "
 		    "than %d waiting to be resumed)", s->id, st->no,
@@ -290,7 +382,7 @@ stream_check_reader(struct stream *st, size_t last)
 	if (st->conn == NULL || http_conn_doomed(st->conn))
 		return;
 	queued = http_conn_queued(st->conn);
-	if (queued <= last || queued - last <= STREAM_MAX_BYTES)
+	if (queued <= last || queued - last <= STREAM_CUT_BYTES)
 		return;
 	log_warnx("session %.8s: stream %u reader is %zu bytes behind, "
 	    "closing its connection", st->session->id, st->no, queued);
@@ -372,7 +464,7 @@ stream_send_modern(struct stream *st, struct evbuffer *msg, int final)
 			stream_send_json(st, msg, 1);
 			return;
 		}
-		stream_start(st, st->conn, 0);
+		stream_start(st, st->conn);
 	}
 	out = evbuffer_new();
 	sse_add_event_buffer(out, NULL, "message", msg);
@@ -397,6 +489,7 @@ static void
 stream_send_id(struct stream *st, struct stream_body *b, struct evbuffer *out,
     int final)
 {
+	struct stream_event	*ev;
 	char			 id[STREAM_ID_MAX];
 	size_t			 idlen, len;
 	int			 spare;
@@ -408,36 +501,26 @@ stream_send_id(struct stream *st, struct stream_body *b, struct evbuffer *out,
 		st->done = 1;
 		st->done_at = now_ms();
 	}
-	/* A final response handed to a connection needs no replay. */
-	if (st->conn != NULL && st->kind == STREAM_POST && final) {
-		st->sent = st->seq;
-		if (b != NULL)
-			stream_body_write(st->conn, id, idlen, b);
-		else {
-			/* Moved (or copied if small), as it is not kept. */
-			evbuffer_prepend(out, id, idlen);
-			http_stream_write(st->conn, out);
-		}
-		stream_end_conn(st);
-		stream_destroy(st);
-		return;
-	}
 	if (b == NULL)
 		b = stream_body_new(out);
 	else
 		stream_body_ref(b);
-	spare = st->kind == STREAM_GET && (st->conn != NULL || !st->opened);
-	stream_keep(st, b, st->seq, final, spare);
+	/* Spare at once: an event of a standalone stream never opened. */
+	spare = st->kind == STREAM_GET && st->conn == NULL && !st->opened;
+	ev = stream_keep(st, b, st->seq, final, spare);
+	stream_body_unref(b);
 	if (st->conn != NULL) {
 		st->sent = st->seq;
-		stream_body_write(st->conn, id, idlen, b);
-	}
-	stream_body_unref(b);
-	stream_limit(st);
-	if (st->conn != NULL)
+		stream_write_event(st->conn, ev);
+		if (st->done) {
+			stream_budget();
+			stream_finish(st);
+			return;
+		}
 		stream_check_reader(st, len);
-	else if (st->done)
+	} else if (st->done)
 		stream_trim(st->session);
+	stream_limit(st);
 	stream_budget();
 }
 
@@ -539,19 +622,23 @@ stream_resume(struct stream *st, struct http_conn *c, uint32_t after,
 {
 	struct stream_event	*ev;
 	uint32_t		 from;
+	int			 first = !st->opened, replayed = 0;
 
 	if (st->conn != NULL) {
 		log_debug("session %.8s: stream %u taken over by a new "
 		    "connection", st->session->id, st->no);
 		stream_end_conn(st);
 	}
+	if (st->passing != NULL)
+		stream_unpass(st);
+	/* What another connection held is for the client's id to settle. */
+	st->unpassed = NULL;
 	from = have_last ? after : st->sent;
-	if (have_last && !TAILQ_EMPTY(&st->events) &&
-	    TAILQ_FIRST(&st->events)->seq > after + 1)
+	if (have_last && st->dropped > after)
 		log_warnx("session %.8s: stream %u lost events %u to %u "
 		    "(replay buffer overflowed)", st->session->id, st->no,
-		    after + 1, TAILQ_FIRST(&st->events)->seq - 1);
-	stream_start(st, c, from);
+		    after + 1, st->dropped);
+	stream_start(st, c);
 	TAILQ_FOREACH(ev, &st->events, entry) {
 		if (ev->seq <= from) {
 			/* The client has it: no longer owed. */
@@ -560,17 +647,16 @@ stream_resume(struct stream *st, struct http_conn *c, uint32_t after,
 			continue;
 		}
 		stream_write_event(c, ev);
+		replayed = 1;
 		if (ev->seq > st->sent)
 			st->sent = ev->seq;
-		/* Delivered on the standalone stream: spare now. */
-		if (st->kind == STREAM_GET)
-			stream_event_spare(ev);
 	}
 	if (st->done && st->sent == st->seq) {
-		stream_end_conn(st);
-		stream_destroy(st);
+		stream_finish(st);
 		return;
 	}
+	if (!replayed)
+		stream_prime(st, first);
 	stream_limit(st);
 }
 

@@ -52,15 +52,6 @@ stream_event_size(const struct stream_event *ev)
 	return (ev->body->len + STREAM_EVENT_COST);
 }
 
-size_t
-stream_event_wire(const struct stream_event *ev)
-{
-	char	id[STREAM_ID_MAX];
-
-	return (http_chunk_size(stream_id_line(id, ev->stream->no, ev->seq) +
-	    ev->body->len));
-}
-
 static uint64_t
 stream_owed_key(const void *p)
 {
@@ -163,8 +154,20 @@ stream_spare_add(struct stream_event *ev)
 {
 	ev->spare = 1;
 	ev->stream->nspare++;
-	ev->stream->spare_wire += stream_event_wire(ev);
 	TAILQ_INSERT_TAIL(&spares, ev, spare_entry);
+}
+
+/* Take an event off the spare list: it is owed. */
+static void
+stream_spare_remove(struct stream_event *ev)
+{
+	struct stream	*st = ev->stream;
+
+	TAILQ_REMOVE(&spares, ev, spare_entry);
+	ev->spare = 0;
+	st->nspare--;
+	st->owed += stream_event_size(ev);
+	stream_owed_changed(st);
 }
 
 struct stream_event *
@@ -179,6 +182,7 @@ stream_keep(struct stream *st, struct stream_body *b, uint32_t seq,
 	ev->seq = seq;
 	ev->final = final != 0;
 	ev->spare = 0;
+	ev->wire_end = 0;
 	TAILQ_INSERT_TAIL(&st->events, ev, entry);
 	st->nevents++;
 	st->bytes += stream_event_size(ev);
@@ -205,28 +209,41 @@ stream_event_spare(struct stream_event *ev)
 }
 
 void
-stream_keep_unsent(struct stream *st, size_t bytes)
+stream_event_written(struct stream_event *ev, struct http_conn *c)
+{
+	struct stream	*st = ev->stream;
+
+	if (ev->spare)
+		stream_spare_remove(ev);
+	/* A connection about to close takes nothing: never passed. */
+	ev->wire_end = http_conn_doomed(c) ? UINT64_MAX : http_conn_offset(c);
+	if (st->unpassed == NULL)
+		st->unpassed = ev;
+}
+
+int
+stream_passed(struct stream *st, uint64_t passed)
 {
 	struct stream_event	*ev;
-	size_t			 covered = 0;
+	int			 n = 0;
 
-	/* Counted as written: an event's bookkeeping is not in the output,
-	 * and counting it would leave some that were as delivered. */
-	for (ev = TAILQ_LAST(&st->events, stream_events);
-	    ev != NULL && covered < bytes;
-	    ev = TAILQ_PREV(ev, stream_events, entry)) {
-		covered += stream_event_wire(ev);
-		if (ev->seq <= st->sent)
-			st->sent = ev->seq - 1;
-		if (!ev->spare)
-			continue;
-		TAILQ_REMOVE(&spares, ev, spare_entry);
-		ev->spare = 0;
-		st->nspare--;
-		st->spare_wire -= stream_event_wire(ev);
-		st->owed += stream_event_size(ev);
+	while ((ev = st->unpassed) != NULL && ev->wire_end <= passed) {
+		st->unpassed = TAILQ_NEXT(ev, entry);
+		if (st->kind == STREAM_GET)
+			stream_event_spare(ev);
+		n++;
 	}
-	stream_owed_changed(st);
+	return (n);
+}
+
+void
+stream_unpassed_lost(struct stream *st)
+{
+	if (st->unpassed == NULL)
+		return;
+	if (st->unpassed->seq <= st->sent)
+		st->sent = st->unpassed->seq - 1;
+	st->unpassed = NULL;
 }
 
 /* Drop one kept event of a stream. */
@@ -235,13 +252,16 @@ stream_drop_event(struct stream_event *ev)
 {
 	struct stream	*st = ev->stream;
 
+	if (st->unpassed == ev)
+		st->unpassed = TAILQ_NEXT(ev, entry);
+	if (ev->seq > st->dropped)
+		st->dropped = ev->seq;
 	TAILQ_REMOVE(&st->events, ev, entry);
 	st->nevents--;
 	st->bytes -= stream_event_size(ev);
 	if (ev->spare) {
 		TAILQ_REMOVE(&spares, ev, spare_entry);
 		st->nspare--;
-		st->spare_wire -= stream_event_wire(ev);
 	} else {
 		st->owed -= stream_event_size(ev);
 		stream_owed_changed(st);

@@ -16,7 +16,10 @@
 #include "supervisor.h"
 
 #define STREAM_MAX_EVENTS	1024	/* kept per stream */
-#define STREAM_MAX_BYTES	(4 * 1024 * 1024)	/* and their size */
+#define STREAM_MAX_BYTES	(8 * 1024 * 1024)	/* and their size */
+#define STREAM_CUT_BYTES	(4 * 1024 * 1024)	/* a reader this far
+					   behind is cut: what it had not
+					   had stays within the above */
 #define STREAM_REF_MIN		16384	/* bodies this large are kept in an
 					   evbuffer and sent by reference,
 					   smaller ones copied */
@@ -49,6 +52,11 @@ struct stream_body {
  * all streams, oldest first, the first to go when max_buffered is
  * reached.  Every other kept event is owed to a client that may resume,
  * and counts in its stream's owed bytes (the heap's key).
+ *
+ * Delivered means that the connection's output passed it to the kernel:
+ * until then (wire_end past http_conn_passed) it is owed, as it is lost
+ * with the connection.  A stream's events still in its connection's
+ * output are the newest, from its unpassed event on.
  */
 struct stream_event {
 	struct stream		*stream;
@@ -56,6 +64,9 @@ struct stream_event {
 	uint32_t		 seq;
 	uint8_t			 final;
 	uint8_t			 spare;
+	uint64_t		 wire_end;	/* its end in the output of the
+						   connection it was last
+						   written to (offset) */
 	TAILQ_ENTRY(stream_event) entry;	/* the stream's, by seq */
 	TAILQ_ENTRY(stream_event) spare_entry;
 };
@@ -78,11 +89,16 @@ struct stream_event	*stream_keep(struct stream *, struct stream_body *,
 void			 stream_drop_oldest(struct stream *);
 /* The bytes an event stands for in its stream's limits. */
 size_t			 stream_event_size(const struct stream_event *);
-/* The bytes it takes in a connection's output: its chunk. */
-size_t			 stream_event_wire(const struct stream_event *);
-/* The newest events, covering this many bytes of output, were never
- * read: owed, and the stream's sent goes back to before them. */
-void			 stream_keep_unsent(struct stream *, size_t bytes);
+/* An event was written to a connection: owed until its output passes
+ * it on. */
+void			 stream_event_written(struct stream_event *,
+			    struct http_conn *);
+/* The stream's connection passed this much of its output on: events up
+ * to there are delivered (spare, on the standalone stream).  How many. */
+int			 stream_passed(struct stream *, uint64_t passed);
+/* The connection is lost: what its output held was never delivered, and
+ * the stream's sent goes back to before it. */
+void			 stream_unpassed_lost(struct stream *);
 /* An owed event was delivered: it becomes spare. */
 void			 stream_event_spare(struct stream_event *);
 /* Drop every event a stream keeps, and take it out of the heap. */

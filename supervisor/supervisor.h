@@ -492,6 +492,17 @@ void		 http_conn_expire(struct http_conn *, int64_t ms);
 unsigned int	 http_conn_count(void);
 size_t		 http_conn_queued(struct http_conn *);
 /*
+ * Bytes ever queued to a connection's output, and of those the bytes its
+ * output has passed to the kernel: offsets an event's end is compared to.
+ */
+uint64_t	 http_conn_offset(struct http_conn *);
+uint64_t	 http_conn_passed(struct http_conn *);
+/* The stream that owns the response under way, or NULL. */
+struct stream	*http_conn_stream(struct http_conn *);
+/* Finished POST streams waiting for the connection's output to pass
+ * their response (stream.c's; the connection only holds the list). */
+struct stream_passing *http_conn_passing(struct http_conn *);
+/*
  * Bytes in every connection's output, and the one with the most (among
  * those at least HTTP_SLOW_MIN behind: a heap, not a walk), or NULL.
  */
@@ -537,8 +548,6 @@ void		 http_stream_write(struct http_conn *, struct evbuffer *);
 void		 http_stream_write_parts(struct http_conn *,
 		    const char *prefix, size_t plen, const char *data,
 		    size_t len, struct evbuffer *ref);
-/* The bytes a chunk of len bytes takes on the wire, framing counted. */
-size_t		 http_chunk_size(size_t len);
 void		 http_stream_end(struct http_conn *);
 /* Attach the stream that owns this connection's response (NULL: none). */
 void		 http_set_stream(struct http_conn *, struct stream *);
@@ -1688,6 +1697,7 @@ enum stream_kind {
 	STREAM_NKINDS
 };
 TAILQ_HEAD(stream_events, stream_event);
+TAILQ_HEAD(stream_passing, stream);
 
 struct stream {
 	struct session		*session;
@@ -1701,8 +1711,11 @@ struct stream {
 	size_t			 bytes;		/* of every event kept */
 	size_t			 nspare;	/* spare events (stream_priv.h) */
 	size_t			 owed;		/* bytes of the others */
-	size_t			 spare_wire;	/* the spare ones' bytes as
-						   written (their chunks) */
+	struct stream_event	*unpassed;	/* the oldest event its
+						   connection's output still
+						   holds, or NULL */
+	uint32_t		 dropped;	/* seq of the newest event
+						   dropped, or 0 */
 	size_t			 heap_pos;	/* in the heap of streams by owed
 						   bytes; 0 if not */
 	int			 done;		/* final response sent */
@@ -1718,6 +1731,11 @@ struct stream {
 	unsigned int		 retry_after;	/* of a JSON answer: its
 						   Retry-After, or 0 */
 	struct listen		*listen;	/* STREAM_LISTEN */
+	int			 unrouted;	/* nothing routes to it now */
+	struct http_conn	*passing;	/* borrowed: the connection
+						   whose output still holds
+						   its response, or NULL */
+	TAILQ_ENTRY(stream)	 pass_entry;	/* that connection's list */
 	TAILQ_ENTRY(stream)	 entry;
 };
 
@@ -1733,6 +1751,12 @@ struct stream	*stream_find(struct session *, uint32_t no);
 void		 stream_send(struct stream *, struct evbuffer *msg, int final);
 /* The connection of a stream went away. */
 void		 stream_detach(struct stream *);
+/* A connection's output passed more to the kernel: what its streams
+ * wrote there is delivered as far as we can tell. */
+void		 stream_conn_passed(struct http_conn *);
+/* A connection goes: finished streams whose response it still held are
+ * kept for a resumption. */
+void		 stream_conn_gone(struct http_conn *);
 /* The request of a stream was cancelled: no response will come. */
 void		 stream_abandon(struct stream *);
 /*

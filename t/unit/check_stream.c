@@ -22,12 +22,31 @@ static const char conf_stream[] = SUP_BASE
     "  { name = \"a\"; transport = \"stdio\"; command = [ \"true\" ]; }\n"
     ");\n";
 
+/* max_buffered small enough for a test to reach. */
+static const char conf_budget[] = SUP_BASE
+    "max_buffered = \"1M\";\n"
+    "servers = (\n"
+    "  { name = \"a\"; transport = \"stdio\"; command = [ \"true\" ]; }\n"
+    ");\n";
+
 static void
-setup(void)
+setup_with(const char *text)
 {
 	sup_catalog("a", "{\"tools\":[{\"name\":\"echo\",\"inputSchema\":"
 	    "{\"type\":\"object\"}}]}");
-	sup_start(conf_stream);
+	sup_start(text);
+}
+
+static void
+setup(void)
+{
+	setup_with(conf_stream);
+}
+
+static void
+setup_budget(void)
+{
+	setup_with(conf_budget);
 }
 
 static void
@@ -135,7 +154,8 @@ START_TEST(test_resume)
 	ck_assert_ptr_null(sup_take(sup_worker("a"), MSG_CANCEL));
 	g = sup_get(cl, "1-1");
 	ck_assert_int_eq(g->status, 200);
-	ck_assert_str_eq(events(g), "1-1 1-2+1-3+1-4+");
+	/* What it had not had; no priming event, as events come at once. */
+	ck_assert_str_eq(events(g), "1-2+1-3+1-4+");
 	ck_assert(g->done);
 	ck_assert_result(sup_answer(g));
 	/* Finished and delivered: nothing more will come. */
@@ -158,13 +178,13 @@ START_TEST(test_resume_again)
 	progress(f, 2);
 	sup_run();
 	g1 = sup_get(cl, "1-0");
-	ck_assert_str_eq(events(g1), "1-0 1-1+1-2+");
+	ck_assert_str_eq(events(g1), "1-1+1-2+");
 	/* A second reader takes it over from where it says. */
 	g2 = sup_get(cl, "1-1");
 	ck_assert(g1->done);
-	ck_assert_str_eq(events(g2), "1-1 1-2+");
+	ck_assert_str_eq(events(g2), "1-2+");
 	sup_reply(sup_worker("a"), f, "{\"content\":[]}");
-	ck_assert_str_eq(events(g2), "1-1 1-2+1-3+");
+	ck_assert_str_eq(events(g2), "1-2+1-3+");
 	ck_assert(g2->done);
 }
 END_TEST
@@ -198,20 +218,20 @@ START_TEST(test_standalone)
 	sup_run();
 	g1 = sup_get(cl, NULL);
 	ck_assert_int_eq(g1->status, 200);
-	ck_assert_str_eq(events(g1), "0-0 0-1+0-2+");
+	ck_assert_str_eq(events(g1), "0-1+0-2+");
 	ck_assert_int_eq(sup_get(cl, NULL)->status, 409);
 	log_all(3);
 	sup_run();
-	ck_assert_str_eq(events(g1), "0-0 0-1+0-2+0-3+");
+	ck_assert_str_eq(events(g1), "0-1+0-2+0-3+");
 	sup_hangup(g1->conn);
 	log_all(4);
 	sup_run();
 	/* Without Last-Event-ID: what it has not sent anywhere. */
 	g2 = sup_get(cl, NULL);
-	ck_assert_str_eq(events(g2), "0-3 0-4+");
+	ck_assert_str_eq(events(g2), "0-4+");
 	sup_hangup(g2->conn);
 	g3 = sup_get(cl, "0-1");
-	ck_assert_str_eq(events(g3), "0-1 0-2+0-3+0-4+");
+	ck_assert_str_eq(events(g3), "0-2+0-3+0-4+");
 	ck_assert(!g3->done);
 }
 END_TEST
@@ -227,9 +247,9 @@ START_TEST(test_unopened_bound)
 		log_all(i);
 	sup_run();
 	g = sup_get(cl, "0-0");
-	ck_assert_uint_eq(g->nevents, 1 + 4);
-	ck_assert_str_eq(g->events[1].id, "0-37");
-	ck_assert_str_eq(g->events[4].id, "0-40");
+	ck_assert_uint_eq(g->nevents, 4);
+	ck_assert_str_eq(g->events[0].id, "0-37");
+	ck_assert_str_eq(g->events[3].id, "0-40");
 }
 END_TEST
 
@@ -248,9 +268,9 @@ START_TEST(test_replay_bound)
 		progress(f, i);
 	sup_run();
 	g = sup_get(cl, "1-0");
-	ck_assert_uint_eq(g->nevents, 1 + 1024);
-	ck_assert_str_eq(g->events[1].id, "1-77");
-	ck_assert_str_eq(g->events[1024].id, "1-1100");
+	ck_assert_uint_eq(g->nevents, 1024);
+	ck_assert_str_eq(g->events[0].id, "1-77");
+	ck_assert_str_eq(g->events[1023].id, "1-1100");
 	sup_reply(sup_worker("a"), f, "{\"content\":[]}");
 	ck_assert(g->done);
 }
@@ -388,12 +408,17 @@ static void
 resume_complete(struct sup_client *cl, const char *from, long want)
 {
 	struct sup_resp	*g;
+	size_t		 i;
 	long		 first, last;
 
 	g = sup_get(cl, from);
 	ck_assert_int_eq(g->status, 200);
-	ck_assert_uint_gt(g->nevents, 1);
-	first = seq_of(g->events[1].id);
+	/* The first event with data: there is no priming event before a
+	 * replay, and it would not count. */
+	for (i = 0; i < g->nevents && g->events[i].data[0] == '\0'; i++)
+		;
+	ck_assert_uint_lt(i, g->nevents);
+	first = seq_of(g->events[i].id);
 	last = seq_of(g->events[g->nevents - 1].id);
 	ck_assert_msg(first == seq_of(from) + 1 && last == want,
 	    "resumed from %s: replay is %ld..%ld, events %ld..%ld lost",
@@ -444,10 +469,9 @@ START_TEST(test_plain_get_after_loss)
 	from = last_id(g);
 	g2 = sup_get(cl, NULL);
 	ck_assert_uint_gt(g2->nevents, 0);
-	ck_assert_msg(g2->nevents > 1 &&
-	    seq_of(g2->events[1].id) == seq_of(from) + 1,
-	    "client had up to %s; plain GET primes at %s and sends %zu events",
-	    from, g2->events[0].id, g2->nevents - 1);
+	ck_assert_msg(seq_of(g2->events[0].id) == seq_of(from) + 1,
+	    "client had up to %s; plain GET sends %zu events from %s",
+	    from, g2->nevents, g2->events[0].id);
 }
 END_TEST
 
@@ -475,8 +499,8 @@ START_TEST(test_spare_window_after_loss)
 	sup_run();
 	sup_hangup(g2->conn);
 	g3 = sup_get(cl, "0-300");
-	ck_assert_msg(g3->nevents - 1 <= 16, "delivered events kept for a "
-	    "resumption: %zu (the window is 16)", g3->nevents - 1);
+	ck_assert_msg(g3->nevents <= 16, "delivered events kept for a "
+	    "resumption: %zu (the window is 16)", g3->nevents);
 }
 END_TEST
 
@@ -517,11 +541,150 @@ START_TEST(test_accept_two_lines)
 }
 END_TEST
 
+/*
+ * Event ids are unique within a session (2025-11-25, Resumability): a
+ * resumption with nothing to send again primes with a new id, and
+ * resuming from before it loses nothing.
+ */
+START_TEST(test_priming_id_unique)
+{
+	struct sup_client	*cl = sup_session(NULL, NULL);
+	struct sup_resp		*g1, *g2, *g3;
+
+	g1 = sup_get(cl, NULL);
+	log_all(1);
+	sup_run();
+	ck_assert_str_eq(events(g1), "0-0 0-1+");
+	sup_hangup(g1->conn);
+	g2 = sup_get(cl, "0-1");
+	ck_assert_str_eq(events(g2), "0-2 ");
+	log_all(2);
+	sup_run();
+	ck_assert_str_eq(events(g2), "0-2 0-3+");
+	sup_hangup(g2->conn);
+	g3 = sup_get(cl, "0-1");
+	ck_assert_str_eq(events(g3), "0-3+");
+}
+END_TEST
+
+/*
+ * A call's response that the connection's output still held when the
+ * connection was lost is kept: the client resumes the call's stream and
+ * has it (it was freed as soon as it was written).
+ */
+START_TEST(test_post_final_in_output)
+{
+	struct sup_client	*cl = sup_session(NULL, NULL);
+	struct sup_resp		*r, *g;
+	struct sup_frame	*f;
+	char			*big, *res;
+	size_t			 size = 4 * 1024 * 1024;
+	int			 fd;
+
+	r = call(cl, 1);
+	f = sup_take(sup_worker("a"), MSG_REQUEST);
+	sup_run();
+	ck_assert_str_eq(last_id(r), "1-0");
+	fd = stall(r->conn);
+	big = malloc(size + 1);
+	memset(big, 'x', size);
+	big[size] = '\0';
+	if (asprintf(&res, "{\"content\":[{\"type\":\"text\",\"text\":"
+	    "\"%s\"}]}", big) < 0)
+		ck_abort();
+	sup_reply(sup_worker("a"), f, res);
+	free(res);
+	free(big);
+	sup_run();
+	ck_assert_uint_gt(http_stream_queued(), 0);
+	drop(r->conn, fd);
+	ck_assert_ptr_null(sup_answer(r));
+	g = sup_get(cl, "1-0");
+	ck_assert_int_eq(g->status, 200);
+	ck_assert_result(sup_answer(g));
+	ck_assert(g->done);
+	/* Delivered now: the stream is gone. */
+	ck_assert_int_eq(sup_get(cl, "1-0")->status, 204);
+}
+END_TEST
+
+/*
+ * A response its connection passed on: the stream goes, with nothing
+ * kept (a finished, delivered call).
+ */
+START_TEST(test_post_final_passed)
+{
+	struct sup_client	*cl = sup_session(NULL, NULL);
+	struct sup_resp		*r;
+
+	r = call(cl, 1);
+	sup_reply(sup_worker("a"), sup_take(sup_worker("a"), MSG_REQUEST),
+	    "{\"content\":[]}");
+	ck_assert(r->done);
+	ck_assert_uint_eq(stream_held_bytes(), 0);
+	ck_assert_int_eq(sup_get(cl, "1-0")->status, 204);
+}
+END_TEST
+
+/*
+ * A reader more than 4 MiB behind is cut, and what it had not had stays
+ * kept (mcp-supervisord(8)), also as a few more events come before it
+ * resumes.
+ */
+START_TEST(test_reader_cut_keeps)
+{
+	struct sup_client	*cl = sup_session(NULL, NULL);
+	struct sup_resp		*g;
+	int			 fd, i, cut = 0;
+
+	g = sup_get(cl, NULL);
+	fd = stall(g->conn);
+	for (i = 1; i <= 500 && cut == 0; i++) {
+		log_big(i, 60000);
+		sup_run();
+		if (http_stream_count(STREAM_GET) == 0)
+			cut = i;
+	}
+	ck_assert_int_gt(cut, 0);
+	for (i = cut + 1; i <= cut + 5; i++)
+		log_big(i, 60000);
+	sup_run();
+	drop(g->conn, fd);
+	resume_complete(cl, last_id(g), cut + 5);
+}
+END_TEST
+
+/*
+ * Past max_buffered, what a connected reader's output still holds is not
+ * spare: the reader furthest behind is cut, and its events stay for a
+ * resumption (mcp-supervisord.conf(5)).
+ */
+START_TEST(test_budget_cut_keeps)
+{
+	struct sup_client	*cl = sup_session(NULL, NULL);
+	struct sup_resp		*g;
+	int			 fd, i, cut = 0;
+
+	g = sup_get(cl, NULL);
+	fd = stall(g->conn);
+	for (i = 1; i <= 1000 && cut == 0; i++) {
+		log_big(i, 8000);
+		sup_run();
+		if (http_stream_count(STREAM_GET) == 0)
+			cut = i;
+	}
+	ck_assert_int_gt(cut, 0);
+	drop(g->conn, fd);
+	resume_complete(cl, last_id(g), cut);
+}
+END_TEST
+
 static Suite *
 stream_suite(void)
 {
 	Suite	*s = suite_create("stream");
 	TCase	*tc = tcase_create("stream");
+	TCase	*tb = tcase_create("budget");
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_event_ids);
@@ -539,7 +702,14 @@ stream_suite(void)
 	tcase_add_test(tc, test_spare_window_after_loss);
 	tcase_add_test(tc, test_future_event_id);
 	tcase_add_test(tc, test_accept_two_lines);
+	tcase_add_test(tc, test_priming_id_unique);
+	tcase_add_test(tc, test_post_final_in_output);
+	tcase_add_test(tc, test_post_final_passed);
+	tcase_add_test(tc, test_reader_cut_keeps);
 	suite_add_tcase(s, tc);
+	tcase_add_checked_fixture(tb, setup_budget, teardown);
+	tcase_add_test(tb, test_budget_cut_keeps);
+	suite_add_tcase(s, tb);
 	return (s);
 }
 
