@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "log.h"
 #include "supervisor.h"
 #include "uri.h"
 #include "xmalloc.h"
@@ -122,6 +123,18 @@ acl_filtered(const struct session *s)
 	if ((cl = acl_client(s, &unknown)) == NULL)
 		return (unknown);
 	return (cl->allow != NULL || cl->deny != NULL);
+}
+
+int
+acl_hears_uri(const struct session *s, const char *uri)
+{
+	const char	*why;
+
+	if (!acl_filtered(s) || acl_allows_uri(s, uri, &why) == 1)
+		return (1);
+	log_debug("session %.8s: update of %s not sent: its client may no "
+	    "longer read it", s->id, uri);
+	return (0);
 }
 
 int

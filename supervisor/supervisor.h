@@ -124,6 +124,9 @@ int		 acl_allows_uri(const struct session *, const char *uri,
 		    const char **why);
 /* Does the session see less than everything? */
 int		 acl_filtered(const struct session *);
+/* May it hear of a change to this URI now (a reload may have taken away
+ * what it subscribed to)? */
+int		 acl_hears_uri(const struct session *, const char *uri);
 int		 acl_may_register(const struct session *);
 
 /* auth.c: the accepted tokens and whom each names. */

@@ -49,6 +49,16 @@ static const char conf_reloaded[] = SUP_BASE
     ");\n"
     CONF_SERVERS;
 
+/* The same, with "ro" allowed no resource under /pub but b. */
+static const char conf_narrowed[] = SUP_BASE
+    "auth_tokens = [ \"" TOKEN_ANY "\" ];\n"
+    "clients = (\n"
+    "  { name = \"ro\"; token = \"" TOKEN_RO "\";\n"
+    "    allow = [ \"a__*\", \"file:///pub/b*\" ]; },\n"
+    "  { name = \"full\"; token = \"" TOKEN_FULL "\"; register = true; }\n"
+    ");\n"
+    CONF_SERVERS;
+
 static const char catalog_a[] =
     "{\"tools\":["
     "{\"name\":\"echo\",\"inputSchema\":{\"type\":\"object\"}},"
@@ -351,6 +361,56 @@ START_TEST(test_reload_rights)
 }
 END_TEST
 
+/*
+ * A reload that takes a URI from a client stops the updates of its
+ * sessions' subscriptions to it; others subscribed still hear them, and
+ * it may still let go.
+ */
+START_TEST(test_reload_updates)
+{
+	struct sup_client	*ro = sup_session(TOKEN_RO, NULL);
+	struct sup_client	*any = sup_session(TOKEN_ANY, NULL);
+	struct sup_worker	*wa = sup_worker("a");
+	struct sup_resp		*gro, *gany, *r;
+	struct sup_frame	*f;
+	static const char	 sub[] = "{\"uri\":\"file:///pub/a.txt\"}";
+	static const char	 upd[] = "{\"jsonrpc\":\"2.0\",\"method\":"
+	    "\"notifications/resources/updated\",\"params\":{\"uri\":"
+	    "\"file:///pub/a.txt\"}}";
+	json_t			*a;
+
+	gro = sup_get(ro, NULL);
+	gany = sup_get(any, NULL);
+	sup_post(ro, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	    "\"resources/subscribe\",\"params\":%s}", sub);
+	ck_assert_ptr_nonnull(f = sup_take(wa, MSG_REQUEST));
+	sup_reply(wa, f, "{}");
+	ck_assert_result(ask(any, "resources/subscribe", sub));
+	sup_send(wa, MSG_NOTIFY, 0, 0, 0, "%s", upd);
+	ck_assert_ptr_nonnull(sup_find(gro, "notifications/resources/updated"));
+	a = sup_reload(conf_narrowed);
+	ck_assert_msg(json_is_true(json_object_get(a, "ok")), "%s",
+	    sup_dump(a));
+	json_decref(a);
+	/* Fresh streams, to see only what comes now. */
+	sup_hangup(gro->conn);
+	sup_hangup(gany->conn);
+	gro = sup_get(ro, NULL);
+	gany = sup_get(any, NULL);
+	sup_send(wa, MSG_NOTIFY, 0, 0, 0, "%s", upd);
+	ck_assert_ptr_null(sup_find(gro, "notifications/resources/updated"));
+	ck_assert_ptr_nonnull(sup_find(gany, "notifications/resources/updated"));
+	/* Letting go is still allowed. */
+	ck_assert_result(ask(ro, "resources/unsubscribe", sub));
+	r = sup_post(any, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":"
+	    "\"resources/unsubscribe\",\"params\":%s}", sub);
+	ck_assert_ptr_nonnull(f = sup_take(wa, MSG_REQUEST));
+	ck_assert_ptr_nonnull(strstr(f->text, "resources/unsubscribe"));
+	sup_reply(wa, f, "{}");
+	ck_assert_result(sup_answer(r));
+}
+END_TEST
+
 static Suite *
 acl_suite(void)
 {
@@ -365,6 +425,7 @@ acl_suite(void)
 	tcase_add_test(tc, test_uri_refused);
 	tcase_add_test(tc, test_register_right);
 	tcase_add_test(tc, test_reload_rights);
+	tcase_add_test(tc, test_reload_updates);
 	suite_add_tcase(s, tc);
 	return (s);
 }

@@ -517,6 +517,47 @@ START_TEST(test_listen)
 }
 END_TEST
 
+/* ro, allowed to read no resource any more. */
+static const char conf_ro_narrowed[] = SUP_BASE
+    "request_state_ttl = 10;\n"
+    "clients = (\n"
+    "  { name = \"c1\"; token = \"" T1 "\"; metrics = true; },\n"
+    "  { name = \"c2\"; token = \"" T2 "\"; },\n"
+    "  { name = \"ro\"; token = \"" TRO "\";\n"
+    "    allow = [ \"a__*\" ]; }\n"
+    ");\n"
+    "servers = (\n"
+    "  { name = \"a\"; transport = \"stdio\"; command = [ \"true\" ]; },\n"
+    "  { name = \"c\"; transport = \"stdio\"; command = [ \"true\" ];\n"
+    "    sampling = [ \"client\" ]; }\n"
+    ");\n";
+
+/* A reload that takes a URI from a client stops its open listen's
+ * updates of it. */
+START_TEST(test_listen_reload_denies)
+{
+	struct sup_resp	*r;
+	json_t		*a;
+
+	r = modern(TRO, "subscriptions/listen", NULL, "\"notifications\":{"
+	    "\"resourceSubscriptions\":[\"mem://pub/x\"]}", NULL, NULL);
+	ck_assert_str_eq(sup_ack_uris(r), "mem://pub/x");
+	sup_reply(sup_worker("a"), sup_take(sup_worker("a"), MSG_REQUEST),
+	    "{}");
+	a = sup_reload(conf_ro_narrowed);
+	ck_assert_msg(json_is_true(json_object_get(a, "ok")), "%s",
+	    sup_dump(a));
+	json_decref(a);
+	sup_send(sup_worker("a"), MSG_NOTIFY, 0, 0, 0, "{\"jsonrpc\":\"2.0\","
+	    "\"method\":\"notifications/resources/updated\",\"params\":"
+	    "{\"uri\":\"mem://pub/x\"}}");
+	ck_assert_ptr_null(sup_find(r, "notifications/resources/updated"));
+	sup_hangup(r->conn);
+	sup_reply(sup_worker("a"), sup_take(sup_worker("a"), MSG_REQUEST),
+	    "{}");
+}
+END_TEST
+
 /*
  * A listen hears and lets go where its session's subscription is held:
  * the resource moved (a no longer lists it, c's template covers it)
@@ -776,6 +817,7 @@ modern_suite(void)
 	tcase_add_test(tc, test_close_cancels);
 	tcase_add_test(tc, test_listen);
 	tcase_add_test(tc, test_listen_moved);
+	tcase_add_test(tc, test_listen_reload_denies);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("listens");
 	tcase_add_checked_fixture(tc, NULL, teardown);
