@@ -135,6 +135,16 @@ listen_open(struct req *r)
 		    "client (limit %u)", conf->max_pending);
 		return;
 	}
+	found = jscan_member_unique(m->p, filter, "resourceSubscriptions",
+	    &subs);
+	if (found == -2 || (found == 0 && jscan_type(m->p, subs) !=
+	    JT_ARRAY)) {
+		req_answered(r, OBS_REFUSED, JRPC_INVALID_PARAMS);
+		modern_error(st, m->p + m->id.off, m->id.len,
+		    JRPC_INVALID_PARAMS, NULL, "subscriptions/listen: "
+		    "notifications.resourceSubscriptions must be an array");
+		return;
+	}
 	l = xcalloc(1, sizeof *l);
 	strmap_init(&l->uris);
 	for (i = 0; i < 3; i++) {
@@ -159,8 +169,6 @@ listen_open(struct req *r)
 			first = 0;
 		}
 	}
-	found = jscan_member_unique(m->p, filter, "resourceSubscriptions",
-	    &subs);
 	if (found == 0 && jscan_array(m->p, subs, &it) == 0) {
 		evbuffer_add_printf(ack, "%s\"resourceSubscriptions\":[",
 		    first ? "" : ",");
@@ -190,9 +198,6 @@ listen_open(struct req *r)
 			n++;
 		}
 		evbuffer_add(ack, "]", 1);
-	} else if (found != -1) {
-		log_debug("session %.8s: listen with a resourceSubscriptions "
-		    "that is not an array", s->id);
 	}
 	evbuffer_add(ack, "}", 2);	/* and a NUL */
 	l->stream = st;

@@ -632,10 +632,10 @@ conn_relay_request(struct conn *c, uint32_t session, uint32_t tag,
 	struct evbuffer	*buf;
 	struct era_texts texts = { { NULL }, 0 };
 	struct queued	*q;
-	const char	*why, *local;
+	const char	*why, *local, *err;
 	char		 idtext[32], msg[256];
 	size_t		 nedits = 0;
-	int		 k, client_modern;
+	int		 k, client_modern, code;
 
 	if (c != NULL && c->session != 0 && (c->state == CONN_STARTING ||
 	    c->state == CONN_INITIALIZING)) {
@@ -670,8 +670,12 @@ conn_relay_request(struct conn *c, uint32_t session, uint32_t tag,
 		return;
 	}
 	/* What a modern upstream has no method for is answered here. */
-	if ((local = era_local(c, session, &m)) != NULL) {
+	if ((local = era_local(c, &m, &code, &err)) != NULL) {
 		conn_answer_local(session, tag, &m, local);
+		return;
+	}
+	if (err != NULL) {
+		conn_fail(session, tag, code, err);
 		return;
 	}
 	client_modern = meta_claim(&m);

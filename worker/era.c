@@ -607,16 +607,17 @@ era_input_required(const struct jrpc *m)
 /*
  * Requests a modern upstream has no method for, answered here: the log
  * level rides on each request instead, subscriptions are its listen's.
- * Returns the result to answer with, or NULL to relay the request.
  */
 const char *
-era_local(struct conn *c, uint32_t session, const struct jrpc *m)
+era_local(struct conn *c, const struct jrpc *m, int *code, const char **err)
 {
 	static const char *const uri_path[] = { "uri", NULL };
 	struct jspan	 uri;
 	char		*u;
 	int		 on;
 
+	*code = 0;
+	*err = NULL;
 	if (!c->modern)
 		return (NULL);
 	switch (m->method_id) {
@@ -631,10 +632,22 @@ era_local(struct conn *c, uint32_t session, const struct jrpc *m)
 	}
 	on = m->method_id == MCPM_SUBSCRIBE;
 	if (jscan_path(m->p, m->params, uri_path, &uri) != 0 ||
-	    (u = jscan_strdup(m->p, uri)) == NULL)
-		return ("{}");
+	    (u = jscan_strdup(m->p, uri)) == NULL) {
+		*code = JRPC_INVALID_PARAMS;
+		*err = "params.uri must be a string";
+		return (NULL);
+	}
 	if (on && strmap_get(&c->subs, u) == NULL &&
-	    c->subs.count < ERA_MAX_SUBSCRIPTIONS) {
+	    c->subs.count >= ERA_MAX_SUBSCRIPTIONS) {
+		/* Not one more in the listen: said, not answered {}. */
+		log_warnx("resources/subscribe refused: the upstream's listen "
+		    "holds %d URIs", ERA_MAX_SUBSCRIPTIONS);
+		free(u);
+		*code = MCP_OVERLOADED;
+		*err = "too many resource subscriptions at this upstream";
+		return (NULL);
+	}
+	if (on && strmap_get(&c->subs, u) == NULL) {
 		strmap_add(&c->subs, u, (void *)1);
 		era_listen_schedule(c, 0);
 	} else if (!on && strmap_get(&c->subs, u) != NULL) {

@@ -306,7 +306,13 @@ int		 era_request_edits(struct conn *, uint32_t session,
 int		 era_response_edits(struct conn *, const struct call *,
 		    const struct jrpc *, struct jedit *);
 int		 era_input_required(const struct jrpc *);
-const char	*era_local(struct conn *, uint32_t session, const struct jrpc *);
+/*
+ * A request a modern upstream has no method for, answered here: the
+ * result, or NULL with *code 0 to relay it, or NULL with *code and *err
+ * to refuse it.
+ */
+const char	*era_local(struct conn *, const struct jrpc *, int *code,
+		    const char **err);
 int		 era_listen_notification(struct conn *, const struct jrpc *);
 void		 era_param_headers(struct conn *, const struct jrpc *,
 		    void (*add)(void *, const char *), void *);

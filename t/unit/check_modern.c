@@ -532,6 +532,29 @@ static const char conf_ro_narrowed[] = SUP_BASE
     "    sampling = [ \"client\" ]; }\n"
     ");\n";
 
+/* A filter that is not what the schema says is refused, as a flag that
+ * is not a boolean is: an ignored one would acknowledge nothing. */
+START_TEST(test_listen_bad_filter)
+{
+	static const char *const bad[] = {
+		"\"notifications\":{\"resourceSubscriptions\":\"mem://pub/x\"}",
+		"\"notifications\":{\"resourceSubscriptions\":{}}",
+		"\"notifications\":{\"resourceSubscriptions\":[],"
+		    "\"resourceSubscriptions\":[\"mem://pub/x\"]}",
+		"\"notifications\":{\"toolsListChanged\":1}",
+	};
+	struct sup_resp	*r;
+	size_t		 i;
+
+	for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		r = modern(TRO, "subscriptions/listen", NULL, bad[i], NULL,
+		    NULL);
+		ck_assert_error(sup_answer(r), -32602);
+	}
+	ck_assert_ptr_null(sup_take(sup_worker("a"), MSG_REQUEST));
+}
+END_TEST
+
 /* A reload that takes a URI from a client stops its open listen's
  * updates of it. */
 START_TEST(test_listen_reload_denies)
@@ -818,6 +841,7 @@ modern_suite(void)
 	tcase_add_test(tc, test_listen);
 	tcase_add_test(tc, test_listen_moved);
 	tcase_add_test(tc, test_listen_reload_denies);
+	tcase_add_test(tc, test_listen_bad_filter);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("listens");
 	tcase_add_checked_fixture(tc, NULL, teardown);
