@@ -53,7 +53,9 @@ struct view_part {
 	int			 code;		/* and its error code, or 0 */
 	char			*data;		/* and data (JSON), or NULL */
 	int64_t			 failed_at;	/* monotonic ms */
-	TAILQ_ENTRY(view_part)	 entry;
+	struct session		*session;	/* whose it is */
+	TAILQ_ENTRY(view_part)	 entry;		/* the session's */
+	TAILQ_ENTRY(view_part)	 up_entry;	/* the upstream's */
 };
 
 /* A request waiting for its session's view; its text is a copy. */
@@ -126,7 +128,7 @@ view_free(struct view *v)
 	free(v);
 }
 
-/* Add a session's part of an upstream, counted there. */
+/* Add a session's part of an upstream, listed there too. */
 static struct view_part *
 view_part_new(struct session *s, struct upstream *up)
 {
@@ -134,7 +136,8 @@ view_part_new(struct session *s, struct upstream *up)
 
 	vp = xcalloc(1, sizeof *vp);
 	vp->up = up;
-	up->nparts++;
+	vp->session = s;
+	TAILQ_INSERT_TAIL(&up->parts, vp, up_entry);
 	TAILQ_INSERT_TAIL(&s->parts, vp, entry);
 	return (vp);
 }
@@ -143,7 +146,7 @@ view_part_new(struct session *s, struct upstream *up)
 static void
 view_part_free(struct view_part *vp)
 {
-	vp->up->nparts--;
+	TAILQ_REMOVE(&vp->up->parts, vp, up_entry);
 	json_decref(vp->catalog);
 	free(vp->error);
 	free(vp->data);
@@ -667,31 +670,49 @@ view_part(struct upstream *up, uint32_t session, json_t *msg)
 }
 
 /* Ask for one session's wanted part at a ready upstream. */
-static void
-view_ready_one(struct session *s, void *arg)
+/*
+ * The parts of an upstream, with the session of each: a copy, as what is
+ * done for one may end another session (answering its waiting requests).
+ * The upstream's own list, not a walk of every session.
+ */
+static size_t
+view_parts_of(struct upstream *up, struct view_part ***parts,
+    uint32_t **nos)
 {
 	struct view_part	*vp;
+	size_t			 n = 0;
 
-	if ((vp = view_find_part(s, arg)) != NULL &&
-	    vp->state == PART_WANTED)
-		view_ask(s, vp);
+	TAILQ_FOREACH(vp, &up->parts, up_entry)
+		n++;
+	*parts = xcalloc(n + 1, sizeof **parts);
+	*nos = xcalloc(n + 1, sizeof **nos);
+	n = 0;
+	TAILQ_FOREACH(vp, &up->parts, up_entry) {
+		(*parts)[n] = vp;
+		(*nos)[n++] = vp->session->no;
+	}
+	return (n);
 }
 
 void
 view_upstream_ready(struct upstream *up)
 {
-	if (view_per_session(up))
-		session_foreach(view_ready_one, up);
+	struct view_part	*vp;
+
+	if (!view_per_session(up))
+		return;
+	/* Asking sends a frame and nothing else. */
+	TAILQ_FOREACH(vp, &up->parts, up_entry) {
+		if (vp->state == PART_WANTED)
+			view_ask(vp->session, vp);
+	}
 }
 
 /* Give up on one session's pending part at an upstream that is down. */
 static void
-view_down_one(struct session *s, void *arg)
+view_down_one(struct session *s, struct view_part *vp)
 {
-	struct view_part	*vp;
-
-	if ((vp = view_find_part(s, arg)) == NULL ||
-	    (vp->state != PART_WANTED && vp->state != PART_ASKED))
+	if (vp->state != PART_WANTED && vp->state != PART_ASKED)
 		return;
 	view_fail(s, vp, "it stopped", "it stopped");
 	if (view_pending(s))
@@ -703,9 +724,22 @@ view_down_one(struct session *s, void *arg)
 void
 view_upstream_down(struct upstream *up)
 {
-	/* No session has a part of it: no walk (a shared upstream). */
-	if (up->nparts > 0)
-		session_foreach(view_down_one, up);
+	struct view_part	**parts;
+	struct session		 *s;
+	uint32_t		 *nos;
+	size_t			  i, n;
+
+	if (TAILQ_EMPTY(&up->parts))
+		return;
+	n = view_parts_of(up, &parts, &nos);
+	for (i = 0; i < n; i++) {
+		/* Its session still there, and with it its part. */
+		if ((s = session_by_no(nos[i])) != NULL &&
+		    view_find_part(s, up) == parts[i])
+			view_down_one(s, parts[i]);
+	}
+	free(parts);
+	free(nos);
 }
 
 /* Bring one session's view up to date (the shared parts changed). */
@@ -727,18 +761,6 @@ view_rebuild_all(void)
 	session_walk_begin(&rebuild);
 }
 
-/* Drop a session's part of an upstream that goes (never a pending one:
- * view_upstream_down failed those when it was removed). */
-static void
-view_forget_one(struct session *s, void *arg)
-{
-	struct view_part	*vp;
-
-	if ((vp = view_find_part(s, arg)) == NULL)
-		return;
-	TAILQ_REMOVE(&s->parts, vp, entry);
-	view_part_free(vp);
-}
 
 /*
  * A stale view, or a part, may name an upstream a reload removed: once
@@ -749,11 +771,16 @@ view_forget_one(struct session *s, void *arg)
 void
 view_upstream_gone(struct upstream *up)
 {
+	struct view_part	*vp;
+
 	if (views_ready && rebuild.busy)
 		session_walk_finish(&rebuild);
-	/* Parts come before any view, and pending ones are not stale. */
-	if (up->nparts > 0)
-		session_foreach(view_forget_one, up);
+	/* Parts come before any view, and pending ones are not stale
+	 * (view_upstream_down failed those when it was removed). */
+	while ((vp = TAILQ_FIRST(&up->parts)) != NULL) {
+		TAILQ_REMOVE(&vp->session->parts, vp, entry);
+		view_part_free(vp);
+	}
 }
 
 struct catalog *

@@ -1868,6 +1868,8 @@ struct uplogin {
 						   NULL (uplogin.c) */
 };
 
+TAILQ_HEAD(view_parts, view_part);
+
 struct upstream {
 	struct server_conf	*sc;		/* owned copy */
 	struct proc		 proc;		/* its worker */
@@ -1898,8 +1900,9 @@ struct upstream {
 	struct budget		 budget;	/* of its llm: links */
 	int			 era_fallback;	/* went away during the era
 						   probe: start as "2025" */
-	unsigned int		 nparts;	/* sessions' view parts of it
-						   (catalog_view.c) */
+	struct view_parts	 parts;		/* sessions' view parts of it,
+						   oldest first (owned by the
+						   sessions; catalog_view.c) */
 	struct uplimit		 limit;		/* limit.c */
 	struct breaker		 breaker;	/* breaker.c */
 	struct uplogin		 login;		/* uplogin.c */

@@ -141,6 +141,7 @@ upstream_new(const struct server_conf *sc)
 	up->sc = conf_server_copy(sc);
 	/* No session can have subscribed at a new upstream yet. */
 	up->subs_whole = 1;
+	TAILQ_INIT(&up->parts);
 	proc_init(&up->proc, &upstream_kind, up);
 	session_walk_init(&up->opens, upstream_open_one, up,
 	    UPSTREAM_OPEN_SLICE);

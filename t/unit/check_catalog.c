@@ -343,6 +343,43 @@ START_TEST(test_view_part_down)
 END_TEST
 
 /*
+ * A list asked while a per-session upstream restarts waits; once it is
+ * ready the session's instance is asked (the upstream's own parts, not a
+ * walk of every session), and the list answers with its part.
+ */
+START_TEST(test_view_part_ready)
+{
+	struct sup_client	*c1 = sup_session(NULL, NULL);
+	struct sup_client	*c2 = sup_session(NULL, NULL);
+	struct sup_worker	*w = sup_worker("p");
+	struct sup_resp		*l1, *l2;
+	struct sup_frame	*f;
+
+	sup_manual("p");
+	sup_exit(w, 1 << 8);
+	sup_advance(5);
+	ck_assert_ptr_nonnull(w = sup_worker("p"));
+	l1 = sup_post(c1, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	    "\"tools/list\"}");
+	l2 = sup_post(c2, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	    "\"tools/list\"}");
+	ck_assert_ptr_null(sup_take(w, MSG_SESSION_CATALOG));
+	ck_assert(!l1->done && !l2->done);
+	sup_send(w, MSG_HELLO, 0, 0, 0, "{\"version\":1}");
+	sup_send(w, MSG_STATUS, 0, 0, 0, "{\"state\":\"ready\"}");
+	ck_assert_ptr_nonnull(f = sup_take(w, MSG_SESSION_CATALOG));
+	sup_send(w, MSG_CATALOG, 0, f->session, 0, "{\"tools\":["
+	    TOOL("mine") "]}");
+	ck_assert_ptr_nonnull(f = sup_take(w, MSG_SESSION_CATALOG));
+	sup_send(w, MSG_CATALOG, 0, f->session, 0, "{\"tools\":["
+	    TOOL("mine") "]}");
+	ck_assert(l1->done && l2->done);
+	ck_assert_jstr(sup_answer(l1), "result.tools.1.name", "p__mine");
+	ck_assert_jstr(sup_answer(l2), "result.tools.1.name", "p__mine");
+}
+END_TEST
+
+/*
  * A session's instance: an unsubscribe before the subscribe's answer
  * withdraws it, and the instance is told to let go once it said yes.
  */
@@ -666,6 +703,7 @@ catalog_suite(void)
 	tcase_add_test(tc, test_view_part_error);
 	tcase_add_test(tc, test_view_sub_withdrawn);
 	tcase_add_test(tc, test_view_part_down);
+	tcase_add_test(tc, test_view_part_ready);
 	tcase_add_test(tc, test_view_rebuild_sliced);
 	tcase_add_test(tc, test_view_reload_removed);
 	tcase_add_test(tc, test_view_reload_freed);
