@@ -139,8 +139,10 @@ bcast_apply(struct bcast *b, struct session *s)
 		    b->changed)) == 0)
 			return;
 		/* A session with a view of its own is told by its view
-		 * (which holds no client's tools). */
-		if (b->kind == BCAST_LIST && s->view != NULL)
+		 * (which holds no client's tools), also of the changes
+		 * before it left it. */
+		if (b->kind == BCAST_LIST && (s->view != NULL ||
+		    b->no <= s->view_left))
 			return;
 		if (s->modern) {
 			listen_list_changed(s, changed);
@@ -321,6 +323,12 @@ void
 broadcast_session_new(struct session *s)
 {
 	s->bcast_no = bcast_last;
+}
+
+void
+broadcast_view_left(struct session *s)
+{
+	s->view_left = bcast_last;
 }
 
 void

@@ -433,9 +433,11 @@ catalog_rebuild(void)
 	global = c;
 	catalog_unref(old);
 	tool_search_stale();
+	/* Issued first: a session that leaves its view as the views are
+	 * rebuilt is told by it, and skips this (broadcast_view_left). */
+	route_list_changed(NULL, changed);
 	/* Views hold the shared upstreams' parts too. */
 	view_rebuild_all();
-	route_list_changed(NULL, changed);
 }
 
 /* Encode a cursor: base64url of "<next index>:<last key>". */

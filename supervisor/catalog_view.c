@@ -366,6 +366,8 @@ view_update(struct session *s)
 			old->diff_to = s->view->serial;
 			old->diff_bits = changed;
 		}
+		if (s->view == NULL)
+			broadcast_view_left(s);
 		if (s->listed)
 			route_list_changed(s, changed);
 	}

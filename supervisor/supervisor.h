@@ -204,6 +204,9 @@ void		 broadcast_log(const char *, size_t, int level);
 /* A session is new (it has none of the broadcasts so far), or going. */
 void		 broadcast_session_new(struct session *);
 void		 broadcast_session_gone(struct session *);
+/* A session leaves its view for the global catalog, and was told what
+ * changed: list changes issued so far are not for it. */
+void		 broadcast_view_left(struct session *);
 void		 broadcast_free_all(void);
 
 /* catalog.c: the merged tools, resources, templates and prompts. */
@@ -1555,6 +1558,10 @@ struct session {
 	unsigned int		 nstreams;
 	uint32_t		 next_stream;
 	uint64_t		 bcast_no;	/* the last broadcast it had */
+	uint64_t		 view_left;	/* the last broadcast issued when
+						   it left its view: list
+						   changes up to it were in
+						   what the view told it */
 	struct vendpoint	*vep;		/* its endpoint, or NULL: /mcp */
 	struct trace_in		*trace_in;	/* trace context of its HTTP
 						   request or WebSocket

@@ -544,6 +544,36 @@ START_TEST(test_view_reload_removed)
 }
 END_TEST
 
+/* How many events of a stream carry a method. */
+static size_t
+count_method(struct sup_resp *r, const char *method)
+{
+	size_t	i, n = 0;
+
+	for (i = 0; i < r->nevents; i++) {
+		if (strstr(r->events[i].data, method) != NULL)
+			n++;
+	}
+	return (n);
+}
+
+/* A reload that removes a per-session upstream tells each session its
+ * tools changed once. */
+START_TEST(test_view_removed_told_once)
+{
+	static struct sup_client	*cl[3];
+	static struct sup_resp		*st[3];
+	size_t				 i;
+
+	views_make(cl, st, 3);
+	json_decref(sup_reload(conf_view_a));
+	sup_run();
+	for (i = 0; i < 3; i++)
+		ck_assert_uint_eq(count_method(st[i],
+		    "notifications/tools/list_changed"), 1);
+}
+END_TEST
+
 /*
  * A reload removes the per-session upstream whose worker has exited: it
  * is freed at once, so every view is brought up to date first, none
@@ -706,6 +736,7 @@ catalog_suite(void)
 	tcase_add_test(tc, test_view_part_ready);
 	tcase_add_test(tc, test_view_rebuild_sliced);
 	tcase_add_test(tc, test_view_reload_removed);
+	tcase_add_test(tc, test_view_removed_told_once);
 	tcase_add_test(tc, test_view_reload_freed);
 	suite_add_tcase(s, tc);
 
