@@ -130,6 +130,8 @@ conn_free(struct conn *c)
 		event_free(c->probe_timer);
 	if (c->listen_timer != NULL)
 		event_free(c->listen_timer);
+	if (c->listen_drop != NULL)
+		event_free(c->listen_drop);
 	strmap_free(&c->subs);
 	json_decref(c->server_caps);
 	json_decref(c->server_info);

@@ -45,6 +45,7 @@ static int	era_verdict = -1;
 
 static void	era_initialize(struct conn *);
 static void	era_listen_schedule(struct conn *, long ms);
+static void	era_listen_drop_cb(evutil_socket_t, short, void *);
 
 /*
  * The client capabilities to declare to the upstream.  A shared upstream
@@ -664,7 +665,12 @@ era_listen_done(struct conn *c, const struct jrpc *m, void *arg)
 {
 	int64_t	id;
 
-	if (jscan_int64(m->p, m->id, &id) != 0 || id != c->listen_id)
+	if (jscan_int64(m->p, m->id, &id) != 0)
+		return;
+	if (id == c->listen_live)
+		c->listen_live = 0;
+	/* A newer one is on its way: nothing to reopen. */
+	if (id != c->listen_id)
 		return;
 	c->listen_id = 0;
 	c->listen_backoff = c->listen_backoff == 0 ? LISTEN_BACKOFF_MIN_MS :
@@ -685,7 +691,11 @@ era_lists(struct conn *c, const char *cap)
 	    cap), "listChanged")));
 }
 
-/* (Re)open the upstream's listen for what the gateway needs now. */
+/*
+ * (Re)open the upstream's listen for what the gateway needs now.  The
+ * listen open (live) stays until the new one is acknowledged, so no
+ * update is lost in between; one never acknowledged is replaced.
+ */
 static void
 era_listen_cb(evutil_socket_t fd, short events, void *arg)
 {
@@ -696,10 +706,9 @@ era_listen_cb(evutil_socket_t fd, short events, void *arg)
 
 	if (c->state == CONN_DEAD || !c->modern)
 		return;
-	if (c->listen_id != 0) {
+	if (c->listen_id != 0 && c->listen_id != c->listen_live)
 		conn_cancel_call(c, c->listen_id, "the subscriptions changed");
-		c->listen_id = 0;
-	}
+	c->listen_id = 0;
 	filter = json_object();
 	if (era_lists(c, "tools"))
 		json_object_set_new(filter, "toolsListChanged", json_true());
@@ -719,7 +728,13 @@ era_listen_cb(evutil_socket_t fd, short events, void *arg)
 	}
 	if (json_object_size(filter) == 0) {
 		json_decref(filter);
-		return;		/* nothing to listen for */
+		/* Nothing to listen for. */
+		if (c->listen_live != 0) {
+			conn_cancel_call(c, c->listen_live, "nothing to "
+			    "listen for");
+			c->listen_live = 0;
+		}
+		return;
 	}
 	c->listen_id = conn_call(c, MCPM_LISTEN, json_pack("{s:o}",
 	    "notifications", filter), era_listen_done, NULL);
@@ -733,6 +748,63 @@ era_listen_schedule(struct conn *c, long ms)
 	if (c->listen_timer == NULL)
 		c->listen_timer = evtimer_new(base, era_listen_cb, c);
 	evtimer_add(c->listen_timer, &tv);
+}
+
+/* Cancel the listen a newer one replaced. */
+static void
+era_listen_drop_cb(evutil_socket_t fd, short events, void *arg)
+{
+	struct conn	*c = arg;
+
+	if (c->listen_old != 0 && c->state != CONN_DEAD)
+		conn_cancel_call(c, c->listen_old, "replaced");
+	c->listen_old = 0;
+}
+
+/*
+ * The upstream acknowledged a listen: the 2025 clients' subscribes were
+ * answered already, so URIs it does not honour are said in the log.
+ */
+static void
+era_listen_acked(struct conn *c, const struct jrpc *m)
+{
+	static const char *const path[] = { "notifications",
+	    "resourceSubscriptions", NULL };
+	struct strmap_entry	*e;
+	struct strmap		 honoured;
+	struct jspan		 subs, v;
+	struct jiter		 it;
+	const char		*missing = NULL;
+	char			*u;
+	size_t			 i, n = 0;
+
+	strmap_init(&honoured);
+	if (jscan_path(m->p, m->params, path, &subs) == 0 &&
+	    jscan_array(m->p, subs, &it) == 0) {
+		while (jscan_next_element(&it, &v)) {
+			if ((u = jscan_strdup(m->p, v)) == NULL)
+				continue;
+			if (strmap_get(&honoured, u) == NULL)
+				strmap_add(&honoured, u, (void *)1);
+			free(u);
+		}
+	}
+	for (i = 0; i < c->subs.nbuckets; i++) {
+		for (e = c->subs.buckets[i]; e != NULL; e = e->next) {
+			if (strmap_get(&honoured, e->key) != NULL)
+				continue;
+			if (missing == NULL)
+				missing = e->key;
+			n++;
+		}
+	}
+	if (n > 0)
+		log_warnx("subscriptions/listen: the upstream sends no updates "
+		    "of %zu of the %zu URIs subscribed to (%s%s)", n,
+		    (size_t)c->subs.count, missing, n > 1 ? ", ..." : "");
+	else
+		log_debug("subscriptions/listen acknowledged");
+	strmap_free(&honoured);
 }
 
 /*
@@ -755,15 +827,37 @@ era_listen_notification(struct conn *c, const struct jrpc *m)
 
 	if (!c->modern || jscan_path(m->p, m->params, sub_path, &sub) != 0)
 		return (0);
-	if (jscan_int64(m->p, sub, &id) != 0 || id != c->listen_id) {
+	if (jscan_int64(m->p, sub, &id) != 0) {
+		log_debug("%s for no listen, dropped", m->method_name);
+		return (1);
+	}
+	if (m->method_id == MCPM_ACKNOWLEDGED && id == c->listen_id) {
+		c->listen_backoff = 0;
+		/*
+		 * The new one takes over: the old one ends, from the loop
+		 * (this may be a transfer's callback, and cancelling one
+		 * from there is not allowed).
+		 */
+		if (c->listen_live != 0 && c->listen_live != id) {
+			/* One at most: a listen is replaced only from the
+			 * loop's timer, as is this one cancelled. */
+			c->listen_old = c->listen_live;
+			if (c->listen_drop == NULL)
+				c->listen_drop = event_new(base, -1, 0,
+				    era_listen_drop_cb, c);
+			event_active(c->listen_drop, EV_TIMEOUT, 0);
+		}
+		c->listen_live = id;
+		era_listen_acked(c, m);
+		return (1);
+	}
+	/* Updates from the one acknowledged last (not both at once). */
+	if (id != c->listen_live || m->method_id == MCPM_ACKNOWLEDGED) {
 		log_debug("%s for a listen no longer open, dropped",
 		    m->method_name);
 		return (1);
 	}
-	if (m->method_id == MCPM_ACKNOWLEDGED) {
-		c->listen_backoff = 0;
-		log_debug("subscriptions/listen acknowledged");
-	} else if (m->method_id == MCPM_UPDATED) {
+	if (m->method_id == MCPM_UPDATED) {
 		jscan_member(m->p, m->params, "_meta", &meta);
 		k = meta_drop_members(m->p, meta, meta_drop, edits, 4);
 		buf = evbuffer_new();

@@ -196,7 +196,14 @@ struct conn {
 	int64_t				 probe_id;
 	struct event			*probe_timer;
 	struct strmap			 subs;		/* URIs listened to */
-	int64_t				 listen_id;	/* its listen, or 0 */
+	int64_t				 listen_id;	/* its newest listen, or 0 */
+	int64_t				 listen_live;	/* the acknowledged one
+							   updates come from,
+							   or 0 */
+	int64_t				 listen_old;	/* the one it replaced,
+							   to cancel, or 0 */
+	struct event			*listen_drop;	/* cancels it, from
+							   the loop */
 	struct event			*listen_timer;
 	unsigned int			 listen_backoff;	/* ms */
 	/* A connect refused with 401 (upoauth_conn.c). */
