@@ -1563,6 +1563,7 @@ struct session {
 						   changes up to it were in
 						   what the view told it */
 	struct vendpoint	*vep;		/* its endpoint, or NULL: /mcp */
+	TAILQ_ENTRY(session)	 vep_entry;	/* its endpoint's sessions */
 	struct trace_in		*trace_in;	/* trace context of its HTTP
 						   request or WebSocket
 						   upgrade (trace.c), or NULL */

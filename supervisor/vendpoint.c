@@ -50,6 +50,7 @@ struct vendpoint {
 	char			 ws[VEP_PATHLEN];	/* "" without ws_path */
 	uint64_t		 hash;		/* of the path (principals) */
 	unsigned int		 nsessions;
+	TAILQ_HEAD(, session)	 sessions;	/* borrowed: bound to it */
 	uint64_t		 requests;	/* requests routed, for metrics */
 	int			 changed;	/* the last catalog change's */
 	uint64_t		 ctools_sig;	/* of the client tools it selects */
@@ -95,6 +96,7 @@ vep_new(const struct endpoint_conf *ec)
 	snprintf(v->messages, sizeof v->messages, "%s/messages", ec->path);
 	v->hash = vep_hash(ec->path);
 	v->ctools_sig = 0xcbf29ce484222325ULL;	/* none selected */
+	TAILQ_INIT(&v->sessions);
 	return (v);
 }
 
@@ -239,34 +241,43 @@ vendpoint_hash(const struct vendpoint *v)
 void
 vendpoint_bind(struct session *s, struct vendpoint *v)
 {
+	vendpoint_unbind(s);
 	s->vep = v;
-	if (v != NULL)
+	if (v != NULL) {
 		v->nsessions++;
+		TAILQ_INSERT_TAIL(&v->sessions, s, vep_entry);
+	}
 }
 
 void
 vendpoint_unbind(struct session *s)
 {
-	if (s->vep != NULL)
+	if (s->vep != NULL) {
 		s->vep->nsessions--;
+		TAILQ_REMOVE(&s->vep->sessions, s, vep_entry);
+	}
 	s->vep = NULL;
 }
 
-/* End the sessions of an endpoint a reload removed. */
+/* End the sessions of an endpoint a reload removed (its own list, not a
+ * walk of every session). */
 static void
-vep_end_one(struct session *s, void *arg)
+vep_end_sessions(struct vendpoint *v)
 {
-	if (s->vep == arg)
+	struct session	*s;
+
+	while ((s = TAILQ_FIRST(&v->sessions)) != NULL)
 		session_free(s, "its endpoint was removed");
 }
 
 /* Tell the sessions of a changed endpoint. */
 static void
-vep_changed_one(struct session *s, void *arg)
+vep_tell_sessions(struct vendpoint *v)
 {
-	struct vendpoint	*v = arg;
+	struct session	*s;
 
-	if (s->vep == v)
+	/* Telling sends, and never ends a session from here. */
+	TAILQ_FOREACH(s, &v->sessions, vep_entry)
 		route_list_changed(s, v->changed);
 }
 
@@ -315,7 +326,7 @@ vendpoint_configure(void)
 				log_info("endpoint %s: changed, %u sessions "
 				    "told", v->path, v->nsessions);
 				v->changed = changed;
-				session_foreach(vep_changed_one, v);
+				vep_tell_sessions(v);
 			}
 		}
 		snprintf(v->ws, sizeof v->ws, "%s%s", conf->ws_path[0] !=
@@ -329,7 +340,7 @@ vendpoint_configure(void)
 			continue;
 		log_info("endpoint %s: removed, %u sessions ended", v->path,
 		    v->nsessions);
-		session_foreach(vep_end_one, v);
+		vep_end_sessions(v);
 		free(v);
 	}
 	memcpy(veps, next, n * sizeof *next);

@@ -488,6 +488,15 @@ START_TEST(test_close_cancels)
 }
 END_TEST
 
+/* Upstream a says a resource changed. */
+static void
+updated_a(const char *uri)
+{
+	sup_send(sup_worker("a"), MSG_NOTIFY, 0, 0, 0, "{\"jsonrpc\":\"2.0\","
+	    "\"method\":\"notifications/resources/updated\",\"params\":"
+	    "{\"uri\":\"%s\"}}", uri);
+}
+
 /* subscriptions/listen honours only what the client may read. */
 START_TEST(test_listen)
 {
@@ -502,13 +511,9 @@ START_TEST(test_listen)
 	/* The upstream is subscribed for it, and its updates come. */
 	sup_reply(sup_worker("a"), sup_take(sup_worker("a"), MSG_REQUEST),
 	    "{}");
-	sup_send(sup_worker("a"), MSG_NOTIFY, 0, 0, 0, "{\"jsonrpc\":\"2.0\","
-	    "\"method\":\"notifications/resources/updated\",\"params\":"
-	    "{\"uri\":\"mem://priv/y\"}}");
+	updated_a("mem://priv/y");
 	ck_assert_ptr_null(sup_find(r, "notifications/resources/updated"));
-	sup_send(sup_worker("a"), MSG_NOTIFY, 0, 0, 0, "{\"jsonrpc\":\"2.0\","
-	    "\"method\":\"notifications/resources/updated\",\"params\":"
-	    "{\"uri\":\"mem://pub/x\"}}");
+	updated_a("mem://pub/x");
 	ck_assert_ptr_nonnull(sup_find(r, "notifications/resources/updated"));
 	sup_hangup(r->conn);
 	/* Unsubscribed once no listen wants it. */
@@ -571,9 +576,7 @@ START_TEST(test_listen_reload_denies)
 	ck_assert_msg(json_is_true(json_object_get(a, "ok")), "%s",
 	    sup_dump(a));
 	json_decref(a);
-	sup_send(sup_worker("a"), MSG_NOTIFY, 0, 0, 0, "{\"jsonrpc\":\"2.0\","
-	    "\"method\":\"notifications/resources/updated\",\"params\":"
-	    "{\"uri\":\"mem://pub/x\"}}");
+	updated_a("mem://pub/x");
 	ck_assert_ptr_null(sup_find(r, "notifications/resources/updated"));
 	sup_hangup(r->conn);
 	sup_reply(sup_worker("a"), sup_take(sup_worker("a"), MSG_REQUEST),
@@ -610,9 +613,7 @@ START_TEST(test_listen_moved)
 	sup_hangup(l1->conn);
 	ck_assert_ptr_null(sup_take(sup_worker("a"), MSG_REQUEST));
 	/* l2 hears the holder's updates. */
-	sup_send(sup_worker("a"), MSG_NOTIFY, 0, 0, 0, "{\"jsonrpc\":\"2.0\","
-	    "\"method\":\"notifications/resources/updated\",\"params\":"
-	    "{\"uri\":\"mem://pub/x\"}}");
+	updated_a("mem://pub/x");
 	ck_assert_ptr_nonnull(sup_find(l2, "notifications/resources/updated"));
 	sup_hangup(l2->conn);
 	ck_assert_ptr_nonnull(f = sup_take(sup_worker("a"), MSG_REQUEST));

@@ -627,6 +627,26 @@ START_TEST(test_post_final_passed)
 END_TEST
 
 /*
+ * Log messages of size bytes, a turn of the loop after each, until the
+ * standalone stream's stalled reader is cut (at most max): the last one's
+ * number.
+ */
+static int
+log_until_cut(int max, size_t size)
+{
+	int	i;
+
+	for (i = 1; i <= max; i++) {
+		log_big(i, size);
+		sup_run();
+		if (http_stream_count(STREAM_GET) == 0)
+			return (i);
+	}
+	ck_abort_msg("the reader was not cut after %d messages", max);
+	return (0);
+}
+
+/*
  * A reader more than 4 MiB behind is cut, and what it had not had stays
  * kept (mcp-supervisord(8)), also as a few more events come before it
  * resumes.
@@ -635,17 +655,11 @@ START_TEST(test_reader_cut_keeps)
 {
 	struct sup_client	*cl = sup_session(NULL, NULL);
 	struct sup_resp		*g;
-	int			 fd, i, cut = 0;
+	int			 fd, i, cut;
 
 	g = sup_get(cl, NULL);
 	fd = stall(g->conn);
-	for (i = 1; i <= 500 && cut == 0; i++) {
-		log_big(i, 60000);
-		sup_run();
-		if (http_stream_count(STREAM_GET) == 0)
-			cut = i;
-	}
-	ck_assert_int_gt(cut, 0);
+	cut = log_until_cut(500, 60000);
 	for (i = cut + 1; i <= cut + 5; i++)
 		log_big(i, 60000);
 	sup_run();
@@ -663,17 +677,11 @@ START_TEST(test_budget_cut_keeps)
 {
 	struct sup_client	*cl = sup_session(NULL, NULL);
 	struct sup_resp		*g;
-	int			 fd, i, cut = 0;
+	int			 fd, cut;
 
 	g = sup_get(cl, NULL);
 	fd = stall(g->conn);
-	for (i = 1; i <= 1000 && cut == 0; i++) {
-		log_big(i, 8000);
-		sup_run();
-		if (http_stream_count(STREAM_GET) == 0)
-			cut = i;
-	}
-	ck_assert_int_gt(cut, 0);
+	cut = log_until_cut(1000, 8000);
 	drop(g->conn, fd);
 	resume_complete(cl, last_id(g), cut);
 }
