@@ -78,7 +78,8 @@ static void
 stream_lost_output(struct stream *st)
 {
 	if (st->conn != NULL && st->unpassed != NULL) {
-		stream_passed(st, http_conn_passed(st->conn));
+		if (stream_passed(st, http_conn_passed(st->conn)) > 0)
+			stream_limit(st);
 		stream_unpassed_lost(st);
 	}
 }
@@ -194,7 +195,10 @@ stream_new(struct session *s, enum stream_kind kind, struct http_conn *c)
 	return (st);
 }
 
-/* Free a stream; a connection still attached is closed. */
+/*
+ * Free a stream; a connection still attached is closed, after: closing
+ * it may trim the session's kept streams.
+ */
 void
 stream_free(struct stream *st)
 {
@@ -205,9 +209,10 @@ stream_free(struct stream *st)
 		http_set_stream(c, NULL);
 		if (st->kind == STREAM_WS)
 			mcp_ws_forget(c);
-		http_conn_close(c);
 	}
 	stream_destroy(st);
+	if (c != NULL)
+		http_conn_close(c);
 }
 
 struct stream *
@@ -513,15 +518,20 @@ stream_send_id(struct stream *st, struct stream_body *b, struct evbuffer *out,
 		st->sent = st->seq;
 		stream_write_event(st->conn, ev);
 		if (st->done) {
+			/* By reference: the output counts it, not we too. */
+			if (!http_conn_doomed(st->conn))
+				stream_body_lend(ev->body);
 			stream_budget();
 			stream_finish(st);
 			return;
 		}
 		stream_check_reader(st, len);
-	} else if (st->done)
-		stream_trim(st->session);
+	}
 	stream_limit(st);
 	stream_budget();
+	/* Last: it may free this stream, the oldest of those kept. */
+	if (st->conn == NULL && st->done)
+		stream_trim(st->session);
 }
 
 /* Send on a legacy (2024-11-05) stream: events without ids, nothing kept. */
@@ -632,7 +642,7 @@ stream_resume(struct stream *st, struct http_conn *c, uint32_t after,
 	if (st->passing != NULL)
 		stream_unpass(st);
 	/* What another connection held is for the client's id to settle. */
-	st->unpassed = NULL;
+	stream_unpassed_lost(st);
 	from = have_last ? after : st->sent;
 	if (have_last && st->dropped > after)
 		log_warnx("session %.8s: stream %u lost events %u to %u "
@@ -651,7 +661,13 @@ stream_resume(struct stream *st, struct http_conn *c, uint32_t after,
 		if (ev->seq > st->sent)
 			st->sent = ev->seq;
 	}
-	if (st->done && st->sent == st->seq) {
+	/* Finished: its response sent, or no longer kept to send. */
+	ev = TAILQ_LAST(&st->events, stream_events);
+	if (st->done && (ev == NULL || ev->seq <= st->sent)) {
+		if (st->sent != st->seq)
+			log_warnx("session %.8s: stream %u resumed without its "
+			    "response (no longer kept)", st->session->id,
+			    st->no);
 		stream_finish(st);
 		return;
 	}
@@ -667,7 +683,9 @@ stream_expire(struct session *s, int64_t now)
 
 	for (st = TAILQ_FIRST(&s->streams); st != NULL; st = next) {
 		next = TAILQ_NEXT(st, entry);
-		if (st->done && st->conn == NULL &&
+		/* Not one whose connection is still passing its response
+		 * on (the write timeout ends a connection that does not). */
+		if (st->done && st->conn == NULL && st->passing == NULL &&
 		    now - st->done_at > STREAM_KEEP_MS) {
 			log_warnx("session %.8s: stream %u expired with %zu "
 			    "undelivered events", s->id, st->no, st->nevents);

@@ -91,6 +91,7 @@ stream_body_new(struct evbuffer *out)
 		evbuffer_remove(out, b->text, len);
 	}
 	b->refs = 1;
+	b->lent = 0;
 	b->len = len;
 	stream_held += len + STREAM_BODY_COST;
 	return (b);
@@ -104,11 +105,29 @@ stream_body_ref(struct stream_body *b)
 }
 
 void
+stream_body_lend(struct stream_body *b)
+{
+	if (b->buf == NULL || b->lent)
+		return;
+	b->lent = 1;
+	stream_held -= b->len;
+}
+
+void
+stream_body_unlend(struct stream_body *b)
+{
+	if (!b->lent)
+		return;
+	b->lent = 0;
+	stream_held += b->len;
+}
+
+void
 stream_body_unref(struct stream_body *b)
 {
 	if (--b->refs > 0)
 		return;
-	stream_held -= b->len + STREAM_BODY_COST;
+	stream_held -= (b->lent ? 0 : b->len) + STREAM_BODY_COST;
 	if (b->buf != NULL)
 		evbuffer_free(b->buf);
 	free(b);
@@ -239,10 +258,14 @@ stream_passed(struct stream *st, uint64_t passed)
 void
 stream_unpassed_lost(struct stream *st)
 {
+	struct stream_event	*ev;
+
 	if (st->unpassed == NULL)
 		return;
 	if (st->unpassed->seq <= st->sent)
 		st->sent = st->unpassed->seq - 1;
+	for (ev = st->unpassed; ev != NULL; ev = TAILQ_NEXT(ev, entry))
+		stream_body_unlend(ev->body);
 	st->unpassed = NULL;
 }
 

@@ -41,6 +41,8 @@
  */
 struct stream_body {
 	unsigned int		 refs;
+	int			 lent;		/* an output holds it by
+						   reference and counts it */
 	size_t			 len;
 	struct evbuffer		*buf;		/* large, or NULL */
 	char			 text[];	/* small */
@@ -76,6 +78,13 @@ struct stream_event {
 struct stream_body	*stream_body_new(struct evbuffer *out);
 struct stream_body	*stream_body_ref(struct stream_body *);
 void			 stream_body_unref(struct stream_body *);
+/*
+ * A large body a connection's output refers to is counted there, not
+ * twice (a call's response, the only event its stream sends there); given
+ * back when the connection is lost.
+ */
+void			 stream_body_lend(struct stream_body *);
+void			 stream_body_unlend(struct stream_body *);
 /* Write an event to a connection: its id line, then its body. */
 void			 stream_body_write(struct http_conn *,
 			    const char *id, size_t idlen,

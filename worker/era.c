@@ -798,7 +798,12 @@ era_listen_acked(struct conn *c, const struct jrpc *m)
 			n++;
 		}
 	}
-	if (n > 0)
+	/* A change on its way makes the set asked for another. */
+	if (n > 0 && c->listen_timer != NULL &&
+	    evtimer_pending(c->listen_timer, NULL))
+		log_debug("subscriptions/listen acknowledged, the URIs have "
+		    "changed since");
+	else if (n > 0)
 		log_warnx("subscriptions/listen: the upstream sends no updates "
 		    "of %zu of the %zu URIs subscribed to (%s%s)", n,
 		    (size_t)c->subs.count, missing, n > 1 ? ", ..." : "");

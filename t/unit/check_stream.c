@@ -302,6 +302,37 @@ START_TEST(test_kept_bound)
 }
 END_TEST
 
+/*
+ * The same when the oldest call finishes last: its response, kept with
+ * 16 others, is the one dropped (its stream was used after it was
+ * freed: ASan).
+ */
+START_TEST(test_kept_bound_late)
+{
+	struct sup_client	*cl = sup_session(NULL, NULL);
+	struct sup_resp		*r;
+	struct sup_frame	*f[18];
+	char			 id[32];
+	int			 i;
+
+	for (i = 1; i <= 17; i++) {
+		r = call(cl, i);
+		f[i] = sup_take(sup_worker("a"), MSG_REQUEST);
+		sup_hangup(r->conn);
+	}
+	for (i = 2; i <= 17; i++)
+		sup_reply(sup_worker("a"), f[i], "{\"content\":[]}");
+	sup_reply(sup_worker("a"), f[1], "{\"content\":[]}");
+	ck_assert_int_eq(sup_get(cl, "1-0")->status, 204);
+	for (i = 2; i <= 17; i++) {
+		snprintf(id, sizeof id, "%d-0", i);
+		r = sup_get(cl, id);
+		ck_assert_int_eq(r->status, 200);
+		ck_assert_result(sup_answer(r));
+	}
+}
+END_TEST
+
 /* Each session gets the log messages at or above its own level. */
 START_TEST(test_log_levels)
 {
@@ -567,6 +598,22 @@ START_TEST(test_priming_id_unique)
 }
 END_TEST
 
+/* A call's response of size bytes, for the worker to send. */
+static char *
+big_result(size_t size)
+{
+	char	*big, *res;
+
+	big = malloc(size + 1);
+	memset(big, 'x', size);
+	big[size] = '\0';
+	if (asprintf(&res, "{\"content\":[{\"type\":\"text\",\"text\":"
+	    "\"%s\"}]}", big) < 0)
+		ck_abort();
+	free(big);
+	return (res);
+}
+
 /*
  * A call's response that the connection's output still held when the
  * connection was lost is kept: the client resumes the call's stream and
@@ -577,8 +624,7 @@ START_TEST(test_post_final_in_output)
 	struct sup_client	*cl = sup_session(NULL, NULL);
 	struct sup_resp		*r, *g;
 	struct sup_frame	*f;
-	char			*big, *res;
-	size_t			 size = 4 * 1024 * 1024;
+	char			*res;
 	int			 fd;
 
 	r = call(cl, 1);
@@ -586,15 +632,9 @@ START_TEST(test_post_final_in_output)
 	sup_run();
 	ck_assert_str_eq(last_id(r), "1-0");
 	fd = stall(r->conn);
-	big = malloc(size + 1);
-	memset(big, 'x', size);
-	big[size] = '\0';
-	if (asprintf(&res, "{\"content\":[{\"type\":\"text\",\"text\":"
-	    "\"%s\"}]}", big) < 0)
-		ck_abort();
+	res = big_result(4 * 1024 * 1024);
 	sup_reply(sup_worker("a"), f, res);
 	free(res);
-	free(big);
 	sup_run();
 	ck_assert_uint_gt(http_stream_queued(), 0);
 	drop(r->conn, fd);
@@ -687,6 +727,63 @@ START_TEST(test_budget_cut_keeps)
 }
 END_TEST
 
+/*
+ * A large response in its connection's output is counted once against
+ * max_buffered, not also as kept for a resumption: a reader that is
+ * merely slower than the gateway is not cut.
+ */
+START_TEST(test_budget_large_response)
+{
+	struct sup_client	*cl = sup_session(NULL, NULL);
+	struct sup_resp		*r;
+	struct sup_frame	*f;
+	char			*res;
+	int			 fd, i;
+
+	r = call(cl, 1);
+	f = sup_take(sup_worker("a"), MSG_REQUEST);
+	sup_run();
+	fd = stall(r->conn);
+	res = big_result(700 * 1024);
+	sup_reply(sup_worker("a"), f, res);
+	free(res);
+	sup_run();
+	ck_assert_uint_gt(http_stream_queued(), 64 * 1024);
+	r->conn->fd = fd;
+	for (i = 0; i < 100 && !r->done; i++)
+		sup_run();
+	ck_assert(r->done);
+	ck_assert_result(sup_answer(r));
+}
+END_TEST
+
+/*
+ * A finished call whose response max_buffered dropped while no
+ * connection had it: a resumption ends at once, with a warning, instead
+ * of waiting for a response that will not come.
+ */
+START_TEST(test_resume_response_dropped)
+{
+	struct sup_client	*cl = sup_session(NULL, NULL);
+	struct sup_resp		*r, *g;
+	struct sup_frame	*f;
+	char			*res;
+
+	r = call(cl, 1);
+	f = sup_take(sup_worker("a"), MSG_REQUEST);
+	sup_hangup(r->conn);
+	res = big_result(1200 * 1024);
+	sup_reply(sup_worker("a"), f, res);
+	free(res);
+	sup_run();
+	ck_assert_uint_lt(stream_held_bytes(), 1024 * 1024);
+	g = sup_get(cl, "1-0");
+	ck_assert_int_eq(g->status, 200);
+	ck_assert(g->done);
+	ck_assert_ptr_null(sup_answer(g));
+}
+END_TEST
+
 static Suite *
 stream_suite(void)
 {
@@ -704,6 +801,7 @@ stream_suite(void)
 	tcase_add_test(tc, test_unopened_bound);
 	tcase_add_test(tc, test_replay_bound);
 	tcase_add_test(tc, test_kept_bound);
+	tcase_add_test(tc, test_kept_bound_late);
 	tcase_add_test(tc, test_log_levels);
 	tcase_add_test(tc, test_output_held_small);
 	tcase_add_test(tc, test_plain_get_after_loss);
@@ -717,6 +815,8 @@ stream_suite(void)
 	suite_add_tcase(s, tc);
 	tcase_add_checked_fixture(tb, setup_budget, teardown);
 	tcase_add_test(tb, test_budget_cut_keeps);
+	tcase_add_test(tb, test_budget_large_response);
+	tcase_add_test(tb, test_resume_response_dropped);
 	suite_add_tcase(s, tb);
 	return (s);
 }
