@@ -112,6 +112,7 @@ http_reset(struct http_conn *c)
 	c->too_big = 0;
 	http_set_stream(c, NULL);
 	c->nolog = 0;
+	c->expires = 0;
 }
 
 void
@@ -486,11 +487,31 @@ http_conn_finish(struct http_conn *c)
 }
 
 void
-http_conn_expire(struct http_conn *c, int64_t ms)
+http_conn_expire(struct http_conn *c, const struct oauth_grant *g)
 {
 	/* Idle in these states: no head, body or keep-alive to time. */
-	if (c->state == HC_STREAMING || c->state == HC_UPGRADED)
-		http_deadline(c, ms);
+	if (c->state != HC_STREAMING && c->state != HC_UPGRADED)
+		return;
+	c->expires = g != NULL && g->exp > 0 ? g->exp : 0;
+	http_deadline(c, oauth_exp_left_ms(c->expires));
+}
+
+void
+http_conns_expire_again(void)
+{
+	struct http_conn	*c;
+	size_t			 n = 0;
+
+	TAILQ_FOREACH(c, &http_conns, entry) {
+		if (c->expires == 0 || (c->state != HC_STREAMING &&
+		    c->state != HC_UPGRADED))
+			continue;
+		http_deadline(c, oauth_exp_left_ms(c->expires));
+		n++;
+	}
+	if (n > 0)
+		log_info("oauth: the leeway changed: %zu connection%s opened "
+		    "by a token end at its new expiry", n, n == 1 ? "" : "s");
 }
 
 static void

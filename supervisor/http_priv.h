@@ -87,6 +87,10 @@ struct http_conn {
 	 * token that opened it (http_conn_expire), if any.
 	 */
 	struct event		*deadline;
+	int64_t			 expires;	/* the exp of the token that
+						   opened its stream or
+						   upgrade (Unix seconds), or
+						   0 */
 	struct event		*next_ev;	/* takes pipelined input; or NULL */
 	int			 head_started;	/* bytes of a head arrived */
 	int64_t			 body_start;	/* monotonic ms */

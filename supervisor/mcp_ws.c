@@ -523,7 +523,7 @@ mcp_ws_upgrade(struct http_conn *c, struct http_request *req)
 	s->only->conn = c;
 	http_set_stream(c, s->only);
 	/* It lasts no longer than the token of its upgrade. */
-	http_conn_expire(c, oauth_grant_left_ms(s->grant));
+	http_conn_expire(c, s->grant);
 	/* Frames the client sent right after its request. */
 	if (evbuffer_get_length(http_conn_input(c)) > 0)
 		ws_read(c, ws);

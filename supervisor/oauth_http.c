@@ -318,18 +318,18 @@ oauth_post_refusal(struct session *s, const struct jrpc *m)
 }
 
 int64_t
-oauth_grant_left_ms(const struct oauth_grant *g)
+oauth_exp_left_ms(int64_t exp)
 {
 	struct timespec	ts;
 	int64_t		left;
 
 	/* No exp (an introspection may say none): no end. */
-	if (g == NULL || g->exp <= 0)
+	if (exp <= 0)
 		return (0);
 	if (clock_gettime(CLOCK_REALTIME, &ts) != 0)
 		fatal("clock_gettime");
 	/* As oauth_check has it: expired once now >= exp + leeway. */
-	left = g->exp - (int64_t)ts.tv_sec;
+	left = exp - (int64_t)ts.tv_sec;
 	if (left > LEFT_MAX)
 		left = LEFT_MAX;
 	if (conf->oauth != NULL)

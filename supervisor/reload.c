@@ -21,6 +21,13 @@
 #include "supervisor.h"
 #include "xmalloc.h"
 
+/* Seconds a token is honoured past its exp under a configuration. */
+static unsigned int
+reload_leeway(const struct conf *c)
+{
+	return (c->oauth != NULL ? c->oauth->leeway : 0);
+}
+
 /* Keep a running address the new file changes; note it in warnings. */
 static void
 reload_keep(char **next, const char *now, const char *key, json_t *warnings)
@@ -202,6 +209,8 @@ reload(void)
 	old = conf;
 	conf = next;
 	oauth_configure(conf);
+	if (reload_leeway(old) != reload_leeway(conf))
+		http_conns_expire_again();
 	report = json_pack("{s:b, s:o}", "ok", 1, "warnings", warnings);
 	upstream_apply(conf, report);
 	provider_apply(conf, report);

@@ -135,7 +135,7 @@ stream_start(struct stream *st, struct http_conn *c)
 	 */
 	if (st->kind == STREAM_GET || st->kind == STREAM_LEGACY ||
 	    st->kind == STREAM_LISTEN)
-		http_conn_expire(c, oauth_grant_left_ms(st->session->grant));
+		http_conn_expire(c, st->session->grant);
 }
 
 /*

@@ -490,11 +490,14 @@ struct evbuffer	*http_conn_output(struct http_conn *);
 /* Stop reading, write what is queued, then close. */
 void		 http_conn_finish(struct http_conn *);
 /*
- * The credential of a streaming or upgraded connection expires in ms
- * (> 0; 0 forgets it): then its stream's stream_token_expired, or its
- * owner's expired, runs.  The connection's own deadline timer holds it.
+ * A streaming or upgraded connection lasts no longer than the token that
+ * opened it (g; NULL or no exp: no end): at its exp plus leeway its
+ * stream's stream_token_expired, or its owner's expired, runs.  The
+ * connection's own deadline timer holds it.
  */
-void		 http_conn_expire(struct http_conn *, int64_t ms);
+void		 http_conn_expire(struct http_conn *, const struct oauth_grant *);
+/* The leeway changed (a reload): move every such end to the new one. */
+void		 http_conns_expire_again(void);
 unsigned int	 http_conn_count(void);
 size_t		 http_conn_queued(struct http_conn *);
 /*
@@ -883,11 +886,12 @@ json_t		*oauth_post_refusal(struct session *, const struct jrpc *);
 void		 oauth_no_token(void);
 void		 oauth_insufficient(void);
 /*
- * Milliseconds until a grant's token expires (its exp plus leeway), at
- * least 1; 0 if it never does (NULL: a static token; no exp).  A long
- * connection it opened lasts no longer; oauth_expired counts one closed.
+ * Milliseconds until a token whose exp is given (Unix seconds) expires,
+ * exp plus leeway, at least 1; 0 if it never does (exp 0: a static
+ * token, or none said).  A long connection it opened lasts no longer;
+ * oauth_expired counts one closed.
  */
-int64_t		 oauth_grant_left_ms(const struct oauth_grant *);
+int64_t		 oauth_exp_left_ms(int64_t exp);
 void		 oauth_expired(void);
 /* Counters, for metrics.c: refusals by reason, the cache. */
 void		 oauth_metrics(struct evbuffer *);

@@ -39,6 +39,14 @@ static const char conf_expiry[] = SUP_BASE
     "servers = ( { name = \"a\"; transport = \"stdio\";\n"
     "    command = [ \"true\" ]; } );\n";
 
+/* The same, its leeway changed by a reload. */
+#define CONF_LEEWAY(n) SUP_BASE \
+    "auth_tokens = [ \"" TOKEN_STATIC "\" ];\n" \
+    "oauth = { resource = \"" RES "/\"; leeway = " #n ";\n" \
+    "  issuers = ( { issuer = \"" ISS "\"; } ); };\n" \
+    "servers = ( { name = \"a\"; transport = \"stdio\";\n" \
+    "    command = [ \"true\" ]; } );\n"
+
 static EVP_PKEY	*key;
 
 static void
@@ -310,6 +318,77 @@ START_TEST(test_listen_expires)
 }
 END_TEST
 
+/* Reload with a leeway: it must be taken (dies if it was not). */
+static void
+reload_ok(const char *text)
+{
+	json_t	*r = sup_reload(text);
+
+	ck_assert_msg(json_is_true(json_object_get(r, "ok")), "reload refused");
+	json_decref(r);
+}
+
+/*
+ * A reload that shortens the leeway ends what a token opened at the new
+ * expiry, not the old: the standalone stream and a WebSocket, while a
+ * static token's stream still has no end.
+ */
+START_TEST(test_leeway_shorter)
+{
+	struct sup_client	*cl;
+	struct sup_resp		*g, *gs;
+	struct sup_conn		*w;
+	char			*t = token(LIFE), why[128];
+
+	cl = sup_session(t, NULL);
+	g = sup_get(cl, NULL);
+	ck_assert_int_eq(g->status, 200);
+	gs = sup_get(sup_session(TOKEN_STATIC, NULL), NULL);
+	ck_assert_int_eq(gs->status, 200);
+	w = ws_open(t);
+	reload_ok(CONF_LEEWAY(0));
+	sup_advance(LIFE - 2);
+	ck_assert(!g->done);
+	ck_assert(!w->eof);
+	sup_advance(LIFE + 1);
+	ck_assert(g->done);
+	ck_assert_int_eq(ws_close_code(w, why, sizeof why), 1008);
+	ck_assert(w->eof);
+	ck_assert(!gs->done);
+	ck_assert_uint_eq(expired_count(), 2);
+	/* Taken back: no more ends than there were connections. */
+	reload_ok(conf_expiry);
+	sup_advance(LIFE + LEEWAY + 1);
+	ck_assert(!gs->done);
+	ck_assert_uint_eq(expired_count(), 2);
+	free(t);
+}
+END_TEST
+
+/* A reload that lengthens the leeway keeps them open until the new end. */
+START_TEST(test_leeway_longer)
+{
+	struct sup_resp	*g;
+	struct sup_conn	*w;
+	char		*t = token(LIFE), why[128];
+
+	g = sup_get(sup_session(t, NULL), NULL);
+	ck_assert_int_eq(g->status, 200);
+	w = ws_open(t);
+	reload_ok(CONF_LEEWAY(300));
+	sup_advance(LIFE + 300 - 2);
+	ck_assert(!g->done);
+	ck_assert_int_eq(ws_close_code(w, why, sizeof why), 0);
+	ck_assert(!w->eof);
+	ck_assert_uint_eq(expired_count(), 0);
+	sup_advance(LIFE + 300 + 1);
+	ck_assert(g->done);
+	ck_assert_int_eq(ws_close_code(w, why, sizeof why), 1008);
+	ck_assert_uint_eq(expired_count(), 2);
+	free(t);
+}
+END_TEST
+
 static Suite *
 expiry_suite(void)
 {
@@ -323,6 +402,8 @@ expiry_suite(void)
 	tcase_add_test(tc, test_get_static);
 	tcase_add_test(tc, test_legacy_expires);
 	tcase_add_test(tc, test_listen_expires);
+	tcase_add_test(tc, test_leeway_shorter);
+	tcase_add_test(tc, test_leeway_longer);
 	suite_add_tcase(s, tc);
 	return (s);
 }
