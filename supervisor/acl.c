@@ -126,10 +126,13 @@ acl_filtered(const struct session *s)
 }
 
 int
-acl_hears_uri(const struct session *s, const char *uri)
+acl_hears_uri(const struct session *s, const struct upstream *up,
+    const char *uri)
 {
 	const char	*why;
 
+	if (!oauth_may_hear(s, up))
+		return (0);
 	if (!acl_filtered(s) || acl_allows_uri(s, uri, &why) == 1)
 		return (1);
 	log_debug("session %.8s: update of %s not sent: its client may no "

@@ -252,7 +252,7 @@ listen_resource_updated(struct session *s, struct upstream *up,
 	struct listen	*l;
 
 	LIST_FOREACH(l, &s->listens, in_session) {
-		if (strmap_get(&l->uris, uri) == up && acl_hears_uri(s, uri))
+		if (strmap_get(&l->uris, uri) == up && acl_hears_uri(s, up, uri))
 			listen_send(l, "notifications/resources/updated", uri,
 			    NULL);
 	}

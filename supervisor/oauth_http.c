@@ -227,23 +227,51 @@ scopes_union(char *buf, size_t len, char *const *v)
 	}
 }
 
+/* The running configuration's entry of an upstream: a reload may change
+ * it (NULL: gone). */
+static const struct server_conf *
+running_server(const struct upstream *up)
+{
+	size_t	i;
+
+	for (i = 0; i < conf->nservers; i++) {
+		if (strcmp(conf->servers[i].name, up->sc->name) == 0)
+			return (&conf->servers[i]);
+	}
+	return (NULL);
+}
+
+int
+oauth_may_hear(const struct session *s, const struct upstream *up)
+{
+	const struct server_conf	*sc;
+	const char			*missing;
+
+	if (s->grant == NULL || !oauth_enabled())
+		return (1);
+	if (!oauth_grant_has(s->grant, conf->oauth->scopes, &missing) ||
+	    ((sc = running_server(up)) != NULL &&
+	    !oauth_grant_has(s->grant, sc->scopes, &missing))) {
+		log_debug("session %.8s: update from %s not sent: its token "
+		    "lacks the scope %s", s->id, up->sc->name, missing);
+		return (0);
+	}
+	return (1);
+}
+
 json_t *
 oauth_upstream_refusal(const struct session *s, const struct upstream *up)
 {
-	const struct server_conf	*sc = NULL;
+	const struct server_conf	*sc;
 	const char			*missing, *rbase;
 	char				 scopes[1024], *url;
-	size_t				 i, olen;
+	size_t				 olen;
 	json_t				*o;
 
 	if (s->grant == NULL || !oauth_enabled())
 		return (NULL);
-	/* The running configuration's entry: a reload may change it. */
-	for (i = 0; i < conf->nservers && sc == NULL; i++) {
-		if (strcmp(conf->servers[i].name, up->sc->name) == 0)
-			sc = &conf->servers[i];
-	}
-	if (sc == NULL || oauth_grant_has(s->grant, sc->scopes, &missing))
+	if ((sc = running_server(up)) == NULL ||
+	    oauth_grant_has(s->grant, sc->scopes, &missing))
 		return (NULL);
 	/* What the call needs: every request's scopes and the upstream's
 	 * (RFC 6750, section 3: what a new token must have). */

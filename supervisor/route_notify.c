@@ -107,7 +107,7 @@ route_bcast_one(struct session *s, void *arg)
 	if (s->modern && b->uri != NULL)
 		listen_resource_updated(s, b->up, b->uri);
 	if (!s->initialized || strmap_get(&s->subs, b->uri) != b->up ||
-	    !acl_hears_uri(s, b->uri))
+	    !acl_hears_uri(s, b->up, b->uri))
 		return;
 	buf = evbuffer_new();
 	evbuffer_add(buf, b->m->p, b->m->n);
@@ -211,7 +211,7 @@ route_notify(struct upstream *up, const struct frame_hdr *hdr,
 	}
 	if (st != NULL) {
 		if ((u != NULL && (strmap_get(&s->subs, u) != up ||
-		    !acl_hears_uri(s, u))) ||
+		    !acl_hears_uri(s, up, u))) ||
 		    (m.method_id == MCPM_MESSAGE &&
 		    !route_wants_log(s, &m)))
 			log_debug("session %.8s: %s not wanted", s->id,

@@ -124,9 +124,11 @@ int		 acl_allows_uri(const struct session *, const char *uri,
 		    const char **why);
 /* Does the session see less than everything? */
 int		 acl_filtered(const struct session *);
-/* May it hear of a change to this URI now (a reload may have taken away
- * what it subscribed to)? */
-int		 acl_hears_uri(const struct session *, const char *uri);
+/* May it hear of a change to this URI of an upstream now (a reload may
+ * have taken away what it subscribed to: its client's rules, or the
+ * scopes its token has, oauth_may_hear)? */
+int		 acl_hears_uri(const struct session *, const struct upstream *,
+		    const char *uri);
 int		 acl_may_register(const struct session *);
 
 /* auth.c: the accepted tokens and whom each names. */
@@ -868,6 +870,9 @@ void		 oauth_challenge(const char *path, char *buf, size_t len,
 /* Is path a protected resource metadata document?  Serve it. */
 int		 oauth_metadata_path(const struct http_request *);
 void		 oauth_metadata_serve(struct http_conn *, struct http_request *);
+/* Does the session's token still have the scopes of every request and
+ * of the upstream, for an update the upstream sends (1 without OAuth)? */
+int		 oauth_may_hear(const struct session *, const struct upstream *);
 /*
  * May a session use an upstream: NULL, or its challenge's data for the
  * JSON-RPC error (new; {"error":"insufficient_scope","scope":...,

@@ -636,6 +636,67 @@ START_TEST(test_upstream_scopes)
 }
 END_TEST
 
+/*
+ * A reload that makes an upstream ask for a scope stops its resource
+ * updates to the sessions whose token lacks it, subscribed before; a
+ * token with the scope still hears them.
+ */
+START_TEST(test_reload_scopes_updates)
+{
+	struct sup_client	*al, *bo;
+	struct sup_resp		*gal, *gbo, *r;
+	struct sup_frame	*f;
+	char			*ta = token("alice", "mcp");
+	char			*tb = token("bob", "mcp admin");
+	static const char	 sub[] = "{\"jsonrpc\":\"2.0\",\"id\":1,"
+	    "\"method\":\"resources/subscribe\",\"params\":{\"uri\":"
+	    "\"mem://a\"}}";
+	static const char	 upd[] = "{\"jsonrpc\":\"2.0\",\"method\":"
+	    "\"notifications/resources/updated\",\"params\":{\"uri\":"
+	    "\"mem://a\"}}";
+	json_t			*a;
+
+	sup_send(sup_worker("a"), MSG_CATALOG, 0, 0, 0, "{\"resources\":["
+	    "{\"uri\":\"mem://a\",\"name\":\"a\"}]}");
+	al = sup_session(ta, NULL);
+	bo = sup_session(tb, NULL);
+	gal = sup_get(al, NULL);
+	gbo = sup_get(bo, NULL);
+	sup_post(al, "%s", sub);
+	ck_assert_ptr_nonnull(f = sup_take(sup_worker("a"), MSG_REQUEST));
+	sup_reply(sup_worker("a"), f, "{}");
+	ck_assert_result(sup_answer(sup_post(bo, "%s", sub)));
+	sup_send(sup_worker("a"), MSG_NOTIFY, 0, 0, 0, "%s", upd);
+	ck_assert_ptr_nonnull(sup_find(gal, "notifications/resources/updated"));
+	ck_assert_ptr_nonnull(sup_find(gbo, "notifications/resources/updated"));
+	a = sup_reload(SUP_BASE "auth_tokens = [ \"" TOKEN_STATIC "\" ];\n"
+	    CONF_OAUTH "servers = ( { name = \"a\"; transport = \"stdio\";\n"
+	    "    command = [ \"true\" ]; scopes = [ \"admin\" ]; } );\n");
+	ck_assert_msg(json_is_true(json_object_get(a, "ok")), "%s",
+	    sup_dump(a));
+	json_decref(a);
+	/* Fresh streams, to see only what comes now. */
+	sup_hangup(gal->conn);
+	sup_hangup(gbo->conn);
+	gal = sup_get(al, NULL);
+	gbo = sup_get(bo, NULL);
+	sup_send(sup_worker("a"), MSG_NOTIFY, 0, 0, 0, "%s", upd);
+	ck_assert_ptr_null(sup_find(gal, "notifications/resources/updated"));
+	ck_assert_ptr_nonnull(sup_find(gbo, "notifications/resources/updated"));
+	/* Letting go is still allowed; the last one is forwarded. */
+	ck_assert_result(sup_answer(sup_post(al, "{\"jsonrpc\":\"2.0\","
+	    "\"id\":2,\"method\":\"resources/unsubscribe\",\"params\":"
+	    "{\"uri\":\"mem://a\"}}")));
+	r = sup_post(bo, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":"
+	    "\"resources/unsubscribe\",\"params\":{\"uri\":\"mem://a\"}}");
+	ck_assert_ptr_nonnull(f = sup_take(sup_worker("a"), MSG_REQUEST));
+	sup_reply(sup_worker("a"), f, "{}");
+	ck_assert_result(sup_answer(r));
+	free(ta);
+	free(tb);
+}
+END_TEST
+
 /* Clients by subject or claim; the others unnamed. */
 START_TEST(test_mapping)
 {
@@ -942,6 +1003,7 @@ oauth_suite(void)
 	tcase_add_test(tc, test_mapping);
 	tcase_add_test(tc, test_upstream_scopes);
 	tcase_add_test(tc, test_listen_scopes);
+	tcase_add_test(tc, test_reload_scopes_updates);
 	tcase_add_test(tc, test_unknown_kid);
 	tcase_add_test(tc, test_kid_flood);
 	tcase_add_test(tc, test_introspection);
