@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: ISC */
 #include "config.h"
 
+#include <sys/types.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 
 #include <errno.h>
@@ -17,6 +20,8 @@
 #include "xmalloc.h"
 
 #define IOCHAN_READ_SIZE	65536	/* most space reserved for one read */
+#define IOCHAN_SEND_VECS	64	/* most pieces of output one sendmsg
+					   takes */
 
 struct iochan {
 	int			 fd;
@@ -36,6 +41,9 @@ struct iochan {
 	int			 read_timeout;
 	int			 write_timeout;
 	int			 blocked;	/* wev is added */
+	int			 sock;		/* fd is a socket: send(2) and
+						   recvmsg(2), not the file
+						   layer of writev and readv */
 };
 
 static void	iochan_write(struct iochan *);
@@ -69,6 +77,53 @@ iochan_arm_read(struct iochan *ch)
 		event_del(ch->rev);
 }
 
+/* Read into reserved space: recvmsg(2) on a socket, else readv(2). */
+static ssize_t
+iochan_recv(struct iochan *ch, struct evbuffer_iovec *v, int nv)
+{
+	struct msghdr	msg;
+
+	if (!ch->sock)
+		return (readv(ch->fd, (struct iovec *)v, nv));
+	if (nv == 1)
+		return (recv(ch->fd, v[0].iov_base, v[0].iov_len, 0));
+	memset(&msg, 0, sizeof msg);
+	msg.msg_iov = (struct iovec *)v;
+	msg.msg_iovlen = (size_t)nv;
+	return (recvmsg(ch->fd, &msg, 0));
+}
+
+/*
+ * Write from the front of the output, as evbuffer_write does, and drain
+ * what was taken: on a socket with send(2) or sendmsg(2), which go to the
+ * socket directly, at most IOCHAN_SEND_VECS pieces at once.
+ */
+static int
+iochan_send(struct iochan *ch)
+{
+	struct evbuffer_iovec	v[IOCHAN_SEND_VECS];
+	struct msghdr		msg;
+	ssize_t			n;
+	int			nv;
+
+	if (!ch->sock)
+		return (evbuffer_write(ch->out, ch->fd));
+	nv = evbuffer_peek(ch->out, -1, NULL, v, IOCHAN_SEND_VECS);
+	if (nv > IOCHAN_SEND_VECS)
+		nv = IOCHAN_SEND_VECS;
+	if (nv == 1)
+		n = send(ch->fd, v[0].iov_base, v[0].iov_len, MSG_NOSIGNAL);
+	else {
+		memset(&msg, 0, sizeof msg);
+		msg.msg_iov = (struct iovec *)v;
+		msg.msg_iovlen = (size_t)nv;
+		n = sendmsg(ch->fd, &msg, MSG_NOSIGNAL);
+	}
+	if (n > 0)
+		evbuffer_drain(ch->out, (size_t)n);
+	return ((int)n);
+}
+
 /* Readable: read what is there, then tell the owner. */
 static void
 iochan_read_ev(evutil_socket_t fd, short what, void *arg)
@@ -91,7 +146,7 @@ iochan_read_ev(evutil_socket_t fd, short what, void *arg)
 	nv = evbuffer_reserve_space(ch->in, (ev_ssize_t)ch->rsize, v, 2);
 	if (nv <= 0)
 		fatalx("evbuffer_reserve_space");
-	n = readv(ch->fd, (struct iovec *)v, nv);
+	n = iochan_recv(ch, v, nv);
 	if (n < 0) {
 		if (errno == EAGAIN || errno == EINTR)
 			return;
@@ -142,7 +197,7 @@ iochan_write(struct iochan *ch)
 	int	n, wrote = 0;
 
 	while (evbuffer_get_length(ch->out) > 0) {
-		n = evbuffer_write(ch->out, ch->fd);
+		n = iochan_send(ch);
 		if (n > 0) {
 			wrote = 1;
 			continue;
@@ -183,9 +238,11 @@ iochan_new(struct event_base *base, int fd, iochan_read_cb read_cb,
     iochan_drain_cb drain_cb, iochan_event_cb event_cb, void *arg)
 {
 	struct iochan	*ch;
+	struct stat	 sb;
 
 	ch = xcalloc(1, sizeof *ch);
 	ch->fd = fd;
+	ch->sock = fstat(fd, &sb) == 0 && S_ISSOCK(sb.st_mode);
 	ch->in = evbuffer_new();
 	ch->out = evbuffer_new();
 	ch->read_cb = read_cb;
@@ -287,7 +344,7 @@ iochan_flush_wait(struct iochan *ch, int ms)
 	int		n;
 
 	while (evbuffer_get_length(ch->out) > 0) {
-		n = evbuffer_write(ch->out, ch->fd);
+		n = iochan_send(ch);
 		if (n > 0)
 			continue;
 		if (n < 0 && (errno == EAGAIN || errno == EINTR) &&

@@ -8,7 +8,8 @@
  * the kernel cannot take everything.  Input is read into reserved buffer
  * space without asking the kernel how much is there first.  Per message
  * that saves the epoll_ctl calls around every write and an ioctl before
- * every read.
+ * every read.  A socket is written with send(2) and read with recv(2),
+ * past the file layer of writev(2) and readv(2).
  */
 #ifndef MCPS_IOCHAN_H
 #define MCPS_IOCHAN_H

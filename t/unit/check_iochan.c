@@ -2,12 +2,16 @@
 /*
  * Unit tests for common/iochan.c, on a socketpair and a real event loop:
  * a read timeout that is cleared does not fire (libevent's event_add() with
- * no timeout keeps one already armed, which cut every event stream at 30 s).
+ * no timeout keeps one already armed, which cut every event stream at 30 s);
+ * output of many pieces, more than the kernel takes at once, arrives whole
+ * and in order, on a socket (send and recvmsg) as on a pipe (writev and
+ * readv).
  */
 #include "config.h"
 
 #include <sys/socket.h>
 
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -114,6 +118,79 @@ START_TEST(test_write_and_read)
 }
 END_TEST
 
+#define PIECES		1000	/* pieces of output, each a chain */
+#define PIECE_SIZE	3001	/* bytes in each: 3 MB in all */
+
+static unsigned char	*piece_bytes;	/* every piece's, end to end */
+static size_t		 got;		/* bytes the reader has */
+
+/* Keep what arrives; stop the loop once everything has. */
+static void
+keep_cb(struct iochan *ch, void *arg)
+{
+	struct event_base	*base = arg;
+
+	got = evbuffer_get_length(iochan_input(ch));
+	if (got == (size_t)PIECES * PIECE_SIZE)
+		event_base_loopbreak(base);
+}
+
+/*
+ * Send PIECES pieces, each a chain of its own (by reference), from fds[0]
+ * to an iochan reading fds[1]; check that all arrive in order.
+ */
+static void
+pass_pieces(int fds[2])
+{
+	struct event_base	*base = event_base_new();
+	struct iochan		*w, *r;
+	struct evbuffer		*out;
+	size_t			 i, total = (size_t)PIECES * PIECE_SIZE;
+
+	piece_bytes = malloc(total);
+	ck_assert_ptr_nonnull(piece_bytes);
+	for (i = 0; i < total; i++)
+		piece_bytes[i] = (unsigned char)(i * 7 + i / 251);
+	got = 0;
+	w = iochan_new(base, fds[0], NULL, NULL, event_cb, NULL);
+	r = iochan_new(base, fds[1], keep_cb, NULL, event_cb, base);
+	out = iochan_output(w);
+	for (i = 0; i < PIECES; i++)
+		evbuffer_add_reference(out, piece_bytes + i * PIECE_SIZE,
+		    PIECE_SIZE, NULL, NULL);
+	ck_assert_uint_eq(evbuffer_get_length(out), total);
+	run_for(base, 10000);
+	ck_assert_uint_eq(got, total);
+	ck_assert_uint_eq(iochan_queued(w), 0);
+	ck_assert_int_eq(memcmp(evbuffer_pullup(iochan_input(r), -1),
+	    piece_bytes, total), 0);
+	iochan_free(w);
+	iochan_free(r);
+	event_base_free(base);
+	free(piece_bytes);
+}
+
+START_TEST(test_pieces_socket)
+{
+	int	sv[2];
+
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0,
+	    sv), 0);
+	pass_pieces(sv);
+}
+END_TEST
+
+START_TEST(test_pieces_pipe)
+{
+	int	p[2], fds[2];
+
+	ck_assert_int_eq(pipe2(p, O_NONBLOCK), 0);
+	fds[0] = p[1];
+	fds[1] = p[0];
+	pass_pieces(fds);
+}
+END_TEST
+
 static Suite *
 iochan_suite(void)
 {
@@ -124,6 +201,8 @@ iochan_suite(void)
 	tcase_add_test(tc, test_read_timeout_fires);
 	tcase_add_test(tc, test_read_timeout_cleared);
 	tcase_add_test(tc, test_write_and_read);
+	tcase_add_test(tc, test_pieces_socket);
+	tcase_add_test(tc, test_pieces_pipe);
 	suite_add_tcase(s, tc);
 	return (s);
 }
