@@ -272,13 +272,23 @@ audit(struct sjob *j, const char *link, const char *provider,
 	evbuffer_free(b);
 }
 
-/* Answer the upstream with a result (text), end the job. */
+/*
+ * Answer the upstream with a result (text), end the job; one larger than
+ * the upstream's max_message (its worker would refuse the frame and stop)
+ * passes to the next link instead.
+ */
 static void
 job_answer(struct sjob *j, struct evbuffer *result, const char *link,
     const char *provider)
 {
-	struct evbuffer	*buf = evbuffer_new();
+	struct evbuffer	*buf;
 
+	if (evbuffer_get_length(result) > j->up->sc->max_message) {
+		job_continue(j, "the answer is larger than the upstream's "
+		    "max_message", JRPC_INTERNAL_ERROR);
+		return;
+	}
+	buf = evbuffer_new();
 	evbuffer_add_printf(buf, "{\"jsonrpc\":\"2.0\",\"id\":%u,\"result\":",
 	    j->ref);
 	evbuffer_add_buffer(buf, result);
@@ -493,12 +503,6 @@ sampling_llm_frame(struct provider *pv, const struct frame_hdr *hdr,
 		pv->answered++;
 		pv->tokens_in += j->in;
 		pv->tokens_out += j->out;
-		if (evbuffer_get_length(payload) > j->up->sc->max_message) {
-			evbuffer_free(payload);
-			job_continue(j, "the answer is larger than the "
-			    "upstream's max_message", JRPC_INTERNAL_ERROR);
-			return;
-		}
 		link_text(j->up, j->link, link, sizeof link);
 		job_answer(j, payload, link,
 		    conf_llm_provider_name(pv->lc->provider));

@@ -33,6 +33,9 @@ static const char conf_sampling[] = SUP_BASE
     "    sampling = [ \"llm:local\", \"decline\" ]; },\n"
     "  { name = \"t\"; transport = \"stdio\"; command = [ \"true\" ];\n"
     "    sampling = [ \"tool:a/summarise\", \"client\" ]; },\n"
+    "  { name = \"u\"; transport = \"stdio\"; command = [ \"true\" ];\n"
+    "    max_message = \"4k\";\n"
+    "    sampling = [ \"tool:a/summarise\", \"client\" ]; },\n"
     "  { name = \"r\"; transport = \"stdio\"; command = [ \"true\" ];\n"
     "    isolation = \"per-session\"; }\n"
     ");\n";
@@ -48,10 +51,10 @@ static const char elicit[] = "\"method\":\"elicitation/create\","
 static void
 setup(void)
 {
-	const char	*names[] = { "a", "e", "l", "t" };
+	const char	*names[] = { "a", "e", "l", "t", "u" };
 	size_t		 i;
 
-	for (i = 0; i < 4; i++)
+	for (i = 0; i < 5; i++)
 		sup_catalog(names[i], "{\"tools\":[" TOOL("echo") ","
 		    TOOL("summarise") "]}");
 	sup_session_catalog("r", "{\"tools\":[" TOOL("echo") "]}");
@@ -496,6 +499,39 @@ START_TEST(test_tool_link)
 }
 END_TEST
 
+/*
+ * A tool: link's answer larger than the asking upstream's max_message
+ * (its worker would refuse the frame and stop) passes to the next link.
+ */
+START_TEST(test_tool_link_too_large)
+{
+	struct sup_client	*cl = sup_session(NULL, "{\"sampling\":{}}");
+	struct sup_resp		*r;
+	struct sup_frame	*f, *q;
+	json_t			*a;
+	char			 big[5100];
+
+	memset(big, 'x', sizeof big - 1);
+	big[sizeof big - 1] = '\0';
+	memcpy(big, "{\"content\":[{\"type\":\"text\",\"text\":\"", 35);
+	memcpy(big + sizeof big - 6, "\"}]}", 5);
+	r = call(cl, "u", &f);
+	ask("u", f, 1, sample);
+	ck_assert_ptr_nonnull(q = sup_take(sup_worker("a"), MSG_REQUEST));
+	sup_reply(sup_worker("a"), q, big);
+	ck_assert_ptr_null(sup_take(sup_worker("u"), MSG_UP_RESPONSE));
+	ck_assert_ptr_nonnull(sup_find(r, "sampling/createMessage"));
+	sup_post(cl, "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"result\":"
+	    "{\"role\":\"assistant\",\"content\":{\"type\":\"text\","
+	    "\"text\":\"short\"},\"model\":\"x\"}}",
+	    sup_jint(sup_find(r, "sampling/createMessage"), "id"));
+	a = answer("u", 1);
+	ck_assert_jstr(a, "result.content.text", "short");
+	json_decref(a);
+	finish("u", f);
+}
+END_TEST
+
 static Suite *
 sampling_suite(void)
 {
@@ -516,6 +552,7 @@ sampling_suite(void)
 	tcase_add_test(tc, test_max_pending);
 	tcase_add_test(tc, test_llm);
 	tcase_add_test(tc, test_tool_link);
+	tcase_add_test(tc, test_tool_link_too_large);
 	suite_add_tcase(s, tc);
 	return (s);
 }
