@@ -670,7 +670,6 @@ route_cancelled(struct session *s, const struct jrpc *m)
 	struct jspan		 rid, reason;
 	struct stream		*st;
 	struct pending		*p;
-	struct up_request	*ur;
 	struct evbuffer		*buf;
 
 	if (jscan_member(m->p, m->params, "requestId", &rid) != 0 ||
@@ -701,15 +700,12 @@ route_cancelled(struct session *s, const struct jrpc *m)
 			stream_abandon(st);
 		return;
 	}
-	if ((ur = route_find_up_request(s, m->p, rid)) != NULL) {
-		metrics_up_request(ur->up, ur->method_id, MUPO_CANCELLED);
-		route_up_error(ur->up, s->no, ur->ref, JRPC_INTERNAL_ERROR,
-		    "request cancelled by the client");
-		sampling_end(ur->up, ur->ref, "error",
-		    "the client cancelled it");
-		route_up_request_free(ur);
-		return;
-	}
+	/*
+	 * Not the gateway's requests to the client: a cancellation names a
+	 * request of its sender's (the 2025-11-25 spec: "in the same
+	 * direction"), and a late one for the client's own finished call
+	 * would otherwise hit one of ours that has its id.
+	 */
 	if (ctools_cancelled(s, m, rid))
 		return;
 	log_debug("session %.8s: cancel of an unknown request", s->id);

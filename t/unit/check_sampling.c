@@ -264,6 +264,41 @@ START_TEST(test_roots)
 }
 END_TEST
 
+/*
+ * A client's notifications/cancelled names a request of its own (the
+ * same direction), never one the gateway sent it: one with the id of the
+ * gateway's request (as a late one for a finished call of its may have)
+ * leaves that request waiting, and the client's answer reaches the
+ * upstream.
+ */
+START_TEST(test_cancel_same_direction)
+{
+	struct sup_client	*cl = sup_session(NULL, "{\"sampling\":{}}");
+	struct sup_resp		*r;
+	struct sup_frame	*f;
+	json_t			*q, *a;
+
+	/* Its call's id is not the gateway's request's. */
+	r = sup_post(cl, "{\"jsonrpc\":\"2.0\",\"id\":99,\"method\":"
+	    "\"tools/call\",\"params\":{\"name\":\"a__echo\"}}");
+	ck_assert_ptr_nonnull(f = sup_take(sup_worker("a"), MSG_REQUEST));
+	ask("a", f, 7, sample);
+	ck_assert_ptr_nonnull(q = sup_find(r, "sampling/createMessage"));
+	ck_assert_int_ne(sup_jint(q, "id"), 99);
+	ck_assert_int_eq(sup_post(cl, "{\"jsonrpc\":\"2.0\",\"method\":"
+	    "\"notifications/cancelled\",\"params\":{\"requestId\":%lld}}",
+	    sup_jint(q, "id"))->status, 202);
+	ck_assert_ptr_null(sup_take(sup_worker("a"), MSG_UP_RESPONSE));
+	sup_post(cl, "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"result\":"
+	    "{\"role\":\"assistant\",\"content\":{\"type\":\"text\","
+	    "\"text\":\"hello\"},\"model\":\"x\"}}", sup_jint(q, "id"));
+	a = answer("a", 7);
+	ck_assert_jstr(a, "result.content.text", "hello");
+	json_decref(a);
+	finish("a", f);
+}
+END_TEST
+
 /* A client's error goes on to the next strategy, its refusal does not. */
 START_TEST(test_client_error)
 {
@@ -545,6 +580,7 @@ sampling_suite(void)
 	tcase_add_test(tc, test_unknown_origin);
 	tcase_add_test(tc, test_roots);
 	tcase_add_test(tc, test_client_error);
+	tcase_add_test(tc, test_cancel_same_direction);
 	tcase_add_test(tc, test_elicit_defaults);
 	tcase_add_test(tc, test_client_timeout);
 	tcase_add_test(tc, test_upstream_cancels);
