@@ -544,16 +544,20 @@ required_caps(struct evbuffer *out, enum mcp_method method, const char *params,
     size_t len)
 {
 	const char	*p = params != NULL ? params : "";
+	struct jspan	 obj = { 0, params != NULL ? len : 0 }, at;
 
+	/* What the params say at their top level, not anywhere in them
+	 * (a form's schema may have a property named url). */
 	if (method == MCPM_SAMPLING)
 		evbuffer_add_printf(out, "{\"sampling\":%s}",
-		    memmem(p, len, "\"tools\"", 7) != NULL ? "{\"tools\":{}}" :
-		    "{}");
+		    jscan_member(p, obj, "tools", &at) == 0 ?
+		    "{\"tools\":{}}" : "{}");
 	else if (method == MCPM_ROOTS)
 		evbuffer_add_printf(out, "{\"roots\":{}}");
 	else
 		evbuffer_add_printf(out, "{\"elicitation\":{\"%s\":{}}}",
-		    memmem(p, len, "\"url\"", 5) != NULL ? "url" : "form");
+		    jscan_member(p, obj, "mode", &at) == 0 &&
+		    jscan_string_equals(p, at, "url") ? "url" : "form");
 }
 
 /* Answer a request of the client -32021 for a held request. */

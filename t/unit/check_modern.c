@@ -434,6 +434,46 @@ START_TEST(test_missing_capability)
 }
 END_TEST
 
+/*
+ * -32021 names what the request's params ask for at their top level: a
+ * sampling request's tools, not a member named so deeper in them.
+ */
+START_TEST(test_missing_what)
+{
+	static const char *const params[] = {
+	    "\"metadata\":{\"tools\":1},",
+	    "\"tools\":[{\"name\":\"t\",\"inputSchema\":{\"type\":"
+	    "\"object\"}}],"
+	};
+	struct sup_resp		*r;
+	struct sup_frame	*f, *u;
+	size_t			 i;
+
+	for (i = 0; i < 2; i++) {
+		r = modern(T1, "tools/call", "c__echo", "\"name\":\"c__echo\","
+		    "\"arguments\":{}", "{}", NULL);
+		f = sup_take(sup_worker("c"), MSG_REQUEST);
+		sup_send(sup_worker("c"), MSG_UP_REQUEST, 0, f->session,
+		    f->tag, "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":"
+		    "\"sampling/createMessage\",\"params\":{%s\"messages\":"
+		    "[{\"role\":\"user\",\"content\":{\"type\":\"text\","
+		    "\"text\":\"hi\"}}],\"maxTokens\":10}}", params[i]);
+		ck_assert_error(sup_json(r), -32021);
+		ck_assert_ptr_nonnull(sup_jget(sup_json(r),
+		    "error.data.requiredCapabilities.sampling"));
+		if (i == 0)
+			ck_assert_ptr_null(sup_jget(sup_json(r),
+			    "error.data.requiredCapabilities.sampling.tools"));
+		else
+			ck_assert_ptr_nonnull(sup_jget(sup_json(r),
+			    "error.data.requiredCapabilities.sampling.tools"));
+		ck_assert_ptr_nonnull(u = sup_take(sup_worker("c"),
+		    MSG_UP_RESPONSE));
+		ck_assert_ptr_nonnull(sup_take(sup_worker("c"), MSG_CANCEL));
+	}
+}
+END_TEST
+
 /* server/discover is answered by the gateway, and counted. */
 START_TEST(test_discover_counted)
 {
@@ -836,6 +876,7 @@ modern_suite(void)
 	tcase_add_test(tc, test_input_required);
 	tcase_add_test(tc, test_request_state_bound);
 	tcase_add_test(tc, test_missing_capability);
+	tcase_add_test(tc, test_missing_what);
 	tcase_add_test(tc, test_discover_counted);
 	tcase_add_test(tc, test_parked_ttl);
 	tcase_add_test(tc, test_close_cancels);
