@@ -42,6 +42,8 @@
 #define STASH_MAX		1024	/* gateway answers waiting for retries */
 #define STASH_MS		(600 * 1000)
 #define STASH_PREFIX		"mcpsw."	/* a requestState of ours */
+#define STASH_STATE_MAX		8192	/* longest upstream requestState
+					   kept by (8 MiB in all at most) */
 
 struct mrtr {
 	struct conn	*conn;
@@ -434,27 +436,27 @@ mrtr_ask_client(struct mrtr *mrtr)
 	struct call	*call = mrtr->call;
 	struct evbuffer	*buf;
 	unsigned char	 raw[16];
-	char		*text, state[64];
+	char		*text, ours[64];
+	const char	*state;
 	int		 i, minted = 0;
 
-	if (mrtr->state != NULL)
-		snprintf(state, sizeof state, "%s", json_string_value(
-		    mrtr->state));
-	if (mrtr->state == NULL || strlen(json_string_value(mrtr->state)) >=
-	    sizeof state) {
-		if (mrtr->state != NULL) {
-			/* Too long to key on: ask the client for all. */
+	if (mrtr->state != NULL) {
+		/* The upstream's, whole: a sealed one is often long. */
+		state = json_string_value(mrtr->state);
+		if (strlen(state) > STASH_STATE_MAX) {
 			mrtr_fail(mrtr, "the upstream's requestState is too "
 			    "long to keep the gateway's answers by");
 			return;
 		}
+	} else {
 		arc4random_buf(raw, sizeof raw);
-		snprintf(state, sizeof state, "%s", STASH_PREFIX);
+		snprintf(ours, sizeof ours, "%s", STASH_PREFIX);
 		for (i = 0; i < 16; i++)
-			snprintf(state + strlen(STASH_PREFIX) + 2 * i, 3, "%02x",
+			snprintf(ours + strlen(STASH_PREFIX) + 2 * i, 3, "%02x",
 			    raw[i]);
 		json_object_set_new(mrtr->client, "requestState",
-		    json_string(state));
+		    json_string(ours));
+		state = ours;
 		minted = 1;
 	}
 	stash_put(state, minted, call->session, json_incref(mrtr->responses));

@@ -276,6 +276,19 @@ test('between modern peers a decline never stands in for an undeclared capabilit
     requestState: ir.requestState,
   }, { caps: { elicitation: {} } });
   assert.match(text(r.body.result), /both: local model \(system: -, max 10\) says: both\? \/ accept Ada/, JSON.stringify(r.body));
+  // The same when the upstream seals its own requestState (the SDK's
+  // codec: longer than an id): the gateway keeps its answer under it.
+  r = await post(gw.url, 'tools/call', { name: 'mt__ask-both-state', arguments: {} }, { caps: { elicitation: {} } });
+  const irs = r.body.result;
+  assert.equal(irs?.resultType, 'input_required', JSON.stringify(r.body));
+  assert.deepEqual(Object.keys(irs.inputRequests), ['who']);
+  assert.ok(irs.requestState.length >= 64, `a sealed state: ${irs.requestState}`);
+  r = await post(gw.url, 'tools/call', {
+    name: 'mt__ask-both-state', arguments: {},
+    inputResponses: { who: { action: 'accept', content: { name: 'Ada' } } },
+    requestState: irs.requestState,
+  }, { caps: { elicitation: {} } });
+  assert.match(text(r.body.result), /both with state: local model .* says: both\? \/ accept Ada/, JSON.stringify(r.body));
   // With the SDK: a client declaring elicitation only.
   const client = new Client({ name: 'half', version: '1' }, { capabilities: { elicitation: { form: {} } }, versionNegotiation: { mode: { pin: MODERN } } });
   client.setRequestHandler('elicitation/create', async () => ({ action: 'accept', content: { name: 'Lin' } }));
