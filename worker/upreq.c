@@ -258,6 +258,12 @@ upreq_origin_call(struct conn *c, const struct call *best)
 	return (idle->tag);
 }
 
+/*
+ * The session and call a request or notification of the upstream comes
+ * from: its related call, else the only origin with calls in flight
+ * (nsessions: 0 none, 1 one, 2 more; the gateway's own calls, session 0,
+ * count as one), else -1: the gateway never guesses.
+ */
 static int
 upreq_origin(struct conn *c, int64_t related, uint32_t *session,
     uint32_t *tag, int *nsessions)
@@ -266,7 +272,7 @@ upreq_origin(struct conn *c, int64_t related, uint32_t *session,
 	size_t		 pos = 0;
 	uint64_t	 key;
 	void		*value;
-	uint32_t	 seen = 0;
+	uint32_t	 first = 0;
 
 	*session = 0;
 	*tag = 0;
@@ -283,11 +289,12 @@ upreq_origin(struct conn *c, int64_t related, uint32_t *session,
 		call = value;
 		if (call->tag == 0)
 			continue;
-		if (seen != 0 && call->session != seen)
-			(*nsessions)++;
-		else if (seen == 0)
+		/* The gateway's own calls (session 0) are an origin too. */
+		if (*nsessions == 0) {
+			first = call->session;
 			*nsessions = 1;
-		seen = call->session;
+		} else if (call->session != first)
+			*nsessions = 2;
 		if (best == NULL || call->id > best->id)
 			best = call;
 	}
@@ -351,9 +358,9 @@ upreq_request(struct conn *c, const struct jrpc *m, int64_t related)
 		if (n == 0)
 			snprintf(why, sizeof why, "no client call is in flight");
 		else
-			snprintf(why, sizeof why, "%d client sessions have calls "
-			    "in flight and the gateway cannot tell which one "
-			    "this is for", n);
+			snprintf(why, sizeof why, "calls of more than one "
+			    "client session, or of the gateway's own, are in "
+			    "flight and it cannot tell which one this is for");
 		log_info("%s has no origin: %s", m->method_name, why);
 		session = tag = 0;
 	}

@@ -51,6 +51,8 @@ before(async () => {
       up('clientfirst', '[ "client", "llm:steady" ]'),
       up('local', '[ "decline" ]'),
       up('viatool', '[ "tool:local/complete", "decline" ]'),
+      up('local2', '[ "client", "decline" ]'),
+      up('viatool2', '[ "tool:local2/complete", "decline" ]'),
       up('declines', '[ "llm:flaky", "decline" ]'),
       up('onlyflaky', '[ "llm:flaky" ]'),
     ],
@@ -183,6 +185,36 @@ test('a tool: link asks another upstream\'s tool; its error falls through', asyn
   a = await askVia(client, 'viatool', { ...user('with tools'), tools: [{ name: 'f', inputSchema: { type: 'object' } }] });
   assert.match(JSON.stringify(a.error?.data), /a tool: link does not take tools/);
   await client.close();
+});
+
+test('while the gateway\'s own tool: call is in flight at an upstream, a request it sends has no origin', async () => {
+  // The gateway's call to local2/complete (for viatool2's sampling) and a
+  // client's call of local2__ask are in flight at once: local2's
+  // sampling/createMessage (stdio: no related id) may be for either, so
+  // the gateway never guesses: the client is not asked, it is declined.
+  let asked = 0;
+  const sampler = await connect({ sampling: {} }, async () => {
+    asked++;
+    return { role: 'assistant', content: { type: 'text', text: 'guessed' }, model: 'm' };
+  });
+  const other = await connect();
+  // The client's own calls on either side of the gateway's (ids in
+  // flight: the client's, the gateway's, the client's).
+  const nap = sampler.callTool({ name: 'local2__sleep', arguments: { ms: 2000 } });
+  await sleep(200);
+  const slow = askVia(other, 'viatool2', user('hold on [wait:1500]'));
+  await sleep(400);
+  const a = await askVia(sampler, 'local2', user('whose is this?'));
+  assert.equal(asked, 0, 'the client was asked for a request that may not be its own');
+  assert.equal(a.error?.code, -1, JSON.stringify(a));
+  assert.match(gw.log(), /sampling\/createMessage has no origin: calls of more than one client session, or of the gateway's own/);
+  assert.match((await slow).result.content.text, /says: hold on/);
+  assert.equal(text(await nap), 'slept 2000');
+  // With the gateway's call over, the client's own is unambiguous again.
+  const b = await askVia(sampler, 'local2', user('mine now'));
+  assert.equal(b.result?.content.text, 'guessed', JSON.stringify(b));
+  assert.equal(asked, 1);
+  await Promise.all([sampler.close(), other.close()]);
 });
 
 test('decline at the end of the chain, and an error when nothing is left', async () => {
