@@ -350,6 +350,24 @@ out:
 	return (text);
 }
 
+/*
+ * Is it a roots/list from a shared 2025 upstream, which is never told of
+ * roots (they belong to one client)?  Say why.  A 2026-07-28 upstream
+ * asks per call, so roots stay the call's.
+ */
+static int
+roots_refused(const struct upstream *up, const struct jrpc *m, char *why,
+    size_t len, int *code)
+{
+	if (m->method_id != MCPM_ROOTS ||
+	    up->sc->isolation != ISOLATION_SHARED || upstream_modern(up))
+		return (0);
+	snprintf(why, len, "roots are not offered to a shared upstream "
+	    "(they belong to one client); make it per-session");
+	*code = JRPC_METHOD_NOT_FOUND;
+	return (1);
+}
+
 /* Forward an upstream request to its client; 0 if sent. */
 int
 route_up_client(const struct up_ask *a, size_t strategy, char *why,
@@ -379,14 +397,8 @@ route_up_client(const struct up_ask *a, size_t strategy, char *why,
 		*code = JRPC_INTERNAL_ERROR;
 		return (-1);
 	}
-	/* A 2026-07-28 upstream asks per call, so roots stay the call's. */
-	if (m->method_id == MCPM_ROOTS &&
-	    up->sc->isolation == ISOLATION_SHARED && !upstream_modern(up)) {
-		snprintf(why, len, "roots are not offered to a shared upstream "
-		    "(they belong to one client); make it per-session");
-		*code = JRPC_METHOD_NOT_FOUND;
+	if (roots_refused(up, m, why, len, code))
 		return (-1);
-	}
 	if (!route_caps_can(s->client_caps, m, why, len)) {
 		*code = JRPC_METHOD_NOT_FOUND;
 		return (-1);
@@ -475,6 +487,9 @@ route_up_strategies(const struct up_ask *a, size_t from, const char *already,
 		case STRATEGY_CLIENT:
 			/* A 2026-07-28 client is asked by input_required. */
 			if (s != NULL && s->modern) {
+				if (roots_refused(up, m, why, sizeof why,
+				    &code))
+					break;
 				if (continuation_park(a, why, sizeof why,
 				    &code) == 0)
 					return;

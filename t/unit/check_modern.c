@@ -302,6 +302,29 @@ START_TEST(test_busy)
 }
 END_TEST
 
+/*
+ * A shared 2025 upstream is never told of roots: its roots/list during a
+ * 2026-07-28 client's call is refused -32601, as for a 2025 client, not
+ * put to the client by input_required.
+ */
+START_TEST(test_roots_shared)
+{
+	struct sup_resp		*r;
+	struct sup_frame	*f, *u;
+
+	r = call(T1, "{}", NULL, "{\"roots\":{}}");
+	f = sup_take(sup_worker("a"), MSG_REQUEST);
+	sup_send(sup_worker("a"), MSG_UP_REQUEST, 0, f->session, f->tag,
+	    "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"roots/list\"}");
+	ck_assert_ptr_nonnull(u = sup_take(sup_worker("a"), MSG_UP_RESPONSE));
+	ck_assert_uint_eq(u->tag, 9);
+	ck_assert_ptr_nonnull(strstr(u->text, "\"code\":-32601"));
+	ck_assert(!r->done);
+	sup_reply(sup_worker("a"), f, "{\"content\":[]}");
+	ck_assert_result(sup_json(r));
+}
+END_TEST
+
 /* The upstream asks the client: input_required, then the retry. */
 START_TEST(test_input_required)
 {
@@ -877,6 +900,7 @@ modern_suite(void)
 	tcase_add_test(tc, test_request_state_bound);
 	tcase_add_test(tc, test_missing_capability);
 	tcase_add_test(tc, test_missing_what);
+	tcase_add_test(tc, test_roots_shared);
 	tcase_add_test(tc, test_discover_counted);
 	tcase_add_test(tc, test_parked_ttl);
 	tcase_add_test(tc, test_close_cancels);
