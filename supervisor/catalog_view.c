@@ -565,6 +565,34 @@ view_part_error_data(struct session *s, struct upstream *up, int *code)
 }
 
 int
+view_cancel(struct session *s, const char *id, size_t idlen)
+{
+	struct view_wait	*w;
+	struct stream		*st;
+	struct jrpc		 m;
+	const char		*why;
+
+	TAILQ_FOREACH(w, &s->waiting, entry) {
+		if (jrpc_scan(w->text, w->len, &m, &why) == 0 &&
+		    m.id.len == idlen && memcmp(m.p + m.id.off, id, idlen) == 0)
+			break;
+	}
+	if (w == NULL)
+		return (0);
+	TAILQ_REMOVE(&s->waiting, w, entry);
+	s->nwaiting--;
+	log_debug("session %.8s: cancelled %s while it waited for the "
+	    "session's upstream instances", s->id, m.method_name);
+	obs_end(&w->obs, OBS_CANCELLED, 0);
+	st = w->stream;
+	free(w->text);
+	free(w);
+	if (st != NULL)
+		stream_abandon(st);
+	return (1);
+}
+
+int
 view_defer(struct req *r)
 {
 	struct session		*s = r->session;

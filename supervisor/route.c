@@ -708,6 +708,8 @@ route_cancelled(struct session *s, const struct jrpc *m)
 	 */
 	if (ctools_cancelled(s, m, rid))
 		return;
+	if (view_cancel(s, m->p + rid.off, rid.len))
+		return;
 	log_debug("session %.8s: cancel of an unknown request", s->id);
 }
 

@@ -305,6 +305,9 @@ void		 view_upstream_gone(struct upstream *);
 /* A session's view, brought up to date first if stale (for a reader that
  * does not wait for the view through view_defer). */
 struct catalog	*view_catalog_fresh(struct session *);
+/* The client cancelled a request (its JSON-RPC id, as sent) that waits
+ * for the view: drop it unanswered; 0 if none waits. */
+int		 view_cancel(struct session *, const char *id, size_t idlen);
 /* A session ends: release its view and waiting requests. */
 void		 view_session_end(struct session *);
 /* A stream is being freed: waiting requests forget it. */

@@ -272,6 +272,37 @@ START_TEST(test_templates)
 }
 END_TEST
 
+/*
+ * A call cancelled while it waits for the session's instances to list is
+ * dropped: nothing is forwarded once they have, and no answer is sent.
+ */
+START_TEST(test_view_wait_cancelled)
+{
+	struct sup_client	*cl = sup_session(NULL, NULL);
+	struct sup_worker	*w = sup_worker("p");
+	struct sup_resp		*r, *other;
+	struct sup_frame	*f;
+
+	r = sup_post(cl, "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":"
+	    "\"tools/call\",\"params\":{\"name\":\"a__echo\"}}");
+	other = sup_post(cl, "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":"
+	    "\"tools/call\",\"params\":{\"name\":\"a__echo\"}}");
+	ck_assert(!r->done && !other->done);
+	ck_assert_int_eq(sup_post(cl, "{\"jsonrpc\":\"2.0\",\"method\":"
+	    "\"notifications/cancelled\",\"params\":{\"requestId\":7}}")->
+	    status, 202);
+	ck_assert_ptr_nonnull(f = sup_take(w, MSG_SESSION_CATALOG));
+	sup_send(w, MSG_CATALOG, 0, f->session, 0, "{\"tools\":[]}");
+	/* Only the other call goes on. */
+	ck_assert_ptr_nonnull(f = sup_take(sup_worker("a"), MSG_REQUEST));
+	ck_assert_ptr_null(sup_take(sup_worker("a"), MSG_REQUEST));
+	ck_assert_ptr_null(sup_answer(r));
+	sup_reply(sup_worker("a"), f, "{\"content\":[]}");
+	ck_assert_result(sup_answer(other));
+	ck_assert_jint(sup_answer(other), "id", 8);
+}
+END_TEST
+
 /* A per-session upstream is listed as each session's instance lists it. */
 START_TEST(test_view_per_session)
 {
@@ -728,6 +759,7 @@ catalog_suite(void)
 	tc = tcase_create("view");
 	tcase_add_checked_fixture(tc, setup_view, teardown);
 	tcase_add_test(tc, test_view_per_session);
+	tcase_add_test(tc, test_view_wait_cancelled);
 	tcase_add_test(tc, test_view_timeout);
 	tcase_add_test(tc, test_unknown_method_not_held);
 	tcase_add_test(tc, test_view_part_error);
