@@ -657,7 +657,7 @@ route_find_client_id(struct session *s, const char *id, size_t len)
 	struct pending	*p;
 
 	TAILQ_FOREACH(p, &s->pending, session_entry) {
-		if (p->idlen == len && memcmp(p->id, id, len) == 0)
+		if (!p->own && p->idlen == len && memcmp(p->id, id, len) == 0)
 			return (p);
 	}
 	return (NULL);

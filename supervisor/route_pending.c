@@ -198,6 +198,7 @@ route_send(struct session *s, struct req *r, struct upstream *up,
 	p->idlen = idlen;
 	p->id = xmalloc(idlen);
 	memcpy(p->id, id, idlen);
+	p->own = r == NULL;
 	p->method = method;
 	u64map_put(&pending_by_tag, p->tag, p);
 	TAILQ_INSERT_TAIL(&up->pending, p, up_entry);

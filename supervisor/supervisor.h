@@ -1323,6 +1323,8 @@ struct pending {
 						   its upstream to start */
 	char			*id;		/* raw client id text */
 	size_t			 idlen;
+	int			 own;		/* the gateway's (id 0): no
+						   client may cancel it */
 	enum mcp_method		 method;	/* a method of the table */
 	struct event		*timer;
 	struct reqobs		 obs;		/* the client's request */

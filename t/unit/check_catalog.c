@@ -303,6 +303,44 @@ START_TEST(test_view_wait_cancelled)
 }
 END_TEST
 
+/*
+ * A client's cancellation of its request id 0 reaches that request, not
+ * the gateway's own request of the session (its setLevel at the
+ * session's instance, id 0 too).
+ */
+START_TEST(test_cancel_id0_own)
+{
+	struct sup_client	*cl = sup_session(NULL, NULL);
+	struct sup_worker	*w = sup_worker("p");
+	struct sup_resp		*r;
+	struct sup_frame	*f, *lv, *c;
+
+	r = sup_post(cl, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	    "\"tools/list\"}");
+	ck_assert_ptr_nonnull(f = sup_take(w, MSG_SESSION_CATALOG));
+	sup_send(w, MSG_CATALOG, 0, f->session, 0, "{\"tools\":[]}");
+	ck_assert(r->done);
+	ck_assert_result(sup_answer(sup_post(cl, "{\"jsonrpc\":\"2.0\","
+	    "\"id\":2,\"method\":\"logging/setLevel\",\"params\":"
+	    "{\"level\":\"debug\"}}")));
+	ck_assert_ptr_nonnull(lv = sup_take(w, MSG_REQUEST));
+	ck_assert_ptr_nonnull(strstr(lv->text, "logging/setLevel"));
+	/* The shared upstream has it too: answered. */
+	ck_assert_ptr_nonnull(f = sup_take(sup_worker("a"), MSG_REQUEST));
+	ck_assert_ptr_nonnull(strstr(f->text, "logging/setLevel"));
+	sup_reply(sup_worker("a"), f, "{}");
+	r = sup_post(cl, "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":"
+	    "\"tools/call\",\"params\":{\"name\":\"a__echo\"}}");
+	ck_assert_ptr_nonnull(f = sup_take(sup_worker("a"), MSG_REQUEST));
+	sup_post(cl, "{\"jsonrpc\":\"2.0\",\"method\":"
+	    "\"notifications/cancelled\",\"params\":{\"requestId\":0}}");
+	ck_assert_ptr_nonnull(c = sup_take(sup_worker("a"), MSG_CANCEL));
+	ck_assert_uint_eq(c->tag, f->tag);
+	ck_assert_ptr_null(sup_take(w, MSG_CANCEL));
+	sup_reply(w, lv, "{}");
+}
+END_TEST
+
 /* A per-session upstream is listed as each session's instance lists it. */
 START_TEST(test_view_per_session)
 {
@@ -760,6 +798,7 @@ catalog_suite(void)
 	tcase_add_checked_fixture(tc, setup_view, teardown);
 	tcase_add_test(tc, test_view_per_session);
 	tcase_add_test(tc, test_view_wait_cancelled);
+	tcase_add_test(tc, test_cancel_id0_own);
 	tcase_add_test(tc, test_view_timeout);
 	tcase_add_test(tc, test_unknown_method_not_held);
 	tcase_add_test(tc, test_view_part_error);
