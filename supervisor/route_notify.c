@@ -198,6 +198,15 @@ route_notify(struct upstream *up, const struct frame_hdr *hdr,
 		evbuffer_free(payload);
 		return;
 	}
+	/* Progress of a request no longer in flight (cancelled, timed
+	 * out, answered) names no active request: the spec drops it. */
+	if (m.method_id == MCPM_PROGRESS && hdr->tag != 0 &&
+	    route_pending_find(hdr->tag) == NULL) {
+		log_debug("upstream %s: progress of a request no longer in "
+		    "flight dropped", up->sc->name);
+		evbuffer_free(payload);
+		return;
+	}
 	if (m.method_id == MCPM_UPDATED &&
 	    jscan_member(m.p, m.params, "uri", &uri) == 0)
 		u = jscan_strdup(m.p, uri);

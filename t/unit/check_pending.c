@@ -132,6 +132,41 @@ START_TEST(test_progress_routed)
 }
 END_TEST
 
+/*
+ * Progress of a call no longer in flight (cancelled, timed out) names no
+ * active request: it reaches neither the call's stream nor the session's.
+ */
+START_TEST(test_progress_after_end)
+{
+	struct sup_client	*cl = sup_session(NULL, NULL);
+	struct sup_worker	*w = sup_worker("a");
+	struct sup_resp		*g, *r;
+	struct sup_frame	*f;
+	int			 i;
+
+	g = sup_get(cl, NULL);
+	for (i = 0; i < 2; i++) {
+		r = call(cl, i == 0 ? "1" : "2",
+		    ",\"_meta\":{\"progressToken\":\"p\"}");
+		f = sup_take(w, MSG_REQUEST);
+		if (i == 0)
+			sup_post(cl, "{\"jsonrpc\":\"2.0\",\"method\":"
+			    "\"notifications/cancelled\",\"params\":"
+			    "{\"requestId\":1}}");
+		else {
+			sup_advance(30);
+			ck_assert_error(sup_answer(r), -32001);
+		}
+		ck_assert_ptr_nonnull(sup_take(w, MSG_CANCEL));
+		sup_send(w, MSG_NOTIFY, 0, f->session, f->tag, "{\"jsonrpc\":"
+		    "\"2.0\",\"method\":\"notifications/progress\","
+		    "\"params\":{\"progressToken\":\"p\",\"progress\":1}}");
+		ck_assert_ptr_null(sup_find(r, "notifications/progress"));
+		ck_assert_ptr_null(sup_find(g, "notifications/progress"));
+	}
+}
+END_TEST
+
 /* No answer within request_timeout: -32001, and the worker is told. */
 START_TEST(test_timeout)
 {
@@ -447,6 +482,7 @@ pending_suite(void)
 	tcase_add_test(tc, test_ids_back);
 	tcase_add_test(tc, test_answers_routed);
 	tcase_add_test(tc, test_progress_routed);
+	tcase_add_test(tc, test_progress_after_end);
 	tcase_add_test(tc, test_timeout);
 	tcase_add_test(tc, test_cancel_by_client);
 	tcase_add_test(tc, test_cancel_not_own);
