@@ -42,7 +42,8 @@ enum msg_type {
 	MSG_CATALOG = 4,	/* worker: upstream catalog */
 	MSG_REQUEST = 5,	/* supervisor: client request for upstream */
 	MSG_RESPONSE = 6,	/* worker: response to MSG_REQUEST */
-	MSG_FAIL = 7,		/* worker: MSG_REQUEST failed {code, message} */
+	MSG_FAIL = 7,		/* worker: MSG_REQUEST failed {code, message,
+				   gone: its connection or instance ended} */
 	MSG_CANCEL = 8,		/* supervisor: client cancelled a request */
 	MSG_CLIENT_NOTIFY = 9,	/* supervisor: client notification */
 	MSG_NOTIFY = 10,	/* worker: upstream notification */

@@ -14,8 +14,10 @@
  * restarting) lets the next call probe.
  *
  * Deaths of the upstream are not counted: its restart and backoff
- * (proc.c) already answer calls at once while it is down.  The breaker
- * is about an upstream that is up and does not answer.
+ * (proc.c) already answer calls at once while it is down; nor are a
+ * session's instance ending (FAIL "gone") and a call timing out while its
+ * upstream waits on the call's client or sampling (route_up_waiting).
+ * The breaker is about an upstream that is up and does not answer.
  */
 #include "config.h"
 
@@ -66,6 +68,22 @@ breaker_arm(struct upstream *up, unsigned int seconds)
 	evtimer_add(up->breaker.timer, &tv);
 }
 
+/*
+ * The probe, if one is out, is an ordinary call from now on: the state it
+ * probed is over, and its end must not free a later half-open's place.
+ */
+static void
+breaker_unprobe(struct upstream *up)
+{
+	struct pending	*p;
+
+	up->breaker.probing = 0;
+	TAILQ_FOREACH(p, &up->pending, up_entry) {
+		if (p->limit == LIMIT_PROBE)
+			p->limit = LIMIT_CALL;
+	}
+}
+
 /* Close it: calls go through, the count starts again. */
 static void
 breaker_close(struct upstream *up, const char *why)
@@ -77,7 +95,7 @@ breaker_close(struct upstream *up, const char *why)
 		    up->sc->name, why);
 	b->state = BREAKER_CLOSED;
 	b->failures = 0;
-	b->probing = 0;
+	breaker_unprobe(up);
 	evtimer_del(b->timer);
 }
 
@@ -155,7 +173,7 @@ breaker_open(struct upstream *up)
 	struct refusal	 rf;
 
 	b->state = BREAKER_OPEN;
-	b->probing = 0;
+	breaker_unprobe(up);
 	b->opened++;
 	b->until = now_ms() + (int64_t)up->sc->traffic.breaker_cooldown *
 	    1000;

@@ -149,17 +149,20 @@ route_fail(struct upstream *up, const struct frame_hdr *hdr,
 	json_t		*msg;
 	const char	*why, *text = "upstream request failed";
 	json_int_t	 code = JRPC_INTERNAL_ERROR;
+	int		 gone = 0;
 
 	if ((msg = frame_take_json(in, hdr, &why)) == NULL) {
 		log_warnx("upstream %s: FAIL frame: %s", up->sc->name, why);
 		return;
 	}
-	json_unpack(msg, "{s?I, s?s}", "code", &code, "message", &text);
+	json_unpack(msg, "{s?I, s?s, s?b}", "code", &code, "message", &text,
+	    "gone", &gone);
 	p = route_pending_find(hdr->tag);
 	if (p != NULL && p->up == up) {
-		/* Its upstream's connection failed while it was up. */
+		/* Its upstream's connection failed while it was up (not a
+		 * session's instance that ended: that one restarts). */
 		if ((code == MCP_CONNECTION_CLOSED ||
-		    code == MCP_REQUEST_TIMEOUT) &&
+		    code == MCP_REQUEST_TIMEOUT) && !gone &&
 		    up->state == UPSTREAM_READY)
 			breaker_failure(p, text);
 		obs_end(&p->obs, code == MCP_REQUEST_TIMEOUT ? OBS_TIMEOUT :

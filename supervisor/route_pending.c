@@ -152,7 +152,8 @@ route_timeout_cb(evutil_socket_t fd, short events, void *arg)
 	route_pending_cancel(p, timed_out);
 	snprintf(msg, sizeof msg, "upstream %s did not answer within %u s",
 	    p->up->sc->name, p->up->sc->request_timeout);
-	if (p->queued == NULL && p->up->state == UPSTREAM_READY)
+	if (p->queued == NULL && p->up->state == UPSTREAM_READY &&
+	    !route_up_waiting(p))
 		breaker_failure(p, msg);
 	route_pending_fail(p, MCP_REQUEST_TIMEOUT, msg);
 }

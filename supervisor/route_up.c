@@ -45,6 +45,27 @@ route_find_up_request(struct session *s, const char *p, struct jspan id)
 	return (NULL);
 }
 
+/*
+ * Is a call's upstream waiting on the call's own side: a request of its
+ * to the call's client (that came with the call, or with none), or a
+ * sampling request the gateway's chain runs for the call?  Then the
+ * call's silence is not the upstream's failure.
+ */
+int
+route_up_waiting(const struct pending *p)
+{
+	struct up_request	*ur;
+
+	if (p->session != NULL) {
+		TAILQ_FOREACH(ur, &p->session->up_requests, session_entry) {
+			if (ur->up == p->up && (ur->call_tag == p->tag ||
+			    ur->call_tag == 0))
+				return (1);
+		}
+	}
+	return (sampling_waiting(p->up, p->tag));
+}
+
 /* Free an upstream request record. */
 void
 route_up_request_free(struct up_request *ur)
@@ -411,6 +432,7 @@ route_up_client(const struct up_ask *a, size_t strategy, char *why,
 	ur = xcalloc(1, sizeof *ur);
 	ur->id = route_next_id();
 	ur->ref = a->ref;
+	ur->call_tag = a->tag;
 	ur->session = s;
 	ur->up = up;
 	ur->stream = st;

@@ -827,6 +827,21 @@ sampling_end(struct upstream *up, uint32_t ref, const char *outcome,
 	job_free(j);
 }
 
+/* Does the chain run a sampling request that came with call tag? */
+int
+sampling_waiting(const struct upstream *up, uint32_t tag)
+{
+	struct sjob	*j;
+
+	if (tag == 0)
+		return (0);
+	TAILQ_FOREACH(j, &jobs, entry) {
+		if (j->up == up && j->call_tag == tag)
+			return (1);
+	}
+	return (0);
+}
+
 void
 sampling_upstream_gone(struct upstream *up)
 {

@@ -1428,6 +1428,7 @@ void		 route_sub_release(struct session *, const char *uri);
 struct up_request {
 	uint64_t		 id;		/* ours, towards the client */
 	uint32_t		 ref;		/* the worker's reference */
+	uint32_t		 call_tag;	/* the call it came with, or 0 */
 	struct session		*session;
 	struct upstream		*up;
 	struct stream		*stream;	/* where it was sent */
@@ -1449,6 +1450,8 @@ void		 route_up_request_free(struct up_request *);
 void		 route_up_error(struct upstream *, uint32_t session,
 		    uint32_t ref, int code, const char *msg);
 void		 route_up_cancel_client(struct up_request *, const char *);
+/* Does a call's upstream wait for its client or sampling chain? */
+int		 route_up_waiting(const struct pending *);
 /* A new id for a request the gateway sends a client. */
 uint64_t	 route_next_id(void);
 /*
@@ -1511,6 +1514,8 @@ void		 sampling_end(struct upstream *, uint32_t ref,
 		    const char *outcome, const char *why);
 /* An upstream is gone: forget its requests. */
 void		 sampling_upstream_gone(struct upstream *);
+/* Does the chain run a sampling request of the call tag's? */
+int		 sampling_waiting(const struct upstream *, uint32_t tag);
 /* Frames of a provider's worker about a request (tag). */
 void		 sampling_llm_frame(struct provider *,
 		    const struct frame_hdr *, struct evbuffer *);

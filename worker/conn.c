@@ -230,12 +230,20 @@ conn_init_timeout_cb(evutil_socket_t fd, short events, void *arg)
 	conn_lost(c, why);
 }
 
-/* Fail a relayed request back to the supervisor. */
-static void
-conn_fail(uint32_t session, uint32_t tag, int code, const char *msg)
+/*
+ * Fail a relayed request back to the supervisor.  Gone: the connection or
+ * instance it was on ended, which its breaker does not count (an upstream
+ * that exits is restarted, not broken).
+ */
+void
+conn_fail(uint32_t session, uint32_t tag, int code, const char *msg, int gone)
 {
-	chan_send_json(MSG_FAIL, session, tag, json_pack("{s:i, s:s}",
-	    "code", code, "message", msg));
+	json_t	*o;
+
+	o = json_pack("{s:i, s:s}", "code", code, "message", msg);
+	if (gone)
+		json_object_set_new(o, "gone", json_true());
+	chan_send_json(MSG_FAIL, session, tag, o);
 }
 
 /* Fail the requests queued for a start that will not come. */
@@ -246,7 +254,7 @@ conn_drop_queue(struct conn *c, const char *msg)
 
 	while ((q = TAILQ_FIRST(&c->queue)) != NULL) {
 		TAILQ_REMOVE(&c->queue, q, entry);
-		conn_fail(q->session, q->tag, MCP_CONNECTION_CLOSED, msg);
+		conn_fail(q->session, q->tag, MCP_CONNECTION_CLOSED, msg, 1);
 		free(q->p);
 		free(q);
 	}
@@ -586,6 +594,31 @@ conn_answer_error(struct conn *c, int64_t id, const char *msg)
 	conn_answer_error_data(c, id, MCP_CONNECTION_CLOSED, msg, NULL);
 }
 
+/*
+ * The transport could not complete our request id though the upstream is
+ * up (an error status, a broken stream): fail it back, which the
+ * upstream's breaker counts for -32000.  The worker's own request is
+ * answered with the error instead, for its callback.
+ */
+void
+conn_fail_request(struct conn *c, int64_t id, int code, const char *msg)
+{
+	struct call	*call;
+
+	if ((call = u64map_get(&c->calls, (uint64_t)id)) == NULL ||
+	    call->waiting)
+		return;
+	if (call->tag == 0) {
+		conn_answer_error_data(c, id, code, msg, NULL);
+		return;
+	}
+	log_warnx("request %" PRId64 ": %s", id, msg);
+	u64map_del(&c->calls, (uint64_t)id);
+	u64map_del(&c->by_tag, call->tag);
+	conn_fail(call->session, call->tag, code, msg, 0);
+	call_free(call);
+}
+
 /* The same with a code and data (JSON text, or NULL). */
 void
 conn_answer_error_data(struct conn *c, int64_t id, int code, const char *msg,
@@ -643,7 +676,7 @@ conn_relay_request(struct conn *c, uint32_t session, uint32_t tag,
 	    c->state == CONN_INITIALIZING)) {
 		if (c->nqueued >= CONN_MAX_QUEUED) {
 			conn_fail(session, tag, MCP_OVERLOADED, "too many "
-			    "requests waiting for the upstream to start");
+			    "requests waiting for the upstream to start", 0);
 			return;
 		}
 		q = xcalloc(1, sizeof *q);
@@ -663,12 +696,12 @@ conn_relay_request(struct conn *c, uint32_t session, uint32_t tag,
 		if (upoauth_login_needed() != NULL)
 			snprintf(msg, sizeof msg, "%s", upoauth_login_needed());
 #endif
-		conn_fail(session, tag, MCP_CONNECTION_CLOSED, msg);
+		conn_fail(session, tag, MCP_CONNECTION_CLOSED, msg, 1);
 		return;
 	}
 	if (jrpc_scan(p, n, &m, &why) != 0 || m.kind != JRPC_REQUEST) {
 		conn_fail(session, tag, JRPC_INVALID_REQUEST,
-		    "invalid request");
+		    "invalid request", 0);
 		return;
 	}
 	/* What a modern upstream has no method for is answered here. */
@@ -677,7 +710,7 @@ conn_relay_request(struct conn *c, uint32_t session, uint32_t tag,
 		return;
 	}
 	if (err != NULL) {
-		conn_fail(session, tag, code, err);
+		conn_fail(session, tag, code, err, 0);
 		return;
 	}
 	client_modern = meta_claim(&m);
@@ -794,7 +827,7 @@ conn_fail_all(struct conn *c, int code, const char *msg)
 	while (u64map_next(&c->calls, &pos, &key, &value)) {
 		call = value;
 		if (call->tag != 0)
-			conn_fail(call->session, call->tag, code, msg);
+			conn_fail(call->session, call->tag, code, msg, 1);
 		call_free(call);
 	}
 	u64map_free(&c->calls);

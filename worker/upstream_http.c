@@ -106,13 +106,18 @@ http_deliver(struct exchange *ex, const char *p, size_t n)
 	    NULL);
 }
 
-/* Answer our request ourselves, with an error, if it got no answer. */
+/*
+ * Answer our request ourselves if it got no answer: code 0 when the
+ * upstream answered but its answer cannot be passed on (an error as if
+ * the upstream's, which its breaker takes for an answer), else a failure
+ * with that code (-32000 counts as the upstream's).
+ */
 static void
-http_fail_request(struct exchange *ex, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+http_fail_request(struct exchange *ex, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 static void
-http_fail_request(struct exchange *ex, const char *fmt, ...)
+http_fail_request(struct exchange *ex, int code, const char *fmt, ...)
 {
 	va_list	ap;
 	char	msg[512];
@@ -123,7 +128,10 @@ http_fail_request(struct exchange *ex, const char *fmt, ...)
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
 	ex->answered = 1;
-	conn_answer_error(ex->tp->conn, ex->id, msg);
+	if (code == 0)
+		conn_answer_error(ex->tp->conn, ex->id, msg);
+	else
+		conn_fail_request(ex->tp->conn, ex->id, code, msg);
 }
 
 /* One event of an event stream. */
@@ -295,7 +303,8 @@ http_start(struct exchange *ex)
 {
 	curl_easy_setopt(ex->easy, CURLOPT_HTTPHEADER, ex->headers);
 	if (curlev_add(ex->tp->cev, ex->easy) != 0) {
-		http_fail_request(ex, "cannot start an HTTP request");
+		http_fail_request(ex, JRPC_INTERNAL_ERROR,
+		    "cannot start an HTTP request");
 		http_exchange_free(ex);
 		return (-1);
 	}
@@ -335,8 +344,8 @@ http_stream_broken(struct exchange *ex, const char *why)
 
 	if (ex->last_id == NULL || ex->resumes >= HTTP_MAX_RESUMES ||
 	    ex->tp->conn->state == CONN_DEAD) {
-		http_fail_request(ex, "upstream %s: the response stream %s",
-		    sc->name, why);
+		http_fail_request(ex, MCP_CONNECTION_CLOSED, "upstream %s: the "
+		    "response stream %s", sc->name, why);
 		http_exchange_free(ex);
 		return;
 	}
@@ -487,8 +496,8 @@ http_done_request(struct exchange *ex, CURLcode r)
 	url_redact(sc->url, url, sizeof url);
 	if (r != CURLE_OK) {
 		if (ex->too_big)
-			http_fail_request(ex, "upstream %s: a message is over "
-			    "max_message (%zu bytes)", sc->name,
+			http_fail_request(ex, 0, "upstream %s: a message is "
+			    "over max_message (%zu bytes)", sc->name,
 			    sc->max_message);
 		else if (http_unreachable(r) || ex->init) {
 			snprintf(why, sizeof why, "%s: %s", url,
@@ -502,7 +511,8 @@ http_done_request(struct exchange *ex, CURLcode r)
 			http_stream_broken(ex, why);
 			return;
 		} else
-			http_fail_request(ex, "upstream %s: %s", sc->name,
+			http_fail_request(ex, MCP_CONNECTION_CLOSED,
+			    "upstream %s: %s", sc->name,
 			    curl_easy_strerror(r));
 		http_exchange_free(ex);
 		/* Was that the upstream going away? Find out now. */
@@ -537,8 +547,10 @@ http_done_request(struct exchange *ex, CURLcode r)
 			conn_lost(c, why);
 			return;
 		}
-		http_fail_request(ex, "upstream %s answered HTTP %ld", sc->name,
-		    ex->status);
+		/* A 5xx is the upstream failing; a 4xx its answer. */
+		http_fail_request(ex, ex->status / 100 == 5 ?
+		    MCP_CONNECTION_CLOSED : 0, "upstream %s answered HTTP %ld",
+		    sc->name, ex->status);
 		http_exchange_free(ex);
 		return;
 	}
@@ -549,11 +561,12 @@ http_done_request(struct exchange *ex, CURLcode r)
 		http_stream_broken(ex, "ended before the response");
 		return;
 	} else if (ex->id != 0 && !ex->answered && ex->kind == EX_RESUME)
-		http_fail_request(ex, "upstream %s could not resume the "
-		    "stream (HTTP %ld)", sc->name, ex->status);
+		http_fail_request(ex, MCP_CONNECTION_CLOSED, "upstream %s could "
+		    "not resume the stream (HTTP %ld)", sc->name, ex->status);
 	else if (ex->id != 0 && !ex->answered)
-		http_fail_request(ex, "upstream %s answered a request with "
-		    "HTTP %ld and no response", sc->name, ex->status);
+		http_fail_request(ex, MCP_CONNECTION_CLOSED, "upstream %s "
+		    "answered a request with HTTP %ld and no response",
+		    sc->name, ex->status);
 	http_exchange_free(ex);
 }
 
@@ -684,8 +697,8 @@ http_post(struct http_tp *tp, char *body, size_t len, int retried)
 		ex->init = m.method_id == MCPM_INITIALIZE;
 	}
 	if (tp->nexchanges > HTTP_MAX_EXCHANGES) {
-		http_fail_request(ex, "upstream %s: too many requests in "
-		    "flight (%d)", sc->name, HTTP_MAX_EXCHANGES);
+		http_fail_request(ex, MCP_OVERLOADED, "upstream %s: too many "
+		    "requests in flight (%d)", sc->name, HTTP_MAX_EXCHANGES);
 		http_exchange_free(ex);
 		return;
 	}

@@ -280,7 +280,12 @@ sse_done_cb(CURL *easy, CURLcode r, void *arg)
 		else
 			snprintf(why, sizeof why, "upstream %s answered HTTP "
 			    "%ld", sc->name, post->status);
-		conn_answer_error(tp->conn, post->id, why);
+		/* A 4xx is the upstream's answer; the rest, its failure. */
+		if (r == CURLE_OK && post->status / 100 == 4)
+			conn_answer_error(tp->conn, post->id, why);
+		else
+			conn_fail_request(tp->conn, post->id,
+			    MCP_CONNECTION_CLOSED, why);
 	}
 	sse_post_free(post);
 }
@@ -361,7 +366,8 @@ sse_post(struct sse_tp *tp, char *body, size_t len, int retried)
 	if ((post->easy = curl_easy_init()) == NULL)
 		fatalx("curl_easy_init");
 	if (tp->nposts > SSE_MAX_POSTS) {
-		conn_answer_error(c, post->id, "too many requests in flight");
+		conn_fail_request(c, post->id, MCP_OVERLOADED,
+		    "too many requests in flight");
 		sse_post_free(post);
 		return;
 	}
@@ -385,7 +391,8 @@ sse_post(struct sse_tp *tp, char *body, size_t len, int retried)
 	curl_easy_setopt(post->easy, CURLOPT_HEADERDATA, post);
 	curl_easy_setopt(post->easy, CURLOPT_WRITEFUNCTION, sse_discard_cb);
 	if (curlev_add(tp->cev, post->easy) != 0) {
-		conn_answer_error(c, post->id, "cannot start an HTTP request");
+		conn_fail_request(c, post->id, JRPC_INTERNAL_ERROR,
+		    "cannot start an HTTP request");
 		sse_post_free(post);
 	}
 }

@@ -383,8 +383,7 @@ worker_conn_for(uint32_t session, uint32_t tag, const char *p, size_t n)
 		return (NULL);
 	}
 	if (worker_instance_start(si, msg, sizeof msg, &code) != 0)
-		chan_send_json(MSG_FAIL, session, tag, json_pack("{s:i, s:s}",
-		    "code", code, "message", msg));
+		conn_fail(session, tag, code, msg, 1);
 	return (si->conn);
 }
 

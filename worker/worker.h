@@ -257,6 +257,12 @@ void		 conn_relay_notify(struct conn *, const char *, size_t);
 void		 conn_probe(struct conn *);
 /* Answer one of our requests with an error the transport met. */
 void		 conn_answer_error(struct conn *, int64_t id, const char *);
+/* Fail one of our requests the transport could not complete. */
+void		 conn_fail_request(struct conn *, int64_t id, int code,
+		    const char *);
+/* Fail a relayed request back (gone: its connection or instance ended). */
+void		 conn_fail(uint32_t session, uint32_t tag, int code,
+		    const char *, int gone);
 /* upreq.c: a request of the worker's own to a session's client. */
 typedef void (*upreq_own_cb)(void *arg, const struct jrpc *answer);
 uint32_t	 upreq_send_own(uint32_t session, const char *method,

@@ -456,6 +456,59 @@ START_TEST(test_breaker_probe)
 }
 END_TEST
 
+/* Reload "a" with one setting's text replaced by another of its length. */
+static void
+reload_with(const char *from, const char *to)
+{
+	char	 text[1024];
+	json_t	*rep;
+
+	snprintf(text, sizeof text, "%s", conf_limit);
+	ck_assert_uint_eq(strlen(from), strlen(to));
+	memcpy(strstr(text, from), to, strlen(to));
+	rep = sup_reload(text);
+	ck_assert_uint_eq(sup_jlen(rep, "changed"), 0);
+	json_decref(rep);
+	sup_run();
+}
+
+/* A probe still out when its breaker closed is an ordinary call after:
+ * its end does not let a second probe through a later half-open. */
+START_TEST(test_breaker_stale_probe)
+{
+	struct sup_client	*cl = sup_session(NULL, NULL);
+	struct sup_worker	*w = sup_worker("a");
+	int			 i;
+
+	for (i = 0; i < 3; i++) {
+		call(cl, "a", i + 1);
+		fail_call(w, -32000);
+	}
+	sup_advance(30);
+	call(cl, "a", 10);		/* the probe */
+	ck_assert_ptr_nonnull(sup_take(w, MSG_REQUEST));
+	/* A reload closes the breaker while the probe is out. */
+	reload_with("breaker_failures = 3", "breaker_failures = 0");
+	ck_assert_str_eq(status_str("a", "breaker.state"), "closed");
+	reload_with("breaker_cooldown = 30", "breaker_cooldown =  5");
+	for (i = 0; i < 3; i++) {
+		call(cl, "a", 20 + i);
+		fail_call(w, -32000);
+	}
+	ck_assert_str_eq(status_str("a", "breaker.state"), "open");
+	sup_advance(5);
+	call(cl, "a", 30);		/* this half-open's probe */
+	ck_assert_ptr_nonnull(sup_take(w, MSG_REQUEST));
+	/* The old probe is cancelled: the probe of now is still out. */
+	ck_assert_int_eq(sup_post(cl, "{\"jsonrpc\":\"2.0\",\"method\":"
+	    "\"notifications/cancelled\",\"params\":{\"requestId\":10}}")->
+	    status, 202);
+	sup_forget(w);
+	ck_assert_error(sup_answer(call(cl, "a", 31)), -32000);
+	ck_assert_uint_eq(sup_count(w, MSG_REQUEST), 0);
+}
+END_TEST
+
 /* What does not count: answers end a run, errors the upstream gives and
  * failures that are not its connection's; a run older than the window
  * starts again. */
@@ -540,6 +593,68 @@ START_TEST(test_breaker_not_deaths)
 }
 END_TEST
 
+/* A session's own instance that ended (or never started) fails its
+ * calls "gone": it restarts, and is not the upstream's breaker's. */
+START_TEST(test_breaker_not_instances)
+{
+	struct sup_client	*cl = sup_session(NULL, NULL);
+	struct sup_worker	*w = sup_worker("a");
+	struct sup_frame	*f;
+	int			 i;
+
+	for (i = 0; i < 4; i++) {
+		call(cl, "a", i + 1);
+		ck_assert_ptr_nonnull(f = sup_take(w, MSG_REQUEST));
+		sup_send(w, MSG_FAIL, 0, f->session, f->tag, "{\"code\":"
+		    "-32000,\"message\":\"upstream a: exited\",\"gone\":true}");
+	}
+	ck_assert_int_eq(status_int("a", "breaker.failures"), 0);
+	ck_assert_str_eq(status_str("a", "breaker.state"), "closed");
+	/* The same failures without "gone" are the upstream's. */
+	for (i = 0; i < 2; i++) {
+		call(cl, "a", 10 + i);
+		fail_call(w, -32000);
+	}
+	ck_assert_int_eq(status_int("a", "breaker.failures"), 2);
+}
+END_TEST
+
+/* A call whose upstream waits for the call's own client (here an
+ * elicitation nobody answers) is not the upstream's failure when it
+ * times out; the same timeout without a question is. */
+START_TEST(test_breaker_not_client)
+{
+	struct sup_client	*cl = sup_session(NULL, "{\"elicitation\":{}}");
+	struct sup_worker	*w = sup_worker("a");
+	struct sup_frame	*f;
+	struct sup_resp		*r[2];
+	int			 i;
+
+	for (i = 0; i < 2; i++) {
+		r[i] = call(cl, "a", i + 1);
+		ck_assert_ptr_nonnull(f = sup_take(w, MSG_REQUEST));
+		sup_send(w, MSG_UP_REQUEST, 0, f->session, f->tag,
+		    "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":"
+		    "\"elicitation/create\",\"params\":{\"mode\":\"form\","
+		    "\"message\":\"name?\",\"requestedSchema\":{\"type\":"
+		    "\"object\",\"properties\":{}}}}", 100 + i);
+	}
+	for (i = 0; i < 2; i++)
+		ck_assert_ptr_nonnull(sup_find(r[i], "elicitation/create"));
+	sup_advance(20);
+	for (i = 0; i < 2; i++)
+		ck_assert_error(sup_answer(r[i]), -32001);
+	ck_assert_int_eq(status_int("a", "breaker.failures"), 0);
+	ck_assert_str_eq(status_str("a", "breaker.state"), "closed");
+	/* The questions end with their calls' timeouts (cancelled). */
+	call(cl, "a", 10);
+	sup_advance(20);
+	ck_assert_int_eq(status_int("a", "breaker.failures"), 1);
+	while (sup_take(w, MSG_REQUEST) != NULL)
+		;
+}
+END_TEST
+
 static Suite *
 limit_suite(void)
 {
@@ -559,6 +674,9 @@ limit_suite(void)
 	tcase_add_test(tc, test_breaker_counts);
 	tcase_add_test(tc, test_defaults);
 	tcase_add_test(tc, test_breaker_not_deaths);
+	tcase_add_test(tc, test_breaker_not_instances);
+	tcase_add_test(tc, test_breaker_not_client);
+	tcase_add_test(tc, test_breaker_stale_probe);
 	suite_add_tcase(s, tc);
 	return (s);
 }

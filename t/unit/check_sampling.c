@@ -534,6 +534,39 @@ START_TEST(test_tool_link)
 }
 END_TEST
 
+/* A breaker member of an upstream's status, as an integer. */
+static long long
+breaker_failures(const char *up)
+{
+	json_t		*o = upstream_status_json(upstream_find(up));
+	long long	 v = sup_jint(o, "breaker.failures");
+
+	json_decref(o);
+	return (v);
+}
+
+/*
+ * A call whose sampling the chain still runs (a tool: link that hangs)
+ * times out: the asking upstream waited on the gateway, which is not its
+ * failure; the tool's upstream did not answer, which is.
+ */
+START_TEST(test_tool_link_timeout)
+{
+	struct sup_client	*cl = sup_session(NULL, NULL);
+	struct sup_resp		*r;
+	struct sup_frame	*f;
+
+	r = call(cl, "t", &f);
+	ask("t", f, 1, sample);
+	ck_assert_ptr_nonnull(sup_take(sup_worker("a"), MSG_REQUEST));
+	sup_advance(300);
+	ck_assert_error(sup_answer(r), -32001);
+	ck_assert_int_eq(breaker_failures("t"), 0);
+	ck_assert_int_eq(breaker_failures("a"), 1);
+	json_decref(answer("t", 1));
+}
+END_TEST
+
 /*
  * A tool: link's answer larger than the asking upstream's max_message
  * (its worker would refuse the frame and stop) passes to the next link.
@@ -588,6 +621,7 @@ sampling_suite(void)
 	tcase_add_test(tc, test_max_pending);
 	tcase_add_test(tc, test_llm);
 	tcase_add_test(tc, test_tool_link);
+	tcase_add_test(tc, test_tool_link_timeout);
 	tcase_add_test(tc, test_tool_link_too_large);
 	suite_add_tcase(s, tc);
 	return (s);
