@@ -88,31 +88,64 @@ limit_refuse(struct refusal *rf, const struct upstream *up,
 	    up->sc->traffic.max_concurrent, up->sc->traffic.max_queued, retry);
 }
 
+/* Would a call have to wait with the queue full? */
+static int
+limit_full(const struct upstream *up)
+{
+	const struct traffic_conf	*t = &up->sc->traffic;
+
+	/* A free slot goes to the oldest waiter first (limit_start). */
+	return (t->max_concurrent > 0 && (!limit_free_slot(up) ||
+	    up->limit.nwaiting > 0) && up->limit.nwaiting >= t->max_queued);
+}
+
+/* Refuse a call because the queue is full. */
+static void
+limit_refuse_full(struct upstream *up, struct refusal *rf)
+{
+	up->limit.full++;
+	log_warnx("upstream %s: call refused: %u in flight (max_concurrent) "
+	    "and %u waiting (max_queued)", up->sc->name, up->limit.inflight,
+	    up->limit.nwaiting);
+	metrics_refused("limit");
+	limit_refuse(rf, up, "queue_full", 1, "upstream %s is busy: %u "
+	    "calls in flight (max_concurrent) and %u waiting (max_queued)",
+	    up->sc->name, up->sc->traffic.max_concurrent, up->limit.nwaiting);
+}
+
 int
 limit_admit(struct upstream *up, struct refusal *rf)
 {
-	const struct traffic_conf	*t = &up->sc->traffic;
-	int				 b;
+	int	b;
 
 	if ((b = breaker_admit(up, rf)) < 0)
 		return (-1);
-	if (t->max_concurrent > 0 && !limit_free_slot(up) &&
-	    up->limit.nwaiting >= t->max_queued) {
+	if (limit_full(up)) {
 		/* The probe, if this was to be it, is not out after all. */
 		if (b == 1)
 			breaker_probe_gone(up);
-		up->limit.full++;
-		log_warnx("upstream %s: call refused: %u in flight "
-		    "(max_concurrent) and %u waiting (max_queued)",
-		    up->sc->name, up->limit.inflight, up->limit.nwaiting);
-		metrics_refused("limit");
-		limit_refuse(rf, up, "queue_full", 1, "upstream %s is busy: "
-		    "%u calls in flight (max_concurrent) and %u waiting "
-		    "(max_queued)", up->sc->name, t->max_concurrent,
-		    up->limit.nwaiting);
+		limit_refuse_full(up, rf);
 		return (-1);
 	}
 	return (b == 1 ? LIMIT_PROBE : LIMIT_CALL);
+}
+
+/*
+ * A call that waited for its upstream to start found no slot: it waits
+ * for one, or fails if the queue is full.  0 if it waits.
+ */
+int
+limit_wait_started(struct pending *p)
+{
+	struct refusal	rf;
+
+	if (limit_full(p->up)) {
+		limit_refuse_full(p->up, &rf);
+		route_pending_fail_data(p, rf.code, rf.data, rf.msg);
+		return (-1);
+	}
+	limit_wait(p);
+	return (0);
 }
 
 int

@@ -49,11 +49,10 @@ struct bucket {
 };
 TAILQ_HEAD(bucket_list, bucket);
 
-/* Calls in flight of a rule for a principal, or shared; exists while
- * inflight > 0. */
+/* Calls in flight of a rule for a principal (a shared rule's too: it
+ * sums them); exists while inflight > 0. */
 struct conc {
-	char			*key;		/* the map's: "rule/principal",
-						   or "rule" if shared */
+	char			*key;		/* the map's: "rule/principal" */
 	char			*rule;		/* owned: the rule's name */
 	size_t			 ix;		/* its rule now, or SIZE_MAX */
 	unsigned int		 inflight;
@@ -247,24 +246,27 @@ rate_bucket(size_t i, const char *principal, int64_t now)
 	return (b);
 }
 
-/* The key of a rule's calls in flight for a principal (NULL: shared). */
+/*
+ * The key of a rule's calls in flight for a principal.  A shared rule
+ * counts per principal too, so that a reload flipping "shared" finds
+ * every call in flight where it looks.
+ */
 static void
 rate_conc_key(const struct rate_rule *rr, const char *principal, char *buf,
     size_t len)
 {
-	if (rr->rc.shared)
-		snprintf(buf, len, "%s", rr->rc.name);
-	else
-		snprintf(buf, len, "%s/%s", rr->rc.name, principal);
+	snprintf(buf, len, "%s/%s", rr->rc.name, principal);
 }
 
-/* Calls in flight a rule counts for a principal now. */
+/* Calls in flight a rule counts for a principal now (shared: all). */
 static unsigned int
 rate_conc_level(const struct rate_rule *rr, const char *principal)
 {
 	struct conc	*k;
 	char		 key[384];
 
+	if (rr->rc.shared)
+		return (rr->inflight);
 	rate_conc_key(rr, principal, key, sizeof key);
 	k = strmap_get(&concs, key);
 	return (k != NULL ? k->inflight : 0);

@@ -269,11 +269,11 @@ route_flush_queued(struct upstream *up)
 		next = TAILQ_NEXT(p, up_entry);
 		if (p->queued == NULL || p->waiting)
 			continue;
-		up->nqueued--;
-		if (p->limit != LIMIT_EXEMPT && !limit_start(p))
-			limit_wait(p);
-		else
+		if (p->limit == LIMIT_EXEMPT || limit_start(p)) {
+			up->nqueued--;
 			route_pending_send(p);
+		} else if (limit_wait_started(p) == 0)
+			up->nqueued--;	/* a refused one's is freed with it */
 	}
 	limit_kick(up);
 }

@@ -657,6 +657,9 @@ int		 limit_admit(struct upstream *, struct refusal *);
  * holds a slot), 0 if it must wait (its text in p->queued). */
 int		 limit_start(struct pending *);
 void		 limit_wait(struct pending *);
+/* The same for a call that waited for its upstream to start; it fails
+ * (-1) if the queue is full. */
+int		 limit_wait_started(struct pending *);
 /* Its time in the queue is over (its timer). */
 void		 limit_expired(struct pending *);
 /* It is being freed. */

@@ -308,6 +308,66 @@ START_TEST(test_queue_upstream_stop)
 }
 END_TEST
 
+/* Calls that came while their upstream started are held to max_queued
+ * once it is ready: two go, two wait, the rest are refused. */
+START_TEST(test_queue_after_start)
+{
+	struct sup_client	*cl = sup_session(NULL, NULL);
+	struct sup_worker	*w = sup_worker("a");
+	struct sup_resp		*r[6];
+	int			 i;
+
+	sup_manual("a");
+	sup_exit(w, 1 << 8);
+	sup_advance(5);
+	ck_assert_ptr_nonnull(w = sup_worker("a"));
+	for (i = 0; i < 6; i++)
+		r[i] = call(cl, "a", i + 1);
+	sup_send(w, MSG_HELLO, 0, 0, 0, "{\"version\":1}");
+	sup_send(w, MSG_CATALOG, 0, 0, 0, "%s", catalog_echo_r);
+	sup_send(w, MSG_STATUS, 0, 0, 0, "{\"state\":\"ready\"}");
+	ck_assert_uint_eq(sup_count(w, MSG_REQUEST), 2);
+	ck_assert_int_eq(status_int("a", "limit.queued"), 2);
+	for (i = 0; i < 4; i++)
+		ck_assert(!r[i]->done);
+	for (i = 4; i < 6; i++) {
+		ck_assert_error(sup_answer(r[i]), -32003);
+		ck_assert_jstr(sup_answer(r[i]), "error.data.reason",
+		    "queue_full");
+	}
+	while (sup_take(w, MSG_REQUEST) != NULL)
+		;
+}
+END_TEST
+
+/* A slot freed is the oldest waiter's: until it is given, a full queue
+ * still refuses (the slot is not a new call's). */
+START_TEST(test_queue_full_free_slot)
+{
+	struct sup_client	*cl = sup_session(NULL, NULL);
+	struct sup_worker	*w = sup_worker("a");
+	struct refusal		 rf;
+	char			 text[1024];
+	int			 i;
+
+	for (i = 0; i < 4; i++)
+		call(cl, "a", i + 1);
+	ck_assert_int_eq(status_int("a", "limit.queued"), 2);
+	snprintf(text, sizeof text, "%s", conf_limit);
+	memcpy(strstr(text, "max_concurrent = 2"), "max_concurrent = 3", 18);
+	json_decref(sup_reloadq(text));
+	/* The kick is for the next turn of the loop: not run yet. */
+	ck_assert_int_eq(status_int("a", "limit.queued"), 2);
+	ck_assert_int_eq(limit_admit(upstream_find("a"), &rf), -1);
+	ck_assert_ptr_nonnull(strstr(rf.data, "queue_full"));
+	sup_run();
+	ck_assert_int_eq(status_int("a", "limit.queued"), 1);
+	ck_assert_int_eq(limit_admit(upstream_find("a"), &rf), LIMIT_CALL);
+	while (sup_take(w, MSG_REQUEST) != NULL)
+		;
+}
+END_TEST
+
 /* A reload that raises max_concurrent sends waiters, restarting nothing. */
 START_TEST(test_reload_cap)
 {
@@ -669,6 +729,8 @@ limit_suite(void)
 	tcase_add_test(tc, test_queue_client_gone);
 	tcase_add_test(tc, test_queue_upstream_stop);
 	tcase_add_test(tc, test_reload_cap);
+	tcase_add_test(tc, test_queue_after_start);
+	tcase_add_test(tc, test_queue_full_free_slot);
 	tcase_add_test(tc, test_breaker_cycle);
 	tcase_add_test(tc, test_breaker_probe);
 	tcase_add_test(tc, test_breaker_counts);

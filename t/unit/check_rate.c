@@ -495,6 +495,37 @@ START_TEST(test_conc_modern_429)
 }
 END_TEST
 
+/* A reload flipping a rule's "shared" counts the calls in flight as
+ * they are: the principal's own, then everyone's. */
+START_TEST(test_conc_reload_shared)
+{
+	struct sup_client	*greedy = sup_session(TOKEN_GREEDY, NULL);
+	struct sup_client	*polite = sup_session(TOKEN_POLITE, NULL);
+	struct sup_worker	*w = sup_worker("a");
+	struct sup_frame	*f1, *f3;
+	char			 text[4096], *at;
+
+	snprintf(text, sizeof text, "%s", conf_conc);
+	at = strstr(text, "shared = true; }");
+	memcpy(at, "shared = false;}", 16);
+	hold(greedy, "a__slow", 1);
+	ck_assert_ptr_nonnull(f1 = sup_take(w, MSG_REQUEST));
+	json_decref(sup_reload(text));
+	/* Per principal now: greedy's call still counts for greedy. */
+	assert_conc_refused(sup_answer(hold(greedy, "a__slow", 2)), "slow");
+	hold(polite, "a__slow", 3);
+	ck_assert_ptr_nonnull(f3 = sup_take(w, MSG_REQUEST));
+	ck_assert_int_eq(rule_int(2, "in_flight"), 2);
+	sup_reply(w, f1, "{\"content\":[]}");
+	/* Shared again: polite's call counts for everyone. */
+	json_decref(sup_reload(conf_conc));
+	assert_conc_refused(sup_answer(hold(greedy, "a__slow", 4)), "slow");
+	sup_reply(w, f3, "{\"content\":[]}");
+	ck_assert_int_eq(rule_int(2, "in_flight"), 0);
+	ck_assert_result(call(greedy, "a__slow", 5));
+}
+END_TEST
+
 /* A reload keeps the calls in flight of a rule it keeps by name, even
  * moved or changed; a rule dropped and added again starts afresh. */
 START_TEST(test_conc_reload)
@@ -564,6 +595,7 @@ rate_suite(void)
 	tcase_add_test(tc, test_conc_ends);
 	tcase_add_test(tc, test_conc_modern_429);
 	tcase_add_test(tc, test_conc_reload);
+	tcase_add_test(tc, test_conc_reload_shared);
 	suite_add_tcase(s, tc);
 	return (s);
 }
