@@ -223,15 +223,20 @@ route_subscription(struct req *r, int subscribe)
 		shared = up->sc->isolation == ISOLATION_SHARED;
 		if (shared)
 			route_subscriber(up, u, s, 0);
-		if ((shared && route_subcount(up, u) > 0) ||
-		    up->state != UPSTREAM_READY) {
-			route_result(r, "{}", 2);
-			free(u);
-			return;
-		}
+		/*
+		 * The gateway lets go at the upstream itself, past the
+		 * traffic policy: refused, the session would have been
+		 * dropped here and left subscribed there.
+		 */
+		if (!shared || route_subcount(up, u) == 0)
+			route_sub_tell(up, shared ? NULL : s,
+			    MCPM_UNSUBSCRIBE, u);
+		route_result(r, "{}", 2);
+		free(u);
+		return;
 	}
 	if ((p = route_forward(r, up, NULL, 0)) != NULL) {
-		p->hook = subscribe ? HOOK_SUBSCRIBE : HOOK_UNSUBSCRIBE;
+		p->hook = HOOK_SUBSCRIBE;
 		p->uri = u;
 	} else
 		free(u);

@@ -1309,9 +1309,8 @@ typedef void	(*route_call_cb)(struct pending *, const struct jrpc *,
 enum pending_hook {
 	HOOK_NONE = 0,
 	HOOK_SUBSCRIBE,		/* record the subscription on success */
-	HOOK_WITHDRAWN,		/* a subscribe its session unsubscribed
+	HOOK_WITHDRAWN		/* a subscribe its session unsubscribed
 				   before the answer: undo on success */
-	HOOK_UNSUBSCRIBE
 };
 
 struct pending {

@@ -569,6 +569,36 @@ START_TEST(test_breaker_stale_probe)
 }
 END_TEST
 
+/* An unsubscribe while the breaker is open: the session lets go, and so
+ * does the upstream (the gateway tells it, past the policy). */
+START_TEST(test_unsubscribe_open)
+{
+	struct sup_client	*cl = sup_session(NULL, NULL);
+	struct sup_worker	*w = sup_worker("a");
+	struct sup_frame	*f;
+	json_t			*o;
+	int			 i;
+	static const char	 sub[] = "{\"jsonrpc\":\"2.0\",\"id\":%d,"
+	    "\"method\":\"resources/%s\",\"params\":{\"uri\":\"mem://r\"}}";
+
+	sup_post(cl, sub, 1, "subscribe");
+	ck_assert_ptr_nonnull(f = sup_take(w, MSG_REQUEST));
+	sup_reply(w, f, "{}");
+	for (i = 0; i < 3; i++) {
+		call(cl, "a", 10 + i);
+		fail_call(w, -32000);
+	}
+	ck_assert_str_eq(status_str("a", "breaker.state"), "open");
+	ck_assert_result(sup_answer(sup_post(cl, sub, 2, "unsubscribe")));
+	ck_assert_ptr_nonnull(f = sup_take(w, MSG_REQUEST));
+	o = sup_frame_json(f);
+	ck_assert_jstr(o, "method", "resources/unsubscribe");
+	ck_assert_jstr(o, "params.uri", "mem://r");
+	json_decref(o);
+	sup_reply(w, f, "{}");
+}
+END_TEST
+
 /* What does not count: answers end a run, errors the upstream gives and
  * failures that are not its connection's; a run older than the window
  * starts again. */
@@ -739,6 +769,7 @@ limit_suite(void)
 	tcase_add_test(tc, test_breaker_not_instances);
 	tcase_add_test(tc, test_breaker_not_client);
 	tcase_add_test(tc, test_breaker_stale_probe);
+	tcase_add_test(tc, test_unsubscribe_open);
 	suite_add_tcase(s, tc);
 	return (s);
 }
