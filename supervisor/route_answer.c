@@ -103,12 +103,22 @@ route_response(struct upstream *up, const struct frame_hdr *hdr,
 {
 	struct pending	*p;
 	struct evbuffer	*payload;
+	struct session	*s;
 
 	p = route_pending_find(hdr->tag);
 	if (p == NULL || p->up != up) {
 		log_debug("upstream %s: answer to a request no longer "
 		    "pending", up->sc->name);
 		evbuffer_drain(in, FRAME_HDR_LEN + hdr->len);
+		return;
+	}
+	/* The gateway's setLevel: the level may have changed since. */
+	if (p->relevel) {
+		s = p->session;
+		evbuffer_drain(in, FRAME_HDR_LEN + hdr->len);
+		breaker_success(p);
+		route_pending_free(p);
+		route_level_answered(up, s);
 		return;
 	}
 	payload = route_payload(hdr, in);

@@ -68,6 +68,8 @@ route_pending_free(struct pending *p)
 {
 	if (p->parked != NULL)
 		continuation_pending_gone(p, NULL);
+	if (p->up->level_call == p)
+		p->up->level_call = NULL;
 	u64map_del(&pending_by_tag, p->tag);
 	TAILQ_REMOVE(&p->up->pending, p, up_entry);
 	p->up->npending--;
@@ -328,26 +330,49 @@ route_call_abandon(struct pending *p)
 	route_pending_free(p);
 }
 
+/* Add the text of a request of the gateway's own (params taken). */
+static void
+route_internal_add(struct evbuffer *buf, enum mcp_method method,
+    json_t *params)
+{
+	char	*text;
+
+	text = json_dumps(params, JSON_COMPACT);
+	json_decref(params);
+	evbuffer_add_printf(buf, "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":"
+	    "\"%s\",\"params\":%s}", mcp_method_name(method), text);
+	free(text);
+}
+
 /* Send a request of the gateway's own; its answer is dropped. */
-void
+struct pending *
 route_internal(struct upstream *up, struct session *s, enum mcp_method method,
     json_t *params)
 {
 	struct evbuffer	*buf;
-	char		*text;
+	struct pending	*p;
 
 	if (up->state != UPSTREAM_READY && up->state != UPSTREAM_STARTING) {
 		json_decref(params);
-		return;
+		return (NULL);
 	}
-	text = json_dumps(params, JSON_COMPACT);
-	json_decref(params);
 	buf = evbuffer_new();
-	evbuffer_add_printf(buf, "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":"
-	    "\"%s\",\"params\":%s}", mcp_method_name(method), text);
-	free(text);
-	route_send(s, NULL, up, method, buf, LIMIT_EXEMPT, NULL);
+	route_internal_add(buf, method, params);
+	p = route_send(s, NULL, up, method, buf, LIMIT_EXEMPT, NULL);
 	evbuffer_free(buf);
+	return (p);
+}
+
+int
+route_internal_retext(struct pending *p, json_t *params)
+{
+	if (p->queued == NULL || p->waiting) {
+		json_decref(params);
+		return (-1);
+	}
+	evbuffer_drain(p->queued, evbuffer_get_length(p->queued));
+	route_internal_add(p->queued, p->method, params);
+	return (0);
 }
 
 /* Forward a client request, with edits applied to its text. */

@@ -277,6 +277,48 @@ route_level_one(struct session *s, void *arg)
 		route_forward_level(arg, s);
 }
 
+/*
+ * The gateway's setLevel to an upstream for a session (NULL: shared) that
+ * is still pending, or NULL.  A session's pendings are bounded by
+ * max_pending.
+ */
+static struct pending *
+route_level_call(struct upstream *up, struct session *s)
+{
+	struct pending	*p;
+
+	if (s == NULL)
+		return (up->level_call);
+	TAILQ_FOREACH(p, &s->pending, session_entry) {
+		if (p->own && p->up == up && p->method == MCPM_SET_LEVEL)
+			return (p);
+	}
+	return (NULL);
+}
+
+/*
+ * Send an upstream a level: at most one setLevel of the gateway's is
+ * pending per upstream and session, whatever a client sends.  One
+ * waiting for its upstream to start takes the new level; one sent is
+ * followed by another once answered (route_level_answered).
+ */
+static void
+route_send_level(struct upstream *up, struct session *s, int level)
+{
+	struct pending	*p;
+
+	if ((p = route_level_call(up, s)) != NULL) {
+		if (route_internal_retext(p, json_pack("{s:s}", "level",
+		    log_level_name(level))) != 0)
+			p->relevel = 1;
+		return;
+	}
+	p = route_internal(up, s, MCPM_SET_LEVEL, json_pack("{s:s}", "level",
+	    log_level_name(level)));
+	if (s == NULL)
+		up->level_call = p;
+}
+
 /* Forward the most verbose level any session asked for to an upstream. */
 void
 route_forward_level(struct upstream *up, struct session *s)
@@ -286,16 +328,27 @@ route_forward_level(struct upstream *up, struct session *s)
 	if (!upstream_has_capability(up, "logging"))
 		return;
 	if (up->sc->isolation == ISOLATION_PER_SESSION) {
-		route_internal(up, s, MCPM_SET_LEVEL, json_pack("{s:s}",
-		    "level", log_level_name(s->loglevel)));
+		route_send_level(up, s, s->loglevel);
 		return;
 	}
 	level = session_min_loglevel();
 	if (level < 0 || level == up->loglevel)
 		return;
 	up->loglevel = level;
-	route_internal(up, NULL, MCPM_SET_LEVEL, json_pack("{s:s}",
-	    "level", log_level_name(level)));
+	route_send_level(up, NULL, level);
+}
+
+void
+route_level_answered(struct upstream *up, struct session *s)
+{
+	if (up->sc->isolation == ISOLATION_PER_SESSION) {
+		if (s != NULL && s->loglevel >= 0)
+			route_forward_level(up, s);
+		return;
+	}
+	/* The level now, unless it is what was sent last. */
+	if (up->level_call == NULL)
+		route_send_level(up, NULL, up->loglevel);
 }
 
 /* logging/setLevel: filter for this session, and tell the upstreams. */

@@ -1342,6 +1342,9 @@ struct pending {
 	uint8_t			 limit;		/* LIMIT_EXEMPT, _CALL, _PROBE */
 	uint8_t			 slot;		/* holds a slot (limit.c) */
 	uint8_t			 waiting;	/* waits for one */
+	uint8_t			 relevel;	/* an own setLevel whose
+						   session(s) changed level
+						   since: send it again */
 	struct rate_hold	*rate_hold;	/* owned: its calls in flight
 						   (rate.c), or NULL */
 	TAILQ_ENTRY(pending)	 wait_entry;
@@ -1380,9 +1383,13 @@ struct pending	*route_call(struct upstream *, enum mcp_method,
 		    char *why, size_t);
 /* Cancel such a call: no callback. */
 void		 route_call_abandon(struct pending *);
-/* Send a request of the gateway's own (params taken); answer dropped. */
-void		 route_internal(struct upstream *, struct session *,
+/* Send a request of the gateway's own (params taken); answer dropped.
+ * The pending request, or NULL. */
+struct pending	*route_internal(struct upstream *, struct session *,
 		    enum mcp_method, json_t *params);
+/* Its text, with other params (taken), while it waits for its upstream
+ * to start; -1 if it was sent. */
+int		 route_internal_retext(struct pending *, json_t *params);
 /* A stream is being freed: requests forget it. */
 void		 route_stream_gone(struct stream *);
 /* The pending request with a tag, or NULL. */
@@ -1408,6 +1415,9 @@ void		 route_sub_undo(struct pending *);
 struct upstream	*route_sub_inflight(struct session *, const char *uri);
 void		 route_set_level(struct req *);
 void		 route_forward_level(struct upstream *, struct session *);
+/* The gateway's setLevel was answered after its level changed: send the
+ * level now (session: a per-session upstream's). */
+void		 route_level_answered(struct upstream *, struct session *);
 /* A restarted upstream: renew subscriptions and log levels. */
 void		 route_sub_renew(struct upstream *);
 /* Forget a shared upstream's subscribers (it holds no subscription). */
@@ -1917,6 +1927,8 @@ struct upstream {
 	int			 subs_whole;	/* subs has every session's
 						   subscription at it */
 	int			 loglevel;	/* forwarded level, -1 none */
+	struct pending		*level_call;	/* that setLevel in flight,
+						   or NULL (shared) */
 	struct session_walk	 opens;		/* telling a worker that is
 						   ready of every session */
 	struct u64map		 opened_ahead;	/* numbers of sessions told

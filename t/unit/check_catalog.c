@@ -341,6 +341,39 @@ START_TEST(test_cancel_id0_own)
 }
 END_TEST
 
+/* A session's levels at its instance: one setLevel at a time, then the
+ * latest; the client's quota is not filled with them. */
+START_TEST(test_level_per_session)
+{
+	struct sup_client	*cl = sup_session(NULL, NULL);
+	struct sup_worker	*w = sup_worker("p");
+	struct sup_resp		*r;
+	struct sup_frame	*f, *lv;
+	int			 i;
+
+	r = sup_post(cl, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	    "\"tools/list\"}");
+	ck_assert_ptr_nonnull(f = sup_take(w, MSG_SESSION_CATALOG));
+	sup_send(w, MSG_CATALOG, 0, f->session, 0, "{\"tools\":[]}");
+	ck_assert(r->done);
+	for (i = 0; i < 300; i++)
+		ck_assert_result(sup_answer(sup_post(cl, "{\"jsonrpc\":"
+		    "\"2.0\",\"id\":%d,\"method\":\"logging/setLevel\","
+		    "\"params\":{\"level\":\"%s\"}}", 10 + i,
+		    i % 2 == 0 ? "debug" : "notice")));
+	ck_assert_ptr_nonnull(lv = sup_take(w, MSG_REQUEST));
+	ck_assert_ptr_nonnull(strstr(lv->text, "\"debug\""));
+	ck_assert_ptr_null(sup_take(w, MSG_REQUEST));
+	sup_reply(w, lv, "{}");
+	ck_assert_ptr_nonnull(lv = sup_take(w, MSG_REQUEST));
+	ck_assert_ptr_nonnull(strstr(lv->text, "\"notice\""));
+	sup_reply(w, lv, "{}");
+	ck_assert_ptr_null(sup_take(w, MSG_REQUEST));
+	while ((f = sup_take(sup_worker("a"), MSG_REQUEST)) != NULL)
+		sup_reply(sup_worker("a"), f, "{}");
+}
+END_TEST
+
 /* A per-session upstream is listed as each session's instance lists it. */
 START_TEST(test_view_per_session)
 {
@@ -799,6 +832,7 @@ catalog_suite(void)
 	tcase_add_test(tc, test_view_per_session);
 	tcase_add_test(tc, test_view_wait_cancelled);
 	tcase_add_test(tc, test_cancel_id0_own);
+	tcase_add_test(tc, test_level_per_session);
 	tcase_add_test(tc, test_view_timeout);
 	tcase_add_test(tc, test_unknown_method_not_held);
 	tcase_add_test(tc, test_view_part_error);

@@ -596,6 +596,60 @@ START_TEST(test_set_level)
 }
 END_TEST
 
+/*
+ * A client that changes its level again and again while an upstream has
+ * not answered: one setLevel at a time goes up, then the latest level.
+ */
+START_TEST(test_set_level_merged)
+{
+	struct sup_client	*cl = sup_session(NULL, NULL);
+	struct sup_worker	*w[2] = { sup_worker("a"), sup_worker("b") };
+	struct sup_frame	*f[2];
+	const char		*levels[] = { "debug", "info", "critical",
+				    "debug", "error" };
+	size_t			 i, k;
+
+	set_level(cl, "warning");
+	for (i = 0; i < 2; i++)
+		ck_assert_ptr_nonnull(f[i] = sup_take(w[i], MSG_REQUEST));
+	for (k = 0; k < 5; k++)
+		set_level(cl, levels[k]);
+	for (i = 0; i < 2; i++) {
+		ck_assert_ptr_null(sup_take(w[i], MSG_REQUEST));
+		sup_reply(w[i], f[i], "{}");
+	}
+	expect_level(w, "error");
+	ck_assert_uint_eq(sup_count(w[0], MSG_REQUEST), 2);
+}
+END_TEST
+
+/* Levels set while an upstream starts: it gets one, the latest. */
+START_TEST(test_set_level_starting)
+{
+	struct sup_client	*cl = sup_session(NULL, NULL);
+	struct sup_worker	*w = sup_worker("a");
+	struct sup_frame	*f;
+
+	sup_manual("a");
+	sup_exit(w, 1 << 8);
+	sup_advance(5);
+	ck_assert_ptr_nonnull(w = sup_worker("a"));
+	set_level(cl, "debug");
+	set_level(cl, "critical");
+	set_level(cl, "error");
+	sup_send(w, MSG_HELLO, 0, 0, 0, "{\"version\":1}");
+	sup_send(w, MSG_CATALOG, 0, 0, 0, "{\"tools\":[]}");
+	sup_send(w, MSG_STATUS, 0, 0, 0, "{\"state\":\"ready\","
+	    "\"capabilities\":{\"logging\":{}}}");
+	ck_assert_ptr_nonnull(f = sup_take(w, MSG_REQUEST));
+	ck_assert_msg(strstr(f->text, "\"error\"") != NULL, "%s", f->text);
+	sup_reply(w, f, "{}");
+	ck_assert_ptr_null(sup_take(w, MSG_REQUEST));
+	while ((f = sup_take(sup_worker("b"), MSG_REQUEST)) != NULL)
+		sup_reply(sup_worker("b"), f, "{}");
+}
+END_TEST
+
 /* A client's roots changed: every worker is told. */
 START_TEST(test_client_notify)
 {
@@ -700,6 +754,8 @@ route_suite(void)
 	tcase_add_test(tc, test_subscriptions);
 	tcase_add_test(tc, test_resubscribe);
 	tcase_add_test(tc, test_set_level);
+	tcase_add_test(tc, test_set_level_merged);
+	tcase_add_test(tc, test_set_level_starting);
 	tcase_add_test(tc, test_client_notify);
 	tcase_add_test(tc, test_http_refusals);
 	tcase_add_test(tc, test_legacy);
