@@ -372,6 +372,13 @@ check_list(struct conf_ctx *ctx, const struct conf *conf,
 			return (conf_error_at(ctx, line, "%ssampling: tool:%s "
 			    "names no server \"%.*s\"", who, targets[i],
 			    (int)len, targets[i]));
+		/* The link's call is the gateway's: it has no user. */
+		if (conf->servers[j].oauth != NULL &&
+		    conf->servers[j].oauth->identity == UPOAUTH_PER_USER)
+			return (conf_error_at(ctx, line, "%ssampling: tool:%s: "
+			    "server \"%s\" connects per user (oauth.identity), "
+			    "and a tool: link's call has no user", who,
+			    targets[i], conf->servers[j].name));
 	}
 	return (0);
 }

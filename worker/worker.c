@@ -369,8 +369,16 @@ worker_conn_for(uint32_t session, uint32_t tag, const char *p, size_t n)
 	char			 msg[768];
 	int			 code;
 
-	if (sc->isolation == ISOLATION_SHARED || session == 0)
+	if (sc->isolation == ISOLATION_SHARED || session == 0) {
+		/* A per-user upstream has no connection of its own. */
+		if (shared == NULL && session == 0) {
+			snprintf(msg, sizeof msg, "upstream %s connects per "
+			    "user: a request of the gateway's own has no user",
+			    sc->name);
+			conn_fail(session, tag, JRPC_INVALID_REQUEST, msg, 1);
+		}
 		return (shared);
+	}
 	si = worker_session(session, 1);
 	if (si->conn != NULL)
 		return (si->conn);
@@ -442,7 +450,8 @@ worker_conn_of(uint32_t session)
 {
 	struct session_info	*si;
 
-	if (sc->isolation == ISOLATION_SHARED)
+	/* The gateway's own requests (session 0) go on the shared one. */
+	if (sc->isolation == ISOLATION_SHARED || session == 0)
 		return (shared);
 	si = worker_session(session, 0);
 	return (si != NULL ? si->conn : NULL);

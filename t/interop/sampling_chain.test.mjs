@@ -53,6 +53,8 @@ before(async () => {
       up('viatool', '[ "tool:local/complete", "decline" ]'),
       up('local2', '[ "client", "decline" ]'),
       up('viatool2', '[ "tool:local2/complete", "decline" ]'),
+      up('local3', '[ "decline" ]', 'isolation = "per-session";'),
+      up('viatool3', '[ "tool:local3/complete", "decline" ]'),
       up('declines', '[ "llm:flaky", "decline" ]'),
       up('onlyflaky', '[ "llm:flaky" ]'),
     ],
@@ -239,6 +241,18 @@ test('an upstream that cancels its request stops the provider\'s call, and no ot
   await gw.waitFor(() => /audit: sampling upstream=fallthrough .*outcome=cancelled reason="cancelled by the upstream"/.test(gw.log()), 'the audit line', 2000);
   await sleep(3500);
   assert.equal(await count(steady), before, 'the chain went no further');
+  await client.close();
+});
+
+test('an upstream that cancels its request cancels a tool: link\'s call, at a per-session upstream too', async () => {
+  const client = await connect();
+  for (const name of ['viatool', 'viatool3']) {
+    const target = name === 'viatool' ? 'local' : 'local3';
+    const r = await client.callTool({ name: `${name}__ask`, arguments: { params: user('never mind [wait:5000]'), cancelAfterMs: 300 } });
+    assert.match(text(r), /the server gave up/);
+    await gw.waitFor(() => new RegExp(`mcp-worker ${target} info: stderr: complete: cancelled`).test(gw.log()),
+      `${target} told of the cancel`, 3000);
+  }
   await client.close();
 });
 

@@ -1366,6 +1366,14 @@ START_TEST(test_llm_errors)
 	    " sampling = [ \"tool:other/t\" ]; } );",
 	    "t.conf:1: server s: sampling: tool:other/t names no server "
 	    "\"other\"");
+	parse_err("clients = ({ name = \"a\"; token = \"0123456789abcdef0\"; });\n"
+	    "servers = ( { name = \"s\"; command = [ \"x\" ];\n"
+	    " sampling = [ \"tool:u/t\" ]; },\n"
+	    " { name = \"u\"; transport = \"http\"; url = "
+	    "\"https://x.example/mcp\"; oauth = { identity = \"per-user\"; };"
+	    " } );",
+	    "t.conf:2: server s: sampling: tool:u/t: server \"u\" connects "
+	    "per user (oauth.identity), and a tool: link's call has no user");
 	parse_err("sampling = [ \"tool:x\" ];",
 	    "t.conf:1: sampling: unknown strategy \"tool:x\" (client, llm:NAME, "
 	    "tool:UPSTREAM/TOOL or decline)");
