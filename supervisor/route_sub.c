@@ -19,6 +19,8 @@
 #include "supervisor.h"
 #include "xmalloc.h"
 
+#define ROUTE_MAX_SUBS	1024	/* resources/subscribe a session holds */
+
 /* The sessions subscribed to a URI at a shared upstream (by number). */
 static size_t
 route_subcount(struct upstream *up, const char *uri)
@@ -203,6 +205,15 @@ route_subscription(struct req *r, int subscribe)
 	shared = up->sc->isolation == ISOLATION_SHARED;
 	had = strmap_get(&s->subs, u);
 	if (subscribe) {
+		/* Any URI a template admits is one more to hold. */
+		if (had == NULL && s->subs.count >= ROUTE_MAX_SUBS) {
+			log_warnx("session %.8s: resources/subscribe refused: "
+			    "%d subscriptions held", s->id, ROUTE_MAX_SUBS);
+			route_reject(r, MCP_OVERLOADED, "too many subscriptions "
+			    "for this session (limit %d)", ROUTE_MAX_SUBS);
+			free(u);
+			return;
+		}
 		if (had != NULL || (shared && route_subcount(up, u) > 0)) {
 			route_subscribed(s, up, u);
 			route_result(r, "{}", 2);

@@ -650,6 +650,44 @@ START_TEST(test_set_level_starting)
 }
 END_TEST
 
+/* A session holds at most 1,024 subscriptions, whatever a template
+ * admits: one more is refused until one is let go. */
+START_TEST(test_sub_cap)
+{
+	struct sup_client	*cl = sup_session(NULL, NULL);
+	struct sup_worker	*w = sup_worker("b");
+	struct sup_frame	*f;
+	json_t			*a;
+	int			 i;
+	static const char	 sub[] = "{\"jsonrpc\":\"2.0\",\"id\":%d,"
+	    "\"method\":\"resources/%s\",\"params\":{\"uri\":\"mem://%d\"}}";
+
+	for (i = 0; i < 1024; i++) {
+		sup_post(cl, sub, i + 1, "subscribe", i);
+		ck_assert_ptr_nonnull(f = sup_take(w, MSG_REQUEST));
+		sup_reply(w, f, "{}");
+	}
+	a = sup_rpc(cl, sub, 2000, "subscribe", 5000);
+	ck_assert_error(a, -32003);
+	ck_assert_ptr_nonnull(strstr(sup_jstr(a, "error.message"),
+	    "too many subscriptions for this session (limit 1024)"));
+	ck_assert_ptr_null(sup_take(w, MSG_REQUEST));
+	/* One it holds is no more. */
+	ck_assert_result(sup_rpc(cl, sub, 2001, "subscribe", 7));
+	ck_assert_result(sup_rpc(cl, sub, 2002, "unsubscribe", 7));
+	ck_assert_ptr_nonnull(f = sup_take(w, MSG_REQUEST));
+	sup_reply(w, f, "{}");
+	sup_post(cl, sub, 2003, "subscribe", 5000);
+	ck_assert_ptr_nonnull(f = sup_take(w, MSG_REQUEST));
+	sup_reply(w, f, "{}");
+	/* Its end lets go of them all. */
+	sup_delete(cl);
+	for (i = 0; (f = sup_take(w, MSG_REQUEST)) != NULL; i++)
+		sup_reply(w, f, "{}");
+	ck_assert_int_eq(i, 1024);
+}
+END_TEST
+
 /* A client's roots changed: every worker is told. */
 START_TEST(test_client_notify)
 {
@@ -770,6 +808,7 @@ route_suite(void)
 	tcase_add_test(tc, test_sub_withdrawn_second);
 	tcase_add_test(tc, test_sub_withdrawn_vanished);
 	tcase_add_test(tc, test_sub_removed);
+	tcase_add_test(tc, test_sub_cap);
 	suite_add_tcase(s, tc);
 	return (s);
 }
