@@ -736,8 +736,10 @@ route_notification(struct session *s, const struct jrpc *m)
 			    s->id);
 		break;
 	case MCPM_ROOTS_CHANGED:
+		/* A shared upstream is never offered roots (era.c). */
 		for (i = 0; i < nupstreams; i++) {
-			if (m->n <= upstreams[i]->sc->max_message)
+			if (upstreams[i]->sc->isolation != ISOLATION_SHARED &&
+			    m->n <= upstreams[i]->sc->max_message)
 				upstream_send(upstreams[i], MSG_CLIENT_NOTIFY,
 				    s->no, 0, m->p, m->n);
 		}

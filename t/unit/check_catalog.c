@@ -374,6 +374,22 @@ START_TEST(test_level_per_session)
 }
 END_TEST
 
+/* A client's roots changed: its per-session instance is told, not the
+ * shared upstream. */
+START_TEST(test_roots_changed)
+{
+	struct sup_client	*cl = sup_session(NULL, "{\"roots\":{}}");
+	struct sup_frame	*f;
+
+	ck_assert_int_eq(sup_post(cl, "{\"jsonrpc\":\"2.0\",\"method\":"
+	    "\"notifications/roots/list_changed\"}")->status, 202);
+	ck_assert_ptr_nonnull(f = sup_take(sup_worker("p"), MSG_CLIENT_NOTIFY));
+	ck_assert_ptr_nonnull(strstr(f->text, "roots/list_changed"));
+	ck_assert_uint_ne(f->session, 0);
+	ck_assert_ptr_null(sup_take(sup_worker("a"), MSG_CLIENT_NOTIFY));
+}
+END_TEST
+
 /* A per-session upstream is listed as each session's instance lists it. */
 START_TEST(test_view_per_session)
 {
@@ -833,6 +849,7 @@ catalog_suite(void)
 	tcase_add_test(tc, test_view_wait_cancelled);
 	tcase_add_test(tc, test_cancel_id0_own);
 	tcase_add_test(tc, test_level_per_session);
+	tcase_add_test(tc, test_roots_changed);
 	tcase_add_test(tc, test_view_timeout);
 	tcase_add_test(tc, test_unknown_method_not_held);
 	tcase_add_test(tc, test_view_part_error);
