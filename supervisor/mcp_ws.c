@@ -170,12 +170,6 @@ ws_text(struct ws_client *ws, const uint8_t *msg, size_t len)
 		ws_reject(ws, p, &m, r, why);
 		return;
 	}
-	if (ws->s->client_caps == NULL && m.kind == JRPC_REQUEST &&
-	    m.method_id != MCPM_INITIALIZE && m.method_id != MCPM_PING) {
-		ws_reject(ws, p, &m, JRPC_INVALID_REQUEST, "the session is not "
-		    "initialized: send initialize first");
-		return;
-	}
 	route_message(ws->s, ws->s->only, &m);
 }
 

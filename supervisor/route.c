@@ -770,6 +770,17 @@ route_message(struct session *s, struct stream *st, const struct jrpc *m)
 		route_notification(s, m);
 		return;
 	}
+	/* Before initialize, only ping (as /mcp has no session yet). */
+	if (s->client_caps == NULL && m->method_id != MCPM_INITIALIZE &&
+	    m->method_id != MCPM_PING) {
+		buf = evbuffer_new();
+		jrpc_add_error(buf, m->p + m->id.off, m->id.len,
+		    JRPC_INVALID_REQUEST, "the session is not initialized: "
+		    "send initialize first", NULL);
+		stream_send(st, buf, 1);
+		evbuffer_free(buf);
+		return;
+	}
 	if (m->method_id != MCPM_INITIALIZE || s->client_caps != NULL) {
 		route_request(s, st, m);
 		return;

@@ -748,21 +748,29 @@ START_TEST(test_legacy)
 	ck_assert_str_eq(r->events[0].event, "endpoint");
 	ck_assert_ptr_nonnull(q = strstr(r->events[0].data, "/messages?"));
 	snprintf(path, sizeof path, "%s", q);
+	/* Before initialize: ping alone, as over WebSocket. */
+	sup_http("POST", path, h, "{\"jsonrpc\":\"2.0\",\"id\":8,"
+	    "\"method\":\"tools/list\"}");
+	ck_assert_error(sup_event(r, 1), -32600);
+	sup_http("POST", path, h, "{\"jsonrpc\":\"2.0\",\"id\":9,"
+	    "\"method\":\"ping\"}");
+	ck_assert_jint(sup_event(r, 2), "id", 9);
+	ck_assert_ptr_nonnull(json_object_get(sup_event(r, 2), "result"));
 	ck_assert_int_eq(sup_http("POST", path, h, "{\"jsonrpc\":\"2.0\","
 	    "\"id\":1,\"method\":\"initialize\",\"params\":"
 	    "{\"protocolVersion\":\"2024-11-05\",\"capabilities\":{},"
 	    "\"clientInfo\":{\"name\":\"old\",\"version\":\"1\"}}}")->status,
 	    202);
-	ck_assert_jstr(sup_event(r, 1), "result.protocolVersion",
+	ck_assert_jstr(sup_event(r, 3), "result.protocolVersion",
 	    "2024-11-05");
 	sup_http("POST", path, h, "{\"jsonrpc\":\"2.0\",\"method\":"
 	    "\"notifications/initialized\"}");
 	sup_http("POST", path, h, "{\"jsonrpc\":\"2.0\",\"id\":2,"
 	    "\"method\":\"tools/list\"}");
-	ck_assert_jstr(sup_event(r, 2), "result.tools.0.name", "a__echo");
+	ck_assert_jstr(sup_event(r, 4), "result.tools.0.name", "a__echo");
 	sup_http("POST", path, h, "{\"jsonrpc\":\"2.0\",\"id\":3,"
 	    "\"method\":\"initialize\",\"params\":{}}");
-	ck_assert_error(sup_event(r, 3), -32600);
+	ck_assert_error(sup_event(r, 5), -32600);
 	/* Not reachable by /mcp, and it ends with its stream. */
 	cl = sup_client(NULL);
 	snprintf(cl->sid, sizeof cl->sid, "%s", strstr(path, "=") + 1);
