@@ -348,7 +348,7 @@ caps_can(const char *caps, const char *p, size_t n, char *why, size_t len)
 	if (jrpc_scan(p, n, &m, &w) != 0)
 		return (0);
 	o = json_loads(caps != NULL ? caps : "{}", 0, NULL);
-	ok = route_caps_can(o, &m, why, len);
+	ok = route_caps_can(o, &m, why, len, NULL);
 	json_decref(o);
 	return (ok);
 }

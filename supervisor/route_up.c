@@ -275,11 +275,18 @@ route_up_cancelled(struct upstream *up, const struct jrpc *m)
 
 /* Does a client's capabilities object declare what a request needs? */
 int
-route_caps_can(json_t *caps, const struct jrpc *m, char *why, size_t len)
+route_caps_can(json_t *caps, const struct jrpc *m, char *why, size_t len,
+    int *code)
 {
 	static const char *const mode_path[] = { "mode", NULL };
 	json_t		*c;
 	struct jspan	 mode;
+	int		 dummy;
+
+	/* Not the capability: the method; not what it declares: params. */
+	if (code == NULL)
+		code = &dummy;
+	*code = JRPC_METHOD_NOT_FOUND;
 
 	switch (m->method_id) {
 	case MCPM_SAMPLING:
@@ -294,6 +301,7 @@ route_caps_can(json_t *caps, const struct jrpc *m, char *why, size_t len)
 		    json_object_get(c, "tools") == NULL) {
 			snprintf(why, len, "the client does not support tool "
 			    "use in sampling");
+			*code = JRPC_INVALID_PARAMS;
 			return (0);
 		}
 		return (1);
@@ -309,12 +317,14 @@ route_caps_can(json_t *caps, const struct jrpc *m, char *why, size_t len)
 			if (json_object_get(c, "url") == NULL) {
 				snprintf(why, len, "the client does not "
 				    "support URL-mode elicitation");
+				*code = JRPC_INVALID_PARAMS;
 				return (0);
 			}
 		} else if (json_object_size(c) > 0 &&
 		    json_object_get(c, "form") == NULL) {
 			snprintf(why, len, "the client does not support "
 			    "form-mode elicitation");
+			*code = JRPC_INVALID_PARAMS;
 			return (0);
 		}
 		return (1);
@@ -420,10 +430,8 @@ route_up_client(const struct up_ask *a, size_t strategy, char *why,
 	}
 	if (roots_refused(up, m, why, len, code))
 		return (-1);
-	if (!route_caps_can(s->client_caps, m, why, len)) {
-		*code = JRPC_METHOD_NOT_FOUND;
+	if (!route_caps_can(s->client_caps, m, why, len, code))
 		return (-1);
-	}
 	if (s->nup_requests >= conf->max_pending) {
 		snprintf(why, len, "too many requests waiting for the client");
 		*code = MCP_OVERLOADED;

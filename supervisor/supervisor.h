@@ -1503,9 +1503,11 @@ void		 route_up_cancelled(struct upstream *, const struct jrpc *);
 /* A request of a strategy list: the list and its length. */
 const enum strategy *route_up_list(const struct upstream *, enum mcp_method,
 		    size_t *);
-/* Does a client's capabilities object declare what a request needs? */
+/* Does a client's capabilities object declare what a request needs?  If
+ * not, why and the error (code may be NULL): -32601 without the
+ * capability, -32602 without the mode or tool use asked for. */
 int		 route_caps_can(json_t *caps, const struct jrpc *, char *why,
-		    size_t);
+		    size_t, int *code);
 
 /*
  * sampling.c: sampling/createMessage by its upstream's chain of links:

@@ -202,6 +202,18 @@ START_TEST(test_no_capability)
 	ck_assert_jint(a, "error.code", -32601);
 	json_decref(a);
 	finish("e", f);
+	/* With the capability but not what the request asks of it: its
+	 * params are what is wrong (as the 2025-11-25 spec has it for an
+	 * elicitation mode). */
+	r = call(tools, "e", &f);
+	ask("e", f, 10, "\"method\":\"sampling/createMessage\",\"params\":"
+	    "{\"messages\":[],\"maxTokens\":5,\"tools\":[]}");
+	a = answer("e", 10);
+	ck_assert_jint(a, "error.code", -32602);
+	ck_assert_jstr(a, "error.message",
+	    "the client does not support tool use in sampling");
+	json_decref(a);
+	finish("e", f);
 }
 END_TEST
 
