@@ -62,7 +62,8 @@ function runBridge(args, { env = {}, input = '', keepOpenMs = 0 } = {}) {
     let stderr = '';
     child.stdout.on('data', (d) => { stdout += d; });
     child.stderr.on('data', (d) => { stderr += d; });
-    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+    // 'close', not 'exit': the pipes may still hold its last words.
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
     // A refused bridge exits without reading: writing to it is EPIPE.
     child.stdin.on('error', () => {});
     child.stdin.write(input);
