@@ -609,6 +609,11 @@ START_TEST(test_upstream_scopes)
 	snprintf(path, sizeof path, "%s", sse->events[0].data);
 	snprintf(hdr, sizeof hdr, "Authorization: Bearer %s\r\n"
 	    "Content-Type: application/json\r\n", t);
+	ck_assert_int_eq(sup_http("POST", path, hdr, "{\"jsonrpc\":\"2.0\","
+	    "\"id\":5,\"method\":\"initialize\",\"params\":{"
+	    "\"protocolVersion\":\"2024-11-05\",\"capabilities\":{},"
+	    "\"clientInfo\":{\"name\":\"old\",\"version\":\"1\"}}}")->status,
+	    202);
 	r = sup_http("POST", path, hdr, "{\"jsonrpc\":\"2.0\",\"id\":6,"
 	    "\"method\":\"tools/call\",\"params\":{\"name\":\"b__x\","
 	    "\"arguments\":{}}}");

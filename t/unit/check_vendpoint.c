@@ -264,10 +264,16 @@ START_TEST(test_bound)
 	    "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}")->status, 404);
 	ck_assert_int_eq(sup_http("POST", data, "Authorization: Bearer "
 	    TOKEN_ANY "\r\nContent-Type: application/json\r\n",
-	    "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}")->status,
+	    "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\","
+	    "\"params\":{\"protocolVersion\":\"2024-11-05\",\"capabilities\":"
+	    "{},\"clientInfo\":{\"name\":\"old\",\"version\":\"1\"}}}")->status,
 	    202);
-	ck_assert_str_eq(names(sup_answer(r), "result.tools", "name"),
-	    "a__echo a__search b__echo");
+	ck_assert_int_eq(sup_http("POST", data, "Authorization: Bearer "
+	    TOKEN_ANY "\r\nContent-Type: application/json\r\n",
+	    "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}")->status,
+	    202);
+	ck_assert_str_eq(names(sup_event(r, r->nevents - 1), "result.tools",
+	    "name"), "a__echo a__search b__echo");
 	/* Tokens, Host and Origin as on /mcp, at every path of it. */
 	ck_assert_int_eq(sup_http("POST", "/mcp/research", "Content-Type: "
 	    "application/json\r\n", "{}")->status, 401);
