@@ -10,20 +10,12 @@ import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, execFileSync } from 'node:child_process';
 import { writeFileSync, mkdtempSync, rmSync, openSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { startGateway, startNodeServer, nodeModules, track } from '../lib/gateway.mjs';
+import { startGateway, startNodeServer, nodeModules, track, which, freePort } from '../lib/gateway.mjs';
 
-function which(cmd) {
-  try {
-    return execFileSync('sh', ['-c', `command -v ${cmd}`], { encoding: 'utf8' }).trim();
-  } catch {
-    return '';
-  }
-}
 const haproxyBin = which('haproxy');
 if (!haproxyBin) {
   console.log('# SKIP: haproxy missing (Debian package haproxy)');
@@ -33,18 +25,6 @@ if (!haproxyBin) {
 const everything = path.join(nodeModules, '@modelcontextprotocol/server-everything/dist/index.js');
 const text = (r) => r.content.filter((c) => c.type === 'text').map((c) => c.text).join('\n');
 let gw, srv, haproxy, tmp, front;
-
-// A free loopback port (a small race, as with any port picked this way).
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 before(async () => {
   tmp = mkdtempSync(path.join(tmpdir(), 'mcps-breaker-'));

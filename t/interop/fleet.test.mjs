@@ -12,7 +12,6 @@ import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync, mkdtempSync, rmSync, openSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -21,16 +20,9 @@ import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { WebSocketClientTransport } from '@modelcontextprotocol/sdk/client/websocket.js';
 import { CreateMessageRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { Client as ModernClient, StreamableHTTPClientTransport as ModernTransport } from '@modelcontextprotocol/client';
-import { startGateway, demo, sleep, srcdir, parseSse, track } from '../lib/gateway.mjs';
+import { startGateway, demo, sleep, srcdir, parseSse, track, which, freePort } from '../lib/gateway.mjs';
 import { post } from '../lib/modern.mjs';
 
-function which(cmd) {
-  try {
-    return execFileSync('sh', ['-c', `command -v ${cmd}`], { encoding: 'utf8' }).trim();
-  } catch {
-    return '';
-  }
-}
 const haproxyBin = which('haproxy');
 const promtool = which('promtool');
 if (!haproxyBin || !promtool) {
@@ -46,17 +38,6 @@ let front;		// http://127.0.0.1:PORT, HAProxy's frontend
 let haproxy;
 let tmp;
 
-// A free loopback port (a small race, as with any port picked this way).
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 // The servers of every instance: a shared upstream for calls, and a
 // per-session one for sampling (a shared upstream cannot tell which of

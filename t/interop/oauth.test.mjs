@@ -18,7 +18,6 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import WebSocket from 'ws';
@@ -28,7 +27,7 @@ import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import {
   Client as ModernClient, StreamableHTTPClientTransport as ModernTransport, UnauthorizedError as ModernUnauthorized,
 } from '@modelcontextprotocol/client';
-import { startGateway, demo, q, post } from '../lib/gateway.mjs';
+import { startGateway, demo, q, post, freePort } from '../lib/gateway.mjs';
 import { startOidcProvider, followLogin, clientCredentials, rotate, counts } from '../lib/oidc.mjs';
 
 const REDIRECT = 'http://127.0.0.1:41235/callback';
@@ -36,18 +35,6 @@ let op;
 let gw;
 let base;
 
-// A free loopback port: the resource URL names it before the gateway
-// listens on it.
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 // What the SDK asks an application to keep, in memory; the redirect to
 // the provider is remembered for the test to follow as a browser would.
@@ -88,6 +75,7 @@ class MemoryProvider {
 
 before(async () => {
   op = await startOidcProvider();
+  // The resource URL names the port before the gateway listens on it.
   const port = await freePort();
   base = `http://127.0.0.1:${port}`;
   gw = await startGateway({

@@ -6,6 +6,7 @@
 import { spawn, execFileSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync, readFileSync, rmSync, openSync, readdirSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { createServer } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -40,6 +41,27 @@ export function track(child) {
 
 // A libconfig string literal.
 export const q = (s) => JSON.stringify(s);
+
+// The path of a program on $PATH, or ''.
+export function which(cmd) {
+  try {
+    return execFileSync('sh', ['-c', `command -v ${cmd}`], { encoding: 'utf8' }).trim();
+  } catch {
+    return '';
+  }
+}
+
+// A free loopback port (a small race, as with any port picked this way).
+export function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+}
 
 // A stdio upstream running mcp-demo-server.
 export function demo(name, extra = '') {
