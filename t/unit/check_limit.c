@@ -313,19 +313,13 @@ END_TEST
 START_TEST(test_queue_after_start)
 {
 	struct sup_client	*cl = sup_session(NULL, NULL);
-	struct sup_worker	*w = sup_worker("a");
+	struct sup_worker	*w = sup_restart_manual("a");
 	struct sup_resp		*r[6];
 	int			 i;
 
-	sup_manual("a");
-	sup_exit(w, 1 << 8);
-	sup_advance(5);
-	ck_assert_ptr_nonnull(w = sup_worker("a"));
 	for (i = 0; i < 6; i++)
 		r[i] = call(cl, "a", i + 1);
-	sup_send(w, MSG_HELLO, 0, 0, 0, "{\"version\":1}");
-	sup_send(w, MSG_CATALOG, 0, 0, 0, "%s", catalog_echo_r);
-	sup_send(w, MSG_STATUS, 0, 0, 0, "{\"state\":\"ready\"}");
+	sup_ready(w, catalog_echo_r, "{\"state\":\"ready\"}");
 	ck_assert_uint_eq(sup_count(w, MSG_REQUEST), 2);
 	ck_assert_int_eq(status_int("a", "limit.queued"), 2);
 	for (i = 0; i < 4; i++)

@@ -338,16 +338,11 @@ START_TEST(test_sub_ends_starting)
 	sup_post(c1, sub_fmt, "subscribe");
 	ck_assert_ptr_nonnull(f = sup_take(w, MSG_REQUEST));
 	sup_reply(w, f, "{}");
-	sup_manual("a");
-	sup_exit(w, 1 << 8);
-	sup_advance(5);
-	ck_assert_ptr_nonnull(w = sup_worker("a"));
+	w = sup_restart_manual("a");
 	sup_delete(c1);
-	sup_send(w, MSG_HELLO, 0, 0, 0, "{\"version\":1}");
-	sup_send(w, MSG_CATALOG, 0, 0, 0, "{\"resources\":[{\"uri\":"
-	    "\"mem://r\",\"name\":\"r\"}]}");
-	sup_send(w, MSG_STATUS, 0, 0, 0, "{\"state\":\"ready\","
-	    "\"capabilities\":{\"resources\":{\"subscribe\":true}}}");
+	sup_ready(w, "{\"resources\":[{\"uri\":\"mem://r\",\"name\":\"r\"}]}",
+	    "{\"state\":\"ready\",\"capabilities\":{\"resources\":"
+	    "{\"subscribe\":true}}}");
 	ck_assert_ptr_null(sup_take(w, MSG_REQUEST));
 }
 END_TEST
@@ -627,19 +622,13 @@ END_TEST
 START_TEST(test_set_level_starting)
 {
 	struct sup_client	*cl = sup_session(NULL, NULL);
-	struct sup_worker	*w = sup_worker("a");
+	struct sup_worker	*w = sup_restart_manual("a");
 	struct sup_frame	*f;
 
-	sup_manual("a");
-	sup_exit(w, 1 << 8);
-	sup_advance(5);
-	ck_assert_ptr_nonnull(w = sup_worker("a"));
 	set_level(cl, "debug");
 	set_level(cl, "critical");
 	set_level(cl, "error");
-	sup_send(w, MSG_HELLO, 0, 0, 0, "{\"version\":1}");
-	sup_send(w, MSG_CATALOG, 0, 0, 0, "{\"tools\":[]}");
-	sup_send(w, MSG_STATUS, 0, 0, 0, "{\"state\":\"ready\","
+	sup_ready(w, "{\"tools\":[]}", "{\"state\":\"ready\","
 	    "\"capabilities\":{\"logging\":{}}}");
 	ck_assert_ptr_nonnull(f = sup_take(w, MSG_REQUEST));
 	ck_assert_msg(strstr(f->text, "\"error\"") != NULL, "%s", f->text);

@@ -449,6 +449,27 @@ sup_manual(const char *upstream)
 	plan_get(upstream)->manual = 1;
 }
 
+struct sup_worker *
+sup_restart_manual(const char *upstream)
+{
+	struct sup_worker	*w;
+
+	sup_manual(upstream);
+	sup_exit(sup_worker(upstream), 1 << 8);
+	sup_advance(5);
+	if ((w = sup_worker(upstream)) == NULL)
+		sup_die("upstream %s did not start again", upstream);
+	return (w);
+}
+
+void
+sup_ready(struct sup_worker *w, const char *catalog, const char *status)
+{
+	sup_send(w, MSG_HELLO, 0, 0, 0, "{\"version\":1}");
+	sup_send(w, MSG_CATALOG, 0, 0, 0, "%s", catalog);
+	sup_send(w, MSG_STATUS, 0, 0, 0, "%s", status);
+}
+
 struct sup_frame *
 sup_take(struct sup_worker *w, uint16_t type)
 {

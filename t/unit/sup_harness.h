@@ -124,6 +124,13 @@ void	sup_status(const char *upstream, const char *json);
 void	sup_session_catalog(const char *upstream, const char *json);
 /* The test plays the worker's start itself. */
 void	sup_manual(const char *upstream);
+/* The upstream's worker exits and, its restart delay over, another
+ * starts that the test plays (sup_manual): that one. */
+struct sup_worker *sup_restart_manual(const char *upstream);
+/* A worker the test plays says hello, lists a catalog (JSON text) and is
+ * ready with a STATUS (JSON text). */
+void	sup_ready(struct sup_worker *, const char *catalog,
+	    const char *status);
 
 /* The running stand-in of an upstream or a provider, or NULL. */
 struct sup_worker *sup_worker(const char *upstream);
