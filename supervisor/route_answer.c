@@ -118,7 +118,7 @@ route_response(struct upstream *up, const struct frame_hdr *hdr,
 		evbuffer_drain(in, FRAME_HDR_LEN + hdr->len);
 		breaker_success(p);
 		route_pending_free(p);
-		route_level_answered(up, s);
+		route_level_ended(up, s, 1, 1);
 		return;
 	}
 	payload = route_payload(hdr, in);
@@ -159,7 +159,8 @@ route_fail(struct upstream *up, const struct frame_hdr *hdr,
 	json_t		*msg;
 	const char	*why, *text = "upstream request failed";
 	json_int_t	 code = JRPC_INTERNAL_ERROR;
-	int		 gone = 0;
+	int		 gone = 0, level, relevel;
+	struct session	*s;
 
 	if ((msg = frame_take_json(in, hdr, &why)) == NULL) {
 		log_warnx("upstream %s: FAIL frame: %s", up->sc->name, why);
@@ -177,7 +178,12 @@ route_fail(struct upstream *up, const struct frame_hdr *hdr,
 			breaker_failure(p, text);
 		obs_end(&p->obs, code == MCP_REQUEST_TIMEOUT ? OBS_TIMEOUT :
 		    OBS_ERROR, (int)code);
+		level = p->own && p->method == MCPM_SET_LEVEL;
+		relevel = p->relevel;
+		s = p->session;
 		route_pending_fail(p, (int)code, text);
+		if (level)
+			route_level_ended(up, s, relevel, 0);
 	}
 	json_decref(msg);
 }

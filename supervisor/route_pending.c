@@ -141,7 +141,10 @@ route_timeout_cb(evutil_socket_t fd, short events, void *arg)
 	static const char	 timed_out[] = "{\"reason\":\"request timed out "
 	    "at the gateway\"}";
 	struct pending		*p = arg;
+	struct upstream		*up = p->up;
+	struct session		*s = p->session;
 	char			 msg[256];
+	int			 level, relevel;
 
 	/* Waiting for a slot, its timer is the queue's. */
 	if (p->waiting) {
@@ -157,7 +160,11 @@ route_timeout_cb(evutil_socket_t fd, short events, void *arg)
 	if (p->queued == NULL && p->up->state == UPSTREAM_READY &&
 	    !route_up_waiting(p))
 		breaker_failure(p, msg);
+	level = p->own && p->method == MCPM_SET_LEVEL;
+	relevel = p->relevel;
 	route_pending_fail(p, MCP_REQUEST_TIMEOUT, msg);
+	if (level)
+		route_level_ended(up, s, relevel, 0);
 }
 
 /* (Re)arm a pending request's request_timeout. */

@@ -239,7 +239,8 @@ route_subscription(struct req *r, int subscribe)
 		 * traffic policy: refused, the session would have been
 		 * dropped here and left subscribed there.
 		 */
-		if (!shared || route_subcount(up, u) == 0)
+		if (!shared || (route_subcount(up, u) == 0 &&
+		    !route_subscribing(up, NULL, u, NULL)))
 			route_sub_tell(up, shared ? NULL : s,
 			    MCPM_UNSUBSCRIBE, u);
 		route_result(r, "{}", 2);
@@ -311,7 +312,7 @@ route_level_call(struct upstream *up, struct session *s)
  * Send an upstream a level: at most one setLevel of the gateway's is
  * pending per upstream and session, whatever a client sends.  One
  * waiting for its upstream to start takes the new level; one sent is
- * followed by another once answered (route_level_answered).
+ * followed by another once it ends (route_level_ended).
  */
 static void
 route_send_level(struct upstream *up, struct session *s, int level)
@@ -350,16 +351,26 @@ route_forward_level(struct upstream *up, struct session *s)
 }
 
 void
-route_level_answered(struct upstream *up, struct session *s)
+route_level_ended(struct upstream *up, struct session *s, int relevel,
+    int answered)
 {
-	if (up->sc->isolation == ISOLATION_PER_SESSION) {
-		if (s != NULL && s->loglevel >= 0)
+	/* Failed, what a shared upstream holds is not known: the next
+	 * change is sent whatever it is. */
+	if (!answered && s == NULL)
+		up->loglevel = -1;
+	if (!relevel)
+		return;
+	/* A reload may have changed the isolation since it was sent. */
+	if (s != NULL) {
+		if (up->sc->isolation == ISOLATION_PER_SESSION &&
+		    s->loglevel >= 0)
 			route_forward_level(up, s);
 		return;
 	}
-	/* The level now, unless it is what was sent last. */
-	if (up->level_call == NULL)
-		route_send_level(up, NULL, up->loglevel);
+	if (up->sc->isolation == ISOLATION_SHARED) {
+		up->loglevel = -1;
+		route_forward_level(up, NULL);
+	}
 }
 
 /* logging/setLevel: filter for this session, and tell the upstreams. */

@@ -573,6 +573,8 @@ log_level_index(const char *name)
 const char *
 log_level_name(int i)
 {
+	if (i < 0 || i >= NLOG_LEVELS)
+		return (NULL);
 	return (log_levels[i]);
 }
 

@@ -1415,9 +1415,11 @@ void		 route_sub_undo(struct pending *);
 struct upstream	*route_sub_inflight(struct session *, const char *uri);
 void		 route_set_level(struct req *);
 void		 route_forward_level(struct upstream *, struct session *);
-/* The gateway's setLevel was answered after its level changed: send the
- * level now (session: a per-session upstream's). */
-void		 route_level_answered(struct upstream *, struct session *);
+/* The gateway's setLevel to an upstream (for a session, or NULL) ended,
+ * answered or not; relevel: levels changed meanwhile, send the level of
+ * now.  Not from a walk of the upstream's pendings. */
+void		 route_level_ended(struct upstream *, struct session *,
+		    int relevel, int answered);
 /* A restarted upstream: renew subscriptions and log levels. */
 void		 route_sub_renew(struct upstream *);
 /* Forget a shared upstream's subscribers (it holds no subscription). */

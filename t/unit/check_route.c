@@ -618,6 +618,40 @@ START_TEST(test_set_level_merged)
 }
 END_TEST
 
+/* A setLevel that fails or times out after levels changed: the latest
+ * follows it all the same, and a failed one is not taken as held. */
+START_TEST(test_set_level_failed)
+{
+	struct sup_client	*cl = sup_session(NULL, NULL);
+	struct sup_worker	*w[2] = { sup_worker("a"), sup_worker("b") };
+	struct sup_frame	*f[2];
+	size_t			 i;
+
+	set_level(cl, "warning");
+	for (i = 0; i < 2; i++)
+		ck_assert_ptr_nonnull(f[i] = sup_take(w[i], MSG_REQUEST));
+	set_level(cl, "debug");
+	/* a's fails (its connection), b's times out. */
+	sup_send(w[0], MSG_FAIL, 0, f[0]->session, f[0]->tag, "{\"code\":"
+	    "-32000,\"message\":\"upstream a answered HTTP 503\"}");
+	sup_advance(300);
+	expect_level(w, "debug");
+	/* Failed alone, nothing follows; the same level again is sent. */
+	set_level(cl, "info");
+	ck_assert_ptr_nonnull(f[0] = sup_take(w[0], MSG_REQUEST));
+	sup_send(w[0], MSG_FAIL, 0, f[0]->session, f[0]->tag, "{\"code\":"
+	    "-32000,\"message\":\"upstream a answered HTTP 503\"}");
+	ck_assert_ptr_null(sup_take(w[0], MSG_REQUEST));
+	ck_assert_ptr_nonnull(f[1] = sup_take(w[1], MSG_REQUEST));
+	sup_reply(w[1], f[1], "{}");
+	set_level(cl, "info");
+	ck_assert_ptr_nonnull(f[0] = sup_take(w[0], MSG_REQUEST));
+	ck_assert_ptr_nonnull(strstr(f[0]->text, "\"info\""));
+	sup_reply(w[0], f[0], "{}");
+	ck_assert_ptr_null(sup_take(w[1], MSG_REQUEST));
+}
+END_TEST
+
 /* Levels set while an upstream starts: it gets one, the latest. */
 START_TEST(test_set_level_starting)
 {
@@ -636,6 +670,32 @@ START_TEST(test_set_level_starting)
 	ck_assert_ptr_null(sup_take(w, MSG_REQUEST));
 	while ((f = sup_take(sup_worker("b"), MSG_REQUEST)) != NULL)
 		sup_reply(sup_worker("b"), f, "{}");
+}
+END_TEST
+
+/* A session lets go of a URI at a shared upstream while another's
+ * subscribe to it is on its way: the upstream is not told to let go. */
+START_TEST(test_unsub_while_subscribing)
+{
+	struct sup_client	*c1 = sup_session(NULL, NULL);
+	struct sup_client	*c2 = sup_session(NULL, NULL);
+	struct sup_worker	*w = sup_worker("a");
+	struct sup_frame	*f1, *f2;
+
+	sup_post(c1, sub_fmt, "subscribe");
+	ck_assert_ptr_nonnull(f1 = sup_take(w, MSG_REQUEST));
+	sup_post(c2, sub_fmt, "subscribe");
+	ck_assert_ptr_nonnull(f2 = sup_take(w, MSG_REQUEST));
+	sup_reply(w, f1, "{}");
+	ck_assert_result(sup_rpc(c1, sub_fmt, "unsubscribe"));
+	ck_assert_ptr_null(sup_take(w, MSG_REQUEST));
+	sup_reply(w, f2, "{}");
+	ck_assert_ptr_null(sup_take(w, MSG_REQUEST));
+	/* c2 holds it: its unsubscribe, the last, lets go upstream. */
+	ck_assert_result(sup_rpc(c2, sub_fmt, "unsubscribe"));
+	ck_assert_ptr_nonnull(f1 = sup_take(w, MSG_REQUEST));
+	ck_assert_ptr_nonnull(strstr(f1->text, "resources/unsubscribe"));
+	sup_reply(w, f1, "{}");
 }
 END_TEST
 
@@ -790,6 +850,7 @@ route_suite(void)
 	tcase_add_test(tc, test_set_level);
 	tcase_add_test(tc, test_set_level_merged);
 	tcase_add_test(tc, test_set_level_starting);
+	tcase_add_test(tc, test_set_level_failed);
 	tcase_add_test(tc, test_client_notify);
 	tcase_add_test(tc, test_http_refusals);
 	tcase_add_test(tc, test_legacy);
@@ -805,6 +866,7 @@ route_suite(void)
 	tcase_add_test(tc, test_sub_withdrawn_vanished);
 	tcase_add_test(tc, test_sub_removed);
 	tcase_add_test(tc, test_sub_cap);
+	tcase_add_test(tc, test_unsub_while_subscribing);
 	suite_add_tcase(s, tc);
 	return (s);
 }
