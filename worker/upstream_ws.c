@@ -449,6 +449,13 @@ ws_event_cb(struct bufferevent *bev, short events, void *arg)
 			snprintf(why, sizeof why, "%s: %s", url,
 			    strerror(EVUTIL_SOCKET_ERROR()));
 		ws_lost(tp, why);
+	} else if (events & BEV_EVENT_TIMEOUT) {
+		/* libevent stops writing after a write timeout: the end. */
+		url_redact(sc->url, url, sizeof url);
+		snprintf(why, sizeof why, "%s: %s within %u s (connect_timeout)",
+		    url, tp->upgraded ? "no write progress" :
+		    "no connection", sc->connect_timeout);
+		ws_lost(tp, why);
 	} else if (events & BEV_EVENT_EOF) {
 		/* Frames still buffered are read before the end counts. */
 		if (tp->upgraded)

@@ -12,6 +12,10 @@
 #   ws_peer.py gateway ATTACK [ARG]
 #                         after the first text message from its client,
 #                         runs ATTACK (flood COUNT, or drip MOST)
+#   ws_peer.py blackhole  accepts nothing, its backlog full of its own
+#                         connections: a connection to it waits for a
+#                         SYN-ACK that never comes, as one to a host that
+#                         drops packets does
 #
 # flood: a text message of COUNT fragments of one byte ("x") and no final
 # one, then the connection is closed 2 s later.  drip: the start of a text
@@ -249,12 +253,34 @@ def handle(s, argv):
         s.close()
 
 
+def blackhole():
+    ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    ls.bind(('127.0.0.1', 0))
+    ls.listen(0)
+    port = ls.getsockname()[1]
+    held = []
+    for _ in range(3):
+        c = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        c.setblocking(False)
+        try:
+            c.connect(('127.0.0.1', port))
+        except BlockingIOError:
+            pass
+        held.append(c)
+    time.sleep(0.2)
+    print('listening %d' % port, flush=True)
+    time.sleep(300)
+
+
 def main():
     argv = sys.argv[1:]
+    if argv == ['blackhole']:
+        blackhole()
+        return
     if not argv or argv[0] not in ('upstream', 'gateway') or \
             (argv[0] == 'gateway' and (len(argv) < 2 or
                                        argv[1] not in ('flood', 'drip', 'pings'))):
-        sys.exit('usage: ws_peer.py upstream | gateway flood|drip|pings [N]')
+        sys.exit('usage: ws_peer.py upstream | blackhole | gateway flood|drip|pings [N]')
     ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     ls.bind(('127.0.0.1', 0))

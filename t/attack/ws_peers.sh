@@ -5,7 +5,8 @@
 # mcpctl connect facing a hostile gateway.  A message sent as one-byte
 # fragments costs its size and no more (bound: RSS before + twice the
 # message limit or size + 8 MiB), past max_message it is refused, and a
-# message that trickles in is cut at its deadline (30 s), not before.
+# message that trickles in is cut at its deadline (30 s), not before.  A
+# peer that never completes the TCP handshake costs connect_timeout.
 . "$(dirname "$0")/lib.sh"
 
 INIT='{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"ws-peers","version":"1"}}}'
@@ -84,12 +85,18 @@ quarantine 0
 # The worker's upstream: two entries on one peer, one to flood and one to
 # drip, as each attack ends its connection.  max_message = 1M, so that the
 # old reassembly (90 bytes a fragment) would have held some 90 MiB.
+peer hole blackhole
+HOLE=$PORT
 peer upstream upstream
 WAIT_STATE=none start_gateway \
     "{ name = \"flood\"; transport = \"ws\"; url = \"ws://127.0.0.1:$PORT/mcp\"; max_message = \"1M\"; }" \
-    "{ name = \"drip\"; transport = \"ws\"; url = \"ws://127.0.0.1:$PORT/mcp\"; request_timeout = 120; }"
+    "{ name = \"drip\"; transport = \"ws\"; url = \"ws://127.0.0.1:$PORT/mcp\"; request_timeout = 120; }" \
+    "{ name = \"hole\"; transport = \"ws\"; url = \"ws://127.0.0.1:$HOLE/mcp\"; connect_timeout = 1; }"
 wait_state ready flood
 wait_state ready drip
+# A peer whose SYN-ACK never comes: connect_timeout, not init_timeout.
+ok "a connection that never completes ends at connect_timeout" \
+    until_true 10 grep -q 'upstream hole: .*no connection within 1 s (connect_timeout)' "$T/log"
 session
 like "the peer answers through the gateway" "$(call flood echo '{"text":"peer alive"}')" '"text":"peer alive"'
 
