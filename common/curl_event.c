@@ -10,6 +10,8 @@
 #include "log.h"
 #include "xmalloc.h"
 
+#define CURLEV_MAX_HOST_CONNECTIONS	1100L	/* to one host at once */
+
 struct curlev {
 	struct event_base *base;
 	CURLM		*multi;
@@ -155,7 +157,15 @@ curlev_new(struct event_base *base, curlev_done_cb done, void *arg)
 	curl_multi_setopt(cev->multi, CURLMOPT_SOCKETDATA, cev);
 	curl_multi_setopt(cev->multi, CURLMOPT_TIMERFUNCTION, curlev_timer_fn);
 	curl_multi_setopt(cev->multi, CURLMOPT_TIMERDATA, cev);
-	curl_multi_setopt(cev->multi, CURLMOPT_MAX_HOST_CONNECTIONS, 64L);
+	/*
+	 * Above the transports' own caps on requests in flight (1,024 and
+	 * a stream), so that curl never queues one: queued, its
+	 * connect_timeout would run while it waits, and an upstream whose
+	 * calls hold their connections (event-stream answers over HTTP/1.1)
+	 * would be taken for unreachable.
+	 */
+	curl_multi_setopt(cev->multi, CURLMOPT_MAX_HOST_CONNECTIONS,
+	    CURLEV_MAX_HOST_CONNECTIONS);
 	return (cev);
 }
 

@@ -234,6 +234,34 @@ describe('a Streamable HTTP upstream served by the SDK with JSON answers', () =>
   });
 });
 
+describe('the reference server over Streamable HTTP with 70 long calls at once', () => {
+  let gw, srv;
+  before(async () => {
+    srv = await startNodeServer([everything, 'streamableHttp']);
+    // Pinged soon and often: a ping that curl queued behind the calls'
+    // connections would go unanswered, and the upstream taken for hung.
+    gw = await startGateway({ servers: [
+      `{ name = "h"; transport = "http"; url = "http://127.0.0.1:${srv.port}/mcp"; ping_interval = 1; ping_timeout = 2; }`,
+    ] });
+  });
+  after(async () => { assert.equal(await gw.stop(), 0); await srv.stop(); });
+
+  test('each holds a connection for 4 s (event-stream answers over HTTP/1.1): the pings still get through', async () => {
+    const { client } = await connect(gw);
+    const calls = [];
+    for (let i = 0; i < 70; i++) {
+      calls.push(client.callTool({ name: 'h__trigger-long-running-operation', arguments: { duration: 4, steps: 1 } },
+        undefined, { timeout: 30000 }));
+    }
+    const results = await Promise.allSettled(calls);
+    const failed = results.filter((r) => r.status === 'rejected').map((r) => String(r.reason?.message));
+    assert.deepEqual(failed, [], failed.slice(0, 3).join('\n'));
+    assert.match(text(results[69].value), /Long running operation completed/);
+    assert.equal(gw.upstream('h').restarts, 0);
+    await client.close();
+  });
+});
+
 describe('a Streamable HTTP upstream that misbehaves', () => {
   let gw, srv, dir;
   before(async () => {
