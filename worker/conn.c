@@ -435,10 +435,16 @@ void
 conn_cancel_call(struct conn *c, int64_t id, const char *why)
 {
 	/* Over Streamable HTTP, a modern upstream is told by the stream. */
-	if (!(c->modern && c->ops->cancel != NULL && c->ops->cancel(c, id) ==
-	    0))
-		conn_notify(c, "notifications/cancelled", json_pack("{s:I, s:s}",
-		    "requestId", (json_int_t)id, "reason", why));
+	if (c->modern && c->ops->cancel != NULL && c->ops->cancel(c, id) == 0) {
+		conn_forget_call(c, id);
+		return;
+	}
+	conn_notify(c, "notifications/cancelled", json_pack("{s:I, s:s}",
+	    "requestId", (json_int_t)id, "reason", why));
+	/* Told, a 2025 server sends no answer: its stream would stay open,
+	 * a connection each, so it is closed too. */
+	if (c->ops->cancel != NULL)
+		c->ops->cancel(c, id);
 	conn_forget_call(c, id);
 }
 
@@ -800,6 +806,10 @@ conn_relay_cancel(struct conn *c, uint32_t tag, const char *p, size_t n)
 		    json_object_get(reason, "reason"));
 	json_decref(reason);
 	conn_notify(c, "notifications/cancelled", params);
+	/* Told, a 2025 server sends no answer: its stream would stay open,
+	 * a connection each, so it is closed too. */
+	if (c->ops->cancel != NULL)
+		c->ops->cancel(c, call->id);
 	call_free(call);
 }
 

@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import http from 'node:http';
 import { createHash, randomUUID } from 'node:crypto';
-import { writeFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { writeFileSync, mkdtempSync, rmSync, readdirSync, readlinkSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -25,6 +25,23 @@ import { startGateway, startNodeServer, q, nodeModules, srcdir, bin, sleep } fro
 const everything = path.join(nodeModules, '@modelcontextprotocol/server-everything/dist/index.js');
 const fixture = (f) => path.join(srcdir, 't/fixtures', f);
 const text = (r) => r.content.filter((c) => c.type === 'text').map((c) => c.text).join('\n');
+
+// Established TCP connections of a process (its sockets) to a port.
+function upstreamConnections(pid, port) {
+  const inodes = new Set();
+  for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+    try {
+      const m = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`));
+      if (m) inodes.add(m[1]);
+    } catch { /* closed meanwhile */ }
+  }
+  let n = 0;
+  for (const line of readFileSync('/proc/net/tcp', 'utf8').split('\n').slice(1)) {
+    const f = line.trim().split(/\s+/);
+    if (f.length > 9 && parseInt(f[2].split(':')[1], 16) === port && f[3] === '01' && inodes.has(f[9])) n++;
+  }
+  return n;
+}
 
 async function connect(gw) {
   const seen = { sampling: 0, elicitation: 0 };
@@ -258,6 +275,42 @@ describe('the reference server over Streamable HTTP with 70 long calls at once',
     assert.deepEqual(failed, [], failed.slice(0, 3).join('\n'));
     assert.match(text(results[69].value), /Long running operation completed/);
     assert.equal(gw.upstream('h').restarts, 0);
+    await client.close();
+  });
+});
+
+describe('the reference server over Streamable HTTP with 20 long calls cancelled', () => {
+  let gw, srv;
+  before(async () => {
+    srv = await startNodeServer([everything, 'streamableHttp']);
+    gw = await startGateway({ servers: [`{ name = "h"; transport = "http"; url = "http://127.0.0.1:${srv.port}/mcp"; }`] });
+  });
+  after(async () => { assert.equal(await gw.stop(), 0); await srv.stop(); });
+
+  test('calls cancelled by the client close their streams: no connection is left behind', async () => {
+    const { client } = await connect(gw);
+    const calls = [];
+    const acs = [];
+    for (let i = 0; i < 20; i++) {
+      acs.push(new AbortController());
+      calls.push(client.callTool({ name: 'h__trigger-long-running-operation', arguments: { duration: 30, steps: 1 } },
+        undefined, { signal: acs[i].signal }).catch(() => 'cancelled'));
+    }
+    await sleep(1000);
+    const { pid } = gw.upstream('h');
+    const held = upstreamConnections(pid, srv.port);
+    assert.ok(held >= 20, `each call holds a connection (${held})`);
+    // One at a time, so that the cancellations' own POSTs share one
+    // connection of the pool.
+    for (const ac of acs) {
+      ac.abort('changed my mind');
+      await sleep(50);
+    }
+    assert.ok((await Promise.all(calls)).every((r) => r === 'cancelled'));
+    let n;
+    for (let i = 0; i < 40 && (n = upstreamConnections(pid, srv.port)) > 4; i++) await sleep(100);
+    assert.ok(n <= 4, `${n} connections still open`);
+    assert.equal(text(await client.callTool({ name: 'h__echo', arguments: { message: 'still' } })), 'Echo: still');
     await client.close();
   });
 });
