@@ -554,10 +554,14 @@ http_done_request(struct exchange *ex, CURLcode r)
 		http_exchange_free(ex);
 		return;
 	}
-	if (ex->json && evbuffer_get_length(ex->resp) > 0)
+	if (ex->json && evbuffer_get_length(ex->resp) > 0) {
 		http_deliver(ex, (const char *)evbuffer_pullup(ex->resp, -1),
 		    evbuffer_get_length(ex->resp));
-	else if (ex->sse && ex->id != 0 && !ex->answered) {
+		/* Another id, a batch, a request: not the answer, and no
+		 * other will come for this request. */
+		http_fail_request(ex, 0, "upstream %s answered a request with "
+		    "JSON that is not its response", sc->name);
+	} else if (ex->sse && ex->id != 0 && !ex->answered) {
 		http_stream_broken(ex, "ended before the response");
 		return;
 	} else if (ex->id != 0 && !ex->answered && ex->kind == EX_RESUME)
