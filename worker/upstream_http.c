@@ -31,6 +31,8 @@
 #include "xmalloc.h"
 
 #define HTTP_MAX_EXCHANGES	1024	/* POSTs in flight */
+#define HTTP_SESSION_MAX	4096	/* bytes of an Mcp-Session-Id (a JWT
+					   may be one) */
 #define HTTP_RETRY_MS		1000	/* default before resuming a stream */
 #define HTTP_MAX_RESUMES	5	/* per stream, in a row */
 #define HTTP_GET_MAX_BACKOFF_MS	30000
@@ -151,6 +153,21 @@ http_sse_event(const struct sse_event *ev, void *arg)
 	http_deliver(ex, ev->data, ev->datalen);
 }
 
+/* A session id as the specification has it (visible ASCII), bounded. */
+static int
+http_session_id_ok(const char *p, size_t n)
+{
+	size_t	i;
+
+	if (n == 0 || n > HTTP_SESSION_MAX)
+		return (0);
+	for (i = 0; i < n; i++) {
+		if (p[i] < 0x21 || p[i] > 0x7e)
+			return (0);
+	}
+	return (1);
+}
+
 /* Response headers: the status, the body's type, the session id. */
 static size_t
 http_header_cb(char *p, size_t size, size_t n, void *arg)
@@ -178,9 +195,13 @@ http_header_cb(char *p, size_t size, size_t n, void *arg)
 	    (ex->status == 401 || ex->status == 403))
 		upoauth_challenge_add(&ex->challenge, h.value, h.valuelen);
 	else if (http_name_is(&h, "Mcp-Session-Id") &&
-	    ex->kind == EX_POST) {
-		if (h.valuelen > 0 && h.valuelen < 256 && tp->session == NULL)
+	    ex->kind == EX_POST && tp->session == NULL) {
+		if (http_session_id_ok(h.value, h.valuelen))
 			tp->session = xstrndup(h.value, h.valuelen);
+		else
+			log_warnx("upstream %s: its Mcp-Session-Id (%zu bytes) "
+			    "is not 1 to %d visible ASCII characters: not "
+			    "kept", sc->name, h.valuelen, HTTP_SESSION_MAX);
 	}
 	return (len);
 }
