@@ -158,7 +158,8 @@ catalog_page_cb(struct conn *c, const struct jrpc *m, void *arg)
 			params = json_pack("{s:s}", "cursor", cursor);
 			json_decref(result);
 			conn_call_owned(c, kind_methods[f->kind], params,
-			    catalog_page_cb, f, fetch_free);
+			    catalog_page_cb, f, fetch_free,
+			    sc->request_timeout);
 			return;
 		}
 	}
@@ -180,8 +181,9 @@ catalog_fetch(struct conn *c, int kind)
 	f = xcalloc(1, sizeof *f);
 	f->kind = kind;
 	f->items = json_array();
+	/* Unanswered, the list would never be fetched again. */
 	conn_call_owned(c, kind_methods[kind], NULL, catalog_page_cb, f,
-	    fetch_free);
+	    fetch_free, sc->request_timeout);
 }
 
 /* Fetch every list the upstream's capabilities offer. */

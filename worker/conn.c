@@ -21,11 +21,14 @@ static void	conn_init_timeout_cb(evutil_socket_t, short, void *);
 static void	conn_reap_cb(evutil_socket_t, short, void *);
 static void	conn_ping_cb(evutil_socket_t, short, void *);
 static void	conn_pong_timeout_cb(evutil_socket_t, short, void *);
+static void	conn_deadline_cb(evutil_socket_t, short, void *);
 
 /* Free a call. */
 void
 call_free(struct call *call)
 {
+	if (call->deadline != NULL)
+		event_free(call->deadline);
 	if (call->arg_free != NULL)
 		call->arg_free(call->arg);
 	if (call->mrtr != NULL)
@@ -157,6 +160,24 @@ conn_pong(struct conn *c, const struct jrpc *m, void *arg)
 		    m->p + m->error.off);
 		conn_lost(c, why);
 	}
+}
+
+/* An own request's deadline passed: its callback gets no answer. */
+static void
+conn_deadline_cb(evutil_socket_t fd, short events, void *arg)
+{
+	struct call	*call = arg;
+	struct conn	*c = call->conn;
+	call_cb		 cb = call->cb;
+	void		*cbarg = call->arg;
+
+	log_warnx("%s: no answer within %u s", mcp_method_name(call->method),
+	    sc->request_timeout);
+	u64map_del(&c->calls, (uint64_t)call->id);
+	/* The callback owns arg from here. */
+	call->arg_free = NULL;
+	call_free(call);
+	cb(c, NULL, cbarg);
 }
 
 /* Send a liveness ping now, unless one is out. */
@@ -391,14 +412,15 @@ int64_t
 conn_call(struct conn *c, enum mcp_method method, json_t *params, call_cb cb,
     void *arg)
 {
-	return (conn_call_owned(c, method, params, cb, arg, NULL));
+	return (conn_call_owned(c, method, params, cb, arg, NULL, 0));
 }
 
 int64_t
 conn_call_owned(struct conn *c, enum mcp_method method, json_t *params,
-    call_cb cb, void *arg, void (*arg_free)(void *))
+    call_cb cb, void *arg, void (*arg_free)(void *), unsigned int deadline)
 {
 	struct call	*call;
+	struct timeval	 tv;
 	json_t		*msg;
 	int64_t		 id;
 
@@ -409,6 +431,13 @@ conn_call_owned(struct conn *c, enum mcp_method method, json_t *params,
 	call->arg_free = arg_free;
 	call->method = method;
 	u64map_put(&c->calls, (uint64_t)call->id, call);
+	if (deadline > 0) {
+		call->conn = c;
+		call->deadline = evtimer_new(base, conn_deadline_cb, call);
+		tv.tv_sec = deadline;
+		tv.tv_usec = 0;
+		evtimer_add(call->deadline, &tv);
+	}
 	msg = json_pack("{s:s, s:I, s:s}", "jsonrpc", "2.0", "id",
 	    (json_int_t)call->id, "method", mcp_method_name(method));
 	params = era_own_params(c, method, params);

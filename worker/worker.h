@@ -162,6 +162,8 @@ struct call {
 	char		*gw_caps;	/* a modern client's own capabilities,
 					   when the gateway added some */
 	struct mrtr	*mrtr;
+	struct conn	*conn;		/* an own request with a deadline's */
+	struct event	*deadline;	/* its, or NULL */
 };
 
 struct conn {
@@ -226,11 +228,13 @@ void		 conn_message(struct conn *, const char *, size_t,
 void		 conn_lost(struct conn *, const char *why);
 /* Send a request of the worker's own; cb gets the response.  Returns
  * its id.  conn_call_owned: arg is freed with arg_free if the call ends
- * without cb (the connection lost or freed). */
+ * without cb (the connection lost or freed); with a deadline (seconds,
+ * 0: none), cb gets NULL once it passes without an answer. */
 int64_t		 conn_call(struct conn *, enum mcp_method, json_t *params,
 		    call_cb, void *);
 int64_t		 conn_call_owned(struct conn *, enum mcp_method,
-		    json_t *params, call_cb, void *, void (*arg_free)(void *));
+		    json_t *params, call_cb, void *, void (*arg_free)(void *),
+		    unsigned int deadline);
 /* Forget a request of ours (a late answer is dropped). */
 void		 conn_forget_call(struct conn *, int64_t id);
 /* Cancel a request of ours upstream and forget it. */

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: ISC
 # Upstreams that misbehave (t/attack/upstream.py): garbage on stdout, a
 # storm of notifications, children left behind, no answer to initialize,
-# an endless line.  Each harms at most itself: its calls work or fail
+# an endless line, a list never answered.  Each harms at most itself: its calls work or fail
 # cleanly, the log stays bounded (100 lines per call site in 10 s), no
 # process outlives it, and the other upstreams and clients carry on.
 . "$(dirname "$0")/lib.sh"
@@ -55,8 +55,9 @@ quarantine 16
 WAIT_STATE=none GW_VERBOSE= start_gateway "$(demo demo)" \
     "$(bad garbage garbage)" "$(bad storm storm)" "$(bad forker forker "$MARK")" \
     "$(bad mute mute '' 'init_timeout = 2; max_failures = 2;')" \
-    "$(bad endless endless '' 'max_message = "64k"; request_timeout = 120;')"
-for u in demo garbage storm forker endless; do
+    "$(bad endless endless '' 'max_message = "64k"; request_timeout = 120;')" \
+    "$(bad lister lister '' 'request_timeout = 2;')"
+for u in demo garbage storm forker endless lister; do
 	wait_state ready "$u"
 done
 session
@@ -115,6 +116,17 @@ like "a call to an upstream that exits fails with -32000" "$out" '"id":"forker",
 ok "every child of the exited upstream is gone (within 10 s)" until_true 10 none_of $first
 wait_state ready forker
 ok "the restarted upstream's children run" until_true 10 test -n "$(marked)"
+
+# 12f. A tools/list never answered (after a list_changed) is given up at
+# request_timeout (2 s): the next change is listed, not the list frozen.
+like "the lister says its tools changed" "$(call lister change '{}')" '"text":"changed"'
+like "... twice (the second while its list is unanswered)" "$(call lister change '{}')" '"text":"changed"'
+lister_added() {
+	mcp '{"jsonrpc":"2.0","id":"l","method":"tools/list"}' | data_lines |
+	    grep -q '"name":"lister__added"'
+}
+ok "a tools/list never answered does not freeze the catalog (within 10 s)" until_true 10 lister_added
+like "... the worker says why" "$(grep 'mcp-worker lister' "$T/log")" 'tools/list: no answer within 2 s'
 
 # 12e. No answer to initialize: failed after init_timeout (2 s), twice.
 ok "the mute upstream is failed after max_failures (2)" wait_state failed mute
