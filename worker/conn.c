@@ -89,6 +89,8 @@ conn_new(uint32_t session, struct session_info *info)
 		/* The transport said why; keep its words. */
 		conn_lost(c, worker_last_error()[0] != '\0' ?
 		    worker_last_error() : "transport failed to start");
+		/* Reaped later, it must not reach a session closed since. */
+		c->info = NULL;
 		return (NULL);
 	}
 	return (c);
