@@ -258,8 +258,8 @@ http_headers(struct http_tp *tp, const char *accept)
 		h = curl_slist_append(h, line);
 		free(line);
 	}
-	if (tp->initialized && tp->conn->version[0] != '\0' &&
-	    !tp->conn->modern) {
+	/* Every request after initialize's answer, initialized included. */
+	if (tp->conn->version[0] != '\0' && !tp->conn->modern) {
 		xasprintf(&line, "MCP-Protocol-Version: %s",
 		    tp->conn->version);
 		h = curl_slist_append(h, line);

@@ -336,7 +336,7 @@ describe('a Streamable HTTP upstream that misbehaves', () => {
     assert.equal(text(await client.callTool({ name: 'f__sse_ok', arguments: {} }, undefined, { onprogress: (p) => progress.push(p) })), 'streamed');
     assert.equal(progress.length, 1);
     assert.deepEqual(JSON.parse(text(await client.callTool({ name: 'f__headers', arguments: {} }))),
-      { authorization: 'Bearer s3cret', 'x-test': 'from-env' });
+      { authorization: 'Bearer s3cret', 'x-test': 'from-env', initialized: '2025-11-25' });
     assert.doesNotMatch(gw.log(), /s3cret/, 'secrets stay out of the log');
     await client.close();
   });
