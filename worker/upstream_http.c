@@ -34,6 +34,7 @@
 #define HTTP_SESSION_MAX	4096	/* bytes of an Mcp-Session-Id (a JWT
 					   may be one) */
 #define HTTP_RETRY_MS		1000	/* default before resuming a stream */
+#define HTTP_RETRY_MAX_MS	60000	/* the most a server's retry: asks */
 #define HTTP_MAX_RESUMES	5	/* per stream, in a row */
 #define HTTP_GET_MAX_BACKOFF_MS	30000
 #define HTTP_ERROR_BODY_MAX	65536	/* an error status's JSON body */
@@ -145,9 +146,12 @@ http_sse_event(const struct sse_event *ev, void *arg)
 	if (ev->id[0] != '\0') {
 		free(ex->last_id);
 		ex->last_id = xstrdup(ev->id);
+		/* Progress: resumptions are counted in a row. */
+		ex->resumes = 0;
 	}
 	if (ev->retry >= 0)
-		ex->retry_ms = ev->retry;
+		ex->retry_ms = ev->retry > HTTP_RETRY_MAX_MS ?
+		    HTTP_RETRY_MAX_MS : ev->retry;
 	if (ev->datalen == 0 || strcmp(ev->event, "message") != 0)
 		return;		/* priming events, keep-alives, others */
 	http_deliver(ex, ev->data, ev->datalen);
@@ -343,6 +347,8 @@ http_resume_cb(evutil_socket_t fd, short what, void *arg)
 	ex = http_exchange_new(tp, EX_RESUME);
 	ex->id = old->id;
 	ex->resumes = old->resumes + 1;
+	/* The stream's reconnection time holds until it says another. */
+	ex->retry_ms = old->retry_ms;
 	ex->last_id = old->last_id;
 	old->last_id = NULL;
 	http_exchange_free(old);
@@ -363,6 +369,11 @@ http_stream_broken(struct exchange *ex, const char *why)
 	struct timeval		 tv;
 	long			 ms;
 
+	/* Its answer came: nothing is left to resume. */
+	if (ex->answered || ex->id == 0) {
+		http_exchange_free(ex);
+		return;
+	}
 	if (ex->last_id == NULL || ex->resumes >= HTTP_MAX_RESUMES ||
 	    ex->tp->conn->state == CONN_DEAD) {
 		http_fail_request(ex, MCP_CONNECTION_CLOSED, "upstream %s: the "

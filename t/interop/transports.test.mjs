@@ -341,13 +341,16 @@ describe('a Streamable HTTP upstream that misbehaves', () => {
     await client.close();
   });
 
-  test('HTTP 500, a stream closed early, garbage SSE, a hang, JSON for another id', async () => {
+  test('HTTP 500, a stream closed early, garbage SSE, a hang, polling, JSON for another id', async () => {
     const { client } = await connect(gw);
     await assert.rejects(client.callTool({ name: 'f__fail500', arguments: {} }), /answered HTTP 500/);
     await assert.rejects(client.callTool({ name: 'f__close_stream', arguments: {} }), /ended before the response/);
     assert.equal(text(await client.callTool({ name: 'f__garbage_sse', arguments: {} })), 'after garbage');
     assert.match(gw.log(), /upstream sent an invalid message/);
     await assert.rejects(client.callTool({ name: 'f__hang', arguments: {} }), (e) => e.code === -32001);
+    // A server that makes its client poll: resumed as long as it makes
+    // progress (7 times, past the 5 in a row a silent stream gets).
+    assert.equal(text(await client.callTool({ name: 'f__poll', arguments: {} })), 'polled 7 times');
     // JSON for another id: the call fails at once, not at request_timeout.
     await assert.rejects(client.callTool({ name: 'f__wrong_id', arguments: {} }),
       (e) => e.code === -32000 && /answered a request with JSON that is not its response/.test(e.message));
