@@ -865,8 +865,14 @@ route_suite(void)
 	tcase_add_test(tc, test_sub_withdrawn_second);
 	tcase_add_test(tc, test_sub_withdrawn_vanished);
 	tcase_add_test(tc, test_sub_removed);
-	tcase_add_test(tc, test_sub_cap);
 	tcase_add_test(tc, test_unsub_while_subscribing);
+	suite_add_tcase(s, tc);
+
+	/* 1,024 subscriptions and their ends: seconds under ASan. */
+	tc = tcase_create("cap");
+	tcase_add_checked_fixture(tc, setup_moved, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_sub_cap);
 	suite_add_tcase(s, tc);
 	return (s);
 }
