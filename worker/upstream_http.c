@@ -38,6 +38,8 @@
 #define HTTP_MAX_RESUMES	5	/* per stream, in a row */
 #define HTTP_GET_MAX_BACKOFF_MS	30000
 #define HTTP_ERROR_BODY_MAX	65536	/* an error status's JSON body */
+#define HTTP_MAX_FAREWELLS	256	/* DELETEs of ended sessions at once */
+#define HTTP_FAREWELL_MS	1000L	/* the most one may take */
 
 enum exchange_kind {
 	EX_POST = 0,
@@ -790,24 +792,90 @@ http_tp_cancel(struct conn *c, int64_t id)
 	return (-1);
 }
 
-/* End our session at the upstream (DELETE), waiting at most a second. */
+/*
+ * Our DELETEs under way: a closed session's farewell to the upstream,
+ * sent from the loop and bounded in number and time; the worker's exit
+ * waits for them (worker_exit_check) within its grace.
+ */
+struct farewell {
+	CURL			*easy;
+	struct curl_slist	*headers;	/* owned; hold the token */
+	TAILQ_ENTRY(farewell)	 entry;
+};
+static struct curlev		*farewell_cev;
+static TAILQ_HEAD(, farewell)	 farewells =
+    TAILQ_HEAD_INITIALIZER(farewells);
+static unsigned int		 nfarewells;
+
+/* Free a farewell. */
+static void
+farewell_free(struct farewell *f)
+{
+	TAILQ_REMOVE(&farewells, f, entry);
+	nfarewells--;
+	curl_easy_cleanup(f->easy);
+	worker_headers_free(f->headers);
+	free(f);
+}
+
+/* A DELETE is done, whatever its outcome: the session is ours no more. */
+static void
+farewell_done_cb(CURL *easy, CURLcode rc, void *arg)
+{
+	struct farewell	*f = NULL;
+	long		 status = 0;
+
+	curl_easy_getinfo(easy, CURLINFO_PRIVATE, (char **)&f);
+	curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &status);
+	if (rc != CURLE_OK)
+		log_debug("upstream %s: ending a session: %s", sc->name,
+		    curl_easy_strerror(rc));
+	else
+		log_debug("upstream %s: ended a session (HTTP %ld)", sc->name,
+		    status);
+	if (f != NULL)
+		farewell_free(f);
+	worker_exit_check();
+}
+
+/* How many DELETEs are under way. */
+unsigned int
+http_farewells(void)
+{
+	return (nfarewells);
+}
+
+/* End our session at the upstream (DELETE) without waiting for it. */
 static void
 http_delete_session(struct http_tp *tp)
 {
-	struct curl_slist	*h;
-	CURL			*easy;
+	struct farewell	*f;
+	CURL		*easy;
 
-	if (tp->session == NULL || (easy = curl_easy_init()) == NULL)
+	if (tp->session == NULL)
 		return;
-	h = http_headers(tp, "application/json");
+	if (nfarewells >= HTTP_MAX_FAREWELLS) {
+		log_warnx("upstream %s: %u sessions are being ended already; "
+		    "leaving one to expire", sc->name, nfarewells);
+		return;
+	}
+	if ((easy = curl_easy_init()) == NULL)
+		return;
+	if (farewell_cev == NULL)
+		farewell_cev = curlev_new(base, farewell_done_cb, NULL);
+	f = xcalloc(1, sizeof *f);
+	f->easy = easy;
+	f->headers = http_headers(tp, "application/json");
+	TAILQ_INSERT_TAIL(&farewells, f, entry);
+	nfarewells++;
 	curlev_setopts(easy, sc->url);
 	curl_easy_setopt(easy, CURLOPT_CUSTOMREQUEST, "DELETE");
-	curl_easy_setopt(easy, CURLOPT_HTTPHEADER, h);
+	curl_easy_setopt(easy, CURLOPT_HTTPHEADER, f->headers);
 	curl_easy_setopt(easy, CURLOPT_NOBODY, 1L);
-	curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS, 1000L);
-	curl_easy_perform(easy);
-	curl_easy_cleanup(easy);
-	worker_headers_free(h);
+	curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS, HTTP_FAREWELL_MS);
+	curl_easy_setopt(easy, CURLOPT_PRIVATE, f);
+	/* A refusal comes to farewell_done_cb, which frees it. */
+	curlev_add(farewell_cev, easy);
 }
 
 /* Stop: drop every exchange, end the session, free everything. */

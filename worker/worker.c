@@ -688,6 +688,24 @@ worker_exit(int code)
 	exit(code);
 }
 
+/* The number of farewells to upstreams (DELETEs) still under way. */
+static unsigned int
+farewells(void)
+{
+#ifdef WORKER_REMOTE
+	return (http_farewells());
+#else
+	return (0);
+#endif
+}
+
+void
+worker_exit_check(void)
+{
+	if (exiting != -1 && reap_children() && farewells() == 0)
+		worker_exit(exiting);
+}
+
 /* Grace period over. */
 static void
 exit_timer_cb(evutil_socket_t fd, short events, void *arg)
@@ -695,7 +713,10 @@ exit_timer_cb(evutil_socket_t fd, short events, void *arg)
 	worker_exit(exiting);
 }
 
-/* Stop the upstream gracefully, then exit once every child is gone. */
+/*
+ * Stop the upstream gracefully, then exit once every child is gone and
+ * every session ended at its upstream (or the grace is over).
+ */
 void
 worker_begin_exit(int code)
 {
@@ -716,8 +737,7 @@ worker_begin_exit(int code)
 		pos = 0;	/* the map changed */
 	}
 	kill_children(SIGTERM);
-	if (reap_children())
-		worker_exit(code);
+	worker_exit_check();
 	ev_exit_timer = evtimer_new(base, exit_timer_cb, NULL);
 	evtimer_add(ev_exit_timer, &tv);
 }
@@ -726,7 +746,7 @@ static void
 signal_cb(evutil_socket_t sig, short events, void *arg)
 {
 	if (sig == SIGCHLD) {
-		if (reap_children() && exiting != -1)
+		if (reap_children() && exiting != -1 && farewells() == 0)
 			worker_exit(exiting);
 		return;
 	}

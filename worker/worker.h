@@ -58,6 +58,8 @@ void		 worker_fatal_conn(struct conn *, const char *why)
 		    __attribute__((noreturn));
 /* Stop the upstream and exit with code (after a grace period at most). */
 void		 worker_begin_exit(int code);
+/* Exit if stopping and nothing is left to wait for. */
+void		 worker_exit_check(void);
 
 /* upstream_*.c: a transport moves whole JSON-RPC messages to and from an
  * upstream. */
@@ -83,6 +85,10 @@ struct transport_ops {
 
 extern const struct transport_ops transport_stdio;
 extern const struct transport_ops transport_http;
+#ifdef WORKER_REMOTE
+/* upstream_http.c: DELETEs of ended sessions still under way. */
+unsigned int	 http_farewells(void);
+#endif
 extern const struct transport_ops transport_sse;
 extern const struct transport_ops transport_ws;
 /* upstream_stdio.c: a child of the worker exited (from the SIGCHLD

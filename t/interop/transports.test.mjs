@@ -315,6 +315,38 @@ describe('the reference server over Streamable HTTP with 20 long calls cancelled
   });
 });
 
+describe('a per-session Streamable HTTP upstream whose DELETEs hang', () => {
+  let gw, srv;
+  before(async () => {
+    srv = await startNodeServer([fixture('http-faults.mjs')]);
+    gw = await startGateway({ servers: [
+      `{ name = "p"; transport = "http"; url = "http://127.0.0.1:${srv.port}/mcp"; isolation = "per-session"; }`,
+    ] });
+  });
+  after(async () => { await gw?.stop(); await srv?.stop(); });
+
+  test('a session ended at the upstream does not hold up the others; the worker waits for its DELETEs at exit', async () => {
+    const b = await connect(gw);
+    assert.equal(text(await b.client.callTool({ name: 'p__hold_deletes', arguments: {} })), 'holding');
+    const ta = new StreamableHTTPClientTransport(new URL(gw.url));
+    const a = new Client({ name: 'transports', version: '1' });
+    await a.connect(ta);
+    assert.equal(text(await a.callTool({ name: 'p__ok', arguments: {} })), 'fine');
+    await ta.terminateSession();
+    await a.close();
+    // The upstream holds A's instance's DELETE until B's next call
+    // reaches it: only a worker that kept going meanwhile gets its 200.
+    assert.equal(text(await b.client.callTool({ name: 'p__held_deletes', arguments: {} })), 'answered 1');
+    for (let i = 0; i < 100 && !/ended a session \(HTTP 200\)/.test(gw.log()); i++) await sleep(20);
+    assert.match(gw.log(), /upstream p: ended a session \(HTTP 200\)/);
+    await b.client.close();
+    // At exit, the catalog's session and B's are ended too, and the
+    // worker waits for them.
+    assert.equal(await gw.stop(), 0);
+    assert.equal(srv.log().match(/^DELETE \d+$/gm)?.length, 3, srv.log());
+  });
+});
+
 describe('a Streamable HTTP upstream that misbehaves', () => {
   let gw, srv, dir;
   before(async () => {
