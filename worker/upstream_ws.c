@@ -40,7 +40,7 @@
 #include "xmalloc.h"
 
 #define WS_MAX_HEAD	16384
-#define WS_MAX_QUEUED	(64 * 1024 * 1024)
+#define WS_MAX_QUEUED	(64 * 1024 * 1024)	/* for the peer, in all */
 
 struct ws_tp {
 	struct conn		*conn;
@@ -622,8 +622,18 @@ ws_tp_send(struct conn *c, struct evbuffer *msg)
 {
 	struct ws_tp		*tp = c->tp;
 	struct wslay_event_msg	 m;
-	size_t			 len = evbuffer_get_length(msg);
+	size_t			 len = evbuffer_get_length(msg), queued;
 
+	/* What wslay holds counts too: it queues past WS_MAX_QUEUED. */
+	queued = wslay_event_get_queued_msg_length(tp->ws) +
+	    evbuffer_get_length(bufferevent_get_output(tp->bev));
+	if (tp->lost || queued + len > WS_MAX_QUEUED) {
+		evbuffer_drain(msg, len);
+		if (!tp->lost)
+			ws_lost(tp, "the WebSocket peer is not reading: 64 MiB "
+			    "are queued for it");
+		return;
+	}
 	m.opcode = WSLAY_TEXT_FRAME;
 	m.msg = evbuffer_pullup(msg, -1);
 	m.msg_length = len;

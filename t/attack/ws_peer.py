@@ -8,7 +8,8 @@
 #
 #   ws_peer.py upstream   an MCP server: initialize, tools/list and ping are
 #                         answered; its tools are echo {text}, flood
-#                         {count} and drip {most}
+#                         {count}, drip {most} and deaf (the connection
+#                         is no longer read)
 #   ws_peer.py gateway ATTACK [ARG]
 #                         after the first text message from its client,
 #                         runs ATTACK (flood COUNT, or drip MOST)
@@ -187,7 +188,7 @@ def reply(conn, mid, result):
 
 TOOLS = [{'name': name, 'description': name,
           'inputSchema': {'type': 'object'}}
-         for name in ('echo', 'flood', 'drip')]
+         for name in ('echo', 'flood', 'drip', 'deaf')]
 
 
 def serve_upstream(conn):
@@ -217,6 +218,10 @@ def serve_upstream(conn):
             attack(conn, 'flood', int(args.get('count', 1000)))
         elif method == 'tools/call' and params.get('name') == 'drip':
             attack(conn, 'drip', int(args.get('most', 90)))
+        elif method == 'tools/call' and params.get('name') == 'deaf':
+            # Read nothing more, answer nothing more, until it goes.
+            conn.gone.wait(300)
+            return
         elif not conn.attacking:
             conn.send(Conn.frame(1, json.dumps(
                 {'jsonrpc': '2.0', 'id': mid, 'error': {

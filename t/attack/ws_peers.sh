@@ -91,7 +91,8 @@ peer upstream upstream
 WAIT_STATE=none start_gateway \
     "{ name = \"flood\"; transport = \"ws\"; url = \"ws://127.0.0.1:$PORT/mcp\"; max_message = \"1M\"; }" \
     "{ name = \"drip\"; transport = \"ws\"; url = \"ws://127.0.0.1:$PORT/mcp\"; request_timeout = 120; }" \
-    "{ name = \"hole\"; transport = \"ws\"; url = \"ws://127.0.0.1:$HOLE/mcp\"; connect_timeout = 1; }"
+    "{ name = \"hole\"; transport = \"ws\"; url = \"ws://127.0.0.1:$HOLE/mcp\"; connect_timeout = 1; }" \
+    "{ name = \"deaf\"; transport = \"ws\"; url = \"ws://127.0.0.1:$PORT/mcp\"; }"
 wait_state ready flood
 wait_state ready drip
 # A peer whose SYN-ACK never comes: connect_timeout, not init_timeout.
@@ -174,4 +175,38 @@ is "mcpctl connect cuts a message that trickles in: exit 1" "$st" 1
 like "... and says why" "$(cat "$T/bridge-drip.err")" 'a message from the gateway was not whole after 3[0-9] s'
 ok "... not before its 30 s deadline ($elapsed s)" test "$elapsed" -ge 29
 like "the gateway still answers" "$(call flood echo '{"text":"still here"}')" '"text":"still here"'
+
+# A peer that stops reading: 20 calls of 7 MB for it.  Past 64 MiB queued
+# for it (libevent's buffer and wslay's queue), the worker gives it up,
+# and holds no more than that.
+wait_state ready deaf
+bg call deaf deaf '{}' -m 60 > "$T/deaf"
+{
+	printf '{"jsonrpc":"2.0","id":"big","method":"tools/call","params":{"name":"deaf__echo","arguments":{"text":"'
+	head -c 7000000 /dev/zero | tr '\0' x
+	printf '"}}}'
+} > "$T/bigcall"
+wpid=$(field deaf 4)
+rss0=$(rss_kb "$wpid")
+rm -f "$T/rss" "$T/sampled"
+bg sample "$wpid" "$T/rss" "$T/sampled"
+sampler=$!
+pids=
+for i in $(seq 20); do
+	mcp "@$T/bigcall" -m 60 > "$T/big.$i" &
+	pids="$pids $!"
+done
+for p in $pids; do
+	wait "$p"
+done
+touch "$T/sampled"
+wait "$sampler"
+max=$(rss_max "$T/rss")
+echo "# worker, a peer that does not read: RSS $rss0 KiB before, at most $max KiB during"
+ok "a peer that stops reading is given up at 64 MiB queued for it" \
+    grep -q 'upstream deaf: the WebSocket peer is not reading: 64 MiB are queued for it' "$T/log"
+is "... every call for it fails" "$(cat "$T"/big.* | grep -c '"id":"big","error":{"code":-32000')" 20
+ok "... the worker's RSS stays under $rss0 + $((64 * 1024 + 32768)) KiB (at most $max KiB, +$((max - rss0)) KiB)" \
+    test "$max" -lt $((rss0 + 64 * 1024 + 32768))
+ok "... and it comes back" wait_state ready deaf
 finish
