@@ -179,7 +179,8 @@ conn_deadline_cb(evutil_socket_t fd, short events, void *arg)
 	/* The callback owns arg from here. */
 	call->arg_free = NULL;
 	call_free(call);
-	cb(c, NULL, cbarg);
+	if (cb != NULL)
+		cb(c, NULL, cbarg);
 }
 
 /* Send a liveness ping now, unless one is out. */
@@ -514,8 +515,9 @@ conn_ready(struct conn *c)
 	conn_start_pings(c);
 	if (c->info != NULL && c->info->loglevel != NULL &&
 	    json_object_get(c->server_caps, "logging") != NULL)
-		conn_call(c, MCPM_SET_LEVEL, json_pack("{s:s}", "level",
-		    c->info->loglevel), NULL, NULL);
+		conn_call_owned(c, MCPM_SET_LEVEL, json_pack("{s:s}",
+		    "level", c->info->loglevel), NULL, NULL, NULL,
+		    sc->request_timeout);
 	while ((q = TAILQ_FIRST(&c->queue)) != NULL) {
 		TAILQ_REMOVE(&c->queue, q, entry);
 		c->nqueued--;
