@@ -19,7 +19,8 @@
  * the supervisor, whose strategies answer them.  If nothing is left for
  * the client the call is sent again at once; else the client gets
  * input_required with only its own requests, and the gateway's answers
- * wait in a stash, by requestState, to be merged into its retry.
+ * wait in a stash, by session and requestState, to be merged into its
+ * retry.
  */
 #include "config.h"
 
@@ -59,8 +60,8 @@ struct mrtr {
 
 /* The gateway's answers for a modern client's next retry. */
 struct stash {
-	char			*state;		/* the requestState, its key */
-	uint32_t		 session;
+	char			*key;		/* "session/requestState" */
+	struct stash		*same;		/* the next with that key */
 	int			 minted;	/* ours: dropped before the
 						   upstream sees the retry */
 	json_t			*responses;
@@ -69,10 +70,11 @@ struct stash {
 };
 
 static TAILQ_HEAD(, stash)	 stashes = TAILQ_HEAD_INITIALIZER(stashes);
-static struct strmap		 stash_by_state;
+static struct strmap		 stash_by_key;
 static unsigned int		 nstashes;
 
 static void	mrtr_retry(struct mrtr *);
+static void	stash_free(struct stash *);
 
 void
 mrtr_free(struct mrtr *mrtr, int tell)
@@ -212,55 +214,81 @@ mrtr_client_can(const char *caps, const char *method, json_t *params)
 	return (ok);
 }
 
-/* The stash entry of a requestState, or NULL; expired ones go first. */
+/*
+ * The stash entry of a session's requestState, or NULL; expired ones go
+ * first.  By session too: two sessions may be given the same state.
+ */
 static struct stash *
-stash_find(const char *state)
+stash_find(uint32_t session, const char *state)
 {
 	struct stash	*sh;
 	int64_t		 now = now_ms();
+	char		*key;
 
-	while ((sh = TAILQ_FIRST(&stashes)) != NULL && sh->expires <= now) {
-		strmap_del(&stash_by_state, sh->state);
-		TAILQ_REMOVE(&stashes, sh, entry);
-		nstashes--;
-		json_decref(sh->responses);
-		free(sh->state);
-		free(sh);
-	}
-	return (stash_by_state.buckets != NULL ?
-	    strmap_get(&stash_by_state, state) : NULL);
+	while ((sh = TAILQ_FIRST(&stashes)) != NULL && sh->expires <= now)
+		stash_free(sh);
+	if (stash_by_key.buckets == NULL)
+		return (NULL);
+	xasprintf(&key, "%" PRIu32 "/%s", session, state);
+	sh = strmap_get(&stash_by_key, key);
+	free(key);
+	return (sh);
 }
 
+/*
+ * Forget a stash entry.  Entries of one key are a chain, oldest first, of
+ * which the map holds the head; every entry freed is the oldest of its
+ * chain (expired, evicted or taken, all in order).
+ */
 static void
 stash_free(struct stash *sh)
 {
-	strmap_del(&stash_by_state, sh->state);
+	struct stash	*head, **pp;
+
+	head = strmap_del(&stash_by_key, sh->key);
+	if (head == sh) {
+		if (sh->same != NULL)
+			strmap_add(&stash_by_key, sh->same->key, sh->same);
+	} else if (head != NULL) {
+		for (pp = &head->same; *pp != NULL && *pp != sh;
+		    pp = &(*pp)->same)
+			;
+		if (*pp == sh)
+			*pp = sh->same;
+		strmap_add(&stash_by_key, head->key, head);
+	}
 	TAILQ_REMOVE(&stashes, sh, entry);
 	nstashes--;
 	json_decref(sh->responses);
-	free(sh->state);
+	free(sh->key);
 	free(sh);
 }
 
-/* Keep the gateway's answers for the client's retry (responses taken). */
+/*
+ * Keep the gateway's answers for the client's retry (responses taken).
+ * Calls given the same state (an upstream's sealed state may be the same
+ * for the same round) each keep theirs: retries take them in turn.
+ */
 static void
 stash_put(const char *state, int minted, uint32_t session, json_t *responses)
 {
-	struct stash	*sh;
+	struct stash	*sh, *last;
 
-	if (stash_by_state.buckets == NULL)
-		strmap_init(&stash_by_state);
-	if ((sh = stash_find(state)) != NULL)
-		stash_free(sh);
+	if (stash_by_key.buckets == NULL)
+		strmap_init(&stash_by_key);
 	if (nstashes >= STASH_MAX)
 		stash_free(TAILQ_FIRST(&stashes));
 	sh = xcalloc(1, sizeof *sh);
-	sh->state = xstrdup(state);
-	sh->session = session;
+	xasprintf(&sh->key, "%" PRIu32 "/%s", session, state);
 	sh->minted = minted;
 	sh->responses = responses;
 	sh->expires = now_ms() + STASH_MS;
-	strmap_add(&stash_by_state, sh->state, sh);
+	if ((last = stash_find(session, state)) != NULL) {
+		while (last->same != NULL)
+			last = last->same;
+		last->same = sh;
+	} else
+		strmap_add(&stash_by_key, sh->key, sh);
 	TAILQ_INSERT_TAIL(&stashes, sh, entry);
 	nstashes++;
 }
@@ -282,9 +310,9 @@ mrtr_stash_edits(struct conn *c, uint32_t session, const struct jrpc *m,
 	    jscan_member(m->p, m->params, "requestState", &state) != 0 ||
 	    (s = jscan_strdup(m->p, state)) == NULL)
 		return (0);
-	sh = stash_find(s);
+	sh = stash_find(session, s);
 	free(s);
-	if (sh == NULL || sh->session != session)
+	if (sh == NULL)
 		return (0);
 	/* The client's answers, and the gateway's of the same round. */
 	merged = json_object();

@@ -289,6 +289,23 @@ test('between modern peers a decline never stands in for an undeclared capabilit
     requestState: irs.requestState,
   }, { caps: { elicitation: {} } });
   assert.match(text(r.body.result), /both with state: local model .* says: both\? \/ accept Ada/, JSON.stringify(r.body));
+  // Two calls given the same sealed state (the SDK's codec mints the same
+  // token for the same round within a second): each retry gets the
+  // gateway's answer, neither loses it to the other.
+  let pair;
+  for (let i = 0; i < 5; i++) {
+    pair = await Promise.all(['p1', 'p2'].map((id) => post(gw.url, 'tools/call', { name: 'mt__ask-both-state', arguments: {} }, { caps: { elicitation: {} }, id })));
+    if (pair[0].body.result?.requestState === pair[1].body.result?.requestState) break;
+  }
+  assert.equal(pair[0].body.result.requestState, pair[1].body.result.requestState, 'the same state for both');
+  for (const [i, name] of [[0, 'Ada'], [1, 'Lin']]) {
+    r = await post(gw.url, 'tools/call', {
+      name: 'mt__ask-both-state', arguments: {},
+      inputResponses: { who: { action: 'accept', content: { name } } },
+      requestState: pair[i].body.result.requestState,
+    }, { caps: { elicitation: {} } });
+    assert.match(text(r.body.result), new RegExp(`both with state: local model .* says: both\\? / accept ${name}`), JSON.stringify(r.body));
+  }
   // With the SDK: a client declaring elicitation only.
   const client = new Client({ name: 'half', version: '1' }, { capabilities: { elicitation: { form: {} } }, versionNegotiation: { mode: { pin: MODERN } } });
   client.setRequestHandler('elicitation/create', async () => ({ action: 'accept', content: { name: 'Lin' } }));
