@@ -33,6 +33,7 @@
 #include "xmalloc.h"
 
 #define SAMPLING_MAX_JOBS	4096	/* requests in the chain at once */
+#define SAMPLING_MAX_JOBS_UP	1024	/* of them, one upstream's */
 #define SAMPLING_GRACE		10	/* seconds beyond a provider's timeout */
 #define SAMPLING_PROMPT_MAX	1000	/* bytes of prompt in an audit line */
 #define SAMPLING_TRIED_MAX	600	/* bytes of reasons in an audit line */
@@ -145,6 +146,7 @@ job_new(struct upstream *up, uint32_t session, uint32_t call_tag,
 	j->tried = evbuffer_new();
 	TAILQ_INSERT_TAIL(&jobs, j, entry);
 	njobs++;
+	up->sampling_jobs++;
 	return (j);
 }
 
@@ -162,6 +164,7 @@ job_free(struct sjob *j)
 		event_free(j->timer);
 	TAILQ_REMOVE(&jobs, j, entry);
 	njobs--;
+	j->up->sampling_jobs--;
 	evbuffer_free(j->tried);
 	free(j->model);
 	free(j->text);
@@ -711,10 +714,12 @@ sampling_chain(const struct up_ask *a, size_t from, const char *already,
 
 	snprintf(why, sizeof why, "%s", already != NULL ? already : "");
 	if ((j = job_find(up, a->ref)) == NULL) {
-		if (njobs >= SAMPLING_MAX_JOBS) {
-			log_warnx("upstream %s: sampling refused: %d requests "
-			    "are in the chain", up->sc->name,
-			    SAMPLING_MAX_JOBS);
+		/* One upstream cannot take every place. */
+		if (njobs >= SAMPLING_MAX_JOBS ||
+		    up->sampling_jobs >= SAMPLING_MAX_JOBS_UP) {
+			log_warnx("upstream %s: sampling refused: %u requests "
+			    "are in chains, %u of them its", up->sc->name,
+			    njobs, up->sampling_jobs);
 			route_up_error(up, a->session_no, a->ref,
 			    MCP_OVERLOADED, "too many sampling requests in "
 			    "flight at the gateway");

@@ -1943,6 +1943,8 @@ struct upstream {
 	unsigned int		 gave_up;	/* times marked failed */
 	int			 ready_once;	/* has been ready */
 	struct budget		 budget;	/* of its llm: links */
+	unsigned int		 sampling_jobs;	/* its requests in sampling
+						   chains (sampling.c) */
 	int			 era_fallback;	/* went away during the era
 						   probe: start as "2025" */
 	struct view_parts	 parts;		/* sessions' view parts of it,

@@ -546,6 +546,45 @@ START_TEST(test_tool_link)
 }
 END_TEST
 
+/*
+ * One upstream holds at most 1,024 requests in sampling chains: the next
+ * is refused with -32003, and another upstream's still runs.
+ */
+START_TEST(test_chain_cap)
+{
+	static struct sup_frame	*held[1024];
+	struct sup_client	*cl = sup_session(NULL, NULL);
+	struct sup_frame	*f, *g, *q;
+	json_t			*a;
+	int			 i;
+
+	call(cl, "t", &f);
+	for (i = 1; i <= 1024; i++) {
+		ask("t", f, i, sample);
+		ck_assert_ptr_nonnull(held[i - 1] = sup_take(sup_worker("a"),
+		    MSG_REQUEST));
+	}
+	ask("t", f, 1025, sample);
+	ck_assert_ptr_null(sup_take(sup_worker("a"), MSG_REQUEST));
+	a = answer("t", 1025);
+	ck_assert_jint(a, "error.code", -32003);
+	ck_assert_jstr(a, "error.message",
+	    "too many sampling requests in flight at the gateway");
+	json_decref(a);
+	call(cl, "u", &g);
+	ask("u", g, 1, sample);
+	ck_assert_ptr_nonnull(q = sup_take(sup_worker("a"), MSG_REQUEST));
+	sup_reply(sup_worker("a"), q, "{\"content\":[{\"type\":\"text\","
+	    "\"text\":\"u\"}]}");
+	json_decref(answer("u", 1));
+	for (i = 0; i < 1024; i++)
+		sup_reply(sup_worker("a"), held[i], "{\"content\":[{\"type\":"
+		    "\"text\",\"text\":\"t\"}]}");
+	finish("t", f);
+	finish("u", g);
+}
+END_TEST
+
 /* A breaker member of an upstream's status, as an integer. */
 static long long
 breaker_failures(const char *up)
@@ -635,6 +674,11 @@ sampling_suite(void)
 	tcase_add_test(tc, test_tool_link);
 	tcase_add_test(tc, test_tool_link_timeout);
 	tcase_add_test(tc, test_tool_link_too_large);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("chain_cap");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_chain_cap);
 	suite_add_tcase(s, tc);
 	return (s);
 }
