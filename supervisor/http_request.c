@@ -319,6 +319,8 @@ http_check_again(struct http_conn *c)
 	if (http_head_passed(c, c->check_keep) != 1)
 		return;
 	http_body_begin(c);
+	/* While it waited, reading stopped past HTTP_MAX_UNREAD. */
+	iochan_read(c->ch, 1);
 	http_next(c);
 }
 

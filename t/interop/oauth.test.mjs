@@ -225,10 +225,16 @@ test('client credentials; another resource refused; the session is the subject\'
 
 test('a key rotation: the new kid waits for fresh keys, once', async () => {
   const before = (await counts(op.issuer))['/jwks'];
+  const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'rot', version: '1' } } };
+  const t0 = await clientCredentials(op.issuer, { resource: `${base}/mcp`, scope: 'mcp:tools' });
+  const r0 = await post(gw, init, { headers: { authorization: `Bearer ${t0.access_token}` } });
+  assert.equal(r0.status, 200, r0.text);
   await rotate(op.issuer, { retire: true });
   const t = await clientCredentials(op.issuer, { resource: `${base}/mcp`, scope: 'mcp:tools' });
-  const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'rot', version: '1' } } };
-  const r = await post(gw, init, { headers: { authorization: `Bearer ${t.access_token}` } });
+  // A request of 256 KiB, more than the gateway holds unread while the
+  // token waits: it reads the rest once the keys are in.
+  const ping = { jsonrpc: '2.0', id: 2, method: 'ping', params: { _meta: { pad: 'x'.repeat(256 * 1024) } } };
+  const r = await post(gw, ping, { session: r0.headers.get('mcp-session-id'), headers: { authorization: `Bearer ${t.access_token}` } });
   assert.equal(r.status, 200, r.text);
   assert.equal((await counts(op.issuer))['/jwks'], before + 1);
   // A flood of unknown kids costs the provider nothing more.
