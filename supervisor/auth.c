@@ -259,6 +259,18 @@ auth_check(const char *token, size_t len, uint64_t *id, const char **client,
 	return (found != 0 ? 0 : -1);
 }
 
+const char *
+auth_client(uint64_t id)
+{
+	size_t	i;
+
+	for (i = 0; i < ncreds; i++) {
+		if (creds[i].id == id)
+			return (creds[i].client);
+	}
+	return (NULL);
+}
+
 int
 auth_lockfile_write(const char *path, const char *url, int port)
 {

@@ -27,8 +27,8 @@ static const char *const loopback_names[] = {
  * When tokens are configured, a request for a right (AUTH_MCP or
  * AUTH_METRICS) must carry one as a bearer token, and the token must have
  * that right; which one is recorded in req->credential (0 without tokens),
- * so that a session serves only the credential that created it, and whom
- * it names in req->client (NULL for an unnamed one).  0 when admitted;
+ * so that a session serves only the credential that created it (whom it
+ * names: mcp_http_client).  0 when admitted;
  * 401 without a token that matches; 403 with one that lacks the right.
  */
 static int
@@ -36,10 +36,10 @@ mcp_http_check_auth(struct http_request *req, int right, int nowait,
     struct oauth_verdict *v)
 {
 	const struct http_header	*h;
+	const char			*client;
 	int				 rights;
 
 	req->credential = 0;
-	req->client = NULL;
 	oauth_grant_unref(req->grant);
 	req->grant = NULL;
 	memset(v, 0, sizeof *v);
@@ -53,7 +53,7 @@ mcp_http_check_auth(struct http_request *req, int right, int nowait,
 		return (401);
 	}
 	if (auth_check(h->value + 7, h->valuelen - 7, &req->credential,
-	    &req->client, &rights) == 0)
+	    &client, &rights) == 0)
 		return ((rights & right) != 0 ? 0 : 403);
 	if (!oauth_enabled())
 		return (401);
@@ -71,7 +71,6 @@ mcp_http_check_auth(struct http_request *req, int right, int nowait,
 	req->grant = v->grant;
 	v->grant = NULL;
 	req->credential = req->grant->id;
-	req->client = req->grant->client;
 	if (v->status == OAUTH_INSUFFICIENT)
 		return (403);
 	return ((req->grant->rights & right) != 0 ? 0 : 403);
@@ -83,15 +82,26 @@ mcp_http_may(struct http_request *req, int right)
 	struct oauth_verdict	 v;
 	struct oauth_grant	*grant = oauth_grant_ref(req->grant);
 	uint64_t		 credential = req->credential;
-	const char		*client = req->client;
 	int			 r;
 
 	r = mcp_http_check_auth(req, right, 1, &v);
 	oauth_grant_unref(req->grant);
 	req->grant = grant;
 	req->credential = credential;
-	req->client = client;
 	return (r == 0);
+}
+
+/*
+ * The named client a request is, or NULL: its OAuth grant's, or its
+ * token's as configured now (looked up, never kept: a reload while its
+ * body comes frees the old table).
+ */
+const char *
+mcp_http_client(const struct http_request *req)
+{
+	if (req->grant != NULL)
+		return (req->grant->client);
+	return (req->credential != 0 ? auth_client(req->credential) : NULL);
 }
 
 /* Answer with a JSON-RPC error that has no id, at an HTTP status. */
@@ -278,7 +288,7 @@ mcp_http_initialize(struct http_conn *c, struct http_request *req,
 		    "Retry-After: 5\r\n");
 		return;
 	}
-	session_identity(s, req->credential, req->client);
+	session_identity(s, req->credential, mcp_http_client(req));
 	session_grant(s, req->grant);
 	vendpoint_bind(s, req->vep);
 	if ((result = route_initialize(s, m, &code, err, sizeof err)) == NULL) {
@@ -563,7 +573,7 @@ mcp_http_legacy_sse(struct http_conn *c, struct http_request *req)
 		    "Retry-After: 5\r\n");
 		return;
 	}
-	session_identity(s, req->credential, req->client);
+	session_identity(s, req->credential, mcp_http_client(req));
 	session_grant(s, req->grant);
 	vendpoint_bind(s, req->vep);
 	snprintf(s->version, sizeof s->version, "2024-11-05");
@@ -720,12 +730,13 @@ mcp_http_insufficient(struct http_conn *c, struct http_request *req,
 static void
 mcp_http_forbid(struct http_conn *c, struct http_request *req, int right)
 {
-	char	refused[128];
+	const char	*client = mcp_http_client(req);
+	char		 refused[128];
 
 	if (right == AUTH_METRICS)
 		snprintf(refused, sizeof refused, "%s%s may not read the "
-		    "metrics", req->client != NULL ? "client " : "this token",
-		    req->client != NULL ? req->client : "");
+		    "metrics", client != NULL ? "client " : "this token",
+		    client != NULL ? client : "");
 	else if (req->grant != NULL)
 		snprintf(refused, sizeof refused, "an OAuth token that does "
 		    "not admit to MCP");

@@ -484,7 +484,7 @@ mcp_ws_upgrade(struct http_conn *c, struct http_request *req)
 		ws_refuse(c, 503, "Retry-After: 5\r\n", session_refusal());
 		return;
 	}
-	session_identity(s, req->credential, req->client);
+	session_identity(s, req->credential, mcp_http_client(req));
 	session_grant(s, req->grant);
 	vendpoint_bind(s, req->vep);
 	/* The upgrade's trace context: its messages' parent. */

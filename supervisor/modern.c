@@ -284,7 +284,7 @@ modern_post(struct http_conn *c, struct http_request *req,
 			evbuffer_free(data);
 		return;
 	}
-	if ((s = session_modern(req->credential, req->client, req->vep,
+	if ((s = session_modern(req->credential, mcp_http_client(req), req->vep,
 	    http_conn_peer(c))) == NULL) {
 		modern_refuse(c, 503, m, MCP_OVERLOADED, NULL,
 		    session_refusal());

@@ -158,6 +158,9 @@ int		 auth_required(int right);
  * unnamed one) and rights, -1 if none matches. */
 int		 auth_check(const char *, size_t, uint64_t *id,
 		    const char **client, int *rights);
+/* The client name of a token by its id, as configured now (a reload may
+ * have changed it), or NULL. */
+const char	*auth_client(uint64_t id);
 /* Write the lock file with a fresh token (accepted from then on, after
  * auth_configure); remove it at exit. */
 int		 auth_lockfile_write(const char *path, const char *url, int port);
@@ -442,7 +445,6 @@ struct http_request {
 	struct evbuffer	*body;
 	uint64_t	 credential;	/* the bearer token that authorised
 					   it (a hash), 0 without auth */
-	const char	*client;	/* the named client it is, or NULL */
 	struct oauth_grant *grant;	/* an OAuth token's (a reference), or
 					   NULL */
 	uint64_t	 oauth_wait;	/* its token waits (oauth_wait), or 0 */
@@ -685,6 +687,8 @@ int		 mcp_http_check_access(struct http_conn *, struct http_request *,
 		    int loopback, int right);
 /* Does a request carry what a right needs?  Silent: nothing is logged. */
 int		 mcp_http_may(struct http_request *, int right);
+/* The named client a request is (its grant's or its token's), or NULL. */
+const char	*mcp_http_client(const struct http_request *);
 /* Refuse a POSTed request with 403 insufficient_scope (oauth_post_refusal's
  * answer), logged and counted. */
 void		 mcp_http_scope_refused(struct http_conn *, struct http_request *,

@@ -173,6 +173,39 @@ START_TEST(test_session_bound)
 }
 END_TEST
 
+/*
+ * A reload while a request's body comes frees the table its token was
+ * found in: the session it makes names the client as configured now.
+ */
+START_TEST(test_reload_mid_body)
+{
+	struct sup_conn		*c = sup_connect();
+	struct sup_resp		*r;
+	struct session		*s;
+	char			 head[512];
+	size_t			 half = sizeof init_body / 2;
+
+	snprintf(head, sizeof head, "POST /mcp HTTP/1.1\r\n"
+	    "Host: 127.0.0.1:8931\r\nAuthorization: Bearer " TOKEN_C1 "\r\n"
+	    "Content-Type: application/json\r\n"
+	    "Accept: application/json, text/event-stream\r\n"
+	    "Content-Length: %zu\r\n\r\n", sizeof init_body - 1);
+	sup_write(c, head, strlen(head));
+	sup_write(c, init_body, half);
+	json_decref(sup_reload(SUP_BASE
+	    "auth_tokens = [ \"" TOKEN_ANY "\" ];\n"
+	    "clients = (\n"
+	    "  { name = \"renamed\"; token = \"" TOKEN_C1 "\"; }\n"
+	    ");\n"
+	    CONF_SERVER));
+	sup_write(c, init_body + half, sizeof init_body - 1 - half);
+	ck_assert_ptr_nonnull(r = sup_response(c, 0));
+	ck_assert_int_eq(r->status, 200);
+	ck_assert_ptr_nonnull(s = session_first());
+	ck_assert_str_eq(s->client_name, "renamed");
+}
+END_TEST
+
 /* The same for a legacy HTTP+SSE session's POSTs. */
 START_TEST(test_legacy_bound)
 {
@@ -383,6 +416,7 @@ auth_suite(void)
 	tcase_add_test(tc, test_token_required);
 	tcase_add_test(tc, test_metrics_token_not_mcp);
 	tcase_add_test(tc, test_session_bound);
+	tcase_add_test(tc, test_reload_mid_body);
 	tcase_add_test(tc, test_legacy_bound);
 	tcase_add_test(tc, test_metrics_right);
 	tcase_add_test(tc, test_readyz_reasons);
