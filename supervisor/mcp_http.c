@@ -229,9 +229,25 @@ static int
 mcp_http_same_credential(struct http_conn *c, struct http_request *req,
     struct session *s)
 {
+	const char	*client;
+
 	if (s->credential == req->credential) {
 		/* The same principal, maybe with a refreshed token. */
 		session_grant(s, req->grant);
+		/* Which may name another client now (a group left, a
+		 * reload): its rules are the session's from now on. */
+		client = mcp_http_client(req);
+		if (client != s->client_name && (client == NULL ||
+		    s->client_name == NULL ||
+		    strcmp(client, s->client_name) != 0)) {
+			log_info("session %.8s: now %s%s, not %s%s", s->id,
+			    client != NULL ? "client " : "unnamed",
+			    client != NULL ? client : "",
+			    s->client_name != NULL ? "client " : "unnamed",
+			    s->client_name != NULL ? s->client_name : "");
+			session_identity(s, s->credential, client);
+			route_list_changed(s, (1 << CATALOG_NKINDS) - 1);
+		}
 		return (1);
 	}
 	log_warnx("http %s: session %.8s used with another credential than "

@@ -206,6 +206,39 @@ START_TEST(test_reload_mid_body)
 }
 END_TEST
 
+/*
+ * A reload that gives a token to another client: its open session is that
+ * client's from its next request, and is told its lists changed.
+ */
+START_TEST(test_reload_renames_client)
+{
+	struct sup_client	*c1 = sup_session(TOKEN_C1, NULL);
+	struct sup_resp		*g = sup_get(c1, NULL);
+	struct session		*s;
+
+	ck_assert_ptr_nonnull(s = session_first());
+	ck_assert_str_eq(s->client_name, "c1");
+	json_decref(sup_reload(SUP_BASE
+	    "auth_tokens = [ \"" TOKEN_ANY "\" ];\n"
+	    "clients = (\n"
+	    "  { name = \"renamed\"; token = \"" TOKEN_C1 "\"; }\n"
+	    ");\n"
+	    CONF_SERVER));
+	ck_assert_uint_eq(sup_nfound(g, "notifications/tools/list_changed"),
+	    0);
+	ck_assert_result(sup_rpc(c1, "{\"jsonrpc\":\"2.0\",\"id\":1,"
+	    "\"method\":\"ping\"}"));
+	ck_assert_str_eq(s->client_name, "renamed");
+	ck_assert_uint_eq(sup_nfound(g, "notifications/tools/list_changed"),
+	    1);
+	/* The next request changes nothing more. */
+	ck_assert_result(sup_rpc(c1, "{\"jsonrpc\":\"2.0\",\"id\":2,"
+	    "\"method\":\"ping\"}"));
+	ck_assert_uint_eq(sup_nfound(g, "notifications/tools/list_changed"),
+	    1);
+}
+END_TEST
+
 /* The same for a legacy HTTP+SSE session's POSTs. */
 START_TEST(test_legacy_bound)
 {
@@ -417,6 +450,7 @@ auth_suite(void)
 	tcase_add_test(tc, test_metrics_token_not_mcp);
 	tcase_add_test(tc, test_session_bound);
 	tcase_add_test(tc, test_reload_mid_body);
+	tcase_add_test(tc, test_reload_renames_client);
 	tcase_add_test(tc, test_legacy_bound);
 	tcase_add_test(tc, test_metrics_right);
 	tcase_add_test(tc, test_readyz_reasons);

@@ -705,7 +705,7 @@ END_TEST
 /* Clients by subject or claim; the others unnamed. */
 START_TEST(test_mapping)
 {
-	struct sup_client	*cl;
+	struct sup_client	*cl, *left;
 	struct session		*s;
 	struct sup_resp		*r;
 	json_t			*a;
@@ -734,6 +734,20 @@ START_TEST(test_mapping)
 	s = session_find(cl->sid, strlen(cl->sid));
 	ck_assert_str_eq(s->client_name, "admins");
 	rate_principal(s, p1, sizeof p1);
+	free(t);
+	free(c);
+	/* u9 leaves admins: its next token names no client, and its session
+	 * has no admin's rights from then on. */
+	xasprintf(&c, "{\"iss\":\"" ISS "\",\"sub\":\"u9\",\"aud\":\""
+	    RES "/mcp\",\"exp\":%lld,\"scope\":\"mcp\",\"groups\":"
+	    "[\"dev\"]}", (long long)time(NULL) + 300);
+	t = token_with(k1, "k1", c);
+	left = sup_client(t);
+	memcpy(left->sid, cl->sid, sizeof left->sid);
+	memcpy(left->version, cl->version, sizeof left->version);
+	ck_assert_result(sup_rpc(left, "{\"jsonrpc\":\"2.0\",\"id\":3,"
+	    "\"method\":\"ping\"}"));
+	ck_assert_ptr_null(s->client_name);
 	free(t);
 	free(c);
 	/* Another subject of that client is a principal of its own for
