@@ -227,6 +227,64 @@ scopes_union(char *buf, size_t len, char *const *v)
 	}
 }
 
+/* Does a NULL-terminated list hold a string? */
+static int
+strv_has(char *const *v, const char *str)
+{
+	size_t	i;
+
+	for (i = 0; v != NULL && v[i] != NULL; i++) {
+		if (strcmp(v[i], str) == 0)
+			return (1);
+	}
+	return (0);
+}
+
+/* Is a scope one of ours: advertised, or else asked for somewhere? */
+static int
+scope_ours(const char *scope)
+{
+	size_t	i;
+
+	if (conf->oauth->scopes_supported != NULL)
+		return (strv_has(conf->oauth->scopes_supported, scope));
+	if (strv_has(conf->oauth->scopes, scope))
+		return (1);
+	for (i = 0; i < conf->nservers; i++) {
+		if (strv_has(conf->servers[i].scopes, scope))
+			return (1);
+	}
+	return (0);
+}
+
+/* Append the scopes of ours a grant has that buf does not hold yet. */
+static void
+scopes_granted(char *buf, size_t len, const struct oauth_grant *g)
+{
+	char	*one[2] = { NULL, NULL };
+	size_t	 i;
+
+	for (i = 0; g->scopes[i] != NULL; i++) {
+		if (!scope_ours(g->scopes[i]))
+			continue;
+		one[0] = g->scopes[i];
+		scopes_union(buf, len, one);
+	}
+}
+
+/* The endpoint path a session came by. */
+static const char *
+session_endpoint(const struct session *s)
+{
+	if (s->vep != NULL)
+		return (vendpoint_path(s->vep));
+	if (s->legacy)
+		return ("/sse");
+	if (s->only != NULL && s->only->kind == STREAM_WS)
+		return (conf->ws_path);
+	return ("/mcp");
+}
+
 /* The running configuration's entry of an upstream: a reload may change
  * it (NULL: gone). */
 static const struct server_conf *
@@ -274,12 +332,16 @@ oauth_upstream_refusal(const struct session *s, const struct upstream *up)
 	    oauth_grant_has(s->grant, sc->scopes, &missing))
 		return (NULL);
 	/* What the call needs: every request's scopes and the upstream's
-	 * (RFC 6750, section 3: what a new token must have). */
+	 * (RFC 6750, section 3: what a new token must have), and what the
+	 * token has of ours, so that the new one loses nothing. */
 	scopes_text(scopes, sizeof scopes, conf->oauth->scopes);
 	scopes_union(scopes, sizeof scopes, sc->scopes);
+	scopes_granted(scopes, sizeof scopes, s->grant);
+	/* The metadata of the endpoint the session came by: it names the
+	 * resource the client's tokens are for. */
 	resource_split(conf->oauth->resource, &olen, &rbase);
-	xasprintf(&url, "%.*s%s%s/mcp", (int)olen, conf->oauth->resource,
-	    PRM_PATH, rbase);
+	xasprintf(&url, "%.*s%s%s%s", (int)olen, conf->oauth->resource,
+	    PRM_PATH, rbase, session_endpoint(s));
 	o = json_pack("{s:s, s:s, s:s}", "error", "insufficient_scope",
 	    "scope", scopes, "resource_metadata", url);
 	free(url);

@@ -702,6 +702,44 @@ START_TEST(test_reload_scopes_updates)
 }
 END_TEST
 
+/*
+ * A step-up at a virtual endpoint names that endpoint's metadata (whose
+ * resource the client's token is for), and the scopes of ours the token
+ * has besides what the call needs, so that the new one loses nothing.
+ */
+START_TEST(test_step_up_endpoint)
+{
+	struct sup_client	*cl;
+	struct sup_resp		*r;
+	const char		*h;
+	char			*c, *t;
+
+	json_decref(sup_reload(SUP_BASE "auth_tokens = [ \"" TOKEN_STATIC
+	    "\" ];\nendpoints = ( { path = \"/mcp/research\"; tools = [ "
+	    "\"a__*\", \"b__*\" ]; } );\n"
+	    "oauth = { resource = \"" RES "/\"; scopes = [ \"mcp\" ];\n"
+	    "  scopes_supported = [ \"mcp\", \"admin\", \"files\" ];\n"
+	    "  issuers = ( { issuer = \"" ISS "\"; introspection = {\n"
+	    "    client_id = \"gw\"; client_secret = \"${env:HOME}\"; }; } );"
+	    " };\n" CONF_SERVER));
+	c = claims("alice", "files mcp openid", RES "/mcp/research", 300);
+	t = token_with(k1, "k1", c);
+	cl = sup_client(t);
+	cl->path = "/mcp/research";
+	ck_assert_int_eq(sup_initialize(cl, NULL)->status, 200);
+	r = sup_post(cl, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	    "\"tools/call\",\"params\":{\"name\":\"b__x\",\"arguments\":{}}}");
+	ck_assert_int_eq(r->status, 403);
+	h = sup_header(r, "WWW-Authenticate");
+	ck_assert_msg(h != NULL && strstr(h, "resource_metadata=\"" RES
+	    "/.well-known/oauth-protected-resource/mcp/research\"") != NULL &&
+	    strstr(h, "scope=\"mcp admin files\"") != NULL, "%s", h);
+	ck_assert_jstr(sup_json(r), "error.data.scope", "mcp admin files");
+	free(c);
+	free(t);
+}
+END_TEST
+
 /* Clients by subject or claim; the others unnamed. */
 START_TEST(test_mapping)
 {
@@ -1020,6 +1058,7 @@ oauth_suite(void)
 	tcase_add_test(tc, test_binding);
 	tcase_add_test(tc, test_insufficient_scope);
 	tcase_add_test(tc, test_mapping);
+	tcase_add_test(tc, test_step_up_endpoint);
 	tcase_add_test(tc, test_upstream_scopes);
 	tcase_add_test(tc, test_listen_scopes);
 	tcase_add_test(tc, test_reload_scopes_updates);
