@@ -247,6 +247,7 @@ http_done(struct http_conn *c)
 	memcpy(c->peer, c->conn_peer, sizeof c->peer);
 	c->state = HC_HEAD;
 	c->head_started = 0;
+	c->head_scanned = 0;
 	http_deadline(c, HTTP_IDLE_TIMEOUT * 1000);
 	iochan_read(c->ch, 1);
 	/*

@@ -93,6 +93,8 @@ struct http_conn {
 						   0 */
 	struct event		*next_ev;	/* takes pipelined input; or NULL */
 	int			 head_started;	/* bytes of a head arrived */
+	unsigned int		 head_scanned;	/* of them, looked through for
+						   its end (so far none) */
 	int64_t			 body_start;	/* monotonic ms */
 	uint64_t		 body_bytes;	/* received so far */
 	unsigned int		 wrote_tick;	/* heartbeat tick of the last

@@ -90,7 +90,7 @@ static int
 http_read_head(struct http_conn *c)
 {
 	struct evbuffer		*in = iochan_input(c->ch);
-	struct evbuffer_ptr	 end;
+	struct evbuffer_ptr	 end, from;
 	const struct http_header *h;
 	size_t			 avail = evbuffer_get_length(in), headlen;
 	ssize_t			 r;
@@ -99,14 +99,20 @@ http_read_head(struct http_conn *c)
 	struct netaddr		 client;
 	int			 keep;
 
-	end = evbuffer_search(in, "\r\n\r\n", 4, NULL);
+	/* From where the last look stopped: a head that trickles in is
+	 * not searched again from its start at every read. */
+	evbuffer_ptr_set(in, &from, c->head_scanned > 3 ?
+	    c->head_scanned - 3 : 0, EVBUFFER_PTR_SET);
+	end = evbuffer_search(in, "\r\n\r\n", 4, &from);
 	if (end.pos < 0) {
 		if (avail > HTTP_MAX_HEAD) {
 			http_fail(c, 431, "request head too large");
 			return (-1);
 		}
+		c->head_scanned = (unsigned int)avail;
 		return (0);
 	}
+	c->head_scanned = 0;
 	headlen = (size_t)end.pos + 4;
 	if (headlen > HTTP_MAX_HEAD) {
 		http_fail(c, 431, "request head too large");
@@ -205,6 +211,27 @@ http_head_passed(struct http_conn *c, int keep)
 	return (1);
 }
 
+/*
+ * Copy body bytes, not move the input's chunks: a read of a few bytes
+ * sits in a chunk of kilobytes, and a body that trickles in would keep
+ * one chunk per read, far past max_body.
+ */
+static void
+http_body_copy(struct evbuffer *body, struct evbuffer *in, size_t take)
+{
+	struct evbuffer_iovec	v;
+	int			n;
+
+	if (take == 0)
+		return;
+	if (evbuffer_reserve_space(body, (ev_ssize_t)take, &v, 1) != 1)
+		fatalx("evbuffer_reserve_space");
+	if ((n = evbuffer_remove(in, v.iov_base, take)) < 0)
+		fatalx("evbuffer_remove");
+	v.iov_len = (size_t)n;
+	evbuffer_commit_space(body, &v, 1);
+}
+
 /* Read body bytes; 1 when the body is complete. */
 static int
 http_read_body(struct http_conn *c)
@@ -221,7 +248,7 @@ http_read_body(struct http_conn *c)
 	case HTTP_BODY_LENGTH:
 		avail = evbuffer_get_length(in);
 		take = avail < c->remaining ? avail : (size_t)c->remaining;
-		evbuffer_remove_buffer(in, c->req.body, take);
+		http_body_copy(c->req.body, in, take);
 		c->remaining -= take;
 		c->body_bytes += take;
 		return (c->remaining == 0);
