@@ -198,18 +198,27 @@ ws_message(wslay_event_context_ptr ctx,
 	ws_msg_reset(&ws->msg);
 }
 
-/* Write what wslay has queued; close once a close frame went out. */
+/*
+ * Write what wslay has queued; once a close frame went out, the session
+ * ends, and the connection closes when its output is written.  The
+ * session ends now, not with the connection: one left without it meanwhile
+ * could be freed by a sweep, a reload or a shutdown, and then again.
+ */
 static void
 ws_flush(struct ws_client *ws)
 {
+	struct session	*s = ws->s;
+
 	if (wslay_event_send(ws->ctx) != 0 ||
 	    (wslay_event_get_close_sent(ws->ctx) &&
 	    wslay_event_get_queued_msg_count(ws->ctx) == 0)) {
 		/* No more frames: the stream lets go of the connection. */
-		if (ws->s != NULL && ws->s->only != NULL &&
-		    ws->s->only->conn == ws->c)
-			ws->s->only->conn = NULL;
+		ws->s = NULL;
+		if (s != NULL && s->only != NULL && s->only->conn == ws->c)
+			s->only->conn = NULL;
 		http_set_stream(ws->c, NULL);
+		if (s != NULL)
+			session_free(s, "WebSocket closed");
 		http_conn_finish(ws->c);
 	}
 }

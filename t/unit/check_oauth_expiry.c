@@ -10,6 +10,10 @@
  */
 #include "config.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -389,6 +393,55 @@ START_TEST(test_leeway_longer)
 }
 END_TEST
 
+/*
+ * A WebSocket whose client stopped reading when its token expired: the
+ * close frame waits behind what the socket does not take, and the session
+ * ends then, not once the connection goes (meanwhile a sweep, a reload or
+ * a shutdown freed it, and the connection's end freed it again).
+ */
+START_TEST(test_ws_expires_stalled)
+{
+	struct sup_conn	*c;
+	char		*t = token(LIFE);
+	unsigned char	 ping[6 + 125];
+	size_t		 off;
+	ssize_t		 n;
+	int		 fd, i;
+
+	/* No leeway: the token expires before the connection's write
+	 * deadline (60 s) would end it. */
+	reload_ok(CONF_LEEWAY(0));
+	c = ws_open(t);
+	fd = c->fd;
+	c->fd = -1;	/* the harness reads it no more */
+	ck_assert_int_eq(fcntl(fd, F_SETFL, O_NONBLOCK), 0);
+	/* Masked pings (a zero key), whose pongs fill the socket. */
+	ping[0] = 0x89;
+	ping[1] = 0x80 | 125;
+	memset(ping + 2, 0, 4);
+	memset(ping + 6, 'p', 125);
+	/* Until the gateway stops reading (1 MiB of pongs unwritten). */
+	for (i = 0, off = 0; i < 100; ) {
+		if ((n = write(fd, ping + off, sizeof ping - off)) < 0) {
+			ck_assert_int_eq(errno, EAGAIN);
+			sup_turn();
+			i++;
+			continue;
+		}
+		off = (off + (size_t)n) % sizeof ping;
+		i = 0;
+	}
+	sup_run();
+	ck_assert_uint_eq(session_count(), 1);
+	sup_advance(LIFE + 1);
+	ck_assert_uint_eq(expired_count(), 1);
+	ck_assert_uint_eq(session_count(), 0);
+	/* The connection goes with the gateway, after its session. */
+	c->fd = fd;
+	free(t);
+}
+END_TEST
+
 static Suite *
 expiry_suite(void)
 {
@@ -398,6 +451,7 @@ expiry_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_ws_expires);
 	tcase_add_test(tc, test_ws_static);
+	tcase_add_test(tc, test_ws_expires_stalled);
 	tcase_add_test(tc, test_get_expires);
 	tcase_add_test(tc, test_get_static);
 	tcase_add_test(tc, test_legacy_expires);
