@@ -228,6 +228,28 @@ http_slowest(size_t *queued)
 	return (c);
 }
 
+/*
+ * A closing connection's output is all written.  After a response, the
+ * client may still be sending its request (a body refused before it was
+ * read): closing with input unread would send it a reset, which may
+ * reach it before it reads the response.  So writing is shut down first,
+ * and what it sends is read and dropped until it closes too, for a while.
+ */
+static void
+http_closed_out(struct http_conn *c)
+{
+	if (!c->linger || shutdown(iochan_fd(c->ch), SHUT_WR) != 0) {
+		http_conn_free(c);
+		return;
+	}
+	c->state = HC_LINGER;
+	c->body_bytes = 0;
+	evbuffer_drain(iochan_input(c->ch),
+	    evbuffer_get_length(iochan_input(c->ch)));
+	http_deadline(c, HTTP_LINGER_MS);
+	iochan_read(c->ch, 1);
+}
+
 /* The response is complete: next request, or close. */
 void
 http_done(struct http_conn *c)
@@ -238,9 +260,10 @@ http_done(struct http_conn *c)
 	}
 	if (!c->keepalive || c->too_big) {
 		c->state = HC_CLOSING;
+		c->linger = 1;
 		iochan_read(c->ch, 0);
 		if (evbuffer_get_length(iochan_output(c->ch)) == 0)
-			http_conn_free(c);
+			http_closed_out(c);
 		return;
 	}
 	http_reset(c);
@@ -412,6 +435,12 @@ http_read_cb(struct iochan *ch, void *arg)
 	case HC_CLOSING:
 		evbuffer_drain(in, evbuffer_get_length(in));
 		break;
+	case HC_LINGER:
+		c->body_bytes += evbuffer_get_length(in);
+		evbuffer_drain(in, evbuffer_get_length(in));
+		if (c->body_bytes > HTTP_LINGER_MAX)
+			http_conn_free(c);
+		break;
 	case HC_UPGRADED:
 		c->up->read(c, c->up_arg);
 		break;
@@ -432,7 +461,7 @@ http_drain_cb(struct iochan *ch, void *arg)
 
 	stream_conn_passed(c);
 	if (c->state == HC_CLOSING)
-		http_conn_free(c);
+		http_closed_out(c);
 	else if (c->state == HC_UPGRADED && c->up->drained != NULL)
 		c->up->drained(c, c->up_arg);
 }

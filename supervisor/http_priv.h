@@ -27,6 +27,9 @@
 #define HTTP_BODY_RATE		65536	/* one second per so many bytes */
 #define HTTP_WRITE_TIMEOUT	60	/* seconds without write progress */
 #define HTTP_MAX_UNREAD		65536	/* input held while busy */
+#define HTTP_LINGER_MS		2000	/* a closing connection's rest of
+					   its request is read this long */
+#define HTTP_LINGER_MAX		(16 * 1024 * 1024)	/* and this much */
 #define HTTP_FD_RESERVE		64	/* descriptors kept for the rest */
 #define HTTP_MAX_CONNS		1000000	/* even with no descriptor limit */
 #define HTTP_PAUSE_MS		1000	/* accepting paused when out of fds */
@@ -51,6 +54,8 @@ enum http_state {
 	HC_HANDLING,		/* the handler owes a response */
 	HC_STREAMING,		/* a chunked response is under way */
 	HC_CLOSING,		/* flushing, then closing */
+	HC_LINGER,		/* flushed, writing shut: the rest of the
+				   request read and dropped, then closed */
 	HC_UPGRADED		/* another protocol (WebSocket) owns it */
 };
 
@@ -105,6 +110,8 @@ struct http_conn {
 	size_t			 slow_pos;	/* in the heap of connections
 						   HTTP_SLOW_MIN behind, or 0 */
 	int			 doomed;	/* to close from the loop */
+	int			 linger;	/* closing after a response: read
+					   what the client still sends */
 	int			 nolog;		/* no access log line for the
 						   response under way */
 	const struct http_upgraded *up;	/* HC_UPGRADED: its owner */

@@ -429,6 +429,9 @@ http_deadline_cb(evutil_socket_t fd, short events, void *arg)
 		if (c->up->expired != NULL)
 			c->up->expired(c, c->up_arg);
 		return;
+	case HC_LINGER:
+		http_conn_free(c);
+		return;
 	default:
 		return;
 	}
