@@ -34,6 +34,9 @@ static struct heap		slow;		/* those HTTP_SLOW_MIN behind,
 						   by bytes queued */
 static int			slow_ready;
 static struct event		*reap_ev;	/* closes doomed ones */
+static struct http_conn		**doomed;	/* those, to close (a vector,
+						   not a walk of every one) */
+static size_t			ndoomed, doomedcap;
 /* Kept alive between requests, the longest idle first. */
 static struct http_conn_list	http_idle = TAILQ_HEAD_INITIALIZER(http_idle);
 
@@ -122,6 +125,7 @@ http_adopt(int fd, const struct sockaddr *sa, const struct http_service *svc)
 	static const char	 busy[] = "HTTP/1.1 503 Service Unavailable\r\n"
 	    "Content-Length: 0\r\nConnection: close\r\nRetry-After: 1\r\n\r\n";
 	int			 one = 1;
+	unsigned int		 user_timeout = HTTP_WRITE_TIMEOUT * 1000;
 
 	if (nconns >= http_max_conns && http_shed_idle() != 0) {
 		char	peer[NETADDR_TEXT_MAX];
@@ -141,6 +145,11 @@ http_adopt(int fd, const struct sockaddr *sa, const struct http_service *svc)
 		return;
 	}
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+	/* A peer gone without a word (no FIN, no reset) is given up a
+	 * minute after a write it did not acknowledge (an event stream's
+	 * heartbeat), not after TCP's retries, a quarter of an hour. */
+	setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user_timeout,
+	    sizeof user_timeout);
 	c = xcalloc(1, sizeof *c);
 	c->svc = svc;
 	c->deadline = evtimer_new(base, http_deadline_cb, c);
@@ -343,17 +352,12 @@ http_conn_close(struct http_conn *c)
 	http_conn_free(c);
 }
 
-/* Close the connections marked doomed. */
+/* Close the connections marked doomed (each leaves the vector). */
 static void
 http_reap_cb(evutil_socket_t fd, short events, void *arg)
 {
-	struct http_conn	*c, *next;
-
-	for (c = TAILQ_FIRST(&http_conns); c != NULL; c = next) {
-		next = TAILQ_NEXT(c, entry);
-		if (c->doomed)
-			http_conn_free(c);
-	}
+	while (ndoomed > 0)
+		http_conn_free(doomed[ndoomed - 1]);
 }
 
 int
@@ -367,6 +371,14 @@ http_conn_close_later(struct http_conn *c)
 {
 	if (reap_ev == NULL)
 		reap_ev = event_new(base, -1, 0, http_reap_cb, NULL);
+	if (!c->doomed) {
+		if (ndoomed == doomedcap) {
+			doomedcap = doomedcap == 0 ? 16 : doomedcap * 2;
+			doomed = xreallocarray(doomed, doomedcap,
+			    sizeof *doomed);
+		}
+		doomed[ndoomed++] = c;
+	}
 	c->doomed = 1;
 	iochan_read(c->ch, 0);
 	event_active(reap_ev, EV_TIMEOUT, 0);
@@ -376,7 +388,16 @@ void
 http_conn_free(struct http_conn *c)
 {
 	struct stream	*st;
+	size_t		 i;
 
+	if (c->doomed) {
+		for (i = ndoomed; i-- > 0; ) {
+			if (doomed[i] == c) {
+				doomed[i] = doomed[--ndoomed];
+				break;
+			}
+		}
+	}
 	/* The protocol that took the connection over lets go first. */
 	if (c->up != NULL) {
 		c->up->closed(c, c->up_arg);
