@@ -421,20 +421,23 @@ grant_verdict(struct oauth_verdict *v, struct oauth_grant *g)
 }
 
 /*
- * Read a JWT's payload without verifying anything, for its iss only (to
- * pick the key set): NULL if it cannot be read.
+ * Read a part of a JWT (0 its header, 1 its payload) without verifying
+ * anything: the payload for its iss only (to pick the key set), the
+ * header for whether it names a kid.  NULL if it cannot be read.
  */
 static json_t *
-jwt_peek(const char *token, size_t len)
+jwt_peek(const char *token, size_t len, int part)
 {
-	const char	*p, *q;
+	const char	*p = token, *q;
 	unsigned char	*buf;
 	size_t		 n, out;
 	json_t		*j;
 
-	if ((p = memchr(token, '.', len)) == NULL)
-		return (NULL);
-	p++;
+	if (part == 1) {
+		if ((p = memchr(token, '.', len)) == NULL)
+			return (NULL);
+		p++;
+	}
 	if ((q = memchr(p, '.', len - (size_t)(p - token))) == NULL)
 		return (NULL);
 	n = (size_t)(q - p);
@@ -451,6 +454,17 @@ jwt_peek(const char *token, size_t len)
 		return (NULL);
 	}
 	return (j);
+}
+
+/* Does a JWT's header name no kid? */
+static int
+jwt_kidless(const char *token, size_t len)
+{
+	json_t	*h = jwt_peek(token, len, 0);
+	int	 none = h != NULL && json_object_get(h, "kid") == NULL;
+
+	json_decref(h);
+	return (none);
 }
 
 /* The first of our audiences a token's aud holds, or the resource. */
@@ -496,7 +510,7 @@ check_jwt(const char *token, size_t len, int retry, int64_t now,
 	const char			*iss, *sub;
 	char				 why[JOSE_WHY_MAX];
 
-	if ((peek = jwt_peek(token, len)) == NULL) {
+	if ((peek = jwt_peek(token, len, 1)) == NULL) {
 		refuse(v, "malformed", "the token is not a JWT");
 		return;
 	}
@@ -522,7 +536,13 @@ check_jwt(const char *token, size_t len, int retry, int64_t now,
 	}
 	r = jose_jws_verify(set, ic->algorithms, ic->typ, token, len,
 	    &header, &payload, &plen, why);
-	if (r == JOSE_ERR_KID_UNKNOWN && !retry) {
+	/*
+	 * An unknown kid, or a token without one that the one key fitting
+	 * it does not verify (a provider that rotated its only key and
+	 * names none): fresh keys first, at the bounded rate.
+	 */
+	if (!retry && (r == JOSE_ERR_KID_UNKNOWN || ((r == JOSE_ERR_SIGNATURE ||
+	    r == JOSE_ERR_NO_KEY) && jwt_kidless(token, len)))) {
 		v->status = OAUTH_PENDING;
 		pending_kind = WAIT_KEYS;
 		pending_idp = idp;

@@ -805,6 +805,35 @@ START_TEST(test_mapping)
 }
 END_TEST
 
+/*
+ * A provider with one key and no kids rotates it: a token by the new key
+ * waits for fresh keys, as one with an unknown kid does, rather than being
+ * refused until the next scheduled fetch.
+ */
+START_TEST(test_kidless_rotation)
+{
+	struct sup_worker	*w = sup_provider(ISS);
+	struct sup_resp		*r;
+	char			*c, *t, *keys;
+
+	set_keys(k1, NULL, NULL, NULL);
+	sup_forget(w);
+	c = claims("alice", "mcp", RES "/mcp", 300);
+	t = sign(k2, "ES256", "{\"alg\":\"ES256\",\"typ\":\"at+jwt\"}", c);
+	r = post_init(t);
+	ck_assert_int_eq(r->status, 0);
+	ck_assert_uint_eq(sup_count(w, MSG_IDP_REFRESH), 1);
+	keys = jwks_of(k2, NULL, NULL, NULL);
+	sup_send(w, MSG_IDP_KEYS, 0, 0, 0, "{\"jwks\":%s,\"fetched\":%lld,"
+	    "\"metadata\":{\"issuer\":\"" ISS "\"}}", keys,
+	    (long long)time(NULL));
+	ck_assert_int_eq(r->status, 200);
+	free(keys);
+	free(t);
+	free(c);
+}
+END_TEST
+
 /* A new kid: the request waits for the issuer's fresh keys. */
 START_TEST(test_unknown_kid)
 {
@@ -1063,6 +1092,7 @@ oauth_suite(void)
 	tcase_add_test(tc, test_listen_scopes);
 	tcase_add_test(tc, test_reload_scopes_updates);
 	tcase_add_test(tc, test_unknown_kid);
+	tcase_add_test(tc, test_kidless_rotation);
 	tcase_add_test(tc, test_kid_flood);
 	tcase_add_test(tc, test_introspection);
 	tcase_add_test(tc, test_wait_hangup);
