@@ -100,6 +100,7 @@ log_setverbose(int verbose)
 }
 
 static void	log_line(int, const char *);
+static void	log_sanitize(char *);
 
 /* Monotonic seconds. */
 static time_t
@@ -200,7 +201,23 @@ log_vwrite(int pri, int err, const char *fmt, va_list ap)
 		return;
 	if (err != 0 && (size_t)n < sizeof msg)
 		snprintf(msg + n, sizeof msg - n, ": %s", strerror(err));
+	log_sanitize(msg);
 	log_line(pri, msg);
+}
+
+/*
+ * One line stays one line: a control character from a peer (a token's
+ * subject, an upstream's stderr) would forge another, so each becomes '?'.
+ */
+static void
+log_sanitize(char *msg)
+{
+	unsigned char	*p;
+
+	for (p = (unsigned char *)msg; *p != '\0'; p++) {
+		if ((*p < 0x20 && *p != '\t') || *p == 0x7f)
+			*p = '?';
+	}
 }
 
 /* Write a formatted line. */
