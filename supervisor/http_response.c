@@ -162,6 +162,13 @@ http_head_out(struct http_conn *c, int status, const char *ctype,
 		evbuffer_add_printf(out, "Content-Type: %s\r\n", ctype);
 	if (extra != NULL)
 		evbuffer_add(out, extra, strlen(extra));
+	/* A browser's page reads it, and the headers a client needs. */
+	if (c->req.cors != NULL)
+		evbuffer_add_printf(out, "Access-Control-Allow-Origin: %.*s\r\n"
+		    "Access-Control-Expose-Headers: Mcp-Session-Id, "
+		    "MCP-Protocol-Version, WWW-Authenticate\r\n"
+		    "Vary: Origin\r\n", (int)c->req.cors->valuelen,
+		    c->req.cors->value);
 	if (!c->keepalive)
 		evbuffer_add(out, "Connection: close\r\n", 19);
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: ISC */
 #include "config.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -797,6 +798,8 @@ mcp_http_check_access(struct http_conn *c, struct http_request *req,
 		mcp_http_error(c, status, JRPC_INVALID_REQUEST, why, NULL);
 		return (-1);
 	}
+	/* An allowed Origin is a browser's page: it may read the answer. */
+	req->cors = http_header(&req->head, "Origin");
 	if (right == 0)
 		return (0);
 	switch (mcp_http_check_auth(req, right, 0, &v)) {
@@ -869,10 +872,49 @@ mcp_http_where(struct http_request *req)
 	}
 }
 
+/* Is a header's value a list of field names (tokens, commas, spaces)? */
+static int
+mcp_http_names(const char *p, size_t len)
+{
+	size_t	i;
+
+	for (i = 0; i < len; i++) {
+		if (!isalnum((unsigned char)p[i]) && p[i] != ',' &&
+		    p[i] != ' ' && strchr("!#$%&'*+-.^_`|~", p[i]) == NULL)
+			return (0);
+	}
+	return (1);
+}
+
+/*
+ * A browser asks (CORS preflight) whether its page may send a request
+ * with a method and headers; the Origin was allowed.  Any header it names
+ * may come: what the request carries is checked when it does.
+ */
+static void
+mcp_http_preflight(struct http_conn *c, struct http_request *req)
+{
+	const struct http_header	*h;
+	char				 extra[1300];
+	int				 n;
+
+	n = snprintf(extra, sizeof extra, "Access-Control-Allow-Methods: GET, "
+	    "POST, DELETE\r\nAccess-Control-Max-Age: 600\r\n"
+	    "Vary: Access-Control-Request-Method, "
+	    "Access-Control-Request-Headers\r\n");
+	h = http_header(&req->head, "Access-Control-Request-Headers");
+	if (h != NULL && h->valuelen > 0 && h->valuelen <= 1024 &&
+	    mcp_http_names(h->value, h->valuelen))
+		snprintf(extra + n, sizeof extra - (size_t)n,
+		    "Access-Control-Allow-Headers: %.*s\r\n",
+		    (int)h->valuelen, h->value);
+	http_reply(c, 200, NULL, extra, NULL, 0);
+}
+
 /*
  * Check a request's head before its body is read: the path, Host and
  * Origin, and the bearer token (recorded in req->credential).  -1 when
- * refused (answered).
+ * refused (answered); a browser's preflight is answered here too.
  */
 static int
 mcp_http_check(struct http_conn *c, struct http_request *req)
@@ -880,6 +922,15 @@ mcp_http_check(struct http_conn *c, struct http_request *req)
 	static const char	 not_found[] = "not found: the MCP endpoint is "
 	    "/mcp\n";
 
+	/* A preflight has no credentials: only its Origin is checked. */
+	if (strcmp(req->method, "OPTIONS") == 0 &&
+	    http_header(&req->head, "Origin") != NULL &&
+	    http_header(&req->head, "Access-Control-Request-Method") != NULL &&
+	    (oauth_metadata_path(req) || mcp_http_where(req) != MW_NONE)) {
+		if (mcp_http_check_access(c, req, listen_loopback, 0) == 0)
+			mcp_http_preflight(c, req);
+		return (-1);
+	}
 	if (oauth_metadata_path(req))
 		return (mcp_http_check_access(c, req, listen_loopback, 0));
 	if (mcp_http_where(req) == MW_NONE) {

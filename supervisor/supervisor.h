@@ -451,6 +451,8 @@ struct http_request {
 	int		 oauth_retry;	/* it waited once */
 	struct vendpoint *vep;		/* the endpoint its path names, or
 					   NULL (/mcp); mcp_http.c sets it */
+	const struct http_header *cors;	/* its Origin, allowed: answered
+					   with CORS headers; or NULL */
 };
 
 /*
