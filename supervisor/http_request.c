@@ -213,8 +213,8 @@ http_head_passed(struct http_conn *c, int keep)
 
 /*
  * Copy body bytes, not move the input's chunks: a read of a few bytes
- * sits in a chunk of kilobytes, and a body that trickles in would keep
- * one chunk per read, far past max_body.
+ * into an empty input sits in a chunk of kilobytes, and a body that
+ * trickles in would keep one chunk per read, far past max_body.
  */
 static void
 http_body_copy(struct evbuffer *body, struct evbuffer *in, size_t take)
@@ -248,7 +248,12 @@ http_read_body(struct http_conn *c)
 	case HTTP_BODY_LENGTH:
 		avail = evbuffer_get_length(in);
 		take = avail < c->remaining ? avail : (size_t)c->remaining;
-		http_body_copy(c->req.body, in, take);
+		/* What completes the body is moved: reads appended to what
+		 * was buffered share its chunks.  A part is copied. */
+		if (take == c->remaining)
+			evbuffer_remove_buffer(in, c->req.body, take);
+		else
+			http_body_copy(c->req.body, in, take);
 		c->remaining -= take;
 		c->body_bytes += take;
 		return (c->remaining == 0);
