@@ -232,28 +232,32 @@ mcp_http_same_credential(struct http_conn *c, struct http_request *req,
 {
 	const char	*client;
 
-	if (s->credential == req->credential) {
-		/* The same principal, maybe with a refreshed token. */
-		session_grant(s, req->grant);
-		/* Which may name another client now (a group left, a
-		 * reload): its rules are the session's from now on. */
-		client = mcp_http_client(req);
-		if (client != s->client_name && (client == NULL ||
-		    s->client_name == NULL ||
-		    strcmp(client, s->client_name) != 0)) {
-			log_info("session %.8s: now %s%s, not %s%s", s->id,
-			    client != NULL ? "client " : "unnamed",
-			    client != NULL ? client : "",
-			    s->client_name != NULL ? "client " : "unnamed",
-			    s->client_name != NULL ? s->client_name : "");
-			session_identity(s, s->credential, client);
-			route_list_changed(s, (1 << CATALOG_NKINDS) - 1);
-		}
-		return (1);
+	if (s->credential != req->credential) {
+		log_warnx("http %s: session %.8s used with another credential "
+		    "than the one that created it, refused", http_conn_peer(c),
+		    s->id);
+		return (0);
 	}
-	log_warnx("http %s: session %.8s used with another credential than "
-	    "the one that created it, refused", http_conn_peer(c), s->id);
-	return (0);
+	/*
+	 * The same principal, maybe with a refreshed token, which may map
+	 * to another client now (a group left, a token a reload gave to
+	 * another client): the session is its first client's, so it is
+	 * not this one's, and its client starts another; no session keeps
+	 * rights its principal's token no longer gives.
+	 */
+	client = mcp_http_client(req);
+	if ((client == NULL) != (s->client_name == NULL) ||
+	    (client != NULL && strcmp(client, s->client_name) != 0)) {
+		log_warnx("http %s: session %.8s is %s%s's, its token now "
+		    "names %s%s: refused", http_conn_peer(c), s->id,
+		    s->client_name != NULL ? "client " : "an unnamed client",
+		    s->client_name != NULL ? s->client_name : "",
+		    client != NULL ? "client " : "no client",
+		    client != NULL ? client : "");
+		return (0);
+	}
+	session_grant(s, req->grant);
+	return (1);
 }
 
 /* Find the session named by the request; answers the error itself. */
