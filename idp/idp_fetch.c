@@ -49,6 +49,8 @@
 #define IDP_METADATA_MAX	(128 * 1024)
 #define IDP_INTROSPECT_MAX	(64 * 1024)	/* an introspection answer */
 #define IDP_INTROSPECT_FLIGHT	64	/* introspections at once */
+#define IDP_INTROSPECT_QUEUE	1024	/* and waiting for a place (the
+					   supervisor asks no more) */
 #define IDP_ASKED_MS		30000	/* between fetches asked for */
 #define IDP_RETRY_FIRST		2	/* seconds of backoff, doubling */
 #define IDP_RETRY_MAX		300
@@ -72,6 +74,14 @@ static TAILQ_HEAD(, xfer)	 xfers = TAILQ_HEAD_INITIALIZER(xfers);
 static struct curlev		*cev;
 static struct event		*timer;		/* the next fetch */
 static unsigned int		 nintrospect;
+/* Introspections waiting for a place, oldest first. */
+struct iwait {
+	uint32_t		 tag;
+	char			*token;		/* owned: secret_free */
+	TAILQ_ENTRY(iwait)	 entry;
+};
+static TAILQ_HEAD(, iwait)	 iwaits = TAILQ_HEAD_INITIALIZER(iwaits);
+static unsigned int		 niwaits;
 
 /* The fetch of the keys. */
 static int		 fetching;	/* one is under way */
@@ -90,17 +100,34 @@ static int		 server_ok;
 static char		 server_err[512];
 
 static void	done_cb(CURL *, CURLcode, void *);
+static void	introspect_start(uint32_t, const char *);
+static void	introspect_fail(uint32_t, const char *);
 static void	fetch_start(void);
 static void	jwks_get(void);
 
 static void
 xfer_free(struct xfer *x)
 {
+	struct iwait	*w;
+
 	TAILQ_REMOVE(&xfers, x, entry);
 	if (x->kind == X_INTROSPECT)
 		nintrospect--;
 	hfetch_clear(&x->f);
 	free(x);
+	/* A place is free: the oldest waiting takes it. */
+	if (nintrospect < IDP_INTROSPECT_FLIGHT &&
+	    (w = TAILQ_FIRST(&iwaits)) != NULL) {
+		TAILQ_REMOVE(&iwaits, w, entry);
+		niwaits--;
+		if (introspection_url != NULL)
+			introspect_start(w->tag, w->token);
+		else
+			introspect_fail(w->tag, "the server's metadata names "
+			    "no introspection_endpoint any more");
+		secret_free(w->token);
+		free(w);
+	}
 }
 
 /* Response headers: the status line resets, Cache-Control is read. */
@@ -452,39 +479,52 @@ idp_fetch_refresh(void)
 	fetch_start();
 }
 
-void
-idp_introspect(uint32_t tag, char *token)
+/* Post an introspection (the token is copied into its form). */
+static void
+introspect_start(uint32_t tag, const char *token)
 {
 	struct xfer	*x;
 	char		*form = NULL, *line;
+
+	x = xfer_new(X_INTROSPECT, introspection_url, IDP_INTROSPECT_MAX);
+	x->tag = tag;
+	nintrospect++;
+	hfetch_form_add(&form, "token", token);
+	hfetch_form_add(&form, "token_type_hint", "access_token");
+	if (wc->secret_post) {
+		hfetch_form_add(&form, "client_id", wc->client_id);
+		hfetch_form_add(&form, "client_secret", wc->client_secret);
+	} else {
+		line = hfetch_basic(wc->client_id, wc->client_secret);
+		hfetch_header(&x->f, line);
+		secret_free(line);
+	}
+	hfetch_post(&x->f, form, "application/x-www-form-urlencoded");
+	hfetch_go(&x->f, cev);
+}
+
+void
+idp_introspect(uint32_t tag, char *token)
+{
+	struct iwait	*w;
 
 	if (wc->client_id == NULL)
 		introspect_fail(tag, "introspection is not configured");
 	else if (introspection_url == NULL)
 		introspect_fail(tag, "the server's metadata names no "
 		    "introspection_endpoint (or is not known yet)");
-	else if (nintrospect >= IDP_INTROSPECT_FLIGHT)
+	else if (nintrospect < IDP_INTROSPECT_FLIGHT)
+		introspect_start(tag, token);
+	else if (niwaits < IDP_INTROSPECT_QUEUE) {
+		/* A burst of new tokens waits its turn, not refused. */
+		w = xcalloc(1, sizeof *w);
+		w->tag = tag;
+		w->token = token;
+		TAILQ_INSERT_TAIL(&iwaits, w, entry);
+		niwaits++;
+		return;
+	} else
 		introspect_fail(tag, "too many introspections in flight");
-	else {
-		x = xfer_new(X_INTROSPECT, introspection_url,
-		    IDP_INTROSPECT_MAX);
-		x->tag = tag;
-		nintrospect++;
-		hfetch_form_add(&form, "token", token);
-		hfetch_form_add(&form, "token_type_hint", "access_token");
-		if (wc->secret_post) {
-			hfetch_form_add(&form, "client_id", wc->client_id);
-			hfetch_form_add(&form, "client_secret",
-			    wc->client_secret);
-		} else {
-			line = hfetch_basic(wc->client_id, wc->client_secret);
-			hfetch_header(&x->f, line);
-			secret_free(line);
-		}
-		hfetch_post(&x->f, form,
-		    "application/x-www-form-urlencoded");
-		hfetch_go(&x->f, cev);
-	}
 	secret_free(token);
 }
 

@@ -334,7 +334,7 @@ test('https: certificates verified, path issuers, Cache-Control, what is refused
 
 test('an opaque token through the gateway: introspected once, then cached', async () => {
   const resource = 'http://127.0.0.1:18934';
-  const op3 = await startOidcProvider(['--opaque', `${resource}/mcp`]);
+  const op3 = await startOidcProvider(['--opaque', `${resource}/mcp`, '--introspection-delay', '300']);
   writeFileSync(path.join(dir, 'secret3'), 'mcp-gateway-secret\n');
   const g = await startGateway({
     servers: [demo('alpha')],
@@ -358,10 +358,22 @@ test('an opaque token through the gateway: introspected once, then cached', asyn
     assert.equal(d.introspection_errors, 0);
     assert.equal((await counts(op3.issuer))['/token/introspection'], 1);
     assert.match(g.mcpctl('sessions'), /alice/);
+    // A burst of 80 new tokens at once, past the 64 introspections in
+    // flight (each answered 300 ms later): the rest wait their turn, none
+    // is refused.
+    const tokens = [];
+    for (let i = 0; i < 80; i++) {
+      tokens.push((await authorizationCode(op3.issuer, {
+        resource: `${resource}/mcp`, scope: 'mcp:read', loginHint: `user${i}`,
+      })).access_token);
+    }
+    const burst = await Promise.all(tokens.map((t) => post(g, init, { headers: { authorization: `Bearer ${t}` } })));
+    assert.deepEqual(burst.map((x) => x.status), tokens.map(() => 200));
+    assert.equal(g.status().issuers[0].introspection_errors, 0);
     // One the provider never issued: inactive, refused.
     const bad = await post(g, init, { headers: { authorization: 'Bearer not-a-token-of-this-provider' } });
     assert.equal(bad.status, 401);
-    assert.equal((await counts(op3.issuer))['/token/introspection'], 2);
+    assert.equal((await counts(op3.issuer))['/token/introspection'], 82);
     assert.ok(!g.log().includes(token) && !g.log().includes('mcp-gateway-secret'));
   } finally {
     await g.stop();
