@@ -51,6 +51,8 @@
 #define IDP_INTROSPECT_FLIGHT	64	/* introspections at once */
 #define IDP_INTROSPECT_QUEUE	1024	/* and waiting for a place (the
 					   supervisor asks no more) */
+#define IDP_INTROSPECT_WAIT_MS	5000	/* how long one may wait: the
+					   supervisor gives up by then */
 #define IDP_ASKED_MS		30000	/* between fetches asked for */
 #define IDP_RETRY_FIRST		2	/* seconds of backoff, doubling */
 #define IDP_RETRY_MAX		300
@@ -77,6 +79,7 @@ static unsigned int		 nintrospect;
 /* Introspections waiting for a place, oldest first. */
 struct iwait {
 	uint32_t		 tag;
+	int64_t			 since;		/* ms */
 	char			*token;		/* owned: secret_free */
 	TAILQ_ENTRY(iwait)	 entry;
 };
@@ -115,16 +118,19 @@ xfer_free(struct xfer *x)
 		nintrospect--;
 	hfetch_clear(&x->f);
 	free(x);
-	/* A place is free: the oldest waiting takes it. */
-	if (nintrospect < IDP_INTROSPECT_FLIGHT &&
+	/* A place is free: the oldest waiting takes it, unless its asker
+	 * has given up on it by now. */
+	while (nintrospect < IDP_INTROSPECT_FLIGHT &&
 	    (w = TAILQ_FIRST(&iwaits)) != NULL) {
 		TAILQ_REMOVE(&iwaits, w, entry);
 		niwaits--;
-		if (introspection_url != NULL)
-			introspect_start(w->tag, w->token);
-		else
+		if (introspection_url == NULL)
 			introspect_fail(w->tag, "the server's metadata names "
 			    "no introspection_endpoint any more");
+		else if (now_ms() - w->since > IDP_INTROSPECT_WAIT_MS)
+			introspect_fail(w->tag, "waited too long for a place");
+		else
+			introspect_start(w->tag, w->token);
 		secret_free(w->token);
 		free(w);
 	}
@@ -519,6 +525,7 @@ idp_introspect(uint32_t tag, char *token)
 		/* A burst of new tokens waits its turn, not refused. */
 		w = xcalloc(1, sizeof *w);
 		w->tag = tag;
+		w->since = now_ms();
 		w->token = token;
 		TAILQ_INSERT_TAIL(&iwaits, w, entry);
 		niwaits++;
@@ -532,8 +539,16 @@ void
 idp_fetch_stop(void)
 {
 	struct xfer	*x;
+	struct iwait	*w;
 	int		 i;
 
+	/* Those waiting go first: freeing a transfer would start one. */
+	while ((w = TAILQ_FIRST(&iwaits)) != NULL) {
+		TAILQ_REMOVE(&iwaits, w, entry);
+		niwaits--;
+		secret_free(w->token);
+		free(w);
+	}
 	while ((x = TAILQ_FIRST(&xfers)) != NULL) {
 		if (cev != NULL)
 			curlev_remove(cev, x->f.easy);

@@ -259,16 +259,19 @@ auth_check(const char *token, size_t len, uint64_t *id, const char **client,
 	return (found != 0 ? 0 : -1);
 }
 
-const char *
-auth_client(uint64_t id)
+int
+auth_client(uint64_t id, const char **client)
 {
 	size_t	i;
 
+	*client = NULL;
 	for (i = 0; i < ncreds; i++) {
-		if (creds[i].id == id)
-			return (creds[i].client);
+		if (creds[i].id == id) {
+			*client = creds[i].client;
+			return (0);
+		}
 	}
-	return (NULL);
+	return (-1);
 }
 
 int

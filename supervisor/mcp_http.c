@@ -100,9 +100,13 @@ mcp_http_may(struct http_request *req, int right)
 const char *
 mcp_http_client(const struct http_request *req)
 {
+	const char	*client = NULL;
+
 	if (req->grant != NULL)
 		return (req->grant->client);
-	return (req->credential != 0 ? auth_client(req->credential) : NULL);
+	if (req->credential != 0)
+		(void)auth_client(req->credential, &client);
+	return (client);
 }
 
 /* Answer with a JSON-RPC error that has no id, at an HTTP status. */
@@ -802,8 +806,10 @@ mcp_http_check_access(struct http_conn *c, struct http_request *req,
 		mcp_http_error(c, status, JRPC_INVALID_REQUEST, why, NULL);
 		return (-1);
 	}
-	/* An allowed Origin is a browser's page: it may read the answer. */
-	req->cors = http_header(&req->head, "Origin");
+	/* A page of an origin allowed by name may read the answer (CORS);
+	 * not by the loopback default: any local server's page would. */
+	if (conf->allowed_origins != NULL)
+		req->cors = http_header(&req->head, "Origin");
 	if (right == 0)
 		return (0);
 	switch (mcp_http_check_auth(req, right, 0, &v)) {
@@ -927,7 +933,8 @@ mcp_http_check(struct http_conn *c, struct http_request *req)
 	    "/mcp\n";
 
 	/* A preflight has no credentials: only its Origin is checked. */
-	if (strcmp(req->method, "OPTIONS") == 0 &&
+	if (conf->allowed_origins != NULL &&
+	    strcmp(req->method, "OPTIONS") == 0 &&
 	    http_header(&req->head, "Origin") != NULL &&
 	    http_header(&req->head, "Access-Control-Request-Method") != NULL &&
 	    (oauth_metadata_path(req) || mcp_http_where(req) != MW_NONE)) {
@@ -949,10 +956,21 @@ mcp_http_check(struct http_conn *c, struct http_request *req)
 static void
 mcp_http_handle(struct http_conn *c, struct http_request *req)
 {
-	enum mcp_where	w;
+	enum mcp_where	 w;
+	const char	*client;
 
 	if (oauth_metadata_path(req)) {
 		oauth_metadata_serve(c, req);
+		return;
+	}
+	/* A reload took its static token away while its body came. */
+	if (req->grant == NULL && req->credential != 0 &&
+	    auth_client(req->credential, &client) != 0) {
+		log_warnx("http %s: %s %s refused: its token was removed by a "
+		    "reload", http_conn_peer(c), req->method, req->path);
+		mcp_http_error(c, 401, JRPC_INVALID_REQUEST, "Unauthorized: "
+		    "the token is no longer accepted", "WWW-Authenticate: "
+		    "Bearer realm=\"mcp-supervisor\"\r\n");
 		return;
 	}
 	w = mcp_http_where(req);

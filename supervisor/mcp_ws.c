@@ -5,7 +5,7 @@
  * carries one JSON-RPC message.  A WebSocket session is a session like any
  * other; all its answers, notifications and requests go on its connection
  * (one stream, STREAM_WS), and it ends, as a DELETE would end it, when the
- * connection does.  Frames from the client are parsed by libwslay (masking,
+ * connection does, or when the close frame goes out.  Frames from the client are parsed by libwslay (masking,
  * fragments, control frames, the close handshake); their payload is
  * reassembled in common/ws_msg.c, which bounds a message's memory by
  * max_body, whatever its fragments, and its time by a deadline.  Frames to
@@ -44,7 +44,8 @@
 struct ws_client {
 	struct http_conn	*c;		/* borrowed: it owns us */
 	wslay_event_context_ptr	 ctx;
-	struct session		*s;		/* ended with the connection */
+	struct session		*s;		/* ended with the connection, or
+						   once its close frame is out */
 	struct event		*ping;
 	struct ws_msg		 msg;		/* the message being received */
 	struct event		*deadline;	/* for that message */

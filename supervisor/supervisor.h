@@ -158,9 +158,9 @@ int		 auth_required(int right);
  * unnamed one) and rights, -1 if none matches. */
 int		 auth_check(const char *, size_t, uint64_t *id,
 		    const char **client, int *rights);
-/* The client name of a token by its id, as configured now (a reload may
- * have changed it), or NULL. */
-const char	*auth_client(uint64_t id);
+/* The client name of a token by its id as configured now (a reload may
+ * have changed it; NULL for an unnamed one): -1 if no token has the id. */
+int		 auth_client(uint64_t id, const char **client);
 /* Write the lock file with a fresh token (accepted from then on, after
  * auth_configure); remove it at exit. */
 int		 auth_lockfile_write(const char *path, const char *url, int port);

@@ -2,23 +2,28 @@
 // A page in a browser, played by jsdom (its XMLHttpRequest does CORS as
 // the Fetch standard has it: the preflight, the allowed origin, methods
 // and headers, and only the exposed response headers readable): a page of
-// an allowed origin initializes, reads its Mcp-Session-Id, calls a tool,
-// ends its session, and reads a 401's WWW-Authenticate; a page of another
-// origin is refused at the preflight, and nothing reaches the upstream.
+// an origin in allowed_origins initializes, reads its Mcp-Session-Id,
+// calls a tool, ends its session, and reads a 401's WWW-Authenticate; a
+// page of another origin is refused at the preflight, and so is one of a
+// loopback origin the default allows (not for pages: any local server's
+// page would drive the tools); nothing reaches the upstream.
 import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { JSDOM } from 'jsdom';
 import { startGateway, demo } from '../lib/gateway.mjs';
 
 const TOKEN = 'cors-test-token-0123456789abcdef';
-let gw, locked;
+const ORIGINS = 'allowed_origins = [ "http://localhost:5173", "http://127.0.0.1:3000" ];';
+let gw, locked, plain;
 before(async () => {
-  gw = await startGateway({ servers: [demo('d')] });
-  locked = await startGateway({ servers: [demo('d')], globals: `auth_tokens = [ "${TOKEN}" ];` });
+  gw = await startGateway({ servers: [demo('d')], globals: ORIGINS });
+  locked = await startGateway({ servers: [demo('d')], globals: `${ORIGINS}\nauth_tokens = [ "${TOKEN}" ];` });
+  plain = await startGateway({ servers: [demo('d')] });
 });
 after(async () => {
   assert.equal(await gw.stop(), 0);
   assert.equal(await locked.stop(), 0);
+  assert.equal(await plain.stop(), 0);
 });
 
 // A page at an origin; xhr(method, url, headers, body) resolves with the
@@ -38,11 +43,15 @@ function page(origin) {
 }
 
 const JSONRPC = { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' };
+// jsdom preflights for a header whose name is not safelisted, not for
+// Content-Type's value as a browser does: a header the SDK sends anyway
+// makes it preflight.
+const PREFLIGHTED = { ...JSONRPC, 'MCP-Protocol-Version': '2025-11-25' };
 const init = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'page', version: '1' } } });
 
-test('a page of an allowed origin (localhost, any port, by default) speaks MCP', async () => {
+test('a page of an origin in allowed_origins speaks MCP', async () => {
   const { window, xhr } = page('http://localhost:5173');
-  const r = await xhr('POST', gw.url, JSONRPC, init);
+  const r = await xhr('POST', gw.url, PREFLIGHTED, init);
   assert.equal(r.status, 200);
   const sid = r.header('Mcp-Session-Id');
   assert.ok(sid, 'the session id is exposed to the page');
@@ -55,7 +64,7 @@ test('a page of an allowed origin (localhost, any port, by default) speaks MCP',
   window.close();
 });
 
-test('a page of an allowed origin reads a 401 and its challenge', async () => {
+test('a page of an origin in allowed_origins reads a 401 and its challenge', async () => {
   const { window, xhr } = page('http://127.0.0.1:3000');
   const r = await xhr('POST', locked.url, JSONRPC, init);
   assert.equal(r.status, 401);
@@ -68,8 +77,16 @@ test('a page of an allowed origin reads a 401 and its challenge', async () => {
 test('a page of another origin is refused at the preflight; nothing is sent', async () => {
   const { window, xhr } = page('https://evil.example');
   const before = gw.status().sessions;
-  await assert.rejects(xhr('POST', gw.url, JSONRPC, init), /network error/);
+  await assert.rejects(xhr('POST', gw.url, PREFLIGHTED, init), /network error/);
   assert.equal(gw.status().sessions, before);
   assert.match(gw.log(), /refused: Origin not allowed/);
+  window.close();
+});
+
+test('with no allowed_origins, a page of a loopback origin is refused at the preflight', async () => {
+  const { window, xhr } = page('http://localhost:5173');
+  const before = plain.status().sessions;
+  await assert.rejects(xhr('POST', plain.url, PREFLIGHTED, init), /network error/);
+  assert.equal(plain.status().sessions, before);
   window.close();
 });

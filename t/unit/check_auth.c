@@ -207,6 +207,33 @@ START_TEST(test_reload_mid_body)
 END_TEST
 
 /*
+ * A reload that removes a token while a request of it comes: the request
+ * is refused (401), not taken for an unnamed client's, which may do all.
+ */
+START_TEST(test_reload_removes_mid_body)
+{
+	struct sup_conn		*c = sup_connect();
+	struct sup_resp		*r;
+	char			 head[512];
+	size_t			 half = sizeof init_body / 2;
+
+	snprintf(head, sizeof head, "POST /mcp HTTP/1.1\r\n"
+	    "Host: 127.0.0.1:8931\r\nAuthorization: Bearer " TOKEN_C2 "\r\n"
+	    "Content-Type: application/json\r\n"
+	    "Accept: application/json, text/event-stream\r\n"
+	    "Content-Length: %zu\r\n\r\n", sizeof init_body - 1);
+	sup_write(c, head, strlen(head));
+	sup_write(c, init_body, half);
+	json_decref(sup_reload(SUP_BASE
+	    "auth_tokens = [ \"" TOKEN_ANY "\" ];\n" CONF_SERVER));
+	sup_write(c, init_body + half, sizeof init_body - 1 - half);
+	ck_assert_ptr_nonnull(r = sup_response(c, 0));
+	ck_assert_int_eq(r->status, 401);
+	ck_assert_uint_eq(session_count(), 0);
+}
+END_TEST
+
+/*
  * A reload that gives a token to another client: its open session is not
  * that client's, and answers 404 (its client starts another, which is).
  */
@@ -444,6 +471,7 @@ auth_suite(void)
 	tcase_add_test(tc, test_session_bound);
 	tcase_add_test(tc, test_reload_mid_body);
 	tcase_add_test(tc, test_reload_renames_client);
+	tcase_add_test(tc, test_reload_removes_mid_body);
 	tcase_add_test(tc, test_legacy_bound);
 	tcase_add_test(tc, test_metrics_right);
 	tcase_add_test(tc, test_readyz_reasons);
