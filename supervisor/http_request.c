@@ -101,8 +101,10 @@ http_read_head(struct http_conn *c)
 
 	/* From where the last look stopped: a head that trickles in is
 	 * not searched again from its start at every read. */
-	evbuffer_ptr_set(in, &from, c->head_scanned > 3 ?
-	    c->head_scanned - 3 : 0, EVBUFFER_PTR_SET);
+	if (evbuffer_ptr_set(in, &from, c->head_scanned > 3 &&
+	    c->head_scanned <= avail ? c->head_scanned - 3 : 0,
+	    EVBUFFER_PTR_SET) != 0)
+		fatalx("evbuffer_ptr_set");
 	end = evbuffer_search(in, "\r\n\r\n", 4, &from);
 	if (end.pos < 0) {
 		if (avail > HTTP_MAX_HEAD) {
