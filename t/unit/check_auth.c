@@ -174,33 +174,44 @@ START_TEST(test_session_bound)
 END_TEST
 
 /*
+ * An initialize with a token whose body is half sent when a reload to conf
+ * comes, then the rest: its response.
+ */
+static struct sup_resp *
+init_reload_mid_body(const char *token, const char *conf)
+{
+	struct sup_conn		*c = sup_connect();
+	struct sup_resp		*r;
+	char			 head[512];
+	size_t			 half = sizeof init_body / 2;
+
+	snprintf(head, sizeof head, "POST /mcp HTTP/1.1\r\n"
+	    "Host: 127.0.0.1:8931\r\nAuthorization: Bearer %s\r\n"
+	    "Content-Type: application/json\r\n"
+	    "Accept: application/json, text/event-stream\r\n"
+	    "Content-Length: %zu\r\n\r\n", token, sizeof init_body - 1);
+	sup_write(c, head, strlen(head));
+	sup_write(c, init_body, half);
+	json_decref(sup_reload(conf));
+	sup_write(c, init_body + half, sizeof init_body - 1 - half);
+	ck_assert_ptr_nonnull(r = sup_response(c, 0));
+	return (r);
+}
+
+/*
  * A reload while a request's body comes frees the table its token was
  * found in: the session it makes names the client as configured now.
  */
 START_TEST(test_reload_mid_body)
 {
-	struct sup_conn		*c = sup_connect();
-	struct sup_resp		*r;
-	struct session		*s;
-	char			 head[512];
-	size_t			 half = sizeof init_body / 2;
+	struct session	*s;
 
-	snprintf(head, sizeof head, "POST /mcp HTTP/1.1\r\n"
-	    "Host: 127.0.0.1:8931\r\nAuthorization: Bearer " TOKEN_C1 "\r\n"
-	    "Content-Type: application/json\r\n"
-	    "Accept: application/json, text/event-stream\r\n"
-	    "Content-Length: %zu\r\n\r\n", sizeof init_body - 1);
-	sup_write(c, head, strlen(head));
-	sup_write(c, init_body, half);
-	json_decref(sup_reload(SUP_BASE
+	ck_assert_int_eq(init_reload_mid_body(TOKEN_C1, SUP_BASE
 	    "auth_tokens = [ \"" TOKEN_ANY "\" ];\n"
 	    "clients = (\n"
 	    "  { name = \"renamed\"; token = \"" TOKEN_C1 "\"; }\n"
 	    ");\n"
-	    CONF_SERVER));
-	sup_write(c, init_body + half, sizeof init_body - 1 - half);
-	ck_assert_ptr_nonnull(r = sup_response(c, 0));
-	ck_assert_int_eq(r->status, 200);
+	    CONF_SERVER)->status, 200);
 	ck_assert_ptr_nonnull(s = session_first());
 	ck_assert_str_eq(s->client_name, "renamed");
 }
@@ -212,23 +223,9 @@ END_TEST
  */
 START_TEST(test_reload_removes_mid_body)
 {
-	struct sup_conn		*c = sup_connect();
-	struct sup_resp		*r;
-	char			 head[512];
-	size_t			 half = sizeof init_body / 2;
-
-	snprintf(head, sizeof head, "POST /mcp HTTP/1.1\r\n"
-	    "Host: 127.0.0.1:8931\r\nAuthorization: Bearer " TOKEN_C2 "\r\n"
-	    "Content-Type: application/json\r\n"
-	    "Accept: application/json, text/event-stream\r\n"
-	    "Content-Length: %zu\r\n\r\n", sizeof init_body - 1);
-	sup_write(c, head, strlen(head));
-	sup_write(c, init_body, half);
-	json_decref(sup_reload(SUP_BASE
-	    "auth_tokens = [ \"" TOKEN_ANY "\" ];\n" CONF_SERVER));
-	sup_write(c, init_body + half, sizeof init_body - 1 - half);
-	ck_assert_ptr_nonnull(r = sup_response(c, 0));
-	ck_assert_int_eq(r->status, 401);
+	ck_assert_int_eq(init_reload_mid_body(TOKEN_C2, SUP_BASE
+	    "auth_tokens = [ \"" TOKEN_ANY "\" ];\n" CONF_SERVER)->status,
+	    401);
 	ck_assert_uint_eq(session_count(), 0);
 }
 END_TEST

@@ -95,6 +95,19 @@ set_keys(EVP_PKEY *a, const char *kida, EVP_PKEY *b, const char *kidb)
 	free(text);
 }
 
+/* The issuer's worker sends a key set (a KEYS frame). */
+static void
+send_keys(struct sup_worker *w, EVP_PKEY *a, const char *kida, EVP_PKEY *b,
+    const char *kidb)
+{
+	char	*keys = jwks_of(a, kida, b, kidb);
+
+	sup_send(w, MSG_IDP_KEYS, 0, 0, 0, "{\"jwks\":%s,\"fetched\":%lld,"
+	    "\"metadata\":{\"issuer\":\"" ISS "\"}}", keys,
+	    (long long)time(NULL));
+	free(keys);
+}
+
 /* A token signed by key as kid, with these claims (JSON members). */
 static char *
 token_with(EVP_PKEY *key, const char *kid, const char *claims)
@@ -814,7 +827,7 @@ START_TEST(test_kidless_rotation)
 {
 	struct sup_worker	*w = sup_provider(ISS);
 	struct sup_resp		*r;
-	char			*c, *t, *keys;
+	char			*c, *t;
 
 	set_keys(k1, NULL, NULL, NULL);
 	sup_forget(w);
@@ -823,12 +836,8 @@ START_TEST(test_kidless_rotation)
 	r = post_init(t);
 	ck_assert_int_eq(r->status, 0);
 	ck_assert_uint_eq(sup_count(w, MSG_IDP_REFRESH), 1);
-	keys = jwks_of(k2, NULL, NULL, NULL);
-	sup_send(w, MSG_IDP_KEYS, 0, 0, 0, "{\"jwks\":%s,\"fetched\":%lld,"
-	    "\"metadata\":{\"issuer\":\"" ISS "\"}}", keys,
-	    (long long)time(NULL));
+	send_keys(w, k2, NULL, NULL, NULL);
 	ck_assert_int_eq(r->status, 200);
-	free(keys);
 	free(t);
 	free(c);
 }
@@ -839,7 +848,7 @@ START_TEST(test_unknown_kid)
 {
 	struct sup_worker	*w = sup_provider(ISS);
 	struct sup_resp		*r;
-	char			*c, *t, *keys;
+	char			*c, *t;
 
 	sup_forget(w);
 	c = claims("alice", "mcp", RES "/mcp", 300);
@@ -847,12 +856,8 @@ START_TEST(test_unknown_kid)
 	r = post_init(t);
 	ck_assert_int_eq(r->status, 0);
 	ck_assert_uint_eq(sup_count(w, MSG_IDP_REFRESH), 1);
-	keys = jwks_of(k1, "k1", k2, "k2");
-	sup_send(w, MSG_IDP_KEYS, 0, 0, 0, "{\"jwks\":%s,\"fetched\":%lld,"
-	    "\"metadata\":{\"issuer\":\"" ISS "\"}}", keys,
-	    (long long)time(NULL));
+	send_keys(w, k1, "k1", k2, "k2");
 	ck_assert_int_eq(r->status, 200);
-	free(keys);
 	free(t);
 	free(c);
 }
