@@ -174,11 +174,11 @@ START_TEST(test_session_bound)
 END_TEST
 
 /*
- * An initialize with a token whose body is half sent when a reload to conf
+ * An initialize with a token whose body is half sent when a reload to text
  * comes, then the rest: its response.
  */
 static struct sup_resp *
-init_reload_mid_body(const char *token, const char *conf)
+init_reload_mid_body(const char *token, const char *text)
 {
 	struct sup_conn		*c = sup_connect();
 	struct sup_resp		*r;
@@ -192,7 +192,7 @@ init_reload_mid_body(const char *token, const char *conf)
 	    "Content-Length: %zu\r\n\r\n", token, sizeof init_body - 1);
 	sup_write(c, head, strlen(head));
 	sup_write(c, init_body, half);
-	json_decref(sup_reload(conf));
+	json_decref(sup_reload(text));
 	sup_write(c, init_body + half, sizeof init_body - 1 - half);
 	ck_assert_ptr_nonnull(r = sup_response(c, 0));
 	return (r);
