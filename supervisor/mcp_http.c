@@ -886,11 +886,12 @@ mcp_http_where(struct http_request *req)
 static int
 mcp_http_names(const char *p, size_t len)
 {
-	size_t	i;
+	static const char	tchar[] = "!#$%&'*+-.^_`|~";
+	size_t			i;
 
 	for (i = 0; i < len; i++) {
 		if (!isalnum((unsigned char)p[i]) && p[i] != ',' &&
-		    p[i] != ' ' && strchr("!#$%&'*+-.^_`|~", p[i]) == NULL)
+		    p[i] != ' ' && memchr(tchar, p[i], sizeof tchar - 1) == NULL)
 			return (0);
 	}
 	return (1);
