@@ -61,6 +61,7 @@ mcp_http_check_auth(struct http_request *req, int right, int nowait,
 	/* Not one of ours: an access token of an issuer's? */
 	oauth_check(h->value + 7, h->valuelen - 7, nowait || req->oauth_retry,
 	    v);
+	oauth_check_path(v, req->path);
 	switch (v->status) {
 	case OAUTH_PENDING:
 		return (1);

@@ -28,6 +28,7 @@
 
 #include <sys/queue.h>
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,6 +91,9 @@ static enum wait_kind		 pending_kind;
 static struct idp		*pending_idp;
 /* The audiences a token may name (resource + each endpoint, extras). */
 static char			**audiences;
+/* Each audience's endpoint: NULL for the gateway as a whole (the resource,
+ * extras), "" for /mcp's, else a virtual endpoint's path.  Owned. */
+static char			**aud_base;
 
 /* Counters: refusals by reason (jose_result_name's and ours), the cache. */
 static const char *const refusal_names[] = {
@@ -184,6 +188,7 @@ oauth_grant_unref(struct oauth_grant *g)
 		free(g->scopes[i]);
 	free(g->scopes);
 	free(g->client);
+	json_decref(g->aud);
 	free(g);
 }
 
@@ -359,6 +364,7 @@ grant_new(const char *issuer, const char *subject, char **scopes,
 	g->subject = xstrdup(subject);
 	g->scopes = scopes;
 	g->exp = exp;
+	g->aud = json_incref(json_object_get(claims, "aud"));
 	/* The principal's hash: its issuer and subject, with their NULs. */
 	if ((ctx = EVP_MD_CTX_new()) == NULL ||
 	    EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) != 1 ||
@@ -901,17 +907,74 @@ audiences_free(void)
 {
 	size_t	i;
 
-	for (i = 0; audiences != NULL && audiences[i] != NULL; i++)
+	for (i = 0; audiences != NULL && audiences[i] != NULL; i++) {
 		free(audiences[i]);
+		free(aud_base[i]);
+	}
 	free(audiences);
+	free(aud_base);
 	audiences = NULL;
+	aud_base = NULL;
+}
+
+/* Add an audience of an endpoint (ep: see aud_base). */
+static void
+audience_add(size_t *n, const char *ep, const char *fmt, ...)
+{
+	va_list	ap;
+
+	va_start(ap, fmt);
+	if (vasprintf(&audiences[*n], fmt, ap) == -1)
+		fatal("%s", __func__);
+	va_end(ap);
+	aud_base[*n] = ep != NULL ? xstrdup(ep) : NULL;
+	(*n)++;
+}
+
+/* Is a grant's token for the endpoint a request path is of? */
+static int
+grant_admits(const struct oauth_grant *g, const char *path)
+{
+	enum vendpoint_transport	 t;
+	struct vendpoint		*vep;
+	const char			*ep;
+	size_t				 i;
+
+	if (audiences == NULL)
+		return (1);
+	if ((vep = vendpoint_route(path, &t)) != NULL)
+		ep = vendpoint_path(vep);
+	else if (strcmp(path, "/mcp") == 0 || strcmp(path, "/sse") == 0 ||
+	    strcmp(path, "/messages") == 0 || (conf->ws_path[0] != '\0' &&
+	    strcmp(path, conf->ws_path) == 0))
+		ep = "";
+	else
+		return (1);	/* no endpoint: the verdict held one of ours */
+	for (i = 0; audiences[i] != NULL; i++) {
+		if ((aud_base[i] == NULL || strcmp(aud_base[i], ep) == 0) &&
+		    claim_has(g->aud, audiences[i]))
+			return (1);
+	}
+	return (0);
+}
+
+void
+oauth_check_path(struct oauth_verdict *v, const char *path)
+{
+	if (v->grant == NULL || grant_admits(v->grant, path))
+		return;
+	oauth_grant_unref(v->grant);
+	refuse(v, "audience", "aud does not hold this endpoint: the token is "
+	    "for another of this gateway's");
+	count_refusal(v->reason);
 }
 
 void
 oauth_configure(const struct conf *c)
 {
 	static const char *const paths[] = { "/mcp", "/sse", "/messages" };
-	size_t	i, n = 0, extra = 0;
+	const char	*p;
+	size_t		 i, n = 0, extra = 0;
 
 	cache_clear();
 	audiences_free();
@@ -921,25 +984,24 @@ oauth_configure(const struct conf *c)
 		extra++;
 	audiences = xcalloc(5 + extra + 4 * c->nendpoints + 1,
 	    sizeof *audiences);
+	aud_base = xcalloc(5 + extra + 4 * c->nendpoints + 1,
+	    sizeof *aud_base);
 	/* The resource itself first: what pick_audience falls back on. */
-	audiences[n++] = xstrdup(oc->resource);
+	audience_add(&n, NULL, "%s", oc->resource);
 	for (i = 0; i < sizeof paths / sizeof paths[0]; i++)
-		xasprintf(&audiences[n++], "%s%s", oc->resource, paths[i]);
+		audience_add(&n, "", "%s%s", oc->resource, paths[i]);
 	if (c->ws_path[0] != '\0')
-		xasprintf(&audiences[n++], "%s%s", oc->resource, c->ws_path);
+		audience_add(&n, "", "%s%s", oc->resource, c->ws_path);
 	for (i = 0; i < extra; i++)
-		audiences[n++] = xstrdup(oc->audiences[i]);
+		audience_add(&n, NULL, "%s", oc->audiences[i]);
 	/* Each virtual endpoint's paths (vendpoint.c). */
 	for (i = 0; i < c->nendpoints; i++) {
-		xasprintf(&audiences[n++], "%s%s", oc->resource,
-		    c->endpoints[i].path);
-		xasprintf(&audiences[n++], "%s%s/sse", oc->resource,
-		    c->endpoints[i].path);
-		xasprintf(&audiences[n++], "%s%s/messages", oc->resource,
-		    c->endpoints[i].path);
+		p = c->endpoints[i].path;
+		audience_add(&n, p, "%s%s", oc->resource, p);
+		audience_add(&n, p, "%s%s/sse", oc->resource, p);
+		audience_add(&n, p, "%s%s/messages", oc->resource, p);
 		if (c->ws_path[0] != '\0')
-			xasprintf(&audiences[n++], "%s%s/ws", oc->resource,
-			    c->endpoints[i].path);
+			audience_add(&n, p, "%s%s/ws", oc->resource, p);
 	}
 }
 

@@ -836,6 +836,8 @@ struct oauth_grant {
 	char		*client;	/* the named client it maps to, or NULL */
 	int		 rights;	/* AUTH_MCP, AUTH_METRICS */
 	int64_t		 exp;		/* Unix seconds */
+	json_t		*aud;		/* a reference to the token's aud, or
+					   NULL */
 };
 enum oauth_status {
 	OAUTH_GRANTED = 0,
@@ -875,6 +877,11 @@ void		 oauth_grant_unref(struct oauth_grant *);
  * first missing one in *missing. */
 int		 oauth_grant_has(const struct oauth_grant *, char *const *scopes,
 		    const char **missing);
+/* Refuse a verdict's grant whose token is not for the endpoint a request
+ * path is of: its aud must hold the resource, an extra audience, or one of
+ * that endpoint's paths (RFC 8707); a path of no endpoint takes any of
+ * ours. */
+void		 oauth_check_path(struct oauth_verdict *, const char *path);
 /* The challenge's parameters: resource_metadata and scope (a space-separated
  * list of what every request needs; "" for none). */
 void		 oauth_challenge(const char *path, char *buf, size_t len,

@@ -84,7 +84,8 @@ before(async () => {
     globals: `oauth = { resource = ${q(base)}; scopes = [ "mcp:tools" ];
   scopes_supported = [ "mcp:tools", "mcp:admin" ];
   issuers = ( { issuer = ${q(op.issuer)}; typ = "at+jwt"; } ); };
-clients = ( { name = "admins"; oauth = { claims = { groups = "admins"; }; }; } );`,
+clients = ( { name = "admins"; oauth = { claims = { groups = "admins"; }; }; } );
+endpoints = ( { path = "/mcp/alpha"; tools = [ "alpha__*" ]; } );`,
   });
   await gw.waitFor((st) => st.issuers?.[0]?.keys > 0, 'the provider\'s keys');
 });
@@ -221,6 +222,23 @@ test('client credentials; another resource refused; the session is the subject\'
   assert.equal(w.status, 403);
   assert.match(w.headers.get('www-authenticate'), /error="insufficient_scope"/);
   assert.match(w.headers.get('www-authenticate'), /scope="mcp:tools"/);
+});
+
+test('a token is for its endpoint: a virtual endpoint is another resource (RFC 8707)', async () => {
+  const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'ep', version: '1' } } };
+  const alpha = { ...gw, url: `${base}/mcp/alpha` };
+  const m = await (await fetch(`${base}/.well-known/oauth-protected-resource/mcp/alpha`)).json();
+  assert.equal(m.resource, `${base}/mcp/alpha`);
+  const t = await clientCredentials(op.issuer, { resource: m.resource, scope: 'mcp:tools' });
+  assert.equal((await post(alpha, init, { headers: { authorization: `Bearer ${t.access_token}` } })).status, 200);
+  const r = await post(gw, init, { headers: { authorization: `Bearer ${t.access_token}` } });
+  assert.equal(r.status, 401);
+  assert.match(r.headers.get('www-authenticate'), /error="invalid_token", error_description="aud does not hold this endpoint/);
+  const main = await clientCredentials(op.issuer, { resource: `${base}/mcp`, scope: 'mcp:tools' });
+  assert.equal((await post(alpha, init, { headers: { authorization: `Bearer ${main.access_token}` } })).status, 401);
+  // The resource as a whole is every endpoint's.
+  const whole = await clientCredentials(op.issuer, { resource: base, scope: 'mcp:tools' });
+  assert.equal((await post(alpha, init, { headers: { authorization: `Bearer ${whole.access_token}` } })).status, 200);
 });
 
 test('a key rotation: the new kid waits for fresh keys, once', async () => {

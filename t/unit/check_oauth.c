@@ -315,6 +315,37 @@ START_TEST(test_endpoint_resource)
 	    "Accept: application/json, text/event-stream\r\n", t);
 	ck_assert_int_eq(sup_http("POST", "/mcp/research", headers,
 	    init_body)->status, 200);
+	/* Not for /mcp: another resource (RFC 8707). */
+	r = sup_http("POST", "/mcp", headers, init_body);
+	ck_assert_int_eq(r->status, 401);
+	h = sup_header(r, "WWW-Authenticate");
+	ck_assert_msg(strstr(h, "error=\"invalid_token\"") != NULL &&
+	    strstr(h, "resource_metadata=\"" RES "/.well-known/oauth-"
+	    "protected-resource/mcp\"") != NULL, "%s", h);
+	/* Its other transports are the same endpoint. */
+	ck_assert_int_ne(sup_http("POST", "/mcp/research/messages", headers,
+	    "{}")->status, 401);
+	free(c);
+	free(t);
+	/* /mcp's token is not for the endpoint; the resource's is. */
+	c = claims("alice", "mcp", RES "/mcp", 300);
+	t = token_with(k1, "k1", c);
+	snprintf(headers, sizeof headers, "Authorization: Bearer %s\r\n"
+	    "Content-Type: application/json\r\n"
+	    "Accept: application/json, text/event-stream\r\n", t);
+	ck_assert_int_eq(sup_http("POST", "/mcp/research", headers,
+	    init_body)->status, 401);
+	ck_assert_int_eq(sup_http("POST", "/mcp", headers,
+	    init_body)->status, 200);
+	free(c);
+	free(t);
+	c = claims("alice", "mcp", RES, 300);
+	t = token_with(k1, "k1", c);
+	snprintf(headers, sizeof headers, "Authorization: Bearer %s\r\n"
+	    "Content-Type: application/json\r\n"
+	    "Accept: application/json, text/event-stream\r\n", t);
+	ck_assert_int_eq(sup_http("POST", "/mcp/research", headers,
+	    init_body)->status, 200);
 	free(c);
 	free(t);
 }
