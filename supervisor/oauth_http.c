@@ -272,15 +272,23 @@ scopes_granted(char *buf, size_t len, const struct oauth_grant *g)
 	}
 }
 
-/* The endpoint path a session came by. */
+/* The path a session came by: an endpoint's, and a transport's suffix. */
 static const char *
-session_endpoint(const struct session *s)
+session_endpoint(const struct session *s, const char **suffix)
 {
-	if (s->vep != NULL)
+	int	ws = s->only != NULL && s->only->kind == STREAM_WS;
+
+	*suffix = "";
+	if (s->vep != NULL) {
+		if (s->legacy)
+			*suffix = "/sse";
+		else if (ws)
+			*suffix = "/ws";
 		return (vendpoint_path(s->vep));
+	}
 	if (s->legacy)
 		return ("/sse");
-	if (s->only != NULL && s->only->kind == STREAM_WS)
+	if (ws)
 		return (conf->ws_path);
 	return ("/mcp");
 }
@@ -321,7 +329,7 @@ json_t *
 oauth_upstream_refusal(const struct session *s, const struct upstream *up)
 {
 	const struct server_conf	*sc;
-	const char			*missing, *rbase;
+	const char			*missing, *rbase, *ep, *suffix;
 	char				 scopes[1024], *url;
 	size_t				 olen;
 	json_t				*o;
@@ -340,8 +348,9 @@ oauth_upstream_refusal(const struct session *s, const struct upstream *up)
 	/* The metadata of the endpoint the session came by: it names the
 	 * resource the client's tokens are for. */
 	resource_split(conf->oauth->resource, &olen, &rbase);
-	xasprintf(&url, "%.*s%s%s%s", (int)olen, conf->oauth->resource,
-	    PRM_PATH, rbase, session_endpoint(s));
+	ep = session_endpoint(s, &suffix);
+	xasprintf(&url, "%.*s%s%s%s%s", (int)olen, conf->oauth->resource,
+	    PRM_PATH, rbase, ep, suffix);
 	o = json_pack("{s:s, s:s, s:s}", "error", "insufficient_scope",
 	    "scope", scopes, "resource_metadata", url);
 	free(url);

@@ -754,9 +754,10 @@ END_TEST
 START_TEST(test_step_up_endpoint)
 {
 	struct sup_client	*cl;
-	struct sup_resp		*r;
+	struct sup_resp		*r, *sse;
 	const char		*h;
-	char			*c, *t;
+	json_t			*a;
+	char			*c, *t, hdr[4096], path[256];
 
 	json_decref(sup_reload(SUP_BASE "auth_tokens = [ \"" TOKEN_STATIC
 	    "\" ];\nendpoints = ( { path = \"/mcp/research\"; tools = [ "
@@ -779,6 +780,27 @@ START_TEST(test_step_up_endpoint)
 	    "/.well-known/oauth-protected-resource/mcp/research\"") != NULL &&
 	    strstr(h, "scope=\"mcp admin files\"") != NULL, "%s", h);
 	ck_assert_jstr(sup_json(r), "error.data.scope", "mcp admin files");
+	/* By the endpoint's legacy transport: that path's metadata. */
+	snprintf(hdr, sizeof hdr, "Authorization: Bearer %s\r\n"
+	    "Accept: text/event-stream\r\n", t);
+	sse = sup_http("GET", "/mcp/research/sse", hdr, NULL);
+	ck_assert_int_eq(sse->status, 200);
+	ck_assert_uint_ge(sse->nevents, 1);
+	snprintf(path, sizeof path, "%s", sse->events[0].data);
+	snprintf(hdr, sizeof hdr, "Authorization: Bearer %s\r\n"
+	    "Content-Type: application/json\r\n", t);
+	ck_assert_int_eq(sup_http("POST", path, hdr, "{\"jsonrpc\":\"2.0\","
+	    "\"id\":5,\"method\":\"initialize\",\"params\":{"
+	    "\"protocolVersion\":\"2024-11-05\",\"capabilities\":{},"
+	    "\"clientInfo\":{\"name\":\"old\",\"version\":\"1\"}}}")->status,
+	    202);
+	ck_assert_int_eq(sup_http("POST", path, hdr, "{\"jsonrpc\":\"2.0\","
+	    "\"id\":6,\"method\":\"tools/call\",\"params\":{\"name\":"
+	    "\"b__x\",\"arguments\":{}}}")->status, 202);
+	a = sup_event(sse, sse->nevents - 1);
+	ck_assert_error(a, MCP_INSUFFICIENT_SCOPE);
+	ck_assert_jstr(a, "error.data.resource_metadata", RES "/.well-known/"
+	    "oauth-protected-resource/mcp/research/sse");
 	free(c);
 	free(t);
 }
