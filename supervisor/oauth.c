@@ -39,6 +39,7 @@
 #include "jose.h"
 #include "log.h"
 #include "supervisor.h"
+#include "oauth_priv.h"
 #include "xmalloc.h"
 
 #define OAUTH_CACHE_MAX		16384	/* verdicts kept */
@@ -46,7 +47,6 @@
 #define OAUTH_INTROSPECT_TTL	300	/* seconds an introspection is kept,
 					   at most */
 #define OAUTH_WAITS_MAX		1024	/* requests waiting for an issuer */
-#define OAUTH_WAIT_MAX		6	/* seconds, beyond idp.c's own bound */
 #define OAUTH_SUBJECT_MAX	512	/* bytes of a subject */
 
 /* One cached verdict. */
@@ -61,31 +61,10 @@ struct verdict_entry {
 };
 TAILQ_HEAD(verdict_list, verdict_entry);
 
-/* What a token that is OAUTH_PENDING waits for. */
-enum wait_kind {
-	WAIT_KEYS = 1,		/* fresh keys of its issuer */
-	WAIT_INTROSPECTION	/* its introspection */
-};
-
-/* One request waiting; owned by the waiter map. */
-struct oauth_waiter {
-	uint64_t		 handle;
-	enum wait_kind		 kind;
-	struct idp		*idp;
-	uint64_t		 idp_handle;
-	int			 answered;	/* idp.c called back */
-	unsigned char		 digest[32];
-	void			(*cb)(void *);
-	void			*arg;
-	struct event		*ev;		/* runs cb from the loop */
-};
-
 static const struct oauth_conf	*oc;		/* borrowed from conf */
 static struct u64map		 cache;		/* digest's first 8 bytes */
 static struct verdict_list	 lru = TAILQ_HEAD_INITIALIZER(lru);
 static size_t			 ncache;
-static struct u64map		 waiters;	/* handle -> waiter */
-static uint64_t			 next_handle = 1;
 /* What the last OAUTH_PENDING verdict needs (oauth_wait takes it). */
 static enum wait_kind		 pending_kind;
 static struct idp		*pending_idp;
@@ -107,7 +86,7 @@ static const char *const refusal_names[] = {
 };
 #define NREFUSALS	(sizeof refusal_names / sizeof refusal_names[0] - 1)
 static uint64_t		 m_refusals[NREFUSALS];
-static uint64_t		 m_hits, m_misses, m_granted, m_waits;
+static uint64_t		 m_hits, m_misses, m_granted;
 
 void
 oauth_no_token(void)
@@ -143,8 +122,8 @@ oauth_expired(void)
 }
 
 /* Hash a token: once per request, so the digest is fetched once. */
-static void
-token_digest(const char *token, size_t len, unsigned char digest[32])
+void
+oauth_token_digest(const char *token, size_t len, unsigned char digest[32])
 {
 	static EVP_MD	*sha256;
 	unsigned int	 n = 32;
@@ -735,7 +714,7 @@ oauth_check(const char *token, size_t len, int retry,
 		return;
 	}
 	/* A cached verdict's token was read whole when it was decided. */
-	token_digest(token, len, digest);
+	oauth_token_digest(token, len, digest);
 	if ((e = cache_get(digest, now)) != NULL) {
 		m_hits++;
 		v->status = e->status;
@@ -771,7 +750,7 @@ oauth_check(const char *token, size_t len, int retry,
 	else
 		check_opaque(retry, v);
 	if (v->status == OAUTH_PENDING) {
-		if (waiters.count >= OAUTH_WAITS_MAX)
+		if (oauth_waiting() >= OAUTH_WAITS_MAX)
 			refuse(v, "provider_unavailable", "too many tokens "
 			    "wait for their issuer");
 		else
@@ -792,113 +771,27 @@ oauth_check(const char *token, size_t len, int retry,
 		cache_put(digest, v, until);
 }
 
-/* A waiter is done: run its callback from the loop. */
-static void
-waiter_done(struct oauth_waiter *w)
+void
+oauth_pending_need(enum wait_kind *kind, struct idp **idp)
 {
-	w->answered = 1;
-	event_active(w->ev, EV_TIMEOUT, 1);
+	*kind = pending_kind;
+	*idp = pending_idp;
 }
 
-/* Free a waiter (its idp request answered or cancelled). */
-static void
-waiter_free(struct oauth_waiter *w)
+void
+oauth_introspected(struct idp *idp, const unsigned char digest[32],
+    json_t *resp)
 {
-	u64map_del(&waiters, w->handle);
-	event_free(w->ev);
-	free(w);
-}
-
-/* The wait is over (answered, or too long): call back. */
-static void
-waiter_fire(evutil_socket_t fd, short events, void *arg)
-{
-	struct oauth_waiter	*w = arg;
-	void			(*cb)(void *) = w->cb;
-	void			*cbarg = w->arg;
-
-	(void)fd;
-	(void)events;
-	if (!w->answered) {
-		log_warnx("oauth: no answer from the issuer's worker within "
-		    "%d s", OAUTH_WAIT_MAX);
-		idp_wait_cancel(w->idp, w->idp_handle);
-	}
-	waiter_free(w);
-	cb(cbarg);
-}
-
-/* Fresh keys came, or will not yet. */
-static void
-waiter_keys(void *arg)
-{
-	waiter_done(arg);
-}
-
-/* An introspection's answer: its verdict goes into the cache. */
-static void
-waiter_introspected(void *arg, json_t *resp, const char *error)
-{
-	struct oauth_waiter		*w = arg;
 	const struct oauth_issuer_conf	*ic;
 	struct oauth_verdict		 v;
 	int64_t				 until;
 
-	memset(&v, 0, sizeof v);
-	if (resp == NULL)
-		log_warnx("oauth: introspection failed: %s",
-		    error != NULL ? error : "no answer");
-	else if (oc != NULL && (ic = idp_conf(w->idp)) != NULL) {
-		introspected_verdict(ic, resp, (int64_t)time(NULL), &v, &until);
-		cache_put(w->digest, &v, until);
-		oauth_grant_unref(v.grant);
-	}
-	waiter_done(w);
-}
-
-uint64_t
-oauth_wait(const char *token, size_t len, void (*cb)(void *), void *arg)
-{
-	struct oauth_waiter	*w;
-	struct timeval		 tv = { OAUTH_WAIT_MAX, 0 };
-	char			*copy;
-
-	w = xcalloc(1, sizeof *w);
-	w->handle = next_handle++;
-	w->kind = pending_kind;
-	w->idp = pending_idp;
-	w->cb = cb;
-	w->arg = arg;
-	token_digest(token, len, w->digest);
-	w->ev = evtimer_new(base, waiter_fire, w);
-	evtimer_add(w->ev, &tv);
-	u64map_put(&waiters, w->handle, w);
-	m_waits++;
-	/* idp.c may call back before it returns: cb still runs later. */
-	if (w->kind == WAIT_INTROSPECTION) {
-		/* len bytes: a header value holds no NUL (http_parse.c). */
-		copy = xstrndup(token, len);
-		w->idp_handle = idp_introspect(w->idp, copy,
-		    waiter_introspected, w);
-		explicit_bzero(copy, len);
-		free(copy);
-		if (w->idp_handle == 0 && !w->answered)
-			waiter_done(w);
-	} else
-		w->idp_handle = idp_refresh(w->idp, waiter_keys, w);
-	return (w->handle);
-}
-
-void
-oauth_wait_cancel(uint64_t handle)
-{
-	struct oauth_waiter	*w;
-
-	if (handle == 0 || (w = u64map_get(&waiters, handle)) == NULL)
+	if (resp == NULL || oc == NULL || (ic = idp_conf(idp)) == NULL)
 		return;
-	if (!w->answered)
-		idp_wait_cancel(w->idp, w->idp_handle);
-	waiter_free(w);
+	memset(&v, 0, sizeof v);
+	introspected_verdict(ic, resp, (int64_t)time(NULL), &v, &until);
+	cache_put(digest, &v, until);
+	oauth_grant_unref(v.grant);
 }
 
 /* Free the audience list. */
@@ -1008,23 +901,11 @@ oauth_configure(const struct conf *c)
 void
 oauth_shutdown(void)
 {
-	struct oauth_waiter	*w;
-	size_t			 pos = 0;
-	uint64_t		 k;
-	void			*v;
-
 	cache_clear();
 	audiences_free();
 	oc = NULL;
-	while (u64map_next(&waiters, &pos, &k, &v)) {
-		w = v;
-		if (!w->answered)
-			idp_wait_cancel(w->idp, w->idp_handle);
-		waiter_free(w);
-		pos = 0;
-	}
+	oauth_waits_clear();
 	u64map_free(&cache);
-	u64map_free(&waiters);
 }
 
 int
@@ -1068,7 +949,13 @@ oauth_metrics(struct evbuffer *b)
 	prom_header(b, "mcp_supervisor_oauth_waits_total", "counter",
 	    "Requests that waited for an issuer (fresh keys, "
 	    "introspection).");
-	prom_sample_u64(b, "mcp_supervisor_oauth_waits_total", "", m_waits);
+	prom_sample_u64(b, "mcp_supervisor_oauth_waits_total", "",
+	    oauth_waits_total());
+	prom_header(b, "mcp_supervisor_oauth_introspections_shared_total",
+	    "counter", "Requests that waited for an introspection another "
+	    "request with the same token had asked for.");
+	prom_sample_u64(b, "mcp_supervisor_oauth_introspections_shared_total",
+	    "", oauth_waits_shared());
 }
 
 json_t *
@@ -1078,6 +965,6 @@ oauth_status_json(void)
 		return (NULL);
 	return (json_pack("{s:s, s:I, s:I, s:I, s:I, s:I}", "resource",
 	    oc->resource, "cached", (json_int_t)ncache, "waiting",
-	    (json_int_t)waiters.count, "granted", (json_int_t)m_granted,
+	    (json_int_t)oauth_waiting(), "granted", (json_int_t)m_granted,
 	    "hits", (json_int_t)m_hits, "misses", (json_int_t)m_misses));
 }

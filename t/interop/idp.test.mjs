@@ -374,6 +374,13 @@ test('an opaque token through the gateway: introspected once, then cached', asyn
     const bad = await post(g, init, { headers: { authorization: 'Bearer not-a-token-of-this-provider' } });
     assert.equal(bad.status, 401);
     assert.equal((await counts(op3.issuer))['/token/introspection'], 82);
+    // One new token in 20 requests at once: one introspection for all.
+    const { access_token: busy } = await authorizationCode(op3.issuer, {
+      resource: `${resource}/mcp`, scope: 'mcp:read', loginHint: 'busy',
+    });
+    const same = await Promise.all(Array.from({ length: 20 }, () => post(g, init, { headers: { authorization: `Bearer ${busy}` } })));
+    assert.deepEqual(same.map((x) => x.status), same.map(() => 200));
+    assert.equal((await counts(op3.issuer))['/token/introspection'], 83);
     assert.ok(!g.log().includes(token) && !g.log().includes('mcp-gateway-secret'));
   } finally {
     await g.stop();

@@ -1012,6 +1012,56 @@ START_TEST(test_introspection)
 END_TEST
 
 /*
+ * The requests a token has in flight share its introspection: one is
+ * asked for, each is answered; the first one's client hanging up does not
+ * cancel it for the others.  Another token has its own.
+ */
+START_TEST(test_introspection_shared)
+{
+	struct sup_worker	*w = sup_provider(ISS);
+	struct sup_resp		*r[4], *other;
+	struct sup_frame	*f, *fo;
+	size_t			 i;
+
+	sup_forget(w);
+	for (i = 0; i < 4; i++) {
+		r[i] = post_init("opaque-token-shared-0001");
+		ck_assert_int_eq(r[i]->status, 0);
+	}
+	other = post_init("opaque-token-shared-0002");
+	f = sup_take(w, MSG_IDP_INTROSPECT);
+	ck_assert_ptr_nonnull(f);
+	fo = sup_take(w, MSG_IDP_INTROSPECT);
+	ck_assert_ptr_nonnull(fo);
+	ck_assert_ptr_null(sup_take(w, MSG_IDP_INTROSPECT));
+	sup_hangup(r[0]->conn);
+	sup_run();
+	ck_assert_ptr_null(sup_take(w, MSG_IDP_INTROSPECT));
+	sup_send(w, MSG_IDP_INTROSPECTED, 0, 0, f->tag, "{\"active\":true,"
+	    "\"sub\":\"carol\",\"aud\":\"" RES "/mcp\",\"scope\":\"mcp\","
+	    "\"exp\":%lld}", (long long)time(NULL) + 300);
+	for (i = 1; i < 4; i++)
+		ck_assert_int_eq(r[i]->status, 200);
+	ck_assert_int_eq(other->status, 0);
+	sup_send(w, MSG_IDP_INTROSPECTED, 0, 0, fo->tag, "{\"active\":false}");
+	assert_401(other, "error=\"invalid_token\"", "not active");
+	/* All of one token's requests gone: its introspection is cancelled
+	 * (its late answer is dropped), and the next request asks again. */
+	r[0] = post_init("opaque-token-shared-0003");
+	r[1] = post_init("opaque-token-shared-0003");
+	f = sup_take(w, MSG_IDP_INTROSPECT);
+	sup_hangup(r[0]->conn);
+	sup_hangup(r[1]->conn);
+	sup_run();
+	sup_send(w, MSG_IDP_INTROSPECTED, 0, 0, f->tag, "{\"active\":true,"
+	    "\"sub\":\"carol\",\"aud\":\"" RES "/mcp\",\"scope\":\"mcp\"}");
+	r[2] = post_init("opaque-token-shared-0003");
+	ck_assert_ptr_nonnull(sup_take(w, MSG_IDP_INTROSPECT));
+	ck_assert_int_eq(r[2]->status, 0);
+}
+END_TEST
+
+/*
  * A token decided without waiting (a silent check, as /readyz's) is not
  * remembered as refused: the next request still introspects it.
  */
@@ -1153,6 +1203,7 @@ oauth_suite(void)
 	tcase_add_test(tc, test_kidless_rotation);
 	tcase_add_test(tc, test_kid_flood);
 	tcase_add_test(tc, test_introspection);
+	tcase_add_test(tc, test_introspection_shared);
 	tcase_add_test(tc, test_wait_hangup);
 	tcase_add_test(tc, test_preflight);
 	tcase_add_test(tc, test_nowait_not_cached);
