@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <arpa/inet.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,6 +11,7 @@
 
 #include "frame.h"
 #include "log.h"
+#include "xmalloc.h"
 
 static const char *const msg_names[] = {
 	[MSG_HELLO] = "HELLO",
@@ -212,6 +214,96 @@ frame_add_json(struct evbuffer *out, uint16_t type, uint32_t session,
 		fatalx("json_dumps");
 	frame_add(out, type, session, tag, s, strlen(s));
 	free(s);
+}
+
+/* Text being dumped: grown without leaving copies behind. */
+struct wiped_text {
+	char	*p;
+	size_t	 len;
+	size_t	 cap;
+};
+
+/* Append a piece of a dump (json_dump_callback's callback). */
+static int
+wiped_append(const char *piece, size_t size, void *arg)
+{
+	struct wiped_text	*t = arg;
+	char			*grown;
+	size_t			 cap;
+
+	if (size > SIZE_MAX / 2 - t->len)
+		return (-1);
+	if (t->len + size > t->cap) {
+		for (cap = t->cap != 0 ? t->cap : 1024; cap < t->len + size;)
+			cap *= 2;
+		grown = xmalloc(cap);
+		if (t->len != 0)
+			memcpy(grown, t->p, t->len);
+		if (t->p != NULL)
+			explicit_bzero(t->p, t->cap);
+		free(t->p);
+		t->p = grown;
+		t->cap = cap;
+	}
+	memcpy(t->p + t->len, piece, size);
+	t->len += size;
+	return (0);
+}
+
+/* The frame is written (or dropped): wipe its text. */
+static void
+wiped_cleanup(const void *data, size_t len, void *arg)
+{
+	size_t	*cap = arg;
+
+	(void)len;
+	explicit_bzero((void *)data, *cap);
+	free((void *)data);
+	free(cap);
+}
+
+/* Wipe the strings only this value holds. */
+static void
+json_wipe_own(json_t *v)
+{
+	const char	*key;
+	json_t		*m;
+	void		*tmp;
+	size_t		 i;
+
+	if (v == NULL || v->refcount != 1)
+		return;
+	if (json_is_string(v))
+		explicit_bzero((char *)json_string_value(v),
+		    json_string_length(v));
+	else if (json_is_array(v)) {
+		for (i = 0; i < json_array_size(v); i++)
+			json_wipe_own(json_array_get(v, i));
+	} else if (json_is_object(v)) {
+		json_object_foreach_safe(v, tmp, key, m)
+			json_wipe_own(m);
+	}
+}
+
+void
+frame_add_json_secret(struct evbuffer *out, uint16_t type, uint32_t session,
+    uint32_t tag, json_t *value)
+{
+	struct wiped_text	 t = { NULL, 0, 0 };
+	size_t			*cap;
+
+	if (json_dump_callback(value, wiped_append, &t, JSON_COMPACT) != 0)
+		fatalx("json_dump_callback");
+	json_wipe_own(value);
+	frame_add_hdr(out, type, 0, session, tag, t.len);
+	if (t.len == 0) {
+		free(t.p);
+		return;
+	}
+	cap = xmalloc(sizeof *cap);
+	*cap = t.cap;
+	if (evbuffer_add_reference(out, t.p, t.len, wiped_cleanup, cap) != 0)
+		fatalx("evbuffer_add_reference");
 }
 
 /* Remove a whole frame and parse its payload as a JSON object. */

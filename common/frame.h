@@ -148,6 +148,14 @@ void	frame_add_buffer_flags(struct evbuffer *, uint16_t type,
 /* Append a frame whose payload is a JSON value (borrowed). */
 void	frame_add_json(struct evbuffer *, uint16_t type, uint32_t session,
 	    uint32_t tag, const json_t *);
+/*
+ * The same for a value that holds secrets (a worker's configuration): no
+ * copy of its text outlives the frame's write, and the strings only this
+ * value holds (not those of containers or strings shared with others) are
+ * wiped; the caller then drops its reference.
+ */
+void	frame_add_json_secret(struct evbuffer *, uint16_t type,
+	    uint32_t session, uint32_t tag, json_t *);
 
 /*
  * Remove a whole frame (after FRAME_OK) and parse its payload as a JSON

@@ -221,7 +221,8 @@ proc_spawn(struct proc *p, const char *path, char *const argv[], int net)
 	p->ready_at = 0;
 	p->ch = iochan_new(base, fd, proc_read_cb, NULL, proc_event_cb, p);
 	cfg = p->kind->config(p->arg);
-	frame_add_json(iochan_output(p->ch), MSG_CONFIG, 0, 0, cfg);
+	/* It holds secrets of our environment (spawn_expand_env). */
+	frame_add_json_secret(iochan_output(p->ch), MSG_CONFIG, 0, 0, cfg);
 	json_decref(cfg);
 	proc_arm(p, PROC_T_START, p->policy.start_timeout);
 	log_debug("%s %s: worker %ld started", p->kind->what, p->name,

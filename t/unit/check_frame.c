@@ -399,6 +399,51 @@ START_TEST(test_json_round_trip)
 }
 END_TEST
 
+/*
+ * A value with secrets: the frame holds its text; the strings only it
+ * holds are wiped, shared ones are not; a text past the first buffer
+ * grows whole.
+ */
+START_TEST(test_json_secret)
+{
+	struct evbuffer		*eb = evbuffer_new();
+	json_t			*o, *kept, *copy, *back, *big;
+	struct frame_hdr	 hdr;
+	const char		*why = NULL;
+	char			 filler[5000];
+
+	memset(filler, 'f', sizeof filler - 1);
+	filler[sizeof filler - 1] = '\0';
+	kept = json_pack("{s:s}", "token", "kept-elsewhere");
+	o = json_pack("{s:s, s:[s], s:O, s:s}", "api_key", "sk-secret",
+	    "headers", "Authorization: Bearer abc", "record", kept,
+	    "filler", filler);
+	copy = json_deep_copy(o);
+	frame_add_json_secret(eb, MSG_CONFIG, 0, 0, o);
+	ck_assert_int_eq(frame_peek(eb, 65536, &hdr, &why), FRAME_OK);
+	back = frame_take_json(eb, &hdr, &why);
+	ck_assert_ptr_nonnull(back);
+	ck_assert(json_equal(copy, back));
+	ck_assert_uint_eq(evbuffer_get_length(eb), 0);
+	/* Wiped in place, lengths kept. */
+	ck_assert_int_eq(json_string_value(json_object_get(o,
+	    "api_key"))[0], '\0');
+	ck_assert_int_eq(json_string_value(json_array_get(
+	    json_object_get(o, "headers"), 0))[0], '\0');
+	ck_assert_str_eq(json_string_value(json_object_get(kept, "token")),
+	    "kept-elsewhere");
+	json_decref(o);
+	json_decref(kept);
+	json_decref(back);
+	json_decref(copy);
+	/* Freed with the buffer, unwritten. */
+	big = json_pack("{s:s}", "filler", filler);
+	frame_add_json_secret(eb, MSG_CONFIG, 0, 0, big);
+	json_decref(big);
+	evbuffer_free(eb);
+}
+END_TEST
+
 START_TEST(test_json_compact)
 {
 	struct evbuffer		*eb = evbuffer_new();
@@ -498,6 +543,7 @@ frame_suite(void)
 	tcase_add_test(tc, test_add_buffer);
 	tcase_add_test(tc, test_json_round_trip);
 	tcase_add_test(tc, test_json_compact);
+	tcase_add_test(tc, test_json_secret);
 	tcase_add_test(tc, test_take_bad);
 	tcase_add_test(tc, test_take_nul);
 	suite_add_tcase(s, tc);
