@@ -27,6 +27,7 @@
 #include "llm_worker.h"
 #include "secret.h"
 #include "sse.h"
+#include "utf8.h"
 #include "xmalloc.h"
 
 #define ERROR_BODY_MAX		65536	/* of an error answer, kept */
@@ -127,6 +128,8 @@ call_fail(uint32_t tag, enum llm_outcome o, long status, int spent,
 		masked = secret_mask(full, (size_t)n, api_key, LLM_KEY_MASK,
 		    NULL);
 	snprintf(msg, sizeof msg, "%s", masked != NULL ? masked : full);
+	/* Cut at a byte count: maybe inside a character. */
+	utf8_scrub(msg, strlen(msg));
 	free(masked);
 	free(full);
 	log_debug("request %u: %s: %s", tag, llm_outcome_name(o), msg);

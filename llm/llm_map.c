@@ -18,6 +18,7 @@
 #include "json_scan.h"
 #include "llm.h"
 #include "secret.h"
+#include "utf8.h"
 #include "xmalloc.h"
 
 static const char *const outcome_names[] = {
@@ -602,6 +603,8 @@ one_line(char *out, size_t outlen, const char *s, size_t len, size_t max)
 	for (i = 0; i < len && i < max && o + 1 < outlen; i++)
 		out[o++] = (s[i] == '\n' || s[i] == '\r' || s[i] == '\t') ?
 		    ' ' : ((unsigned char)s[i] < 0x20 ? '?' : s[i]);
+	/* Not UTF-8, or cut inside a character: never a JSON string. */
+	utf8_scrub(out, o);
 	if (o > 0 && i < len && o + 4 < outlen) {
 		memcpy(out + o, "...", 3);
 		o += 3;

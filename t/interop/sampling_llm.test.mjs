@@ -309,6 +309,17 @@ test('audit lines, prompts only where asked, and mcpctl\'s counters', async () =
   }
 });
 
+test('an error page in Latin-1 is an error, and the provider stays up', async () => {
+  const client = await connect();
+  const before = gw.status().llm.find((p) => p.name === 'gpt').restarts;
+  const r = await askVia(client, 'askgpt', { messages: [{ role: 'user', content: { type: 'text', text: '[latin1]' } }], maxTokens: 20 });
+  assert.match(r.error?.message ?? '', /HTTP 502: <html><body>Caf\? ferm\?: the upstream is down/);
+  const ok = await askVia(client, 'askgpt', { messages: [{ role: 'user', content: { type: 'text', text: 'still there?' } }], maxTokens: 20 });
+  assert.ok(ok.result, JSON.stringify(ok));
+  assert.equal(gw.status().llm.find((p) => p.name === 'gpt').restarts, before);
+  await client.close();
+});
+
 test('-nv prints the key references, never the keys', () => {
   const out = execFileSync(bin.supervisord, ['-n', '-v', '-f', path.join(gw.dir, 'mcp-supervisord.conf')],
     { encoding: 'utf8', env: { ...process.env }, stdio: ['ignore', 'pipe', 'pipe'] });

@@ -17,6 +17,7 @@
 #include <jansson.h>
 
 #include "llm.h"
+#include "utf8.h"
 
 #define WEATHER "{\"name\":\"get_weather\",\"description\":\"Weather\"," \
 	"\"inputSchema\":{\"type\":\"object\",\"properties\":{\"city\":" \
@@ -702,6 +703,8 @@ error_is(long status, const char *body, const char *want)
 
 START_TEST(test_error_text)
 {
+	char	big[400], out[512];
+
 	error_is(429, "{\"error\":{\"message\":\"Rate limit reached\","
 	    "\"type\":\"requests\",\"param\":null,\"code\":"
 	    "\"rate_limit_exceeded\"}}", "HTTP 429 requests: Rate limit reached");
@@ -712,6 +715,18 @@ START_TEST(test_error_text)
 	    "HTTP 404: model \"x\" not found");
 	error_is(502, "<html>\nbad gateway</html>",
 	    "HTTP 502: <html> bad gateway</html>");
+	/* A body in Latin-1, a message cut inside a character: text that
+	 * is UTF-8 still (a JSON string; else the worker could not send
+	 * it and exited). */
+	error_is(502, "<p>caf\xe9</p>", "HTTP 502: <p>caf?</p>");
+	memset(big, 'a', sizeof big);
+	memcpy(big, "{\"error\":\"", 10);
+	memcpy(big + 10 + 299, "\xc3\xa9\"}", 4);
+	big[10 + 303] = '\0';
+	llm_error_text(400, big, strlen(big), NULL, out, sizeof out);
+	ck_assert_msg(utf8_valid((const unsigned char *)out, strlen(out)),
+	    "%s", out);
+	ck_assert_ptr_nonnull(strstr(out, "a?..."));
 	ck_assert_int_eq(llm_status_outcome(401), LLM_AUTH);
 	ck_assert_int_eq(llm_status_outcome(429), LLM_RATE);
 	ck_assert_int_eq(llm_status_outcome(400), LLM_HTTP);

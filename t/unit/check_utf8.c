@@ -5,6 +5,7 @@
  */
 #include "config.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -58,6 +59,30 @@ START_TEST(test_invalid)
 }
 END_TEST
 
+/* Scrub a copy of s; is it want? */
+static void
+scrubbed_is(const char *s, const char *want)
+{
+	char	buf[64];
+
+	snprintf(buf, sizeof buf, "%s", s);
+	utf8_scrub(buf, strlen(buf));
+	ck_assert_str_eq(buf, want);
+	ck_assert_int_eq(ok(buf), 1);
+}
+
+START_TEST(test_scrub)
+{
+	scrubbed_is("caf\xc3\xa9", "caf\xc3\xa9");
+	scrubbed_is("caf\xe9 au lait", "caf? au lait");		/* Latin-1 */
+	scrubbed_is("caf\xc3", "caf?");			/* cut short */
+	scrubbed_is("\xe2\x82", "??");
+	scrubbed_is("\xf0\x9f\x98\x80!", "\xf0\x9f\x98\x80!");
+	scrubbed_is("\xed\xa0\x80", "???");			/* a surrogate */
+	scrubbed_is("\xc0\xaf", "??");				/* overlong */
+}
+END_TEST
+
 static Suite *
 utf8_suite(void)
 {
@@ -66,6 +91,7 @@ utf8_suite(void)
 
 	tcase_add_test(tc, test_valid);
 	tcase_add_test(tc, test_invalid);
+	tcase_add_test(tc, test_scrub);
 	suite_add_tcase(s, tc);
 	return (s);
 }
