@@ -14,7 +14,6 @@
 #include "llm.h"
 #include "xmalloc.h"
 
-#define OPENAI_MAX_METADATA	16
 
 /* The input_audio format of a MIME type, or NULL. */
 static const char *
@@ -183,28 +182,11 @@ assistant_message(json_t *out, const json_t *blocks, char *err,
 	return (0);
 }
 
-/* The MCP metadata OpenAI takes: up to 16 string values. */
-static json_t *
-metadata(const json_t *md)
-{
-	json_t		*out = json_object(), *v;
-	const char	*key;
-
-	json_object_foreach((json_t *)md, key, v) {
-		if (json_object_size(out) >= OPENAI_MAX_METADATA)
-			break;
-		if (json_is_string(v) && strlen(key) <= 64 &&
-		    json_string_length(v) <= 512)
-			json_object_set(out, key, v);
-	}
-	return (out);
-}
-
 static json_t *
 openai_request(const json_t *params, const struct llm_req_opts *o,
     char *err, size_t errlen)
 {
-	json_t		*messages, *out, *msgs, *m, *blocks, *tools, *t, *v;
+	json_t		*messages, *out, *msgs, *m, *blocks, *tools, *v;
 	json_int_t	 max_tokens;
 	const char	*role, *sys;
 	double		 temp;
@@ -242,12 +224,8 @@ openai_request(const json_t *params, const struct llm_req_opts *o,
 	if (json_is_array(v = json_object_get(params, "stopSequences")) &&
 	    json_array_size(v) > 0)
 		json_object_set(out, "stop", v);
-	if (json_is_object(v = json_object_get(params, "metadata")) &&
-	    json_object_size(v) > 0) {
-		if (json_object_size(t = metadata(v)) > 0)
-			json_object_set(out, "metadata", t);
-		json_decref(t);
-	}
+	/* No metadata: OpenAI refuses it unless the completion is stored
+	 * ("store": true), and storing prompts is not ours to decide. */
 	if (json_is_array(v = json_object_get(params, "tools")) &&
 	    json_array_size(v) > 0) {
 		if ((tools = llm_function_tools(v, err, errlen)) == NULL) {
