@@ -510,5 +510,6 @@ route_session_end(struct session *s)
 		    "the client session ended");
 		route_up_request_free(ur);
 	}
+	sampling_session_end(s->no);
 	route_sub_session_end(s);
 }

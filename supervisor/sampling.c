@@ -862,3 +862,25 @@ sampling_upstream_gone(struct upstream *up)
 		job_free(j);
 	}
 }
+
+void
+sampling_session_end(uint32_t session)
+{
+	struct sjob	*j, *next;
+	char		 link[256];
+
+	if (session == 0)
+		return;
+	for (j = TAILQ_FIRST(&jobs); j != NULL; j = next) {
+		next = TAILQ_NEXT(j, entry);
+		/* A job at the client link ends with its up_request. */
+		if (j->session != session || (j->prov == NULL &&
+		    j->call == NULL))
+			continue;
+		link_text(j->up, j->link, link, sizeof link);
+		audit(j, link, NULL, "cancelled", "the client session ended");
+		route_up_error(j->up, j->session, j->ref,
+		    MCP_CONNECTION_CLOSED, "the client session ended");
+		job_free(j);
+	}
+}

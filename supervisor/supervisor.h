@@ -1543,6 +1543,9 @@ void		 sampling_end(struct upstream *, uint32_t ref,
 		    const char *outcome, const char *why);
 /* An upstream is gone: forget its requests. */
 void		 sampling_upstream_gone(struct upstream *);
+/* A session ended: stop the provider requests and tool calls its calls
+ * caused, and answer their upstreams. */
+void		 sampling_session_end(uint32_t session);
 /* Does the chain run a sampling request of the call tag's? */
 int		 sampling_waiting(const struct upstream *, uint32_t tag);
 /* Frames of a provider's worker about a request (tag). */

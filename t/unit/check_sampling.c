@@ -506,6 +506,33 @@ START_TEST(test_llm)
 }
 END_TEST
 
+/* The session whose call caused a provider's request ends: the request
+ * is cancelled at the provider, its upstream answered. */
+START_TEST(test_llm_session_end)
+{
+	struct sup_client	*cl = sup_session(NULL, NULL);
+	struct sup_worker	*pv = sup_provider("local");
+	struct sup_frame	*f, *q, *c;
+	json_t			*a;
+
+	call(cl, "l", &f);
+	ask("l", f, 1, sample);
+	ck_assert_ptr_nonnull(q = sup_take(pv, MSG_LLM_REQUEST));
+	sup_delete(cl);
+	ck_assert_ptr_nonnull(c = sup_take(pv, MSG_LLM_CANCEL));
+	ck_assert_uint_eq(c->tag, q->tag);
+	a = answer("l", 1);
+	ck_assert_jint(a, "error.code", MCP_CONNECTION_CLOSED);
+	ck_assert_jstr(a, "error.message", "the client session ended");
+	json_decref(a);
+	/* Its late answer goes nowhere. */
+	sup_send(pv, MSG_LLM_RESULT, 0, 0, q->tag, "{\"role\":\"assistant\","
+	    "\"content\":{\"type\":\"text\",\"text\":\"late\"},"
+	    "\"model\":\"m-1\"}");
+	ck_assert_ptr_null(sup_take(sup_worker("l"), MSG_UP_RESPONSE));
+}
+END_TEST
+
 /* tool:UPSTREAM/TOOL: another upstream's tool answers. */
 START_TEST(test_tool_link)
 {
@@ -671,6 +698,7 @@ sampling_suite(void)
 	tcase_add_test(tc, test_session_end);
 	tcase_add_test(tc, test_max_pending);
 	tcase_add_test(tc, test_llm);
+	tcase_add_test(tc, test_llm_session_end);
 	tcase_add_test(tc, test_tool_link);
 	tcase_add_test(tc, test_tool_link_timeout);
 	tcase_add_test(tc, test_tool_link_too_large);
