@@ -736,7 +736,8 @@ serve_user(struct http_conn *c, struct http_request *req, struct upstream *up,
 {
 	char	*id = xstrdup(identity), error[128];
 
-	users_login_done(up, identity);		/* answered: once only */
+	users_login_done(up, id);	/* answered: once only (identity is
+					   that login's, freed) */
 	if (uplogin_send(up, MSG_OAUTH_CODE, json_pack("{s:s, s:s}",
 	    "response", req->query, "identity", id)) != 0) {
 		page(c, 503, "mcp-supervisor: upstream %s is %s; call its "

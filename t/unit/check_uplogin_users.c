@@ -177,6 +177,26 @@ START_TEST(test_callback)
 	r = sup_http("GET", "/oauth/callback?code=cb&state=" STATE_B, NULL,
 	    NULL);
 	ck_assert_int_eq(r->status, 400);
+	/* The first of two logins comes back: the other still waits (its
+	 * identity compared with the answered one's copy, not with what was
+	 * freed: ASan). */
+	sup_send(w, MSG_OAUTH_PROGRESS, 0, 0, 0, "{\"identity\":"
+	    "\"client:alice\",\"phase\":\"url\",\"url\":\"https://as/a\","
+	    "\"state\":\"" STATE_A "\"}");
+	sup_send(w, MSG_OAUTH_PROGRESS, 0, 0, 0, "{\"identity\":"
+	    "\"client:bob\",\"phase\":\"url\",\"url\":\"https://as/b\","
+	    "\"state\":\"" STATE_B "\"}");
+	ck_assert_int_eq(sup_http("GET", "/oauth/callback?code=ca&state="
+	    STATE_A, NULL, NULL)->status, 200);
+	ck_assert_int_eq(sup_http("GET", "/oauth/callback?code=cb&state="
+	    STATE_B, NULL, NULL)->status, 200);
+	sup_run();
+	j = sup_frame_json(sup_take(w, MSG_OAUTH_CODE));
+	ck_assert_jstr(j, "identity", "client:alice");
+	json_decref(j);
+	j = sup_frame_json(sup_take(w, MSG_OAUTH_CODE));
+	ck_assert_jstr(j, "identity", "client:bob");
+	json_decref(j);
 }
 END_TEST
 
