@@ -252,8 +252,8 @@ pin_changed_fields(const char *old, const char *new, char *out,
 	int	 i;
 
 	out[0] = '\0';
-	a = old != NULL ? json_loads(old, 0, NULL) : NULL;
-	b = json_loads(new, 0, NULL);
+	a = old != NULL ? json_loads(old, JSON_ALLOW_NUL, NULL) : NULL;
+	b = json_loads(new, JSON_ALLOW_NUL, NULL);
 	if (a == NULL || b == NULL) {
 		snprintf(out, outlen, "definition (the pinned one was not "
 		    "kept)");

@@ -27,7 +27,8 @@ pin_def_json(const char *text)
 {
 	json_t	*v;
 
-	if (text == NULL || (v = json_loads(text, 0, NULL)) == NULL)
+	if (text == NULL || (v = json_loads(text, JSON_ALLOW_NUL, NULL)) ==
+	    NULL)
 		return (json_null());
 	return (v);
 }

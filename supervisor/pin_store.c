@@ -134,8 +134,9 @@ load(char *err, size_t errlen)
 		    store_path, PIN_FILE_MAX);
 		return (-1);
 	}
-	if ((root = json_load_file(store_path, JSON_REJECT_DUPLICATES,
-	    &je)) == NULL) {
+	/* A definition may hold U+0000 (catalogs are read with it). */
+	if ((root = json_load_file(store_path, JSON_REJECT_DUPLICATES |
+	    JSON_ALLOW_NUL, &je)) == NULL) {
 		snprintf(err, errlen, "%s:%d: %s (move it away to start with "
 		    "no pins)", store_path, je.line, je.text);
 		return (-1);

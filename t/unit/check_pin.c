@@ -385,7 +385,7 @@ END_TEST
 START_TEST(test_store)
 {
 	struct sup_client	*cl = sup_session(NULL, NULL);
-	char			 path[128], err[512];
+	char			 path[128], err[512], *text;
 	json_t			*f, *r;
 	struct stat		 st;
 	FILE			*fp;
@@ -417,6 +417,20 @@ START_TEST(test_store)
 	f = json_load_file(path, 0, NULL);
 	ck_assert_jstr(f, "pins.0.definition.description", "Changed.");
 	json_decref(f);
+	/* A definition with U+0000 in it is read back, and shown. */
+	sup_catalog("a", "{\"tools\":[{\"name\":\"echo\",\"description\":"
+	    "\"nul\\u0000here\",\"inputSchema\":{\"type\":\"object\"}}]}");
+	r = control("pin_approve", "a__echo", NULL);
+	json_decref(r);
+	pin_free();
+	ck_assert_msg(pin_open(statedir, 1, err, sizeof err) == 0, "%s", err);
+	sup_catalog("a", "{\"tools\":[{\"name\":\"echo\",\"description\":"
+	    "\"nul\\u0000here\",\"inputSchema\":{\"type\":\"object\"}}]}");
+	r = control("pin_diff", "a__echo", NULL);
+	text = json_dumps(r, 0);
+	ck_assert_msg(strstr(text, "nul\\u0000here") != NULL, "%s", text);
+	free(text);
+	json_decref(r);
 	/* A definition that does not have its digest: refused. */
 	pin_free();
 	fp = fopen(path, "w");
