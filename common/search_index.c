@@ -500,9 +500,10 @@ sidx_add(struct sidx *x, const char *group, const char *key,
 		    sizeof(struct strmap_entry) + SIDX_ALLOC;
 	}
 	if (g->n == g->cap) {
+		/* Counted as dropping the group uncounts it: cap whole. */
+		x->bytes += (g->cap == 0 ? 8 : g->cap) * sizeof *g->docs;
 		g->cap = g->cap == 0 ? 8 : g->cap * 2;
 		g->docs = xreallocarray(g->docs, g->cap, sizeof *g->docs);
-		x->bytes += g->cap / 2 * sizeof *g->docs;
 	}
 	if (x->nfree == 0)
 		grow_slots(x);

@@ -256,7 +256,7 @@ START_TEST(test_bounds)
 	size_t		 base = sidx_bytes(x), bytes;
 	json_t		*t;
 	char		 big[SIDX_FIELD_TEXT * 2 + 1], name[32];
-	int		 i;
+	int		 i, j;
 
 	add(x, "a", tool("a__one", NULL, "first", NULL, NULL));
 	add(x, "a", tool("a__two", NULL, "second", NULL, NULL));
@@ -270,6 +270,31 @@ START_TEST(test_bounds)
 	/* What remains are the id slots, kept for reuse. */
 	bytes = sidx_bytes(x);
 	ck_assert_uint_lt(bytes - base, 200);
+	sidx_free(x);
+
+	/* A group added and dropped again and again: its bytes come back
+	 * exactly (a drift of 16 bytes a time wrapped the count around). */
+	x = sidx_new(100, 1 << 20, 0);
+	add(x, "a", tool("a__one", NULL, "first", NULL, NULL));
+	sidx_drop_group(x, "a");
+	base = sidx_bytes(x);
+	for (i = 0; i < 1000; i++) {
+		add(x, "a", tool("a__one", NULL, "first", NULL, NULL));
+		sidx_drop_group(x, "a");
+		ck_assert_uint_eq(sidx_bytes(x), base);
+	}
+	/* Grown past its first array, twice (the second time with the id
+	 * slots the first left for reuse). */
+	for (j = 0; j < 2; j++) {
+		for (i = 0; i < 20; i++) {
+			snprintf(name, sizeof name, "a__%d", i);
+			add(x, "a", tool(name, NULL, "many", NULL, NULL));
+		}
+		sidx_drop_group(x, "a");
+		if (j == 0)
+			base = sidx_bytes(x);
+	}
+	ck_assert_uint_eq(sidx_bytes(x), base);
 	sidx_free(x);
 
 	/* In bytes: a document past the bound is taken back whole. */
