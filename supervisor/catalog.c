@@ -36,6 +36,8 @@ static const char *const kind_keys[CATALOG_NKINDS] = {
 };
 
 #define TEMPLATE_MAX_VARS	8
+#define TEMPLATE_URI_MAX	8192	/* bytes of a URI matched against
+					   templates */
 #define CURSOR_MAX		4096	/* bytes of a decoded cursor */
 
 /* One listed item, serialised once. */
@@ -625,40 +627,78 @@ catalog_prompt(const struct catalog *c, const char *name)
 	    name));
 }
 
+/* One piece of a template: a literal byte, or an expression. */
+struct tpl_piece {
+	char	c;		/* the literal */
+	int	var;		/* 0 literal, 1 an expression, 2 one that
+				   takes '/' too */
+};
+
 /*
  * Match a URI against an RFC 6570 template: literal text must match, and
  * each {expression} matches one or more characters, excluding '/' unless
- * the expression is {+var}, {#var} or {/var}.
+ * the expression is {+var}, {#var} or {/var}.  Every way of matching is
+ * followed at once, a character at a time (state 2k: before piece k;
+ * 2k + 1: inside expression k, having matched a character), so a URI
+ * costs its length times the template's, never a backtracking search.
  */
 static int
 template_match(const char *t, const char *u)
 {
-	const char	*end;
-	int		 slash;
+	struct tpl_piece	*pc;
+	unsigned char		*cur, *next, *tmp;
+	const char		*end;
+	size_t			 n = 0, k, i, ns;
+	int			 fits, alive = 1, ok;
 
-	while (*t != '\0') {
-		if (*t != '{') {
-			if (*t != *u)
-				return (0);
-			t++;
-			u++;
+	if (strlen(u) > TEMPLATE_URI_MAX)
+		return (0);
+	pc = xcalloc(strlen(t) + 1, sizeof *pc);
+	for (i = 0; t[i] != '\0'; n++) {
+		if (t[i] != '{') {
+			pc[n].c = t[i++];
 			continue;
 		}
-		if ((end = strchr(t, '}')) == NULL)
+		if ((end = strchr(t + i, '}')) == NULL) {
+			free(pc);
 			return (0);
-		slash = t[1] == '+' || t[1] == '#' || t[1] == '/';
-		t = end + 1;
-		if (*u == '\0' || (!slash && *u == '/'))
-			return (0);
-		/* Match as little as possible, backtracking on failure. */
-		for (u++; ; u++) {
-			if (template_match(t, u))
-				return (1);
-			if (*u == '\0' || (!slash && *u == '/'))
-				return (0);
 		}
+		pc[n].var = t[i + 1] == '+' || t[i + 1] == '#' ||
+		    t[i + 1] == '/' ? 2 : 1;
+		i = (size_t)(end - t) + 1;
 	}
-	return (*u == '\0');
+	ns = 2 * (n + 1);
+	cur = xcalloc(ns, 1);
+	next = xcalloc(ns, 1);
+	cur[0] = 1;
+	for (; *u != '\0' && alive; u++) {
+		memset(next, 0, ns);
+		alive = 0;
+		for (k = 0; k < n; k++) {
+			fits = pc[k].var == 2 || (pc[k].var == 1 && *u != '/');
+			if (cur[2 * k] && (pc[k].var != 0 ? fits :
+			    pc[k].c == *u))
+				next[pc[k].var != 0 ? 2 * k + 1 : 2 * k + 2] =
+				    1;
+			if (cur[2 * k + 1] && fits)
+				next[2 * k + 1] = 1;
+		}
+		/* An expression that has matched a character may end. */
+		for (k = 0; k < n; k++) {
+			if (next[2 * k + 1])
+				next[2 * k + 2] = 1;
+		}
+		for (k = 0; k < ns && !alive; k++)
+			alive = next[k];
+		tmp = cur;
+		cur = next;
+		next = tmp;
+	}
+	ok = alive && cur[2 * n];
+	free(cur);
+	free(next);
+	free(pc);
+	return (ok);
 }
 
 /* Count the expressions of a template (matching backtracks per each). */

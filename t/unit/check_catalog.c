@@ -13,6 +13,7 @@
 
 #include "frame.h"
 #include "supervisor.h"
+#include "xmalloc.h"
 
 #include "sup_check.h"
 #include "sup_priv.h"
@@ -269,6 +270,52 @@ START_TEST(test_templates)
 	    -32002);
 	ck_assert_jstr(ask(cl, "resources/read", "{\"uri\":\"http://x\"}"),
 	    "error.data.uri", "http://x");
+}
+END_TEST
+
+/*
+ * Templates whose expressions may each take the same characters: every
+ * way of matching is followed at once, not searched one after another
+ * (db:// and 8,000 dots took minutes of the loop); longer URIs match no
+ * template.
+ */
+START_TEST(test_templates_linear)
+{
+	struct sup_client	*cl;
+	struct sup_resp		*r;
+	char			*uri, *body;
+	size_t			 n = 8000;
+
+	sup_catalog("a", "{\"resourceTemplates\":["
+	    "{\"uriTemplate\":\"db://{s}.{t}.{u}.{v}/{w}\",\"name\":\"d\"},"
+	    "{\"uriTemplate\":\"q://{+a}{+b}{+c}{+d}x\",\"name\":\"q\"}]}");
+	cl = sup_session(NULL, NULL);
+	uri = xmalloc(n + 16);
+	memcpy(uri, "db://", 5);
+	memset(uri + 5, '.', n);
+	memcpy(uri + 5 + n, "!", 2);
+	xasprintf(&body, "{\"uri\":\"%s\"}", uri);
+	ck_assert_error(ask(cl, "resources/read", body), -32002);
+	free(body);
+	memcpy(uri, "q://", 4);
+	memset(uri + 4, 'x', n);
+	memcpy(uri + 4 + n, "y", 2);
+	xasprintf(&body, "{\"uri\":\"%s\"}", uri);
+	ck_assert_error(ask(cl, "resources/read", body), -32002);
+	free(body);
+	free(uri);
+	/* What matches still does. */
+	r = sup_post(cl, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	    "\"resources/read\",\"params\":{\"uri\":\"db://a.b.c.d/e\"}}");
+	ck_assert_ptr_nonnull(sup_take(sup_worker("a"), MSG_REQUEST));
+	(void)r;
+	r = sup_post(cl, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":"
+	    "\"resources/read\",\"params\":{\"uri\":\"q://a/b/c/dx\"}}");
+	ck_assert_ptr_nonnull(sup_take(sup_worker("a"), MSG_REQUEST));
+	ck_assert_error(ask(cl, "resources/read",
+	    "{\"uri\":\"db://a.b.c/e\"}"), -32002);
+	ck_assert_error(ask(cl, "resources/read",
+	    "{\"uri\":\"db://a.b.c.d/e/f\"}"), -32002);
 }
 END_TEST
 
@@ -841,6 +888,7 @@ catalog_suite(void)
 	tcase_add_test(tc, test_mapped);
 	tcase_add_test(tc, test_pages);
 	tcase_add_test(tc, test_templates);
+	tcase_add_test(tc, test_templates_linear);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("view");
