@@ -391,6 +391,7 @@ upo_token_done(struct hfetch *x, CURLcode r)
 	struct oauthc_token	t;
 	char			why[OAUTHC_WHY_MAX], msg[512];
 	enum upo_grant		g = upo.grant;
+	int			refused;
 	struct upo_id		*id = upo.id;
 
 	if (r != CURLE_OK || x->over) {
@@ -404,13 +405,18 @@ upo_token_done(struct hfetch *x, CURLcode r)
 		operator_needed = g == GRANT_CC &&
 		    (strcmp(t.error, "invalid_client") == 0 ||
 		    strcmp(t.error, "unauthorized_client") == 0);
+		/* The grant refused (RFC 6749, section 5.2: an error of 400,
+		 * or 401 for the client), not a 429, 404 or 5xx: those keep
+		 * the refresh token for the next try. */
+		refused = (x->status == 400 || x->status == 401) &&
+		    t.error[0] != '\0';
 		if (x->status / 100 == 2 || t.error[0] != '\0')
 			snprintf(msg, sizeof msg, "token: %s (HTTP %ld)", why,
 			    x->status);
 		else
 			hfetch_error(x, r, "token", msg, sizeof msg);
 		oauthc_token_clear(&t);
-		if (g == GRANT_REFRESH && x->status / 100 == 4) {
+		if (g == GRANT_REFRESH && refused) {
 			/* Refused (invalid_grant, revoked): a login now. */
 			log_warnx("upstream %s: oauth: the refresh%s%s was "
 			    "refused: %s", sc->name, id != &gw ? " of " : "",

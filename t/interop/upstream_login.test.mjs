@@ -117,6 +117,16 @@ test('login, call, refresh, restart, tokens, revoke', async () => {
   assert.ok((after1['/token'] ?? 0) > (before['/token'] ?? 0),
     `no refresh: ${JSON.stringify(before)} -> ${JSON.stringify(after1)}\n${gw.log()}`);
 
+  // A provider shedding load (429) refuses a refresh: the refresh token
+  // is kept for the next try, not dropped for a login.
+  await fetch(`${op.issuer}/admin/busy?n=1`, { method: 'POST' });
+  await sleep(7000);
+  const shed = await call(gw);
+  const again = shed.result ? shed : await call(gw);
+  assert.ok(again.result, `${JSON.stringify(shed)} ${JSON.stringify(again)}\n${gw.log()}`);
+  assert.match(gw.log(), /upstream remote: oauth: token at \S+: HTTP 429/);
+  assert.doesNotMatch(gw.log(), /the refresh was refused/);
+
   // mcpctl tokens: what is held, never the token.
   const listed = gw.mcpctl('tokens');
   assert.match(listed, /remote\s+gateway\s+valid/);
