@@ -95,6 +95,7 @@ struct upo {
 	int		 iss_param;
 	int		 cimd;
 	int		 offline;
+	int		 s256;			/* PKCE's S256 listed */
 
 	/* Who we are there (the registration, every identity's). */
 	char		*client_id;

@@ -386,6 +386,13 @@ login_begin(void)
 		    "authorization_endpoint");
 		return;
 	}
+	/* The MCP authorization specification: without it, refuse. */
+	if (!upo.s256) {
+		login_failed("the authorization server does not list S256 "
+		    "in code_challenge_methods_supported: no login without "
+		    "PKCE");
+		return;
+	}
 	if (upo.registered != OAUTHC_REG_NONE) {
 		login_url();
 		return;

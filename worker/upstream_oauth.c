@@ -591,6 +591,7 @@ metadata_done(struct hfetch *x, CURLcode r)
 	upo.iss_param = as.iss_param;
 	upo.cimd = as.cimd;
 	upo.offline = as.offline;
+	upo.s256 = as.s256;
 	json_decref(md);
 	flow_next();
 }

@@ -240,3 +240,22 @@ test('tampered state, redirect URI and code are refused', async () => {
   assert.equal(r.code, 0, `${r.stdout}${r.stderr}\n${gw.log()}`);
   await state(gw, 'ready');
 });
+
+// The MCP authorization specification: a server whose metadata does not
+// list S256 in code_challenge_methods_supported gets no login (PKCE
+// could not be relied on).
+test('an authorization server that does not list S256: no login', async () => {
+  const op2 = await startOidcProvider(['--hide-pkce']);
+  stops.push(() => op2.stop());
+  const up2 = await startNodeServer([fixture, '--issuer', op2.issuer, '--scopes', 'mcp:tools']);
+  stops.push(() => up2.stop());
+  const gw = await startGateway({
+    servers: [`{ name = "remote"; transport = "http"; url = ${q(`http://127.0.0.1:${up2.port}/mcp`)}; oauth = { client_id = "mcp-app"; }; }`],
+    wait: false,
+  });
+  stops.push(() => gw.stop());
+  await state(gw, 'login');
+  await assert.rejects(gw.login('remote'), /does not list S256 in code_challenge_methods_supported/);
+  assert.equal(gw.upstream('remote').state, 'login');
+  assert.equal((await counts(op2.issuer))['/auth'] ?? 0, 0, 'the authorization endpoint was visited');
+});
