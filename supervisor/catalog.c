@@ -38,7 +38,6 @@ static const char *const kind_keys[CATALOG_NKINDS] = {
 #define TEMPLATE_MAX_VARS	8
 #define TEMPLATE_URI_MAX	8192	/* bytes of a URI matched against
 					   templates */
-#define CURSOR_MAX		4096	/* bytes of a decoded cursor */
 
 /* One listed item, serialised once. */
 struct catalog_item {
@@ -446,11 +445,12 @@ catalog_rebuild(void)
 static void
 cursor_add(struct evbuffer *out, size_t next, const char *key)
 {
-	char	raw[CURSOR_MAX], b64[B64URL_LEN(CURSOR_MAX) + 1];
+	char	raw[CATALOG_CURSOR_MAX], b64[B64URL_LEN(CATALOG_CURSOR_MAX) + 1];
 	size_t	n;
 
+	/* What cursor_decode takes back: its bound on the encoded text. */
 	n = (size_t)snprintf(raw, sizeof raw, "%zu:%s", next, key);
-	if (n >= sizeof raw)
+	if (n > CATALOG_CURSOR_MAX - 4)
 		n = (size_t)snprintf(raw, sizeof raw, "%zu:", next);
 	evbuffer_add(out, b64, b64url_encode((const unsigned char *)raw, n,
 	    b64));
@@ -461,13 +461,13 @@ static int
 cursor_decode(const char *in, size_t len, size_t *next, char *key,
     size_t keylen)
 {
-	char		 raw[CURSOR_MAX + 4], *colon, *end;
+	char		 raw[CATALOG_CURSOR_MAX + 4], *colon, *end;
 	size_t		 i, n = 0;
 	uint32_t	 v;
 	int		 d, j, have;
 	unsigned long	 ul;
 
-	if (len == 0 || len % 4 == 1 || len / 4 * 3 + 3 > CURSOR_MAX)
+	if (len == 0 || len % 4 == 1 || len / 4 * 3 + 3 > CATALOG_CURSOR_MAX)
 		return (-1);
 	for (i = 0; i < len; i += 4) {
 		v = 0;
@@ -548,7 +548,7 @@ catalog_page(const struct catalog *c, enum catalog_kind kind,
 	struct catalog_item		 item;
 	struct ctool			*t;
 	const char			*last = "";
-	char				 key[CURSOR_MAX];
+	char				 key[CATALOG_CURSOR_MAX];
 	size_t				 start = 0, end, i, n = 0, total;
 	int				 filtered = s != NULL &&
 					    acl_filtered(s);

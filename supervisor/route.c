@@ -520,7 +520,7 @@ route_list(struct req *r, enum catalog_kind kind)
 	const struct jrpc	*m = r->m;
 	struct evbuffer		*buf;
 	struct jspan		 cursor;
-	char			 text[4200];
+	char			 text[CATALOG_CURSOR_TEXT + 1];
 	ssize_t			 n = -1;
 	int			 found;
 

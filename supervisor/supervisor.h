@@ -245,6 +245,9 @@ int		 catalog_diff_by(const struct catalog *, const struct catalog *,
 int		 catalog_any_match(const struct catalog *, enum catalog_kind,
 		    int (*match)(enum catalog_kind, const char *key,
 		    const void *), const void *arg);
+#define CATALOG_CURSOR_MAX	4096	/* bytes of a cursor, decoded */
+#define CATALOG_CURSOR_TEXT	(CATALOG_CURSOR_MAX / 3 * 4 + 4)	/* its
+					   base64url text, at most */
 /*
  * Append a list result: the page from cursor (the decoded text of the
  * request's cursor, or NULL) of what the session may see (every item for

@@ -253,6 +253,50 @@ START_TEST(test_pages)
 }
 END_TEST
 
+/*
+ * A page that ends on a resource with a long URI: its cursor (the URI in
+ * it) is one the gateway takes back; one too long for a cursor is left
+ * out of it, and the next page still follows.
+ */
+START_TEST(test_cursor_long_key)
+{
+	struct sup_client	*cl;
+	json_t			*a;
+	char			*u1, *u2, *cat, *params;
+	const char		*next;
+
+	u1 = xmalloc(3501);
+	memset(u1, 'x', 3500);
+	memcpy(u1, "mem://1", 7);
+	u1[3500] = '\0';
+	u2 = xmalloc(5001);
+	memset(u2, 'y', 5000);
+	memcpy(u2, "mem://2", 7);
+	u2[5000] = '\0';
+	/* After a's mem://x: pages [mem://x, u1], [mem://3, u2], [mem://4]. */
+	xasprintf(&cat, "{\"resources\":["
+	    "{\"uri\":\"%s\",\"name\":\"r1\"},{\"uri\":\"mem://3\","
+	    "\"name\":\"r3\"},{\"uri\":\"%s\",\"name\":\"r2\"},"
+	    "{\"uri\":\"mem://4\",\"name\":\"r4\"}]}", u1, u2);
+	sup_catalog("c", cat);
+	cl = sup_session(NULL, NULL);
+	a = ask(cl, "resources/list", "{}");
+	ck_assert_ptr_nonnull(next = sup_jstr(a, "result.nextCursor"));
+	xasprintf(&params, "{\"cursor\":\"%s\"}", next);
+	a = ask(cl, "resources/list", params);
+	ck_assert_ptr_nonnull(sup_jstr(a, "result.nextCursor"));
+	free(params);
+	xasprintf(&params, "{\"cursor\":\"%s\"}", sup_jstr(a,
+	    "result.nextCursor"));
+	a = ask(cl, "resources/list", params);
+	ck_assert_str_eq(sup_jstr(a, "result.resources.0.uri"), "mem://4");
+	free(params);
+	free(cat);
+	free(u1);
+	free(u2);
+}
+END_TEST
+
 /* A resource is routed by its URI, listed or matching a template. */
 START_TEST(test_templates)
 {
@@ -888,6 +932,7 @@ catalog_suite(void)
 	tcase_add_test(tc, test_mapped);
 	tcase_add_test(tc, test_pages);
 	tcase_add_test(tc, test_templates);
+	tcase_add_test(tc, test_cursor_long_key);
 	tcase_add_test(tc, test_templates_linear);
 	suite_add_tcase(s, tc);
 
