@@ -71,8 +71,13 @@ session_walk_slice(struct session_walk *w)
 			return;
 	}
 	if (w->next == NULL || w->next->order >= w->end) {
-		session_walk_stop(w);
-		return;
+		if (!w->wraps) {
+			session_walk_stop(w);
+			return;
+		}
+		w->wraps = 0;
+		w->next = TAILQ_FIRST(&sessions);
+		w->end = w->wrap_end;
 	}
 	/* A timer, not event_active: the loop polls between slices. */
 	if (w->ev == NULL)
@@ -83,9 +88,17 @@ session_walk_slice(struct session_walk *w)
 void
 session_walk_begin(struct session_walk *w)
 {
+	if (w->busy && w->next != NULL && w->next->order < w->end) {
+		/* From here to the last, then from the first to here. */
+		w->wraps = 1;
+		w->wrap_end = w->next->order;
+		w->end = next_order + 1;
+		return;		/* its next slice is due */
+	}
 	if (!w->busy)
 		TAILQ_INSERT_TAIL(&walks, w, entry);
 	w->busy = 1;
+	w->wraps = 0;
 	w->next = TAILQ_FIRST(&sessions);
 	w->end = next_order + 1;
 	session_walk_slice(w);
@@ -98,6 +111,7 @@ session_walk_stop(struct session_walk *w)
 		return;
 	TAILQ_REMOVE(&walks, w, entry);
 	w->busy = 0;
+	w->wraps = 0;
 	w->next = NULL;
 	if (w->ev != NULL) {
 		event_free(w->ev);
@@ -110,10 +124,17 @@ session_walk_finish(struct session_walk *w)
 {
 	struct session	*s;
 
-	while (w->busy && (s = w->next) != NULL && s->order < w->end) {
-		/* First: fn may end the session. */
-		w->next = TAILQ_NEXT(s, entry);
-		w->fn(s, w->arg);
+	for (;;) {
+		while (w->busy && (s = w->next) != NULL && s->order < w->end) {
+			/* First: fn may end the session. */
+			w->next = TAILQ_NEXT(s, entry);
+			w->fn(s, w->arg);
+		}
+		if (!w->busy || !w->wraps)
+			break;
+		w->wraps = 0;
+		w->next = TAILQ_FIRST(&sessions);
+		w->end = w->wrap_end;
 	}
 	session_walk_stop(w);
 }

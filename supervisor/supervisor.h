@@ -1644,13 +1644,17 @@ struct session_walk {
 	int			 busy;		/* under way */
 	struct session		*next;		/* to visit next */
 	uint64_t		 end;		/* visits orders before it */
+	int			 wraps;		/* then from the first session */
+	uint64_t		 wrap_end;	/* to orders before this */
 	struct event		*ev;		/* the next slice (owned) */
 	TAILQ_ENTRY(session_walk) entry;	/* on the list under way */
 };
 void		 session_walk_init(struct session_walk *,
 		    void (*)(struct session *, void *), void *arg,
 		    unsigned int slice);
-/* Begin a walk from the first session (again, if it was under way). */
+/* Begin a walk from the first session; one under way goes on from where
+ * it is to the last, then from the first to there (a walk begun again and
+ * again still reaches every session). */
 void		 session_walk_begin(struct session_walk *);
 void		 session_walk_stop(struct session_walk *);
 /* Visit every session the walk has yet to visit, now, and stop it. */

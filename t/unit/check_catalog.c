@@ -724,6 +724,32 @@ START_TEST(test_view_rebuild_sliced)
 END_TEST
 
 /*
+ * Changes that come faster than the walk that brings the views up to
+ * date: the walk goes on from where it is (then from the first session
+ * again), so the last sessions are reached too, not only the first ones
+ * over and over.
+ */
+START_TEST(test_view_rebuild_churn)
+{
+	static struct sup_client	*cl[NVIEWS];
+	static struct sup_resp		*st[NVIEWS];
+	int				 turn;
+
+	views_make(cl, st, NVIEWS);
+	for (turn = 0; turn < 3 * NVIEWS / VIEW_SLICE; turn++) {
+		sup_sendq(sup_worker("a"), MSG_CATALOG, 0, 0, 0, "{\"tools\":["
+		    TOOL("echo") ",{\"name\":\"new%d\",\"inputSchema\":"
+		    "{\"type\":\"object\"}}]}", turn);
+		sup_turn();
+	}
+	sup_clients_io();
+	ck_assert_uint_ge(sup_nfound(st[NVIEWS - 1], tools_changed), 1);
+	ck_assert_uint_ge(sup_nfound(st[NVIEWS / 2], tools_changed), 1);
+	sup_run();
+}
+END_TEST
+
+/*
  * A reload removes the per-session upstream while its worker runs: a
  * session that asks before the walk reaches it no longer has a view (its
  * parts all went), and lists the shared catalog.
@@ -950,6 +976,7 @@ catalog_suite(void)
 	tcase_add_test(tc, test_view_part_down);
 	tcase_add_test(tc, test_view_part_ready);
 	tcase_add_test(tc, test_view_rebuild_sliced);
+	tcase_add_test(tc, test_view_rebuild_churn);
 	tcase_add_test(tc, test_view_reload_removed);
 	tcase_add_test(tc, test_view_removed_told_once);
 	tcase_add_test(tc, test_view_reload_freed);
