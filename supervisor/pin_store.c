@@ -35,11 +35,13 @@
 #include "xmalloc.h"
 
 #define PIN_WRITE_DELAY_S	1
+#define PIN_RETRY_S		10	/* after a write failed */
 
 static char		*store_dir;	/* NULL: in memory only */
 static char		*store_path;
 static struct event	*store_timer;
 static int		 store_failing;	/* the last write failed */
+static int		 store_dirty;	/* pins not written yet */
 
 const char *
 pin_store_path(void)
@@ -227,6 +229,8 @@ add_entry(struct evbuffer *b, const struct pin *p, int first)
 	free(text);
 }
 
+static void	store_arm(int);
+
 int
 pin_store_write(void)
 {
@@ -257,9 +261,12 @@ pin_store_write(void)
 		unlink(tmp);
 		errno = saved;
 		if (!store_failing++)
-			log_warn("pin: cannot write %s", store_path);
+			log_warn("pin: cannot write %s (tried again every %d s "
+			    "and at exit)", store_path, PIN_RETRY_S);
 		free(tmp);
 		evbuffer_free(b);
+		store_dirty = 1;
+		store_arm(PIN_RETRY_S);
 		return (-1);
 	}
 	/* The rename itself is durable once the directory is. */
@@ -270,6 +277,7 @@ pin_store_write(void)
 	if (store_failing)
 		log_info("pin: %s written again", store_path);
 	store_failing = 0;
+	store_dirty = 0;
 	if (pins.added > 0)
 		log_info("pin: %zu new tool pins written to %s", pins.added,
 		    store_path);
@@ -288,10 +296,11 @@ store_timer_cb(evutil_socket_t fd, short events, void *arg)
 	pin_store_write();
 }
 
-void
-pin_store_dirty(void)
+/* Write the pins in that many seconds, unless a write is due sooner. */
+static void
+store_arm(int seconds)
 {
-	struct timeval	tv = { PIN_WRITE_DELAY_S, 0 };
+	struct timeval	tv = { seconds, 0 };
 
 	if (store_path == NULL || base == NULL)
 		return;
@@ -302,9 +311,16 @@ pin_store_dirty(void)
 }
 
 void
+pin_store_dirty(void)
+{
+	store_dirty = 1;
+	store_arm(PIN_WRITE_DELAY_S);
+}
+
+void
 pin_store_close(void)
 {
-	if (store_timer != NULL && evtimer_pending(store_timer, NULL))
+	if (store_dirty)
 		pin_store_write();
 	if (store_timer != NULL)
 		event_free(store_timer);
@@ -313,4 +329,5 @@ pin_store_close(void)
 	free(store_path);
 	store_dir = store_path = NULL;
 	store_failing = 0;
+	store_dirty = 0;
 }

@@ -454,6 +454,45 @@ START_TEST(test_store)
 }
 END_TEST
 
+/*
+ * A write that fails (here: the temporary file's name is taken by a
+ * directory, which stops root too) is tried again, and at exit: pins
+ * recorded meanwhile are not lost.
+ */
+START_TEST(test_store_retry)
+{
+	struct sup_client	*cl = sup_session(NULL, NULL);
+	char			 path[128], tmp[160], err[512];
+	json_t			*f;
+	struct stat		 st;
+
+	ck_assert_str_eq(names(cl), "a__echo b__echo");
+	snprintf(path, sizeof path, "%s/" PIN_FILE, statedir);
+	snprintf(tmp, sizeof tmp, "%s.tmp", path);
+	ck_assert_int_eq(mkdir(tmp, 0700), 0);
+	sup_catalog("a", "{\"tools\":[" ECHO("Echo the text.") ","
+	    "{\"name\":\"two\",\"inputSchema\":{\"type\":\"object\"}}]}");
+	sup_advance(1);
+	ck_assert_int_ne(stat(path, &st), 0);
+	ck_assert_int_eq(rmdir(tmp), 0);
+	sup_advance(10);
+	f = json_load_file(path, 0, NULL);
+	ck_assert_int_eq(sup_jlen(f, "pins"), 3);
+	json_decref(f);
+	/* Failing again, then the daemon stops: written at exit. */
+	ck_assert_int_eq(mkdir(tmp, 0700), 0);
+	sup_catalog("b", "{\"tools\":[" ECHO("Echo the text.") ","
+	    "{\"name\":\"three\",\"inputSchema\":{\"type\":\"object\"}}]}");
+	sup_advance(1);
+	ck_assert_int_eq(rmdir(tmp), 0);
+	pin_free();
+	f = json_load_file(path, 0, NULL);
+	ck_assert_int_eq(sup_jlen(f, "pins"), 4);
+	json_decref(f);
+	ck_assert_int_eq(pin_open(statedir, 1, err, sizeof err), 0);
+}
+END_TEST
+
 static Suite *
 pin_suite(void)
 {
@@ -491,6 +530,7 @@ pin_suite(void)
 	tc = tcase_create("store");
 	tcase_add_checked_fixture(tc, setup_store, teardown);
 	tcase_add_test(tc, test_store);
+	tcase_add_test(tc, test_store_retry);
 	suite_add_tcase(s, tc);
 	return (s);
 }
