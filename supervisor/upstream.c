@@ -431,6 +431,10 @@ upstream_frame(void *arg, const struct frame_hdr *hdr, struct evbuffer *in)
 			upstream_status(up, msg);
 		else if (hdr->type == MSG_CATALOG && hdr->session != 0)
 			view_part(up, hdr->session, msg);
+		else if (hdr->type == MSG_CATALOG && up->catalog != NULL &&
+		    json_equal(up->catalog, msg))
+			log_debug("upstream %s: its lists again, unchanged",
+			    up->sc->name);
 		else if (hdr->type == MSG_CATALOG) {
 			json_decref(up->catalog);
 			up->catalog = json_incref(msg);

@@ -297,6 +297,21 @@ START_TEST(test_cursor_long_key)
 }
 END_TEST
 
+/* An upstream that lists the same again (as after its list_changed with
+ * nothing changed): nothing is rebuilt. */
+START_TEST(test_same_lists_again)
+{
+	const struct catalog	*c = catalog_global();
+
+	sup_catalog("c", "{\"tools\":[" TOOL("my tool!") "]}");
+	sup_run();
+	ck_assert_ptr_eq(catalog_global(), c);
+	sup_catalog("c", "{\"tools\":[" TOOL("my tool!") "," TOOL("x") "]}");
+	sup_run();
+	ck_assert_ptr_ne(catalog_global(), c);
+}
+END_TEST
+
 /* A resource is routed by its URI, listed or matching a template. */
 START_TEST(test_templates)
 {
@@ -958,6 +973,7 @@ catalog_suite(void)
 	tcase_add_test(tc, test_mapped);
 	tcase_add_test(tc, test_pages);
 	tcase_add_test(tc, test_templates);
+	tcase_add_test(tc, test_same_lists_again);
 	tcase_add_test(tc, test_cursor_long_key);
 	tcase_add_test(tc, test_templates_linear);
 	suite_add_tcase(s, tc);

@@ -424,8 +424,7 @@ START_TEST(test_store)
 	json_decref(r);
 	pin_free();
 	ck_assert_msg(pin_open(statedir, 1, err, sizeof err) == 0, "%s", err);
-	sup_catalog("a", "{\"tools\":[{\"name\":\"echo\",\"description\":"
-	    "\"nul\\u0000here\",\"inputSchema\":{\"type\":\"object\"}}]}");
+	catalog_rebuild();	/* as a daemon that starts does */
 	r = control("pin_diff", "a__echo", NULL);
 	text = json_dumps(r, 0);
 	ck_assert_msg(strstr(text, "nul\\u0000here") != NULL, "%s", text);
