@@ -59,6 +59,10 @@ struct sjob {
 	uint64_t		 out;
 	char			*model;		/* that really answered */
 	struct evbuffer		*tried;		/* "link: why; ..." */
+	int			 has_token;	/* params._meta.progressToken */
+	struct jspan		 token;		/* its span in text */
+	int64_t			 progress;	/* the last sent, increasing */
+	int64_t			 progress_base;	/* at the link's start */
 	TAILQ_ENTRY(sjob)	 entry;
 };
 
@@ -122,6 +126,9 @@ job_by_no(uint32_t no)
 	return (NULL);
 }
 
+static const char *const progress_token[] = { "_meta", "progressToken",
+    NULL };
+
 /* Make a job for a new request. */
 static struct sjob *
 job_new(struct upstream *up, uint32_t session, uint32_t call_tag,
@@ -142,6 +149,9 @@ job_new(struct upstream *up, uint32_t session, uint32_t call_tag,
 	j->len = m->n;
 	j->text = xmalloc(m->n);
 	memcpy(j->text, m->p, m->n);
+	/* Found once: progress comes several times a second. */
+	j->has_token = jscan_path(m->p, m->params, progress_token,
+	    &j->token) == 0;
 	j->started = now_ms();
 	j->tried = evbuffer_new();
 	TAILQ_INSERT_TAIL(&jobs, j, entry);
@@ -448,6 +458,7 @@ link_llm(struct sjob *j, const struct jrpc *m, const char *name, char *why,
 	j->prov = pv;
 	j->reserved = tokens;
 	j->in = j->out = 0;
+	j->progress_base = j->progress;
 	if (j->timer == NULL)
 		j->timer = evtimer_new(base, llm_timeout_cb, j);
 	tv.tv_sec = pv->lc->timeout + SAMPLING_GRACE;
@@ -462,21 +473,22 @@ link_llm(struct sjob *j, const struct jrpc *m, const char *name, char *why,
 static void
 llm_progress(struct sjob *j, json_t *msg)
 {
-	static const char *const token[] = { "_meta", "progressToken", NULL };
 	struct evbuffer	*buf;
-	struct jspan	 at;
 	json_int_t	 pieces;
 
-	if (json_unpack(msg, "{s:I}", "pieces", &pieces) != 0 || pieces < 0 ||
-	    !request_has(j, token, &at))
+	/* Counted on from the links before: progress only increases. */
+	if (!j->has_token || json_unpack(msg, "{s:I}", "pieces", &pieces) !=
+	    0 || pieces <= 0 || pieces > INT32_MAX ||
+	    j->progress_base + pieces <= j->progress)
 		return;
+	j->progress = j->progress_base + pieces;
 	buf = evbuffer_new();
 	evbuffer_add_printf(buf, "{\"jsonrpc\":\"2.0\",\"method\":"
 	    "\"notifications/progress\",\"params\":{\"progressToken\":");
-	evbuffer_add(buf, j->text + at.off, at.len);
+	evbuffer_add(buf, j->text + j->token.off, j->token.len);
 	evbuffer_add_printf(buf, ",\"progress\":%lld,\"message\":\"llm %s: "
-	    "%lld pieces received\"}}", (long long)pieces, j->prov->lc->name,
-	    (long long)pieces);
+	    "%lld pieces received\"}}", (long long)j->progress,
+	    j->prov->lc->name, (long long)pieces);
 	upstream_send_buffer(j->up, MSG_UP_NOTIFY, j->session, j->ref, buf);
 	evbuffer_free(buf);
 }

@@ -23,7 +23,9 @@ static const char conf_sampling[] = SUP_BASE
     "max_pending = 2;\n"
     "server_request_timeout = 20;\n"
     "llm = ( { name = \"local\"; provider = \"ollama\";\n"
-    "    url = \"http://127.0.0.1:11434\"; model = \"m\"; } );\n"
+    "    url = \"http://127.0.0.1:11434\"; model = \"m\"; },\n"
+    "  { name = \"other\"; provider = \"ollama\";\n"
+    "    url = \"http://127.0.0.1:11435\"; model = \"m\"; } );\n"
     "servers = (\n"
     "  { name = \"a\"; transport = \"stdio\"; command = [ \"true\" ]; },\n"
     "  { name = \"e\"; transport = \"stdio\"; command = [ \"true\" ];\n"
@@ -31,6 +33,8 @@ static const char conf_sampling[] = SUP_BASE
     "    elicitation = [ \"client\", \"defaults\", \"decline\" ]; },\n"
     "  { name = \"l\"; transport = \"stdio\"; command = [ \"true\" ];\n"
     "    sampling = [ \"llm:local\", \"decline\" ]; },\n"
+    "  { name = \"m\"; transport = \"stdio\"; command = [ \"true\" ];\n"
+    "    sampling = [ \"llm:local\", \"llm:other\" ]; },\n"
     "  { name = \"t\"; transport = \"stdio\"; command = [ \"true\" ];\n"
     "    sampling = [ \"tool:a/summarise\", \"client\" ]; },\n"
     "  { name = \"u\"; transport = \"stdio\"; command = [ \"true\" ];\n"
@@ -51,10 +55,10 @@ static const char elicit[] = "\"method\":\"elicitation/create\","
 static void
 setup(void)
 {
-	const char	*names[] = { "a", "e", "l", "t", "u" };
+	const char	*names[] = { "a", "e", "l", "m", "t", "u" };
 	size_t		 i;
 
-	for (i = 0; i < 5; i++)
+	for (i = 0; i < sizeof names / sizeof names[0]; i++)
 		sup_catalog(names[i], "{\"tools\":[" TOOL("echo") ","
 		    TOOL("summarise") "]}");
 	sup_session_catalog("r", "{\"tools\":[" TOOL("echo") "]}");
@@ -506,6 +510,51 @@ START_TEST(test_llm)
 }
 END_TEST
 
+/*
+ * A provider's progress reaches an upstream that gave a token, always
+ * increasing: a link that fails mid-answer and the next that starts over
+ * go on counting from where the first stopped.
+ */
+START_TEST(test_llm_progress)
+{
+	struct sup_client	*cl = sup_session(NULL, NULL);
+	struct sup_worker	*pv = sup_provider("local");
+	struct sup_worker	*pv2 = sup_provider("other");
+	struct sup_frame	*f, *q, *n;
+	json_t			*o;
+
+	call(cl, "m", &f);
+	ask("m", f, 1, "\"method\":\"sampling/createMessage\",\"params\":{"
+	    "\"_meta\":{\"progressToken\":\"pt\"},\"messages\":[{\"role\":"
+	    "\"user\",\"content\":{\"type\":\"text\",\"text\":\"hi\"}}],"
+	    "\"maxTokens\":10}");
+	ck_assert_ptr_nonnull(q = sup_take(pv, MSG_LLM_REQUEST));
+	sup_send(pv, MSG_LLM_PROGRESS, 0, 0, q->tag, "{\"pieces\":3}");
+	ck_assert_ptr_nonnull(n = sup_take(sup_worker("m"), MSG_UP_NOTIFY));
+	o = sup_frame_json(n);
+	ck_assert_jstr(o, "params.progressToken", "pt");
+	ck_assert_jint(o, "params.progress", 3);
+	json_decref(o);
+	sup_send(pv, MSG_LLM_FAIL, 0, 0, q->tag, "{\"outcome\":\"network\","
+	    "\"message\":\"reset\",\"spent\":true}");
+	ck_assert_ptr_nonnull(q = sup_take(pv2, MSG_LLM_REQUEST));
+	sup_send(pv2, MSG_LLM_PROGRESS, 0, 0, q->tag, "{\"pieces\":1}");
+	ck_assert_ptr_nonnull(n = sup_take(sup_worker("m"), MSG_UP_NOTIFY));
+	o = sup_frame_json(n);
+	ck_assert_jint(o, "params.progress", 4);
+	json_decref(o);
+	sup_send(pv2, MSG_LLM_PROGRESS, 0, 0, q->tag, "{\"pieces\":1}");
+	ck_assert_ptr_null(sup_take(sup_worker("m"), MSG_UP_NOTIFY));
+	sup_send(pv2, MSG_LLM_RESULT, 0, 0, q->tag, "{\"role\":\"assistant\","
+	    "\"content\":{\"type\":\"text\",\"text\":\"ok\"},"
+	    "\"model\":\"m-1\"}");
+	o = answer("m", 1);
+	ck_assert_jstr(o, "result.content.text", "ok");
+	json_decref(o);
+	finish("m", f);
+}
+END_TEST
+
 /* The session whose call caused a provider's request ends: the request
  * is cancelled at the provider, its upstream answered. */
 START_TEST(test_llm_session_end)
@@ -699,6 +748,7 @@ sampling_suite(void)
 	tcase_add_test(tc, test_max_pending);
 	tcase_add_test(tc, test_llm);
 	tcase_add_test(tc, test_llm_session_end);
+	tcase_add_test(tc, test_llm_progress);
 	tcase_add_test(tc, test_tool_link);
 	tcase_add_test(tc, test_tool_link_timeout);
 	tcase_add_test(tc, test_tool_link_too_large);
