@@ -67,6 +67,7 @@ struct sjob {
 };
 
 static TAILQ_HEAD(, sjob)	 jobs = TAILQ_HEAD_INITIALIZER(jobs);
+static struct u64map		 jobs_by_no;	/* no -> job */
 static unsigned int		 njobs;
 static uint32_t			 next_no;
 
@@ -104,26 +105,14 @@ link_reason(const struct upstream *up, size_t i, const char *why, char *buf,
 static struct sjob *
 job_find(struct upstream *up, uint32_t ref)
 {
-	struct sjob	*j;
-
-	TAILQ_FOREACH(j, &jobs, entry) {
-		if (j->up == up && j->ref == ref)
-			return (j);
-	}
-	return (NULL);
+	return (u64map_get(&up->sampling_refs, ref));
 }
 
 /* Find a job by its number. */
 static struct sjob *
 job_by_no(uint32_t no)
 {
-	struct sjob	*j;
-
-	TAILQ_FOREACH(j, &jobs, entry) {
-		if (j->no == no)
-			return (j);
-	}
-	return (NULL);
+	return (u64map_get(&jobs_by_no, no));
 }
 
 static const char *const progress_token[] = { "_meta", "progressToken",
@@ -155,6 +144,8 @@ job_new(struct upstream *up, uint32_t session, uint32_t call_tag,
 	j->started = now_ms();
 	j->tried = evbuffer_new();
 	TAILQ_INSERT_TAIL(&jobs, j, entry);
+	u64map_put(&jobs_by_no, j->no, j);
+	u64map_put(&up->sampling_refs, ref, j);
 	njobs++;
 	up->sampling_jobs++;
 	return (j);
@@ -173,6 +164,9 @@ job_free(struct sjob *j)
 	if (j->timer != NULL)
 		event_free(j->timer);
 	TAILQ_REMOVE(&jobs, j, entry);
+	u64map_del(&jobs_by_no, j->no);
+	if (u64map_get(&j->up->sampling_refs, j->ref) == j)
+		u64map_del(&j->up->sampling_refs, j->ref);
 	njobs--;
 	j->up->sampling_jobs--;
 	evbuffer_free(j->tried);

@@ -1968,6 +1968,7 @@ struct upstream {
 	struct budget		 budget;	/* of its llm: links */
 	unsigned int		 sampling_jobs;	/* its requests in sampling
 						   chains (sampling.c) */
+	struct u64map		 sampling_refs;	/* their numbers -> jobs */
 	int			 era_fallback;	/* went away during the era
 						   probe: start as "2025" */
 	struct view_parts	 parts;		/* sessions' view parts of it,

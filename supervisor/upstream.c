@@ -169,6 +169,8 @@ upstream_free(struct upstream *up)
 	view_upstream_gone(up);
 	session_walk_stop(&up->opens);
 	u64map_free(&up->opened_ahead);
+	u64map_free(&up->sampling_refs);	/* sampling_upstream_gone
+						   emptied it */
 	proc_free(&up->proc);
 	limit_free(up);
 	uplogin_free(up);
