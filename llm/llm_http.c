@@ -365,6 +365,14 @@ llm_done_cb(CURL *easy, CURLcode r, void *arg)
 	char		 text[512];
 
 	curl_easy_getinfo(easy, CURLINFO_PRIVATE, (char **)&c);
+	/* A stream whose end was seen is whole, whatever came after it (a
+	 * reset, or a server that kept it open until the timeout). */
+	if (r != CURLE_OK && !c->failed && c->status / 100 == 2 &&
+	    c->kind != BODY_JSON && c->ans.done) {
+		log_debug("request %u: %s after the end of the answer: kept",
+		    c->tag, curl_easy_strerror(r));
+		r = CURLE_OK;
+	}
 	if (r != CURLE_OK) {
 		if (c->failed)
 			call_fail(c->tag, LLM_BAD_ANSWER, c->status,

@@ -320,6 +320,13 @@ test('an error page in Latin-1 is an error, and the provider stays up', async ()
   await client.close();
 });
 
+test('a stream whose end was seen is kept when the connection is then lost', async () => {
+  const client = await connect();
+  const r = await askVia(client, 'askgpt', { messages: [{ role: 'user', content: { type: 'text', text: 'all of it [reset-after-done]' } }], maxTokens: 20 });
+  assert.match(r.result?.content?.text ?? '', /answers: all of it/, JSON.stringify(r));
+  await client.close();
+});
+
 test('-nv prints the key references, never the keys', () => {
   const out = execFileSync(bin.supervisord, ['-n', '-v', '-f', path.join(gw.dir, 'mcp-supervisord.conf')],
     { encoding: 'utf8', env: { ...process.env }, stdio: ['ignore', 'pipe', 'pipe'] });
