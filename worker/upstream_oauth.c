@@ -384,6 +384,20 @@ token_refresh(void)
 		upo_fail("%s", err);
 }
 
+/*
+ * A revocation asked for while a token request was under way: it drops
+ * what that request brought (mcpctl was told the tokens are forgotten).
+ */
+static int
+revoke_due(void)
+{
+	if (!upo.revoke_asked)
+		return (0);
+	upo.revoke_asked = 0;
+	revoke_begin();
+	return (1);
+}
+
 /* The token endpoint answered. */
 void
 upo_token_done(struct hfetch *x, CURLcode r)
@@ -423,12 +437,14 @@ upo_token_done(struct hfetch *x, CURLcode r)
 			    id != &gw ? id->name : "", msg);
 			upo_tokens_drop();
 			login_save();
-			upo_need_login(NULL);
+			if (!revoke_due())
+				upo_need_login(NULL);
 			return;
 		}
 		if (g == GRANT_CODE) {
 			upo.step = STEP_IDLE;
 			login_failed(msg);
+			(void)revoke_due();
 			return;
 		}
 		upo_fail("%s", msg);
@@ -465,12 +481,12 @@ upo_token_done(struct hfetch *x, CURLcode r)
 		evtimer_del(id->renew_ev);
 	renew_arm(id, t.expires_in);
 	oauthc_token_clear(&t);
-	if (g == GRANT_CODE) {
+	if (g == GRANT_CODE)
 		login_exchanged(id->scope);
-		return;
-	}
-	if (g == GRANT_REFRESH)
+	else if (g == GRANT_REFRESH)
 		login_save();
+	if (revoke_due() || g == GRANT_CODE)
+		return;
 	event_active(notify_ev, EV_TIMEOUT, 0);
 }
 

@@ -259,3 +259,36 @@ test('an authorization server that does not list S256: no login', async () => {
   assert.equal(gw.upstream('remote').state, 'login');
   assert.equal((await counts(op2.issuer))['/auth'] ?? 0, 0, 'the authorization endpoint was visited');
 });
+
+// mcpctl tokens revoke while a refresh is at the token endpoint: the
+// tokens it brings are revoked and forgotten too, not stored again.  A
+// provider of its own, so that no other gateway's refresh is counted.
+test('a revocation during a refresh drops what the refresh brings', async () => {
+  const op3 = await startOidcProvider(['--ttl', '6', '--refresh']);
+  stops.push(() => op3.stop());
+  const up3 = await startNodeServer([fixture, '--issuer', op3.issuer, '--scopes', 'mcp:tools']);
+  stops.push(() => up3.stop());
+  const stateDir = path.join(dir, 'r');
+  rmSync(stateDir, { recursive: true, force: true });
+  await import('node:fs').then((fs) => fs.mkdirSync(stateDir, { mode: 0o700 }));
+  const gw = await startGateway({
+    globals: `state_dir = ${q(stateDir)};`,
+    servers: [`{ name = "remote"; transport = "http"; url = ${q(`http://127.0.0.1:${up3.port}/mcp`)}; oauth = { client_id = "mcp-app"; }; }`],
+    wait: false,
+  });
+  stops.push(() => gw.stop());
+  await state(gw, 'login');
+  const r = await gw.login('remote');
+  assert.equal(r.code, 0, `${r.stdout}${r.stderr}\n${gw.log()}`);
+  await state(gw, 'ready');
+  const before = await counts(op3.issuer);
+  await fetch(`${op3.issuer}/admin/slow?ms=3000`, { method: 'POST' });
+  // The 6 s token is renewed a little before it runs out.
+  for (let i = 0; i < 200 && ((await counts(op3.issuer))['/token'] ?? 0) === (before['/token'] ?? 0); i++) await sleep(50);
+  assert.ok(((await counts(op3.issuer))['/token'] ?? 0) > (before['/token'] ?? 0), 'no refresh');
+  assert.match(gw.mcpctl('tokens', 'revoke', 'remote'), /forgotten/);
+  for (let i = 0; i < 100 && ((await counts(op3.issuer))['/token/revocation'] ?? 0) === (before['/token/revocation'] ?? 0); i++) await sleep(50);
+  assert.ok(((await counts(op3.issuer))['/token/revocation'] ?? 0) > (before['/token/revocation'] ?? 0), `not revoked\n${gw.log()}`);
+  await state(gw, 'login');
+  assert.doesNotMatch(gw.mcpctl('tokens'), /remote\s+gateway\s+valid/);
+});
