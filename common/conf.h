@@ -172,6 +172,9 @@ enum upoauth_identity {
 struct upoauth_conf {
 	char		 *client_id;	/* pre-registered; NULL: register */
 	char		 *client_secret; /* as written: may be ${file:..} */
+	char		 *issuer;	/* the authorization server it must
+					   be; NULL: the one the upstream
+					   names */
 	char		**scopes;	/* to ask for; NULL: the server's */
 	enum upoauth_grant grant;
 	enum upoauth_identity identity;

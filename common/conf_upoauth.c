@@ -38,8 +38,8 @@ conf_parse_upoauth(struct conf_ctx *ctx, const config_setting_t *g,
 
 	if (!config_setting_is_group(g))
 		return (conf_error(ctx, g, "an upstream's oauth must be a group "
-		    "{ client_id = ...; client_secret = ...; scopes = [ ... ]; "
-		    "grant = ...; identity = ...; }"));
+		    "{ client_id = ...; client_secret = ...; issuer = ...; "
+		    "scopes = [ ... ]; grant = ...; identity = ...; }"));
 	o = *out = xcalloc(1, sizeof *o);
 	o->line = (int)config_setting_source_line(g);
 	n = config_setting_length(g);
@@ -56,6 +56,13 @@ conf_parse_upoauth(struct conf_ctx *ctx, const config_setting_t *g,
 				return (conf_error(ctx, s, "client_secret must "
 				    "be a ${file:/path} or ${env:NAME} "
 				    "reference, not the secret itself"));
+		} else if (strcmp(key, "issuer") == 0) {
+			if (conf_get_string(ctx, s, &o->issuer, 0) != 0)
+				return (-1);
+			if (strncmp(o->issuer, "https://", 8) != 0 &&
+			    strncmp(o->issuer, "http://", 7) != 0)
+				return (conf_error(ctx, s, "oauth: issuer must "
+				    "be an https URL (http only on loopback)"));
 		} else if (strcmp(key, "scopes") == 0) {
 			if (conf_get_server_scopes(ctx, s, &o->scopes) != 0)
 				return (-1);
@@ -82,8 +89,8 @@ conf_parse_upoauth(struct conf_ctx *ctx, const config_setting_t *g,
 			o->identity = (enum upoauth_identity)k;
 		} else
 			return (conf_error(ctx, s, "upstream oauth: unknown "
-			    "setting \"%s\" (client_id, client_secret, scopes, "
-			    "grant or identity)", key));
+			    "setting \"%s\" (client_id, client_secret, issuer, "
+			    "scopes, grant or identity)", key));
 	}
 	if (o->client_secret != NULL && o->client_id == NULL)
 		return (conf_error(ctx, g, "oauth: a client_secret needs its "
@@ -134,6 +141,8 @@ conf_upoauth_to_json(const struct upoauth_conf *o)
 	if (o->client_secret != NULL)
 		json_object_set_new(j, "client_secret",
 		    json_string(o->client_secret));
+	if (o->issuer != NULL)
+		json_object_set_new(j, "issuer", json_string(o->issuer));
 	if (o->scopes != NULL) {
 		json_t	*a = json_array();
 		size_t	 i;
@@ -169,6 +178,8 @@ conf_upoauth_from_json(const json_t *j)
 		o->client_id = xstrdup(json_string_value(v));
 	if (json_is_string(v = json_object_get(j, "client_secret")))
 		o->client_secret = xstrdup(json_string_value(v));
+	if (json_is_string(v = json_object_get(j, "issuer")))
+		o->issuer = xstrdup(json_string_value(v));
 	if (json_is_array(v = json_object_get(j, "scopes"))) {
 		n = json_array_size(v);
 		o->scopes = xcalloc(n + 1, sizeof *o->scopes);
@@ -198,6 +209,7 @@ conf_upoauth_equal(const struct upoauth_conf *a, const struct upoauth_conf *b)
 	return (a->grant == b->grant && a->identity == b->identity &&
 	    str_eq(a->client_id, b->client_id) &&
 	    str_eq(a->client_secret, b->client_secret) &&
+	    str_eq(a->issuer, b->issuer) &&
 	    conf_strv_equal(a->scopes, b->scopes));
 }
 
@@ -222,6 +234,11 @@ conf_upoauth_print(FILE *f, const struct upoauth_conf *o)
 		conf_print_string(f, o->client_secret);
 		fprintf(f, ";\n");
 	}
+	if (o->issuer != NULL) {
+		fprintf(f, "      issuer = ");
+		conf_print_string(f, o->issuer);
+		fprintf(f, ";\n");
+	}
 	if (o->scopes != NULL) {
 		fprintf(f, "      scopes = ");
 		conf_print_strv(f, o->scopes);
@@ -240,6 +257,7 @@ conf_upoauth_free(struct upoauth_conf *o)
 		explicit_bzero(o->client_secret, strlen(o->client_secret));
 		free(o->client_secret);
 	}
+	free(o->issuer);
 	conf_strv_free(o->scopes);
 	free(o);
 }

@@ -79,13 +79,14 @@ int		 oauthc_same_origin(const char *a, const char *b);
 
 /*
  * Check protected resource metadata (RFC 9728 sections 2 and 3.3): an
- * object whose resource covers url (oauthc_resource_covers), whose authorization_servers is a
- * non-empty array of strings, the first fetchable.  *as points into md;
- * *scopes is scopes_supported's strings joined by ' ' (new), NULL when
- * absent.  0, or -1 with why set.
+ * object whose resource covers url (oauthc_resource_covers), whose
+ * authorization_servers is a non-empty array of strings: the first,
+ * fetchable; or want (the configured issuer) when not NULL, which it must
+ * hold.  *as points into md (or is want); *scopes is scopes_supported's
+ * strings joined by ' ' (new), NULL when absent.  0, or -1 with why set.
  */
-int		 oauthc_prm_check(json_t *md, const char *url, const char **as,
-		    char **scopes, char *why, size_t);
+int		 oauthc_prm_check(json_t *md, const char *url, const char *want,
+		    const char **as, char **scopes, char *why, size_t);
 
 /* Token endpoint authentication methods (bits). */
 #define OAUTHC_AUTH_BASIC	0x1	/* client_secret_basic */

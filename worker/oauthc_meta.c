@@ -439,8 +439,8 @@ oauthc_prm_urls(const char *url, char *urls[OAUTHC_PRM_URLS], char *why,
 }
 
 int
-oauthc_prm_check(json_t *md, const char *url, const char **as, char **scopes,
-    char *why, size_t len)
+oauthc_prm_check(json_t *md, const char *url, const char *want,
+    const char **as, char **scopes, char *why, size_t len)
 {
 	json_t		*res, *list, *v;
 	const char	*s;
@@ -471,6 +471,23 @@ oauthc_prm_check(json_t *md, const char *url, const char **as, char **scopes,
 		return (-1);
 	}
 	s = json_string_value(json_array_get(list, 0));
+	if (want != NULL) {
+		/* Only the configured server gets the client's secret. */
+		for (i = 0; i < json_array_size(list); i++) {
+			v = json_array_get(list, i);
+			if (json_is_string(v) && strcmp(json_string_value(v),
+			    want) == 0)
+				break;
+		}
+		if (i == json_array_size(list)) {
+			safe_text(s, seen, sizeof seen);
+			snprintf(why, len, "the resource metadata names %s%s, "
+			    "not the configured issuer", seen,
+			    json_array_size(list) > 1 ? " and others" : "");
+			return (-1);
+		}
+		s = want;
+	}
 	if (!idp_url_allowed(s, w, sizeof w)) {
 		snprintf(why, len, "its authorization server: %s", w);
 		return (-1);

@@ -559,7 +559,8 @@ metadata_done(struct hfetch *x, CURLcode r)
 		return;
 	}
 	if (upo.step == STEP_PRM) {
-		if (oauthc_prm_check(md, sc->url, &as_url, &scopes, why,
+		if (oauthc_prm_check(md, sc->url, sc->oauth != NULL ?
+		    sc->oauth->issuer : NULL, &as_url, &scopes, why,
 		    sizeof why) == -1) {
 			/* Not the upstream's: refused, not tried elsewhere. */
 			json_decref(md);

@@ -155,6 +155,22 @@ for (const [what, args] of [['', []], ['sse, ', ['--sse']]]) {
   });
 }
 
+// The client's secret goes to the configured issuer alone: an upstream
+// that names another authorization server gets no token request.
+test('issuer: the configured authorization server, else none', async () => {
+  const { counts } = await import('../lib/oidc.mjs');
+  const up = await upstream();
+  const secret = `client_secret = ${q(`\${file:${path.join(dir, 'secret')}}`)}`;
+  const ok = await gateway(up.url, `oauth = { client_id = "mcp-cc"; ${secret}; issuer = ${q(op.issuer)}; grant = "client_credentials"; };`);
+  assert.deepEqual(await whoami(ok), { client_id: 'mcp-cc', sub: 'mcp-cc' });
+  const before = (await counts(op.issuer))['/token'] ?? 0;
+  const other = await gateway(up.url, `oauth = { client_id = "mcp-cc"; ${secret}; issuer = "https://login.example/tenant"; grant = "client_credentials"; };`, false);
+  await logHas(other, /resource metadata at \S+ refused: the resource metadata names http:\/\/127\.0\.0\.1:\d+, not the configured issuer/);
+  await other.waitFor((st) => /not the configured issuer/.test(st.upstreams[0].last_error ?? ''), 'the upstream\'s error');
+  assert.equal((await counts(op.issuer))['/token'] ?? 0, before, 'a token was asked for');
+  noSecrets(other);
+});
+
 test('a wrong secret: the server\'s error, no call, failed at once', async () => {
   const up = await upstream();
   const gw = await gateway(up.url, cc('wrong'), false);

@@ -1737,6 +1737,7 @@ START_TEST(test_upstream_oauth)
 	a = parse_ok("servers = ( { name = \"r\"; transport = \"http\";"
 	    " url = \"https://mcp.example/mcp\"; oauth = {"
 	    " client_id = \"gw\"; client_secret = \"${file:/run/s}\";"
+	    " issuer = \"https://login.example/t\";"
 	    " scopes = [ \"mcp:tools\", \"offline_access\" ];"
 	    " grant = \"client_credentials\"; }; },"
 	    " { name = \"l\"; transport = \"http\";"
@@ -1753,6 +1754,8 @@ START_TEST(test_upstream_oauth)
 	    UPOAUTH_AUTHORIZATION_CODE);
 	ck_assert_str_eq(a->servers[0].oauth->client_id, "gw");
 	ck_assert_str_eq(a->servers[0].oauth->client_secret, "${file:/run/s}");
+	ck_assert_str_eq(a->servers[0].oauth->issuer, "https://login.example/t");
+	ck_assert_ptr_null(a->servers[1].oauth->issuer);
 	ck_assert_str_eq(a->servers[0].oauth->scopes[1], "offline_access");
 	ck_assert_int_eq(a->servers[0].oauth->grant,
 	    UPOAUTH_CLIENT_CREDENTIALS);
@@ -1771,6 +1774,14 @@ START_TEST(test_upstream_oauth)
 	/* Another secret restarts the worker. */
 	free(copy->oauth->client_secret);
 	copy->oauth->client_secret = strdup("${file:/run/t}");
+	ck_assert(!conf_server_equal(copy, &a->servers[0]));
+	conf_server_free(copy);
+	free(copy);
+	/* So does another issuer; the copy (the worker's) keeps it. */
+	copy = conf_server_copy(&a->servers[0]);
+	ck_assert_str_eq(copy->oauth->issuer, "https://login.example/t");
+	free(copy->oauth->issuer);
+	copy->oauth->issuer = strdup("https://login.example/u");
 	ck_assert(!conf_server_equal(copy, &a->servers[0]));
 	conf_server_free(copy);
 	free(copy);
@@ -1798,7 +1809,11 @@ START_TEST(test_upstream_oauth)
 	parse_err("servers = ( { name = \"r\"; transport = \"http\";"
 	    " url = \"https://m/\";\n oauth = { token = \"x\"; }; } );",
 	    "t.conf:2: upstream oauth: unknown setting \"token\" (client_id, "
-	    "client_secret, scopes, grant or identity)");
+	    "client_secret, issuer, scopes, grant or identity)");
+	parse_err("servers = ( { name = \"r\"; transport = \"http\";"
+	    " url = \"https://m/\";\n oauth = { issuer = \"as.example\"; }; } );",
+	    "t.conf:2: oauth: issuer must be an https URL (http only on "
+	    "loopback)");
 	parse_err("servers = ( { name = \"r\"; command = [ \"x\" ];\n"
 	    " oauth = { }; } );",
 	    "t.conf:2: server r: oauth is only for http, sse and ws");

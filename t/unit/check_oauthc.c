@@ -189,9 +189,10 @@ START_TEST(test_resource_match)
 }
 END_TEST
 
-/* Check PRM text against an upstream URL: "as|scopes" or "-why". */
+/* Check PRM text against an upstream URL (and a configured issuer, or
+ * NULL): "as|scopes" or "-why". */
 static const char *
-prm_check(const char *text, const char *url)
+prm_want(const char *text, const char *url, const char *want)
 {
 	static char	 out[1024];
 	json_t		*md = json_loads(text, 0, NULL);
@@ -199,7 +200,8 @@ prm_check(const char *text, const char *url)
 	char		*scopes, why[OAUTHC_WHY_MAX];
 
 	ck_assert_ptr_nonnull(md);
-	if (oauthc_prm_check(md, url, &as, &scopes, why, sizeof why) == -1)
+	if (oauthc_prm_check(md, url, want, &as, &scopes, why, sizeof why) ==
+	    -1)
 		snprintf(out, sizeof out, "-%s", why);
 	else
 		snprintf(out, sizeof out, "%s|%s", as, scopes != NULL ?
@@ -207,6 +209,12 @@ prm_check(const char *text, const char *url)
 	free(scopes);
 	json_decref(md);
 	return (out);
+}
+
+static const char *
+prm_check(const char *text, const char *url)
+{
+	return (prm_want(text, url, NULL));
 }
 
 START_TEST(test_prm_check)
@@ -238,6 +246,17 @@ START_TEST(test_prm_check)
 	    "address (https is required)");
 	ck_assert_str_eq(prm_check("[]", u),
 	    "-the resource metadata is not an object");
+	/* A configured issuer: taken wherever it is listed, else refused
+	 * (the client's secret goes to it alone). */
+	ck_assert_str_eq(prm_want("{\"resource\":\"http://127.0.0.1:4000/"
+	    "mcp\",\"authorization_servers\":[\"https://evil.example\","
+	    "\"https://as.example\"]}", u, "https://as.example"),
+	    "https://as.example|(none)");
+	ck_assert_str_eq(prm_want("{\"resource\":\"http://127.0.0.1:4000/"
+	    "mcp\",\"authorization_servers\":[\"https://evil.example\"]}", u,
+	    "https://as.example"),
+	    "-the resource metadata names https://evil.example, not the "
+	    "configured issuer");
 }
 END_TEST
 
