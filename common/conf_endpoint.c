@@ -163,7 +163,9 @@ reserved(const struct conf *conf, const char *p)
 {
 	static const char *const own[] = { "/mcp", "/sse", "/messages",
 	    "/metrics", "/healthz", "/readyz" };
-	size_t	i;
+	const struct oauth_client_conf	*oc;
+	const char			*u;
+	size_t				 i;
 
 	for (i = 0; i < sizeof own / sizeof own[0]; i++) {
 		if (strcmp(p, own[i]) == 0)
@@ -171,6 +173,19 @@ reserved(const struct conf *conf, const char *p)
 	}
 	if (conf->ws_path[0] != '\0' && strcmp(p, conf->ws_path) == 0)
 		return ("ws_path");
+	/* Upstream logins' (uplogin.c): the redirect's, the CIMD's. */
+	oc = conf->oauth_client;
+	u = oc != NULL && oc->redirect_uri != NULL ?
+	    conf_url_path(oc->redirect_uri) : "/oauth/callback";
+	if (strncmp(p, u, strcspn(u, "?#")) == 0 && p[strcspn(u, "?#")] ==
+	    '\0')
+		return ("redirect_uri");
+	if (oc != NULL && oc->client_metadata_url != NULL) {
+		u = conf_url_path(oc->client_metadata_url);
+		if (strncmp(p, u, strcspn(u, "?#")) == 0 &&
+		    p[strcspn(u, "?#")] == '\0')
+			return ("client_metadata_url");
+	}
 	if (strcmp(p, "/.well-known") == 0 ||
 	    strncmp(p, "/.well-known/", 13) == 0)
 		return ("/.well-known");

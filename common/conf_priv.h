@@ -147,6 +147,8 @@ int	conf_check_upoauth(struct conf_ctx *, const struct conf *);
  */
 int	conf_check_oauth_url(struct conf_ctx *, const config_setting_t *,
 	    const char *what, const char *url);
+/* The path of an http(s) URL, "/" when it has none (conf_upoauth.c). */
+const char *conf_url_path(const char *);
 /* The global oauth_client (conf_upoauth.c). */
 int	conf_parse_oauth_client(struct conf_ctx *, const config_setting_t *,
 	    struct conf *);

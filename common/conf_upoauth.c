@@ -57,12 +57,10 @@ conf_parse_upoauth(struct conf_ctx *ctx, const config_setting_t *g,
 				    "be a ${file:/path} or ${env:NAME} "
 				    "reference, not the secret itself"));
 		} else if (strcmp(key, "issuer") == 0) {
-			if (conf_get_string(ctx, s, &o->issuer, 0) != 0)
+			if (conf_get_string(ctx, s, &o->issuer, 0) != 0 ||
+			    conf_check_oauth_url(ctx, s, "oauth: issuer",
+			    o->issuer) != 0)
 				return (-1);
-			if (strncmp(o->issuer, "https://", 8) != 0 &&
-			    strncmp(o->issuer, "http://", 7) != 0)
-				return (conf_error(ctx, s, "oauth: issuer must "
-				    "be an https URL (http only on loopback)"));
 		} else if (strcmp(key, "scopes") == 0) {
 			if (conf_get_server_scopes(ctx, s, &o->scopes) != 0)
 				return (-1);
@@ -263,8 +261,8 @@ conf_upoauth_free(struct upoauth_conf *o)
 }
 
 /* The path of an http(s) URL ("/" when it has none). */
-static const char *
-url_path(const char *url)
+const char *
+conf_url_path(const char *url)
 {
 	const char	*p = strstr(url, "://");
 	const char	*slash;
@@ -315,13 +313,13 @@ conf_parse_oauth_client(struct conf_ctx *ctx, const config_setting_t *g,
 			    conf_check_oauth_url(ctx, s, "redirect_uri",
 			    o->redirect_uri) != 0)
 				return (-1);
-			if (strcmp(url_path(o->redirect_uri), "/") == 0)
+			if (strcmp(conf_url_path(o->redirect_uri), "/") == 0)
 				return (conf_error(ctx, s, "redirect_uri needs "
 				    "a path (the gateway serves it)"));
-			if (reserved_path(url_path(o->redirect_uri)))
+			if (reserved_path(conf_url_path(o->redirect_uri)))
 				return (conf_error(ctx, s, "redirect_uri: the "
 				    "gateway serves %s already",
-				    url_path(o->redirect_uri)));
+				    conf_url_path(o->redirect_uri)));
 		} else if (strcmp(key, "client_name") == 0) {
 			if (conf_get_string(ctx, s, &o->client_name, 0) != 0)
 				return (-1);
@@ -336,21 +334,21 @@ conf_parse_oauth_client(struct conf_ctx *ctx, const config_setting_t *g,
 			/* A Client ID Metadata Document's URL: https, with
 			 * a path (draft-ietf-oauth-client-id-metadata-document). */
 			if (strncmp(o->client_metadata_url, "https://", 8) != 0 ||
-			    strcmp(url_path(o->client_metadata_url), "/") == 0)
+			    strcmp(conf_url_path(o->client_metadata_url), "/") == 0)
 				return (conf_error(ctx, s, "client_metadata_url "
 				    "must be an https:// URL with a path"));
-			if (reserved_path(url_path(o->client_metadata_url)))
+			if (reserved_path(conf_url_path(o->client_metadata_url)))
 				return (conf_error(ctx, s, "client_metadata_url: "
 				    "the gateway serves %s already",
-				    url_path(o->client_metadata_url)));
+				    conf_url_path(o->client_metadata_url)));
 		} else
 			return (conf_error(ctx, s, "oauth_client: unknown "
 			    "setting \"%s\" (redirect_uri, client_name or "
 			    "client_metadata_url)", key));
 	}
 	if (o->redirect_uri != NULL && o->client_metadata_url != NULL &&
-	    strcmp(url_path(o->redirect_uri),
-	    url_path(o->client_metadata_url)) == 0)
+	    strcmp(conf_url_path(o->redirect_uri),
+	    conf_url_path(o->client_metadata_url)) == 0)
 		return (conf_error(ctx, g, "oauth_client: redirect_uri and "
 		    "client_metadata_url must have different paths"));
 	return (0);

@@ -1812,8 +1812,7 @@ START_TEST(test_upstream_oauth)
 	    "client_secret, issuer, scopes, grant or identity)");
 	parse_err("servers = ( { name = \"r\"; transport = \"http\";"
 	    " url = \"https://m/\";\n oauth = { issuer = \"as.example\"; }; } );",
-	    "t.conf:2: oauth: issuer must be an https URL (http only on "
-	    "loopback)");
+	    "t.conf:2: oauth: issuer must be an https:// URL");
 	parse_err("servers = ( { name = \"r\"; command = [ \"x\" ];\n"
 	    " oauth = { }; } );",
 	    "t.conf:2: server r: oauth is only for http, sse and ws");

@@ -545,6 +545,15 @@ START_TEST(test_conf_errors)
 		    "endpoint /x: /x/ws collides with the gateway's ws_path" },
 		{ "endpoints = ( { path = \"/metrics\"; } );", "/metrics" },
 		{ "endpoints = ( { path = \"/healthz\"; } );", "/healthz" },
+		{ "endpoints = ( { path = \"/oauth/callback\"; } );",
+		    "collides with the gateway's redirect_uri" },
+		{ "oauth_client = { redirect_uri = \"http://127.0.0.1:8931/"
+		    "back\"; client_metadata_url = \"https://gw.example/"
+		    "client.json\"; };\nendpoints = ( { path = \"/back\"; } );",
+		    "collides with the gateway's redirect_uri" },
+		{ "oauth_client = { client_metadata_url = \"https://gw.example/"
+		    "client.json\"; };\nendpoints = ( { path = \"/client.json\";"
+		    " } );", "collides with the gateway's client_metadata_url" },
 		{ "endpoints = ( { path = \"/x/../y\"; } );",
 		    "must begin with /" },
 		{ "endpoints = ( { path = \"/x/\"; } );", "must begin with /" },
