@@ -629,7 +629,12 @@ oauthc_auth_method(const struct oauthc_as *as, int has_secret)
 	return (0);
 }
 
-/* Is a token visible ASCII (RFC 6749 appendix A.12: VSCHAR), 1 to max bytes? */
+/*
+ * Is a token visible ASCII without a space, 1 to max bytes?  RFC 6749's
+ * VSCHAR allows a space, but a bearer token (RFC 6750's b64token) cannot
+ * hold one, and the stored record (oauthc_reg.c) takes none: a token
+ * taken here would be lost at the next start.
+ */
 static int
 token_ok(const char *s, size_t n)
 {
@@ -638,8 +643,25 @@ token_ok(const char *s, size_t n)
 	if (n == 0 || n > OAUTHC_TOKEN_MAX)
 		return (0);
 	for (i = 0; i < n; i++)
-		if ((unsigned char)s[i] < 0x20 || (unsigned char)s[i] > 0x7e)
+		if ((unsigned char)s[i] < 0x21 || (unsigned char)s[i] > 0x7e)
 			return (0);
+	return (1);
+}
+
+/* Is a scope list NQCHARs and spaces (RFC 6749 section 3.3), logged and
+ * shown as it is? */
+static int
+scope_ok(const char *s, size_t n)
+{
+	size_t	i;
+
+	if (n > OAUTHC_PARAM_MAX)
+		return (0);
+	for (i = 0; i < n; i++) {
+		if ((unsigned char)s[i] < 0x20 || (unsigned char)s[i] > 0x7e ||
+		    s[i] == '"' || s[i] == '\\')
+			return (0);
+	}
 	return (1);
 }
 
@@ -701,9 +723,7 @@ oauthc_token_parse(const char *body, size_t len, struct oauthc_token *t,
 		t->expires_in = json_integer_value(v) > OAUTHC_EXPIRES_MAX ?
 		    OAUTHC_EXPIRES_MAX : json_integer_value(v);
 	if ((v = json_object_get(o, "scope")) != NULL && (!json_is_string(v)
-	    || strpbrk(json_string_value(v), "\"\\") != NULL ||
-	    json_string_length(v) > OAUTHC_PARAM_MAX ||
-	    strlen(json_string_value(v)) != json_string_length(v))) {
+	    || !scope_ok(json_string_value(v), json_string_length(v)))) {
 		snprintf(why, wlen, "the answer's scope is not usable");
 		goto out;
 	}

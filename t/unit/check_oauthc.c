@@ -401,6 +401,14 @@ START_TEST(test_token)
 	    "-the answer has no usable access_token|");
 	ck_assert_str_eq(tok("{\"access_token\":\"\",\"token_type\":"
 	    "\"Bearer\"}"), "-the answer has no usable access_token|");
+	ck_assert_str_eq(tok("{\"access_token\":\"a b\",\"token_type\":"
+	    "\"Bearer\"}"), "-the answer has no usable access_token|");
+	ck_assert_str_eq(tok("{\"access_token\":\"x\",\"token_type\":"
+	    "\"Bearer\",\"scope\":\"mcp\\u001b[2Jx\"}"),
+	    "-the answer's scope is not usable|");
+	ck_assert_str_eq(tok("{\"access_token\":\"x\",\"token_type\":"
+	    "\"Bearer\",\"refresh_token\":\"r r\"}"),
+	    "-the answer's refresh_token is not usable|");
 	ck_assert_str_eq(tok("{\"access_token\":\"x\",\"token_type\":"
 	    "\"Bearer\",\"refresh_token\":5}"),
 	    "-the answer's refresh_token is not usable|");
