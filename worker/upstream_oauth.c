@@ -946,6 +946,7 @@ upoauth_forget(void *arg)
 		if (w->arg == arg) {
 			TAILQ_REMOVE(&waiters, w, entry);
 			nwaiters--;
+			free(w->error);
 			free(w);
 		}
 	}
