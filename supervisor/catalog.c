@@ -382,14 +382,22 @@ static void
 catalog_log_new(const json_t *before, const json_t *after, int renames)
 {
 	json_t		*c, *o;
-	size_t		 i, j;
+	size_t		 i, j, next = 0;
 	int		 seen;
 
 	json_array_foreach(after, i, c) {
+		/* Both are in merge order: the next one is most likely the
+		 * one after the last found, and a walk only for what moved. */
+		if (next < json_array_size(before) &&
+		    json_equal(c, json_array_get(before, next))) {
+			next++;
+			continue;
+		}
 		seen = 0;
 		json_array_foreach(before, j, o) {
 			if (json_equal(c, o)) {
 				seen = 1;
+				next = j + 1;
 				break;
 			}
 		}
