@@ -135,8 +135,8 @@ oauth_token_digest(const char *token, size_t len, unsigned char digest[32])
 		fatalx("oauth: SHA-256 failed");
 }
 
-static uint64_t
-digest_key(const unsigned char d[32])
+uint64_t
+oauth_digest_key(const unsigned char d[32])
 {
 	uint64_t	k = 0;
 	int		i;
@@ -195,7 +195,7 @@ oauth_grant_has(const struct oauth_grant *g, char *const *scopes,
 static void
 cache_drop(struct verdict_entry *e)
 {
-	u64map_del(&cache, digest_key(e->digest));
+	u64map_del(&cache, oauth_digest_key(e->digest));
 	TAILQ_REMOVE(&lru, e, lru);
 	ncache--;
 	oauth_grant_unref(e->grant);
@@ -218,7 +218,7 @@ cache_get(const unsigned char digest[32], int64_t now)
 {
 	struct verdict_entry	*e;
 
-	if ((e = u64map_get(&cache, digest_key(digest))) == NULL ||
+	if ((e = u64map_get(&cache, oauth_digest_key(digest))) == NULL ||
 	    memcmp(e->digest, digest, 32) != 0)
 		return (NULL);
 	if (now >= e->until) {
@@ -237,7 +237,7 @@ cache_put(const unsigned char digest[32], const struct oauth_verdict *v,
 {
 	struct verdict_entry	*e;
 
-	if ((e = u64map_get(&cache, digest_key(digest))) != NULL)
+	if ((e = u64map_get(&cache, oauth_digest_key(digest))) != NULL)
 		cache_drop(e);
 	while (ncache >= OAUTH_CACHE_MAX)
 		cache_drop(TAILQ_LAST(&lru, verdict_list));
@@ -248,7 +248,7 @@ cache_put(const unsigned char digest[32], const struct oauth_verdict *v,
 	e->reason = v->reason;
 	memcpy(e->why, v->why, sizeof e->why);
 	e->until = until;
-	u64map_put(&cache, digest_key(digest), e);
+	u64map_put(&cache, oauth_digest_key(digest), e);
 	TAILQ_INSERT_HEAD(&lru, e, lru);
 	ncache++;
 }
@@ -353,7 +353,7 @@ grant_new(const char *issuer, const char *subject, char **scopes,
 	    EVP_DigestFinal_ex(ctx, d, &n) != 1)
 		fatalx("oauth: SHA-256 failed");
 	EVP_MD_CTX_free(ctx);
-	g->id = digest_key(d) | 1;
+	g->id = oauth_digest_key(d) | 1;
 	oauth_map(g, claims);
 	return (g);
 }

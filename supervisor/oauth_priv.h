@@ -9,9 +9,11 @@ enum wait_kind {
 	WAIT_INTROSPECTION	/* its introspection */
 };
 
-/* oauth.c: hash a token; what the last OAUTH_PENDING verdict needs; put
- * an introspection's verdict (resp NULL: it failed) into the cache. */
+/* oauth.c: hash a token, and a digest's first 8 bytes as a key; what the
+ * last OAUTH_PENDING verdict needs; put an introspection's verdict (resp
+ * NULL: it failed) into the cache. */
 void	 oauth_token_digest(const char *, size_t, unsigned char[32]);
+uint64_t oauth_digest_key(const unsigned char[32]);
 void	 oauth_pending_need(enum wait_kind *, struct idp **);
 void	 oauth_introspected(struct idp *, const unsigned char[32],
 	    json_t *resp);

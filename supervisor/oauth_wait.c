@@ -60,17 +60,6 @@ static struct u64map	flights;	/* digest's first 8 bytes -> flight */
 static uint64_t		next_handle = 1;
 static uint64_t		m_waits, m_shared;
 
-static uint64_t
-flight_key(const unsigned char d[32])
-{
-	uint64_t	k = 0;
-	int		i;
-
-	for (i = 0; i < 8; i++)
-		k = k << 8 | d[i];
-	return (k);
-}
-
 /* A waiter is done: run its callback from the loop. */
 static void
 waiter_done(struct oauth_waiter *w)
@@ -85,7 +74,7 @@ static void
 flight_free(struct oauth_flight *f)
 {
 	if (f->mapped)
-		u64map_del(&flights, flight_key(f->digest));
+		u64map_del(&flights, oauth_digest_key(f->digest));
 	free(f);
 }
 
@@ -168,7 +157,7 @@ flight_join(struct oauth_waiter *w, const char *token, size_t len,
     const unsigned char digest[32])
 {
 	struct oauth_flight	*f;
-	uint64_t		 key = flight_key(digest);
+	uint64_t		 key = oauth_digest_key(digest);
 	char			*copy;
 
 	f = u64map_get(&flights, key);

@@ -159,6 +159,33 @@ post_init(const char *bearer)
 	return (sup_http("POST", "/mcp", headers, init_body));
 }
 
+/*
+ * Open a legacy HTTP+SSE session at sse_path with a token and initialize
+ * it; its stream, and its message path into path.  hdr: the POSTs'
+ * headers (size hdrlen).
+ */
+static struct sup_resp *
+legacy_session(const char *sse_path, const char *t, char *path,
+    size_t pathlen, char *hdr, size_t hdrlen)
+{
+	struct sup_resp	*sse;
+
+	snprintf(hdr, hdrlen, "Authorization: Bearer %s\r\n"
+	    "Accept: text/event-stream\r\n", t);
+	sse = sup_http("GET", sse_path, hdr, NULL);
+	ck_assert_int_eq(sse->status, 200);
+	ck_assert_uint_ge(sse->nevents, 1);
+	snprintf(path, pathlen, "%s", sse->events[0].data);
+	snprintf(hdr, hdrlen, "Authorization: Bearer %s\r\n"
+	    "Content-Type: application/json\r\n", t);
+	ck_assert_int_eq(sup_http("POST", path, hdr, "{\"jsonrpc\":\"2.0\","
+	    "\"id\":5,\"method\":\"initialize\",\"params\":{"
+	    "\"protocolVersion\":\"2024-11-05\",\"capabilities\":{},"
+	    "\"clientInfo\":{\"name\":\"old\",\"version\":\"1\"}}}")->status,
+	    202);
+	return (sse);
+}
+
 /* A 401 with the challenge, and error/description if want_error. */
 static void
 assert_401(struct sup_resp *r, const char *want_error, const char *why)
@@ -279,6 +306,24 @@ START_TEST(test_metadata)
 }
 END_TEST
 
+/* The status of an initialize at path with a token for audience aud. */
+static int
+init_for(const char *aud, const char *path)
+{
+	char	*c, *t, headers[4096];
+	int	 status;
+
+	c = claims("alice", "mcp", aud, 300);
+	t = token_with(k1, "k1", c);
+	snprintf(headers, sizeof headers, "Authorization: Bearer %s\r\n"
+	    "Content-Type: application/json\r\n"
+	    "Accept: application/json, text/event-stream\r\n", t);
+	status = sup_http("POST", path, headers, init_body)->status;
+	free(c);
+	free(t);
+	return (status);
+}
+
 /* A virtual endpoint is a protected resource of its own: its metadata,
  * its challenge, tokens for it as audience. */
 START_TEST(test_endpoint_resource)
@@ -328,26 +373,9 @@ START_TEST(test_endpoint_resource)
 	free(c);
 	free(t);
 	/* /mcp's token is not for the endpoint; the resource's is. */
-	c = claims("alice", "mcp", RES "/mcp", 300);
-	t = token_with(k1, "k1", c);
-	snprintf(headers, sizeof headers, "Authorization: Bearer %s\r\n"
-	    "Content-Type: application/json\r\n"
-	    "Accept: application/json, text/event-stream\r\n", t);
-	ck_assert_int_eq(sup_http("POST", "/mcp/research", headers,
-	    init_body)->status, 401);
-	ck_assert_int_eq(sup_http("POST", "/mcp", headers,
-	    init_body)->status, 200);
-	free(c);
-	free(t);
-	c = claims("alice", "mcp", RES, 300);
-	t = token_with(k1, "k1", c);
-	snprintf(headers, sizeof headers, "Authorization: Bearer %s\r\n"
-	    "Content-Type: application/json\r\n"
-	    "Accept: application/json, text/event-stream\r\n", t);
-	ck_assert_int_eq(sup_http("POST", "/mcp/research", headers,
-	    init_body)->status, 200);
-	free(c);
-	free(t);
+	ck_assert_int_eq(init_for(RES "/mcp", "/mcp/research"), 401);
+	ck_assert_int_eq(init_for(RES "/mcp", "/mcp"), 200);
+	ck_assert_int_eq(init_for(RES, "/mcp/research"), 200);
 }
 END_TEST
 
@@ -645,19 +673,7 @@ START_TEST(test_upstream_scopes)
 	ck_assert_ptr_null(sup_take(sup_worker("b"), MSG_REQUEST));
 	/* Over legacy HTTP+SSE, the answer is on the stream: the JSON-RPC
 	 * error alone. */
-	snprintf(hdr, sizeof hdr, "Authorization: Bearer %s\r\n"
-	    "Accept: text/event-stream\r\n", t);
-	sse = sup_http("GET", "/sse", hdr, NULL);
-	ck_assert_int_eq(sse->status, 200);
-	ck_assert_uint_ge(sse->nevents, 1);
-	snprintf(path, sizeof path, "%s", sse->events[0].data);
-	snprintf(hdr, sizeof hdr, "Authorization: Bearer %s\r\n"
-	    "Content-Type: application/json\r\n", t);
-	ck_assert_int_eq(sup_http("POST", path, hdr, "{\"jsonrpc\":\"2.0\","
-	    "\"id\":5,\"method\":\"initialize\",\"params\":{"
-	    "\"protocolVersion\":\"2024-11-05\",\"capabilities\":{},"
-	    "\"clientInfo\":{\"name\":\"old\",\"version\":\"1\"}}}")->status,
-	    202);
+	sse = legacy_session("/sse", t, path, sizeof path, hdr, sizeof hdr);
 	r = sup_http("POST", path, hdr, "{\"jsonrpc\":\"2.0\",\"id\":6,"
 	    "\"method\":\"tools/call\",\"params\":{\"name\":\"b__x\","
 	    "\"arguments\":{}}}");
@@ -781,19 +797,8 @@ START_TEST(test_step_up_endpoint)
 	    strstr(h, "scope=\"mcp admin files\"") != NULL, "%s", h);
 	ck_assert_jstr(sup_json(r), "error.data.scope", "mcp admin files");
 	/* By the endpoint's legacy transport: that path's metadata. */
-	snprintf(hdr, sizeof hdr, "Authorization: Bearer %s\r\n"
-	    "Accept: text/event-stream\r\n", t);
-	sse = sup_http("GET", "/mcp/research/sse", hdr, NULL);
-	ck_assert_int_eq(sse->status, 200);
-	ck_assert_uint_ge(sse->nevents, 1);
-	snprintf(path, sizeof path, "%s", sse->events[0].data);
-	snprintf(hdr, sizeof hdr, "Authorization: Bearer %s\r\n"
-	    "Content-Type: application/json\r\n", t);
-	ck_assert_int_eq(sup_http("POST", path, hdr, "{\"jsonrpc\":\"2.0\","
-	    "\"id\":5,\"method\":\"initialize\",\"params\":{"
-	    "\"protocolVersion\":\"2024-11-05\",\"capabilities\":{},"
-	    "\"clientInfo\":{\"name\":\"old\",\"version\":\"1\"}}}")->status,
-	    202);
+	sse = legacy_session("/mcp/research/sse", t, path, sizeof path, hdr,
+	    sizeof hdr);
 	ck_assert_int_eq(sup_http("POST", path, hdr, "{\"jsonrpc\":\"2.0\","
 	    "\"id\":6,\"method\":\"tools/call\",\"params\":{\"name\":"
 	    "\"b__x\",\"arguments\":{}}}")->status, 202);

@@ -131,6 +131,18 @@ START_TEST(test_session_open)
 }
 END_TEST
 
+/* The worker says alice's and bob's logins wait for their redirects. */
+static void
+logins_ab(struct sup_worker *w)
+{
+	sup_send(w, MSG_OAUTH_PROGRESS, 0, 0, 0, "{\"identity\":"
+	    "\"client:alice\",\"phase\":\"url\",\"url\":\"https://as/a\","
+	    "\"state\":\"" STATE_A "\"}");
+	sup_send(w, MSG_OAUTH_PROGRESS, 0, 0, 0, "{\"identity\":"
+	    "\"client:bob\",\"phase\":\"url\",\"url\":\"https://as/b\","
+	    "\"state\":\"" STATE_B "\"}");
+}
+
 /* The redirect goes to the identity whose login carries its state. */
 START_TEST(test_callback)
 {
@@ -138,12 +150,7 @@ START_TEST(test_callback)
 	struct sup_resp		*r;
 	json_t			*j;
 
-	sup_send(w, MSG_OAUTH_PROGRESS, 0, 0, 0, "{\"identity\":"
-	    "\"client:alice\",\"phase\":\"url\",\"url\":\"https://as/a\","
-	    "\"state\":\"" STATE_A "\"}");
-	sup_send(w, MSG_OAUTH_PROGRESS, 0, 0, 0, "{\"identity\":"
-	    "\"client:bob\",\"phase\":\"url\",\"url\":\"https://as/b\","
-	    "\"state\":\"" STATE_B "\"}");
+	logins_ab(w);
 	/* Not the gateway's login: mcpctl login has none. */
 	j = ctl("login_status", "users", NULL);
 	ck_assert_jstr(j, "phase", "idle");
@@ -180,12 +187,7 @@ START_TEST(test_callback)
 	/* The first of two logins comes back: the other still waits (its
 	 * identity compared with the answered one's copy, not with what was
 	 * freed: ASan). */
-	sup_send(w, MSG_OAUTH_PROGRESS, 0, 0, 0, "{\"identity\":"
-	    "\"client:alice\",\"phase\":\"url\",\"url\":\"https://as/a\","
-	    "\"state\":\"" STATE_A "\"}");
-	sup_send(w, MSG_OAUTH_PROGRESS, 0, 0, 0, "{\"identity\":"
-	    "\"client:bob\",\"phase\":\"url\",\"url\":\"https://as/b\","
-	    "\"state\":\"" STATE_B "\"}");
+	logins_ab(w);
 	ck_assert_int_eq(sup_http("GET", "/oauth/callback?code=ca&state="
 	    STATE_A, NULL, NULL)->status, 200);
 	ck_assert_int_eq(sup_http("GET", "/oauth/callback?code=cb&state="
