@@ -142,8 +142,10 @@ session_walk_finish(struct session_walk *w)
 int
 session_walk_ahead(const struct session_walk *w, const struct session *s)
 {
-	return (w->busy && w->next != NULL && s->order >= w->next->order &&
-	    s->order < w->end);
+	if (!w->busy)
+		return (0);
+	return ((w->next != NULL && s->order >= w->next->order &&
+	    s->order < w->end) || (w->wraps && s->order < w->wrap_end));
 }
 
 /* Expire a session idle too long, with nothing in flight or connected. */

@@ -481,12 +481,20 @@ upo_token_done(struct hfetch *x, CURLcode r)
 		evtimer_del(id->renew_ev);
 	renew_arm(id, t.expires_in);
 	oauthc_token_clear(&t);
-	if (g == GRANT_CODE)
-		login_exchanged(id->scope);
-	else if (g == GRANT_REFRESH)
-		login_save();
-	if (revoke_due() || g == GRANT_CODE)
+	/* Revoked meanwhile: what came is revoked too, never stored. */
+	if (upo.revoke_asked) {
+		if (g == GRANT_CODE)
+			login_failed("the tokens were revoked (mcpctl tokens "
+			    "revoke) during the exchange");
+		(void)revoke_due();
 		return;
+	}
+	if (g == GRANT_CODE) {
+		login_exchanged(id->scope);
+		return;
+	}
+	if (g == GRANT_REFRESH)
+		login_save();
 	event_active(notify_ev, EV_TIMEOUT, 0);
 }
 

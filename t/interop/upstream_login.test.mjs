@@ -291,4 +291,22 @@ test('a revocation during a refresh drops what the refresh brings', async () => 
   assert.ok(((await counts(op3.issuer))['/token/revocation'] ?? 0) > (before['/token/revocation'] ?? 0), `not revoked\n${gw.log()}`);
   await state(gw, 'login');
   assert.doesNotMatch(gw.mcpctl('tokens'), /remote\s+gateway\s+valid/);
+
+  // The same during a login's code exchange: the login fails, what it
+  // brought is revoked, nothing is stored.
+  const mid = await counts(op3.issuer);
+  await fetch(`${op3.issuer}/admin/slow?ms=3000`, { method: 'POST' });
+  const login = gw.login('remote');
+  for (let i = 0; i < 200 && ((await counts(op3.issuer))['/token'] ?? 0) === (mid['/token'] ?? 0); i++) await sleep(50);
+  assert.ok(((await counts(op3.issuer))['/token'] ?? 0) > (mid['/token'] ?? 0), 'no exchange');
+  assert.match(gw.mcpctl('tokens', 'revoke', 'remote'), /forgotten/);
+  // mcpctl login fails (a promise kept with its exit code, or refused).
+  const lr = await login.catch((e) => ({ code: 1, stderr: e.message }));
+  assert.equal(lr.code, 1);
+  assert.match(lr.stderr, /revoked \(mcpctl tokens revoke\) during the exchange/);
+  for (let i = 0; i < 100 && ((await counts(op3.issuer))['/token/revocation'] ?? 0) === (mid['/token/revocation'] ?? 0); i++) await sleep(50);
+  assert.ok(((await counts(op3.issuer))['/token/revocation'] ?? 0) > (mid['/token/revocation'] ?? 0), `not revoked\n${gw.log()}`);
+  await sleep(500);
+  assert.equal(gw.upstream('remote').state, 'login');
+  assert.doesNotMatch(gw.mcpctl('tokens'), /remote\s+gateway\s+valid/);
 });

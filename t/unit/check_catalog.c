@@ -738,6 +738,42 @@ START_TEST(test_view_rebuild_sliced)
 }
 END_TEST
 
+/* Count a walk's visits. */
+static void
+walk_count(struct session *s, void *arg)
+{
+	(void)s;
+	(*(unsigned int *)arg)++;
+}
+
+/*
+ * A walk begun again while under way goes on from where it is, then from
+ * the first session: what it will still visit (the first sessions too)
+ * is ahead of it, and every session is visited.
+ */
+START_TEST(test_walk_wraps)
+{
+	struct session		*s[4];
+	struct session_walk	 w;
+	unsigned int		 visits = 0;
+	size_t			 i;
+
+	for (i = 0; i < 4; i++)
+		s[i] = session_of(sup_session(NULL, NULL));
+	session_walk_init(&w, walk_count, &visits, 1);
+	session_walk_begin(&w);
+	ck_assert_uint_eq(visits, 1);
+	ck_assert(!session_walk_ahead(&w, s[0]));
+	ck_assert(session_walk_ahead(&w, s[1]));
+	session_walk_begin(&w);
+	ck_assert(session_walk_ahead(&w, s[0]));
+	ck_assert(session_walk_ahead(&w, s[3]));
+	session_walk_finish(&w);
+	ck_assert_uint_eq(visits, 1 + 4);
+	ck_assert(!session_walk_ahead(&w, s[0]));
+}
+END_TEST
+
 /*
  * Changes that come faster than the walk that brings the views up to
  * date: the walk goes on from where it is (then from the first session
@@ -993,6 +1029,7 @@ catalog_suite(void)
 	tcase_add_test(tc, test_view_part_ready);
 	tcase_add_test(tc, test_view_rebuild_sliced);
 	tcase_add_test(tc, test_view_rebuild_churn);
+	tcase_add_test(tc, test_walk_wraps);
 	tcase_add_test(tc, test_view_reload_removed);
 	tcase_add_test(tc, test_view_removed_told_once);
 	tcase_add_test(tc, test_view_reload_freed);
