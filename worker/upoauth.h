@@ -45,6 +45,8 @@ struct upo_id {
 	long long	 expires_at;	/* unix; 0 if not said */
 	long long	 obtained;
 	unsigned int	 generation;	/* of the token; 0: none yet */
+	long long	 refresh_hold;	/* unix: no refresh before, after
+					   one the server did not answer */
 	char		 last_error[512];	/* the last flow's, or "" */
 	int		 login_needed;	/* the gateway's: the login state */
 	enum upo_queued	 queued;

@@ -52,6 +52,8 @@
 #define OAUTH_RENEW_BEFORE	60	/* seconds before expiry */
 #define OAUTH_RENEW_MIN		5	/* seconds, at the least */
 #define OAUTH_STEPUPS_MAX	2	/* new tokens for one scope set */
+#define REFRESH_HOLD_S		5	/* seconds between refreshes the
+					   server did not answer */
 
 /* A request waiting for a token. */
 struct waiter {
@@ -447,6 +449,10 @@ upo_token_done(struct hfetch *x, CURLcode r)
 			(void)revoke_due();
 			return;
 		}
+		/* Not refused (429, 5xx): not asked again at every 401. */
+		if (g == GRANT_REFRESH)
+			id->refresh_hold = (long long)time(NULL) +
+			    REFRESH_HOLD_S;
 		upo_fail("%s", msg);
 		return;
 	}
@@ -467,6 +473,7 @@ upo_token_done(struct hfetch *x, CURLcode r)
 	/* Generations never repeat across identities: a request knows its
 	 * token was replaced by comparing one number. */
 	id->generation = ++generations;
+	id->refresh_hold = 0;
 	id->last_error[0] = '\0';
 	operator_needed = 0;
 	upo.step = STEP_IDLE;
@@ -531,6 +538,12 @@ flow_next(void)
 			return;
 		}
 		token_cc();
+		return;
+	}
+	if (upo.id->refresh_token != NULL &&
+	    upo.id->refresh_hold > (long long)time(NULL)) {
+		upo_fail("the last refresh was not answered; the next in %lld "
+		    "s", upo.id->refresh_hold - (long long)time(NULL));
 		return;
 	}
 	if (upo.id->refresh_token != NULL) {
