@@ -709,7 +709,7 @@ template_match(const char *t, const char *u)
 	return (ok);
 }
 
-/* Count the expressions of a template (matching backtracks per each). */
+/* Count the expressions of a template. */
 static size_t
 template_vars(const char *t)
 {

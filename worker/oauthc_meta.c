@@ -465,12 +465,13 @@ oauthc_prm_check(json_t *md, const char *url, const char *want,
 	}
 	list = json_object_get(md, "authorization_servers");
 	if (!json_is_array(list) || json_array_size(list) == 0 ||
-	    !json_is_string(json_array_get(list, 0))) {
+	    (want == NULL && !json_is_string(json_array_get(list, 0)))) {
 		snprintf(why, len, "the resource metadata names no "
 		    "authorization server");
 		return (-1);
 	}
-	s = json_string_value(json_array_get(list, 0));
+	s = json_is_string(json_array_get(list, 0)) ?
+	    json_string_value(json_array_get(list, 0)) : "?";
 	if (want != NULL) {
 		/* Only the configured server gets the client's secret. */
 		for (i = 0; i < json_array_size(list); i++) {
