@@ -157,17 +157,23 @@ for (const [what, args] of [['', []], ['sse, ', ['--sse']]]) {
 
 // The client's secret goes to the configured issuer alone: an upstream
 // that names another authorization server gets no token request.
+// A provider of its own (tokens for 5 minutes), so that no other test's
+// gateway renewing its token is counted.
 test('issuer: the configured authorization server, else none', async () => {
   const { counts } = await import('../lib/oidc.mjs');
-  const up = await upstream();
+  const op2 = await startOidcProvider();
+  stops.push(() => op2.stop());
+  const up = await startNodeServer([fixture, '--issuer', op2.issuer, '--scopes', 'mcp:tools']);
+  stops.push(() => up.stop());
+  up.url = `http://127.0.0.1:${up.port}/mcp`;
   const secret = `client_secret = ${q(`\${file:${path.join(dir, 'secret')}}`)}`;
-  const ok = await gateway(up.url, `oauth = { client_id = "mcp-cc"; ${secret}; issuer = ${q(op.issuer)}; grant = "client_credentials"; };`);
+  const ok = await gateway(up.url, `oauth = { client_id = "mcp-cc"; ${secret}; issuer = ${q(op2.issuer)}; grant = "client_credentials"; };`);
   assert.deepEqual(await whoami(ok), { client_id: 'mcp-cc', sub: 'mcp-cc' });
-  const before = (await counts(op.issuer))['/token'] ?? 0;
+  const before = (await counts(op2.issuer))['/token'] ?? 0;
   const other = await gateway(up.url, `oauth = { client_id = "mcp-cc"; ${secret}; issuer = "https://login.example/tenant"; grant = "client_credentials"; };`, false);
   await logHas(other, /resource metadata at \S+ refused: the resource metadata names http:\/\/127\.0\.0\.1:\d+, not the configured issuer/);
   await other.waitFor((st) => /not the configured issuer/.test(st.upstreams[0].last_error ?? ''), 'the upstream\'s error');
-  assert.equal((await counts(op.issuer))['/token'] ?? 0, before, 'a token was asked for');
+  assert.equal((await counts(op2.issuer))['/token'] ?? 0, before, 'a token was asked for');
   noSecrets(other);
 });
 
