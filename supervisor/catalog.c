@@ -191,7 +191,7 @@ catalog_add(struct catalog *c, enum catalog_kind kind, const char *key,
 /* Merge the named items (tools or prompts) of every upstream. */
 static void
 catalog_merge_named(struct catalog *c, enum catalog_kind kind,
-    json_t *const *parts)
+    json_t *const *parts, int is_global)
 {
 	struct upstream		*up;
 	struct catalog_entry	*old;
@@ -227,7 +227,7 @@ catalog_merge_named(struct catalog *c, enum catalog_kind kind,
 			}
 			/* A changed definition may be held back. */
 			if (kind == CATALOG_TOOLS &&
-			    !pin_check(up, item, exposed))
+			    !pin_check(up, item, exposed, is_global))
 				continue;
 			if ((old = strmap_get(&c->maps[kind], exposed)) !=
 			    NULL) {
@@ -286,7 +286,7 @@ catalog_merge_resources(struct catalog *c, enum catalog_kind kind,
 }
 
 struct catalog *
-catalog_build(json_t *const *parts)
+catalog_build(json_t *const *parts, int is_global)
 {
 	struct catalog	*c;
 	size_t		 total = 0, i;
@@ -298,8 +298,8 @@ catalog_build(json_t *const *parts)
 			    kind_keys[k]));
 	}
 	c = catalog_new(total);
-	catalog_merge_named(c, CATALOG_TOOLS, parts);
-	catalog_merge_named(c, CATALOG_PROMPTS, parts);
+	catalog_merge_named(c, CATALOG_TOOLS, parts, is_global);
+	catalog_merge_named(c, CATALOG_PROMPTS, parts, is_global);
 	catalog_merge_resources(c, CATALOG_RESOURCES, parts);
 	catalog_merge_resources(c, CATALOG_TEMPLATES, parts);
 	return (c);
@@ -433,7 +433,7 @@ catalog_rebuild(void)
 	for (i = 0; i < nupstreams; i++)
 		parts[i] = upstreams[i]->catalog;
 	pin_merge_begin();
-	c = catalog_build(parts);
+	c = catalog_build(parts, 1);
 	free(parts);
 	catalog_log_new(old->collisions, c->collisions, 0);
 	catalog_log_new(old->renamed, c->renamed, 1);

@@ -201,7 +201,7 @@ view_build(struct view *v)
 		}
 	}
 	catalog_unref(v->cat);
-	v->cat = catalog_build(parts);
+	v->cat = catalog_build(parts, 0);
 	free(parts);
 }
 

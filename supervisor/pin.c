@@ -137,6 +137,7 @@ pin_free_one(struct pin *p)
 {
 	pin_unkeep(&p->def);
 	pin_unkeep(&p->seen_def);
+	free(p->reported);
 	free(p->upstream);
 	free(p->tool);
 	free(p);
@@ -296,27 +297,53 @@ pin_settle(struct pin *p)
 {
 	pin_set_held(p, 0);
 	p->changed = 0;
+	p->changed_shared = 0;
 	pin_unkeep(&p->seen_def);
 }
 
-/* The upstream lists a definition other than the pinned one. */
+/* Was a change logged and counted already?  Remembered if not. */
+static int
+pin_reported(struct pin *p, const unsigned char *d)
+{
+	unsigned int	i, n;
+
+	if (p->reported == NULL)
+		p->reported = xcalloc(PIN_REPORTED, sizeof *p->reported);
+	n = p->nreported < PIN_REPORTED ? p->nreported : PIN_REPORTED;
+	for (i = 0; i < n; i++) {
+		if (memcmp(p->reported[i], d, PIN_DIGEST_LEN) == 0)
+			return (1);
+	}
+	memcpy(p->reported[p->nreported % PIN_REPORTED], d, PIN_DIGEST_LEN);
+	p->nreported++;
+	return (0);
+}
+
+/*
+ * The upstream lists a definition other than the pinned one: it is what
+ * was seen, and a change not reported yet is logged and counted.
+ */
 static void
 pin_change(struct upstream *up, struct pin *p, const unsigned char *d,
     char *text, size_t len, enum pinning mode)
 {
 	char	 fields[160], was[2 * PIN_DIGEST_LEN + 1];
 	char	 now[2 * PIN_DIGEST_LEN + 1], tool[128];
+	int	 reported;
 
 	if (p->changed && memcmp(p->seen, d, PIN_DIGEST_LEN) == 0) {
 		free(text);
 		return;
 	}
-	pin_changed_fields(p->def, text, fields, sizeof fields);
+	if (!(reported = pin_reported(p, d)))
+		pin_changed_fields(p->def, text, fields, sizeof fields);
 	pin_unkeep(&p->seen_def);
 	memcpy(p->seen, d, PIN_DIGEST_LEN);
 	p->seen_def = pin_keep(text, len);
 	p->seen_at = time(NULL);
 	p->changed = 1;
+	if (reported)
+		return;
 	pin_count(up->sc->name)->changes++;
 	pin_hex(p->digest, was);
 	pin_hex(d, now);
@@ -343,7 +370,8 @@ pin_merge_begin(void)
 }
 
 int
-pin_check(struct upstream *up, const json_t *tool, const char *exposed)
+pin_check(struct upstream *up, const json_t *tool, const char *exposed,
+    int global)
 {
 	enum pinning	 mode = pin_mode(up);
 	struct pin	*p;
@@ -383,13 +411,18 @@ pin_check(struct upstream *up, const json_t *tool, const char *exposed)
 	snprintf(p->exposed, sizeof p->exposed, "%s", exposed);
 	if (memcmp(d, p->digest, PIN_DIGEST_LEN) == 0) {
 		free(text);
-		if (p->changed)
+		/* A session's view: its instance lists the pinned one, which
+		 * says nothing of what the others list. */
+		if (!global)
+			return (1);
+		if (p->changed_shared)
 			log_info("pin: upstream %s lists tool %s as pinned "
 			    "again", up->sc->name, exposed);
 		pin_settle(p);
 		return (1);
 	}
 	pin_change(up, p, d, text, len, mode);
+	p->changed_shared |= global;
 	pin_set_held(p, mode == PINNING_ENFORCE);
 	return (!p->held);
 }
@@ -462,6 +495,8 @@ pin_approve(struct pin *p, const char *digest, char *err, size_t errlen)
 		return (-1);
 	}
 	memcpy(p->digest, p->seen, PIN_DIGEST_LEN);
+	/* Changes from here on are to the new pin. */
+	p->nreported = 0;
 	pin_unkeep(&p->def);
 	p->def = p->seen_def;
 	p->seen_def = NULL;

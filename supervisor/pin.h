@@ -24,6 +24,7 @@
 #define PIN_STORE_MAX	(16 * 1024 * 1024)	/* definitions kept, in all */
 #define PIN_FILE_MAX	(64 * 1024 * 1024)	/* pins.json read at start */
 #define PIN_FILE	"pins.json"
+#define PIN_REPORTED	4	/* changes remembered as logged, a pin */
 
 /* One pinned tool of an upstream; owned by the list. */
 struct pin {
@@ -41,6 +42,13 @@ struct pin {
 	unsigned char	 seen[PIN_DIGEST_LEN];
 	char		*seen_def;	/* or NULL */
 	time_t		 seen_at;
+	/* The last distinct changes logged and counted (a ring, made at
+	 * the first change): per-session instances may list other
+	 * definitions than the shared one, and than each other, at each
+	 * rebuild of their views. */
+	unsigned char	(*reported)[PIN_DIGEST_LEN];
+	unsigned int	 nreported;	/* ever, the ring's next slot mod */
+	int		 changed_shared; /* seen in the global catalog */
 	int		 held;		/* held back (enforce) */
 	TAILQ_ENTRY(pin) entry;
 	TAILQ_ENTRY(pin) held_entry;	/* while held */

@@ -228,9 +228,10 @@ void		 catalog_init(void);
 void		 catalog_free(void);
 /* Rebuild the global catalog and the views; notify sessions of changes. */
 void		 catalog_rebuild(void);
-/* Build a catalog from parts[i] for upstreams[i] (NULL: none).  The
- * caller owns the one reference. */
-struct catalog	*catalog_build(json_t *const *parts);
+/* Build a catalog from parts[i] for upstreams[i] (NULL: none); is_global:
+ * the global catalog, not a view (see pin_check).  The caller owns the
+ * one reference. */
+struct catalog	*catalog_build(json_t *const *parts, int is_global);
 struct catalog	*catalog_ref(struct catalog *);
 void		 catalog_unref(struct catalog *);
 /* The catalog of sessions without a view of their own. */
@@ -1030,9 +1031,11 @@ void		 pin_merge_begin(void);
 const struct server_conf *pin_server_conf(const struct upstream *);
 enum pinning	 pin_mode(const struct upstream *);
 /* May an upstream's tool (its own definition) be listed as exposed?  It
- * is pinned the first time; 0 if it changed and is held back. */
+ * is pinned the first time; 0 if it changed and is held back.  global:
+ * the global catalog's merge, whose listing of the pinned definition
+ * settles a change (a view's does not). */
 int		 pin_check(struct upstream *, const json_t *tool,
-		    const char *exposed);
+		    const char *exposed, int global);
 /* Is a tool held back?  1 with the error for a call in buf. */
 int		 pin_held_error(const char *exposed, char *buf, size_t len);
 void		 pin_metrics_write(struct evbuffer *);

@@ -52,6 +52,14 @@ static const char conf_acl[] = SUP_BASE
     "\"inputSchema\":{\"type\":\"object\"}}"
 #define CATALOG(desc)	"{\"tools\":[" ECHO(desc) "]}"
 
+/* A shared upstream and a per-session one. */
+static const char conf_session[] = SUP_BASE
+    "servers = (\n"
+    "  { name = \"a\"; transport = \"stdio\"; command = [ \"true\" ]; },\n"
+    "  { name = \"p\"; transport = \"stdio\"; command = [ \"true\" ];\n"
+    "    isolation = \"per-session\"; init_timeout = 10; }\n"
+    ");\n";
+
 static char	statedir[64];
 
 static void
@@ -80,6 +88,14 @@ static void setup_warn(void) { setup_catalogs(); sup_start(conf_warn); }
 static void setup_off(void) { setup_catalogs(); sup_start(conf_off); }
 static void setup_mixed(void) { setup_catalogs(); sup_start(conf_mixed); }
 static void setup_acl(void) { setup_catalogs(); sup_start(conf_acl); }
+
+static void
+setup_session(void)
+{
+	sup_catalog("a", CATALOG("Echo the text."));
+	sup_catalog("p", CATALOG("Echo the text."));
+	sup_start(conf_session);
+}
 
 /* Pins kept in a directory of the test's. */
 static void
@@ -381,6 +397,76 @@ START_TEST(test_per_upstream)
 }
 END_TEST
 
+/* A session whose per-session instance lists echo as desc: its list. */
+static struct sup_client *
+instance_session(const char *desc)
+{
+	struct sup_client	*cl = sup_session(NULL, NULL);
+	struct sup_resp		*l;
+	struct sup_frame	*f;
+
+	l = sup_post(cl, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	    "\"tools/list\"}");
+	ck_assert_ptr_nonnull(f = sup_take(sup_worker("p"),
+	    MSG_SESSION_CATALOG));
+	sup_send(sup_worker("p"), MSG_CATALOG, 0, f->session, 0,
+	    "{\"tools\":[" ECHO("%s") "]}", desc);
+	ck_assert(l->done);
+	return (cl);
+}
+
+/*
+ * Per-session instances that list other definitions than the shared
+ * one, and than each other: each distinct change is logged and counted
+ * once, however often the global catalog and the views are rebuilt (it
+ * was again at each rebuild: the global merge settled what a view had
+ * seen).
+ */
+START_TEST(test_instances_differ)
+{
+	struct sup_client	*c1, *c2, *c3;
+	json_t			*r;
+	size_t			 i;
+
+	c1 = instance_session("Echo, for Alice.");
+	ck_assert_str_eq(names(c1), "a__echo");
+	ck_assert_int_eq(metric("mcp_supervisor_tool_changes_total"
+	    "{upstream=\"p\"}"), 1);
+	c2 = instance_session("Echo, for Bob.");
+	c3 = instance_session("Echo the text.");
+	ck_assert_str_eq(names(c2), "a__echo");
+	ck_assert_str_eq(names(c3), "a__echo p__echo");
+	ck_assert_int_eq(metric("mcp_supervisor_tool_changes_total"
+	    "{upstream=\"p\"}"), 2);
+	/* The shared catalog changes: it and every view are rebuilt. */
+	for (i = 0; i < 4; i++) {
+		sup_catalog("a", i % 2 == 0 ? "{\"tools\":[" ECHO("Echo the "
+		    "text.") ",{\"name\":\"more\",\"inputSchema\":{\"type\":"
+		    "\"object\"}}]}" : CATALOG("Echo the text."));
+		ck_assert_str_eq(names(c1), i % 2 == 0 ? "a__echo a__more" :
+		    "a__echo");
+		ck_assert_str_eq(names(c2), names(c1));
+	}
+	ck_assert_int_eq(metric("mcp_supervisor_tool_changes_total"
+	    "{upstream=\"p\"}"), 2);
+	ck_assert_int_eq(metric("mcp_supervisor_tool_changes_total"
+	    "{upstream=\"a\"}"), 0);
+	/* Held back for the sessions whose instance changed it. */
+	ck_assert_int_eq(metric("mcp_supervisor_tools_held"
+	    "{upstream=\"p\"}"), 1);
+	ck_assert_ptr_nonnull(strstr(sup_jstr(call(c1, "p__echo"),
+	    "error.message"), "held back"));
+	r = control("pin_diff", "p__echo", NULL);
+	ck_assert_jstr(r, "state", "held");
+	json_decref(r);
+	/* The shared upstream's own change is a third. */
+	sup_catalog("p", CATALOG("Echo, for everyone."));
+	ck_assert_int_eq(metric("mcp_supervisor_tool_changes_total"
+	    "{upstream=\"p\"}"), 3);
+	ck_assert_str_eq(names(c3), "a__echo p__echo");
+}
+END_TEST
+
 /* Pins are written to state_dir and read back; a bad file is refused. */
 START_TEST(test_store)
 {
@@ -524,6 +610,11 @@ pin_suite(void)
 	tc = tcase_create("mixed");
 	tcase_add_checked_fixture(tc, setup_mixed, teardown);
 	tcase_add_test(tc, test_per_upstream);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("session");
+	tcase_add_checked_fixture(tc, setup_session, teardown);
+	tcase_add_test(tc, test_instances_differ);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("store");
