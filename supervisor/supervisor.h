@@ -2043,6 +2043,8 @@ void		 uplogin_serve(struct http_conn *, struct http_request *);
 /* Add login_needed and the login's phase to mcpctl status's upstream. */
 void		 uplogin_status_json(const struct upstream *, json_t *);
 void		 uplogin_free(struct upstream *);
+/* Close the token store, once what waits is written (at exit). */
+void		 uplogin_store_close(void);
 
 /*
  * vendpoint.c: virtual endpoints, each serving the part of the catalog

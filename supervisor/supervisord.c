@@ -371,6 +371,7 @@ main(int argc, char **argv)
 	metrics_free();
 	auth_lockfile_remove();
 	oauth_shutdown();
+	uplogin_store_close();
 	catalog_free();
 	rate_free();
 	event_free(ev_sigterm);

@@ -1,17 +1,28 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * OAuth tokens of upstreams, encrypted at rest (token_store.h).  The
- * cryptography is OpenSSL's (EVP AES-256-GCM, RAND_bytes, SHA-256); files
- * are small and written rarely (a login, a refresh), so they are written
- * on the loop, as the pins are.
+ * cryptography is OpenSSL's (EVP AES-256-GCM, RAND_bytes, SHA-256).
+ *
+ * A record is sealed on the loop and written by a thread of the store's:
+ * each write costs two fsyncs, milliseconds on a quiet disk and far more
+ * on a busy one, and with per-user tokens a refresh comes for every user
+ * every token lifetime; the loop must not wait for them.  The writer takes
+ * the records in the order they were put, one write per file waiting (a
+ * newer record of a file replaces the one not yet begun), and a read sees
+ * what waits before what is on disk.  It touches nothing but its queue
+ * and the file system: failures are handed back to the loop (a pipe)
+ * and logged there.  Closing the store writes what waits.
  */
 #include "config.h"
 
+#include <sys/queue.h>
 #include <sys/stat.h>
 
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +33,8 @@
 #include <openssl/rand.h>
 #include <openssl/sha.h>
 
+#include <event2/event.h>
+
 #include "log.h"
 #include "token_store.h"
 #include "xmalloc.h"
@@ -29,9 +42,36 @@
 #define TS_AAD_PREFIX	"mcp-supervisor oauth token v1"
 #define TS_KEY_FILE	"key"
 
+/* A write or removal for the writer; owned by the queue it is on. */
+struct ts_op {
+	char			*path;		/* the record's file */
+	char			*upstream;	/* for the log */
+	unsigned char		*sealed;	/* to write; NULL: remove */
+	size_t			 len;
+	int			 error;		/* errno of a failure */
+	const char		*step;		/* what failed */
+	TAILQ_ENTRY(ts_op)	 entry;
+};
+TAILQ_HEAD(ts_ops, ts_op);
+
 struct token_store {
 	char		*dir;
 	unsigned char	 key[TS_KEY_LEN];
+	/* The writer, started at the first write; its state under mu. */
+	pthread_t	 writer;
+	int		 writer_on;
+	pthread_mutex_t	 mu;
+	pthread_cond_t	 work;		/* something waits, or stop */
+	pthread_cond_t	 idle;		/* nothing waits nor is written */
+	struct ts_ops	 todo;
+	struct ts_op	*busy;		/* being written, not on a list */
+	struct ts_ops	 failed;	/* for the loop to log */
+	int		 stop;
+	int		 paused;	/* token_store_pause */
+	/* The loop's side: woken when something failed (or NULL). */
+	struct event_base *base;
+	int		 wake[2];
+	struct event	*wake_ev;
 };
 
 int
@@ -190,8 +230,34 @@ out:
 	return (rc);
 }
 
+static int	writer_report(struct token_store *);
+
+/* Free an operation. */
+static void
+op_free(struct ts_op *op)
+{
+	if (op == NULL)
+		return;
+	free(op->path);
+	free(op->upstream);
+	free(op->sealed);
+	free(op);
+}
+
+/* The loop is told that writes failed: log them. */
+static void
+writer_wake_cb(evutil_socket_t fd, short events, void *arg)
+{
+	char	buf[64];
+
+	while (read(fd, buf, sizeof buf) > 0)
+		;
+	writer_report(arg);
+}
+
 struct token_store *
-token_store_open(const char *dir, char *err, size_t errlen)
+token_store_open(const char *dir, struct event_base *base, char *err,
+    size_t errlen)
 {
 	struct token_store	*ts;
 	struct stat		 st;
@@ -213,9 +279,24 @@ token_store_open(const char *dir, char *err, size_t errlen)
 	}
 	ts = xcalloc(1, sizeof *ts);
 	ts->dir = xstrdup(dir);
+	ts->wake[0] = ts->wake[1] = -1;
+	TAILQ_INIT(&ts->todo);
+	TAILQ_INIT(&ts->failed);
+	if (pthread_mutex_init(&ts->mu, NULL) != 0 ||
+	    pthread_cond_init(&ts->work, NULL) != 0 ||
+	    pthread_cond_init(&ts->idle, NULL) != 0)
+		fatalx("token store: pthread_mutex_init");
 	if (key_load(ts, err, errlen) != 0) {
 		token_store_close(ts);
 		return (NULL);
+	}
+	if (base != NULL) {
+		if (pipe2(ts->wake, O_CLOEXEC | O_NONBLOCK) != 0)
+			fatal("token store: pipe2");
+		ts->base = base;
+		ts->wake_ev = event_new(base, ts->wake[0], EV_READ |
+		    EV_PERSIST, writer_wake_cb, ts);
+		event_add(ts->wake_ev, NULL);
 	}
 	return (ts);
 }
@@ -225,6 +306,25 @@ token_store_close(struct token_store *ts)
 {
 	if (ts == NULL)
 		return;
+	if (ts->writer_on) {
+		pthread_mutex_lock(&ts->mu);
+		ts->stop = 1;
+		ts->paused = 0;
+		pthread_cond_signal(&ts->work);
+		pthread_mutex_unlock(&ts->mu);
+		if (pthread_join(ts->writer, NULL) != 0)
+			fatalx("token store: pthread_join");
+	}
+	writer_report(ts);
+	if (ts->wake_ev != NULL)
+		event_free(ts->wake_ev);
+	if (ts->wake[0] != -1) {
+		close(ts->wake[0]);
+		close(ts->wake[1]);
+	}
+	pthread_cond_destroy(&ts->work);
+	pthread_cond_destroy(&ts->idle);
+	pthread_mutex_destroy(&ts->mu);
 	OPENSSL_cleanse(ts->key, sizeof ts->key);
 	free(ts->dir);
 	free(ts);
@@ -268,16 +368,206 @@ names_ok(const char *upstream, const char *identity, char *err, size_t len)
 	return (1);
 }
 
+/* Write a record's file, or remove it; errno and the step if it failed. */
+static void
+writer_do(struct token_store *ts, struct ts_op *op)
+{
+	char	*tmp;
+	int	 fd = -1, dfd;
+
+	op->error = 0;
+	errno = 0;
+	if (op->sealed == NULL) {
+		if (unlink(op->path) != 0 && errno != ENOENT) {
+			op->error = errno;
+			op->step = "cannot remove";
+		}
+		return;
+	}
+	xasprintf(&tmp, "%s.tmp", op->path);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
+	    0600);
+	if (fd < 0 || write(fd, op->sealed, op->len) != (ssize_t)op->len ||
+	    fsync(fd) != 0 || close(fd) != 0 || (fd = -1,
+	    rename(tmp, op->path) != 0)) {
+		op->error = errno != 0 ? errno : EIO;
+		op->step = "cannot write";
+		if (fd >= 0)
+			close(fd);
+		unlink(tmp);
+		free(tmp);
+		return;
+	}
+	free(tmp);
+	if ((dfd = open(ts->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0) {
+		fsync(dfd);
+		close(dfd);
+	}
+}
+
+/* The writer: what waits, in order, until told to stop and none waits. */
+static void *
+writer_main(void *arg)
+{
+	struct token_store	*ts = arg;
+	struct ts_op		*op;
+
+	pthread_mutex_lock(&ts->mu);
+	for (;;) {
+		if ((TAILQ_EMPTY(&ts->todo) || ts->paused) && !ts->stop) {
+			pthread_cond_broadcast(&ts->idle);
+			pthread_cond_wait(&ts->work, &ts->mu);
+			continue;
+		}
+		if ((op = TAILQ_FIRST(&ts->todo)) == NULL)
+			break;
+		TAILQ_REMOVE(&ts->todo, op, entry);
+		ts->busy = op;
+		pthread_mutex_unlock(&ts->mu);
+		writer_do(ts, op);
+		pthread_mutex_lock(&ts->mu);
+		ts->busy = NULL;
+		if (op->error == 0) {
+			op_free(op);
+			continue;
+		}
+		TAILQ_INSERT_TAIL(&ts->failed, op, entry);
+		if (ts->wake[1] != -1 && write(ts->wake[1], "", 1) != 1) {
+			/* Full: the loop has yet to read it. */
+		}
+	}
+	pthread_cond_broadcast(&ts->idle);
+	pthread_mutex_unlock(&ts->mu);
+	return (NULL);
+}
+
+/* Start the writer, its signals blocked: they are the loop's. */
+static void
+writer_start(struct token_store *ts)
+{
+	sigset_t	all, old;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	if (pthread_create(&ts->writer, NULL, writer_main, ts) != 0)
+		fatalx("token store: pthread_create");
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	ts->writer_on = 1;
+}
+
+/* Log the writer's failures (on the loop); how many. */
+static int
+writer_report(struct token_store *ts)
+{
+	struct ts_ops	 failed;
+	struct ts_op	*op;
+	int		 n = 0;
+
+	TAILQ_INIT(&failed);
+	pthread_mutex_lock(&ts->mu);
+	TAILQ_CONCAT(&failed, &ts->failed, entry);
+	pthread_mutex_unlock(&ts->mu);
+	while ((op = TAILQ_FIRST(&failed)) != NULL) {
+		TAILQ_REMOVE(&failed, op, entry);
+		log_warnx("upstream %s: OAuth tokens not %s (kept in memory): "
+		    "token store: %s %s: %s", op->upstream, op->sealed != NULL ?
+		    "stored" : "removed", op->step, op->path,
+		    strerror(op->error));
+		op_free(op);
+		n++;
+	}
+	return (n);
+}
+
+/* Queue a write (sealed, taken) or removal (NULL) of a record's file. */
+static void
+writer_queue(struct token_store *ts, const char *upstream, char *path,
+    unsigned char *sealed, size_t len)
+{
+	struct ts_op	*op;
+
+	if (!ts->writer_on)
+		writer_start(ts);
+	pthread_mutex_lock(&ts->mu);
+	TAILQ_FOREACH(op, &ts->todo, entry) {
+		if (strcmp(op->path, path) == 0)
+			break;
+	}
+	if (op != NULL) {
+		/* Not begun: the newer record is the one to write. */
+		free(op->sealed);
+		free(path);
+	} else {
+		op = xcalloc(1, sizeof *op);
+		op->path = path;
+		op->upstream = xstrdup(upstream);
+		TAILQ_INSERT_TAIL(&ts->todo, op, entry);
+	}
+	op->sealed = sealed;
+	op->len = len;
+	pthread_cond_signal(&ts->work);
+	pthread_mutex_unlock(&ts->mu);
+}
+
+/*
+ * What waits to be written to a file: 1 with a copy of the record (new;
+ * NULL if it is to be removed), or 0 if nothing waits.
+ */
+static int
+writer_pending(struct token_store *ts, const char *path,
+    unsigned char **copy, size_t *len)
+{
+	struct ts_op	*op, *found = NULL;
+
+	pthread_mutex_lock(&ts->mu);
+	TAILQ_FOREACH(op, &ts->todo, entry) {
+		if (strcmp(op->path, path) == 0)
+			found = op;
+	}
+	if (found == NULL && ts->busy != NULL &&
+	    strcmp(ts->busy->path, path) == 0)
+		found = ts->busy;
+	if (found != NULL) {
+		*copy = NULL;
+		*len = found->len;
+		if (found->sealed != NULL) {
+			*copy = xmalloc(found->len);
+			memcpy(*copy, found->sealed, found->len);
+		}
+	}
+	pthread_mutex_unlock(&ts->mu);
+	return (found != NULL);
+}
+
+int
+token_store_flush(struct token_store *ts)
+{
+	if (ts->writer_on) {
+		pthread_mutex_lock(&ts->mu);
+		while (!TAILQ_EMPTY(&ts->todo) || ts->busy != NULL)
+			pthread_cond_wait(&ts->idle, &ts->mu);
+		pthread_mutex_unlock(&ts->mu);
+	}
+	return (writer_report(ts));
+}
+
+void
+token_store_pause(struct token_store *ts, int on)
+{
+	pthread_mutex_lock(&ts->mu);
+	ts->paused = on;
+	pthread_cond_signal(&ts->work);
+	pthread_mutex_unlock(&ts->mu);
+}
+
 int
 token_store_put(struct token_store *ts, const char *upstream,
     const char *identity, const void *data, size_t len, char *err,
     size_t errlen)
 {
 	char		 aad[sizeof TS_AAD_PREFIX + 2 * TS_NAME_MAX + 4];
-	char		*path, *tmp;
 	unsigned char	*sealed;
 	size_t		 aadlen, n;
-	int		 fd, dfd, saved;
 
 	if (!names_ok(upstream, identity, err, errlen))
 		return (-1);
@@ -287,30 +577,7 @@ token_store_put(struct token_store *ts, const char *upstream,
 		    TS_MAX);
 		return (-1);
 	}
-	path = record_path(ts, aad, aadlen);
-	xasprintf(&tmp, "%s.tmp", path);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
-	    0600);
-	if (fd < 0 || write(fd, sealed, n) != (ssize_t)n || fsync(fd) != 0 ||
-	    close(fd) != 0 || (fd = -1, rename(tmp, path) != 0)) {
-		saved = errno;
-		if (fd >= 0)
-			close(fd);
-		unlink(tmp);
-		snprintf(err, errlen, "token store: cannot write %s: %s", path,
-		    strerror(saved));
-		free(sealed);
-		free(tmp);
-		free(path);
-		return (-1);
-	}
-	if ((dfd = open(ts->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0) {
-		fsync(dfd);
-		close(dfd);
-	}
-	free(sealed);
-	free(tmp);
-	free(path);
+	writer_queue(ts, upstream, record_path(ts, aad, aadlen), sealed, n);
 	return (0);
 }
 
@@ -322,7 +589,7 @@ token_store_get(struct token_store *ts, const char *upstream,
 	char		*path;
 	unsigned char	*buf, *out = NULL;
 	size_t		 aadlen, max = TS_MAGIC_LEN + TS_NONCE_LEN + TS_MAX +
-			    TS_TAG_LEN;
+			    TS_TAG_LEN, blen;
 	ssize_t		 n;
 	int		 fd;
 
@@ -332,6 +599,16 @@ token_store_get(struct token_store *ts, const char *upstream,
 		return (NULL);
 	aadlen = record_aad(upstream, identity, aad, sizeof aad);
 	path = record_path(ts, aad, aadlen);
+	/* What waits to be written is newer than the file. */
+	if (writer_pending(ts, path, &buf, &blen)) {
+		if (buf != NULL && token_unseal(ts->key, aad, aadlen, buf,
+		    blen, &out, len) != 0)
+			fatalx("token store: a record sealed here does not "
+			    "open");
+		free(buf);
+		free(path);
+		return (out);
+	}
 	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
 		if (errno != ENOENT)
 			snprintf(err, errlen, "token store: %s: %s", path,
@@ -356,18 +633,10 @@ token_store_delete(struct token_store *ts, const char *upstream,
     const char *identity, char *err, size_t errlen)
 {
 	char	 aad[sizeof TS_AAD_PREFIX + 2 * TS_NAME_MAX + 4];
-	char	*path;
-	int	 rc = 0;
 
 	if (!names_ok(upstream, identity, err, errlen))
 		return (-1);
-	path = record_path(ts, aad, record_aad(upstream, identity, aad,
-	    sizeof aad));
-	if (unlink(path) != 0 && errno != ENOENT) {
-		snprintf(err, errlen, "token store: cannot remove %s: %s", path,
-		    strerror(errno));
-		rc = -1;
-	}
-	free(path);
-	return (rc);
+	writer_queue(ts, upstream, record_path(ts, aad, record_aad(upstream,
+	    identity, aad, sizeof aad)), NULL, 0);
+	return (0);
 }

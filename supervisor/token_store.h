@@ -7,8 +7,10 @@
  * that a file copied to another upstream's name does not open.  The key
  * is state_dir/oauth/key: 32 random bytes, created 0600 (O_EXCL), refused
  * if anyone but its owner may read it.  Writes are atomic (a temporary
- * file, fsync, rename, fsync of the directory).  What is stored is opaque
- * here (the caller's JSON); it is never logged.
+ * file, fsync, rename, fsync of the directory) and made by a thread of the
+ * store's, in order, so that the loop never waits for a disk; a read sees
+ * what waits to be written.  What is stored is opaque here (the caller's
+ * JSON); it is never logged.
  */
 #ifndef MCPS_TOKEN_STORE_H
 #define MCPS_TOKEN_STORE_H
@@ -23,17 +25,29 @@
 #define TS_MAX		(64 * 1024)	/* a record's plaintext */
 #define TS_NAME_MAX	256		/* an upstream's or identity's name */
 
+struct event_base;
 struct token_store;
 
 /*
  * Open the store in dir (made 0700 if missing; its key made if missing).
- * NULL with err set if the directory or key cannot be used.
+ * NULL with err set if the directory or key cannot be used.  A failed
+ * write is logged on base's loop when it fails (base NULL: at the next
+ * flush or close).
  */
-struct token_store *token_store_open(const char *dir, char *err, size_t);
-/* Close it; the key is wiped. */
+struct token_store *token_store_open(const char *dir, struct event_base *,
+		    char *err, size_t);
+/* Close it: what waits is written first; the key is wiped. */
 void		 token_store_close(struct token_store *);
+/* Wait until what waits is written: the failures not logged yet,
+ * logged, and how many. */
+int		 token_store_flush(struct token_store *);
+/* Hold the writer (for tests), or let it go on. */
+void		 token_store_pause(struct token_store *, int on);
 
-/* Store a record (atomically, replacing any); 0, or -1 with err set. */
+/*
+ * Store a record (atomically, replacing any): sealed now, written soon
+ * (a failure then is logged); 0, or -1 with err set.
+ */
 int		 token_store_put(struct token_store *, const char *upstream,
 		    const char *identity, const void *data, size_t len,
 		    char *err, size_t);
@@ -44,7 +58,7 @@ int		 token_store_put(struct token_store *, const char *upstream,
  */
 unsigned char	*token_store_get(struct token_store *, const char *upstream,
 		    const char *identity, size_t *len, char *err, size_t);
-/* Remove a record; 0 (also if there was none), or -1 with err set. */
+/* Remove a record, soon; 0 (also if there was none), or -1 with err set. */
 int		 token_store_delete(struct token_store *, const char *upstream,
 		    const char *identity, char *err, size_t);
 

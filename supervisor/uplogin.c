@@ -102,13 +102,8 @@ uplogin_store(int make)
 	if (store != NULL && store_dir != NULL &&
 	    strcmp(store_dir, conf->state_dir) == 0)
 		return (store);
-	if (store != NULL) {
-		token_store_close(store);
-		store = NULL;
-		free(store_dir);
-		store_dir = NULL;
-		store_warned = 0;
-	}
+	if (store != NULL)
+		uplogin_store_close();
 	if (stat(conf->state_dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
 		if (make && !store_warned)
 			log_warnx("state_dir %s is not there: upstream OAuth "
@@ -122,7 +117,7 @@ uplogin_store(int make)
 		free(dir);
 		return (NULL);
 	}
-	if ((store = token_store_open(dir, err, sizeof err)) == NULL) {
+	if ((store = token_store_open(dir, base, err, sizeof err)) == NULL) {
 		if (!store_warned)
 			log_warnx("upstream OAuth tokens are kept in memory "
 			    "only: %s", err);
@@ -133,6 +128,16 @@ uplogin_store(int make)
 	free(dir);
 	store_dir = xstrdup(conf->state_dir);
 	return (store);
+}
+
+void
+uplogin_store_close(void)
+{
+	token_store_close(store);
+	store = NULL;
+	free(store_dir);
+	store_dir = NULL;
+	store_warned = 0;
 }
 
 /* The record of an upstream: loaded from the store once. */

@@ -872,6 +872,7 @@ sup_stop(void)
 	provider_stop_all();
 	idp_stop_all();
 	trace_stop();
+	uplogin_store_close();
 	sup_run();
 	while ((w = TAILQ_FIRST(&workers)) != NULL) {
 		TAILQ_REMOVE(&workers, w, entry);
