@@ -225,6 +225,7 @@ struct oauthc_reg {
 	char		*client_id;
 	char		*client_secret;	/* NULL: a public client */
 	unsigned int	 method;	/* OAUTHC_AUTH_* */
+	long long	 secret_expires; /* unix; 0: never (or not said) */
 };
 
 /*
@@ -266,6 +267,7 @@ struct oauthc_record {
 	const char	*scope;			/* NULL if none */
 	long long	 obtained;		/* unix */
 	int		 client_credentials;	/* the grant, else a code */
+	long long	 secret_expires;	/* DCR's secret, unix; 0: never */
 };
 
 /*

@@ -166,8 +166,14 @@ oauthc_dcr_parse(const char *body, size_t len, unsigned int asked,
 		return (-1);
 	}
 	r->client_id = xstrdup(id);
-	if (r->method != OAUTHC_AUTH_NONE)
+	if (r->method != OAUTHC_AUTH_NONE) {
 		r->client_secret = xstrdup(secret);
+		/* RFC 7591: when the secret expires, 0 for never; one not
+		 * given, or not a time, is taken for never. */
+		m = json_object_get(o, "client_secret_expires_at");
+		if (json_is_integer(m) && json_integer_value(m) > 0)
+			r->secret_expires = (long long)json_integer_value(m);
+	}
 	json_decref(o);
 	return (0);
 }
@@ -313,12 +319,13 @@ oauthc_record_read(json_t *rec, const char *resource,
 	r->registered = regway(json_string_value(v));
 	r->expires_at = number(rec, "expires_at");
 	r->obtained = number(rec, "obtained");
+	r->secret_expires = number(rec, "client_secret_expires_at");
 	s = json_string_value(json_object_get(rec, "grant"));
 	r->client_credentials = s != NULL && strcmp(s, "client_credentials")
 	    == 0;
 	if (bad || r->issuer == NULL || r->client_id == NULL ||
 	    r->registered == OAUTHC_REG_NONE || r->expires_at < 0 ||
-	    r->obtained < 0) {
+	    r->obtained < 0 || r->secret_expires < 0) {
 		snprintf(why, len, "the record is malformed");
 		return (-1);
 	}
@@ -350,6 +357,9 @@ oauthc_record_json(const struct oauthc_record *r)
 	if (r->client_secret != NULL)
 		json_object_set_new(o, "client_secret",
 		    json_string(r->client_secret));
+	if (r->client_secret != NULL && r->secret_expires > 0)
+		json_object_set_new(o, "client_secret_expires_at",
+		    json_integer((json_int_t)r->secret_expires));
 	if (r->access_token != NULL)
 		json_object_set_new(o, "access_token",
 		    json_string(r->access_token));

@@ -105,6 +105,7 @@ struct upo {
 	enum oauthc_regway registered;		/* NONE: no registration */
 	char		*reg_issuer;		/* the issuer registered at */
 	unsigned int	 method;		/* DCR's OAUTHC_AUTH_* */
+	long long	 secret_expires;	/* DCR's secret, unix; 0: never */
 	struct upo_id	*id;			/* the flow's identity */
 
 	/* The login. */

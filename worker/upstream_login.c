@@ -131,6 +131,8 @@ record_json(struct upo_id *id)
 	r.client_id = upo.client_id;
 	r.client_secret = upo.registered == OAUTHC_REG_DCR ?
 	    upo.client_secret : NULL;
+	r.secret_expires = upo.registered == OAUTHC_REG_DCR ?
+	    upo.secret_expires : 0;
 	r.registered = upo.registered;
 	r.access_token = id->access_token;
 	r.refresh_token = id->refresh_token;
@@ -172,6 +174,7 @@ login_forget_registration(void)
 		upo_set(&upo.client_secret, NULL);
 		upo.registered = OAUTHC_REG_NONE;
 		upo.method = 0;
+		upo.secret_expires = 0;
 	}
 	upo_set(&upo.reg_issuer, NULL);
 	upo_tokens_drop();
@@ -235,6 +238,8 @@ login_config(json_t *record, json_t *client)
 	upo_set(&upo.client_id, r.client_id);
 	upo_set(&upo.client_secret, r.client_secret);
 	upo.registered = r.registered;
+	upo.secret_expires = r.registered == OAUTHC_REG_DCR ?
+	    r.secret_expires : 0;
 	/* Per-user: the gateway's record is the registration alone. */
 	if (upo_per_user())
 		return;
@@ -362,6 +367,7 @@ login_reg_done(struct hfetch *x, CURLcode r)
 	upo_set(&upo.client_id, reg.client_id);
 	upo_set(&upo.client_secret, reg.client_secret);
 	upo.method = reg.method;
+	upo.secret_expires = reg.secret_expires;
 	upo.registered = OAUTHC_REG_DCR;
 	upo_set(&upo.reg_issuer, upo.issuer);
 	oauthc_reg_clear(&reg);
@@ -392,6 +398,13 @@ login_begin(void)
 		    "in code_challenge_methods_supported: no login without "
 		    "PKCE");
 		return;
+	}
+	/* A registration whose secret has expired is made again. */
+	if (upo.registered == OAUTHC_REG_DCR && upo.secret_expires > 0 &&
+	    (long long)time(NULL) >= upo.secret_expires) {
+		log_info("upstream %s: oauth: the registered client's secret "
+		    "has expired: registering again", sc->name);
+		login_forget_registration();
 	}
 	if (upo.registered != OAUTHC_REG_NONE) {
 		login_url();

@@ -407,7 +407,7 @@ upo_token_done(struct hfetch *x, CURLcode r)
 	struct oauthc_token	t;
 	char			why[OAUTHC_WHY_MAX], msg[512];
 	enum upo_grant		g = upo.grant;
-	int			refused;
+	int			refused, dcr_gone;
 	struct upo_id		*id = upo.id;
 
 	if (r != CURLE_OK || x->over) {
@@ -426,12 +426,23 @@ upo_token_done(struct hfetch *x, CURLcode r)
 		 * the refresh token for the next try. */
 		refused = (x->status == 400 || x->status == 401) &&
 		    t.error[0] != '\0';
+		/* A registration of ours the server forgot, or whose secret
+		 * expired: made again at the next login. */
+		dcr_gone = refused && upo.registered == OAUTHC_REG_DCR &&
+		    strcmp(t.error, "invalid_client") == 0;
 		if (x->status / 100 == 2 || t.error[0] != '\0')
 			snprintf(msg, sizeof msg, "token: %s (HTTP %ld)", why,
 			    x->status);
 		else
 			hfetch_error(x, r, "token", msg, sizeof msg);
 		oauthc_token_clear(&t);
+		if (dcr_gone) {
+			log_warnx("upstream %s: oauth: %s: the client registered "
+			    "at the authorization server is no longer taken; it "
+			    "is registered again at the next login", sc->name,
+			    msg);
+			login_forget_registration();
+		}
 		if (g == GRANT_REFRESH && refused) {
 			/* Refused (invalid_grant, revoked): a login now. */
 			log_warnx("upstream %s: oauth: the refresh%s%s was "

@@ -311,3 +311,43 @@ test('a revocation during a refresh drops what the refresh brings', async () => 
   assert.equal(gw.upstream('remote').state, 'login');
   assert.doesNotMatch(gw.mcpctl('tokens'), /remote\s+gateway\s+valid/);
 });
+
+// A client registered dynamically (RFC 7591) that the authorization
+// server no longer takes (purged, or its secret expired): the refresh gets
+// invalid_client, and the next login registers again instead of sending
+// the browser with a client_id the server refuses, for ever.
+test('a registration the server forgot is made again at the next login', async () => {
+  const op4 = await startOidcProvider(['--ttl', '6', '--refresh']);
+  stops.push(() => op4.stop());
+  const up4 = await startNodeServer([fixture, '--issuer', op4.issuer, '--scopes', 'mcp:tools']);
+  stops.push(() => up4.stop());
+  const gw = await startGateway({
+    servers: [`{ name = "remote"; transport = "http"; url = ${q(`http://127.0.0.1:${up4.port}/mcp`)}; }`],
+    wait: false,
+  });
+  stops.push(() => gw.stop());
+  await state(gw, 'login');
+  const r = await gw.login('remote');
+  assert.equal(r.code, 0, `${r.stdout}${r.stderr}\n${gw.log()}`);
+  const first = new URL(r.stdout.split('\n')[0]).searchParams.get('client_id');
+  assert.notEqual(first, 'mcp-app');
+  assert.equal((await counts(op4.issuer))['/reg'], 1);
+  await state(gw, 'ready');
+  let msg = await call(gw);
+  assert.ok(msg.result, JSON.stringify(msg));
+
+  const f = await (await fetch(`${op4.issuer}/admin/forget-clients`, { method: 'POST' })).json();
+  assert.deepEqual(f.forgotten, [first]);
+  // The 6 s token runs out; its refresh is refused for the client.
+  await state(gw, 'login', 30000);
+  assert.match(gw.log(), /invalid_client.*registered again at the next login/);
+  const r2 = await gw.login('remote');
+  assert.equal(r2.code, 0, `${r2.stdout}${r2.stderr}\n${gw.log()}`);
+  const second = new URL(r2.stdout.split('\n')[0]).searchParams.get('client_id');
+  assert.notEqual(second, first);
+  assert.equal((await counts(op4.issuer))['/reg'], 2);
+  await state(gw, 'ready');
+  msg = await call(gw);
+  assert.ok(msg.result, JSON.stringify(msg));
+  assert.equal(JSON.parse(msg.result.content[0].text).client_id, second);
+});

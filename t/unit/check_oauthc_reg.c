@@ -104,6 +104,9 @@ dcr(const char *body, unsigned int asked)
 	}
 	snprintf(out, sizeof out, "+%u %s %s", r.method, r.client_id,
 	    r.client_secret != NULL ? r.client_secret : "(none)");
+	if (r.secret_expires != 0)
+		snprintf(out + strlen(out), sizeof out - strlen(out),
+		    " until %lld", r.secret_expires);
 	oauthc_reg_clear(&r);
 	return (out);
 }
@@ -118,6 +121,19 @@ START_TEST(test_dcr_parse)
 	    OAUTHC_AUTH_BASIC), "+2 c1 s");
 	ck_assert_str_eq(dcr("{\"client_id\":\"c1\",\"client_secret\":\"s\"}",
 	    OAUTHC_AUTH_BASIC), "+1 c1 s");
+	/* When the secret expires (RFC 7591): 0 or not a time, never. */
+	ck_assert_str_eq(dcr("{\"client_id\":\"c1\",\"client_secret\":\"s\","
+	    "\"client_secret_expires_at\":1900000000}", OAUTHC_AUTH_BASIC),
+	    "+1 c1 s until 1900000000");
+	ck_assert_str_eq(dcr("{\"client_id\":\"c1\",\"client_secret\":\"s\","
+	    "\"client_secret_expires_at\":0}", OAUTHC_AUTH_BASIC), "+1 c1 s");
+	ck_assert_str_eq(dcr("{\"client_id\":\"c1\",\"client_secret\":\"s\","
+	    "\"client_secret_expires_at\":\"soon\"}", OAUTHC_AUTH_BASIC),
+	    "+1 c1 s");
+	/* A public client has no secret to expire. */
+	ck_assert_str_eq(dcr("{\"client_id\":\"c1\","
+	    "\"client_secret_expires_at\":1900000000}", OAUTHC_AUTH_NONE),
+	    "+4 c1 (none)");
 	/* No secret, no method said: a public client. */
 	ck_assert_str_eq(dcr("{\"client_id\":\"c1\"}", OAUTHC_AUTH_BASIC),
 	    "+4 c1 (none)");
@@ -267,6 +283,7 @@ START_TEST(test_record)
 	r.expires_at = 1800000000;
 	r.scope = "mcp:basic offline_access";
 	r.obtained = 1700000000;
+	r.secret_expires = 1900000000;
 	o = oauthc_record_json(&r);
 	back = json_deep_copy(o);
 	ck_assert_int_eq(oauthc_record_read(back, U, NULL, &r2, why,
@@ -280,6 +297,7 @@ START_TEST(test_record)
 	ck_assert_int_eq(r2.expires_at, 1800000000);
 	ck_assert_str_eq(r2.scope, r.scope);
 	ck_assert_int_eq(r2.obtained, 1700000000);
+	ck_assert_int_eq(r2.secret_expires, 1900000000);
 	ck_assert(!r2.client_credentials);
 	ck_assert_str_eq(json_string_value(json_object_get(o, "grant")),
 	    "authorization_code");
