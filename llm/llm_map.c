@@ -163,6 +163,17 @@ llm_answer_tool(struct llm_answer *a, int index, const char *id,
 }
 
 int
+llm_answer_tool_new(struct llm_answer *a, const char *id)
+{
+	struct llm_block	*b;
+
+	if ((b = answer_find(a, 1, -1)) == NULL)
+		return (1);
+	return (id != NULL && *id != '\0' && (b->id == NULL ||
+	    strcmp(b->id, id) != 0));
+}
+
+int
 llm_answer_input(struct llm_answer *a, int index, const char *s, size_t len,
     char *err, size_t errlen)
 {

@@ -278,27 +278,38 @@ error_object(const struct llm_answer *a, const json_t *j, char *err,
 	return (-1);
 }
 
-/* Tool calls of a message or a delta, by their index. */
+/*
+ * Tool calls of a message or a delta, by their index.  Some compatible
+ * servers stream calls without one: a delta with an id not seen last
+ * starts the next call, one without an id goes on with the last.
+ */
 static int
 tool_calls(struct llm_answer *a, const json_t *calls, int whole, char *err,
     size_t errlen)
 {
 	json_t		*c, *fn, *v;
-	const char	*args;
+	const char	*args, *id;
 	size_t		 i;
 	int		 index;
 
 	json_array_foreach(calls, i, c) {
 		v = json_object_get(c, "index");
-		index = whole || !json_is_integer(v) ? (int)i :
-		    (int)json_integer_value(v);
-		if (index < 0 || index >= LLM_MAX_BLOCKS) {
+		fn = json_object_get(c, "function");
+		id = json_string_value(json_object_get(c, "id"));
+		if (whole)
+			index = (int)i;
+		else if (json_is_integer(v))
+			index = json_integer_value(v) < 0 ||
+			    json_integer_value(v) >= LLM_MAX_BLOCKS ?
+			    LLM_MAX_BLOCKS : (int)json_integer_value(v);
+		else
+			index = -1;	/* by its id */
+		if (index >= LLM_MAX_BLOCKS) {
 			snprintf(err, errlen, "a tool call index out of range");
 			return (-1);
 		}
-		fn = json_object_get(c, "function");
-		if (llm_answer_tool(a, index, json_string_value(
-		    json_object_get(c, "id")), json_string_value(
+		if ((index >= 0 || llm_answer_tool_new(a, id)) &&
+		    llm_answer_tool(a, index, id, json_string_value(
 		    json_object_get(fn, "name")), err, errlen) != 0)
 			return (-1);
 		if ((args = json_string_value(json_object_get(fn,

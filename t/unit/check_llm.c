@@ -399,6 +399,20 @@ START_TEST(test_openai_answers)
 	    "message", "{\"choices\":[{\"delta\":{},\"finish_reason\":"
 	    "\"tool_calls\"}]}",
 	    "message", "[DONE]", NULL };
+	static const char *const noindex_stream[] = {
+	    "message", "{\"choices\":[{\"delta\":{\"tool_calls\":[{"
+	    "\"id\":\"call_a\",\"type\":\"function\",\"function\":{\"name\":"
+	    "\"get_weather\",\"arguments\":\"{\\\"ci\"}}]}}]}",
+	    "message", "{\"choices\":[{\"delta\":{\"tool_calls\":[{"
+	    "\"function\":{\"arguments\":\"ty\\\":\\\"Paris\\\"}\"}}]}}]}",
+	    "message", "{\"choices\":[{\"delta\":{\"tool_calls\":[{"
+	    "\"id\":\"call_b\",\"type\":\"function\",\"function\":{\"name\":"
+	    "\"count\",\"arguments\":\"{\\\"n\\\"\"}}]}}]}",
+	    "message", "{\"choices\":[{\"delta\":{\"tool_calls\":[{"
+	    "\"id\":\"call_b\",\"function\":{\"arguments\":\":2}\"}}]}}]}",
+	    "message", "{\"choices\":[{\"delta\":{},\"finish_reason\":"
+	    "\"tool_calls\"}]}",
+	    "message", "[DONE]", NULL };
 	struct llm_answer	 a;
 	json_t			*r, *body;
 	char			 err[256];
@@ -426,6 +440,18 @@ START_TEST(test_openai_answers)
 	    "\"name\":\"get_weather\",\"input\":{\"city\":\"Paris\"}}");
 	at_is(r, "model", "\"fallback-model\"");
 	at_is(r, "stopReason", "\"toolUse\"");
+	json_decref(r);
+	llm_answer_free(&a);
+
+	/* Two calls streamed without an index (some compatible servers):
+	 * told apart by their ids, not run together. */
+	llm_answer_init(&a, 1 << 20);
+	feed(&llm_openai, &a, noindex_stream);
+	r = result(&a);
+	at_is(r, "content", "[{\"type\":\"tool_use\",\"id\":\"call_a\","
+	    "\"name\":\"get_weather\",\"input\":{\"city\":\"Paris\"}},"
+	    "{\"type\":\"tool_use\",\"id\":\"call_b\",\"name\":\"count\","
+	    "\"input\":{\"n\":2}}]");
 	json_decref(r);
 	llm_answer_free(&a);
 
