@@ -9,6 +9,7 @@
 #include <event2/buffer.h>
 #include <event2/event.h>
 
+#include "idtrack.h"
 #include "log.h"
 #include "meta.h"
 #include "worker.h"
@@ -591,6 +592,31 @@ conn_response(struct conn *c, const struct jrpc *m, struct evbuffer *owner)
 	call_free(call);
 }
 
+/*
+ * A message that is not valid JSON-RPC: dropped, and if it answers one of
+ * our calls, that call fails now, not at request_timeout.
+ */
+static void
+conn_invalid(struct conn *c, const char *p, size_t n, const char *why)
+{
+	struct idtrack	 t;
+	int64_t		 id;
+	char		 msg[256];
+
+	idtrack_init(&t);
+	idtrack_feed(&t, p, n);
+	if (idtrack_int64(&t, &id) != 0 || u64map_get(&c->calls,
+	    (uint64_t)id) == NULL) {
+		log_warnx("upstream sent an invalid message (%s), dropped",
+		    why);
+		return;
+	}
+	log_warnx("upstream sent an invalid answer (%s): its call fails", why);
+	snprintf(msg, sizeof msg, "upstream %s sent an answer that is not "
+	    "valid JSON-RPC: %s", sc->name, why);
+	conn_answer_error(c, id, msg);
+}
+
 /* One message from the upstream. */
 void
 conn_message(struct conn *c, const char *p, size_t n, int64_t related,
@@ -601,8 +627,7 @@ conn_message(struct conn *c, const char *p, size_t n, int64_t related,
 
 	c->last_rx = now_ms();
 	if (jrpc_scan(p, n, &m, &why) != 0) {
-		log_warnx("upstream sent an invalid message (%s), dropped",
-		    why);
+		conn_invalid(c, p, n, why);
 		if (owner != NULL)
 			evbuffer_free(owner);
 		return;

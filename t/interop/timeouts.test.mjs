@@ -7,7 +7,10 @@ import assert from 'node:assert/strict';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CreateMessageRequestSchema, CancelledNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
-import { startGateway, demo } from '../lib/gateway.mjs';
+import path from 'node:path';
+import { startGateway, demo, q, srcdir } from '../lib/gateway.mjs';
+
+const catalogServer = path.join(srcdir, 't/fixtures/catalog-server.mjs');
 
 let gw;
 before(async () => {
@@ -15,7 +18,8 @@ before(async () => {
   // capability and asks; with the default strategies a client that does
   // not answer in time passes to decline, whose reason is the timeout.
   gw = await startGateway({ servers: [demo('slow', 'request_timeout = 1;'),
-    demo('ask', 'server_request_timeout = 1; isolation = "per-session";')] });
+    demo('ask', 'server_request_timeout = 1; isolation = "per-session";'),
+    `{ name = "cut"; transport = "stdio"; command = [ ${q(process.execPath)}, ${q(catalogServer)}, "--cut" ]; }`] });
 });
 after(async () => { assert.equal(await gw.stop(), 0); });
 
@@ -40,5 +44,19 @@ test('an upstream request the client does not answer in time', async () => {
   assert.match(r.content[0].text, /User rejected sampling request \(the client did not answer sampling\/createMessage within 1 s\)/);
   assert.equal(cancelled.length, 1, 'the client is told the request is cancelled');
   assert.match(cancelled[0].reason, /timed out/);
+  await client.close();
+});
+
+// An answer the gateway cannot pass on (an SDK server's text cut inside a
+// surrogate pair: "\ud83d" alone, not UTF-8) fails its call at once, not
+// after request_timeout (300 s by default); the upstream goes on.
+test('an answer that is not valid JSON-RPC fails its call at once', async () => {
+  const client = new Client({ name: 't3', version: '1' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(gw.url)));
+  await assert.rejects(client.callTool({ name: 'cut__cut', arguments: {} }, undefined, { timeout: 20000 }),
+    (e) => e.code === -32000 && /upstream cut sent an answer that is not valid JSON-RPC: unpaired high surrogate/.test(e.message));
+  assert.equal(gw.upstream('cut').pending, 0);
+  assert.equal((await client.callTool({ name: 'cut__toggle', arguments: {} })).content[0].text, 'called "toggle"');
+  assert.match(gw.log(), /upstream sent an invalid answer \(unpaired high surrogate\): its call fails/);
   await client.close();
 });
