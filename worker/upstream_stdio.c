@@ -26,6 +26,7 @@
 #define STDERR_MAX_LINE		4096
 #define STDIN_MAX_QUEUED	(64 * 1024 * 1024)
 #define EXIT_DRAIN_MS		1000	/* read stdout after exit */
+#define STOP_EOF_MS		1000	/* stdin closed to SIGTERM */
 #define STOP_GRACE_MS		3000	/* SIGTERM to SIGKILL */
 #define LONG_LINE		(256 * 1024)	/* gathered in a buffer of its own */
 
@@ -53,7 +54,7 @@ struct stdio_tp {
 };
 
 static struct u64map	children;	/* pid -> stdio_tp */
-static struct u64map	dying;		/* pid -> marker, until reaped */
+static struct u64map	dying;		/* pgid -> marker, until killed */
 
 /* Describe how a process ended. */
 static void
@@ -110,7 +111,7 @@ stdio_arm(struct stdio_tp *tp, int ms)
 	evtimer_add(tp->grace, &tv);
 }
 
-/* Kill a stopped upstream's group if it outlived its grace period. */
+/* Kill what is left of a stopped upstream's group after its grace. */
 static void
 stdio_kill_cb(evutil_socket_t fd, short events, void *arg)
 {
@@ -118,6 +119,19 @@ stdio_kill_cb(evutil_socket_t fd, short events, void *arg)
 
 	if (u64map_del(&dying, (uint64_t)pid) != NULL)
 		kill(-pid, SIGKILL);
+}
+
+/* A stopped upstream's group had its stdin's end: SIGTERM what is left. */
+static void
+stdio_term_cb(evutil_socket_t fd, short events, void *arg)
+{
+	struct timeval	tv = { STOP_GRACE_MS / 1000, 0 };
+	pid_t		pid = (pid_t)(intptr_t)arg;
+
+	if (u64map_get(&dying, (uint64_t)pid) == NULL)
+		return;
+	kill(-pid, SIGTERM);
+	event_base_once(base, -1, EV_TIMEOUT, stdio_kill_cb, arg, &tv);
 }
 
 /* Kill the groups of every upstream we stopped (at worker exit). */
@@ -141,7 +155,8 @@ stdio_child_exited(pid_t pid, int status)
 	struct stdio_tp	*tp;
 	char		 how[128];
 
-	u64map_del(&dying, (uint64_t)pid);
+	/* A stopped one's group stays in dying: what it started may be
+	 * left, and is signalled all the same. */
 	if ((tp = u64map_get(&children, (uint64_t)pid)) == NULL) {
 		log_debug("reaped process %ld", (long)pid);
 		return;
@@ -657,19 +672,25 @@ stdio_send(struct conn *c, struct evbuffer *msg)
 	}
 }
 
-/* Stop the upstream: close its pipes, SIGTERM its group, SIGKILL later. */
+/*
+ * Stop the upstream as the stdio transport has it: close its stdin (most
+ * servers exit then), SIGTERM its group a second later and SIGKILL it 3 s
+ * after that.  The group, not the leader alone, and also when the leader
+ * has exited already: what it started goes with it.
+ */
 static void
 stdio_stop(struct conn *c)
 {
 	struct stdio_tp	*tp = c->tp;
-	struct timeval	 tv = { STOP_GRACE_MS / 1000, 0 };
+	struct timeval	 tv = { STOP_EOF_MS / 1000, (STOP_EOF_MS % 1000) *
+			    1000 };
 
 	c->tp = NULL;
-	if (!tp->exited) {
+	if (!tp->exited)
 		u64map_del(&children, (uint64_t)tp->pid);
-		kill(-tp->pid, SIGTERM);
+	if (u64map_get(&dying, (uint64_t)tp->pid) == NULL) {
 		u64map_put(&dying, (uint64_t)tp->pid, (void *)1);
-		event_base_once(base, -1, EV_TIMEOUT, stdio_kill_cb,
+		event_base_once(base, -1, EV_TIMEOUT, stdio_term_cb,
 		    (void *)(intptr_t)tp->pid, &tv);
 	}
 	iochan_free(tp->in);

@@ -28,7 +28,8 @@
 #include "worker_start.h"
 #include "xmalloc.h"
 
-#define EXIT_GRACE	3	/* seconds between SIGTERM and SIGKILL */
+#define EXIT_EOF	1	/* seconds from stdin's end to SIGTERM */
+#define EXIT_GRACE	4	/* seconds from stdin's end to SIGKILL */
 
 struct event_base	*base;
 struct server_conf	*sc;
@@ -713,6 +714,13 @@ exit_timer_cb(evutil_socket_t fd, short events, void *arg)
 	worker_exit(exiting);
 }
 
+/* The upstreams had their stdin's end: SIGTERM whatever is left. */
+static void
+exit_term_cb(evutil_socket_t fd, short events, void *arg)
+{
+	kill_children(SIGTERM);
+}
+
 /*
  * Stop the upstream gracefully, then exit once every child is gone and
  * every session ended at its upstream (or the grace is over).
@@ -720,7 +728,7 @@ exit_timer_cb(evutil_socket_t fd, short events, void *arg)
 void
 worker_begin_exit(int code)
 {
-	struct timeval	tv = { EXIT_GRACE, 0 };
+	struct timeval	tv = { EXIT_GRACE, 0 }, eof = { EXIT_EOF, 0 };
 	size_t		pos = 0;
 	uint64_t	key;
 	void		*value;
@@ -736,7 +744,8 @@ worker_begin_exit(int code)
 		worker_session_close((uint32_t)key);
 		pos = 0;	/* the map changed */
 	}
-	kill_children(SIGTERM);
+	/* Their stdin closed first (stdio_stop), as the transport has it. */
+	event_base_once(base, -1, EV_TIMEOUT, exit_term_cb, NULL, &eof);
 	worker_exit_check();
 	ev_exit_timer = evtimer_new(base, exit_timer_cb, NULL);
 	evtimer_add(ev_exit_timer, &tv);

@@ -7,6 +7,7 @@
 
 TAG=sup$$
 SLEEPER=31$$
+LEFT=32$$
 [ "$(id -u)" -eq 0 ] && USER_LINE='user = "nobody";' || USER_LINE=
 # The upstream run as nobody needs a demo server nobody can reach, which
 # the build tree's is not when it lies in a home directory of mode 0700
@@ -28,7 +29,8 @@ start_gateway \
     "$(demo "lazy$TAG" 'lazy = true;')" \
     "$(demo "hang$TAG" 'ping_interval = 1; ping_timeout = 1; restart_delay = 1;')" \
     "{ name = \"wrap\"; transport = \"stdio\"; command = [ \"/bin/sh\", \"-c\", \"setsid sleep $SLEEPER & $DEMO --test-tools --name wrap$TAG\" ]; }" \
-    "{ name = \"deaf$TAG\"; transport = \"stdio\"; command = [ \"/bin/sh\", \"-c\", \"trap '' TERM; $DEMO --test-tools --name deaf$TAG; sleep 30\" ]; }"
+    "{ name = \"deaf$TAG\"; transport = \"stdio\"; command = [ \"/bin/sh\", \"-c\", \"trap '' TERM; $DEMO --test-tools --name deaf$TAG; sleep 30\" ]; }" \
+    "{ name = \"grp\"; transport = \"stdio\"; isolation = \"per-session\"; command = [ \"/bin/sh\", \"-c\", \"(trap '' TERM; exec sleep $LEFT) & trap 'echo term >> $T/order' TERM; $DEMO --test-tools --name grp$TAG; echo eof >> $T/order\" ]; }"
 AUTH="Authorization: Bearer $MCPS_TEST_TOKEN"
 
 wait_state ready "d$TAG"
@@ -114,6 +116,21 @@ wait_state ready "hang$TAG"
 is "and it is restarted" "$(field "hang$TAG" 6)" 1
 
 ok "the token is never logged" sh -c "! grep -q 'token-for-the-tests' '$T/log'"
+
+# A session's instance is stopped as the stdio transport has it, stdin
+# closed before any SIGTERM; what it started in its group goes too, even
+# ignoring SIGTERM once the program itself has exited.
+# (The upstream's shared instance, which lists its tools, has its own.)
+left() { pgrep -f "^sleep $LEFT" | wc -l | tr -d ' '; }
+out=$(call '{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"grp__echo","arguments":{"text":"mine"}}}')
+like "a session's instance answers" "$out" '"text":"mine"'
+n=$(left)
+is "what the shared and the session's instances started runs" "$n" 2
+curl -s -o /dev/null -X DELETE -H "$AUTH" -H "Mcp-Session-Id: $SID" "$URL"
+for _ in $(seq 100); do [ "$(left)" -ge "$n" ] || break; sleep 0.1; done
+is "the session's end kills the instance's whole group" "$(left)" 1
+is "its stdin was closed before any SIGTERM" "$(head -n 1 "$T/order")" eof
+SID=
 
 # A wrapper that leaves a process behind: nothing survives a stop.
 is "the wrapper's stray process runs" "$(pgrep -f "^sleep $SLEEPER" | wc -l | tr -d ' ')" 1
