@@ -2,6 +2,7 @@
 /* The environments of the processes the daemon starts (env.h). */
 #include "config.h"
 
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,6 +26,23 @@ const char *const env_net[] = {
 	"http_proxy", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY",
 	"no_proxy", "NO_PROXY", "SSL_CERT_FILE", "SSL_CERT_DIR", NULL
 };
+
+void
+env_child_signals(void)
+{
+	struct sigaction	sa;
+	sigset_t		none;
+	int			sig;
+
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = SIG_DFL;
+	sigemptyset(&sa.sa_mask);
+	/* SIGKILL and SIGSTOP refuse it; nothing else is worth a check. */
+	for (sig = 1; sig < NSIG; sig++)
+		(void)sigaction(sig, &sa, NULL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+}
 
 int
 env_valid_name(const char *s)

@@ -20,6 +20,14 @@ extern const char *const env_base[];
  * proxies and OpenSSL's certificate paths. */
 extern const char *const env_net[];
 
+/*
+ * In a child between fork and execve: every signal's disposition back to
+ * its default and none blocked, whatever the daemon was started with
+ * (nohup ignores SIGHUP, a shell's & SIGINT and SIGQUIT), which execve
+ * would pass on.  Async-signal-safe.
+ */
+void	env_child_signals(void);
+
 /* Is s a variable name: letters, digits and _, not beginning with a digit? */
 int	env_valid_name(const char *s);
 /* Does a "NAME=value" entry's name match one of names (NULL-terminated)? */

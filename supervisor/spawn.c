@@ -62,7 +62,6 @@ spawn_worker(const char *path, char *const argv[], int net, int *chfd,
 {
 	int		 sv[2], devnull;
 	pid_t		 pid;
-	sigset_t	 all;
 	struct envv	 env;
 
 	if (spawn_hook != NULL)
@@ -84,9 +83,7 @@ spawn_worker(const char *path, char *const argv[], int net, int *chfd,
 		close(sv[1]);
 		return (-1);
 	case 0:
-		sigemptyset(&all);
-		sigprocmask(SIG_SETMASK, &all, NULL);
-		signal(SIGPIPE, SIG_DFL);
+		env_child_signals();
 		if (sv[1] == FRAME_CHANNEL_FD)
 			fcntl(FRAME_CHANNEL_FD, F_SETFD, 0);
 		else if (dup2(sv[1], FRAME_CHANNEL_FD) == -1)

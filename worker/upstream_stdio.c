@@ -561,7 +561,6 @@ stdio_start(struct conn *c)
 	int		  pin[2], pout[2], perr[2], pexec[2], err;
 	pid_t		  pid, parent = getpid();
 	ssize_t		  n;
-	sigset_t	  none;
 
 	if (children.cap == 0) {
 		u64map_init(&children);
@@ -590,11 +589,7 @@ stdio_start(struct conn *c)
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		if (getppid() != parent)
 			_exit(127);
-		sigemptyset(&none);
-		sigprocmask(SIG_SETMASK, &none, NULL);
-		signal(SIGPIPE, SIG_DFL);
-		signal(SIGTERM, SIG_DFL);
-		signal(SIGCHLD, SIG_DFL);
+		env_child_signals();
 		if (dup2(pin[0], 0) == -1 || dup2(pout[1], 1) == -1 ||
 		    dup2(perr[1], 2) == -1)
 			child_fail(pexec[1], errno);

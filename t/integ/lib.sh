@@ -132,11 +132,13 @@ ctl_status() {
 
 # start_gateway SERVER-ENTRY...: write a config and start the daemon.
 # GW_NOFILE, if set, is its descriptor limit; GW_VERBOSE its verbosity
-# flag (-v unless set, possibly to nothing).
+# flag (-v unless set, possibly to nothing); GW_IGNORE signals it starts
+# ignoring (as nohup leaves SIGHUP).
 start_gateway() {
 	write_conf "$@"
 	(
 		if [ -n "${GW_NOFILE:-}" ]; then ulimit -n "$GW_NOFILE"; fi
+		if [ -n "${GW_IGNORE:-}" ]; then trap '' $GW_IGNORE; fi
 		exec setsid "$SUPERVISORD" -d ${GW_VERBOSE--v} -f "$T/conf"
 	) > "$T/log" 2>&1 &
 	GW_PID=$!

@@ -23,6 +23,7 @@ fi
 GLOBALS='auth_tokens = [ "${env:MCPS_TEST_TOKEN}" ];'
 export MCPS_TEST_TOKEN=token-for-the-tests-$TAG
 WAIT_STATE=none
+GW_IGNORE=QUIT
 start_gateway \
     "{ name = \"d$TAG\"; transport = \"stdio\"; command = [ \"$DEMO_USER\", \"--test-tools\", \"--name\", \"d$TAG\" ]; rlimit_nofile = 64; $USER_LINE }" \
     "{ name = \"loop\"; transport = \"stdio\"; command = [ \"/bin/false\" ]; restart_delay = 1; restart_max_delay = 1; max_failures = 3; }" \
@@ -102,6 +103,11 @@ ok "mcpctl with an unknown name fails" sh -c "! '$MCPCTL' -s '$CTL' restart nosu
 pid=$(field "d$TAG" 5)
 like "no_new_privs" "$(grep NoNewPrivs /proc/"$pid"/status)" 'NoNewPrivs:[[:space:]]+1'
 like "rlimit_nofile" "$(grep 'Max open files' /proc/"$pid"/limits)" 'Max open files +64 +64'
+# The daemon was started ignoring SIGQUIT: an upstream starts with every
+# signal's default disposition all the same.
+sigign() { awk '/^SigIgn:/ { print $2 }' "/proc/$1/status"; }
+is "the daemon ignores SIGQUIT (GW_IGNORE)" "$(( 0x$(sigign "$GW_PID") & 4 ))" 4
+is "its upstream does not" "$(( 0x$(sigign "$pid") & 4 ))" 0
 if [ -n "$USER_LINE" ]; then
 	like "user: the upstream runs as nobody" "$(grep '^Uid:' /proc/"$pid"/status)" "Uid:[[:space:]]+$(id -u nobody)[[:space:]]"
 	is "user: with nobody's HOME, USER and LOGNAME" \
