@@ -36,9 +36,18 @@ struct listen {
 };
 
 static TAILQ_HEAD(, listen)	 listens = TAILQ_HEAD_INITIALIZER(listens);
+/*
+ * The listen sending, NULL once it is freed: a reader that does not keep
+ * up is cut off as it is sent to (stream_check_reader), which ends a
+ * modern stream, and its listen, at once.
+ */
+static struct listen		*sending;
 
-/* Send one notification on a listen, tagged with its subscription id. */
-static void
+/*
+ * Send one notification on a listen, tagged with its subscription id; -1
+ * if the listen is gone since (its reader cut off), and must not be used.
+ */
+static int
 listen_send(struct listen *l, const char *method, const char *uri,
     const char *rest)
 {
@@ -55,8 +64,13 @@ listen_send(struct listen *l, const char *method, const char *uri,
 	if (rest != NULL)
 		evbuffer_add_printf(buf, ",%s", rest);
 	evbuffer_add(buf, "}}", 2);
+	sending = l;
 	stream_send(l->stream, buf, 0);
 	evbuffer_free(buf);
+	if (sending == NULL)
+		return (-1);
+	sending = NULL;
+	return (0);
 }
 
 /* Read a boolean member of the filter; -1 if it is not one. */
@@ -211,7 +225,7 @@ listen_open(struct req *r)
 	LIST_INSERT_HEAD(&s->listens, l, in_session);
 	log_debug("session %.8s: subscriptions/listen open (%zu URIs)", s->id,
 	    n);
-	listen_send(l, "notifications/subscriptions/acknowledged", NULL,
+	(void)listen_send(l, "notifications/subscriptions/acknowledged", NULL,
 	    (const char *)evbuffer_pullup(ack, -1));
 	evbuffer_free(ack);
 }
@@ -225,12 +239,13 @@ listen_list_changed(struct session *s, int changed)
 		[CATALOG_TEMPLATES] = "notifications/resources/list_changed",
 		[CATALOG_PROMPTS] = "notifications/prompts/list_changed",
 	};
-	struct listen	*l;
+	struct listen	*l, *next;
 	int		 k, sent;
 
 	/* Its own listens, not every principal's: a broadcast comes here
 	 * once per session. */
-	LIST_FOREACH(l, &s->listens, in_session) {
+	for (l = LIST_FIRST(&s->listens); l != NULL; l = next) {
+		next = LIST_NEXT(l, in_session);
 		sent = 0;
 		for (k = 0; k < CATALOG_NKINDS; k++) {
 			if (!(changed & l->lists & (1 << k)))
@@ -239,7 +254,8 @@ listen_list_changed(struct session *s, int changed)
 			if (k == CATALOG_TEMPLATES &&
 			    (sent & (1 << CATALOG_RESOURCES)))
 				continue;
-			listen_send(l, methods[k], NULL, NULL);
+			if (listen_send(l, methods[k], NULL, NULL) != 0)
+				break;
 			sent |= 1 << k;
 		}
 	}
@@ -249,12 +265,13 @@ void
 listen_resource_updated(struct session *s, struct upstream *up,
     const char *uri)
 {
-	struct listen	*l;
+	struct listen	*l, *next;
 
-	LIST_FOREACH(l, &s->listens, in_session) {
+	for (l = LIST_FIRST(&s->listens); l != NULL; l = next) {
+		next = LIST_NEXT(l, in_session);
 		if (strmap_get(&l->uris, uri) == up && acl_hears_uri(s, up, uri))
-			listen_send(l, "notifications/resources/updated", uri,
-			    NULL);
+			(void)listen_send(l, "notifications/resources/updated",
+			    uri, NULL);
 	}
 }
 
@@ -276,6 +293,8 @@ listen_stream_gone(struct stream *st)
 	l->session->nlistens--;
 	log_debug("session %.8s: subscriptions/listen closed",
 	    l->session->id);
+	if (sending == l)
+		sending = NULL;
 	free(l->id);
 	free(l);
 }

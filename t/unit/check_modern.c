@@ -10,10 +10,12 @@
 #include "config.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "frame.h"
 #include "supervisor.h"
+#include "xmalloc.h"
 
 #include "sup_check.h"
 
@@ -585,6 +587,78 @@ START_TEST(test_listen)
 }
 END_TEST
 
+/*
+ * A listen whose reader stopped reading is cut off as it is sent to (a
+ * modern stream ends at once, and its listen): the walk over the
+ * session's listens goes on without it (it read the freed listen on: a
+ * heap use after free under ASan), and the session's other listen hears
+ * the rest.
+ */
+/* The listens of the modern session (there is one, ro's). */
+static void
+modern_listens(struct session *s, void *arg)
+{
+	if (s->modern)
+		*(unsigned int *)arg = s->nlistens;
+}
+
+static unsigned int
+nlistens(void)
+{
+	unsigned int	n = 0;
+
+	session_foreach(modern_listens, &n);
+	return (n);
+}
+
+START_TEST(test_listen_reader_cut)
+{
+	struct sup_frame *f;
+	struct sup_resp	*r, *r2;
+	char		*uri, *json, *params;
+	int		 fd, i;
+	size_t		 n;
+
+	/* An 8000-byte URI: each update of it is as large. */
+	uri = malloc(8001);
+	memcpy(uri, "mem://pub/", 10);
+	memset(uri + 10, 'x', 7990);
+	uri[8000] = '\0';
+	xasprintf(&json, "{\"tools\":[" TOOL("echo") "],\"resources\":["
+	    "{\"uri\":\"%s\",\"name\":\"big\"}]}", uri);
+	sup_catalog("a", json);
+	free(json);
+	xasprintf(&params, "\"notifications\":{\"toolsListChanged\":true,"
+	    "\"resourceSubscriptions\":[\"%s\"]}", uri);
+	r = modern(TRO, "subscriptions/listen", NULL, params, NULL, NULL);
+	ck_assert_int_eq(r->status, 200);
+	sup_reply(sup_worker("a"), sup_take(sup_worker("a"), MSG_REQUEST),
+	    "{}");
+	/* The principal's second listen, on the same URI. */
+	r2 = modern(TRO, "subscriptions/listen", NULL, params, NULL, NULL);
+	free(params);
+	ck_assert_int_eq(r2->status, 200);
+	ck_assert_uint_eq(nlistens(), 2);
+	fd = r->conn->fd;
+	r->conn->fd = -1;
+	for (i = 0; i < 1200 && nlistens() == 2; i++)
+		updated_a(uri);
+	ck_assert_uint_eq(nlistens(), 1);
+	r->conn->fd = fd;
+	sup_hangup(r->conn);
+	/* The other listen still hears. */
+	n = sup_nfound(r2, "notifications/tools/list_changed");
+	sup_catalog("a", "{\"tools\":[" TOOL("echo") "," TOOL("more") "]}");
+	ck_assert_uint_eq(sup_nfound(r2, "notifications/tools/list_changed"),
+	    n + 1);
+	sup_hangup(r2->conn);
+	/* The unsubscribe, once no listen wants the URI. */
+	while ((f = sup_take(sup_worker("a"), MSG_REQUEST)) != NULL)
+		sup_reply(sup_worker("a"), f, "{}");
+	free(uri);
+}
+END_TEST
+
 /* ro, allowed to read no resource any more. */
 static const char conf_ro_narrowed[] = SUP_BASE
     "request_state_ttl = 10;\n"
@@ -908,6 +982,7 @@ modern_suite(void)
 	tcase_add_test(tc, test_listen_moved);
 	tcase_add_test(tc, test_listen_reload_denies);
 	tcase_add_test(tc, test_listen_bad_filter);
+	tcase_add_test(tc, test_listen_reader_cut);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("listens");
 	tcase_add_checked_fixture(tc, NULL, teardown);
