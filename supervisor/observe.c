@@ -73,6 +73,7 @@ req_begin(struct req *r, struct session *s, struct stream *st,
 	r->stream = st;
 	r->m = m;
 	r->name = NULL;
+	r->inner = 0;
 	if (waited != NULL && waited->active) {
 		r->obs = *waited;
 		memset(waited, 0, sizeof *waited);

@@ -369,7 +369,8 @@ route_named(struct req *r, enum catalog_kind kind, const char *const *path)
 		free(buf);
 		return;
 	}
-	if (st != NULL && st->modern && (modern_check_params(r, e) != 0 ||
+	if (st != NULL && st->modern && ((!r->inner &&
+	    modern_check_params(r, e) != 0) ||
 	    continuation_resume(r, e->up, buf))) {
 		free(buf);
 		return;
@@ -459,7 +460,9 @@ route_tool_call(struct req *r, const struct jrpc *m)
 	const struct jrpc	*outer = r->m;
 
 	r->m = m;
+	r->inner = 1;
 	route_named(r, CATALOG_TOOLS, name);
+	r->inner = 0;
 	r->m = outer;
 }
 

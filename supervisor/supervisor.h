@@ -981,6 +981,9 @@ struct req {
 						   NULL: for rate limits */
 	struct reqobs		 obs;		/* its record, until taken;
 						   all zero: not observed */
+	int			 inner;		/* call_tool's tools/call: the
+						   client's Mcp-Param headers
+						   were call_tool's */
 };
 
 /* Begin a request read now, or one that waited with its record (taken,

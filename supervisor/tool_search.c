@@ -357,12 +357,15 @@ search_call(struct req *r, struct jspan args)
 	static const char *const n_path[] = { "name", NULL };
 	static const char *const a_path[] = { "arguments", NULL };
 	static const char *const meta_path[] = { "_meta", NULL };
+	/* A multi-round-trip request's, for the call it continues. */
+	static const char *const mrtr[] = { "requestState", "inputResponses",
+	    NULL };
 	const struct jrpc	*m = r->m;
 	struct jrpc		 inner;
 	struct evbuffer		*buf;
-	struct jspan		 name, a, meta;
+	struct jspan		 name, a, meta, v;
 	const char		*why;
-	int			 found;
+	int			 found, i;
 
 	if (jscan_path_unique(m->p, args, n_path, &name) != 0 ||
 	    jscan_type(m->p, name) != JT_STRING) {
@@ -392,6 +395,12 @@ search_call(struct req *r, struct jspan args)
 	if (jscan_path_unique(m->p, m->params, meta_path, &meta) == 0) {
 		evbuffer_add_printf(buf, ",\"_meta\":");
 		evbuffer_add(buf, m->p + meta.off, meta.len);
+	}
+	for (i = 0; mrtr[i] != NULL; i++) {
+		if (jscan_member_unique(m->p, m->params, mrtr[i], &v) != 0)
+			continue;
+		evbuffer_add_printf(buf, ",\"%s\":", mrtr[i]);
+		evbuffer_add(buf, m->p + v.off, v.len);
 	}
 	evbuffer_add(buf, "}}", 2);
 	if (jrpc_scan((const char *)evbuffer_pullup(buf, -1),

@@ -202,6 +202,62 @@ START_TEST(test_call)
 }
 END_TEST
 
+/* A 2026-07-28 call_tool of fs's tool t, its arguments args. */
+static struct sup_resp *
+modern_call(const char *args, const char *more)
+{
+	char	params[4096];
+
+	snprintf(params, sizeof params, "\"name\":\"call_tool\",\"arguments\":"
+	    "{\"name\":\"fs__tagged\",\"arguments\":%s}%s", args,
+	    more != NULL ? more : "");
+	return (sup_modern("/mcp", TOKEN_ANY, "tools/call", "call_tool",
+	    params, "{\"elicitation\":{}}", NULL));
+}
+
+/*
+ * A modern client's call_tool is the tools/call it names, multiple round
+ * trips included: its retry's requestState and inputResponses reach the
+ * call they continue (they were dropped: the tool ran again and asked
+ * again, for ever).  The client's Mcp-Param headers are call_tool's,
+ * which has no x-mcp-header: the named tool's are not asked of it.
+ */
+START_TEST(test_call_modern)
+{
+	struct sup_resp		*r;
+	struct sup_frame	*f, *u;
+	const char		*key;
+	char			 more[2048];
+	json_t			*a, *v;
+
+	sup_catalog("fs", "{\"tools\":[{\"name\":\"tagged\","
+	    "\"inputSchema\":{\"type\":\"object\",\"properties\":{\"region\":"
+	    "{\"type\":\"string\",\"x-mcp-header\":\"Region\"}}}}]}");
+	r = modern_call("{\"region\":\"eu\"}", NULL);
+	ck_assert_ptr_nonnull(f = sup_take(sup_worker("fs"), MSG_REQUEST));
+	sup_send(sup_worker("fs"), MSG_UP_REQUEST, 0, f->session, f->tag,
+	    "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"elicitation/create\","
+	    "\"params\":{\"message\":\"Sure?\",\"requestedSchema\":{\"type\":"
+	    "\"object\",\"properties\":{}}}}");
+	a = sup_json(r);
+	ck_assert_jstr(a, "result.resultType", "input_required");
+	ck_assert_int_eq(json_object_size(sup_jget(a, "result.inputRequests")),
+	    1);
+	json_object_foreach(sup_jget(a, "result.inputRequests"), key, v)
+		snprintf(more, sizeof more, ",\"requestState\":\"%s\","
+		    "\"inputResponses\":{\"%s\":{\"action\":\"accept\","
+		    "\"content\":{}}}", sup_jstr(a, "result.requestState"), key);
+	r = modern_call("{\"region\":\"eu\"}", more);
+	ck_assert_ptr_nonnull(u = sup_take(sup_worker("fs"), MSG_UP_RESPONSE));
+	ck_assert_uint_eq(u->tag, 9);
+	ck_assert_ptr_nonnull(strstr(u->text, "\"action\":\"accept\""));
+	ck_assert_ptr_null(sup_take(sup_worker("fs"), MSG_REQUEST));
+	sup_reply(sup_worker("fs"), f, "{\"content\":[{\"type\":\"text\","
+	    "\"text\":\"done\"}]}");
+	ck_assert_jstr(sup_json(r), "result.content.0.text", "done");
+}
+END_TEST
+
 /* A changed list is searched at once; the other upstream is kept. */
 START_TEST(test_follows)
 {
@@ -319,6 +375,7 @@ tool_search_suite(void)
 	tcase_add_test(tc, test_search);
 	tcase_add_test(tc, test_acl_before_limit);
 	tcase_add_test(tc, test_call);
+	tcase_add_test(tc, test_call_modern);
 	tcase_add_test(tc, test_follows);
 	tcase_add_test(tc, test_default);
 	tcase_add_test(tc, test_endpoint);
