@@ -489,6 +489,7 @@ param_walk(json_t *schema, const struct jrpc *m, struct jspan args,
 	const char	*key, *keys[10];
 	struct jspan	 v;
 	char		*s;
+	ssize_t		 sl;
 	int		 i, n = 0;
 
 	if (depth >= 8 || !json_is_object(props = json_object_get(schema,
@@ -510,9 +511,14 @@ param_walk(json_t *schema, const struct jrpc *m, struct jspan args,
 			continue;
 		switch (jscan_type(m->p, v)) {
 		case JT_STRING:
-			if ((s = jscan_strdup(m->p, v)) == NULL)
+			/* Decoded whole: a U+0000 in it is part of the value
+			 * the header must match, not its end. */
+			s = xmalloc(v.len + 1);
+			if ((sl = jscan_string(m->p, v, s, v.len + 1)) < 0) {
+				free(s);
 				continue;
-			fn(arg, json_string_value(h), s, strlen(s));
+			}
+			fn(arg, json_string_value(h), s, (size_t)sl);
 			free(s);
 			break;
 		case JT_NUMBER:

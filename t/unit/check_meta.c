@@ -323,6 +323,16 @@ collect(void *arg, const char *name, const char *value, size_t len)
 	snprintf(out + n, 512 - n, "%s=%.*s;", name, (int)len, value);
 }
 
+/* The same, as "Name:length;". */
+static void
+collect_len(void *arg, const char *name, const char *value, size_t len)
+{
+	char	*out = arg;
+	size_t	 n = strlen(out);
+
+	snprintf(out + n, 512 - n, "%s:%zu;", name, len);
+}
+
 START_TEST(test_params)
 {
 	json_t	*schema;
@@ -349,6 +359,14 @@ START_TEST(test_params)
 	ck_assert_ptr_nonnull(strstr(out, "Zone=b;"));
 	ck_assert_ptr_null(strstr(out, "Gone"));
 	ck_assert_ptr_null(strstr(out, "Nil"));
+	/* A U+0000 is part of the value, not its end: "a" would match a
+	 * header "a" while the upstream got "a\0x". */
+	out[0] = '\0';
+	ck_assert_int_eq(meta_param_each(schema, scan("{\"jsonrpc\":\"2.0\","
+	    "\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"t\","
+	    "\"arguments\":{\"region\":\"a\\u0000x\"}}}"), collect_len, out),
+	    1);
+	ck_assert_str_eq(out, "Region:3;");
 	json_decref(schema);
 	/* Numbers agree numerically, strings exactly. */
 	ck_assert_int_eq(meta_param_equal("42", 2, "42.0", 4), 1);
