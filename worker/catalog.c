@@ -41,6 +41,52 @@ struct fetch {
 static void	catalog_fetch(struct conn *, int);
 
 /*
+ * The catalog's text, within max_message: the supervisor holds every frame
+ * to it, and takes a longer one for a broken worker (killed, started
+ * again, for ever).  The longest list loses its last tenth until it fits;
+ * what was left out is logged.  The lists are copied, not cut.
+ */
+static char *
+catalog_text(json_t *o)
+{
+	json_t	*a;
+	char	*text;
+	size_t	 left[NKINDS] = { 0 }, n, big, cut, len;
+	int	 k, most;
+
+	for (;;) {
+		if ((text = json_dumps(o, JSON_COMPACT)) == NULL)
+			fatalx("catalog: json_dumps");
+		if ((len = strlen(text)) <= sc->max_message)
+			break;
+		big = 0;
+		most = -1;
+		for (k = 0; k < NKINDS; k++) {
+			n = json_array_size(json_object_get(o, kind_keys[k]));
+			if (n > big) {
+				big = n;
+				most = k;
+			}
+		}
+		if (most == -1)
+			break;	/* empty lists: never this long */
+		free(text);
+		a = json_copy(json_object_get(o, kind_keys[most]));
+		cut = big / 10 + 1;
+		for (n = 0; n < cut; n++)
+			json_array_remove(a, big - 1 - n);
+		json_object_set_new(o, kind_keys[most], a);
+		left[most] += cut;
+	}
+	if (left[0] + left[1] + left[2] + left[3] > 0)
+		log_warnx("the catalog is over max_message (%zu bytes): listed "
+		    "without the last %zu tools, %zu resources, %zu resource "
+		    "templates and %zu prompts", sc->max_message, left[0],
+		    left[1], left[2], left[3]);
+	return (text);
+}
+
+/*
  * Send the whole catalog.  The shared connection's is the upstream's, and
  * the first one makes the upstream ready; a per-session instance's is its
  * session's view of the upstream (sent with the session's number).
@@ -49,6 +95,7 @@ void
 catalog_send(struct conn *c)
 {
 	json_t	*o;
+	char	*text;
 	int	 k, first = !c->announced;
 
 	o = json_object();
@@ -56,7 +103,10 @@ catalog_send(struct conn *c)
 		json_object_set(o, kind_keys[k], c->lists[k] != NULL ?
 		    c->lists[k] : json_array());
 	c->announced = 1;
-	chan_send_json(MSG_CATALOG, c->session, 0, o);
+	text = catalog_text(o);
+	json_decref(o);
+	chan_send(MSG_CATALOG, c->session, 0, text, strlen(text));
+	free(text);
 	if (first && c->session == 0)
 		conn_catalog_ready(c);
 }

@@ -170,3 +170,25 @@ test('a cursor from raw HTTP is opaque and pages are JSON', async () => {
   const bad = await post(gw, { jsonrpc: '2.0', id: 3, method: 'tools/list', params: { cursor: 7 } }, { session });
   assert.equal(bad.json.error.code, -32602);
 });
+
+// A catalog longer than max_message, in pages each within it: the upstream
+// is ready with what fits, and says what it left out (the worker sent it
+// whole, the supervisor took the frame for a broken worker's and killed
+// it, again and again).
+test('a catalog over max_message is listed in part, not a crash loop', async () => {
+  const gw2 = await startGateway({
+    servers: [cat('big', ['--tools', '1000', '--page', '100'], 'max_message = "16k";')],
+  });
+  try {
+    const client = new Client({ name: 'big', version: '1' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(gw2.url)));
+    const { tools } = await allTools(client);
+    assert.ok(tools.length > 50 && tools.length < 1000, `${tools.length} tools`);
+    assert.equal(gw2.upstream('big').state, 'ready');
+    assert.equal(gw2.upstream('big').restarts, 0);
+    assert.match(gw2.log(), /the catalog is over max_message \(16384 bytes\): listed without the last \d+ tools/);
+    await client.close();
+  } finally {
+    assert.equal(await gw2.stop(), 0);
+  }
+});
