@@ -661,7 +661,8 @@ stdio_send(struct conn *c, struct evbuffer *msg)
 	}
 	evbuffer_add_buffer(out, msg);
 	evbuffer_add(out, "\n", 1);
-	if (evbuffer_get_length(out) > STDIN_MAX_QUEUED) {
+	/* Room for one message of the largest kind besides. */
+	if (evbuffer_get_length(out) > STDIN_MAX_QUEUED + sc->max_message) {
 		kill(-tp->pid, SIGKILL);
 		stdio_gone(tp, "is not reading its stdin");
 	}
