@@ -12,8 +12,9 @@
  * (the descriptor is the one the daemon was given, blocking, and under
  * journald a stream socket): "stderr" is for debugging and containers.
  * What waits is bounded (AL_MAX_QUEUED); beyond it lines are dropped and
- * counted.  Reopened on SIGHUP (before the reload) and mcpctl reopen, for
- * logrotate.
+ * counted.  A write that fails (a full disk) is said once and tried again
+ * every AL_RETRY_S until it works, whether or not lines keep coming.
+ * Reopened on SIGHUP (before the reload) and mcpctl reopen, for logrotate.
  */
 #include "config.h"
 
@@ -37,6 +38,7 @@
 
 #define AL_MAX_QUEUED	(1024 * 1024)	/* bytes waiting to be
 					   written */
+#define AL_RETRY_S	1		/* a failed write, again */
 #define AL_SYSLOG_PATH	"/dev/log"
 #define AL_SYSLOG_PRI	30		/* LOG_DAEMON | LOG_INFO */
 
@@ -52,6 +54,8 @@ static int		 al_fd = -1;	/* file or syslog socket */
 static char		*al_target;	/* path or syslog socket path */
 static struct evbuffer	*al_buf;
 static struct event	*al_flush_ev;
+static struct event	*al_retry_ev;	/* while writes fail */
+static int		 al_failing;	/* said, until one works */
 static uint64_t		 al_lines, al_dropped;
 
 /*
@@ -155,6 +159,11 @@ access_log_open(const struct conf *c, char *err, size_t errlen)
 	al_target = target;
 	if (al_buf == NULL)
 		al_buf = evbuffer_new();
+	/* What the old one could not take goes to the new one now. */
+	if (al_failing) {
+		al_failing = 0;
+		al_flush();
+	}
 	if (kind != AL_OFF)
 		log_debug("access log: %s", c->access_log);
 	return (0);
@@ -172,6 +181,11 @@ access_log_close(void)
 		event_free(al_flush_ev);
 		al_flush_ev = NULL;
 	}
+	if (al_retry_ev != NULL) {
+		event_free(al_retry_ev);
+		al_retry_ev = NULL;
+	}
+	al_failing = 0;
 	if (al_buf != NULL) {
 		evbuffer_free(al_buf);
 		al_buf = NULL;
@@ -202,15 +216,20 @@ al_flush_syslog(void)
 				al_fd = -1;
 			}
 			al_dropped++;
-		}
+		} else
+			al_lines++;
 		evbuffer_drain(al_buf, len + (eol.pos < 0 ? 0 : 1));
 	}
 }
+
+static void	al_retry_cb(evutil_socket_t, short, void *);
 
 /* Write what was gathered. */
 static void
 al_flush(void)
 {
+	struct timeval	tv = { AL_RETRY_S, 0 };
+
 	int	n, err = 0;
 
 	if (al_buf == NULL || evbuffer_get_length(al_buf) == 0)
@@ -231,18 +250,40 @@ al_flush(void)
 	/*
 	 * The descriptor is blocking: a write waits for a slow disk, and on
 	 * stderr for a pipe or journald's stream socket to drain, with the
-	 * loop stalled meanwhile.  What fails (a disk that is full) waits for
-	 * the next turn, within AL_MAX_QUEUED.
+	 * loop stalled meanwhile.  What fails (a disk that is full) waits,
+	 * within AL_MAX_QUEUED, and is tried again in AL_RETRY_S.
 	 */
-	if (evbuffer_get_length(al_buf) > 0 && err != 0 && err != EAGAIN) {
-		errno = err;
-		log_warn("access log %s", al_target != NULL ? al_target :
-		    "stderr");
+	if (evbuffer_get_length(al_buf) > 0 && err != 0) {
+		if (!al_failing) {
+			errno = err;
+			log_warn("access log %s: lines are held (up to %d "
+			    "bytes, then dropped) and written again every "
+			    "%d s", al_target != NULL ? al_target : "stderr",
+			    AL_MAX_QUEUED, AL_RETRY_S);
+		}
+		al_failing = 1;
+		if (al_retry_ev == NULL)
+			al_retry_ev = evtimer_new(base, al_retry_cb, NULL);
+		if (!evtimer_pending(al_retry_ev, NULL))
+			evtimer_add(al_retry_ev, &tv);
+		return;
+	}
+	if (al_failing && evbuffer_get_length(al_buf) == 0) {
+		log_info("access log %s: written again (%llu lines dropped "
+		    "in all)", al_target != NULL ? al_target : "stderr",
+		    (unsigned long long)al_dropped);
+		al_failing = 0;
 	}
 }
 
 static void
 al_flush_cb(evutil_socket_t fd, short events, void *arg)
+{
+	al_flush();
+}
+
+static void
+al_retry_cb(evutil_socket_t fd, short events, void *arg)
 {
 	al_flush();
 }
@@ -258,7 +299,13 @@ al_queue(const char *line, size_t len)
 		return;
 	}
 	evbuffer_add(al_buf, line, len);
-	al_lines++;
+	/* A file's lines are written, now or once it can be; syslog's are
+	 * counted as they are sent. */
+	if (al_kind != AL_SYSLOG)
+		al_lines++;
+	/* While writes fail, the retry timer writes. */
+	if (al_failing)
+		return;
 	if (al_flush_ev == NULL)
 		al_flush_ev = event_new(base, -1, 0, al_flush_cb, NULL);
 	if (!event_pending(al_flush_ev, EV_TIMEOUT, NULL))

@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * The access log (supervisor/access_log.c), driven in-process: a file
+ * whose writes fail (its descriptor turned to /dev/full: ENOSPC) has
+ * its lines held, said once, and written again every second until it
+ * works, whether or not more lines come (past 1 MiB held none comes:
+ * every later line is dropped, and the log stayed silent for good).
+ */
+#include "config.h"
+
+#include <sys/stat.h>
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "supervisor.h"
+
+#include "sup_check.h"
+
+static char	path[64];
+
+static void
+setup(void)
+{
+	char	conf_text[512];
+	int	fd;
+
+	snprintf(path, sizeof path, "/tmp/check_access_log.XXXXXX");
+	ck_assert_int_ge(fd = mkstemp(path), 0);
+	close(fd);
+	snprintf(conf_text, sizeof conf_text, SUP_BASE
+	    "access_log = \"%s\";\n"
+	    "servers = ( { name = \"a\"; transport = \"stdio\";\n"
+	    "    command = [ \"true\" ]; } );\n", path);
+	sup_start(conf_text);
+}
+
+static void
+teardown(void)
+{
+	sup_stop();
+	unlink(path);
+}
+
+/* The file's size. */
+static off_t
+size(void)
+{
+	struct stat	st;
+
+	ck_assert_int_eq(stat(path, &st), 0);
+	return (st.st_size);
+}
+
+/* The access log's descriptor: the one open on path. */
+static int
+log_fd(void)
+{
+	DIR		*d = opendir("/proc/self/fd");
+	struct dirent	*e;
+	char		 link[300], to[128];
+	ssize_t		 n;
+	int		 fd = -1;
+
+	ck_assert_ptr_nonnull(d);
+	while ((e = readdir(d)) != NULL) {
+		snprintf(link, sizeof link, "/proc/self/fd/%s", e->d_name);
+		if ((n = readlink(link, to, sizeof to - 1)) <= 0)
+			continue;
+		to[n] = '\0';
+		if (strcmp(to, path) == 0)
+			fd = atoi(e->d_name);
+	}
+	closedir(d);
+	ck_assert_int_ge(fd, 0);
+	return (fd);
+}
+
+/* The disk is full (writes fail, ENOSPC), or has room again. */
+static void
+limit(int on)
+{
+	static int	fd = -1;
+	int		to;
+
+	if (on)
+		fd = log_fd();
+	to = open(on ? "/dev/full" : path, O_WRONLY | O_APPEND);
+	ck_assert_int_ge(to, 0);
+	ck_assert_int_eq(dup2(to, fd), fd);
+	close(to);
+}
+
+/* A request, and its access log line. */
+static void
+ping(struct sup_client *cl)
+{
+	sup_rpc(cl, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}");
+}
+
+/* The lines counted written and dropped. */
+static uint64_t
+counted(int dropped)
+{
+	uint64_t	lines, lost;
+
+	access_log_counts(&lines, &lost);
+	return (dropped ? lost : lines);
+}
+
+START_TEST(test_retry)
+{
+	struct sup_client	*cl = sup_session(NULL, NULL);
+	off_t			 before;
+
+	ping(cl);
+	ck_assert_int_gt(before = size(), 0);
+	limit(1);
+	ping(cl);
+	ping(cl);
+	ck_assert_int_eq(size(), before);
+	/* Writing works again: within a second the lines are there, with
+	 * no new line to make it try. */
+	limit(0);
+	sup_advance(1);
+	ck_assert_int_gt(size(), before);
+	ck_assert_uint_eq(counted(1), 0);
+}
+END_TEST
+
+static Suite *
+access_log_suite(void)
+{
+	Suite	*s = suite_create("access_log");
+	TCase	*tc = tcase_create("file");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_retry);
+	suite_add_tcase(s, tc);
+	return (s);
+}
+
+int
+main(void)
+{
+	return (sup_check_main(access_log_suite()));
+}
