@@ -17,6 +17,7 @@
 
 #include "log.h"
 #include "naming.h"
+#include "redact.h"
 #include "supervisor.h"
 #include "xmalloc.h"
 
@@ -402,12 +403,15 @@ route_uri_param(struct req *r, const char *const *path, struct upstream **up,
 	const struct jrpc	*m = r->m;
 	struct jspan		 at;
 	const char		*why;
-	char			*u, where[64];
+	char			*u, where[64], shown[512];
 	int			 allowed;
 
 	if ((u = route_param(r, path, &at)) == NULL)
 		return (NULL);
-	req_name(r, u, strlen(u));
+	/* Recorded (access log, span) as a URL is shown: a presigned one's
+	 * signature, a ?token=, are not. */
+	url_redact(u, shown, sizeof shown);
+	req_name(r, shown, strlen(shown));
 	/* A URI the client's patterns cannot be checked against. */
 	if ((allowed = acl_allows_uri(s, u, &why)) < 0) {
 		route_path_text(path, where, sizeof where);

@@ -27,6 +27,7 @@
 #include "iochan.h"
 #include "log.h"
 #include "prom.h"
+#include "redact.h"
 #include "supervisor.h"
 #include "traceparent.h"
 #include "xmalloc.h"
@@ -205,8 +206,9 @@ trace_begin(struct reqobs *o, struct session *s, const struct jrpc *m)
 {
 	struct trace	*t;
 	struct tracectx	 in;
-	char		 ts[TS_MAX + 1];
+	char		 ts[TS_MAX + 1], id[512];
 	const char	*tsp = NULL;
+	ssize_t		 n;
 	int		 remote = 0;
 
 	if (conf->tracing == NULL)
@@ -226,7 +228,9 @@ trace_begin(struct reqobs *o, struct session *s, const struct jrpc *m)
 	if (remote) {
 		memcpy(t->ctx.trace_id, in.trace_id, sizeof t->ctx.trace_id);
 		memcpy(t->parent, in.span_id, sizeof t->parent);
-		t->ctx.flags = in.flags;
+		/* Only the sampled flag is ours to pass on: the other
+		 * bits are reserved (W3C Trace Context, version 00). */
+		t->ctx.flags = in.flags & TP_SAMPLED;
 		t->sampled = (in.flags & TP_SAMPLED) != 0;
 		if (tsp != NULL)
 			t->tracestate = xstrdup(tsp);
@@ -242,7 +246,11 @@ trace_begin(struct reqobs *o, struct session *s, const struct jrpc *m)
 	access_log_clean(t->method, sizeof t->method, m->method_name,
 	    strlen(m->method_name));
 	snprintf(t->session, sizeof t->session, "%.8s", s->id);
-	if (m->id.len > 0)
+	/* The id's value: a string's text, not its JSON. */
+	if (m->id.len > 0 && jscan_type(m->p, m->id) == JT_STRING &&
+	    (n = jscan_string(m->p, m->id, id, sizeof id)) >= 0)
+		access_log_clean(t->reqid, sizeof t->reqid, id, (size_t)n);
+	else if (m->id.len > 0)
 		access_log_clean(t->reqid, sizeof t->reqid, m->p + m->id.off,
 		    m->id.len);
 	o->trace = t;
@@ -743,6 +751,8 @@ trace_init(void)
 void
 trace_apply(const struct trace_conf *old)
 {
+	char	shown[512];
+
 	if (conf_trace_equal(old, conf->tracing))
 		return;
 	if (conf->tracing == NULL) {
@@ -752,7 +762,8 @@ trace_apply(const struct trace_conf *old)
 		trace_batch_clear();
 		return;
 	}
-	log_info("otel: tracing to %s, sampling %g", conf->tracing->endpoint,
+	log_info("otel: tracing to %s, sampling %g", url_redact(
+	    conf->tracing->endpoint, shown, sizeof shown),
 	    conf->tracing->sample);
 	if (otel_worker_path != NULL)
 		otel_start();

@@ -499,6 +499,44 @@ START_TEST(test_bad_header_new_trace)
 }
 END_TEST
 
+/*
+ * What a span records is fit to export: a string request id's text (not
+ * its JSON, quotes and all), a resource URI redacted as a URL is shown
+ * (a presigned URL's signature, a ?token= went to the collector), and of
+ * the parent's trace flags only the sampled one (the rest are reserved).
+ */
+START_TEST(test_span_fields)
+{
+	struct sup_client	*cl;
+	struct sup_frame	*f;
+	json_t			*o, *spans;
+
+	start("sample = 0.0;");
+	sup_catalog("a", "{\"tools\":[{\"name\":\"echo\",\"inputSchema\":"
+	    "{\"type\":\"object\"}}],\"resources\":[{\"uri\":"
+	    "\"https://b.example/o?X-Amz-Signature=SECRET-SIG&v=1\","
+	    "\"name\":\"o\"}]}");
+	cl = sup_session(NULL, NULL);
+	sup_post(cl, "{\"jsonrpc\":\"2.0\",\"id\":\"req-\\u00e9\","
+	    "\"method\":\"resources/read\",\"params\":{\"uri\":"
+	    "\"https://b.example/o?X-Amz-Signature=SECRET-SIG&v=1\","
+	    "\"_meta\":{\"traceparent\":\"00-" TRACE_CLIENT "-" SPAN_CLIENT
+	    "-ff\"}}}");
+	o = forwarded(&f);
+	ck_assert_str_eq(tp_of(o) + 52, "-01");
+	sup_reply(sup_worker("a"), f, "{\"contents\":[]}");
+	json_decref(o);
+	spans = exported();
+	ck_assert_str_eq(attr(span_of(spans, 2), "jsonrpc.request.id"),
+	    "req-\\xc3\\xa9");
+	ck_assert_ptr_nonnull(attr(span_of(spans, 2), "mcp.resource.uri"));
+	ck_assert_ptr_null(strstr(sup_dump(spans), "SECRET-SIG"));
+	ck_assert_ptr_nonnull(strstr(attr(span_of(spans, 2),
+	    "mcp.resource.uri"), "X-Amz-Signature=***"));
+	json_decref(spans);
+}
+END_TEST
+
 /* Parent-based: an unsampled parent is not sampled but passed on;
  * without a parent, sample = 0 is not traced and the text unchanged. */
 START_TEST(test_not_sampled)
@@ -672,6 +710,7 @@ trace_suite(void)
 	tcase_add_test(tc, test_header_context);
 	tcase_add_test(tc, test_bad_header_new_trace);
 	tcase_add_test(tc, test_not_sampled);
+	tcase_add_test(tc, test_span_fields);
 	tcase_add_test(tc, test_insert_forms);
 	tcase_add_test(tc, test_legacy_header);
 	tcase_add_test(tc, test_queue_bounded);
