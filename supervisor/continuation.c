@@ -492,6 +492,14 @@ continuation_park(const struct up_ask *a, char *why, size_t len, int *code)
 			*code = MCP_OVERLOADED;
 			return (-1);
 		}
+		/* One client's share: calls answered while it was asked
+		 * are no longer pending, and would escape max_pending. */
+		if (s->nparked >= conf->max_pending) {
+			snprintf(why, len, "too many calls of this client wait "
+			    "for its input (max_pending %u)", conf->max_pending);
+			*code = MCP_OVERLOADED;
+			return (-1);
+		}
 		pk = xcalloc(1, sizeof *pk);
 		do {
 			fill_random(pk->id, sizeof pk->id);

@@ -375,6 +375,44 @@ START_TEST(test_input_required)
 }
 END_TEST
 
+/*
+ * A client's parked calls count against its max_pending, those the
+ * upstream answered while the client was asked too (they are no longer
+ * pending, and one client could hold every place the gateway has).
+ */
+START_TEST(test_parked_quota)
+{
+	static const char	 conf_two[] = SUP_BASE
+	    "request_state_ttl = 10;\nmax_pending = 2;\n"
+	    "clients = ( { name = \"c1\"; token = \"" T1 "\"; } );\n"
+	    "servers = ( { name = \"a\"; transport = \"stdio\";\n"
+	    "    command = [ \"true\" ]; } );\n";
+	struct sup_frame	*f, *u;
+	struct sup_resp		*r;
+	int			 i;
+
+	json_decref(sup_reload(conf_two));
+	for (i = 0; i < 3; i++) {
+		r = call(T1, "{\"x\":1}", NULL, "{\"sampling\":{}}");
+		ck_assert_ptr_nonnull(f = sup_take(sup_worker("a"),
+		    MSG_REQUEST));
+		sup_send(sup_worker("a"), MSG_UP_REQUEST, 0, f->session,
+		    f->tag, "{\"jsonrpc\":\"2.0\",\"id\":9,%s}", sample);
+		if (i == 2)
+			break;
+		ck_assert_jstr(sup_json(r), "result.resultType",
+		    "input_required");
+		/* Answered while its client is asked: no longer pending. */
+		sup_reply(sup_worker("a"), f, "{\"content\":[]}");
+	}
+	/* The third is refused its place: the upstream is told. */
+	ck_assert_ptr_nonnull(u = sup_take(sup_worker("a"), MSG_UP_RESPONSE));
+	ck_assert_ptr_nonnull(strstr(u->text, "max_pending 2"));
+	sup_reply(sup_worker("a"), f, "{\"content\":[]}");
+	ck_assert_ptr_nonnull(sup_json(r));
+}
+END_TEST
+
 /* A token serves its principal, method, name and arguments only. */
 START_TEST(test_request_state_bound)
 {
@@ -971,6 +1009,7 @@ modern_suite(void)
 	tcase_add_test(tc, test_internal_session);
 	tcase_add_test(tc, test_busy);
 	tcase_add_test(tc, test_input_required);
+	tcase_add_test(tc, test_parked_quota);
 	tcase_add_test(tc, test_request_state_bound);
 	tcase_add_test(tc, test_missing_capability);
 	tcase_add_test(tc, test_missing_what);
