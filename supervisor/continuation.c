@@ -390,6 +390,9 @@ parked_deliver(struct req *retry, struct evbuffer *answer)
 	}
 	out = jscan_replace(m.p, m.n, m.id, retry->m->p + retry->m->id.off,
 	    retry->m->id.len);
+	/* An error as a 2026-07-28 client has it, as any answer's is. */
+	if (m.kind == JRPC_ERROR)
+		modern_upstream_error(retry->stream, out);
 	stream_send(retry->stream, out, 1);
 	evbuffer_free(out);
 }

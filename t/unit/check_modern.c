@@ -413,6 +413,35 @@ START_TEST(test_parked_quota)
 }
 END_TEST
 
+/*
+ * An error answer that came while its call was parked reaches the retry
+ * as any answer's error does for a 2026-07-28 client: -32002 (resource
+ * not found) is -32602 there (it went through as it was).
+ */
+START_TEST(test_parked_error)
+{
+	struct sup_resp		*r;
+	struct sup_frame	*f;
+	char			 more[2048];
+	json_t			*a;
+
+	r = call(T1, "{\"x\":1}", NULL, "{\"sampling\":{}}");
+	f = sup_take(sup_worker("a"), MSG_REQUEST);
+	sup_send(sup_worker("a"), MSG_UP_REQUEST, 0, f->session, f->tag,
+	    "{\"jsonrpc\":\"2.0\",\"id\":9,%s}", sample);
+	a = sup_json(r);
+	ck_assert_jstr(a, "result.resultType", "input_required");
+	snprintf(more, sizeof more, ",\"requestState\":\"%s\","
+	    "\"inputResponses\":{\"sampling-1\":{\"role\":\"assistant\","
+	    "\"content\":{\"type\":\"text\",\"text\":\"ok\"},\"model\":\"m\"}}",
+	    sup_jstr(a, "result.requestState"));
+	sup_reply_error(sup_worker("a"), f, -32002, "no such resource");
+	r = call(T1, "{\"x\":1}", more, "{\"sampling\":{}}");
+	ck_assert_error(sup_json(r), -32602);
+	ck_assert_jstr(sup_json(r), "id", "r1");
+}
+END_TEST
+
 /* A token serves its principal, method, name and arguments only. */
 START_TEST(test_request_state_bound)
 {
@@ -1010,6 +1039,7 @@ modern_suite(void)
 	tcase_add_test(tc, test_busy);
 	tcase_add_test(tc, test_input_required);
 	tcase_add_test(tc, test_parked_quota);
+	tcase_add_test(tc, test_parked_error);
 	tcase_add_test(tc, test_request_state_bound);
 	tcase_add_test(tc, test_missing_capability);
 	tcase_add_test(tc, test_missing_what);
