@@ -109,6 +109,10 @@ mrtr_fail(struct mrtr *mrtr, const char *msg)
 	if (call->method == MCPM_TOOLS_CALL) {
 		result = json_pack("{s:[{s:s, s:s}], s:b}", "content", "type",
 		    "text", "text", msg, "isError", 1);
+		/* A 2026-07-28 client's result says what it is. */
+		if (call->client_modern)
+			json_object_set_new(result, "resultType",
+			    json_string("complete"));
 		s = json_dumps(result, JSON_COMPACT);
 		json_decref(result);
 		buf = evbuffer_new();
