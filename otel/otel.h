@@ -40,6 +40,11 @@ void		 otel_export_init(void);
 void		 otel_export(const char *p, size_t len, uint64_t n);
 /* Stop every post; what waits is dropped. */
 void		 otel_export_stop(void);
+/* Is nothing posted nor waiting? */
+int		 otel_export_idle(void);
+
+/* otel_worker.c: a post ended (while stopping, the last one exits). */
+void		 otel_posted(void);
 /* The OTLP/HTTP JSON envelope of a service's spans: what goes before
  * and after their array (caller frees both). */
 void		 otel_envelope(const char *service, const char *version,

@@ -200,6 +200,13 @@ done_cb(CURL *easy, CURLcode r, void *arg)
 	post_free(post);
 	otel_stats(exported, failed, dropped);
 	otel_pump();
+	otel_posted();
+}
+
+int
+otel_export_idle(void)
+{
+	return (nsending == 0 && nwaiting == 0);
 }
 
 void

@@ -31,14 +31,18 @@
 #include "xmalloc.h"
 
 #define OTEL_IN_FRAME_MAX	(64 << 20)	/* a batch, to us */
+#define OTEL_DRAIN_S		3	/* asked to stop: posts finish within,
+					   before the supervisor's 5 s */
 
 struct event_base	*base;
 struct otel_wconf	*wc;
 
 static struct event	*ev_sigterm;
 static pid_t		 supervisor_pid;	/* our parent */
+static int		 stopping;		/* asked to, posts finishing */
 
 static void	otel_exit(int) __attribute__((noreturn));
+static void	otel_stop(void);
 static size_t	otel_frame_max(void);
 static int	otel_frame(const struct frame_hdr *, struct evbuffer *);
 
@@ -104,6 +108,46 @@ otel_exit(int code)
 		iochan_flush_wait(wchan.chan, 2000);
 	otel_wconf_free(wc);
 	exit(code);
+}
+
+static void
+otel_drain_cb(evutil_socket_t fd, short events, void *arg)
+{
+	log_warnx("stopping: posts still unfinished after %d s are dropped",
+	    OTEL_DRAIN_S);
+	otel_exit(WORKER_EXIT_OK);
+}
+
+/*
+ * Asked to stop: the spans the supervisor sent (its last batch first) are
+ * posted, within OTEL_DRAIN_S, then exit; nothing more is taken.
+ */
+static void
+otel_stop(void)
+{
+	struct timeval	tv = { OTEL_DRAIN_S, 0 };
+
+	stopping = 1;
+	if (wc == NULL || otel_export_idle())
+		otel_exit(WORKER_EXIT_OK);
+	event_base_once(base, -1, EV_TIMEOUT, otel_drain_cb, NULL, &tv);
+}
+
+static void
+otel_done_cb(evutil_socket_t fd, short events, void *arg)
+{
+	otel_exit(WORKER_EXIT_OK);
+}
+
+void
+otel_posted(void)
+{
+	static const struct timeval	now = { 0, 0 };
+
+	/* Out of curl's callback first. */
+	if (stopping && otel_export_idle())
+		event_base_once(base, -1, EV_TIMEOUT, otel_done_cb, NULL,
+		    &now);
 }
 
 /* A string member, copied; NULL if it is absent or not one. */
@@ -238,11 +282,16 @@ otel_frame(const struct frame_hdr *hdr, struct evbuffer *in)
 	case MSG_OTEL_SPANS:
 		if (wc == NULL)
 			return (-1);
+		if (stopping) {
+			evbuffer_drain(in, FRAME_HDR_LEN + hdr->len);
+			return (0);
+		}
 		return (otel_take_spans(in, hdr));
 	case MSG_SHUTDOWN:
 		evbuffer_drain(in, FRAME_HDR_LEN + hdr->len);
 		log_debug("asked to stop");
-		otel_exit(WORKER_EXIT_OK);
+		otel_stop();
+		return (0);
 	default:
 		log_warnx("unexpected %s frame", msg_type_name(hdr->type));
 		return (-1);

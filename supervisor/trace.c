@@ -772,6 +772,9 @@ trace_apply(const struct trace_conf *old)
 void
 trace_stop(void)
 {
+	/* What the batch holds goes before the exporter is told to stop
+	 * (the sessions' ends have just added theirs). */
+	trace_flush();
 	if (ex.inited)
 		proc_stop(&ex.proc);
 	ex.ready = 0;

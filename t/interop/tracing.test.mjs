@@ -235,3 +235,22 @@ test('a WebSocket upgrade\'s traceparent is the parent of its messages', async (
   assert.equal(server.span.parentSpanId, PARENT);
   assert.equal(attr(server.span, 'mcp_supervisor.transport'), 'ws');
 });
+
+// A daemon that stops (a rolling restart, a drain's end) exports the spans
+// of its last calls: its batch goes to mcp-otel before it is told to stop,
+// and mcp-otel posts what it holds before it exits (both were dropped).
+test('the last spans are exported when the daemon stops', async () => {
+  const otlp = `http://127.0.0.1:${port}/v1/traces`;
+  const gw2 = await startGateway({
+    globals: `tracing = { endpoint = ${q(otlp)}; sample = 1.0; service_name = "gw-stop"; };`,
+    servers: [`{ name = "h"; transport = "http"; url = "http://127.0.0.1:${upstream.address().port}/mcp"; }`],
+  });
+  const client = new Client({ name: 'stop', version: '1' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(gw2.url)));
+  for (let i = 0; i < 3; i++) await client.callTool({ name: 'h__probe', arguments: {} });
+  await client.close();
+  // At once: within the batch's half second.
+  assert.equal(await gw2.stop(), 0);
+  const mine = spans().filter((s) => s.service === 'gw-stop' && attr(s.span, 'gen_ai.tool.name') === 'h__probe' && s.span.kind === 2);
+  assert.equal(mine.length, 3, JSON.stringify(spans().filter((s) => s.service === 'gw-stop').map((s) => s.span.name)));
+});
