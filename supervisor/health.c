@@ -30,6 +30,9 @@
 
 #include "supervisor.h"
 
+#define HEALTH_START_FAILURES	3	/* in a row: a not required upstream
+					   no longer holds readiness */
+
 /*
  * Is an upstream out of use until an operator acts (failed, stopped, or
  * waiting for mcpctl login)?
@@ -102,6 +105,12 @@ health_ready(char *why, size_t len)
 			continue;
 		if (health_down(up))
 			continue;	/* not required: it no longer counts */
+		/* Not required, and failing to start again and again (with
+		 * max_failures = 0 it never gives up, nor becomes failed):
+		 * it no longer holds the others back. */
+		if (!up->sc->required && up->proc.failures >=
+		    HEALTH_START_FAILURES)
+			continue;
 		if (up->sc->lazy && up->state == UPSTREAM_IDLE)
 			continue;
 		if (why != NULL)

@@ -739,6 +739,44 @@ START_TEST(test_breaker_not_client)
 }
 END_TEST
 
+/* An optional upstream that never gives up (max_failures = 0). */
+static const char conf_ready[] = SUP_BASE
+    "servers = (\n"
+    "  { name = \"a\"; transport = \"stdio\"; command = [ \"true\" ]; },\n"
+    "  { name = \"b\"; transport = \"stdio\"; command = [ \"true\" ];\n"
+    "    max_failures = 0; }\n"
+    ");\n";
+
+static void
+setup_ready(void)
+{
+	sup_manual("b");
+	sup_start(conf_ready);
+}
+
+/*
+ * /readyz waits for every upstream to come up once, but an upstream that
+ * is not required and fails to start again and again no longer holds the
+ * others back: with max_failures = 0 it never becomes failed, and the
+ * gateway was never ready.
+ */
+START_TEST(test_ready_despite_optional)
+{
+	int	i;
+
+	ck_assert_int_eq(sup_http("GET", "/readyz", NULL, NULL)->status, 503);
+	for (i = 0; i < 2; i++) {
+		sup_restart_manual("b");
+		ck_assert_int_eq(sup_http("GET", "/readyz", NULL, NULL)->status,
+		    503);
+	}
+	sup_restart_manual("b");
+	ck_assert_int_eq(sup_http("GET", "/readyz", NULL, NULL)->status, 200);
+	ck_assert_str_eq(upstream_state_name(upstream_find("b")->state),
+	    "starting");
+}
+END_TEST
+
 static Suite *
 limit_suite(void)
 {
@@ -764,6 +802,11 @@ limit_suite(void)
 	tcase_add_test(tc, test_breaker_not_client);
 	tcase_add_test(tc, test_breaker_stale_probe);
 	tcase_add_test(tc, test_unsubscribe_open);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("ready");
+	tcase_add_checked_fixture(tc, setup_ready, teardown);
+	tcase_add_test(tc, test_ready_despite_optional);
 	suite_add_tcase(s, tc);
 	return (s);
 }
