@@ -74,6 +74,47 @@ utf8_len(const unsigned char *p, size_t pos, size_t n)
 	return (need + 1);
 }
 
+size_t
+jscan_fix_surrogates(char *p, size_t n)
+{
+	size_t	pos = 0, fixed = 0, at;
+	long	cp, lo;
+	int	in = 0;
+
+	while (pos < n) {
+		if (!in) {
+			in = p[pos++] == '"';
+			continue;
+		}
+		if (p[pos] == '"') {
+			in = 0;
+			pos++;
+			continue;
+		}
+		if (p[pos] != '\\' || pos + 1 >= n) {
+			pos++;
+			continue;
+		}
+		if (p[pos + 1] != 'u' || (cp = hex4(p, pos + 2, n)) < 0) {
+			pos += 2;	/* another escape, or malformed */
+			continue;
+		}
+		at = pos;
+		pos += 6;
+		if (cp >= 0xd800 && cp <= 0xdbff && n - pos >= 6 &&
+		    p[pos] == '\\' && p[pos + 1] == 'u' &&
+		    (lo = hex4(p, pos + 2, n)) >= 0xdc00 && lo <= 0xdfff) {
+			pos += 6;	/* a pair */
+			continue;
+		}
+		if (cp < 0xd800 || cp > 0xdfff)
+			continue;
+		memcpy(p + at, "\\ufffd", 6);
+		fixed++;
+	}
+	return (fixed);
+}
+
 /* Scan a string starting at its opening quote; return the end or 0. */
 static size_t
 scan_string(const char *p, size_t pos, size_t n, const char **why)

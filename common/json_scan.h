@@ -60,6 +60,14 @@ struct jedit {
 int		 jscan_validate(const char *p, size_t n, struct jspan *value,
 		    const char **why, size_t *where);
 
+/*
+ * Replace in place every \uXXXX escape of an unpaired surrogate in the
+ * strings of p[0..n) by \ufffd (as long): what JSON.stringify writes of a
+ * string cut inside a pair, which RFC 8259 leaves undefined and UTF-8
+ * cannot carry.  Returns how many were replaced.
+ */
+size_t		 jscan_fix_surrogates(char *p, size_t n);
+
 enum jtype	 jscan_type(const char *p, struct jspan);
 
 /* Start iterating an object (or array); returns -1 if it is not one. */

@@ -617,6 +617,30 @@ conn_invalid(struct conn *c, const char *p, size_t n, const char *why)
 	conn_answer_error(c, id, msg);
 }
 
+/*
+ * A message with unpaired surrogates, repaired (each U+FFFD) and handled
+ * as if it had come so; -1 if there was none to repair.
+ */
+static int
+conn_repair(struct conn *c, const char *p, size_t n, int64_t related)
+{
+	struct evbuffer	*copy = evbuffer_new();
+	char		*q;
+	size_t		 fixed;
+
+	evbuffer_add(copy, p, n);
+	q = (char *)evbuffer_pullup(copy, -1);
+	if ((fixed = jscan_fix_surrogates(q, n)) == 0) {
+		evbuffer_free(copy);
+		return (-1);
+	}
+	log_warnx("upstream sent %zu unpaired surrogate%s (a string cut "
+	    "inside a pair): each passed on as U+FFFD", fixed, fixed == 1 ?
+	    "" : "s");
+	conn_message(c, q, n, related, copy);
+	return (0);
+}
+
 /* One message from the upstream. */
 void
 conn_message(struct conn *c, const char *p, size_t n, int64_t related,
@@ -627,6 +651,14 @@ conn_message(struct conn *c, const char *p, size_t n, int64_t related,
 
 	c->last_rx = now_ms();
 	if (jrpc_scan(p, n, &m, &why) != 0) {
+		/* Half a surrogate pair (a string cut by JSON.stringify's
+		 * writer): U+FFFD in its place, as a decoder would. */
+		if (strstr(why, "surrogate") != NULL && conn_repair(c, p, n,
+		    related) == 0) {
+			if (owner != NULL)
+				evbuffer_free(owner);
+			return;
+		}
 		conn_invalid(c, p, n, why);
 		if (owner != NULL)
 			evbuffer_free(owner);

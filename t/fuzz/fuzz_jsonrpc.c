@@ -485,6 +485,30 @@ check_add_string(const char *p, size_t size)
 	evbuffer_free(eb);
 }
 
+/*
+ * jscan_fix_surrogates keeps the length, changes nothing in a valid text,
+ * and leaves no unpaired surrogate for the validator to refuse.
+ */
+static void
+check_fix_surrogates(const char *p, size_t size, int valid)
+{
+	struct jspan	 value;
+	const char	*why = NULL;
+	size_t		 where = 0, fixed;
+	char		*q;
+
+	if ((q = malloc(size + 1)) == NULL)
+		abort();
+	memcpy(q, p, size);
+	fixed = jscan_fix_surrogates(q, size);
+	CHECK(fixed * 6 <= size);
+	if (valid)
+		CHECK(fixed == 0 && memcmp(p, q, size) == 0);
+	if (jscan_validate(q, size, &value, &why, &where) != 0)
+		CHECK(strstr(why, "surrogate") == NULL);
+	free(q);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -523,5 +547,6 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	check_rpc(p, size, r == 0);
 	if (size < 4096)
 		check_add_string(p, size);
+	check_fix_surrogates(p, size, r == 0);
 	return (0);
 }

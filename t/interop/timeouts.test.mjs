@@ -47,16 +47,21 @@ test('an upstream request the client does not answer in time', async () => {
   await client.close();
 });
 
-// An answer the gateway cannot pass on (an SDK server's text cut inside a
-// surrogate pair: "\ud83d" alone, not UTF-8) fails its call at once, not
-// after request_timeout (300 s by default); the upstream goes on.
-test('an answer that is not valid JSON-RPC fails its call at once', async () => {
+// An SDK server's text cut inside a surrogate pair ("\ud83d" alone, as
+// JSON.stringify writes it, which UTF-8 cannot carry) comes with U+FFFD in
+// its place, as a decoder would put it; an answer the gateway cannot pass
+// on at all (a byte that is not UTF-8) fails its call at once, not after
+// request_timeout (300 s by default); the upstream goes on.
+test('half a surrogate pair is U+FFFD; an answer that is not valid JSON-RPC fails its call at once', async () => {
   const client = new Client({ name: 't3', version: '1' });
   await client.connect(new StreamableHTTPClientTransport(new URL(gw.url)));
-  await assert.rejects(client.callTool({ name: 'cut__cut', arguments: {} }, undefined, { timeout: 20000 }),
-    (e) => e.code === -32000 && /upstream cut sent an answer that is not valid JSON-RPC: unpaired high surrogate/.test(e.message));
+  const cut = await client.callTool({ name: 'cut__cut', arguments: {} }, undefined, { timeout: 20000 });
+  assert.equal(cut.content[0].text, 'smile \ufffd');
+  assert.match(gw.log(), /upstream sent 1 unpaired surrogate \(a string cut inside a pair\): each passed on as U\+FFFD/);
+  await assert.rejects(client.callTool({ name: 'cut__garbled', arguments: {} }, undefined, { timeout: 20000 }),
+    (e) => e.code === -32000 && /upstream cut sent an answer that is not valid JSON-RPC: invalid UTF-8/.test(e.message));
   assert.equal(gw.upstream('cut').pending, 0);
   assert.equal((await client.callTool({ name: 'cut__toggle', arguments: {} })).content[0].text, 'called "toggle"');
-  assert.match(gw.log(), /upstream sent an invalid answer \(unpaired high surrogate\): its call fails/);
+  assert.match(gw.log(), /upstream sent an invalid answer \(invalid UTF-8[^)]*\): its call fails/);
   await client.close();
 });

@@ -252,6 +252,24 @@ fails_at(const char *p, size_t n, const char *want_why, size_t want_where)
 	ck_assert_uint_eq(where, want_where);
 }
 
+/* Unpaired surrogates become U+FFFD, in strings only, pairs kept. */
+START_TEST(test_fix_surrogates)
+{
+	char		 t[] = "{\"a\":\"x\\ud83d\",\"b\":\"\\ud83d\\ude00\","
+			    "\"c\":\"\\\\ud800\",\"\\udc00\":\"\\ud800\\u0041\"}";
+	struct jspan	 v;
+	const char	*why;
+	size_t		 where;
+
+	ck_assert_int_eq(jscan_validate(t, strlen(t), &v, &why, &where), -1);
+	ck_assert_uint_eq(jscan_fix_surrogates(t, strlen(t)), 3);
+	ck_assert_str_eq(t, "{\"a\":\"x\\ufffd\",\"b\":\"\\ud83d\\ude00\","
+	    "\"c\":\"\\\\ud800\",\"\\ufffd\":\"\\ufffd\\u0041\"}");
+	ck_assert_int_eq(jscan_validate(t, strlen(t), &v, &why, &where), 0);
+	ck_assert_uint_eq(jscan_fix_surrogates(t, strlen(t)), 0);
+}
+END_TEST
+
 START_TEST(test_validate_why)
 {
 	fails_at(T("[1,]"), "unexpected character", 3);
@@ -1238,6 +1256,7 @@ jsonrpc_suite(void)
 	tcase_add_loop_test(tc, test_validate_table, 0,
 	    sizeof validate_cases / sizeof validate_cases[0]);
 	tcase_add_test(tc, test_validate_why);
+	tcase_add_test(tc, test_fix_surrogates);
 	tcase_add_test(tc, test_validate_span);
 	tcase_add_test(tc, test_validate_depth);
 	suite_add_tcase(s, tc);
