@@ -113,6 +113,15 @@ channel_event_cb(struct iochan *ch, int what, void *arg)
 	wc->closed(WORKER_EXIT_OK);
 }
 
+/* Some or all of the output went to the supervisor. */
+static void
+channel_written_cb(struct iochan *ch, void *arg)
+{
+	struct worker_chan	*wc = arg;
+
+	wc->written();
+}
+
 void
 worker_channel_open(struct event_base *base, struct worker_chan *wc)
 {
@@ -120,8 +129,11 @@ worker_channel_open(struct event_base *base, struct worker_chan *wc)
 	evutil_make_socket_closeonexec(FRAME_CHANNEL_FD);
 	if (fcntl(FRAME_CHANNEL_FD, F_GETFD) == -1)
 		fatal("no supervisor channel on fd %d", FRAME_CHANNEL_FD);
-	wc->chan = iochan_new(base, FRAME_CHANNEL_FD, channel_read_cb, NULL,
-	    channel_event_cb, wc);
+	wc->chan = iochan_new(base, FRAME_CHANNEL_FD, channel_read_cb,
+	    wc->written != NULL ? channel_written_cb : NULL, channel_event_cb,
+	    wc);
+	if (wc->written != NULL)
+		iochan_on_progress(wc->chan, channel_written_cb);
 	frame_add(iochan_output(wc->chan), MSG_HELLO, 0, 0,
 	    "{\"version\":1}", 13);
 }

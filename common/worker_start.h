@@ -26,6 +26,8 @@ typedef int	(*worker_frame_fn)(const struct frame_hdr *, struct evbuffer *);
 typedef size_t	(*worker_max_fn)(void);
 /* Exit with a WORKER_EXIT_* code; does not return. */
 typedef void	(*worker_exit_fn)(int);
+/* Some of what was queued for the supervisor has been written. */
+typedef void	(*worker_written_fn)(void);
 
 /*
  * Read the options (-d, -v) and the one operand (a name, in the usage
@@ -44,6 +46,7 @@ pid_t		 worker_guard(void);
  * at most max() long, goes to frame(); a bad one, or one frame()
  * refuses, exits through fail(WORKER_EXIT_FAILED).  When the channel
  * closes it is freed, chan is NULL, and closed(WORKER_EXIT_OK) is called.
+ * written(), if set, is called whenever a write took some of the output.
  */
 struct worker_chan {
 	struct iochan	*chan;		/* NULL until open and once closed */
@@ -51,6 +54,7 @@ struct worker_chan {
 	worker_frame_fn	 frame;
 	worker_exit_fn	 fail;
 	worker_exit_fn	 closed;
+	worker_written_fn written;	/* optional */
 };
 
 /* Open the supervisor's channel on base and say hello; fatal if none. */

@@ -74,6 +74,8 @@ struct exchange {
 	int			 oauth_retried;	/* sent again with a new token */
 	int			 oauth_waiting;	/* for a token (upstream_oauth.c) */
 	struct event		*timer;		/* resumption after retry */
+	struct chan_waiter	 waiter;	/* paused for the supervisor's
+						   channel */
 	TAILQ_ENTRY(exchange)	 entry;
 };
 
@@ -212,6 +214,15 @@ http_header_cb(char *p, size_t size, size_t n, void *arg)
 	return (len);
 }
 
+/* The supervisor caught up: take the response's bytes again. */
+static void
+http_resume_reading(void *arg)
+{
+	struct exchange	*ex = arg;
+
+	curl_easy_pause(ex->easy, CURLPAUSE_CONT);
+}
+
 /* Response body bytes. */
 static size_t
 http_write_cb(char *p, size_t size, size_t n, void *arg)
@@ -229,6 +240,11 @@ http_write_cb(char *p, size_t size, size_t n, void *arg)
 		    HTTP_ERROR_BODY_MAX)
 			evbuffer_add(ex->resp, p, len);
 		return (len);
+	}
+	if (chan_congested()) {
+		/* curl keeps these bytes and gives them again on resume. */
+		chan_wait(&ex->waiter);
+		return (CURL_WRITEFUNC_PAUSE);
 	}
 	if (ex->sse) {
 		if (sse_parse(&ex->parser, p, len, http_sse_event, ex) != 0) {
@@ -285,6 +301,8 @@ http_exchange_new(struct http_tp *tp, enum exchange_kind kind)
 	ex->tp = tp;
 	ex->kind = kind;
 	ex->retry_ms = -1;
+	ex->waiter.resume = http_resume_reading;
+	ex->waiter.arg = ex;
 	ex->resp = evbuffer_new();
 	sse_parser_init(&ex->parser, sc->max_message);
 	if ((easy = curl_easy_init()) == NULL)
@@ -308,6 +326,7 @@ http_exchange_free(struct exchange *ex)
 
 	TAILQ_REMOVE(&tp->exchanges, ex, entry);
 	tp->nexchanges--;
+	chan_unwait(&ex->waiter);
 	if (tp->listen == ex)
 		tp->listen = NULL;
 	if (ex->oauth_waiting)

@@ -63,6 +63,8 @@ struct sse_tp {
 	char			*endpoint;	/* absolute POST URL */
 	TAILQ_HEAD(, sse_post)	 posts;
 	unsigned int		 nposts;
+	struct chan_waiter	 waiter;	/* the GET paused for the
+						   supervisor's channel */
 };
 
 /* Get a URL's scheme, host and port as "scheme://host:port" (caller frees). */
@@ -160,6 +162,15 @@ sse_stream_header_cb(char *p, size_t size, size_t n, void *arg)
 	return (len);
 }
 
+/* The supervisor caught up: take the stream's bytes again. */
+static void
+sse_stream_resume(void *arg)
+{
+	struct sse_tp	*tp = arg;
+
+	curl_easy_pause(tp->stream, CURLPAUSE_CONT);
+}
+
 static size_t
 sse_stream_write_cb(char *p, size_t size, size_t n, void *arg)
 {
@@ -168,6 +179,11 @@ sse_stream_write_cb(char *p, size_t size, size_t n, void *arg)
 
 	if (tp->status / 100 != 2 || !tp->is_sse)
 		return (0);
+	if (chan_congested()) {
+		/* curl keeps these bytes and gives them again on resume. */
+		chan_wait(&tp->waiter);
+		return (CURL_WRITEFUNC_PAUSE);
+	}
 	if (sse_parse(&tp->parser, p, len, sse_event_cb, tp) != 0)
 		return (0);
 	return (len);
@@ -296,6 +312,8 @@ sse_tp_start(struct conn *c)
 	struct sse_tp	*tp;
 
 	tp = xcalloc(1, sizeof *tp);
+	tp->waiter.resume = sse_stream_resume;
+	tp->waiter.arg = tp;
 	tp->conn = c;
 	TAILQ_INIT(&tp->posts);
 	if (worker_headers(&tp->extra) != 0) {
@@ -404,6 +422,7 @@ sse_tp_stop(struct conn *c)
 	struct sse_post	*post;
 
 	c->tp = NULL;
+	chan_unwait(&tp->waiter);
 	while ((post = TAILQ_FIRST(&tp->posts)) != NULL) {
 		curlev_remove(tp->cev, post->easy);
 		sse_post_free(post);

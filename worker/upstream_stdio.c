@@ -51,6 +51,8 @@ struct stdio_tp {
 	size_t			 line_len;
 	size_t			 line_cap;
 	struct event		*grace;
+	struct chan_waiter	 waiter;	/* stdout paused for the
+						   supervisor's channel */
 };
 
 static struct u64map	children;	/* pid -> stdio_tp */
@@ -368,7 +370,25 @@ stdio_out_cb(struct iochan *ch, void *arg)
 			evbuffer_free(owner);
 		if (owner == NULL)
 			evbuffer_drain(in, (size_t)nl.pos + 1);
+		if (chan_congested()) {
+			/* The rest waits in the pipe; the upstream blocks. */
+			iochan_read(ch, 0);
+			chan_wait(&tp->waiter);
+			return;
+		}
 	}
+}
+
+/* The supervisor caught up: take what is left, then read again. */
+static void
+stdio_resume(void *arg)
+{
+	struct stdio_tp	*tp = arg;
+
+	stdio_out_cb(tp->out, tp);
+	if (!tp->waiter.waiting && !tp->out_eof &&
+	    tp->conn->state != CONN_DEAD)
+		iochan_read(tp->out, 1);
 }
 
 /* Log the upstream's stderr, a line at a time, tagged. */
@@ -629,6 +649,8 @@ stdio_start(struct conn *c)
 	tp = xcalloc(1, sizeof *tp);
 	tp->conn = c;
 	tp->pid = pid;
+	tp->waiter.resume = stdio_resume;
+	tp->waiter.arg = tp;
 	tp->in = stdio_chan(pin[1], 0, NULL, tp);
 	tp->out = stdio_chan(pout[0], 1, stdio_out_cb, tp);
 	tp->err = stdio_chan(perr[0], 1, stdio_err_cb, tp);
@@ -682,6 +704,7 @@ stdio_stop(struct conn *c)
 			    1000 };
 
 	c->tp = NULL;
+	chan_unwait(&tp->waiter);
 	if (!tp->exited)
 		u64map_del(&children, (uint64_t)tp->pid);
 	if (u64map_get(&dying, (uint64_t)tp->pid) == NULL) {

@@ -62,6 +62,8 @@ struct ws_tp {
 	int			 lost;
 	int			 pumping;	/* inside wslay_event_recv/send */
 	int			 pump_again;	/* asked for while pumping */
+	struct chan_waiter	 waiter;	/* reading paused for the
+						   supervisor's channel */
 };
 
 /* The connection is gone; say why once. */
@@ -83,7 +85,12 @@ ws_recv_cb(wslay_event_context_ptr ctx, uint8_t *buf, size_t len, int flags,
 	struct evbuffer	*in = bufferevent_get_input(tp->bev);
 	int		 n;
 
-	if (evbuffer_get_length(in) == 0) {
+	if (chan_congested()) {
+		/* The peer is held back by TCP meanwhile. */
+		bufferevent_disable(tp->bev, EV_READ);
+		chan_wait(&tp->waiter);
+	}
+	if (evbuffer_get_length(in) == 0 || tp->waiter.waiting) {
 		wslay_event_set_error(ctx, WSLAY_ERR_WOULDBLOCK);
 		return (-1);
 	}
@@ -205,9 +212,15 @@ ws_deadline_cb(evutil_socket_t fd, short what, void *arg)
 	struct ws_tp	*tp = arg;
 	int64_t		 now = now_ms(), left;
 	char		 why[160];
+	struct timeval	 later = { 1, 0 };
 
 	if (tp->lost || (left = ws_msg_left(&tp->msg, now)) < 0)
 		return;
+	if (tp->waiter.waiting) {
+		/* Not read because we paused: not the peer's delay. */
+		evtimer_add(tp->deadline, &later);
+		return;
+	}
 	if (left > 0) {
 		ws_deadline_arm(tp);
 		return;
@@ -464,7 +477,19 @@ ws_event_cb(struct bufferevent *bev, short events, void *arg)
 	}
 }
 
-/* Send a ping; give up on a peer silent for two intervals. */
+/* The supervisor caught up: read the peer again. */
+static void
+ws_resume(void *arg)
+{
+	struct ws_tp	*tp = arg;
+
+	tp->last_rx = now_ms();
+	bufferevent_enable(tp->bev, EV_READ);
+	ws_pump(tp);
+}
+
+/* Send a ping; give up on a peer silent for two intervals (not while we
+ * do not read). */
 static void
 ws_ping_cb(evutil_socket_t fd, short what, void *arg)
 {
@@ -474,7 +499,8 @@ ws_ping_cb(evutil_socket_t fd, short what, void *arg)
 
 	if (!tp->upgraded)
 		return;
-	if (now_ms() - tp->last_rx > 2000LL * sc->ping_interval) {
+	if (!tp->waiter.waiting &&
+	    now_ms() - tp->last_rx > 2000LL * sc->ping_interval) {
 		ws_lost(tp, "the WebSocket peer stopped answering pings");
 		return;
 	}
@@ -555,6 +581,8 @@ ws_tp_start(struct conn *c)
 
 	tp = xcalloc(1, sizeof *tp);
 	tp->conn = c;
+	tp->waiter.resume = ws_resume;
+	tp->waiter.arg = tp;
 	c->tp = tp;
 	upoauth_init();
 	if (ws_parse_url(tp) != 0) {
@@ -653,6 +681,7 @@ ws_tp_stop(struct conn *c)
 	struct ws_tp	*tp = c->tp;
 
 	c->tp = NULL;
+	chan_unwait(&tp->waiter);
 	if (tp->ping != NULL)
 		event_free(tp->ping);
 	if (tp->deadline != NULL)

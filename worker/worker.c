@@ -43,9 +43,13 @@ static char			 last_error[512];
 static int			 probe_failed;	/* the era probe killed it */
 static pid_t			 supervisor_pid;	/* our parent */
 
+static TAILQ_HEAD(, chan_waiter) chan_waiters =
+    TAILQ_HEAD_INITIALIZER(chan_waiters);	/* not owned */
+
 static void	worker_exit(int) __attribute__((noreturn));
 static size_t	worker_frame_max(void);
 static int	worker_frame(const struct frame_hdr *, struct evbuffer *);
+static void	worker_chan_written(void);
 
 /* The supervisor's channel. */
 static struct worker_chan	wchan = {
@@ -53,6 +57,7 @@ static struct worker_chan	wchan = {
 	.frame = worker_frame,
 	.fail = worker_exit,
 	.closed = worker_begin_exit,
+	.written = worker_chan_written,
 };
 
 /* Return monotonic milliseconds. */
@@ -99,6 +104,56 @@ chan_send_json(uint16_t type, uint32_t session, uint32_t tag, json_t *o)
 		frame_add_json(iochan_output(wchan.chan), type, session,
 		    tag, o);
 	json_decref(o);
+}
+
+int
+chan_congested(void)
+{
+	return (wchan.chan != NULL &&
+	    iochan_queued(wchan.chan) > CHAN_MAX_QUEUED);
+}
+
+void
+chan_wait(struct chan_waiter *w)
+{
+	if (w->waiting)
+		return;
+	if (TAILQ_EMPTY(&chan_waiters))
+		log_info("upstream %s: the supervisor is %zu bytes behind: "
+		    "reading the upstream paused", sc->name,
+		    iochan_queued(wchan.chan));
+	w->waiting = 1;
+	TAILQ_INSERT_TAIL(&chan_waiters, w, entry);
+}
+
+void
+chan_unwait(struct chan_waiter *w)
+{
+	if (!w->waiting)
+		return;
+	w->waiting = 0;
+	TAILQ_REMOVE(&chan_waiters, w, entry);
+}
+
+/* Wake the readers that waited once the queue is short again. */
+static void
+worker_chan_written(void)
+{
+	struct chan_waiter	*w;
+
+	if (TAILQ_EMPTY(&chan_waiters) ||
+	    iochan_queued(wchan.chan) > CHAN_RESUME_QUEUED)
+		return;
+	log_info("upstream %s: the supervisor caught up: reading the "
+	    "upstream again", sc->name);
+	/* A reader woken may fill the queue and wait again: it goes to
+	 * the tail, behind the others. */
+	while ((w = TAILQ_FIRST(&chan_waiters)) != NULL &&
+	    !chan_congested()) {
+		TAILQ_REMOVE(&chan_waiters, w, entry);
+		w->waiting = 0;
+		w->resume(w->arg);
+	}
 }
 
 /* Report our state to the supervisor. */
@@ -662,6 +717,8 @@ reap_children(void)
 static void
 chan_drain(void)
 {
+	/* Exiting: nothing is read any more, nobody is woken. */
+	TAILQ_INIT(&chan_waiters);
 	if (wchan.chan != NULL)
 		iochan_flush_wait(wchan.chan, 2000);
 }

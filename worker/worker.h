@@ -47,6 +47,28 @@ void		 chan_send_buffer_flags(uint16_t type, uint16_t flags,
 		    uint32_t session, uint32_t tag, struct evbuffer *);
 void		 chan_send_json(uint16_t type, uint32_t session, uint32_t tag,
 		    json_t *);	/* reference taken */
+
+/*
+ * Backpressure from the supervisor: an upstream that sends faster than the
+ * supervisor reads would queue without bound here.  A transport stops
+ * reading its upstream while chan_congested() and asks chan_wait() to be
+ * woken; resume(arg) runs once the queue has been written down to
+ * CHAN_RESUME_QUEUED.  The upstream itself is then held back by its pipe
+ * or socket (or by curl's pause), and nothing is lost.
+ */
+#define CHAN_MAX_QUEUED		(64 * 1024 * 1024)
+#define CHAN_RESUME_QUEUED	(16 * 1024 * 1024)
+struct chan_waiter {
+	TAILQ_ENTRY(chan_waiter)	 entry;
+	void				(*resume)(void *);
+	void				*arg;
+	int				 waiting;
+};
+int		 chan_congested(void);
+/* Wake w once the queue is short again (once, however often asked). */
+void		 chan_wait(struct chan_waiter *w);
+/* Forget w (before freeing it). */
+void		 chan_unwait(struct chan_waiter *w);
 /* Report our state ("starting", "ready", "error", or "exiting" when the
  * worker is about to exit) to the supervisor. */
 void		 worker_status(const char *state, const char *error);

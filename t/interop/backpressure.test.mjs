@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: ISC
+// An upstream that sends faster than the supervisor takes its messages is
+// held back by its worker, which stops reading it while 64 MiB wait for
+// the supervisor, instead of queueing without bound; nothing is lost.
+// The supervisor is stopped (SIGSTOP) while an SDK server floods its
+// caller with log messages; the server writes down how many went out.
+// Once the supervisor goes on, the 64 MiB come at once, more than an SDK
+// client reads as fast: the supervisor cuts its stream when it is 4 MiB
+// behind, and the client resumes it, but what passed the replay buffer
+// is lost, which the supervisor logs (event ranges).  So every message
+// either reaches the client, in order, or is one the log names.
+import { test, after, before } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { startGateway, q, srcdir, sleep } from '../lib/gateway.mjs';
+
+const catalogServer = path.join(srcdir, 't/fixtures/catalog-server.mjs');
+
+let gw;
+before(async () => {
+  gw = await startGateway({ servers: [
+    `{ name = "flood"; transport = "stdio"; command = [ ${q(process.execPath)}, ${q(catalogServer)}, "--flood" ]; }`] });
+});
+after(async () => { assert.equal(await gw.stop(), 0); });
+
+// How many messages the server has written so far.
+function sent(mark) {
+  try { return Number(readFileSync(mark, 'utf8')); } catch { return 0; }
+}
+
+test('a stdio upstream faster than the supervisor waits; every message is passed on', async () => {
+  const count = 3000, size = 64 * 1024;	// 192 MiB in all
+  const mark = path.join(gw.dir, 'flood-mark');
+  let got = 0, prev = -1, disorder = null;
+  const client = new Client({ name: 'flooded', version: '1' });
+  client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
+    const i = Number(String(n.params.data).split(' ')[0]);
+    if (i <= prev && disorder === null) disorder = `message ${i} came after ${prev}`;
+    prev = i;
+    got++;
+  });
+  await client.connect(new StreamableHTTPClientTransport(new URL(gw.url)));
+  const call = client.callTool({ name: 'flood__flood', arguments: { count, size, mark } }, undefined, { timeout: 300000 });
+  while (got === 0) await sleep(10);
+  process.kill(gw.pid, 'SIGSTOP');
+  let held;
+  try {
+    // The server goes on until its worker stops reading it: wait until
+    // its count has not moved for 2 s (or it sent everything).
+    let last = -1, since = Date.now();
+    for (;;) {
+      const n = sent(mark);
+      if (n !== last) { last = n; since = Date.now(); }
+      if (n >= count || Date.now() - since > 2000) break;
+      await sleep(100);
+    }
+    held = last;
+  } finally {
+    process.kill(gw.pid, 'SIGCONT');
+  }
+  // 64 MiB are 1,024 of these messages; the pipe and the socket hold a
+  // few more.  Without the bound the worker read all 3,000.
+  assert.ok(held < 1500, `the server sent ${held} of ${count} messages while the supervisor was stopped`);
+  const r = await call;
+  assert.equal(r.content[0].text, `flooded ${count}`);
+  assert.equal(disorder, null);
+  assert.equal(prev, count - 1, 'the last message arrived');
+  let lost = 0;
+  for (const m of gw.log().matchAll(/stream \d+ lost events (\d+) to (\d+) \(replay buffer overflowed\)/g)) {
+    lost += Number(m[2]) - Number(m[1]) + 1;
+  }
+  assert.equal(got + lost, count, `${got} arrived, ${lost} named lost by the supervisor`);
+  assert.match(gw.log(), /upstream flood: the supervisor is \d+ bytes behind: reading the upstream paused/);
+  assert.match(gw.log(), /upstream flood: the supervisor caught up: reading the upstream again/);
+  await client.close();
+});
