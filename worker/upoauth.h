@@ -106,6 +106,9 @@ struct upo {
 	char		*reg_issuer;		/* the issuer registered at */
 	unsigned int	 method;		/* DCR's OAUTHC_AUTH_* */
 	long long	 secret_expires;	/* DCR's secret, unix; 0: never */
+	char		*forgotten;		/* a DCR client_id the server
+						   no longer takes: records
+						   naming it are discarded */
 	struct upo_id	*id;			/* the flow's identity */
 
 	/* The login. */

@@ -40,6 +40,11 @@ upo_client_auth(char **form, char **auth, char *why, size_t len)
 	unsigned int		 how;
 
 	*auth = NULL;
+	if (upo.client_id == NULL) {
+		snprintf(why, len, "no client registered at the "
+		    "authorization server: a login is needed");
+		return (-1);
+	}
 	memset(&as, 0, sizeof as);
 	as.auth_methods = upo.auth_methods;
 	if (upo.registered == OAUTHC_REG_CONFIG && sc->oauth != NULL &&

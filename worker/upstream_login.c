@@ -169,6 +169,8 @@ login_save(void)
 void
 login_forget_registration(void)
 {
+	if (upo.registered == OAUTHC_REG_DCR)
+		upo_set(&upo.forgotten, upo.client_id);
 	if (upo.registered != OAUTHC_REG_CONFIG) {
 		upo_set(&upo.client_id, NULL);
 		upo_set(&upo.client_secret, NULL);
@@ -267,11 +269,19 @@ login_record_tokens(struct upo_id *id, json_t *record)
 		    NULL ? "another registration's" : why);
 		return (-1);
 	}
+	if (upo.forgotten != NULL && strcmp(upo.forgotten, r.client_id) == 0) {
+		log_info("upstream %s: oauth: the stored record of %s is "
+		    "discarded: its client is no longer taken by the "
+		    "authorization server", sc->name, id->name);
+		return (-1);
+	}
 	if (upo.registered == OAUTHC_REG_NONE) {
 		upo_set(&upo.reg_issuer, r.issuer);
 		upo_set(&upo.client_id, r.client_id);
 		upo_set(&upo.client_secret, r.client_secret);
 		upo.registered = r.registered;
+		upo.secret_expires = r.registered == OAUTHC_REG_DCR ?
+		    r.secret_expires : 0;
 	}
 	login_take_tokens(id, &r);
 	return (0);

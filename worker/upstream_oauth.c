@@ -557,6 +557,17 @@ flow_next(void)
 		    "s", upo.id->refresh_hold - (long long)time(NULL));
 		return;
 	}
+	if (upo.id->refresh_token != NULL && upo.client_id == NULL) {
+		/* Issued to a registration the server forgot (another
+		 * user's refresh found out): this user logs in again. */
+		log_info("upstream %s: oauth: the tokens of %s were issued "
+		    "to a client no longer registered: a login is needed",
+		    sc->name, upo.id->name);
+		upo_tokens_drop();
+		login_save();
+		upo_need_login(NULL);
+		return;
+	}
 	if (upo.id->refresh_token != NULL) {
 		token_refresh();
 		return;

@@ -20,7 +20,7 @@ import { mkdtempSync, mkdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startGateway, startNodeServer, post, q, sleep, srcdir, followLogin } from '../lib/gateway.mjs';
-import { startOidcProvider, JWT_SHOWN } from '../lib/oidc.mjs';
+import { startOidcProvider, counts, JWT_SHOWN } from '../lib/oidc.mjs';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ElicitRequestSchema, ElicitationCompleteNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
@@ -257,4 +257,66 @@ test('per-user: a declined elicitation fails the call cleanly; asked again next 
   await assert.rejects(carol.client.callTool({ name: 'users__whoami', arguments: {} }),
     /declined/);
   assert.equal(carol.seen.asked.length, 2);
+});
+
+// Per-user with a client registered dynamically (RFC 7591) that the
+// authorization server then forgets: the first user's refresh gets
+// invalid_client and the registration is dropped, and registering again
+// fails for a while (429); the other user's tokens were issued to the
+// same client, so their renewal asks them to log in (it once sent a
+// token request without a client_id: the worker crashed).  The next
+// login registers again.
+test('per-user: a registration the server forgot asks every user again, the worker stays up', async () => {
+  const op2 = await startOidcProvider(['--ttl', '6', '--refresh']);
+  stops.push(() => op2.stop());
+  const up2 = await startNodeServer([fixture, '--issuer', op2.issuer, '--scopes', 'mcp:tools']);
+  stops.push(() => up2.stop());
+  const stateDir = path.join(dir, 'd');
+  mkdirSync(stateDir, { mode: 0o700 });
+  const gw = await startGateway({
+    globals: `state_dir = ${q(stateDir)};\nclients = (\n` +
+      `  { name = "alice"; token = ${q(TOKENS.alice)}; },\n` +
+      `  { name = "bob"; token = ${q(TOKENS.bob)}; }\n);`,
+    servers: [`{ name = "users"; transport = "http"; url = ${q(`http://127.0.0.1:${up2.port}/mcp`)}; oauth = { identity = "per-user"; }; }`],
+  });
+  stops.push(() => gw.stop());
+  const urlOf = (msg) => {
+    assert.equal(msg.error?.code, -32042, JSON.stringify(msg));
+    return msg.error.data.elicitations[0].url;
+  };
+  const alice = await session(gw, 'alice');
+  await browse(urlOf(await whoami(gw, alice)), 'alice');
+  assert.equal(sub(await whoamiOk(gw, alice)), 'alice');
+  const bob = await session(gw, 'bob');
+  const bobUrl = urlOf(await whoami(gw, bob));
+  const first = new URL(bobUrl).searchParams.get('client_id');
+  await browse(bobUrl, 'bob');
+  assert.equal(sub(await whoamiOk(gw, bob)), 'bob');
+  assert.equal((await counts(op2.issuer))['/reg'], 1);
+  const f = await (await fetch(`${op2.issuer}/admin/forget-clients`, { method: 'POST' })).json();
+  assert.deepEqual(f.forgotten, [first]);
+  await fetch(`${op2.issuer}/admin/busy?n=1000&path=/reg`, { method: 'POST' });
+  // The 6 s tokens run out; the first refresh is refused for the client,
+  // the other user's renewal then finds no registration.
+  for (let i = 0; i < 300 && !/issued to a client no longer registered/.test(gw.log()); i++) await sleep(100);
+  assert.match(gw.log(), /invalid_client.*registered again at the next login/);
+  assert.match(gw.log(), /the tokens of client:(alice|bob) were issued to a client no longer registered: a login is needed/);
+  assert.equal(gw.upstream('users').restarts, 0, gw.log());
+  // Both are asked again; the login registers a new client.
+  await fetch(`${op2.issuer}/admin/busy?n=0&path=/reg`, { method: 'POST' });
+  const alice2 = await session(gw, 'alice');
+  let again;
+  for (let i = 0; i < 50 && again === undefined; i++) {
+    const msg = await whoami(gw, alice2);
+    if (msg.error?.code === -32042) again = urlOf(msg);
+    else await sleep(200);
+  }
+  assert.ok(again, gw.log());
+  const second = new URL(again).searchParams.get('client_id');
+  assert.notEqual(second, first);
+  await browse(again, 'alice');
+  assert.equal(sub(await whoamiOk(gw, alice2)), 'alice');
+  urlOf(await whoami(gw, await session(gw, 'bob')));
+  assert.equal(gw.upstream('users').restarts, 0, gw.log());
+  noTokens(gw);
 });
