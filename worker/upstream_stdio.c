@@ -113,13 +113,36 @@ stdio_arm(struct stdio_tp *tp, int ms)
 	evtimer_add(tp->grace, &tv);
 }
 
+/* Note a child in the group asked about. */
+static void
+pgroup_member(pid_t pid, pid_t pgrp, void *arg)
+{
+	pid_t	*pgid = arg;
+
+	if (pgrp == *pgid)
+		*pgid = 0;
+}
+
+/*
+ * Is a child of ours, alive or not yet reaped, still in group pgid?  Then
+ * the number cannot have gone to another group meanwhile, and signalling
+ * it reaches only what the upstream left.  (Its leader reaped and the
+ * group empty, the number is free for any new group on the machine.)
+ */
+static int
+group_ours(pid_t pgid)
+{
+	worker_children(pgroup_member, &pgid);
+	return (pgid == 0);
+}
+
 /* Kill what is left of a stopped upstream's group after its grace. */
 static void
 stdio_kill_cb(evutil_socket_t fd, short events, void *arg)
 {
 	pid_t	pid = (pid_t)(intptr_t)arg;
 
-	if (u64map_del(&dying, (uint64_t)pid) != NULL)
+	if (u64map_del(&dying, (uint64_t)pid) != NULL && group_ours(pid))
 		kill(-pid, SIGKILL);
 }
 
@@ -132,6 +155,10 @@ stdio_term_cb(evutil_socket_t fd, short events, void *arg)
 
 	if (u64map_get(&dying, (uint64_t)pid) == NULL)
 		return;
+	if (!group_ours(pid)) {
+		u64map_del(&dying, (uint64_t)pid);
+		return;
+	}
 	kill(-pid, SIGTERM);
 	event_base_once(base, -1, EV_TIMEOUT, stdio_kill_cb, arg, &tv);
 }
@@ -145,7 +172,8 @@ stdio_kill_all(void)
 	void		*value;
 
 	while (u64map_next(&dying, &pos, &key, &value))
-		kill(-(pid_t)key, SIGKILL);
+		if (group_ours((pid_t)key))
+			kill(-(pid_t)key, SIGKILL);
 	pos = 0;
 	while (u64map_next(&children, &pos, &key, &value))
 		kill(-(pid_t)key, SIGKILL);

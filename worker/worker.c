@@ -661,16 +661,15 @@ worker_frame_max(void)
 	return ((sc != NULL ? sc->max_message : 1024 * 1024) + FRAME_SLACK);
 }
 
-/* Signal every remaining child (the upstream and anything it left). */
-static void
-kill_children(int sig)
+void
+worker_children(void (*fn)(pid_t, pid_t, void *), void *arg)
 {
 	DIR		*d;
 	struct dirent	*de;
 	char		 path[300], buf[512], *rp;
 	FILE		*f;
-	long		 ppid;
-	pid_t		 me = getpid(), pid;
+	long		 ppid, pgrp;
+	pid_t		 me = getpid();
 
 	if ((d = opendir("/proc")) == NULL)
 		return;
@@ -680,16 +679,30 @@ kill_children(int sig)
 		snprintf(path, sizeof path, "/proc/%s/stat", de->d_name);
 		if ((f = fopen(path, "r")) == NULL)
 			continue;
+		/* pid (comm) state ppid pgrp ...; comm may hold ')'. */
 		if (fgets(buf, sizeof buf, f) != NULL &&
 		    (rp = strrchr(buf, ')')) != NULL &&
-		    sscanf(rp + 2, "%*c %ld", &ppid) == 1 &&
-		    (pid_t)ppid == me) {
-			pid = (pid_t)strtol(de->d_name, NULL, 10);
-			kill(pid, sig);
-		}
+		    sscanf(rp + 2, "%*c %ld %ld", &ppid, &pgrp) == 2 &&
+		    (pid_t)ppid == me)
+			fn((pid_t)strtol(de->d_name, NULL, 10), (pid_t)pgrp,
+			    arg);
 		fclose(f);
 	}
 	closedir(d);
+}
+
+/* Signal one child. */
+static void
+kill_child(pid_t pid, pid_t pgrp, void *arg)
+{
+	kill(pid, *(int *)arg);
+}
+
+/* Signal every remaining child (the upstream and anything it left). */
+static void
+kill_children(int sig)
+{
+	worker_children(kill_child, &sig);
 }
 
 /* Reap children; returns 1 when none remain. */

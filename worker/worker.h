@@ -69,6 +69,11 @@ int		 chan_congested(void);
 void		 chan_wait(struct chan_waiter *w);
 /* Forget w (before freeing it). */
 void		 chan_unwait(struct chan_waiter *w);
+/*
+ * Call fn(pid, pgrp, arg) for every child of the worker's, alive or not
+ * yet reaped (the worker is a subreaper: what an upstream leaves is its).
+ */
+void		 worker_children(void (*fn)(pid_t, pid_t, void *), void *arg);
 /* Report our state ("starting", "ready", "error", or "exiting" when the
  * worker is about to exit) to the supervisor. */
 void		 worker_status(const char *state, const char *error);

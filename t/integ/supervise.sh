@@ -31,6 +31,7 @@ start_gateway \
     "$(demo "hang$TAG" 'ping_interval = 1; ping_timeout = 1; restart_delay = 1;')" \
     "{ name = \"wrap\"; transport = \"stdio\"; command = [ \"/bin/sh\", \"-c\", \"setsid sleep $SLEEPER & $DEMO --test-tools --name wrap$TAG\" ]; }" \
     "{ name = \"deaf$TAG\"; transport = \"stdio\"; command = [ \"/bin/sh\", \"-c\", \"trap '' TERM; $DEMO --test-tools --name deaf$TAG; sleep 30\" ]; }" \
+    "$(demo "gone$TAG" 'isolation = "per-session";')" \
     "{ name = \"grp\"; transport = \"stdio\"; isolation = \"per-session\"; command = [ \"/bin/sh\", \"-c\", \"(trap '' TERM; exec sleep $LEFT) & trap 'echo term >> $T/order' TERM; $DEMO --test-tools --name grp$TAG; echo eof >> $T/order\" ]; }"
 AUTH="Authorization: Bearer $MCPS_TEST_TOKEN"
 
@@ -145,4 +146,42 @@ wait_state stopped wrap
 for _ in $(seq 50); do pgrep -f "^sleep $SLEEPER" > /dev/null || break; sleep 0.1; done
 is "stop kills the whole tree, stray process included" "$(pgrep -f "^sleep $SLEEPER" | wc -l | tr -d ' ')" 0
 is "no wrapped upstream left" "$(pgrep -f -- "--name wrap$TAG" | wc -l | tr -d ' ')" 0
+
+# A stopped instance whose whole group is gone (it exits at stdin's end):
+# its group's number is free, and the SIGTERM and SIGKILL due 1 s and 4 s
+# after the stop must not reach a new group that took it.  As root the
+# number is taken on purpose (ns_last_pid) by a process of our own.
+SID=
+curl -s -D "$T/headers" -o /dev/null -H "$AUTH" \
+    -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
+    -d '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"curl","version":"1"}}}' \
+    "$URL"
+SID=$(tr -d '\r' < "$T/headers" | awk 'tolower($1) == "mcp-session-id:" { print $2 }')
+call '{"jsonrpc":"2.0","method":"notifications/initialized"}' > /dev/null
+out=$(call '{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"gone'"$TAG"'__echo","arguments":{"text":"brief"}}}')
+like "a brief instance answers" "$out" '"text":"brief"'
+gpid=$(grep "mcp-worker gone$TAG info: started .* (pid " "$T/log" | tail -n 1 | sed 's/.*(pid \([0-9]*\)).*/\1/')
+curl -s -o /dev/null -X DELETE -H "$AUTH" -H "Mcp-Session-Id: $SID" "$URL"
+SID=
+for _ in $(seq 50); do kill -0 "$gpid" 2> /dev/null || break; sleep 0.02; done
+if [ "$(id -u)" -eq 0 ] && [ -w /proc/sys/kernel/ns_last_pid ] &&
+    ! kill -0 "$gpid" 2> /dev/null; then
+	for _ in 1 2 3 4 5; do
+		echo $((gpid - 1)) > /proc/sys/kernel/ns_last_pid
+		setsid sleep 33$$ &
+		taker=$!
+		[ "$taker" -eq "$gpid" ] && break
+		kill "$taker"
+		taker=
+	done
+	if [ -n "$taker" ]; then
+		sleep 5
+		ok "a stopped instance's group number, taken by another group, is not signalled" kill -0 "$taker"
+		kill "$taker" 2> /dev/null
+	else
+		echo "# ns_last_pid: pid $gpid not taken (a busy machine); not checked"
+	fi
+else
+	echo "# not root, or the instance did not end: the reuse of its group is not checked"
+fi
 finish
