@@ -55,6 +55,7 @@ static char		*al_target;	/* path or syslog socket path */
 static struct evbuffer	*al_buf;
 static struct event	*al_flush_ev;
 static struct event	*al_retry_ev;	/* while writes fail */
+static struct event	*al_write_ev;	/* a non-blocking al_fd was full */
 static int		 al_failing;	/* said, until one works */
 static uint64_t		 al_lines, al_dropped;
 
@@ -106,6 +107,10 @@ al_syslog_connect(const char *path)
 static void
 al_close_fd(void)
 {
+	if (al_write_ev != NULL) {
+		event_free(al_write_ev);
+		al_write_ev = NULL;
+	}
 	if (al_fd >= 0 && al_kind != AL_STDERR)
 		close(al_fd);
 	al_fd = -1;
@@ -251,8 +256,18 @@ al_flush(void)
 	 * The descriptor is blocking: a write waits for a slow disk, and on
 	 * stderr for a pipe or journald's stream socket to drain, with the
 	 * loop stalled meanwhile.  What fails (a disk that is full) waits,
-	 * within AL_MAX_QUEUED, and is tried again in AL_RETRY_S.
+	 * within AL_MAX_QUEUED, and is tried again in AL_RETRY_S.  A stderr
+	 * made non-blocking by whoever shares it is full, not failing: the
+	 * rest goes once it is writable.
 	 */
+	if (evbuffer_get_length(al_buf) > 0 && err == EAGAIN) {
+		if (al_write_ev == NULL)
+			al_write_ev = event_new(base, al_fd, EV_WRITE,
+			    al_retry_cb, NULL);
+		if (!event_pending(al_write_ev, EV_WRITE, NULL))
+			event_add(al_write_ev, NULL);
+		return;
+	}
 	if (evbuffer_get_length(al_buf) > 0 && err != 0) {
 		if (!al_failing) {
 			errno = err;
@@ -303,8 +318,10 @@ al_queue(const char *line, size_t len)
 	 * counted as they are sent. */
 	if (al_kind != AL_SYSLOG)
 		al_lines++;
-	/* While writes fail, the retry timer writes. */
-	if (al_failing)
+	/* While writes fail, the retry timer writes; while the descriptor
+	 * is full, its writability. */
+	if (al_failing || (al_write_ev != NULL &&
+	    event_pending(al_write_ev, EV_WRITE, NULL)))
 		return;
 	if (al_flush_ev == NULL)
 		al_flush_ev = event_new(base, -1, 0, al_flush_cb, NULL);

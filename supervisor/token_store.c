@@ -291,12 +291,22 @@ token_store_open(const char *dir, struct event_base *base, char *err,
 		return (NULL);
 	}
 	if (base != NULL) {
-		if (pipe2(ts->wake, O_CLOEXEC | O_NONBLOCK) != 0)
-			fatal("token store: pipe2");
+		if (pipe2(ts->wake, O_CLOEXEC | O_NONBLOCK) != 0) {
+			snprintf(err, errlen, "token store: pipe2: %s",
+			    strerror(errno));
+			ts->wake[0] = ts->wake[1] = -1;
+			token_store_close(ts);
+			return (NULL);
+		}
 		ts->base = base;
-		ts->wake_ev = event_new(base, ts->wake[0], EV_READ |
-		    EV_PERSIST, writer_wake_cb, ts);
-		event_add(ts->wake_ev, NULL);
+		if ((ts->wake_ev = event_new(base, ts->wake[0], EV_READ |
+		    EV_PERSIST, writer_wake_cb, ts)) == NULL ||
+		    event_add(ts->wake_ev, NULL) != 0) {
+			snprintf(err, errlen, "token store: cannot watch its "
+			    "pipe");
+			token_store_close(ts);
+			return (NULL);
+		}
 	}
 	return (ts);
 }
@@ -441,18 +451,42 @@ writer_main(void *arg)
 	return (NULL);
 }
 
-/* Start the writer, its signals blocked: they are the loop's. */
-static void
+/*
+ * Start the writer, its signals blocked: they are the loop's.  -1 if no
+ * thread can be made (a limit reached): writes are then made at once.
+ */
+static int
 writer_start(struct token_store *ts)
 {
 	sigset_t	all, old;
+	int		error;
 
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	if (pthread_create(&ts->writer, NULL, writer_main, ts) != 0)
-		fatalx("token store: pthread_create");
+	error = pthread_create(&ts->writer, NULL, writer_main, ts);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (error != 0) {
+		log_warnx("token store: no writer thread (%s): this write is "
+		    "made on the event loop", strerror(error));
+		return (-1);
+	}
 	ts->writer_on = 1;
+	return (0);
+}
+
+/* Log a write or removal that failed. */
+static void
+op_log(const struct ts_op *op)
+{
+	if (op->sealed != NULL)
+		log_warnx("upstream %s: OAuth tokens not stored (kept in "
+		    "memory only): token store: %s %s: %s", op->upstream,
+		    op->step, op->path, strerror(op->error));
+	else
+		log_warnx("upstream %s: OAuth tokens forgotten, but not "
+		    "removed from the disk (they are read again at the next "
+		    "start): token store: %s %s: %s", op->upstream, op->step,
+		    op->path, strerror(op->error));
 }
 
 /* Log the writer's failures (on the loop); how many. */
@@ -469,10 +503,7 @@ writer_report(struct token_store *ts)
 	pthread_mutex_unlock(&ts->mu);
 	while ((op = TAILQ_FIRST(&failed)) != NULL) {
 		TAILQ_REMOVE(&failed, op, entry);
-		log_warnx("upstream %s: OAuth tokens not %s (kept in memory): "
-		    "token store: %s %s: %s", op->upstream, op->sealed != NULL ?
-		    "stored" : "removed", op->step, op->path,
-		    strerror(op->error));
+		op_log(op);
 		op_free(op);
 		n++;
 	}
@@ -486,8 +517,18 @@ writer_queue(struct token_store *ts, const char *upstream, char *path,
 {
 	struct ts_op	*op;
 
-	if (!ts->writer_on)
-		writer_start(ts);
+	if (!ts->writer_on && writer_start(ts) != 0) {
+		op = xcalloc(1, sizeof *op);
+		op->path = path;
+		op->upstream = xstrdup(upstream);
+		op->sealed = sealed;
+		op->len = len;
+		writer_do(ts, op);
+		if (op->error != 0)
+			op_log(op);
+		op_free(op);
+		return;
+	}
 	pthread_mutex_lock(&ts->mu);
 	TAILQ_FOREACH(op, &ts->todo, entry) {
 		if (strcmp(op->path, path) == 0)
@@ -544,6 +585,9 @@ token_store_flush(struct token_store *ts)
 {
 	if (ts->writer_on) {
 		pthread_mutex_lock(&ts->mu);
+		/* Paused (tests), the writer would never empty it. */
+		ts->paused = 0;
+		pthread_cond_signal(&ts->work);
 		while (!TAILQ_EMPTY(&ts->todo) || ts->busy != NULL)
 			pthread_cond_wait(&ts->idle, &ts->mu);
 		pthread_mutex_unlock(&ts->mu);

@@ -41,7 +41,7 @@ void		 token_store_close(struct token_store *);
 /* Wait until what waits is written: the failures not logged yet,
  * logged, and how many. */
 int		 token_store_flush(struct token_store *);
-/* Hold the writer (for tests), or let it go on. */
+/* Hold the writer (for tests), or let it go on; a flush lets it go. */
 void		 token_store_pause(struct token_store *, int on);
 
 /*

@@ -132,6 +132,43 @@ START_TEST(test_retry)
 }
 END_TEST
 
+/*
+ * A descriptor made non-blocking by whoever shares it (a process manager's
+ * pipe as stderr) and full: not a failure (no warning, nothing held for a
+ * second); what waits goes as soon as the reader drains it.
+ */
+START_TEST(test_full_pipe)
+{
+	struct sup_client	*cl = sup_session(NULL, NULL);
+	char			 buf[65536], *nl;
+	int			 p[2], fd = log_fd(), lines = 0;
+	ssize_t			 n;
+
+	ck_assert_int_eq(pipe2(p, O_NONBLOCK), 0);
+	memset(buf, 'x', sizeof buf);
+	while (write(p[1], buf, sizeof buf) > 0)
+		continue;
+	ck_assert_int_eq(dup2(p[1], fd), fd);
+	ping(cl);
+	ping(cl);
+	while (read(p[0], buf, sizeof buf) > 0)
+		continue;
+	sup_turn();
+	while ((n = read(p[0], buf, sizeof buf - 1)) > 0) {
+		buf[n] = '\0';
+		for (nl = buf; (nl = strstr(nl, "method=\"ping\"")) != NULL;
+		    nl++)
+			lines++;
+	}
+	ck_assert_int_eq(lines, 2);
+	ck_assert_uint_eq(counted(1), 0);
+	ck_assert_int_eq(dup2(n = open(path, O_WRONLY | O_APPEND), fd), fd);
+	close((int)n);
+	close(p[0]);
+	close(p[1]);
+}
+END_TEST
+
 static Suite *
 access_log_suite(void)
 {
@@ -140,6 +177,7 @@ access_log_suite(void)
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_retry);
+	tcase_add_test(tc, test_full_pipe);
 	suite_add_tcase(s, tc);
 	return (s);
 }

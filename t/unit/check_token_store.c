@@ -8,6 +8,7 @@
  */
 #include "config.h"
 
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include <dirent.h>
@@ -341,6 +342,44 @@ START_TEST(test_writer)
 }
 END_TEST
 
+/*
+ * Out of descriptors (a gateway holding many connections), opening the
+ * store is refused with the reason, not fatal (it once exited); a flush
+ * while the writer is held lets it go rather than wait for ever.
+ */
+START_TEST(test_limits)
+{
+	struct event_base	*base = event_base_new();
+	struct token_store	*ts;
+	struct rlimit		 old, low;
+	char			 err[512];
+	int			 fd;
+
+	ck_assert_int_eq(getrlimit(RLIMIT_NOFILE, &old), 0);
+	fd = open("/dev/null", O_RDONLY);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	/* One descriptor left: enough for the key, not for the pipe. */
+	low = old;
+	low.rlim_cur = (rlim_t)fd + 1;
+	ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &low), 0);
+	ts = token_store_open(dir, base, err, sizeof err);
+	ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &old), 0);
+	ck_assert_ptr_null(ts);
+	ck_assert_msg(strstr(err, "pipe2") != NULL, "%s", err);
+
+	ts = token_store_open(dir, base, err, sizeof err);
+	ck_assert_msg(ts != NULL, "%s", err);
+	token_store_pause(ts, 1);
+	ck_assert_int_eq(token_store_put(ts, "gh", "alice", "held", 4, err,
+	    sizeof err), 0);
+	ck_assert_int_eq(token_store_flush(ts), 0);
+	ck_assert_int_eq(nfiles(), 1);
+	token_store_close(ts);
+	event_base_free(base);
+}
+END_TEST
+
 START_TEST(test_refused)
 {
 	struct token_store	*ts;
@@ -388,6 +427,7 @@ token_store_suite(void)
 	tcase_add_test(tc, test_seal_round_trip);
 	tcase_add_test(tc, test_store);
 	tcase_add_test(tc, test_writer);
+	tcase_add_test(tc, test_limits);
 	tcase_add_test(tc, test_refused);
 	suite_add_tcase(s, tc);
 	return (s);
