@@ -42,16 +42,18 @@ static void	catalog_fetch(struct conn *, int);
 
 /*
  * The catalog's text, within max_message: the supervisor holds every frame
- * to it, and takes a longer one for a broken worker (killed, started
- * again, for ever).  The longest list loses its last tenth until it fits;
- * what was left out is logged.  The lists are copied, not cut.
+ * to it, and takes a longer one for a broken worker's (killed, started
+ * again, for ever).  The list with the most bytes loses its last items,
+ * as many as hold the bytes over, until it fits (one pass, unless the
+ * items measured differ from the whole); what was left out is logged.
+ * The lists are copied, not cut.
  */
 static char *
 catalog_text(json_t *o)
 {
 	json_t	*a;
 	char	*text;
-	size_t	 left[NKINDS] = { 0 }, n, big, cut, len;
+	size_t	 left[NKINDS] = { 0 }, n, big, over, freed, size, len;
 	int	 k, most;
 
 	for (;;) {
@@ -59,12 +61,16 @@ catalog_text(json_t *o)
 			fatalx("catalog: json_dumps");
 		if ((len = strlen(text)) <= sc->max_message)
 			break;
+		over = len - sc->max_message;
 		big = 0;
 		most = -1;
 		for (k = 0; k < NKINDS; k++) {
-			n = json_array_size(json_object_get(o, kind_keys[k]));
-			if (n > big) {
-				big = n;
+			a = json_object_get(o, kind_keys[k]);
+			if (json_array_size(a) == 0)
+				continue;
+			size = json_dumpb(a, NULL, 0, JSON_COMPACT);
+			if (size > big) {
+				big = size;
 				most = k;
 			}
 		}
@@ -72,11 +78,15 @@ catalog_text(json_t *o)
 			break;	/* empty lists: never this long */
 		free(text);
 		a = json_copy(json_object_get(o, kind_keys[most]));
-		cut = big / 10 + 1;
-		for (n = 0; n < cut; n++)
-			json_array_remove(a, big - 1 - n);
+		/* Each item with its comma. */
+		for (n = json_array_size(a), freed = 0; n > 0 && freed < over;
+		    n--) {
+			freed += json_dumpb(json_array_get(a, n - 1), NULL, 0,
+			    JSON_COMPACT) + 1;
+			json_array_remove(a, n - 1);
+			left[most]++;
+		}
 		json_object_set_new(o, kind_keys[most], a);
-		left[most] += cut;
 	}
 	if (left[0] + left[1] + left[2] + left[3] > 0)
 		log_warnx("the catalog is over max_message (%zu bytes): listed "

@@ -192,3 +192,25 @@ test('a catalog over max_message is listed in part, not a crash loop', async () 
     assert.equal(await gw2.stop(), 0);
   }
 });
+
+// What is left out is the list with the most bytes, and no more of it than
+// the bytes over: a few tools with long descriptions go, not the many
+// small resources (cut by count, 40 of 100 resources went before a tool).
+test('a catalog over max_message loses the bytes over, from the largest list', async () => {
+  const gw2 = await startGateway({
+    servers: [cat('heavy', ['--tools', '5', '--describe', '4000', '--page', '2', '--resources', '100'], 'max_message = "16k";')],
+  });
+  try {
+    const client = new Client({ name: 'heavy', version: '1' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(gw2.url)));
+    const { tools } = await allTools(client);
+    const { resources } = await client.listResources();
+    assert.equal(resources.length, 100);
+    // 6 tools of 4 KB each (with toggle) in 16 KiB with the resources.
+    assert.ok(tools.length >= 2 && tools.length <= 3, `${tools.length} tools`);
+    assert.match(gw2.log(), /listed without the last [34] tools, 0 resources/);
+    await client.close();
+  } finally {
+    assert.equal(await gw2.stop(), 0);
+  }
+});
