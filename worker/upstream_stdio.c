@@ -88,12 +88,19 @@ stdio_gone(struct stdio_tp *tp, const char *why)
 	conn_lost(c, why);
 }
 
+static void	stdio_arm(struct stdio_tp *, int);
+
 /* Grace timer: after exit, or after stdout closed. */
 static void
 stdio_grace_cb(evutil_socket_t fd, short events, void *arg)
 {
 	struct stdio_tp	*tp = arg;
 
+	if (tp->exited && tp->waiter.waiting) {
+		/* Its last messages wait for the supervisor, not for it. */
+		stdio_arm(tp, EXIT_DRAIN_MS);
+		return;
+	}
 	if (tp->exited) {
 		stdio_gone(tp, NULL);
 		return;
