@@ -4,8 +4,9 @@
 // the supervisor, instead of queueing without bound; nothing is lost.
 // The supervisor is stopped (SIGSTOP) while a server floods its caller
 // with log messages, and writes down how many went out: an SDK server over
-// stdio, and over Streamable HTTP the hand-written fault server (no SDK
-// server waits for its socket to drain), whose worker pauses curl.
+// stdio, the same behind the ws package's WebSocket bridge, and over
+// Streamable HTTP the hand-written fault server (no SDK server waits for
+// its socket to drain), whose worker pauses curl.
 // Once the supervisor goes on, the 64 MiB come at once, more than an SDK
 // client reads as fast: the supervisor cuts its stream when it is 4 MiB
 // behind, and the client resumes it, but what passed the replay buffer
@@ -22,16 +23,19 @@ import { startGateway, startNodeServer, q, srcdir, sleep } from '../lib/gateway.
 
 const catalogServer = path.join(srcdir, 't/fixtures/catalog-server.mjs');
 
-let gw, faults;
+let gw, faults, wsUp;
 before(async () => {
   faults = await startNodeServer([path.join(srcdir, 't/fixtures/http-faults.mjs')]);
+  wsUp = await startNodeServer([path.join(srcdir, 't/fixtures/ws-upstream.mjs'), '--', process.execPath, catalogServer, '--flood']);
   gw = await startGateway({ servers: [
     `{ name = "flood"; transport = "stdio"; command = [ ${q(process.execPath)}, ${q(catalogServer)}, "--flood" ]; }`,
-    `{ name = "faults"; transport = "http"; url = "http://127.0.0.1:${faults.port}/mcp"; }`] });
+    `{ name = "faults"; transport = "http"; url = "http://127.0.0.1:${faults.port}/mcp"; }`,
+    `{ name = "wsflood"; transport = "ws"; url = "ws://127.0.0.1:${wsUp.port}/"; }`] });
 });
 after(async () => {
   assert.equal(await gw.stop(), 0);
   await faults.stop();
+  await wsUp.stop();
 });
 
 // How many messages the server has written so far.
@@ -96,4 +100,10 @@ test('a stdio upstream faster than the supervisor waits; every message is passed
 // Over Streamable HTTP curl pauses the response; TCP holds the server.
 test('a Streamable HTTP upstream faster than the supervisor waits; every message is passed on', async () => {
   await flood('faults');
+});
+
+// Over WebSocket the worker stops reading the socket; TCP holds the
+// bridge (the ws package's, which then stops reading its stdio server).
+test('a WebSocket upstream faster than the supervisor waits; every message is passed on', async () => {
+  await flood('wsflood');
 });
