@@ -752,8 +752,16 @@ void
 trace_apply(const struct trace_conf *old)
 {
 	char	shown[512];
+	size_t	i;
+	int	files = 0;
 
-	if (conf_trace_equal(old, conf->tracing))
+	if (conf->tracing != NULL && conf->tracing->headers != NULL)
+		for (i = 0; conf->tracing->headers[i] != NULL; i++)
+			files |= strstr(conf->tracing->headers[i],
+			    "${file:") != NULL;
+	/* The exporter reads ${file:} when it starts: a rotated key is read
+	 * again by starting it again. */
+	if (conf_trace_equal(old, conf->tracing) && !files)
 		return;
 	if (conf->tracing == NULL) {
 		log_info("otel: tracing is off");

@@ -17,6 +17,8 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
@@ -253,4 +255,34 @@ test('the last spans are exported when the daemon stops', async () => {
   assert.equal(await gw2.stop(), 0);
   const mine = spans().filter((s) => s.service === 'gw-stop' && attr(s.span, 'gen_ai.tool.name') === 'h__probe' && s.span.kind === 2);
   assert.equal(mine.length, 3, JSON.stringify(spans().filter((s) => s.service === 'gw-stop').map((s) => s.span.name)));
+});
+
+// A collector key read from a file (${file:}) is read by the exporter when
+// it starts: a reload starts it again, so a rotated key is sent from then
+// on (it kept the old key until the daemon restarted).
+test('a reload sends a rotated collector key', async () => {
+  const otlp = `http://127.0.0.1:${port}/v1/traces`;
+  const dir = mkdtempSync(path.join(tmpdir(), 'mcps-otel-key-'));
+  const keyFile = path.join(dir, 'key');
+  writeFileSync(keyFile, 'key-one\n', { mode: 0o600 });
+  const gw3 = await startGateway({
+    globals: `tracing = { endpoint = ${q(otlp)}; sample = 1.0; service_name = "gw-key"; headers = { X-Collector-Key = ${q(`\${file:${keyFile}}`)}; }; };`,
+    servers: [`{ name = "h"; transport = "http"; url = "http://127.0.0.1:${upstream.address().port}/mcp"; }`],
+  });
+  try {
+    const keys = () => posts.filter((p) => p.body.resourceSpans?.some((rs) => rs.resource?.attributes?.some((a) => a.key === 'service.name' && a.value.stringValue === 'gw-key'))).map((p) => p.headers['x-collector-key']);
+    const client = new Client({ name: 'key', version: '1' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(gw3.url)));
+    await client.callTool({ name: 'h__probe', arguments: {} });
+    await until(() => keys().includes('key-one'), 'a post with the first key');
+    writeFileSync(keyFile, 'key-two\n');
+    gw3.mcpctl('reload');
+    await sleep(500);
+    await client.callTool({ name: 'h__probe', arguments: {} });
+    await until(() => keys().includes('key-two'), 'a post with the rotated key');
+    await client.close();
+  } finally {
+    assert.equal(await gw3.stop(), 0);
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
