@@ -210,10 +210,16 @@ proc_spawn(struct proc *p, const char *path, char *const argv[], int net)
 	p->stopping = 0;
 	if ((pid = spawn_worker(path, argv, net, &fd, err, sizeof err)) ==
 	    -1) {
-		log_warnx("%s %s: %s", p->kind->what, p->name, err);
+		log_warnx("%s %s: %s; trying again in %u s", p->kind->what,
+		    p->name, err, p->delay);
 		proc_error(p, "%s", err);
+		/* Out of processes or descriptors: try again, backing off as
+		 * after a crash, not every first_delay for as long as it
+		 * lasts. */
 		p->backoff = p->delay;
 		proc_arm(p, PROC_T_BACKOFF, p->delay);
+		p->delay = p->delay * 2 > p->policy.max_delay ?
+		    p->policy.max_delay : p->delay * 2;
 		return (-1);
 	}
 	p->pid = pid;

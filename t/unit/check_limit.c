@@ -677,6 +677,37 @@ START_TEST(test_breaker_not_deaths)
 }
 END_TEST
 
+/*
+ * A worker that cannot be started (fork or socketpair failing: out of
+ * processes or descriptors) is tried again backing off, 1, 2, 4, 8 s, as
+ * after a crash; it was tried every restart_delay for as long as it
+ * lasted, a warning each time.  Once it starts, it is as before.
+ */
+START_TEST(test_spawn_backoff)
+{
+	unsigned int	before;
+
+	sup_spawn_fails = 1000;
+	before = sup_spawns;
+	sup_exit(sup_worker("d"), 1 << 8);
+	/* The harness fires what is due within the seconds asked (and half
+	 * a second): 1 s after the exit, then 2 s, then 4 s, not 2 s. */
+	sup_advance(1);
+	ck_assert_uint_eq(sup_spawns - before, 1);
+	ck_assert_str_eq(status_str("d", "state"), "backoff");
+	sup_advance(2);
+	ck_assert_uint_eq(sup_spawns - before, 2);
+	sup_advance(3);
+	ck_assert_uint_eq(sup_spawns - before, 2);
+	sup_advance(4);
+	ck_assert_uint_eq(sup_spawns - before, 3);
+	sup_spawn_fails = 0;
+	sup_advance(8);
+	ck_assert_uint_eq(sup_spawns - before, 4);
+	ck_assert_ptr_nonnull(sup_worker("d"));
+}
+END_TEST
+
 /* A session's own instance that ended (or never started) fails its
  * calls "gone": it restarts, and is not the upstream's breaker's. */
 START_TEST(test_breaker_not_instances)
@@ -799,6 +830,7 @@ limit_suite(void)
 	tcase_add_test(tc, test_defaults);
 	tcase_add_test(tc, test_breaker_not_deaths);
 	tcase_add_test(tc, test_breaker_not_instances);
+	tcase_add_test(tc, test_spawn_backoff);
 	tcase_add_test(tc, test_breaker_not_client);
 	tcase_add_test(tc, test_breaker_stale_probe);
 	tcase_add_test(tc, test_unsubscribe_open);

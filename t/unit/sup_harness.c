@@ -326,6 +326,9 @@ out:
 	return (got);
 }
 
+unsigned int	sup_spawns;
+unsigned int	sup_spawn_fails;
+
 /* The harness's stand-in for fork and exec (spawn_hook). */
 static pid_t
 sup_spawn(const char *path, char *const argv[], int net, int *chfd,
@@ -334,6 +337,13 @@ sup_spawn(const char *path, char *const argv[], int net, int *chfd,
 	struct sup_worker	*w;
 	size_t			 n;
 	int			 sv[2];
+
+	sup_spawns++;
+	if (sup_spawn_fails > 0) {
+		sup_spawn_fails--;
+		snprintf(err, errlen, "fork: %s", strerror(EAGAIN));
+		return (-1);
+	}
 
 	for (n = 0; argv[n] != NULL; n++)
 		;

@@ -160,6 +160,10 @@ void	sup_kill(struct sup_worker *);
 /* The worker's process ends with a wait status: its channel closes and
  * the gateway reaps it (then restarts it, as its policy says). */
 void	sup_exit(struct sup_worker *, int status);
+/* Workers started (spawn_hook called); while sup_spawn_fails > 0, each
+ * start fails as fork would without processes, and counts it down. */
+extern unsigned int	sup_spawns;
+extern unsigned int	sup_spawn_fails;
 
 /*
  * Clients: connections from 127.0.0.1 and what comes back on them, each
