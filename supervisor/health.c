@@ -44,6 +44,19 @@ health_down(const struct upstream *up)
 	    up->state == UPSTREAM_STOPPED || up->state == UPSTREAM_LOGIN);
 }
 
+/* Has some upstream been ready, and not failed or stopped since?  (Then
+ * one that keeps failing to start no longer holds the gateway back.) */
+static int
+health_some_ready(void)
+{
+	size_t	i;
+
+	for (i = 0; i < nupstreams; i++)
+		if (upstreams[i]->ready_once && !health_down(upstreams[i]))
+			return (1);
+	return (0);
+}
+
 int
 health_ready(char *why, size_t len)
 {
@@ -109,7 +122,7 @@ health_ready(char *why, size_t len)
 		 * max_failures = 0 it never gives up, nor becomes failed):
 		 * it no longer holds the others back. */
 		if (!up->sc->required && up->proc.failures >=
-		    HEALTH_START_FAILURES)
+		    HEALTH_START_FAILURES && health_some_ready())
 			continue;
 		if (up->sc->lazy && up->state == UPSTREAM_IDLE)
 			continue;
