@@ -164,11 +164,10 @@ access_log_open(const struct conf *c, char *err, size_t errlen)
 	al_target = target;
 	if (al_buf == NULL)
 		al_buf = evbuffer_new();
-	/* What the old one could not take goes to the new one now. */
-	if (al_failing) {
-		al_failing = 0;
-		al_flush();
-	}
+	/* What the old one could not take (failing, or full) goes to the
+	 * new one now. */
+	al_failing = 0;
+	al_flush();
 	if (kind != AL_OFF)
 		log_debug("access log: %s", c->access_log);
 	return (0);

@@ -733,9 +733,14 @@ otel_start(void)
 	pp.frame_max = OTEL_FRAME_MAX;
 	proc_configure(&ex.proc, "otel", &pp);
 	proc_reset(&ex.proc);
-	if (ex.proc.pid > 0)
+	if (ex.proc.pid > 0) {
+		/* What the batch holds goes to the old one, which posts it
+		 * as it stops; later spans wait for the new one (the old
+		 * one drops what comes once it is stopping). */
+		trace_flush();
+		ex.ready = 0;
 		proc_restart(&ex.proc);
-	else
+	} else
 		otel_spawn(&ex);
 }
 

@@ -205,6 +205,11 @@ conn_ping_cb(evutil_socket_t fd, short events, void *arg)
 {
 	struct conn	*c = arg;
 
+	/* Not read because the supervisor is behind: not its silence. */
+	if (chan_waiting()) {
+		c->last_rx = now_ms();
+		return;
+	}
 	if (now_ms() - c->last_rx >= (int64_t)sc->ping_interval * 1000)
 		conn_probe(c);
 }
@@ -215,7 +220,13 @@ conn_pong_timeout_cb(evutil_socket_t fd, short events, void *arg)
 {
 	struct conn	*c = arg;
 	char		 why[128];
+	struct timeval	 tv = { (time_t)sc->ping_timeout, 0 };
 
+	/* Its answer may wait behind what we do not read yet. */
+	if (chan_waiting()) {
+		evtimer_add(c->pong_timer, &tv);
+		return;
+	}
 	snprintf(why, sizeof why, "stopped answering (no answer to a ping "
 	    "within %u s)", sc->ping_timeout);
 	conn_lost(c, why);

@@ -9,6 +9,7 @@
 
 #include <dirent.h>
 #include <pwd.h>
+#include <fcntl.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -111,6 +112,12 @@ chan_congested(void)
 {
 	return (wchan.chan != NULL &&
 	    iochan_queued(wchan.chan) > CHAN_MAX_QUEUED);
+}
+
+int
+chan_waiting(void)
+{
+	return (!TAILQ_EMPTY(&chan_waiters));
 }
 
 void
@@ -666,8 +673,9 @@ worker_children(void (*fn)(pid_t, pid_t, void *), void *arg)
 {
 	DIR		*d;
 	struct dirent	*de;
-	char		 path[300], buf[512], *rp;
-	FILE		*f;
+	char		 path[300], buf[1024], *rp;
+	int		 fd;
+	ssize_t		 n;
 	long		 ppid, pgrp;
 	pid_t		 me = getpid();
 
@@ -677,16 +685,20 @@ worker_children(void (*fn)(pid_t, pid_t, void *), void *arg)
 		if (de->d_name[0] < '0' || de->d_name[0] > '9')
 			continue;
 		snprintf(path, sizeof path, "/proc/%s/stat", de->d_name);
-		if ((f = fopen(path, "r")) == NULL)
+		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
 			continue;
-		/* pid (comm) state ppid pgrp ...; comm may hold ')'. */
-		if (fgets(buf, sizeof buf, f) != NULL &&
-		    (rp = strrchr(buf, ')')) != NULL &&
-		    sscanf(rp + 2, "%*c %ld %ld", &ppid, &pgrp) == 2 &&
+		n = read(fd, buf, sizeof buf - 1);
+		close(fd);
+		if (n <= 0)
+			continue;
+		buf[n] = '\0';
+		/* pid (comm) state ppid pgrp ...; comm may hold ')' and a
+		 * newline: the last ')' of the whole line ends it. */
+		if ((rp = strrchr(buf, ')')) != NULL &&
+		    sscanf(rp + 1, " %*c %ld %ld", &ppid, &pgrp) == 2 &&
 		    (pid_t)ppid == me)
 			fn((pid_t)strtol(de->d_name, NULL, 10), (pid_t)pgrp,
 			    arg);
-		fclose(f);
 	}
 	closedir(d);
 }

@@ -65,6 +65,8 @@ struct chan_waiter {
 	int				 waiting;
 };
 int		 chan_congested(void);
+/* Is some reader paused?  (Silence from an upstream is then ours.) */
+int		 chan_waiting(void);
 /* Wake w once the queue is short again (once, however often asked). */
 void		 chan_wait(struct chan_waiter *w);
 /* Forget w (before freeing it). */
