@@ -321,21 +321,30 @@ pin_reported(struct pin *p, const unsigned char *d)
 
 /*
  * The upstream lists a definition other than the pinned one: it is what
- * was seen, and a change not reported yet is logged and counted.
+ * was seen, and a change not reported yet is logged and counted.  The
+ * shared catalog moving to a definition it did not list just before is
+ * always a change, even one reported earlier: a tool flipping back to
+ * the pinned one and out again is an upstream changing it again.
  */
 static void
 pin_change(struct upstream *up, struct pin *p, const unsigned char *d,
-    char *text, size_t len, enum pinning mode)
+    char *text, size_t len, enum pinning mode, int global)
 {
 	char	 fields[160], was[2 * PIN_DIGEST_LEN + 1];
 	char	 now[2 * PIN_DIGEST_LEN + 1], tool[128];
-	int	 reported;
+	int	 reported, moved;
 
-	if (p->changed && memcmp(p->seen, d, PIN_DIGEST_LEN) == 0) {
+	moved = global && (!p->changed_shared ||
+	    memcmp(p->shared, d, PIN_DIGEST_LEN) != 0);
+	if (global) {
+		memcpy(p->shared, d, PIN_DIGEST_LEN);
+		p->changed_shared = 1;
+	}
+	if (!moved && p->changed && memcmp(p->seen, d, PIN_DIGEST_LEN) == 0) {
 		free(text);
 		return;
 	}
-	if (!(reported = pin_reported(p, d)))
+	if (!(reported = pin_reported(p, d) && !moved))
 		pin_changed_fields(p->def, text, fields, sizeof fields);
 	pin_unkeep(&p->seen_def);
 	memcpy(p->seen, d, PIN_DIGEST_LEN);
@@ -421,8 +430,7 @@ pin_check(struct upstream *up, const json_t *tool, const char *exposed,
 		pin_settle(p);
 		return (1);
 	}
-	pin_change(up, p, d, text, len, mode);
-	p->changed_shared |= global;
+	pin_change(up, p, d, text, len, mode, global);
 	pin_set_held(p, mode == PINNING_ENFORCE);
 	return (!p->held);
 }

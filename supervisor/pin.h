@@ -49,6 +49,8 @@ struct pin {
 	unsigned char	(*reported)[PIN_DIGEST_LEN];
 	unsigned int	 nreported;	/* ever, the ring's next slot mod */
 	int		 changed_shared; /* seen in the global catalog */
+	unsigned char	 shared[PIN_DIGEST_LEN];	/* what it lists,
+					   while changed_shared */
 	int		 held;		/* held back (enforce) */
 	TAILQ_ENTRY(pin) entry;
 	TAILQ_ENTRY(pin) held_entry;	/* while held */
