@@ -86,9 +86,9 @@ int		 llm_answer_tool(struct llm_answer *, int index, const char *id,
 		    const char *name, char *err, size_t errlen);
 int		 llm_answer_input(struct llm_answer *, int index, const char *,
 		    size_t, char *err, size_t errlen);
-/* Is the last block a tool use, and of another id than id?  1 if there
- * is none, it is text, or its id differs; 0 if id is NULL or the same. */
-int		 llm_answer_tool_new(struct llm_answer *, const char *id);
+/* The index of the tool use a delta without one goes on with: the last
+ * one's, unless id names another or there is none, then a new index. */
+int		 llm_answer_tool_next(struct llm_answer *, const char *id);
 void		 llm_answer_model(struct llm_answer *, const char *);
 void		 llm_answer_stop(struct llm_answer *, const char *);
 /*

@@ -96,7 +96,11 @@ answer_add(struct llm_answer *a, int tool, int index, char *err,
 	return (b);
 }
 
-/* Find a block by vendor index (-1: the last of its kind). */
+/*
+ * Find a block by vendor index.  -1: the last text block if it is the
+ * last block (text after a tool use starts a new block), the last tool
+ * use wherever it is (text may come between a call's deltas).
+ */
 static struct llm_block *
 answer_find(struct llm_answer *a, int tool, int index)
 {
@@ -106,7 +110,7 @@ answer_find(struct llm_answer *a, int tool, int index)
 		if (index >= 0 && a->blocks[i - 1].index == index)
 			return (a->blocks[i - 1].tool == tool ?
 			    &a->blocks[i - 1] : NULL);
-		if (index < 0)
+		if (index < 0 && (!tool || a->blocks[i - 1].tool))
 			return (a->blocks[i - 1].tool == tool ?
 			    &a->blocks[i - 1] : NULL);
 	}
@@ -163,14 +167,20 @@ llm_answer_tool(struct llm_answer *a, int index, const char *id,
 }
 
 int
-llm_answer_tool_new(struct llm_answer *a, const char *id)
+llm_answer_tool_next(struct llm_answer *a, const char *id)
 {
 	struct llm_block	*b;
+	size_t			 i;
+	int			 next = 0;
 
-	if ((b = answer_find(a, 1, -1)) == NULL)
-		return (1);
-	return (id != NULL && *id != '\0' && (b->id == NULL ||
-	    strcmp(b->id, id) != 0));
+	if ((b = answer_find(a, 1, -1)) != NULL && (id == NULL ||
+	    *id == '\0' || (b->id != NULL && strcmp(b->id, id) == 0)))
+		return (b->index);
+	for (i = 0; i < a->nblocks; i++) {
+		if (a->blocks[i].tool && a->blocks[i].index >= next)
+			next = a->blocks[i].index + 1;
+	}
+	return (next);
 }
 
 int

@@ -281,7 +281,8 @@ error_object(const struct llm_answer *a, const json_t *j, char *err,
 /*
  * Tool calls of a message or a delta, by their index.  Some compatible
  * servers stream calls without one: a delta with an id not seen last
- * starts the next call, one without an id goes on with the last.
+ * starts the next call, one without an id goes on with the last, even
+ * with text between them.
  */
 static int
 tool_calls(struct llm_answer *a, const json_t *calls, int whole, char *err,
@@ -303,13 +304,12 @@ tool_calls(struct llm_answer *a, const json_t *calls, int whole, char *err,
 			    json_integer_value(v) >= LLM_MAX_BLOCKS ?
 			    LLM_MAX_BLOCKS : (int)json_integer_value(v);
 		else
-			index = -1;	/* by its id */
+			index = llm_answer_tool_next(a, id);
 		if (index >= LLM_MAX_BLOCKS) {
 			snprintf(err, errlen, "a tool call index out of range");
 			return (-1);
 		}
-		if ((index >= 0 || llm_answer_tool_new(a, id)) &&
-		    llm_answer_tool(a, index, id, json_string_value(
+		if (llm_answer_tool(a, index, id, json_string_value(
 		    json_object_get(fn, "name")), err, errlen) != 0)
 			return (-1);
 		if ((args = json_string_value(json_object_get(fn,

@@ -413,6 +413,18 @@ START_TEST(test_openai_answers)
 	    "message", "{\"choices\":[{\"delta\":{},\"finish_reason\":"
 	    "\"tool_calls\"}]}",
 	    "message", "[DONE]", NULL };
+	/* Text between a call's deltas, and its name in a later one. */
+	static const char *const between_stream[] = {
+	    "message", "{\"choices\":[{\"delta\":{\"tool_calls\":[{"
+	    "\"id\":\"call_a\",\"type\":\"function\",\"function\":{"
+	    "\"arguments\":\"{\\\"ci\"}}]}}]}",
+	    "message", "{\"choices\":[{\"delta\":{\"content\":\"Looking.\"}}]}",
+	    "message", "{\"choices\":[{\"delta\":{\"tool_calls\":[{"
+	    "\"function\":{\"name\":\"get_weather\",\"arguments\":"
+	    "\"ty\\\":\\\"Paris\\\"}\"}}]}}]}",
+	    "message", "{\"choices\":[{\"delta\":{},\"finish_reason\":"
+	    "\"tool_calls\"}]}",
+	    "message", "[DONE]", NULL };
 	struct llm_answer	 a;
 	json_t			*r, *body;
 	char			 err[256];
@@ -452,6 +464,14 @@ START_TEST(test_openai_answers)
 	    "\"name\":\"get_weather\",\"input\":{\"city\":\"Paris\"}},"
 	    "{\"type\":\"tool_use\",\"id\":\"call_b\",\"name\":\"count\","
 	    "\"input\":{\"n\":2}}]");
+	json_decref(r);
+	llm_answer_free(&a);
+	llm_answer_init(&a, 1 << 20);
+	feed(&llm_openai, &a, between_stream);
+	r = result(&a);
+	at_is(r, "content", "[{\"type\":\"tool_use\",\"id\":\"call_a\","
+	    "\"name\":\"get_weather\",\"input\":{\"city\":\"Paris\"}},"
+	    "{\"type\":\"text\",\"text\":\"Looking.\"}]");
 	json_decref(r);
 	llm_answer_free(&a);
 
