@@ -135,11 +135,21 @@ pgroup_member(pid_t pid, pid_t pgrp, void *arg)
  * the number cannot have gone to another group meanwhile, and signalling
  * it reaches only what the upstream left.  (Its leader reaped and the
  * group empty, the number is free for any new group on the machine.)
+ * Without /proc we cannot tell, and signal it: what the upstream left
+ * running matters more than the slight chance of its number's reuse.
  */
 static int
 group_ours(pid_t pgid)
 {
-	worker_children(pgroup_member, &pgid);
+	static int	warned;
+
+	if (worker_children(pgroup_member, &pgid) == -1) {
+		if (!warned++)
+			log_warn("opendir /proc: a stopped upstream's process "
+			    "group is signalled without knowing it is still "
+			    "its own");
+		return (1);
+	}
 	return (pgid == 0);
 }
 

@@ -668,7 +668,7 @@ worker_frame_max(void)
 	return ((sc != NULL ? sc->max_message : 1024 * 1024) + FRAME_SLACK);
 }
 
-void
+int
 worker_children(void (*fn)(pid_t, pid_t, void *), void *arg)
 {
 	DIR		*d;
@@ -680,7 +680,7 @@ worker_children(void (*fn)(pid_t, pid_t, void *), void *arg)
 	pid_t		 me = getpid();
 
 	if ((d = opendir("/proc")) == NULL)
-		return;
+		return (-1);
 	while ((de = readdir(d)) != NULL) {
 		if (de->d_name[0] < '0' || de->d_name[0] > '9')
 			continue;
@@ -701,6 +701,7 @@ worker_children(void (*fn)(pid_t, pid_t, void *), void *arg)
 			    arg);
 	}
 	closedir(d);
+	return (0);
 }
 
 /* Signal one child. */

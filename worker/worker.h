@@ -74,8 +74,9 @@ void		 chan_unwait(struct chan_waiter *w);
 /*
  * Call fn(pid, pgrp, arg) for every child of the worker's, alive or not
  * yet reaped (the worker is a subreaper: what an upstream leaves is its).
+ * -1 if /proc cannot be read.
  */
-void		 worker_children(void (*fn)(pid_t, pid_t, void *), void *arg);
+int		 worker_children(void (*fn)(pid_t, pid_t, void *), void *arg);
 /* Report our state ("starting", "ready", "error", or "exiting" when the
  * worker is about to exit) to the supervisor. */
 void		 worker_status(const char *state, const char *error);
