@@ -432,8 +432,12 @@ stdio_resume(void *arg)
 
 	stdio_out_cb(tp->out, tp);
 	if (!tp->waiter.waiting && !tp->out_eof &&
-	    tp->conn->state != CONN_DEAD)
+	    tp->conn->state != CONN_DEAD) {
 		iochan_read(tp->out, 1);
+		/* Exited: what is left in the pipe gets its full time. */
+		if (tp->exited)
+			stdio_arm(tp, EXIT_DRAIN_MS);
+	}
 }
 
 /* Log the upstream's stderr, a line at a time, tagged. */

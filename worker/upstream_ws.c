@@ -64,6 +64,7 @@ struct ws_tp {
 	int			 pump_again;	/* asked for while pumping */
 	struct chan_waiter	 waiter;	/* reading paused for the
 						   supervisor's channel */
+	int64_t			 paused_at;	/* ms, since waiting */
 };
 
 /* The connection is gone; say why once. */
@@ -87,6 +88,8 @@ ws_recv_cb(wslay_event_context_ptr ctx, uint8_t *buf, size_t len, int flags,
 
 	if (chan_congested()) {
 		/* The peer is held back by TCP meanwhile. */
+		if (!tp->waiter.waiting)
+			tp->paused_at = now_ms();
 		bufferevent_disable(tp->bev, EV_READ);
 		chan_wait(&tp->waiter);
 	}
@@ -482,8 +485,12 @@ static void
 ws_resume(void *arg)
 {
 	struct ws_tp	*tp = arg;
+	int64_t		 now = now_ms();
 
-	tp->last_rx = now_ms();
+	/* A message begun before the pause is not late by the pause. */
+	if (ws_msg_pending(&tp->msg))
+		tp->msg.started += now - tp->paused_at;
+	tp->last_rx = now;
 	bufferevent_enable(tp->bev, EV_READ);
 	ws_pump(tp);
 }
