@@ -491,6 +491,8 @@ http_reason(int status)
 	case 200: return ("OK");
 	case 202: return ("Accepted");
 	case 204: return ("No Content");
+	case 302: return ("Found");
+	case 303: return ("See Other");
 	case 400: return ("Bad Request");
 	case 401: return ("Unauthorized");
 	case 403: return ("Forbidden");

@@ -17,6 +17,7 @@
 
 #include "log.h"
 #include "supervisor.h"
+#include "uplogin.h"
 
 /* Whether the metrics listener is on loopback only. */
 static int	metrics_loopback = 1;
@@ -31,6 +32,10 @@ main_serves_metrics(const struct http_request *req)
 static int
 main_check(struct http_conn *c, struct http_request *req)
 {
+	/* A login link's form, posted from the gateway's own page (at the
+	 * redirect URI, which may be a public name). */
+	if (uplogin_path(req) && connect_own_origin(req))
+		return (0);
 	if (health_path(req) || uplogin_path(req))
 		return (mcp_http_check_access(c, req, listen_loopback, 0));
 	if (main_serves_metrics(req))

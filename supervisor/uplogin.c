@@ -204,8 +204,8 @@ record_put(struct upstream *up, json_t *r)
 }
 
 /* Where the authorization server sends the browser back. */
-static void
-redirect_uri(char *buf, size_t len)
+void
+uplogin_redirect_uri(char *buf, size_t len)
 {
 	const char	*bound = listen_bound;
 
@@ -247,7 +247,7 @@ uplogin_config(struct upstream *up, json_t *cfg)
 
 	if (!remote(up))
 		return;
-	redirect_uri(uri, sizeof uri);
+	uplogin_redirect_uri(uri, sizeof uri);
 	client = json_pack("{s:s, s:s}", "redirect_uri", uri, "client_name",
 	    conf->oauth_client != NULL &&
 	    conf->oauth_client->client_name != NULL ?
@@ -451,7 +451,7 @@ login_start(struct upstream *up)
 		    up->sc->name, upstream_state_name(up->state),
 		    up->sc->name));
 	phase_set(up, LOGIN_STARTING, NULL);
-	redirect_uri(uri, sizeof uri);
+	uplogin_redirect_uri(uri, sizeof uri);
 	log_info("upstream %s: login started (mcpctl)", up->sc->name);
 	return (json_pack("{s:b, s:s}", "ok", 1, "redirect_uri", uri));
 }
@@ -463,7 +463,7 @@ login_status(struct upstream *up)
 	char	 uri[512];
 
 	phase_expire(up);
-	redirect_uri(uri, sizeof uri);
+	uplogin_redirect_uri(uri, sizeof uri);
 	o = json_pack("{s:b, s:s, s:s, s:s}", "ok", 1, "phase",
 	    phase_names[up->login.phase], "redirect_uri", uri, "state",
 	    upstream_state_name(up->state));
@@ -648,12 +648,12 @@ uplogin_command(const char *cmd)
 }
 
 /* The path the redirect comes back to. */
-static const char *
-callback_path(char *buf, size_t len)
+const char *
+uplogin_callback_path(char *buf, size_t len)
 {
 	char	uri[512];
 
-	redirect_uri(uri, sizeof uri);
+	uplogin_redirect_uri(uri, sizeof uri);
 	return (url_path(uri, buf, len));
 }
 
@@ -673,7 +673,7 @@ uplogin_path(const struct http_request *req)
 	char		 buf[512];
 	const char	*p;
 
-	if (strcmp(req->path, callback_path(buf, sizeof buf)) == 0)
+	if (strcmp(req->path, uplogin_callback_path(buf, sizeof buf)) == 0)
 		return (1);
 	return ((p = cimd_path(buf, sizeof buf)) != NULL &&
 	    strcmp(req->path, p) == 0);
@@ -734,15 +734,29 @@ printable(char *s)
 	}
 }
 
-/* The redirect of a per-user identity's login: to its worker, once. */
+/*
+ * The redirect of a per-user identity's login: to its worker, once, if it
+ * came back to the browser that proved to be that user (else whoever was
+ * sent the authorization URL would log in as the one who asked).
+ */
 static void
 serve_user(struct http_conn *c, struct http_request *req, struct upstream *up,
-    const char *identity)
+    struct user_login *l)
 {
-	char	*id = xstrdup(identity), error[128];
+	char	*id, error[128];
 
-	users_login_done(up, id);	/* answered: once only (identity is
-					   that login's, freed) */
+	if (!connect_same_browser(req, l)) {
+		log_warnx("upstream %s: login of %s: the authorization came "
+		    "back to a browser that did not open the login's link as "
+		    "that user: refused", up->sc->name, l->identity);
+		page(c, 403, "mcp-supervisor: this authorization was not "
+		    "started in this browser by the user it is for, and is "
+		    "refused. Open only a login link your own MCP client "
+		    "shows you.\n");
+		return;
+	}
+	id = xstrdup(l->identity);
+	users_login_done(up, id);	/* answered: once only (l is freed) */
 	if (uplogin_send(up, MSG_OAUTH_CODE, json_pack("{s:s, s:s}",
 	    "response", req->query, "identity", id)) != 0) {
 		page(c, 503, "mcp-supervisor: upstream %s is %s; call its "
@@ -777,11 +791,13 @@ serve_user(struct http_conn *c, struct http_request *req, struct upstream *up,
 static void
 serve_callback(struct http_conn *c, struct http_request *req)
 {
-	struct upstream	*up = NULL;
-	const char	*identity;
-	char		 state[512], error[128];
-	size_t		 i;
+	struct upstream		*up = NULL;
+	struct user_login	*l;
+	char			 state[512], error[128];
+	size_t			 i;
 
+	if (connect_serve(c, req))
+		return;
 	if (strcmp(req->method, "GET") != 0) {
 		page(c, 405, "the OAuth callback takes GET\n");
 		return;
@@ -804,9 +820,8 @@ serve_callback(struct http_conn *c, struct http_request *req)
 			break;
 		}
 	}
-	if (up == NULL &&
-	    (up = users_login_by_state(state, &identity)) != NULL) {
-		serve_user(c, req, up, identity);
+	if (up == NULL && (l = users_login_by_state(state, &up)) != NULL) {
+		serve_user(c, req, up, l);
 		return;
 	}
 	if (up == NULL) {
@@ -847,7 +862,7 @@ serve_cimd(struct http_conn *c)
 	json_t	*doc;
 	char	*text, uri[512];
 
-	redirect_uri(uri, sizeof uri);
+	uplogin_redirect_uri(uri, sizeof uri);
 	doc = json_pack("{s:s, s:s, s:[s], s:[s, s], s:[s], s:s}",
 	    "client_id", conf->oauth_client->client_metadata_url,
 	    "client_name", conf->oauth_client->client_name != NULL ?
@@ -868,7 +883,7 @@ uplogin_serve(struct http_conn *c, struct http_request *req)
 {
 	char	buf[512];
 
-	if (strcmp(req->path, callback_path(buf, sizeof buf)) == 0)
+	if (strcmp(req->path, uplogin_callback_path(buf, sizeof buf)) == 0)
 		serve_callback(c, req);
 	else if (strcmp(req->method, "GET") != 0)
 		page(c, 405, "the client metadata document takes GET\n");

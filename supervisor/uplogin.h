@@ -6,14 +6,38 @@
 #ifndef MCPS_UPLOGIN_H
 #define MCPS_UPLOGIN_H
 
+#include <sys/queue.h>
+
+#include <stdint.h>
+
 #include <jansson.h>
 
 #include "token_store.h"
 
 #define LOGIN_IDENTITY		"gateway"	/* the gateway-wide one */
+#define LOGIN_SECRET_LEN	44	/* a random id: 32 bytes, base64url */
+
+/*
+ * A per-user identity's login under way; owned by its upstream's list
+ * (uplogin_users.c).  The user is shown the gateway's link (connect); the
+ * browser that proves to be that user there (uplogin_connect.c) gets a
+ * cookie and is sent to url; the redirect back is taken only with it.
+ */
+struct user_login {
+	char			*identity;
+	char			*state;		/* of the authorization */
+	char			*url;		/* the authorization URL */
+	char			 connect[LOGIN_SECRET_LEN];	/* the link's */
+	char			 cookie[LOGIN_SECRET_LEN];	/* "" until a
+							   browser proved it */
+	unsigned int		 refused;	/* wrong proofs given */
+	TAILQ_ENTRY(user_login)	 entry;
+};
 
 struct upstream;
 struct http_conn;
+struct http_request;
+struct oauth_grant;
 
 /* uplogin.c */
 struct token_store *uplogin_store(int make);
@@ -28,10 +52,28 @@ json_t		*uplogin_token_entry(struct upstream *, const char *identity,
 int		 users_per_user(const struct upstream *);
 /* A frame of a per-user identity (SAVE or PROGRESS): 1 if it was one. */
 int		 users_frame(struct upstream *, uint16_t type, json_t *msg);
-/* The upstream whose per-user login waits for this state, its identity
- * in *identity (the caller copies it before anything else). */
-struct upstream	*users_login_by_state(const char *state,
-		    const char **identity);
+/* The per-user login that waits for this state, or for the browser that
+ * opens this link (connect), its upstream in *up; or NULL. */
+struct user_login *users_login_by_state(const char *state,
+		    struct upstream **up);
+struct user_login *users_login_by_connect(const char *connect,
+		    struct upstream **up);
+/* A principal's text (uplogin_principal) from its credentials. */
+void		 users_principal(const struct oauth_grant *,
+		    const char *client, uint64_t credential, char *, size_t);
+
+/* uplogin.c, for uplogin_connect.c */
+void		 uplogin_redirect_uri(char *, size_t);
+const char	*uplogin_callback_path(char *, size_t);
+
+/* uplogin_connect.c: the link a user is shown, and its proof. */
+/* A request for the link (?login=, or its form posted): 1 if answered. */
+int		 connect_serve(struct http_conn *, struct http_request *);
+/* Does the redirect come back to the browser that proved the user? */
+int		 connect_same_browser(const struct http_request *,
+		    const struct user_login *);
+/* Is a request's Origin the gateway's own page's (the form's)? */
+int		 connect_own_origin(const struct http_request *);
 /* The login of an identity is answered: forget it. */
 void		 users_login_done(struct upstream *, const char *identity);
 void		 users_tokens(struct upstream *, json_t *list);

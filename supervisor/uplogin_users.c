@@ -33,13 +33,6 @@
 #define USERS_LOGINS_MAX	64	/* logins under way per upstream */
 #define USERS_ID_MAX		200	/* a principal's text, at most */
 
-/* A login under way for an identity. */
-struct user_login {
-	char			*identity;
-	char			*state;
-	TAILQ_ENTRY(user_login)	 entry;
-};
-
 struct uplogin_users {
 	json_t			*records;	/* identity -> record, or null:
 						   none stored (read once) */
@@ -67,6 +60,13 @@ users_identity_valid(const char *id)
 void
 uplogin_principal(const struct session *s, char *buf, size_t len)
 {
+	users_principal(s->grant, s->client_name, s->credential, buf, len);
+}
+
+void
+users_principal(const struct oauth_grant *g, const char *client,
+    uint64_t credential, char *buf, size_t len)
+{
 	unsigned char	md[32];
 	unsigned int	mdlen = 0;
 	char		full[2048];
@@ -74,10 +74,9 @@ uplogin_principal(const struct session *s, char *buf, size_t len)
 	int		n;
 
 	buf[0] = '\0';
-	if (s->grant != NULL && s->grant->issuer != NULL &&
-	    s->grant->subject != NULL) {
-		n = snprintf(full, sizeof full, "oauth:%s@%s",
-		    s->grant->subject, s->grant->issuer);
+	if (g != NULL && g->issuer != NULL && g->subject != NULL) {
+		n = snprintf(full, sizeof full, "oauth:%s@%s", g->subject,
+		    g->issuer);
 		if (n >= 0 && (size_t)n < len && n <= USERS_ID_MAX) {
 			snprintf(buf, len, "%s", full);
 			return;
@@ -89,11 +88,11 @@ uplogin_principal(const struct session *s, char *buf, size_t len)
 		snprintf(buf, len, "oauth:#");
 		for (i = 0; i < 16; i++)
 			snprintf(buf + 7 + 2 * i, 3, "%02x", md[i]);
-	} else if (s->client_name != NULL)
-		snprintf(buf, len, "client:%s", s->client_name);
-	else if (s->credential != 0)
+	} else if (client != NULL)
+		snprintf(buf, len, "client:%s", client);
+	else if (credential != 0)
 		snprintf(buf, len, "token:%016llx",
-		    (unsigned long long)s->credential);
+		    (unsigned long long)credential);
 }
 
 /* The upstream's identities, the index read from the store once. */
@@ -279,6 +278,9 @@ login_free(struct uplogin_users *u, struct user_login *l)
 	free(l->identity);
 	explicit_bzero(l->state, strlen(l->state));
 	free(l->state);
+	explicit_bzero(l->url, strlen(l->url));
+	free(l->url);
+	explicit_bzero(l, sizeof *l);
 	free(l);
 }
 
@@ -295,9 +297,10 @@ users_login_done(struct upstream *up, const char *id)
 	}
 }
 
-/* A login of an identity waits for the redirect: remember its state. */
+/* A login of an identity waits for its user: remember it. */
 static void
-users_login_add(struct upstream *up, const char *id, const char *state)
+users_login_add(struct upstream *up, const char *id, const char *state,
+    const char *url, const char *connect)
 {
 	struct uplogin_users	*u = users_get(up);
 	struct user_login	*l;
@@ -313,34 +316,51 @@ users_login_add(struct upstream *up, const char *id, const char *state)
 	l = xcalloc(1, sizeof *l);
 	l->identity = xstrdup(id);
 	l->state = xstrdup(state);
+	l->url = xstrdup(url);
+	snprintf(l->connect, sizeof l->connect, "%s", connect);
 	TAILQ_INSERT_TAIL(&u->logins, l, entry);
 	u->nlogins++;
 }
 
-struct upstream *
-users_login_by_state(const char *state, const char **identity)
+/* The login whose state (by_state) or link (else) is this one. */
+static struct user_login *
+users_login_find(const char *secret, int by_state, struct upstream **up)
 {
 	struct user_login	*l;
-	size_t			 i, n = strlen(state);
+	const char		*v;
+	size_t			 i, n = strlen(secret);
 
 	for (i = 0; i < nupstreams; i++) {
 		if (upstreams[i]->login.users == NULL)
 			continue;
 		TAILQ_FOREACH(l, &upstreams[i]->login.users->logins, entry) {
-			if (strlen(l->state) == n &&
-			    CRYPTO_memcmp(l->state, state, n) == 0) {
-				*identity = l->identity;
-				return (upstreams[i]);
+			v = by_state ? l->state : l->connect;
+			if (n > 0 && strlen(v) == n &&
+			    CRYPTO_memcmp(v, secret, n) == 0) {
+				*up = upstreams[i];
+				return (l);
 			}
 		}
 	}
 	return (NULL);
 }
 
+struct user_login *
+users_login_by_state(const char *state, struct upstream **up)
+{
+	return (users_login_find(state, 1, up));
+}
+
+struct user_login *
+users_login_by_connect(const char *connect, struct upstream **up)
+{
+	return (users_login_find(connect, 0, up));
+}
+
 int
 users_frame(struct upstream *up, uint16_t type, json_t *msg)
 {
-	const char	*id, *phase, *state, *error;
+	const char	*id, *phase, *state, *error, *url, *connect;
 	json_t		*r;
 
 	if (json_unpack(msg, "{s:s}", "identity", &id) != 0 ||
@@ -367,8 +387,9 @@ users_frame(struct upstream *up, uint16_t type, json_t *msg)
 	if (json_unpack(msg, "{s:s}", "phase", &phase) != 0)
 		return (1);
 	if (strcmp(phase, "url") == 0 &&
-	    json_unpack(msg, "{s:s}", "state", &state) == 0) {
-		users_login_add(up, id, state);
+	    json_unpack(msg, "{s:s, s:s, s:s}", "state", &state, "url", &url,
+	    "connect", &connect) == 0 && strlen(connect) < LOGIN_SECRET_LEN) {
+		users_login_add(up, id, state, url, connect);
 		log_info("upstream %s: login of %s: waiting for the "
 		    "authorization to come back", up->sc->name, id);
 	} else if (strcmp(phase, "done") == 0) {

@@ -292,6 +292,7 @@ static void
 login_url(void)
 {
 	char	 challenge[OAUTHC_B64_32], *wanted, *u, *scope, *url;
+	char	 connect[OAUTHC_B64_32];
 	struct timeval tv = { LOGIN_PENDING_MAX, 0 };
 	struct upo_id *id = upo.id;
 
@@ -325,14 +326,28 @@ login_url(void)
 	    OAUTHC_REG_CIMD ? "by its metadata document" : upo.registered ==
 	    OAUTHC_REG_DCR ? "registered" : "configured", scope != NULL ?
 	    "scope " : "no scope", scope != NULL ? scope : "");
-	progress(id, json_pack("{s:s, s:s, s:s}", "phase", "url", "url", url,
-	    "state", id->state));
 	free(scope);
 	free(id->url);
-	id->url = url;
-	/* A user's: ask them, from the loop. */
-	if (id != upo_gateway())
-		users_login_url(id);
+	if (id == upo_gateway()) {
+		progress(id, json_pack("{s:s, s:s, s:s}", "phase", "url",
+		    "url", url, "state", id->state));
+		id->url = url;
+		return;
+	}
+	/*
+	 * A user's: the URL they are shown is the gateway's page that makes
+	 * sure whoever opens it is that user, then sends them on to this
+	 * one (the supervisor's; a link passed to someone else logs no one
+	 * in as them).  Ask them, from the loop.
+	 */
+	oauthc_random(connect);
+	progress(id, json_pack("{s:s, s:s, s:s, s:s}", "phase", "url", "url",
+	    url, "state", id->state, "connect", connect));
+	free(url);
+	xasprintf(&id->url, "%s%clogin=%s", upo.redirect_uri,
+	    strchr(upo.redirect_uri, '?') != NULL ? '&' : '?', connect);
+	explicit_bzero(connect, sizeof connect);
+	users_login_url(id);
 }
 
 /* Register by RFC 7591. */

@@ -7,7 +7,7 @@
 #	t/fuzz/run.sh -s [-b builddir] [target ...]
 #
 # Targets are frame, jsonrpc, meta, http, sse, config, proxy, mcp_http, llm,
-# uri, jose, idp, oauthc, search and traceparent (default: all; t/fuzz/README says what each covers).  Each runs for $FUZZ_SECONDS
+# uri, jose, idp, oauthc, search, traceparent and form (default: all; t/fuzz/README says what each covers).  Each runs for $FUZZ_SECONDS
 # seconds (default 10) on a copy of its seed corpus in a temporary
 # directory, with its dictionary if there is one.  The common sources are
 # compiled here with the same instrumentation, not taken from libcommon.a;
@@ -46,7 +46,7 @@ while getopts sb: opt; do
 	esac
 done
 shift $((OPTIND - 1))
-targets=${*:-frame jsonrpc meta http sse config proxy mcp_http llm uri jose idp oauthc search traceparent}
+targets=${*:-frame jsonrpc meta http sse config proxy mcp_http llm uri jose idp oauthc search traceparent form}
 
 if [ -z "$builddir" ]; then
 	for d in "$top/build" "$top"; do

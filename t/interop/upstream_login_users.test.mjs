@@ -85,14 +85,49 @@ async function whoami(gw, s) {
   return Array.isArray(r.json) ? r.json.find((m) => m.id === id) : r.json;
 }
 
-// Play the user: log in as who at the URL, let the redirect reach the
-// gateway's callback.
-async function browse(url, who) {
-  const u = new URL(url);
-  u.searchParams.set('login_hint', who);
-  const back = await followLogin(u.href, u.searchParams.get('redirect_uri'));
-  const res = await fetch(back);
+// The gateway's page at a login's link: prove to be `as` with their
+// bearer token (the form's fields, posted from the page's origin as a
+// browser does); the answer, not followed.
+async function prove(link, as, origin = new URL(link).origin) {
+  const page = await fetch(link);
+  const html = await page.text();
+  assert.equal(page.status, 200, html);
+  assert.match(html, /<form method="post"/);
+  assert.match(page.headers.get('content-security-policy'), /frame-ancestors 'none'/);
+  assert.equal(page.headers.get('cache-control'), 'no-store');
+  return fetch(link, {
+    method: 'POST', redirect: 'manual',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', origin },
+    body: new URLSearchParams({ login: new URL(link).searchParams.get('login'), token: TOKENS[as] }),
+  });
+}
+
+// The authorization URL a proof sends the browser on to, and the cookie
+// that binds the login to that browser.
+function provedTo(res, clientId = 'mcp-app') {
+  assert.equal(res.status, 303);
+  const az = new URL(res.headers.get('location'));
+  assert.equal(az.searchParams.get('code_challenge_method'), 'S256');
+  if (clientId) {
+    assert.equal(az.searchParams.get('client_id'), clientId);
+    assert.equal(az.searchParams.get('resource'), up.url);
+  }
+  const set = res.headers.getSetCookie();
+  assert.equal(set.length, 1);
+  assert.match(set[0], /; Path=\/oauth\/callback; Max-Age=600; HttpOnly; SameSite=Lax$/);
+  return { az, cookie: set[0].split(';')[0] };
+}
+
+// Play the user: open the link, prove to be who, log in as who at the
+// authorization server, let the redirect reach the gateway's callback in
+// the same browser; the authorization URL.
+async function browse(link, who, clientId = 'mcp-app') {
+  const { az, cookie } = provedTo(await prove(link, who), clientId);
+  az.searchParams.set('login_hint', who);
+  const back = await followLogin(az.href, az.searchParams.get('redirect_uri'));
+  const res = await fetch(back, { headers: { cookie } });
   assert.equal(res.status, 200, await res.text());
+  return az;
 }
 
 // The sub of a whoami result.
@@ -118,11 +153,17 @@ function needLogin(msg) {
   assert.equal(e.mode, 'url');
   assert.ok(e.elicitationId);
   assert.ok(msg.error.message.includes(e.url), msg.error.message);
-  const u = new URL(e.url);
-  assert.equal(u.searchParams.get('client_id'), 'mcp-app');
-  assert.equal(u.searchParams.get('code_challenge_method'), 'S256');
-  assert.equal(u.searchParams.get('resource'), up.url);
-  return e.url;
+  return link(e.url);
+}
+
+// A login's link is the gateway's own page, never the authorization URL.
+function link(url) {
+  const u = new URL(url);
+  assert.equal(u.pathname, '/oauth/callback');
+  assert.match(u.searchParams.get('login'), /^[A-Za-z0-9_-]{43}$/);
+  assert.equal(u.searchParams.get('client_id'), null);
+  assert.equal(u.searchParams.get('state'), null);
+  return url;
 }
 
 function noTokens(gw, ...texts) {
@@ -176,6 +217,53 @@ test('per-user: each logs in as themselves, -32042 without elicitation, tokens, 
   noTokens(gw);
 });
 
+// MCP 2025-11-25, client/elicitation, "Phishing": alice passes her login
+// link to bob.  His own token does not prove to be her; her token posted
+// from another origin's page is refused; the authorization URL she
+// reaches herself, opened in bob's browser (without her cookie), is
+// refused when it comes back: bob's login at the server never becomes
+// hers.  She then logs in in her own browser.  Five wrong proofs drop a
+// login.
+test('per-user: a login link passed to someone else logs no one in as its user', async () => {
+  const stateDir = path.join(dir, 'e');
+  mkdirSync(stateDir, { mode: 0o700 });
+  const gw = await gateway(stateDir);
+  const alice = await session(gw, 'alice');
+  const aliceLink = needLogin(await whoami(gw, alice));
+
+  let r = await prove(aliceLink, 'bob');
+  assert.equal(r.status, 403);
+  assert.match(await r.text(), /for client:alice/);
+  r = await prove(aliceLink, 'alice', 'http://localhost:9');
+  assert.equal(r.status, 403);
+  assert.match(await r.text(), /only from the gateway&#39;s own page/);
+
+  const { az } = provedTo(await prove(aliceLink, 'alice'));
+  az.searchParams.set('login_hint', 'bob');
+  const back = await followLogin(az.href, az.searchParams.get('redirect_uri'));
+  r = await fetch(back);
+  assert.equal(r.status, 403);
+  assert.match(await r.text(), /not started in this browser/);
+  r = await fetch(back, { headers: { cookie: 'mcps_login=x; other=y' } });
+  assert.equal(r.status, 403);
+  assert.doesNotMatch(gw.mcpctl('tokens'), /client:alice/);
+  needLogin(await whoami(gw, alice));
+
+  await browse(aliceLink, 'alice');
+  assert.equal(sub(await whoamiOk(gw, alice)), 'alice');
+  const log = gw.log();
+  assert.match(log, /login of client:alice: the link was opened by someone who is not them \(another principal's token\): refused/);
+  assert.match(log, /login of client:alice: the authorization came back to a browser that did not open the login's link as that user: refused/);
+
+  const bob = await session(gw, 'bob');
+  const bobLink = needLogin(await whoami(gw, bob));
+  for (let i = 0; i < 5; i++) assert.equal((await prove(bobLink, 'carol')).status, 403);
+  r = await fetch(bobLink);
+  assert.equal(r.status, 404);
+  assert.match(gw.log(), /login of client:bob: dropped after 5 refused proofs/);
+  noTokens(gw);
+});
+
 // A client of the SDK that declares URL elicitation; its handler plays
 // the user who (answer 'accept') logs in as who, or declines.
 async function sdkClient(gw, who, answer = 'accept') {
@@ -217,9 +305,7 @@ test('per-user with URL elicitation: asked, the call goes on, complete; revoke a
 
   assert.equal(await sdkWhoami(alice), 'alice');
   assert.equal(alice.seen.asked.length, 1);
-  const u = new URL(alice.seen.asked[0].url);
-  assert.equal(u.searchParams.get('client_id'), 'mcp-app');
-  assert.equal(u.searchParams.get('code_challenge_method'), 'S256');
+  link(alice.seen.asked[0].url);
   await until(() => alice.seen.completed.length === 1, 'elicitation/complete');
   assert.equal(alice.seen.completed[0], alice.seen.asked[0].elicitationId);
   assert.equal(bob.seen.asked.length, 0);
@@ -285,12 +371,11 @@ test('per-user: a registration the server forgot asks every user again, the work
     return msg.error.data.elicitations[0].url;
   };
   const alice = await session(gw, 'alice');
-  await browse(urlOf(await whoami(gw, alice)), 'alice');
+  await browse(urlOf(await whoami(gw, alice)), 'alice', null);
   assert.equal(sub(await whoamiOk(gw, alice)), 'alice');
   const bob = await session(gw, 'bob');
   const bobUrl = urlOf(await whoami(gw, bob));
-  const first = new URL(bobUrl).searchParams.get('client_id');
-  await browse(bobUrl, 'bob');
+  const first = (await browse(bobUrl, 'bob', null)).searchParams.get('client_id');
   assert.equal(sub(await whoamiOk(gw, bob)), 'bob');
   assert.equal((await counts(op2.issuer))['/reg'], 1);
   const f = await (await fetch(`${op2.issuer}/admin/forget-clients`, { method: 'POST' })).json();
@@ -312,9 +397,8 @@ test('per-user: a registration the server forgot asks every user again, the work
     else await sleep(200);
   }
   assert.ok(again, gw.log());
-  const second = new URL(again).searchParams.get('client_id');
+  const second = (await browse(again, 'alice', null)).searchParams.get('client_id');
   assert.notEqual(second, first);
-  await browse(again, 'alice');
   assert.equal(sub(await whoamiOk(gw, alice2)), 'alice');
   urlOf(await whoami(gw, await session(gw, 'bob')));
   assert.equal(gw.upstream('users').restarts, 0, gw.log());

@@ -27,6 +27,8 @@
 #define TOKEN_BOB	"bob-token-0123456789abcdef01"
 #define STATE_A		"sA123456789abcdefghijklmnopqrstuvwxyzABCDEF"
 #define STATE_B		"sB123456789abcdefghijklmnopqrstuvwxyzABCDEF"
+#define CONNECT_A	"cA123456789abcdefghijklmnopqrstuvwxyzABCDEF"
+#define CONNECT_B	"cB123456789abcdefghijklmnopqrstuvwxyzABCDEF"
 #define SECRET_A	"at-ALICE-SECRET"
 #define SECRET_B	"at-BOB-SECRET"
 
@@ -131,23 +133,65 @@ START_TEST(test_session_open)
 }
 END_TEST
 
-/* The worker says alice's and bob's logins wait for their redirects. */
+/* The worker says alice's and bob's logins wait for their users. */
 static void
 logins_ab(struct sup_worker *w)
 {
 	sup_send(w, MSG_OAUTH_PROGRESS, 0, 0, 0, "{\"identity\":"
 	    "\"client:alice\",\"phase\":\"url\",\"url\":\"https://as/a\","
-	    "\"state\":\"" STATE_A "\"}");
+	    "\"state\":\"" STATE_A "\",\"connect\":\"" CONNECT_A "\"}");
 	sup_send(w, MSG_OAUTH_PROGRESS, 0, 0, 0, "{\"identity\":"
 	    "\"client:bob\",\"phase\":\"url\",\"url\":\"https://as/b\","
-	    "\"state\":\"" STATE_B "\"}");
+	    "\"state\":\"" STATE_B "\",\"connect\":\"" CONNECT_B "\"}");
+}
+
+/* Post a login link's form from origin: the response. */
+static struct sup_resp *
+post_proof(const char *origin, const char *connect, const char *token)
+{
+	char	headers[256], body[256];
+
+	snprintf(headers, sizeof headers, "Origin: %s\r\nContent-Type: "
+	    "application/x-www-form-urlencoded\r\n", origin);
+	snprintf(body, sizeof body, "login=%s&token=%s", connect, token);
+	return (sup_http("POST", "/oauth/callback?login=x", headers, body));
+}
+
+/* Prove to be a login's user at its link: the "Cookie:" header line the
+ * browser then sends. */
+static const char *
+prove(const char *connect, const char *token, const char *where)
+{
+	static char	 lines[4][256];
+	static int	 n;
+	char		*line = lines[n++ % 4];
+	struct sup_resp	*r;
+	const char	*c;
+
+	r = post_proof("http://127.0.0.1:8931", connect, token);
+	ck_assert_int_eq(r->status, 303);
+	ck_assert_str_eq(sup_header(r, "Location"), where);
+	ck_assert_ptr_nonnull(c = sup_header(r, "Set-Cookie"));
+	snprintf(line, sizeof lines[0], "Cookie: a=b; %.*s\r\n",
+	    (int)strcspn(c, ";"), c);
+	return (line);
+}
+
+/* The redirect of a login, in a browser with that cookie header. */
+static int
+callback(const char *query, const char *cookie)
+{
+	char	path[256];
+
+	snprintf(path, sizeof path, "/oauth/callback?%s", query);
+	return (sup_http("GET", path, cookie, NULL)->status);
 }
 
 /* The redirect goes to the identity whose login carries its state. */
 START_TEST(test_callback)
 {
 	struct sup_worker	*w = sup_worker("users");
-	struct sup_resp		*r;
+	const char		*ca, *cb;
 	json_t			*j;
 
 	logins_ab(w);
@@ -155,9 +199,14 @@ START_TEST(test_callback)
 	j = ctl("login_status", "users", NULL);
 	ck_assert_jstr(j, "phase", "idle");
 	json_decref(j);
-	r = sup_http("GET", "/oauth/callback?code=cb&state=" STATE_B, NULL,
-	    NULL);
-	ck_assert_int_eq(r->status, 200);
+	ca = prove(CONNECT_A, TOKEN_ALICE, "https://as/a");
+	cb = prove(CONNECT_B, TOKEN_BOB, "https://as/b");
+	/* Not in the browser that proved it: refused, still waiting. */
+	ck_assert_int_eq(callback("code=cb&state=" STATE_B, NULL), 403);
+	ck_assert_int_eq(callback("code=cb&state=" STATE_B, ca), 403);
+	sup_run();
+	ck_assert_ptr_null(sup_take(w, MSG_OAUTH_CODE));
+	ck_assert_int_eq(callback("code=cb&state=" STATE_B, cb), 200);
 	sup_run();
 	j = sup_frame_json(sup_take(w, MSG_OAUTH_CODE));
 	ck_assert_jstr(j, "identity", "client:bob");
@@ -165,33 +214,30 @@ START_TEST(test_callback)
 	json_decref(j);
 	ck_assert_ptr_null(sup_take(w, MSG_OAUTH_CODE));
 	/* Once only. */
-	r = sup_http("GET", "/oauth/callback?code=cb&state=" STATE_B, NULL,
-	    NULL);
-	ck_assert_int_eq(r->status, 400);
-	r = sup_http("GET", "/oauth/callback?code=ca&state=" STATE_A, NULL,
-	    NULL);
-	ck_assert_int_eq(r->status, 200);
+	ck_assert_int_eq(callback("code=cb&state=" STATE_B, cb), 400);
+	ck_assert_int_eq(callback("code=ca&state=" STATE_A, ca), 200);
 	sup_run();
 	j = sup_frame_json(sup_take(w, MSG_OAUTH_CODE));
 	ck_assert_jstr(j, "identity", "client:alice");
 	json_decref(j);
-	/* A failed login forgets its state. */
+	/* A failed login forgets its state and its link. */
 	sup_send(w, MSG_OAUTH_PROGRESS, 0, 0, 0, "{\"identity\":"
 	    "\"client:bob\",\"phase\":\"url\",\"url\":\"https://as/b\","
-	    "\"state\":\"" STATE_B "\"}");
+	    "\"state\":\"" STATE_B "\",\"connect\":\"" CONNECT_B "\"}");
+	cb = prove(CONNECT_B, TOKEN_BOB, "https://as/b");
 	sup_send(w, MSG_OAUTH_PROGRESS, 0, 0, 0, "{\"identity\":"
 	    "\"client:bob\",\"phase\":\"failed\",\"error\":\"declined\"}");
-	r = sup_http("GET", "/oauth/callback?code=cb&state=" STATE_B, NULL,
-	    NULL);
-	ck_assert_int_eq(r->status, 400);
+	ck_assert_int_eq(callback("code=cb&state=" STATE_B, cb), 400);
+	ck_assert_int_eq(sup_http("GET", "/oauth/callback?login=" CONNECT_B,
+	    NULL, NULL)->status, 404);
 	/* The first of two logins comes back: the other still waits (its
 	 * identity compared with the answered one's copy, not with what was
 	 * freed: ASan). */
 	logins_ab(w);
-	ck_assert_int_eq(sup_http("GET", "/oauth/callback?code=ca&state="
-	    STATE_A, NULL, NULL)->status, 200);
-	ck_assert_int_eq(sup_http("GET", "/oauth/callback?code=cb&state="
-	    STATE_B, NULL, NULL)->status, 200);
+	ca = prove(CONNECT_A, TOKEN_ALICE, "https://as/a");
+	cb = prove(CONNECT_B, TOKEN_BOB, "https://as/b");
+	ck_assert_int_eq(callback("code=ca&state=" STATE_A, ca), 200);
+	ck_assert_int_eq(callback("code=cb&state=" STATE_B, cb), 200);
 	sup_run();
 	j = sup_frame_json(sup_take(w, MSG_OAUTH_CODE));
 	ck_assert_jstr(j, "identity", "client:alice");
@@ -212,13 +258,66 @@ START_TEST(test_logins_bounded)
 	for (i = 0; i < 65; i++)
 		sup_send(w, MSG_OAUTH_PROGRESS, 0, 0, 0, "{\"identity\":"
 		    "\"client:u%d\",\"phase\":\"url\",\"url\":\"https://as\","
-		    "\"state\":\"state-%d-0123456789abcdef\"}", i, i);
+		    "\"state\":\"state-%d-0123456789abcdef\",\"connect\":"
+		    "\"connect-%d\"}", i, i, i);
 	r = sup_http("GET", "/oauth/callback?code=c&state=state-0-0123456789"
 	    "abcdef", NULL, NULL);
 	ck_assert_int_eq(r->status, 400);
+	r = sup_http("GET", "/oauth/callback?login=connect-0", NULL, NULL);
+	ck_assert_int_eq(r->status, 404);
+	r = sup_http("GET", "/oauth/callback?login=connect-64", NULL, NULL);
+	ck_assert_int_eq(r->status, 200);
+	ck_assert_ptr_nonnull(strstr(sup_body(r), "client:u64"));
+	/* The page escapes what it shows. */
+	ck_assert_ptr_nonnull(strstr(sup_body(r), "<form method=\"post\""));
 	r = sup_http("GET", "/oauth/callback?code=c&state=state-64-012345678"
 	    "9abcdef", NULL, NULL);
-	ck_assert_int_eq(r->status, 200);
+	ck_assert_int_eq(r->status, 403);
+}
+END_TEST
+
+/*
+ * A login's link proves its user (MCP's "Phishing"): another principal's
+ * token, a token the gateway does not know, a form posted from another
+ * origin or none are refused; five wrong proofs drop the login.
+ */
+START_TEST(test_link_proof)
+{
+	struct sup_worker	*w = sup_worker("users");
+	struct sup_resp		*r;
+	int			 i;
+
+	logins_ab(w);
+	r = post_proof("http://127.0.0.1:8931", CONNECT_A, TOKEN_BOB);
+	ck_assert_int_eq(r->status, 403);
+	ck_assert_ptr_nonnull(strstr(sup_body(r), "for client:alice"));
+	ck_assert_ptr_null(sup_header(r, "Set-Cookie"));
+	r = post_proof("http://evil.example", CONNECT_A, TOKEN_ALICE);
+	ck_assert_int_eq(r->status, 403);
+	r = post_proof("http://127.0.0.1:8932", CONNECT_A, TOKEN_ALICE);
+	ck_assert_int_eq(r->status, 403);
+	r = sup_http("POST", "/oauth/callback", "Content-Type: application/"
+	    "x-www-form-urlencoded\r\n", "login=" CONNECT_A "&token="
+	    TOKEN_ALICE);
+	ck_assert_int_eq(r->status, 403);
+	r = post_proof("http://127.0.0.1:8931", CONNECT_A, "nobody%2Bknows");
+	ck_assert_int_eq(r->status, 403);
+	r = post_proof("http://127.0.0.1:8931", CONNECT_A, "bad%zz");
+	ck_assert_int_eq(r->status, 403);
+	/* Five wrong ones: dropped. */
+	for (i = 0; i < 2; i++) {
+		ck_assert_int_eq(sup_http("GET", "/oauth/callback?login="
+		    CONNECT_A, NULL, NULL)->status, 200);
+		r = post_proof("http://127.0.0.1:8931", CONNECT_A, TOKEN_BOB);
+		ck_assert_int_eq(r->status, 403);
+	}
+	ck_assert_int_eq(sup_http("GET", "/oauth/callback?login=" CONNECT_A,
+	    NULL, NULL)->status, 404);
+	r = post_proof("http://127.0.0.1:8931", CONNECT_A, TOKEN_ALICE);
+	ck_assert_int_eq(r->status, 404);
+	/* Bob's still waits for him. */
+	for (i = 0; i < 2; i++)
+		prove(CONNECT_B, TOKEN_BOB, "https://as/b");
 }
 END_TEST
 
@@ -360,6 +459,7 @@ users_suite(void)
 	tcase_add_test(tc, test_session_open);
 	tcase_add_test(tc, test_callback);
 	tcase_add_test(tc, test_logins_bounded);
+	tcase_add_test(tc, test_link_proof);
 	tcase_add_test(tc, test_tokens_revoke);
 	tcase_add_test(tc, test_frames_refused);
 	tcase_add_test(tc, test_conf);

@@ -768,6 +768,8 @@ sup_start_conf(struct conf *c)
 	llm_worker_path = "/nonexistent/mcp-llm";
 	idp_worker_path = "/nonexistent/mcp-idp";
 	otel_worker_path = "/nonexistent/mcp-otel";
+	/* Where the daemon would listen by default (redirect URIs). */
+	snprintf(listen_bound, sizeof listen_bound, "127.0.0.1:8931");
 	spawn_hook = sup_spawn;
 	reap_hook = sup_reap;
 	if ((base = event_base_new()) == NULL)
