@@ -313,6 +313,17 @@ struct endpoint_conf {
 				    JOSE_EDDSA | JOSE_ED25519)
 
 /* An authorization server whose access tokens the gateway accepts. */
+/* A client of the gateway's at an issuer. */
+struct oauth_issuer_client {
+	char		*client_id;
+	/* As written: a ${file:} or ${env:} reference, never the secret
+	 * itself (secret_expand it where it is sent); NULL if none (a
+	 * public client, where one may be). */
+	char		*secret;
+	int		 post;		/* client_secret_post, else
+					   client_secret_basic */
+};
+
 struct oauth_issuer_conf {
 	char		*issuer;	/* exact, as its metadata says */
 	int		 line;
@@ -324,12 +335,10 @@ struct oauth_issuer_conf {
 					   "at+jwt" */
 	char		*ca_file;	/* NULL: the system's */
 	unsigned int	 refresh;	/* JWKS refresh, seconds; default 3600 */
-	char		*introspection_client_id;	/* NULL: none */
-	/* As written: a ${file:} or ${env:} reference, never the secret
-	 * itself (secret_expand it where it is sent); NULL if none. */
-	char		*introspection_secret;
-	int		 introspection_post;	/* client_secret_post, else
-						   client_secret_basic */
+	struct oauth_issuer_client introspection;	/* client_id NULL: none */
+	/* The gateway's client for making sure who opens a per-user
+	 * login's link (uplogin_connect.c); client_id NULL: none. */
+	struct oauth_issuer_client login;
 };
 
 /* OAuth 2.1 resource server (oauth = { ... }). */

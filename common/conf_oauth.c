@@ -158,10 +158,13 @@ get_algorithms(struct conf_ctx *ctx, const config_setting_t *s,
 	return (0);
 }
 
-/* Read introspection = { client_id = ...; client_secret = ...; auth }. */
+/*
+ * Read a client's group, { client_id = ...; client_secret = ...; auth =
+ * ...; } (introspection or login); the secret is required unless public.
+ */
 static int
-parse_introspection(struct conf_ctx *ctx, const config_setting_t *g,
-    struct oauth_issuer_conf *ic)
+parse_client(struct conf_ctx *ctx, const config_setting_t *g,
+    const char *what, int public, struct oauth_issuer_client *cc)
 {
 	config_setting_t	*s;
 	const char		*key;
@@ -169,21 +172,19 @@ parse_introspection(struct conf_ctx *ctx, const config_setting_t *g,
 	int			 i, n;
 
 	if (!config_setting_is_group(g))
-		return (conf_error(ctx, g, "introspection must be a group "
-		    "{ client_id = ...; client_secret = ...; }"));
+		return (conf_error(ctx, g, "%s must be a group { client_id = "
+		    "...; client_secret = ...; }", what));
 	n = config_setting_length(g);
 	for (i = 0; i < n; i++) {
 		s = config_setting_get_elem(g, (unsigned int)i);
 		key = config_setting_name(s);
 		if (strcmp(key, "client_id") == 0) {
-			if (conf_get_string(ctx, s,
-			    &ic->introspection_client_id, 0) != 0)
+			if (conf_get_string(ctx, s, &cc->client_id, 0) != 0)
 				return (-1);
 		} else if (strcmp(key, "client_secret") == 0) {
-			if (conf_get_string(ctx, s,
-			    &ic->introspection_secret, 0) != 0)
+			if (conf_get_string(ctx, s, &cc->secret, 0) != 0)
 				return (-1);
-			if (!conf_secret_reference(ic->introspection_secret))
+			if (!conf_secret_reference(cc->secret))
 				return (conf_error(ctx, s, "client_secret must "
 				    "be a ${file:/path} or ${env:NAME} "
 				    "reference, not the secret itself"));
@@ -191,9 +192,9 @@ parse_introspection(struct conf_ctx *ctx, const config_setting_t *g,
 			if (conf_get_string(ctx, s, &tmp, 0) != 0)
 				return (-1);
 			if (strcmp(tmp, "client_secret_basic") == 0)
-				ic->introspection_post = 0;
+				cc->post = 0;
 			else if (strcmp(tmp, "client_secret_post") == 0)
-				ic->introspection_post = 1;
+				cc->post = 1;
 			else {
 				free(tmp);
 				return (conf_error(ctx, s, "auth must be "
@@ -202,14 +203,12 @@ parse_introspection(struct conf_ctx *ctx, const config_setting_t *g,
 			free(tmp);
 			tmp = NULL;
 		} else
-			return (conf_error(ctx, s, "introspection: unknown "
-			    "setting \"%s\" (client_id, client_secret or "
-			    "auth)", key));
+			return (conf_error(ctx, s, "%s: unknown setting \"%s\" "
+			    "(client_id, client_secret or auth)", what, key));
 	}
-	if (ic->introspection_client_id == NULL ||
-	    ic->introspection_secret == NULL)
-		return (conf_error(ctx, g, "introspection needs a client_id "
-		    "and a client_secret"));
+	if (cc->client_id == NULL || (!public && cc->secret == NULL))
+		return (conf_error(ctx, g, public ? "%s needs a client_id" :
+		    "%s needs a client_id and a client_secret", what));
 	return (0);
 }
 
@@ -277,7 +276,11 @@ parse_issuer(struct conf_ctx *ctx, const config_setting_t *g,
 			    &ic->refresh) != 0)
 				return (-1);
 		} else if (strcmp(key, "introspection") == 0) {
-			if (parse_introspection(ctx, s, ic) != 0)
+			if (parse_client(ctx, s, "introspection", 0,
+			    &ic->introspection) != 0)
+				return (-1);
+		} else if (strcmp(key, "login") == 0) {
+			if (parse_client(ctx, s, "login", 1, &ic->login) != 0)
 				return (-1);
 		} else
 			return (conf_error(ctx, s, "issuer: unknown setting "
@@ -559,8 +562,10 @@ conf_oauth_free(struct oauth_conf *oc)
 		free(ic->metadata_url);
 		free(ic->jwks_uri);
 		free(ic->ca_file);
-		free(ic->introspection_client_id);
-		free(ic->introspection_secret);
+		free(ic->introspection.client_id);
+		free(ic->introspection.secret);
+		free(ic->login.client_id);
+		free(ic->login.secret);
 	}
 	free(oc->issuers);
 	free(oc->resource);
@@ -612,6 +617,24 @@ print_optv(FILE *f, const char *indent, const char *key, char *const *v)
 	fputs(";\n", f);
 }
 
+/* Print a client's group, if there is one. */
+static void
+print_client(FILE *f, const char *what,
+    const struct oauth_issuer_client *cc)
+{
+	if (cc->client_id == NULL)
+		return;
+	fprintf(f, "\t\t%s = {\n", what);
+	print_opt(f, "\t\t\t", "client_id", cc->client_id);
+	if (cc->secret != NULL) {
+		/* A reference, never the secret (checked). */
+		print_opt(f, "\t\t\t", "client_secret", cc->secret);
+		fprintf(f, "\t\t\tauth = \"%s\";\n", cc->post ?
+		    "client_secret_post" : "client_secret_basic");
+	}
+	fputs("\t\t};\n", f);
+}
+
 void
 conf_oauth_print(FILE *f, const struct oauth_conf *oc)
 {
@@ -642,17 +665,8 @@ conf_oauth_print(FILE *f, const struct oauth_conf *oc)
 		    ic->typ == JOSE_TYP_AT_JWT ? "at+jwt" : "any");
 		print_opt(f, "\t\t", "ca_file", ic->ca_file);
 		fprintf(f, "\t\trefresh = %u;\n", ic->refresh);
-		if (ic->introspection_client_id != NULL) {
-			fputs("\t\tintrospection = {\n", f);
-			print_opt(f, "\t\t\t", "client_id",
-			    ic->introspection_client_id);
-			/* A reference, never the secret (checked). */
-			print_opt(f, "\t\t\t", "client_secret",
-			    ic->introspection_secret);
-			fprintf(f, "\t\t\tauth = \"%s\";\n\t\t};\n",
-			    ic->introspection_post ? "client_secret_post" :
-			    "client_secret_basic");
-		}
+		print_client(f, "introspection", &ic->introspection);
+		print_client(f, "login", &ic->login);
 		fputs("\t}", f);
 	}
 	fputs(" );\n};\n", f);

@@ -72,6 +72,9 @@ enum msg_type {
 	MSG_IDP_INTROSPECT = 27, /* supervisor, tag: {token} */
 	MSG_IDP_INTROSPECTED = 28, /* idp, same tag: RFC 7662 answer, or
 				   {error} */
+	MSG_IDP_EXCHANGE = 29,	/* supervisor, tag: {code, code_verifier,
+				   redirect_uri, resource} of the login
+				   client */
 	/* Between the supervisor and a remote upstream's worker: the
 	 * gateway's login to the upstream (issue 23, doc/architecture.md). */
 	MSG_OAUTH_SAVE = 30,	/* worker: {record} to store, or null */
@@ -79,6 +82,8 @@ enum msg_type {
 	MSG_OAUTH_PROGRESS = 32, /* worker: {phase: url|done|failed, ...} */
 	MSG_OAUTH_CODE = 33,	/* supervisor: {response} that came back */
 	MSG_OAUTH_REVOKE = 34,	/* supervisor: revoke and forget the tokens */
+	MSG_IDP_EXCHANGED = 35,	/* idp, same tag: the token response, or
+				   {error} */
 	MSG_OTEL_SPANS = 40,	/* supervisor: {spans: [OTLP JSON spans]} */
 	MSG_OTEL_STATS = 41,	/* otel: {exported, failed, dropped} so far */
 	MSG_CTL_REQUEST = 64,	/* mcpctl: command */

@@ -67,5 +67,9 @@ unsigned int	 idp_refresh_after(long max_age, unsigned int configured);
 int		 idp_metadata_check(json_t *md, const char *issuer,
 		    const char **jwks_uri, const char **introspection,
 		    char *why, size_t);
+/* Another endpoint of the metadata (key), a URL that may be fetched or
+ * absent (*out NULL); -1 with why set. */
+int		 idp_metadata_endpoint(json_t *md, const char *key,
+		    const char **out, char *why, size_t);
 
 #endif

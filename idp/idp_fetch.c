@@ -2,8 +2,9 @@
 /*
  * The authorization server over HTTP, through libcurl's multi interface
  * on the event loop (curl_event.c): discovery of its metadata (RFC 8414,
- * OpenID Connect Discovery), its JWK Set, kept fresh, and introspection
- * of opaque tokens (RFC 7662).
+ * OpenID Connect Discovery), its JWK Set, kept fresh, introspection of
+ * opaque tokens (RFC 7662), and the exchange of the login client's codes
+ * (uplogin_connect.c in the supervisor says what for).
  *
  * A fetch of the keys is discovery when it is needed, then the JWK Set,
  * checked by jose_jwks_parse before it goes to the supervisor: a set the
@@ -53,6 +54,8 @@
 					   supervisor asks no more) */
 #define IDP_INTROSPECT_WAIT_MS	5000	/* how long one may wait: the
 					   supervisor gives up by then */
+#define IDP_EXCHANGE_FLIGHT	16	/* login codes exchanged at once */
+#define IDP_EXCHANGE_MAX	(64 * 1024)	/* a token response */
 #define IDP_ASKED_MS		30000	/* between fetches asked for */
 #define IDP_RETRY_FIRST		2	/* seconds of backoff, doubling */
 #define IDP_RETRY_MAX		300
@@ -60,7 +63,8 @@
 enum xfer_kind {
 	X_METADATA = 0,
 	X_JWKS,
-	X_INTROSPECT
+	X_INTROSPECT,
+	X_EXCHANGE
 };
 
 /* One HTTP transfer. */
@@ -68,7 +72,7 @@ struct xfer {
 	enum xfer_kind		 kind;
 	struct hfetch		 f;		/* its post: the token */
 	long			 max_age;	/* Cache-Control, or -1 */
-	uint32_t		 tag;		/* X_INTROSPECT */
+	uint32_t		 tag;		/* X_INTROSPECT, X_EXCHANGE */
 	TAILQ_ENTRY(xfer)	 entry;
 };
 
@@ -95,6 +99,9 @@ static int		 idisc;		/* the one tried */
 static char		 disc_err[512];	/* the best reason yet */
 static char		*jwks_url;	/* configured, or the metadata's */
 static char		*introspection_url;	/* the metadata's, or NULL */
+static char		*authorization_url;	/* the metadata's, or NULL */
+static char		*token_url;	/* the metadata's, or NULL */
+static unsigned int	 nexchange;	/* code exchanges in flight */
 static int64_t		 asked_at;	/* the last fetch asked for, ms */
 static unsigned int	 retry;		/* the next backoff, seconds */
 static uint64_t		 jwks_fetches;
@@ -116,6 +123,8 @@ xfer_free(struct xfer *x)
 	TAILQ_REMOVE(&xfers, x, entry);
 	if (x->kind == X_INTROSPECT)
 		nintrospect--;
+	if (x->kind == X_EXCHANGE)
+		nexchange--;
 	hfetch_clear(&x->f);
 	free(x);
 	/* A place is free: the oldest waiting takes it, unless its asker
@@ -231,6 +240,35 @@ metadata_get(void)
 	hfetch_go(&x->f, cev);
 }
 
+/* Where the login client's codes are got and exchanged, if it has one
+ * (an endpoint that may not be fetched is left out, and said). */
+static void
+login_endpoints(json_t *md)
+{
+	const char	*authz, *token;
+	char		 why[IDP_WHY_MAX];
+
+	if (wc->login_id == NULL)
+		return;
+	free(authorization_url);
+	free(token_url);
+	authorization_url = token_url = NULL;
+	if (idp_metadata_endpoint(md, "authorization_endpoint", &authz, why,
+	    sizeof why) != 0 || idp_metadata_endpoint(md, "token_endpoint",
+	    &token, why, sizeof why) != 0) {
+		log_warnx("login: %s", why);
+		return;
+	}
+	if (authz == NULL || token == NULL) {
+		log_warnx("login: the metadata names no %s",
+		    authz == NULL ? "authorization_endpoint" :
+		    "token_endpoint");
+		return;
+	}
+	authorization_url = xstrdup(authz);
+	token_url = xstrdup(token);
+}
+
 /* A discovery URL answered, or failed. */
 static void
 metadata_done(struct xfer *x, CURLcode r)
@@ -265,6 +303,7 @@ metadata_done(struct xfer *x, CURLcode r)
 	if (md != NULL) {
 		free(introspection_url);
 		introspection_url = intro != NULL ? xstrdup(intro) : NULL;
+		login_endpoints(md);
 		if (wc->jwks_uri == NULL) {
 			free(jwks_url);
 			jwks_url = xstrdup(jwks);
@@ -339,6 +378,8 @@ jwks_done(struct xfer *x, CURLcode r)
 	    url_redact(jwks_url, url, sizeof url));
 	json_object_set_new(md, "introspection_endpoint", introspection_url !=
 	    NULL ? json_string(introspection_url) : json_null());
+	json_object_set_new(md, "authorization_endpoint", authorization_url !=
+	    NULL ? json_string(authorization_url) : json_null());
 	idp_send_json(MSG_IDP_KEYS, 0, json_pack("{s:o, s:I, s:o, s:I}",
 	    "jwks", o, "fetched", (json_int_t)time(NULL), "metadata", md,
 	    "keys", (json_int_t)jose_jwks_count(set)));
@@ -400,6 +441,56 @@ introspect_done(struct xfer *x, CURLcode r)
 	idp_send_json(MSG_IDP_INTROSPECTED, x->tag, o);
 }
 
+/* Answer an exchange with an error. */
+static void
+exchange_fail(uint32_t tag, const char *why)
+{
+	idp_send_json(MSG_IDP_EXCHANGED, tag, json_pack("{s:s}", "error",
+	    why));
+}
+
+/* The token endpoint answered a login client's code, or failed. */
+static void
+exchange_done(struct xfer *x, CURLcode r)
+{
+	json_t		*o = NULL;
+	const char	*e;
+	char		 msg[512], err[64];
+	size_t		 i;
+
+	if (r == CURLE_OK && !x->f.over)
+		o = hfetch_json(&x->f);
+	if (o != NULL && x->f.status == 200 &&
+	    json_is_string(json_object_get(o, "access_token"))) {
+		idp_send_json(MSG_IDP_EXCHANGED, x->tag, json_pack("{s:O}",
+		    "access_token", json_object_get(o, "access_token")));
+		explicit_bzero((char *)json_string_value(json_object_get(o,
+		    "access_token")), json_string_length(json_object_get(o,
+		    "access_token")));
+		json_decref(o);
+		return;
+	}
+	if (o != NULL && (e = json_string_value(json_object_get(o,
+	    "error"))) != NULL) {
+		/* Its error code only: the description is the server's. */
+		snprintf(err, sizeof err, "%s", e);
+		for (i = 0; err[i] != '\0'; i++) {
+			if (err[i] < 0x20 || err[i] >= 0x7f || err[i] == '"' ||
+			    err[i] == '\\')
+				err[i] = '?';
+		}
+		snprintf(msg, sizeof msg, "login: the token endpoint answered "
+		    "HTTP %ld, %s", x->f.status, err);
+	} else if (o != NULL)
+		snprintf(msg, sizeof msg, "login: the token endpoint answered "
+		    "HTTP %ld without an access_token", x->f.status);
+	else
+		hfetch_error(&x->f, r, "login", msg, sizeof msg);
+	json_decref(o);
+	log_warnx("%s", msg);
+	exchange_fail(x->tag, msg);
+}
+
 /* curl finished a transfer. */
 static void
 done_cb(CURL *easy, CURLcode r, void *arg)
@@ -417,6 +508,9 @@ done_cb(CURL *easy, CURLcode r, void *arg)
 		break;
 	case X_INTROSPECT:
 		introspect_done(x, r);
+		break;
+	case X_EXCHANGE:
+		exchange_done(x, r);
 		break;
 	}
 	xfer_free(x);
@@ -536,6 +630,57 @@ idp_introspect(uint32_t tag, char *token)
 }
 
 void
+idp_exchange(uint32_t tag, json_t *req)
+{
+	struct xfer	*x;
+	char		*form = NULL, *line;
+	const char	*k;
+	json_t		*v;
+	static const char *const keys[] = { "code", "code_verifier",
+	    "redirect_uri", "resource" };
+	size_t		 i;
+
+	if (wc->login_id == NULL)
+		exchange_fail(tag, "the issuer has no login client");
+	else if (token_url == NULL)
+		exchange_fail(tag, "the server's metadata names no "
+		    "token_endpoint (or is not known yet)");
+	else if (nexchange >= IDP_EXCHANGE_FLIGHT)
+		exchange_fail(tag, "too many logins in flight");
+	else {
+		x = xfer_new(X_EXCHANGE, token_url, IDP_EXCHANGE_MAX);
+		x->tag = tag;
+		nexchange++;
+		hfetch_form_add(&form, "grant_type", "authorization_code");
+		for (i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+			if (json_is_string(v = json_object_get(req, keys[i])))
+				hfetch_form_add(&form, keys[i],
+				    json_string_value(v));
+		}
+		if (wc->login_secret == NULL)
+			hfetch_form_add(&form, "client_id", wc->login_id);
+		else if (wc->login_post) {
+			hfetch_form_add(&form, "client_id", wc->login_id);
+			hfetch_form_add(&form, "client_secret",
+			    wc->login_secret);
+		} else {
+			line = hfetch_basic(wc->login_id, wc->login_secret);
+			hfetch_header(&x->f, line);
+			secret_free(line);
+		}
+		hfetch_post(&x->f, form, "application/x-www-form-urlencoded");
+		hfetch_go(&x->f, cev);
+	}
+	/* The code and verifier go now. */
+	json_object_foreach(req, k, v) {
+		if (json_is_string(v))
+			explicit_bzero((char *)json_string_value(v),
+			    json_string_length(v));
+	}
+	json_decref(req);
+}
+
+void
 idp_fetch_stop(void)
 {
 	struct xfer	*x;
@@ -565,5 +710,7 @@ idp_fetch_stop(void)
 	ndisc = 0;
 	free(jwks_url);
 	free(introspection_url);
-	jwks_url = introspection_url = NULL;
+	free(authorization_url);
+	free(token_url);
+	jwks_url = introspection_url = authorization_url = token_url = NULL;
 }

@@ -295,3 +295,10 @@ idp_metadata_check(json_t *md, const char *issuer, const char **jwks_uri,
 		return (-1);
 	return (0);
 }
+
+int
+idp_metadata_endpoint(json_t *md, const char *key, const char **out,
+    char *why, size_t len)
+{
+	return (metadata_url(md, key, out, why, len));
+}

@@ -91,6 +91,8 @@ idp_wconf_free(struct idp_wconf *c)
 	free(c->ca_file);
 	free(c->client_id);
 	secret_free(c->client_secret);
+	free(c->login_id);
+	secret_free(c->login_secret);
 	free(c);
 }
 
@@ -121,13 +123,59 @@ opt_string(json_t *o, const char *key, char **out)
 	return (0);
 }
 
+/*
+ * Read a client of ours ({client_id, client_secret, auth}: introspection,
+ * or login, which may be public: auth "none", no secret); -1 with err.
+ */
+static int
+read_client(json_t *in, const char *what, int public, char **id,
+    char **secret, int *post, char *err, size_t len)
+{
+	const char	*auth = json_string_value(json_object_get(in, "auth"));
+	char		*s, why[IDP_WHY_MAX];
+
+	if (opt_string(in, "client_id", id) != 0 || *id == NULL ||
+	    opt_string(in, "client_secret", secret) != 0) {
+		snprintf(err, len, "%s needs a client_id", what);
+		return (-1);
+	}
+	if (public && auth != NULL && strcmp(auth, "none") == 0 &&
+	    *secret == NULL)
+		return (0);
+	if (*secret == NULL) {
+		snprintf(err, len, "%s needs a client_secret", what);
+		return (-1);
+	}
+	/* ${file:} is read here, before we give up root. */
+	if ((s = secret_expand(*secret, why, sizeof why)) == NULL) {
+		snprintf(err, len, "%s client_secret: %s", what, why);
+		return (-1);
+	}
+	secret_free(*secret);
+	*secret = s;
+	if (*s == '\0' || strpbrk(s, "\r\n") != NULL) {
+		snprintf(err, len, "%s client_secret: the secret is empty or "
+		    "not one line", what);
+		return (-1);
+	}
+	if (auth == NULL || strcmp(auth, "client_secret_basic") == 0)
+		*post = 0;
+	else if (strcmp(auth, "client_secret_post") == 0)
+		*post = 1;
+	else {
+		snprintf(err, len, "%s auth is neither client_secret_basic nor "
+		    "client_secret_post", what);
+		return (-1);
+	}
+	return (0);
+}
+
 /* Read the issuer's configuration; NULL with err set. */
 static struct idp_wconf *
 idp_wconf_read(json_t *o, char *err, size_t len)
 {
 	struct idp_wconf	*c;
 	json_t			*v, *in;
-	const char		*auth;
 	char			*s, why[IDP_WHY_MAX];
 
 	c = xcalloc(1, sizeof *c);
@@ -153,39 +201,13 @@ idp_wconf_read(json_t *o, char *err, size_t len)
 		c->refresh = (unsigned int)json_integer_value(v);
 	}
 	if ((in = json_object_get(o, "introspection")) != NULL &&
-	    !json_is_null(in)) {
-		auth = json_string_value(json_object_get(in, "auth"));
-		if (opt_string(in, "client_id", &c->client_id) != 0 ||
-		    c->client_id == NULL || opt_string(in, "client_secret",
-		    &c->client_secret) != 0 || c->client_secret == NULL) {
-			snprintf(err, len, "introspection needs a client_id "
-			    "and a client_secret");
-			goto bad;
-		}
-		/* ${file:} is read here, before we give up root. */
-		if ((s = secret_expand(c->client_secret, why, sizeof why)) ==
-		    NULL) {
-			snprintf(err, len, "introspection client_secret: %s",
-			    why);
-			goto bad;
-		}
-		secret_free(c->client_secret);
-		c->client_secret = s;
-		if (*s == '\0' || strpbrk(s, "\r\n") != NULL) {
-			snprintf(err, len, "introspection client_secret: the "
-			    "secret is empty or not one line");
-			goto bad;
-		}
-		if (auth == NULL || strcmp(auth, "client_secret_basic") == 0)
-			c->secret_post = 0;
-		else if (strcmp(auth, "client_secret_post") == 0)
-			c->secret_post = 1;
-		else {
-			snprintf(err, len, "introspection auth is neither "
-			    "client_secret_basic nor client_secret_post");
-			goto bad;
-		}
-	}
+	    !json_is_null(in) && read_client(in, "introspection", 0,
+	    &c->client_id, &c->client_secret, &c->secret_post, err, len) != 0)
+		goto bad;
+	if ((in = json_object_get(o, "login")) != NULL &&
+	    !json_is_null(in) && read_client(in, "login", 1, &c->login_id,
+	    &c->login_secret, &c->login_post, err, len) != 0)
+		goto bad;
 	/* What is fetched must be https, or http on loopback. */
 	if (!idp_url_allowed(c->issuer, why, sizeof why)) {
 		snprintf(err, len, "issuer: %s", why);
@@ -209,12 +231,14 @@ bad:
 static void
 idp_configure(json_t *msg)
 {
-	json_t	*sec;
+	json_t	*sec, *lsec;
 	char	 err[512];
 
 	/* jansson's copy of the secret is wiped before it is freed. */
 	sec = json_object_get(json_object_get(json_object_get(msg, "issuer"),
 	    "introspection"), "client_secret");
+	lsec = json_object_get(json_object_get(json_object_get(msg, "issuer"),
+	    "login"), "client_secret");
 	if ((wc = idp_wconf_read(json_object_get(msg, "issuer"), err,
 	    sizeof err)) == NULL) {
 		log_warnx("%s", err);
@@ -224,14 +248,17 @@ idp_configure(json_t *msg)
 	if (json_is_string(sec))
 		explicit_bzero((char *)json_string_value(sec),
 		    json_string_length(sec));
+	if (json_is_string(lsec))
+		explicit_bzero((char *)json_string_value(lsec),
+		    json_string_length(lsec));
 	if (worker_drop_root(json_string_value(json_object_get(msg, "user")),
 	    supervisor_pid, idp_exit, err, sizeof err) != 0) {
 		idp_state("error", err);
 		idp_exit(WORKER_EXIT_CONFIG);
 	}
 	idp_state("ready", NULL);
-	log_debug("issuer %s%s", wc->issuer, wc->client_id != NULL ?
-	    ", introspection" : "");
+	log_debug("issuer %s%s%s", wc->issuer, wc->client_id != NULL ?
+	    ", introspection" : "", wc->login_id != NULL ? ", login" : "");
 	idp_fetch_init();
 }
 
@@ -287,6 +314,12 @@ idp_frame(const struct frame_hdr *hdr, struct evbuffer *in)
 		if (wc == NULL)
 			return (-1);
 		return (idp_take_introspect(in, hdr));
+	case MSG_IDP_EXCHANGE:
+		if (wc == NULL || (msg = frame_take_json(in, hdr, &why)) ==
+		    NULL)
+			return (-1);
+		idp_exchange(hdr->tag, msg);
+		return (0);
 	case MSG_SHUTDOWN:
 		evbuffer_drain(in, FRAME_HDR_LEN + hdr->len);
 		log_debug("asked to stop");

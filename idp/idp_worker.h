@@ -24,6 +24,10 @@ struct idp_wconf {
 	char		*client_id;	/* NULL: no introspection */
 	char		*client_secret;	/* secret: never logged */
 	int		 secret_post;	/* client_secret_post, else _basic */
+	/* The login client (codes exchanged); login_id NULL: none. */
+	char		*login_id;
+	char		*login_secret;	/* NULL: a public client */
+	int		 login_post;
 };
 
 /* idp_worker.c */
@@ -40,6 +44,9 @@ void		 idp_fetch_init(void);
 void		 idp_fetch_refresh(void);
 /* Introspect a token (taken, wiped when done); answered with tag. */
 void		 idp_introspect(uint32_t tag, char *token);
+/* Exchange a login client's code (the members taken, wiped when done):
+ * {code, code_verifier, redirect_uri, resource}; answered with tag. */
+void		 idp_exchange(uint32_t tag, json_t *req);
 /* Stop every transfer and timer; wipe the secret. */
 void		 idp_fetch_stop(void);
 

@@ -75,6 +75,7 @@ struct idp {
 	size_t			 nkeys;
 	time_t			 fetched;	/* wall clock of the set, or 0 */
 	char			*introspection_endpoint;	/* or NULL */
+	char			*authorization_endpoint;	/* or NULL */
 	int			 server;	/* -1 unknown, 0 down, 1 up */
 	char			*server_error;	/* or NULL */
 	time_t			 server_error_at;
@@ -141,10 +142,14 @@ issuer_copy(const struct oauth_issuer_conf *ic)
 	    xstrdup(ic->metadata_url) : NULL;
 	c->jwks_uri = ic->jwks_uri != NULL ? xstrdup(ic->jwks_uri) : NULL;
 	c->ca_file = ic->ca_file != NULL ? xstrdup(ic->ca_file) : NULL;
-	c->introspection_client_id = ic->introspection_client_id != NULL ?
-	    xstrdup(ic->introspection_client_id) : NULL;
-	c->introspection_secret = ic->introspection_secret != NULL ?
-	    xstrdup(ic->introspection_secret) : NULL;
+	c->introspection.client_id = ic->introspection.client_id != NULL ?
+	    xstrdup(ic->introspection.client_id) : NULL;
+	c->introspection.secret = ic->introspection.secret != NULL ?
+	    xstrdup(ic->introspection.secret) : NULL;
+	c->login.client_id = ic->login.client_id != NULL ?
+	    xstrdup(ic->login.client_id) : NULL;
+	c->login.secret = ic->login.secret != NULL ?
+	    xstrdup(ic->login.secret) : NULL;
 	return (c);
 }
 
@@ -155,8 +160,10 @@ issuer_free(struct oauth_issuer_conf *c)
 	free(c->metadata_url);
 	free(c->jwks_uri);
 	free(c->ca_file);
-	free(c->introspection_client_id);
-	free(c->introspection_secret);
+	free(c->introspection.client_id);
+	free(c->introspection.secret);
+	free(c->login.client_id);
+	free(c->login.secret);
 	free(c);
 }
 
@@ -176,10 +183,13 @@ issuer_equal(const struct oauth_issuer_conf *a,
 	    str_equal(a->jwks_uri, b->jwks_uri) &&
 	    str_equal(a->ca_file, b->ca_file) &&
 	    a->refresh == b->refresh &&
-	    str_equal(a->introspection_client_id,
-	    b->introspection_client_id) &&
-	    str_equal(a->introspection_secret, b->introspection_secret) &&
-	    a->introspection_post == b->introspection_post);
+	    str_equal(a->introspection.client_id,
+	    b->introspection.client_id) &&
+	    str_equal(a->introspection.secret, b->introspection.secret) &&
+	    a->introspection.post == b->introspection.post &&
+	    str_equal(a->login.client_id, b->login.client_id) &&
+	    str_equal(a->login.secret, b->login.secret) &&
+	    a->login.post == b->login.post);
 }
 
 struct idp *
@@ -367,21 +377,23 @@ idp_wait_cancel(struct idp *d, uint64_t id)
 	}
 }
 
-uint64_t
-idp_introspect(struct idp *d, const char *token,
+/*
+ * Ask the worker something answered by tag (type, o taken, its string
+ * members wiped once sent): cb(arg, answer or NULL, error) within
+ * IDP_WAIT_MS.
+ */
+static uint64_t
+idp_ask(struct idp *d, uint16_t type, json_t *o,
     void (*cb)(void *, json_t *, const char *), void *arg)
 {
 	struct idp_waiter	*w;
-	json_t			*o, *t;
-	const char		*why = NULL;
+	const char		*why = NULL, *k;
+	json_t			*v;
 
-	if (d->ic->introspection_client_id == NULL)
-		return (0);
-	d->introspections++;
 	if (d->proc.ch == NULL || d->state != IDP_READY)
 		why = "the issuer's worker is not running";
 	else if (d->nasks >= IDP_ASKS)
-		why = "too many introspections waiting";
+		why = "too many requests to the issuer waiting";
 	if (why != NULL) {
 		/* Counted as an error when it fires. */
 		w = waiter_add(d, &d->asks, why);
@@ -390,19 +402,52 @@ idp_introspect(struct idp *d, const char *token,
 			d->next_tag = 1;
 		w = waiter_add(d, &d->asks, NULL);
 		w->tag = d->next_tag;
-		t = json_string(token);
-		o = json_pack("{s:O}", "token", t);
-		frame_add_json(iochan_output(d->proc.ch), MSG_IDP_INTROSPECT,
-		    0, w->tag, o);
-		/* Our copies of the token go now. */
-		explicit_bzero((char *)json_string_value(t),
-		    json_string_length(t));
-		json_decref(o);
-		json_decref(t);
+		frame_add_json(iochan_output(d->proc.ch), type, 0, w->tag, o);
 	}
+	/* Our copies of what it carries go now. */
+	json_object_foreach(o, k, v) {
+		if (json_is_string(v))
+			explicit_bzero((char *)json_string_value(v),
+			    json_string_length(v));
+	}
+	json_decref(o);
 	w->icb = cb;
 	w->arg = arg;
 	return (w->id);
+}
+
+uint64_t
+idp_introspect(struct idp *d, const char *token,
+    void (*cb)(void *, json_t *, const char *), void *arg)
+{
+	if (d->ic->introspection.client_id == NULL)
+		return (0);
+	d->introspections++;
+	return (idp_ask(d, MSG_IDP_INTROSPECT, json_pack("{s:s}", "token",
+	    token), cb, arg));
+}
+
+uint64_t
+idp_exchange(struct idp *d, const char *code, const char *verifier,
+    const char *redirect_uri, void (*cb)(void *, json_t *, const char *),
+    void *arg)
+{
+	json_t	*o;
+
+	if (d->ic->login.client_id == NULL)
+		return (0);
+	o = json_pack("{s:s, s:s, s:s}", "code", code, "code_verifier",
+	    verifier, "redirect_uri", redirect_uri);
+	if (conf->oauth != NULL)
+		json_object_set_new(o, "resource",
+		    json_string(conf->oauth->resource));
+	return (idp_ask(d, MSG_IDP_EXCHANGE, o, cb, arg));
+}
+
+const char *
+idp_authorization_endpoint(const struct idp *d)
+{
+	return (d->authorization_endpoint);
 }
 
 void
@@ -468,6 +513,10 @@ idp_keys(struct idp *d, json_t *msg)
 	    "introspection_endpoint"));
 	free(d->introspection_endpoint);
 	d->introspection_endpoint = intro != NULL ? xstrdup(intro) : NULL;
+	intro = json_string_value(json_object_get(md,
+	    "authorization_endpoint"));
+	free(d->authorization_endpoint);
+	d->authorization_endpoint = intro != NULL ? xstrdup(intro) : NULL;
 	idp_server(d, 1, NULL);
 }
 
@@ -488,9 +537,10 @@ idp_status(struct idp *d, json_t *msg)
 		idp_server(d, 0, error != NULL ? error : "unreachable");
 }
 
-/* An IDP_INTROSPECTED frame: the answer of the waiter of that tag. */
+/* An IDP_INTROSPECTED or IDP_EXCHANGED frame: the answer of the waiter
+ * of that tag. */
 static void
-idp_introspected(struct idp *d, uint32_t tag, json_t *msg)
+idp_answered(struct idp *d, uint32_t tag, json_t *msg)
 {
 	struct idp_waiter	*w;
 	const char		*error;
@@ -544,6 +594,7 @@ idp_frame(void *arg, const struct frame_hdr *hdr, struct evbuffer *in)
 	case MSG_IDP_KEYS:
 	case MSG_IDP_STATUS:
 	case MSG_IDP_INTROSPECTED:
+	case MSG_IDP_EXCHANGED:
 		break;
 	default:
 		log_warnx("issuer %s: unexpected %s frame", d->ic->issuer,
@@ -566,7 +617,8 @@ idp_frame(void *arg, const struct frame_hdr *hdr, struct evbuffer *in)
 		idp_status(d, msg);
 		break;
 	case MSG_IDP_INTROSPECTED:
-		idp_introspected(d, hdr->tag, msg);
+	case MSG_IDP_EXCHANGED:
+		idp_answered(d, hdr->tag, msg);
 		break;
 	}
 	/*
@@ -629,14 +681,37 @@ idp_spawn(void *arg)
 		d->state = IDP_STARTING;
 }
 
+/* A client of ours at the issuer, for the worker's CONFIG; or NULL. */
+static json_t *
+client_json(const struct oauth_issuer_client *cc)
+{
+	json_t	*keys, *o;
+	char	*sec[2];
+
+	if (cc->client_id == NULL)
+		return (NULL);
+	if (cc->secret == NULL)
+		return (json_pack("{s:s, s:s}", "client_id", cc->client_id,
+		    "auth", "none"));
+	/* ${env:} from our environment, which the worker's is not; the
+	 * worker reads ${file:} itself. */
+	sec[0] = cc->secret;
+	sec[1] = NULL;
+	keys = spawn_expand_env(sec);
+	o = json_pack("{s:s, s:O, s:s}", "client_id", cc->client_id,
+	    "client_secret", json_array_get(keys, 0), "auth", cc->post ?
+	    "client_secret_post" : "client_secret_basic");
+	json_decref(keys);
+	return (o);
+}
+
 /* The CONFIG frame of a new worker: the secret travels only here. */
 static json_t *
 idp_config(void *arg)
 {
 	struct idp			*d = arg;
 	const struct oauth_issuer_conf	*ic = d->ic;
-	json_t				*o, *cfg, *keys, *in;
-	char				*sec[2];
+	json_t				*o, *cfg, *in;
 
 	o = json_pack("{s:s, s:I}", "issuer", ic->issuer, "refresh",
 	    (json_int_t)ic->refresh);
@@ -647,20 +722,10 @@ idp_config(void *arg)
 		json_object_set_new(o, "jwks_uri", json_string(ic->jwks_uri));
 	if (ic->ca_file != NULL)
 		json_object_set_new(o, "ca_file", json_string(ic->ca_file));
-	if (ic->introspection_client_id != NULL &&
-	    ic->introspection_secret != NULL) {
-		/* ${env:} from our environment, which the worker's is not;
-		 * the worker reads ${file:} itself. */
-		sec[0] = ic->introspection_secret;
-		sec[1] = NULL;
-		keys = spawn_expand_env(sec);
-		in = json_pack("{s:s, s:O, s:s}", "client_id",
-		    ic->introspection_client_id, "client_secret",
-		    json_array_get(keys, 0), "auth", ic->introspection_post ?
-		    "client_secret_post" : "client_secret_basic");
+	if ((in = client_json(&ic->introspection)) != NULL)
 		json_object_set_new(o, "introspection", in);
-		json_decref(keys);
-	}
+	if ((in = client_json(&ic->login)) != NULL)
+		json_object_set_new(o, "login", in);
 	cfg = json_pack("{s:o}", "issuer", o);
 	if (conf->user != NULL)
 		json_object_set_new(cfg, "user", json_string(conf->user));
@@ -710,6 +775,7 @@ idp_free(struct idp *d)
 	proc_free(&d->proc);
 	jose_jwks_free(d->jwks);
 	free(d->introspection_endpoint);
+	free(d->authorization_endpoint);
 	free(d->server_error);
 	issuer_free(d->ic);
 	free(d);
@@ -867,7 +933,7 @@ idp_json(struct idp *d)
 	    "refreshes", (json_int_t)d->refreshes,
 	    "refreshes_limited", (json_int_t)d->refreshes_limited,
 	    "introspections", (json_int_t)d->introspections,
-	    "introspection", d->ic->introspection_client_id != NULL);
+	    "introspection", d->ic->introspection.client_id != NULL);
 	json_object_set_new(o, "reachable", d->server < 0 ? json_null() :
 	    json_boolean(d->server));
 	json_object_set_new(o, "fetched", d->fetched > 0 ?

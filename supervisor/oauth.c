@@ -572,7 +572,7 @@ introspector(void)
 	size_t	i;
 
 	for (i = 0; i < oc->nissuers; i++) {
-		if (oc->issuers[i].introspection_client_id != NULL)
+		if (oc->issuers[i].introspection.client_id != NULL)
 			return (idp_find(oc->issuers[i].issuer));
 	}
 	return (NULL);

@@ -269,34 +269,65 @@ preflight_llm(const struct conf *c, void (*warn)(const char *), char *err,
 	return (0);
 }
 
+/* Does a client's secret expand to one non-empty line?  (Its worker
+ * gets the secret itself.) */
+static int
+preflight_client_secret(const struct conf *c,
+    const struct oauth_issuer_conf *ic, const char *what, const char *ref,
+    char *err, size_t errlen)
+{
+	char	why[512], *v;
+	int	bad;
+
+	if (ref == NULL)
+		return (0);
+	if ((v = secret_expand(ref, why, sizeof why)) == NULL)
+		return (preflight_error(c, ic->line, err, errlen, "issuer %s: "
+		    "%s client_secret: %s", ic->issuer, what, why));
+	bad = *v == '\0' || strpbrk(v, "\r\n") != NULL;
+	explicit_bzero(v, strlen(v));
+	free(v);
+	if (bad)
+		return (preflight_error(c, ic->line, err, errlen, "issuer %s: "
+		    "%s client_secret is empty or not one line", ic->issuer,
+		    what));
+	return (0);
+}
+
 /*
- * Check the OAuth issuers: each introspection client_secret expands to
- * one non-empty line (its worker gets the secret itself).
+ * Check the OAuth issuers' client secrets, and say when a per-user
+ * upstream's OAuth principals cannot log in: the link they are shown
+ * needs a login client at their issuer.
  */
 static int
-preflight_oauth(const struct conf *c, char *err, size_t errlen)
+preflight_oauth(const struct conf *c, void (*warn)(const char *), char *err,
+    size_t errlen)
 {
 	const struct oauth_issuer_conf	*ic;
-	char				 why[512], *v;
-	size_t				 i;
-	int				 bad;
+	size_t				 i, j;
 
 	for (i = 0; c->oauth != NULL && i < c->oauth->nissuers; i++) {
 		ic = &c->oauth->issuers[i];
-		if (ic->introspection_secret == NULL)
+		if (preflight_client_secret(c, ic, "introspection",
+		    ic->introspection.secret, err, errlen) != 0 ||
+		    preflight_client_secret(c, ic, "login", ic->login.secret,
+		    err, errlen) != 0)
+			return (-1);
+	}
+	for (i = 0; c->oauth != NULL && i < c->nservers; i++) {
+		if (c->servers[i].oauth == NULL ||
+		    c->servers[i].oauth->identity != UPOAUTH_PER_USER)
 			continue;
-		if ((v = secret_expand(ic->introspection_secret, why,
-		    sizeof why)) == NULL)
-			return (preflight_error(c, ic->line, err, errlen,
-			    "issuer %s: introspection client_secret: %s",
-			    ic->issuer, why));
-		bad = *v == '\0' || strpbrk(v, "\r\n") != NULL;
-		explicit_bzero(v, strlen(v));
-		free(v);
-		if (bad)
-			return (preflight_error(c, ic->line, err, errlen,
-			    "issuer %s: introspection client_secret is empty "
-			    "or not one line", ic->issuer));
+		for (j = 0; j < c->oauth->nissuers; j++) {
+			ic = &c->oauth->issuers[j];
+			if (ic->login.client_id == NULL)
+				preflight_warn(warn, "issuer %s has no login "
+				    "client: its users cannot log in to "
+				    "per-user upstreams (the gateway cannot "
+				    "make sure who opens their login links)",
+				    ic->issuer);
+		}
+		break;
 	}
 	return (0);
 }
@@ -358,7 +389,7 @@ preflight(const struct conf *c, int flags, void (*warn)(const char *),
 		return (-1);
 	if (preflight_llm(c, warn, err, errlen) != 0)
 		return (-1);
-	if (preflight_oauth(c, err, errlen) != 0)
+	if (preflight_oauth(c, warn, err, errlen) != 0)
 		return (-1);
 	preflight_pass_env(c, warn);
 	if (flags & PREFLIGHT_RELOAD)

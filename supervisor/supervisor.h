@@ -612,6 +612,16 @@ void		 idp_wait_cancel(struct idp *, uint64_t);
  */
 uint64_t	 idp_introspect(struct idp *, const char *token,
 		    void (*cb)(void *, json_t *, const char *), void *arg);
+/*
+ * Exchange an authorization code of the issuer's login client (oauth
+ * issuers' login) for its token response, the same way; 0 if the issuer
+ * has no login client.  The resource asked for is ours.
+ */
+uint64_t	 idp_exchange(struct idp *, const char *code,
+		    const char *verifier, const char *redirect_uri,
+		    void (*cb)(void *, json_t *, const char *), void *arg);
+/* Its metadata's authorization_endpoint, or NULL (not known yet). */
+const char	*idp_authorization_endpoint(const struct idp *);
 /* Replace the key set (what a MSG_IDP_KEYS does; the Check harness
  * calls it). */
 void		 idp_set_jwks(struct idp *, struct jose_jwks *);	/* takes it */

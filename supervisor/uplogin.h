@@ -17,6 +17,14 @@
 #define LOGIN_IDENTITY		"gateway"	/* the gateway-wide one */
 #define LOGIN_SECRET_LEN	44	/* a random id: 32 bytes, base64url */
 
+enum connect_check {
+	CHECK_NONE = 0,
+	CHECK_PENDING,		/* the code is exchanged, the token checked */
+	CHECK_PROVED,
+	CHECK_REFUSED,		/* another user logged in at the issuer */
+	CHECK_FAILED		/* the issuer or its answer failed */
+};
+
 /*
  * A per-user identity's login under way; owned by its upstream's list
  * (uplogin_users.c).  The user is shown the gateway's link (connect); the
@@ -31,6 +39,18 @@ struct user_login {
 	char			 cookie[LOGIN_SECRET_LEN];	/* "" until a
 							   browser proved it */
 	unsigned int		 refused;	/* wrong proofs given */
+	int			 proved;	/* the browser with the cookie
+						   is the user's */
+	/* An OAuth principal's proof: a login at its issuer. */
+	enum connect_check	 check;
+	char			 vstate[LOGIN_SECRET_LEN];	/* its state,
+							   "" until sent */
+	char			 verifier[LOGIN_SECRET_LEN];	/* PKCE */
+	char			 why[320];	/* CHECK_REFUSED, _FAILED */
+	char			*issuer;	/* asked (idp_find), or NULL */
+	uint64_t		 ask;		/* its idp_exchange, or 0 */
+	uint64_t		 wait;		/* oauth_wait, or 0 */
+	char			*token;		/* being verified, or NULL */
 	TAILQ_ENTRY(user_login)	 entry;
 };
 
@@ -58,6 +78,8 @@ struct user_login *users_login_by_state(const char *state,
 		    struct upstream **up);
 struct user_login *users_login_by_connect(const char *connect,
 		    struct upstream **up);
+struct user_login *users_login_by_vstate(const char *vstate,
+		    struct upstream **up);
 /* A principal's text (uplogin_principal) from its credentials. */
 void		 users_principal(const struct oauth_grant *,
 		    const char *client, uint64_t credential, char *, size_t);
@@ -74,6 +96,8 @@ int		 connect_same_browser(const struct http_request *,
 		    const struct user_login *);
 /* Is a request's Origin the gateway's own page's (the form's)? */
 int		 connect_own_origin(const struct http_request *);
+/* A login is freed: cancel what it waits for, wipe its token. */
+void		 connect_forget(struct user_login *);
 /* The login of an identity is answered: forget it. */
 void		 users_login_done(struct upstream *, const char *identity);
 void		 users_tokens(struct upstream *, json_t *list);

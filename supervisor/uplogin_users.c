@@ -275,6 +275,7 @@ login_free(struct uplogin_users *u, struct user_login *l)
 {
 	TAILQ_REMOVE(&u->logins, l, entry);
 	u->nlogins--;
+	connect_forget(l);
 	free(l->identity);
 	explicit_bzero(l->state, strlen(l->state));
 	free(l->state);
@@ -322,9 +323,9 @@ users_login_add(struct upstream *up, const char *id, const char *state,
 	u->nlogins++;
 }
 
-/* The login whose state (by_state) or link (else) is this one. */
+/* The login whose state (0), link (1) or proof's state (2) is this. */
 static struct user_login *
-users_login_find(const char *secret, int by_state, struct upstream **up)
+users_login_find(const char *secret, int which, struct upstream **up)
 {
 	struct user_login	*l;
 	const char		*v;
@@ -334,7 +335,8 @@ users_login_find(const char *secret, int by_state, struct upstream **up)
 		if (upstreams[i]->login.users == NULL)
 			continue;
 		TAILQ_FOREACH(l, &upstreams[i]->login.users->logins, entry) {
-			v = by_state ? l->state : l->connect;
+			v = which == 0 ? l->state : which == 1 ?
+			    l->connect : l->vstate;
 			if (n > 0 && strlen(v) == n &&
 			    CRYPTO_memcmp(v, secret, n) == 0) {
 				*up = upstreams[i];
@@ -348,13 +350,19 @@ users_login_find(const char *secret, int by_state, struct upstream **up)
 struct user_login *
 users_login_by_state(const char *state, struct upstream **up)
 {
-	return (users_login_find(state, 1, up));
+	return (users_login_find(state, 0, up));
 }
 
 struct user_login *
 users_login_by_connect(const char *connect, struct upstream **up)
 {
-	return (users_login_find(connect, 0, up));
+	return (users_login_find(connect, 1, up));
+}
+
+struct user_login *
+users_login_by_vstate(const char *vstate, struct upstream **up)
+{
+	return (users_login_find(vstate, 2, up));
 }
 
 int

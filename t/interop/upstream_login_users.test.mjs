@@ -19,8 +19,8 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, mkdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { startGateway, startNodeServer, post, q, sleep, srcdir, followLogin } from '../lib/gateway.mjs';
-import { startOidcProvider, counts, JWT_SHOWN } from '../lib/oidc.mjs';
+import { startGateway, startNodeServer, post, q, sleep, srcdir, followLogin, freePort } from '../lib/gateway.mjs';
+import { startOidcProvider, counts, authorizationCode, JWT_SHOWN } from '../lib/oidc.mjs';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ElicitRequestSchema, ElicitationCompleteNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
@@ -262,6 +262,113 @@ test('per-user: a login link passed to someone else logs no one in as its user',
   assert.equal(r.status, 404);
   assert.match(gw.log(), /login of client:bob: dropped after 5 refused proofs/);
   noTokens(gw);
+});
+
+// OAuth principals (the gateway's own clients log in at oidc-provider):
+// the link sends the browser to log in at that issuer as the gateway's
+// login client, and only a token of the same subject proves the user.
+// Alice's link opened by bob (logged in at the issuer as bob) is refused;
+// opened by alice, she goes on to the upstream's server and her call has
+// her token.  A gateway whose issuer has no login client cannot make sure,
+// and says so (503) rather than let anyone through.
+async function oauthGateway(stateDir, login = 'login = { client_id = "mcp-app"; };') {
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const gw = await startGateway({
+    listen: `127.0.0.1:${port}`,
+    globals: `state_dir = ${q(stateDir)};\noauth = { resource = ${q(base)};\n` +
+      `  issuers = ( { issuer = ${q(op.issuer)}; ${login} } ); };`,
+    servers: [`{ name = "users"; transport = "http"; url = ${q(up.url)}; oauth = { client_id = "mcp-app"; identity = "per-user"; }; }`],
+  });
+  stops.push(() => gw.stop());
+  await gw.waitFor((st) => st.issuers?.[0]?.keys > 0, 'the provider\'s keys');
+  gw.base = base;
+  return gw;
+}
+
+// A raw session of a user of the issuer's.
+async function oauthSession(gw, who) {
+  const t = await authorizationCode(op.issuer, { resource: `${gw.base}/mcp`, scope: 'mcp:tools', loginHint: who });
+  const headers = { authorization: `Bearer ${t.access_token}` };
+  const r = await post(gw, {
+    jsonrpc: '2.0', id: 1, method: 'initialize',
+    params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: `oauth-${who}`, version: '1' } },
+  }, { headers });
+  assert.equal(r.status, 200, r.text);
+  const sid = r.headers.get('mcp-session-id');
+  await post(gw, { jsonrpc: '2.0', method: 'notifications/initialized' }, { session: sid, headers });
+  return { sid, headers };
+}
+
+// Open a link in a new browser logged in at the issuer as who: the
+// gateway's final answer to the issuer's redirect (polled while it makes
+// sure), and the browser's cookie.
+async function oauthProve(gw, link, who) {
+  const r = await fetch(link, { redirect: 'manual' });
+  if (r.status !== 303) return { res: r };
+  const cookie = r.headers.getSetCookie()[0].split(';')[0];
+  const az = new URL(r.headers.get('location'));
+  assert.equal(az.origin + az.pathname, `${op.issuer}/auth`);
+  assert.equal(az.searchParams.get('client_id'), 'mcp-app');
+  assert.equal(az.searchParams.get('resource'), gw.base);
+  assert.equal(az.searchParams.get('code_challenge_method'), 'S256');
+  az.searchParams.set('login_hint', who);
+  const back = await followLogin(az.href, az.searchParams.get('redirect_uri'));
+  for (let i = 0; i < 100; i++) {
+    const res = await fetch(back, { redirect: 'manual', headers: { cookie } });
+    if (res.status !== 200 || !res.headers.get('refresh')) return { res, cookie, back };
+    await res.text();
+    await sleep(50);
+  }
+  assert.fail('the gateway kept checking');
+}
+
+test('per-user, OAuth principals: the link proves the user at the issuer', async () => {
+  const stateDir = path.join(dir, 'f');
+  mkdirSync(stateDir, { mode: 0o700 });
+  const gw = await oauthGateway(stateDir);
+  const alice = await oauthSession(gw, 'alice');
+  const aliceLink = needLogin(await whoami(gw, alice));
+
+  // Bob, logged in at the issuer as himself: refused, said why.
+  let p = await oauthProve(gw, aliceLink, 'bob');
+  assert.equal(p.res.status, 403);
+  assert.match(await p.res.text(), new RegExp(`logged in at the issuer as oauth:bob@${op.issuer}`));
+  // The issuer's answer in another browser (without the cookie).
+  const again = await fetch(aliceLink, { redirect: 'manual' });
+  assert.equal(again.status, 303);
+  const az = new URL(again.headers.get('location'));
+  az.searchParams.set('login_hint', 'alice');
+  const back = await followLogin(az.href, az.searchParams.get('redirect_uri'));
+  assert.equal((await fetch(back, { redirect: 'manual' })).status, 403);
+  assert.doesNotMatch(gw.mcpctl('tokens'), /oauth:alice/);
+
+  // Alice herself: on to the upstream's server, then her token.
+  p = await oauthProve(gw, aliceLink, 'alice');
+  assert.equal(p.res.status, 303, await p.res.text());
+  const upAz = new URL(p.res.headers.get('location'));
+  assert.equal(upAz.searchParams.get('resource'), up.url);
+  upAz.searchParams.set('login_hint', 'alice');
+  const upBack = await followLogin(upAz.href, upAz.searchParams.get('redirect_uri'));
+  const done = await fetch(upBack, { headers: { cookie: p.cookie } });
+  assert.equal(done.status, 200, await done.text());
+  assert.equal(sub(await whoamiOk(gw, alice)), 'alice');
+  const log = gw.log();
+  assert.match(log, new RegExp(`login of oauth:alice@${op.issuer.replace(/[.]/g, '[.]')}: the link was opened by someone who is not them \\(logged in at the issuer as oauth:bob@`));
+  assert.match(log, /the issuer's answer came to another browser/);
+  noTokens(gw);
+});
+
+test('per-user, OAuth principals: without a login client nobody gets through', async () => {
+  const stateDir = path.join(dir, 'g');
+  mkdirSync(stateDir, { mode: 0o700 });
+  const gw = await oauthGateway(stateDir, '');
+  const alice = await oauthSession(gw, 'alice');
+  const r = await fetch(needLogin(await whoami(gw, alice)), { redirect: 'manual' });
+  assert.equal(r.status, 503);
+  assert.match(await r.text(), /must give your issuer a login client/);
+  assert.match(gw.log(), /no issuer of it has a login client/);
+  assert.match(gw.log(), /has no login client: its users cannot log in to per-user upstreams/);
 });
 
 // A client of the SDK that declares URL elicitation; its handler plays

@@ -738,8 +738,10 @@ conf_same(const struct conf *a, const struct conf *b)
 	" refresh = 600; metadata_url = \"https://a.example/m\";" \
 	" jwks_uri = \"https://a.example/k\"; introspection = { client_id =" \
 	" \"gw\"; client_secret = \"${file:/etc/s}\"; auth =" \
-	" \"client_secret_post\"; }; }, { issuer = \"http://127.0.0.1:9/x\"; }" \
-	" ); };\n" \
+	" \"client_secret_post\"; }; login = { client_id = \"gw-login\";" \
+	" client_secret = \"${env:LOGIN_SECRET}\"; }; }," \
+	" { issuer = \"http://127.0.0.1:9/x\"; login = { client_id = \"pub\";" \
+	" }; } ); };\n" \
 	"clients = ( { name = \"guest\"; oauth = { scopes = [ \"mcp\" ]; }; }," \
 	" { name = \"ops\"; token = \"0123456789abcdef\"; allow = [ \"a/*\" ];" \
 	" oauth = { issuer = \"https://a.example\"; subject = \"u1\"; claims =" \
@@ -1040,7 +1042,7 @@ START_TEST(test_oauth)
 	    JOSE_ES256 | JOSE_EDDSA | JOSE_ED25519);
 	ck_assert_int_eq(ic->typ, JOSE_TYP_LAX);
 	ck_assert_uint_eq(ic->refresh, 3600);
-	ck_assert_ptr_null(ic->introspection_client_id);
+	ck_assert_ptr_null(ic->introspection.client_id);
 	ck_assert_int_eq(ic->line, 1);
 	ck_assert_ptr_eq(conf_oauth_issuer(oc,
 	    "https://idp.example.com/realms/x"), ic);
@@ -1063,9 +1065,16 @@ START_TEST(test_oauth)
 	ck_assert_uint_eq(ic->algorithms, JOSE_ES256 | JOSE_ED448);
 	ck_assert_int_eq(ic->typ, JOSE_TYP_AT_JWT);
 	ck_assert_uint_eq(ic->refresh, 600);
-	ck_assert_str_eq(ic->introspection_client_id, "gw");
-	ck_assert_str_eq(ic->introspection_secret, "${file:/etc/s}");
-	ck_assert_int_eq(ic->introspection_post, 1);
+	ck_assert_str_eq(ic->introspection.client_id, "gw");
+	ck_assert_str_eq(ic->introspection.secret, "${file:/etc/s}");
+	ck_assert_int_eq(ic->introspection.post, 1);
+	ck_assert_str_eq(ic->login.client_id, "gw-login");
+	ck_assert_str_eq(ic->login.secret, "${env:LOGIN_SECRET}");
+	ck_assert_int_eq(ic->login.post, 0);
+	ic = &oc->issuers[1];
+	ck_assert_str_eq(ic->login.client_id, "pub");
+	ck_assert_ptr_null(ic->login.secret);
+	ck_assert_ptr_null(ic->introspection.client_id);
 	cl = conf_client_find(conf, "guest");
 	ck_assert_ptr_null(cl->token);
 	ck_assert_str_eq(cl->oauth->scopes[0], "mcp");
@@ -1136,6 +1145,15 @@ START_TEST(test_oauth_errors)
 	    " { issuer = \"https://i\"; introspection = { client_id = \"c\";"
 	    " }; } ); };",
 	    "t.conf:1: introspection needs a client_id and a client_secret");
+	parse_err("oauth = { resource = \"https://r\"; issuers = ("
+	    " { issuer = \"https://i\"; login = { client_secret ="
+	    " \"${env:X}\"; }; } ); };",
+	    "t.conf:1: login needs a client_id");
+	parse_err("oauth = { resource = \"https://r\"; issuers = ("
+	    " { issuer = \"https://i\"; login = { client_id = \"c\";"
+	    " scope = \"x\"; }; } ); };",
+	    "t.conf:1: login: unknown setting \"scope\" (client_id, "
+	    "client_secret or auth)");
 	parse_err("oauth = { resource = \"https://r\"; scopes = [ \"a b\" ];"
 	    " issuers = ( { issuer = \"https://i\"; } ); };",
 	    "t.conf:1: scopes: \"a b\" is not a scope (1 to 128 printable "

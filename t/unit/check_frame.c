@@ -84,7 +84,9 @@ START_TEST(test_msg_type_name)
 	ck_assert_str_eq(msg_type_name(MSG_IDP_KEYS), "IDP_KEYS");
 	ck_assert_str_eq(msg_type_name(MSG_IDP_INTROSPECTED),
 	    "IDP_INTROSPECTED");
-	ck_assert_ptr_null(msg_type_name(29));
+	ck_assert_str_eq(msg_type_name(MSG_IDP_EXCHANGE), "IDP_EXCHANGE");
+	ck_assert_str_eq(msg_type_name(MSG_IDP_EXCHANGED), "IDP_EXCHANGED");
+	ck_assert_ptr_null(msg_type_name(36));
 	ck_assert_ptr_null(msg_type_name(63));
 	ck_assert_ptr_null(msg_type_name(66));
 	ck_assert_ptr_null(msg_type_name(0xffff));
@@ -101,7 +103,9 @@ START_TEST(test_msg_type_name)
 	ck_assert_int_eq(MSG_IDP_INTROSPECT, 27);
 	ck_assert_int_eq(MSG_IDP_INTROSPECTED, 28);
 	ck_assert_int_eq(MSG_OAUTH_SAVE, 30);
+	ck_assert_int_eq(MSG_IDP_EXCHANGE, 29);
 	ck_assert_int_eq(MSG_OAUTH_REVOKE, 34);
+	ck_assert_int_eq(MSG_IDP_EXCHANGED, 35);
 	ck_assert_str_eq(msg_type_name(MSG_OAUTH_PROGRESS), "OAUTH_PROGRESS");
 	ck_assert_int_eq(MSG_CTL_REQUEST, 64);
 	ck_assert_int_eq(MSG_CTL_REPLY, 65);
@@ -207,7 +211,7 @@ START_TEST(test_decode_bad_type)
 	unsigned char		buf[FRAME_HDR_LEN + 2];
 	struct frame_hdr	hdr;
 	const char		*why = NULL;
-	static const uint16_t	bad[] = { 0, 29, 63, 66, 0xffff };
+	static const uint16_t	bad[] = { 0, 36, 63, 66, 0xffff };
 	size_t			i;
 
 	for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
