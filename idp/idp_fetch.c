@@ -93,6 +93,8 @@ static unsigned int		 niwaits;
 /* The fetch of the keys. */
 static int		 fetching;	/* one is under way */
 static int		 have_metadata;	/* discovery is done */
+static int		 keyless;	/* it names no key set: opaque
+					   tokens only */
 static char		*disc[IDP_DISCOVERY_MAX];
 static int		 ndisc;		/* URLs of disc[] */
 static int		 idisc;		/* the one tried */
@@ -269,6 +271,49 @@ login_endpoints(json_t *md)
 	token_url = xstrdup(token);
 }
 
+/* What the supervisor keeps of the metadata. */
+static json_t *
+metadata_kept(void)
+{
+	json_t	*md;
+	char	 url[512];
+
+	md = json_pack("{s:s}", "issuer", wc->issuer);
+	if (jwks_url != NULL)
+		json_object_set_new(md, "jwks_uri", json_string(url_redact(
+		    jwks_url, url, sizeof url)));
+	json_object_set_new(md, "introspection_endpoint", introspection_url !=
+	    NULL ? json_string(introspection_url) : json_null());
+	json_object_set_new(md, "authorization_endpoint", authorization_url !=
+	    NULL ? json_string(authorization_url) : json_null());
+	return (md);
+}
+
+/*
+ * The metadata names no key set, and tokens are introspected: the issuer
+ * has opaque tokens only.  Its metadata is read again at each refresh
+ * (a key set may appear).
+ */
+static void
+keyless_done(const char *from)
+{
+	char	url[512];
+
+	if (!server_ok || !keyless)
+		log_info("metadata at %s names no jwks_uri: opaque tokens "
+		    "only, introspected", url_redact(from, url, sizeof url));
+	keyless = 1;
+	idp_send_json(MSG_IDP_KEYS, 0, json_pack("{s:n, s:I, s:o, s:I, s:b}",
+	    "jwks", "fetched", (json_int_t)time(NULL), "metadata",
+	    metadata_kept(), "keys", (json_int_t)0, "keyless", 1));
+	fetching = 0;
+	server_ok = 1;
+	server_err[0] = '\0';
+	retry = IDP_RETRY_FIRST;
+	status_send(0);
+	timer_arm(idp_refresh_after(-1, wc->refresh));
+}
+
 /* A discovery URL answered, or failed. */
 static void
 metadata_done(struct xfer *x, CURLcode r)
@@ -294,9 +339,12 @@ metadata_done(struct xfer *x, CURLcode r)
 		    url_redact(x->f.url, url, sizeof url), why);
 		json_decref(md);
 		md = NULL;
-	} else if (wc->jwks_uri == NULL && jwks == NULL) {
+	} else if (wc->jwks_uri == NULL && jwks == NULL &&
+	    (wc->client_id == NULL || intro == NULL)) {
 		snprintf(disc_err, sizeof disc_err, "metadata at %.200s: no "
-		    "jwks_uri", url_redact(x->f.url, url, sizeof url));
+		    "jwks_uri%s", url_redact(x->f.url, url, sizeof url),
+		    wc->client_id != NULL ? ", and no introspection_endpoint" :
+		    "");
 		json_decref(md);
 		md = NULL;
 	}
@@ -304,6 +352,11 @@ metadata_done(struct xfer *x, CURLcode r)
 		free(introspection_url);
 		introspection_url = intro != NULL ? xstrdup(intro) : NULL;
 		login_endpoints(md);
+		if (wc->jwks_uri == NULL && jwks == NULL) {
+			json_decref(md);
+			keyless_done(x->f.url);
+			return;
+		}
 		if (wc->jwks_uri == NULL) {
 			free(jwks_url);
 			jwks_url = xstrdup(jwks);
@@ -374,12 +427,8 @@ jwks_done(struct xfer *x, CURLcode r)
 	}
 	if (jose_jwks_note(set)[0] != '\0')
 		log_debug("keys: %s", jose_jwks_note(set));
-	md = json_pack("{s:s, s:s}", "issuer", wc->issuer, "jwks_uri",
-	    url_redact(jwks_url, url, sizeof url));
-	json_object_set_new(md, "introspection_endpoint", introspection_url !=
-	    NULL ? json_string(introspection_url) : json_null());
-	json_object_set_new(md, "authorization_endpoint", authorization_url !=
-	    NULL ? json_string(authorization_url) : json_null());
+	md = metadata_kept();
+	keyless = 0;
 	idp_send_json(MSG_IDP_KEYS, 0, json_pack("{s:o, s:I, s:o, s:I}",
 	    "jwks", o, "fetched", (json_int_t)time(NULL), "metadata", md,
 	    "keys", (json_int_t)jose_jwks_count(set)));
@@ -524,8 +573,8 @@ fetch_start(void)
 		return;
 	fetching = 1;
 	evtimer_del(timer);
-	if (have_metadata || (wc->jwks_uri != NULL && wc->client_id ==
-	    NULL)) {
+	if ((have_metadata && !keyless) || (wc->jwks_uri != NULL &&
+	    wc->client_id == NULL)) {
 		jwks_get();
 		return;
 	}

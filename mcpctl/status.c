@@ -146,7 +146,10 @@ print_issuers(json_t *list)
 		printf("%-*s %-9s %-9s ", w, json_str_or(d, "issuer", "?"),
 		    json_str_or(d, "state", "?"), json_is_true(r) ? "up" :
 		    json_is_false(r) ? "down" : "-");
-		print_int(d, "keys", 6);
+		if (json_is_true(json_object_get(d, "keyless")))
+			printf("%-6s", "none");
+		else
+			print_int(d, "keys", 6);
 		fmt_duration(age, sizeof age, json_int_or(d, "keys_age"));
 		printf("%-9s", age);
 		print_int(d, "jwks_fetches", 9);

@@ -76,6 +76,8 @@ struct idp {
 	time_t			 fetched;	/* wall clock of the set, or 0 */
 	char			*introspection_endpoint;	/* or NULL */
 	char			*authorization_endpoint;	/* or NULL */
+	int			 keyless;	/* no key set: opaque tokens,
+						   introspected */
 	int			 server;	/* -1 unknown, 0 down, 1 up */
 	char			*server_error;	/* or NULL */
 	time_t			 server_error_at;
@@ -480,15 +482,42 @@ idp_server(struct idp *d, int ok, const char *error)
 	d->server_error_at = time(NULL);
 }
 
+/* Keep what the metadata says we use. */
+static void
+idp_metadata(struct idp *d, json_t *md)
+{
+	const char	*v;
+
+	v = json_string_value(json_object_get(md, "introspection_endpoint"));
+	free(d->introspection_endpoint);
+	d->introspection_endpoint = v != NULL ? xstrdup(v) : NULL;
+	v = json_string_value(json_object_get(md, "authorization_endpoint"));
+	free(d->authorization_endpoint);
+	d->authorization_endpoint = v != NULL ? xstrdup(v) : NULL;
+}
+
 /* An IDP_KEYS frame: the worker's new set, parsed again here. */
 static void
 idp_keys(struct idp *d, json_t *msg)
 {
 	struct jose_jwks	*set;
 	json_t			*md;
-	const char		*intro;
 	char			*text, why[JOSE_WHY_MAX], err[256];
 
+	md = json_object_get(msg, "metadata");
+	if (json_is_true(json_object_get(msg, "keyless"))) {
+		/* Opaque tokens only: what keys we had go (none sign). */
+		if (!d->keyless)
+			log_info("issuer %s: no key set, tokens are "
+			    "introspected", d->ic->issuer);
+		d->keyless = 1;
+		jose_jwks_free(d->jwks);
+		d->jwks = NULL;
+		d->nkeys = 0;
+		idp_metadata(d, md);
+		idp_server(d, 1, NULL);
+		return;
+	}
 	if ((text = json_dumps(json_object_get(msg, "jwks"),
 	    JSON_COMPACT)) == NULL) {
 		idp_server(d, 0, "the worker sent no key set");
@@ -508,15 +537,8 @@ idp_keys(struct idp *d, json_t *msg)
 		log_debug("issuer %s: %zu keys", d->ic->issuer,
 		    jose_jwks_count(set));
 	idp_set_jwks(d, set);
-	md = json_object_get(msg, "metadata");
-	intro = json_string_value(json_object_get(md,
-	    "introspection_endpoint"));
-	free(d->introspection_endpoint);
-	d->introspection_endpoint = intro != NULL ? xstrdup(intro) : NULL;
-	intro = json_string_value(json_object_get(md,
-	    "authorization_endpoint"));
-	free(d->authorization_endpoint);
-	d->authorization_endpoint = intro != NULL ? xstrdup(intro) : NULL;
+	d->keyless = 0;
+	idp_metadata(d, md);
 	idp_server(d, 1, NULL);
 }
 
@@ -934,6 +956,9 @@ idp_json(struct idp *d)
 	    "refreshes_limited", (json_int_t)d->refreshes_limited,
 	    "introspections", (json_int_t)d->introspections,
 	    "introspection", d->ic->introspection.client_id != NULL);
+	json_object_set_new(o, "keyless", json_boolean(d->keyless));
+	json_object_set_new(o, "login", json_boolean(
+	    d->ic->login.client_id != NULL));
 	json_object_set_new(o, "reachable", d->server < 0 ? json_null() :
 	    json_boolean(d->server));
 	json_object_set_new(o, "fetched", d->fetched > 0 ?
@@ -1017,7 +1042,15 @@ idp_health(json_t *problems, json_t *warnings)
 		    d->server_error : d->state != IDP_READY ?
 		    (d->proc.last_error != NULL ? d->proc.last_error :
 		    state_names[d->state]) : NULL;
-		if (d->jwks == NULL) {
+		if (d->keyless) {
+			/* Nothing verifies its tokens while it is down. */
+			if (why == NULL)
+				continue;
+			xasprintf(&msg, "issuer %s (opaque tokens only) is "
+			    "unreachable: %s", d->ic->issuer, why);
+			json_array_append_new(problems, json_string(msg));
+			free(msg);
+		} else if (d->jwks == NULL) {
 			xasprintf(&msg, "issuer %s has no keys: %s",
 			    d->ic->issuer, why != NULL ? why :
 			    "none fetched yet");

@@ -388,6 +388,39 @@ test('an opaque token through the gateway: introspected once, then cached', asyn
   }
 });
 
+// An issuer whose metadata names no key set (opaque tokens only): with
+// introspection it is usable, not "no keys" (it failed discovery, and
+// nothing of it was introspected); mcpctl check is clean.
+test('an issuer of opaque tokens only: introspected, no key set needed', async () => {
+  const resource = 'http://127.0.0.1:18935';
+  const op4 = await startOidcProvider(['--opaque', `${resource}/mcp`, '--hide-jwks']);
+  writeFileSync(path.join(dir, 'secret4'), 'mcp-gateway-secret\n');
+  const g = await startGateway({
+    servers: [demo('alpha')],
+    globals: `oauth = { resource = ${q(resource)}; issuers = ( ${issuer(op4.issuer, `introspection = {
+      client_id = "mcp-gateway"; client_secret = ${q(`\${file:${path.join(dir, 'secret4')}}`)}; };`)} ); };`,
+  });
+  try {
+    await g.waitFor((st) => st.issuers[0].keyless === true, 'keyless');
+    assert.equal(g.status().issuers[0].keys, 0);
+    assert.doesNotMatch(g.mcpctl('check'), /no keys/);
+    const { access_token: token } = await authorizationCode(op4.issuer, {
+      resource: `${resource}/mcp`, scope: 'mcp:read', loginHint: 'alice',
+    });
+    const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'opaque', version: '1' } } };
+    const r = await post(g, init, { headers: { authorization: `Bearer ${token}` } });
+    assert.equal(r.status, 200, r.text);
+    assert.equal(g.status().issuers[0].introspections, 1);
+    assert.match(g.log(), /names no jwks_uri: opaque tokens only, introspected/);
+    // Its JWTs cannot be verified: refused.
+    const jwt = 'eyJhbGciOiJSUzI1NiIsImtpZCI6IngifQ.eyJpc3MiOiJ4In0.c2ln';
+    assert.equal((await post(g, init, { headers: { authorization: `Bearer ${jwt}` } })).status, 401);
+  } finally {
+    await g.stop();
+    await op4.stop();
+  }
+});
+
 test('no sanitizer reports from the workers started here', () => {
   const reports = readdirSync(dir).filter((f) => /^(asan|ubsan)\./.test(f))
     .map((f) => `${f}:\n${readFileSync(path.join(dir, f), 'utf8')}`);
