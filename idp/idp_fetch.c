@@ -490,6 +490,20 @@ introspect_done(struct xfer *x, CURLcode r)
 	idp_send_json(MSG_IDP_INTROSPECTED, x->tag, o);
 }
 
+/* Wipe every string of a token response. */
+static void
+wipe_strings(json_t *o)
+{
+	const char	*k;
+	json_t		*v;
+
+	json_object_foreach(o, k, v) {
+		if (json_is_string(v))
+			explicit_bzero((char *)json_string_value(v),
+			    json_string_length(v));
+	}
+}
+
 /* Answer an exchange with an error. */
 static void
 exchange_fail(uint32_t tag, const char *why)
@@ -509,13 +523,14 @@ exchange_done(struct xfer *x, CURLcode r)
 
 	if (r == CURLE_OK && !x->f.over)
 		o = hfetch_json(&x->f);
+	/* The answer's tokens (refresh, ID) go with its text. */
+	if ((i = evbuffer_get_length(x->f.body)) > 0)
+		explicit_bzero(evbuffer_pullup(x->f.body, -1), i);
 	if (o != NULL && x->f.status == 200 &&
 	    json_is_string(json_object_get(o, "access_token"))) {
 		idp_send_json(MSG_IDP_EXCHANGED, x->tag, json_pack("{s:O}",
 		    "access_token", json_object_get(o, "access_token")));
-		explicit_bzero((char *)json_string_value(json_object_get(o,
-		    "access_token")), json_string_length(json_object_get(o,
-		    "access_token")));
+		wipe_strings(o);
 		json_decref(o);
 		return;
 	}

@@ -34,8 +34,8 @@ main_check(struct http_conn *c, struct http_request *req)
 {
 	/* A login link's form, posted from the gateway's own page (at the
 	 * redirect URI, which may be a public name). */
-	if (uplogin_path(req) && connect_own_origin(req))
-		return (0);
+	if (connect_form_post(req))
+		return (mcp_http_check_host_access(c, req, listen_loopback));
 	if (health_path(req) || uplogin_path(req))
 		return (mcp_http_check_access(c, req, listen_loopback, 0));
 	if (main_serves_metrics(req))

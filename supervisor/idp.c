@@ -920,6 +920,11 @@ idp_apply(const struct conf *nc, json_t *report)
 		log_info("issuer %s: removed from the configuration",
 		    d->ic->issuer);
 		idp_report(report, "issuer_removed", d->ic->issuer);
+		/* Nobody waits on it from now: asks are cancelled by finding
+		 * the issuer by name, which no longer finds this one. */
+		d->refreshing = 0;
+		waiters_fire_all(d);
+		asks_fail_all(d, "the issuer was removed from the configuration");
 		proc_remove(&d->proc);
 		d->state = IDP_STOPPED;
 		proc_stop(&d->proc);

@@ -153,14 +153,11 @@ host_in(const struct http_authority *a, const char *raw, size_t rawlen,
  * strings: every check here is bounded by their length.
  */
 static int
-mcp_http_check_origin(struct http_request *req, int loopback,
+mcp_http_check_host(struct http_request *req, int loopback,
     const char **why)
 {
-	const struct http_header	*host, *origin;
+	const struct http_header	*host;
 	struct http_authority		 a;
-	char				 scheme[16];
-	size_t				 i, olen;
-	int				 r;
 
 	host = http_header(&req->head, "Host");
 	if (host == NULL || host->valuelen == 0) {
@@ -182,7 +179,21 @@ mcp_http_check_origin(struct http_request *req, int loopback,
 		*why = "Host not allowed";
 		return (403);
 	}
+	return (0);
+}
 
+static int
+mcp_http_check_origin(struct http_request *req, int loopback,
+    const char **why)
+{
+	const struct http_header	*origin;
+	struct http_authority		 a;
+	char				 scheme[16];
+	size_t				 i, olen;
+	int				 r;
+
+	if ((r = mcp_http_check_host(req, loopback, why)) != 0)
+		return (r);
 	if ((origin = http_header(&req->head, "Origin")) == NULL)
 		return (0);
 	olen = origin->valuelen;
@@ -790,6 +801,21 @@ mcp_http_waited(void *arg)
 	req->oauth_wait = 0;
 	req->oauth_retry = 1;
 	http_check_again(c);
+}
+
+int
+mcp_http_check_host_access(struct http_conn *c, struct http_request *req,
+    int loopback)
+{
+	const char	*why;
+	int		 status;
+
+	if ((status = mcp_http_check_host(req, loopback, &why)) != 0) {
+		mcp_http_log_refusal(c, req, why);
+		mcp_http_error(c, status, JRPC_INVALID_REQUEST, why, NULL);
+		return (-1);
+	}
+	return (0);
 }
 
 int

@@ -701,6 +701,10 @@ extern const struct http_service mcp_http_service;
  */
 int		 mcp_http_check_access(struct http_conn *, struct http_request *,
 		    int loopback, int right);
+/* The same for Host only (a form of the gateway's own page, whose
+ * Origin the caller checked). */
+int		 mcp_http_check_host_access(struct http_conn *,
+		    struct http_request *, int loopback);
 /* Does a request carry what a right needs?  Silent: nothing is logged. */
 int		 mcp_http_may(struct http_request *, int right);
 /* The named client a request is (its grant's or its token's), or NULL. */

@@ -746,9 +746,15 @@ serve_user(struct http_conn *c, struct http_request *req, struct upstream *up,
 	char	*id, error[128];
 
 	if (!connect_same_browser(req, l)) {
+		/* Dropped: its code must not work in the right browser
+		 * later either (pasted back to whoever sent the link). */
 		log_warnx("upstream %s: login of %s: the authorization came "
 		    "back to a browser that did not open the login's link as "
-		    "that user: refused", up->sc->name, l->identity);
+		    "that user: refused, and the login dropped (the next call "
+		    "asks again)", up->sc->name, l->identity);
+		users_login_abort(up, l->identity, "the login's "
+		    "authorization came back to another browser; call again "
+		    "for a new link");
 		page(c, 403, "mcp-supervisor: this authorization was not "
 		    "started in this browser by the user it is for, and is "
 		    "refused. Open only a login link your own MCP client "

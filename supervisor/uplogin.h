@@ -94,12 +94,17 @@ int		 connect_serve(struct http_conn *, struct http_request *);
 /* Does the redirect come back to the browser that proved the user? */
 int		 connect_same_browser(const struct http_request *,
 		    const struct user_login *);
-/* Is a request's Origin the gateway's own page's (the form's)? */
-int		 connect_own_origin(const struct http_request *);
+/* Is it a POST to the redirect URI from the gateway's own page (the
+ * link's form: its Origin is the redirect URI's)? */
+int		 connect_form_post(const struct http_request *);
 /* A login is freed: cancel what it waits for, wipe its token. */
 void		 connect_forget(struct user_login *);
 /* The login of an identity is answered: forget it. */
 void		 users_login_done(struct upstream *, const char *identity);
+/* Drop it, and have its worker fail it (why goes to the waiting call):
+ * the next call starts another. */
+void		 users_login_abort(struct upstream *, const char *identity,
+		    const char *why);
 void		 users_tokens(struct upstream *, json_t *list);
 json_t		*users_revoke(struct upstream *, const char *identity);
 void		 users_free(struct upstream *);

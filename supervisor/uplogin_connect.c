@@ -46,10 +46,14 @@
 #define CONNECT_COOKIE		"mcps_login"
 #define CONNECT_COOKIE_AGE	600	/* seconds: a login's whole life */
 
-/* What every page of ours says to the browser besides its body. */
+/*
+ * What every page of ours says to the browser besides its body.  The
+ * referrer stays on our origin (our URLs hold a login's link), and the
+ * form's post carries our Origin (with no-referrer it would be "null").
+ */
 #define CONNECT_HEADERS \
 	"Cache-Control: no-store\r\n" \
-	"Referrer-Policy: no-referrer\r\n" \
+	"Referrer-Policy: same-origin\r\n" \
 	"X-Frame-Options: DENY\r\n" \
 	"Content-Security-Policy: default-src 'none'; frame-ancestors 'none'\r\n"
 
@@ -92,7 +96,7 @@ connect_page(struct http_conn *c, int status, const char *extra,
 {
 	struct evbuffer	*b = evbuffer_new();
 	va_list		 ap;
-	char		 text[1024], headers[1024];
+	char		 text[1024], *headers;
 
 	va_start(ap, fmt);
 	vsnprintf(text, sizeof text, fmt, ap);
@@ -103,9 +107,11 @@ connect_page(struct http_conn *c, int status, const char *extra,
 	html_add(b, text);
 	evbuffer_add_printf(b, "</p>\n%s</body></html>\n", form != NULL ?
 	    form : "");
-	snprintf(headers, sizeof headers, "%s%s", CONNECT_HEADERS,
-	    extra != NULL ? extra : "");
+	xasprintf(&headers, "%s%s", CONNECT_HEADERS, extra != NULL ? extra :
+	    "");
 	http_reply_buffer(c, status, "text/html; charset=utf-8", headers, b);
+	explicit_bzero(headers, strlen(headers));
+	free(headers);
 	evbuffer_free(b);
 }
 
@@ -140,7 +146,8 @@ own_origin(char *buf, size_t len)
 	snprintf(buf, len, "%s", uri);
 }
 
-int
+/* Is the request's Origin the redirect URI's? */
+static int
 connect_own_origin(const struct http_request *req)
 {
 	const struct http_header	*h;
@@ -153,12 +160,37 @@ connect_own_origin(const struct http_request *req)
 	    strncasecmp(mine, h->value, h->valuelen) == 0);
 }
 
-/* The cookie's name for a login: its own, so that two at once in one
- * browser do not overwrite each other. */
+int
+connect_form_post(const struct http_request *req)
+{
+	char	path[512];
+
+	return (strcmp(req->method, "POST") == 0 && strcmp(req->path,
+	    uplogin_callback_path(path, sizeof path)) == 0 &&
+	    connect_own_origin(req));
+}
+
+/* Is the redirect URI https? */
+static int
+redirect_https(void)
+{
+	char	uri[512];
+
+	uplogin_redirect_uri(uri, sizeof uri);
+	return (strncasecmp(uri, "https:", 6) == 0);
+}
+
+/*
+ * The cookie's name for a login: its own, so that two at once in one
+ * browser do not overwrite each other.  Over https a __Host- cookie,
+ * which no other host or subdomain can set in the user's browser; over
+ * plain http (loopback) any local web server could.
+ */
 static void
 cookie_name(const struct user_login *l, char *buf, size_t len)
 {
-	snprintf(buf, len, CONNECT_COOKIE "_%.8s", l->state);
+	snprintf(buf, len, "%s" CONNECT_COOKIE "_%.8s", redirect_https() ?
+	    "__Host-" : "", l->state);
 }
 
 /* Does the request carry the login's cookie? */
@@ -204,17 +236,16 @@ static void
 cookie_new(struct user_login *l, char *buf, size_t len)
 {
 	unsigned char	 raw[32];
-	char		 name[64], path[512], uri[512];
+	char		 name[64], path[512];
 
 	fill_random(raw, sizeof raw);
 	b64url_encode(raw, sizeof raw, l->cookie);
 	OPENSSL_cleanse(raw, sizeof raw);
 	cookie_name(l, name, sizeof name);
-	uplogin_redirect_uri(uri, sizeof uri);
 	snprintf(buf, len, "Set-Cookie: %s=%s; Path=%s; Max-Age=%d; HttpOnly; "
-	    "SameSite=Lax%s\r\n", name, l->cookie,
+	    "SameSite=Lax%s\r\n", name, l->cookie, redirect_https() ? "/" :
 	    uplogin_callback_path(path, sizeof path), CONNECT_COOKIE_AGE,
-	    strncasecmp(uri, "https:", 6) == 0 ? "; Secure" : "");
+	    redirect_https() ? "; Secure" : "");
 }
 
 /* The user is who the login is for: on to the server (with a cookie,
@@ -253,7 +284,8 @@ connect_refuse(struct http_conn *c, struct upstream *up,
 		log_warnx("upstream %s: login of %s: dropped after %d refused "
 		    "proofs; its next call asks again", up->sc->name, id,
 		    CONNECT_REFUSED_MAX);
-		users_login_done(up, id);
+		users_login_abort(up, id, "the login's link was opened by "
+		    "someone else too often; call again for a new link");
 	}
 	connect_page(c, 403, NULL, NULL, "This login link is for %s, and you "
 	    "did not prove to be them (%s). Open only a login link your own "
@@ -497,7 +529,8 @@ connect_exchanged(void *arg, json_t *answer, const char *why)
  * cookie binding this browser to the proof.
  */
 static void
-connect_oauth(struct http_conn *c, struct upstream *up, struct user_login *l)
+connect_oauth(struct http_conn *c, struct http_request *req,
+    struct upstream *up, struct user_login *l)
 {
 	struct evbuffer	*u;
 	struct idp	*d;
@@ -509,6 +542,12 @@ connect_oauth(struct http_conn *c, struct upstream *up, struct user_login *l)
 	static const char *const openid[] = { "openid", NULL };
 	size_t		 i;
 
+	/* Opened again in the browser that proved it (a second click, a
+	 * restored tab): on again, the proof kept. */
+	if (l->proved && cookie_matches(req, l)) {
+		connect_proved(c, up, l, 1);
+		return;
+	}
 	if ((d = connect_issuer(l->identity)) == NULL ||
 	    idp_conf(d)->login.client_id == NULL) {
 		log_warnx("upstream %s: login of %s: the gateway cannot make "
@@ -549,11 +588,10 @@ connect_oauth(struct http_conn *c, struct upstream *up, struct user_login *l)
 	query_add(u, "code_challenge", challenge);
 	query_add(u, "code_challenge_method", "S256");
 	query_add(u, "resource", conf->oauth->resource);
-	/* What every request needs, else what the gateway knows of, else
-	 * OpenID Connect's: some servers issue no token without a scope. */
+	/* What every request needs, else OpenID Connect's (some servers
+	 * issue no token without a scope): no more than a client has. */
 	scopes = conf->oauth->scopes != NULL ? conf->oauth->scopes :
-	    conf->oauth->scopes_supported != NULL ?
-	    conf->oauth->scopes_supported : (char **)openid;
+	    (char *const *)openid;
 	evbuffer_add_printf(u, "&scope=");
 	for (i = 0; scopes[i] != NULL; i++) {
 		evbuffer_add_printf(u, "%s", i > 0 ? "%20" : "");
@@ -580,7 +618,7 @@ connect_oauth_back(struct http_conn *c, struct http_request *req,
     struct upstream *up, struct user_login *l)
 {
 	struct idp	*d;
-	char		 code[1024], uri[512], err[64], why[320];
+	char		 code[1024], uri[512], err[64], why[320], iss[512];
 	size_t		 i;
 
 	if (!cookie_matches(req, l)) {
@@ -590,8 +628,15 @@ connect_oauth_back(struct http_conn *c, struct http_request *req,
 		return;
 	}
 	if (l->check == CHECK_NONE) {
-		if (form_field(req->query, strlen(req->query), "error", err,
-		    sizeof err)) {
+		if (form_field(req->query, strlen(req->query), "iss", iss,
+		    sizeof iss) && (l->issuer == NULL ||
+		    strcmp(iss, l->issuer) != 0)) {
+			/* RFC 9207: another issuer's answer (a mix-up). */
+			l->check = CHECK_FAILED;
+			snprintf(l->why, sizeof l->why, "the answer names "
+			    "another issuer");
+		} else if (form_field(req->query, strlen(req->query), "error",
+		    err, sizeof err)) {
 			for (i = 0; err[i] != '\0'; i++) {
 				if ((unsigned char)err[i] < 0x20 ||
 				    (unsigned char)err[i] > 0x7e)
@@ -615,6 +660,7 @@ connect_oauth_back(struct http_conn *c, struct http_request *req,
 			l->check = CHECK_PENDING;
 			l->ask = idp_exchange(d, code, l->verifier, uri,
 			    connect_exchanged, l);
+			explicit_bzero(l->verifier, sizeof l->verifier);
 			if (l->ask == 0) {
 				l->check = CHECK_FAILED;
 				snprintf(l->why, sizeof l->why, "the issuer "
@@ -661,6 +707,9 @@ connect_serve(struct http_conn *c, struct http_request *req)
 			return (0);
 		evbuffer_copyout(req->body, form, len);
 		form[len] = '\0';
+		/* The request's copy of a token goes now. */
+		if (len > 0)
+			explicit_bzero(evbuffer_pullup(req->body, -1), len);
 		if (!form_field(form, len, "login", login, sizeof login)) {
 			explicit_bzero(form, len);
 			return (0);
@@ -685,7 +734,7 @@ connect_serve(struct http_conn *c, struct http_request *req)
 		return (1);
 	}
 	if (strncmp(l->identity, "oauth:", 6) == 0)
-		connect_oauth(c, up, l);
+		connect_oauth(c, req, up, l);
 	else
 		connect_ask_token(c, up, l);
 	return (1);

@@ -298,6 +298,19 @@ users_login_done(struct upstream *up, const char *id)
 	}
 }
 
+void
+users_login_abort(struct upstream *up, const char *id, const char *why)
+{
+	char	*copy = xstrdup(id);	/* id may be the login's own */
+
+	users_login_done(up, copy);
+	if (uplogin_send(up, MSG_OAUTH_CODE, json_pack("{s:s, s:s}",
+	    "identity", copy, "failed", why)) != 0)
+		log_debug("upstream %s: login of %s dropped, its worker not "
+		    "told (not running)", up->sc->name, copy);
+	free(copy);
+}
+
 /* A login of an identity waits for its user: remember it. */
 static void
 users_login_add(struct upstream *up, const char *id, const char *state,
@@ -321,6 +334,22 @@ users_login_add(struct upstream *up, const char *id, const char *state,
 	snprintf(l->connect, sizeof l->connect, "%s", connect);
 	TAILQ_INSERT_TAIL(&u->logins, l, entry);
 	u->nlogins++;
+}
+
+/* An authorization URL we may send a browser to in a Location header:
+ * http(s), no control character or space (nothing to split the head). */
+static int
+users_url_ok(const char *url)
+{
+	const unsigned char	*p;
+
+	if (strncmp(url, "https://", 8) != 0 && strncmp(url, "http://", 7) != 0)
+		return (0);
+	for (p = (const unsigned char *)url; *p != '\0'; p++) {
+		if (*p <= 0x20 || *p == 0x7f)
+			return (0);
+	}
+	return (1);
 }
 
 /* The login whose state (0), link (1) or proof's state (2) is this. */
@@ -396,7 +425,8 @@ users_frame(struct upstream *up, uint16_t type, json_t *msg)
 		return (1);
 	if (strcmp(phase, "url") == 0 &&
 	    json_unpack(msg, "{s:s, s:s, s:s}", "state", &state, "url", &url,
-	    "connect", &connect) == 0 && strlen(connect) < LOGIN_SECRET_LEN) {
+	    "connect", &connect) == 0 && strlen(connect) < LOGIN_SECRET_LEN &&
+	    users_url_ok(url)) {
 		users_login_add(up, id, state, url, connect);
 		log_info("upstream %s: login of %s: waiting for the "
 		    "authorization to come back", up->sc->name, id);

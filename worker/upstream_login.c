@@ -343,6 +343,7 @@ login_url(void)
 	oauthc_random(connect);
 	progress(id, json_pack("{s:s, s:s, s:s, s:s}", "phase", "url", "url",
 	    url, "state", id->state, "connect", connect));
+	explicit_bzero(url, strlen(url));
 	free(url);
 	xasprintf(&id->url, "%s%clogin=%s", upo.redirect_uri,
 	    strchr(upo.redirect_uri, '?') != NULL ? '&' : '?', connect);
@@ -510,6 +511,12 @@ login_code(json_t *msg)
 		progress(id, json_pack("{s:s, s:s}", "phase", "failed", "error",
 		    id == upo_gateway() ? "no login is under way (run mcpctl "
 		    "login again)" : "no login is under way"));
+		return;
+	}
+	/* The supervisor dropped it (its link was misused): a call asks
+	 * for a new one. */
+	if ((input = str(msg, "failed", 512)) != NULL) {
+		login_failed_for(id, input);
 		return;
 	}
 	if ((input = str(msg, "response", UPO_LOGIN_RESPONSE_MAX)) == NULL) {

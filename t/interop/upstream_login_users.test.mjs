@@ -95,6 +95,8 @@ async function prove(link, as, origin = new URL(link).origin) {
   assert.match(html, /<form method="post"/);
   assert.match(page.headers.get('content-security-policy'), /frame-ancestors 'none'/);
   assert.equal(page.headers.get('cache-control'), 'no-store');
+  // A browser then sends the form's Origin (no-referrer would make it "null").
+  assert.equal(page.headers.get('referrer-policy'), 'same-origin');
   return fetch(link, {
     method: 'POST', redirect: 'manual',
     headers: { 'content-type': 'application/x-www-form-urlencoded', origin },
@@ -241,19 +243,18 @@ test('per-user: a login link passed to someone else logs no one in as its user',
   const { az } = provedTo(await prove(aliceLink, 'alice'));
   az.searchParams.set('login_hint', 'bob');
   const back = await followLogin(az.href, az.searchParams.get('redirect_uri'));
-  r = await fetch(back);
-  assert.equal(r.status, 403);
-  assert.match(await r.text(), /not started in this browser/);
   r = await fetch(back, { headers: { cookie: 'mcps_login=x; other=y' } });
   assert.equal(r.status, 403);
+  assert.match(await r.text(), /not started in this browser/);
+  // The login is dropped: the code pasted back to alice's browser is no use.
+  assert.equal((await fetch(aliceLink)).status, 404);
   assert.doesNotMatch(gw.mcpctl('tokens'), /client:alice/);
-  needLogin(await whoami(gw, alice));
 
-  await browse(aliceLink, 'alice');
+  await browse(needLogin(await whoami(gw, alice)), 'alice');
   assert.equal(sub(await whoamiOk(gw, alice)), 'alice');
   const log = gw.log();
   assert.match(log, /login of client:alice: the link was opened by someone who is not them \(another principal's token\): refused/);
-  assert.match(log, /login of client:alice: the authorization came back to a browser that did not open the login's link as that user: refused/);
+  assert.match(log, /login of client:alice: the authorization came back to a browser that did not open the login's link as that user: refused, and the login dropped/);
 
   const bob = await session(gw, 'bob');
   const bobLink = needLogin(await whoami(gw, bob));
@@ -261,6 +262,11 @@ test('per-user: a login link passed to someone else logs no one in as its user',
   r = await fetch(bobLink);
   assert.equal(r.status, 404);
   assert.match(gw.log(), /login of client:bob: dropped after 5 refused proofs/);
+  // His worker was told: his next call gets a new link, which works.
+  const bobLink2 = needLogin(await whoami(gw, bob));
+  assert.notEqual(bobLink2, bobLink);
+  await browse(bobLink2, 'bob');
+  assert.equal(sub(await whoamiOk(gw, bob)), 'bob');
   noTokens(gw);
 });
 
@@ -347,6 +353,11 @@ test('per-user, OAuth principals: the link proves the user at the issuer', async
   p = await oauthProve(gw, aliceLink, 'alice');
   assert.equal(p.res.status, 303, await p.res.text());
   const upAz = new URL(p.res.headers.get('location'));
+  // Opened again in her browser (a second click): on again, still proved.
+  const reopen = await fetch(aliceLink, { redirect: 'manual', headers: { cookie: p.cookie } });
+  assert.equal(reopen.status, 303);
+  assert.equal(reopen.headers.get('location'), upAz.href);
+  assert.equal(reopen.headers.getSetCookie().length, 0);
   assert.equal(upAz.searchParams.get('resource'), up.url);
   upAz.searchParams.set('login_hint', 'alice');
   const upBack = await followLogin(upAz.href, upAz.searchParams.get('redirect_uri'));

@@ -201,11 +201,24 @@ START_TEST(test_callback)
 	json_decref(j);
 	ca = prove(CONNECT_A, TOKEN_ALICE, "https://as/a");
 	cb = prove(CONNECT_B, TOKEN_BOB, "https://as/b");
-	/* Not in the browser that proved it: refused, still waiting. */
-	ck_assert_int_eq(callback("code=cb&state=" STATE_B, NULL), 403);
+	/* Not in the browser that proved it: refused, and the login is
+	 * dropped (its code must not work pasted back either). */
 	ck_assert_int_eq(callback("code=cb&state=" STATE_B, ca), 403);
 	sup_run();
-	ck_assert_ptr_null(sup_take(w, MSG_OAUTH_CODE));
+	/* The worker fails it (no code), and the next call asks again. */
+	j = sup_frame_json(sup_take(w, MSG_OAUTH_CODE));
+	ck_assert_jstr(j, "identity", "client:bob");
+	ck_assert_ptr_null(sup_jget(j, "response"));
+	ck_assert_ptr_nonnull(strstr(sup_jstr(j, "failed"), "another browser"));
+	json_decref(j);
+	ck_assert_int_eq(callback("code=cb&state=" STATE_B, cb), 400);
+	ck_assert_int_eq(callback("code=ca&state=" STATE_A, NULL), 403);
+	ck_assert_int_eq(callback("code=ca&state=" STATE_A, ca), 400);
+	sup_run();
+	json_decref(sup_frame_json(sup_take(w, MSG_OAUTH_CODE)));
+	logins_ab(w);
+	ca = prove(CONNECT_A, TOKEN_ALICE, "https://as/a");
+	cb = prove(CONNECT_B, TOKEN_BOB, "https://as/b");
 	ck_assert_int_eq(callback("code=cb&state=" STATE_B, cb), 200);
 	sup_run();
 	j = sup_frame_json(sup_take(w, MSG_OAUTH_CODE));
@@ -285,6 +298,7 @@ START_TEST(test_link_proof)
 {
 	struct sup_worker	*w = sup_worker("users");
 	struct sup_resp		*r;
+	json_t			*j;
 	int			 i;
 
 	logins_ab(w);
@@ -300,6 +314,13 @@ START_TEST(test_link_proof)
 	    "x-www-form-urlencoded\r\n", "login=" CONNECT_A "&token="
 	    TOKEN_ALICE);
 	ck_assert_int_eq(r->status, 403);
+	/* Our own Origin does not excuse a Host of another. */
+	r = sup_http("POST", "/oauth/callback", "Host: evil.example\r\n"
+	    "Origin: http://127.0.0.1:8931\r\nContent-Type: application/"
+	    "x-www-form-urlencoded\r\n", "login=" CONNECT_A "&token="
+	    TOKEN_ALICE);
+	ck_assert_int_eq(r->status, 403);
+	ck_assert_ptr_null(sup_header(r, "Set-Cookie"));
 	r = post_proof("http://127.0.0.1:8931", CONNECT_A, "nobody%2Bknows");
 	ck_assert_int_eq(r->status, 403);
 	r = post_proof("http://127.0.0.1:8931", CONNECT_A, "bad%zz");
@@ -315,9 +336,42 @@ START_TEST(test_link_proof)
 	    NULL, NULL)->status, 404);
 	r = post_proof("http://127.0.0.1:8931", CONNECT_A, TOKEN_ALICE);
 	ck_assert_int_eq(r->status, 404);
+	sup_run();
+	j = sup_frame_json(sup_take(w, MSG_OAUTH_CODE));
+	ck_assert_jstr(j, "identity", "client:alice");
+	ck_assert_ptr_nonnull(sup_jget(j, "failed"));
+	json_decref(j);
 	/* Bob's still waits for him. */
 	for (i = 0; i < 2; i++)
 		prove(CONNECT_B, TOKEN_BOB, "https://as/b");
+}
+END_TEST
+
+/* A worker's URL that could split the redirect's head is not taken. */
+START_TEST(test_url_checked)
+{
+	struct sup_worker	*w = sup_worker("users");
+	char			 url[3000];
+
+	sup_send(w, MSG_OAUTH_PROGRESS, 0, 0, 0, "{\"identity\":"
+	    "\"client:alice\",\"phase\":\"url\",\"url\":\"https://as/a\\r\\n"
+	    "Set-Cookie: x=y\",\"state\":\"" STATE_A "\",\"connect\":\""
+	    CONNECT_A "\"}");
+	sup_send(w, MSG_OAUTH_PROGRESS, 0, 0, 0, "{\"identity\":"
+	    "\"client:bob\",\"phase\":\"url\",\"url\":\"javascript:x\","
+	    "\"state\":\"" STATE_B "\",\"connect\":\"" CONNECT_B "\"}");
+	ck_assert_int_eq(sup_http("GET", "/oauth/callback?login=" CONNECT_A,
+	    NULL, NULL)->status, 404);
+	ck_assert_int_eq(sup_http("GET", "/oauth/callback?login=" CONNECT_B,
+	    NULL, NULL)->status, 404);
+	/* A long one (many scopes) is sent whole, the cookie after it. */
+	memset(url, 0, sizeof url);
+	memcpy(url, "https://as/a?scope=", 19);
+	memset(url + 19, 's', sizeof url - 20);
+	sup_send(w, MSG_OAUTH_PROGRESS, 0, 0, 0, "{\"identity\":"
+	    "\"client:alice\",\"phase\":\"url\",\"url\":\"%s\",\"state\":"
+	    "\"" STATE_A "\",\"connect\":\"" CONNECT_A "\"}", url);
+	ck_assert_ptr_nonnull(prove(CONNECT_A, TOKEN_ALICE, url));
 }
 END_TEST
 
@@ -460,6 +514,7 @@ users_suite(void)
 	tcase_add_test(tc, test_callback);
 	tcase_add_test(tc, test_logins_bounded);
 	tcase_add_test(tc, test_link_proof);
+	tcase_add_test(tc, test_url_checked);
 	tcase_add_test(tc, test_tokens_revoke);
 	tcase_add_test(tc, test_frames_refused);
 	tcase_add_test(tc, test_conf);
