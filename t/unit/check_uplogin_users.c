@@ -35,11 +35,16 @@
 static char	dir[64];
 static char	conf_text[2048];
 
+/* Where the link's page is: the redirect URI's origin. */
+static const char	*origin = "http://127.0.0.1:8931";
+
+/* The gateway, its redirect URI under extra's oauth_client (or none). */
 static void
-setup(void)
+setup_with(const char *extra)
 {
 	sup_tmpdir(dir, sizeof dir, "upusers");
 	snprintf(conf_text, sizeof conf_text, SUP_BASE
+	    "%s"
 	    "state_dir = \"%s\";\n"
 	    "clients = (\n"
 	    "  { name = \"alice\"; token = \"" TOKEN_ALICE "\"; },\n"
@@ -50,9 +55,25 @@ setup(void)
 	    "    url = \"https://mcp.example.com/mcp\";\n"
 	    "    oauth = { client_id = \"app\"; identity = \"per-user\"; }; "
 	    "}\n"
-	    ");\n", dir);
+	    ");\n", extra, dir);
 	sup_start(conf_text);
 	sup_run();
+}
+
+static void
+setup(void)
+{
+	origin = "http://127.0.0.1:8931";
+	setup_with("");
+}
+
+/* Reached under a public https name. */
+static void
+setup_https(void)
+{
+	origin = "https://gw.example";
+	setup_with("oauth_client = { redirect_uri = "
+	    "\"https://gw.example/oauth/callback\"; };\n");
 }
 
 static void
@@ -168,7 +189,7 @@ prove(const char *connect, const char *token, const char *where)
 	struct sup_resp	*r;
 	const char	*c;
 
-	r = post_proof("http://127.0.0.1:8931", connect, token);
+	r = post_proof(origin, connect, token);
 	ck_assert_int_eq(r->status, 303);
 	ck_assert_str_eq(sup_header(r, "Location"), where);
 	ck_assert_ptr_nonnull(c = sup_header(r, "Set-Cookie"));
@@ -347,6 +368,37 @@ START_TEST(test_link_proof)
 }
 END_TEST
 
+/*
+ * Over https the cookie is a __Host- one (Secure, Path=/, no Domain), so
+ * that no other host can plant it in the user's browser; the form is
+ * taken from the https origin, and the redirect back with the cookie.
+ */
+START_TEST(test_https_cookie)
+{
+	struct sup_worker	*w = sup_worker("users");
+	struct sup_resp		*r;
+	const char		*c, *ca;
+	json_t			*j;
+
+	logins_ab(w);
+	r = post_proof("http://127.0.0.1:8931", CONNECT_A, TOKEN_ALICE);
+	ck_assert_int_eq(r->status, 403);
+	r = post_proof(origin, CONNECT_A, TOKEN_ALICE);
+	ck_assert_int_eq(r->status, 303);
+	ck_assert_ptr_nonnull(c = sup_header(r, "Set-Cookie"));
+	ck_assert_int_eq(strncmp(c, "__Host-mcps_login_", 18), 0);
+	ck_assert_ptr_nonnull(strstr(c, "; Path=/; "));
+	ck_assert_ptr_nonnull(strstr(c, "; Secure"));
+	ck_assert_ptr_null(strstr(c, "Domain"));
+	ca = prove(CONNECT_A, TOKEN_ALICE, "https://as/a");
+	ck_assert_int_eq(callback("code=ca&state=" STATE_A, ca), 200);
+	sup_run();
+	j = sup_frame_json(sup_take(w, MSG_OAUTH_CODE));
+	ck_assert_jstr(j, "identity", "client:alice");
+	json_decref(j);
+}
+END_TEST
+
 /* A worker's URL that could split the redirect's head is not taken. */
 START_TEST(test_url_checked)
 {
@@ -518,6 +570,11 @@ users_suite(void)
 	tcase_add_test(tc, test_tokens_revoke);
 	tcase_add_test(tc, test_frames_refused);
 	tcase_add_test(tc, test_conf);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("https");
+	tcase_add_checked_fixture(tc, setup_https, teardown);
+	tcase_add_test(tc, test_https_cookie);
 	suite_add_tcase(s, tc);
 	return (s);
 }
