@@ -32,12 +32,16 @@ main_serves_metrics(const struct http_request *req)
 static int
 main_check(struct http_conn *c, struct http_request *req)
 {
-	/* A login link's form, posted from the gateway's own page (at the
-	 * redirect URI, which may be a public name). */
-	if (connect_form_post(req))
-		return (mcp_http_check_host_access(c, req, listen_loopback));
-	if (health_path(req) || uplogin_path(req))
+	if (health_path(req))
 		return (mcp_http_check_access(c, req, listen_loopback, 0));
+	if (uplogin_path(req)) {
+		/* A login link's form, posted from the gateway's own page
+		 * (at the redirect URI, which may be a public name). */
+		if (connect_form_post(req))
+			return (mcp_http_check_host_access(c, req,
+			    listen_loopback));
+		return (mcp_http_check_access(c, req, listen_loopback, 0));
+	}
 	if (main_serves_metrics(req))
 		return (mcp_http_check_access(c, req, listen_loopback,
 		    AUTH_METRICS));
