@@ -12,26 +12,46 @@
 #include "form.h"
 #include "hex.h"
 
+/* The first field called name: its start in *field, its end in *amp. */
+static int
+form_find(const char *q, size_t len, const char *name, const char **field,
+    const char **amp)
+{
+	const char	*end = q + len;
+	size_t		 n = strlen(name);
+
+	for (;;) {
+		if ((*amp = memchr(q, '&', (size_t)(end - q))) == NULL)
+			*amp = end;
+		if ((size_t)(*amp - q) > n && memcmp(q, name, n) == 0 &&
+		    q[n] == '=') {
+			*field = q;
+			return (1);
+		}
+		if (*amp == end)
+			return (0);
+		q = *amp + 1;
+	}
+}
+
+int
+form_has(const char *q, size_t len, const char *name)
+{
+	const char	*field, *amp;
+
+	return (form_find(q, len, name, &field, &amp));
+}
+
 int
 form_field(const char *q, size_t len, const char *name, char *buf,
     size_t buflen)
 {
-	const char	*end = q + len, *amp, *v;
+	const char	*amp, *v;
 	size_t		 n = strlen(name), o = 0;
 	int		 hi, lo;
 
-	if (buflen == 0)
+	if (buflen == 0 || !form_find(q, len, name, &q, &amp))
 		return (0);
-	for (;;) {
-		if ((amp = memchr(q, '&', (size_t)(end - q))) == NULL)
-			amp = end;
-		if ((size_t)(amp - q) > n && memcmp(q, name, n) == 0 &&
-		    q[n] == '=')
-			break;
-		if (amp == end)
-			return (0);
-		q = amp + 1;
-	}
 	for (v = q + n + 1; v < amp; v++) {
 		if (o + 1 >= buflen)
 			return (0);

@@ -13,5 +13,7 @@
  */
 int	form_field(const char *q, size_t len, const char *name, char *buf,
 	    size_t buflen);
+/* Is there a field called name, whatever its value? */
+int	form_has(const char *q, size_t len, const char *name);
 
 #endif

@@ -303,6 +303,8 @@ keyless_done(const char *from)
 		log_info("metadata at %s names no jwks_uri: opaque tokens "
 		    "only, introspected", url_redact(from, url, sizeof url));
 	keyless = 1;
+	free(jwks_url);		/* the metadata's, which named none */
+	jwks_url = NULL;
 	idp_send_json(MSG_IDP_KEYS, 0, json_pack("{s:n, s:I, s:o, s:I, s:b}",
 	    "jwks", "fetched", (json_int_t)time(NULL), "metadata",
 	    metadata_kept(), "keys", (json_int_t)0, "keyless", 1));

@@ -452,6 +452,12 @@ idp_authorization_endpoint(const struct idp *d)
 	return (d->authorization_endpoint);
 }
 
+int
+idp_keyless(const struct idp *d)
+{
+	return (d->keyless);
+}
+
 void
 idp_set_jwks(struct idp *d, struct jose_jwks *set)
 {

@@ -508,6 +508,11 @@ check_jwt(const char *token, size_t len, int retry, int64_t now,
 		return;
 	}
 	json_decref(peek);
+	if (idp_keyless(idp)) {
+		refuse(v, "provider_unavailable", "the issuer has no key set: "
+		    "its tokens are opaque, and this one is not");
+		return;
+	}
 	if ((set = idp_jwks(idp)) == NULL) {
 		if (!retry) {
 			v->status = OAUTH_PENDING;
@@ -565,17 +570,27 @@ check_jwt(const char *token, size_t len, int retry, int64_t now,
 	jose_token_free(t);
 }
 
-/* The first issuer that introspects, or NULL. */
+/*
+ * The issuer that introspects opaque tokens: the first with no key set
+ * (its tokens are all opaque), else the first that introspects; NULL if
+ * none does.
+ */
 static struct idp *
 introspector(void)
 {
-	size_t	i;
+	struct idp	*d, *first = NULL;
+	size_t		 i;
 
 	for (i = 0; i < oc->nissuers; i++) {
-		if (oc->issuers[i].introspection.client_id != NULL)
-			return (idp_find(oc->issuers[i].issuer));
+		if (oc->issuers[i].introspection.client_id == NULL ||
+		    (d = idp_find(oc->issuers[i].issuer)) == NULL)
+			continue;
+		if (idp_keyless(d))
+			return (d);
+		if (first == NULL)
+			first = d;
 	}
-	return (NULL);
+	return (first);
 }
 
 /* Split a space-separated scope string (RFC 7662) into a new vector. */

@@ -376,6 +376,7 @@ pin_merge_begin(void)
 
 	while ((p = TAILQ_FIRST(&pins.held)) != NULL)
 		pin_set_held(p, 0);
+	pins.merge++;
 }
 
 int
@@ -417,6 +418,16 @@ pin_check(struct upstream *up, const json_t *tool, const char *exposed,
 		pin_store_dirty();
 		return (1);
 	}
+	/* A name the upstream lists twice: the first is the one merged
+	 * (the second collides), and checked; the second is held with it,
+	 * and is no change of the shared catalog's (it would be one at each
+	 * merge). */
+	if (global && p->merge == pins.merge) {
+		free(text);
+		return (!p->held);
+	}
+	if (global)
+		p->merge = pins.merge;
 	snprintf(p->exposed, sizeof p->exposed, "%s", exposed);
 	if (memcmp(d, p->digest, PIN_DIGEST_LEN) == 0) {
 		free(text);

@@ -49,6 +49,8 @@ struct pin {
 	unsigned char	(*reported)[PIN_DIGEST_LEN];
 	unsigned int	 nreported;	/* ever, the ring's next slot mod */
 	int		 changed_shared; /* seen in the global catalog */
+	unsigned int	 merge;		/* the global merge that last saw
+					   it (pins.merge) */
 	unsigned char	 shared[PIN_DIGEST_LEN];	/* what it lists,
 					   while changed_shared */
 	int		 held;		/* held back (enforce) */
@@ -65,6 +67,7 @@ struct pin_state {
 	size_t		 nheld;
 	size_t		 kept;		/* bytes of definitions kept */
 	size_t		 added;		/* pinned since the last write */
+	unsigned int	 merge;		/* the global merge under way */
 };
 extern struct pin_state	 pins;
 

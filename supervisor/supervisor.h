@@ -622,6 +622,8 @@ uint64_t	 idp_exchange(struct idp *, const char *code,
 		    void (*cb)(void *, json_t *, const char *), void *arg);
 /* Its metadata's authorization_endpoint, or NULL (not known yet). */
 const char	*idp_authorization_endpoint(const struct idp *);
+/* Does its metadata name no key set (opaque tokens only)? */
+int		 idp_keyless(const struct idp *);
 /* Replace the key set (what a MSG_IDP_KEYS does; the Check harness
  * calls it). */
 void		 idp_set_jwks(struct idp *, struct jose_jwks *);	/* takes it */

@@ -628,8 +628,9 @@ connect_oauth_back(struct http_conn *c, struct http_request *req,
 		return;
 	}
 	if (l->check == CHECK_NONE) {
-		if (form_field(req->query, strlen(req->query), "iss", iss,
-		    sizeof iss) && (l->issuer == NULL ||
+		if (form_has(req->query, strlen(req->query), "iss") &&
+		    (!form_field(req->query, strlen(req->query), "iss", iss,
+		    sizeof iss) || l->issuer == NULL ||
 		    strcmp(iss, l->issuer) != 0)) {
 			/* RFC 9207: another issuer's answer (a mix-up). */
 			l->check = CHECK_FAILED;

@@ -301,11 +301,20 @@ users_login_done(struct upstream *up, const char *id)
 void
 users_login_abort(struct upstream *up, const char *id, const char *why)
 {
-	char	*copy = xstrdup(id);	/* id may be the login's own */
+	struct uplogin_users	*u = users_get(up);
+	struct user_login	*l;
+	char			*copy = xstrdup(id);	/* id may be the
+							   login's own */
+	json_t			*o;
 
+	o = json_pack("{s:s, s:s}", "identity", copy, "failed", why);
+	/* That login only: the worker may have begun another meanwhile. */
+	TAILQ_FOREACH(l, &u->logins, entry) {
+		if (strcmp(l->identity, copy) == 0)
+			json_object_set_new(o, "state", json_string(l->state));
+	}
 	users_login_done(up, copy);
-	if (uplogin_send(up, MSG_OAUTH_CODE, json_pack("{s:s, s:s}",
-	    "identity", copy, "failed", why)) != 0)
+	if (uplogin_send(up, MSG_OAUTH_CODE, o) != 0)
 		log_debug("upstream %s: login of %s dropped, its worker not "
 		    "told (not running)", up->sc->name, copy);
 	free(copy);
@@ -334,6 +343,17 @@ users_login_add(struct upstream *up, const char *id, const char *state,
 	snprintf(l->connect, sizeof l->connect, "%s", connect);
 	TAILQ_INSERT_TAIL(&u->logins, l, entry);
 	u->nlogins++;
+}
+
+/* A random id of the worker's (state, link): base64url, bounded (it
+ * goes into a cookie's name and a URL). */
+static int
+users_id_ok(const char *id)
+{
+	size_t	n = strlen(id);
+
+	return (n >= 8 && n < LOGIN_SECRET_LEN && strspn(id, "ABCDEFGHIJKLMN"
+	    "OPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_") == n);
 }
 
 /* An authorization URL we may send a browser to in a Location header:
@@ -425,8 +445,8 @@ users_frame(struct upstream *up, uint16_t type, json_t *msg)
 		return (1);
 	if (strcmp(phase, "url") == 0 &&
 	    json_unpack(msg, "{s:s, s:s, s:s}", "state", &state, "url", &url,
-	    "connect", &connect) == 0 && strlen(connect) < LOGIN_SECRET_LEN &&
-	    users_url_ok(url)) {
+	    "connect", &connect) == 0 && users_id_ok(connect) &&
+	    users_id_ok(state) && users_url_ok(url)) {
 		users_login_add(up, id, state, url, connect);
 		log_info("upstream %s: login of %s: waiting for the "
 		    "authorization to come back", up->sc->name, id);

@@ -516,7 +516,9 @@ login_code(json_t *msg)
 	/* The supervisor dropped it (its link was misused): a call asks
 	 * for a new one. */
 	if ((input = str(msg, "failed", 512)) != NULL) {
-		login_failed_for(id, input);
+		if ((name = str(msg, "state", OAUTHC_B64_32)) == NULL ||
+		    strcmp(name, id->state) == 0)
+			login_failed_for(id, input);
 		return;
 	}
 	if ((input = str(msg, "response", UPO_LOGIN_RESPONSE_MAX)) == NULL) {

@@ -7,7 +7,7 @@
  * a plain decoder of that field makes of it; encoding the value again
  * (as a browser does) and reading it back gives the same value; a field
  * refused is absent, too long, badly encoded or holds a NUL, as the
- * plain decoder says.
+ * plain decoder says; form_has finds what the plain decoder finds.
  */
 #include "config.h"
 
@@ -121,6 +121,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		memset(buf, 0x55, buflen + 1);
 		got = form_field(q, len, names[i], buf, buflen);
 		want = plain(q, len, names[i], ref);
+		CHECK(form_has(q, len, names[i]) == (want != -1));
 		if (!got) {
 			/* Absent, badly encoded, too long, or a NUL in it
 			 * (%00 is refused even where the plain reader takes

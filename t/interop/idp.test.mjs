@@ -394,15 +394,19 @@ test('an opaque token through the gateway: introspected once, then cached', asyn
 test('an issuer of opaque tokens only: introspected, no key set needed', async () => {
   const resource = 'http://127.0.0.1:18935';
   const op4 = await startOidcProvider(['--opaque', `${resource}/mcp`, '--hide-jwks']);
+  const op5 = await startOidcProvider();
   writeFileSync(path.join(dir, 'secret4'), 'mcp-gateway-secret\n');
+  // Listed after an issuer of JWTs that introspects too: opaque tokens
+  // go to the keyless one (they were all sent to the first, which found
+  // them inactive).
+  const intro = `introspection = { client_id = "mcp-gateway"; client_secret = ${q(`\${file:${path.join(dir, 'secret4')}}`)}; };`;
   const g = await startGateway({
     servers: [demo('alpha')],
-    globals: `oauth = { resource = ${q(resource)}; issuers = ( ${issuer(op4.issuer, `introspection = {
-      client_id = "mcp-gateway"; client_secret = ${q(`\${file:${path.join(dir, 'secret4')}}`)}; };`)} ); };`,
+    globals: `oauth = { resource = ${q(resource)}; issuers = ( ${issuer(op5.issuer, intro)}, ${issuer(op4.issuer, intro)} ); };`,
   });
   try {
-    await g.waitFor((st) => st.issuers[0].keyless === true, 'keyless');
-    assert.equal(g.status().issuers[0].keys, 0);
+    await g.waitFor((st) => st.issuers[1].keyless === true && st.issuers[0].keys > 0, 'keyless, and the other\'s keys');
+    assert.equal(g.status().issuers[1].keys, 0);
     assert.doesNotMatch(g.mcpctl('check'), /no keys/);
     const { access_token: token } = await authorizationCode(op4.issuer, {
       resource: `${resource}/mcp`, scope: 'mcp:read', loginHint: 'alice',
@@ -410,14 +414,19 @@ test('an issuer of opaque tokens only: introspected, no key set needed', async (
     const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'opaque', version: '1' } } };
     const r = await post(g, init, { headers: { authorization: `Bearer ${token}` } });
     assert.equal(r.status, 200, r.text);
-    assert.equal(g.status().issuers[0].introspections, 1);
+    assert.equal(g.status().issuers[1].introspections, 1);
+    assert.equal(g.status().issuers[0].introspections, 0);
     assert.match(g.log(), /names no jwks_uri: opaque tokens only, introspected/);
-    // Its JWTs cannot be verified: refused.
-    const jwt = 'eyJhbGciOiJSUzI1NiIsImtpZCI6IngifQ.eyJpc3MiOiJ4In0.c2ln';
-    assert.equal((await post(g, init, { headers: { authorization: `Bearer ${jwt}` } })).status, 401);
+    // A JWT naming it cannot be verified: refused at once, said why.
+    const b64 = (o) => Buffer.from(JSON.stringify(o)).toString('base64url');
+    const jwt = `${b64({ alg: 'RS256', kid: 'x' })}.${b64({ iss: op4.issuer, sub: 'alice' })}.c2ln`;
+    const refused = await post(g, init, { headers: { authorization: `Bearer ${jwt}` } });
+    assert.equal(refused.status, 401);
+    assert.match(refused.headers.get('www-authenticate'), /the issuer has no key set/);
   } finally {
     await g.stop();
     await op4.stop();
+    await op5.stop();
   }
 });
 

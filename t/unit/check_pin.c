@@ -278,6 +278,21 @@ START_TEST(test_enforce_holds)
 }
 END_TEST
 
+/* The first of a name listed twice held back: the second is too. */
+START_TEST(test_duplicate_held)
+{
+	struct sup_client	*cl = sup_session(NULL, NULL);
+
+	sup_catalog("a", "{\"tools\":[" ECHO("Changed.") ","
+	    ECHO("Echo the text.") "]}");
+	ck_assert_str_eq(names(cl), "b__echo");
+	sup_catalog("b", CATALOG("Echo the text."));
+	ck_assert_str_eq(names(cl), "b__echo");
+	ck_assert_int_eq(metric("mcp_supervisor_tool_changes_total"
+	    "{upstream=\"a\"}"), 1);
+}
+END_TEST
+
 /* Approved, the new definition is listed and called. */
 START_TEST(test_approve)
 {
@@ -378,6 +393,28 @@ START_TEST(test_flip)
 		ck_assert_int_eq(metric("mcp_supervisor_tool_changes_total"
 		    "{upstream=\"a\"}"), want[i]);
 	}
+}
+END_TEST
+
+/*
+ * An upstream listing one name twice: the first is merged and checked,
+ * the second collides.  Neither is a change at each rebuild (the two
+ * definitions looked like a flip in every merge), and a first one held
+ * back does not let the second through.
+ */
+START_TEST(test_duplicate_name)
+{
+	struct sup_client	*cl = sup_session(NULL, NULL);
+	size_t			 i;
+
+	sup_catalog("a", "{\"tools\":[" ECHO("Echo the text.") ","
+	    ECHO("Changed.") "]}");
+	for (i = 0; i < 3; i++)
+		sup_catalog("b", i % 2 == 0 ? CATALOG("Echo.") :
+		    CATALOG("Echo the text."));
+	ck_assert_int_eq(metric("mcp_supervisor_tool_changes_total"
+	    "{upstream=\"a\"}"), 0);
+	ck_assert_str_eq(description(cl, "a__echo"), "Echo the text.");
 }
 END_TEST
 
@@ -619,6 +656,7 @@ pin_suite(void)
 	tcase_add_test(tc, test_canonical);
 	tcase_add_test(tc, test_enforce_holds);
 	tcase_add_test(tc, test_approve);
+	tcase_add_test(tc, test_duplicate_held);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("acl");
@@ -630,6 +668,7 @@ pin_suite(void)
 	tcase_add_checked_fixture(tc, setup_warn, teardown);
 	tcase_add_test(tc, test_warn);
 	tcase_add_test(tc, test_flip);
+	tcase_add_test(tc, test_duplicate_name);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("off");
