@@ -658,7 +658,7 @@ route_dispatch(struct req *r)
 }
 
 /* Find a session's pending request by the client's raw id. */
-static struct pending *
+struct pending *
 route_find_client_id(struct session *s, const char *id, size_t len)
 {
 	struct pending	*p;

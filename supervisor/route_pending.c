@@ -411,6 +411,22 @@ route_forward(struct req *r, struct upstream *up, const struct jedit *edits,
 		    "flight for this session (limit %u)", conf->max_pending);
 		return (NULL);
 	}
+	/*
+	 * Its id is another's in flight (MCP: the requestor never uses an
+	 * id twice in a session): the answers and a cancellation could not
+	 * be told apart.  Not for 2026-07-28 requests, each whole, whose
+	 * principal's clients number theirs each on their own.
+	 */
+	if (!s->modern && m->id.len > 0 && route_find_client_id(s,
+	    m->p + m->id.off, m->id.len) != NULL) {
+		log_warnx("session %.8s: %s refused: its id %.*s is a request's "
+		    "in flight", s->id, m->method_name, (int)(m->id.len > 40 ?
+		    40 : m->id.len), m->p + m->id.off);
+		route_reject(r, JRPC_INVALID_REQUEST, "request id %.*s is "
+		    "already used by a request in flight in this session",
+		    (int)(m->id.len > 40 ? 40 : m->id.len), m->p + m->id.off);
+		return (NULL);
+	}
 	switch (jscan_path_unique(m->p, m->params, token, &at)) {
 	case -2:
 		route_reject(r, JRPC_INVALID_REQUEST, "%s: "

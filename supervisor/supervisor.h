@@ -1300,6 +1300,9 @@ void		 route_error_send(struct stream *, const char *id, size_t idlen,
 void		 route_error(struct stream *, const char *id, size_t idlen,
 		    int code, const char *fmt, ...)
 		    __attribute__((format(printf, 5, 6)));
+/* A session's request in flight by the client's raw id, or NULL. */
+struct pending	*route_find_client_id(struct session *, const char *id,
+		    size_t len);
 /* Answer a request being routed (its record ends). */
 void		 route_result(struct req *, const char *result, size_t len);
 void		 route_reject(struct req *, int code, const char *fmt, ...)

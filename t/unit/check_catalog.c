@@ -614,8 +614,10 @@ START_TEST(test_view_sub_withdrawn)
 	struct sup_resp		*l;
 	struct sup_frame	*f, *fs, *fs2;
 	int			 i;
-	static const char	 sub[] = "{\"jsonrpc\":\"2.0\",\"id\":1,"
+	/* Each request its own id: one in flight is not used again. */
+	static const char	 sub[] = "{\"jsonrpc\":\"2.0\",\"id\":%d,"
 	    "\"method\":\"resources/%s\",\"params\":{\"uri\":\"mine://r\"}}";
+	int			 id = 100;
 
 	l = sup_post(c1, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
 	    "\"resources/list\"}");
@@ -623,10 +625,10 @@ START_TEST(test_view_sub_withdrawn)
 	sup_send(w, MSG_CATALOG, 0, f->session, 0, "{\"resources\":[{"
 	    "\"uri\":\"mine://r\",\"name\":\"r\"}]}");
 	ck_assert(l->done);
-	sup_post(c1, sub, "subscribe");
+	sup_post(c1, sub, ++id, "subscribe");
 	ck_assert_ptr_nonnull(fs = sup_take(w, MSG_REQUEST));
 	ck_assert_uint_eq(fs->session, f->session);
-	ck_assert_result(sup_rpc(c1, sub, "unsubscribe"));
+	ck_assert_result(sup_rpc(c1, sub, ++id, "unsubscribe"));
 	ck_assert_ptr_null(sup_take(w, MSG_REQUEST));
 	sup_reply(w, fs, "{}");
 	ck_assert_ptr_nonnull(fs = sup_take(w, MSG_REQUEST));
@@ -634,20 +636,20 @@ START_TEST(test_view_sub_withdrawn)
 	ck_assert_uint_eq(fs->session, f->session);
 	sup_reply(w, fs, "{}");
 	/* Not held: a second unsubscribe asks nobody. */
-	ck_assert_result(sup_rpc(c1, sub, "unsubscribe"));
+	ck_assert_result(sup_rpc(c1, sub, ++id, "unsubscribe"));
 	ck_assert_ptr_null(sup_take(w, MSG_REQUEST));
 
 	/* Subscribed again meanwhile: kept, whichever yes comes first. */
 	for (i = 0; i < 2; i++) {
-		sup_post(c1, sub, "subscribe");
+		sup_post(c1, sub, ++id, "subscribe");
 		ck_assert_ptr_nonnull(fs = sup_take(w, MSG_REQUEST));
-		ck_assert_result(sup_rpc(c1, sub, "unsubscribe"));
-		sup_post(c1, sub, "subscribe");
+		ck_assert_result(sup_rpc(c1, sub, ++id, "unsubscribe"));
+		sup_post(c1, sub, ++id, "subscribe");
 		ck_assert_ptr_nonnull(fs2 = sup_take(w, MSG_REQUEST));
 		sup_reply(w, i == 0 ? fs : fs2, "{}");
 		sup_reply(w, i == 0 ? fs2 : fs, "{}");
 		ck_assert_ptr_null(sup_take(w, MSG_REQUEST));
-		sup_post(c1, sub, "unsubscribe");
+		sup_post(c1, sub, ++id, "unsubscribe");
 		ck_assert_ptr_nonnull(fs = sup_take(w, MSG_REQUEST));
 		ck_assert_ptr_nonnull(strstr(fs->text,
 		    "resources/unsubscribe"));

@@ -89,6 +89,39 @@ START_TEST(test_call_routed)
 }
 END_TEST
 
+/*
+ * A request whose id is one in flight in the session is refused (its
+ * answers and a cancellation would be ambiguous); the first goes on, and
+ * once it is answered the id may come again.
+ */
+START_TEST(test_duplicate_id)
+{
+	struct sup_client	*cl = sup_session(NULL, NULL);
+	struct sup_resp		*r1, *r2;
+	struct sup_frame	*f;
+
+	r1 = sup_post(cl, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":"
+	    "\"tools/call\",\"params\":{\"name\":\"b__echo\"}}");
+	ck_assert_ptr_nonnull(f = sup_take(sup_worker("b"), MSG_REQUEST));
+	r2 = sup_post(cl, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":"
+	    "\"tools/call\",\"params\":{\"name\":\"a__echo\"}}");
+	ck_assert(r2->done);
+	ck_assert_error(sup_answer(r2), -32600);
+	ck_assert_ptr_nonnull(strstr(sup_body(r2), "already used"));
+	ck_assert_ptr_null(sup_take(sup_worker("a"), MSG_REQUEST));
+	/* Another id, or another session's 5, is fine. */
+	sup_post(sup_session(NULL, NULL), "{\"jsonrpc\":\"2.0\",\"id\":5,"
+	    "\"method\":\"tools/call\",\"params\":{\"name\":\"a__echo\"}}");
+	ck_assert_ptr_nonnull(sup_take(sup_worker("a"), MSG_REQUEST));
+	sup_reply(sup_worker("b"), f, "{\"content\":[]}");
+	ck_assert(r1->done);
+	ck_assert_result(sup_answer(r1));
+	sup_post(cl, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":"
+	    "\"tools/call\",\"params\":{\"name\":\"a__echo\"}}");
+	ck_assert_ptr_nonnull(sup_take(sup_worker("a"), MSG_REQUEST));
+}
+END_TEST
+
 /* What the gateway answers itself. */
 START_TEST(test_own_answers)
 {
@@ -268,8 +301,10 @@ START_TEST(test_resubscribe)
 }
 END_TEST
 
-static const char sub_fmt[] = "{\"jsonrpc\":\"2.0\",\"id\":1,"
+/* A (un)subscribe; each of a session's requests has an id of its own. */
+static const char sub_fmt[] = "{\"jsonrpc\":\"2.0\",\"id\":%d,"
     "\"method\":\"resources/%s\",\"params\":{\"uri\":\"mem://r\"}}";
+static int	sub_id;
 
 /*
  * A subscription is let go at the upstream that holds it, though the
@@ -282,11 +317,11 @@ START_TEST(test_sub_moved)
 	struct sup_worker	*wa = sup_worker("a"), *wb = sup_worker("b");
 	struct sup_frame	*f;
 
-	sup_post(c1, sub_fmt, "subscribe");
+	sup_post(c1, sub_fmt, ++sub_id, "subscribe");
 	ck_assert_ptr_nonnull(f = sup_take(wa, MSG_REQUEST));
 	sup_reply(wa, f, "{}");
 	sup_send(wa, MSG_CATALOG, 0, 0, 0, "{\"resources\":[]}");
-	sup_post(c1, sub_fmt, "unsubscribe");
+	sup_post(c1, sub_fmt, ++sub_id, "unsubscribe");
 	ck_assert_ptr_null(sup_take(wb, MSG_REQUEST));
 	ck_assert_ptr_nonnull(f = sup_take(wa, MSG_REQUEST));
 	ck_assert_ptr_nonnull(strstr(f->text, "resources/unsubscribe"));
@@ -335,7 +370,7 @@ START_TEST(test_sub_ends_starting)
 	struct sup_worker	*w = sup_worker("a");
 	struct sup_frame	*f;
 
-	sup_post(c1, sub_fmt, "subscribe");
+	sup_post(c1, sub_fmt, ++sub_id, "subscribe");
 	ck_assert_ptr_nonnull(f = sup_take(w, MSG_REQUEST));
 	sup_reply(w, f, "{}");
 	w = sup_restart_manual("a");
@@ -361,9 +396,9 @@ START_TEST(test_sub_withdrawn)
 	struct sup_resp		*g1;
 
 	g1 = sup_get(c1, NULL);
-	sup_post(c1, sub_fmt, "subscribe");
+	sup_post(c1, sub_fmt, ++sub_id, "subscribe");
 	ck_assert_ptr_nonnull(f = sup_take(w, MSG_REQUEST));
-	ck_assert_result(sup_rpc(c1, sub_fmt, "unsubscribe"));
+	ck_assert_result(sup_rpc(c1, sub_fmt, ++sub_id, "unsubscribe"));
 	ck_assert_ptr_null(sup_take(w, MSG_REQUEST));
 	sup_reply(w, f, "{}");
 	ck_assert_ptr_nonnull(f = sup_take(w, MSG_REQUEST));
@@ -378,31 +413,31 @@ START_TEST(test_sub_withdrawn)
 	ck_assert_ptr_null(sup_take(w, MSG_REQUEST));
 
 	/* Another session's subscribe on its way keeps the subscription. */
-	sup_post(c1, sub_fmt, "subscribe");
+	sup_post(c1, sub_fmt, ++sub_id, "subscribe");
 	ck_assert_ptr_nonnull(f = sup_take(w, MSG_REQUEST));
-	sup_post(c2, sub_fmt, "subscribe");
+	sup_post(c2, sub_fmt, ++sub_id, "subscribe");
 	ck_assert_ptr_nonnull(f2 = sup_take(w, MSG_REQUEST));
-	ck_assert_result(sup_rpc(c1, sub_fmt, "unsubscribe"));
+	ck_assert_result(sup_rpc(c1, sub_fmt, ++sub_id, "unsubscribe"));
 	sup_reply(w, f, "{}");
 	ck_assert_ptr_null(sup_take(w, MSG_REQUEST));
 	sup_reply(w, f2, "{}");
 	ck_assert_ptr_null(sup_take(w, MSG_REQUEST));
 	/* c2 is the one subscriber: its leaving lets go. */
-	sup_post(c2, sub_fmt, "unsubscribe");
+	sup_post(c2, sub_fmt, ++sub_id, "unsubscribe");
 	ck_assert_ptr_nonnull(f = sup_take(w, MSG_REQUEST));
 	ck_assert_ptr_nonnull(strstr(f->text, "resources/unsubscribe"));
 	sup_reply(w, f, "{}");
 
 	/* Nor one that another session holds by the time it is answered. */
-	sup_post(c1, sub_fmt, "subscribe");
+	sup_post(c1, sub_fmt, ++sub_id, "subscribe");
 	ck_assert_ptr_nonnull(f = sup_take(w, MSG_REQUEST));
-	sup_post(c2, sub_fmt, "subscribe");
+	sup_post(c2, sub_fmt, ++sub_id, "subscribe");
 	ck_assert_ptr_nonnull(f2 = sup_take(w, MSG_REQUEST));
-	ck_assert_result(sup_rpc(c1, sub_fmt, "unsubscribe"));
+	ck_assert_result(sup_rpc(c1, sub_fmt, ++sub_id, "unsubscribe"));
 	sup_reply(w, f2, "{}");
 	sup_reply(w, f, "{}");
 	ck_assert_ptr_null(sup_take(w, MSG_REQUEST));
-	sup_post(c2, sub_fmt, "unsubscribe");
+	sup_post(c2, sub_fmt, ++sub_id, "unsubscribe");
 	ck_assert_ptr_nonnull(f = sup_take(w, MSG_REQUEST));
 	ck_assert_ptr_nonnull(strstr(f->text, "resources/unsubscribe"));
 	sup_reply(w, f, "{}");
@@ -423,12 +458,12 @@ START_TEST(test_sub_withdrawn_second)
 	struct sup_resp		*g1;
 
 	g1 = sup_get(c1, NULL);
-	sup_post(c1, sub_fmt, "subscribe");
+	sup_post(c1, sub_fmt, ++sub_id, "subscribe");
 	ck_assert_ptr_nonnull(f1 = sup_take(w, MSG_REQUEST));
-	sup_post(c1, sub_fmt, "subscribe");
+	sup_post(c1, sub_fmt, ++sub_id, "subscribe");
 	ck_assert_ptr_nonnull(f2 = sup_take(w, MSG_REQUEST));
 	sup_reply(w, f1, "{}");
-	sup_post(c1, sub_fmt, "unsubscribe");
+	sup_post(c1, sub_fmt, ++sub_id, "unsubscribe");
 	ck_assert_ptr_nonnull(f = sup_take(w, MSG_REQUEST));
 	ck_assert_ptr_nonnull(strstr(f->text, "resources/unsubscribe"));
 	sup_reply(w, f, "{}");
@@ -442,18 +477,18 @@ START_TEST(test_sub_withdrawn_second)
 
 	/* c2 holds it; c1's second subscribe is answered by the gateway
 	 * while its first is on its way. */
-	sup_post(c1, sub_fmt, "subscribe");
+	sup_post(c1, sub_fmt, ++sub_id, "subscribe");
 	ck_assert_ptr_nonnull(f1 = sup_take(w, MSG_REQUEST));
-	sup_post(c2, sub_fmt, "subscribe");
+	sup_post(c2, sub_fmt, ++sub_id, "subscribe");
 	ck_assert_ptr_nonnull(f2 = sup_take(w, MSG_REQUEST));
 	sup_reply(w, f2, "{}");
-	ck_assert_result(sup_rpc(c1, sub_fmt, "subscribe"));
-	ck_assert_result(sup_rpc(c1, sub_fmt, "unsubscribe"));
+	ck_assert_result(sup_rpc(c1, sub_fmt, ++sub_id, "subscribe"));
+	ck_assert_result(sup_rpc(c1, sub_fmt, ++sub_id, "unsubscribe"));
 	sup_reply(w, f1, "{}");
 	ck_assert_ptr_null(sup_take(w, MSG_REQUEST));
 	updated(w, "mem://r");
 	ck_assert_ptr_null(sup_find(g1, "notifications/resources/updated"));
-	sup_post(c2, sub_fmt, "unsubscribe");
+	sup_post(c2, sub_fmt, ++sub_id, "unsubscribe");
 	ck_assert_ptr_nonnull(f = sup_take(w, MSG_REQUEST));
 	ck_assert_ptr_nonnull(strstr(f->text, "resources/unsubscribe"));
 	sup_reply(w, f, "{}");
@@ -504,22 +539,22 @@ START_TEST(test_sub_removed)
 	struct sup_worker	*wa = sup_worker("a"), *wb = sup_worker("b");
 	struct sup_frame	*f;
 
-	sup_post(c1, sub_fmt, "subscribe");
+	sup_post(c1, sub_fmt, ++sub_id, "subscribe");
 	ck_assert_ptr_nonnull(f = sup_take(wa, MSG_REQUEST));
 	sup_reply(wa, f, "{}");
-	ck_assert_result(sup_rpc(c2, sub_fmt, "subscribe"));
+	ck_assert_result(sup_rpc(c2, sub_fmt, ++sub_id, "subscribe"));
 	sup_exit(wa, 1 << 8);
 	json_decref(sup_reloadq(conf_b));
 	ck_assert_ptr_null(upstream_find("a"));
 	sup_run();
-	sup_post(c1, sub_fmt, "subscribe");
+	sup_post(c1, sub_fmt, ++sub_id, "subscribe");
 	ck_assert_ptr_nonnull(f = sup_take(wb, MSG_REQUEST));
 	ck_assert_ptr_nonnull(strstr(f->text, "resources/subscribe"));
 	sup_reply(wb, f, "{}");
 	/* c2 holds nothing now: its unsubscribe asks nobody. */
-	ck_assert_result(sup_rpc(c2, sub_fmt, "unsubscribe"));
+	ck_assert_result(sup_rpc(c2, sub_fmt, ++sub_id, "unsubscribe"));
 	ck_assert_ptr_null(sup_take(wb, MSG_REQUEST));
-	sup_post(c1, sub_fmt, "unsubscribe");
+	sup_post(c1, sub_fmt, ++sub_id, "unsubscribe");
 	ck_assert_ptr_nonnull(f = sup_take(wb, MSG_REQUEST));
 	ck_assert_ptr_nonnull(strstr(f->text, "resources/unsubscribe"));
 	sup_reply(wb, f, "{}");
@@ -682,17 +717,17 @@ START_TEST(test_unsub_while_subscribing)
 	struct sup_worker	*w = sup_worker("a");
 	struct sup_frame	*f1, *f2;
 
-	sup_post(c1, sub_fmt, "subscribe");
+	sup_post(c1, sub_fmt, ++sub_id, "subscribe");
 	ck_assert_ptr_nonnull(f1 = sup_take(w, MSG_REQUEST));
-	sup_post(c2, sub_fmt, "subscribe");
+	sup_post(c2, sub_fmt, ++sub_id, "subscribe");
 	ck_assert_ptr_nonnull(f2 = sup_take(w, MSG_REQUEST));
 	sup_reply(w, f1, "{}");
-	ck_assert_result(sup_rpc(c1, sub_fmt, "unsubscribe"));
+	ck_assert_result(sup_rpc(c1, sub_fmt, ++sub_id, "unsubscribe"));
 	ck_assert_ptr_null(sup_take(w, MSG_REQUEST));
 	sup_reply(w, f2, "{}");
 	ck_assert_ptr_null(sup_take(w, MSG_REQUEST));
 	/* c2 holds it: its unsubscribe, the last, lets go upstream. */
-	ck_assert_result(sup_rpc(c2, sub_fmt, "unsubscribe"));
+	ck_assert_result(sup_rpc(c2, sub_fmt, ++sub_id, "unsubscribe"));
 	ck_assert_ptr_nonnull(f1 = sup_take(w, MSG_REQUEST));
 	ck_assert_ptr_nonnull(strstr(f1->text, "resources/unsubscribe"));
 	sup_reply(w, f1, "{}");
@@ -842,6 +877,7 @@ route_suite(void)
 	tcase_add_checked_fixture(tc, setup_two, teardown);
 	tcase_add_test(tc, test_list_merged);
 	tcase_add_test(tc, test_call_routed);
+	tcase_add_test(tc, test_duplicate_id);
 	tcase_add_test(tc, test_own_answers);
 	tcase_add_test(tc, test_prompt_routed);
 	tcase_add_test(tc, test_cancel_json);

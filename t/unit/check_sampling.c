@@ -75,10 +75,12 @@ teardown(void)
 static struct sup_resp *
 call(struct sup_client *cl, const char *up, struct sup_frame **f)
 {
+	static int	 id;
 	struct sup_resp	*r;
 
-	r = sup_post(cl, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
-	    "\"tools/call\",\"params\":{\"name\":\"%s__echo\"}}", up);
+	/* Each call its own id: one in flight is not used again. */
+	r = sup_post(cl, "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":"
+	    "\"tools/call\",\"params\":{\"name\":\"%s__echo\"}}", ++id, up);
 	*f = sup_take(sup_worker(up), MSG_REQUEST);
 	ck_assert_ptr_nonnull(*f);
 	return (r);
