@@ -335,7 +335,8 @@ struct oauth_issuer_conf {
 					   "at+jwt" */
 	char		*ca_file;	/* NULL: the system's */
 	unsigned int	 refresh;	/* JWKS refresh, seconds; default 3600 */
-	struct oauth_issuer_client introspection;	/* client_id NULL: none */
+	/* Introspection of opaque tokens; client_id NULL: none. */
+	struct oauth_issuer_client introspection;
 	/* The gateway's client for making sure who opens a per-user
 	 * login's link (uplogin_connect.c); client_id NULL: none. */
 	struct oauth_issuer_client login;

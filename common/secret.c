@@ -161,3 +161,16 @@ secret_free(char *s)
 		free(s);
 	}
 }
+
+void
+secret_wipe_json(json_t *o)
+{
+	const char	*k;
+	json_t		*v;
+
+	json_object_foreach(o, k, v) {
+		if (json_is_string(v))
+			explicit_bzero((char *)json_string_value(v),
+			    json_string_length(v));
+	}
+}

@@ -10,6 +10,8 @@
 
 #include <stddef.h>
 
+#include <jansson.h>
+
 /* Expand a value (caller frees), or NULL with err set. */
 char	*secret_expand(const char *, char *err, size_t errlen);
 
@@ -34,5 +36,8 @@ char	*secret_mask(const char *p, size_t len, const char *secret,
 
 /* Wipe and free a string that held a secret (NULL is fine). */
 void	 secret_free(char *);
+/* Wipe the strings an object holds (a token response, a request that
+ * carries a code), before it is freed; not NULL-safe for non-objects. */
+void	 secret_wipe_json(json_t *);
 
 #endif

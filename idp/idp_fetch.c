@@ -113,7 +113,7 @@ static char		 server_err[512];
 
 static void	done_cb(CURL *, CURLcode, void *);
 static void	introspect_start(uint32_t, const char *);
-static void	introspect_fail(uint32_t, const char *);
+static void	answer_fail(uint16_t, uint32_t, const char *);
 static void	fetch_start(void);
 static void	jwks_get(void);
 
@@ -136,10 +136,12 @@ xfer_free(struct xfer *x)
 		TAILQ_REMOVE(&iwaits, w, entry);
 		niwaits--;
 		if (introspection_url == NULL)
-			introspect_fail(w->tag, "the server's metadata names "
-			    "no introspection_endpoint any more");
+			answer_fail(MSG_IDP_INTROSPECTED, w->tag, "the "
+			    "server's metadata names no "
+			    "introspection_endpoint any more");
 		else if (now_ms() - w->since > IDP_INTROSPECT_WAIT_MS)
-			introspect_fail(w->tag, "waited too long for a place");
+			answer_fail(MSG_IDP_INTROSPECTED, w->tag, "waited "
+			    "too long for a place");
 		else
 			introspect_start(w->tag, w->token);
 		secret_free(w->token);
@@ -450,12 +452,12 @@ jwks_done(struct xfer *x, CURLcode r)
 	timer_arm(next);
 }
 
-/* Answer an introspection with an error. */
+/* Answer a request of the supervisor's (IDP_INTROSPECTED, _EXCHANGED)
+ * with an error. */
 static void
-introspect_fail(uint32_t tag, const char *why)
+answer_fail(uint16_t type, uint32_t tag, const char *why)
 {
-	idp_send_json(MSG_IDP_INTROSPECTED, tag, json_pack("{s:s}", "error",
-	    why));
+	idp_send_json(type, tag, json_pack("{s:s}", "error", why));
 }
 
 /* The introspection endpoint answered, or failed. */
@@ -479,40 +481,19 @@ introspect_done(struct xfer *x, CURLcode r)
 		else
 			hfetch_error(&x->f, r, "introspection", msg, sizeof msg);
 		log_warnx("%s", msg);
-		introspect_fail(x->tag, msg);
+		answer_fail(MSG_IDP_INTROSPECTED, x->tag, msg);
 		return;
 	}
 	if (!json_is_boolean(json_object_get(o, "active"))) {
 		json_decref(o);
 		log_warnx("introspection: the answer has no active boolean");
-		introspect_fail(x->tag, "introspection: the answer has no "
-		    "active boolean");
+		answer_fail(MSG_IDP_INTROSPECTED, x->tag, "introspection: "
+		    "the answer has no active boolean");
 		return;
 	}
 	idp_send_json(MSG_IDP_INTROSPECTED, x->tag, o);
 }
 
-/* Wipe every string of a token response. */
-static void
-wipe_strings(json_t *o)
-{
-	const char	*k;
-	json_t		*v;
-
-	json_object_foreach(o, k, v) {
-		if (json_is_string(v))
-			explicit_bzero((char *)json_string_value(v),
-			    json_string_length(v));
-	}
-}
-
-/* Answer an exchange with an error. */
-static void
-exchange_fail(uint32_t tag, const char *why)
-{
-	idp_send_json(MSG_IDP_EXCHANGED, tag, json_pack("{s:s}", "error",
-	    why));
-}
 
 /* The token endpoint answered a login client's code, or failed. */
 static void
@@ -532,7 +513,7 @@ exchange_done(struct xfer *x, CURLcode r)
 	    json_is_string(json_object_get(o, "access_token"))) {
 		idp_send_json(MSG_IDP_EXCHANGED, x->tag, json_pack("{s:O}",
 		    "access_token", json_object_get(o, "access_token")));
-		wipe_strings(o);
+		secret_wipe_json(o);
 		json_decref(o);
 		return;
 	}
@@ -554,7 +535,7 @@ exchange_done(struct xfer *x, CURLcode r)
 		hfetch_error(&x->f, r, "login", msg, sizeof msg);
 	json_decref(o);
 	log_warnx("%s", msg);
-	exchange_fail(x->tag, msg);
+	answer_fail(MSG_IDP_EXCHANGED, x->tag, msg);
 }
 
 /* curl finished a transfer. */
@@ -675,10 +656,12 @@ idp_introspect(uint32_t tag, char *token)
 	struct iwait	*w;
 
 	if (wc->client_id == NULL)
-		introspect_fail(tag, "introspection is not configured");
+		answer_fail(MSG_IDP_INTROSPECTED, tag, "introspection is "
+		    "not configured");
 	else if (introspection_url == NULL)
-		introspect_fail(tag, "the server's metadata names no "
-		    "introspection_endpoint (or is not known yet)");
+		answer_fail(MSG_IDP_INTROSPECTED, tag, "the server's "
+		    "metadata names no introspection_endpoint (or is not "
+		    "known yet)");
 	else if (nintrospect < IDP_INTROSPECT_FLIGHT)
 		introspect_start(tag, token);
 	else if (niwaits < IDP_INTROSPECT_QUEUE) {
@@ -691,7 +674,8 @@ idp_introspect(uint32_t tag, char *token)
 		niwaits++;
 		return;
 	} else
-		introspect_fail(tag, "too many introspections in flight");
+		answer_fail(MSG_IDP_INTROSPECTED, tag, "too many "
+		    "introspections in flight");
 	secret_free(token);
 }
 
@@ -700,19 +684,20 @@ idp_exchange(uint32_t tag, json_t *req)
 {
 	struct xfer	*x;
 	char		*form = NULL, *line;
-	const char	*k;
 	json_t		*v;
 	static const char *const keys[] = { "code", "code_verifier",
 	    "redirect_uri", "resource" };
 	size_t		 i;
 
 	if (wc->login_id == NULL)
-		exchange_fail(tag, "the issuer has no login client");
+		answer_fail(MSG_IDP_EXCHANGED, tag, "the issuer has no "
+		    "login client");
 	else if (token_url == NULL)
-		exchange_fail(tag, "the server's metadata names no "
-		    "token_endpoint (or is not known yet)");
+		answer_fail(MSG_IDP_EXCHANGED, tag, "the server's metadata "
+		    "names no token_endpoint (or is not known yet)");
 	else if (nexchange >= IDP_EXCHANGE_FLIGHT)
-		exchange_fail(tag, "too many logins in flight");
+		answer_fail(MSG_IDP_EXCHANGED, tag, "too many logins in "
+		    "flight");
 	else {
 		x = xfer_new(X_EXCHANGE, token_url, IDP_EXCHANGE_MAX);
 		x->tag = tag;
@@ -738,11 +723,7 @@ idp_exchange(uint32_t tag, json_t *req)
 		hfetch_go(&x->f, cev);
 	}
 	/* The code and verifier go now. */
-	json_object_foreach(req, k, v) {
-		if (json_is_string(v))
-			explicit_bzero((char *)json_string_value(v),
-			    json_string_length(v));
-	}
+	secret_wipe_json(req);
 	json_decref(req);
 }
 

@@ -389,8 +389,7 @@ idp_ask(struct idp *d, uint16_t type, json_t *o,
     void (*cb)(void *, json_t *, const char *), void *arg)
 {
 	struct idp_waiter	*w;
-	const char		*why = NULL, *k;
-	json_t			*v;
+	const char		*why = NULL;
 
 	if (d->proc.ch == NULL || d->state != IDP_READY)
 		why = "the issuer's worker is not running";
@@ -407,11 +406,7 @@ idp_ask(struct idp *d, uint16_t type, json_t *o,
 		frame_add_json(iochan_output(d->proc.ch), type, 0, w->tag, o);
 	}
 	/* Our copies of what it carries go now. */
-	json_object_foreach(o, k, v) {
-		if (json_is_string(v))
-			explicit_bzero((char *)json_string_value(v),
-			    json_string_length(v));
-	}
+	secret_wipe_json(o);
 	json_decref(o);
 	w->icb = cb;
 	w->arg = arg;
@@ -930,7 +925,8 @@ idp_apply(const struct conf *nc, json_t *report)
 		 * the issuer by name, which no longer finds this one. */
 		d->refreshing = 0;
 		waiters_fire_all(d);
-		asks_fail_all(d, "the issuer was removed from the configuration");
+		asks_fail_all(d, "the issuer was removed from the "
+		    "configuration");
 		proc_remove(&d->proc);
 		d->state = IDP_STOPPED;
 		proc_stop(&d->proc);

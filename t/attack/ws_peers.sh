@@ -181,11 +181,15 @@ like "the gateway still answers" "$(call flood echo '{"text":"still here"}')" '"
 # and holds no more than that.
 wait_state ready deaf
 bg call deaf deaf '{}' -m 60 > "$T/deaf"
-{
-	printf '{"jsonrpc":"2.0","id":"big","method":"tools/call","params":{"name":"deaf__echo","arguments":{"text":"'
-	head -c 7000000 /dev/zero | tr '\0' x
-	printf '"}}}'
-} > "$T/bigcall"
+# Each call an id of its own (one in flight in the session is refused).
+head -c 7000000 /dev/zero | tr '\0' x > "$T/bigtext"
+for i in $(seq 20); do
+	{
+		printf '{"jsonrpc":"2.0","id":"big%d","method":"tools/call","params":{"name":"deaf__echo","arguments":{"text":"' "$i"
+		cat "$T/bigtext"
+		printf '"}}}'
+	} > "$T/bigcall.$i"
+done
 wpid=$(field deaf 4)
 rss0=$(rss_kb "$wpid")
 rm -f "$T/rss" "$T/sampled"
@@ -193,7 +197,7 @@ bg sample "$wpid" "$T/rss" "$T/sampled"
 sampler=$!
 pids=
 for i in $(seq 20); do
-	mcp "@$T/bigcall" -m 60 > "$T/big.$i" &
+	mcp "@$T/bigcall.$i" -m 60 > "$T/big.$i" &
 	pids="$pids $!"
 done
 for p in $pids; do
@@ -205,7 +209,7 @@ max=$(rss_max "$T/rss")
 echo "# worker, a peer that does not read: RSS $rss0 KiB before, at most $max KiB during"
 ok "a peer that stops reading is given up at 64 MiB queued for it" \
     grep -q 'upstream deaf: the WebSocket peer is not reading: 64 MiB are queued for it' "$T/log"
-is "... every call for it fails" "$(cat "$T"/big.* | grep -c '"id":"big","error":{"code":-32000')" 20
+is "... every call for it fails" "$(cat "$T"/big.* | grep -c '"id":"big[0-9]*","error":{"code":-32000')" 20
 ok "... the worker's RSS stays under $rss0 + $((64 * 1024 + 32768)) KiB (at most $max KiB, +$((max - rss0)) KiB)" \
     test "$max" -lt $((rss0 + 64 * 1024 + 32768))
 ok "... and it comes back" wait_state ready deaf

@@ -89,17 +89,18 @@ like "build info with the instance" "$(cat "$T/m1")" \
 ok "no session id in any label" sh -c "! grep -q '$(printf '%s' "$SID" | cut -c6-13)' '$T/m1'"
 is "/metrics is under the Host rule" "$(code -H 'Host: evil.example' "$BASE/metrics")" 403
 
-# A scrape taken under load: calls from several clients while scraping.
+# A scrape taken under load: calls from several clients while scraping
+# (ids of their own: one in flight in the session is not used again).
 load() {
 	i=0
 	while [ $i -lt 40 ]; do
-		mcp "{\"jsonrpc\":\"2.0\",\"id\":$i,\"method\":\"tools/call\",\"params\":{\"name\":\"demo__echo\",\"arguments\":{\"text\":\"x\"}}}" > /dev/null
+		mcp "{\"jsonrpc\":\"2.0\",\"id\":$(($1 + i)),\"method\":\"tools/call\",\"params\":{\"name\":\"demo__echo\",\"arguments\":{\"text\":\"x\"}}}" > /dev/null
 		i=$((i + 1))
 	done
 }
-load & L1=$!
-load & L2=$!
-load & L3=$!
+load 1000 & L1=$!
+load 2000 & L2=$!
+load 3000 & L3=$!
 sleep 0.3
 curl -s "$BASE/metrics" > "$T/m2"
 wait $L1 $L2 $L3
