@@ -58,6 +58,9 @@ static struct event	*al_retry_ev;	/* while writes fail */
 static struct event	*al_write_ev;	/* a non-blocking al_fd was full */
 static int		 al_failing;	/* said, until one works */
 static uint64_t		 al_lines, al_dropped;
+static size_t		 al_counted;	/* lines at al_buf's head counted
+					   as written when queued for a file,
+					   now going to syslog */
 
 /*
  * Are requests' details wanted?  By the access log, or by the daemon's own
@@ -101,6 +104,44 @@ al_syslog_connect(const char *path)
 		return (-1);
 	}
 	return (fd);
+}
+
+/* Lines in what waits (each ends with a newline). */
+static size_t
+al_held_lines(void)
+{
+	struct evbuffer_ptr	p;
+	size_t			n = 0;
+
+	evbuffer_ptr_set(al_buf, &p, 0, EVBUFFER_PTR_SET);
+	while ((p = evbuffer_search(al_buf, "\n", 1, &p)).pos >= 0) {
+		n++;
+		evbuffer_ptr_set(al_buf, &p, 1, EVBUFFER_PTR_ADD);
+	}
+	return (n);
+}
+
+/*
+ * What a file or stderr still holds goes to the next target: a file's
+ * lines were counted as they were queued, syslog's are counted as they
+ * are sent, and none is counted twice or lost uncounted.
+ */
+static void
+al_hand_over(enum al_kind to)
+{
+	size_t	n;
+
+	if (al_buf == NULL || al_kind == AL_SYSLOG || al_kind == AL_OFF ||
+	    evbuffer_get_length(al_buf) == 0)
+		return;
+	n = al_held_lines();
+	if (to == AL_SYSLOG)
+		al_counted = n;
+	else if (to == AL_OFF) {
+		al_lines -= n;
+		al_dropped += n;
+		evbuffer_drain(al_buf, evbuffer_get_length(al_buf));
+	}
 }
 
 /* Close what is open now. */
@@ -157,6 +198,7 @@ access_log_open(const struct conf *c, char *err, size_t errlen)
 	}
 	/* What the old one still holds goes to it first. */
 	al_flush();
+	al_hand_over(kind);
 	al_close_fd();
 	free(al_target);
 	al_kind = kind;
@@ -190,6 +232,7 @@ access_log_close(void)
 		al_retry_ev = NULL;
 	}
 	al_failing = 0;
+	al_counted = 0;
 	if (al_buf != NULL) {
 		evbuffer_free(al_buf);
 		al_buf = NULL;
@@ -203,8 +246,11 @@ al_flush_syslog(void)
 	struct evbuffer_ptr	 eol;
 	size_t			 len;
 	char			*line;
+	int			 counted;
 
 	while (evbuffer_get_length(al_buf) > 0) {
+		if ((counted = al_counted > 0))
+			al_counted--;
 		eol = evbuffer_search(al_buf, "\n", 1, NULL);
 		len = eol.pos < 0 ? evbuffer_get_length(al_buf) :
 		    (size_t)eol.pos;
@@ -220,7 +266,9 @@ al_flush_syslog(void)
 				al_fd = -1;
 			}
 			al_dropped++;
-		} else
+			if (counted)
+				al_lines--;
+		} else if (!counted)
 			al_lines++;
 		evbuffer_drain(al_buf, len + (eol.pos < 0 ? 0 : 1));
 	}

@@ -8,7 +8,9 @@
  */
 #include "config.h"
 
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -169,6 +171,71 @@ START_TEST(test_full_pipe)
 }
 END_TEST
 
+/* The configuration with this access_log line. */
+static void
+reload_to(const char *line)
+{
+	char	conf_text[512];
+
+	snprintf(conf_text, sizeof conf_text, SUP_BASE "%s\n"
+	    "servers = ( { name = \"a\"; transport = \"stdio\";\n"
+	    "    command = [ \"true\" ]; } );\n", line);
+	sup_reload(conf_text);
+}
+
+/*
+ * Lines a full disk (/dev/full) held, when a reload points the access log
+ * at syslog:
+ * they are sent there, and counted written once (they were counted as
+ * they were queued for the file).  Turned off instead, they are lost and
+ * counted so.
+ */
+START_TEST(test_held_to_syslog)
+{
+	struct sup_client	*cl = sup_session(NULL, NULL);
+	struct sockaddr_un	 sun;
+	char			 dir[64], buf[2048];
+	int			 s, got = 0;
+	uint64_t		 base;
+
+	sup_tmpdir(dir, sizeof dir, "access_log");
+	memset(&sun, 0, sizeof sun);
+	sun.sun_family = AF_UNIX;
+	snprintf(sun.sun_path, sizeof sun.sun_path, "%s/log", dir);
+	ck_assert_int_ge(s = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK, 0),
+	    0);
+	ck_assert_int_eq(bind(s, (struct sockaddr *)&sun, sizeof sun), 0);
+	setenv("MCP_SUPERVISOR_SYSLOG", sun.sun_path, 1);
+	reload_to("access_log = \"/dev/full\";");
+	base = counted(0);
+	ping(cl);
+	ping(cl);
+	ck_assert_uint_eq(counted(0), base + 2);
+	reload_to("access_log = \"syslog\";");
+	while (recv(s, buf, sizeof buf, 0) > 0)
+		got++;
+	ck_assert_int_eq(got, 2);
+	ck_assert_uint_eq(counted(0), base + 2);
+	ck_assert_uint_eq(counted(1), 0);
+	ping(cl);
+	sup_turn();
+	ck_assert_int_eq(recv(s, buf, sizeof buf, 0) > 0, 1);
+	ck_assert_uint_eq(counted(0), base + 3);
+
+	/* Back to the full file, then off: what it held is lost. */
+	reload_to("access_log = \"/dev/full\";");
+	ping(cl);
+	ping(cl);
+	ck_assert_uint_eq(counted(0), base + 5);
+	reload_to("");
+	ck_assert_uint_eq(counted(0), base + 3);
+	ck_assert_uint_eq(counted(1), 2);
+	unsetenv("MCP_SUPERVISOR_SYSLOG");
+	close(s);
+	sup_rmtree(dir);
+}
+END_TEST
+
 static Suite *
 access_log_suite(void)
 {
@@ -178,6 +245,7 @@ access_log_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_retry);
 	tcase_add_test(tc, test_full_pipe);
+	tcase_add_test(tc, test_held_to_syslog);
 	suite_add_tcase(s, tc);
 	return (s);
 }
