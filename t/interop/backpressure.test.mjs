@@ -6,7 +6,9 @@
 // with log messages, and writes down how many went out: an SDK server over
 // stdio, the same behind the ws package's WebSocket bridge, and over
 // Streamable HTTP the hand-written fault server (no SDK server waits for
-// its socket to drain), whose worker pauses curl.
+// its socket to drain), whose worker pauses curl, and over legacy HTTP+SSE
+// the SDK's SSEServerTransport (the fixture's flood waits for the event
+// stream's drain), whose worker pauses curl too.
 // Once the supervisor goes on, the 64 MiB come at once, more than an SDK
 // client reads as fast: the supervisor cuts its stream when it is 4 MiB
 // behind, and the client resumes it, but what passed the replay buffer
@@ -23,19 +25,22 @@ import { startGateway, startNodeServer, q, srcdir, sleep } from '../lib/gateway.
 
 const catalogServer = path.join(srcdir, 't/fixtures/catalog-server.mjs');
 
-let gw, faults, wsUp;
+let gw, faults, wsUp, sseUp;
 before(async () => {
+  sseUp = await startNodeServer([catalogServer, '--flood', '--sse']);
   faults = await startNodeServer([path.join(srcdir, 't/fixtures/http-faults.mjs')]);
   wsUp = await startNodeServer([path.join(srcdir, 't/fixtures/ws-upstream.mjs'), '--', process.execPath, catalogServer, '--flood']);
   gw = await startGateway({ servers: [
     `{ name = "flood"; transport = "stdio"; command = [ ${q(process.execPath)}, ${q(catalogServer)}, "--flood" ]; }`,
     `{ name = "faults"; transport = "http"; url = "http://127.0.0.1:${faults.port}/mcp"; }`,
-    `{ name = "wsflood"; transport = "ws"; url = "ws://127.0.0.1:${wsUp.port}/"; }`] });
+    `{ name = "wsflood"; transport = "ws"; url = "ws://127.0.0.1:${wsUp.port}/"; }`,
+    `{ name = "sseflood"; transport = "sse"; url = "http://127.0.0.1:${sseUp.port}/sse"; }`] });
 });
 after(async () => {
   assert.equal(await gw.stop(), 0);
   await faults.stop();
   await wsUp.stop();
+  await sseUp.stop();
 });
 
 // How many messages the server has written so far.
@@ -106,4 +111,10 @@ test('a Streamable HTTP upstream faster than the supervisor waits; every message
 // bridge (the ws package's, which then stops reading its stdio server).
 test('a WebSocket upstream faster than the supervisor waits; every message is passed on', async () => {
   await flood('wsflood');
+});
+
+// Over legacy SSE the event stream is a response curl reads: curl pauses
+// it, and TCP holds the server.
+test('a legacy SSE upstream faster than the supervisor waits; every message is passed on', async () => {
+  await flood('sseflood');
 });
