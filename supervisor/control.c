@@ -6,6 +6,7 @@
 #include <sys/un.h>
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,7 @@
 
 #include "log.h"
 #include "supervisor.h"
+#include "utf8.h"
 #include "xmalloc.h"
 
 #define CONTROL_MAX_FRAME	65536
@@ -64,6 +66,27 @@ static char			*control_path;
 static unsigned int		 control_clients;
 static struct event		*control_pause_ev;
 
+/*
+ * An error reply to a command.  What it quotes of a request or a file
+ * may be cut inside a character: the cut is made '?', so that the reply
+ * is still UTF-8, which jansson insists on.
+ */
+json_t *
+control_error(const char *fmt, ...)
+{
+	va_list	ap;
+	char	msg[1024];
+	int	n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		msg[n = 0] = '\0';
+	utf8_scrub(msg, (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1);
+	return (json_pack("{s:b, s:s}", "ok", 0, "error", msg));
+}
+
 /* Free a reply's text once written. */
 static void
 control_free_text(const void *data, size_t len, void *arg)
@@ -86,6 +109,13 @@ control_reply(struct control_conn *cc, json_t *reply)
 	char			*text;
 	size_t			 len;
 
+	/* A reply that could not be made (text not UTF-8) is an error,
+	 * never the daemon's end. */
+	if (reply == NULL) {
+		log_warnx("control: a reply could not be made");
+		reply = json_pack("{s:b, s:s}", "ok", 0, "error", "internal "
+		    "error: the reply could not be made (see the log)");
+	}
 	if ((text = json_dumps(reply, JSON_COMPACT)) == NULL)
 		fatalx("json_dumps");
 	json_decref(reply);
@@ -262,9 +292,8 @@ control_sessions(json_t *req)
 
 	if (json_unpack(req, "{s?I}", "limit", &limit) != 0 || limit < 1 ||
 	    limit > CONTROL_SESSIONS_MAX)
-		return (json_pack("{s:b, s:s}", "ok", 0, "error", "sessions: "
-		    "the number to list is from 1 to "
-		    CONTROL_SESSIONS_MAX_TEXT));
+		return (control_error("sessions: the number to list is from "
+		    "1 to " CONTROL_SESSIONS_MAX_TEXT));
 	for (s = session_last(), n = 0; s != NULL && n < limit;
 	    s = session_prev(s), n++)
 		first = s;
@@ -283,8 +312,7 @@ control_tools(json_t *req)
 
 	json_unpack(req, "{s?s}", "name", &name);
 	if ((tools = catalog_tools_json(name)) == NULL)
-		return (json_pack("{s:b, s:s+}", "ok", 0, "error",
-		    "no tool is listed as ", name));
+		return (control_error("no tool is listed as %.300s", name));
 	return (json_pack("{s:b, s:o, s:o, s:o}", "ok", 1, "tools", tools,
 	    "collisions", catalog_collisions(), "renamed",
 	    catalog_renamed()));
@@ -311,10 +339,9 @@ control_drain(json_t *req)
 
 	if (json_unpack(req, "{s?I}", "seconds", &seconds) != 0 ||
 	    seconds < 0 || seconds > UINT32_MAX)
-		return (json_pack("{s:b, s:s}", "ok", 0, "error",
-		    "drain: seconds must be a number"));
+		return (control_error("drain: seconds must be a number"));
 	if (drain_start((unsigned int)seconds, err, sizeof err) != 0)
-		return (json_pack("{s:b, s:s}", "ok", 0, "error", err));
+		return (control_error("%s", err));
 	return (json_pack("{s:b, s:I, s:I}", "ok", 1, "sessions",
 	    (json_int_t)session_count_busy(), "seconds", seconds));
 }
@@ -326,7 +353,7 @@ control_reopen(void)
 
 	if (access_log_open(conf, err, sizeof err) != 0) {
 		log_warnx("mcpctl reopen: %s", err);
-		return (json_pack("{s:b, s:s}", "ok", 0, "error", err));
+		return (control_error("%s", err));
 	}
 	log_info("access log reopened (mcpctl)");
 	return (json_pack("{s:b}", "ok", 1));
@@ -342,8 +369,7 @@ control_command(json_t *req)
 	int		 r;
 
 	if (json_unpack(req, "{s:s}", "command", &cmd) != 0)
-		return (json_pack("{s:b, s:s}", "ok", 0, "error",
-		    "request has no command"));
+		return (control_error("request has no command"));
 	if (strcmp(cmd, "status") == 0)
 		return (control_status());
 	if (strcmp(cmd, "sessions") == 0)
@@ -371,11 +397,9 @@ control_command(json_t *req)
 	if (strcmp(cmd, "stop") == 0 || strcmp(cmd, "start") == 0 ||
 	    strcmp(cmd, "restart") == 0) {
 		if (json_unpack(req, "{s:s}", "name", &name) != 0)
-			return (json_pack("{s:b, s:s}", "ok", 0, "error",
-			    "which upstream?"));
+			return (control_error("which upstream?"));
 		if ((up = upstream_find(name)) == NULL)
-			return (json_pack("{s:b, s:s+}", "ok", 0, "error",
-			    "no upstream named ", name));
+			return (control_error("no upstream named %.300s", name));
 		if (strcmp(cmd, "stop") == 0)
 			r = upstream_stop(up, err, sizeof err);
 		else if (strcmp(cmd, "start") == 0)
@@ -383,11 +407,10 @@ control_command(json_t *req)
 		else
 			r = upstream_restart(up, err, sizeof err);
 		if (r != 0)
-			return (json_pack("{s:b, s:s}", "ok", 0, "error", err));
+			return (control_error("%s", err));
 		return (json_pack("{s:b}", "ok", 1));
 	}
-	return (json_pack("{s:b, s:s+}", "ok", 0, "error", "unknown command: ",
-	    cmd));
+	return (control_error("unknown command: %.100s", cmd));
 }
 
 /* Close a control connection. */

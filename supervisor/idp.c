@@ -1005,8 +1005,8 @@ idp_control_refresh(const char *issuer)
 
 	if (issuer != NULL && idp_find(issuer) == NULL) {
 		json_decref(a);
-		return (json_pack("{s:b, s:s+}", "ok", 0, "error",
-		    "no issuer is configured as ", issuer));
+		return (control_error("no issuer is configured as %.300s",
+		    issuer));
 	}
 	for (i = 0; i < nidps; i++) {
 		d = idps[i];

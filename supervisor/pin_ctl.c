@@ -53,12 +53,6 @@ pin_entry_json(const struct pin *p)
 	return (o);
 }
 
-static json_t *
-pin_ctl_error(const char *msg)
-{
-	return (json_pack("{s:b, s:s}", "ok", 0, "error", msg));
-}
-
 /* The pin a request names; NULL (*reply set) if none. */
 static struct pin *
 pin_ctl_named(json_t *req, json_t **reply)
@@ -68,13 +62,13 @@ pin_ctl_named(json_t *req, json_t **reply)
 	char		 msg[256];
 
 	if (json_unpack(req, "{s:s}", "name", &name) != 0) {
-		*reply = pin_ctl_error("which tool?");
+		*reply = control_error("which tool?");
 		return (NULL);
 	}
 	if ((p = pin_lookup(name)) == NULL) {
 		snprintf(msg, sizeof msg, "no tool %.100s is pinned (mcpctl "
 		    "tools pins lists them)", name);
-		*reply = pin_ctl_error(msg);
+		*reply = control_error("%s", msg);
 	}
 	return (p);
 }
@@ -115,7 +109,7 @@ pin_control(const char *cmd, json_t *req)
 	if (strcmp(cmd, "pin_approve") == 0) {
 		json_unpack(req, "{s?s}", "sha256", &digest);
 		if (pin_approve(p, digest, err, sizeof err) != 0)
-			return (pin_ctl_error(err));
+			return (control_error("%s", err));
 		return (json_pack("{s:b, s:o}", "ok", 1, "pin",
 		    pin_entry_json(p)));
 	}

@@ -131,7 +131,7 @@ reload_refused(const char *err)
 {
 	log_warnx("reload: %s; nothing changed", err);
 	notify_ready();
-	return (json_pack("{s:b, s:s}", "ok", 0, "error", err));
+	return (control_error("%s", err));
 }
 
 /*

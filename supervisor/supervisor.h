@@ -365,6 +365,8 @@ unsigned int	 continuation_count(void);
 /* control.c: the control socket for mcpctl. */
 int		 control_listen(const char *path);
 void		 control_close(void);
+json_t		*control_error(const char *, ...)
+		    __attribute__((format(printf, 1, 2)));
 
 /* ctools.c: tools offered by clients (tools/register), the registry. */
 /* tools/register and tools/unregister. */

@@ -53,18 +53,6 @@ static struct token_store	*store;
 static char			*store_dir;	/* what it was opened on */
 static int			 store_warned;
 
-json_t *
-uplogin_error(const char *fmt, ...)
-{
-	va_list	ap;
-	char	msg[512];
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
-	va_end(ap);
-	return (json_pack("{s:b, s:s}", "ok", 0, "error", msg));
-}
-
 /* Wipe every string of a record, then drop it. */
 void
 uplogin_record_free(json_t *r)
@@ -418,15 +406,15 @@ login_upstream(json_t *req, json_t **err)
 
 	*err = NULL;
 	if (json_unpack(req, "{s:s}", "name", &name) != 0) {
-		*err = uplogin_error("which upstream?");
+		*err = control_error("which upstream?");
 		return (NULL);
 	}
 	if ((up = upstream_find(name)) == NULL) {
-		*err = uplogin_error("no upstream named %s", name);
+		*err = control_error("no upstream named %s", name);
 		return (NULL);
 	}
 	if (!remote(up)) {
-		*err = uplogin_error("upstream %s is a stdio upstream: it has no "
+		*err = control_error("upstream %s is a stdio upstream: it has no "
 		    "OAuth login", name);
 		return (NULL);
 	}
@@ -440,14 +428,14 @@ login_start(struct upstream *up)
 
 	if (up->sc->oauth != NULL &&
 	    up->sc->oauth->grant == UPOAUTH_CLIENT_CREDENTIALS)
-		return (uplogin_error("upstream %s gets its tokens by client "
+		return (control_error("upstream %s gets its tokens by client "
 		    "credentials: it needs no login", up->sc->name));
 	if (users_per_user(up))
-		return (uplogin_error("upstream %s has per-user identities: "
+		return (control_error("upstream %s has per-user identities: "
 		    "each user logs in from their own client when a call "
 		    "needs it", up->sc->name));
 	if (uplogin_send(up, MSG_OAUTH_LOGIN, json_object()) != 0)
-		return (uplogin_error("upstream %s is %s: mcpctl start %s first",
+		return (control_error("upstream %s is %s: mcpctl start %s first",
 		    up->sc->name, upstream_state_name(up->state),
 		    up->sc->name));
 	phase_set(up, LOGIN_STARTING, NULL);
@@ -501,16 +489,16 @@ login_code(struct upstream *up, json_t *req)
 	phase_expire(up);
 	if (json_unpack(req, "{s:s}", "response", &response) != 0 ||
 	    *response == '\0')
-		return (uplogin_error("login_code: no response given"));
+		return (control_error("login_code: no response given"));
 	if (strlen(response) > LOGIN_RESPONSE_MAX)
-		return (uplogin_error("login_code: over %d bytes",
+		return (control_error("login_code: over %d bytes",
 		    LOGIN_RESPONSE_MAX));
 	if (up->login.phase != LOGIN_WAITING)
-		return (uplogin_error("no login of upstream %s waits for a code "
+		return (control_error("no login of upstream %s waits for a code "
 		    "(mcpctl login %s starts one)", up->sc->name,
 		    up->sc->name));
 	if (login_deliver(up, response) != 0)
-		return (uplogin_error("upstream %s is %s", up->sc->name,
+		return (control_error("upstream %s is %s", up->sc->name,
 		    upstream_state_name(up->state)));
 	return (json_pack("{s:b}", "ok", 1));
 }
@@ -603,11 +591,11 @@ token_revoke(struct upstream *up, json_t *req)
 	if (users_per_user(up))
 		return (users_revoke(up, id));
 	if (id != NULL)
-		return (uplogin_error("upstream %s has only the gateway's "
+		return (control_error("upstream %s has only the gateway's "
 		    "identity", up->sc->name));
 
 	if ((r = record_get(up)) == NULL)
-		return (uplogin_error("upstream %s has no stored tokens",
+		return (control_error("upstream %s has no stored tokens",
 		    up->sc->name));
 	/* Gone from here at once; the worker revokes what it holds.  A
 	 * client registration of ours (DCR) is kept for the next login. */

@@ -63,8 +63,6 @@ struct oauth_grant;
 struct token_store *uplogin_store(int make);
 void		 uplogin_record_free(json_t *);
 int		 uplogin_send(struct upstream *, uint16_t type, json_t *);
-json_t		*uplogin_error(const char *, ...)
-		    __attribute__((format(printf, 1, 2)));
 json_t		*uplogin_token_entry(struct upstream *, const char *identity,
 		    json_t *record);
 

@@ -486,10 +486,10 @@ users_revoke(struct upstream *up, const char *id)
 	int	told;
 
 	if (id == NULL)
-		return (uplogin_error("upstream %s has per-user identities: "
+		return (control_error("upstream %s has per-user identities: "
 		    "name one (mcpctl tokens lists them)", up->sc->name));
 	if (users_record(up, id) == NULL)
-		return (uplogin_error("upstream %s has no stored tokens of %s",
+		return (control_error("upstream %s has no stored tokens of %s",
 		    up->sc->name, id));
 	users_put(up, id, NULL);
 	users_login_done(up, id);

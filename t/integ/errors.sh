@@ -129,4 +129,14 @@ head, _, rest = data.partition(b"\r\n\r\n")
 print(head.split(b"\r\n")[0].decode(), "|", rest.split(b"\r\n")[0].decode())
 ' "$ADDR")
 like "HEAD: 405 with no body, then the next answer" "$out" '^HTTP/1.1 405 Method Not Allowed \| HTTP/1.1 404 Not Found$'
+
+# The control socket: a name cut inside a character in the error that
+# quotes it is still an error (the daemon exited on it), and it goes on.
+name="a$(printf 'é%.0s' $(seq 1 80))"
+out=$("$MCPCTL" -s "$CTL" tools diff "$name" 2>&1; echo "exit $?")
+like "mcpctl tools diff: a long non-ASCII name is refused" "$out" '^mcpctl: no tool a(é)+\? is pinned .*exit 1$'
+out=$("$MCPCTL" -s "$CTL" stop "a$(printf 'é%.0s' $(seq 1 200))" 2>&1; echo "exit $?")
+like "mcpctl stop: a long non-ASCII name is refused" "$out" '^mcpctl: no upstream named a(é)+\?.*exit 1$'
+ctl_status
+is "the daemon still answers mcpctl" "$(state demo)" ready
 finish
