@@ -7,7 +7,8 @@
  * endpoint.  Only MCP is written on standard output; what goes wrong is
  * said on standard error, and the exit status is non-zero when the
  * gateway went away or refused us, so the host shows the server as
- * failed.  End of input ends the session cleanly.  A message from the
+ * failed.  End of input ends the session cleanly, once the requests
+ * passed on are answered (BRIDGE_DRAIN_MS at most).  A message from the
  * gateway is reassembled in common/ws_msg.c, within BRIDGE_MAX_LINE and a
  * deadline, so a hostile gateway cannot make the bridge hold more than
  * that, whatever its fragments.  wslay is driven only from loop events; its
@@ -39,6 +40,7 @@
 
 #include "http_parse.h"
 #include "iochan.h"
+#include "json_scan.h"
 #include "mcpctl.h"
 #include "ws_accept.h"
 #include "ws_msg.h"
@@ -47,14 +49,17 @@
 #define BRIDGE_DEFAULT_URL	"ws://127.0.0.1:8931/ws"
 #define BRIDGE_MAX_LINE		(64 * 1024 * 1024)	/* one message in */
 #define BRIDGE_MAX_HEAD		16384	/* the gateway's 101 */
+#define BRIDGE_MAX_TOKEN	16384	/* a token file's line */
 #define BRIDGE_HIGH_WATER	(16 * 1024 * 1024)	/* then stop reading */
 #define BRIDGE_CONNECT_MS	10000
 #define BRIDGE_CLOSE_MS		2000	/* for the gateway's close frame */
+#define BRIDGE_DRAIN_MS		30000	/* input ended: for the answers */
 
 enum bridge_state {
 	BRIDGE_HANDSHAKE = 0,	/* waiting for the 101 */
 	BRIDGE_OPEN,
-	BRIDGE_CLOSING		/* input ended: our close frame is out */
+	BRIDGE_DRAINING,	/* input ended: waiting for the answers */
+	BRIDGE_CLOSING		/* our close frame is out */
 };
 
 /* The whole bridge; one per process. */
@@ -69,7 +74,10 @@ struct bridge {
 	enum bridge_state	 state;
 	char			 accept[WS_ACCEPT_LEN + 1];
 	size_t			 skipping;	/* bytes of an over-long line */
-	struct event		*timer;		/* connect, then close wait */
+	int			 in_ended;	/* standard input ended */
+	size_t			 asked;		/* requests passed on and not
+						   answered */
+	struct event		*timer;		/* connect, drain, close */
 	int			 status;	/* exit status */
 };
 
@@ -159,6 +167,30 @@ bridge_frame_chunk_cb(wslay_event_context_ptr ctx,
 	ws_msg_chunk(&br.msg, arg->data, arg->data_length);
 }
 
+/*
+ * Is p[0..len) a request (an object with a method and an id), an answer
+ * (an id, not null, and no method), or neither?  Counted to know what to
+ * wait for when input ends; what does not parse is neither.
+ */
+static int
+bridge_kind(const char *p, size_t len, int *request)
+{
+	struct jspan	 v, id, method;
+	const char	*why;
+	size_t		 where;
+
+	if (jscan_validate(p, len, &v, &why, &where) != 0 ||
+	    jscan_type(p, v) != JT_OBJECT ||
+	    jscan_member(p, v, "id", &id) != 0)
+		return (0);
+	if (jscan_type(p, id) != JT_STRING && jscan_type(p, id) != JT_NUMBER)
+		return (0);
+	*request = jscan_member(p, v, "method", &method) == 0;
+	return (1);
+}
+
+static void	bridge_close(void);
+
 /* A whole message from the gateway: one line on standard output. */
 static void
 bridge_msg_cb(wslay_event_context_ptr ctx,
@@ -167,6 +199,7 @@ bridge_msg_cb(wslay_event_context_ptr ctx,
 	struct evbuffer	*out = iochan_output(br.out);
 	const uint8_t	*msg = br.msg.buf;
 	size_t		 len = br.msg.len, i, start;
+	int		 request;
 
 	if (arg->opcode == WSLAY_CONNECTION_CLOSE) {
 		if (br.state == BRIDGE_CLOSING)
@@ -199,9 +232,14 @@ bridge_msg_cb(wslay_event_context_ptr ctx,
 	}
 	evbuffer_add(out, msg + start, len - start);
 	evbuffer_add(out, "\n", 1);
+	if (br.asked > 0 && bridge_kind((const char *)msg, len, &request) &&
+	    !request)
+		br.asked--;
 	ws_msg_reset(&br.msg);
 	if (iochan_queued(br.out) > BRIDGE_HIGH_WATER)
 		iochan_read(br.sock, 0);
+	if (br.state == BRIDGE_DRAINING && br.asked == 0)
+		bridge_close();
 }
 
 /* Arm the deadline of a message begun and not yet whole. */
@@ -260,12 +298,15 @@ static void
 bridge_send_line(const char *p, size_t len)
 {
 	struct wslay_event_msg	m;
+	int			request;
 
 	while (len > 0 && (p[len - 1] == '\r' || p[len - 1] == ' ' ||
 	    p[len - 1] == '\t'))
 		len--;
 	if (len == 0)
 		return;
+	if (bridge_kind(p, len, &request) && request)
+		br.asked++;
 	m.opcode = WSLAY_TEXT_FRAME;
 	m.msg = (const uint8_t *)p;
 	m.msg_length = len;
@@ -314,28 +355,56 @@ bridge_in_read(struct iochan *ch, void *arg)
 	bridge_flush();
 }
 
-/* Standard input ended: end the session with a close frame. */
+/* End the session with a close frame, and wait for the gateway's. */
 static void
-bridge_in_event(struct iochan *ch, int what, void *arg)
+bridge_close(void)
 {
 	struct timeval	tv = { BRIDGE_CLOSE_MS / 1000,
 			    (BRIDGE_CLOSE_MS % 1000) * 1000 };
-	struct evbuffer	*in = iochan_input(ch);
+
+	br.state = BRIDGE_CLOSING;
+	wslay_event_queue_close(br.ws, WSLAY_CODE_NORMAL_CLOSURE, NULL, 0);
+	bridge_flush();
+	evtimer_del(br.timer);
+	evtimer_add(br.timer, &tv);
+}
+
+/*
+ * Input has ended and the session is open: pass on the last line, then
+ * wait for the answers to what was asked (a host that closes its end
+ * after its last request, a script's pipe) before closing.
+ */
+static void
+bridge_input_end(void)
+{
+	struct timeval	 tv = { BRIDGE_DRAIN_MS / 1000,
+			    (BRIDGE_DRAIN_MS % 1000) * 1000 };
+	struct evbuffer	*in = iochan_input(br.in);
 	size_t		 len = evbuffer_get_length(in);
 
-	iochan_read(ch, 0);
-	if (br.state != BRIDGE_OPEN) {
-		bridge_stop(0, NULL);
-		return;
-	}
 	/* A last message without its newline still counts. */
 	if (len > 0 && !br.skipping)
 		bridge_send_line((char *)evbuffer_pullup(in, -1), len);
 	evbuffer_drain(in, len);
-	br.state = BRIDGE_CLOSING;
-	wslay_event_queue_close(br.ws, WSLAY_CODE_NORMAL_CLOSURE, NULL, 0);
+	if (br.asked == 0) {
+		bridge_close();
+		return;
+	}
+	br.state = BRIDGE_DRAINING;
 	bridge_flush();
+	evtimer_del(br.timer);
 	evtimer_add(br.timer, &tv);
+}
+
+/* Standard input ended: once the session is open, end it. */
+static void
+bridge_in_event(struct iochan *ch, int what, void *arg)
+{
+	iochan_read(ch, 0);
+	br.in_ended = 1;
+	if (br.state == BRIDGE_OPEN)
+		bridge_input_end();
+	/* Before, what was read waits for the session (bridge_handshake). */
 }
 
 /* Standard output drained: read the gateway again, unless it is behind. */
@@ -410,6 +479,8 @@ bridge_handshake(void)
 	evtimer_del(br.timer);
 	/* Lines that waited for the session. */
 	bridge_in_read(br.in, NULL);
+	if (br.in_ended)
+		bridge_input_end();
 	return (1);
 }
 
@@ -455,7 +526,12 @@ bridge_timer_cb(evutil_socket_t fd, short events, void *arg)
 {
 	if (br.state == BRIDGE_CLOSING)
 		bridge_stop(0, NULL);
-	else
+	else if (br.state == BRIDGE_DRAINING) {
+		fprintf(stderr, "mcpctl connect: %zu request%s still "
+		    "unanswered %d s after input ended: closing\n", br.asked,
+		    br.asked == 1 ? "" : "s", BRIDGE_DRAIN_MS / 1000);
+		bridge_close();
+	} else
 		bridge_stop(1, "the gateway did not answer within %d s",
 		    BRIDGE_CONNECT_MS / 1000);
 }
@@ -526,7 +602,7 @@ static char *
 bridge_token_file(const char *path)
 {
 	FILE	*f;
-	char	 line[4096];
+	char	 line[BRIDGE_MAX_TOKEN + 2], *token;
 	size_t	 len;
 
 	if ((f = fopen(path, "r")) == NULL) {
@@ -538,12 +614,20 @@ bridge_token_file(const char *path)
 		line[0] = '\0';
 	fclose(f);
 	len = strcspn(line, "\r\n");
+	if (len > BRIDGE_MAX_TOKEN) {
+		explicit_bzero(line, sizeof line);
+		fprintf(stderr, "mcpctl connect: %s: its first line is over "
+		    "%d bytes\n", path, BRIDGE_MAX_TOKEN);
+		return (NULL);
+	}
 	line[len] = '\0';
 	if (len == 0) {
 		fprintf(stderr, "mcpctl connect: %s: no token in it\n", path);
 		return (NULL);
 	}
-	return (xstrdup(line));
+	token = xstrdup(line);
+	explicit_bzero(line, sizeof line);
+	return (token);
 }
 
 /*

@@ -7,6 +7,7 @@
 
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/un.h>
 
 #include <errno.h>
@@ -113,10 +114,17 @@ ctl_command(const char *path, json_t *req)
 	const char		*why;
 	json_t			*reply;
 	json_error_t		 jerr;
+	struct timeval		 tv = { MCPCTL_TIMEOUT_MS / 1000,
+				    (MCPCTL_TIMEOUT_MS % 1000) * 1000 };
 	int			 fd;
 	size_t			 len, off;
 	ssize_t			 n;
 
+	if (req == NULL) {
+		/* json_pack refused an argument. */
+		fprintf(stderr, "mcpctl: an argument is not UTF-8\n");
+		exit(MCPCTL_EXIT_USAGE);
+	}
 	memset(&sun, 0, sizeof sun);
 	sun.sun_family = AF_UNIX;
 	if (strlen(path) >= sizeof sun.sun_path) {
@@ -128,9 +136,19 @@ ctl_command(const char *path, json_t *req)
 		fprintf(stderr, "mcpctl: socket: %s\n", strerror(errno));
 		exit(1);
 	}
+	/* A daemon whose loop is stuck does not accept: once its queue is
+	 * full, connect waits, and at most this long (as write does). */
+	if (setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv) != 0) {
+		fprintf(stderr, "mcpctl: SO_SNDTIMEO: %s\n", strerror(errno));
+		exit(1);
+	}
 	if (connect(fd, (struct sockaddr *)&sun, sizeof sun) != 0) {
 		if (errno == EACCES || errno == EPERM)
 			denied(path);
+		else if (errno == EAGAIN || errno == EINPROGRESS)
+			fprintf(stderr, "mcpctl: %s: the daemon does not "
+			    "accept connections within %d s (is it stuck?)\n",
+			    path, MCPCTL_TIMEOUT_MS / 1000);
 		else if (errno == ENOENT || errno == ECONNREFUSED)
 			fprintf(stderr, "mcpctl: %s: %s (is mcp-supervisord "
 			    "running? give its control socket with -s)\n",

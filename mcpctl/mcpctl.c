@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -141,6 +142,9 @@ main(int argc, char **argv)
 	int		 ch, raw = 0, ok, status;
 
 	xmalloc_libraries();
+	/* A daemon or a host that closes on us is an error said, not a
+	 * silent death. */
+	signal(SIGPIPE, SIG_IGN);
 	if ((env = getenv("MCPCTL_SOCKET")) != NULL && *env != '\0')
 		path = env;
 	/* Options before the command only: connect has its own. */

@@ -60,6 +60,22 @@ json_str_or(json_t *o, const char *key, const char *def)
 }
 
 /* Print an integer field, or "-" when it is negative or absent. */
+/* Print an error a peer may have worded (an upstream's, an issuer's), or
+ * "-", and end the line: its control characters are shown, not sent to
+ * the terminal. */
+static void
+print_text(json_t *v)
+{
+	char	text[2048];
+
+	if (!json_is_string(v)) {
+		printf("-\n");
+		return;
+	}
+	clean(text, sizeof text, json_string_value(v), 1000);
+	printf("%s\n", text);
+}
+
 static void
 print_int(json_t *o, const char *key, int width)
 {
@@ -77,7 +93,7 @@ print_llm(json_t *list)
 {
 	json_t		*pv, *b;
 	size_t		 i;
-	const char	*err, *name;
+	const char	*name;
 	char		 tokens[64], budget[64];
 	int		 w = 4;
 
@@ -116,8 +132,7 @@ print_llm(json_t *list)
 			    (long long)json_integer_value(json_object_get(b,
 			    "tokens_used")));
 		printf("%-17s %-13s ", tokens, budget);
-		err = json_string_value(json_object_get(pv, "last_error"));
-		printf("%s\n", err != NULL ? err : "-");
+		print_text(json_object_get(pv, "last_error"));
 	}
 }
 
@@ -127,7 +142,7 @@ print_issuers(json_t *list)
 {
 	json_t		*d, *r;
 	size_t		 i;
-	const char	*err, *name;
+	const char	*name;
 	char		 age[32];
 	int		 w = 6;
 
@@ -157,8 +172,7 @@ print_issuers(json_t *list)
 			print_int(d, "introspections", 11);
 		else
 			printf("%-11s", "-");
-		err = json_string_value(json_object_get(d, "last_error"));
-		printf("%s\n", err != NULL ? err : "-");
+		print_text(json_object_get(d, "last_error"));
 	}
 }
 
@@ -298,7 +312,7 @@ print_status(json_t *reply)
 	json_t		*ups, *up, *cols, *c;
 	size_t		 i;
 	const char	*err, *name;
-	char		*quoted, up_s[32], when[32];
+	char		*quoted, up_s[32], when[32], text[1024];
 	struct tm	 tm;
 	time_t		 t;
 	int		 w = 4;
@@ -368,9 +382,9 @@ print_status(json_t *reply)
 		if (err != NULL && (t = (time_t)json_int_or(up,
 		    "last_error_at")) > 0 && localtime_r(&t, &tm) != NULL) {
 			strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", &tm);
-			printf("[%s] %s\n", when, err);
-		} else
-			printf("%s\n", err != NULL ? err : "-");
+			printf("[%s] ", when);
+		}
+		print_text(json_object_get(up, "last_error"));
 	}
 	json_array_foreach(ups, i, up) {
 		if (json_is_string(json_object_get(up, "login_needed")))
@@ -388,9 +402,10 @@ print_status(json_t *reply)
 		printf("\ncollisions (the later upstream's item is not "
 		    "exposed):\n");
 		json_array_foreach(cols, i, c) {
+			clean(text, sizeof text, json_str_or(c, "name", "?"),
+			    200);
 			printf("  %s %s: kept from %s, dropped from %s\n",
-			    json_str_or(c, "kind", "?"),
-			    json_str_or(c, "name", "?"),
+			    json_str_or(c, "kind", "?"), text,
 			    json_str_or(c, "kept", "?"),
 			    json_str_or(c, "dropped", "?"));
 		}

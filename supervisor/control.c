@@ -627,6 +627,8 @@ int
 control_listen(const char *path)
 {
 	struct sockaddr_un	sun;
+	struct timeval		tv = { 1, 0 };
+	struct stat		st;
 	mode_t			old;
 	int			fd;
 
@@ -639,9 +641,18 @@ control_listen(const char *path)
 	strcpy(sun.sun_path, path);
 	control_mkdir(path);
 
-	/* A socket that answers belongs to a running daemon. */
+	/* What is there is replaced only if it is a socket. */
+	if (lstat(path, &st) == 0 && !S_ISSOCK(st.st_mode)) {
+		log_warnx("control socket %s: something else is there (not a "
+		    "socket): not replaced", path);
+		return (-1);
+	}
+	/* A socket that answers belongs to a running daemon, and so does
+	 * one whose queue is full (a daemon that is stuck). */
 	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) != -1) {
-		if (connect(fd, (struct sockaddr *)&sun, sizeof sun) == 0) {
+		setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+		if (connect(fd, (struct sockaddr *)&sun, sizeof sun) == 0 ||
+		    errno == EAGAIN) {
 			close(fd);
 			log_warnx("control socket %s is in use: is "
 			    "mcp-supervisord already running?", path);

@@ -88,6 +88,12 @@ fi
 printf 'listen = "127.0.0.1:99999";\ncontrol = "%s";\n' "$T/c.sock" > "$T/bad.conf"
 out=$("$SUPERVISORD" -d -f "$T/bad.conf" 2>&1) && rc=0 || rc=$?
 like "startup refuses a port above 65535" "$rc $out" '^1 .*bad.conf:1: listen "127.0.0.1:99999": the port must be'
+# A control path that names a file, not a socket: the file is kept.
+echo keep > "$T/not-a-socket"
+printf 'listen = "127.0.0.1:0";\ncontrol = "%s";\nservers = ( );\n' "$T/not-a-socket" > "$T/file.conf"
+out=$(timeout 10 "$SUPERVISORD" -d -f "$T/file.conf" 2>&1) && rc=0 || rc=$?
+like "startup refuses a control path that is not a socket" "$rc $out" '^1 .*control socket .*not-a-socket: something else is there \(not a socket\): not replaced'
+is "and leaves the file alone" "$(cat "$T/not-a-socket")" keep
 
 # A datagram socket playing the service manager: it writes each message
 # on a line ("|" between its fields) and stops by itself.

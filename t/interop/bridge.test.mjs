@@ -97,6 +97,27 @@ test('the token from a file; end of input ends the session', async () => {
   assert.ok(await until(() => gw.status().sessions === before), 'the session ended with its input');
 });
 
+// A script's pipe: its input ends before the session is open, and its
+// call is still under way when it has.  What was read is passed on, the
+// answers to its requests come, then the session ends (it was dropped,
+// and the bridge exited 0 with nothing said).
+test('input that ends early: every request passed on and answered', async () => {
+  const before = gw.status().sessions;
+  const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'piped', version: '1' } } };
+  const call = { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'demo__sleep', arguments: { ms: 500 } } };
+  const done = await runBridge([url], {
+    env: { MCPCTL_TOKEN: TOKEN },
+    input: `${JSON.stringify(init)}\n{"jsonrpc":"2.0","method":"notifications/initialized"}\n${JSON.stringify(call)}`,
+    keepOpenMs: 0,
+  });
+  assert.equal(done.code, 0, done.stderr);
+  const lines = done.stdout.trim().split('\n').map((l) => JSON.parse(l));
+  assert.deepEqual(lines.map((m) => m.id), [1, 2]);
+  assert.equal(lines[1].result.content[0].text, 'slept 500 ms');
+  assert.equal(done.stderr, '');
+  assert.ok(await until(() => gw.status().sessions === before), 'the session ended');
+});
+
 test('the MCP Inspector CLI through the bridge', () => {
   const r = spawnSync(inspector, ['--cli', bin.mcpctl, 'connect', url, '--method', 'tools/call', '--tool-name', 'demo__echo',
     '--tool-arg', 'text=from the inspector', '-e', `MCPCTL_TOKEN=${TOKEN}`], { encoding: 'utf8', timeout: 60000 });
@@ -120,6 +141,11 @@ test('refused: no token, a wrong token, no gateway; only MCP on stdout', async (
   r = await runBridge(['wss://127.0.0.1/ws'], { input: ping, keepOpenMs: 200 });
   assert.equal(r.code, 2);
   assert.match(r.stderr, /wss:\/\/ is not supported/);
+  // A token file whose line is longer than a token may be: said, not cut.
+  writeFileSync(path.join(dir, 'long-token'), `${'t'.repeat(20000)}\n`, { mode: 0o600 });
+  r = await runBridge(['-T', path.join(dir, 'long-token'), url], { input: ping, keepOpenMs: 200 });
+  assert.equal(r.code, 1);
+  assert.match(r.stderr, /long-token: its first line is over 16384 bytes/);
   // With the token: an answer on stdout, a clean exit at end of input.
   r = await runBridge([url], { env: { MCPCTL_TOKEN: TOKEN }, input: ping, keepOpenMs: 500 });
   assert.equal(r.code, 0, r.stderr);
