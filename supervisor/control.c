@@ -57,6 +57,8 @@ struct control_conn {
 	struct event			*idle_ev;	/* owned */
 	int64_t				 active;	/* ms: last activity */
 	int				 paused;	/* replies unread */
+	int				 eof;		/* the client is done
+							   sending */
 };
 
 static TAILQ_HEAD(, control_conn)	control_conns =
@@ -462,7 +464,7 @@ control_out_cb(struct evbuffer *out, const struct evbuffer_cb_info *info,
  * CONTROL_OUT_HIGH bytes of replies wait to be read; past that, stop
  * reading until they are.  The connection may be closed on return.
  */
-static void
+static int
 control_process(struct control_conn *cc)
 {
 	struct evbuffer		*in = bufferevent_get_input(cc->bev);
@@ -475,15 +477,15 @@ control_process(struct control_conn *cc)
 		if (evbuffer_get_length(out) >= CONTROL_OUT_HIGH) {
 			cc->paused = 1;
 			bufferevent_disable(cc->bev, EV_READ);
-			return;
+			return (0);
 		}
 		switch (frame_peek(in, CONTROL_MAX_FRAME, &hdr, &why)) {
 		case FRAME_NEED:
-			return;
+			return (0);
 		case FRAME_BAD:
 			log_warnx("control: bad frame: %s", why);
 			control_close_client(cc);
-			return;
+			return (-1);
 		case FRAME_OK:
 			break;
 		}
@@ -491,12 +493,13 @@ control_process(struct control_conn *cc)
 		    (req = frame_take_json(in, &hdr, &why)) == NULL) {
 			log_warnx("control: bad request");
 			control_close_client(cc);
-			return;
+			return (-1);
 		}
 		control_reply(cc, control_command(req));
 		json_decref(req);
 		control_touch(cc);
 	}
+	return (0);
 }
 
 static void
@@ -506,22 +509,45 @@ control_read_cb(struct bufferevent *bev, void *arg)
 }
 
 /* The replies have been read: read requests again. */
+/* Close a client that is done sending once its replies are out. */
+static void
+control_done_if_eof(struct control_conn *cc)
+{
+	if (cc->eof && !cc->paused &&
+	    evbuffer_get_length(bufferevent_get_output(cc->bev)) == 0)
+		control_close_client(cc);
+}
+
 static void
 control_write_cb(struct bufferevent *bev, void *arg)
 {
 	struct control_conn	*cc = arg;
 
-	if (!cc->paused)
-		return;
-	cc->paused = 0;
-	bufferevent_enable(bev, EV_READ);
-	control_process(cc);
+	if (cc->paused) {
+		cc->paused = 0;
+		if (!cc->eof)
+			bufferevent_enable(bev, EV_READ);
+		if (control_process(cc) != 0)
+			return;
+	}
+	control_done_if_eof(cc);
 }
 
 static void
 control_event_cb(struct bufferevent *bev, short events, void *arg)
 {
-	control_close_client(arg);
+	struct control_conn	*cc = arg;
+
+	if (!(events & BEV_EVENT_EOF) || (events & BEV_EVENT_ERROR)) {
+		control_close_client(cc);
+		return;
+	}
+	/* A client that shut its sending side (socat, a script) still gets
+	 * the replies to what it sent. */
+	cc->eof = 1;
+	bufferevent_disable(bev, EV_READ);
+	if (control_process(cc) == 0)
+		control_done_if_eof(cc);
 }
 
 /*

@@ -139,4 +139,34 @@ out=$("$MCPCTL" -s "$CTL" stop "a$(printf 'é%.0s' $(seq 1 200))" 2>&1; echo "ex
 like "mcpctl stop: a long non-ASCII name is refused" "$out" '^mcpctl: no upstream named a(é)+\?.*exit 1$'
 ctl_status
 is "the daemon still answers mcpctl" "$(state demo)" ready
+# A client that shuts its sending side after its requests (socat, a
+# script) still gets every reply: here 3,000 requests at once, whose
+# replies are more than the daemon writes before it reads the end (it
+# closed on the rest).
+out=$(python3 -c '
+import json, socket, struct, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.settimeout(10)
+s.connect(sys.argv[1])
+body = json.dumps({"command": "status"}).encode()
+s.sendall((struct.pack("!IHHII", len(body), 64, 0, 0, 0) + body) * 3000)
+s.shutdown(socket.SHUT_WR)
+import time
+time.sleep(1)
+data = b""
+while True:
+    b = s.recv(65536)
+    if not b:
+        break
+    data += b
+n = 0
+while len(data) >= 16:
+    size, t = struct.unpack("!IH", data[:6])
+    if len(data) < 16 + size or t != 65 or not json.loads(data[16:16 + size])["ok"]:
+        break
+    data = data[16 + size:]
+    n += 1
+print(n)
+' "$CTL")
+is "a control client that half-closes gets every reply" "$out" 3000
 finish
