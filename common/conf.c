@@ -446,11 +446,11 @@ parse_root(struct conf_ctx *ctx, config_t *cf, struct conf *conf)
 					return (-1);
 			}
 		} else if (strcmp(key, "max_message") == 0) {
-			if (conf_get_size(ctx, s, 4096, (size_t)1 << 30,
+			if (conf_get_size(ctx, s, 4096, 1ULL << 30,
 			    &conf->max_message) != 0)
 				return (-1);
 		} else if (strcmp(key, "max_body") == 0) {
-			if (conf_get_size(ctx, s, 1024, (size_t)1 << 30,
+			if (conf_get_size(ctx, s, 1024, 1ULL << 30,
 			    &conf->max_body) != 0)
 				return (-1);
 		} else if (strcmp(key, "max_sessions") == 0) {
@@ -551,7 +551,7 @@ parse_root(struct conf_ctx *ctx, config_t *cf, struct conf *conf)
 			    &conf->ws_ping_interval) != 0)
 				return (-1);
 		} else if (strcmp(key, "max_buffered") == 0) {
-			if (conf_get_size(ctx, s, 1024 * 1024, (size_t)1 << 40,
+			if (conf_get_size(ctx, s, 1024 * 1024, 1ULL << 40,
 			    &conf->max_buffered) != 0)
 				return (-1);
 		} else if (strcmp(key, "page_size") == 0) {

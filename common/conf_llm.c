@@ -259,7 +259,7 @@ parse_llm(struct conf_ctx *ctx, const config_setting_t *g,
 			tmp = NULL;
 			field = s;
 		} else if (strcmp(key, "max_response") == 0) {
-			if (conf_get_size(ctx, s, 4096, (size_t)1 << 30,
+			if (conf_get_size(ctx, s, 4096, 1ULL << 30,
 			    &lc->max_response) != 0)
 				return (-1);
 		} else if (strcmp(key, "max_concurrent") == 0) {

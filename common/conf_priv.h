@@ -59,8 +59,8 @@ int	conf_get_int(struct conf_ctx *, const config_setting_t *,
 int	conf_get_bool(struct conf_ctx *, const config_setting_t *, int *);
 int	conf_get_seconds(struct conf_ctx *, const config_setting_t *,
 	    long long min, long long max, unsigned int *);
-int	conf_get_size(struct conf_ctx *, const config_setting_t *, size_t min,
-	    size_t max, size_t *);
+int	conf_get_size(struct conf_ctx *, const config_setting_t *,
+	    unsigned long long min, unsigned long long max, size_t *);
 int	conf_get_strv(struct conf_ctx *, const config_setting_t *,
 	    int nonempty, char ***);
 int	conf_get_strategies(struct conf_ctx *, const config_setting_t *,

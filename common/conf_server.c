@@ -409,12 +409,12 @@ conf_parse_server(struct conf_ctx *ctx, const struct conf *conf,
 				return (-1);
 			srv->rlimit_nofile = (unsigned long long)ll;
 		} else if (strcmp(key, "rlimit_as") == 0) {
-			if (conf_get_size(ctx, s, (size_t)16 << 20, (size_t)1 << 42,
+			if (conf_get_size(ctx, s, 16ULL << 20, 1ULL << 42,
 			    &sz) != 0)
 				return (-1);
 			srv->rlimit_as = sz;
 		} else if (strcmp(key, "max_message") == 0) {
-			if (conf_get_size(ctx, s, 4096, (size_t)1 << 30,
+			if (conf_get_size(ctx, s, 4096, 1ULL << 30,
 			    &srv->max_message) != 0)
 				return (-1);
 			have_max = 1;

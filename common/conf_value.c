@@ -8,7 +8,9 @@
 #include "config.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -176,15 +178,22 @@ conf_get_seconds(struct conf_ctx *ctx, const config_setting_t *s, long long min,
 	return (0);
 }
 
-/* Read a size in bytes: an integer, or a string with a k, M or G suffix. */
+/*
+ * Read a size in bytes: an integer, or a string with a k, M or G suffix.
+ * A maximum past what size_t holds (a 32-bit build) is size_t's.
+ */
 int
-conf_get_size(struct conf_ctx *ctx, const config_setting_t *s, size_t min,
-    size_t max, size_t *out)
+conf_get_size(struct conf_ctx *ctx, const config_setting_t *s,
+    unsigned long long min, unsigned long long max, size_t *out)
 {
 	const char		*v;
 	char			*end;
 	unsigned long long	 n, unit = 1;
 
+	if (max > SIZE_MAX)
+		max = SIZE_MAX;
+	if (max > LLONG_MAX)
+		max = LLONG_MAX;
 	if (config_setting_type(s) != CONFIG_TYPE_STRING) {
 		long long	ll;
 
@@ -219,7 +228,7 @@ conf_get_size(struct conf_ctx *ctx, const config_setting_t *s, size_t min,
 		goto bad;
 	/* Check before multiplying, so a huge number cannot wrap. */
 	if (n > max / unit || n * unit < min)
-		return (conf_error(ctx, s, "%s must be between %zu and %zu "
+		return (conf_error(ctx, s, "%s must be between %llu and %llu "
 		    "bytes", config_setting_name(s), min, max));
 	*out = (size_t)(n * unit);
 	return (0);
