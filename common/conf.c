@@ -492,15 +492,15 @@ parse_root(struct conf_ctx *ctx, config_t *cf, struct conf *conf)
 		} else if (strcmp(key, "ws_path") == 0) {
 			if (conf_get_string(ctx, s, &conf->ws_path, 1) != 0)
 				return (-1);
+			conf->ws_path_line =
+			    (int)config_setting_source_line(s);
+			/* What else the gateway serves: conf_check_paths. */
 			if (conf->ws_path[0] != '\0' &&
 			    (conf->ws_path[0] != '/' ||
-			    strcmp(conf->ws_path, "/mcp") == 0 ||
-			    strcmp(conf->ws_path, "/sse") == 0 ||
-			    strcmp(conf->ws_path, "/messages") == 0 ||
 			    strpbrk(conf->ws_path, "?# \t") != NULL))
 				return (conf_error(ctx, s, "ws_path must be a "
-				    "path beginning with /, other than /mcp, "
-				    "/sse and /messages, or \"\" for none"));
+				    "path beginning with /, or \"\" for "
+				    "none"));
 		} else if (strcmp(key, "ws_lockfile") == 0) {
 			if (conf_get_string(ctx, s, &conf->ws_lockfile, 0) != 0)
 				return (-1);
@@ -572,7 +572,8 @@ parse_root(struct conf_ctx *ctx, config_t *cf, struct conf *conf)
 			return (conf_error(ctx, s, "unknown setting \"%s\"",
 			    key));
 	}
-	if (conf_check_endpoints(ctx, conf) != 0)
+	if (conf_check_paths(ctx, conf) != 0 ||
+	    conf_check_endpoints(ctx, conf) != 0)
 		return (-1);
 	if (servers == NULL)
 		return (conf_check_links(ctx, conf) != 0 ||

@@ -390,6 +390,7 @@ struct conf {
 	unsigned int		  page_size;		/* list items per page */
 	size_t			  max_buffered;	/* held for all streams */
 	char			 *ws_path;		/* "" for none */
+	int			  ws_path_line;		/* 0: the default */
 	unsigned int		  ws_ping_interval;	/* seconds, 0: none */
 	char			 *ws_lockfile;		/* or NULL */
 	char			 *state_dir;		/* pins are kept here */

@@ -157,22 +157,37 @@ conf_parse_endpoints(struct conf_ctx *ctx, const config_setting_t *list,
 	return (0);
 }
 
-/* Is p (or anything under it, for a prefix) one of the gateway's own? */
-static const char *
-reserved(const struct conf *conf, const char *p)
+/*
+ * Is p[0..n) a path the gateway serves whatever the configuration says
+ * (its MCP, health and metrics paths, /.well-known and under)?  Its name,
+ * or NULL.
+ */
+const char *
+conf_own_path(const char *p, size_t n)
 {
 	static const char *const own[] = { "/mcp", "/sse", "/messages",
 	    "/metrics", "/healthz", "/readyz" };
-	const struct oauth_client_conf	*oc;
-	const char			*u;
-	size_t				 i;
+	size_t	i;
 
 	for (i = 0; i < sizeof own / sizeof own[0]; i++) {
-		if (strcmp(p, own[i]) == 0)
+		if (strlen(own[i]) == n && strncmp(p, own[i], n) == 0)
 			return (own[i]);
 	}
-	if (conf->ws_path[0] != '\0' && strcmp(p, conf->ws_path) == 0)
-		return ("ws_path");
+	if ((n == 12 || (n > 12 && p[12] == '/')) &&
+	    strncmp(p, "/.well-known", 12) == 0)
+		return ("/.well-known");
+	return (NULL);
+}
+
+/* Is p one of the gateway's own paths, ws_path aside? */
+static const char *
+reserved_but_ws(const struct conf *conf, const char *p)
+{
+	const struct oauth_client_conf	*oc;
+	const char			*u, *what;
+
+	if ((what = conf_own_path(p, strlen(p))) != NULL)
+		return (what);
 	/* Upstream logins' (uplogin.c): the redirect's, the CIMD's. */
 	oc = conf->oauth_client;
 	u = oc != NULL && oc->redirect_uri != NULL ?
@@ -186,10 +201,37 @@ reserved(const struct conf *conf, const char *p)
 		    p[strcspn(u, "?#")] == '\0')
 			return ("client_metadata_url");
 	}
-	if (strcmp(p, "/.well-known") == 0 ||
-	    strncmp(p, "/.well-known/", 13) == 0)
-		return ("/.well-known");
 	return (NULL);
+}
+
+/* Is p (or anything under it, for a prefix) one of the gateway's own? */
+static const char *
+reserved(const struct conf *conf, const char *p)
+{
+	if (conf->ws_path[0] != '\0' && strcmp(p, conf->ws_path) == 0)
+		return ("ws_path");
+	return (reserved_but_ws(conf, p));
+}
+
+/*
+ * ws_path is not a path the gateway serves for something else: the
+ * other would answer, and the WebSocket endpoint never.
+ */
+int
+conf_check_paths(struct conf_ctx *ctx, const struct conf *conf)
+{
+	const char	*what;
+
+	if (conf->ws_path[0] == '\0' ||
+	    (what = reserved_but_ws(conf, conf->ws_path)) == NULL)
+		return (0);
+	/* The default ws_path: the login URL is what was written. */
+	if (conf->ws_path_line == 0 && conf->oauth_client != NULL)
+		return (conf_error_at(ctx, conf->oauth_client->line, "%s: "
+		    "the gateway serves %s already (ws_path)", what,
+		    conf->ws_path));
+	return (conf_error_at(ctx, conf->ws_path_line, "ws_path %s: the "
+	    "gateway serves it already (%s)", conf->ws_path, what));
 }
 
 int

@@ -117,6 +117,8 @@ int	conf_parse_server(struct conf_ctx *, const struct conf *,
 int	conf_parse_endpoints(struct conf_ctx *, const config_setting_t *,
 	    struct conf *);
 int	conf_check_endpoints(struct conf_ctx *, const struct conf *);
+int	conf_check_paths(struct conf_ctx *, const struct conf *);
+const char *conf_own_path(const char *p, size_t n);
 void	conf_print_endpoints(const struct conf *, FILE *);
 
 /* oauth = { ... } (conf_oauth.c). */

@@ -272,21 +272,12 @@ conf_url_path(const char *url)
 	return (slash);
 }
 
-/* Is a path one the gateway's listener serves for something else? */
+/* Is a path one the gateway's listener serves for something else?
+ * ws_path, known only once the file is read: conf_check_paths. */
 static int
 reserved_path(const char *p)
 {
-	static const char *const taken[] = {
-		"/mcp", "/sse", "/messages", "/ws", "/healthz", "/readyz",
-		"/metrics"
-	};
-	size_t	i, n = strcspn(p, "?#");
-
-	for (i = 0; i < sizeof taken / sizeof taken[0]; i++) {
-		if (strlen(taken[i]) == n && strncmp(p, taken[i], n) == 0)
-			return (1);
-	}
-	return (strncmp(p, "/.well-known/", 13) == 0);
+	return (conf_own_path(p, strcspn(p, "?#")) != NULL);
 }
 
 int

@@ -1880,6 +1880,38 @@ START_TEST(test_oauth_client)
 	parse_err("oauth_client = {\n secret = \"x\"; };",
 	    "t.conf:2: oauth_client: unknown setting \"secret\" (redirect_uri, "
 	    "client_name or client_metadata_url)");
+	/* The WebSocket's path is another of the gateway's: where it is. */
+	parse_err("oauth_client = {\n redirect_uri = \"http://127.0.0.1:1/ws\"; };",
+	    "t.conf:1: redirect_uri: the gateway serves /ws already (ws_path)");
+	a = parse_ok("ws_path = \"/socket\";\noauth_client = {\n redirect_uri = "
+	    "\"http://127.0.0.1:1/ws\"; };");
+	conf_free(a);
+	parse_err("ws_path = \"/socket\";\noauth_client = {\n redirect_uri = "
+	    "\"http://127.0.0.1:1/socket\"; };",
+	    "t.conf:1: ws_path /socket: the gateway serves it already "
+	    "(redirect_uri)");
+}
+END_TEST
+
+/* ws_path is none of the paths the gateway serves for something else. */
+START_TEST(test_ws_path_reserved)
+{
+	static const char *const taken[] = { "/mcp", "/sse", "/messages",
+	    "/metrics", "/healthz", "/readyz", "/.well-known",
+	    "/.well-known/x", "/oauth/callback" };
+	char	text[128], want[256];
+	size_t	i;
+
+	for (i = 0; i < sizeof taken / sizeof taken[0]; i++) {
+		snprintf(text, sizeof text, "\nws_path = \"%s\";", taken[i]);
+		snprintf(want, sizeof want, "t.conf:2: ws_path %s: the gateway "
+		    "serves it already (%s)", taken[i],
+		    i == 7 ? "/.well-known" : i == 8 ? "redirect_uri" :
+		    taken[i]);
+		parse_err(text, want);
+	}
+	conf_free(parse_ok("ws_path = \"/.well-knowns\";"));
+	conf_free(parse_ok("ws_path = \"\";"));
 }
 END_TEST
 
@@ -1913,6 +1945,7 @@ conf_suite(void)
 	tcase_add_test(tc, test_oauth_errors);
 	tcase_add_test(tc, test_upstream_oauth);
 	tcase_add_test(tc, test_oauth_client);
+	tcase_add_test(tc, test_ws_path_reserved);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("print");
