@@ -46,6 +46,7 @@ enum strategy {
 	STRATEGY_TOOL		/* tool:UPSTREAM/TOOL (sampling only) */
 };
 #define CONF_MAX_STRATEGIES	8
+#define CONF_STRATEGY_MAX	256	/* bytes of one, "tool:" and all */
 
 /* The LLM APIs the gateway speaks (llm = ( ... )). */
 enum llm_provider {

@@ -481,6 +481,10 @@ conf_get_strategies(struct conf_ctx *ctx, const config_setting_t *s,
 	for (i = 0; i < len; i++) {
 		e = config_setting_get_elem(s, (unsigned int)i);
 		v = config_setting_get_string(e);
+		if (v != NULL && strlen(v) > CONF_STRATEGY_MAX)
+			return (conf_error(ctx, e, "%s: a strategy is at most "
+			    "%d bytes", config_setting_name(s),
+			    CONF_STRATEGY_MAX));
 		if (v == NULL || conf_strategy_parse(v, targets != NULL, &k,
 		    &target) != 0)
 			return (conf_error(ctx, e, "%s: unknown strategy \"%s\" "

@@ -1395,6 +1395,15 @@ START_TEST(test_llm_errors)
 	parse_err("sampling = [ \"tool:x\" ];",
 	    "t.conf:1: sampling: unknown strategy \"tool:x\" (client, llm:NAME, "
 	    "tool:UPSTREAM/TOOL or decline)");
+	{
+		char	text[400], want[128];
+
+		snprintf(text, sizeof text, "sampling = [ \"tool:u/%0300d\" ];",
+		    0);
+		snprintf(want, sizeof want, "t.conf:1: sampling: a strategy is "
+		    "at most 256 bytes");
+		parse_err(text, want);
+	}
 	parse_err("sampling = [ \"defaults\" ];",
 	    "t.conf:1: sampling: unknown strategy \"defaults\" (client, "
 	    "llm:NAME, tool:UPSTREAM/TOOL or decline)");
