@@ -38,6 +38,18 @@ print_string(FILE *f, const char *s)
 	fputc('"', f);
 }
 
+/* Print a number with a fraction as briefly as reads back the same. */
+void
+conf_print_double(FILE *f, double v)
+{
+	char	buf[40];
+
+	snprintf(buf, sizeof buf, "%.15g", v);
+	if (strtod(buf, NULL) != v)
+		snprintf(buf, sizeof buf, "%.17g", v);
+	fputs(buf, f);
+}
+
 void
 conf_print_str(FILE *f, const char *s)
 {
@@ -135,10 +147,13 @@ print_llms(FILE *f, const struct conf *conf)
 				fprintf(f, "%s\n      { model = ", j > 0 ?
 				    "," : "");
 				print_string(f, lc->scores[j].model);
-				fprintf(f, "; cost = %.17g; speed = %.17g; "
-				    "intelligence = %.17g; }",
-				    lc->scores[j].cost, lc->scores[j].speed,
-				    lc->scores[j].intelligence);
+				fprintf(f, "; cost = ");
+				conf_print_double(f, lc->scores[j].cost);
+				fprintf(f, "; speed = ");
+				conf_print_double(f, lc->scores[j].speed);
+				fprintf(f, "; intelligence = ");
+				conf_print_double(f, lc->scores[j].intelligence);
+				fprintf(f, "; }");
 			}
 			fprintf(f, "\n    );\n");
 		}

@@ -79,6 +79,7 @@ void	conf_print_catalog(const struct conf *, FILE *);
 void	conf_print_server_catalog(const struct server_conf *, FILE *);
 /* Print a string quoted and escaped, as the file writes it. */
 void	conf_print_str(FILE *, const char *);
+void	conf_print_double(FILE *, double);
 /* Report an error at a line (0: none); returns -1. */
 int	conf_error_at(struct conf_ctx *, int line, const char *, ...)
 	    __attribute__((format(printf, 3, 4)));

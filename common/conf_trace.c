@@ -162,7 +162,9 @@ conf_trace_print(FILE *f, const struct trace_conf *tc)
 		return;
 	fprintf(f, "tracing = {\n  endpoint = ");
 	conf_print_string(f, tc->endpoint);
-	fprintf(f, ";\n  sample = %g;\n  service_name = ", tc->sample);
+	fprintf(f, ";\n  sample = ");
+	conf_print_double(f, tc->sample);
+	fprintf(f, ";\n  service_name = ");
 	conf_print_string(f, tc->service_name);
 	fprintf(f, ";\n  batch = %u;\n  queue = %u;\n  timeout = %u;\n",
 	    tc->batch, tc->queue, tc->timeout);

@@ -291,9 +291,11 @@ conf_rate_limits_print(FILE *f, const struct conf *conf)
 		print_quoted(f, "client", rc->client);
 		print_quoted(f, "upstream", rc->upstream);
 		print_quoted(f, "tool", rc->tool);
-		if (rc->rate > 0)
-			fprintf(f, " rate = %.15g; burst = %u;", rc->rate,
-			    rc->burst);
+		if (rc->rate > 0) {
+			fprintf(f, " rate = ");
+			conf_print_double(f, rc->rate);
+			fprintf(f, "; burst = %u;", rc->burst);
+		}
 		if (rc->concurrent > 0)
 			fprintf(f, " concurrent = %u;", rc->concurrent);
 		fprintf(f, " shared = %s; }", rc->shared ? "true" : "false");

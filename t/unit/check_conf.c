@@ -1545,6 +1545,14 @@ START_TEST(test_print_text)
 	ck_assert_ptr_nonnull(strstr(text, "\nservers = ( );\n"));
 	free(text);
 	conf_free(conf);
+
+	/* A fraction as briefly as reads back the same, and exactly. */
+	conf = parse_ok("tracing = { endpoint = \"http://127.0.0.1:1/\"; "
+	    "sample = 0.1234567; };");
+	text = print_conf(conf);
+	ck_assert_ptr_nonnull(strstr(text, "  sample = 0.1234567;\n"));
+	free(text);
+	conf_free(conf);
 }
 END_TEST
 
