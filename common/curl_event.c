@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include <curl/curl.h>
 #include <event2/event.h>
@@ -256,4 +257,14 @@ curlev_common(CURL *easy, const char *url, unsigned int connect_timeout,
 	}
 	curl_easy_setopt(easy, CURLOPT_PROTOCOLS_STR, "http,https");
 	curl_easy_setopt(easy, CURLOPT_TCP_KEEPALIVE, 1L);
+}
+
+void
+curlev_headers_free(struct curl_slist *h)
+{
+	struct curl_slist	*e;
+
+	for (e = h; e != NULL; e = e->next)
+		explicit_bzero(e->data, strlen(e->data));
+	curl_slist_free_all(h);
 }

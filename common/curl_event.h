@@ -24,6 +24,9 @@ void		 curlev_free(struct curlev *);
 int		 curlev_add(struct curlev *, CURL *);
 /* Stop a transfer early (no done callback). */
 void		 curlev_remove(struct curlev *, CURL *);
+/* Free a header list, each line wiped first: it may hold a token or a
+ * key. */
+void		 curlev_headers_free(struct curl_slist *);
 CURLM		*curlev_multi(struct curlev *);
 /* Set the URL and what every request has: TLS, the connect timeout. */
 void		 curlev_common(CURL *, const char *url,

@@ -11,6 +11,7 @@
 
 #include "frame.h"
 #include "log.h"
+#include "secret.h"
 #include "xmalloc.h"
 
 static const char *const msg_names[] = {
@@ -264,29 +265,6 @@ wiped_cleanup(const void *data, size_t len, void *arg)
 	free(cap);
 }
 
-/* Wipe the strings only this value holds. */
-static void
-json_wipe_own(json_t *v)
-{
-	const char	*key;
-	json_t		*m;
-	void		*tmp;
-	size_t		 i;
-
-	if (v == NULL || v->refcount != 1)
-		return;
-	if (json_is_string(v))
-		explicit_bzero((char *)json_string_value(v),
-		    json_string_length(v));
-	else if (json_is_array(v)) {
-		for (i = 0; i < json_array_size(v); i++)
-			json_wipe_own(json_array_get(v, i));
-	} else if (json_is_object(v)) {
-		json_object_foreach_safe(v, tmp, key, m)
-			json_wipe_own(m);
-	}
-}
-
 void
 frame_add_json_secret(struct evbuffer *out, uint16_t type, uint32_t session,
     uint32_t tag, json_t *value)
@@ -296,7 +274,7 @@ frame_add_json_secret(struct evbuffer *out, uint16_t type, uint32_t session,
 
 	if (json_dump_callback(value, wiped_append, &t, JSON_COMPACT) != 0)
 		fatalx("json_dump_callback");
-	json_wipe_own(value);
+	secret_wipe_tree(value);
 	frame_add_hdr(out, type, 0, session, tag, t.len);
 	if (t.len == 0) {
 		free(t.p);
@@ -308,9 +286,9 @@ frame_add_json_secret(struct evbuffer *out, uint16_t type, uint32_t session,
 		fatalx("evbuffer_add_reference");
 }
 
-/* Remove a whole frame and parse its payload as a JSON object. */
-json_t *
-frame_take_json(struct evbuffer *in, const struct frame_hdr *hdr,
+/* Remove a whole frame, its text wiped if wipe, and parse its payload. */
+static json_t *
+frame_take(struct evbuffer *in, const struct frame_hdr *hdr, int wipe,
     const char **why)
 {
 	json_error_t	 error;
@@ -324,6 +302,8 @@ frame_take_json(struct evbuffer *in, const struct frame_hdr *hdr,
 	}
 	value = json_loadb((char *)p + FRAME_HDR_LEN, hdr->len,
 	    JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &error);
+	if (wipe)
+		explicit_bzero(p + FRAME_HDR_LEN, hdr->len);
 	evbuffer_drain(in, FRAME_HDR_LEN + hdr->len);
 	if (value == NULL) {
 		*why = "frame payload is not JSON";
@@ -335,4 +315,19 @@ frame_take_json(struct evbuffer *in, const struct frame_hdr *hdr,
 		return (NULL);
 	}
 	return (value);
+}
+
+/* Remove a whole frame and parse its payload as a JSON object. */
+json_t *
+frame_take_json(struct evbuffer *in, const struct frame_hdr *hdr,
+    const char **why)
+{
+	return (frame_take(in, hdr, 0, why));
+}
+
+json_t *
+frame_take_json_secret(struct evbuffer *in, const struct frame_hdr *hdr,
+    const char **why)
+{
+	return (frame_take(in, hdr, 1, why));
 }

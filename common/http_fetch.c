@@ -99,17 +99,20 @@ hfetch_finished(struct hfetch *x)
 void
 hfetch_clear(struct hfetch *x)
 {
-	struct curl_slist	*h;
+	size_t			 n;
 
 	if (x->easy != NULL)
 		curl_easy_cleanup(x->easy);
-	for (h = x->headers; h != NULL; h = h->next)
-		explicit_bzero(h->data, strlen(h->data));
-	curl_slist_free_all(x->headers);
+	curlev_headers_free(x->headers);
 	secret_free(x->post);
 	free(x->url);
-	if (x->body != NULL)
+	/* A token endpoint's or a registration's answer: its tokens and
+	 * secrets go with it. */
+	if (x->body != NULL) {
+		if ((n = evbuffer_get_length(x->body)) > 0)
+			explicit_bzero(evbuffer_pullup(x->body, -1), n);
 		evbuffer_free(x->body);
+	}
 	memset(x, 0, sizeof *x);
 }
 

@@ -22,9 +22,12 @@ struct out {
  */
 static const char *const secret_parts[] = {
 	"key", "token", "secret", "pass", "pwd", "auth", "sig", "credential",
-	"session", "jwt", "cookie", NULL
+	"session", "jwt", "cookie", "verifier", "assertion", NULL
 };
-static const char *const secret_names[] = { "code", "otp", NULL };
+/* OAuth's: an authorization's code and state, a PKCE verifier's
+ * "code_verifier" by its part, an OpenID nonce. */
+static const char *const secret_names[] = { "code", "otp", "state",
+	"nonce", NULL };
 
 /* Append n bytes, or what fits of them. */
 static void

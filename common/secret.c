@@ -11,6 +11,40 @@
 #include "secret.h"
 #include "xmalloc.h"
 
+/*
+ * Take an evbuffer's contents as a NUL-terminated string, and free it;
+ * the buffer's copy is wiped, as the contents are a secret.
+ */
+static char *
+take_string(struct evbuffer *out, size_t *outlen)
+{
+	size_t		 len = evbuffer_get_length(out);
+	unsigned char	*p = evbuffer_pullup(out, -1);
+	char		*res;
+
+	res = xmalloc(len + 1);
+	if (len > 0) {
+		memcpy(res, p, len);
+		explicit_bzero(p, len);
+	}
+	res[len] = '\0';
+	evbuffer_free(out);
+	if (outlen != NULL)
+		*outlen = len;
+	return (res);
+}
+
+/* Free a buffer whose contents are a secret, wiped. */
+static void
+free_wiped(struct evbuffer *out)
+{
+	size_t	len = evbuffer_get_length(out);
+
+	if (len > 0)
+		explicit_bzero(evbuffer_pullup(out, -1), len);
+	evbuffer_free(out);
+}
+
 /* Expand ${env:NAME} and ${file:PATH} in a value; $$ is a $. */
 char *
 secret_expand(const char *tmpl, char *err, size_t errlen)
@@ -18,7 +52,7 @@ secret_expand(const char *tmpl, char *err, size_t errlen)
 	struct evbuffer	*out = evbuffer_new();
 	const char	*p = tmpl, *end, *v;
 	char		*name, *res, buf[8192];
-	size_t		 len, n;
+	size_t		 n;
 	FILE		*f;
 
 	while (*p != '\0') {
@@ -53,12 +87,14 @@ secret_expand(const char *tmpl, char *err, size_t errlen)
 			fclose(f);
 			n = strcspn(buf, "\r\n");
 			if (n == sizeof buf - 1) {
+				explicit_bzero(buf, sizeof buf);
 				snprintf(err, errlen, "%s: the first line is "
 				    "longer than %zu bytes", name + 5,
 				    sizeof buf - 2);
 				goto fail;
 			}
 			evbuffer_add(out, buf, n);
+			explicit_bzero(buf, sizeof buf);
 		} else {
 			snprintf(err, errlen, "unknown ${%s} (use "
 			    "${env:NAME} or ${file:PATH})", name);
@@ -67,38 +103,19 @@ secret_expand(const char *tmpl, char *err, size_t errlen)
 		free(name);
 		p = end + 1;
 	}
-	len = evbuffer_get_length(out);
-	res = xmalloc(len + 1);
-	evbuffer_remove(out, res, len);
-	res[len] = '\0';
-	evbuffer_free(out);
+	res = take_string(out, NULL);
 	if (strpbrk(res, "\r\n") != NULL) {
 		snprintf(err, errlen, "a value contains a line break");
-		free(res);
+		secret_free(res);
 		return (NULL);
 	}
 	return (res);
 fail:
 	free(name);
-	evbuffer_free(out);
+	free_wiped(out);
 	return (NULL);
 }
 
-/* Take an evbuffer's contents as a NUL-terminated string, and free it. */
-static char *
-take_string(struct evbuffer *out, size_t *outlen)
-{
-	size_t	 len = evbuffer_get_length(out);
-	char	*res;
-
-	res = xmalloc(len + 1);
-	evbuffer_remove(out, res, len);
-	res[len] = '\0';
-	evbuffer_free(out);
-	if (outlen != NULL)
-		*outlen = len;
-	return (res);
-}
 
 char *
 secret_expand_env(const char *tmpl)
@@ -159,6 +176,28 @@ secret_free(char *s)
 	if (s != NULL) {
 		explicit_bzero(s, strlen(s));
 		free(s);
+	}
+}
+
+void
+secret_wipe_tree(json_t *v)
+{
+	const char	*key;
+	json_t		*m;
+	void		*tmp;
+	size_t		 i;
+
+	if (v == NULL || v->refcount != 1)
+		return;
+	if (json_is_string(v))
+		explicit_bzero((char *)json_string_value(v),
+		    json_string_length(v));
+	else if (json_is_array(v)) {
+		for (i = 0; i < json_array_size(v); i++)
+			secret_wipe_tree(json_array_get(v, i));
+	} else if (json_is_object(v)) {
+		json_object_foreach_safe(v, tmp, key, m)
+			secret_wipe_tree(m);
 	}
 }
 

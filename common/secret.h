@@ -39,5 +39,9 @@ void	 secret_free(char *);
 /* Wipe the strings an object holds (a token response, a request that
  * carries a code), before it is freed; not NULL-safe for non-objects. */
 void	 secret_wipe_json(json_t *);
+/* Wipe every string in a value, at any depth, that only it holds (a
+ * value also held elsewhere, refcount above 1, is left as it is): a
+ * frame that carried secrets, before it is freed. */
+void	 secret_wipe_tree(json_t *);
 
 #endif

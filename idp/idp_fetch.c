@@ -238,9 +238,10 @@ static void
 metadata_get(void)
 {
 	struct xfer	*x;
+	char		 url[512];
 
 	x = xfer_new(X_METADATA, disc[idisc], IDP_METADATA_MAX);
-	log_debug("metadata: %s", disc[idisc]);
+	log_debug("metadata: %s", url_redact(disc[idisc], url, sizeof url));
 	hfetch_go(&x->f, cev);
 }
 
@@ -367,7 +368,8 @@ metadata_done(struct xfer *x, CURLcode r)
 		}
 		json_decref(md);
 		have_metadata = 1;
-		log_debug("metadata found at %s", x->f.url);
+		log_debug("metadata found at %s", url_redact(x->f.url, url,
+		    sizeof url));
 		jwks_get();
 		return;
 	}
@@ -390,10 +392,11 @@ static void
 jwks_get(void)
 {
 	struct xfer	*x;
+	char		 url[512];
 
 	jwks_fetches++;
 	x = xfer_new(X_JWKS, jwks_url, JOSE_JWKS_MAX);
-	log_debug("keys: %s", jwks_url);
+	log_debug("keys: %s", url_redact(jwks_url, url, sizeof url));
 	hfetch_go(&x->f, cev);
 }
 
@@ -511,7 +514,7 @@ exchange_done(struct xfer *x, CURLcode r)
 		explicit_bzero(evbuffer_pullup(x->f.body, -1), i);
 	if (o != NULL && x->f.status == 200 &&
 	    json_is_string(json_object_get(o, "access_token"))) {
-		idp_send_json(MSG_IDP_EXCHANGED, x->tag, json_pack("{s:O}",
+		idp_send_secret(MSG_IDP_EXCHANGED, x->tag, json_pack("{s:O}",
 		    "access_token", json_object_get(o, "access_token")));
 		secret_wipe_json(o);
 		json_decref(o);
@@ -533,6 +536,8 @@ exchange_done(struct xfer *x, CURLcode r)
 		    "HTTP %ld without an access_token", x->f.status);
 	else
 		hfetch_error(&x->f, r, "login", msg, sizeof msg);
+	if (o != NULL)
+		secret_wipe_json(o);
 	json_decref(o);
 	log_warnx("%s", msg);
 	answer_fail(MSG_IDP_EXCHANGED, x->tag, msg);

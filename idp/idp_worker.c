@@ -68,6 +68,15 @@ idp_send_json(uint16_t type, uint32_t tag, json_t *o)
 	json_decref(o);
 }
 
+void
+idp_send_secret(uint16_t type, uint32_t tag, json_t *o)
+{
+	if (wchan.chan != NULL)
+		frame_add_json_secret(iochan_output(wchan.chan), type, 0, tag,
+		    o);
+	json_decref(o);
+}
+
 /* Report the worker's state (not the server's: that is IDP_STATUS). */
 static void
 idp_state(const char *state, const char *error)
@@ -271,7 +280,7 @@ idp_take_introspect(struct evbuffer *in, const struct frame_hdr *hdr)
 	const char	*why;
 	char		*token;
 
-	if ((msg = frame_take_json(in, hdr, &why)) == NULL)
+	if ((msg = frame_take_json_secret(in, hdr, &why)) == NULL)
 		return (-1);
 	t = json_object_get(msg, "token");
 	if (!json_is_string(t) || json_string_length(t) == 0 ||
@@ -297,8 +306,8 @@ idp_frame(const struct frame_hdr *hdr, struct evbuffer *in)
 
 	switch (hdr->type) {
 	case MSG_CONFIG:
-		if (wc != NULL || (msg = frame_take_json(in, hdr, &why)) ==
-		    NULL)
+		if (wc != NULL || (msg = frame_take_json_secret(in, hdr,
+		    &why)) == NULL)
 			return (-1);
 		idp_configure(msg);
 		/* Its copy of the secret goes with it. */
@@ -315,8 +324,8 @@ idp_frame(const struct frame_hdr *hdr, struct evbuffer *in)
 			return (-1);
 		return (idp_take_introspect(in, hdr));
 	case MSG_IDP_EXCHANGE:
-		if (wc == NULL || (msg = frame_take_json(in, hdr, &why)) ==
-		    NULL)
+		if (wc == NULL || (msg = frame_take_json_secret(in, hdr,
+		    &why)) == NULL)
 			return (-1);
 		idp_exchange(hdr->tag, msg);
 		return (0);

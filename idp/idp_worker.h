@@ -35,6 +35,9 @@ extern struct event_base	*base;
 extern struct idp_wconf		*wc;
 int64_t		 now_ms(void);
 void		 idp_send_json(uint16_t type, uint32_t tag, json_t *);
+/* The same for a frame that carries a secret: no copy of its text is
+ * left unwiped. */
+void		 idp_send_secret(uint16_t type, uint32_t tag, json_t *);
 				/* reference taken */
 
 /* idp_fetch.c */

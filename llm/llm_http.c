@@ -94,7 +94,7 @@ call_free(struct llm_call *c)
 	TAILQ_REMOVE(&calls, c, entry);
 	ncalls--;
 	curl_easy_cleanup(c->easy);
-	curl_slist_free_all(c->headers);
+	curlev_headers_free(c->headers);
 	free(c->body);
 	free(c->model);
 	llm_answer_free(&c->ans);

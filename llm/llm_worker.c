@@ -21,6 +21,7 @@
 #include "log.h"
 #include "llm_worker.h"
 #include "redact.h"
+#include "secret.h"
 #include "worker_start.h"
 #include "xmalloc.h"
 
@@ -161,10 +162,12 @@ llm_frame(const struct frame_hdr *hdr, struct evbuffer *in)
 
 	switch (hdr->type) {
 	case MSG_CONFIG:
-		if (lc != NULL || (msg = frame_take_json(in, hdr, &why)) ==
-		    NULL)
+		if (lc != NULL || (msg = frame_take_json_secret(in, hdr,
+		    &why)) == NULL)
 			return (-1);
 		llm_configure(msg);
+		/* The key was copied. */
+		secret_wipe_tree(msg);
 		json_decref(msg);
 		return (0);
 	case MSG_LLM_REQUEST:

@@ -113,7 +113,7 @@ post_free(struct post *post)
 {
 	if (post->easy != NULL)
 		curl_easy_cleanup(post->easy);
-	curl_slist_free_all(post->headers);
+	curlev_headers_free(post->headers);
 	if (post->reply != NULL)
 		evbuffer_free(post->reply);
 	free(post->body);

@@ -273,10 +273,12 @@ otel_frame(const struct frame_hdr *hdr, struct evbuffer *in)
 
 	switch (hdr->type) {
 	case MSG_CONFIG:
-		if (wc != NULL || (msg = frame_take_json(in, hdr, &why)) ==
-		    NULL)
+		if (wc != NULL || (msg = frame_take_json_secret(in, hdr,
+		    &why)) == NULL)
 			return (-1);
 		otel_configure(msg);
+		/* Its headers were copied. */
+		secret_wipe_tree(msg);
 		json_decref(msg);
 		return (0);
 	case MSG_OTEL_SPANS:

@@ -403,7 +403,8 @@ idp_ask(struct idp *d, uint16_t type, json_t *o,
 			d->next_tag = 1;
 		w = waiter_add(d, &d->asks, NULL);
 		w->tag = d->next_tag;
-		frame_add_json(iochan_output(d->proc.ch), type, 0, w->tag, o);
+		frame_add_json_secret(iochan_output(d->proc.ch), type, 0,
+		    w->tag, o);
 	}
 	/* Our copies of what it carries go now. */
 	secret_wipe_json(o);

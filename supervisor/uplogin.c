@@ -29,6 +29,7 @@
 
 #include "iochan.h"
 #include "log.h"
+#include "secret.h"
 #include "supervisor.h"
 #include "token_store.h"
 #include "uplogin.h"
@@ -334,7 +335,8 @@ uplogin_frame(struct upstream *up, const struct frame_hdr *hdr,
 	json_t		*msg;
 	const char	*why;
 
-	if ((msg = frame_take_json(in, hdr, &why)) == NULL) {
+	/* Records (tokens) and login URLs (states) come in these. */
+	if ((msg = frame_take_json_secret(in, hdr, &why)) == NULL) {
 		log_warnx("upstream %s: %s frame: %s", up->sc->name,
 		    msg_type_name(hdr->type), why);
 		return (-1);
@@ -345,6 +347,7 @@ uplogin_frame(struct upstream *up, const struct frame_hdr *hdr,
 		frame_save(up, msg);
 	else
 		frame_progress(up, msg);
+	secret_wipe_tree(msg);
 	json_decref(msg);
 	return (0);
 }
@@ -359,7 +362,8 @@ uplogin_send(struct upstream *up, uint16_t type, json_t *payload)
 		json_decref(payload);
 		return (-1);
 	}
-	frame_add_json(iochan_output(up->proc.ch), type, 0, 0, payload);
+	/* A login's frames carry codes, states and tokens. */
+	frame_add_json_secret(iochan_output(up->proc.ch), type, 0, 0, payload);
 	json_decref(payload);
 	return (0);
 }

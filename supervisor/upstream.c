@@ -317,7 +317,12 @@ upstream_session_open(struct upstream *up, struct session *s)
 	if (s->modern && s->credential == 0 && s->client_name == NULL)
 		json_object_set_new(o, "shared", json_true());
 	uplogin_session_open(up, s, o);
-	if (up->state == UPSTREAM_READY && up->proc.ch != NULL)
+	/* A per-user upstream's record (tokens) is in it. */
+	if (up->state == UPSTREAM_READY && up->proc.ch != NULL &&
+	    json_object_get(o, "oauth_record") != NULL)
+		frame_add_json_secret(iochan_output(up->proc.ch),
+		    MSG_SESSION_OPEN, s->no, 0, o);
+	else if (up->state == UPSTREAM_READY && up->proc.ch != NULL)
 		frame_add_json(iochan_output(up->proc.ch),
 		    MSG_SESSION_OPEN, s->no, 0, o);
 	json_decref(o);

@@ -33,12 +33,12 @@ worker_headers(struct curl_slist **out)
 		    NULL) {
 			log_warnx("%s", err);
 			worker_status("error", err);
-			curl_slist_free_all(*out);
+			curlev_headers_free(*out);
 			*out = NULL;
 			return (-1);
 		}
 		*out = curl_slist_append(*out, v);
-		free(v);
+		secret_free(v);
 	}
 	return (0);
 }
@@ -52,17 +52,6 @@ worker_headers_dup(const struct curl_slist *in)
 	for (; in != NULL; in = in->next)
 		out = curl_slist_append(out, in->data);
 	return (out);
-}
-
-/* Free a header list, wiped: it may hold a token. */
-void
-worker_headers_free(struct curl_slist *h)
-{
-	struct curl_slist	*e;
-
-	for (e = h; e != NULL; e = e->next)
-		explicit_bzero(e->data, strlen(e->data));
-	curl_slist_free_all(h);
 }
 
 /* Set the URL and what every request to the upstream has (TLS, timeouts). */

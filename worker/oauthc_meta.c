@@ -19,6 +19,7 @@
 #include "idp.h"
 #include "log.h"
 #include "oauthc.h"
+#include "secret.h"
 #include "xmalloc.h"
 
 #define WK_PRM		"/.well-known/oauth-protected-resource"
@@ -736,6 +737,7 @@ oauthc_token_parse(const char *body, size_t len, struct oauthc_token *t,
 		t->refresh_token = xstrdup(json_string_value(v));
 	rc = 0;
 out:
+	secret_wipe_tree(o);
 	json_decref(o);
 	return (rc);
 }

@@ -128,6 +128,7 @@ oauthc_dcr_parse(const char *body, size_t len, unsigned int asked,
 	}
 	o = json_loadb(body, len, JSON_REJECT_DUPLICATES, NULL);
 	if (!json_is_object(o)) {
+		secret_wipe_tree(o);
 		json_decref(o);
 		snprintf(why, whylen, "the registration's answer is not a JSON "
 		    "object");
@@ -136,6 +137,7 @@ oauthc_dcr_parse(const char *body, size_t len, unsigned int asked,
 	id = printable(o, "client_id", OAUTHC_PARAM_MAX, &bad);
 	secret = printable(o, "client_secret", OAUTHC_TOKEN_MAX, &bad);
 	if (bad || id == NULL) {
+		secret_wipe_tree(o);
 		json_decref(o);
 		snprintf(why, whylen, "the registration's answer has %s",
 		    bad ? "a client_id or client_secret that is not a printable "
@@ -152,6 +154,7 @@ oauthc_dcr_parse(const char *body, size_t len, unsigned int asked,
 		else if (strcmp(name, "none") == 0)
 			r->method = OAUTHC_AUTH_NONE;
 		else {
+			secret_wipe_tree(o);
 			json_decref(o);
 			snprintf(why, whylen, "the registration's "
 			    "token_endpoint_auth_method is not one we have");
@@ -160,6 +163,7 @@ oauthc_dcr_parse(const char *body, size_t len, unsigned int asked,
 	} else if (secret == NULL)
 		r->method = OAUTHC_AUTH_NONE;
 	if (r->method != OAUTHC_AUTH_NONE && secret == NULL) {
+		secret_wipe_tree(o);
 		json_decref(o);
 		snprintf(why, whylen, "the registration's answer has no "
 		    "client_secret for %s", method_name(r->method));
@@ -174,6 +178,7 @@ oauthc_dcr_parse(const char *body, size_t len, unsigned int asked,
 		if (json_is_integer(m) && json_integer_value(m) > 0)
 			r->secret_expires = (long long)json_integer_value(m);
 	}
+	secret_wipe_tree(o);
 	json_decref(o);
 	return (0);
 }

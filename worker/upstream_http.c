@@ -335,7 +335,7 @@ http_exchange_free(struct exchange *ex)
 	if (ex->timer != NULL)
 		event_free(ex->timer);
 	curl_easy_cleanup(ex->easy);
-	worker_headers_free(ex->headers);
+	curlev_headers_free(ex->headers);
 	sse_parser_free(&ex->parser);
 	evbuffer_free(ex->resp);
 	free(ex->last_id);
@@ -833,7 +833,7 @@ farewell_free(struct farewell *f)
 	TAILQ_REMOVE(&farewells, f, entry);
 	nfarewells--;
 	curl_easy_cleanup(f->easy);
-	worker_headers_free(f->headers);
+	curlev_headers_free(f->headers);
 	free(f);
 }
 

@@ -156,7 +156,7 @@ login_save_id(struct upo_id *id)
 	o = json_pack("{s:o}", "record", r);
 	if (id != upo_gateway())
 		json_object_set_new(o, "identity", json_string(id->name));
-	chan_send_json(MSG_OAUTH_SAVE, 0, 0, o);
+	chan_send_secret(MSG_OAUTH_SAVE, 0, 0, o);
 }
 
 /* Save the flow's identity's record; a registration is the gateway's. */

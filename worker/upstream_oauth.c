@@ -660,8 +660,11 @@ metadata_done(struct hfetch *x, CURLcode r)
 static void
 flow_step(void)
 {
+	char	url[512];
+
 	log_debug("upstream %s: oauth: %s %s", sc->name, upo.step == STEP_PRM ?
-	    "resource metadata" : "server metadata", urls[iurl]);
+	    "resource metadata" : "server metadata",
+	    url_redact(urls[iurl], url, sizeof url));
 	upo_fetch(upo.step, urls[iurl], NULL, NULL, NULL);
 }
 

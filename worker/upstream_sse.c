@@ -218,7 +218,7 @@ sse_post_free(struct sse_post *post)
 	if (post->oauth_waiting)
 		upoauth_forget(post);
 	curl_easy_cleanup(post->easy);
-	worker_headers_free(post->headers);
+	curlev_headers_free(post->headers);
 	free(post->challenge);
 	free(post->body);
 	free(post);
@@ -430,7 +430,7 @@ sse_tp_stop(struct conn *c)
 	curlev_remove(tp->cev, tp->stream);
 	curl_easy_cleanup(tp->stream);
 	curlev_free(tp->cev);
-	worker_headers_free(tp->stream_headers);
+	curlev_headers_free(tp->stream_headers);
 	curl_slist_free_all(tp->extra);
 	sse_parser_free(&tp->parser);
 	free(tp->challenge);

@@ -31,6 +31,7 @@
 #include <openssl/ssl.h>
 #include <wslay/wslay.h>
 
+#include "curl_event.h"
 #include "http_parse.h"
 #include "log.h"
 #include "redact.h"
@@ -436,7 +437,7 @@ ws_send_upgrade(struct ws_tp *tp)
 	extra = upoauth_header(extra, &tp->token_gen);
 	for (e = extra; e != NULL; e = e->next)
 		evbuffer_add_printf(out, "%s\r\n", e->data);
-	worker_headers_free(extra);
+	curlev_headers_free(extra);
 	evbuffer_add(out, "\r\n", 2);
 }
 

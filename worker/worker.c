@@ -24,6 +24,7 @@
 #include "env.h"
 #include "iochan.h"
 #include "log.h"
+#include "secret.h"
 #include "strmap.h"
 #include "worker.h"
 #include "worker_start.h"
@@ -103,6 +104,15 @@ chan_send_json(uint16_t type, uint32_t session, uint32_t tag, json_t *o)
 {
 	if (wchan.chan != NULL)
 		frame_add_json(iochan_output(wchan.chan), type, session,
+		    tag, o);
+	json_decref(o);
+}
+
+void
+chan_send_secret(uint16_t type, uint32_t session, uint32_t tag, json_t *o)
+{
+	if (wchan.chan != NULL)
+		frame_add_json_secret(iochan_output(wchan.chan), type, session,
 		    tag, o);
 	json_decref(o);
 }
@@ -559,7 +569,7 @@ worker_frame(const struct frame_hdr *hdr, struct evbuffer *in)
 	switch (hdr->type) {
 	case MSG_CONFIG:
 		if (sc != NULL ||
-		    (msg = frame_take_json(in, hdr, &why)) == NULL)
+		    (msg = frame_take_json_secret(in, hdr, &why)) == NULL)
 			return (-1);
 		server = json_object_get(msg, "server");
 		if ((sc = conf_server_from_json(server, err,
@@ -586,6 +596,8 @@ worker_frame(const struct frame_hdr *hdr, struct evbuffer *in)
 		login_config(json_object_get(msg, "oauth_record"),
 		    json_object_get(msg, "oauth_client"));
 #endif
+		/* Its secrets (headers, environ, the record) were copied. */
+		secret_wipe_tree(msg);
 		json_decref(msg);
 #ifdef WORKER_REMOTE
 		/* Per-user: no connection is anyone's in particular; each
@@ -596,11 +608,14 @@ worker_frame(const struct frame_hdr *hdr, struct evbuffer *in)
 		shared = conn_new(0, NULL);
 		return (0);
 	case MSG_SESSION_OPEN:
-		if (sc == NULL || (msg = frame_take_json(in, hdr, &why)) == NULL)
+		/* A per-user upstream's record (tokens) comes in it. */
+		if (sc == NULL || (msg = frame_take_json_secret(in, hdr,
+		    &why)) == NULL)
 			return (-1);
 		/* Kept for any isolation: a modern upstream is told each
 		 * request's client capabilities. */
 		worker_session_open(hdr->session, msg);
+		secret_wipe_tree(msg);
 		json_decref(msg);
 		return (0);
 	case MSG_SESSION_CLOSE:
@@ -644,9 +659,11 @@ worker_frame(const struct frame_hdr *hdr, struct evbuffer *in)
 	case MSG_OAUTH_LOGIN:
 	case MSG_OAUTH_CODE:
 	case MSG_OAUTH_REVOKE:
-		if (sc == NULL || (msg = frame_take_json(in, hdr, &why)) == NULL)
+		if (sc == NULL || (msg = frame_take_json_secret(in, hdr,
+		    &why)) == NULL)
 			return (-1);
 		upoauth_frame(hdr->type, msg);
+		secret_wipe_tree(msg);
 		json_decref(msg);
 		return (0);
 #endif

@@ -46,6 +46,10 @@ void		 chan_send_buffer(uint16_t type, uint32_t session, uint32_t tag,
 void		 chan_send_buffer_flags(uint16_t type, uint16_t flags,
 		    uint32_t session, uint32_t tag, struct evbuffer *);
 void		 chan_send_json(uint16_t type, uint32_t session, uint32_t tag,
+		    json_t *);
+/* The same for a frame that carries a secret (tokens): no copy of its
+ * text is left unwiped. */
+void		 chan_send_secret(uint16_t type, uint32_t session, uint32_t tag,
 		    json_t *);	/* reference taken */
 
 /*
@@ -387,7 +391,6 @@ int		 mrtr_stash_edits(struct conn *, uint32_t session,
 struct curl_slist;
 int		 worker_headers(struct curl_slist **);
 struct curl_slist *worker_headers_dup(const struct curl_slist *);
-void		 worker_headers_free(struct curl_slist *);
 #ifdef WORKER_REMOTE
 /* Set a transfer's URL and the upstream's TLS and connect settings
  * (curlev_common of common/curl_event.c with sc's). */

@@ -88,7 +88,12 @@ END_TEST
 START_TEST(test_fragment)
 {
 	ck_assert_str_eq(r("https://h/cb#access_token=abc&state=x"),
-	    "https://h/cb#access_token=***&state=x");
+	    "https://h/cb#access_token=***&state=***");
+	/* OAuth's other values: a PKCE verifier, a nonce, an assertion. */
+	ck_assert_str_eq(r("https://h/t?code_verifier=v&nonce=n&"
+	    "client_assertion=a&client_assertion_type=jwt-bearer&stateful=1"),
+	    "https://h/t?code_verifier=***&nonce=***&client_assertion=***&"
+	    "client_assertion_type=***&stateful=1");
 	ck_assert_str_eq(r("https://h/?token=x#frag"),
 	    "https://h/?token=***#frag");
 	ck_assert_str_eq(r("https://h/#"), "https://h/#");
