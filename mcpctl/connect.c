@@ -20,17 +20,18 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <netinet/in.h>
-#include <time.h>
 #include <netinet/tcp.h>
+#include <arpa/inet.h>
 
 #include <errno.h>
-#include <getopt.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <netdb.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <event2/buffer.h>
@@ -562,9 +563,11 @@ bridge_url(const char *url, char *host, size_t hostlen, char *port,
 
 /* Connect to host:port, blocking (the bridge has nothing else to do). */
 static int
-bridge_dial(const char *host, const char *port)
+bridge_dial(const char *host, const char *port, int *loopback)
 {
 	struct addrinfo	 hints, *res, *ai;
+	struct timeval	 tv = { BRIDGE_CONNECT_MS / 1000, 0 };
+	const struct in6_addr *a6;
 	int		 fd = -1, error, one = 1;
 
 	memset(&hints, 0, sizeof hints);
@@ -580,10 +583,23 @@ bridge_dial(const char *host, const char *port)
 		    ai->ai_protocol);
 		if (fd < 0)
 			continue;
+		/* A host that does not answer: BRIDGE_CONNECT_MS, not the
+		 * kernel's minutes. */
+		setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
 		if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0)
 			break;
+		if (errno == EINPROGRESS)
+			errno = ETIMEDOUT;
 		close(fd);
 		fd = -1;
+	}
+	if (fd >= 0 && ai->ai_family == AF_INET)
+		*loopback = ntohl(((const struct sockaddr_in *)ai->ai_addr)->
+		    sin_addr.s_addr) >> 24 == 127;
+	else if (fd >= 0 && ai->ai_family == AF_INET6) {
+		a6 = &((const struct sockaddr_in6 *)ai->ai_addr)->sin6_addr;
+		*loopback = IN6_IS_ADDR_LOOPBACK(a6) ||
+		    (IN6_IS_ADDR_V4MAPPED(a6) && a6->s6_addr[12] == 127);
 	}
 	freeaddrinfo(res);
 	if (fd < 0) {
@@ -670,7 +686,7 @@ mcpctl_connect(int argc, char **argv)
 	char		 host[256], port[16], *token = NULL, epath[256];
 	unsigned char	 raw[16];
 	char		 key[32];
-	int		 ch, fd, in, out;
+	int		 ch, fd, in, out, loopback = 0;
 
 	optind = 1;
 	while ((ch = getopt_long(argc, argv, "e:T:", longopts, NULL)) != -1) {
@@ -720,8 +736,14 @@ mcpctl_connect(int argc, char **argv)
 		snprintf(epath, sizeof epath, "%s/ws", endpoint);
 		path = epath;
 	}
-	if ((fd = bridge_dial(host, port)) < 0)
+	if ((fd = bridge_dial(host, port, &loopback)) < 0)
 		return (1);
+	/* ws:// only: a token to another host crosses the network as it
+	 * is. */
+	if (token != NULL && !loopback)
+		fprintf(stderr, "mcpctl connect: warning: the token goes to %s "
+		    "unencrypted (ws://); keep the bridge on the gateway's "
+		    "host, or behind a tunnel\n", host);
 	if ((in = bridge_fd(STDIN_FILENO)) < 0)
 		return (1);
 	if ((out = bridge_fd(STDOUT_FILENO)) < 0) {
