@@ -20,10 +20,13 @@
 #include "idtrack.h"
 #include "iochan.h"
 #include "log.h"
+#include "redact.h"
+#include "secret.h"
 #include "worker.h"
 #include "xmalloc.h"
 
 #define STDERR_MAX_LINE		4096
+#define STDERR_SECRET_MIN	6	/* shorter values are not masked */
 #define STDIN_MAX_QUEUED	(64 * 1024 * 1024)
 #define EXIT_DRAIN_MS		1000	/* read stdout after exit */
 #define STOP_EOF_MS		1000	/* stdin closed to SIGTERM */
@@ -440,6 +443,32 @@ stdio_resume(void *arg)
 	}
 }
 
+/*
+ * Mask in line[0..*len) the values of the upstream's environment whose
+ * names look secret (API_TOKEN, OPENAI_API_KEY): a program that prints
+ * its settings to stderr would have them in the daemon's log.
+ */
+static void
+stdio_err_mask(char *line, size_t *len)
+{
+	const char	*eq;
+	char		*masked;
+	size_t		 i, n;
+
+	for (i = 0; sc->env != NULL && sc->env[i] != NULL; i++) {
+		if ((eq = strchr(sc->env[i], '=')) == NULL ||
+		    strlen(eq + 1) < STDERR_SECRET_MIN ||
+		    !redact_secret_name(sc->env[i], (size_t)(eq - sc->env[i])))
+			continue;
+		if ((masked = secret_mask(line, *len, eq + 1, "***", &n)) ==
+		    NULL)
+			continue;
+		memcpy(line, masked, n < *len ? n : *len);
+		*len = n < *len ? n : *len;
+		secret_free(masked);
+	}
+}
+
 /* Log the upstream's stderr, a line at a time, tagged. */
 static void
 stdio_err_cb(struct iochan *ch, void *arg)
@@ -461,6 +490,7 @@ stdio_err_cb(struct iochan *ch, void *arg)
 			evbuffer_drain(in, 1);
 		if (len > 0 && line[len - 1] == '\r')
 			len--;
+		stdio_err_mask(line, &len);
 		for (i = 0; i < len; i++) {
 			if ((unsigned char)line[i] < 0x20 && line[i] != '\t')
 				line[i] = '?';

@@ -32,12 +32,19 @@ start_gateway \
     "{ name = \"wrap\"; transport = \"stdio\"; command = [ \"/bin/sh\", \"-c\", \"setsid sleep $SLEEPER & $DEMO --test-tools --name wrap$TAG\" ]; }" \
     "{ name = \"deaf$TAG\"; transport = \"stdio\"; command = [ \"/bin/sh\", \"-c\", \"trap '' TERM; $DEMO --test-tools --name deaf$TAG; sleep 30\" ]; }" \
     "$(demo "gone$TAG" 'isolation = "per-session";')" \
+    "{ name = \"tell\"; transport = \"stdio\"; env = { API_TOKEN = \"tell-secret-$TAG\"; SHOWN = \"tell-shown-$TAG\"; }; command = [ \"/bin/sh\", \"-c\", \"echo \\\"my API_TOKEN is \$API_TOKEN, SHOWN is \$SHOWN\\\" >&2; exec $DEMO --name tell$TAG\" ]; }" \
     "{ name = \"grp\"; transport = \"stdio\"; isolation = \"per-session\"; command = [ \"/bin/sh\", \"-c\", \"(trap '' TERM; exec sleep $LEFT) & trap 'echo term >> $T/order' TERM; $DEMO --test-tools --name grp$TAG; echo eof >> $T/order\" ]; }"
 AUTH="Authorization: Bearer $MCPS_TEST_TOKEN"
 
 wait_state ready "d$TAG"
 wait_state ready "hang$TAG"
 wait_state ready wrap
+# An upstream that prints its settings: a value whose name looks secret
+# is masked in the log, another is not.
+wait_state ready tell
+like "an upstream's stderr is logged, its secret env values masked" \
+    "$(grep 'stderr: my API_TOKEN' "$T/log")" "my API_TOKEN is \\*\\*\\*, SHOWN is tell-shown-$TAG\$"
+ok "and the value is nowhere in the log" sh -c "! grep -q 'tell-secret' '$T/log'"
 wait_state ready "deaf$TAG"
 is "a lazy upstream is idle before first use" "$(state "lazy$TAG")" idle
 
