@@ -180,7 +180,7 @@ reload_to(const char *line)
 	snprintf(conf_text, sizeof conf_text, SUP_BASE "%s\n"
 	    "servers = ( { name = \"a\"; transport = \"stdio\";\n"
 	    "    command = [ \"true\" ]; } );\n", line);
-	sup_reload(conf_text);
+	json_decref(sup_reload(conf_text));
 }
 
 /*
