@@ -11,6 +11,7 @@
 #include "config.h"
 
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 
 #include <netinet/in.h>
@@ -362,6 +363,7 @@ preflight(const struct conf *c, int flags, void (*warn)(const char *),
     char *err, size_t errlen)
 {
 	struct sockaddr_un	 sun;
+	struct stat		 st;
 	char			 why[512];
 	int			 loopback = 1, mloopback = 1, tokens;
 
@@ -377,6 +379,15 @@ preflight(const struct conf *c, int flags, void (*warn)(const char *),
 			return (preflight_error(c, 0, err, errlen, "control "
 			    "socket %s: the path is longer than %zu bytes",
 			    c->control, sizeof sun.sun_path - 1));
+		/* A configured state_dir must be there (pin_open). */
+		if (c->state_dir_line != 0 && stat(c->state_dir, &st) != 0)
+			return (preflight_error(c, c->state_dir_line, err,
+			    errlen, "state_dir %s: %s", c->state_dir,
+			    strerror(errno)));
+		if (c->state_dir_line != 0 && !S_ISDIR(st.st_mode))
+			return (preflight_error(c, c->state_dir_line, err,
+			    errlen, "state_dir %s: not a directory",
+			    c->state_dir));
 	}
 	if (auth_validate(c, &tokens, why, sizeof why) != 0)
 		return (preflight_error(c, 0, err, errlen, "%s", why));

@@ -88,6 +88,10 @@ fi
 printf 'listen = "127.0.0.1:99999";\ncontrol = "%s";\n' "$T/c.sock" > "$T/bad.conf"
 out=$("$SUPERVISORD" -d -f "$T/bad.conf" 2>&1) && rc=0 || rc=$?
 like "startup refuses a port above 65535" "$rc $out" '^1 .*bad.conf:1: listen "127.0.0.1:99999": the port must be'
+# -n finds what the start would: a configured state_dir that is not there.
+printf 'listen = "127.0.0.1:0";\nstate_dir = "%s";\nservers = ( );\n' "$T/no-such-dir" > "$T/state.conf"
+out=$("$SUPERVISORD" -n -f "$T/state.conf" 2>&1) && rc=0 || rc=$?
+like "-n refuses a state_dir that is not there" "$rc $out" '^1 .*state.conf:2: state_dir .*no-such-dir: No such file or directory'
 # A control path that names a file, not a socket: the file is kept.
 echo keep > "$T/not-a-socket"
 printf 'listen = "127.0.0.1:0";\ncontrol = "%s";\nservers = ( );\n' "$T/not-a-socket" > "$T/file.conf"
