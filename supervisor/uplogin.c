@@ -259,9 +259,10 @@ phase_set(struct upstream *up, enum uplogin_phase phase, const char *error)
 	snprintf(up->login.error, sizeof up->login.error, "%s",
 	    error != NULL ? error : "");
 	if (phase != LOGIN_WAITING && phase != LOGIN_EXCHANGING) {
-		free(up->login.url);
+		/* The URL holds the state: either completes the login. */
+		secret_free(up->login.url);
 		up->login.url = NULL;
-		free(up->login.state);
+		secret_free(up->login.state);
 		up->login.state = NULL;
 	}
 }
@@ -908,8 +909,8 @@ uplogin_free(struct upstream *up)
 {
 	uplogin_record_free(up->login.record);
 	up->login.record = NULL;
-	free(up->login.url);
-	free(up->login.state);
+	secret_free(up->login.url);
+	secret_free(up->login.state);
 	free(up->login.scope);
 	users_free(up);
 }

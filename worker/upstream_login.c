@@ -62,7 +62,7 @@ login_pending_clear(struct upo_id *id)
 	id->elicit_session = 0;
 	explicit_bzero(id->state, sizeof id->state);
 	explicit_bzero(id->verifier, sizeof id->verifier);
-	free(id->url);
+	secret_free(id->url);
 	id->url = NULL;
 	if (id->expire_ev != NULL)
 		evtimer_del(id->expire_ev);
