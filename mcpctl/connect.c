@@ -27,6 +27,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <netdb.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,6 +43,7 @@
 #include "http_parse.h"
 #include "iochan.h"
 #include "json_scan.h"
+#include "strmap.h"
 #include "mcpctl.h"
 #include "ws_accept.h"
 #include "ws_msg.h"
@@ -55,6 +57,8 @@
 #define BRIDGE_CONNECT_MS	10000
 #define BRIDGE_CLOSE_MS		2000	/* for the gateway's close frame */
 #define BRIDGE_DRAIN_MS		30000	/* input ended: for the answers */
+#define BRIDGE_MAX_ID		256	/* bytes of an id followed */
+#define BRIDGE_MAX_ASKED	4096	/* requests followed */
 
 enum bridge_state {
 	BRIDGE_HANDSHAKE = 0,	/* waiting for the 101 */
@@ -76,8 +80,13 @@ struct bridge {
 	char			 accept[WS_ACCEPT_LEN + 1];
 	size_t			 skipping;	/* bytes of an over-long line */
 	int			 in_ended;	/* standard input ended */
-	size_t			 asked;		/* requests passed on and not
-						   answered */
+	struct strmap		 asked;		/* ids (raw JSON) of the host's
+						   requests not answered yet */
+	struct strmap		 theirs;	/* ids of the gateway's requests
+						   the host has not answered */
+	int			 drained;	/* all answered: close after
+						   wslay's receive */
+	struct event		*term;		/* SIGTERM */
 	struct event		*timer;		/* connect, drain, close */
 	int			 status;	/* exit status */
 };
@@ -168,26 +177,77 @@ bridge_frame_chunk_cb(wslay_event_context_ptr ctx,
 	ws_msg_chunk(&br.msg, arg->data, arg->data_length);
 }
 
+enum bridge_kind {
+	KIND_OTHER = 0,		/* not JSON-RPC we follow */
+	KIND_REQUEST,		/* a method and an id */
+	KIND_ANSWER,		/* an id and no method */
+	KIND_CANCEL		/* notifications/cancelled */
+};
+
 /*
- * Is p[0..len) a request (an object with a method and an id), an answer
- * (an id, not null, and no method), or neither?  Counted to know what to
- * wait for when input ends; what does not parse is neither.
+ * What p[0..len) is, and the raw text of its id (a cancellation's
+ * requestId) in key, as the gateway gives it back: the requests passed
+ * on are followed by id to know what to wait for when input ends.  What
+ * does not parse, or has an id too long to follow, is neither.
  */
-static int
-bridge_kind(const char *p, size_t len, int *request)
+static enum bridge_kind
+bridge_classify(const char *p, size_t len, char *key, size_t keylen)
 {
+	static const char *const cancel_id[] = { "params", "requestId",
+	    NULL };
 	struct jspan	 v, id, method;
 	const char	*why;
 	size_t		 where;
+	enum bridge_kind kind;
 
 	if (jscan_validate(p, len, &v, &why, &where) != 0 ||
-	    jscan_type(p, v) != JT_OBJECT ||
-	    jscan_member(p, v, "id", &id) != 0)
-		return (0);
-	if (jscan_type(p, id) != JT_STRING && jscan_type(p, id) != JT_NUMBER)
-		return (0);
-	*request = jscan_member(p, v, "method", &method) == 0;
-	return (1);
+	    jscan_type(p, v) != JT_OBJECT)
+		return (KIND_OTHER);
+	if (jscan_member(p, v, "method", &method) == 0) {
+		if (jscan_member(p, v, "id", &id) == 0)
+			kind = KIND_REQUEST;
+		else if (jscan_string_equals(p, method,
+		    "notifications/cancelled") &&
+		    jscan_path(p, v, cancel_id, &id) == 0)
+			kind = KIND_CANCEL;
+		else
+			return (KIND_OTHER);
+	} else if (jscan_member(p, v, "id", &id) == 0)
+		kind = KIND_ANSWER;
+	else
+		return (KIND_OTHER);
+	if ((jscan_type(p, id) != JT_STRING && jscan_type(p, id) !=
+	    JT_NUMBER) || id.len >= keylen)
+		return (KIND_OTHER);
+	memcpy(key, p + id.off, id.len);
+	key[id.len] = '\0';
+	return (kind);
+}
+
+/*
+ * In DRAINING, a request of the gateway's (sampling, elicitation, roots)
+ * cannot reach the host, whose input has ended: answer it, so that the
+ * call waiting on it ends.
+ */
+static void
+bridge_refuse(const char *id)
+{
+	struct wslay_event_msg	 m;
+	char			*text;
+	int			 n;
+
+	n = asprintf(&text, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"error\":"
+	    "{\"code\":-32603,\"message\":\"the client has ended its "
+	    "input\"}}", id);
+	if (n < 0)
+		bridge_stop(1, "out of memory");
+	m.opcode = WSLAY_TEXT_FRAME;
+	m.msg = (const uint8_t *)text;
+	m.msg_length = (size_t)n;
+	/* wslay copies the message as it queues it. */
+	if (wslay_event_queue_msg(br.ws, &m) != 0)
+		bridge_stop(1, "cannot queue a message for the gateway");
+	free(text);
 }
 
 static void	bridge_close(void);
@@ -200,7 +260,8 @@ bridge_msg_cb(wslay_event_context_ptr ctx,
 	struct evbuffer	*out = iochan_output(br.out);
 	const uint8_t	*msg = br.msg.buf;
 	size_t		 len = br.msg.len, i, start;
-	int		 request;
+	char		 key[BRIDGE_MAX_ID + 1];
+	enum bridge_kind kind;
 
 	if (arg->opcode == WSLAY_CONNECTION_CLOSE) {
 		if (br.state == BRIDGE_CLOSING)
@@ -220,6 +281,16 @@ bridge_msg_cb(wslay_event_context_ptr ctx,
 		ws_msg_reset(&br.msg);
 		return;
 	}
+	kind = bridge_classify((const char *)msg, len, key, sizeof key);
+	if (br.state == BRIDGE_DRAINING && kind == KIND_REQUEST) {
+		bridge_refuse(key);
+		ws_msg_reset(&br.msg);
+		return;
+	}
+	if (kind == KIND_ANSWER)
+		strmap_del(&br.asked, key);
+	else if (kind == KIND_REQUEST && br.theirs.count < BRIDGE_MAX_ASKED)
+		strmap_add(&br.theirs, key, &br);
 	/*
 	 * JSON allows line breaks only as white space, never raw in a
 	 * string: make them spaces, so the message is one line.
@@ -233,14 +304,12 @@ bridge_msg_cb(wslay_event_context_ptr ctx,
 	}
 	evbuffer_add(out, msg + start, len - start);
 	evbuffer_add(out, "\n", 1);
-	if (br.asked > 0 && bridge_kind((const char *)msg, len, &request) &&
-	    !request)
-		br.asked--;
 	ws_msg_reset(&br.msg);
 	if (iochan_queued(br.out) > BRIDGE_HIGH_WATER)
 		iochan_read(br.sock, 0);
-	if (br.state == BRIDGE_DRAINING && br.asked == 0)
-		bridge_close();
+	/* Closed once wslay's receive has returned: callbacks only queue. */
+	if (br.state == BRIDGE_DRAINING && br.asked.count == 0)
+		br.drained = 1;
 }
 
 /* Arm the deadline of a message begun and not yet whole. */
@@ -299,15 +368,28 @@ static void
 bridge_send_line(const char *p, size_t len)
 {
 	struct wslay_event_msg	m;
-	int			request;
+	char			key[BRIDGE_MAX_ID + 1];
 
 	while (len > 0 && (p[len - 1] == '\r' || p[len - 1] == ' ' ||
 	    p[len - 1] == '\t'))
 		len--;
 	if (len == 0)
 		return;
-	if (bridge_kind(p, len, &request) && request)
-		br.asked++;
+	switch (bridge_classify(p, len, key, sizeof key)) {
+	case KIND_REQUEST:
+		if (br.asked.count < BRIDGE_MAX_ASKED)
+			strmap_add(&br.asked, key, &br);
+		break;
+	case KIND_CANCEL:
+		/* The gateway does not answer a cancelled request. */
+		strmap_del(&br.asked, key);
+		break;
+	case KIND_ANSWER:
+		strmap_del(&br.theirs, key);
+		break;
+	default:
+		break;
+	}
 	m.opcode = WSLAY_TEXT_FRAME;
 	m.msg = (const uint8_t *)p;
 	m.msg_length = len;
@@ -378,16 +460,24 @@ bridge_close(void)
 static void
 bridge_input_end(void)
 {
-	struct timeval	 tv = { BRIDGE_DRAIN_MS / 1000,
-			    (BRIDGE_DRAIN_MS % 1000) * 1000 };
-	struct evbuffer	*in = iochan_input(br.in);
-	size_t		 len = evbuffer_get_length(in);
+	struct timeval		 tv = { BRIDGE_DRAIN_MS / 1000,
+				    (BRIDGE_DRAIN_MS % 1000) * 1000 };
+	struct evbuffer		*in = iochan_input(br.in);
+	struct strmap_entry	*e;
+	size_t			 len = evbuffer_get_length(in), i;
 
 	/* A last message without its newline still counts. */
 	if (len > 0 && !br.skipping)
 		bridge_send_line((char *)evbuffer_pullup(in, -1), len);
 	evbuffer_drain(in, len);
-	if (br.asked == 0) {
+	/* What the gateway asked the host can no longer be answered. */
+	for (i = 0; i < br.theirs.nbuckets; i++) {
+		for (e = br.theirs.buckets[i]; e != NULL; e = e->next)
+			bridge_refuse(e->key);
+	}
+	strmap_free(&br.theirs);
+	strmap_init(&br.theirs);
+	if (br.asked.count == 0) {
 		bridge_close();
 		return;
 	}
@@ -496,6 +586,11 @@ bridge_sock_read(struct iochan *ch, void *arg)
 		return;
 	}
 	bridge_deadline_arm();
+	if (br.drained) {
+		br.drained = 0;
+		bridge_close();
+		return;
+	}
 	bridge_flush();
 }
 
@@ -521,6 +616,20 @@ bridge_sock_event(struct iochan *ch, int what, void *arg)
 		bridge_stop(1, "lost the gateway: %s", strerror(errno));
 }
 
+/*
+ * SIGTERM, as a host sends one when its server does not exit soon enough
+ * after the end of its input: end the session now (a close frame, and at
+ * most BRIDGE_CLOSE_MS for the gateway's).
+ */
+static void
+bridge_term_cb(evutil_socket_t fd, short events, void *arg)
+{
+	if (br.state == BRIDGE_OPEN || br.state == BRIDGE_DRAINING)
+		bridge_close();
+	else
+		bridge_stop(0, NULL);
+}
+
 /* Connecting took too long, or the gateway never answered our close. */
 static void
 bridge_timer_cb(evutil_socket_t fd, short events, void *arg)
@@ -529,8 +638,9 @@ bridge_timer_cb(evutil_socket_t fd, short events, void *arg)
 		bridge_stop(0, NULL);
 	else if (br.state == BRIDGE_DRAINING) {
 		fprintf(stderr, "mcpctl connect: %zu request%s still "
-		    "unanswered %d s after input ended: closing\n", br.asked,
-		    br.asked == 1 ? "" : "s", BRIDGE_DRAIN_MS / 1000);
+		    "unanswered %d s after input ended: closing\n",
+		    br.asked.count, br.asked.count == 1 ? "" : "s",
+		    BRIDGE_DRAIN_MS / 1000);
 		bridge_close();
 	} else
 		bridge_stop(1, "the gateway did not answer within %d s",
@@ -752,6 +862,10 @@ mcpctl_connect(int argc, char **argv)
 	}
 
 	br.base = event_base_new();
+	strmap_init(&br.asked);
+	strmap_init(&br.theirs);
+	br.term = evsignal_new(br.base, SIGTERM, bridge_term_cb, NULL);
+	evsignal_add(br.term, NULL);
 	br.in = iochan_new(br.base, in, bridge_in_read, NULL,
 	    bridge_in_event, NULL);
 	br.out = iochan_new(br.base, out, NULL, bridge_out_drain,

@@ -118,6 +118,52 @@ test('input that ends early: every request passed on and answered', async () => 
   assert.ok(await until(() => gw.status().sessions === before), 'the session ended');
 });
 
+// What will not be answered is not waited for: a request the host
+// cancelled (the gateway answers none), and a call that needs the host
+// (sampling) once its input has ended: the bridge answers the gateway's
+// request itself, and the call ends.
+test('input that ends early: a cancelled call and a call that needs the host are not waited for', async () => {
+  const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: { sampling: {} }, clientInfo: { name: 'piped', version: '1' } } };
+  const sleep5 = { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'demo__sleep', arguments: { ms: 60000 } } };
+  const cancel = { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 2, reason: 'changed my mind' } };
+  let done = await runBridge([url], {
+    env: { MCPCTL_TOKEN: TOKEN },
+    input: `${JSON.stringify(init)}\n{"jsonrpc":"2.0","method":"notifications/initialized"}\n${JSON.stringify(sleep5)}\n${JSON.stringify(cancel)}\n`,
+    keepOpenMs: 0,
+  });
+  assert.equal(done.code, 0, done.stderr);
+  assert.equal(done.stderr, '', 'no request was left waiting');
+  assert.deepEqual(done.stdout.trim().split('\n').map((l) => JSON.parse(l).id), [1]);
+
+  const sample = { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'ev__trigger-sampling-request', arguments: { prompt: 'q' } } };
+  done = await runBridge([url], {
+    env: { MCPCTL_TOKEN: TOKEN },
+    input: `${JSON.stringify(init)}\n{"jsonrpc":"2.0","method":"notifications/initialized"}\n${JSON.stringify(sample)}\n`,
+    keepOpenMs: 0,
+  });
+  assert.equal(done.code, 0, done.stderr);
+  assert.equal(done.stderr, '', 'no request was left waiting');
+  const answers = done.stdout.trim().split('\n').map((l) => JSON.parse(l)).filter((m) => m.method === undefined);
+  assert.deepEqual(answers.map((m) => m.id), [1, 2]);
+  assert.match(JSON.stringify(answers[1]), /ended its input|error/i);
+});
+
+// A host that sends SIGTERM (its server did not exit soon enough) gets a
+// clean end: a close frame, exit 0, the session gone at the gateway.
+test('SIGTERM ends the session cleanly', async () => {
+  const before = gw.status().sessions;
+  const child = spawn(bin.mcpctl, ['connect', url], { env: { ...process.env, MCPCTL_TOKEN: TOKEN }, stdio: ['pipe', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (d) => { stderr += d; });
+  const closed = new Promise((resolve) => child.on('close', (code, signal) => resolve({ code, signal })));
+  child.stdin.write('{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}\n');
+  assert.ok(await until(() => gw.status().sessions === before + 1), 'the session opened');
+  child.kill('SIGTERM');
+  const r = await closed;
+  assert.deepEqual(r, { code: 0, signal: null }, stderr);
+  assert.ok(await until(() => gw.status().sessions === before), 'the session ended');
+});
+
 test('the MCP Inspector CLI through the bridge', () => {
   const r = spawnSync(inspector, ['--cli', bin.mcpctl, 'connect', url, '--method', 'tools/call', '--tool-name', 'demo__echo',
     '--tool-arg', 'text=from the inspector', '-e', `MCPCTL_TOKEN=${TOKEN}`], { encoding: 'utf8', timeout: 60000 });
