@@ -194,7 +194,8 @@ reserved_but_ws(const struct conf *conf, const char *p)
 	    conf_url_path(oc->redirect_uri) : "/oauth/callback";
 	if (strncmp(p, u, strcspn(u, "?#")) == 0 && p[strcspn(u, "?#")] ==
 	    '\0')
-		return ("redirect_uri");
+		return (oc != NULL && oc->redirect_uri != NULL ? "redirect_uri" :
+		    "default redirect_uri /oauth/callback");
 	if (oc != NULL && oc->client_metadata_url != NULL) {
 		u = conf_url_path(oc->client_metadata_url);
 		if (strncmp(p, u, strcspn(u, "?#")) == 0 &&

@@ -169,7 +169,7 @@ void	frame_add_json_secret(struct evbuffer *, uint16_t type,
 json_t	*frame_take_json(struct evbuffer *, const struct frame_hdr *,
 	    const char **why);
 /* The same for a frame that carries a secret: its text in the buffer is
- * wiped (the caller wipes the value's strings: secret_wipe_json). */
+ * wiped (the caller wipes the value's strings: secret_wipe_tree). */
 json_t	*frame_take_json_secret(struct evbuffer *, const struct frame_hdr *,
 	    const char **);
 

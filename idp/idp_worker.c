@@ -310,7 +310,8 @@ idp_frame(const struct frame_hdr *hdr, struct evbuffer *in)
 		    &why)) == NULL)
 			return (-1);
 		idp_configure(msg);
-		/* Its copy of the secret goes with it. */
+		/* Its copies of the secrets go with it. */
+		secret_wipe_tree(msg);
 		json_decref(msg);
 		return (0);
 	case MSG_IDP_REFRESH:

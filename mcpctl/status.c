@@ -59,7 +59,6 @@ json_str_or(json_t *o, const char *key, const char *def)
 	return (s != NULL ? s : def);
 }
 
-/* Print an integer field, or "-" when it is negative or absent. */
 /* Print an error a peer may have worded (an upstream's, an issuer's), or
  * "-", and end the line: its control characters are shown, not sent to
  * the terminal. */
@@ -76,6 +75,7 @@ print_text(json_t *v)
 	printf("%s\n", text);
 }
 
+/* Print an integer field, or "-" when it is negative or absent. */
 static void
 print_int(json_t *o, const char *key, int width)
 {

@@ -508,7 +508,6 @@ control_read_cb(struct bufferevent *bev, void *arg)
 	control_process(arg);
 }
 
-/* The replies have been read: read requests again. */
 /* Close a client that is done sending once its replies are out. */
 static void
 control_done_if_eof(struct control_conn *cc)
@@ -518,6 +517,7 @@ control_done_if_eof(struct control_conn *cc)
 		control_close_client(cc);
 }
 
+/* The replies have been read: read requests again. */
 static void
 control_write_cb(struct bufferevent *bev, void *arg)
 {

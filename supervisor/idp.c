@@ -625,7 +625,13 @@ idp_frame(void *arg, const struct frame_hdr *hdr, struct evbuffer *in)
 		    msg_type_name(hdr->type));
 		return (-1);
 	}
-	if ((msg = frame_take_json(in, hdr, &why)) == NULL) {
+	/* Introspection's and exchange's answers carry tokens. */
+	if (hdr->type == MSG_IDP_INTROSPECTED ||
+	    hdr->type == MSG_IDP_EXCHANGED)
+		msg = frame_take_json_secret(in, hdr, &why);
+	else
+		msg = frame_take_json(in, hdr, &why);
+	if (msg == NULL) {
 		log_warnx("issuer %s: %s frame: %s", d->ic->issuer,
 		    msg_type_name(hdr->type), why);
 		return (-1);
@@ -654,6 +660,8 @@ idp_frame(void *arg, const struct frame_hdr *hdr, struct evbuffer *in)
 		d->refreshing = 0;
 		waiters_fire_all(d);
 	}
+	if (hdr->type == MSG_IDP_INTROSPECTED || hdr->type == MSG_IDP_EXCHANGED)
+		secret_wipe_tree(msg);
 	json_decref(msg);
 	return (0);
 }

@@ -914,7 +914,7 @@ http_tp_stop(struct conn *c)
 	curlev_free(tp->cev);
 	if (tp->listen_timer != NULL)
 		event_free(tp->listen_timer);
-	curl_slist_free_all(tp->extra);
+	curlev_headers_free(tp->extra);
 	free(tp->listen_last);
 	free(tp->session);
 	free(tp);

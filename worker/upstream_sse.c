@@ -431,7 +431,7 @@ sse_tp_stop(struct conn *c)
 	curl_easy_cleanup(tp->stream);
 	curlev_free(tp->cev);
 	curlev_headers_free(tp->stream_headers);
-	curl_slist_free_all(tp->extra);
+	curlev_headers_free(tp->extra);
 	sse_parser_free(&tp->parser);
 	free(tp->challenge);
 	free(tp->endpoint);

@@ -1923,8 +1923,8 @@ START_TEST(test_ws_path_reserved)
 		snprintf(text, sizeof text, "\nws_path = \"%s\";", taken[i]);
 		snprintf(want, sizeof want, "t.conf:2: ws_path %s: the gateway "
 		    "serves it already (%s)", taken[i],
-		    i == 7 ? "/.well-known" : i == 8 ? "redirect_uri" :
-		    taken[i]);
+		    i == 7 ? "/.well-known" : i == 8 ? "default redirect_uri "
+		    "/oauth/callback" : taken[i]);
 		parse_err(text, want);
 	}
 	conf_free(parse_ok("ws_path = \"/.well-knowns\";"));

@@ -546,7 +546,8 @@ START_TEST(test_conf_errors)
 		{ "endpoints = ( { path = \"/metrics\"; } );", "/metrics" },
 		{ "endpoints = ( { path = \"/healthz\"; } );", "/healthz" },
 		{ "endpoints = ( { path = \"/oauth/callback\"; } );",
-		    "collides with the gateway's redirect_uri" },
+		    "collides with the gateway's default redirect_uri "
+		    "/oauth/callback" },
 		{ "oauth_client = { redirect_uri = \"http://127.0.0.1:8931/"
 		    "back\"; client_metadata_url = \"https://gw.example/"
 		    "client.json\"; };\nendpoints = ( { path = \"/back\"; } );",
