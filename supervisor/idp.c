@@ -28,12 +28,12 @@
 #include <event2/buffer.h>
 #include <event2/event.h>
 
+#include "idp_priv.h"
 #include "iochan.h"
 #include "jose.h"
 #include "log.h"
 #include "secret.h"
 #include "supervisor.h"
-#include "idp_priv.h"
 #include "xmalloc.h"
 
 #define IDP_FIRST_DELAY		1	/* seconds of backoff, doubling */
