@@ -144,14 +144,13 @@ is "the daemon still answers mcpctl" "$(state demo)" ready
 # replies are more than the daemon writes before it reads the end (it
 # closed on the rest).
 out=$(python3 -c '
-import json, socket, struct, sys
+import json, socket, struct, sys, time
 s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
 s.settimeout(10)
 s.connect(sys.argv[1])
 body = json.dumps({"command": "status"}).encode()
 s.sendall((struct.pack("!IHHII", len(body), 64, 0, 0, 0) + body) * 3000)
 s.shutdown(socket.SHUT_WR)
-import time
 time.sleep(1)
 data = b""
 while True:
