@@ -33,6 +33,7 @@ struct iochan {
 	iochan_read_cb		 read_cb;
 	iochan_drain_cb		 drain_cb;
 	iochan_drain_cb		 progress_cb;	/* some written, or NULL */
+	iochan_count_cb		 count_cb;	/* output changed, or NULL */
 	iochan_event_cb		 event_cb;
 	void			*arg;
 	int			 reading;
@@ -229,6 +230,8 @@ iochan_out_cb(struct evbuffer *buf, const struct evbuffer_cb_info *info,
 {
 	struct iochan	*ch = arg;
 
+	if (ch->count_cb != NULL)
+		ch->count_cb(ch, info->n_added, info->n_deleted, ch->arg);
 	if (info->n_added > 0 && !ch->blocked)
 		event_active(ch->flush, EV_TIMEOUT, 0);
 }
@@ -335,6 +338,23 @@ void
 iochan_on_progress(struct iochan *ch, iochan_drain_cb cb)
 {
 	ch->progress_cb = cb;
+}
+
+void
+iochan_on_output(struct iochan *ch, iochan_count_cb cb)
+{
+	ch->count_cb = cb;
+}
+
+void
+iochan_prefetch(struct iochan *ch, int depth)
+{
+	if (depth == 0) {
+		__builtin_prefetch(ch);
+		return;
+	}
+	__builtin_prefetch(ch->out);
+	__builtin_prefetch(ch->flush);
 }
 
 void

@@ -32,6 +32,9 @@ typedef void (*iochan_read_cb)(struct iochan *, void *);
 typedef void (*iochan_drain_cb)(struct iochan *, void *);
 /* End of input, an error or a timeout (IOCHAN_* flags). */
 typedef void (*iochan_event_cb)(struct iochan *, int, void *);
+/* The output changed: added bytes were queued, deleted ones written. */
+typedef void (*iochan_count_cb)(struct iochan *, size_t added,
+		    size_t deleted, void *);
 
 /*
  * Take a non-blocking descriptor (closed by iochan_free); reading is on,
@@ -64,6 +67,17 @@ void		 iochan_timeouts(struct iochan *, int read, int write);
  * all of it (the drain callback says when all of it went).
  */
 void		 iochan_on_progress(struct iochan *, iochan_drain_cb cb);
+/*
+ * Call cb at every change of the output.  The channel's own callback on its
+ * output buffer calls it: one callback a change, not two.
+ */
+void		 iochan_on_output(struct iochan *, iochan_count_cb cb);
+/*
+ * Ask the CPU for the lines a write to the channel reads, ahead of it:
+ * depth 0 the channel, 1 its output buffer and flush event (reading what
+ * depth 0 fetched).  For a loop over many channels (a broadcast).
+ */
+void		 iochan_prefetch(struct iochan *, int depth);
 /* Write what is queued now, blocking for at most ms (for exit paths). */
 void		 iochan_flush_wait(struct iochan *, int ms);
 

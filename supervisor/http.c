@@ -45,8 +45,7 @@ static void	http_drain_cb(struct iochan *, void *);
 static void	http_progress_cb(struct iochan *, void *);
 static void	http_event_cb(struct iochan *, int, void *);
 static void	http_next_cb(evutil_socket_t, short, void *);
-static void	http_count_cb(struct evbuffer *,
-		    const struct evbuffer_cb_info *, void *);
+static void	http_count_cb(struct iochan *, size_t, size_t, void *);
 static void	http_in_cb(struct evbuffer *,
 		    const struct evbuffer_cb_info *, void *);
 
@@ -166,8 +165,8 @@ http_adopt(int fd, const struct sockaddr *sa, const struct http_service *svc)
 	c->ch = iochan_new(base, fd, http_read_cb, http_drain_cb,
 	    http_event_cb, c);
 	iochan_on_progress(c->ch, http_progress_cb);
+	iochan_on_output(c->ch, http_count_cb);
 	TAILQ_INIT(&c->passing);
-	evbuffer_add_cb(iochan_output(c->ch), http_count_cb, c);
 	evbuffer_add_cb(iochan_input(c->ch), http_in_cb, NULL);
 	iochan_read_size(c->ch, HTTP_READ_SIZE);
 	iochan_timeouts(c->ch, 0, HTTP_WRITE_TIMEOUT);
@@ -188,21 +187,20 @@ http_queued_key(const void *p)
  * those far behind in a heap, so finding the furthest is no walk.
  */
 static void
-http_count_cb(struct evbuffer *buf, const struct evbuffer_cb_info *info,
-    void *arg)
+http_count_cb(struct iochan *ch, size_t added, size_t deleted, void *arg)
 {
 	struct http_conn	*c = arg;
 
-	c->out_total += info->n_added;
-	queued_total += info->n_added;
-	queued_total -= info->n_deleted;
-	metrics_bytes(0, info->n_deleted);
+	c->out_total += added;
+	queued_total += added;
+	queued_total -= deleted;
+	metrics_bytes(0, deleted);
 	if (!slow_ready) {
 		heap_init(&slow, http_queued_key,
 		    offsetof(struct http_conn, slow_pos));
 		slow_ready = 1;
 	}
-	if (evbuffer_get_length(buf) < HTTP_SLOW_MIN)
+	if (iochan_queued(ch) < HTTP_SLOW_MIN)
 		heap_remove(&slow, c);
 	else if (c->slow_pos != 0)
 		heap_update(&slow, c);
@@ -319,6 +317,15 @@ struct stream *
 http_conn_stream(struct http_conn *c)
 {
 	return (c->stream);
+}
+
+void
+http_conn_prefetch(struct http_conn *c, int depth)
+{
+	if (depth == 0)
+		__builtin_prefetch(c);
+	else
+		iochan_prefetch(c->ch, depth - 1);
 }
 
 struct stream_passing *

@@ -61,8 +61,17 @@ enum http_state {
 
 /* One client connection; owned by the connection list. */
 struct http_conn {
+	/* What a write to a stream reads, first: one cache line. */
 	struct iochan		*ch;
 	enum http_state		 state;
+	struct stream		*stream;	/* borrowed */
+	uint64_t		 out_total;	/* bytes ever queued to its
+						   output */
+	unsigned int		 wrote_tick;	/* heartbeat tick of the last
+						   event-stream write */
+	size_t			 slow_pos;	/* in the heap of connections
+						   HTTP_SLOW_MIN behind, or 0 */
+	int			 doomed;	/* to close from the loop */
 	const struct http_service *svc;
 	char			*headbuf;	/* the head's bytes */
 	char			*method;
@@ -76,12 +85,9 @@ struct http_conn {
 	int			 too_big;	/* body over max_body */
 	int			 check_keep;	/* keepalive, while a check
 						   decides later */
-	struct stream		*stream;	/* borrowed */
 	struct stream_passing	 passing;	/* borrowed: finished POST
 						   streams its output still
 						   holds the end of */
-	uint64_t		 out_total;	/* bytes ever queued to its
-						   output */
 	/*
 	 * Deadlines, not inactivity timers: a head must be complete within
 	 * HTTP_HEAD_TIMEOUT of its first byte (of the accept, for the first
@@ -102,14 +108,9 @@ struct http_conn {
 						   its end (so far none) */
 	int64_t			 body_start;	/* monotonic ms */
 	uint64_t		 body_bytes;	/* received so far */
-	unsigned int		 wrote_tick;	/* heartbeat tick of the last
-						   event-stream write */
 	unsigned int		 on_beat;	/* its heartbeat phase + 1, or 0
 						   if on no heartbeat list */
 	TAILQ_ENTRY(http_conn)	 beat_entry;	/* the list of its phase */
-	size_t			 slow_pos;	/* in the heap of connections
-						   HTTP_SLOW_MIN behind, or 0 */
-	int			 doomed;	/* to close from the loop */
 	int			 linger;	/* closing after a response: read
 					   what the client still sends */
 	int			 nolog;		/* no access log line for the

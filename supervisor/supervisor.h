@@ -523,6 +523,12 @@ uint64_t	 http_conn_offset(struct http_conn *);
 uint64_t	 http_conn_passed(struct http_conn *);
 /* The stream that owns the response under way, or NULL. */
 struct stream	*http_conn_stream(struct http_conn *);
+/*
+ * Ask the CPU for the lines a write to the connection reads, ahead of it:
+ * depth 0 the connection, 1 its channel, 2 the channel's output; each
+ * depth reads what the one before fetched (broadcast.c).
+ */
+void		 http_conn_prefetch(struct http_conn *, int depth);
 /* Finished POST streams waiting for the connection's output to pass
  * their response (stream.c's; the connection only holds the list). */
 struct stream_passing *http_conn_passing(struct http_conn *);
@@ -1586,6 +1592,25 @@ void		 sampling_provider_down(struct provider *, const char *why);
 
 /* session.c: client sessions. */
 struct session {
+	/* What a broadcast's round reads of every session, first: two
+	 * cache lines, not one a field (broadcast.c). */
+	int			 initialized;
+	int			 modern;	/* the 2026-07-28 requests of one
+						   principal (modern.c) */
+	struct stream		*only;		/* legacy or WebSocket: its one
+						   stream, for everything */
+	int			 loglevel;	/* -1: not set */
+	struct view		*view;		/* NULL: the global catalog */
+	TAILQ_HEAD(, stream)	 streams;
+	uint64_t		 bcast_no;	/* the last broadcast it had */
+	uint64_t		 view_left;	/* the last broadcast issued when
+						   it left its view: list
+						   changes up to it were in
+						   what the view told it */
+	struct vendpoint	*vep;		/* its endpoint, or NULL: /mcp */
+	TAILQ_ENTRY(session)	 entry;
+	uint64_t		 order;		/* of creation, from 1 */
+	/* The rest. */
 	uint32_t		 no;		/* number in frames */
 	uint64_t		 key;		/* first 64 bits of id */
 	char			 id[33];	/* hex, 128 random bits (logs
@@ -1595,18 +1620,13 @@ struct session {
 	char			 version[16];	/* negotiated protocol */
 	json_t			*client_caps;
 	json_t			*client_info;
-	int			 initialized;
 	int			 legacy;	/* HTTP+SSE (2024-11-05) */
 	uint8_t			 transport;	/* enum obs_transport */
 	int64_t			 created;	/* monotonic ms */
 	char			 peer[48];	/* who created it */
-	int			 modern;	/* the 2026-07-28 requests of one
-						   principal (modern.c) */
 	unsigned int		 nparked;	/* its parked calls */
 	unsigned int		 nlistens;	/* its subscriptions/listen */
 	struct strmap		 listen_subs;	/* uri -> listens wanting it */
-	struct stream		*only;		/* legacy or WebSocket: its one
-						   stream, for everything */
 	uint64_t		 credential;	/* of the request that made it */
 	char			*client_name;	/* a named client's, or NULL */
 	struct oauth_grant	*grant;		/* the OAuth token of its last
@@ -1620,14 +1640,12 @@ struct session {
 	TAILQ_HEAD(, ctcall)	 ctcalls_out;	/* it made */
 	unsigned int		 nctcalls;	/* to its tools */
 	unsigned int		 nctcalls_out;	/* it made */
-	int			 loglevel;	/* -1: not set */
 	int64_t			 last_active;
 	struct pending_list	 pending;
 	unsigned int		 npending;
 	struct up_request_list	 up_requests;	/* awaiting our client */
 	unsigned int		 nup_requests;
 	struct strmap		 subs;		/* uri -> upstream */
-	struct view		*view;		/* NULL: the global catalog */
 	TAILQ_HEAD(, view_part)	 parts;		/* per-session upstreams */
 	TAILQ_HEAD(, view_wait)	 waiting;	/* requests for the view */
 	unsigned int		 nwaiting;
@@ -1635,25 +1653,15 @@ struct session {
 	unsigned int		 view_gen;	/* parts checked at */
 	int			 view_flushing;	/* answering what waited */
 	int			 listed;	/* answered from its view */
-	TAILQ_HEAD(, stream)	 streams;
 	unsigned int		 nstreams;
 	uint32_t		 next_stream;
-	uint64_t		 bcast_no;	/* the last broadcast it had */
-	uint64_t		 view_left;	/* the last broadcast issued when
-						   it left its view: list
-						   changes up to it were in
-						   what the view told it */
-	struct vendpoint	*vep;		/* its endpoint, or NULL: /mcp */
 	TAILQ_ENTRY(session)	 vep_entry;	/* its endpoint's sessions */
 	struct trace_in		*trace_in;	/* trace context of its HTTP
 						   request or WebSocket
 						   upgrade (trace.c), or NULL */
-	TAILQ_ENTRY(session)	 entry;
-	/* Last, off the lines a broadcast's round reads. */
 	TAILQ_ENTRY(session)	 modern_entry;	/* if modern */
 	LIST_HEAD(, listen)	 listens;	/* its subscriptions/listen
 						   (modern_listen.c) */
-	uint64_t		 order;		/* of creation, from 1 */
 };
 
 /*

@@ -5,7 +5,7 @@
  * no timeout keeps one already armed, which cut every event stream at 30 s);
  * output of many pieces, more than the kernel takes at once, arrives whole
  * and in order, on a socket (send and recvmsg) as on a pipe (writev and
- * readv).
+ * readv); the output callback counts what is queued and written.
  */
 #include "config.h"
 
@@ -118,6 +118,47 @@ START_TEST(test_write_and_read)
 }
 END_TEST
 
+static size_t	counted_added, counted_deleted, counted_queued;
+
+/* Count the output's changes, as http.c does for max_buffered. */
+static void
+count_cb(struct iochan *ch, size_t added, size_t deleted, void *arg)
+{
+	counted_added += added;
+	counted_deleted += deleted;
+	counted_queued = iochan_queued(ch);
+}
+
+/* The output callback sees what is queued and what is written. */
+START_TEST(test_output_counted)
+{
+	struct event_base	*base = event_base_new();
+	struct iochan		*ch;
+	char			 buf[16];
+	int			 sv[2];
+
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0,
+	    sv), 0);
+	counted_added = counted_deleted = counted_queued = 0;
+	ch = iochan_new(base, sv[0], read_cb, NULL, event_cb, NULL);
+	iochan_on_output(ch, count_cb);
+	evbuffer_add(iochan_output(ch), "hello", 5);
+	evbuffer_add(iochan_output(ch), ", you", 5);
+	ck_assert_uint_eq(counted_added, 10);
+	ck_assert_uint_eq(counted_deleted, 0);
+	ck_assert_uint_eq(counted_queued, 10);
+	/* Written at the end of the turn, and counted so. */
+	run_for(base, 100);
+	ck_assert_uint_eq(counted_deleted, 10);
+	ck_assert_uint_eq(counted_queued, 0);
+	ck_assert_int_eq(read(sv[1], buf, sizeof buf), 10);
+	ck_assert_int_eq(memcmp(buf, "hello, you", 10), 0);
+	iochan_free(ch);
+	close(sv[1]);
+	event_base_free(base);
+}
+END_TEST
+
 #define PIECES		1000	/* pieces of output, each a chain */
 #define PIECE_SIZE	3001	/* bytes in each: 3 MB in all */
 
@@ -201,6 +242,7 @@ iochan_suite(void)
 	tcase_add_test(tc, test_read_timeout_fires);
 	tcase_add_test(tc, test_read_timeout_cleared);
 	tcase_add_test(tc, test_write_and_read);
+	tcase_add_test(tc, test_output_counted);
 	tcase_add_test(tc, test_pieces_socket);
 	tcase_add_test(tc, test_pieces_pipe);
 	suite_add_tcase(s, tc);
