@@ -38,6 +38,7 @@ static size_t			 ncreds;
 static int			 any_rights;	/* the rights of all, or'd */
 static char			*lock_token;	/* the lock file's, or NULL */
 static char			*lock_path;	/* written by us, or NULL */
+static char			*lock_url;	/* what it says, or NULL */
 
 /* Free a table of credentials, wiping the secrets. */
 static void
@@ -131,7 +132,9 @@ auth_build(const struct conf *c, struct credential **out, size_t *nout,
 		    what, err, errlen) != 0)
 			goto bad;
 	}
-	if (lock_token != NULL && auth_add(&t, lock_token, NULL,
+	/* The lock file's, unless this configuration removes it. */
+	if (lock_token != NULL && c->ws_lockfile != NULL && auth_add(&t,
+	    lock_token, NULL,
 	    AUTH_MCP | AUTH_METRICS, "ws_lockfile", err, errlen) != 0)
 		goto bad;
 	*out = t.v;
@@ -274,19 +277,17 @@ auth_client(uint64_t id, const char **client)
 	return (-1);
 }
 
-int
-auth_lockfile_write(const char *path, const char *url, int port)
+/* Write the lock file at path with token, whole, mode 0600; -1 on failure
+ * (logged, err set). */
+static int
+auth_lockfile_write(const char *path, const char *url, int port,
+    const char *token, char *err, size_t errlen)
 {
-	unsigned char	 raw[32];
-	char		*tmp, token[sizeof raw * 2 + 1];
 	json_t		*o;
-	char		*text;
+	char		*text, *tmp;
 	int		 fd, r = -1;
-	size_t		 i, len;
+	size_t		 len;
 
-	fill_random(raw, sizeof raw);
-	for (i = 0; i < sizeof raw; i++)
-		snprintf(token + 2 * i, 3, "%02x", raw[i]);
 	o = json_pack("{s:I, s:s, s:i, s:s, s:s}", "pid", (json_int_t)getpid(),
 	    "url", url, "port", port, "transport", "ws", "authToken", token);
 	text = json_dumps(o, JSON_INDENT(2));
@@ -296,14 +297,17 @@ auth_lockfile_write(const char *path, const char *url, int port)
 	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
 	    0600);
 	if (fd < 0)
-		log_warn("ws_lockfile %s", tmp);
+		snprintf(err, errlen, "ws_lockfile %s: %s", tmp,
+		    strerror(errno));
 	else {
 		len = strlen(text);
 		if (write(fd, text, len) != (ssize_t)len ||
 		    write(fd, "\n", 1) != 1 || fsync(fd) != 0)
-			log_warn("ws_lockfile %s", tmp);
+			snprintf(err, errlen, "ws_lockfile %s: %s", tmp,
+			    strerror(errno));
 		else if (rename(tmp, path) != 0)
-			log_warn("ws_lockfile %s", path);
+			snprintf(err, errlen, "ws_lockfile %s: %s", path,
+			    strerror(errno));
 		else
 			r = 0;
 		close(fd);
@@ -313,21 +317,97 @@ auth_lockfile_write(const char *path, const char *url, int port)
 	explicit_bzero(text, strlen(text));
 	free(text);
 	free(tmp);
-	if (r == 0) {
-		free(lock_token);
-		lock_token = xstrdup(token);
-		free(lock_path);
-		lock_path = xstrdup(path);
-	}
-	explicit_bzero(token, sizeof token);
 	return (r);
 }
 
-void
-auth_lockfile_remove(void)
+/* Remove the lock file we wrote, if any. */
+static void
+auth_lockfile_unlink(void)
 {
 	if (lock_path != NULL && unlink(lock_path) != 0 && errno != ENOENT)
 		log_warn("ws_lockfile %s", lock_path);
 	free(lock_path);
 	lock_path = NULL;
+	free(lock_url);
+	lock_url = NULL;
+}
+
+/* Forget the lock file's token: no longer accepted once the table is
+ * built again. */
+static void
+auth_lockfile_forget(void)
+{
+	if (lock_token != NULL) {
+		explicit_bzero(lock_token, strlen(lock_token));
+		free(lock_token);
+		lock_token = NULL;
+	}
+}
+
+int
+auth_lockfile_apply(const struct conf *c, const char *bound, char *err,
+    size_t errlen)
+{
+	unsigned char	 raw[32];
+	char		 token[sizeof raw * 2 + 1], url[256];
+	const char	*colon = strrchr(bound, ':');
+	size_t		 i;
+	int		 had = lock_token != NULL;
+
+	if (c->ws_lockfile == NULL || c->ws_path[0] == '\0' ||
+	    colon == NULL) {
+		if (c->ws_lockfile != NULL)
+			snprintf(err, errlen, "ws_lockfile: no WebSocket "
+			    "endpoint (ws_path is empty), not written%s",
+			    had ? "; its file is removed and its token no "
+			    "longer accepted" : "");
+		else if (had)
+			snprintf(err, errlen, "ws_lockfile removed: %s is "
+			    "removed and its token no longer accepted",
+			    lock_path != NULL ? lock_path : "its file");
+		auth_lockfile_unlink();
+		auth_lockfile_forget();
+		if (had && auth_configure(c, err, errlen) != 0)
+			return (-1);
+		return (c->ws_lockfile != NULL || had ? 1 : 0);
+	}
+	snprintf(url, sizeof url, "ws://%s%s", bound, c->ws_path);
+	/* Where and what it already says: nothing to do. */
+	if (lock_path != NULL && strcmp(lock_path, c->ws_lockfile) == 0 &&
+	    lock_url != NULL && strcmp(lock_url, url) == 0)
+		return (0);
+	/* A fresh token at the start; the same one when it moves. */
+	if (lock_token == NULL) {
+		fill_random(raw, sizeof raw);
+		for (i = 0; i < sizeof raw; i++)
+			snprintf(token + 2 * i, 3, "%02x", raw[i]);
+		explicit_bzero(raw, sizeof raw);
+	} else
+		snprintf(token, sizeof token, "%s", lock_token);
+	if (auth_lockfile_write(c->ws_lockfile, url, atoi(colon + 1), token,
+	    err, errlen) != 0) {
+		explicit_bzero(token, sizeof token);
+		return (-1);
+	}
+	if (lock_path != NULL && strcmp(lock_path, c->ws_lockfile) != 0 &&
+	    unlink(lock_path) != 0 && errno != ENOENT)
+		log_warn("ws_lockfile %s", lock_path);
+	free(lock_path);
+	lock_path = xstrdup(c->ws_lockfile);
+	free(lock_url);
+	lock_url = xstrdup(url);
+	if (lock_token == NULL)
+		lock_token = xstrdup(token);
+	explicit_bzero(token, sizeof token);
+	log_info("wrote %s for %s", lock_path, url);
+	if (!had)
+		return (auth_configure(c, err, errlen));
+	return (0);
+}
+
+void
+auth_lockfile_remove(void)
+{
+	auth_lockfile_unlink();
+	auth_lockfile_forget();
 }

@@ -23,6 +23,7 @@ char			*stdio_worker_path;
 char			 listen_bound[128];
 char			 metrics_bound[128];
 const char		*control_arg;
+int			 listen_scope;
 time_t			 daemon_started;
 void			(*daemon_exit)(const char *);
 

@@ -359,15 +359,18 @@ preflight_state_key(const struct conf *c, char *why, size_t len)
 }
 
 int
-preflight(const struct conf *c, int flags, void (*warn)(const char *),
-    char *err, size_t errlen)
+preflight(const struct conf *c, int flags, int *scope,
+    void (*warn)(const char *), char *err, size_t errlen)
 {
 	struct sockaddr_un	 sun;
 	struct stat		 st;
 	char			 why[512];
 	int			 loopback = 1, mloopback = 1, tokens;
 
-	if (!(flags & PREFLIGHT_RELOAD)) {
+	if (flags & PREFLIGHT_RELOAD) {
+		loopback = !(flags & PREFLIGHT_WIDE);
+		mloopback = !(flags & PREFLIGHT_MWIDE);
+	} else {
 		if (preflight_listen(c, c->listen, c->listen_line, &loopback,
 		    err, errlen) != 0)
 			return (-1);
@@ -403,16 +406,18 @@ preflight(const struct conf *c, int flags, void (*warn)(const char *),
 	if (preflight_oauth(c, warn, err, errlen) != 0)
 		return (-1);
 	preflight_pass_env(c, warn);
-	if (flags & PREFLIGHT_RELOAD)
-		return (0);
-	/* With oauth every request needs a token. */
-	if (c->oauth != NULL)
+	if (scope != NULL)
+		*scope = (loopback ? 0 : PREFLIGHT_WIDE) |
+		    (mloopback ? 0 : PREFLIGHT_MWIDE);
+	/* With oauth every request needs a token; so with a lock file. */
+	if (c->oauth != NULL || (c->ws_lockfile != NULL &&
+	    c->ws_path[0] != '\0'))
 		tokens |= AUTH_MCP | AUTH_METRICS;
-	if (!loopback && !(tokens & AUTH_MCP) && c->ws_lockfile == NULL)
+	if (!loopback && !(tokens & AUTH_MCP))
 		preflight_warn(warn, "listen %s is beyond loopback and there "
 		    "are no auth_tokens or clients: any client that can reach "
 		    "it can use every upstream", c->listen);
-	if (!mloopback && !tokens && c->ws_lockfile == NULL)
+	if (!mloopback && !tokens)
 		preflight_warn(warn, "metrics_listen %s is beyond loopback and "
 		    "there are no tokens: any client that can reach it can read "
 		    "the metrics, which name every upstream; set "

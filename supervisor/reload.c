@@ -125,6 +125,17 @@ reload_warn(const char *msg)
 		json_array_append_new(reload_warnings, json_string(msg));
 }
 
+/* Move, write or remove the lock file as the reloaded ws_lockfile and
+ * ws_path say; a failure is a warning, the old file kept. */
+static void
+reload_lockfile(void)
+{
+	char	err[512];
+
+	if (auth_lockfile_apply(conf, listen_bound, err, sizeof err) != 0)
+		reload_warn(err);
+}
+
 /* Reload failed: log it, say so to mcpctl; nothing changed. */
 static json_t *
 reload_refused(const char *err)
@@ -161,8 +172,8 @@ reload(void)
 	if ((next = conf_load(conf->file, err, sizeof err)) == NULL)
 		return (reload_refused(err));
 	reload_warnings = warnings = json_array();
-	if (preflight(next, PREFLIGHT_RELOAD, reload_warn, err,
-	    sizeof err) != 0) {
+	if (preflight(next, PREFLIGHT_RELOAD | listen_scope, NULL, reload_warn,
+	    err, sizeof err) != 0) {
 		reload_warnings = NULL;
 		json_decref(warnings);
 		conf_free(next);
@@ -216,6 +227,9 @@ reload(void)
 	provider_apply(conf, report);
 	idp_apply(conf, report);
 	trace_apply(old->tracing);
+	reload_warnings = warnings;
+	reload_lockfile();
+	reload_warnings = NULL;
 	session_configure();
 	ctools_configure();
 	http_configure();

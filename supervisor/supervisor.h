@@ -161,9 +161,18 @@ int		 auth_check(const char *, size_t, uint64_t *id,
 /* The client name of a token by its id as configured now (a reload may
  * have changed it; NULL for an unnamed one): -1 if no token has the id. */
 int		 auth_client(uint64_t id, const char **client);
-/* Write the lock file with a fresh token (accepted from then on, after
- * auth_configure); remove it at exit. */
-int		 auth_lockfile_write(const char *path, const char *url, int port);
+/*
+ * Bring the lock file (ws_lockfile) in line with a configuration in use,
+ * the gateway listening at bound: at the start it is written with a fresh
+ * token, accepted from then on; a reload that moves it or changes its URL
+ * (ws_path) writes it again with the same token, one that removes it
+ * removes the file and its token.  0 if done; 1 with err set to a warning
+ * (no WebSocket endpoint, or the file removed); -1 with err set if it
+ * cannot be written (nothing changed).
+ */
+int		 auth_lockfile_apply(const struct conf *, const char *bound,
+		    char *err, size_t errlen);
+/* Remove the lock file at exit. */
 void		 auth_lockfile_remove(void);
 
 /* breaker.c: an upstream's circuit breaker. */
@@ -431,6 +440,8 @@ extern char			*stdio_worker_path;
 extern char			 listen_bound[128];	/* actual address */
 extern char			 metrics_bound[128];	/* metrics_listen's */
 extern const char		*control_arg;		/* -s, or NULL */
+extern int			 listen_scope;		/* PREFLIGHT_WIDE,
+							   PREFLIGHT_MWIDE */
 extern time_t			 daemon_started;	/* wall clock */
 /* Begin an orderly exit (set by main; NULL in test harnesses). */
 extern void			(*daemon_exit)(const char *why);
@@ -1081,9 +1092,16 @@ int		 pin_open(const char *dir, int configured, char *err,
 		    size_t errlen);
 
 /* preflight.c: what startup checks beyond the file's syntax. */
-#define PREFLIGHT_RELOAD	0x1	/* the listen address is kept */
-/* Check a configuration; warnings go to warn; -1 with err set. */
-int		 preflight(const struct conf *, int flags,
+#define PREFLIGHT_RELOAD	0x1	/* the listen addresses are kept */
+#define PREFLIGHT_WIDE		0x2	/* listen reaches beyond loopback */
+#define PREFLIGHT_MWIDE		0x4	/* metrics_listen does */
+/*
+ * Check a configuration; warnings go to warn; -1 with err set.  At the
+ * start the listen addresses are resolved and scope (if not NULL) set to
+ * their PREFLIGHT_WIDE and PREFLIGHT_MWIDE; a reload keeps them, so its
+ * flags give those of the start (listen_scope), and nothing is resolved.
+ */
+int		 preflight(const struct conf *, int flags, int *scope,
 		    void (*warn)(const char *), char *err, size_t errlen);
 
 /*

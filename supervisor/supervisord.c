@@ -57,20 +57,15 @@ fill_random(void *buf, size_t len)
 static void
 lockfile_start(void)
 {
-	const char	*colon = strrchr(listen_bound, ':');
-	char		 url[256], err[256];
+	char	err[512];
 
-	if (conf->ws_path[0] == '\0' || colon == NULL) {
-		log_warnx("ws_lockfile: no WebSocket endpoint (ws_path is "
-		    "empty), not written");
-		return;
-	}
-	snprintf(url, sizeof url, "ws://%s%s", listen_bound, conf->ws_path);
-	if (auth_lockfile_write(conf->ws_lockfile, url, atoi(colon + 1)) != 0)
-		fatalx("ws_lockfile %s: cannot be written", conf->ws_lockfile);
-	if (auth_configure(conf, err, sizeof err) != 0)
+	switch (auth_lockfile_apply(conf, listen_bound, err, sizeof err)) {
+	case -1:
 		fatalx("%s", err);
-	log_info("wrote %s for %s", conf->ws_lockfile, url);
+	case 1:
+		log_warnx("%s", err);
+		break;
+	}
 }
 
 /* Print the usage; exit 0 if asked for (-h), 2 after a bad option. */
@@ -261,8 +256,8 @@ main(int argc, char **argv)
 		free(conf->file);
 		conf->file = path;
 	}
-	if (preflight(conf, 0, check ? warn_print : warn_log, err,
-	    sizeof err) != 0) {
+	if (preflight(conf, 0, &listen_scope, check ? warn_print : warn_log,
+	    err, sizeof err) != 0) {
 		fprintf(stderr, "%s\n", err);
 		exit(1);
 	}

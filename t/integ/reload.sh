@@ -6,7 +6,7 @@
 # file with an error, a token that cannot be read, or an access log that
 # cannot be opened, changes nothing (the request_state_key included); a
 # new instance name waits for a restart everywhere, 2026-07-28 tokens
-# included.
+# included; the lock file (ws_lockfile) is moved, removed and added.
 . "$(dirname "$0")/lib.sh"
 
 TAG=rl$$
@@ -189,5 +189,50 @@ like "a new requestState token: still rl1" "$out" '"requestState": "mcpsg1[.]rl1
 STATE2=$(sed -n 's/.*"requestState": "\([^"]*\)".*/\1/p' "$T/ir")
 like "and it resumes its call" "$(modern '{"prompt":"new"}' "$STATE2" 'resumed under the new key')" \
     '"text": "[^"]*resumed under the new key'
+stop_gateway
+
+# The lock file follows reloads: written at the start with a fresh token;
+# moved, or its URL changed (ws_path), with the same token, the old file
+# removed; removed with its token; added again with a fresh one.  A token
+# of auth_tokens stays, so that removing the lock file's leaves a token
+# to require.
+# token_of FILE: its authToken.  init_status TOKEN: the HTTP status of an
+# initialize with it.
+token_of() { sed -n 's/.*"authToken": "\([0-9a-f]*\)".*/\1/p' "$1"; }
+url_of() { sed -n 's/.*"url": "\([^"]*\)".*/\1/p' "$1"; }
+init_status() {
+	SID= status_of '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"curl","version":"1"}}}' \
+	    -H "Authorization: Bearer $1"
+}
+OTHER=another-token-0123456789abcdef
+GLOBALS="auth_tokens = [ \"$OTHER\" ]; ws_lockfile = \"$T/one.lock\";"
+start_gateway "$(demo demo)"
+TOK1=$(token_of "$T/one.lock")
+like "the lock file has a token" "$TOK1" '^[0-9a-f]{64}$'
+is "which opens a session" "$(init_status "$TOK1")" 200
+GLOBALS="auth_tokens = [ \"$OTHER\" ]; ws_lockfile = \"$T/two.lock\"; ws_path = \"/socket\";"
+write_conf "$(demo demo)"
+out=$("$MCPCTL" -s "$CTL" reload 2>&1) && rc=0 || rc=$?
+is "a reload moving the lock file succeeds" "$rc" 0
+ok "the old file is removed" test ! -e "$T/one.lock"
+is "the new one has the same token" "$(token_of "$T/two.lock")" "$TOK1"
+like "and the new URL" "$(url_of "$T/two.lock")" '^ws://127[.]0[.]0[.]1:[0-9]+/socket$'
+is "the token still opens a session" "$(init_status "$TOK1")" 200
+GLOBALS="auth_tokens = [ \"$OTHER\" ];"
+write_conf "$(demo demo)"
+out=$("$MCPCTL" -s "$CTL" reload 2>&1) && rc=0 || rc=$?
+like "a reload removing ws_lockfile warns" "$rc $out" "^0 .*warning: ws_lockfile removed: $T/two.lock is removed and its token no longer accepted"
+ok "the file is removed" test ! -e "$T/two.lock"
+is "its token no longer opens a session" "$(init_status "$TOK1")" 401
+is "the other token does" "$(init_status "$OTHER")" 200
+GLOBALS="auth_tokens = [ \"$OTHER\" ]; ws_lockfile = \"$T/one.lock\";"
+write_conf "$(demo demo)"
+out=$("$MCPCTL" -s "$CTL" reload 2>&1) && rc=0 || rc=$?
+TOK2=$(token_of "$T/one.lock")
+like "a reload adding it writes a fresh token" "$rc $TOK2" '^0 [0-9a-f]{64}$'
+ok "not the old one" test "$TOK2" != "$TOK1"
+is "which opens a session" "$(init_status "$TOK2")" 200
+is "and the old one does not" "$(init_status "$TOK1")" 401
+is "without a token: refused" "$(init_status x)" 401
 GLOBALS=
 finish

@@ -1096,13 +1096,61 @@ START_TEST(test_preflight)
 	    "p.conf", err, sizeof err);
 	ck_assert_msg(c != NULL, "%s", err);
 	unsetenv("MCPS_CHECK_OAUTH_UNSET");
-	ck_assert_int_eq(preflight(c, PREFLIGHT_RELOAD, NULL, err, sizeof err),
-	    -1);
+	ck_assert_int_eq(preflight(c, PREFLIGHT_RELOAD, NULL, NULL, err,
+	    sizeof err), -1);
 	ck_assert_msg(strstr(err, "p.conf:5: issuer https://i: introspection "
 	    "client_secret: ") == err, "%s", err);
 	setenv("MCPS_CHECK_OAUTH_UNSET", "s3cret", 1);
-	ck_assert_int_eq(preflight(c, PREFLIGHT_RELOAD, NULL, err, sizeof err),
-	    0);
+	ck_assert_int_eq(preflight(c, PREFLIGHT_RELOAD, NULL, NULL, err,
+	    sizeof err), 0);
+	conf_free(c);
+}
+END_TEST
+
+static char	preflight_warned[2048];
+
+/* Collect preflight's warnings. */
+static void
+preflight_collect(const char *msg)
+{
+	size_t	n = strlen(preflight_warned);
+
+	snprintf(preflight_warned + n, sizeof preflight_warned - n, "%s\n",
+	    msg);
+}
+
+/*
+ * A reload warns of an open gateway as the start does, for the addresses
+ * in use (its flags): beyond loopback without tokens, without
+ * allowed_hosts; a lock file is a token.
+ */
+START_TEST(test_preflight_reload_warns)
+{
+	struct conf	*c;
+	char		 err[1024];
+
+	c = conf_parse(SUP_BASE, "p.conf", err, sizeof err);
+	ck_assert_msg(c != NULL, "%s", err);
+	preflight_warned[0] = '\0';
+	ck_assert_int_eq(preflight(c, PREFLIGHT_RELOAD, NULL,
+	    preflight_collect, err, sizeof err), 0);
+	ck_assert_str_eq(preflight_warned, "");
+	ck_assert_int_eq(preflight(c, PREFLIGHT_RELOAD | PREFLIGHT_WIDE, NULL,
+	    preflight_collect, err, sizeof err), 0);
+	ck_assert_msg(strstr(preflight_warned, "listen 127.0.0.1:8931 is "
+	    "beyond loopback and there are no auth_tokens or clients") !=
+	    NULL, "%s", preflight_warned);
+	ck_assert_msg(strstr(preflight_warned, "no allowed_hosts") != NULL,
+	    "%s", preflight_warned);
+	conf_free(c);
+	c = conf_parse(SUP_BASE "ws_lockfile = \"/tmp/x.lock\";\n",
+	    "p.conf", err, sizeof err);
+	ck_assert_msg(c != NULL, "%s", err);
+	preflight_warned[0] = '\0';
+	ck_assert_int_eq(preflight(c, PREFLIGHT_RELOAD | PREFLIGHT_WIDE, NULL,
+	    preflight_collect, err, sizeof err), 0);
+	ck_assert_msg(strstr(preflight_warned, "no auth_tokens") == NULL,
+	    "%s", preflight_warned);
 	conf_free(c);
 }
 END_TEST
@@ -1211,6 +1259,7 @@ oauth_suite(void)
 	tcase_add_test(tc, test_introspection_shared);
 	tcase_add_test(tc, test_wait_hangup);
 	tcase_add_test(tc, test_preflight);
+	tcase_add_test(tc, test_preflight_reload_warns);
 	tcase_add_test(tc, test_nowait_not_cached);
 	tcase_add_test(tc, test_cache);
 	tcase_add_test(tc, test_metrics);
