@@ -136,10 +136,16 @@ reload_lockfile(void)
 		reload_warn(err);
 }
 
-/* Reload failed: log it, say so to mcpctl; nothing changed. */
+/*
+ * Reload failed: log it, say so to mcpctl; nothing changed.  reopen is why
+ * the access log could not be reopened where it was, or empty: logged too,
+ * unless it is the very error (the same file refused twice).
+ */
 static json_t *
-reload_refused(const char *err)
+reload_refused(const char *err, const char *reopen)
 {
+	if (reopen[0] != '\0' && strcmp(reopen, err) != 0)
+		log_warnx("reload: %s", reopen);
 	log_warnx("reload: %s; nothing changed", err);
 	notify_ready();
 	return (control_error("%s", err));
@@ -158,7 +164,7 @@ reload(void)
 	struct auth_table	 tokens;
 	struct state_key	 key;
 	json_t			*report, *warnings;
-	char			 err[1024];
+	char			 err[1024], reopen[1024] = "";
 
 	log_info("reloading %s", conf->file);
 	notify_reloading();
@@ -167,29 +173,29 @@ reload(void)
 	 * first, so that a file the reload refuses does not leave its lines
 	 * going to the rotated file.
 	 */
-	if (access_log_open(conf, err, sizeof err) != 0)
-		log_warnx("reload: %s", err);
+	if (access_log_open(conf, reopen, sizeof reopen) == 0)
+		reopen[0] = '\0';
 	if ((next = conf_load(conf->file, err, sizeof err)) == NULL)
-		return (reload_refused(err));
+		return (reload_refused(err, reopen));
 	reload_warnings = warnings = json_array();
 	if (preflight(next, PREFLIGHT_RELOAD | listen_scope, NULL, reload_warn,
 	    err, sizeof err) != 0) {
 		reload_warnings = NULL;
 		json_decref(warnings);
 		conf_free(next);
-		return (reload_refused(err));
+		return (reload_refused(err, reopen));
 	}
 	reload_warnings = NULL;
 	if (auth_prepare(next, &tokens, err, sizeof err) != 0) {
 		json_decref(warnings);
 		conf_free(next);
-		return (reload_refused(err));
+		return (reload_refused(err, reopen));
 	}
 	if (continuation_key(next, &key, err, sizeof err) != 0) {
 		auth_discard(&tokens);
 		json_decref(warnings);
 		conf_free(next);
-		return (reload_refused(err));
+		return (reload_refused(err, reopen));
 	}
 	/* The access log is reopened (logrotate), perhaps elsewhere; it
 	 * changes nothing when it fails. */
@@ -198,7 +204,7 @@ reload(void)
 		auth_discard(&tokens);
 		json_decref(warnings);
 		conf_free(next);
-		return (reload_refused(err));
+		return (reload_refused(err, reopen));
 	}
 
 	/* Nothing fails from here on.  What waits for a restart keeps its

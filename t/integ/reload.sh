@@ -6,7 +6,8 @@
 # file with an error, a token that cannot be read, or an access log that
 # cannot be opened, changes nothing (the request_state_key included); a
 # new instance name waits for a restart everywhere, 2026-07-28 tokens
-# included; the lock file (ws_lockfile) is moved, removed and added.
+# included; the lock file (ws_lockfile) is moved, removed and added; an
+# access log that cannot be reopened is told of once.
 . "$(dirname "$0")/lib.sh"
 
 TAG=rl$$
@@ -234,5 +235,21 @@ ok "not the old one" test "$TOK2" != "$TOK1"
 is "which opens a session" "$(init_status "$TOK2")" 200
 is "and the old one does not" "$(init_status "$TOK1")" 401
 is "without a token: refused" "$(init_status x)" 401
+
+# The access log's directory goes, then SIGHUP: the reopen and the
+# reload fail on the same file, and say so once.
+mkdir "$T/al"
+GLOBALS="auth_tokens = [ \"$OTHER\" ]; access_log = \"$T/al/access.log\";"
+write_conf "$(demo demo)"
+out=$("$MCPCTL" -s "$CTL" reload 2>&1) && rc=0 || rc=$?
+is "a reload to an access log" "$rc" 0
+rm -rf "$T/al"
+kill -HUP "$GW_PID"
+for _ in $(seq 100); do
+	grep -q "access.log: No such file or directory; nothing changed" "$T/log" && break
+	sleep 0.05
+done
+is "a log that cannot be reopened is refused once, not warned of first" \
+    "$(grep -c "access_log $T/al/access.log" "$T/log")" 1
 GLOBALS=
 finish
