@@ -38,7 +38,9 @@ usage(int asked)
 	    "                client, protocol, transport, age, calls in flight\n"
 	    "  tools [NAME]  the tools listed, their owners and original names"
 	    "\n"
-	    "  tools pins    tool definitions pinned, and which changed\n"
+	    "  tools pins [N]\n"
+	    "                tool definitions pinned, and which changed: at\n"
+	    "                most N (default 1000), those changed first\n"
 	    "  tools diff NAME\n"
 	    "                what changed in a pinned tool's definition\n"
 	    "  tools approve NAME [SHA256]\n"
@@ -69,9 +71,7 @@ usage(int asked)
 	exit(asked ? MCPCTL_EXIT_OK : MCPCTL_EXIT_USAGE);
 }
 
-/* Read a count (seconds for drain, sessions to list); -1 if it is not
- * one. */
-static long long
+long long
 count_arg(const char *s)
 {
 	char		*end;

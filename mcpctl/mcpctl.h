@@ -40,7 +40,12 @@ void		 clean(char *out, size_t len, const char *s, size_t max);
 void		 print_sessions(json_t *);
 void		 print_tools(json_t *, const char *name);
 
-/* pins.c: mcpctl tools pins, diff, approve and --; NULL or 0 if the
+/* mcpctl.c */
+/* Read a count (seconds for drain, sessions or pins to list); -1 if it is
+ * not one. */
+long long	 count_arg(const char *);
+
+/* pins.c: mcpctl tools pins [n], diff, approve and --; NULL or 0 if the
  * command line is not one of them. */
 json_t		*pins_request(int argc, char **argv);
 int		 pins_print(json_t *, int argc, char **argv);

@@ -26,6 +26,7 @@ json_t *
 pins_request(int argc, char **argv)
 {
 	const char	*sub = argv[1];
+	long long	 n;
 
 	if (argc == 2 && (strcmp(sub, "diff") == 0 ||
 	    strcmp(sub, "approve") == 0 || strcmp(sub, "--") == 0)) {
@@ -34,6 +35,16 @@ pins_request(int argc, char **argv)
 	}
 	if (argc == 2 && strcmp(sub, "pins") == 0)
 		return (json_pack("{s:s}", "command", "pins"));
+	if (argc == 3 && strcmp(sub, "pins") == 0) {
+		/* The daemon says which counts it takes. */
+		if ((n = count_arg(argv[2])) < 0) {
+			fprintf(stderr, "mcpctl: tools pins: \"%s\" is not a "
+			    "number of pins\n", argv[2]);
+			exit(MCPCTL_EXIT_USAGE);
+		}
+		return (json_pack("{s:s, s:I}", "command", "pins", "limit",
+		    (json_int_t)n));
+	}
 	if (argc == 3 && strcmp(sub, "diff") == 0)
 		return (json_pack("{s:s, s:s}", "command", "pin_diff", "name",
 		    argv[2]));
@@ -74,6 +85,7 @@ print_pins(json_t *reply)
 	json_t		*a, *p;
 	size_t		 i;
 	char		 when[40], what[160], tool[128];
+	long long	 total;
 	int		 w = 4;
 
 	a = json_object_get(reply, "pins");
@@ -93,8 +105,12 @@ print_pins(json_t *reply)
 		    "name", "") : "-", json_str_or(p, "state", "?"),
 		    json_str_or(p, "sha256", "?"), when, what);
 	}
-	printf("%zu pin%s, %lld held back; kept in %s\n", json_array_size(a),
-	    json_array_size(a) == 1 ? "" : "s", json_int_or(reply, "held"),
+	total = json_int_or(reply, "total");
+	printf("%lld pin%s", total, total == 1 ? "" : "s");
+	if ((long long)json_array_size(a) < total)
+		printf(" (%zu listed: those changed, then the newest)",
+		    json_array_size(a));
+	printf(", %lld held back; kept in %s\n", json_int_or(reply, "held"),
 	    json_is_string(json_object_get(reply, "store")) ?
 	    json_str_or(reply, "store", "") : "memory only (no state_dir)");
 }
@@ -145,7 +161,7 @@ pins_print(json_t *reply, int argc, char **argv)
 {
 	if (argc < 2)
 		return (0);
-	if (argc == 2 && strcmp(argv[1], "pins") == 0)
+	if ((argc == 2 || argc == 3) && strcmp(argv[1], "pins") == 0)
 		print_pins(reply);
 	else if (strcmp(argv[1], "diff") == 0)
 		print_diff(reply);

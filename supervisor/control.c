@@ -44,10 +44,6 @@
 #define CONTROL_COPY_MAX	4096
 #define CONTROL_PAUSE_MS	250	/* out of descriptors: stop accepting */
 #define CONTROL_DRAIN_DEFAULT	300	/* seconds of mcpctl drain */
-/* Sessions mcpctl sessions lists: about 250 bytes and 5 µs each. */
-#define CONTROL_SESSIONS_DEFAULT	1000
-#define CONTROL_SESSIONS_MAX		10000
-#define CONTROL_SESSIONS_MAX_TEXT	"10000"
 
 /* One connection to the control socket. */
 struct control_conn {
@@ -281,21 +277,21 @@ control_session_one(struct session *s, void *arg)
 }
 
 /*
- * The newest sessions, at most limit (default CONTROL_SESSIONS_DEFAULT),
+ * The newest sessions, at most limit (default CONTROL_LIST_DEFAULT),
  * in order of creation, and how many there are: a list of 100,000 would
  * hold the loop for half a second and be larger than mcpctl takes.
  */
 static json_t *
 control_sessions(json_t *req)
 {
-	json_int_t	 limit = CONTROL_SESSIONS_DEFAULT, n;
+	json_int_t	 limit = CONTROL_LIST_DEFAULT, n;
 	struct session	*s, *first = NULL;
 	json_t		*a;
 
 	if (json_unpack(req, "{s?I}", "limit", &limit) != 0 || limit < 1 ||
-	    limit > CONTROL_SESSIONS_MAX)
+	    limit > CONTROL_LIST_MAX)
 		return (control_error("sessions: the number to list is from "
-		    "1 to " CONTROL_SESSIONS_MAX_TEXT));
+		    "1 to " CONTROL_LIST_MAX_TEXT));
 	for (s = session_last(), n = 0; s != NULL && n < limit;
 	    s = session_prev(s), n++)
 		first = s;

@@ -73,6 +73,48 @@ pin_ctl_named(json_t *req, json_t **reply)
 	return (p);
 }
 
+/*
+ * The pins, in the order they were pinned, at most limit of them (default
+ * CONTROL_LIST_DEFAULT): those whose tool changed first, then the newest
+ * of the others; and how many there are in all.
+ */
+static json_t *
+pin_ctl_list(json_t *req)
+{
+	json_int_t	 limit = CONTROL_LIST_DEFAULT;
+	struct pin	*p;
+	json_t		*a, *o;
+	size_t		 nchanged = 0, room, skip;
+
+	if (json_unpack(req, "{s?I}", "limit", &limit) != 0 || limit < 1 ||
+	    limit > CONTROL_LIST_MAX)
+		return (control_error("pins: the number to list is from 1 "
+		    "to " CONTROL_LIST_MAX_TEXT));
+	TAILQ_FOREACH(p, &pins.list, entry) {
+		if (p->changed)
+			nchanged++;
+	}
+	/* Room left for unchanged ones, and how many of those to pass. */
+	room = nchanged < (size_t)limit ? (size_t)limit - nchanged : 0;
+	skip = pins.n - nchanged > room ? pins.n - nchanged - room : 0;
+	a = json_array();
+	TAILQ_FOREACH(p, &pins.list, entry) {
+		if (json_array_size(a) == (size_t)limit)
+			break;
+		if (!p->changed && skip > 0) {
+			skip--;
+			continue;
+		}
+		json_array_append_new(a, pin_entry_json(p));
+	}
+	o = json_pack("{s:b, s:o, s:I, s:I, s:I}", "ok", 1, "pins", a,
+	    "total", (json_int_t)pins.n, "changed", (json_int_t)nchanged,
+	    "held", (json_int_t)pins.nheld);
+	json_object_set_new(o, "store", pin_store_path() != NULL ?
+	    json_string(pin_store_path()) : json_null());
+	return (o);
+}
+
 void
 pin_health(json_t *warnings)
 {
@@ -90,20 +132,12 @@ json_t *
 pin_control(const char *cmd, json_t *req)
 {
 	struct pin	*p;
-	json_t		*a, *o, *reply = NULL;
+	json_t		*o, *reply = NULL;
 	const char	*digest = NULL;
 	char		 fields[160], err[256];
 
-	if (strcmp(cmd, "pins") == 0) {
-		a = json_array();
-		TAILQ_FOREACH(p, &pins.list, entry)
-			json_array_append_new(a, pin_entry_json(p));
-		o = json_pack("{s:b, s:o, s:I}", "ok", 1, "pins", a, "held",
-		    (json_int_t)pins.nheld);
-		json_object_set_new(o, "store", pin_store_path() != NULL ?
-		    json_string(pin_store_path()) : json_null());
-		return (o);
-	}
+	if (strcmp(cmd, "pins") == 0)
+		return (pin_ctl_list(req));
 	if ((p = pin_ctl_named(req, &reply)) == NULL)
 		return (reply);
 	if (strcmp(cmd, "pin_approve") == 0) {

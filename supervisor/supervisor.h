@@ -372,6 +372,12 @@ void		 continuation_upstream_gone(struct upstream *);
 unsigned int	 continuation_count(void);
 
 /* control.c: the control socket for mcpctl. */
+/* Entries a list of mcpctl's (sessions, pins) has unless it says (about
+ * 250 bytes and 5 us each), and at most: a list of 100,000 would hold the
+ * loop and be larger than mcpctl takes. */
+#define CONTROL_LIST_DEFAULT	1000
+#define CONTROL_LIST_MAX	10000
+#define CONTROL_LIST_MAX_TEXT	"10000"
 int		 control_listen(const char *path);
 void		 control_close(void);
 json_t		*control_error(const char *, ...)

@@ -205,6 +205,38 @@ START_TEST(test_first_seen)
 }
 END_TEST
 
+/* The list has a limit: the changed first, then the newest. */
+START_TEST(test_list_limit)
+{
+	struct sup_client	*cl = sup_session(NULL, NULL);
+	json_t			*req, *r;
+
+	ck_assert_str_eq(names(cl), "a__echo b__echo");
+	req = json_pack("{s:s, s:i}", "command", "pins", "limit", 1);
+	r = pin_control("pins", req);
+	ck_assert_int_eq(sup_jlen(r, "pins"), 1);
+	ck_assert_jstr(r, "pins.0.name", "b__echo");
+	ck_assert_int_eq(sup_jint(r, "total"), 2);
+	json_decref(r);
+	sup_catalog("a", CATALOG("Echo the text, changed."));
+	r = pin_control("pins", req);
+	ck_assert_int_eq(sup_jlen(r, "pins"), 1);
+	ck_assert_jstr(r, "pins.0.name", "a__echo");
+	ck_assert_jstr(r, "pins.0.state", "held");
+	ck_assert_int_eq(sup_jint(r, "changed"), 1);
+	json_decref(r);
+	json_object_set_new(req, "limit", json_integer(0));
+	r = pin_control("pins", req);
+	ck_assert(json_is_false(sup_jget(r, "ok")));
+	json_object_set_new(req, "limit", json_integer(10001));
+	json_decref(r);
+	r = pin_control("pins", req);
+	ck_assert(json_is_false(sup_jget(r, "ok")));
+	json_decref(r);
+	json_decref(req);
+}
+END_TEST
+
 /* A different order of members, or other members, is the same pin. */
 START_TEST(test_canonical)
 {
@@ -653,6 +685,7 @@ pin_suite(void)
 	tc = tcase_create("enforce");
 	tcase_add_checked_fixture(tc, setup_default, teardown);
 	tcase_add_test(tc, test_first_seen);
+	tcase_add_test(tc, test_list_limit);
 	tcase_add_test(tc, test_canonical);
 	tcase_add_test(tc, test_enforce_holds);
 	tcase_add_test(tc, test_approve);
