@@ -71,6 +71,7 @@ usage(int asked)
 	exit(asked ? MCPCTL_EXIT_OK : MCPCTL_EXIT_USAGE);
 }
 
+/* Read a count; -1 if it is not one. */
 long long
 count_arg(const char *s)
 {

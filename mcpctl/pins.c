@@ -105,7 +105,9 @@ print_pins(json_t *reply)
 		    "name", "") : "-", json_str_or(p, "state", "?"),
 		    json_str_or(p, "sha256", "?"), when, what);
 	}
-	total = json_int_or(reply, "total");
+	/* A daemon before the list had a limit sends all, and no total. */
+	if ((total = json_int_or(reply, "total")) == 0)
+		total = (long long)json_array_size(a);
 	printf("%lld pin%s", total, total == 1 ? "" : "s");
 	if ((long long)json_array_size(a) < total)
 		printf(" (%zu listed: those changed, then the newest)",

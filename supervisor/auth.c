@@ -40,6 +40,13 @@ static char			*lock_token;	/* the lock file's, or NULL */
 static char			*lock_path;	/* written by us, or NULL */
 static char			*lock_url;	/* what it says, or NULL */
 
+/* Does a configuration have a lock file (and a WebSocket endpoint)? */
+static int
+auth_lockfile_wanted(const struct conf *c)
+{
+	return (c->ws_lockfile != NULL && c->ws_path[0] != '\0');
+}
+
 /* Free a table of credentials, wiping the secrets. */
 static void
 auth_free(struct credential *v, size_t n)
@@ -132,10 +139,10 @@ auth_build(const struct conf *c, struct credential **out, size_t *nout,
 		    what, err, errlen) != 0)
 			goto bad;
 	}
-	/* The lock file's, unless this configuration removes it. */
-	if (lock_token != NULL && c->ws_lockfile != NULL && auth_add(&t,
-	    lock_token, NULL,
-	    AUTH_MCP | AUTH_METRICS, "ws_lockfile", err, errlen) != 0)
+	/* The lock file's, unless this configuration has none. */
+	if (lock_token != NULL && auth_lockfile_wanted(c) &&
+	    auth_add(&t, lock_token, NULL, AUTH_MCP | AUTH_METRICS,
+	    "ws_lockfile", err, errlen) != 0)
 		goto bad;
 	*out = t.v;
 	*nout = t.n;
@@ -277,21 +284,31 @@ auth_client(uint64_t id, const char **client)
 	return (-1);
 }
 
-/* Write the lock file at path with token, whole, mode 0600; -1 on failure
- * (logged, err set). */
+/* Write the lock file at path with token, whole, mode 0600; -1 with err
+ * set on failure.  The token is in no buffer left unwiped. */
 static int
 auth_lockfile_write(const char *path, const char *url, int port,
     const char *token, char *err, size_t errlen)
 {
-	json_t		*o;
-	char		*text, *tmp;
-	int		 fd, r = -1;
-	size_t		 len;
+	json_t		*u;
+	char		*jurl, *tmp, text[1024];
+	int		 fd, n, r = -1;
 
-	o = json_pack("{s:I, s:s, s:i, s:s, s:s}", "pid", (json_int_t)getpid(),
-	    "url", url, "port", port, "transport", "ws", "authToken", token);
-	text = json_dumps(o, JSON_INDENT(2));
-	json_decref(o);
+	/* The URL JSON-encoded alone: jansson never sees the token. */
+	u = json_string(url);
+	jurl = json_dumps(u, JSON_ENCODE_ANY);
+	json_decref(u);
+	n = snprintf(text, sizeof text, "{\n  \"pid\": %ld,\n  \"url\": %s,\n"
+	    "  \"port\": %d,\n  \"transport\": \"ws\",\n  \"authToken\": "
+	    "\"%s\"\n}\n", (long)getpid(), jurl != NULL ? jurl : "null", port,
+	    token);
+	free(jurl);
+	if (n < 0 || (size_t)n >= sizeof text) {
+		explicit_bzero(text, sizeof text);
+		snprintf(err, errlen, "ws_lockfile %s: the URL is too long",
+		    path);
+		return (-1);
+	}
 	xasprintf(&tmp, "%s.%ld.tmp", path, (long)getpid());
 	/* Mode 0600 from the start; written whole, then renamed in place. */
 	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
@@ -300,9 +317,8 @@ auth_lockfile_write(const char *path, const char *url, int port,
 		snprintf(err, errlen, "ws_lockfile %s: %s", tmp,
 		    strerror(errno));
 	else {
-		len = strlen(text);
-		if (write(fd, text, len) != (ssize_t)len ||
-		    write(fd, "\n", 1) != 1 || fsync(fd) != 0)
+		errno = EIO;	/* a short write sets none */
+		if (write(fd, text, (size_t)n) != n || fsync(fd) != 0)
 			snprintf(err, errlen, "ws_lockfile %s: %s", tmp,
 			    strerror(errno));
 		else if (rename(tmp, path) != 0)
@@ -314,8 +330,7 @@ auth_lockfile_write(const char *path, const char *url, int port,
 		if (r != 0)
 			unlink(tmp);
 	}
-	explicit_bzero(text, strlen(text));
-	free(text);
+	explicit_bzero(text, sizeof text);
 	free(tmp);
 	return (r);
 }
@@ -332,8 +347,7 @@ auth_lockfile_unlink(void)
 	lock_url = NULL;
 }
 
-/* Forget the lock file's token: no longer accepted once the table is
- * built again. */
+/* Forget the lock file's token. */
 static void
 auth_lockfile_forget(void)
 {
@@ -342,6 +356,24 @@ auth_lockfile_forget(void)
 		free(lock_token);
 		lock_token = NULL;
 	}
+}
+
+/* Accept the lock file's token from now on: one more credential in the
+ * table in use, no other token expanded again. */
+static void
+auth_lockfile_accept(void)
+{
+	struct auth_table	t;
+	char			err[128];
+
+	t.v = xreallocarray(creds, ncreds + 1, sizeof *creds);
+	t.n = ncreds;
+	if (auth_add(&t, lock_token, NULL, AUTH_MCP | AUTH_METRICS,
+	    "ws_lockfile", err, sizeof err) != 0)
+		fatalx("%s", err);	/* 64 hex digits: cannot be */
+	creds = t.v;
+	ncreds = t.n;
+	any_rights |= AUTH_MCP | AUTH_METRICS;
 }
 
 int
@@ -354,30 +386,28 @@ auth_lockfile_apply(const struct conf *c, const char *bound, char *err,
 	size_t		 i;
 	int		 had = lock_token != NULL;
 
-	if (c->ws_lockfile == NULL || c->ws_path[0] == '\0' ||
-	    colon == NULL) {
+	/* The table in use has the token only if c wants a lock file. */
+	if (!auth_lockfile_wanted(c) || colon == NULL) {
 		if (c->ws_lockfile != NULL)
 			snprintf(err, errlen, "ws_lockfile: no WebSocket "
 			    "endpoint (ws_path is empty), not written%s",
-			    had ? "; its file is removed and its token no "
+			    had ? "; the file is removed and its token no "
 			    "longer accepted" : "");
 		else if (had)
 			snprintf(err, errlen, "ws_lockfile removed: %s is "
 			    "removed and its token no longer accepted",
-			    lock_path != NULL ? lock_path : "its file");
+			    lock_path);
 		auth_lockfile_unlink();
 		auth_lockfile_forget();
-		if (had && auth_configure(c, err, errlen) != 0)
-			return (-1);
 		return (c->ws_lockfile != NULL || had ? 1 : 0);
 	}
 	snprintf(url, sizeof url, "ws://%s%s", bound, c->ws_path);
 	/* Where and what it already says: nothing to do. */
-	if (lock_path != NULL && strcmp(lock_path, c->ws_lockfile) == 0 &&
-	    lock_url != NULL && strcmp(lock_url, url) == 0)
+	if (had && strcmp(lock_path, c->ws_lockfile) == 0 &&
+	    strcmp(lock_url, url) == 0)
 		return (0);
 	/* A fresh token at the start; the same one when it moves. */
-	if (lock_token == NULL) {
+	if (!had) {
 		fill_random(raw, sizeof raw);
 		for (i = 0; i < sizeof raw; i++)
 			snprintf(token + 2 * i, 3, "%02x", raw[i]);
@@ -389,19 +419,20 @@ auth_lockfile_apply(const struct conf *c, const char *bound, char *err,
 		explicit_bzero(token, sizeof token);
 		return (-1);
 	}
-	if (lock_path != NULL && strcmp(lock_path, c->ws_lockfile) != 0 &&
+	if (had && strcmp(lock_path, c->ws_lockfile) != 0 &&
 	    unlink(lock_path) != 0 && errno != ENOENT)
-		log_warn("ws_lockfile %s", lock_path);
+		log_warn("ws_lockfile %s, moved to %s: not removed, and its "
+		    "token is still accepted", lock_path, c->ws_lockfile);
 	free(lock_path);
 	lock_path = xstrdup(c->ws_lockfile);
 	free(lock_url);
 	lock_url = xstrdup(url);
-	if (lock_token == NULL)
+	if (!had) {
 		lock_token = xstrdup(token);
+		auth_lockfile_accept();
+	}
 	explicit_bzero(token, sizeof token);
 	log_info("wrote %s for %s", lock_path, url);
-	if (!had)
-		return (auth_configure(c, err, errlen));
 	return (0);
 }
 

@@ -238,12 +238,19 @@ bcast_prefetch(struct session *from)
 	size_t			 n = 0, i;
 	int			 depth;
 
+	/* What a round reads of a session: its first 96 bytes. */
 	for (s = from; s != NULL && n < BCAST_AHEAD; s = session_next(s)) {
 		__builtin_prefetch(s);
 		__builtin_prefetch((char *)s + 64);
+		__builtin_prefetch((char *)s + 95);
 		v[n++] = s;
 	}
+	/* Those the round will send to: their stream, most likely first. */
 	for (i = 0; i < n; i++) {
+		st[i] = NULL;
+		if (!broadcast_behind(v[i]) || v[i]->modern ||
+		    !v[i]->initialized)
+			continue;
 		st[i] = v[i]->only != NULL ? v[i]->only :
 		    TAILQ_FIRST(&v[i]->streams);
 		if (st[i] == NULL)

@@ -322,9 +322,11 @@ http_conn_stream(struct http_conn *c)
 void
 http_conn_prefetch(struct http_conn *c, int depth)
 {
-	if (depth == 0)
+	if (depth == 0) {
+		/* Its first 56 bytes, on one line or two. */
 		__builtin_prefetch(c);
-	else
+		__builtin_prefetch((char *)c + 55);
+	} else
 		iochan_prefetch(c->ch, depth - 1);
 }
 

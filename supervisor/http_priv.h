@@ -61,7 +61,8 @@ enum http_state {
 
 /* One client connection; owned by the connection list. */
 struct http_conn {
-	/* What a write to a stream reads, first: one cache line. */
+	/* What a write to a stream reads, first: 56 bytes, a cache line
+	 * or two. */
 	struct iochan		*ch;
 	enum http_state		 state;
 	struct stream		*stream;	/* borrowed */

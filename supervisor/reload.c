@@ -178,6 +178,22 @@ reload(void)
 	if ((next = conf_load(conf->file, err, sizeof err)) == NULL)
 		return (reload_refused(err, reopen));
 	reload_warnings = warnings = json_array();
+	/*
+	 * What waits for a restart keeps its running value, the instance
+	 * for requestState tokens too, first: the checks below warn of the
+	 * addresses in use.
+	 */
+	reload_keep(&next->listen, conf->listen, "listen", warnings);
+	reload_keep(&next->instance, conf->instance, "instance", warnings);
+	reload_keep(&next->state_dir, conf->state_dir, "state_dir", warnings);
+	reload_keep_optional(&next->metrics_listen, conf->metrics_listen,
+	    "metrics_listen", warnings);
+	if (control_arg != NULL) {
+		free(next->control);
+		next->control = xstrdup(conf->control);
+	} else
+		reload_keep(&next->control, conf->control, "control",
+		    warnings);
 	if (preflight(next, PREFLIGHT_RELOAD | listen_scope, NULL, reload_warn,
 	    err, sizeof err) != 0) {
 		reload_warnings = NULL;
@@ -207,19 +223,7 @@ reload(void)
 		return (reload_refused(err, reopen));
 	}
 
-	/* Nothing fails from here on.  What waits for a restart keeps its
-	 * running value, the instance for requestState tokens too. */
-	reload_keep(&next->listen, conf->listen, "listen", warnings);
-	reload_keep(&next->instance, conf->instance, "instance", warnings);
-	reload_keep(&next->state_dir, conf->state_dir, "state_dir", warnings);
-	reload_keep_optional(&next->metrics_listen, conf->metrics_listen,
-	    "metrics_listen", warnings);
-	if (control_arg != NULL) {
-		free(next->control);
-		next->control = xstrdup(conf->control);
-	} else
-		reload_keep(&next->control, conf->control, "control",
-		    warnings);
+	/* Nothing fails from here on. */
 	auth_commit(&tokens);
 	continuation_apply(next, &key);
 

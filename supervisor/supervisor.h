@@ -166,9 +166,10 @@ int		 auth_client(uint64_t id, const char **client);
  * the gateway listening at bound: at the start it is written with a fresh
  * token, accepted from then on; a reload that moves it or changes its URL
  * (ws_path) writes it again with the same token, one that removes it
- * removes the file and its token.  0 if done; 1 with err set to a warning
- * (no WebSocket endpoint, or the file removed); -1 with err set if it
- * cannot be written (nothing changed).
+ * removes the file and its token (auth_prepare's table no longer has it).
+ * 0 if done; 1 with err set to a warning (no WebSocket endpoint, or the
+ * file removed); -1 with err set if it cannot be written (nothing
+ * changed: a file written before and its token stay).
  */
 int		 auth_lockfile_apply(const struct conf *, const char *bound,
 		    char *err, size_t errlen);
@@ -1616,8 +1617,8 @@ void		 sampling_provider_down(struct provider *, const char *why);
 
 /* session.c: client sessions. */
 struct session {
-	/* What a broadcast's round reads of every session, first: two
-	 * cache lines, not one a field (broadcast.c). */
+	/* What a broadcast's round reads of every session, first: 96
+	 * bytes, two or three cache lines, not one a field (broadcast.c). */
 	int			 initialized;
 	int			 modern;	/* the 2026-07-28 requests of one
 						   principal (modern.c) */

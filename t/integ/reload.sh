@@ -194,7 +194,8 @@ stop_gateway
 
 # The lock file follows reloads: written at the start with a fresh token;
 # moved, or its URL changed (ws_path), with the same token, the old file
-# removed; removed with its token; added again with a fresh one.  A token
+# removed; removed with its token; added again with a fresh one; not
+# written (the old one kept); removed when ws_path is emptied.  A token
 # of auth_tokens stays, so that removing the lock file's leaves a token
 # to require.
 # token_of FILE: its authToken.  init_status TOKEN: the HTTP status of an
@@ -235,6 +236,22 @@ ok "not the old one" test "$TOK2" != "$TOK1"
 is "which opens a session" "$(init_status "$TOK2")" 200
 is "and the old one does not" "$(init_status "$TOK1")" 401
 is "without a token: refused" "$(init_status x)" 401
+# Moved to where it cannot be written (a directory): a warning, and the
+# file before and its token stay.
+mkdir "$T/adir"
+GLOBALS="auth_tokens = [ \"$OTHER\" ]; ws_lockfile = \"$T/adir\";"
+write_conf "$(demo demo)"
+out=$("$MCPCTL" -s "$CTL" reload 2>&1) && rc=0 || rc=$?
+like "a lock file that cannot be written: the reload warns" "$rc $out" "^0 .*warning: ws_lockfile $T/adir: Is a directory"
+is "the file before stays" "$(token_of "$T/one.lock")" "$TOK2"
+is "and its token" "$(init_status "$TOK2")" 200
+# ws_path emptied: no endpoint, so no lock file and no token.
+GLOBALS="auth_tokens = [ \"$OTHER\" ]; ws_lockfile = \"$T/one.lock\"; ws_path = \"\";"
+write_conf "$(demo demo)"
+out=$("$MCPCTL" -s "$CTL" reload 2>&1) && rc=0 || rc=$?
+like "ws_path emptied: the reload warns" "$rc $out" "^0 .*warning: ws_lockfile: no WebSocket endpoint \\(ws_path is empty\\), not written; the file is removed and its token no longer accepted"
+ok "the file is removed" test ! -e "$T/one.lock"
+is "and its token refused" "$(init_status "$TOK2")" 401
 
 # The access log's directory goes, then SIGHUP: the reopen and the
 # reload fail on the same file, and say so once.
