@@ -719,8 +719,7 @@ void		 limit_status_json(const struct upstream *, json_t *o);
 /* Its metrics and the breaker's, for every upstream. */
 void		 limit_metrics(struct evbuffer *);
 
-/* mcp_http.c: the Streamable HTTP endpoint. */
-extern const struct http_service mcp_http_service;
+/* mcp_access.c: who may reach the MCP endpoint (Host, Origin, token). */
 /*
  * Check a request's Host and Origin (loopback: whether the listener is on
  * loopback only) and, unless right is 0, that its bearer token has that
@@ -737,6 +736,13 @@ int		 mcp_http_check_host_access(struct http_conn *,
 int		 mcp_http_may(struct http_request *, int right);
 /* The named client a request is (its grant's or its token's), or NULL. */
 const char	*mcp_http_client(const struct http_request *);
+
+/* mcp_http.c: the Streamable HTTP endpoint. */
+extern const struct http_service mcp_http_service;
+/* Answer with a JSON-RPC error that has no id, at an HTTP status (extra:
+ * header lines, or NULL). */
+void		 mcp_http_error(struct http_conn *, int status, int code,
+		    const char *msg, const char *extra);
 /* Refuse a POSTed request with 403 insufficient_scope (oauth_post_refusal's
  * answer), logged and counted. */
 void		 mcp_http_scope_refused(struct http_conn *, struct http_request *,

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * Who is asking (supervisor/auth.c, mcp_http.c, endpoints.c, health.c):
- * bearer tokens and what each admits to, sessions that serve only the
- * token that made them, the Host and Origin rules against DNS rebinding,
- * and the metrics right, on the main listener and the metrics one.
+ * Who is asking (supervisor/auth.c, mcp_access.c, mcp_http.c, endpoints.c,
+ * health.c): bearer tokens and what each admits to, sessions that serve
+ * only the token that made them, the Host and Origin rules against DNS
+ * rebinding, and the metrics right, on the main listener and the metrics
+ * one.
  */
 #include "config.h"
 

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * The gateway as an OAuth protected resource (supervisor/oauth.c,
- * oauth_http.c, mcp_http.c): the 401 challenge and the protected resource
- * metadata, JWT access tokens verified against the issuer's keys (set
- * here as a KEYS frame would, idp_set_jwks, or sent by the issuer's
- * stand-in worker when the gateway asks), the attacks a token can carry,
- * sessions bound to the principal, scopes, the client mapping, and
- * introspection of opaque tokens.  Tokens are signed here with OpenSSL
+ * oauth_http.c, mcp_access.c, mcp_http.c): the 401 challenge and the
+ * protected resource metadata, JWT access tokens verified against the
+ * issuer's keys (set here as a KEYS frame would, idp_set_jwks, or sent by
+ * the issuer's stand-in worker when the gateway asks), the attacks a token
+ * can carry, sessions bound to the principal, scopes, the client mapping,
+ * and introspection of opaque tokens.  Tokens are signed here with OpenSSL
  * (t/unit/jose_sign.c): the gateway only verifies.
  */
 #include "config.h"
