@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * What upstream_oauth.c (discovery, tokens, refresh, waiters),
- * upstream_login.c (registration, the login, revocation, the record) and
+ * What upstream_oauth.c (tokens, refresh, waiters), upoauth_discovery.c
+ * (the resource's and the server's metadata), upstream_login.c
+ * (registration, the login, revocation, the record) and
  * upstream_users.c (per-user identities) share: the state of the gateway
  * as this upstream's OAuth client (one server, one registration) and the
  * identities it holds tokens for: the gateway's, or with oauth.identity
@@ -136,7 +137,8 @@ int	 upo_fetch(enum upo_step, const char *url, char *post,
 	    const char *content_type, char *auth);
 void	 upo_fail(const char *, ...) __attribute__((format(printf, 1, 2)));
 void	 upo_need_login(const char *why);
-void	 upo_discover(void);
+/* The authorization server is known: do what is asked, or get a token. */
+void	 flow_next(void);
 int	 upo_client_auth(char **form, char **auth, char *why, size_t);
 /* Send a token request (form taken): resource, client authentication,
  * logged as what.  0, or -1 with why (the form wiped). */
@@ -148,6 +150,14 @@ void	 upo_tokens_drop(void);
 void	 upo_id_start(struct upo_id *, long long now);
 void	 upo_id_free(struct upo_id *);
 uint32_t upo_id_waiting_session(const struct upo_id *, int (*may)(uint32_t));
+
+/* upoauth_discovery.c */
+void	 urls_free(void);
+void	 metadata_done(struct hfetch *, CURLcode);
+/* Start the flow: discovery, unless the server is known and challenge
+ * (the 401's WWW-Authenticate) is NULL. */
+void	 flow_start(const char *challenge);
+void	 upo_discover(void);
 
 /* upstream_login.c */
 void	 login_config(json_t *record, json_t *client);

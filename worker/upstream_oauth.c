@@ -3,18 +3,18 @@
  * The gateway as an OAuth 2.1 client of its remote upstream (issue 23),
  * for the gateway-wide identity or, with oauth.identity "per-user", for
  * each principal's (upstream_users.c; one flow at a time, for upo.id,
- * the others queued).  A 401 starts the flow: the protected
- * resource metadata (the challenge's resource_metadata, else the
- * well-known URLs, RFC 9728), whose resource must be the upstream's URL;
- * the authorization server's metadata (RFC 8414 and OpenID, the three
- * URLs of idp_discovery_urls), whose issuer must be the one named and
- * whose token endpoint must be on the issuer's host; then a token: by
- * client credentials (a machine identity), or by the refresh token of a
- * login (upstream_login.c).  Without either, the worker is in the login
- * state: it says so and waits for mcpctl login.  The token is renewed
- * before it expires and after a 401 to a request that carried it; a 403
- * insufficient_scope asks for the union of the scopes (client
- * credentials) or for a login with it.
+ * the others queued).  A 401 starts the flow: discovery
+ * (upoauth_discovery.c), the protected resource metadata (the
+ * challenge's resource_metadata, else the well-known URLs, RFC 9728),
+ * whose resource must be the upstream's URL; the authorization server's
+ * metadata (RFC 8414 and OpenID, the three URLs of idp_discovery_urls),
+ * whose issuer must be the one named and whose token endpoint must be on
+ * the issuer's host; then a token: by client credentials (a machine
+ * identity), or by the refresh token of a login (upstream_login.c).
+ * Without either, the worker is in the login state: it says so and waits
+ * for mcpctl login.  The token is renewed before it expires and after a
+ * 401 to a request that carried it; a 403 insufficient_scope asks for the
+ * union of the scopes (client credentials) or for a login with it.
  *
  * Every transfer is on the worker's loop (libcurl multi), bounded
  * (OAUTHC_DOC_MAX bytes, UPO_TIMEOUT_MS), never redirected, https or
@@ -42,7 +42,6 @@
 #include "idp.h"
 #include "log.h"
 #include "oauthc.h"
-#include "redact.h"
 #include "secret.h"
 #include "upoauth.h"
 #include "worker.h"
@@ -73,20 +72,12 @@ static TAILQ_HEAD(, waiter)	 waiters = TAILQ_HEAD_INITIALIZER(waiters);
 static unsigned int		 nwaiters;
 static struct event		*notify_ev;	/* answers the waiters */
 
-/* Discovery's URLs. */
-static char	*urls[IDP_DISCOVERY_MAX > OAUTHC_PRM_URLS ?
-		    IDP_DISCOVERY_MAX : OAUTHC_PRM_URLS];
-static int	 nurls, iurl;
-static char	 flow_err[512];		/* the best reason yet */
-
 static unsigned int	 generations;	/* the last token's */
 static int		 operator_needed;	/* it failed for want of one */
 static int		 lost_for_operator;	/* the connection ended so */
 static char		*stepup_scope;	/* the scope set stepped up to */
 static int		 nstepups;	/* for it */
 
-static void	flow_step(void);
-static void	flow_start(const char *);
 static void	renew_cb(evutil_socket_t, short, void *);
 
 /* Are the upstream's identities its users' (oauth.identity per-user)? */
@@ -225,14 +216,6 @@ notify_cb(evutil_socket_t fd, short what, void *arg)
 	users_sweep();
 }
 
-static void
-urls_free(void)
-{
-	while (nurls > 0)
-		free(urls[--nurls]);
-	iurl = 0;
-}
-
 /* The flow failed: every waiter gets why; the next 401 starts again. */
 void
 upo_fail(const char *fmt, ...)
@@ -279,15 +262,6 @@ upo_need_login(const char *why)
 	log_warnx("upstream %s: oauth: %s", sc->name, status);
 	worker_status("login", status);
 	event_active(notify_ev, EV_TIMEOUT, 0);
-}
-
-/* Keep the reason of a discovery URL that did not do, if it is the first. */
-static void
-flow_note(const char *why)
-{
-	log_debug("upstream %s: oauth: %s", sc->name, why);
-	if (flow_err[0] == '\0')
-		snprintf(flow_err, sizeof flow_err, "%s", why);
 }
 
 /* Arm the renewal of an identity's token that expires in secs (-1: not
@@ -517,7 +491,7 @@ upo_token_done(struct hfetch *x, CURLcode r)
 }
 
 /* The authorization server is known: do what is asked, or get a token. */
-static void
+void
 flow_next(void)
 {
 	urls_free();
@@ -573,151 +547,6 @@ flow_next(void)
 		return;
 	}
 	upo_need_login(NULL);
-}
-
-/* A metadata URL answered: the resource's or the server's. */
-static void
-metadata_done(struct hfetch *x, CURLcode r)
-{
-	json_t		*md;
-	const char	*as_url;
-	char		*scopes, why[OAUTHC_WHY_MAX], msg[512], url[512];
-	struct oauthc_as as;
-
-	url_redact(x->url, url, sizeof url);
-	md = r == CURLE_OK && !x->over && x->status == 200 ? hfetch_json(x) :
-	    NULL;
-	if (md == NULL) {
-		hfetch_error(x, r, upo.step == STEP_PRM ? "resource metadata" :
-		    "server metadata", msg, sizeof msg);
-		if (r == CURLE_OK && !x->over && x->status == 200)
-			snprintf(msg, sizeof msg, "metadata at %.200s: not a "
-			    "JSON object", url);
-		flow_note(msg);
-		if (++iurl < nurls) {
-			flow_step();
-			return;
-		}
-		upo_fail("%s", flow_err);
-		return;
-	}
-	if (upo.step == STEP_PRM) {
-		if (oauthc_prm_check(md, sc->url, sc->oauth != NULL ?
-		    sc->oauth->issuer : NULL, &as_url, &scopes, why,
-		    sizeof why) == -1) {
-			/* Not the upstream's: refused, not tried elsewhere. */
-			json_decref(md);
-			upo_fail("resource metadata at %.200s refused: %s",
-			    url, why);
-			return;
-		}
-		upo_set(&upo.issuer, as_url);
-		upo_set(&upo.resource, json_string_value(json_object_get(md,
-		    "resource")));
-		free(upo.prm_scopes);
-		upo.prm_scopes = scopes;
-		json_decref(md);
-		urls_free();
-		flow_err[0] = '\0';
-		if ((nurls = idp_discovery_urls(upo.issuer, urls, why,
-		    sizeof why)) < 0) {
-			nurls = 0;
-			upo_fail("authorization server: %s", why);
-			return;
-		}
-		upo.step = STEP_AS;
-		flow_step();
-		return;
-	}
-	if (oauthc_as_check(md, upo.issuer, &as, why, sizeof why) == -1) {
-		snprintf(msg, sizeof msg, "server metadata at %.200s refused: "
-		    "%s", url, why);
-		json_decref(md);
-		/* A refusal is worth more than a 404 elsewhere. */
-		flow_err[0] = '\0';
-		flow_note(msg);
-		if (++iurl < nurls) {
-			flow_step();
-			return;
-		}
-		upo_fail("%s", flow_err);
-		return;
-	}
-	upo_set(&upo.token_endpoint, as.token_endpoint);
-	upo_set(&upo.authz_endpoint, as.authorization_endpoint);
-	upo_set(&upo.reg_endpoint, as.registration_endpoint);
-	upo_set(&upo.revoke_endpoint, as.revocation_endpoint);
-	upo.auth_methods = as.auth_methods;
-	upo.iss_param = as.iss_param;
-	upo.cimd = as.cimd;
-	upo.offline = as.offline;
-	upo.s256 = as.s256;
-	json_decref(md);
-	flow_next();
-}
-
-/* Fetch the current discovery URL. */
-static void
-flow_step(void)
-{
-	char	url[512];
-
-	log_debug("upstream %s: oauth: %s %s", sc->name, upo.step == STEP_PRM ?
-	    "resource metadata" : "server metadata",
-	    url_redact(urls[iurl], url, sizeof url));
-	upo_fetch(upo.step, urls[iurl], NULL, NULL, NULL);
-}
-
-/* Begin: the resource's metadata, from the challenge or the well-known URLs. */
-static void
-flow_start(const char *challenge)
-{
-	struct oauthc_challenge	c;
-	char			why[OAUTHC_WHY_MAX];
-
-	urls_free();
-	flow_err[0] = '\0';
-	memset(&c, 0, sizeof c);
-	if (challenge != NULL && oauthc_challenge_parse(challenge,
-	    strlen(challenge), &c) == -1)
-		log_info("upstream %s: oauth: a malformed WWW-Authenticate, "
-		    "ignored", sc->name);
-	if (c.scope != NULL)
-		upo_set(&upo.challenge_scope, c.scope);
-	if (c.resource_metadata != NULL)
-		upo_set(&upo.prm_url, c.resource_metadata);
-	/* The renewal of a known server's token: no discovery again. */
-	if (challenge == NULL && upo.token_endpoint != NULL &&
-	    !upo.login_asked && !upo.revoke_asked) {
-		oauthc_challenge_clear(&c);
-		flow_next();
-		return;
-	}
-	upo.step = STEP_PRM;
-	oauthc_challenge_clear(&c);
-	/* The 401's document, else the well-known URLs. */
-	if (upo.prm_url != NULL) {
-		urls[nurls++] = xstrdup(upo.prm_url);
-		oauthc_challenge_clear(&c);
-		flow_step();
-		return;
-	}
-	oauthc_challenge_clear(&c);
-	if ((nurls = oauthc_prm_urls(sc->url, urls, why, sizeof why)) < 0) {
-		nurls = 0;
-		upo_fail("%s", why);
-		return;
-	}
-	flow_step();
-}
-
-/* Discover the server for a LOGIN or REVOKE asked (set in upo). */
-void
-upo_discover(void)
-{
-	if (upo.step != STEP_IDLE)
-		return;		/* the flow under way comes to it */
-	flow_start(NULL);
 }
 
 /* curl finished the flow's transfer. */
