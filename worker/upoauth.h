@@ -138,7 +138,7 @@ int	 upo_fetch(enum upo_step, const char *url, char *post,
 void	 upo_fail(const char *, ...) __attribute__((format(printf, 1, 2)));
 void	 upo_need_login(const char *why);
 /* The authorization server is known: do what is asked, or get a token. */
-void	 flow_next(void);
+void	 upo_flow_next(void);
 int	 upo_client_auth(char **form, char **auth, char *why, size_t);
 /* Send a token request (form taken): resource, client authentication,
  * logged as what.  0, or -1 with why (the form wiped). */
@@ -152,11 +152,13 @@ void	 upo_id_free(struct upo_id *);
 uint32_t upo_id_waiting_session(const struct upo_id *, int (*may)(uint32_t));
 
 /* upoauth_discovery.c */
-void	 urls_free(void);
-void	 metadata_done(struct hfetch *, CURLcode);
+/* Free discovery's URLs. */
+void	 upo_urls_free(void);
+/* A metadata URL answered: the resource's or the server's. */
+void	 upo_metadata_done(struct hfetch *, CURLcode);
 /* Start the flow: discovery, unless the server is known and challenge
  * (the 401's WWW-Authenticate) is NULL. */
-void	 flow_start(const char *challenge);
+void	 upo_flow_start(const char *challenge);
 void	 upo_discover(void);
 
 /* upstream_login.c */

@@ -7,7 +7,7 @@
  * of idp_discovery_urls), whose issuer must be the one named and whose
  * token endpoint must be on the issuer's host.  Each URL is tried in
  * turn; the first reason one did not do is the flow's error.  Once the
- * server is known, upstream_oauth.c's flow_next goes on.
+ * server is known, upstream_oauth.c's upo_flow_next goes on.
  */
 #include "config.h"
 
@@ -39,7 +39,7 @@ static void	flow_step(void);
 
 /* Free discovery's URLs. */
 void
-urls_free(void)
+upo_urls_free(void)
 {
 	while (nurls > 0)
 		free(urls[--nurls]);
@@ -57,7 +57,7 @@ flow_note(const char *why)
 
 /* A metadata URL answered: the resource's or the server's. */
 void
-metadata_done(struct hfetch *x, CURLcode r)
+upo_metadata_done(struct hfetch *x, CURLcode r)
 {
 	json_t		*md;
 	const char	*as_url;
@@ -97,7 +97,7 @@ metadata_done(struct hfetch *x, CURLcode r)
 		free(upo.prm_scopes);
 		upo.prm_scopes = scopes;
 		json_decref(md);
-		urls_free();
+		upo_urls_free();
 		flow_err[0] = '\0';
 		if ((nurls = idp_discovery_urls(upo.issuer, urls, why,
 		    sizeof why)) < 0) {
@@ -133,7 +133,7 @@ metadata_done(struct hfetch *x, CURLcode r)
 	upo.offline = as.offline;
 	upo.s256 = as.s256;
 	json_decref(md);
-	flow_next();
+	upo_flow_next();
 }
 
 /* Fetch the current discovery URL. */
@@ -150,12 +150,12 @@ flow_step(void)
 
 /* Begin: the resource's metadata, from the challenge or the well-known URLs. */
 void
-flow_start(const char *challenge)
+upo_flow_start(const char *challenge)
 {
 	struct oauthc_challenge	c;
 	char			why[OAUTHC_WHY_MAX];
 
-	urls_free();
+	upo_urls_free();
 	flow_err[0] = '\0';
 	memset(&c, 0, sizeof c);
 	if (challenge != NULL && oauthc_challenge_parse(challenge,
@@ -170,7 +170,7 @@ flow_start(const char *challenge)
 	if (challenge == NULL && upo.token_endpoint != NULL &&
 	    !upo.login_asked && !upo.revoke_asked) {
 		oauthc_challenge_clear(&c);
-		flow_next();
+		upo_flow_next();
 		return;
 	}
 	upo.step = STEP_PRM;
@@ -197,5 +197,5 @@ upo_discover(void)
 {
 	if (upo.step != STEP_IDLE)
 		return;		/* the flow under way comes to it */
-	flow_start(NULL);
+	upo_flow_start(NULL);
 }

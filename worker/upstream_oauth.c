@@ -186,7 +186,7 @@ flow_next_queued(void)
 		break;
 	default:
 		operator_needed = 0;
-		flow_start(arg);
+		upo_flow_start(arg);
 		break;
 	}
 	upo_wipe(arg);
@@ -227,7 +227,7 @@ upo_fail(const char *fmt, ...)
 	va_end(ap);
 	log_warnx("upstream %s: oauth: %s", sc->name, upo.id->last_error);
 	upo.step = STEP_IDLE;
-	urls_free();
+	upo_urls_free();
 	if (upo.login_asked || (upo_per_user() && upo.id->pending)) {
 		upo.login_asked = 0;
 		login_failed(upo.id->last_error);
@@ -247,7 +247,7 @@ upo_need_login(const char *why)
 	char	status[256];
 
 	upo.step = STEP_IDLE;
-	urls_free();
+	upo_urls_free();
 	/* A user's: that user logs in, from their client. */
 	if (upo.id != &gw) {
 		users_login_start(upo.id);
@@ -462,7 +462,7 @@ upo_token_done(struct hfetch *x, CURLcode r)
 	id->last_error[0] = '\0';
 	operator_needed = 0;
 	upo.step = STEP_IDLE;
-	urls_free();
+	upo_urls_free();
 	log_info("upstream %s: oauth: a token from %s%s%s (%s, %lld s%s%s)",
 	    sc->name, upo.issuer, id != &gw ? " for " : "", id != &gw ?
 	    id->name : "", g == GRANT_CC ?
@@ -492,9 +492,9 @@ upo_token_done(struct hfetch *x, CURLcode r)
 
 /* The authorization server is known: do what is asked, or get a token. */
 void
-flow_next(void)
+upo_flow_next(void)
 {
-	urls_free();
+	upo_urls_free();
 	/* A registration is for one issuer (the server moved: not ours). */
 	if (upo.registered != OAUTHC_REG_NONE && upo.reg_issuer != NULL &&
 	    strcmp(upo.reg_issuer, upo.issuer) != 0) {
@@ -569,7 +569,7 @@ done_cb(CURL *easy, CURLcode r, void *arg)
 		revoke_done(x, r);
 		break;
 	default:
-		metadata_done(x, r);
+		upo_metadata_done(x, r);
 		break;
 	}
 	hfetch_clear(x);
@@ -590,7 +590,7 @@ renew_cb(evutil_socket_t fd, short what, void *arg)
 	log_debug("upstream %s: oauth: renewing the token%s%s", sc->name,
 	    id != &gw ? " of " : "", id != &gw ? id->name : "");
 	upo.id = id;
-	flow_start(NULL);
+	upo_flow_start(NULL);
 }
 
 void
@@ -714,7 +714,7 @@ upoauth_unauthorized_conn(struct conn *c, const char *challenge,
 	if (upo.step == STEP_IDLE && !upo.login_asked && !upo.revoke_asked) {
 		operator_needed = 0;
 		upo.id = id;
-		flow_start(challenge);
+		upo_flow_start(challenge);
 	} else if (upo.id != id || upo.step == STEP_IDLE) {
 		if (id->queued == QUEUED_NONE) {
 			id->queued = QUEUED_FLOW;
@@ -806,7 +806,7 @@ upoauth_forbidden_conn(struct conn *c, const char *challenge,
 		event_active(notify_ev, EV_TIMEOUT, 0);
 	else if (upo.step == STEP_IDLE) {
 		upo.id = id;
-		flow_next();
+		upo_flow_next();
 	}
 	return (0);
 }
