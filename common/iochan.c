@@ -34,6 +34,7 @@ struct iochan {
 	iochan_drain_cb		 drain_cb;
 	iochan_drain_cb		 progress_cb;	/* some written, or NULL */
 	iochan_count_cb		 count_cb;	/* output changed, or NULL */
+	struct evbuffer_cb_entry *out_cb;	/* the output's callback */
 	iochan_event_cb		 event_cb;
 	void			*arg;
 	int			 reading;
@@ -230,10 +231,20 @@ iochan_out_cb(struct evbuffer *buf, const struct evbuffer_cb_info *info,
 {
 	struct iochan	*ch = arg;
 
-	if (ch->count_cb != NULL)
-		ch->count_cb(ch, info->n_added, info->n_deleted, ch->arg);
 	if (info->n_added > 0 && !ch->blocked)
 		event_active(ch->flush, EV_TIMEOUT, 0);
+}
+
+/* The same, counted first (iochan_on_output): a callback of its own, so
+ * that a channel without a counter pays nothing for it. */
+static void
+iochan_out_count_cb(struct evbuffer *buf, const struct evbuffer_cb_info *info,
+    void *arg)
+{
+	struct iochan	*ch = arg;
+
+	ch->count_cb(ch, info->n_added, info->n_deleted, ch->arg);
+	iochan_out_cb(buf, info, arg);
 }
 
 struct iochan *
@@ -256,7 +267,7 @@ iochan_new(struct event_base *base, int fd, iochan_read_cb read_cb,
 	    ch);
 	ch->wev = event_new(base, fd, EV_WRITE, iochan_write_ev, ch);
 	ch->flush = event_new(base, -1, 0, iochan_flush_ev, ch);
-	evbuffer_add_cb(ch->out, iochan_out_cb, ch);
+	ch->out_cb = evbuffer_add_cb(ch->out, iochan_out_cb, ch);
 	ch->rsize = ch->rsize_min = IOCHAN_READ_SIZE;
 	ch->reading = read_cb != NULL;
 	iochan_arm_read(ch);
@@ -344,6 +355,9 @@ void
 iochan_on_output(struct iochan *ch, iochan_count_cb cb)
 {
 	ch->count_cb = cb;
+	evbuffer_remove_cb_entry(ch->out, ch->out_cb);
+	ch->out_cb = evbuffer_add_cb(ch->out, cb != NULL ?
+	    iochan_out_count_cb : iochan_out_cb, ch);
 }
 
 void
