@@ -159,7 +159,7 @@ parse_client(struct conf_ctx *ctx, const config_setting_t *g,
 	int			 i, n;
 
 	memset(cl, 0, sizeof *cl);
-	cl->line = (int)config_setting_source_line(g);
+	cl->at = conf_where(ctx, g);
 	if (!config_setting_is_group(g))
 		return (conf_error(ctx, g, "each entry of clients must be a "
 		    "group { name = ...; token = ...; }"));
@@ -210,6 +210,7 @@ parse_clients(struct conf_ctx *ctx, const config_setting_t *list,
     struct conf *conf)
 {
 	config_setting_t	*s;
+	char			 where[512];
 	int			 i, n, j;
 
 	if ((n = conf_list_length(ctx, list, "clients must be a list: "
@@ -226,9 +227,9 @@ parse_clients(struct conf_ctx *ctx, const config_setting_t *list,
 			if (strcmp(conf->clients[j].name,
 			    conf->clients[i].name) == 0)
 				return (conf_error(ctx, s, "client name \"%s\" "
-				    "already used on line %d",
-				    conf->clients[i].name,
-				    conf->clients[j].line));
+				    "already used on %s", conf->clients[i].name,
+				    conf_at_text(ctx, conf->clients[j].at,
+				    conf->clients[i].at, where, sizeof where)));
 		}
 	}
 	return (0);
@@ -367,7 +368,7 @@ parse_root(struct conf_ctx *ctx, config_t *cf, struct conf *conf)
 {
 	config_setting_t	*root, *s, *servers = NULL;
 	const char		*key;
-	char			 host[256], why[256];
+	char			 host[256], why[256], where[512];
 	unsigned int		 port;
 	long long		 ll;
 	int			 i, n, j;
@@ -384,7 +385,7 @@ parse_root(struct conf_ctx *ctx, config_t *cf, struct conf *conf)
 			if (conf_split_listen(conf->listen, host, sizeof host,
 			    &port, why, sizeof why) != 0)
 				return (conf_error(ctx, s, "%s", why));
-			conf->listen_line = (int)config_setting_source_line(s);
+			conf->listen_at = conf_where(ctx, s);
 		} else if (strcmp(key, "metrics_listen") == 0) {
 			if (conf_get_string(ctx, s, &conf->metrics_listen, 0) !=
 			    0)
@@ -392,8 +393,7 @@ parse_root(struct conf_ctx *ctx, config_t *cf, struct conf *conf)
 			if (conf_split_listen(conf->metrics_listen, host,
 			    sizeof host, &port, why, sizeof why) != 0)
 				return (conf_error(ctx, s, "metrics_%s", why));
-			conf->metrics_listen_line =
-			    (int)config_setting_source_line(s);
+			conf->metrics_listen_at = conf_where(ctx, s);
 		} else if (strcmp(key, "instance") == 0) {
 			if (conf_get_string(ctx, s, &conf->instance, 0) != 0)
 				return (-1);
@@ -485,15 +485,14 @@ parse_root(struct conf_ctx *ctx, config_t *cf, struct conf *conf)
 			if (conf_get_strategies(ctx, s, conf->sampling,
 			    conf->sampling_target, &conf->nsampling) != 0)
 				return (-1);
-			conf->sampling_line = (int)config_setting_source_line(s);
+			conf->sampling_at = conf_where(ctx, s);
 		} else if (strcmp(key, "llm") == 0) {
 			if (conf_parse_llms(ctx, s, conf) != 0)
 				return (-1);
 		} else if (strcmp(key, "ws_path") == 0) {
 			if (conf_get_string(ctx, s, &conf->ws_path, 1) != 0)
 				return (-1);
-			conf->ws_path_line =
-			    (int)config_setting_source_line(s);
+			conf->ws_path_at = conf_where(ctx, s);
 			/* What else the gateway serves: conf_check_paths. */
 			if (conf->ws_path[0] != '\0' &&
 			    (conf->ws_path[0] != '/' ||
@@ -592,9 +591,9 @@ parse_root(struct conf_ctx *ctx, config_t *cf, struct conf *conf)
 			if (strcmp(conf->servers[j].name,
 			    conf->servers[i].name) == 0)
 				return (conf_error(ctx, s, "server name \"%s\" "
-				    "already used on line %d",
-				    conf->servers[i].name,
-				    conf->servers[j].line));
+				    "already used on %s", conf->servers[i].name,
+				    conf_at_text(ctx, conf->servers[j].at,
+				    conf->servers[i].at, where, sizeof where)));
 		}
 	}
 	if (conf_check_overrides(ctx, conf) != 0 ||
@@ -648,7 +647,7 @@ conf_new(const char *file)
 static struct conf *
 conf_finish(config_t *cf, int ok, const char *name, char *err, size_t errlen)
 {
-	struct conf_ctx	 ctx = { name, err, errlen };
+	struct conf_ctx	 ctx = { name, err, errlen, NULL };
 	struct conf	*conf;
 
 	if (!ok) {
@@ -659,6 +658,7 @@ conf_finish(config_t *cf, int ok, const char *name, char *err, size_t errlen)
 		return (NULL);
 	}
 	conf = conf_new(name);
+	ctx.conf = conf;
 	if (parse_root(&ctx, cf, conf) != 0) {
 		conf_free(conf);
 		conf = NULL;
@@ -724,6 +724,9 @@ conf_free(struct conf *conf)
 
 	if (conf == NULL)
 		return;
+	for (i = 0; i < conf->nincluded; i++)
+		free(conf->included[i]);
+	free(conf->included);
 	for (i = 0; i < conf->nservers; i++)
 		conf_server_free(&conf->servers[i]);
 	free(conf->servers);

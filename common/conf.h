@@ -70,6 +70,17 @@ struct llm_score {
 };
 
 /* One LLM provider; every string is owned. */
+/*
+ * Where a setting was written: its line (0: not written, a default) in the
+ * main file (file 0) or in one it includes (file n: conf->included[n - 1]).
+ * An index, not a name, so that a copy kept past its configuration holds
+ * nothing that dangles.
+ */
+struct conf_at {
+	int	line;
+	int	file;
+};
+
 struct llm_conf {
 	char			 *name;
 	enum llm_provider	  provider;
@@ -90,7 +101,7 @@ struct llm_conf {
 	unsigned int		  max_concurrent;	/* requests at once */
 	int			  tls_verify;
 	char			 *ca_file;
-	int			  line;
+	struct conf_at		  at;
 };
 
 enum isolation {
@@ -130,7 +141,7 @@ struct tool_override {
 	char		 *description;	/* or NULL */
 	int		  hints[CONF_NHINTS];	/* CONF_HINT_UNSET, 0, 1 */
 	int		  hidden;	/* not listed, not callable */
-	int		  line;
+	struct conf_at	  at;
 };
 
 /* An upstream's traffic policy (common/conf_traffic.c), read only by the
@@ -156,7 +167,7 @@ struct rate_conf {
 	unsigned int	 burst;		/* the bucket's size */
 	unsigned int	 concurrent;	/* calls in flight; 0: any */
 	int		 shared;	/* one bucket for every principal */
-	int		 line;
+	struct conf_at	 at;
 };
 
 /* One upstream; every string is owned. */
@@ -179,7 +190,7 @@ struct upoauth_conf {
 	char		**scopes;	/* to ask for; NULL: the server's */
 	enum upoauth_grant grant;
 	enum upoauth_identity identity;
-	int		  line;
+	struct conf_at	  at;
 };
 
 /*
@@ -190,7 +201,7 @@ struct oauth_client_conf {
 	char		*redirect_uri;	/* NULL: http://<listen>/oauth/callback */
 	char		*client_name;	/* NULL: "mcp-supervisor" */
 	char		*client_metadata_url; /* https; NULL: no CIMD */
-	int		 line;
+	struct conf_at	 at;
 };
 
 struct server_conf {
@@ -241,7 +252,7 @@ struct server_conf {
 	struct upoauth_conf *oauth;		/* the gateway as its OAuth
 						   client; NULL */
 	struct traffic_conf traffic;		/* the supervisor's alone */
-	int		  line;			/* where it was defined */
+	struct conf_at	  at;			/* where it was defined */
 	/*
 	 * The supervisor's alone, not in the JSON form (conf_server_copy
 	 * drops them, conf_server_equal ignores them: a change restarts
@@ -263,7 +274,7 @@ struct oauth_match {
 	char		**claim_names;	/* NULL-terminated, or NULL */
 	char		**claim_values;	/* the claim is this string, or an
 					   array holding it; as many */
-	int		  line;
+	struct conf_at	  at;
 };
 
 /* A named client (clients = ( ... )): its token and its rights. */
@@ -276,7 +287,7 @@ struct client_conf {
 	int		  metrics;	/* may read /metrics */
 	char		**allow;	/* NULL: everything */
 	char		**deny;		/* NULL: nothing */
-	int		  line;
+	struct conf_at	  at;
 };
 
 /*
@@ -305,7 +316,7 @@ struct endpoint_conf {
 	char		**resources;	/* URIs and URI templates; NULL: none */
 	char		**prompts;	/* NULL: none */
 	enum discovery	  discovery;	/* default DISCOVERY_LIST */
-	int		  line;
+	struct conf_at	  at;
 };
 
 #define CONF_OAUTH_MAX_ISSUERS	16
@@ -327,7 +338,7 @@ struct oauth_issuer_client {
 
 struct oauth_issuer_conf {
 	char		*issuer;	/* exact, as its metadata says */
-	int		 line;
+	struct conf_at	 at;
 	char		*metadata_url;	/* NULL: discovered from issuer */
 	char		*jwks_uri;	/* NULL: from the metadata */
 	unsigned int	 algorithms;	/* JOSE_* bits; default
@@ -358,20 +369,23 @@ struct oauth_conf {
 					   NULL: an unnamed client's */
 	struct oauth_issuer_conf *issuers;
 	size_t		  nissuers;	/* at least 1 */
-	int		  line;
+	struct conf_at	  at;
 };
 
 /* The whole configuration; every string is owned. */
 struct conf {
 	char			 *file;
+	char			**included;	/* files it @includes, in order
+						   of their first setting */
+	size_t			  nincluded;
 	char			 *listen;
-	int			  listen_line;		/* 0: the default */
+	struct conf_at		  listen_at;		/* line 0: the default */
 	char			 *user;		/* upstreams run as; NULL */
 	char			**pass_env;	/* every stdio upstream's */
 	char			 *control;
 	char			 *instance;	/* tags every session id */
 	char			 *metrics_listen;	/* NULL: on listen */
-	int			  metrics_listen_line;
+	struct conf_at		  metrics_listen_at;
 	char			 *access_log;	/* path, "syslog", "stderr",
 						   or NULL for none */
 	char			**trusted_proxies;	/* addresses or CIDR
@@ -391,11 +405,11 @@ struct conf {
 	unsigned int		  page_size;		/* list items per page */
 	size_t			  max_buffered;	/* held for all streams */
 	char			 *ws_path;		/* "" for none */
-	int			  ws_path_line;		/* 0: the default */
+	struct conf_at		  ws_path_at;		/* line 0: the default */
 	unsigned int		  ws_ping_interval;	/* seconds, 0: none */
 	char			 *ws_lockfile;		/* or NULL */
 	char			 *state_dir;		/* pins are kept here */
-	int			  state_dir_line;	/* 0: the default */
+	struct conf_at		  state_dir_at;		/* line 0: the default */
 	enum pinning		  pinning;
 	enum discovery		  discovery;		/* of /mcp */
 	/* 2026-07-28 clients. */
@@ -414,7 +428,7 @@ struct conf {
 	enum strategy		  sampling[CONF_MAX_STRATEGIES];
 	char			 *sampling_target[CONF_MAX_STRATEGIES];
 	size_t			  nsampling;
-	int			  sampling_line;	/* 0: the default */
+	struct conf_at		  sampling_at;		/* line 0: the default */
 	struct llm_conf		 *llms;
 	size_t			  nllms;
 	struct rate_conf	 *rate_limits;	/* common/conf_traffic.c */
@@ -448,6 +462,8 @@ struct conf	*conf_load(const char *file, char *err, size_t errlen);
 struct conf	*conf_parse(const char *text, const char *name, char *err,
 		    size_t errlen);
 void		 conf_free(struct conf *);
+/* The file a setting was written in (conf_at's file, resolved). */
+const char	*conf_at_file(const struct conf *, struct conf_at);
 /* Print normalised, in the file's own syntax. */
 void		 conf_print(const struct conf *, FILE *);
 
@@ -537,7 +553,7 @@ struct trace_conf {
 	unsigned int	  batch;	/* spans per export */
 	unsigned int	  queue;	/* spans the gateway holds at most */
 	unsigned int	  timeout;	/* seconds per export */
-	int		  line;
+	struct conf_at	  at;
 };
 void		 conf_trace_free(struct trace_conf *);
 int		 conf_trace_equal(const struct trace_conf *,

@@ -109,7 +109,7 @@ conf_parse_catalog_key(struct conf_ctx *ctx, const config_setting_t *s,
 	if (conf->state_dir[0] != '/')
 		return (conf_error(ctx, s, "state_dir must be an absolute "
 		    "path"));
-	conf->state_dir_line = (int)config_setting_source_line(s);
+	conf->state_dir_at = conf_where(ctx, s);
 	return (0);
 }
 
@@ -163,7 +163,7 @@ get_override(struct conf_ctx *ctx, const config_setting_t *g,
 	memset(o, 0, sizeof *o);
 	for (i = 0; i < CONF_NHINTS; i++)
 		o->hints[i] = CONF_HINT_UNSET;
-	o->line = (int)config_setting_source_line(g);
+	o->at = conf_where(ctx, g);
 	if (!config_setting_is_group(g))
 		return (conf_error(ctx, g, "server %s: each entry of tools "
 		    "must be a group { tool = \"...\"; ... }", srv->name));
@@ -211,6 +211,7 @@ get_overrides(struct conf_ctx *ctx, const config_setting_t *list,
     struct server_conf *srv)
 {
 	struct tool_override	*o;
+	char			 where[512];
 	size_t			 i, j;
 	int			 n;
 
@@ -231,17 +232,19 @@ get_overrides(struct conf_ctx *ctx, const config_setting_t *list,
 			return (-1);
 		for (j = 0; j < i; j++) {
 			if (strcmp(srv->overrides[j].tool, o->tool) == 0)
-				return (conf_error_at(ctx, o->line, "server %s: "
-				    "tool \"%s\" already has an entry on line "
-				    "%d", srv->name, o->tool,
-				    srv->overrides[j].line));
+				return (conf_error_at(ctx, o->at, "server %s: "
+				    "tool \"%s\" already has an entry on %s",
+				    srv->name, o->tool, conf_at_text(ctx,
+				    srv->overrides[j].at, o->at, where,
+				    sizeof where)));
 			if (o->name != NULL && srv->overrides[j].name != NULL &&
 			    strcmp(srv->overrides[j].name, o->name) == 0)
-				return (conf_error_at(ctx, o->line, "server %s: "
+				return (conf_error_at(ctx, o->at, "server %s: "
 				    "name \"%s\" is already given to tool \"%s\" "
-				    "on line %d", srv->name, o->name,
-				    srv->overrides[j].tool,
-				    srv->overrides[j].line));
+				    "on %s", srv->name, o->name,
+				    srv->overrides[j].tool, conf_at_text(ctx,
+				    srv->overrides[j].at, o->at, where,
+				    sizeof where)));
 		}
 	}
 	return (0);
@@ -265,6 +268,7 @@ int
 conf_check_overrides(struct conf_ctx *ctx, const struct conf *conf)
 {
 	const struct server_conf	*a, *b;
+	char				 where[512];
 	size_t				 i, j, k, l;
 
 	for (i = 0; i < conf->nservers; i++) {
@@ -280,11 +284,13 @@ conf_check_overrides(struct conf_ctx *ctx, const struct conf *conf)
 					    a->overrides[k].name) != 0)
 						continue;
 					return (conf_error_at(ctx,
-					    b->overrides[l].line, "server %s: "
+					    b->overrides[l].at, "server %s: "
 					    "name \"%s\" is already given by "
-					    "server %s on line %d", b->name,
+					    "server %s on %s", b->name,
 					    b->overrides[l].name, a->name,
-					    a->overrides[k].line));
+					    conf_at_text(ctx, a->overrides[k].at,
+					    b->overrides[l].at, where,
+					    sizeof where)));
 				}
 			}
 		}

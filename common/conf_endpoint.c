@@ -84,7 +84,7 @@ parse_endpoint(struct conf_ctx *ctx, const config_setting_t *g,
 	char			*v = NULL;
 	int			 i, n, d;
 
-	ep->line = (int)config_setting_source_line(g);
+	ep->at = conf_where(ctx, g);
 	if (!config_setting_is_group(g))
 		return (conf_error(ctx, g, "each entry of endpoints must be a "
 		    "group { path = ...; tools = [ ... ]; }"));
@@ -227,11 +227,11 @@ conf_check_paths(struct conf_ctx *ctx, const struct conf *conf)
 	    (what = reserved_but_ws(conf, conf->ws_path)) == NULL)
 		return (0);
 	/* The default ws_path: the login URL is what was written. */
-	if (conf->ws_path_line == 0 && conf->oauth_client != NULL)
-		return (conf_error_at(ctx, conf->oauth_client->line, "%s: "
+	if (conf->ws_path_at.line == 0 && conf->oauth_client != NULL)
+		return (conf_error_at(ctx, conf->oauth_client->at, "%s: "
 		    "the gateway serves %s already (ws_path)", what,
 		    conf->ws_path));
-	return (conf_error_at(ctx, conf->ws_path_line, "ws_path %s: the "
+	return (conf_error_at(ctx, conf->ws_path_at, "ws_path %s: the "
 	    "gateway serves it already (%s)", conf->ws_path, what));
 }
 
@@ -242,6 +242,7 @@ conf_check_endpoints(struct conf_ctx *ctx, const struct conf *conf)
 	const char			*what;
 	char				 pa[CONF_ENDPOINT_PATH_MAX + 16];
 	char				 pb[CONF_ENDPOINT_PATH_MAX + 16];
+	char				 where[512];
 	size_t				 i, j, x, y, nx;
 
 	nx = conf->ws_path[0] != '\0' ? NSUFFIXES : NSUFFIXES - 1;
@@ -250,7 +251,7 @@ conf_check_endpoints(struct conf_ctx *ctx, const struct conf *conf)
 		for (x = 0; x < nx; x++) {
 			snprintf(pa, sizeof pa, "%s%s", a->path, suffixes[x]);
 			if ((what = reserved(conf, pa)) != NULL)
-				return (conf_error_at(ctx, a->line, "endpoint "
+				return (conf_error_at(ctx, a->at, "endpoint "
 				    "%s: %s collides with the gateway's %s",
 				    a->path, pa, what));
 		}
@@ -264,10 +265,12 @@ conf_check_endpoints(struct conf_ctx *ctx, const struct conf *conf)
 					    b->path, suffixes[y]);
 					if (strcmp(pa, pb) == 0)
 						return (conf_error_at(ctx,
-						    a->line, "endpoint %s: %s "
+						    a->at, "endpoint %s: %s "
 						    "collides with endpoint %s "
-						    "on line %d", a->path, pa,
-						    b->path, b->line));
+						    "on %s", a->path, pa,
+						    b->path, conf_at_text(ctx,
+						    b->at, a->at, where,
+						    sizeof where)));
 				}
 			}
 		}

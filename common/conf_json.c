@@ -269,7 +269,7 @@ conf_server_copy(const struct server_conf *srv)
 	if ((copy = conf_server_from_json(j, err, sizeof err)) == NULL)
 		fatalx("conf_server_copy: %s: %s", srv->name, err);
 	json_decref(j);
-	copy->line = srv->line;
+	copy->at = srv->at;
 	return (copy);
 }
 

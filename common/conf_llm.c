@@ -166,7 +166,7 @@ parse_llm(struct conf_ctx *ctx, const config_setting_t *g,
 	int			 k, j, n, have_provider = 0;
 
 	memset(lc, 0, sizeof *lc);
-	lc->line = (int)config_setting_source_line(g);
+	lc->at = conf_where(ctx, g);
 	lc->timeout = 120;
 	lc->connect_timeout = 10;
 	lc->stream = 1;
@@ -311,6 +311,7 @@ conf_parse_llms(struct conf_ctx *ctx, const config_setting_t *list,
     struct conf *conf)
 {
 	config_setting_t	*s;
+	char			 where[512];
 	int			 i, n, j;
 
 	if ((n = conf_list_length(ctx, list, "llm must be a list: "
@@ -325,8 +326,9 @@ conf_parse_llms(struct conf_ctx *ctx, const config_setting_t *list,
 		for (j = 0; j < i; j++) {
 			if (strcmp(conf->llms[j].name, conf->llms[i].name) == 0)
 				return (conf_error(ctx, s, "llm name \"%s\" "
-				    "already used on line %d",
-				    conf->llms[i].name, conf->llms[j].line));
+				    "already used on %s", conf->llms[i].name,
+				    conf_at_text(ctx, conf->llms[j].at,
+				    conf->llms[i].at, where, sizeof where)));
 		}
 	}
 	return (0);
@@ -347,8 +349,8 @@ conf_llm_find(const struct conf *conf, const char *name)
 /* Check one sampling list's links; who says where it is. */
 static int
 check_list(struct conf_ctx *ctx, const struct conf *conf,
-    const enum strategy *list, char *const *targets, size_t n, int line,
-    const char *who)
+    const enum strategy *list, char *const *targets, size_t n,
+    struct conf_at at, const char *who)
 {
 	const char	*slash;
 	size_t		 i, j, len;
@@ -356,7 +358,7 @@ check_list(struct conf_ctx *ctx, const struct conf *conf,
 	for (i = 0; i < n; i++) {
 		if (list[i] == STRATEGY_LLM &&
 		    conf_llm_find(conf, targets[i]) == NULL)
-			return (conf_error_at(ctx, line, "%ssampling: no llm "
+			return (conf_error_at(ctx, at, "%ssampling: no llm "
 			    "provider is named \"%s\"", who, targets[i]));
 		if (list[i] != STRATEGY_TOOL)
 			continue;
@@ -369,13 +371,13 @@ check_list(struct conf_ctx *ctx, const struct conf *conf,
 				break;
 		}
 		if (j == conf->nservers)
-			return (conf_error_at(ctx, line, "%ssampling: tool:%s "
+			return (conf_error_at(ctx, at, "%ssampling: tool:%s "
 			    "names no server \"%.*s\"", who, targets[i],
 			    (int)len, targets[i]));
 		/* The link's call is the gateway's: it has no user. */
 		if (conf->servers[j].oauth != NULL &&
 		    conf->servers[j].oauth->identity == UPOAUTH_PER_USER)
-			return (conf_error_at(ctx, line, "%ssampling: tool:%s: "
+			return (conf_error_at(ctx, at, "%ssampling: tool:%s: "
 			    "server \"%s\" connects per user (oauth.identity), "
 			    "and a tool: link's call has no user", who,
 			    targets[i], conf->servers[j].name));
@@ -391,13 +393,13 @@ conf_check_links(struct conf_ctx *ctx, const struct conf *conf)
 	size_t				 i;
 
 	if (check_list(ctx, conf, conf->sampling, conf->sampling_target,
-	    conf->nsampling, conf->sampling_line, "") != 0)
+	    conf->nsampling, conf->sampling_at, "") != 0)
 		return (-1);
 	for (i = 0; i < conf->nservers; i++) {
 		srv = &conf->servers[i];
 		snprintf(who, sizeof who, "server %s: ", srv->name);
 		if (check_list(ctx, conf, srv->sampling, srv->sampling_target,
-		    srv->nsampling, srv->line, who) != 0)
+		    srv->nsampling, srv->at, who) != 0)
 			return (-1);
 	}
 	return (0);
@@ -542,7 +544,7 @@ conf_llm_copy(const struct llm_conf *lc)
 	if ((copy = conf_llm_from_json(j, err, sizeof err)) == NULL)
 		fatalx("conf_llm_copy: %s: %s", lc->name, err);
 	json_decref(j);
-	copy->line = lc->line;
+	copy->at = lc->at;
 	return (copy);
 }
 

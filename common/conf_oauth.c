@@ -223,7 +223,7 @@ parse_issuer(struct conf_ctx *ctx, const config_setting_t *g,
 	int			 i, n;
 
 	memset(ic, 0, sizeof *ic);
-	ic->line = (int)config_setting_source_line(g);
+	ic->at = conf_where(ctx, g);
 	ic->algorithms = CONF_OAUTH_ALGS_DEFAULT;
 	ic->typ = JOSE_TYP_LAX;
 	ic->refresh = 3600;
@@ -298,6 +298,7 @@ parse_issuers(struct conf_ctx *ctx, const config_setting_t *list,
     struct oauth_conf *oc)
 {
 	config_setting_t	*g;
+	char			 where[512];
 	int			 i, j, n;
 
 	if ((n = conf_list_length(ctx, list, "issuers must be a list: "
@@ -316,8 +317,9 @@ parse_issuers(struct conf_ctx *ctx, const config_setting_t *list,
 			if (strcmp(oc->issuers[j].issuer,
 			    oc->issuers[i].issuer) == 0)
 				return (conf_error(ctx, g, "issuer \"%s\" "
-				    "already given on line %d",
-				    oc->issuers[i].issuer, oc->issuers[j].line));
+				    "already given on %s", oc->issuers[i].issuer,
+				    conf_at_text(ctx, oc->issuers[j].at,
+				    oc->issuers[i].at, where, sizeof where)));
 		}
 	}
 	return (0);
@@ -337,7 +339,7 @@ conf_parse_oauth(struct conf_ctx *ctx, const config_setting_t *g,
 		return (conf_error(ctx, g, "oauth must be a group { resource = "
 		    "\"https://...\"; issuers = ( ... ); }"));
 	oc = conf->oauth = xcalloc(1, sizeof *oc);
-	oc->line = (int)config_setting_source_line(g);
+	oc->at = conf_where(ctx, g);
 	oc->leeway = 60;
 	oc->subject_claim = xstrdup("sub");
 	n = config_setting_length(g);
@@ -438,7 +440,7 @@ conf_parse_client_oauth(struct conf_ctx *ctx, const config_setting_t *g,
 		return (conf_error(ctx, g, "a client's oauth must be a group "
 		    "{ subject = ...; scopes = [ ... ]; claims = { ... }; }"));
 	m = *out = xcalloc(1, sizeof *m);
-	m->line = (int)config_setting_source_line(g);
+	m->at = conf_where(ctx, g);
 	n = config_setting_length(g);
 	for (i = 0; i < n; i++) {
 		s = config_setting_get_elem(g, (unsigned int)i);
@@ -485,26 +487,26 @@ conf_check_oauth(struct conf_ctx *ctx, const struct conf *conf)
 		if (conf->clients[i].oauth == NULL)
 			continue;
 		if (oc == NULL)
-			return (conf_error_at(ctx, conf->clients[i].oauth->line,
+			return (conf_error_at(ctx, conf->clients[i].oauth->at,
 			    "client %s: oauth needs the global oauth group",
 			    conf->clients[i].name));
 		if (conf->clients[i].oauth->issuer != NULL &&
 		    conf_oauth_issuer(oc, conf->clients[i].oauth->issuer) ==
 		    NULL)
-			return (conf_error_at(ctx, conf->clients[i].oauth->line,
+			return (conf_error_at(ctx, conf->clients[i].oauth->at,
 			    "client %s: issuer \"%s\" is not one of oauth's "
 			    "issuers", conf->clients[i].name,
 			    conf->clients[i].oauth->issuer));
 	}
 	for (i = 0; i < conf->nservers; i++) {
 		if (conf->servers[i].scopes != NULL && oc == NULL)
-			return (conf_error_at(ctx, conf->servers[i].line,
+			return (conf_error_at(ctx, conf->servers[i].at,
 			    "server %s: scopes need the global oauth group",
 			    conf->servers[i].name));
 	}
 	if (oc != NULL && oc->default_client != NULL &&
 	    conf_client_find(conf, oc->default_client) == NULL)
-		return (conf_error_at(ctx, oc->line, "oauth: default_client "
+		return (conf_error_at(ctx, oc->at, "oauth: default_client "
 		    "\"%s\" is not a client", oc->default_client));
 	return (0);
 }

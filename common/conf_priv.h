@@ -18,6 +18,7 @@ struct conf_ctx {
 	const char	*file;
 	char		*err;
 	size_t		 errlen;
+	struct conf	*conf;		/* being read: its included files */
 };
 
 /* Names of the enums' values, indexed by value. */
@@ -80,9 +81,15 @@ void	conf_print_server_catalog(const struct server_conf *, FILE *);
 /* Print a string quoted and escaped, as the file writes it. */
 void	conf_print_str(FILE *, const char *);
 void	conf_print_double(FILE *, double);
-/* Report an error at a line (0: none); returns -1. */
-int	conf_error_at(struct conf_ctx *, int line, const char *, ...)
+/* Where a setting was written (its file kept in ctx->conf). */
+struct conf_at conf_where(struct conf_ctx *, const config_setting_t *);
+/* Report an error at a place (line 0: the file only); returns -1. */
+int	conf_error_at(struct conf_ctx *, struct conf_at, const char *, ...)
 	    __attribute__((format(printf, 3, 4)));
+/* Name another place for an error at here: "line N", or "line N of FILE"
+ * when the files differ. */
+const char *conf_at_text(struct conf_ctx *, struct conf_at there,
+	    struct conf_at here, char *buf, size_t len);
 /* Free a sampling list's targets. */
 void	conf_targets_free(char **, size_t);
 /* Copy a sampling list's targets. */

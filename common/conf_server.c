@@ -212,7 +212,7 @@ conf_parse_server(struct conf_ctx *ctx, const struct conf *conf,
 	int			 have_max = 0, have_stimeout = 0;
 
 	memset(srv, 0, sizeof *srv);
-	srv->line = (int)config_setting_source_line(g);
+	srv->at = conf_where(ctx, g);
 	srv->init_timeout = 60;
 	srv->max_instances = 64;
 	srv->tls_verify = 1;
@@ -480,7 +480,7 @@ conf_parse_server(struct conf_ctx *ctx, const struct conf *conf,
 			    "\"per-session\" (each user's calls on a "
 			    "connection of their own)", srv->name));
 		if (srv->transport != TRANSPORT_HTTP)
-			return (conf_error_at(ctx, srv->oauth->line, "server "
+			return (conf_error_at(ctx, srv->oauth->at, "server "
 			    "%s: oauth.identity per-user is only for the http "
 			    "transport (so far)", srv->name));
 		srv->isolation = ISOLATION_PER_SESSION;

@@ -86,7 +86,7 @@ conf_parse_tracing(struct conf_ctx *ctx, const config_setting_t *g,
 		    "= \"http://...:4318/v1/traces\"; }"));
 	conf_trace_free(conf->tracing);
 	tc = conf->tracing = xcalloc(1, sizeof *tc);
-	tc->line = (int)config_setting_source_line(g);
+	tc->at = conf_where(ctx, g);
 	tc->sample = 1.0;
 	tc->batch = CONF_TRACE_BATCH;
 	tc->queue = CONF_TRACE_QUEUE;

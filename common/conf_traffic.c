@@ -155,7 +155,7 @@ parse_rate(struct conf_ctx *ctx, const config_setting_t *g,
 	int			 i, n, have_rate = 0, have_burst = 0;
 	int			 have_conc = 0;
 
-	rc->line = (int)config_setting_source_line(g);
+	rc->at = conf_where(ctx, g);
 	if (!config_setting_is_group(g))
 		return (conf_error(ctx, g, "each entry of rate_limits must be a "
 		    "group { name = ...; rate = ...; ... }"));
@@ -215,6 +215,7 @@ int
 conf_parse_rate_limits(struct conf_ctx *ctx, const config_setting_t *list,
     struct conf *conf)
 {
+	char	where[512];
 	int	i, j, n;
 
 	if ((n = conf_list_length(ctx, list, "rate_limits must be a list: "
@@ -232,10 +233,12 @@ conf_parse_rate_limits(struct conf_ctx *ctx, const config_setting_t *list,
 			if (strcmp(conf->rate_limits[j].name,
 			    conf->rate_limits[i].name) == 0)
 				return (conf_error_at(ctx,
-				    conf->rate_limits[i].line, "rate limit "
-				    "name \"%s\" already used on line %d",
-				    conf->rate_limits[i].name,
-				    conf->rate_limits[j].line));
+				    conf->rate_limits[i].at, "rate limit "
+				    "name \"%s\" already used on %s",
+				    conf->rate_limits[i].name, conf_at_text(ctx,
+				    conf->rate_limits[j].at,
+				    conf->rate_limits[i].at, where,
+				    sizeof where)));
 		}
 	}
 	return (0);

@@ -41,7 +41,7 @@ conf_parse_upoauth(struct conf_ctx *ctx, const config_setting_t *g,
 		    "{ client_id = ...; client_secret = ...; issuer = ...; "
 		    "scopes = [ ... ]; grant = ...; identity = ...; }"));
 	o = *out = xcalloc(1, sizeof *o);
-	o->line = (int)config_setting_source_line(g);
+	o->at = conf_where(ctx, g);
 	n = config_setting_length(g);
 	for (i = 0; i < n; i++) {
 		s = config_setting_get_elem(g, (unsigned int)i);
@@ -119,7 +119,7 @@ conf_check_upoauth(struct conf_ctx *ctx, const struct conf *conf)
 		if (conf->auth_tokens == NULL && conf->nclients == 0 &&
 		    conf->oauth == NULL)
 			return (conf_error_at(ctx,
-			    conf->servers[i].oauth->line, "server %s: "
+			    conf->servers[i].oauth->at, "server %s: "
 			    "oauth.identity per-user needs authenticated "
 			    "clients (auth_tokens, clients or oauth)",
 			    conf->servers[i].name));
@@ -294,7 +294,7 @@ conf_parse_oauth_client(struct conf_ctx *ctx, const config_setting_t *g,
 		    "{ redirect_uri = ...; client_name = ...; "
 		    "client_metadata_url = ...; }"));
 	o = conf->oauth_client = xcalloc(1, sizeof *o);
-	o->line = (int)config_setting_source_line(g);
+	o->at = conf_where(ctx, g);
 	n = config_setting_length(g);
 	for (i = 0; i < n; i++) {
 		s = config_setting_get_elem(g, (unsigned int)i);

@@ -46,22 +46,69 @@ conf_error(struct conf_ctx *ctx, const config_setting_t *s, const char *fmt,
 	return (-1);
 }
 
-/* Report an error at a line; always returns -1. */
+/* Record where a setting was written, keeping its file's name once. */
+struct conf_at
+conf_where(struct conf_ctx *ctx, const config_setting_t *s)
+{
+	struct conf	*conf = ctx->conf;
+	struct conf_at	 at = { 0, 0 };
+	const char	*file;
+	size_t		 i;
+
+	at.line = (int)config_setting_source_line(s);
+	file = config_setting_source_file(s);
+	if (file == NULL || strcmp(file, ctx->file) == 0)
+		return (at);
+	for (i = 0; i < conf->nincluded; i++) {
+		if (strcmp(conf->included[i], file) == 0) {
+			at.file = (int)i + 1;
+			return (at);
+		}
+	}
+	conf->included = xreallocarray(conf->included, conf->nincluded + 1,
+	    sizeof *conf->included);
+	conf->included[conf->nincluded++] = xstrdup(file);
+	at.file = (int)conf->nincluded;
+	return (at);
+}
+
+const char *
+conf_at_file(const struct conf *conf, struct conf_at at)
+{
+	if (at.file > 0 && (size_t)at.file <= conf->nincluded)
+		return (conf->included[at.file - 1]);
+	return (conf->file);
+}
+
+/* Report an error at a place; always returns -1. */
 int
-conf_error_at(struct conf_ctx *ctx, int line, const char *fmt, ...)
+conf_error_at(struct conf_ctx *ctx, struct conf_at at, const char *fmt, ...)
 {
 	va_list		 ap;
 	char		 msg[512];
+	const char	*file = conf_at_file(ctx->conf, at);
 
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	if (line > 0)
-		snprintf(ctx->err, ctx->errlen, "%s:%d: %s", ctx->file, line,
+	if (at.line > 0)
+		snprintf(ctx->err, ctx->errlen, "%s:%d: %s", file, at.line,
 		    msg);
 	else
-		snprintf(ctx->err, ctx->errlen, "%s: %s", ctx->file, msg);
+		snprintf(ctx->err, ctx->errlen, "%s: %s", file, msg);
 	return (-1);
+}
+
+const char *
+conf_at_text(struct conf_ctx *ctx, struct conf_at there, struct conf_at here,
+    char *buf, size_t len)
+{
+	if (there.file == here.file)
+		snprintf(buf, len, "line %d", there.line);
+	else
+		snprintf(buf, len, "line %d of %s", there.line,
+		    conf_at_file(ctx->conf, there));
+	return (buf);
 }
 
 /* Free a NULL-terminated string vector. */

@@ -858,7 +858,7 @@ idp_apply(const struct conf *nc, json_t *report)
 			/* The verification policy may have changed. */
 			d->ic->algorithms = ic->algorithms;
 			d->ic->typ = ic->typ;
-			d->ic->line = ic->line;
+			d->ic->at = ic->at;
 			continue;
 		}
 		/* The keys are the issuer's: kept until new ones come. */

@@ -35,8 +35,8 @@
 
 /* Report an error at a line of the file (0: the file as a whole). */
 static int
-preflight_error(const struct conf *c, int line, char *err, size_t errlen,
-    const char *fmt, ...)
+preflight_error(const struct conf *c, struct conf_at at, char *err,
+    size_t errlen, const char *fmt, ...)
 {
 	va_list	ap;
 	char	msg[768];
@@ -44,10 +44,11 @@ preflight_error(const struct conf *c, int line, char *err, size_t errlen,
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	if (line > 0)
-		snprintf(err, errlen, "%s:%d: %s", c->file, line, msg);
+	if (at.line > 0)
+		snprintf(err, errlen, "%s:%d: %s", conf_at_file(c, at),
+		    at.line, msg);
 	else
-		snprintf(err, errlen, "%s: %s", c->file, msg);
+		snprintf(err, errlen, "%s: %s", conf_at_file(c, at), msg);
 	return (-1);
 }
 
@@ -66,7 +67,7 @@ preflight_warn(void (*warn)(const char *), const char *fmt, ...)
 
 /* Resolve a listen address; *loopback says whether all of it is. */
 static int
-preflight_listen(const struct conf *c, const char *listen, int line,
+preflight_listen(const struct conf *c, const char *listen, struct conf_at at,
     int *loopback, char *err, size_t errlen)
 {
 	struct addrinfo			 hints, *res, *ai;
@@ -78,14 +79,14 @@ preflight_listen(const struct conf *c, const char *listen, int line,
 
 	if (conf_split_listen(listen, host, sizeof host, &portno, why,
 	    sizeof why) != 0)
-		return (preflight_error(c, line, err, errlen, "%s", why));
+		return (preflight_error(c, at, err, errlen, "%s", why));
 	snprintf(port, sizeof port, "%u", portno);
 	memset(&hints, 0, sizeof hints);
 	hints.ai_family = AF_UNSPEC;
 	hints.ai_socktype = SOCK_STREAM;
 	hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
 	if ((error = getaddrinfo(host, port, &hints, &res)) != 0)
-		return (preflight_error(c, line, err, errlen, "%s \"%s\": %s",
+		return (preflight_error(c, at, err, errlen, "%s \"%s\": %s",
 		    listen == c->listen ? "listen" : "metrics_listen", listen,
 		    gai_strerror(error)));
 	*loopback = 1;
@@ -133,11 +134,11 @@ preflight_users(const struct conf *c, void (*warn)(const char *), char *err,
 			continue;
 		}
 		if ((pw = getpwnam(srv->user)) == NULL)
-			return (preflight_error(c, srv->line, err, errlen,
+			return (preflight_error(c, srv->at, err, errlen,
 			    "upstream %s: user \"%s\" does not exist",
 			    srv->name, srv->user));
 		if (me != 0 && pw->pw_uid != me)
-			return (preflight_error(c, srv->line, err, errlen,
+			return (preflight_error(c, srv->at, err, errlen,
 			    "upstream %s: user \"%s\": mcp-supervisord runs "
 			    "as uid %ld, not root, and cannot start upstreams "
 			    "as another user", srv->name, srv->user,
@@ -252,13 +253,13 @@ preflight_llm(const struct conf *c, void (*warn)(const char *), char *err,
 		if (lc->api_key == NULL)
 			continue;
 		if ((key = secret_expand(lc->api_key, why, sizeof why)) == NULL)
-			return (preflight_error(c, lc->line, err, errlen,
+			return (preflight_error(c, lc->at, err, errlen,
 			    "llm %s: api_key: %s", lc->name, why));
 		bad = *key == '\0' || strpbrk(key, "\r\n") != NULL;
 		explicit_bzero(key, strlen(key));
 		free(key);
 		if (bad)
-			return (preflight_error(c, lc->line, err, errlen,
+			return (preflight_error(c, lc->at, err, errlen,
 			    "llm %s: api_key: the key is empty or not one line",
 			    lc->name));
 		if (strncmp(lc->url, "http://", 7) == 0 &&
@@ -283,13 +284,13 @@ preflight_client_secret(const struct conf *c,
 	if (ref == NULL)
 		return (0);
 	if ((v = secret_expand(ref, why, sizeof why)) == NULL)
-		return (preflight_error(c, ic->line, err, errlen, "issuer %s: "
+		return (preflight_error(c, ic->at, err, errlen, "issuer %s: "
 		    "%s client_secret: %s", ic->issuer, what, why));
 	bad = *v == '\0' || strpbrk(v, "\r\n") != NULL;
 	explicit_bzero(v, strlen(v));
 	free(v);
 	if (bad)
-		return (preflight_error(c, ic->line, err, errlen, "issuer %s: "
+		return (preflight_error(c, ic->at, err, errlen, "issuer %s: "
 		    "%s client_secret is empty or not one line", ic->issuer,
 		    what));
 	return (0);
@@ -362,6 +363,7 @@ int
 preflight(const struct conf *c, int flags, int *scope,
     void (*warn)(const char *), char *err, size_t errlen)
 {
+	const struct conf_at	 whole = { 0, 0 };	/* the file */
 	struct sockaddr_un	 sun;
 	struct stat		 st;
 	char			 why[512];
@@ -371,33 +373,33 @@ preflight(const struct conf *c, int flags, int *scope,
 		loopback = !(flags & PREFLIGHT_WIDE);
 		mloopback = !(flags & PREFLIGHT_MWIDE);
 	} else {
-		if (preflight_listen(c, c->listen, c->listen_line, &loopback,
+		if (preflight_listen(c, c->listen, c->listen_at, &loopback,
 		    err, errlen) != 0)
 			return (-1);
 		if (c->metrics_listen != NULL && preflight_listen(c,
-		    c->metrics_listen, c->metrics_listen_line, &mloopback,
+		    c->metrics_listen, c->metrics_listen_at, &mloopback,
 		    err, errlen) != 0)
 			return (-1);
 		if (strlen(c->control) >= sizeof sun.sun_path)
-			return (preflight_error(c, 0, err, errlen, "control "
+			return (preflight_error(c, whole, err, errlen, "control "
 			    "socket %s: the path is longer than %zu bytes",
 			    c->control, sizeof sun.sun_path - 1));
 		/* A configured state_dir must be there (pin_open). */
-		if (c->state_dir_line != 0 && stat(c->state_dir, &st) != 0)
-			return (preflight_error(c, c->state_dir_line, err,
+		if (c->state_dir_at.line != 0 && stat(c->state_dir, &st) != 0)
+			return (preflight_error(c, c->state_dir_at, err,
 			    errlen, "state_dir %s: %s", c->state_dir,
 			    strerror(errno)));
-		if (c->state_dir_line != 0 && !S_ISDIR(st.st_mode))
-			return (preflight_error(c, c->state_dir_line, err,
+		if (c->state_dir_at.line != 0 && !S_ISDIR(st.st_mode))
+			return (preflight_error(c, c->state_dir_at, err,
 			    errlen, "state_dir %s: not a directory",
 			    c->state_dir));
 	}
 	if (auth_validate(c, &tokens, why, sizeof why) != 0)
-		return (preflight_error(c, 0, err, errlen, "%s", why));
+		return (preflight_error(c, whole, err, errlen, "%s", why));
 	if (preflight_state_key(c, why, sizeof why) != 0)
-		return (preflight_error(c, 0, err, errlen, "%s", why));
+		return (preflight_error(c, whole, err, errlen, "%s", why));
 	if (c->ws_lockfile != NULL && preflight_dir(c->ws_lockfile) != 0)
-		return (preflight_error(c, 0, err, errlen, "ws_lockfile %s: "
+		return (preflight_error(c, whole, err, errlen, "ws_lockfile %s: "
 		    "its directory: %s", c->ws_lockfile, strerror(errno)));
 	if (preflight_users(c, warn, err, errlen) != 0)
 		return (-1);

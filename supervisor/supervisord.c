@@ -306,7 +306,7 @@ main(int argc, char **argv)
 	daemon_exit = begin_exit;
 	session_init();
 	catalog_init();
-	if (pin_open(conf->state_dir, conf->state_dir_line != 0, err,
+	if (pin_open(conf->state_dir, conf->state_dir_at.line != 0, err,
 	    sizeof err) != 0)
 		fatalx("%s", err);
 	route_init();

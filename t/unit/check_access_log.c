@@ -196,7 +196,7 @@ START_TEST(test_held_to_syslog)
 	struct sockaddr_un	 sun;
 	char			 dir[64], buf[2048];
 	int			 s, got = 0;
-	uint64_t		 base;
+	uint64_t		 before;
 
 	sup_tmpdir(dir, sizeof dir, "access_log");
 	memset(&sun, 0, sizeof sun);
@@ -207,28 +207,28 @@ START_TEST(test_held_to_syslog)
 	ck_assert_int_eq(bind(s, (struct sockaddr *)&sun, sizeof sun), 0);
 	setenv("MCP_SUPERVISOR_SYSLOG", sun.sun_path, 1);
 	reload_to("access_log = \"/dev/full\";");
-	base = counted(0);
+	before = counted(0);
 	ping(cl);
 	ping(cl);
-	ck_assert_uint_eq(counted(0), base + 2);
+	ck_assert_uint_eq(counted(0), before + 2);
 	reload_to("access_log = \"syslog\";");
 	while (recv(s, buf, sizeof buf, 0) > 0)
 		got++;
 	ck_assert_int_eq(got, 2);
-	ck_assert_uint_eq(counted(0), base + 2);
+	ck_assert_uint_eq(counted(0), before + 2);
 	ck_assert_uint_eq(counted(1), 0);
 	ping(cl);
 	sup_turn();
 	ck_assert_int_eq(recv(s, buf, sizeof buf, 0) > 0, 1);
-	ck_assert_uint_eq(counted(0), base + 3);
+	ck_assert_uint_eq(counted(0), before + 3);
 
 	/* Back to the full file, then off: what it held is lost. */
 	reload_to("access_log = \"/dev/full\";");
 	ping(cl);
 	ping(cl);
-	ck_assert_uint_eq(counted(0), base + 5);
+	ck_assert_uint_eq(counted(0), before + 5);
 	reload_to("");
-	ck_assert_uint_eq(counted(0), base + 3);
+	ck_assert_uint_eq(counted(0), before + 3);
 	ck_assert_uint_eq(counted(1), 2);
 	unsetenv("MCP_SUPERVISOR_SYSLOG");
 	close(s);

@@ -93,7 +93,7 @@ START_TEST(test_defaults)
 	ck_assert_uint_eq(s->max_instances, 64);
 	ck_assert_uint_eq(s->max_message, 32 * 1024 * 1024);
 	ck_assert_int_eq(s->era, ERA_AUTO);
-	ck_assert_int_eq(s->line, 1);
+	ck_assert_int_eq(s->at.line, 1);
 	ck_assert_ptr_null(conf->request_state_key);
 	ck_assert_ptr_nonnull(conf->instance);	/* the host name's first label */
 	ck_assert_uint_eq(conf->request_state_ttl, 300);
@@ -189,7 +189,7 @@ START_TEST(test_full)
 	ck_assert_uint_eq(s->server_request_timeout, 40);
 	ck_assert_uint_eq(s->max_instances, 64);
 	ck_assert_uint_eq(s->max_message, 16 * 1024 * 1024);
-	ck_assert_int_eq(s->line, 13);
+	ck_assert_int_eq(s->at.line, 13);
 
 	s = &conf->servers[1];
 	ck_assert_int_eq(s->transport, TRANSPORT_HTTP);
@@ -201,7 +201,7 @@ START_TEST(test_full)
 	ck_assert_uint_eq(s->max_instances, 3);
 	ck_assert_uint_eq(s->max_message, 65536);
 	ck_assert_ptr_null(s->command);
-	ck_assert_int_eq(s->line, 17);
+	ck_assert_int_eq(s->at.line, 17);
 
 	s = &conf->servers[2];
 	ck_assert_int_eq(s->transport, TRANSPORT_WS);
@@ -557,13 +557,13 @@ START_TEST(test_listen_user)
 	    "servers = ( { name = \"a\"; command = [ \"x\" ]; },\n"
 	    " { name = \"b\"; command = [ \"x\" ]; user = \"nobody\"; } );\n");
 	ck_assert_str_eq(conf->user, "root");
-	ck_assert_int_eq(conf->listen_line, 2);
+	ck_assert_int_eq(conf->listen_at.line, 2);
 	ck_assert_str_eq(conf->servers[0].user, "root");
 	ck_assert_str_eq(conf->servers[1].user, "nobody");
 	conf_free(conf);
 	conf = parse_ok("servers = ( { name = \"a\"; command = [ \"x\" ]; } );\n");
 	ck_assert_ptr_null(conf->servers[0].user);
-	ck_assert_int_eq(conf->listen_line, 0);
+	ck_assert_int_eq(conf->listen_at.line, 0);
 	conf_free(conf);
 }
 END_TEST
@@ -607,7 +607,7 @@ START_TEST(test_load)
 	ck_assert_ptr_nonnull(conf);
 	ck_assert_str_eq(conf->file, path);
 	ck_assert_str_eq(conf->listen, "127.0.0.1:1");
-	ck_assert_int_eq(conf->servers[0].line, 3);
+	ck_assert_int_eq(conf->servers[0].at.line, 3);
 	conf_free(conf);
 
 	f = fopen(path, "w");
@@ -628,6 +628,96 @@ START_TEST(test_load)
 	ck_assert_ptr_null(conf_load(path, err, sizeof err));
 	snprintf(want, sizeof want, "%s: %s", path, strerror(ENOENT));
 	ck_assert_str_eq(err, want);
+}
+END_TEST
+
+/* Write a file of a test's directory. */
+static void
+write_file(const char *dir, const char *name, const char *text)
+{
+	char	path[256];
+	FILE	*f;
+
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+/*
+ * An error found once everything is read names the file the setting was
+ * written in, an @included one too, and the other place it points to.
+ */
+START_TEST(test_load_included)
+{
+	char		 dir[] = "/tmp/check_conf.XXXXXX";
+	char		 main_conf[128], inc[128], other[128], err[1024];
+	char		 want[1100], text[512];
+	struct conf	*conf;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(main_conf, sizeof main_conf, "%s/main.conf", dir);
+	snprintf(inc, sizeof inc, "%s/servers.conf", dir);
+	snprintf(other, sizeof other, "%s/more.conf", dir);
+
+	/* Where each was written. */
+	snprintf(text, sizeof text, "listen = \"127.0.0.1:1\";\n"
+	    "@include \"%s\"\n", inc);
+	write_file(dir, "main.conf", text);
+	snprintf(text, sizeof text, "state_dir = \"%s\";\nservers = (\n"
+	    "  { name = \"a\"; command = [ \"x\" ]; },\n"
+	    "  { name = \"b\"; command = [ \"x\" ]; }\n);\n", dir);
+	write_file(dir, "servers.conf", text);
+	conf = conf_load(main_conf, err, sizeof err);
+	ck_assert_msg(conf != NULL, "%s", err);
+	ck_assert_int_eq(conf->listen_at.line, 1);
+	ck_assert_str_eq(conf_at_file(conf, conf->listen_at), main_conf);
+	ck_assert_int_eq(conf->state_dir_at.line, 1);
+	ck_assert_str_eq(conf_at_file(conf, conf->state_dir_at), inc);
+	ck_assert_int_eq(conf->servers[1].at.line, 4);
+	ck_assert_str_eq(conf_at_file(conf, conf->servers[1].at), inc);
+	ck_assert_uint_eq(conf->nincluded, 1);
+	conf_free(conf);
+
+	/* A name used again in another file: both files named. */
+	snprintf(text, sizeof text, "servers = (\n"
+	    "  { name = \"a\"; command = [ \"x\" ]; },\n"
+	    "  @include \"%s\"\n);\n", other);
+	write_file(dir, "main.conf", text);
+	write_file(dir, "more.conf",
+	    "\n{ name = \"a\"; command = [ \"y\" ]; }\n");
+	ck_assert_ptr_null(conf_load(main_conf, err, sizeof err));
+	snprintf(want, sizeof want, "%s:2: server name \"a\" already used on "
+	    "line 2 of %s", other, main_conf);
+	ck_assert_str_eq(err, want);
+
+	/* In the same file: the line alone. */
+	write_file(dir, "main.conf", "servers = (\n"
+	    "  { name = \"a\"; command = [ \"x\" ]; },\n"
+	    "  { name = \"a\"; command = [ \"x\" ]; }\n);\n");
+	ck_assert_ptr_null(conf_load(main_conf, err, sizeof err));
+	snprintf(want, sizeof want, "%s:3: server name \"a\" already used on "
+	    "line 2", main_conf);
+	ck_assert_str_eq(err, want);
+
+	/* A check made once all is read: the included file and its line. */
+	snprintf(text, sizeof text, "listen = \"127.0.0.1:1\";\n\n"
+	    "@include \"%s\"\n", other);
+	write_file(dir, "main.conf", text);
+	write_file(dir, "more.conf", "servers = (\n"
+	    "  { name = \"a\"; command = [ \"x\" ]; },\n"
+	    "  { name = \"b\"; command = [ \"x\" ];\n"
+	    "    sampling = [ \"llm:nobody\" ]; }\n);\n");
+	ck_assert_ptr_null(conf_load(main_conf, err, sizeof err));
+	snprintf(want, sizeof want, "%s:3: server b: sampling: no llm provider "
+	    "is named \"nobody\"", other);
+	ck_assert_str_eq(err, want);
+
+	unlink(main_conf);
+	unlink(inc);
+	unlink(other);
+	ck_assert_int_eq(rmdir(dir), 0);
 }
 END_TEST
 
@@ -820,7 +910,7 @@ START_TEST(test_catalog_settings)
 	conf = parse_ok("servers = ( { name = \"a\"; command = [ \"x\" ]; "
 	    "} );");
 	ck_assert_str_eq(conf->state_dir, CONF_DEFAULT_STATE_DIR);
-	ck_assert_int_eq(conf->state_dir_line, 0);
+	ck_assert_int_eq(conf->state_dir_at.line, 0);
 	ck_assert_int_eq(conf->pinning, PINNING_ENFORCE);
 	ck_assert_int_eq(conf->servers[0].pinning, PINNING_ENFORCE);
 	ck_assert_int_eq(conf->discovery, DISCOVERY_LIST);
@@ -837,7 +927,7 @@ START_TEST(test_catalog_settings)
 	ck_assert_int_eq(conf->servers[0].pinning, PINNING_OFF);
 	ck_assert_int_eq(conf->servers[1].pinning, PINNING_ENFORCE);
 	ck_assert_str_eq(conf->state_dir, "/s");
-	ck_assert_int_eq(conf->state_dir_line, 4);
+	ck_assert_int_eq(conf->state_dir_at.line, 4);
 	ck_assert_uint_eq(conf->servers[1].noverrides, 2);
 	ck_assert_ptr_null(conf_override_find(&conf->servers[1], "x", 1));
 	o = conf_override_find(&conf->servers[1], "e", 1);
@@ -1043,7 +1133,7 @@ START_TEST(test_oauth)
 	ck_assert_int_eq(ic->typ, JOSE_TYP_LAX);
 	ck_assert_uint_eq(ic->refresh, 3600);
 	ck_assert_ptr_null(ic->introspection.client_id);
-	ck_assert_int_eq(ic->line, 1);
+	ck_assert_int_eq(ic->at.line, 1);
 	ck_assert_ptr_eq(conf_oauth_issuer(oc,
 	    "https://idp.example.com/realms/x"), ic);
 	ck_assert_ptr_null(conf_oauth_issuer(oc,
@@ -1610,7 +1700,7 @@ START_TEST(test_json_round_trip)
 		back = conf_server_copy(&conf->servers[i]);
 		ck_assert(conf_server_equal(&conf->servers[i], back));
 		ck_assert_ptr_ne(back->name, conf->servers[i].name);
-		ck_assert_int_eq(back->line, conf->servers[i].line);
+		ck_assert_int_eq(back->at.line, conf->servers[i].at.line);
 		conf_server_free(back);
 		free(back);
 	}
@@ -1956,6 +2046,7 @@ conf_suite(void)
 	tc = tcase_create("errors");
 	tcase_add_test(tc, test_errors);
 	tcase_add_test(tc, test_load);
+	tcase_add_test(tc, test_load_included);
 	tcase_add_test(tc, test_err_truncated);
 	tcase_add_test(tc, test_llm_errors);
 	tcase_add_test(tc, test_oauth);

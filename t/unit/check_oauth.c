@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
@@ -1107,6 +1108,44 @@ START_TEST(test_preflight)
 }
 END_TEST
 
+/* A setting of an @included file: its error names that file. */
+START_TEST(test_preflight_included)
+{
+	char		 dir[] = "/tmp/check_oauth.XXXXXX";
+	char		 main_conf[128], inc[128], err[1024], want[256];
+	struct conf	*c;
+	FILE		*f;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(main_conf, sizeof main_conf, "%s/main.conf", dir);
+	snprintf(inc, sizeof inc, "%s/oauth.conf", dir);
+	f = fopen(main_conf, "w");
+	ck_assert_ptr_nonnull(f);
+	fprintf(f, "%s@include \"%s\"\n", SUP_BASE, inc);
+	fclose(f);
+	f = fopen(inc, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("# issuers\noauth = { resource = \"https://r\";\n"
+	    "  issuers = ( { issuer = \"https://i\";\n"
+	    "    introspection = { client_id = \"c\";\n"
+	    "      client_secret = \"${env:MCPS_CHECK_OAUTH_UNSET}\"; }; } ); };\n",
+	    f);
+	fclose(f);
+	c = conf_load(main_conf, err, sizeof err);
+	ck_assert_msg(c != NULL, "%s", err);
+	unsetenv("MCPS_CHECK_OAUTH_UNSET");
+	ck_assert_int_eq(preflight(c, PREFLIGHT_RELOAD, NULL, NULL, err,
+	    sizeof err), -1);
+	snprintf(want, sizeof want, "%s:3: issuer https://i: introspection "
+	    "client_secret: ", inc);
+	ck_assert_msg(strstr(err, want) == err, "%s", err);
+	conf_free(c);
+	unlink(inc);
+	unlink(main_conf);
+	ck_assert_int_eq(rmdir(dir), 0);
+}
+END_TEST
+
 static char	preflight_warned[2048];
 
 /* Collect preflight's warnings. */
@@ -1259,6 +1298,7 @@ oauth_suite(void)
 	tcase_add_test(tc, test_introspection_shared);
 	tcase_add_test(tc, test_wait_hangup);
 	tcase_add_test(tc, test_preflight);
+	tcase_add_test(tc, test_preflight_included);
 	tcase_add_test(tc, test_preflight_reload_warns);
 	tcase_add_test(tc, test_nowait_not_cached);
 	tcase_add_test(tc, test_cache);

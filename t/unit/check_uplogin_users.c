@@ -166,14 +166,14 @@ logins_ab(struct sup_worker *w)
 	    "\"state\":\"" STATE_B "\",\"connect\":\"" CONNECT_B "\"}");
 }
 
-/* Post a login link's form from origin: the response. */
+/* Post a login link's form with the Origin from: the response. */
 static struct sup_resp *
-post_proof(const char *origin, const char *connect, const char *token)
+post_proof(const char *from, const char *connect, const char *token)
 {
 	char	headers[256], body[256];
 
 	snprintf(headers, sizeof headers, "Origin: %s\r\nContent-Type: "
-	    "application/x-www-form-urlencoded\r\n", origin);
+	    "application/x-www-form-urlencoded\r\n", from);
 	snprintf(body, sizeof body, "login=%s&token=%s", connect, token);
 	return (sup_http("POST", "/oauth/callback?login=x", headers, body));
 }
