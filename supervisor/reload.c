@@ -28,7 +28,11 @@ reload_leeway(const struct conf *c)
 	return (c->oauth != NULL ? c->oauth->leeway : 0);
 }
 
-/* Keep a running address the new file changes; note it in warnings. */
+/*
+ * Keep a running address the new file changes; note it in warnings, logged
+ * once the reload is certain (reload_log_warnings): a refused one has no
+ * change to wait for.
+ */
 static void
 reload_keep(char **next, const char *now, const char *key, json_t *warnings)
 {
@@ -37,7 +41,6 @@ reload_keep(char **next, const char *now, const char *key, json_t *warnings)
 	if (strcmp(*next, now) != 0) {
 		xasprintf(&msg, "%s changed to %s: it takes effect when the "
 		    "daemon restarts (still %s)", key, *next, now);
-		log_warnx("reload: %s", msg);
 		json_array_append_new(warnings, json_string(msg));
 		free(msg);
 	}
@@ -57,7 +60,6 @@ reload_keep_optional(char **next, const char *now, const char *key,
 		xasprintf(&msg, "%s changed to %s: it takes effect when the "
 		    "daemon restarts (still %s)", key, *next != NULL ? *next :
 		    "none", now != NULL ? now : "none");
-		log_warnx("reload: %s", msg);
 		json_array_append_new(warnings, json_string(msg));
 		free(msg);
 	}
@@ -116,24 +118,36 @@ reload_summary(json_t *report)
 
 static json_t	*reload_warnings;	/* of the reload under way */
 
-/* Log a warning of the new file's check and report it to mcpctl. */
+/* Keep a warning of the new file's checks for mcpctl and the log. */
 static void
 reload_warn(const char *msg)
 {
-	log_warnx("reload: %s", msg);
 	if (reload_warnings != NULL)
 		json_array_append_new(reload_warnings, json_string(msg));
+}
+
+/* Log the warnings of a reload that goes ahead. */
+static void
+reload_log_warnings(const json_t *warnings)
+{
+	const json_t	*v;
+	size_t		 i;
+
+	json_array_foreach(warnings, i, v)
+		log_warnx("reload: %s", json_string_value(v));
 }
 
 /* Move, write or remove the lock file as the reloaded ws_lockfile and
  * ws_path say; a failure is a warning, the old file kept. */
 static void
-reload_lockfile(void)
+reload_lockfile(json_t *warnings)
 {
 	char	err[512];
 
-	if (auth_lockfile_apply(conf, listen_bound, err, sizeof err) != 0)
-		reload_warn(err);
+	if (auth_lockfile_apply(conf, listen_bound, err, sizeof err) != 0) {
+		log_warnx("reload: %s", err);
+		json_array_append_new(warnings, json_string(err));
+	}
 }
 
 /*
@@ -224,6 +238,7 @@ reload(void)
 	}
 
 	/* Nothing fails from here on. */
+	reload_log_warnings(warnings);
 	auth_commit(&tokens);
 	continuation_apply(next, &key);
 
@@ -237,9 +252,7 @@ reload(void)
 	provider_apply(conf, report);
 	idp_apply(conf, report);
 	trace_apply(old->tracing);
-	reload_warnings = warnings;
-	reload_lockfile();
-	reload_warnings = NULL;
+	reload_lockfile(warnings);
 	session_configure();
 	ctools_configure();
 	http_configure();

@@ -81,14 +81,18 @@ like "with the file and line" "$out" "$T/conf:1: "
 like "nothing changed" "$(call "c${TAG}__echo")" '"text":"hi"'
 
 # A token that cannot be read changes nothing either.
+# Nor does it log a new listen address as waiting for a restart.
 unset MCPS_NO_SUCH_TOKEN || true
 GLOBALS='auth_tokens = [ "${env:MCPS_NO_SUCH_TOKEN}" ];'
+LISTEN=127.0.0.1:2
 write_conf "$(demo "k$TAG")"
 GLOBALS=
+LISTEN=
 out=$("$MCPCTL" -s "$CTL" reload 2>&1) && rc=0 || rc=$?
 is "an unreadable token: mcpctl reload fails" "$rc" 1
 like "and says which" "$out" 'auth_tokens: entry 1'
 like "no token is asked for" "$(call "c${TAG}__echo")" '"text":"hi"'
+ok "the refused reload logs no change waiting for a restart" lacks "$(cat "$T/log")" 'listen changed to 127.0.0.1:2'
 
 # SIGHUP does the same; a new listen address waits for a restart.
 LISTEN=127.0.0.1:1
