@@ -139,17 +139,20 @@ void	 upo_fail(const char *, ...) __attribute__((format(printf, 1, 2)));
 void	 upo_need_login(const char *why);
 /* The authorization server is known: do what is asked, or get a token. */
 void	 upo_flow_next(void);
-int	 upo_client_auth(char **form, char **auth, char *why, size_t);
-/* Send a token request (form taken): resource, client authentication,
- * logged as what.  0, or -1 with why (the form wiped). */
-int	 upo_token_request(char *form, enum upo_grant, const char *what,
-	    char *why, size_t);
 void	 upo_token_done(struct hfetch *, CURLcode);
 char	*upo_scope_wanted(void);
 void	 upo_tokens_drop(void);
 void	 upo_id_start(struct upo_id *, long long now);
 void	 upo_id_free(struct upo_id *);
 uint32_t upo_id_waiting_session(const struct upo_id *, int (*may)(uint32_t));
+
+/* upoauth_token.c */
+/* Add the client's authentication to a token request: 0, or -1 with why. */
+int	 upo_client_auth(char **form, char **auth, char *why, size_t);
+/* Send a token request (form taken): resource, client authentication,
+ * logged as what.  0, or -1 with why (the form wiped). */
+int	 upo_token_request(char *form, enum upo_grant, const char *what,
+	    char *why, size_t);
 
 /* upoauth_discovery.c */
 /* Free discovery's URLs. */
