@@ -119,15 +119,17 @@ MUTANTS = [
      "\tif (vendpoint_route(path, &t) != NULL)\n\t\treturn (path);\n", ""),
     ("vep-oauth-audience", "oauth.c", "oauth_configure",
      "a token for an endpoint's path is accepted there",
-     "\t\txasprintf(&audiences[n++], \"%s%s\", oc->resource,\n"
-     "\t\t    c->endpoints[i].path);\n", ""),
-    ("vep-ctools", "ctools.c", "ctools_changed_one",
+     "\t\taudience_add(&n, p, \"%s%s\", oc->resource, p);\n", ""),
+    ("vep-ctools", "vendpoint.c", "vep_changes",
      "an endpoint is told of client tools only when its selection changed",
-     "\tif (s != arg && vendpoint_ctools_told(s))", "\tif (s != arg)"),
-    ("vep-reload-end", "vendpoint.c", "vep_end_one",
+     "\t\telse if (veps[i]->ctools_changed)\n"
+     "\t\t\tvc->changed[i] = 1 << CATALOG_TOOLS;",
+     "\t\telse\n\t\t\tvc->changed[i] = 1 << CATALOG_TOOLS;"),
+    ("vep-reload-end", "vendpoint.c", "vep_end_sessions",
      "a removed endpoint's sessions end",
-     "\tif (s->vep == arg)\n\t\tsession_free(s, \"its endpoint was removed\");",
-     "\t(void)s;\n\t(void)arg;"),
+     "\twhile ((s = TAILQ_FIRST(&v->sessions)) != NULL)\n"
+     "\t\tsession_free(s, \"its endpoint was removed\");",
+     "\ts = NULL;\n\t(void)s;"),
     # route.c
     ("route-named", "route.c", "route_named",
      "a denied tool or prompt is unknown to calls, gets and completions",
@@ -217,8 +219,8 @@ MUTANTS = [
      "\t\treturn ((rights & right) != 0 ? 0 : 403);", "\t\treturn (0);"),
     ("http-credential", "mcp_http.c", "mcp_http_same_credential",
      "a session serves only the token that made it",
-     "\tif (s->credential == req->credential) {",
-     "\tif (1) {"),
+     "\tif (s->credential != req->credential) {",
+     "\tif (0) {"),
     ("http-oauth-rights", "mcp_access.c", "mcp_http_check_auth",
      "an OAuth token's grant admits to MCP, not the metrics",
      "\treturn ((req->grant->rights & right) != 0 ? 0 : 403);",
@@ -274,8 +276,9 @@ MUTANTS = [
      "\t    CATALOG_TOOLS : CATALOG_PROMPTS, v)) {", "\t} else if (1) {"),
     ("oauth-upstream-scopes", "oauth_http.c", "oauth_upstream_refusal",
      "an upstream's scopes",
-     "\tif (sc == NULL || oauth_grant_has(s->grant, sc->scopes, &missing))",
-     "\tif (1)"),
+     "\tif ((sc = running_server(up)) == NULL ||\n"
+     "\t    oauth_grant_has(s->grant, sc->scopes, &missing))",
+     "\tif ((sc = running_server(up)) == NULL || 1)"),
     ("http-credential-mcp", "mcp_http.c", "mcp_http_session",
      "the binding asked for POST, GET and DELETE on /mcp",
      "\t    s->only != NULL || s->modern || s->vep != req->vep ||\n"
@@ -355,8 +358,9 @@ MUTANTS = [
      "\t\t    0));"),
     ("endpoint-health", "endpoints.c", "main_check",
      "the health checks are under the Host and Origin rules",
+     "\tif (health_path(req))\n"
      "\t\treturn (mcp_http_check_access(c, req, listen_loopback, 0));",
-     "\t\treturn (0);"),
+     "\tif (health_path(req))\n\t\treturn (0);"),
     ("endpoint-metrics-listener", "endpoints.c", "metrics_check",
      "/metrics on metrics_listen needs the metrics right",
      "\t    health_path(req) ? 0 : AUTH_METRICS));",
@@ -425,15 +429,17 @@ MUTANTS = [
      "\tcase MCPM_ROOTS:\n"
      "\t\tif (json_object_get(caps, \"roots\") == NULL) {",
      "\tcase MCPM_ROOTS:\n\t\tif (0) {"),
-    ("roots-shared", "route_up.c", "route_up_client",
+    ("roots-shared", "route_up.c", "roots_refused",
      "a shared upstream is never given one client's roots",
-     "\tif (m->method_id == MCPM_ROOTS &&\n"
-     "\t    up->sc->isolation == ISOLATION_SHARED && !upstream_modern(up)) {",
-     "\tif (0) {"),
+     "\tif (m->method_id != MCPM_ROOTS ||\n"
+     "\t    up->sc->isolation != ISOLATION_SHARED || upstream_modern(up))\n"
+     "\t\treturn (0);",
+     "\tif (1)\n\t\treturn (0);"),
     # pin.c, pin_store.c: pinned tool definitions
     ("pin-hold", "pin.c", "pin_check",
      "a changed definition is held back under enforce",
-     "\treturn (!p->held);", "\treturn (1);"),
+     "\tpin_set_held(p, mode == PINNING_ENFORCE);\n\treturn (!p->held);",
+     "\tpin_set_held(p, mode == PINNING_ENFORCE);\n\treturn (1);"),
     ("pin-hold-mode", "pin.c", "pin_check",
      "held back only under enforce, and under enforce always",
      "\tpin_set_held(p, mode == PINNING_ENFORCE);",
@@ -464,9 +470,10 @@ MUTANTS = [
     ("limit-cap", "limit.c", "limit_free_slot",
      "no more than max_concurrent calls in flight",
      "\treturn (cap == 0 || up->limit.inflight < cap);", "\treturn (1);"),
-    ("limit-queue-full", "limit.c", "limit_admit",
+    ("limit-queue-full", "limit.c", "limit_full",
      "no more than max_queued calls waiting",
-     "\t    up->limit.nwaiting >= t->max_queued) {", "\t    0) {"),
+     "\t    up->limit.nwaiting > 0) && up->limit.nwaiting >= t->max_queued);",
+     "\t    up->limit.nwaiting > 0) && 0);"),
     ("limit-queue-timeout", "route_pending.c", "route_timeout_cb",
      "a waiter's timer is queue_timeout's, and it never reaches the upstream",
      "\tif (p->waiting) {\n\t\tlimit_expired(p);\n\t\treturn;\n\t}\n", ""),
@@ -509,9 +516,9 @@ MUTANTS = [
      "\t\tif (1 &&"),
     ("breaker-not-deaths", "route_answer.c", "route_fail",
      "the calls of an upstream that is exiting do not count",
-     "\t\t    code == MCP_REQUEST_TIMEOUT) &&\n"
+     "\t\t    code == MCP_REQUEST_TIMEOUT) && !gone &&\n"
      "\t\t    up->state == UPSTREAM_READY)",
-     "\t\t    code == MCP_REQUEST_TIMEOUT))"),
+     "\t\t    code == MCP_REQUEST_TIMEOUT) && !gone)"),
     ("breaker-readyz", "health.c", "health_ready",
      "an open breaker of a required upstream: /readyz 503",
      "\t\tif (up->sc->required && up->breaker.state == BREAKER_OPEN) {",
@@ -564,14 +571,14 @@ MUTANTS = [
     ("conc-limit-refused", "route_pending.c", "route_forward",
      "a call its upstream's queue refuses holds no call in flight",
      "\t\tif (hold != NULL)\n\t\t\trate_release(hold);\n", ""),
-    ("conc-shared", "rate.c", "rate_conc_key",
+    ("conc-shared", "rate.c", "rate_conc_level",
      "a shared rule counts everyone's calls together",
-     "\tif (rr->rc.shared)\n\t\tsnprintf(buf, len, \"%s\", rr->rc.name);",
-     "\tif (0)\n\t\tsnprintf(buf, len, \"%s\", rr->rc.name);"),
+     "\tif (rr->rc.shared)\n\t\treturn (rr->inflight);",
+     "\tif (0)\n\t\treturn (rr->inflight);"),
     ("conc-per-principal", "rate.c", "rate_conc_key",
      "each principal's calls in flight are counted apart",
-     "\t\tsnprintf(buf, len, \"%s/%s\", rr->rc.name, principal);",
-     "\t\tsnprintf(buf, len, \"%s/\", rr->rc.name);"),
+     "\tsnprintf(buf, len, \"%s/%s\", rr->rc.name, principal);",
+     "\tsnprintf(buf, len, \"%s/\", rr->rc.name);"),
     ("conc-reload", "rate.c", "rate_configure",
      "a reload keeps the count of a rule's calls in flight",
      "\t\t\t\trules[i].inflight += k->inflight;\n", ""),
@@ -621,11 +628,12 @@ MUTANTS = [
      "\t\tjson_object_set(o, \"oauth_record\", r);",
      "\tif ((r = users_record(up, \"gateway\")) != NULL)\n"
      "\t\tjson_object_set(o, \"oauth_record\", r);"),
-    ("user-state", "uplogin_users.c", "users_login_by_state",
+    ("user-state", "uplogin_users.c", "users_login_find",
      "a redirect reaches only the identity whose login's state it carries",
-     "\t\t\tif (strlen(l->state) == n &&\n"
-     "\t\t\t    CRYPTO_memcmp(l->state, state, n) == 0) {",
-     "\t\t\tif (1) {"),
+     "\t\t\tif (n > 0 && strlen(v) == n &&\n"
+     "\t\t\t    CRYPTO_memcmp(v, secret, n) == 0) {",
+     "\t\t\tif (which == 0 || (n > 0 && strlen(v) == n &&\n"
+     "\t\t\t    CRYPTO_memcmp(v, secret, n) == 0)) {"),
 ]
 
 TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
