@@ -32,6 +32,7 @@
 #define _GNU_SOURCE
 
 #include <sys/types.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 
@@ -266,6 +267,37 @@ scale_start(void)
 }
 
 /*
+ * Lower the readers of the streams (this process) to --readers-nice, so
+ * that they yield the CPU to the probe and to the gateway's processes, as
+ * clients on other machines would.  With autogroups (Linux's default:
+ * sched_autogroup_enabled) a niceness ranks a process only within its
+ * session's group, and the gateway (a session of its own under
+ * bench/scale) is another group: so the group's niceness is lowered too,
+ * when this process leads its session (bench/scale runs it so; the probe
+ * then takes a session of its own), not a shell's whole session.
+ */
+static void
+readers_lower(void)
+{
+	char	n[16];
+	int	fd, len;
+
+	if (opt.readers_nice == 0)
+		return;
+	if (setpriority(PRIO_PROCESS, 0, opt.readers_nice) != 0)
+		fprintf(stderr, "loadgen: setpriority: %s\n", strerror(errno));
+	if (getsid(0) != getpid())
+		return;
+	if ((fd = open("/proc/self/autogroup", O_WRONLY)) == -1)
+		return;		/* no autogroups */
+	len = snprintf(n, sizeof n, "%d", opt.readers_nice);
+	if (write(fd, n, (size_t)len) != len)
+		fprintf(stderr, "loadgen: /proc/self/autogroup: %s\n",
+		    strerror(errno));
+	close(fd);
+}
+
+/*
  * The probe: a loadgen process of its own, so that reading thousands of
  * streams here does not delay its answers, calling at --rate over
  * --probes sessions and recording every answer in a file.
@@ -315,16 +347,20 @@ probe_begin(void)
 		exit(1);
 	}
 	if (probe_pid == 0) {
+		/* A session, so an autogroup, of its own (readers_lower);
+		 * it ends with loadgen all the same. */
+		if (opt.readers_nice != 0 && getsid(0) == getppid()) {
+			setsid();
+			prctl(PR_SET_PDEATHSIG, SIGTERM);
+			if (getppid() == 1)
+				_exit(1);
+		}
 		if ((fd = open("/dev/null", O_WRONLY)) != -1)
 			dup2(fd, STDOUT_FILENO);
 		execv("/proc/self/exe", argv);
 		_exit(127);
 	}
-	/* The readers of the streams may yield the CPU to the probe, as
-	 * clients on other machines would. */
-	if (opt.readers_nice != 0 &&
-	    setpriority(PRIO_PROCESS, 0, opt.readers_nice) != 0)
-		fprintf(stderr, "loadgen: setpriority: %s\n", strerror(errno));
+	readers_lower();
 }
 
 /*
