@@ -5,14 +5,20 @@
  * patterns on tools, prompts, resources and templates; what is denied is
  * absent from its lists and unknown to its calls, and never reaches an
  * upstream; a URI that could be read otherwise than its normal form says
- * is refused; the register right; a reload changes rights at once.
+ * is refused; the register right; a reload changes rights at once, and
+ * a client it removes has none left, in the sessions that outlive it (a
+ * WebSocket, a stream opened before).
  */
 #include "config.h"
 
+#include <stdlib.h>
 #include <string.h>
+
+#include <event2/buffer.h>
 
 #include "frame.h"
 #include "supervisor.h"
+#include "xmalloc.h"
 
 #include "sup_check.h"
 
@@ -107,6 +113,107 @@ ask(struct sup_client *cl, const char *method, const char *params)
 {
 	return (sup_rpc(cl, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"%s\","
 	    "\"params\":%s}", method, params));
+}
+
+/* Open a WebSocket with a bearer token: its raw connection, past the 101. */
+static struct sup_conn *
+ws_open(const char *bearer)
+{
+	struct sup_conn	*c = sup_connect();
+	char		 req[1024];
+	const char	*p, *end;
+	int		 n;
+
+	c->raw = 1;
+	n = snprintf(req, sizeof req, "GET /ws HTTP/1.1\r\n"
+	    "Host: 127.0.0.1:8931\r\nAuthorization: Bearer %s\r\n"
+	    "Upgrade: websocket\r\nConnection: Upgrade\r\n"
+	    "Sec-WebSocket-Version: 13\r\n"
+	    "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+	    "Sec-WebSocket-Protocol: mcp\r\n\r\n", bearer);
+	sup_write(c, req, (size_t)n);
+	evbuffer_add(c->in, "", 1);
+	p = (const char *)evbuffer_pullup(c->in, -1);
+	ck_assert_msg(strncmp(p, "HTTP/1.1 101 ", 13) == 0, "not 101: %s", p);
+	ck_assert_ptr_nonnull(end = strstr(p, "\r\n\r\n"));
+	evbuffer_drain(c->in, (size_t)(end + 4 - p));
+	/* The NUL added is taken off again. */
+	ck_assert_uint_eq(evbuffer_get_length(c->in), 1);
+	evbuffer_drain(c->in, 1);
+	return (c);
+}
+
+/* Send a message over a WebSocket: a text frame, masked as a client's. */
+static void
+ws_send(struct sup_conn *c, const char *text)
+{
+	static const unsigned char	 mask[4] = { 0x5a, 0x0f, 0xc3, 0x81 };
+	unsigned char			*f;
+	size_t				 n = strlen(text), h = 0, i;
+
+	ck_assert_uint_lt(n, 65536);
+	f = xmalloc(8 + n);
+	f[h++] = 0x81;
+	if (n < 126)
+		f[h++] = 0x80 | (unsigned char)n;
+	else {
+		f[h++] = 0x80 | 126;
+		f[h++] = (unsigned char)(n >> 8);
+		f[h++] = (unsigned char)n;
+	}
+	memcpy(f + h, mask, sizeof mask);
+	h += sizeof mask;
+	for (i = 0; i < n; i++)
+		f[h + i] = (unsigned char)text[i] ^ mask[i % 4];
+	sup_write(c, f, h + n);
+	free(f);
+}
+
+/*
+ * The next answer the gateway sent on a WebSocket (a new reference):
+ * notifications and control frames are skipped; NULL if none came.
+ */
+static json_t *
+ws_answer(struct sup_conn *c)
+{
+	const unsigned char	*p;
+	size_t			 n, len, hdr;
+	json_t			*j;
+
+	while ((n = evbuffer_get_length(c->in)) >= 2) {
+		p = evbuffer_pullup(c->in, -1);
+		len = p[1] & 0x7f;
+		hdr = 2;
+		ck_assert_uint_ne(len, 127);
+		if (len == 126) {
+			ck_assert_uint_ge(n, 4);
+			len = (size_t)p[2] << 8 | p[3];
+			hdr = 4;
+		}
+		ck_assert_msg(n >= hdr + len, "a partial frame");
+		j = NULL;
+		if ((p[0] & 0x0f) == 0x1)
+			j = json_loadb((const char *)p + hdr, len, 0, NULL);
+		evbuffer_drain(c->in, hdr + len);
+		if (json_object_get(j, "id") != NULL)
+			return (j);
+		json_decref(j);
+	}
+	return (NULL);
+}
+
+/* A request's answer over a WebSocket (a new reference). */
+static json_t *
+ws_ask(struct sup_conn *c, const char *method, const char *params)
+{
+	char	 msg[512];
+	json_t	*a;
+
+	snprintf(msg, sizeof msg, "{\"jsonrpc\":\"2.0\",\"id\":1,"
+	    "\"method\":\"%s\",\"params\":%s}", method, params);
+	ws_send(c, msg);
+	ck_assert_ptr_nonnull(a = ws_answer(c));
+	return (a);
 }
 
 START_TEST(test_lists_cut)
@@ -408,6 +515,126 @@ START_TEST(test_reload_updates)
 }
 END_TEST
 
+/*
+ * A WebSocket session outlives its client's removal by a reload: it has
+ * no rights left, sees nothing, calls and reads nothing, and may not
+ * register.
+ */
+START_TEST(test_removed_ws)
+{
+	struct sup_conn	*ws = ws_open(TOKEN_RO);
+	json_t		*a;
+
+	a = ws_ask(ws, "initialize", "{\"protocolVersion\":\"2025-11-25\","
+	    "\"capabilities\":{},\"clientInfo\":{\"name\":\"c\","
+	    "\"version\":\"1\"}}");
+	ck_assert_result(a);
+	json_decref(a);
+	ws_send(ws, "{\"jsonrpc\":\"2.0\",\"method\":"
+	    "\"notifications/initialized\"}");
+	a = ws_ask(ws, "tools/list", "{}");
+	ck_assert_str_eq(names(a, "result.tools", "name"), "a__echo");
+	json_decref(a);
+	a = sup_reload(conf_reloaded);
+	ck_assert_msg(json_is_true(json_object_get(a, "ok")), "%s",
+	    sup_dump(a));
+	json_decref(a);
+	a = ws_ask(ws, "tools/list", "{}");
+	ck_assert_result(a);
+	ck_assert_str_eq(names(a, "result.tools", "name"), "");
+	json_decref(a);
+	a = ws_ask(ws, "tools/call", "{\"name\":\"a__echo\","
+	    "\"arguments\":{}}");
+	ck_assert_jstr(a, "error.message", "unknown tool: a__echo");
+	json_decref(a);
+	a = ws_ask(ws, "resources/read", "{\"uri\":\"file:///pub/a.txt\"}");
+	ck_assert_error(a, -32002);
+	json_decref(a);
+	a = ws_ask(ws, "tools/register", "{\"tools\":[{\"name\":\"x\","
+	    "\"inputSchema\":{\"type\":\"object\"}}]}");
+	ck_assert_error(a, -32600);
+	json_decref(a);
+	ck_assert_ptr_null(sup_take(sup_worker("a"), MSG_REQUEST));
+	ck_assert(!ws->eof);
+}
+END_TEST
+
+/*
+ * A stream opened before a reload removed its session's client hears no
+ * more updates of what it subscribed to; a client that may still read
+ * the resource does.
+ */
+START_TEST(test_removed_updates)
+{
+	struct sup_client	*ro = sup_session(TOKEN_RO, NULL);
+	struct sup_client	*any = sup_session(TOKEN_ANY, NULL);
+	struct sup_worker	*wa = sup_worker("a");
+	struct sup_resp		*gro, *gany, *r;
+	struct sup_frame	*f;
+	static const char	 sub[] = "{\"uri\":\"file:///pub/a.txt\"}";
+	static const char	 upd[] = "{\"jsonrpc\":\"2.0\",\"method\":"
+	    "\"notifications/resources/updated\",\"params\":{\"uri\":"
+	    "\"file:///pub/a.txt\"}}";
+	json_t			*a;
+
+	gro = sup_get(ro, NULL);
+	gany = sup_get(any, NULL);
+	r = sup_post(ro, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	    "\"resources/subscribe\",\"params\":%s}", sub);
+	ck_assert_ptr_nonnull(f = sup_take(wa, MSG_REQUEST));
+	sup_reply(wa, f, "{}");
+	ck_assert_result(sup_answer(r));
+	ck_assert_result(ask(any, "resources/subscribe", sub));
+	sup_send(wa, MSG_NOTIFY, 0, 0, 0, "%s", upd);
+	ck_assert_uint_eq(sup_nfound(gro, "notifications/resources/updated"),
+	    1);
+	ck_assert_uint_eq(sup_nfound(gany, "notifications/resources/updated"),
+	    1);
+	a = sup_reload(conf_reloaded);
+	ck_assert_msg(json_is_true(json_object_get(a, "ok")), "%s",
+	    sup_dump(a));
+	json_decref(a);
+	sup_send(wa, MSG_NOTIFY, 0, 0, 0, "%s", upd);
+	ck_assert(!gro->done);
+	ck_assert_uint_eq(sup_nfound(gro, "notifications/resources/updated"),
+	    1);
+	ck_assert_uint_eq(sup_nfound(gany, "notifications/resources/updated"),
+	    2);
+	/* Its client back, it lets go; then the last subscriber does. */
+	json_decref(sup_reload(conf_acl));
+	ck_assert_result(ask(ro, "resources/unsubscribe", sub));
+	r = sup_post(any, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":"
+	    "\"resources/unsubscribe\",\"params\":%s}", sub);
+	ck_assert_ptr_nonnull(f = sup_take(wa, MSG_REQUEST));
+	sup_reply(wa, f, "{}");
+	ck_assert_result(sup_answer(r));
+}
+END_TEST
+
+/* A reload that removes a client withdraws the tools its sessions
+ * registered: no one sees or calls them any more. */
+START_TEST(test_removed_tools)
+{
+	struct sup_client	*full = sup_session(TOKEN_FULL, NULL);
+	struct sup_client	*any = sup_session(TOKEN_ANY, NULL);
+	json_t			*a;
+
+	ck_assert_result(ask(full, "tools/register", "{\"tools\":[{\"name\":"
+	    "\"open\",\"inputSchema\":{\"type\":\"object\"}}]}"));
+	ck_assert_str_eq(names(ask(any, "tools/list", "{}"), "result.tools",
+	    "name"), "a__echo a__secret b__echo full__open");
+	a = sup_reload(SUP_BASE "auth_tokens = [ \"" TOKEN_ANY "\" ];\n"
+	    CONF_SERVERS);
+	ck_assert_msg(json_is_true(json_object_get(a, "ok")), "%s",
+	    sup_dump(a));
+	json_decref(a);
+	ck_assert_str_eq(names(ask(any, "tools/list", "{}"), "result.tools",
+	    "name"), "a__echo a__secret b__echo");
+	a = ask(any, "tools/call", "{\"name\":\"full__open\"}");
+	ck_assert_jstr(a, "error.message", "unknown tool: full__open");
+}
+END_TEST
+
 static Suite *
 acl_suite(void)
 {
@@ -423,6 +650,9 @@ acl_suite(void)
 	tcase_add_test(tc, test_register_right);
 	tcase_add_test(tc, test_reload_rights);
 	tcase_add_test(tc, test_reload_updates);
+	tcase_add_test(tc, test_removed_ws);
+	tcase_add_test(tc, test_removed_updates);
+	tcase_add_test(tc, test_removed_tools);
 	suite_add_tcase(s, tc);
 	return (s);
 }
