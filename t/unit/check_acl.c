@@ -115,34 +115,6 @@ ask(struct sup_client *cl, const char *method, const char *params)
 	    "\"params\":%s}", method, params));
 }
 
-/* Open a WebSocket with a bearer token: its raw connection, past the 101. */
-static struct sup_conn *
-ws_open(const char *bearer)
-{
-	struct sup_conn	*c = sup_connect();
-	char		 req[1024];
-	const char	*p, *end;
-	int		 n;
-
-	c->raw = 1;
-	n = snprintf(req, sizeof req, "GET /ws HTTP/1.1\r\n"
-	    "Host: 127.0.0.1:8931\r\nAuthorization: Bearer %s\r\n"
-	    "Upgrade: websocket\r\nConnection: Upgrade\r\n"
-	    "Sec-WebSocket-Version: 13\r\n"
-	    "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
-	    "Sec-WebSocket-Protocol: mcp\r\n\r\n", bearer);
-	sup_write(c, req, (size_t)n);
-	evbuffer_add(c->in, "", 1);
-	p = (const char *)evbuffer_pullup(c->in, -1);
-	ck_assert_msg(strncmp(p, "HTTP/1.1 101 ", 13) == 0, "not 101: %s", p);
-	ck_assert_ptr_nonnull(end = strstr(p, "\r\n\r\n"));
-	evbuffer_drain(c->in, (size_t)(end + 4 - p));
-	/* The NUL added is taken off again. */
-	ck_assert_uint_eq(evbuffer_get_length(c->in), 1);
-	evbuffer_drain(c->in, 1);
-	return (c);
-}
-
 /* Send a message over a WebSocket: a text frame, masked as a client's. */
 static void
 ws_send(struct sup_conn *c, const char *text)
@@ -465,6 +437,55 @@ START_TEST(test_reload_rights)
 }
 END_TEST
 
+static const char	 sub_a[] = "{\"uri\":\"file:///pub/a.txt\"}";
+static const char	 upd_a[] = "{\"jsonrpc\":\"2.0\",\"method\":"
+    "\"notifications/resources/updated\",\"params\":{\"uri\":"
+    "\"file:///pub/a.txt\"}}";
+
+/*
+ * Two sessions subscribe to file:///pub/a.txt (the first's request goes
+ * to the upstream, the second shares it), each with a stream open, and
+ * each hears one update.
+ */
+static void
+subscribe_two(struct sup_client *one, struct sup_client *two,
+    struct sup_worker *wa, struct sup_resp **g1, struct sup_resp **g2)
+{
+	struct sup_resp		*r;
+	struct sup_frame	*f;
+
+	*g1 = sup_get(one, NULL);
+	*g2 = sup_get(two, NULL);
+	r = sup_post(one, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	    "\"resources/subscribe\",\"params\":%s}", sub_a);
+	ck_assert_ptr_nonnull(f = sup_take(wa, MSG_REQUEST));
+	sup_reply(wa, f, "{}");
+	ck_assert_result(sup_answer(r));
+	ck_assert_result(ask(two, "resources/subscribe", sub_a));
+	sup_send(wa, MSG_NOTIFY, 0, 0, 0, "%s", upd_a);
+	ck_assert_uint_eq(sup_nfound(*g1, "notifications/resources/updated"),
+	    1);
+	ck_assert_uint_eq(sup_nfound(*g2, "notifications/resources/updated"),
+	    1);
+}
+
+/* Both let go: the last one's unsubscribe reaches the upstream. */
+static void
+unsubscribe_two(struct sup_client *one, struct sup_client *two,
+    struct sup_worker *wa)
+{
+	struct sup_resp		*r;
+	struct sup_frame	*f;
+
+	ck_assert_result(ask(one, "resources/unsubscribe", sub_a));
+	r = sup_post(two, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":"
+	    "\"resources/unsubscribe\",\"params\":%s}", sub_a);
+	ck_assert_ptr_nonnull(f = sup_take(wa, MSG_REQUEST));
+	ck_assert_ptr_nonnull(strstr(f->text, "resources/unsubscribe"));
+	sup_reply(wa, f, "{}");
+	ck_assert_result(sup_answer(r));
+}
+
 /*
  * A reload that takes a URI from a client stops the updates of its
  * sessions' subscriptions to it; others subscribed still hear them, and
@@ -475,23 +496,10 @@ START_TEST(test_reload_updates)
 	struct sup_client	*ro = sup_session(TOKEN_RO, NULL);
 	struct sup_client	*any = sup_session(TOKEN_ANY, NULL);
 	struct sup_worker	*wa = sup_worker("a");
-	struct sup_resp		*gro, *gany, *r;
-	struct sup_frame	*f;
-	static const char	 sub[] = "{\"uri\":\"file:///pub/a.txt\"}";
-	static const char	 upd[] = "{\"jsonrpc\":\"2.0\",\"method\":"
-	    "\"notifications/resources/updated\",\"params\":{\"uri\":"
-	    "\"file:///pub/a.txt\"}}";
+	struct sup_resp		*gro, *gany;
 	json_t			*a;
 
-	gro = sup_get(ro, NULL);
-	gany = sup_get(any, NULL);
-	sup_post(ro, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
-	    "\"resources/subscribe\",\"params\":%s}", sub);
-	ck_assert_ptr_nonnull(f = sup_take(wa, MSG_REQUEST));
-	sup_reply(wa, f, "{}");
-	ck_assert_result(ask(any, "resources/subscribe", sub));
-	sup_send(wa, MSG_NOTIFY, 0, 0, 0, "%s", upd);
-	ck_assert_ptr_nonnull(sup_find(gro, "notifications/resources/updated"));
+	subscribe_two(ro, any, wa, &gro, &gany);
 	a = sup_reload(conf_narrowed);
 	ck_assert_msg(json_is_true(json_object_get(a, "ok")), "%s",
 	    sup_dump(a));
@@ -501,17 +509,11 @@ START_TEST(test_reload_updates)
 	sup_hangup(gany->conn);
 	gro = sup_get(ro, NULL);
 	gany = sup_get(any, NULL);
-	sup_send(wa, MSG_NOTIFY, 0, 0, 0, "%s", upd);
+	sup_send(wa, MSG_NOTIFY, 0, 0, 0, "%s", upd_a);
 	ck_assert_ptr_null(sup_find(gro, "notifications/resources/updated"));
 	ck_assert_ptr_nonnull(sup_find(gany, "notifications/resources/updated"));
 	/* Letting go is still allowed. */
-	ck_assert_result(ask(ro, "resources/unsubscribe", sub));
-	r = sup_post(any, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":"
-	    "\"resources/unsubscribe\",\"params\":%s}", sub);
-	ck_assert_ptr_nonnull(f = sup_take(wa, MSG_REQUEST));
-	ck_assert_ptr_nonnull(strstr(f->text, "resources/unsubscribe"));
-	sup_reply(wa, f, "{}");
-	ck_assert_result(sup_answer(r));
+	unsubscribe_two(ro, any, wa);
 }
 END_TEST
 
@@ -522,7 +524,7 @@ END_TEST
  */
 START_TEST(test_removed_ws)
 {
-	struct sup_conn	*ws = ws_open(TOKEN_RO);
+	struct sup_conn	*ws = sup_ws_open(TOKEN_RO);
 	json_t		*a;
 
 	a = ws_ask(ws, "initialize", "{\"protocolVersion\":\"2025-11-25\","
@@ -569,32 +571,15 @@ START_TEST(test_removed_updates)
 	struct sup_client	*ro = sup_session(TOKEN_RO, NULL);
 	struct sup_client	*any = sup_session(TOKEN_ANY, NULL);
 	struct sup_worker	*wa = sup_worker("a");
-	struct sup_resp		*gro, *gany, *r;
-	struct sup_frame	*f;
-	static const char	 sub[] = "{\"uri\":\"file:///pub/a.txt\"}";
-	static const char	 upd[] = "{\"jsonrpc\":\"2.0\",\"method\":"
-	    "\"notifications/resources/updated\",\"params\":{\"uri\":"
-	    "\"file:///pub/a.txt\"}}";
+	struct sup_resp		*gro, *gany;
 	json_t			*a;
 
-	gro = sup_get(ro, NULL);
-	gany = sup_get(any, NULL);
-	r = sup_post(ro, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
-	    "\"resources/subscribe\",\"params\":%s}", sub);
-	ck_assert_ptr_nonnull(f = sup_take(wa, MSG_REQUEST));
-	sup_reply(wa, f, "{}");
-	ck_assert_result(sup_answer(r));
-	ck_assert_result(ask(any, "resources/subscribe", sub));
-	sup_send(wa, MSG_NOTIFY, 0, 0, 0, "%s", upd);
-	ck_assert_uint_eq(sup_nfound(gro, "notifications/resources/updated"),
-	    1);
-	ck_assert_uint_eq(sup_nfound(gany, "notifications/resources/updated"),
-	    1);
+	subscribe_two(ro, any, wa, &gro, &gany);
 	a = sup_reload(conf_reloaded);
 	ck_assert_msg(json_is_true(json_object_get(a, "ok")), "%s",
 	    sup_dump(a));
 	json_decref(a);
-	sup_send(wa, MSG_NOTIFY, 0, 0, 0, "%s", upd);
+	sup_send(wa, MSG_NOTIFY, 0, 0, 0, "%s", upd_a);
 	ck_assert(!gro->done);
 	ck_assert_uint_eq(sup_nfound(gro, "notifications/resources/updated"),
 	    1);
@@ -602,12 +587,7 @@ START_TEST(test_removed_updates)
 	    2);
 	/* Its client back, it lets go; then the last subscriber does. */
 	json_decref(sup_reload(conf_acl));
-	ck_assert_result(ask(ro, "resources/unsubscribe", sub));
-	r = sup_post(any, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":"
-	    "\"resources/unsubscribe\",\"params\":%s}", sub);
-	ck_assert_ptr_nonnull(f = sup_take(wa, MSG_REQUEST));
-	sup_reply(wa, f, "{}");
-	ck_assert_result(sup_answer(r));
+	unsubscribe_two(ro, any, wa);
 }
 END_TEST
 

@@ -748,8 +748,8 @@ START_TEST(test_listen_bad_filter)
 	static const char *const bad[] = {
 		"\"notifications\":{\"resourceSubscriptions\":\"mem://pub/x\"}",
 		"\"notifications\":{\"resourceSubscriptions\":{}}",
-		"\"notifications\":{\"resourceSubscriptions\":[],"
-		    "\"resourceSubscriptions\":[\"mem://pub/x\"]}",
+		("\"notifications\":{\"resourceSubscriptions\":[],"
+		    "\"resourceSubscriptions\":[\"mem://pub/x\"]}"),
 		"\"notifications\":{\"toolsListChanged\":1}",
 	};
 	struct sup_resp	*r;

@@ -115,34 +115,6 @@ expired_count(void)
 	return (n);
 }
 
-/* Open a WebSocket with a bearer token: its raw connection, past the 101. */
-static struct sup_conn *
-ws_open(const char *bearer)
-{
-	struct sup_conn	*c = sup_connect();
-	char		 req[4096];
-	const char	*p, *end;
-	int		 n;
-
-	c->raw = 1;
-	n = snprintf(req, sizeof req, "GET /ws HTTP/1.1\r\n"
-	    "Host: 127.0.0.1:8931\r\nAuthorization: Bearer %s\r\n"
-	    "Upgrade: websocket\r\nConnection: Upgrade\r\n"
-	    "Sec-WebSocket-Version: 13\r\n"
-	    "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
-	    "Sec-WebSocket-Protocol: mcp\r\n\r\n", bearer);
-	sup_write(c, req, (size_t)n);
-	evbuffer_add(c->in, "", 1);
-	p = (const char *)evbuffer_pullup(c->in, -1);
-	ck_assert_msg(strncmp(p, "HTTP/1.1 101 ", 13) == 0, "not 101: %s", p);
-	ck_assert_ptr_nonnull(end = strstr(p, "\r\n\r\n"));
-	evbuffer_drain(c->in, (size_t)(end + 4 - p));
-	/* The NUL added is taken off again. */
-	ck_assert_uint_eq(evbuffer_get_length(c->in), 1);
-	evbuffer_drain(c->in, 1);
-	return (c);
-}
-
 /*
  * Read the frames the gateway sent (unmasked): pings are skipped, a close
  * frame's code is returned with its reason in why; 0 if none came.
@@ -184,7 +156,7 @@ START_TEST(test_ws_expires)
 	struct sup_conn	*c;
 	char		*t = token(LIFE), why[128];
 
-	c = ws_open(t);
+	c = sup_ws_open(t);
 	ck_assert_uint_eq(session_count(), 1);
 	sup_advance(LIFE + LEEWAY - 2);
 	ck_assert_int_eq(ws_close_code(c, why, sizeof why), 0);
@@ -207,7 +179,7 @@ START_TEST(test_ws_static)
 	struct sup_conn	*c;
 	char		 why[128];
 
-	c = ws_open(TOKEN_STATIC);
+	c = sup_ws_open(TOKEN_STATIC);
 	sup_advance(10 * (LIFE + LEEWAY));
 	ck_assert_int_eq(ws_close_code(c, why, sizeof why), 0);
 	ck_assert(!c->eof);
@@ -349,7 +321,7 @@ START_TEST(test_leeway_shorter)
 	ck_assert_int_eq(g->status, 200);
 	gs = sup_get(sup_session(TOKEN_STATIC, NULL), NULL);
 	ck_assert_int_eq(gs->status, 200);
-	w = ws_open(t);
+	w = sup_ws_open(t);
 	reload_ok(CONF_LEEWAY(0));
 	sup_advance(LIFE - 2);
 	ck_assert(!g->done);
@@ -378,7 +350,7 @@ START_TEST(test_leeway_longer)
 
 	g = sup_get(sup_session(t, NULL), NULL);
 	ck_assert_int_eq(g->status, 200);
-	w = ws_open(t);
+	w = sup_ws_open(t);
 	reload_ok(CONF_LEEWAY(300));
 	sup_advance(LIFE + 300 - 2);
 	ck_assert(!g->done);
@@ -411,7 +383,7 @@ START_TEST(test_ws_expires_stalled)
 	/* No leeway: the token expires before the connection's write
 	 * deadline (60 s) would end it. */
 	reload_ok(CONF_LEEWAY(0));
-	c = ws_open(t);
+	c = sup_ws_open(t);
 	fd = c->fd;
 	c->fd = -1;	/* the harness reads it no more */
 	ck_assert_int_eq(fcntl(fd, F_SETFL, O_NONBLOCK), 0);

@@ -76,6 +76,39 @@ sup_connect(void)
 	return (c);
 }
 
+/* Open a WebSocket with a bearer token: its raw connection, past the 101. */
+struct sup_conn *
+sup_ws_open(const char *bearer)
+{
+	struct sup_conn	*c = sup_connect();
+	char		 req[4096];
+	const char	*p, *end;
+	int		 n;
+
+	c->raw = 1;
+	n = snprintf(req, sizeof req, "GET /ws HTTP/1.1\r\n"
+	    "Host: 127.0.0.1:8931\r\nAuthorization: Bearer %s\r\n"
+	    "Upgrade: websocket\r\nConnection: Upgrade\r\n"
+	    "Sec-WebSocket-Version: 13\r\n"
+	    "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+	    "Sec-WebSocket-Protocol: mcp\r\n\r\n", bearer);
+	if (n < 0 || (size_t)n >= sizeof req)
+		sup_die("sup_ws_open: a token of %zu bytes", strlen(bearer));
+	sup_write(c, req, (size_t)n);
+	evbuffer_add(c->in, "", 1);
+	p = (const char *)evbuffer_pullup(c->in, -1);
+	if (strncmp(p, "HTTP/1.1 101 ", 13) != 0 ||
+	    (end = strstr(p, "\r\n\r\n")) == NULL)
+		sup_die("sup_ws_open: not 101: %s", p);
+	evbuffer_drain(c->in, (size_t)(end + 4 - p));
+	/* The NUL added is taken off again: nothing else came yet. */
+	if (evbuffer_get_length(c->in) != 1)
+		sup_die("sup_ws_open: %zu bytes after the 101",
+		    evbuffer_get_length(c->in) - 1);
+	evbuffer_drain(c->in, 1);
+	return (c);
+}
+
 struct sup_conn *
 sup_connect_tcp(const char *addr)
 {

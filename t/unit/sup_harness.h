@@ -213,6 +213,9 @@ struct sup_conn {
 struct sup_conn	*sup_connect(void);
 /* A TCP connection to an address the gateway listens on ("ip:port"). */
 struct sup_conn	*sup_connect_tcp(const char *);
+/* A WebSocket opened with a bearer token: its raw connection, past the
+ * 101 (dies if the gateway does not upgrade it). */
+struct sup_conn	*sup_ws_open(const char *bearer);
 /* Write bytes (sup_writeq: queued, the loop not run). */
 void	sup_write(struct sup_conn *, const void *, size_t);
 void	sup_writeq(struct sup_conn *, const void *, size_t);
